@@ -1,0 +1,141 @@
+"""API-server validation of container resource requirements (R4.1), with upstream's messages.
+
+Mirrors ``pkg/apis/core/validation`` (``ValidateResourceRequirements``, ``ValidateResourceQuantityValue``)
+as of 1.34, for the rules that decide whether a GPU pod can exist at all:
+- an extended resource (``nvidia.com/gpu``) must be a whole number: ``must be an integer``;
+- it cannot be overcommitted: a request needs a limit (``Limit must be set for non overcommitable
+  resources``) and must equal it (``must be equal to nvidia.com/gpu limit of 1``);
+- a request above its limit, for any resource: ``must be less than or equal to cpu limit of 2``.
+A limit alone is fine: defaulting copies it into the request before validation runs.
+The pod-level message is ``Pod "<name>" is invalid: <errors>`` (several errors in ``[a, b]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.admission.canonical import canonical
+from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity
+from kubegpu.model.resources import is_extended, is_hugepages
+
+NOT_INTEGER = "must be an integer"
+LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    field: str
+    kind: str  # "Invalid value" | "Required value"
+    value: str | None
+    detail: str
+    quoted: bool = True  # field.ErrorBody quotes strings (%q) but prints a Quantity through String() (%s)
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return f"{self.field}: {self.kind}: {self.detail}"
+        value = f'"{self.value}"' if self.quoted else self.value
+        return f"{self.field}: {self.kind}: {value}: {self.detail}"
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """``helper.IsOvercommitAllowed``: native resources may be overcommitted; extended and hugepages not."""
+    return not is_extended(name) and not is_hugepages(name)
+
+
+def _integer_resource(name: str) -> bool:
+    return is_extended(name) or name == "pods"
+
+
+def validate_container_resources(container: Mapping[str, Any], path: str) -> list[FieldError]:
+    res = container.get("resources") or {}
+    limits: Mapping[str, Any] = res.get("limits") or {}
+    requests: Mapping[str, Any] = res.get("requests") or {}
+    errors: list[FieldError] = []
+    parsed_limits = {}
+    for name, q in sorted(limits.items()):
+        fp = f"{path}.resources.limits[{name}]"
+        try:
+            value = parse_quantity(q)
+        except QuantityError as exc:
+            errors.append(FieldError(fp, "Invalid value", str(q), str(exc)))
+            continue
+        parsed_limits[name] = value
+        if value < 0:
+            errors.append(
+                FieldError(
+                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
+                )
+            )
+        if _integer_resource(name) and milli_value(value) % 1000:
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
+    for name, q in sorted(requests.items()):
+        fp = f"{path}.resources.requests[{name}]"
+        try:
+            value = parse_quantity(q)
+        except QuantityError as exc:
+            errors.append(FieldError(fp, "Invalid value", str(q), str(exc)))
+            continue
+        if value < 0:
+            errors.append(
+                FieldError(
+                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
+                )
+            )
+        if _integer_resource(name) and milli_value(value) % 1000:
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
+        if name in parsed_limits:
+            limit = parsed_limits[name]
+            limit_text = canonical(limits[name])
+            if value != limit and not _overcommit_allowed(name):
+                errors.append(
+                    FieldError(
+                        f"{path}.resources.requests",
+                        "Invalid value",
+                        canonical(q),
+                        f"must be equal to {name} limit of {limit_text}",
+                    )
+                )
+            elif value > limit:
+                errors.append(
+                    FieldError(
+                        f"{path}.resources.requests",
+                        "Invalid value",
+                        canonical(q),
+                        f"must be less than or equal to {name} limit of {limit_text}",
+                    )
+                )
+        elif not _overcommit_allowed(name):
+            errors.append(FieldError(f"{path}.resources.limits", "Required value", None, LIMIT_REQUIRED))
+    return errors
+
+
+def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``SetDefaults_Pod`` runs before validation: a limit without a request becomes the request too."""
+    res = container.get("resources") or {}
+    limits = res.get("limits") or {}
+    if not isinstance(limits, Mapping) or not limits:
+        return container
+    requests = dict(res.get("requests") or {})
+    for name, q in limits.items():
+        requests.setdefault(name, q)
+    return {**container, "resources": {**res, "requests": requests}}
+
+
+def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
+    """Validate every init container and container of a raw Pod, after defaulting, as the API server does."""
+    spec = raw.get("spec") or {}
+    errors: list[FieldError] = []
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(key) or []):
+            if isinstance(c, Mapping):
+                errors.extend(validate_container_resources(_defaulted(c), f"spec.{key}[{i}]"))
+    return errors
+
+
+def invalid_pod_message(name: str, errors: list[FieldError]) -> str:
+    """``errors.NewInvalid``: one error inline, several as ``[a, b]`` (duplicates dropped, as Aggregate does)."""
+    texts = list(dict.fromkeys(str(e) for e in errors))
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return f'Pod "{name}" is invalid: {body}'

@@ -1,0 +1,200 @@
+"""``kubegpu`` / ``kubectl gpu``: explain, schedule and diagnose GPU pods on a snapshot, the demo or a cluster."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import yaml
+
+from kubegpu.cli import render
+from kubegpu.cli.node_cmd import node
+from kubegpu.errors import KubegpuError
+from kubegpu.model.snapshot import ClusterSnapshot
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = click.Choice(["table", "json", "yaml"])
+
+
+def source_options(f: F) -> F:
+    """--snapshot / --demo / --kube: the three sources behind one interface."""
+    options = [
+        click.option("--snapshot", "snapshots", multiple=True, type=click.Path(path_type=Path),
+                     help="`kubectl get … -o yaml|json` output, a manifest file or a directory (repeatable)."),
+        click.option("--demo", is_flag=True, help="Use the embedded demo cluster."),
+        click.option("--kube", is_flag=True, help="Read a live cluster (list only, read-only)."),
+        click.option("--context", default=None, help="kubeconfig context for --kube."),
+        click.option("--kubeconfig", default=None, help="kubeconfig file for --kube."),
+        click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube."),
+        click.option("--strict", is_flag=True, help="Exit with status 2 if any input object was rejected."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def output_option(f: F) -> F:
+    return click.option("-o", "--output", "output", type=FORMATS, default="table", show_default=True)(f)
+
+
+def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: str | None, kubeconfig: str | None,
+                  in_cluster: bool, strict: bool) -> ClusterSnapshot:  # fmt: skip
+    from kubegpu import sources
+
+    chosen = sum([bool(snapshots), demo, kube])
+    if chosen != 1:
+        raise click.UsageError("give exactly one source: --snapshot PATH, --demo or --kube")
+    if demo:
+        snap = sources.load_demo()
+    elif kube:
+        snap = sources.load_live(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
+    else:
+        snap = sources.load_files(*snapshots)
+    for err in snap.errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    if snap.errors and strict:
+        raise SystemExit(2)
+    return snap
+
+
+def emit(data: Any, output: str, table: Callable[[], None]) -> None:
+    if output == "json":
+        click.echo(json.dumps(data, indent=2))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(data, sort_keys=False, width=120), nl=False)
+    else:
+        table()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kubegpu")
+def cli() -> None:
+    """GPU scheduling, allocation and diagnosis for Kubernetes.
+
+    Runs kube-scheduler's rules (1.34) on a snapshot, the embedded demo or a live cluster (read-only)
+    and explains every Pending GPU pod with evidence.
+    """
+
+
+@cli.command()
+@click.argument("pod")
+@source_options
+@output_option
+@click.option("--seed", default=0, show_default=True, help="Seed for upstream's random tie-breaks.")
+def explain(pod: str, output: str, seed: int, **src: Any) -> None:
+    """Explain whether and where NAMESPACE/POD schedules, and why not."""
+    from kubegpu.explain.engine import Engine
+    from kubegpu.explain.pending import explain_pod
+
+    snap = load_snapshot(**src)
+    key = pod if "/" in pod else f"default/{pod}"
+    target = snap.pod(key)
+    if target is None:
+        raise click.ClickException(f"pod {key} is not in the snapshot ({snap.description})")
+    if target.node_name:
+        click.echo(
+            f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending",
+            err=True,
+        )
+    exp = explain_pod(Engine(snap, seed=seed), target)
+    emit(exp.to_dict(), output, lambda: render.explanation(exp))
+
+
+@cli.command()
+@source_options
+@output_option
+@click.option("--pods", "pods_file", type=click.Path(path_type=Path), default=None,
+              help="Pod manifests to create first (validated and admitted as the API server would).")  # fmt: skip
+@click.option("--write", "write_to", type=click.Path(path_type=Path), default=None,
+              help="Write the resulting snapshot (bound pods get spec.nodeName) as a YAML List.")  # fmt: skip
+@click.option("--scheduler-name", default="default-scheduler", show_default=True)
+@click.option("--seed", default=0, show_default=True)
+def schedule(
+    output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str, seed: int, **src: Any
+) -> None:
+    """Schedule the pending pods in queue order (priority, then creation time) and print each outcome."""
+    from kubegpu.admission.admit import admit_pods
+    from kubegpu.explain.engine import Engine
+    from kubegpu.scheduler.loop import run_queue
+    from kubegpu.scheduler.registry import default_profile
+    from kubegpu.snapshot_writer import write_snapshot
+    from kubegpu.sources import read_path
+
+    snap = load_snapshot(**src)
+    admissions = []
+    if pods_file is not None:
+        errors: list[Any] = []
+        admissions = admit_pods(snap, read_path(pods_file, errors))
+        for err in errors:
+            click.echo(f"error: {err.one_line()}", err=True)
+    new_pods = [a.pod for a in admissions if a.pod is not None]
+    engine = Engine(snap, default_profile(scheduler_name), seed=seed)
+    pending = [p for p in snap.pending_pods() if not p.scheduling_gates]
+    others = [p for p in pending if p.scheduler_name != scheduler_name]
+    outcomes = run_queue(
+        engine.scheduler, [p for p in pending if p.scheduler_name == scheduler_name] + new_pods
+    )
+    data = render.schedule_data(outcomes, admissions, others)
+    emit(data, output, lambda: render.schedule_table(data))
+    if write_to is not None:
+        write_snapshot(
+            snap, outcomes, write_to, [a.raw for a in admissions if a.pod is not None and a.raw is not None]
+        )
+        click.echo(f"wrote {write_to}", err=True)
+
+
+@cli.command()
+@source_options
+@output_option
+@click.option("--pool-label", default="accelerator.example.com/pool", show_default=True,
+              help="Node label that names hardware pools.")  # fmt: skip
+@click.option("--seed", default=0, show_default=True)
+def diagnose(output: str, pool_label: str, seed: int, **src: Any) -> None:
+    """The main job: GPU overview, every Pending GPU pod explained, and what the snapshot shows is broken."""
+    from kubegpu.explain.diagnose import diagnose as run_diagnose
+
+    snap = load_snapshot(**src)
+    report = run_diagnose(snap, pool_label=pool_label, seed=seed)
+    emit(report.to_dict(), output, lambda: render.diagnosis(report))
+
+
+@cli.group()
+def demo() -> None:
+    """The embedded demo cluster."""
+
+
+@demo.command("export")
+@click.argument("directory", type=click.Path(path_type=Path))
+def demo_export(directory: Path) -> None:
+    """Write the demo cluster and the demo's new pod manifests into DIRECTORY."""
+    from importlib import resources
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("cluster.yaml", "new-pods.yaml"):
+        text = resources.files("kubegpu.demo").joinpath(name).read_text(encoding="utf-8")
+        (directory / name).write_text(text, encoding="utf-8")
+        click.echo(str(directory / name))
+
+
+cli.add_command(node)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KubegpuError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,163 @@
+"""Rich rendering of kubegpu's results for people. Pure presentation: every value shown comes from the core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from kubegpu.admission.admit import Admission
+from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.pending import Explanation
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.loop import Outcome
+
+
+def _console() -> Console:
+    """Wide enough for the node table when output is piped (rich would fall back to 80 columns)."""
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 150)
+
+
+console = _console()
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def explanation(exp: Explanation, *, heading: bool = True) -> None:
+    if heading:
+        console.rule(f"[bold]{exp.pod}")
+    if exp.schedulable:
+        console.print(f"[green]schedulable[/green]: kube-scheduler would bind it to [bold]{exp.node}[/bold]")
+    else:
+        console.print("[red]Pending[/red] — kube-scheduler's FailedScheduling message:")
+        console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it
+        if exp.recorded_message and exp.recorded_message != exp.message:
+            console.print(Text(f"(the cluster last recorded: {exp.recorded_message})"), style="dim")
+    if exp.nodes:
+        table = Table(title="evidence per node", title_justify="left", show_lines=False)
+        for col in ("node", "first failing filter", "reason", "evidence"):
+            table.add_column(col, overflow="fold")
+        for n in exp.nodes:
+            table.add_row(n.name, n.plugin, "\n".join(n.reasons), "\n".join(n.evidence))
+        console.print(table)
+    for g in exp.groups:
+        body = Text()
+        body.append(f"{len(g.nodes)} node(s): {', '.join(g.nodes)}\n", style="dim")
+        if g.fix:
+            body.append("fix: ", style="bold green")
+            body.append(g.fix + "\n")
+        if g.pitfall:
+            body.append("pitfall: ", style="bold yellow")
+            body.append(g.pitfall + "\n")
+        for cmd in g.commands:
+            body.append(f"  $ {cmd}\n", style="cyan")
+        console.print(Panel(body, title=g.reason, title_align="left"))
+    for note in exp.notes:
+        console.print(Text(f"note: {note}"))
+
+
+def diagnosis(report: Diagnosis) -> None:
+    console.rule(f"[bold]kubegpu diagnose — {report.description}")
+    table = Table(title="GPU nodes (requested = pods' requests, not utilisation)", title_justify="left")
+    for col in (
+        "node",
+        "pool",
+        "product",
+        "state",
+        "taints",
+        "resource",
+        "cap",
+        "alloc",
+        "req",
+        "free",
+        "held by",
+    ):
+        table.add_column(col, overflow="fold", no_wrap=col in ("node", "resource"))
+    for row in report.nodes:
+        state = "Ready" if row.ready else "NotReady"
+        if row.unschedulable:
+            state += ",cordoned"
+        resources = list(row.gpu.items()) or [
+            ("—", {"capacity": "0", "allocatable": "0", "requested": "0", "free": "0"})
+        ]
+        for i, (r, v) in enumerate(resources):
+            first = i == 0
+            table.add_row(
+                row.name if first else "", row.pool if first else "", row.product if first else "",
+                state if first else "", "\n".join(row.taints) if first else "", r, v["capacity"], v["allocatable"],
+                v["requested"], v["free"], "\n".join(row.holders) if first else "",
+            )  # fmt: skip
+    console.print(table)
+    for r, t in sorted(report.totals.items()):
+        console.print(f"{r}: capacity {t['capacity']}, allocatable {t['allocatable']}, requested {t['requested']}, "
+                      f"free {t['allocatable'] - t['requested']}")  # fmt: skip
+    console.print()
+    console.rule(f"[bold]Pending GPU pods ({len(report.pending)})")
+    if report.other_pending:
+        console.print(
+            f"({report.other_pending} other pending pod(s) request no GPU and are not explained here)"
+        )
+    for exp in report.pending:
+        explanation(exp)
+    console.rule(f"[bold]Findings ({len(report.findings)})")
+    for f in report.findings:
+        body = Text()
+        body.append(f"{', '.join(f.objects)}\n", style="dim")
+        body.append(f.detail + "\n")
+        body.append(f"({f.requirement}; layer: {f.layer})\n", style="dim")
+        for cmd in f.commands:
+            body.append(f"  $ {cmd}\n", style="cyan")
+        console.print(
+            Panel(
+                body,
+                title=Text(f"{f.severity}: {f.title}", style=SEVERITY_STYLE[f.severity]),
+                title_align="left",
+            )
+        )
+    if report.input_errors:
+        console.print(
+            f"[red]{len(report.input_errors)} input object(s) could not be read (listed on stderr)."
+        )
+
+
+def schedule_data(outcomes: list[Outcome], admissions: list[Admission], others: list[Pod]) -> dict[str, Any]:
+    return {
+        "rejected": [
+            {"pod": a.name, "source": a.source, "message": a.message} for a in admissions if not a.admitted
+        ],
+        "results": [
+            {
+                "pod": o.pod.key,
+                "priority": o.pod.priority,
+                "node": o.node,
+                "message": o.message or None,
+                "nominatedNode": o.nominated_node or None,
+                "evicted": [v.key for v in o.evicted],
+            }
+            for o in outcomes
+        ],
+        "otherSchedulers": [{"pod": p.key, "schedulerName": p.scheduler_name} for p in others],
+    }
+
+
+def schedule_table(data: dict[str, Any]) -> None:
+    for r in data["rejected"]:
+        console.print(Text(f"rejected by the API server: {r['message']}"), style="red")
+    table = Table(title="scheduling pass (queue order)", title_justify="left")
+    for col in ("pod", "prio", "result"):
+        table.add_column(col, overflow="fold")
+    for r in data["results"]:
+        if r["node"]:
+            result = Text(f"bound to {r['node']}", style="green")
+            if r["evicted"]:
+                result.append(f" after preempting {', '.join(r['evicted'])}", style="yellow")
+        else:
+            result = Text(r["message"] or "", style="red")
+        table.add_row(r["pod"], str(r["priority"]), result)
+    console.print(table)
+    for o in data["otherSchedulers"]:
+        console.print(f"skipped {o['pod']}: spec.schedulerName={o['schedulerName']}")

@@ -1,0 +1,102 @@
+"""Which devices to give a container: the pure choice behind ``GetPreferredAllocation`` (R3.2, R9.1, R9.3).
+
+Kubelet asks the device plugin for ``size`` devices out of ``available`` that must contain
+``must_include``; the scheduler's device model asks the same question when it places a multi-GPU pod.
+Both call these functions, so the node agent and the scheduler can never disagree on the choice.
+
+``preferred_allocation`` (whole GPUs) maximises the set score of ``topology`` (NVLink, then PCIe, see
+``kubegpu.devices.topology``) over every set of the requested size, which is exact for the node sizes
+that exist (at most 16 GPUs: C(16, 8) = 12 870 sets). Ties are broken, in order, by the fewest NUMA nodes
+the set spans (R10.2), by the best-connected *remaining* devices (so the next request still finds a good
+set: the fragmentation concern of go-gpuallocator's partition search), then by the lowest indexes.
+NVIDIA go-gpuallocator's best-effort policy instead picks the best set inside the best *partition* of the
+available GPUs, which can return a set that scores lower than the best one; maximising the set score
+directly is never worse on its own scale.
+
+``distributed_allocation`` (time-sliced replicas ``<uuid>::<n>``) mirrors the NVIDIA device plugin's
+distributed policy: take replicas one at a time from the GPU with the fewest replicas in use, so that
+shared pods spread across GPUs instead of piling onto one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+from kubegpu.devices.sharing import strip_annotation
+from kubegpu.devices.topology import Topology
+
+
+def preferred_allocation(
+    available: Sequence[str], must_include: Sequence[str], size: int, topology: Topology
+) -> list[str]:
+    """The best ``size`` whole GPUs out of ``available`` ∪ ``must_include``, in index order.
+
+    Returns ``[]`` where go-gpuallocator does (``size <= 0``, fewer devices than ``size``, more
+    ``must_include`` than ``size``). Raises ``KeyError`` for an id the topology does not know.
+    """
+    must = _unique(must_include)
+    pool = _unique([*must, *available])
+    if size <= 0 or len(pool) < size or len(must) > size:
+        return []
+    order = {d: i for i, d in enumerate(topology.devices)}
+    for d in pool:
+        if d not in order:
+            raise KeyError(f"device {d} is not in this topology")
+    pool.sort(key=order.__getitem__)
+    n = len(pool)
+    weight = [[topology.pair_score(a, b) for b in pool] for a in pool]
+    numa = [topology.numa.get(d) for d in pool]
+    must_idx = [pool.index(d) for d in must]
+    free_idx = [i for i in range(n) if pool[i] not in must]
+
+    best_key: tuple[int, int, int] | None = None
+    best: tuple[int, ...] = ()
+    for combo in itertools.combinations(free_idx, size - len(must_idx)):
+        chosen = sorted([*must_idx, *combo])
+        rest = [i for i in range(n) if i not in chosen]
+        key = (
+            _pairs_score(weight, chosen),
+            -len({numa[i] for i in chosen if numa[i] is not None}),
+            _pairs_score(weight, rest),
+        )
+        # Strictly greater: combinations come in lexicographic index order, so the first best set wins.
+        if best_key is None or key > best_key:
+            best_key, best = key, tuple(chosen)
+    return [pool[i] for i in best]
+
+
+def distributed_allocation(
+    available: Sequence[str], must_include: Sequence[str], size: int, replicas: Mapping[str, int]
+) -> list[str]:
+    """``size`` replica ids, spreading over GPUs with the fewest replicas in use.
+
+    ``replicas`` maps a GPU id to the number of replicas advertised for it; "in use" is that number
+    minus the replicas of the GPU still in ``available``. Ties go to the earlier id in ``available``
+    (upstream's unstable ``sort.Slice`` leaves them unspecified). Returns ``must_include`` followed by
+    the chosen ids, or ``[]`` when there are not enough.
+    """
+    must = _unique(must_include)
+    candidates = [d for d in _unique(available) if d not in must]
+    needed = size - len(must)
+    if size <= 0 or needed < 0 or needed > len(candidates):
+        return []
+    free: dict[str, int] = {}
+    for d in candidates:
+        gpu = strip_annotation(d)
+        free[gpu] = free.get(gpu, 0) + 1
+    chosen: list[str] = []
+    for _ in range(needed):
+        pick = min(candidates, key=lambda d: replicas.get(strip_annotation(d), 0) - free[strip_annotation(d)])
+        candidates.remove(pick)
+        free[strip_annotation(pick)] -= 1
+        chosen.append(pick)
+    return [*must, *chosen]
+
+
+def _pairs_score(weight: list[list[int]], idx: Sequence[int]) -> int:
+    return sum(weight[a][b] for k, a in enumerate(idx) for b in idx[k + 1 :])
+
+
+def _unique(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))

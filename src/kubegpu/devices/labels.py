@@ -1,0 +1,150 @@
+"""GPU feature discovery (GFD) node labels computed from an inventory and a plugin config (R2.1, R5.1, R6).
+
+Mirrors NVIDIA k8s-device-plugin ``internal/lm`` (GFD): driver/CUDA version labels, ``mig.capable``,
+``mps.capable``, ``gpu.sharing-strategy``, and per resource ``<resource>.product/count/replicas/memory``
+plus, for whole GPUs, ``family`` and ``compute.major/minor``. ``gpu.product`` replaces spaces with ``-``
+and gets ``-SHARED`` when the resource is time-sliced and not renamed. ``gpu.replicas`` is 0 for
+MIG-enabled GPUs (labelled without sharing), otherwise the configured replicas (1 when not shared).
+``nvidia.com/gpu.present`` is the GPU Operator's label (not GFD's); kubegpu sets it whenever the node
+has a GPU. With several GPU models on one node upstream labels one of them (map order); kubegpu labels
+the model of the lowest-index GPU. ``gpu.family`` follows upstream ``getArchFamily`` as read (compute
+capability 9 → hopper; majors it does not list → ``undefined``).
+
+Not computed (the reading holds no data for them): ``gpu.mode`` (PCI class), ``gpu.machine``, vGPU,
+IMEX/fabric labels, ``gfd.timestamp``, and MIG attribute labels other than ``memory``.
+"""
+
+from __future__ import annotations
+
+from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory
+from kubegpu.devices.sharing import GPU_RESOURCE, MIG_RESOURCE_PREFIX, MigStrategy, PluginConfig
+from kubegpu.errors import InputError
+
+_FAMILIES = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 8: "ampere", 9: "hopper"}
+
+
+def gfd_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
+    """The ``nvidia.com/*`` labels GFD would put on this node, sorted by key; ``{}`` without GPUs."""
+    if not inv.devices:
+        return {}
+    labels = {"nvidia.com/gpu.present": "true"}
+    labels.update(_version_labels(inv))
+    labels["nvidia.com/mig.capable"] = _bool(any(g.mig_capable for g in inv.devices))
+    labels["nvidia.com/mps.capable"] = "false"
+    labels["nvidia.com/gpu.sharing-strategy"] = config.sharing_strategy
+    labels.update(_full_gpu_labels(inv, config))
+    if config.mig_strategy is not MigStrategy.NONE:
+        labels["nvidia.com/mig.strategy"] = str(config.mig_strategy)
+        labels.update(_mig_labels(inv, config))
+    return dict(sorted(labels.items()))
+
+
+def _version_labels(inv: NodeInventory) -> dict[str, str]:
+    parts = inv.driver.split(".")
+    if not 2 <= len(parts) <= 3:
+        raise InputError(f'driver version "{inv.driver}" does not match format "X.Y[.Z]"', field="driver")
+    major, minor, rev = parts[0], parts[1], parts[2] if len(parts) == 3 else ""
+    cuda_major, cuda_minor = str(inv.cuda_driver // 1000), str(inv.cuda_driver % 1000 // 10)
+    return {
+        "nvidia.com/cuda.driver.major": major,
+        "nvidia.com/cuda.driver.minor": minor,
+        "nvidia.com/cuda.driver.rev": rev,
+        "nvidia.com/cuda.runtime.major": cuda_major,
+        "nvidia.com/cuda.runtime.minor": cuda_minor,
+        "nvidia.com/cuda.driver-version.major": major,
+        "nvidia.com/cuda.driver-version.minor": minor,
+        "nvidia.com/cuda.driver-version.revision": rev,
+        "nvidia.com/cuda.driver-version.full": inv.driver,
+        "nvidia.com/cuda.runtime-version.major": cuda_major,
+        "nvidia.com/cuda.runtime-version.minor": cuda_minor,
+        "nvidia.com/cuda.runtime-version.full": f"{cuda_major}.{cuda_minor}",
+    }
+
+
+def _full_gpu_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
+    model = inv.devices[0].name
+    same = [g for g in inv.devices if g.name == model]
+    full = [g for g in same if not g.mig_enabled]
+    # Upstream labels MIG-enabled GPUs "without sharing" (replicas 0) unless a full GPU of the model exists.
+    sharing = config if full else None
+    labels = _resource_labels(GPU_RESOURCE, sharing, len(same), model)
+    device = (full or same)[0]
+    if device.memory_mib:
+        labels[f"{GPU_RESOURCE}.memory"] = str(device.memory_mib)
+    labels.update(_arch_labels(device))
+    return labels
+
+
+def _mig_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
+    mig_gpus = [g for g in inv.devices if g.mig_enabled]
+    if not mig_gpus:
+        return {}
+    counts: dict[str, int] = {}
+    memory: dict[str, int] = {}
+    for g in mig_gpus:
+        for m in g.mig_devices:
+            counts[m.profile] = counts.get(m.profile, 0) + 1
+            memory[m.profile] = m.memory_total // MIB
+    model = mig_gpus[0].name
+    if config.mig_strategy is MigStrategy.SINGLE:
+        reason = _single_invalid(inv, mig_gpus, counts)
+        if reason:
+            return {
+                f"{GPU_RESOURCE}.product": _product([model, "MIG", "INVALID"], shared=False),
+                f"{GPU_RESOURCE}.count": "0",
+                f"{GPU_RESOURCE}.replicas": "0",
+                f"{GPU_RESOURCE}.memory": "0",
+            }
+        (profile,) = counts
+        labels = _resource_labels(GPU_RESOURCE, config, counts[profile], model, "MIG", profile)
+        labels[f"{GPU_RESOURCE}.memory"] = str(memory[profile])
+        return labels
+    labels = {}
+    for profile, count in counts.items():
+        resource = MIG_RESOURCE_PREFIX + profile
+        labels.update(_resource_labels(resource, config, count, model, "MIG", profile))
+        labels[f"{resource}.memory"] = str(memory[profile])
+    return labels
+
+
+def _single_invalid(inv: NodeInventory, mig_gpus: list[GpuDevice], counts: dict[str, int]) -> str:
+    if any(not g.mig_devices for g in mig_gpus):
+        return "at least one MIG device is enabled but empty"
+    if len(mig_gpus) != len(inv.devices):
+        return "devices with MIG enabled and disable detected"
+    if len(counts) != 1:
+        return "more than one MIG device type present on node"
+    return ""
+
+
+def _resource_labels(resource: str, config: PluginConfig | None, count: int, *parts: str) -> dict[str, str]:
+    replicas = 0 if config is None else config.replicas_for(resource)
+    renamed = config is not None and config.rename_by_default
+    return {
+        f"{resource}.product": _product(list(parts), shared=replicas > 1 and not renamed),
+        f"{resource}.count": str(count),
+        f"{resource}.replicas": str(replicas),
+    }
+
+
+def _product(parts: list[str], *, shared: bool) -> str:
+    stripped = [p.replace(" ", "-") for p in parts if p]
+    if shared:
+        stripped.append("SHARED")
+    return "-".join(stripped)
+
+
+def _arch_labels(g: GpuDevice) -> dict[str, str]:
+    major, minor = g.cuda_cc
+    if major == 0:
+        return {}
+    family = ("volta" if minor < 5 else "turing") if major == 7 else _FAMILIES.get(major, "undefined")
+    return {
+        f"{GPU_RESOURCE}.family": family,
+        f"{GPU_RESOURCE}.compute.major": str(major),
+        f"{GPU_RESOURCE}.compute.minor": str(minor),
+    }
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"

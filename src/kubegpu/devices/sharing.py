@@ -1,0 +1,338 @@
+"""The NVIDIA device plugin's config file and the resources a node advertises under it (R6.1–R6.3, R7.3).
+
+``parse_plugin_config`` reads the plugin's config file (``version: v1``; NVIDIA k8s-device-plugin
+``api/config/v1``): ``flags.migStrategy`` (none/single/mixed), ``flags.plugin.deviceListStrategy``
+(``envvar`` → ``NVIDIA_VISIBLE_DEVICES``, ``cdi-cri`` → CDI device names in the Allocate response),
+``flags.plugin.deviceIDStrategy`` (uuid/index) and ``sharing.timeSlicing`` (``renameByDefault``,
+``failRequestsGreaterThanOne``, ``resources[].name/replicas``).
+
+``plan_resources`` turns an inventory and a config into the extended resources the node advertises and
+the device ids behind each, as the NVIDIA plugin does:
+
+* MIG strategy ``none``: every GPU is one ``nvidia.com/gpu``.
+* ``single``: when every GPU has MIG enabled and all MIG devices have one profile, each MIG device is one
+  ``nvidia.com/gpu``; any other MIG layout is a configuration error. Without MIG it is ``none``.
+* ``mixed``: GPUs without MIG are ``nvidia.com/gpu``; each MIG device is one ``nvidia.com/mig-<profile>``.
+* time-slicing with ``replicas: N > 1``: each device is advertised N times as ``<id>::<n>``, n = 0..N-1;
+  ``renameByDefault: true`` advertises ``<name>.shared`` instead of ``<name>``. A replica is not a GPU and
+  not a share of one: replicas share memory and fault domain (R6.2).
+
+Not supported, refused with ``InputError`` rather than ignored: ``sharing.mps``, per-resource ``rename``
+and ``devices`` other than ``all`` (upstream itself ignores both with a warning), top-level
+``resources`` (upstream ignores it too), device list strategies ``volume-mounts``/``cdi-annotations``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import yaml
+
+from kubegpu.devices.inventory import Health, NodeInventory
+from kubegpu.errors import ConfigError, InputError
+
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+SHARED_SUFFIX = ".shared"
+REPLICA_SEPARATOR = "::"
+_E = TypeVar("_E", bound=enum.StrEnum)
+
+_KNOWN_FLAGS = {
+    "migStrategy",
+    "failOnInitError",
+    "mpsRoot",
+    "nvidiaDriverRoot",
+    "nvidiaDevRoot",
+    "gdsEnabled",
+    "mofedEnabled",
+    "useNodeFeatureAPI",
+    "deviceDiscoveryStrategy",
+    "plugin",
+    "gfd",
+}
+_KNOWN_PLUGIN_FLAGS = {
+    "passDeviceSpecs",
+    "deviceListStrategy",
+    "deviceIDStrategy",
+    "cdiAnnotationPrefix",
+    "nvidiaCTKPath",
+    "containerDriverRoot",
+}
+
+
+class MigStrategy(enum.StrEnum):
+    NONE = "none"
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class DeviceListStrategy(enum.StrEnum):
+    ENVVAR = "envvar"
+    CDI_CRI = "cdi-cri"
+
+
+class DeviceIdStrategy(enum.StrEnum):
+    UUID = "uuid"
+    INDEX = "index"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicatedResource:
+    name: str
+    replicas: int
+
+
+@dataclass(frozen=True, slots=True)
+class PluginConfig:
+    """The parts of the NVIDIA device plugin config that decide what is advertised and injected."""
+
+    mig_strategy: MigStrategy = MigStrategy.NONE
+    device_list_strategy: tuple[DeviceListStrategy, ...] = (DeviceListStrategy.ENVVAR,)
+    device_id_strategy: DeviceIdStrategy = DeviceIdStrategy.UUID
+    rename_by_default: bool = False
+    fail_requests_greater_than_one: bool = False
+    time_slicing: tuple[ReplicatedResource, ...] = ()
+
+    def replicas_for(self, resource: str) -> int:
+        """Replicas per device of a base resource name; 1 when it is not time-sliced."""
+        for r in self.time_slicing:
+            if r.name == resource:
+                return r.replicas
+        return 1
+
+    @property
+    def sharing_strategy(self) -> str:
+        """GFD's ``nvidia.com/gpu.sharing-strategy`` value (upstream ``SharingStrategy()``)."""
+        return "time-slicing" if any(r.replicas > 1 for r in self.time_slicing) else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class AdvertisedDevice:
+    """One device id kubelet sees, and the physical device behind it."""
+
+    id: str  # what kubelet allocates: a GPU/MIG UUID, or "<uuid>::<n>" for a replica
+    device: str  # GPU or MIG UUID injected into the container
+    gpu_index: int  # index of the physical GPU (parent GPU for MIG)
+    mig_index: int | None  # MIG device index on its GPU, None for a whole GPU
+    health: Health
+    numa_node: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourcePlan:
+    """One extended resource the node advertises, with its device ids."""
+
+    name: str  # advertised name, e.g. "nvidia.com/gpu.shared"
+    base_name: str  # name before renaming, e.g. "nvidia.com/gpu"
+    devices: tuple[AdvertisedDevice, ...]
+    replicas: int = 1
+    fail_requests_greater_than_one: bool = False
+
+    @property
+    def shared(self) -> bool:
+        return self.replicas > 1
+
+    def replicas_per_gpu(self) -> Mapping[str, int]:
+        """Advertised replica count per underlying device (for ``distributed_allocation``)."""
+        counts: dict[str, int] = {}
+        for d in self.devices:
+            counts[d.device] = counts.get(d.device, 0) + 1
+        return counts
+
+
+def annotated_id(device: str, replica: int) -> str:
+    """The replica id the NVIDIA plugin advertises for time-slicing: ``<id>::<replica>``."""
+    return f"{device}{REPLICA_SEPARATOR}{replica}"
+
+
+def strip_annotation(device_id: str) -> str:
+    """The device behind a replica id (identity for an unannotated id)."""
+    return device_id.split(REPLICA_SEPARATOR, 1)[0]
+
+
+def load_plugin_config(path: Path) -> PluginConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
+    return parse_plugin_config(text, source=str(path))
+
+
+def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
+    """Parse the NVIDIA device plugin config file (YAML or JSON); bad input raises ``InputError``."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"not YAML: {exc}", source=source) from exc
+    if raw is None:
+        raw = {}
+    top = _obj(raw, source, "", {"version", "flags", "resources", "sharing", "imex"})
+    version = top.get("version", "v1")
+    if version != "v1":
+        raise InputError(f"unknown version: {version}", source=source, field="version")
+    if top.get("resources"):
+        raise InputError(
+            "custom resource naming is not supported (the NVIDIA plugin ignores it too)",
+            source=source,
+            field="resources",
+        )
+    flags = _obj(top.get("flags", {}), source, "flags", _KNOWN_FLAGS)
+    plugin = _obj(flags.get("plugin", {}), source, "flags.plugin", _KNOWN_PLUGIN_FLAGS)
+    sharing = _obj(top.get("sharing", {}), source, "sharing", {"timeSlicing", "mps"})
+    if sharing.get("mps") is not None:
+        raise InputError(
+            "MPS sharing is not supported by kubegpu's node agent", source=source, field="sharing.mps"
+        )
+    ts = _obj(
+        sharing.get("timeSlicing", {}),
+        source,
+        "sharing.timeSlicing",
+        {"renameByDefault", "failRequestsGreaterThanOne", "resources", "strategy"},
+    )
+    if ts.get("strategy", "") != "":
+        raise InputError(
+            f"unknown time-slicing strategy: {ts['strategy']}",
+            source=source,
+            field="sharing.timeSlicing.strategy",
+        )
+    lists = plugin.get("deviceListStrategy", "envvar")
+    lists = [lists] if isinstance(lists, str) else lists
+    if not isinstance(lists, list) or not lists:
+        raise InputError(
+            "expected a strategy or a list of them", source=source, field="flags.plugin.deviceListStrategy"
+        )
+    return PluginConfig(
+        mig_strategy=_enum(MigStrategy, flags.get("migStrategy", "none"), source, "flags.migStrategy"),
+        device_list_strategy=tuple(
+            _enum(DeviceListStrategy, s, source, "flags.plugin.deviceListStrategy") for s in lists
+        ),
+        device_id_strategy=_enum(
+            DeviceIdStrategy, plugin.get("deviceIDStrategy", "uuid"), source, "flags.plugin.deviceIDStrategy"
+        ),
+        rename_by_default=_bool(ts, "renameByDefault", source, "sharing.timeSlicing"),
+        fail_requests_greater_than_one=_bool(ts, "failRequestsGreaterThanOne", source, "sharing.timeSlicing"),
+        time_slicing=_replicated(ts.get("resources", []), source),
+    )
+
+
+def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePlan, ...]:
+    """The extended resources this node advertises under ``config``, each with its device ids.
+
+    Raises ``ConfigError`` when the MIG layout does not fit ``mig-strategy=single`` (the NVIDIA plugin
+    refuses to start in that case).
+    """
+    groups: dict[str, list[AdvertisedDevice]] = {}
+
+    def add(resource: str, dev: AdvertisedDevice) -> None:
+        groups.setdefault(resource, []).append(dev)
+
+    mig_gpus = [g for g in inv.devices if g.mig_enabled]
+    if config.mig_strategy is MigStrategy.SINGLE and mig_gpus:
+        profiles = {m.profile for g in mig_gpus for m in g.mig_devices}
+        if (
+            len(mig_gpus) != len(inv.devices)
+            or len(profiles) != 1
+            or any(not g.mig_devices for g in mig_gpus)
+        ):
+            raise ConfigError(
+                "mig-strategy=single needs every GPU MIG-enabled with MIG devices of one profile; "
+                f"found {len(mig_gpus)}/{len(inv.devices)} MIG-enabled GPUs and profiles {sorted(profiles)}"
+            )
+    for g in inv.devices:
+        if config.mig_strategy is MigStrategy.NONE or not g.mig_enabled:
+            add(GPU_RESOURCE, AdvertisedDevice(g.uuid, g.uuid, g.index, None, g.health, g.numa_node))
+            continue
+        for m in g.mig_devices:
+            health = Health.UNHEALTHY if Health.UNHEALTHY in (g.health, m.health) else Health.HEALTHY
+            resource = (
+                GPU_RESOURCE if config.mig_strategy is MigStrategy.SINGLE else MIG_RESOURCE_PREFIX + m.profile
+            )
+            add(resource, AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node))
+    plans = []
+    for base, devs in groups.items():
+        replicas = config.replicas_for(base)
+        if replicas > 1:
+            devs = [
+                AdvertisedDevice(
+                    annotated_id(d.id, n), d.device, d.gpu_index, d.mig_index, d.health, d.numa_node
+                )
+                for d in devs
+                for n in range(replicas)
+            ]
+        plans.append(
+            ResourcePlan(
+                name=base + SHARED_SUFFIX if replicas > 1 and config.rename_by_default else base,
+                base_name=base,
+                devices=tuple(devs),
+                replicas=replicas,
+                fail_requests_greater_than_one=config.fail_requests_greater_than_one and replicas > 1,
+            )
+        )
+    return tuple(plans)
+
+
+def _replicated(raw: object, source: str) -> tuple[ReplicatedResource, ...]:
+    where = "sharing.timeSlicing.resources"
+    if not isinstance(raw, list):
+        raise InputError("expected a list", source=source, field=where)
+    out: list[ReplicatedResource] = []
+    for i, item in enumerate(raw):
+        field = f"{where}[{i}]"
+        r = _obj(item, source, field, {"name", "replicas", "rename", "devices"})
+        name = r.get("name")
+        if not isinstance(name, str) or not (name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)):
+            raise InputError(
+                f"name must be {GPU_RESOURCE} or {MIG_RESOURCE_PREFIX}<profile>, got {name!r}",
+                source=source,
+                field=field + ".name",
+            )
+        replicas = r.get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas <= 0:
+            raise InputError(
+                f"replicas must be a positive integer, got {replicas!r}",
+                source=source,
+                field=field + ".replicas",
+            )
+        if r.get("rename") is not None:
+            raise InputError("per-resource rename is not supported", source=source, field=field + ".rename")
+        if r.get("devices", "all") != "all":
+            raise InputError("only devices: all is supported", source=source, field=field + ".devices")
+        if any(o.name == name for o in out):
+            raise InputError(f"{name} is listed twice", source=source, field=field + ".name")
+        out.append(ReplicatedResource(name=name, replicas=replicas))
+    return tuple(out)
+
+
+def _obj(raw: object, source: str, where: str, allowed: set[str]) -> dict[str, object]:
+    if not isinstance(raw, dict):
+        raise InputError(f"expected a mapping, got {type(raw).__name__}", source=source, field=where)
+    unknown = sorted(str(k) for k in raw if k not in allowed)
+    if unknown:
+        prefix = where + "." if where else ""
+        raise InputError(
+            f"unknown field (known: {', '.join(sorted(allowed))})", source=source, field=prefix + unknown[0]
+        )
+    return raw
+
+
+def _bool(obj: Mapping[str, object], key: str, source: str, where: str) -> bool:
+    value = obj.get(key, False)
+    if not isinstance(value, bool):
+        raise InputError(f"expected true or false, got {value!r}", source=source, field=f"{where}.{key}")
+    return value
+
+
+def _enum(kind: type[_E], value: object, source: str, where: str) -> _E:
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise InputError(
+            f"{value!r} is not supported (supported: {allowed})", source=source, field=where
+        ) from None

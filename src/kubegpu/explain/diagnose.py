@@ -1,0 +1,73 @@
+"""``kubegpu diagnose``: the overview, every Pending GPU pod explained, and the findings (R2, R11, R16, R17).
+
+A pending pod is "GPU" when it asks for any ``nvidia.com/*`` resource or tolerates the GPU taint; the rest
+are counted but not explained (the tool is about GPUs). Each pod is explained against the same cluster
+state, independently, as the scheduler would see it on its next attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings import DEFAULT_POOL_LABEL, Finding, find
+from kubegpu.explain.overview import NodeRow, node_rows
+from kubegpu.explain.pending import Explanation, explain_pod
+from kubegpu.model.objects import Pod
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.queue import priority_sort
+
+
+def is_gpu_pod(pod: Pod) -> bool:
+    return any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items()) or any(
+        t.key.startswith("nvidia.com/") for t in pod.tolerations
+    )
+
+
+@dataclass
+class Diagnosis:
+    description: str
+    nodes: list[NodeRow]
+    pending: list[Explanation]
+    findings: list[Finding]
+    other_pending: int = 0
+    input_errors: list[str] = field(default_factory=list)
+    totals: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot": self.description,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "pending": [p.to_dict() for p in self.pending],
+            "otherPending": self.other_pending,
+            "findings": [f.to_dict() for f in self.findings],
+            "inputErrors": self.input_errors,
+            "totals": self.totals,
+        }
+
+
+def diagnose(snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL, seed: int = 0) -> Diagnosis:
+    engine = Engine(snapshot, seed=seed)
+    pending = priority_sort(p for p in snapshot.pending_pods())
+    gpu_pending = [p for p in pending if is_gpu_pod(p)]
+    rows = node_rows(engine, pool_label)
+    totals: dict[str, dict[str, int]] = {}
+    for node in snapshot.nodes:
+        idx = engine.cluster.index[node.name]
+        view = engine.cluster.view(idx)
+        for r, cap in node.capacity.items():
+            if r.startswith("nvidia.com/"):
+                t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
+                t["capacity"] += cap // 1000
+                t["allocatable"] += node.allocatable.get(r, 0) // 1000
+                t["requested"] += view.requested(r) // 1000
+    return Diagnosis(
+        description=snapshot.description,
+        nodes=rows,
+        pending=[explain_pod(engine, p) for p in gpu_pending],
+        findings=find(snapshot, pool_label),
+        other_pending=len(pending) - len(gpu_pending),
+        input_errors=[e.one_line() for e in snapshot.errors],
+        totals=totals,
+    )

@@ -1,0 +1,218 @@
+"""What a snapshot alone shows is wrong or risky on the GPU side (R2, R3.4, R6.1, R7.3, R8, R11.4, R16, R17).
+
+Each finding names the layer at fault, the objects, the numbers, and the next command, so a person can
+act on it without re-deriving anything. Checks:
+- GPU labels say a node has GPUs but ``status.capacity`` has no GPU resource: the device plugin never
+  registered (R3.4); host ``nvidia-smi`` working does not make the node schedulable (R17.1);
+- ``nvidia.com/gpu.count`` disagrees with capacity, or allocatable is below capacity (devices reported
+  unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones);
+- one pool label value spanning several GPU products (R5.1, R7.3, R16);
+- a GPU ResourceQuota at or near its hard limit (R8);
+- pods asking for a GPU resource name no node advertises (R11.4);
+- pods tolerating the GPU taint without requesting a GPU (R17.4);
+- privileged containers on GPU nodes without a GPU request: they see every device (R6.1);
+- NotReady GPU nodes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.model.objects import Node, Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import is_gpu
+from kubegpu.model.snapshot import ClusterSnapshot
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
+QUOTA_NEAR = 0.9
+
+
+@dataclass
+class Finding:
+    severity: str  # error | warning | info
+    layer: str  # driver/device-plugin | node | scheduling | quota | isolation | workload
+    title: str
+    objects: list[str]
+    detail: str
+    requirement: str
+    commands: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity, "layer": self.layer, "title": self.title, "objects": self.objects,
+            "detail": self.detail, "requirement": self.requirement, "commands": self.commands,
+        }  # fmt: skip
+
+
+def gpu_resources(node: Node) -> dict[str, int]:
+    return {r: v for r, v in node.capacity.items() if is_gpu(r)}
+
+
+def has_gpu_labels(node: Node) -> bool:
+    return node.labels.get(GPU_PRESENT_LABEL) == "true" or node.labels.get(GPU_COUNT_LABEL, "0") not in (
+        "",
+        "0",
+    )
+
+
+def tolerates_gpu_taint(pod: Pod) -> bool:
+    """Does any toleration cover the GPU-node taint key (or every key)?"""
+    return any(t.key == GPU_TAINT_KEY or (not t.key and t.operator == "Exists") for t in pod.tolerations)
+
+
+def is_daemon(pod: Pod) -> bool:
+    return pod.owner is not None and pod.owner.kind == "DaemonSet"
+
+
+def pool_of(node: Node, pool_label: str) -> str:
+    return node.labels.get(pool_label, "")
+
+
+def find(snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL) -> list[Finding]:
+    out: list[Finding] = []
+    out += _node_findings(snapshot)
+    out += _pool_findings(snapshot, pool_label)
+    out += _quota_findings(snapshot)
+    out += _pod_findings(snapshot)
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda f: order[f.severity])
+
+
+def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    out = []
+    for node in snapshot.nodes:
+        gpus = gpu_resources(node)
+        if has_gpu_labels(node) and not gpus:
+            out.append(Finding(
+                "error", "driver/device-plugin", "GPU node advertises no GPU resource", [f"node/{node.name}"],
+                f"labels say {GPU_PRESENT_LABEL}={node.labels.get(GPU_PRESENT_LABEL, '')} "
+                f"{GPU_COUNT_LABEL}={node.labels.get(GPU_COUNT_LABEL, '')}, but status.capacity has no nvidia.com/* "
+                "resource: the device plugin has not registered with kubelet here. Look at the plugin pod's logs, the "
+                "host driver and /var/lib/kubelet/device-plugins/, not at the business pods. `nvidia-smi` working on "
+                "the host does not make the node schedulable.",
+                "R3.4, R17.1",
+                [f"kubectl -n gpu-operator get pods -o wide --field-selector spec.nodeName={node.name}",
+                 f"kubectl -n gpu-operator logs <device-plugin-pod-on-{node.name}> --all-containers --tail=200",
+                 f"kubectl -n default get node {node.name} -o jsonpath='{{.status.capacity}}'"],
+            ))  # fmt: skip
+        for r, cap in gpus.items():
+            alloc = node.allocatable.get(r, 0)
+            if alloc < cap:
+                out.append(Finding(
+                    "warning", "driver/device-plugin", "allocatable GPUs below capacity", [f"node/{node.name}"],
+                    f"{r}: capacity {format_milli(r, cap)}, allocatable {format_milli(r, alloc)}: "
+                    f"{format_milli(r, cap - alloc)} device(s) registered but reported unhealthy (or reserved). "
+                    "Allocatable counts healthy registered devices, not idle ones.",
+                    "R2.1, R16",
+                    [f"kubectl -n default describe node {node.name}", "nvidia-smi -q -d ECC,PAGE_RETIREMENT   # on the host"],
+                ))  # fmt: skip
+        count = node.labels.get(GPU_COUNT_LABEL)
+        whole = gpus.get("nvidia.com/gpu")
+        if (
+            count
+            and count.isdigit()
+            and whole is not None
+            and int(count) * 1000 != whole
+            and not node.labels.get("nvidia.com/gpu.replicas")
+        ):
+            out.append(Finding(
+                "warning", "driver/device-plugin", "GPU count label disagrees with capacity", [f"node/{node.name}"],
+                f"{GPU_COUNT_LABEL}={count} but capacity nvidia.com/gpu={format_milli('nvidia.com/gpu', whole)}",
+                "R2.1", [f"kubectl -n default get node {node.name} -L {GPU_COUNT_LABEL}"],
+            ))  # fmt: skip
+        if not node.ready and (gpus or has_gpu_labels(node)):
+            out.append(Finding(
+                "error", "node", "GPU node is NotReady", [f"node/{node.name}"],
+                "kubelet does not report Ready: nothing new schedules here and its GPUs are lost capacity.",
+                "R16", [f"kubectl -n default describe node {node.name}"],
+            ))  # fmt: skip
+    return out
+
+
+def _pool_findings(snapshot: ClusterSnapshot, pool_label: str) -> list[Finding]:
+    products: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for node in snapshot.nodes:
+        pool = pool_of(node, pool_label)
+        product = node.labels.get(GPU_PRODUCT_LABEL)
+        if pool and product:
+            products[pool][product].append(node.name)
+    out = []
+    for pool, by_product in sorted(products.items()):
+        if len(by_product) > 1:
+            parts = "; ".join(f"{p}: {', '.join(n)}" for p, n in sorted(by_product.items()))
+            out.append(Finding(
+                "warning", "scheduling", f"pool {pool_label}={pool} mixes GPU products",
+                [f"node/{n}" for ns in by_product.values() for n in ns],
+                f"{parts}. A pod selecting this pool may land on any of them: performance, memory and interconnect "
+                "differ. Split the pool by product or add the product to the pods' required affinity.",
+                "R5.1, R7.3, R16", [f"kubectl -n default get nodes -L {pool_label},{GPU_PRODUCT_LABEL}"],
+            ))  # fmt: skip
+    return out
+
+
+def _quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    out = []
+    for q in snapshot.quotas:
+        for r, hard in sorted(q.hard.items()):
+            if not (r.startswith("requests.") and is_gpu(r[len("requests.") :])):
+                continue
+            used = q.used.get(r, 0)
+            if hard == 0 or used < QUOTA_NEAR * hard:
+                continue
+            at_limit = used >= hard
+            out.append(Finding(
+                "warning" if at_limit else "info", "quota",
+                f"GPU quota {'exhausted' if at_limit else 'nearly exhausted'} in {q.namespace}",
+                [f"resourcequota/{q.namespace}/{q.name}"],
+                f"{r}: used {format_milli(r, used)} of {format_milli(r, hard)}. "
+                + ("New pods asking for more are rejected at creation (`exceeded quota`), they never reach Pending; "
+                   "lowering a quota rejects new pods and evicts none." if at_limit else "Little room left for new GPU pods."),
+                "R8.1, R8.2", [f"kubectl -n {q.namespace} describe resourcequota {q.name}"],
+            ))  # fmt: skip
+    return out
+
+
+def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    out = []
+    advertised = {r for n in snapshot.nodes for r in n.capacity}
+    gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
+    for pod in snapshot.pods:
+        if pod.is_terminal:
+            continue
+        asked = {r for r, v in pod.requests.items() if v and r.startswith("nvidia.com/")}
+        missing = sorted(asked - advertised)
+        if missing:
+            out.append(Finding(
+                "error", "workload", "pod requests a resource no node advertises", [f"pod/{pod.key}"],
+                f"{', '.join(missing)} is not in any node's status.capacity; the name must match exactly "
+                f"(advertised GPU resources: {', '.join(sorted(r for r in advertised if is_gpu(r))) or 'none'}).",
+                "R11.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml"],
+            ))  # fmt: skip
+        wants_gpu = any(is_gpu(r) for r in asked)
+        if not wants_gpu and tolerates_gpu_taint(pod) and not is_daemon(pod):
+            out.append(Finding(
+                "warning", "workload", "pod tolerates the GPU taint but requests no GPU", [f"pod/{pod.key}"],
+                "the toleration lets it onto GPU nodes, where it takes CPU and memory GPU pods need, and it gets "
+                "no device: a toleration neither attracts nor allocates.",
+                "R5.3, R17.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o jsonpath='{{.spec.tolerations}}'"],
+            ))  # fmt: skip
+        privileged = [c.name for c in pod.containers if c.privileged]
+        if (
+            privileged
+            and pod.node_name in gpu_nodes
+            and not wants_gpu
+            and (pod.owner is None or pod.owner.kind != "DaemonSet")
+        ):
+            out.append(Finding(
+                "warning", "isolation", "privileged pod on a GPU node", [f"pod/{pod.key}"],
+                f"containers {', '.join(privileged)} are privileged: they can open every /dev/nvidia* device and bypass "
+                "the device plugin's allocation. Restrict who can create privileged pods.",
+                "R6.1", [f"kubectl -n {pod.namespace} get pod {pod.name} -o jsonpath='{{.spec.containers[*].securityContext}}'"],
+            ))  # fmt: skip
+    return out

@@ -1,0 +1,65 @@
+"""The cluster's GPU overview: per node, its pool, product, taints, GPU capacity/allocatable/requested and
+who holds what (R2.1, R11.3, R13.4, R16). Requested means the pods' requests, not utilisation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, gpu_resources, has_gpu_labels
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import is_gpu
+
+
+@dataclass
+class NodeRow:
+    name: str
+    pool: str
+    product: str
+    ready: bool
+    unschedulable: bool
+    taints: list[str]
+    gpu: dict[str, dict[str, str]]  # resource -> capacity / allocatable / requested / free
+    holders: list[str] = field(default_factory=list)  # "namespace: pod, pod (2)" — pods holding GPUs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "pool": self.pool, "product": self.product, "ready": self.ready,
+            "unschedulable": self.unschedulable, "taints": self.taints, "gpu": self.gpu, "holders": self.holders,
+        }  # fmt: skip
+
+
+def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bool = True) -> list[NodeRow]:
+    rows = []
+    snap = engine.snapshot
+    for node in snap.nodes:
+        if gpu_only and not (gpu_resources(node) or has_gpu_labels(node)):
+            continue
+        idx = engine.cluster.index[node.name]
+        view = engine.cluster.view(idx)
+        names = sorted({*gpu_resources(node), *(r for p in view.pods for r in p.requests if is_gpu(r))})
+        gpu = {
+            r: {
+                "capacity": format_milli(r, node.capacity.get(r, 0)),
+                "allocatable": format_milli(r, node.allocatable.get(r, 0)),
+                "requested": format_milli(r, view.requested(r)),
+                "free": format_milli(r, max(view.free(r), 0)),
+            }
+            for r in names
+        }
+        by_ns: dict[str, list[str]] = {}
+        for p in sorted(view.pods, key=lambda p: p.key):
+            held = {r: v for r, v in p.requests.items() if is_gpu(r) and v}
+            if held:
+                amounts = [
+                    format_milli(r, v) + ("" if r == "nvidia.com/gpu" else f" {r}") for r, v in held.items()
+                ]
+                shown = p.name if amounts == ["1"] else f"{p.name} ({', '.join(amounts)})"
+                by_ns.setdefault(p.namespace, []).append(shown)
+        holders = [f"{ns}: {', '.join(names)}" for ns, names in sorted(by_ns.items())]
+        rows.append(NodeRow(
+            node.name, node.labels.get(pool_label, ""), node.labels.get(GPU_PRODUCT_LABEL, ""), node.ready,
+            node.unschedulable, [str(t) for t in node.taints], gpu, holders,
+        ))  # fmt: skip
+    return rows

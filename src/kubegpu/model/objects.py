@@ -1,0 +1,302 @@
+"""Typed, immutable views of the Kubernetes objects kubegpu reads (R2.1, R4, R5, R8, R11).
+
+Each class is built once from the raw dict the API server returns (``kubectl get -o yaml``) by
+``kubegpu.model.parse``; nothing here does I/O. Resource amounts are integer milli-units
+(``kubegpu.model.quantity``). Field names follow the Kubernetes API so that evidence printed to a
+person can point at the exact field (``spec.containers[0].resources.limits[nvidia.com/gpu]``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NewType
+
+from kubegpu.model.resources import ResourceList, add, maximum
+
+PodKey = NewType("PodKey", str)  # "namespace/name"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal | Exists ("" is defaulted to Equal by the API server)
+    value: str = ""
+    effect: str = ""  # "" matches every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ``Toleration.ToleratesTaint`` (k8s.io/api/core/v1/toleration.go)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One ``NodeSelectorRequirement`` or ``LabelSelectorRequirement``."""
+
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.match_expressions and not self.match_fields
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        """``metav1.LabelSelectorAsSelector``: an empty selector matches everything."""
+        if any(labels.get(k) != v for k, v in self.match_labels):
+            return False
+        for req in self.match_expressions:
+            present = req.key in labels
+            if req.operator == "In" and not (present and labels[req.key] in req.values):
+                return False
+            if req.operator == "NotIn" and present and labels[req.key] in req.values:
+                return False
+            if req.operator == "Exists" and not present:
+                return False
+            if req.operator == "DoesNotExist" and present:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    port: int
+    protocol: str = "TCP"
+    ip: str = ""  # "" and "0.0.0.0" both mean every address
+
+    def conflicts(self, other: HostPort) -> bool:
+        """Upstream ``HostPortInfo.CheckConflict``: same port and protocol, and overlapping address."""
+        if self.port != other.port or self.protocol != other.protocol:
+            return False
+        wildcard = ("", "0.0.0.0")
+        return self.ip in wildcard or other.ip in wildcard or self.ip == other.ip
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    requests: ResourceList
+    limits: ResourceList
+    host_ports: tuple[HostPort, ...] = ()
+    restart_policy: str = ""  # "Always" marks a restartable init container (a sidecar)
+    privileged: bool = False
+    image: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+
+
+DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest, bytes
+
+
+@dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str = ""
+    creation_timestamp: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner: OwnerRef | None = None
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: ResourceList = field(default_factory=dict)
+    pod_level_requests: ResourceList = field(
+        default_factory=dict
+    )  # spec.resources (PodLevelResources, beta in 1.34)
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: int = 0
+    priority_class_name: str = ""
+    preemption_policy: str = "PreemptLowerPriority"
+    node_selector: dict[str, str] = field(default_factory=dict)
+    required_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    preferred_affinity: tuple[PreferredTerm, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
+    unmodelled_constraints: tuple[str, ...] = ()  # pod (anti-)affinity, topology spread: named, not applied
+    phase: str = "Pending"
+    deletion_timestamp: str = ""
+    start_time: str = ""
+    nominated_node_name: str = ""
+    scheduled_condition: tuple[str, str, str] | None = None  # (status, reason, message) of PodScheduled
+    source: str = ""
+
+    @property
+    def key(self) -> PodKey:
+        return PodKey(f"{self.namespace}/{self.name}")
+
+    @property
+    def is_terminal(self) -> bool:
+        """Succeeded/Failed pods hold nothing: the scheduler's informer filters them out."""
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def is_assigned(self) -> bool:
+        return bool(self.node_name)
+
+    @cached_property
+    def requests(self) -> ResourceList:
+        """The pod's effective request as the scheduler counts it (``resourcehelper.PodRequests``).
+
+        Worked example: containers {cpu 1} + {cpu 1}, a sidecar init container {cpu 500m} declared first,
+        then a plain init container {cpu 3}: sum = 2 + 0.5 = 2.5; while the plain init container runs,
+        the sidecar already runs, so it needs 3 + 0.5 = 3.5; effective cpu = max(2.5, 3.5) = 3.5, plus
+        ``spec.overhead``. Pod-level ``spec.resources.requests`` (cpu, memory, hugepages), when set,
+        replace the container aggregate for those resources.
+        """
+        return _pod_requests(self, non_missing_defaults=False)
+
+    @cached_property
+    def non_zero_requests(self) -> ResourceList:
+        """Requests with upstream's scoring defaults (100m CPU, 200Mi memory) for containers missing them."""
+        return _pod_requests(self, non_missing_defaults=True)
+
+    @cached_property
+    def host_ports(self) -> tuple[HostPort, ...]:
+        return tuple(p for c in (*self.init_containers, *self.containers) for p in c.host_ports)
+
+    def tolerates(self, taint: Taint) -> bool:
+        return any(t.tolerates(taint) for t in self.tolerations)
+
+
+def _with_defaults(requests: ResourceList) -> ResourceList:
+    filled = dict(requests)
+    filled.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
+    filled.setdefault("memory", DEFAULT_MEMORY_REQUEST * 1000)
+    return filled
+
+
+def _pod_requests(pod: Pod, *, non_missing_defaults: bool) -> ResourceList:
+    def reqs(c: Container) -> ResourceList:
+        return _with_defaults(c.requests) if non_missing_defaults else c.requests
+
+    total: ResourceList = {}
+    for c in pod.containers:
+        total = add(total, reqs(c))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in pod.init_containers:
+        if c.restart_policy == "Always":
+            total = add(total, reqs(c))
+            sidecars = add(sidecars, reqs(c))
+            running = sidecars
+        else:
+            running = add(reqs(c), sidecars)
+        init_peak = maximum(init_peak, running)
+    total = maximum(total, init_peak)
+    for r, v in pod.pod_level_requests.items():  # pod-level cpu/memory/hugepages replace the aggregate
+        if r in ("cpu", "memory") or r.startswith("hugepages-"):
+            total[r] = v
+    return add(total, pod.overhead) if pod.overhead else total
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    capacity: ResourceList = field(default_factory=dict)
+    allocatable: ResourceList = field(default_factory=dict)
+    ready: bool = True
+    conditions: tuple[tuple[str, str, str], ...] = ()  # (type, status, message)
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceQuota:
+    namespace: str
+    name: str
+    hard: ResourceList
+    used: ResourceList  # status.used as the API server reported it (may be absent in manifests)
+    scopes: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRangeItem:
+    type: str  # Container | Pod | PersistentVolumeClaim
+    default: ResourceList
+    default_request: ResourceList
+    max: ResourceList
+    min: ResourceList
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRange:
+    namespace: str
+    name: str
+    limits: tuple[LimitRangeItem, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    namespace: str
+    name: str
+    selector: LabelSelector | None
+    min_available: str | int | None
+    max_unavailable: str | int | None
+    disruptions_allowed: int | None  # status.disruptionsAllowed; None when the manifest has no status
+
+    def selects(self, pod: Pod) -> bool:
+        """A PDB with a nil selector selects nothing; an empty one selects every pod of its namespace."""
+        return (
+            pod.namespace == self.namespace
+            and self.selector is not None
+            and self.selector.matches(pod.labels)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,439 @@
+"""Raw API objects (dicts as the API server returns them) → typed model objects.
+
+Pure: no file or network I/O. Every problem raises ``InputError`` naming the source, the object
+(``Pod team-a/train-0``) and the field path (``spec.containers[0].resources.limits[nvidia.com/gpu]``).
+API-server defaulting that changes scheduling is applied here, as the API server would have applied it
+before anything stored the object: a container limit without a request implies an equal request
+(``SetDefaults_Pod``), a missing ``status.allocatable`` defaults to ``status.capacity``
+(``SetDefaults_NodeStatus``), and a toleration's empty operator means ``Equal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubegpu.errors import InputError
+from kubegpu.model.objects import (
+    Container,
+    HostPort,
+    LabelSelector,
+    LimitRange,
+    LimitRangeItem,
+    Namespace,
+    Node,
+    NodeSelectorTerm,
+    OwnerRef,
+    Pod,
+    PodDisruptionBudget,
+    PreferredTerm,
+    PriorityClass,
+    Requirement,
+    ResourceQuota,
+    Taint,
+    Toleration,
+)
+from kubegpu.model.quantity import QuantityError, parse_quantity, to_milli
+from kubegpu.model.resources import ResourceList
+
+Raw = Mapping[str, Any]
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def describe(raw: Raw) -> str:
+    """``Kind namespace/name`` (or ``Kind name``) for messages, tolerant of broken objects."""
+    kind = raw.get("kind", "<no kind>") if isinstance(raw, Mapping) else "<not an object>"
+    meta = raw.get("metadata") if isinstance(raw, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name", "<no name>")
+    ns = meta.get("namespace")
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+class _Ctx:
+    """Carries where we are, so every error names source, object and field."""
+
+    def __init__(self, source: str, raw: Raw) -> None:
+        self.source = source
+        self.obj = describe(raw)
+
+    def fail(self, field: str, problem: str) -> InputError:
+        return InputError(problem, source=self.source, obj=self.obj, field=field)
+
+    def mapping(self, value: Any, field: str) -> Raw:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(field, f"expected an object, got {type(value).__name__}")
+        return value
+
+    def seq(self, value: Any, field: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(field, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def string(self, value: Any, field: str, *, required: bool = False) -> str:
+        if value is None or value == "":
+            if required:
+                raise self.fail(field, "required field is missing")
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(field, f"expected a string, got {type(value).__name__}")
+        return value
+
+    def integer(self, value: Any, field: str, default: int = 0) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(field, f"expected an integer, got {value!r}")
+        return value
+
+    def str_map(self, value: Any, field: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for k, v in self.mapping(value, field).items():
+            if not isinstance(v, str):
+                raise self.fail(f"{field}[{k}]", f"expected a string value, got {v!r}")
+            out[str(k)] = v
+        return out
+
+    def resources(self, value: Any, field: str) -> ResourceList:
+        out: ResourceList = {}
+        for name, q in self.mapping(value, field).items():
+            try:
+                out[str(name)] = to_milli(str(name), parse_quantity(q))
+            except QuantityError as exc:
+                raise self.fail(f"{field}[{name}]", str(exc)) from None
+        return out
+
+
+def _meta(ctx: _Ctx, raw: Raw, *, namespaced: bool) -> tuple[Raw, str, str]:
+    meta = ctx.mapping(raw.get("metadata"), "metadata")
+    name = ctx.string(meta.get("name"), "metadata.name", required=True)
+    ns = ctx.string(meta.get("namespace"), "metadata.namespace") or "default" if namespaced else ""
+    return meta, ns, name
+
+
+def parse_node(raw: Raw, source: str = "") -> Node:
+    ctx = _Ctx(source, raw)
+    meta, _, name = _meta(ctx, raw, namespaced=False)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    taints = []
+    for i, t in enumerate(ctx.seq(spec.get("taints"), "spec.taints")):
+        t = ctx.mapping(t, f"spec.taints[{i}]")
+        effect = ctx.string(t.get("effect"), f"spec.taints[{i}].effect", required=True)
+        if effect not in TAINT_EFFECTS:
+            raise ctx.fail(
+                f"spec.taints[{i}].effect", f"unsupported value {effect!r}: must be one of {TAINT_EFFECTS}"
+            )
+        taints.append(
+            Taint(
+                key=ctx.string(t.get("key"), f"spec.taints[{i}].key", required=True),
+                value=ctx.string(t.get("value"), f"spec.taints[{i}].value"),
+                effect=effect,
+            )
+        )
+    capacity = ctx.resources(status.get("capacity"), "status.capacity")
+    allocatable = (
+        ctx.resources(status.get("allocatable"), "status.allocatable")
+        if status.get("allocatable") is not None
+        else dict(capacity)
+    )
+    conditions = []
+    ready = True
+    for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
+        c = ctx.mapping(c, f"status.conditions[{i}]")
+        ctype = ctx.string(c.get("type"), f"status.conditions[{i}].type")
+        cstatus = ctx.string(c.get("status"), f"status.conditions[{i}].status")
+        conditions.append((ctype, cstatus, ctx.string(c.get("message"), f"status.conditions[{i}].message")))
+        if ctype == "Ready":
+            ready = cstatus == "True"
+    unschedulable = spec.get("unschedulable", False)
+    if not isinstance(unschedulable, bool):
+        raise ctx.fail("spec.unschedulable", f"expected a boolean, got {unschedulable!r}")
+    return Node(
+        name=name,
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        taints=tuple(taints),
+        unschedulable=unschedulable,
+        capacity=capacity,
+        allocatable=allocatable,
+        ready=ready,
+        conditions=tuple(conditions),
+        source=source,
+    )
+
+
+def _requirements(ctx: _Ctx, value: Any, field: str, operators: tuple[str, ...]) -> tuple[Requirement, ...]:
+    out = []
+    for i, r in enumerate(ctx.seq(value, field)):
+        r = ctx.mapping(r, f"{field}[{i}]")
+        op = ctx.string(r.get("operator"), f"{field}[{i}].operator", required=True)
+        if op not in operators:
+            raise ctx.fail(f"{field}[{i}].operator", f"unsupported value {op!r}: must be one of {operators}")
+        values = tuple(str(v) for v in ctx.seq(r.get("values"), f"{field}[{i}].values"))
+        out.append(Requirement(ctx.string(r.get("key"), f"{field}[{i}].key", required=True), op, values))
+    return tuple(out)
+
+
+def _term(ctx: _Ctx, value: Any, field: str) -> NodeSelectorTerm:
+    t = ctx.mapping(value, field)
+    return NodeSelectorTerm(
+        match_expressions=_requirements(
+            ctx, t.get("matchExpressions"), f"{field}.matchExpressions", SELECTOR_OPERATORS
+        ),
+        match_fields=_requirements(ctx, t.get("matchFields"), f"{field}.matchFields", SELECTOR_OPERATORS),
+    )
+
+
+def parse_label_selector(ctx: _Ctx, value: Any, field: str) -> LabelSelector | None:
+    if value is None:
+        return None
+    sel = ctx.mapping(value, field)
+    return LabelSelector(
+        match_labels=tuple(sorted(ctx.str_map(sel.get("matchLabels"), f"{field}.matchLabels").items())),
+        match_expressions=_requirements(
+            ctx, sel.get("matchExpressions"), f"{field}.matchExpressions", LABEL_OPERATORS
+        ),
+    )
+
+
+def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
+    c = ctx.mapping(raw, field)
+    res = ctx.mapping(c.get("resources"), f"{field}.resources")
+    limits = ctx.resources(res.get("limits"), f"{field}.resources.limits")
+    requests = ctx.resources(res.get("requests"), f"{field}.resources.requests")
+    for name, amount in limits.items():  # SetDefaults_Pod: a limit alone implies the request
+        requests.setdefault(name, amount)
+    ports = []
+    for i, p in enumerate(ctx.seq(c.get("ports"), f"{field}.ports")):
+        p = ctx.mapping(p, f"{field}.ports[{i}]")
+        host_port = ctx.integer(p.get("hostPort"), f"{field}.ports[{i}].hostPort")
+        if host_port > 0:
+            ports.append(
+                HostPort(
+                    port=host_port,
+                    protocol=ctx.string(p.get("protocol"), f"{field}.ports[{i}].protocol") or "TCP",
+                    ip=ctx.string(p.get("hostIP"), f"{field}.ports[{i}].hostIP"),
+                )
+            )
+    security = ctx.mapping(c.get("securityContext"), f"{field}.securityContext")
+    return Container(
+        name=ctx.string(c.get("name"), f"{field}.name", required=True),
+        requests=requests,
+        limits=limits,
+        host_ports=tuple(ports),
+        restart_policy=ctx.string(c.get("restartPolicy"), f"{field}.restartPolicy"),
+        privileged=security.get("privileged") is True,
+        image=ctx.string(c.get("image"), f"{field}.image"),
+    )
+
+
+def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, PriorityClass] | None = None) -> Pod:
+    """Parse a Pod. ``priority_classes`` resolves ``priorityClassName`` when ``spec.priority`` is unset,
+    as the Priority admission plugin does for pods that were never admitted (manifests)."""
+    ctx = _Ctx(source, raw)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    raw_containers = ctx.seq(spec.get("containers"), "spec.containers")
+    if not raw_containers:
+        raise ctx.fail("spec.containers", "Required value")
+    containers = tuple(_container(ctx, c, f"spec.containers[{i}]") for i, c in enumerate(raw_containers))
+    init = tuple(
+        _container(ctx, c, f"spec.initContainers[{i}]")
+        for i, c in enumerate(ctx.seq(spec.get("initContainers"), "spec.initContainers"))
+    )
+    tolerations = []
+    for i, t in enumerate(ctx.seq(spec.get("tolerations"), "spec.tolerations")):
+        t = ctx.mapping(t, f"spec.tolerations[{i}]")
+        op = ctx.string(t.get("operator"), f"spec.tolerations[{i}].operator") or "Equal"
+        if op not in ("Equal", "Exists"):
+            raise ctx.fail(
+                f"spec.tolerations[{i}].operator", f"unsupported value {op!r}: must be Equal or Exists"
+            )
+        effect = ctx.string(t.get("effect"), f"spec.tolerations[{i}].effect")
+        if effect and effect not in TAINT_EFFECTS:
+            raise ctx.fail(f"spec.tolerations[{i}].effect", f"unsupported value {effect!r}")
+        tolerations.append(
+            Toleration(
+                key=ctx.string(t.get("key"), f"spec.tolerations[{i}].key"),
+                operator=op,
+                value=ctx.string(t.get("value"), f"spec.tolerations[{i}].value"),
+                effect=effect,
+            )
+        )
+    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
+    node_aff = ctx.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    req_field = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    if node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") is not None:
+        req = ctx.mapping(node_aff.get("requiredDuringSchedulingIgnoredDuringExecution"), req_field)
+        required = tuple(
+            _term(ctx, t, f"{req_field}.nodeSelectorTerms[{i}]")
+            for i, t in enumerate(ctx.seq(req.get("nodeSelectorTerms"), f"{req_field}.nodeSelectorTerms"))
+        )
+    pref_field = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = []
+    for i, p in enumerate(
+        ctx.seq(node_aff.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_field)
+    ):
+        p = ctx.mapping(p, f"{pref_field}[{i}]")
+        preferred.append(
+            PreferredTerm(
+                weight=ctx.integer(p.get("weight"), f"{pref_field}[{i}].weight"),
+                preference=_term(ctx, p.get("preference"), f"{pref_field}[{i}].preference"),
+            )
+        )
+    unmodelled = tuple(
+        k
+        for k, present in (
+            ("podAffinity", bool(affinity.get("podAffinity"))),
+            ("podAntiAffinity", bool(affinity.get("podAntiAffinity"))),
+            ("topologySpreadConstraints", bool(spec.get("topologySpreadConstraints"))),
+        )
+        if present
+    )
+    priority_class_name = ctx.string(spec.get("priorityClassName"), "spec.priorityClassName")
+    priority = spec.get("priority")
+    preemption_policy = ctx.string(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
+    if priority is None and priority_classes:
+        pc = (
+            priority_classes.get(priority_class_name)
+            if priority_class_name
+            else next((p for p in priority_classes.values() if p.global_default), None)
+        )
+        if pc is not None:
+            priority = pc.value
+            preemption_policy = preemption_policy or pc.preemption_policy
+    owner = None
+    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
+        if o.get("controller") is True or owner is None:
+            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+    gates = tuple(
+        str(ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name", ""))
+        for i, g in enumerate(ctx.seq(spec.get("schedulingGates"), "spec.schedulingGates"))
+    )
+    scheduled = None
+    for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
+        c = ctx.mapping(c, f"status.conditions[{i}]")
+        if c.get("type") == "PodScheduled":
+            scheduled = (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
+    return Pod(
+        namespace=ns,
+        name=name,
+        uid=ctx.string(meta.get("uid"), "metadata.uid"),
+        creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        owner=owner,
+        containers=containers,
+        init_containers=init,
+        overhead=ctx.resources(spec.get("overhead"), "spec.overhead"),
+        pod_level_requests=_pod_level_requests(ctx, spec),
+        node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
+        scheduler_name=ctx.string(spec.get("schedulerName"), "spec.schedulerName") or "default-scheduler",
+        priority=ctx.integer(priority, "spec.priority"),
+        priority_class_name=priority_class_name,
+        preemption_policy=preemption_policy or "PreemptLowerPriority",
+        node_selector=ctx.str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        required_affinity=required,
+        preferred_affinity=tuple(preferred),
+        tolerations=tuple(tolerations),
+        scheduling_gates=gates,
+        unmodelled_constraints=unmodelled,
+        phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
+        deletion_timestamp=ctx.string(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
+        start_time=ctx.string(status.get("startTime"), "status.startTime"),
+        nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        scheduled_condition=scheduled,
+        source=source,
+    )
+
+
+def parse_resource_quota(raw: Raw, source: str = "") -> ResourceQuota:
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    return ResourceQuota(
+        namespace=ns,
+        name=name,
+        hard=ctx.resources(spec.get("hard"), "spec.hard"),
+        used=ctx.resources(status.get("used"), "status.used"),
+        scopes=tuple(str(s) for s in ctx.seq(spec.get("scopes"), "spec.scopes")),
+        source=source,
+    )
+
+
+def parse_limit_range(raw: Raw, source: str = "") -> LimitRange:
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    items = []
+    for i, item in enumerate(ctx.seq(spec.get("limits"), "spec.limits")):
+        item = ctx.mapping(item, f"spec.limits[{i}]")
+        f = f"spec.limits[{i}]"
+        items.append(
+            LimitRangeItem(
+                type=ctx.string(item.get("type"), f"{f}.type", required=True),
+                default=ctx.resources(item.get("default"), f"{f}.default"),
+                default_request=ctx.resources(item.get("defaultRequest"), f"{f}.defaultRequest"),
+                max=ctx.resources(item.get("max"), f"{f}.max"),
+                min=ctx.resources(item.get("min"), f"{f}.min"),
+            )
+        )
+    return LimitRange(namespace=ns, name=name, limits=tuple(items), source=source)
+
+
+def parse_priority_class(raw: Raw, source: str = "") -> PriorityClass:
+    ctx = _Ctx(source, raw)
+    _, _, name = _meta(ctx, raw, namespaced=False)
+    if "value" not in raw:
+        raise ctx.fail("value", "required field is missing")
+    return PriorityClass(
+        name=name,
+        value=ctx.integer(raw.get("value"), "value"),
+        global_default=raw.get("globalDefault") is True,
+        preemption_policy=ctx.string(raw.get("preemptionPolicy"), "preemptionPolicy")
+        or "PreemptLowerPriority",
+    )
+
+
+def parse_pdb(raw: Raw, source: str = "") -> PodDisruptionBudget:
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    allowed = status.get("disruptionsAllowed")
+    return PodDisruptionBudget(
+        namespace=ns,
+        name=name,
+        selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
+        min_available=spec.get("minAvailable"),
+        max_unavailable=spec.get("maxUnavailable"),
+        disruptions_allowed=ctx.integer(allowed, "status.disruptionsAllowed")
+        if allowed is not None
+        else None,
+    )
+
+
+def parse_namespace(raw: Raw, source: str = "") -> Namespace:
+    ctx = _Ctx(source, raw)
+    meta, _, name = _meta(ctx, raw, namespaced=False)
+    return Namespace(name=name, labels=ctx.str_map(meta.get("labels"), "metadata.labels"))
+
+
+def _pod_level_requests(ctx: _Ctx, spec: Raw) -> ResourceList:
+    res = ctx.mapping(spec.get("resources"), "spec.resources")
+    requests = ctx.resources(res.get("requests"), "spec.resources.requests")
+    for name, amount in ctx.resources(res.get("limits"), "spec.resources.limits").items():
+        requests.setdefault(name, amount)  # as for containers, a pod-level limit alone implies the request
+    return requests

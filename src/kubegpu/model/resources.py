@@ -1,0 +1,64 @@
+"""Resource names and resource lists as integer milli-units (R4.1, R11.2, R11.4).
+
+A ``ResourceList`` maps the exact resource name (``nvidia.com/gpu``, ``nvidia.com/mig-1g.18gb``) to
+milli-units. Helpers here are the only arithmetic on resource lists, so the sidecar/init-container
+rule, quota sums and node accounting all add the same way.
+"""
+
+from __future__ import annotations
+
+ResourceList = dict[str, int]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+NVIDIA_GPU = "nvidia.com/gpu"
+
+NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS, "storage"})
+
+
+def add(a: ResourceList, b: ResourceList) -> ResourceList:
+    out = dict(a)
+    for name, amount in b.items():
+        out[name] = out.get(name, 0) + amount
+    return out
+
+
+def maximum(a: ResourceList, b: ResourceList) -> ResourceList:
+    out = dict(a)
+    for name, amount in b.items():
+        if amount > out.get(name, 0):
+            out[name] = amount
+    return out
+
+
+def is_extended(name: str) -> bool:
+    """``v1helper.IsExtendedResourceName``: a domain-prefixed name outside ``kubernetes.io/`` and not ``requests.``."""
+    if name.startswith("requests.") or "/" not in name:
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def is_hugepages(name: str) -> bool:
+    return name.startswith("hugepages-")
+
+
+def is_scalar(name: str) -> bool:
+    """``schedutil.IsScalarResourceName``: extended, hugepages, prefixed native or attachable volumes."""
+    return (
+        is_extended(name)
+        or is_hugepages(name)
+        or name.startswith("kubernetes.io/")
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def is_gpu(name: str) -> bool:
+    """NVIDIA device-plugin resources: whole, renamed shared (``.shared``) and MIG (``mig-*``) GPUs."""
+    return name.startswith("nvidia.com/gpu") or name.startswith("nvidia.com/mig-")
+
+
+def gpu_requests(resources: ResourceList) -> ResourceList:
+    return {k: v for k, v in resources.items() if is_gpu(k) and v}

@@ -1,0 +1,212 @@
+"""ClusterSnapshot: every object kubegpu reasons about, as one immutable-by-convention value (R2, R11).
+
+Built from ``(source, raw_dict)`` pairs by ``build_snapshot``, whichever source produced them (a
+``kubectl get -o yaml`` dump, a manifest directory, the embedded demo, a live cluster). Objects that
+cannot be parsed become ``InputError`` entries in ``errors`` and the rest still loads; kinds that play
+no part in scheduling are counted in ``ignored`` rather than rejected.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kubegpu.errors import InputError
+from kubegpu.model import parse
+from kubegpu.model.objects import (
+    LimitRange,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ResourceQuota,
+)
+
+# Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
+# carries them, and refusing them would make ordinary dumps unusable.
+IGNORED_KINDS = frozenset(
+    {
+        "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Service", "Endpoints",
+        "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Event", "Ingress", "NetworkPolicy",
+        "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "Role", "RoleBinding", "ClusterRole",
+        "ClusterRoleBinding", "HorizontalPodAutoscaler", "Lease", "RuntimeClass", "ControllerRevision",
+        "CustomResourceDefinition", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class ClusterSnapshot:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    quotas: list[ResourceQuota] = field(default_factory=list)
+    limit_ranges: list[LimitRange] = field(default_factory=list)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
+    description: str = ""
+    raw_objects: list[Mapping[str, Any]] = field(
+        default_factory=list
+    )  # accepted objects as read, for writing back
+
+    def node(self, name: str) -> Node | None:
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def pod(self, key: str) -> Pod | None:
+        return next((p for p in self.pods if p.key == key), None)
+
+    def pods_on(self, node_name: str) -> list[Pod]:
+        return [p for p in self.pods if p.node_name == node_name and not p.is_terminal]
+
+    def pending_pods(self, scheduler_name: str | None = None) -> list[Pod]:
+        return [
+            p
+            for p in self.pods
+            if not p.node_name
+            and not p.is_terminal
+            and not p.deletion_timestamp
+            and (scheduler_name is None or p.scheduler_name == scheduler_name)
+        ]
+
+
+def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """Flatten ``List`` kinds (``kubectl get … -o yaml``) and ``items`` into single objects."""
+    if doc is None:
+        return
+    if not isinstance(doc, Mapping):
+        raise InputError(f"expected a Kubernetes object, got {type(doc).__name__}", source=source)
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise InputError("expected a list", source=source, obj=str(kind), field="items")
+        for item in items:
+            yield from split_documents(item, source)
+        return
+    yield source, doc
+
+
+_PARSERS = {
+    "Node": parse.parse_node,
+    "ResourceQuota": parse.parse_resource_quota,
+    "LimitRange": parse.parse_limit_range,
+    "PodDisruptionBudget": parse.parse_pdb,
+    "Namespace": parse.parse_namespace,
+}
+
+
+def build_snapshot(
+    objects: Iterable[tuple[str, Mapping[str, Any]]], description: str = ""
+) -> ClusterSnapshot:
+    """Parse every object; bad ones become errors, the rest load. Pods are parsed last so that
+    ``priorityClassName`` resolves against the PriorityClasses of the same snapshot."""
+    snap = ClusterSnapshot(description=description)
+    raw_pods: list[tuple[str, Mapping[str, Any]]] = []
+    for source, raw in objects:
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or not kind:
+            snap.errors.append(
+                InputError("object has no kind", source=source, obj=parse.describe(raw), field="kind")
+            )
+            continue
+        try:
+            if kind == "Pod":
+                raw_pods.append((source, raw))
+            elif kind == "PriorityClass":
+                pc = parse.parse_priority_class(raw, source)
+                snap.priority_classes[pc.name] = pc
+            elif kind in _PARSERS:
+                _store(snap, _PARSERS[kind](raw, source))
+            elif kind in IGNORED_KINDS:
+                snap.ignored[kind] += 1
+                continue
+            else:
+                raise InputError(
+                    f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
+                    "PodDisruptionBudget, Namespace and their List forms)",
+                    source=source,
+                    obj=parse.describe(raw),
+                    field="kind",
+                )
+            if kind != "Pod":
+                snap.raw_objects.append(raw)
+        except InputError as exc:
+            snap.errors.append(exc)
+    for source, raw in raw_pods:
+        try:
+            snap.pods.append(parse.parse_pod(raw, source, snap.priority_classes))
+            snap.raw_objects.append(raw)
+        except InputError as exc:
+            snap.errors.append(exc)
+    _reject_duplicates(snap)
+    snap.pdbs = [_with_disruptions_allowed(pdb, snap.pods) for pdb in snap.pdbs]
+    return snap
+
+
+def _store(snap: ClusterSnapshot, obj: object) -> None:
+    if isinstance(obj, Node):
+        snap.nodes.append(obj)
+    elif isinstance(obj, ResourceQuota):
+        snap.quotas.append(obj)
+    elif isinstance(obj, LimitRange):
+        snap.limit_ranges.append(obj)
+    elif isinstance(obj, PodDisruptionBudget):
+        snap.pdbs.append(obj)
+    elif isinstance(obj, Namespace):
+        snap.namespaces.append(obj)
+
+
+def _reject_duplicates(snap: ClusterSnapshot) -> None:
+    """The same object twice (two dumps overlapping) keeps the first copy and reports the second."""
+    seen_nodes: set[str] = set()
+    nodes = []
+    for n in snap.nodes:
+        if n.name in seen_nodes:
+            snap.errors.append(
+                InputError("duplicate object; the first copy was kept", source=n.source, obj=f"Node {n.name}")
+            )
+            continue
+        seen_nodes.add(n.name)
+        nodes.append(n)
+    snap.nodes = nodes
+    seen_pods: set[str] = set()
+    pods = []
+    for p in snap.pods:
+        if p.key in seen_pods:
+            snap.errors.append(
+                InputError("duplicate object; the first copy was kept", source=p.source, obj=f"Pod {p.key}")
+            )
+            continue
+        seen_pods.add(p.key)
+        pods.append(p)
+    snap.pods = pods
+
+
+def _with_disruptions_allowed(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruptionBudget:
+    """Manifests carry no ``status.disruptionsAllowed``; derive it as the disruption controller would
+    from the healthy (running, assigned) pods it selects, so preemption can respect the budget."""
+    if pdb.disruptions_allowed is not None:
+        return pdb
+    selected = [p for p in pods if pdb.selects(p) and not p.is_terminal]
+    healthy = sum(1 for p in selected if p.node_name and p.phase == "Running")
+    expected = len(selected)
+
+    def resolve(v: str | int) -> int:
+        if isinstance(v, str) and v.endswith("%"):
+            return math.ceil(expected * int(v[:-1]) / 100)
+        return int(v)
+
+    if pdb.min_available is not None:
+        allowed = healthy - resolve(pdb.min_available)
+    elif pdb.max_unavailable is not None:
+        allowed = resolve(pdb.max_unavailable) - (expected - healthy)
+    else:
+        allowed = 0
+    return replace(pdb, disruptions_allowed=max(allowed, 0))

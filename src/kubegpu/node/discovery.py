@@ -1,0 +1,204 @@
+"""Where a node's inventory comes from: NVML on the host, or a recorded reading (R2.2, R3.1).
+
+Both backends produce the same *reading* (the JSON format described in ``kubegpu.devices.inventory``)
+and parse it with the same function, so a recorded node and a live one cannot drift apart: ``node
+discover -o json`` on a GPU host writes a file that ``--backend recorded`` reads back unchanged.
+
+``pynvml`` (nvidia-ml-py) is imported only inside ``NvmlBackend.reading()``: CI machines have no driver,
+and importing ``kubegpu.node`` must not need ``libnvidia-ml.so``. Every NVML query that fails is
+recorded as ``"ERR:<error class>:<message>"`` instead of aborting the reading, because a node with one
+unsupported query (NUMA on a VM, NVLink on PCIe cards) is still a node to inventory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from kubegpu.devices import NodeInventory, load_reading, parse_reading
+
+# Profile ids NVML defines for GPU-instance profiles (NVML_GPU_INSTANCE_PROFILE_1_SLICE .. _COUNT-1).
+GI_PROFILE_IDS = range(16)
+
+
+class DiscoveryBackend(Protocol):
+    """A source of node inventories. ``inventory()`` reads the node anew on every call."""
+
+    def inventory(self) -> NodeInventory: ...
+
+
+class RecordedBackend:
+    """A node read from a recorded reading file (fixture format)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def inventory(self) -> NodeInventory:
+        return load_reading(self.path)
+
+
+class NvmlBackend:
+    """The node this process runs on, read through NVML (read-only queries only)."""
+
+    def inventory(self) -> NodeInventory:
+        return parse_reading(self.reading(), source="nvml")
+
+    def reading(self) -> dict[str, object]:
+        """One reading of every GPU; raises ``NvmlUnavailable`` when NVML cannot be loaded or initialised."""
+        nvml = load_pynvml()
+        try:
+            nvml.nvmlInit()
+        except nvml.NVMLError as exc:
+            raise NvmlUnavailable(f"NVML init failed: {exc}") from exc
+        try:
+            count = nvml.nvmlDeviceGetCount()
+            handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+            devices = [_device(nvml, i, h, handles) for i, h in enumerate(handles)]
+            return {
+                "driver": text_of(nvml.nvmlSystemGetDriverVersion()),
+                "nvml": text_of(nvml.nvmlSystemGetNVMLVersion()),
+                "cuda_driver": nvml.nvmlSystemGetCudaDriverVersion(),
+                "devices": devices,
+            }
+        finally:
+            nvml.nvmlShutdown()
+
+
+class NvmlUnavailable(RuntimeError):
+    """NVML could not be loaded or initialised on this host (no driver, no GPU, no permission)."""
+
+
+def load_pynvml() -> Any:
+    """Import pynvml lazily; its absence is reported as ``NvmlUnavailable``, not ImportError."""
+    try:
+        import pynvml
+    except ImportError as exc:
+        raise NvmlUnavailable("nvidia-ml-py (pynvml) is not installed") from exc
+    return pynvml
+
+
+def _device(nvml: Any, index: int, h: Any, handles: list[Any]) -> dict[str, object]:
+    def q(fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except nvml.NVMLError as exc:
+            return f"ERR:{type(exc).__name__}:{exc}"
+
+    mem = nvml.nvmlDeviceGetMemoryInfo(h)
+    util = q(nvml.nvmlDeviceGetUtilizationRates, h)
+    mig_mode = q(nvml.nvmlDeviceGetMigMode, h)
+    max_mig = q(nvml.nvmlDeviceGetMaxMigDeviceCount, h)
+    out: dict[str, object] = {
+        "index": index,
+        "name": text_of(nvml.nvmlDeviceGetName(h)),
+        "uuid": text_of(nvml.nvmlDeviceGetUUID(h)),
+        "serial": text_of(q(nvml.nvmlDeviceGetSerial, h)),
+        "memory": {"total": mem.total, "used": mem.used, "free": mem.free},
+        "pci_bus_id": text_of(nvml.nvmlDeviceGetPciInfo(h).busId),
+        "arch": q(nvml.nvmlDeviceGetArchitecture, h),
+        "cuda_cc": list(nvml.nvmlDeviceGetCudaComputeCapability(h)),
+        "brand": q(nvml.nvmlDeviceGetBrand, h),
+        "mig_mode": list(mig_mode) if isinstance(mig_mode, list | tuple) else mig_mode,
+        "max_mig": max_mig,
+        "numa": q(nvml.nvmlDeviceGetNumaNodeId, h),
+        "minor": q(nvml.nvmlDeviceGetMinorNumber, h),
+        "temp": q(nvml.nvmlDeviceGetTemperature, h, nvml.NVML_TEMPERATURE_GPU),
+        "power_mw": q(nvml.nvmlDeviceGetPowerUsage, h),
+        "power_limit_mw": q(nvml.nvmlDeviceGetPowerManagementLimit, h),
+        "util": util if isinstance(util, str) else {"gpu": util.gpu, "memory": util.memory},
+        "compute_mode": q(nvml.nvmlDeviceGetComputeMode, h),
+        "persistence": q(nvml.nvmlDeviceGetPersistenceMode, h),
+        "ecc": _listify(q(nvml.nvmlDeviceGetEccMode, h)),
+        "clocks": {
+            "sm": q(nvml.nvmlDeviceGetClockInfo, h, nvml.NVML_CLOCK_SM),
+            "mem": q(nvml.nvmlDeviceGetClockInfo, h, nvml.NVML_CLOCK_MEM),
+        },
+        "nvlink": _nvlinks(nvml, h, q),
+        "p2p": [
+            {"peer": j, "level": level}
+            for j, other in enumerate(handles)
+            if j != index and isinstance(level := q(nvml.nvmlDeviceGetTopologyCommonAncestor, h, other), int)
+        ],
+        "gi_profiles": [_gi_profile(nvml, h, p, q) for p in GI_PROFILE_IDS],
+        "mig_devices": _mig_devices(nvml, h, mig_mode, max_mig, q),
+        "procs": [
+            {"pid": p.pid, "used_memory": p.usedGpuMemory}
+            for p in _listify(q(nvml.nvmlDeviceGetComputeRunningProcesses, h))
+            if not isinstance(p, str)
+        ],
+    }
+    # A minor number we could not read is "not recorded", not an error string in an integer field.
+    if not isinstance(out["minor"], int):
+        del out["minor"]
+    return out
+
+
+def _nvlinks(nvml: Any, h: Any, q: Callable[..., Any]) -> list[dict[str, object]]:
+    links: list[dict[str, object]] = []
+    for link in range(nvml.NVML_NVLINK_MAX_LINKS):
+        # go-gpuallocator's walk: skip links whose state is unsupported; count only enabled ones.
+        if q(nvml.nvmlDeviceGetNvLinkState, h, link) != nvml.NVML_FEATURE_ENABLED:
+            continue
+        remote = q(nvml.nvmlDeviceGetNvLinkRemotePciInfo, h, link)
+        if isinstance(remote, str):
+            continue
+        kind = q(nvml.nvmlDeviceGetNvLinkRemoteDeviceType, h, link)
+        links.append(
+            {
+                "link": link,
+                "remote_pci_bus_id": text_of(remote.busId),
+                "remote_type": kind if isinstance(kind, int) else 0xFF,
+            }
+        )
+    return links
+
+
+def _gi_profile(nvml: Any, h: Any, profile: int, q: Callable[..., Any]) -> dict[str, object]:
+    info = q(nvml.nvmlDeviceGetGpuInstanceProfileInfo, h, profile)
+    if isinstance(info, str):
+        return {"profile": profile, "err": info}
+    return {
+        "profile": profile,
+        "id": info.id,
+        "slices": info.sliceCount,
+        "instances": info.instanceCount,
+        "memMiB": info.memorySizeMB,
+        "copyEngines": info.copyEngineCount,
+        "decoders": info.decoderCount,
+        "name": text_of(info.name),
+    }
+
+
+def _mig_devices(
+    nvml: Any, h: Any, mig_mode: Any, max_mig: Any, q: Callable[..., Any]
+) -> list[dict[str, object]]:
+    if isinstance(mig_mode, str) or not mig_mode or mig_mode[0] != 1 or not isinstance(max_mig, int):
+        return []
+    out: list[dict[str, object]] = []
+    for i in range(max_mig):
+        m = q(nvml.nvmlDeviceGetMigDeviceHandleByIndex, h, i)
+        if isinstance(m, str):
+            continue  # slot i holds no MIG device
+        name = text_of(nvml.nvmlDeviceGetName(m))
+        out.append(
+            {
+                "index": i,
+                "uuid": text_of(nvml.nvmlDeviceGetUUID(m)),
+                # NVML names a MIG device "<GPU name> MIG <profile>"; the profile is the resource suffix.
+                "profile": name.rsplit("MIG ", 1)[-1],
+                "gi_id": nvml.nvmlDeviceGetGpuInstanceId(m),
+                "ci_id": nvml.nvmlDeviceGetComputeInstanceId(m),
+                "memory_total": nvml.nvmlDeviceGetMemoryInfo(m).total,
+            }
+        )
+    return out
+
+
+def text_of(value: object) -> str:
+    # Older nvidia-ml-py releases return bytes where newer ones return str.
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _listify(value: Any) -> Any:
+    return list(value) if isinstance(value, list | tuple) else value

@@ -1,0 +1,327 @@
+"""The kubelet device plugin (API v1beta1) for one extended resource, over gRPC on a unix socket (R3, R6).
+
+One ``DevicePluginServer`` serves one resource of ``kubegpu.devices.plan_resources`` (``nvidia.com/gpu``,
+``nvidia.com/gpu.shared`` or ``nvidia.com/mig-<profile>``) on ``<socket dir>/nvidia-<name>.sock`` and
+registers it with kubelet's ``Registration`` service on ``<socket dir>/kubelet.sock``, as the NVIDIA
+device plugin does; ``serve_until`` serves and registers again whenever kubelet restarts. The RPCs,
+with the upstream behaviour each mirrors:
+
+* ``GetDevicePluginOptions``: ``get_preferred_allocation_available=true``, no PreStartContainer needed.
+* ``ListAndWatch``: the full device list at once, then a new full list after every health change.
+* ``GetPreferredAllocation``: whole GPUs by ``devices.preferred_allocation`` (NVLink, PCIe, NUMA);
+  time-sliced replicas by ``devices.distributed_allocation``; MIG devices in advertised order.
+* ``Allocate``: ``NVIDIA_VISIBLE_DEVICES`` with the devices' UUIDs (or indexes under
+  ``deviceIDStrategy: index``) for ``deviceListStrategy: envvar``, CDI names ``nvidia.com/gpu=<id>`` for
+  ``cdi-cri``; replica ids collapse to their GPU. Errors use the NVIDIA plugin's texts: "request for
+  '<resource>: <n>' too large: maximum request size for shared resources is 1" under
+  ``failRequestsGreaterThanOne``, and "invalid allocation request for '<resource>': unknown device: <id>".
+* ``PreStartContainer``: nothing to do (an empty response).
+
+The device choice and every other rule live in ``kubegpu.devices``; this module only moves messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+from kubegpu.devices import (
+    AdvertisedDevice,
+    DeviceIdStrategy,
+    DeviceListStrategy,
+    NodeInventory,
+    PluginConfig,
+    ResourcePlan,
+    apply_health_event,
+    cdi_device_name,
+    distributed_allocation,
+    plan_resources,
+    preferred_allocation,
+    strip_annotation,
+    topology_from_inventory,
+)
+from kubegpu.devices.health import HealthEvent
+from kubegpu.devices.sharing import GPU_RESOURCE
+from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH, KUBELET_SOCKET, VERSION
+from kubegpu.node.v1beta1 import api_pb2 as pb
+from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
+
+log = logging.getLogger(__name__)
+
+ENV_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+
+
+class AllocationError(Exception):
+    """A request the plugin refuses; its text is what kubelet shows in UnexpectedAdmissionError."""
+
+
+def endpoint_name(resource: str) -> str:
+    """Socket file name for a resource: ``nvidia.com/gpu`` → ``nvidia-gpu.sock``."""
+    return f"nvidia-{resource.split('/', 1)[-1]}.sock"
+
+
+class PluginState:
+    """The inventory one plugin serves from, and a condition that wakes ListAndWatch on every change."""
+
+    def __init__(
+        self, inventory: NodeInventory, config: PluginConfig, base_name: str, disable_healthchecks: str = ""
+    ) -> None:
+        self.config = config
+        self.base_name = base_name
+        self.disable_healthchecks = disable_healthchecks
+        self.topology = topology_from_inventory(inventory)
+        self._inventory = inventory
+        self._generation = 0
+        self._stopped = False
+        self._cond = threading.Condition()
+
+    @property
+    def plan(self) -> ResourcePlan:
+        with self._cond:
+            return self._plan_of(self._inventory)
+
+    def _plan_of(self, inventory: NodeInventory) -> ResourcePlan:
+        for plan in plan_resources(inventory, self.config):
+            if plan.base_name == self.base_name:
+                return plan
+        return ResourcePlan(name=self.base_name, base_name=self.base_name, devices=())
+
+    def report(self, event: HealthEvent) -> bool:
+        """Apply a health event; True (and ListAndWatch sends a new list) when it changed a device."""
+        with self._cond:
+            updated = apply_health_event(self._inventory, event, self.disable_healthchecks)
+            if updated == self._inventory:
+                return False
+            log.warning(
+                "%s: %s on %s marks devices Unhealthy", self.base_name, event.reason, event.uuid or "all"
+            )
+            self._inventory = updated
+            self._generation += 1
+            self._cond.notify_all()
+            return True
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def wait_change(self, seen: int, timeout: float) -> tuple[int, ResourcePlan] | None:
+        """Block until the generation differs from ``seen``; None when stopped or on timeout."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopped or self._generation != seen, timeout=timeout)
+            if self._stopped or self._generation == seen:
+                return None
+            return self._generation, self._plan_of(self._inventory)
+
+    @property
+    def stopped(self) -> bool:
+        with self._cond:
+            return self._stopped
+
+
+def preferred_for(state: PluginState, available: list[str], must: list[str], size: int) -> list[str]:
+    """The device ids to suggest to kubelet for one container."""
+    plan = state.plan
+    if plan.shared:
+        return distributed_allocation(available, must, size, plan.replicas_per_gpu())
+    if any(d.mig_index is not None for d in plan.devices):
+        # MIG devices of one profile are interchangeable; keep kubelet's must-include ones first.
+        rest = [d for d in available if d not in must]
+        return [*must, *rest][:size] if len(must) + len(rest) >= size else []
+    return preferred_allocation(available, must, size, state.topology)
+
+
+def container_response(state: PluginState, ids: list[str]) -> pb.ContainerAllocateResponse:
+    """What kubelet injects for one container's device ids; raises ``AllocationError``."""
+    plan = state.plan
+    if plan.fail_requests_greater_than_one and len(ids) > 1:
+        raise AllocationError(
+            f"request for '{plan.name}: {len(ids)}' too large: maximum request size for shared resources is 1"
+        )
+    by_id = {d.id: d for d in plan.devices}
+    for i in ids:
+        if i not in by_id:
+            raise AllocationError(f"invalid allocation request for '{plan.name}': unknown device: {i}")
+    visible: list[str] = []
+    for d in (by_id[i] for i in ids):
+        if state.config.device_id_strategy is DeviceIdStrategy.INDEX:
+            name = str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}"
+        else:
+            name = strip_annotation(d.id)
+        if name not in visible:
+            visible.append(name)
+    response = pb.ContainerAllocateResponse()
+    if DeviceListStrategy.ENVVAR in state.config.device_list_strategy:
+        response.envs[ENV_VISIBLE_DEVICES] = ",".join(visible)
+    if DeviceListStrategy.CDI_CRI in state.config.device_list_strategy:
+        response.cdi_devices.extend(pb.CDIDevice(name=cdi_device_name(v)) for v in visible)
+    return response
+
+
+class DevicePluginServicer(pb_grpc.DevicePluginServicer):
+    """The v1beta1 ``DevicePlugin`` service over one ``PluginState``."""
+
+    def __init__(self, state: PluginState, poll_seconds: float = 1.0) -> None:
+        self.state = state
+        self.poll_seconds = poll_seconds
+
+    def GetDevicePluginOptions(
+        self, request: pb.Empty, context: grpc.ServicerContext
+    ) -> pb.DevicePluginOptions:
+        return pb.DevicePluginOptions(pre_start_required=False, get_preferred_allocation_available=True)
+
+    def ListAndWatch(
+        self, request: pb.Empty, context: grpc.ServicerContext
+    ) -> Iterator[pb.ListAndWatchResponse]:
+        seen = -1
+        while not self.state.stopped and context.is_active():
+            # Polling with a timeout lets the stream end when kubelet hangs up, not only on a change.
+            change = self.state.wait_change(seen, self.poll_seconds)
+            if change is None:
+                continue
+            seen, plan = change
+            yield pb.ListAndWatchResponse(devices=[_device_message(d) for d in plan.devices])
+
+    def GetPreferredAllocation(
+        self, request: pb.PreferredAllocationRequest, context: grpc.ServicerContext
+    ) -> pb.PreferredAllocationResponse:
+        response = pb.PreferredAllocationResponse()
+        for req in request.container_requests:
+            try:
+                ids = preferred_for(
+                    self.state,
+                    list(req.available_deviceIDs),
+                    list(req.must_include_deviceIDs),
+                    req.allocation_size,
+                )
+            except KeyError as exc:
+                context.abort(grpc.StatusCode.UNKNOWN, f"unknown device: {exc.args[0]}")
+            response.container_responses.add(deviceIDs=ids)
+        return response
+
+    def Allocate(self, request: pb.AllocateRequest, context: grpc.ServicerContext) -> pb.AllocateResponse:
+        response = pb.AllocateResponse()
+        for req in request.container_requests:
+            try:
+                response.container_responses.append(container_response(self.state, list(req.devices_ids)))
+            except AllocationError as exc:
+                # Go's plugin returns a plain error, which gRPC delivers as code Unknown.
+                context.abort(grpc.StatusCode.UNKNOWN, str(exc))
+        return response
+
+    def PreStartContainer(
+        self, request: pb.PreStartContainerRequest, context: grpc.ServicerContext
+    ) -> pb.PreStartContainerResponse:
+        return pb.PreStartContainerResponse()
+
+
+def _device_message(d: AdvertisedDevice) -> pb.Device:
+    msg = pb.Device(ID=d.id, health=str(d.health))
+    if d.numa_node is not None:
+        msg.topology.nodes.add(ID=d.numa_node)
+    return msg
+
+
+class DevicePluginServer:
+    """Serve one resource on a unix socket and register it with kubelet."""
+
+    def __init__(
+        self,
+        inventory: NodeInventory,
+        config: PluginConfig,
+        base_name: str = GPU_RESOURCE,
+        socket_dir: Path = DEVICE_PLUGIN_PATH,
+        disable_healthchecks: str = "",
+        poll_seconds: float = 1.0,
+    ) -> None:
+        self.state = PluginState(inventory, config, base_name, disable_healthchecks)
+        self.resource_name = self.state.plan.name
+        self.socket_dir = socket_dir
+        self.endpoint = endpoint_name(self.resource_name)
+        self._poll_seconds = poll_seconds
+        self._server: grpc.Server | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket_dir / self.endpoint
+
+    def start(self) -> None:
+        # A socket left by a previous run would make bind fail; kubelet expects the plugin to replace it.
+        self.socket_path.unlink(missing_ok=True)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+        # Generated gRPC code carries no annotations; the messages it moves are typed (api_pb2.pyi).
+        pb_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
+            DevicePluginServicer(self.state, self._poll_seconds), server
+        )
+        server.add_insecure_port(f"unix://{self.socket_path}")
+        server.start()
+        self._server = server
+
+    def register(self, timeout: float = 5.0) -> None:
+        """Call kubelet's ``Registration.Register`` for this resource; ``grpc.RpcError`` on refusal."""
+        with grpc.insecure_channel(f"unix://{self.socket_dir / KUBELET_SOCKET}") as channel:
+            pb_grpc.RegistrationStub(channel).Register(  # type: ignore[no-untyped-call]
+                pb.RegisterRequest(
+                    version=VERSION,
+                    endpoint=self.endpoint,
+                    resource_name=self.resource_name,
+                    options=pb.DevicePluginOptions(get_preferred_allocation_available=True),
+                ),
+                timeout=timeout,
+            )
+
+    def report(self, event: HealthEvent) -> bool:
+        return self.state.report(event)
+
+    def restart(self) -> None:
+        """Serve on a fresh socket and register again (kubelet wipes plugin sockets when it restarts)."""
+        if self._server is not None:
+            self._server.stop(grace=None).wait()
+        self.start()
+        self.register()
+
+    def stop(self) -> None:
+        self.state.stop()
+        if self._server is not None:
+            self._server.stop(grace=None).wait()
+            self._server = None
+        self.socket_path.unlink(missing_ok=True)
+
+
+def kubelet_socket_identity(socket_dir: Path) -> tuple[int, int] | None:
+    """Inode and change time of kubelet.sock: a new value means kubelet restarted; None while it is absent."""
+    try:
+        st = (socket_dir / KUBELET_SOCKET).stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_ctime_ns
+
+
+def serve_until(
+    servers: list[DevicePluginServer], socket_dir: Path, done: threading.Event, poll_seconds: float = 1.0
+) -> None:
+    """Keep ``servers`` registered until ``done`` is set.
+
+    When kubelet restarts it recreates ``kubelet.sock`` and forgets every plugin; the NVIDIA plugin
+    watches the directory and restarts its servers. kubegpu polls the socket's identity instead of
+    using inotify (no extra dependency) and re-serves and re-registers each resource when it changes.
+    """
+    seen = kubelet_socket_identity(socket_dir)
+    while not done.wait(poll_seconds):
+        now = kubelet_socket_identity(socket_dir)
+        if now is None or now == seen:
+            continue
+        log.warning("kubelet.sock was recreated: kubelet restarted; registering again")
+        try:
+            for server in servers:
+                server.restart()
+        except grpc.RpcError as exc:
+            # The new kubelet may not answer yet; the identity stays unseen, so the next poll retries.
+            log.warning("registration after kubelet restart failed, retrying: %s", exc)
+            continue
+        seen = now

@@ -1,0 +1,6 @@
+"""The one scheduling core: kube-scheduler's framework and in-tree plugins, reproduced (R4, R5, R9, R11).
+
+``explain``, ``schedule``, ``diagnose``, the simulator and the live scheduler all run pods through
+``kubegpu.scheduler.schedule_one``; no other package decides feasibility. Must not import ``kubernetes``,
+``grpc``, ``pynvml``, ``click`` or ``rich``.
+"""

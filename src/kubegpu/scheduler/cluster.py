@@ -1,0 +1,213 @@
+"""ClusterState: the scheduler's mutable, columnar view of nodes and the pods placed on them.
+
+Upstream keeps a ``NodeInfo`` per node (requested, non-zero requested, pods, used ports, generation).
+kubegpu keeps the same facts as numpy columns — ``allocatable[N, R]``, ``requested[N, R]`` in integer
+milli-units — so filters and scores run over thousands of nodes in a few array operations, and keeps a
+per-node ``generation`` so cached per-equivalence-class filter results recompute only the nodes that
+changed. Every change goes through ``add_pod`` / ``remove_pod``, journalled, so dry runs (preemption,
+gangs, plans) roll back exactly instead of copying the cluster.
+
+Node order follows the scheduler cache's node tree: nodes interleaved round-robin across zones
+(``topology.kubernetes.io/zone``), in the order zones and nodes were first seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.model.objects import HostPort, Node, Pod, PodKey, Taint
+from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+IntArray = npt.NDArray[np.int64]
+
+
+def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
+    """Upstream ``nodeTree.list()``: one node from each zone in turn until every zone is exhausted."""
+    zones: dict[str, list[Node]] = {}
+    for n in nodes:
+        zones.setdefault(n.labels.get(ZONE_LABEL, ""), []).append(n)
+    if len(zones) <= 1:
+        return list(nodes)
+    ordered: list[Node] = []
+    depth = 0
+    while len(ordered) < len(nodes):
+        for members in zones.values():
+            if depth < len(members):
+                ordered.append(members[depth])
+        depth += 1
+    return ordered
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """One row of the cluster state, read by scalar (reference) plugin methods and by ``explain``."""
+
+    cluster: ClusterState
+    idx: int
+
+    @property
+    def node(self) -> Node:
+        return self.cluster.nodes[self.idx]
+
+    @property
+    def name(self) -> str:
+        return self.cluster.nodes[self.idx].name
+
+    def allocatable(self, resource: str) -> int:
+        col = self.cluster.col.get(resource)
+        return 0 if col is None else int(self.cluster.allocatable[self.idx, col])
+
+    def requested(self, resource: str) -> int:
+        col = self.cluster.col.get(resource)
+        return 0 if col is None else int(self.cluster.requested[self.idx, col])
+
+    def free(self, resource: str) -> int:
+        return self.allocatable(resource) - self.requested(resource)
+
+    @property
+    def pods(self) -> list[Pod]:
+        return list(self.cluster.pods_on[self.idx].values())
+
+    @property
+    def pod_count(self) -> int:
+        return int(self.cluster.pod_count[self.idx])
+
+    @property
+    def host_ports(self) -> list[HostPort]:
+        return [hp for p in self.cluster.pods_on[self.idx].values() for hp in p.host_ports]
+
+
+class ClusterState:
+    """Nodes (fixed rows) and assigned pods (mutable), with a journal for exact rollback."""
+
+    def __init__(self, nodes: Sequence[Node], pods: Iterable[Pod] = ()) -> None:
+        self.nodes: list[Node] = node_tree_order(nodes)
+        self.index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
+        n = len(self.nodes)
+        names = set(FIRST_COLUMNS)
+        for node in self.nodes:
+            names.update(node.allocatable)
+        self.resources: list[str] = list(FIRST_COLUMNS) + sorted(names - set(FIRST_COLUMNS))
+        self.col: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        self.allocatable: IntArray = np.zeros((n, len(self.resources)), dtype=np.int64)
+        for i, node in enumerate(self.nodes):
+            for r, amount in node.allocatable.items():
+                self.allocatable[i, self.col[r]] = amount
+        self.requested: IntArray = np.zeros_like(self.allocatable)
+        self.nonzero_cpu: IntArray = np.zeros(n, dtype=np.int64)
+        self.nonzero_memory: IntArray = np.zeros(n, dtype=np.int64)
+        self.pod_count: IntArray = np.zeros(n, dtype=np.int64)
+        self.max_pods: IntArray = self.allocatable[:, self.col[PODS]] // 1000
+        self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
+        self.taint_sets: list[tuple[Taint, ...]] = []
+        taint_ids: dict[tuple[Taint, ...], int] = {}
+        self.taint_set_id = np.zeros(n, dtype=np.int32)
+        for i, node in enumerate(self.nodes):
+            self.taint_set_id[i] = taint_ids.setdefault(node.taints, len(taint_ids))
+        self.taint_sets = list(taint_ids)
+        self.pods_on: list[dict[PodKey, Pod]] = [{} for _ in range(n)]
+        self.placement: dict[PodKey, int] = {}
+        self.generation: IntArray = np.zeros(n, dtype=np.int64)
+        self.clock = 0
+        self.journal: list[tuple[str, Pod, int]] = []
+        self._label_columns: dict[str, tuple[npt.NDArray[np.int32], list[str]]] = {}
+        self.orphans: list[Pod] = []  # assigned to a node the snapshot does not hold
+        for pod in pods:
+            if pod.node_name and not pod.is_terminal:
+                idx = self.index.get(pod.node_name)
+                if idx is None:
+                    self.orphans.append(pod)
+                else:
+                    self.add_pod(pod, idx)
+        self.journal.clear()
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def view(self, idx: int) -> NodeView:
+        return NodeView(self, idx)
+
+    def column(self, resource: str) -> int:
+        """The column of ``resource``, adding a zero column for a name no node advertises."""
+        col = self.col.get(resource)
+        if col is None:
+            col = len(self.resources)
+            self.resources.append(resource)
+            self.col[resource] = col
+            pad = np.zeros((len(self.nodes), 1), dtype=np.int64)
+            self.allocatable = np.hstack([self.allocatable, pad])
+            self.requested = np.hstack([self.requested, pad])
+        return col
+
+    def request_vector(self, requests: dict[str, int]) -> tuple[npt.NDArray[np.intp], IntArray]:
+        cols = np.array([self.column(r) for r in requests], dtype=np.intp)
+        return cols, np.array(list(requests.values()), dtype=np.int64)
+
+    def label_column(self, key: str) -> tuple[npt.NDArray[np.int32], list[str]]:
+        """Node label ``key`` as value ids per node (-1 where absent) plus the id → value table."""
+        cached = self._label_columns.get(key)
+        if cached is None:
+            values: dict[str, int] = {}
+            ids = np.array(
+                [
+                    values.setdefault(node.labels[key], len(values)) if key in node.labels else -1
+                    for node in self.nodes
+                ],
+                dtype=np.int32,
+            )
+            cached = (ids, list(values))
+            self._label_columns[key] = cached
+        return cached
+
+    def _touch(self, idx: int) -> None:
+        self.clock += 1
+        self.generation[idx] = self.clock
+
+    def add_pod(self, pod: Pod, idx: int) -> None:
+        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``); journalled."""
+        for r, amount in pod.requests.items():
+            col = self.column(r)  # may widen the arrays: index them only afterwards
+            self.requested[idx, col] += amount
+        nz = pod.non_zero_requests
+        self.nonzero_cpu[idx] += nz.get(CPU, 0)
+        self.nonzero_memory[idx] += nz.get(MEMORY, 0)
+        self.pod_count[idx] += 1
+        self.pods_on[idx][pod.key] = pod
+        self.placement[pod.key] = idx
+        self.journal.append(("add", pod, idx))
+        self._touch(idx)
+
+    def remove_pod(self, pod: Pod) -> int:
+        """Release ``pod`` from its node (upstream ``NodeInfo.RemovePod``); returns the node index."""
+        idx = self.placement.pop(pod.key)
+        pod = self.pods_on[idx].pop(pod.key)
+        for r, amount in pod.requests.items():
+            self.requested[idx, self.col[r]] -= amount
+        nz = pod.non_zero_requests
+        self.nonzero_cpu[idx] -= nz.get(CPU, 0)
+        self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
+        self.pod_count[idx] -= 1
+        self.journal.append(("remove", pod, idx))
+        self._touch(idx)
+        return idx
+
+    def mark(self) -> int:
+        """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""
+        return len(self.journal)
+
+    def rollback(self, mark: int) -> None:
+        """Undo every change after ``mark``, newest first; the arrays end bit-for-bit as they were."""
+        while len(self.journal) > mark:
+            op, pod, idx = self.journal.pop()
+            if op == "add":
+                self.remove_pod(pod)
+            else:
+                self.add_pod(pod, idx)
+            self.journal.pop()

@@ -1,0 +1,405 @@
+"""The scheduling framework: extension-point contracts, the profile, and the runtime that drives plugins.
+
+Mirrors kube-scheduler 1.34 ``framework/interface.go`` and ``framework/runtime``: PreFilter → Filter →
+PostFilter → PreScore → Score → NormalizeScore → Reserve → Permit → Bind, with a per-cycle
+``CycleState``. Each contract below says what a plugin receives, which codes it may return and what the
+framework then does.
+
+Hot path: a Filter plugin may also implement ``filter_batch`` (same answers for many nodes at once, held
+equal to the scalar method by property tests) and ``sign`` (its part of the pod's equivalence class);
+a Score plugin may implement ``score_batch``. Reasons travel as interned ids and become strings only
+when a message is formatted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod, PodDisruptionBudget
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.status import Code, Status
+
+MAX_NODE_SCORE = 100
+Rows = npt.NDArray[np.intp]
+Scores = npt.NDArray[np.int64]
+Codes = npt.NDArray[np.int8]
+ReasonIds = npt.NDArray[np.int32]
+
+
+class CycleState:
+    """Data plugins share within one scheduling cycle (upstream ``CycleState``); keys are plugin-owned."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str) -> Any:
+        return self._data[key]
+
+    def get(self, key: str) -> Any:
+        return self._data.get(key)
+
+
+class ReasonTable:
+    """Interns reason tuples so the hot path carries small integers; id 0 is "no reason" (success)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, ...], int] = {(): 0}
+        self._reasons: list[tuple[str, ...]] = [()]
+
+    def intern(self, reasons: tuple[str, ...]) -> int:
+        rid = self._ids.get(reasons)
+        if rid is None:
+            rid = len(self._reasons)
+            self._ids[reasons] = rid
+            self._reasons.append(reasons)
+        return rid
+
+    def reasons(self, rid: int) -> tuple[str, ...]:
+        return self._reasons[rid]
+
+
+@dataclass
+class Handle:
+    """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small)."""
+
+    reasons: ReasonTable
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    framework: Framework | None = None
+    cluster: ClusterState | None = None
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    """PreFilter: computes per-pod state once per cycle. Returns ``(node_names, status)``:
+    ``node_names`` (a set) narrows the nodes to evaluate, ``None`` means all nodes. Status SUCCESS
+    continues; SKIP means this plugin's Filter is not run for the pod; UNSCHEDULABLE(_AND_UNRESOLVABLE)
+    ends the cycle with the status applied to every node; ERROR aborts."""
+
+    name: ClassVar[str]
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterState
+    ) -> tuple[frozenset[str] | None, Status]: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    """Filter: may this node run the pod? SUCCESS, UNSCHEDULABLE (preemption may help),
+    UNSCHEDULABLE_AND_UNRESOLVABLE (it cannot), ERROR (aborts the cycle). The first non-success per node
+    is the node's status; later plugins are not asked about that node. Read only ``node``: during
+    preemption it reflects a what-if state."""
+
+    name: ClassVar[str]
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """Optional fast path: ``filter_batch`` returns (codes, reason ids) for ``rows``, equal to ``filter``."""
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds]: ...
+
+
+@runtime_checkable
+class SignPlugin(Protocol):
+    """Upstream ``SignPlugin``: ``sign`` returns the pod fields the plugin's Filter reads (its part of the
+    pod's equivalence class), or None when the pod must be evaluated fresh."""
+
+    def sign(self, pod: Pod) -> Hashable | None: ...
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """What a PostFilter plugin did: the node the pod is nominated to and the pods it must evict."""
+
+    nominated_node: str
+    victims: tuple[Pod, ...] = ()
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    """PostFilter: runs only when no node fits. Returns (result or None, status); SUCCESS means the pod
+    may fit after the plugin's action (preemption), anything else explains why not."""
+
+    name: ClassVar[str]
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    """PreScore/Score/NormalizeScore. ``pre_score`` may return SKIP (plugin not scored for this pod).
+    ``score`` returns an integer; after ``normalize`` every score lies in [0, 100] and is multiplied by
+    the plugin's weight."""
+
+    name: ClassVar[str]
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status: ...
+
+    def score(self, state: CycleState, pod: Pod, node: NodeView) -> int: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores: ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(ScorePlugin, Protocol):
+    def normalize(self, state: CycleState, pod: Pod, scores: Scores) -> Scores: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    """Reserve claims per-node state for the chosen node (e.g. device IDs); ``unreserve`` must undo it
+    and be idempotent. A non-success Reserve fails the cycle and every reserve plugin is unreserved."""
+
+    name: ClassVar[str]
+
+    def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    """Permit: SUCCESS lets the pod bind, WAIT holds it (gangs), a rejection unreserves it."""
+
+    name: ClassVar[str]
+
+    def permit(self, state: CycleState, pod: Pod, node: NodeView) -> Status: ...
+
+
+def default_normalize(scores: Scores, reverse: bool) -> Scores:
+    """Upstream ``helper.DefaultNormalizeScore``: scale to [0, 100] by the maximum; optionally reversed."""
+    max_count = int(scores.max()) if scores.size else 0
+    if max_count == 0:
+        return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores
+    out = MAX_NODE_SCORE * scores // max_count  # non-negative operands: Go truncation == floor
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    name: str
+    weight: int = 0
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A ``KubeSchedulerConfiguration`` profile: plugins in extension-point order with score weights."""
+
+    scheduler_name: str = "default-scheduler"
+    plugins: tuple[PluginSpec, ...] = ()
+    percentage_of_nodes_to_score: int | None = None
+
+
+PluginFactory = Callable[[Mapping[str, Any], Handle], object]
+
+
+@dataclass
+class Diagnosis:
+    """Why no node fit: per-node statuses (explicit for evaluated nodes, one status for the rest)."""
+
+    num_all_nodes: int
+    codes: Codes
+    plugins: npt.NDArray[np.int16]
+    reason_ids: ReasonIds
+    evaluated: npt.NDArray[np.bool_]
+    absent: Status | None = None
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    unschedulable_plugins: set[str] = field(default_factory=set)
+
+
+class Framework:
+    """Builds plugins from a profile and runs the extension points in order."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        pdbs: list[PodDisruptionBudget] | None = None,
+    ) -> None:
+        self.profile = profile
+        self.reasons = ReasonTable()
+        self.handle = Handle(reasons=self.reasons, pdbs=list(pdbs or []))
+        self.plugins: list[object] = []
+        self.weights: dict[str, int] = {}
+        for spec in profile.plugins:
+            factory = registry.get(spec.name)
+            if factory is None:
+                raise ConfigError(
+                    f"profile {profile.scheduler_name!r}: plugin {spec.name!r} is not registered"
+                )
+            if spec.weight < 0:
+                raise ConfigError(
+                    f"profile {profile.scheduler_name!r}: plugin {spec.name!r}: weight must be >= 0"
+                )
+            self.plugins.append(factory(spec.args, self.handle))
+            self.weights[spec.name] = spec.weight
+        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
+        self.score_plugins = [
+            p for p in self.plugins if isinstance(p, ScorePlugin) and self.weights[p.name] > 0
+        ]
+        self.reserve_plugins = [p for p in self.plugins if isinstance(p, ReservePlugin)]
+        self.permit_plugins = [p for p in self.plugins if isinstance(p, PermitPlugin)]
+        self.handle.framework = self
+
+    def signature(self, pod: Pod) -> Hashable | None:
+        """The pod's equivalence class for filtering: every filter plugin's ``sign``, or None if any opts out."""
+        parts = []
+        for p in self.filter_plugins:
+            if not isinstance(p, SignPlugin):
+                return None
+            s = p.sign(pod)
+            if s is None:
+                return None
+            parts.append(s)
+        return tuple(parts)
+
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterState
+    ) -> tuple[frozenset[str] | None, Status, set[str]]:
+        """Upstream ``RunPreFilterPlugins``: intersects node-name results, stops at the first rejection."""
+        result: frozenset[str] | None = None
+        narrowing: list[str] = []
+        for p in self.pre_filter_plugins:
+            names, status = p.pre_filter(state, pod, cluster)
+            if status.code == Code.SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            if not status.is_success:
+                return None, status.with_plugin(p.name), {p.name}
+            if names is not None:
+                narrowing.append(p.name)
+                result = names if result is None else result & names
+                if not result:
+                    msg = (
+                        f"node(s) didn't satisfy plugin {narrowing[0]}"
+                        if len(narrowing) == 1
+                        else f"node(s) didn't satisfy plugin(s) {go_list(narrowing)} simultaneously"
+                    )
+                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name), set(narrowing)
+        return result, Status(Code.SUCCESS), set(narrowing)
+
+    def filter_rows(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
+        """Run the filter plugins over ``rows``: per row the first rejecting plugin, its code and reasons."""
+        k = len(rows)
+        codes = np.zeros(k, dtype=np.int8)
+        plugin_idx = np.full(k, -1, dtype=np.int16)
+        reason_ids = np.zeros(k, dtype=np.int32)
+        alive = np.arange(k)
+        for pi, p in enumerate(self.filter_plugins):
+            if alive.size == 0:
+                break
+            if p.name in state.skip_filter:
+                continue
+            sub = rows[alive]
+            if isinstance(p, BatchFilterPlugin):
+                c, r = p.filter_batch(state, pod, cluster, sub)
+            else:
+                c, r = self._scalar_batch(p, state, pod, cluster, sub)
+            if (c == Code.ERROR).any():
+                raise RuntimeError(f"plugin {p.name} returned an error")
+            bad = c != 0
+            if bad.any():
+                hit = alive[bad]
+                codes[hit] = c[bad]
+                plugin_idx[hit] = pi
+                reason_ids[hit] = r[bad]
+                alive = alive[~bad]
+        return codes, plugin_idx, reason_ids
+
+    def _scalar_batch(
+        self, p: FilterPlugin, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds]:
+        codes = np.zeros(len(rows), dtype=np.int8)
+        reasons = np.zeros(len(rows), dtype=np.int32)
+        for j, idx in enumerate(rows):
+            s = p.filter(state, pod, cluster.view(int(idx)))
+            if not s.is_success:
+                codes[j] = s.code
+                reasons[j] = self.reasons.intern(s.reasons)
+        return codes, reasons
+
+    def run_filters(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        """The scalar reference: upstream ``RunFilterPlugins`` for one node, stopping at the first failure."""
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            s = p.filter(state, pod, node)
+            if not s.is_success:
+                return s.with_plugin(p.name)
+        return Status(Code.SUCCESS)
+
+    def run_scores(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Scores, dict[str, Scores]]:
+        """PreScore, Score, NormalizeScore, weights; returns the totals and each plugin's weighted part."""
+        total = np.zeros(len(rows), dtype=np.int64)
+        parts: dict[str, Scores] = {}
+        for p in self.score_plugins:
+            if p.pre_score(state, pod, cluster, rows).code == Code.SKIP:
+                continue
+            if isinstance(p, BatchScorePlugin):
+                s = p.score_batch(state, pod, cluster, rows)
+            else:
+                s = np.array([p.score(state, pod, cluster.view(int(i))) for i in rows], dtype=np.int64)
+            if isinstance(p, NormalizeScorePlugin):
+                s = p.normalize(state, pod, s)
+            if s.size and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
+                raise RuntimeError(f"plugin {p.name} returned a score outside [0, {MAX_NODE_SCORE}]")
+            weighted = s * self.weights[p.name]
+            parts[p.name] = weighted
+            total += weighted
+        return total, parts
+
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``RunPostFilterPlugins``: the first success wins; rejections' reasons are collected."""
+        reasons: list[str] = []
+        rejector = ""
+        for p in self.post_filter_plugins:
+            result, status = p.post_filter(state, pod, diagnosis)
+            if status.is_success:
+                return result, status
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return result, status.with_plugin(p.name)
+            reasons.extend(status.reasons)
+            rejector = rejector or p.name
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def reason_strings(self, rid: int) -> tuple[str, ...]:
+        return self.reasons.reasons(rid)
+
+    def plugin_name(self, idx: int) -> str:
+        return self.filter_plugins[idx].name if idx >= 0 else ""
+
+
+def go_list(items: list[str]) -> str:
+    """Go's ``%v`` of a string slice: ``[a b]``."""
+    return "[" + " ".join(items) + "]"

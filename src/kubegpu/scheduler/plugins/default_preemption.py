@@ -1,0 +1,209 @@
+"""DefaultPreemption: when no node fits, find nodes where evicting lower-priority pods would make the pod
+fit, and nominate the one where that costs least (R14.2, R14.3: preemption is never free).
+
+Mirrors kube-scheduler 1.34 ``plugins/defaultpreemption`` and ``framework/preemption``:
+- a pod with ``preemptionPolicy: Never`` is not eligible (``not eligible due to preemptionPolicy=Never.``);
+- only nodes whose status is Unschedulable are candidates; UnschedulableAndUnresolvable nodes (taints,
+  affinity, request above allocatable) are ``Preemption is not helpful for scheduling``;
+- on a node, every strictly-lower-priority pod is removed; if the pod still does not fit, that node's
+  filter status is the answer (``No preemption victims found for incoming pod`` when nothing is lower);
+  then victims are reprieved one by one, most important first, PDB-violating ones first, keeping as few
+  victims as possible;
+- the node is chosen by: fewest PDB violations, lowest highest-victim priority, lowest sum of victim
+  priorities, fewest victims, latest start of the highest-priority victims, then first found.
+Dry runs remove and re-add pods through the cluster journal and roll back; nothing is copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+import numpy as np
+
+from kubegpu.model.objects import Pod, PodDisruptionBudget
+from kubegpu.scheduler import messages
+from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable, unschedulable
+
+NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+PREFIX: Final = "preemption: "
+MAX_INT32 = 2**31 - 1
+NOT_STARTED = "9999-12-31T23:59:59Z"  # upstream treats a pod without startTime as starting now
+
+
+def start_time(pod: Pod) -> str:
+    return pod.start_time or NOT_STARTED
+
+
+def importance_key(pod: Pod) -> tuple[int, str]:
+    """Sort key for ``util.MoreImportantPod``: higher priority first, then the earlier start."""
+    return (-pod.priority, start_time(pod))
+
+
+def split_by_pdb(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: walk pods in order, spending each matching PDB's allowance; a pod
+    that drives any budget below zero is violating. For preemption a PDB with an empty selector matches
+    nothing."""
+    allowed = [pdb.disruptions_allowed or 0 for pdb in pdbs]
+    violating: list[Pod] = []
+    ok: list[Pod] = []
+    for pod in pods:
+        hit = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                sel = pdb.selector
+                if (
+                    pdb.namespace != pod.namespace
+                    or sel is None
+                    or not (sel.match_labels or sel.match_expressions)
+                ):
+                    continue
+                if not sel.matches(pod.labels):
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    hit = True
+        (violating if hit else ok).append(pod)
+    return violating, ok
+
+
+@dataclass(frozen=True)
+class Candidate:
+    node: str
+    victims: tuple[Pod, ...]
+    pdb_violations: int
+
+
+def earliest_start_of_highest(victims: tuple[Pod, ...]) -> str:
+    top = max(v.priority for v in victims)
+    return min(start_time(v) for v in victims if v.priority == top)
+
+
+def pick_one(candidates: list[Candidate]) -> Candidate:
+    """``pickOneNodeForPreemption``: each criterion keeps only the best; ties go to the next one."""
+    criteria = (
+        lambda c: -c.pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(v.priority + MAX_INT32 + 1 for v in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: earliest_start_of_highest(c.victims),
+    )
+    remaining = candidates
+    for score in criteria:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
+class DefaultPreemption:
+    name: ClassVar[str] = names.DEFAULT_PREEMPTION
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.handle = handle
+        self.min_candidate_nodes_percentage = int(args.get("minCandidateNodesPercentage", 10))
+        self.min_candidate_nodes_absolute = int(args.get("minCandidateNodesAbsolute", 100))
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.preempt(state, pod, diagnosis)
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, (PREFIX + msg,))
+        return result, status
+
+    def eligible(self, pod: Pod, diagnosis: Diagnosis) -> tuple[bool, str]:
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        cluster = self.handle.cluster
+        assert cluster is not None
+        idx = cluster.index.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        if idx is not None:
+            if diagnosis.codes[idx] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            if any(p.priority < pod.priority and p.deletion_timestamp for p in cluster.pods_on[idx].values()):
+                return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        return min(max(n, self.min_candidate_nodes_absolute), num_nodes)
+
+    def preempt(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        ok, why = self.eligible(pod, diagnosis)
+        if not ok:
+            return None, unschedulable(why)
+        cluster = self.handle.cluster
+        assert cluster is not None
+        potential = np.flatnonzero(diagnosis.evaluated & (diagnosis.codes == Code.UNSCHEDULABLE))
+        if diagnosis.absent is not None and diagnosis.absent.code == Code.UNSCHEDULABLE:
+            potential = np.union1d(potential, np.flatnonzero(~diagnosis.evaluated))
+        statuses: list[Status] = []
+        candidates: list[Candidate] = []
+        if len(potential):
+            offset = int(self.handle.rng.integers(len(potential)))
+            wanted = self.num_candidates(len(potential))
+            for k in range(len(potential)):
+                idx = int(potential[(offset + k) % len(potential)])
+                victims, violations, status = self.select_victims_on_node(state, pod, idx)
+                if status.is_success and victims:
+                    candidates.append(Candidate(cluster.nodes[idx].name, tuple(victims), violations))
+                    non_violating = sum(1 for c in candidates if c.pdb_violations == 0)
+                    if non_violating > 0 and len(candidates) >= wanted:
+                        break
+                else:
+                    statuses.append(status)
+        # upstream returns non-violating candidates before violating ones; ties keep that order
+        candidates = [c for c in candidates if c.pdb_violations == 0] + [
+            c for c in candidates if c.pdb_violations
+        ]
+        if not candidates:
+            reasons = [(r, 1) for s in statuses for r in s.reasons]
+            absent = diagnosis.num_all_nodes - len(statuses)
+            if absent:
+                reasons.append((NOT_HELPFUL, absent))
+            return None, unschedulable(messages.fit_error_message(diagnosis.num_all_nodes, reasons))
+        best = pick_one(candidates)
+        return PostFilterResult(best.node, best.victims), SUCCESS
+
+    def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
+        cluster, fw = self.handle.cluster, self.handle.framework
+        assert cluster is not None and fw is not None
+        mark = cluster.mark()
+        try:
+            lower = sorted(
+                (p for p in cluster.pods_on[idx].values() if p.priority < pod.priority), key=importance_key
+            )
+            if not lower:
+                return [], 0, unresolvable(NO_VICTIMS)
+            for p in lower:
+                cluster.remove_pod(p)
+            view = cluster.view(idx)
+            status = fw.run_filters(state, pod, view)
+            if not status.is_success:
+                return [], 0, status
+            violating, non_violating = split_by_pdb(lower, self.handle.pdbs)
+            victims: list[Pod] = []
+            violations = 0
+            for group, counts in ((violating, True), (non_violating, False)):
+                for p in group:
+                    cluster.add_pod(p, idx)
+                    if not fw.run_filters(state, pod, view).is_success:
+                        cluster.remove_pod(p)
+                        victims.append(p)
+                        violations += counts
+            if violating and non_violating:
+                victims.sort(key=importance_key)
+            return victims, violations, SUCCESS
+        finally:
+            cluster.rollback(mark)

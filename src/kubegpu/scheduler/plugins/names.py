@@ -1,0 +1,13 @@
+"""Plugin names, exactly as kube-scheduler spells them in profiles and messages."""
+
+from typing import Final
+
+NODE_UNSCHEDULABLE: Final = "NodeUnschedulable"
+NODE_NAME: Final = "NodeName"
+TAINT_TOLERATION: Final = "TaintToleration"
+NODE_AFFINITY: Final = "NodeAffinity"
+NODE_PORTS: Final = "NodePorts"
+NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
+BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
+DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+PRIORITY_SORT: Final = "PrioritySort"

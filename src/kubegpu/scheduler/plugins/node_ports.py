@@ -1,0 +1,39 @@
+"""NodePorts: a pod's ``hostPort`` must not collide with one already used on the node.
+
+Mirrors kube-scheduler 1.34 ``plugins/nodeports``: same port and protocol on an overlapping host IP
+(``0.0.0.0`` overlaps everything). Rejection is Unschedulable: evicting the holder frees the port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, ClassVar, Final
+
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.cluster import NodeView
+from kubegpu.scheduler.framework import CycleState, Handle
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.status import SUCCESS, Code, Status, unschedulable
+
+REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+
+
+class NodePorts:
+    name: ClassVar[str] = names.NODE_PORTS
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: object
+    ) -> tuple[frozenset[str] | None, Status]:
+        return None, SUCCESS if pod.host_ports else Status(Code.SKIP)
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        used = node.host_ports
+        if any(want.conflicts(have) for want in pod.host_ports for have in used):
+            return unschedulable(REASON)
+        return SUCCESS
+
+    def sign(self, pod: Pod) -> Hashable:
+        return pod.host_ports

@@ -1,0 +1,176 @@
+"""NodeResourcesFit: the node's free allocatable must cover the pod's effective request (R4.1, R9.1,
+R11.2, R11.3, R17.2, R17.5).
+
+Mirrors kube-scheduler 1.34 ``plugins/noderesources/fit.go``. Free = allocatable − the *requests* of the
+pods already on the node (not utilisation). Reasons, in upstream order: ``Too many pods``,
+``Insufficient cpu``, ``Insufficient memory``, ``Insufficient ephemeral-storage``, then
+``Insufficient <name>`` for each extended/scalar resource. A node is UnschedulableAndUnresolvable when
+the request exceeds its total allocatable (preemption cannot help); otherwise Unschedulable.
+Worked example: allocatable ``nvidia.com/gpu: 8`` with 6 requested fits a 2-GPU pod, not a 4-GPU pod
+(Unschedulable), and never a 9-GPU pod (Unresolvable).
+
+Scoring strategies: LeastAllocated (default), MostAllocated, RequestedToCapacityRatio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod
+from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
+from kubegpu.scheduler import resource_allocation as ra
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.status import SUCCESS, Code, Status
+
+REASON_TOO_MANY_PODS: Final = "Too many pods"
+STATE_KEY: Final = "PreFilter" + names.NODE_RESOURCES_FIT
+
+
+def insufficient_reason(resource: str) -> str:
+    return REASON_TOO_MANY_PODS if resource == PODS else f"Insufficient {resource}"
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """Upstream ``InsufficientResource``: the evidence behind one reason (numbers in milli-units)."""
+
+    resource: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool
+
+    @property
+    def reason(self) -> str:
+        return insufficient_reason(self.resource)
+
+
+def fit_request(
+    pod: Pod, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
+) -> dict[str, int]:
+    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name."""
+    req = pod.requests
+    out = {r: req[r] for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(r, 0) > 0}
+    for r in sorted(req):
+        if req[r] == 0 or not is_scalar(r):
+            continue
+        if is_extended(r) and (r in ignored or r.split("/", 1)[0] in ignored_groups):
+            continue
+        out[r] = req[r]
+    return out
+
+
+def insufficient_resources(request: dict[str, int], node: NodeView) -> list[InsufficientResource]:
+    """``fitsRequest``: every resource the node cannot cover, with the numbers behind it."""
+    out = []
+    if node.pod_count + 1 > node.cluster.max_pods[node.idx]:
+        out.append(InsufficientResource(PODS, 1, node.pod_count, int(node.cluster.max_pods[node.idx]), False))
+    for r, amount in request.items():
+        alloc, used = node.allocatable(r), node.requested(r)
+        if amount > alloc - used:
+            out.append(InsufficientResource(r, amount, used, alloc, amount > alloc))
+    return out
+
+
+class NodeResourcesFit:
+    name: ClassVar[str] = names.NODE_RESOURCES_FIT
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self._reasons = handle.reasons
+        self.ignored = frozenset(args.get("ignoredResources", ()))
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups", ()))
+        strategy = dict(args.get("scoringStrategy") or {})
+        self.strategy = strategy.get("type", "LeastAllocated")
+        specs = strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
+        self.resources = tuple(ra.ResourceSpec(s["name"], int(s.get("weight", 1))) for s in specs)
+        self._weights = np.array([s.weight for s in self.resources], dtype=np.int64)
+        self._scorer: ra.Scorer
+        if self.strategy == "LeastAllocated":
+            self._scorer = ra.least_allocated
+        elif self.strategy == "MostAllocated":
+            self._scorer = ra.most_allocated
+        elif self.strategy == "RequestedToCapacityRatio":
+            rtc = strategy.get("requestedToCapacityRatio") or {}
+            shape = [(int(p["utilization"]), int(p["score"])) for p in rtc.get("shape", [])]
+            if not shape:
+                raise ConfigError(
+                    "NodeResourcesFit: scoringStrategy.requestedToCapacityRatio.shape is required"
+                )
+            self._scorer = ra.requested_to_capacity_ratio(sorted(shape))
+        else:
+            raise ConfigError(f"NodeResourcesFit: scoringStrategy.type: unsupported value {self.strategy!r}")
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: object
+    ) -> tuple[frozenset[str] | None, Status]:
+        state.write(STATE_KEY, fit_request(pod, self.ignored, self.ignored_groups))
+        return None, SUCCESS
+
+    def _request(self, state: CycleState, pod: Pod) -> dict[str, int]:
+        req = state.get(STATE_KEY)
+        return req if req is not None else fit_request(pod, self.ignored, self.ignored_groups)
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        short = insufficient_resources(self._request(state, pod), node)
+        if not short:
+            return SUCCESS
+        code = (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else Code.UNSCHEDULABLE
+        )
+        return Status(code, tuple(s.reason for s in short))
+
+    def sign(self, pod: Pod) -> Hashable:
+        return tuple(fit_request(pod, self.ignored, self.ignored_groups).items())
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds]:
+        request = self._request(state, pod)
+        names_ = [PODS, *request]
+        too_many = cluster.pod_count[rows] + 1 > cluster.max_pods[rows]
+        short = np.zeros((len(rows), len(names_)), dtype=bool)
+        short[:, 0] = too_many
+        unres: npt.NDArray[np.bool_] = np.zeros(len(rows), dtype=bool)
+        if request:
+            cols, amounts = cluster.request_vector(request)
+            alloc = cluster.allocatable[np.ix_(rows, cols)]
+            free = alloc - cluster.requested[np.ix_(rows, cols)]
+            insufficient = amounts > free
+            short[:, 1:] = insufficient
+            unres = np.asarray((insufficient & (amounts > alloc)).any(axis=1))
+        bits = short.astype(np.int64) @ (np.int64(1) << np.arange(len(names_), dtype=np.int64))
+        reason_ids = np.zeros(len(rows), dtype=np.int32)
+        for pattern in np.unique(bits[bits > 0]):
+            reasons = tuple(insufficient_reason(n) for j, n in enumerate(names_) if int(pattern) >> j & 1)
+            reason_ids[bits == pattern] = self._reasons.intern(reasons)
+        codes = np.where(
+            bits > 0, np.where(unres, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE), 0
+        )
+        return codes.astype(np.int8), reason_ids
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
+        alloc, req = ra.node_allocatable_and_requested(
+            pod, node.cluster, node.idx, self.resources, use_requested=False
+        )
+        weights = [s.weight for s in self.resources]
+        if self.strategy == "LeastAllocated":
+            return ra.least_allocated_one(req, alloc, weights)
+        if self.strategy == "MostAllocated":
+            return ra.most_allocated_one(req, alloc, weights)
+        one = np.array([req], dtype=np.int64), np.array([alloc], dtype=np.int64)
+        return int(self._scorer(one[0], one[1], self._weights)[0])
+
+    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
+        alloc, req = ra.allocatable_and_requested(pod, cluster, rows, self.resources, use_requested=False)
+        return self._scorer(req, alloc, self._weights)

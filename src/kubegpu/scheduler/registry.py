@@ -1,0 +1,67 @@
+"""The in-tree plugin registry and kube-scheduler's default profile (1.34), as far as kubegpu models it.
+
+Upstream's default ``multiPoint`` list, in order, with score weights: SchedulingGates, PrioritySort,
+NodeUnschedulable, NodeName, TaintToleration (3), NodeAffinity (2), NodePorts, NodeResourcesFit (1),
+VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
+InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), ImageLocality (1),
+DefaultBinder. The volume plugins, PodTopologySpread, InterPodAffinity, ImageLocality and
+DynamicResources are not modelled: pods that use those features are flagged by ``explain`` rather than
+silently treated as unconstrained. Filter order matters — a node's reported reason is its first failing
+filter — and is kept as upstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
+from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
+from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
+from kubegpu.scheduler.plugins.node_name import NodeName
+from kubegpu.scheduler.plugins.node_ports import NodePorts
+from kubegpu.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from kubegpu.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from kubegpu.scheduler.plugins.taint_toleration import TaintToleration
+
+UNMODELLED_DEFAULT_PLUGINS = (
+    "SchedulingGates", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+    "PodTopologySpread", "InterPodAffinity", "ImageLocality", "DynamicResources",
+)  # fmt: skip
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    return {
+        names.NODE_UNSCHEDULABLE: NodeUnschedulable,
+        names.NODE_NAME: NodeName,
+        names.TAINT_TOLERATION: TaintToleration,
+        names.NODE_AFFINITY: NodeAffinity,
+        names.NODE_PORTS: NodePorts,
+        names.NODE_RESOURCES_FIT: NodeResourcesFit,
+        names.DEFAULT_PREEMPTION: DefaultPreemption,
+        names.BALANCED_ALLOCATION: BalancedAllocation,
+    }
+
+
+def default_profile(
+    scheduler_name: str = "default-scheduler",
+    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+    percentage_of_nodes_to_score: int | None = None,
+) -> Profile:
+    args = plugin_args or {}
+    order = (
+        (names.NODE_UNSCHEDULABLE, 0),
+        (names.NODE_NAME, 0),
+        (names.TAINT_TOLERATION, 3),
+        (names.NODE_AFFINITY, 2),
+        (names.NODE_PORTS, 0),
+        (names.NODE_RESOURCES_FIT, 1),
+        (names.DEFAULT_PREEMPTION, 0),
+        (names.BALANCED_ALLOCATION, 1),
+    )
+    return Profile(
+        scheduler_name=scheduler_name,
+        plugins=tuple(PluginSpec(n, w, dict(args.get(n, {}))) for n, w in order),
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+    )

@@ -1,0 +1,54 @@
+"""Status codes and statuses of plugin calls (mirrors kube-scheduler 1.34 ``framework.Code`` / ``Status``).
+
+A status is a value: the code says what the framework does next, the reasons are the exact strings that
+end up in the ``FailedScheduling`` message, and ``plugin`` names who said it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Code(enum.IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2  # preemption may help: removing pods could make the node fit
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3  # preemption cannot help (taint, affinity, request > allocatable)
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    code: Code
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def is_rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    def message(self) -> str:
+        """Upstream ``Status.Message()``: the reasons joined by ``", "``."""
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status(Code.SUCCESS)
+SKIP = Status(Code.SKIP)
+
+
+def unschedulable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, reasons)
+
+
+def unresolvable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)

@@ -1,0 +1,102 @@
+"""Where a snapshot comes from: a file or directory, the embedded demo, or a live cluster (read-only).
+
+All three produce ``(source, raw_dict)`` pairs and go through ``model.snapshot.build_snapshot``, so the
+scheduling core never knows which one it is looking at. Files may be YAML (multi-document) or JSON,
+single objects or ``List`` kinds (``kubectl get nodes,pods,resourcequotas -A -o yaml``); a directory is
+read recursively in name order. A YAML syntax error names the file, line and column and skips only that
+file's broken document onwards; everything else still loads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubegpu.errors import InputError
+from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot, split_documents
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any]:
+    if source.endswith(".json"):
+        try:
+            yield json.loads(text)
+        except json.JSONDecodeError as exc:
+            errors.append(
+                InputError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source)
+            )
+        return
+    try:
+        yield from yaml.safe_load_all(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        errors.append(InputError(f"invalid YAML{where}: {problem}", source=source))
+
+
+def read_text(text: str, source: str, errors: list[InputError]) -> list[tuple[str, Mapping[str, Any]]]:
+    objects: list[tuple[str, Mapping[str, Any]]] = []
+    for doc in _documents(text, source, errors):
+        try:
+            objects.extend(split_documents(doc, source))
+        except InputError as exc:
+            errors.append(exc)
+    return objects
+
+
+def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[str, Any]]]:
+    if not path.exists():
+        raise InputError("no such file or directory", source=str(path))
+    files = sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
+    if path.is_dir() and not files:
+        raise InputError(f"directory holds no {'/'.join(MANIFEST_SUFFIXES)} files", source=str(path))
+    objects: list[tuple[str, Mapping[str, Any]]] = []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(InputError(f"cannot read: {exc}", source=str(f)))
+            continue
+        objects.extend(read_text(text, str(f), errors))
+    return objects
+
+
+def load_files(*paths: Path) -> ClusterSnapshot:
+    errors: list[InputError] = []
+    objects = [o for p in paths for o in read_path(p, errors)]
+    snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
+    snap.errors[:0] = errors
+    return snap
+
+
+DEMO_RESOURCE = "cluster.yaml"
+
+
+def load_demo() -> ClusterSnapshot:
+    """The embedded demo cluster shipped in the package (``kubegpu/demo/cluster.yaml``)."""
+    text = resources.files("kubegpu.demo").joinpath(DEMO_RESOURCE).read_text(encoding="utf-8")
+    errors: list[InputError] = []
+    snap = build_snapshot(
+        read_text(text, "demo:" + DEMO_RESOURCE, errors), description="embedded demo cluster"
+    )
+    snap.errors[:0] = errors
+    return snap
+
+
+def load_live(
+    context: str | None = None, kubeconfig: str | None = None, in_cluster: bool = False
+) -> ClusterSnapshot:
+    """A live cluster, listed read-only through the official client (``kubegpu.kube.live``)."""
+    from kubegpu.kube import live  # the kubernetes client is imported only when a cluster is asked for
+
+    read = live.read_cluster(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
+    snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
+    snap.errors[:0] = [InputError(w, source="cluster") for w in read.warnings]
+    return snap

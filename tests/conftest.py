@@ -1,0 +1,38 @@
+"""Shared test helpers: build a scheduler over builder-made objects, and locate ../shared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.framework import Framework, Profile
+from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.schedule_one import Scheduler
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def snapshot_of(*objects: dict[str, Any]) -> ClusterSnapshot:
+    snap = build_snapshot([("test", o) for o in objects])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    return snap
+
+
+def scheduler_for(*objects: dict[str, Any], profile: Profile | None = None, seed: int = 0) -> Scheduler:
+    snap = snapshot_of(*objects)
+    cluster = ClusterState(snap.nodes, snap.pods)
+    return Scheduler(
+        Framework(profile or default_profile(), in_tree_registry(), snap.pdbs), cluster, seed=seed
+    )
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not SHARED.exists():
+        pytest.fail(f"{SHARED} is missing: tests read the project's shared data beside the checkout")
+    return SHARED

@@ -1,0 +1,163 @@
+"""``kubegpu node`` end to end: readings in, inventory/labels/CDI out, bad input in one line, serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubegpu.cli.node_cmd import node
+from kubegpu.devices import load_reading, parse_reading
+from kubegpu.node.discovery import NvmlBackend, NvmlUnavailable
+from kubegpu.node.v1beta1 import api_pb2 as pb
+from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
+
+REPO = Path(__file__).parents[2]
+H200 = REPO / ".." / "shared" / "fixtures" / "nodes" / "h200-1gpu" / "nvml.json"
+DGX1 = REPO / "tests" / "fixtures" / "nodes" / "dgx1-8xv100.json"
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(node, list(args), env={"COLUMNS": "200"})
+    return result.exit_code, result.output
+
+
+def test_discover_json_writes_a_reading_that_reads_back_to_the_same_inventory() -> None:
+    code, out = _run("discover", "--reading", str(H200), "-o", "json")
+    assert code == 0
+    assert parse_reading(json.loads(out), source=str(H200)) == load_reading(H200)
+
+
+def test_discover_table_shows_each_gpu_and_marks_generated_readings() -> None:
+    code, out = _run("discover", "--reading", str(DGX1))
+    assert code == 0
+    assert "generated reading" in out
+    assert out.count("Tesla V100-SXM2-16GB") == 8
+    assert "GPU-0000d6e1-0000-4000-8000-000000000007" in out
+
+
+def test_labels_follow_the_time_slicing_config(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 3}]}}")
+    code, out = _run("labels", "--reading", str(H200), "--config", str(config), "-o", "json")
+    assert code == 0
+    labels = json.loads(out)
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.product"]) == (
+        "3",
+        "NVIDIA-H200-SHARED",
+    )
+
+
+def test_cdi_yaml_names_the_gpu_by_index_and_uuid() -> None:
+    code, out = _run("cdi", "--reading", str(H200))
+    assert code == 0
+    spec = yaml.safe_load(out)
+    assert spec["kind"] == "nvidia.com/gpu"
+    assert [d["name"] for d in spec["devices"]] == ["0", "GPU-5f3c0a7e-1d2b-4c8e-9a6f-0b1c2d3e4f50", "all"]
+
+
+def test_broken_reading_is_one_line_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "nvml.json"
+    bad.write_text('{"driver": "1.2", "nvml": "x", "cuda_driver": 12000, "devices": [{"index": "zero"}]}')
+    code, out = _run("discover", "--reading", str(bad))
+    assert code == 1
+    assert out == f"Error: {bad}: device 0: index: expected an integer, got 'zero'\n"
+
+
+def test_bad_config_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("flags: {migStrategy: sometimes}")
+    code, out = _run("labels", "--reading", str(H200), "--config", str(config))
+    assert code == 1
+    assert out.startswith(f"Error: {config}: flags.migStrategy: 'sometimes' is not supported")
+    assert "Traceback" not in out
+
+
+def test_recorded_backend_needs_a_reading() -> None:
+    code, out = _run("discover", "--backend", "recorded")
+    assert code == 2 and "--reading" in out
+
+
+def _nvml_present() -> bool:
+    try:
+        NvmlBackend().reading()
+    except NvmlUnavailable:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_nvml_present(), reason="this host has NVML; the message is for hosts without it")
+def test_nvml_backend_without_a_driver_says_so_in_one_line() -> None:
+    code, out = _run("discover")
+    assert code == 1
+    assert out.startswith("Error: NVML") or out.startswith("Error: nvidia-ml-py")
+
+
+class _Kubelet(pb_grpc.RegistrationServicer):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.requests: queue.Queue[pb.RegisterRequest] = queue.Queue()
+
+    def Register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.Empty:
+        self.requests.put(request)
+        return pb.Empty()
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="kgcli", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_serve_registers_serves_and_cleans_up_on_sigterm(socket_dir: Path) -> None:
+    kubelet = _Kubelet()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_RegistrationServicer_to_server(kubelet, server)
+    server.add_insecure_port(f"unix://{socket_dir / 'kubelet.sock'}")
+    server.start()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    cmd = [sys.executable, "-c", "from kubegpu.cli.node_cmd import node; node()"]
+    proc = subprocess.Popen(
+        [*cmd, "serve", "--reading", str(DGX1), "--socket-dir", str(socket_dir)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        request = kubelet.requests.get(timeout=30)
+        assert (request.resource_name, request.endpoint) == ("nvidia.com/gpu", "nvidia-gpu.sock")
+        with grpc.insecure_channel(f"unix://{socket_dir / 'nvidia-gpu.sock'}") as channel:
+            stream = pb_grpc.DevicePluginStub(channel).ListAndWatch(pb.Empty(), timeout=10)
+            assert len(next(stream).devices) == 8
+            stream.cancel()
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert "serving nvidia.com/gpu" in out
+        assert not (socket_dir / "nvidia-gpu.sock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        server.stop(grace=None).wait()
+
+
+def test_serve_without_a_kubelet_fails_in_one_line_and_leaves_no_socket(socket_dir: Path) -> None:
+    code, out = _run("serve", "--reading", str(DGX1), "--socket-dir", str(socket_dir))
+    assert code == 1
+    assert out.startswith(f"Error: registration with kubelet at {socket_dir}/kubelet.sock failed: ")
+    assert list(socket_dir.iterdir()) == []

@@ -1,0 +1,152 @@
+"""NodeResourcesFit and the resource scorers, pinned to kube-scheduler 1.34 noderesources (fit.go,
+least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go, balanced_allocation.go)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kubegpu.scheduler import resource_allocation as ra
+from kubegpu.scheduler.framework import PluginSpec, Profile
+from kubegpu.scheduler.registry import default_profile
+from kubegpu.scheduler.status import Code
+from kubegpu.testing.builders import make_node, make_pod
+from tests.conftest import scheduler_for
+
+
+def fit_status(node, pod):  # type: ignore[no-untyped-def]
+    s = scheduler_for(node.obj(), *[p.obj() for p in pod[1:]])
+    from kubegpu.scheduler.framework import CycleState
+
+    state = CycleState()
+    s.framework.run_pre_filter(state, pod[0].parsed(), s.cluster)
+    return s.framework.run_filters(state, pod[0].parsed(), s.cluster.view(0))
+
+
+@pytest.mark.parametrize(
+    ("node_gpus", "used", "want", "code", "reasons"),
+    [
+        (8, 6, 2, Code.SUCCESS, ()),
+        (8, 6, 4, Code.UNSCHEDULABLE, ("Insufficient nvidia.com/gpu",)),
+        (8, 0, 9, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient nvidia.com/gpu",)),
+        (0, 0, 1, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient nvidia.com/gpu",)),
+    ],
+    ids=[
+        "fits in free",
+        "exceeds free: preemption may help",
+        "exceeds allocatable: unresolvable",
+        "resource absent",
+    ],
+)
+def test_extended_resource_fit(
+    node_gpus: int, used: int, want: int, code: Code, reasons: tuple[str, ...]
+) -> None:
+    node = make_node("n").gpus(node_gpus) if node_gpus else make_node("n")
+    running = [make_pod(f"r{i}").gpu(1).on("n") for i in range(used)]
+    status = fit_status(node, [make_pod("p").gpu(want), *running])
+    assert (status.code, status.reasons) == (code, reasons)
+
+
+def test_all_insufficient_resources_are_reported_in_upstream_order() -> None:
+    """TestEnoughRequests 'too many resources fails': cpu then memory, then scalars; one status, all reasons."""
+    node = make_node("n").capacity(cpu="2", memory="2Gi").gpus(1)
+    pod = make_pod("p").requests(cpu="3", memory="1Gi").gpu(2).requests(memory="3Gi")
+    status = fit_status(node, [pod])
+    assert status.reasons == ("Insufficient cpu", "Insufficient memory", "Insufficient nvidia.com/gpu")
+
+
+def test_too_many_pods_is_never_unresolvable() -> None:
+    node = make_node("n").capacity(pods="1")
+    status = fit_status(node, [make_pod("p"), make_pod("r").on("n")])
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ("Too many pods",))
+
+
+def test_one_unresolvable_reason_makes_the_node_unresolvable() -> None:
+    node = make_node("n").capacity(cpu="4").gpus(1)
+    status = fit_status(
+        node, [make_pod("p").requests(cpu="3").gpu(2), make_pod("r").requests(cpu="2").on("n")]
+    )
+    assert status.reasons == ("Insufficient cpu", "Insufficient nvidia.com/gpu")
+    assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def test_sidecar_requests_count_toward_fit() -> None:
+    """R11.2: an injected sidecar changes the effective request."""
+    node = make_node("n").capacity(cpu="2")
+    pod = make_pod("p").requests(cpu="1500m").init_container("mesh", {"cpu": "600m"}, sidecar=True)
+    assert fit_status(node, [pod]).reasons == ("Insufficient cpu",)
+
+
+def test_ignored_resources_are_not_checked() -> None:
+    profile = default_profile(plugin_args={"NodeResourcesFit": {"ignoredResourceGroups": ["nvidia.com"]}})
+    s = scheduler_for(make_node("n").obj(), profile=profile)
+    assert s.schedule_one(make_pod("p").gpu(1).parsed()).node == "n"
+
+
+def test_least_allocated_formula() -> None:
+    """((capacity − requested) × 100) / capacity per resource, then the weighted integer mean."""
+    req = np.array([[3000, 5 * 2**30]])
+    alloc = np.array([[4000, 10 * 2**30]])
+    # cpu: (1000*100)/4000 = 25; memory: 50 → (25 + 50) / 2 = 37
+    assert ra.least_allocated(req, alloc, np.array([1, 1])).tolist() == [37]
+    assert ra.least_allocated(np.array([[5000, 0]]), alloc, np.array([1, 1])).tolist() == [
+        50
+    ]  # over capacity scores 0
+
+
+def test_most_allocated_formula() -> None:
+    req = np.array([[3000, 5 * 2**30]])
+    alloc = np.array([[4000, 10 * 2**30]])
+    assert ra.most_allocated(req, alloc, np.array([1, 1])).tolist() == [62]  # (75 + 50) // 2
+    assert ra.most_allocated(np.array([[5000, 0]]), alloc, np.array([1, 1])).tolist() == [
+        50
+    ]  # clamped to 100
+
+
+def test_requested_to_capacity_ratio_formula() -> None:
+    """Shape {0:0, 100:10} scaled to 0..100; a resource scoring 0 is left out of the mean; Go rounds."""
+    score = ra.requested_to_capacity_ratio([(0, 0), (100, 10)])
+    # cpu at 25% → 25, memory at 50% → 50: round(75/2) = 38 (37.5 rounds half away from zero)
+    assert score(np.array([[1000, 50]]), np.array([[4000, 100]]), np.array([1, 1])).tolist() == [38]
+    # cpu at 0% scores 0 and is dropped: memory alone, 50
+    assert score(np.array([[0, 50]]), np.array([[4000, 100]]), np.array([1, 1])).tolist() == [50]
+
+
+def test_broken_linear_truncates_toward_zero_like_go() -> None:
+    f = ra.broken_linear([(0, 100), (3, 0)])
+    # 100 + (0 − 100)·1/3 = 100 − 33.3…: Go truncates −33.3 to −33, giving 67 (floor division would give 66)
+    assert f(np.array([1])).tolist() == [67]
+
+
+def test_balanced_allocation_formula() -> None:
+    """(1 − |f_cpu − f_mem| / 2) × 100, truncated: 50% cpu and 10% memory → 80."""
+    assert ra.balanced(np.array([[2000, 1]]), np.array([[4000, 10]])).tolist() == [80]
+    assert ra.balanced(np.array([[1, 1, 0]]), np.array([[2, 4, 0]])).tolist() == [87]  # (1 − 0.125) × 100
+
+
+def test_most_allocated_profile_packs_onto_the_busier_node() -> None:
+    """A bin-packing profile (MostAllocated on nvidia.com/gpu) keeps whole nodes free for big jobs (R14.2)."""
+    fit_args = {
+        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "nvidia.com/gpu", "weight": 1}]}
+    }
+    profile = Profile(plugins=(PluginSpec("NodeResourcesFit", 1, fit_args),))
+    objs = [
+        make_node("empty").gpus(8).obj(),
+        make_node("busy").gpus(8).obj(),
+        make_pod("r").gpu(4).on("busy").obj(),
+    ]
+    assert scheduler_for(*objs, profile=profile).schedule_one(make_pod("p").gpu(1).parsed()).node == "busy"
+
+
+def test_default_profile_does_not_score_gpus_at_all() -> None:
+    """R14.1: the default scorers look at cpu and memory only, so a half-used 8-GPU node and an empty one
+    tie for a 1-GPU pod, and the pick is random — nothing protects the empty node for an 8-GPU job."""
+    s = scheduler_for(make_node("empty").gpus(8).obj(), make_node("busy").gpus(8).obj(),
+                      make_pod("r").gpu(4).requests(cpu="0", memory="0").on("busy").obj())  # fmt: skip
+    from kubegpu.scheduler.framework import CycleState
+
+    pod = make_pod("p").gpu(1).parsed()
+    state = CycleState()
+    s.framework.run_pre_filter(state, pod, s.cluster)
+    total, _ = s.framework.run_scores(state, pod, s.cluster, np.array([0, 1]))
+    assert total[0] == total[1]

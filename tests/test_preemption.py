@@ -1,0 +1,116 @@
+"""DefaultPreemption, pinned to kube-scheduler 1.34 defaultpreemption + framework/preemption:
+eligibility, candidate nodes, minimal victims with PDB-aware reprieve, and pickOneNodeForPreemption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.testing.builders import make_node, make_pod
+from tests.conftest import scheduler_for
+
+
+def pdb(name: str, ns: str, app: str, allowed: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": ns},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}},
+        "status": {"disruptionsAllowed": allowed},
+    }  # fmt: skip
+
+
+def test_only_strictly_lower_priority_pods_are_victims() -> None:
+    s = scheduler_for(make_node("n").gpus(2).obj(), make_pod("same").gpu(2).priority(10).on("n").obj())
+    result = s.schedule_one(make_pod("p").gpu(1).priority(10).parsed())
+    assert result.nominated_node == ""
+    assert result.message == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
+
+
+def test_as_few_victims_as_possible_and_the_least_important_go_first() -> None:
+    """Reprieve walks victims from most to least important (priority, then earlier start) and keeps
+    every pod whose return still lets the preemptor fit."""
+    s = scheduler_for(
+        make_node("n").gpus(4).obj(),
+        make_pod("old").gpu(1).priority(1).on("n", started="2026-01-01T00:00:00Z").obj(),
+        make_pod("new").gpu(1).priority(1).on("n", started="2026-01-02T00:00:00Z").obj(),
+        make_pod("low").gpu(1).priority(0).on("n").obj(),
+        make_pod("mid").gpu(1).priority(5).on("n").obj(),
+    )
+    result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
+    assert result.nominated_node == "n"
+    assert [v.name for v in result.victims] == ["new", "low"]
+    assert result.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+
+
+def test_node_choice_prefers_no_pdb_violation_then_lower_victim_priority() -> None:
+    objs = [
+        make_node("guarded").gpus(1).obj(),
+        make_pod("svc").gpu(1).labels(app="svc").on("guarded").obj(),
+        pdb("svc", "default", "svc", 0),
+        make_node("important").gpus(1).obj(),
+        make_pod("imp").gpu(1).priority(50).on("important").obj(),
+        make_node("cheap").gpus(1).obj(),
+        make_pod("cheap").gpu(1).priority(10).on("cheap").obj(),
+    ]
+    result = scheduler_for(*objs).schedule_one(make_pod("p").gpu(1).priority(100).parsed())
+    assert result.nominated_node == "cheap"
+    # without the cheap node, the PDB-guarded node still loses to a non-violating one despite its lower priority
+    result = scheduler_for(*objs[:5]).schedule_one(make_pod("p").gpu(1).priority(100).parsed())
+    assert result.nominated_node == "important"
+
+
+def test_fewer_victims_win_when_priorities_tie() -> None:
+    objs = [
+        make_node("two").gpus(2).obj(),
+        make_pod("a").gpu(1).on("two").obj(),
+        make_pod("b").gpu(1).on("two").obj(),
+        make_node("one").gpus(2).obj(),
+        make_pod("c").gpu(2).on("one").obj(),
+    ]
+    result = scheduler_for(*objs).schedule_one(make_pod("p").gpu(2).priority(1).parsed())
+    # sum of (priority + MaxInt32 + 1) is lower on "one" (one victim) → it wins before the count criterion
+    assert (result.nominated_node, [v.name for v in result.victims]) == ("one", ["c"])
+
+
+def test_preemption_policy_never() -> None:
+    s = scheduler_for(make_node("n").gpus(1).obj(), make_pod("low").gpu(1).on("n").obj())
+    result = s.schedule_one(make_pod("p").gpu(1).priority(100).preemption_policy("Never").parsed())
+    assert result.message == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
+
+
+def test_unresolvable_nodes_are_not_candidates() -> None:
+    s = scheduler_for(make_node("small").gpus(2).obj(), make_pod("low").gpu(2).on("small").obj())
+    result = s.schedule_one(make_pod("p").gpu(4).priority(100).parsed())
+    assert result.message == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+
+
+def test_node_still_too_small_after_removing_victims_reports_the_filter_reason() -> None:
+    s = scheduler_for(
+        make_node("n").gpus(4).obj(),
+        make_pod("high").gpu(3).priority(1000).on("n").obj(),
+        make_pod("low").gpu(1).on("n").obj(),
+    )
+    result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
+    assert result.message == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
+
+
+def test_dry_runs_leave_the_cluster_exactly_as_it_was() -> None:
+    s = scheduler_for(
+        make_node("n").gpus(2).obj(),
+        make_pod("a").gpu(1).on("n").obj(),
+        make_pod("b").gpu(1).on("n").obj(),
+    )
+    before = (s.cluster.requested.copy(), s.cluster.pod_count.copy(), dict(s.cluster.placement))
+    s.schedule_one(make_pod("p").gpu(2).priority(10).parsed())
+    assert (s.cluster.requested == before[0]).all()
+    assert (s.cluster.pod_count == before[1]).all()
+    assert s.cluster.placement == before[2]
