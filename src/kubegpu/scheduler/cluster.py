@@ -26,6 +26,7 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 IntArray = npt.NDArray[np.int64]
+NO_PODS = np.iinfo(np.int64).max
 
 
 def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
@@ -104,6 +105,8 @@ class ClusterState:
         self.nonzero_cpu: IntArray = np.zeros(n, dtype=np.int64)
         self.nonzero_memory: IntArray = np.zeros(n, dtype=np.int64)
         self.pod_count: IntArray = np.zeros(n, dtype=np.int64)
+        # lowest pod priority per node (int64 max when empty): preemption skips nodes with nothing lower
+        self.min_priority: IntArray = np.full(n, NO_PODS, dtype=np.int64)
         self.max_pods: IntArray = self.allocatable[:, self.col[PODS]] // 1000
         self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
         self.taint_sets: list[tuple[Taint, ...]] = []
@@ -179,6 +182,7 @@ class ClusterState:
         self.nonzero_cpu[idx] += nz.get(CPU, 0)
         self.nonzero_memory[idx] += nz.get(MEMORY, 0)
         self.pod_count[idx] += 1
+        self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
         self.journal.append(("add", pod, idx))
@@ -194,6 +198,7 @@ class ClusterState:
         self.nonzero_cpu[idx] -= nz.get(CPU, 0)
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
+        self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
         self.journal.append(("remove", pod, idx))
         self._touch(idx)
         return idx

@@ -265,13 +265,20 @@ class Framework:
         self.reserve_plugins = [p for p in self.plugins if isinstance(p, ReservePlugin)]
         self.permit_plugins = [p for p in self.plugins if isinstance(p, PermitPlugin)]
         self.handle.framework = self
+        # Protocol isinstance checks are slow; decide each plugin's fast paths once, not per cycle.
+        self._batch_filter = [isinstance(p, BatchFilterPlugin) for p in self.filter_plugins]
+        self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
+        self._signable = len(self._signers) == len(self.filter_plugins)
+        self._score_paths = [
+            (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin)) for p in self.score_plugins
+        ]
 
     def signature(self, pod: Pod) -> Hashable | None:
         """The pod's equivalence class for filtering: every filter plugin's ``sign``, or None if any opts out."""
+        if not self._signable:
+            return None
         parts = []
-        for p in self.filter_plugins:
-            if not isinstance(p, SignPlugin):
-                return None
+        for p in self._signers:
             s = p.sign(pod)
             if s is None:
                 return None
@@ -318,8 +325,8 @@ class Framework:
             if p.name in state.skip_filter:
                 continue
             sub = rows[alive]
-            if isinstance(p, BatchFilterPlugin):
-                c, r = p.filter_batch(state, pod, cluster, sub)
+            if self._batch_filter[pi]:
+                c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = self._scalar_batch(p, state, pod, cluster, sub)
             if (c == Code.ERROR).any():
@@ -361,15 +368,15 @@ class Framework:
         """PreScore, Score, NormalizeScore, weights; returns the totals and each plugin's weighted part."""
         total = np.zeros(len(rows), dtype=np.int64)
         parts: dict[str, Scores] = {}
-        for p in self.score_plugins:
+        for p, batch, normalizes in self._score_paths:
             if p.pre_score(state, pod, cluster, rows).code == Code.SKIP:
                 continue
-            if isinstance(p, BatchScorePlugin):
-                s = p.score_batch(state, pod, cluster, rows)
+            if batch:
+                s = p.score_batch(state, pod, cluster, rows)  # type: ignore[attr-defined]
             else:
                 s = np.array([p.score(state, pod, cluster.view(int(i))) for i in rows], dtype=np.int64)
-            if isinstance(p, NormalizeScorePlugin):
-                s = p.normalize(state, pod, s)
+            if normalizes:
+                s = p.normalize(state, pod, s)  # type: ignore[attr-defined]
             if s.size and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
                 raise RuntimeError(f"plugin {p.name} returned a score outside [0, {MAX_NODE_SCORE}]")
             weighted = s * self.weights[p.name]
