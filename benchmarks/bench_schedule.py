@@ -7,22 +7,31 @@ constraint (nodeSelector or required node affinity) on 70% of them and the GPU t
 Every pod goes through the full cycle (PreFilter, Filter over all nodes, Score, preemption on failure)
 with kube-scheduler's default profile and its adaptive percentageOfNodesToScore.
 
-    python benchmarks/bench_schedule.py [--nodes 5000] [--pods 10000] [--seed 0] [--no-cache]
+``--profile kubegpu`` adds device-level placement (GpuDeviceFit filter + reserve, device IDs tracked per
+pod): every node gets a device model, and 20% of them carry a generated 8-GPU NVSwitch inventory with two
+NUMA nodes and the Topology Manager policy ``single-numa-node``, so multi-GPU pods need a NUMA-aligned set.
+
+    python benchmarks/bench_schedule.py [--nodes 5000] [--pods 10000] [--seed 0] [--no-cache] [--profile kubegpu]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION
+from kubegpu.explain.engine import device_models
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.loop import run_queue
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.registry import default_profile, in_tree_registry, kubegpu_profile
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -30,7 +39,19 @@ POOLS = ["train", "infer", "batch", "dev"]
 POOL_LABEL = "accelerator.example.com/pool"
 
 
-def generate(nodes: int, pods: int, seed: int) -> list[dict[str, Any]]:
+NUMA_INVENTORY = (
+    Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nodes" / "hgx-8xh100-nvswitch.json"
+)
+
+
+def numa_annotations(i: int) -> dict[str, str]:
+    reading = json.loads(NUMA_INVENTORY.read_text())
+    for d in reading["devices"]:
+        d["uuid"] = d["uuid"][:-4] + f"{i:04x}"  # each node its own UUIDs
+    return {INVENTORY_ANNOTATION: json.dumps(reading), TOPOLOGY_POLICY_ANNOTATION: "single-numa-node"}
+
+
+def generate(nodes: int, pods: int, seed: int, numa: bool = False) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
     objs = []
     for i in range(nodes):
@@ -40,7 +61,10 @@ def generate(nodes: int, pods: int, seed: int) -> list[dict[str, Any]]:
             b.taint("nvidia.com/gpu", "present")
         if rng.random() < 0.01:
             b.cordon()
-        objs.append(b.obj())
+        raw = b.obj()
+        if numa and i % 5 == 0:
+            raw["metadata"]["annotations"] = numa_annotations(i)
+        objs.append(raw)
     sizes = rng.choice([1, 2, 4, 8], size=pods, p=[0.5, 0.25, 0.15, 0.10])
     for j in range(pods):
         g = int(sizes[j])
@@ -64,15 +88,22 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-cache", action="store_true", help="disable the equivalence-class filter cache")
+    ap.add_argument("--profile", choices=["default", "kubegpu"], default="default")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    snap = build_snapshot([("bench", o) for o in generate(args.nodes, args.pods, args.seed)])
+    kubegpu = args.profile == "kubegpu"
+    snap = build_snapshot([("bench", o) for o in generate(args.nodes, args.pods, args.seed, numa=kubegpu)])
     t1 = time.perf_counter()
-    cluster = ClusterState(snap.nodes, snap.pods)
-    scheduler = Scheduler(Framework(default_profile(), in_tree_registry()), cluster, seed=args.seed, use_cache=not args.no_cache)
+    models = device_models(snap) if kubegpu else None
+    cluster = ClusterState(snap.nodes, snap.pods, models)
+    profile = kubegpu_profile() if kubegpu else default_profile()
+    pods = [replace(p, scheduler_name=profile.scheduler_name) for p in snap.pending_pods()]
+    scheduler = Scheduler(
+        Framework(profile, in_tree_registry()), cluster, seed=args.seed, use_cache=not args.no_cache
+    )
     t2 = time.perf_counter()
-    outcomes = run_queue(scheduler, snap.pending_pods())
+    outcomes = run_queue(scheduler, pods)
     t3 = time.perf_counter()
 
     bound = sum(o.scheduled for o in outcomes)
@@ -82,6 +113,7 @@ def main() -> None:
         ("pending pods", f"{len(outcomes)}"),
         ("bound / unschedulable", f"{bound} / {len(outcomes) - bound}"),
         ("GPUs allocated", f"{gpus_used} of {args.nodes * 8}"),
+        ("profile", args.profile),
         ("equivalence cache", "off" if args.no_cache else "on"),
         ("parse snapshot (s)", f"{t1 - t0:.2f}"),
         ("build cluster state (s)", f"{t2 - t1:.2f}"),

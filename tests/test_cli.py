@@ -15,14 +15,16 @@ from kubegpu.testing.builders import make_node, make_pod
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kubegpu", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kubegpu", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_diagnose_demo_is_the_main_job() -> None:
     proc = run("diagnose", "--demo")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector" in out.replace("\n", " ")
+    assert "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint" in out
     assert "GPU node advertises no GPU resource" in out
     assert "Traceback" not in proc.stderr
 
@@ -60,11 +62,20 @@ def test_schedule_with_new_pods_writes_the_resulting_snapshot(tmp_path: Path) ->
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     data = yaml.safe_load(result.stdout)
-    assert {r["pod"] for r in data["rejected"]} == {"notebook-gpu", "half-gpu", "request-only", "request-below-limit"}
+    assert {r["pod"] for r in data["rejected"]} == {
+        "notebook-gpu",
+        "half-gpu",
+        "request-only",
+        "request-below-limit",
+    }
     results = {r["pod"]: r for r in data["results"]}
     assert results["ml-train/single-gpu-debug"]["node"] in ("gpu-train-01", "gpu-train-02")
     written = yaml.safe_load(out.read_text())
-    pods = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o for o in written["items"] if o["kind"] == "Pod"}
+    pods = {
+        f"{o['metadata']['namespace']}/{o['metadata']['name']}": o
+        for o in written["items"]
+        if o["kind"] == "Pod"
+    }
     assert "ml-infer/whisper-0" not in pods  # evicted by urgent-eval's preemption
     assert pods["ml-train/urgent-eval"]["spec"]["nodeName"] == "gpu-train-01"
     stuck = pods["ml-train/llm-finetune-0"]["status"]["conditions"][-1]
@@ -81,9 +92,13 @@ def test_bad_snapshot_gives_one_line_errors_and_still_reports(tmp_path: Path) ->
     assert proc.returncode == 0
     errors = sorted(proc.stderr.strip().splitlines())
     assert len(errors) == 2 and "Traceback" not in proc.stderr
-    assert errors[0].startswith(f"error: {tmp_path / 'a.yaml'}: Pod team/broken: spec.containers[0].resources.limits[nvidia.com/gpu]:")
+    assert errors[0].startswith(
+        f"error: {tmp_path / 'a.yaml'}: Pod team/broken: spec.containers[0].resources.limits[nvidia.com/gpu]:"
+    )
     assert errors[1].startswith(f"error: {tmp_path / 'b.yaml'}: invalid YAML at line 2, column 1")
-    assert json.loads(proc.stdout)["message"].startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
+    assert json.loads(proc.stdout)["message"].startswith(
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
     assert run("explain", "team/p", "--snapshot", str(tmp_path), "--strict").returncode == 2
 
 
@@ -92,4 +107,7 @@ def test_missing_file_and_missing_pod_are_one_line_errors(tmp_path: Path) -> Non
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {tmp_path / 'nope.yaml'}: no such file or directory"
     proc = run("explain", "x/y", "--demo")
-    assert proc.returncode == 1 and proc.stderr.strip() == "Error: pod x/y is not in the snapshot (embedded demo cluster)"
+    assert (
+        proc.returncode == 1
+        and proc.stderr.strip() == "Error: pod x/y is not in the snapshot (embedded demo cluster)"
+    )

@@ -21,24 +21,32 @@ from kubegpu.explain.pending import explain_pod
 from kubegpu.scheduler.loop import run_queue
 
 EXPECTED = {
+    # the seed's situation; the three device-level nodes (pools training-nvlink, inference-shared,
+    # inference-mig) fail the pool affinity too, so 2 + 1 + 1 + 1 = 5 nodes didn't match
     "ml-train/llm-finetune-0": (
-        "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector, "
-        "2 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/6 nodes are available: "
-        "2 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
+        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "5 node(s) didn't match Pod's node affinity/selector. preemption: 0/9 nodes are available: "
+        "2 No preemption victims found for incoming pod, 7 Preemption is not helpful for scheduling."
     ),
     "ml-infer/vllm-6b7c9d-q9r4s": (
-        "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/6 nodes are available: 1 No preemption victims found for incoming pod, "
-        "5 Preemption is not helpful for scheduling."
+        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 7 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/9 nodes are available: 1 No preemption victims found for incoming pod, "
+        "8 Preemption is not helpful for scheduling."
     ),
     "ml-infer/embed-server": (
-        "0/6 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}, 4 Insufficient nvidia.com/gpus. "
-        "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling."
+        "0/9 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}, 7 Insufficient nvidia.com/gpus. "
+        "preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling."
     ),
     # priority 1000000: preemption finds victims, so the message has no preemption part
     "ml-train/urgent-eval": (
-        "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector, "
-        "2 node(s) had untolerated taint {nvidia.com/gpu: present}."
+        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "5 node(s) didn't match Pod's node affinity/selector."
+    ),
+    # no GPU is partitioned into 4g.71gb: the MIG node has the resource at 0, so it is unresolvable
+    "ml-infer/llm-70b-int4": (
+        "0/9 nodes are available: 1 Insufficient nvidia.com/mig-4g.71gb, 2 node(s) had untolerated taint "
+        "{nvidia.com/gpu: present}, 6 node(s) didn't match Pod's node affinity/selector. preemption: 0/9 nodes are "
+        "available: 9 Preemption is not helpful for scheduling."
     ),
 }
 
@@ -56,18 +64,23 @@ def test_pending_pod_messages(demo_engine: Engine, key: str) -> None:
 
 
 def test_fragmented_training_pod_is_explained_as_scattered_gpus(demo_engine: Engine) -> None:
-    """R9.2: 3 + 2 GPUs free on the two usable nodes, a 4-GPU pod fits on neither; 16 more sit behind taints."""
+    """R9.2: 3 + 2 GPUs free on the two usable nodes, a 4-GPU pod fits on neither; more sit elsewhere."""
     exp = explain_pod(demo_engine, demo_engine.snapshot.pod("ml-train/llm-finetune-0"))  # type: ignore[arg-type]
     fit = next(g for g in exp.groups if g.reason == "Insufficient nvidia.com/gpu")
     assert fit.nodes == ["gpu-train-01", "gpu-train-02"]
     assert "Together these nodes have 5 free, but no single one has 4" in fit.fix
-    assert "Another 16 nvidia.com/gpu is free on nodes the pod is not allowed on" in fit.fix
+    # 8 + 8 behind the taint, 4 on the DGX node, 11 time-sliced replicas: all in other pools or tainted
+    assert "Another 31 nvidia.com/gpu is free on nodes the pod is not allowed on" in fit.fix
     evidence = {n.name: n.evidence for n in exp.nodes}
-    assert evidence["gpu-train-01"] == ["nvidia.com/gpu: pod requests 4, node has 3 free (allocatable 8, already requested 5)"]
+    assert evidence["gpu-train-01"] == [
+        "nvidia.com/gpu: pod requests 4, node has 3 free (allocatable 8, already requested 5)"
+    ]
     assert any("Job llm-finetune" in n and "R17.6" in n for n in exp.notes)
 
 
-def test_urgent_eval_preempts_the_least_important_pod_on_the_node_needing_fewest_victims(demo_engine: Engine) -> None:
+def test_urgent_eval_preempts_the_least_important_pod_on_the_node_needing_fewest_victims(
+    demo_engine: Engine,
+) -> None:
     """gpu-train-01 needs 1 victim (3 free), gpu-train-02 needs 2: the sum-of-priorities criterion picks
     train-01; among its five priority-0 GPU pods the latest started (whisper-0, 03:00) goes."""
     exp = explain_pod(demo_engine, demo_engine.snapshot.pod("ml-train/urgent-eval"))  # type: ignore[arg-type]
@@ -81,22 +94,29 @@ def test_typo_resource_name_is_called_out(demo_engine: Engine) -> None:
 
 
 def test_diagnose_findings_cover_the_demo_s_broken_parts() -> None:
-    report = diagnose(sources.load_demo())
+    report = diagnose(Engine(sources.load_demo()))
     titles = {(f.title, tuple(f.objects)) for f in report.findings}
     assert ("GPU node advertises no GPU resource", ("node/gpu-infer-02",)) in titles
     assert ("allocatable GPUs below capacity", ("node/gpu-infer-01",)) in titles
     assert ("GPU quota exhausted in research", ("resourcequota/research/gpu-quota",)) in titles
     assert ("pod requests a resource no node advertises", ("pod/ml-infer/embed-server",)) in titles
     assert ("pod tolerates the GPU taint but requests no GPU", ("pod/ml-train/data-prep",)) in titles
-    assert any(t.startswith("pool accelerator.example.com/pool=training mixes GPU products") for t, _ in titles)
-    assert [p.pod for p in report.pending] == [
+    assert any(
+        t.startswith("pool accelerator.example.com/pool=training mixes GPU products") for t, _ in titles
+    )
+    assert [p.pod for p in report.pending] == [  # PrioritySort: priority, then creationTimestamp
         "ml-train/urgent-eval",
         "ml-infer/vllm-6b7c9d-q9r4s",
         "ml-infer/embed-server",
+        "ml-infer/batch-embed",
+        "ml-infer/llm-70b-int4",
         "ml-train/llm-finetune-0",
+        "ml-train/nccl-allreduce-4gpu",
+        "ml-train/nccl-allreduce-2gpu",
         "ml-train/data-prep",
     ]
-    assert report.totals["nvidia.com/gpu"] == {"capacity": 36, "allocatable": 35, "requested": 14}
+    # 36 whole GPUs as before, + 8 on the DGX node and 16 time-sliced replicas on gpu-ts-01
+    assert report.totals["nvidia.com/gpu"] == {"capacity": 60, "allocatable": 59, "requested": 23}
 
 
 def test_new_pods_are_admitted_or_rejected_with_api_server_messages() -> None:

@@ -132,4 +132,4 @@ def test_priority_class_name_resolves_when_spec_priority_is_unset() -> None:
 def test_demo_cluster_loads_cleanly() -> None:
     snap = sources.load_demo()
     assert snap.errors == []
-    assert len(snap.nodes) == 6
+    assert len(snap.nodes) == 9  # the seed's six plus an NVLink, a time-sliced and a MIG node

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import yaml
@@ -15,6 +15,9 @@ from kubegpu.cli import render
 from kubegpu.cli.node_cmd import node
 from kubegpu.errors import KubegpuError
 from kubegpu.model.snapshot import ClusterSnapshot
+
+if TYPE_CHECKING:
+    from kubegpu.explain.engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "yaml"])
@@ -80,14 +83,48 @@ def cli() -> None:
     """
 
 
+def engine_options(f: F) -> F:
+    """--profile / --device-plugin-config / --seed: how the core is set up for the snapshot."""
+    options = [
+        click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
+                     help="default = kube-scheduler 1.34 as shipped; kubegpu = plus device-level placement."),
+        click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE",
+                     help="NVIDIA device plugin config (version: v1); NAME matches the node label "
+                          "nvidia.com/device-plugin.config, no NAME = the default (repeatable)."),
+        click.option("--seed", default=0, show_default=True, help="Seed for upstream's random tie-breaks."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def make_engine(
+    snap: ClusterSnapshot,
+    profile: str,
+    plugin_configs: tuple[str, ...],
+    seed: int,
+    scheduler_name: str | None = None,
+) -> Engine:
+    from kubegpu.devices.sharing import load_plugin_config
+    from kubegpu.explain.engine import Engine
+    from kubegpu.scheduler.registry import profile_named
+
+    configs = {}
+    for item in plugin_configs:
+        name, _, path = item.rpartition("=")
+        configs[name] = load_plugin_config(Path(path))
+    return Engine(snap, profile_named(profile, scheduler_name), seed=seed, plugin_configs=configs)
+
+
 @cli.command()
 @click.argument("pod")
 @source_options
 @output_option
-@click.option("--seed", default=0, show_default=True, help="Seed for upstream's random tie-breaks.")
-def explain(pod: str, output: str, seed: int, **src: Any) -> None:
-    """Explain whether and where NAMESPACE/POD schedules, and why not."""
-    from kubegpu.explain.engine import Engine
+@engine_options
+def explain(
+    pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
+) -> None:
+    """Explain whether and where NAMESPACE/POD schedules, which devices it gets, and why not."""
     from kubegpu.explain.pending import explain_pod
 
     snap = load_snapshot(**src)
@@ -100,27 +137,38 @@ def explain(pod: str, output: str, seed: int, **src: Any) -> None:
             f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending",
             err=True,
         )
-    exp = explain_pod(Engine(snap, seed=seed), target)
+    exp = explain_pod(make_engine(snap, profile, plugin_configs, seed), target)
     emit(exp.to_dict(), output, lambda: render.explanation(exp))
 
 
 @cli.command()
 @source_options
 @output_option
-@click.option("--pods", "pods_file", type=click.Path(path_type=Path), default=None,
-              help="Pod manifests to create first (validated and admitted as the API server would).")  # fmt: skip
-@click.option("--write", "write_to", type=click.Path(path_type=Path), default=None,
-              help="Write the resulting snapshot (bound pods get spec.nodeName) as a YAML List.")  # fmt: skip
-@click.option("--scheduler-name", default="default-scheduler", show_default=True)
-@click.option("--seed", default=0, show_default=True)
-def schedule(
-    output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str, seed: int, **src: Any
-) -> None:
+@click.option(
+    "--pods",
+    "pods_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Pod manifests to create first (validated and admitted as the API server would).",
+)
+@click.option(
+    "--write",
+    "write_to",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the resulting snapshot (bound pods get spec.nodeName) as a YAML List.",
+)
+@click.option(
+    "--scheduler-name",
+    default=None,
+    help="Schedule pods with this spec.schedulerName (default: the profile's, default-scheduler or kubegpu).",
+)
+@engine_options
+def schedule(output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str | None, profile: str,
+             plugin_configs: tuple[str, ...], seed: int, **src: Any) -> None:  # fmt: skip
     """Schedule the pending pods in queue order (priority, then creation time) and print each outcome."""
     from kubegpu.admission.admit import admit_pods
-    from kubegpu.explain.engine import Engine
     from kubegpu.scheduler.loop import run_queue
-    from kubegpu.scheduler.registry import default_profile
     from kubegpu.snapshot_writer import write_snapshot
     from kubegpu.sources import read_path
 
@@ -132,18 +180,16 @@ def schedule(
         for err in errors:
             click.echo(f"error: {err.one_line()}", err=True)
     new_pods = [a.pod for a in admissions if a.pod is not None]
-    engine = Engine(snap, default_profile(scheduler_name), seed=seed)
+    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_name)
+    ours = engine.profile.scheduler_name
     pending = [p for p in snap.pending_pods() if not p.scheduling_gates]
-    others = [p for p in pending if p.scheduler_name != scheduler_name]
-    outcomes = run_queue(
-        engine.scheduler, [p for p in pending if p.scheduler_name == scheduler_name] + new_pods
-    )
+    others = [p for p in pending if p.scheduler_name != ours]
+    outcomes = run_queue(engine.scheduler, [p for p in pending if p.scheduler_name == ours] + new_pods)
     data = render.schedule_data(outcomes, admissions, others)
     emit(data, output, lambda: render.schedule_table(data))
     if write_to is not None:
-        write_snapshot(
-            snap, outcomes, write_to, [a.raw for a in admissions if a.pod is not None and a.raw is not None]
-        )
+        written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
+        write_snapshot(snap, outcomes, write_to, written)
         click.echo(f"wrote {write_to}", err=True)
 
 
@@ -152,13 +198,15 @@ def schedule(
 @output_option
 @click.option("--pool-label", default="accelerator.example.com/pool", show_default=True,
               help="Node label that names hardware pools.")  # fmt: skip
-@click.option("--seed", default=0, show_default=True)
-def diagnose(output: str, pool_label: str, seed: int, **src: Any) -> None:
+@engine_options
+def diagnose(
+    output: str, pool_label: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
+) -> None:
     """The main job: GPU overview, every Pending GPU pod explained, and what the snapshot shows is broken."""
     from kubegpu.explain.diagnose import diagnose as run_diagnose
 
     snap = load_snapshot(**src)
-    report = run_diagnose(snap, pool_label=pool_label, seed=seed)
+    report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
     emit(report.to_dict(), output, lambda: render.diagnosis(report))
 
 

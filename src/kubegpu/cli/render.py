@@ -32,6 +32,28 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         console.rule(f"[bold]{exp.pod}")
     if exp.schedulable:
         console.print(f"[green]schedulable[/green]: kube-scheduler would bind it to [bold]{exp.node}[/bold]")
+        if exp.kubelet:
+            console.print(f"[red]but kubelet on {exp.kubelet['node']} would refuse it at admission[/red]:")
+            console.print(
+                Text(f"{exp.kubelet['reason']}: {exp.kubelet['message']}"), style="bold", soft_wrap=True
+            )
+        if exp.allocation:
+            table = Table(
+                title="devices the container would get (logical CUDA index → host GPU)", title_justify="left"
+            )
+            for col in ("container", "resource", "device IDs", "logical → host", "env"):
+                table.add_column(col, overflow="fold")
+            for grant in exp.allocation:
+                view = ", ".join(f"{d['logical']}→{d['host_index']}" for d in grant.gpus)
+                env = "\n".join(f"{k}={v}" for k, v in grant.env.items())
+                table.add_row(
+                    grant.container,
+                    grant.resource + (" (shared)" if grant.shared else ""),
+                    "\n".join(grant.device_ids),
+                    view,
+                    env,
+                )
+            console.print(table)
     else:
         console.print("[red]Pending[/red] — kube-scheduler's FailedScheduling message:")
         console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it

@@ -15,7 +15,6 @@ from kubegpu.explain.findings import DEFAULT_POOL_LABEL, Finding, find
 from kubegpu.explain.overview import NodeRow, node_rows
 from kubegpu.explain.pending import Explanation, explain_pod
 from kubegpu.model.objects import Pod
-from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.queue import priority_sort
 
 
@@ -47,8 +46,8 @@ class Diagnosis:
         }
 
 
-def diagnose(snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL, seed: int = 0) -> Diagnosis:
-    engine = Engine(snapshot, seed=seed)
+def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
+    snapshot = engine.snapshot
     pending = priority_sort(p for p in snapshot.pending_pods())
     gpu_pending = [p for p in pending if is_gpu_pod(p)]
     rows = node_rows(engine, pool_label)

@@ -1,22 +1,67 @@
 """One object that owns a snapshot's scheduling state, so every command asks the same core the same way.
 
-``Engine`` builds the ``ClusterState`` and the ``Framework`` from a profile once; ``explain``,
-``schedule`` and ``diagnose`` go through it.
+``Engine`` builds each node's device model (``devices.node_devices``), the ``ClusterState`` and the
+``Framework`` for a profile once; ``explain``, ``schedule`` and ``diagnose`` go through it. A device
+plugin configuration comes, per node, from the ``kubegpu.io/device-plugin-config`` annotation (the
+NVIDIA ``version: v1`` file in effect there), else from ``--device-plugin-config`` files selected by the
+node's ``nvidia.com/device-plugin.config`` label as the GPU Operator does (``""`` = the default file),
+else it is inferred from GFD labels.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from kubegpu.devices.node_devices import NodeDevices, node_devices
+from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
+from kubegpu.errors import InputError
+from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 
+CONFIG_ANNOTATION = "kubegpu.io/device-plugin-config"
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+
+def plugin_config_for(node: Node, configs: Mapping[str, PluginConfig]) -> PluginConfig | None:
+    text = node.annotations.get(CONFIG_ANNOTATION)
+    if text is not None:
+        return parse_plugin_config(
+            text, source=f"{node.source}: Node {node.name}: metadata.annotations[{CONFIG_ANNOTATION}]"
+        )
+    return configs.get(node.labels.get(CONFIG_LABEL, ""), configs.get(""))
+
+
+def device_models(
+    snapshot: ClusterSnapshot, configs: Mapping[str, PluginConfig] | None = None
+) -> dict[str, NodeDevices]:
+    """Device model per node; a node whose model cannot be built is reported and left count-only."""
+    models: dict[str, NodeDevices] = {}
+    for node in snapshot.nodes:
+        try:
+            model = node_devices(node, plugin_config_for(node, configs or {}))
+        except InputError as exc:
+            snapshot.errors.append(exc)
+            continue
+        if model is not None:
+            models[node.name] = model
+    return models
+
 
 class Engine:
-    def __init__(self, snapshot: ClusterSnapshot, profile: Profile | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        profile: Profile | None = None,
+        seed: int = 0,
+        plugin_configs: Mapping[str, PluginConfig] | None = None,
+    ) -> None:
         self.snapshot = snapshot
         self.profile = profile or default_profile()
-        self.cluster = ClusterState(snapshot.nodes, snapshot.pods)
+        self.devices = device_models(snapshot, plugin_configs)
+        self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
         self.framework = Framework(self.profile, in_tree_registry(), snapshot.pdbs)
         self.scheduler = Scheduler(self.framework, self.cluster, seed=seed)

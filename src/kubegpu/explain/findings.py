@@ -187,7 +187,15 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             continue
         asked = {r for r, v in pod.requests.items() if v and r.startswith("nvidia.com/")}
         missing = sorted(asked - advertised)
-        if missing:
+        mig_offered = sorted(r for r in advertised if r.startswith("nvidia.com/mig-"))
+        if missing and all(r.startswith("nvidia.com/mig-") for r in missing) and mig_offered:
+            out.append(Finding(
+                "error", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
+                f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(mig_offered)}). Ask for an "
+                "offered profile, or re-partition a GPU — which affects every instance on it (R6.3; `kubegpu plan mig`).",
+                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
+            ))  # fmt: skip
+        elif missing:
             out.append(Finding(
                 "error", "workload", "pod requests a resource no node advertises", [f"pod/{pod.key}"],
                 f"{', '.join(missing)} is not in any node's status.capacity; the name must match exactly "

@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import GPU_TAINT_KEY, has_gpu_labels, tolerates_gpu_taint
 from kubegpu.model import affinity
@@ -19,9 +20,13 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.cluster import NodeView
+from kubegpu.scheduler.device_ledger import Assignment, choose, container_requests
+from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request, insufficient_resources
 from kubegpu.scheduler.plugins.taint_toleration import first_untolerated
+from kubegpu.scheduler.registry import in_tree_registry, kubegpu_profile
+from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
 
 
@@ -63,6 +68,23 @@ class ReasonGroup:
 
 
 @dataclass
+class DeviceGrant:
+    """Devices one container gets: the IDs kubelet allocates and the physical GPUs behind them, in the
+    order the container sees them (logical CUDA index 0, 1, …; not the host's indexes: R9.3)."""
+
+    container: str
+    resource: str
+    device_ids: list[str]
+    gpus: list[dict[str, Any]]  # {"logical": i, "host_index": n, "uuid": ...}
+    env: dict[str, str]
+    shared: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"container": self.container, "resource": self.resource, "device_ids": self.device_ids,
+                "gpus": self.gpus, "env": self.env, "shared": self.shared}  # fmt: skip
+
+
+@dataclass
 class Explanation:
     pod: str
     schedulable: bool
@@ -74,6 +96,9 @@ class Explanation:
     victims: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     recorded_message: str = ""  # the PodScheduled condition the cluster itself reported, if any
+    allocation: list[DeviceGrant] = field(default_factory=list)
+    devices_synthesized: bool = False
+    kubelet: dict[str, Any] | None = None  # admission outcome on the chosen node, when it fails
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +112,9 @@ class Explanation:
             "groups": [g.to_dict() for g in self.groups],
             "notes": self.notes,
             "recordedMessage": self.recorded_message or None,
+            "allocation": [g.to_dict() for g in self.allocation],
+            "devicesSynthesized": self.devices_synthesized,
+            "kubelet": self.kubelet,
         }
 
 
@@ -115,7 +143,20 @@ def _resource_evidence(pod: Pod, view: NodeView) -> list[str]:
         if short.unresolvable:
             line += " — more than the node's whole allocatable: preemption cannot help"
         if short.capacity == 0 and r.startswith("nvidia.com/") and has_gpu_labels(view.node):
-            line += "; the node's labels say it has GPUs, so its device plugin has not registered them (R3.4)"
+            offered = {k: v for k, v in view.node.allocatable.items() if is_gpu(k) and v}
+            if r.startswith(MIG_RESOURCE_PREFIX) and offered:
+                line += (
+                    "; the node offers "
+                    + ", ".join(
+                        f"{k.removeprefix('nvidia.com/')} ×{format_milli(k, v)}"
+                        for k, v in sorted(offered.items())
+                    )
+                    + " (a different MIG layout: see `kubegpu plan mig`)"
+                )
+            elif not offered:
+                line += (
+                    "; the node's labels say it has GPUs, so its device plugin has not registered them (R3.4)"
+                )
         out.append(line)
     return out
 
@@ -164,6 +205,12 @@ def node_evidence(engine: Engine, pod: Pod, idx: int, plugin: str) -> list[str]:
         ]
     if plugin == names.NODE_NAME:
         return [f"pod is pinned to spec.nodeName={pod.node_name}"]
+    if plugin == names.GPU_DEVICE_FIT:
+        model = engine.cluster.devices.models[idx]
+        if model is not None:
+            _, refusal = choose(pod, model, engine.cluster.devices.taken(idx))
+            if refusal is not None:
+                return [refusal.evidence]
     return []
 
 
@@ -330,6 +377,9 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         notes=notes,
         recorded_message=_recorded_condition(pod),
     )
+    exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
+    if result.node is not None:
+        _explain_devices(engine, pod, result.node, result.allocation, exp)
     diag = result.diagnosis
     if diag is None:
         return exp
@@ -360,6 +410,81 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
             "(lower priority). Preemption is never free: check the victims' checkpoints and PDBs first (R14.3)."
         )
     return exp
+
+
+def _explain_devices(
+    engine: Engine, pod: Pod, node_name: str, allocation: Assignment | None, exp: Explanation
+) -> None:
+    """Which devices the pod gets on ``node_name`` — or why kubelet would still refuse it there."""
+    idx = engine.cluster.index[node_name]
+    model = engine.cluster.devices.models[idx]
+    if model is None or not container_requests(pod):
+        return
+    if allocation is None:
+        allocation, refusal = choose(pod, model, engine.cluster.devices.taken(idx))
+        if refusal is not None:
+            if refusal.kubelet_error:
+                reason, message = "UnexpectedAdmissionError", refusal.kubelet_error
+            else:
+                reason, message = (
+                    "TopologyAffinityError",
+                    "Resources cannot be allocated with Topology locality",
+                )
+            exp.kubelet = {
+                "admitted": False,
+                "node": node_name,
+                "reason": reason,
+                "message": message,
+                "evidence": refusal.evidence,
+            }
+            alt = Scheduler(
+                Framework(kubegpu_profile(), in_tree_registry(), engine.snapshot.pdbs), engine.cluster
+            )
+            other = alt.schedule_one(pod, assume=False)
+            exp.notes.append(
+                f"kube-scheduler counts devices, so it would bind the pod to {node_name}; kubelet would then fail it "
+                f"at admission ({reason}: {refusal.evidence}). kubegpu's device-aware profile "
+                + (
+                    f"would place it on {other.node} instead."
+                    if other.node
+                    else f"finds no node: {other.message}"
+                )
+            )
+            return
+    assert allocation is not None
+    for container, resources in allocation.items():
+        for resource, ids in resources.items():
+            plan = model.plans[resource]
+            by_id = {d.id: d for d in plan.devices}
+            seen: list[str] = []
+            gpus: list[dict[str, Any]] = []
+            for i in ids:
+                d = by_id[i]
+                if d.device in seen:
+                    continue
+                seen.append(d.device)
+                gpus.append({"logical": len(gpus), "host_index": d.gpu_index, "uuid": d.device,
+                             **({"mig_index": d.mig_index} if d.mig_index is not None else {})})  # fmt: skip
+            exp.allocation.append(
+                DeviceGrant(
+                    container,
+                    resource,
+                    list(ids),
+                    gpus,
+                    {"NVIDIA_VISIBLE_DEVICES": ",".join(seen)},
+                    plan.shared,
+                )
+            )
+            if plan.shared:
+                exp.notes.append(
+                    f"{container} gets time-sliced replicas of {resource}: they share the physical GPU's memory and "
+                    "fault domain with every other replica; a replica is not 1/N of the GPU (R6.2, R17.3)."
+                )
+    if model.synthesized:
+        exp.notes.append(
+            f"{node_name}'s devices are synthesised from its capacity and labels (no device inventory annotation): "
+            "device IDs are stand-ins and links/NUMA are unknown."
+        )
 
 
 def pod_notes(engine: Engine, pod: Pod) -> list[str]:

@@ -13,14 +13,16 @@ Node order follows the scheduler cache's node tree: nodes interleaved round-robi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from kubegpu.devices.node_devices import NodeDevices
 from kubegpu.model.objects import HostPort, Node, Pod, PodKey, Taint
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubegpu.scheduler.device_ledger import Assignment, DeviceLedger
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
@@ -88,7 +90,12 @@ class NodeView:
 class ClusterState:
     """Nodes (fixed rows) and assigned pods (mutable), with a journal for exact rollback."""
 
-    def __init__(self, nodes: Sequence[Node], pods: Iterable[Pod] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        pods: Iterable[Pod] = (),
+        device_models: Mapping[str, NodeDevices] | None = None,
+    ) -> None:
         self.nodes: list[Node] = node_tree_order(nodes)
         self.index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
         n = len(self.nodes)
@@ -119,7 +126,9 @@ class ClusterState:
         self.placement: dict[PodKey, int] = {}
         self.generation: IntArray = np.zeros(n, dtype=np.int64)
         self.clock = 0
-        self.journal: list[tuple[str, Pod, int]] = []
+        self.journal: list[tuple[str, Pod, int, Assignment | None]] = []
+        models = device_models or {}
+        self.devices = DeviceLedger([models.get(node.name) for node in self.nodes])
         self._label_columns: dict[str, tuple[npt.NDArray[np.int32], list[str]]] = {}
         self.orphans: list[Pod] = []  # assigned to a node the snapshot does not hold
         for pod in pods:
@@ -173,8 +182,8 @@ class ClusterState:
         self.clock += 1
         self.generation[idx] = self.clock
 
-    def add_pod(self, pod: Pod, idx: int) -> None:
-        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``); journalled."""
+    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None) -> None:
+        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
         for r, amount in pod.requests.items():
             col = self.column(r)  # may widen the arrays: index them only afterwards
             self.requested[idx, col] += amount
@@ -185,7 +194,8 @@ class ClusterState:
         self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
-        self.journal.append(("add", pod, idx))
+        assigned = self.devices.assign(pod, idx, devices)
+        self.journal.append(("add", pod, idx, assigned))
         self._touch(idx)
 
     def remove_pod(self, pod: Pod) -> int:
@@ -199,7 +209,8 @@ class ClusterState:
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
-        self.journal.append(("remove", pod, idx))
+        released = self.devices.release(pod, idx)
+        self.journal.append(("remove", pod, idx, released))
         self._touch(idx)
         return idx
 
@@ -210,9 +221,9 @@ class ClusterState:
     def rollback(self, mark: int) -> None:
         """Undo every change after ``mark``, newest first; the arrays end bit-for-bit as they were."""
         while len(self.journal) > mark:
-            op, pod, idx = self.journal.pop()
+            op, pod, idx, assigned = self.journal.pop()
             if op == "add":
                 self.remove_pod(pod)
             else:
-                self.add_pod(pod, idx)
+                self.add_pod(pod, idx, assigned)
             self.journal.pop()

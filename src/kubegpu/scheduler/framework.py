@@ -26,6 +26,8 @@ from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.status import Code, Status
 
 MAX_NODE_SCORE = 100
+# Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
+ALLOCATION_KEY = "kubegpu/allocation"
 Rows = npt.NDArray[np.intp]
 Scores = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -270,7 +272,8 @@ class Framework:
         self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
         self._signable = len(self._signers) == len(self.filter_plugins)
         self._score_paths = [
-            (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin)) for p in self.score_plugins
+            (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
+            for p in self.score_plugins
         ]
 
     def signature(self, pod: Pod) -> Hashable | None:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
+from kubegpu.scheduler.plugins.gpu_device_fit import GpuDeviceFit
 from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
 from kubegpu.scheduler.plugins.node_name import NodeName
 from kubegpu.scheduler.plugins.node_ports import NodePorts
@@ -41,7 +43,37 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_RESOURCES_FIT: NodeResourcesFit,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
+        names.GPU_DEVICE_FIT: GpuDeviceFit,
     }
+
+
+KUBEGPU_SCHEDULER_NAME = "kubegpu"
+
+
+def kubegpu_profile(
+    scheduler_name: str = KUBEGPU_SCHEDULER_NAME,
+    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+    percentage_of_nodes_to_score: int | None = None,
+) -> Profile:
+    """kube-scheduler's default profile plus GpuDeviceFit right after NodeResourcesFit (filter + reserve)."""
+    base = default_profile(scheduler_name, plugin_args, percentage_of_nodes_to_score)
+    plugins = []
+    for spec in base.plugins:
+        plugins.append(spec)
+        if spec.name == names.NODE_RESOURCES_FIT:
+            plugins.append(
+                PluginSpec(names.GPU_DEVICE_FIT, 0, dict((plugin_args or {}).get(names.GPU_DEVICE_FIT, {})))
+            )
+    return Profile(scheduler_name, tuple(plugins), percentage_of_nodes_to_score)
+
+
+def profile_named(name: str, scheduler_name: str | None = None) -> Profile:
+    """``default`` (kube-scheduler 1.34 as shipped) or ``kubegpu`` (plus device-level placement)."""
+    if name == "default":
+        return default_profile(scheduler_name or "default-scheduler")
+    if name == "kubegpu":
+        return kubegpu_profile(scheduler_name or KUBEGPU_SCHEDULER_NAME)
+    raise ConfigError(f"unknown profile {name!r}: use 'default' or 'kubegpu'")
 
 
 def default_profile(

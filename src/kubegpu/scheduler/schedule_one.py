@@ -23,7 +23,8 @@ import numpy.typing as npt
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler import messages
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Codes, CycleState, Diagnosis, Framework, ReasonIds
+from kubegpu.scheduler.device_ledger import Assignment
+from kubegpu.scheduler.framework import ALLOCATION_KEY, Codes, CycleState, Diagnosis, Framework, ReasonIds
 from kubegpu.scheduler.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -52,6 +53,7 @@ class ScheduleResult:
     evaluated_nodes: int = 0
     scores: dict[str, int] = field(default_factory=dict)  # weighted score per plugin on the chosen node
     status: Status | None = None  # a Reserve/Permit rejection
+    allocation: Assignment | None = None  # device IDs chosen at Reserve (kubegpu profile), per container
 
     @property
     def scheduled(self) -> bool:
@@ -210,12 +212,14 @@ class Scheduler:
                 for undo in reversed(self.framework.reserve_plugins):
                     undo.unreserve(state, pod, view)
                 return ScheduleResult(pod, status=status.with_plugin(pp.name), message=status.message())
+        allocation = state.get(ALLOCATION_KEY)
         if assume:
-            self.cluster.add_pod(pod, chosen)
+            self.cluster.add_pod(pod, chosen, allocation)
         return ScheduleResult(
             pod,
             node=self.cluster.nodes[chosen].name,
             feasible_nodes=len(feasible),
             evaluated_nodes=int(diagnosis.evaluated.sum()) + len(feasible),
             scores=parts,
+            allocation=allocation,
         )

@@ -11,3 +11,6 @@ NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
 BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 PRIORITY_SORT: Final = "PrioritySort"
+
+# kubegpu's own plugins (not in kube-scheduler)
+GPU_DEVICE_FIT: Final = "GpuDeviceFit"

@@ -1,0 +1,205 @@
+"""Which device IDs each placed pod holds, per node: the kubelet device manager's view (R3.2, R6, R9.3).
+
+The scheduler counts; kubelet assigns device IDs at admission. kubegpu keeps the assignment beside the
+counts so it can say which GPU a pod gets and refuse placements whose devices cannot really be
+assigned. Assignments come from, in order: a Reserve by the device plugin of the core
+(``GpuDeviceFit``), the pod's ``kubegpu.io/allocated-devices`` annotation (written by kubegpu's live
+scheduler), or — for pods whose devices nobody recorded — a stand-in chosen the way the device plugin
+would choose, flagged ``assumed``.
+
+``choose`` is the one device-choice rule, shared by Filter, Reserve and ``explain``: per container and
+resource, whole GPUs by ``devices.preferred_allocation`` (NVLink, then PCIe distance, then NUMA),
+time-sliced replicas spread over physical GPUs (``devices.distributed_allocation``), MIG devices in
+advertised order; unhealthy devices never; and under the node's Topology Manager policy
+``single-numa-node`` (or ``restricted``) all of a container's devices on one NUMA node.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kubegpu.devices.allocator import distributed_allocation, preferred_allocation
+from kubegpu.devices.inventory import Health
+from kubegpu.devices.node_devices import NodeDevices
+from kubegpu.devices.sharing import ResourcePlan, strip_annotation
+from kubegpu.model.objects import Pod, PodKey
+from kubegpu.model.resources import is_gpu
+
+ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"
+
+# container name → resource → device IDs
+Assignment = dict[str, dict[str, list[str]]]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a pod's devices cannot be assigned on a node: a reason for the histogram and the evidence."""
+
+    reason: str
+    evidence: str
+    unresolvable: bool = False
+    kubelet_error: str = ""  # what kubelet would report at admission, when the plugin itself refuses
+
+
+def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
+    """GPU requests per container that gets devices (app containers and restartable sidecars), whole units."""
+    out = []
+    for c in (*[c for c in pod.init_containers if c.restart_policy == "Always"], *pod.containers):
+        req = {r: v // 1000 for r, v in c.requests.items() if is_gpu(r) and v}
+        if req:
+            out.append((c.name, req))
+    return out
+
+
+def fail_greater_than_one_error(plan: ResourcePlan, n: int) -> str:
+    """kubelet's UnexpectedAdmissionError text when the NVIDIA plugin refuses >1 shared replica."""
+    plugin = (
+        f"invalid allocation request for \"{plan.name}\": request for '{plan.name}: {n}' too large: "
+        "maximum request size for shared resources is 1"
+    )
+    return f"Allocate failed due to rpc error: code = Unknown desc = {plugin}, which is unexpected"
+
+
+def choose(
+    pod: Pod, devices: NodeDevices, taken: Mapping[str, set[str]]
+) -> tuple[Assignment | None, Refusal | None]:
+    """Assign devices to every container of ``pod`` from what is free on the node, or say why not."""
+    assignment: Assignment = {}
+    used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
+    for container, req in container_requests(pod):
+        numa_choices: list[int | None] = [None]
+        if devices.topology_policy in ("single-numa-node", "restricted"):
+            numa_choices = sorted(
+                {d.numa_node for p in devices.plans.values() for d in p.devices},
+                key=lambda n: (n is None, n or 0),
+            )
+        picked: dict[str, list[str]] | None = None
+        last: Refusal | None = None
+        for numa in numa_choices:
+            picked, last = _pick_container(req, devices, used, numa)
+            if picked is not None:
+                break
+        if picked is None:
+            return None, last
+        for r, ids in picked.items():
+            used.setdefault(r, set()).update(ids)
+        assignment[container] = picked
+    return assignment, None
+
+
+def _pick_container(
+    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]], numa: int | None
+) -> tuple[dict[str, list[str]] | None, Refusal | None]:
+    picked: dict[str, list[str]] = {}
+    for resource, n in sorted(req.items()):
+        plan = devices.plans.get(resource)
+        if plan is None:
+            return None, Refusal(
+                f"node(s) had no {resource} devices",
+                f"the node's devices advertise {sorted(devices.plans) or 'nothing'}",
+                True,
+            )
+        if plan.fail_requests_greater_than_one and n > 1:
+            return None, Refusal(
+                f"node(s) time-slice {resource} with failRequestsGreaterThanOne",
+                f"a container asks for {n} {resource}; the device plugin refuses more than 1 shared replica",
+                True,
+                fail_greater_than_one_error(plan, n),
+            )
+        free = [
+            d.id for d in plan.devices
+            if d.health == Health.HEALTHY and d.id not in used.get(resource, ()) and (numa is None or d.numa_node == numa)
+        ]  # fmt: skip
+        if len(free) < n:
+            where = f" on NUMA node {numa}" if numa is not None else ""
+            total_free = sum(
+                1 for d in plan.devices if d.health == Health.HEALTHY and d.id not in used.get(resource, ())
+            )
+            if numa is not None and total_free >= n:
+                return None, Refusal(
+                    f"node(s) could not align {resource} on one NUMA node (topology manager {devices.topology_policy})",
+                    f"{total_free} {resource} free, but no NUMA node has {n} of them free",
+                )
+            return None, Refusal(
+                f"node(s) had too few free {resource} devices", f"{len(free)} healthy free{where}, {n} needed"
+            )
+        if plan.shared:
+            ids = distributed_allocation(free, [], n, plan.replicas_per_gpu())
+            gpus = {strip_annotation(i) for i in ids}
+            if len(gpus) < n:
+                return None, Refusal(
+                    f"node(s) had {resource} replicas on fewer physical GPUs than requested",
+                    f"{n} replicas would land on {len(gpus)} physical GPU(s): replicas share one GPU's memory and "
+                    "compute, so the extra replica adds no hardware (R6.2, R17.3)",
+                )
+        elif any(d.mig_index is not None for d in plan.devices):
+            ids = free[:n]
+        else:
+            ids = preferred_allocation(free, [], n, devices.topology)
+        if len(ids) < n:
+            return None, Refusal(
+                f"node(s) had too few free {resource} devices", f"{len(free)} free, {n} needed"
+            )
+        picked[resource] = ids
+    return picked, None
+
+
+def recorded_assignment(pod: Pod) -> Assignment | None:
+    raw = pod.annotations.get(ALLOCATION_ANNOTATION)
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {
+        str(c): {str(r): [str(i) for i in ids] for r, ids in res.items()}
+        for c, res in data.items()
+        if isinstance(res, dict)
+    }
+
+
+class DeviceLedger:
+    """Per node: device model and which IDs are held by which pod; changes are undone by the cluster journal."""
+
+    def __init__(self, models: list[NodeDevices | None]) -> None:
+        self.models = models
+        self.held: list[dict[str, dict[str, PodKey]]] = [{} for _ in models]  # node → resource → id → pod
+        self.assignments: dict[PodKey, Assignment] = {}
+        self.assumed: set[PodKey] = set()
+
+    def taken(self, idx: int) -> dict[str, set[str]]:
+        return {r: set(ids) for r, ids in self.held[idx].items()}
+
+    def assign(self, pod: Pod, idx: int, assignment: Assignment | None) -> Assignment | None:
+        """Record ``pod``'s devices on node ``idx``; without an assignment, recover or assume one."""
+        model = self.models[idx]
+        if model is None or not container_requests(pod):
+            return None
+        if assignment is None:
+            assignment = recorded_assignment(pod)
+        if assignment is None:
+            assignment, _ = choose(pod, model, self.taken(idx))
+            if assignment is None:
+                return None  # over-committed already (snapshot disagrees with itself): count only
+            self.assumed.add(pod.key)
+        for res in assignment.values():
+            for r, ids in res.items():
+                for i in ids:
+                    self.held[idx].setdefault(r, {})[i] = pod.key
+        self.assignments[pod.key] = assignment
+        return assignment
+
+    def release(self, pod: Pod, idx: int) -> Assignment | None:
+        assignment = self.assignments.pop(pod.key, None)
+        self.assumed.discard(pod.key)
+        if assignment:
+            for res in assignment.values():
+                for r, ids in res.items():
+                    for i in ids:
+                        self.held[idx].get(r, {}).pop(i, None)
+        return assignment

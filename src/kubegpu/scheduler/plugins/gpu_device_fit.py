@@ -1,0 +1,84 @@
+"""GpuDeviceFit (kubegpu): place a pod only where its GPU devices can really be assigned (R3.2, R6, R9, R10.2).
+
+kube-scheduler counts ``nvidia.com/gpu``; kubelet and the device plugin then pick device IDs, and can
+still refuse the pod (``UnexpectedAdmissionError`` from the plugin, ``TopologyAffinityError`` from the
+Topology Manager). This plugin runs the device choice of ``scheduler.device_ledger.choose`` at Filter
+time so those pods never land there, and records the chosen IDs at Reserve so the pod and ``explain``
+know which GPUs it gets. Rejections are kubegpu's own reasons, e.g.
+``node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne`` (unresolvable) or
+``node(s) could not align nvidia.com/gpu on one NUMA node (topology manager single-numa-node)``.
+
+It belongs to the ``kubegpu`` profile, after NodeResourcesFit. On nodes where whole GPUs and no NUMA
+policy make the device choice equal to the count (``NodeDevices.simple``) it leaves the decision to
+NodeResourcesFit and answers without a device search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.device_ledger import choose, container_requests
+from kubegpu.scheduler.framework import ALLOCATION_KEY, Codes, CycleState, Handle, ReasonIds, Rows
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
+
+
+class GpuDeviceFit:
+    name: ClassVar[str] = names.GPU_DEVICE_FIT
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self._reasons = handle.reasons
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: object
+    ) -> tuple[frozenset[str] | None, Status]:
+        return None, SUCCESS if container_requests(pod) else SKIP
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        model = node.cluster.devices.models[node.idx]
+        if model is None or model.simple:
+            return SUCCESS  # whole GPUs, no NUMA policy: the count NodeResourcesFit checks is the whole story
+        _, refusal = choose(pod, model, node.cluster.devices.taken(node.idx))
+        if refusal is None:
+            return SUCCESS
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE if refusal.unresolvable else Code.UNSCHEDULABLE,
+            (refusal.reason,),
+        )
+
+    def sign(self, pod: Pod) -> Hashable:
+        return tuple((c, tuple(sorted(r.items()))) for c, r in container_requests(pod))
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds]:
+        codes = np.zeros(len(rows), dtype=np.int8)
+        reason_ids = np.zeros(len(rows), dtype=np.int32)
+        models = cluster.devices.models
+        for j, idx in enumerate(rows):
+            model = models[int(idx)]
+            if model is None or model.simple:
+                continue  # same answer as filter() without building a view
+            s = self.filter(state, pod, cluster.view(int(idx)))
+            if not s.is_success:
+                codes[j] = s.code
+                reason_ids[j] = self._reasons.intern(s.reasons)
+        return codes, reason_ids
+
+    def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        model = node.cluster.devices.models[node.idx]
+        if model is None or not container_requests(pod):
+            return SUCCESS
+        assignment, refusal = choose(pod, model, node.cluster.devices.taken(node.idx))
+        if refusal is not None:
+            return Status(Code.UNSCHEDULABLE, (refusal.reason,))
+        state.write(ALLOCATION_KEY, assignment)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None:
+        state.write(ALLOCATION_KEY, None)

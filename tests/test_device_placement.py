@@ -1,0 +1,202 @@
+"""Device-level placement (issue 3): the devices behind the counts, the kubelet's refusals, GpuDeviceFit.
+
+Upstream behaviours pinned:
+- NVIDIA device plugin, time-slicing with ``failRequestsGreaterThanOne``: Allocate fails with
+  "request for '<resource>: <n>' too large: maximum request size for shared resources is 1", wrapped by
+  the plugin as ``invalid allocation request for "<resource>": …`` and by kubelet as
+  ``Allocate failed due to <grpc error>, which is unexpected`` (reason UnexpectedAdmissionError);
+- kubelet Topology Manager ``single-numa-node``: devices from one NUMA node or TopologyAffinityError;
+- devices the plugin reports unhealthy are never allocated (they drop out of allocatable).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
+from kubegpu.devices.sharing import parse_plugin_config
+from kubegpu.explain.engine import CONFIG_ANNOTATION, Engine
+from kubegpu.explain.pending import explain_pod
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, choose
+from kubegpu.scheduler.framework import CycleState
+from kubegpu.scheduler.registry import kubegpu_profile
+from kubegpu.testing.builders import make_node, make_pod
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nodes"
+DGX1 = json.loads((FIXTURES / "dgx1-8xv100.json").read_text())  # generated: NUMA 0 = GPUs 0-3, NUMA 1 = 4-7
+UUIDS = [d["uuid"] for d in DGX1["devices"]]
+
+TIME_SLICING = """version: v1
+sharing:
+  timeSlicing:
+    failRequestsGreaterThanOne: true
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+"""
+
+
+def dgx_node(policy: str = "single-numa-node"):  # type: ignore[no-untyped-def]
+    b = make_node("dgx").gpus(8)
+    raw = b.obj()
+    raw["metadata"]["annotations"] = {
+        INVENTORY_ANNOTATION: json.dumps(DGX1),
+        TOPOLOGY_POLICY_ANNOTATION: policy,
+    }
+    return raw
+
+
+def holder(name: str, ids: list[str]):  # type: ignore[no-untyped-def]
+    raw = make_pod(name).gpu(len(ids)).on("dgx").obj()
+    raw["metadata"]["annotations"] = {ALLOCATION_ANNOTATION: json.dumps({"main": {"nvidia.com/gpu": ids}})}
+    return raw
+
+
+def engine(*objs, profile=None):  # type: ignore[no-untyped-def]
+    snap = build_snapshot([("t", o) for o in objs])
+    assert not snap.errors, snap.errors
+    return Engine(snap, profile)
+
+
+def test_synthesised_devices_follow_capacity_labels_and_unhealthy_count() -> None:
+    node = make_node("n").gpus(4).allocatable(nvidia_com__gpu=3).parsed()
+    model = node_devices(node)
+    assert model is not None and model.synthesized
+    devices = model.plans["nvidia.com/gpu"].devices
+    assert [d.health.value for d in devices] == ["Healthy", "Healthy", "Healthy", "Unhealthy"]
+
+
+def test_time_slicing_labels_give_replica_ids() -> None:
+    node = (
+        make_node("ts")
+        .gpus(8)
+        .label("nvidia.com/gpu.count", "2")
+        .label("nvidia.com/gpu.replicas", "4")
+        .parsed()
+    )
+    model = node_devices(node)
+    assert model is not None and model.sharing == "time-slicing"
+    ids = [d.id for d in model.plans["nvidia.com/gpu"].devices]
+    assert ids[:5] == ["ts-gpu0::0", "ts-gpu0::1", "ts-gpu0::2", "ts-gpu0::3", "ts-gpu1::0"]
+
+
+def test_unhealthy_devices_are_never_chosen() -> None:
+    node = make_node("n").gpus(2).allocatable(nvidia_com__gpu=1).parsed()
+    model = node_devices(node)
+    assert model is not None
+    assignment, _ = choose(make_pod("p").gpu(1).parsed(), model, {})
+    assert assignment == {"main": {"nvidia.com/gpu": ["n-gpu0"]}}
+    _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {})
+    assert refusal is not None and refusal.reason == "node(s) had too few free nvidia.com/gpu devices"
+
+
+def test_single_numa_node_refuses_a_split_set_that_fits_by_count() -> None:
+    """4 GPUs free as 2 (NUMA 0) + 2 (NUMA 1): kube-scheduler binds, kubelet says TopologyAffinityError."""
+    e = engine(dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6]))
+    exp = explain_pod(e, make_pod("p").gpu(4).parsed())
+    assert exp.node == "dgx"
+    assert exp.kubelet is not None
+    assert (exp.kubelet["reason"], exp.kubelet["message"]) == (
+        "TopologyAffinityError",
+        "Resources cannot be allocated with Topology locality",
+    )
+    # kubegpu's profile does not place it
+    result = engine(dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6]), profile=kubegpu_profile())
+    msg = result.scheduler.schedule_one(make_pod("p").gpu(4).parsed()).message
+    assert msg.startswith(
+        "0/1 nodes are available: 1 node(s) could not align nvidia.com/gpu on one NUMA node "
+        "(topology manager single-numa-node)."
+    )
+
+
+def test_without_a_numa_policy_the_same_set_is_fine() -> None:
+    e = engine(dgx_node("none"), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6]))
+    exp = explain_pod(e, make_pod("p").gpu(4).parsed())
+    assert exp.kubelet is None
+    assert sorted(exp.allocation[0].device_ids) == sorted(UUIDS[2:4] + UUIDS[6:8])
+
+
+def test_two_gpus_on_a_cube_mesh_come_from_one_nvlinked_quad() -> None:
+    """With GPUs 0,1 and 4,5 taken, the best pair is (2,3) or (6,7): NVLinked and on one NUMA node."""
+    e = engine(dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6]), profile=kubegpu_profile())
+    result = e.scheduler.schedule_one(make_pod("p").gpu(2).parsed())
+    assert result.allocation is not None
+    chosen = sorted(result.allocation["main"]["nvidia.com/gpu"])
+    assert chosen in (sorted(UUIDS[2:4]), sorted(UUIDS[6:8]))
+    # the reservation is recorded: the next 2-GPU pod gets the other pair
+    nxt = e.scheduler.schedule_one(make_pod("q").gpu(2).parsed()).allocation
+    assert nxt is not None and set(nxt["main"]["nvidia.com/gpu"]).isdisjoint(chosen)
+
+
+def test_container_view_maps_logical_indexes_to_host_gpus() -> None:
+    e = engine(dgx_node("none"), holder("a", UUIDS[0:6]))
+    exp = explain_pod(e, make_pod("p").gpu(2).parsed())
+    grant = exp.allocation[0]
+    assert [(g["logical"], g["host_index"]) for g in grant.gpus] == [(0, 6), (1, 7)]
+    assert grant.env == {"NVIDIA_VISIBLE_DEVICES": f"{UUIDS[6]},{UUIDS[7]}"}
+
+
+def time_sliced_node():  # type: ignore[no-untyped-def]
+    raw = (
+        make_node("ts").gpus(8).label("nvidia.com/gpu.count", "2").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    raw["metadata"]["annotations"] = {CONFIG_ANNOTATION: TIME_SLICING}
+    return raw
+
+
+def test_fail_requests_greater_than_one_is_kubelets_unexpected_admission_error() -> None:
+    e = engine(time_sliced_node())
+    exp = explain_pod(e, make_pod("p").gpu(2).parsed())
+    assert exp.kubelet is not None
+    assert exp.kubelet["reason"] == "UnexpectedAdmissionError"
+    assert exp.kubelet["message"] == (
+        "Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "
+        "\"nvidia.com/gpu\": request for 'nvidia.com/gpu: 2' too large: maximum request size for shared "
+        "resources is 1, which is unexpected"
+    )
+    ok = explain_pod(e, make_pod("q").gpu(1).parsed())
+    assert ok.kubelet is None and ok.allocation[0].shared
+    assert any("R17.3" in n for n in ok.notes)
+
+
+def test_replicas_without_extra_hardware_are_refused() -> None:
+    """Two replicas of one GPU add no hardware; with only one GPU's replicas free, kubegpu says so."""
+    cfg = TIME_SLICING.replace("failRequestsGreaterThanOne: true", "failRequestsGreaterThanOne: false")
+    raw = (
+        make_node("ts").gpus(4).label("nvidia.com/gpu.count", "1").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    raw["metadata"]["annotations"] = {CONFIG_ANNOTATION: cfg}
+    model = node_devices(build_snapshot([("t", raw)]).nodes[0], parse_plugin_config(cfg))
+    assert model is not None
+    _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {})
+    assert refusal is not None
+    assert refusal.reason == "node(s) had nvidia.com/gpu replicas on fewer physical GPUs than requested"
+
+
+def test_preemption_dry_run_restores_device_assignments() -> None:
+    e = engine(dgx_node("none"), holder("a", UUIDS[0:4]), holder("b", UUIDS[4:8]), profile=kubegpu_profile())
+    before = {k: dict(v) for k, v in e.cluster.devices.held[0].items()}
+    result = e.scheduler.schedule_one(make_pod("p").gpu(4).priority(100).parsed())
+    assert result.nominated_node == "dgx"
+    assert e.cluster.devices.held[0] == before
+
+
+def test_batch_device_filter_equals_scalar() -> None:
+    e = engine(dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6]), time_sliced_node(),
+               make_node("plain").gpus(2).obj(), profile=kubegpu_profile())  # fmt: skip
+    plugin = next(p for p in e.framework.filter_plugins if p.name == "GpuDeviceFit")
+    rows = np.arange(len(e.cluster), dtype=np.intp)
+    for pod in (make_pod("a").gpu(1).parsed(), make_pod("b").gpu(2).parsed(), make_pod("c").gpu(4).parsed()):
+        state = CycleState()
+        e.framework.run_pre_filter(state, pod, e.cluster)
+        codes, reasons = plugin.filter_batch(state, pod, e.cluster, rows)  # type: ignore[attr-defined]
+        for i in rows:
+            scalar = plugin.filter(state, pod, e.cluster.view(int(i)))
+            assert (int(codes[i]), e.framework.reason_strings(int(reasons[i]))) == (
+                int(scalar.code),
+                scalar.reasons,
+            )
