@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -104,6 +104,7 @@ def make_engine(
     plugin_configs: tuple[str, ...],
     seed: int,
     scheduler_name: str | None = None,
+    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Engine:
     from kubegpu.devices.sharing import load_plugin_config
     from kubegpu.explain.engine import Engine
@@ -113,7 +114,9 @@ def make_engine(
     for item in plugin_configs:
         name, _, path = item.rpartition("=")
         configs[name] = load_plugin_config(Path(path))
-    return Engine(snap, profile_named(profile, scheduler_name), seed=seed, plugin_configs=configs)
+    return Engine(
+        snap, profile_named(profile, scheduler_name, plugin_args), seed=seed, plugin_configs=configs
+    )
 
 
 @cli.command()
@@ -208,6 +211,63 @@ def diagnose(
     snap = load_snapshot(**src)
     report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
     emit(report.to_dict(), output, lambda: render.diagnosis(report))
+
+
+@cli.command()
+@source_options
+@output_option
+@click.option(
+    "--now",
+    default=None,
+    help="RFC 3339 time that eviction costs are measured at (default: the snapshot's newest pod timestamp).",
+)
+@click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE")
+@click.option("--seed", default=0, show_default=True)
+def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: int, **src: Any) -> None:
+    """Queues (GpuQueue/GpuCohort), their usage, borrowing and fair share, and one admission cycle:
+    each pending workload's position, and where it goes or why it waits."""
+    from kubegpu.batch.objects import parse_batch_objects
+    from kubegpu.batch.session import BatchSession
+    from kubegpu.model.podgroup import parse_time, snapshot_time
+
+    snap = load_snapshot(**src)
+    queue_objs, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
+    for err in errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    at = parse_time(now) if now else snapshot_time(snap.pods)
+    if now and at is None:
+        raise click.BadParameter(f"not an RFC 3339 time: {now}", param_hint="--now")
+    args = {"CheckpointAwarePreemption": {"now": at.isoformat()}} if at else {}
+    engine = make_engine(snap, "kubegpu", plugin_configs, seed, plugin_args=args)
+    session = BatchSession(engine.scheduler, snap, queue_objs, cohorts, groups, now=at)
+    before = render.queue_rows(session)
+    decisions = session.run()
+    data = {
+        "now": at.isoformat() if at else None,
+        "queues": before,
+        "decisions": [d.to_dict() for d in decisions],
+    }
+    emit(data, output, lambda: render.queues_table(data))
+
+
+@cli.command()
+@source_options
+@output_option
+@click.option(
+    "--set",
+    "what_if",
+    multiple=True,
+    metavar="NAMESPACE/QUOTA:RESOURCE=QUANTITY",
+    help="What if this hard limit were lowered (or raised)? Repeatable.",
+)
+def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
+    """ResourceQuota usage per namespace and resource (requests.nvidia.com/gpu, MIG and renamed
+    resources each on their own line), and what a changed limit would do (R8)."""
+    from kubegpu.admission.quota_report import quota_rows
+
+    snap = load_snapshot(**src)
+    rows = quota_rows(snap, what_if)
+    emit({"quotas": rows}, output, lambda: render.quota_table(rows))
 
 
 @cli.group()

@@ -10,9 +10,12 @@ from rich.table import Table
 from rich.text import Text
 
 from kubegpu.admission.admit import Admission
+from kubegpu.batch.session import BatchSession
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.pending import Explanation
 from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.loop import Outcome
 
 
@@ -183,3 +186,65 @@ def schedule_table(data: dict[str, Any]) -> None:
     console.print(table)
     for o in data["otherSchedulers"]:
         console.print(f"skipped {o['pod']}: spec.schedulerName={o['schedulerName']}")
+
+
+def _shown(resources: dict[str, int], nominal: dict[str, int]) -> dict[str, str]:
+    """GPU resources and whatever the queue's quota names, formatted."""
+    return {r: format_milli(r, v) for r, v in sorted(resources.items()) if is_gpu(r) or r in nominal}
+
+
+def queue_rows(session: BatchSession) -> list[dict[str, Any]]:
+    """Each queue's nominal quota, usage, borrowing and weighted dominant share, before the cycle."""
+    book = session.book
+    rows = []
+    for name, queue in sorted(book.queues.items()):
+        rows.append({
+            "queue": name, "cohort": queue.cohort or None, "weight": queue.weight,
+            "nominal": _shown(queue.nominal, queue.nominal), "used": _shown(book.usage[name], queue.nominal),
+            "borrowed": _shown(book.borrowed(name), queue.nominal),
+            "share": round(book.dominant_share(name, session.totals), 4),
+        })  # fmt: skip
+    return rows
+
+
+def _res(d: dict[str, str]) -> str:
+    return ", ".join(f"{k.removeprefix('nvidia.com/')}={v}" for k, v in d.items()) or "—"
+
+
+def queues_table(data: dict[str, Any]) -> None:
+    table = Table(title="queues (before this admission cycle)", title_justify="left")
+    for col in ("queue", "cohort", "weight", "nominal", "used", "borrowed", "DRF share"):
+        table.add_column(col, overflow="fold")
+    for q in data["queues"]:
+        table.add_row(q["queue"], q["cohort"] or "", str(q["weight"]), _res(q["nominal"]), _res(q["used"]),
+                      _res(q["borrowed"]), f"{q['share']:.3f}")  # fmt: skip
+    console.print(table)
+    table = Table(title=f"admission cycle (costs measured at {data['now']})", title_justify="left")
+    for col in ("#", "workload", "queue", "pods", "result"):
+        table.add_column(col, overflow="fold")
+    for d in data["decisions"]:
+        if d["admitted"]:
+            result = Text("admitted: " + ", ".join(f"{p}→{n}" for p, n in d["nodes"].items()), style="green")
+            if d["evicted"]:
+                result.append(
+                    f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost)",
+                    style="yellow",
+                )
+            if d["reason"]:
+                result.append(f"\n{d['reason']}", style="dim")
+        else:
+            result = Text(d["reason"] or "", style="red")
+        pods = f"{d['pods']}" + (f" (min {d['minMember']})" if d["minMember"] > 1 else "")
+        table.add_row(str(d["position"]), d["workload"], d["queue"], pods, result)
+    console.print(table)
+
+
+def quota_table(rows: list[dict[str, Any]]) -> None:
+    table = Table(title="ResourceQuota usage (requests are counted, not utilisation)", title_justify="left")
+    for col in ("namespace", "quota", "resource", "used", "hard", "%", "what if"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        what = f"hard={r['whatIf']}: {r['effect']}" if "whatIf" in r else ""
+        pct = "" if r["percent"] is None else f"{r['percent']:.0f}"
+        table.add_row(r["namespace"], r["quota"], r["resource"], r["used"], r["hard"], pct, what)
+    console.print(table)

@@ -40,6 +40,10 @@ IGNORED_KINDS = frozenset(
 )  # fmt: skip
 
 
+# Objects the batch layer (queues, cohorts, pod groups) reads; kept raw here and parsed by kubegpu.batch.
+BATCH_KINDS = frozenset({"GpuQueue", "GpuCohort", "PodGroup"})
+
+
 @dataclass
 class ClusterSnapshot:
     nodes: list[Node] = field(default_factory=list)
@@ -52,9 +56,8 @@ class ClusterSnapshot:
     errors: list[InputError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     description: str = ""
-    raw_objects: list[Mapping[str, Any]] = field(
-        default_factory=list
-    )  # accepted objects as read, for writing back
+    raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
+    batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
 
     def node(self, name: str) -> Node | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -124,13 +127,15 @@ def build_snapshot(
                 snap.priority_classes[pc.name] = pc
             elif kind in _PARSERS:
                 _store(snap, _PARSERS[kind](raw, source))
+            elif kind in BATCH_KINDS:
+                snap.batch_objects.append((source, raw))
             elif kind in IGNORED_KINDS:
                 snap.ignored[kind] += 1
                 continue
             else:
                 raise InputError(
                     f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
-                    "PodDisruptionBudget, Namespace and their List forms)",
+                    "PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup and their List forms)",
                     source=source,
                     obj=parse.describe(raw),
                     field="kind",

@@ -18,6 +18,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
+from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
 from kubegpu.scheduler.plugins.gpu_device_fit import GpuDeviceFit
 from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
@@ -44,6 +45,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
+        names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
     }
 
 
@@ -55,10 +57,14 @@ def kubegpu_profile(
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
     percentage_of_nodes_to_score: int | None = None,
 ) -> Profile:
-    """kube-scheduler's default profile plus GpuDeviceFit right after NodeResourcesFit (filter + reserve)."""
+    """kube-scheduler's default profile plus GpuDeviceFit right after NodeResourcesFit (filter + reserve),
+    with CheckpointAwarePreemption in place of DefaultPreemption (same rules, gang-whole and cost-aware)."""
     base = default_profile(scheduler_name, plugin_args, percentage_of_nodes_to_score)
     plugins = []
     for spec in base.plugins:
+        if spec.name == names.DEFAULT_PREEMPTION:
+            args = dict((plugin_args or {}).get(names.CHECKPOINT_AWARE_PREEMPTION, spec.args))
+            spec = PluginSpec(names.CHECKPOINT_AWARE_PREEMPTION, 0, args)
         plugins.append(spec)
         if spec.name == names.NODE_RESOURCES_FIT:
             plugins.append(
@@ -67,12 +73,14 @@ def kubegpu_profile(
     return Profile(scheduler_name, tuple(plugins), percentage_of_nodes_to_score)
 
 
-def profile_named(name: str, scheduler_name: str | None = None) -> Profile:
+def profile_named(
+    name: str, scheduler_name: str | None = None, plugin_args: Mapping[str, Mapping[str, object]] | None = None
+) -> Profile:
     """``default`` (kube-scheduler 1.34 as shipped) or ``kubegpu`` (plus device-level placement)."""
     if name == "default":
-        return default_profile(scheduler_name or "default-scheduler")
+        return default_profile(scheduler_name or "default-scheduler", plugin_args)
     if name == "kubegpu":
-        return kubegpu_profile(scheduler_name or KUBEGPU_SCHEDULER_NAME)
+        return kubegpu_profile(scheduler_name or KUBEGPU_SCHEDULER_NAME, plugin_args)
     raise ConfigError(f"unknown profile {name!r}: use 'default' or 'kubegpu'")
 
 

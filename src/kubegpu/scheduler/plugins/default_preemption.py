@@ -179,8 +179,12 @@ class DefaultPreemption:
             if absent:
                 reasons.append((NOT_HELPFUL, absent))
             return None, unschedulable(messages.fit_error_message(diagnosis.num_all_nodes, reasons))
-        best = pick_one(candidates)
+        best = self.pick(candidates)
         return PostFilterResult(best.node, best.victims), SUCCESS
+
+    def pick(self, candidates: list[Candidate]) -> Candidate:
+        """Choose among the nodes where preemption makes room (a hook for cost-aware variants)."""
+        return pick_one(candidates)
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
         cluster, fw = self.handle.cluster, self.handle.framework

@@ -14,3 +14,4 @@ PRIORITY_SORT: Final = "PrioritySort"
 
 # kubegpu's own plugins (not in kube-scheduler)
 GPU_DEVICE_FIT: Final = "GpuDeviceFit"
+CHECKPOINT_AWARE_PREEMPTION: Final = "CheckpointAwarePreemption"

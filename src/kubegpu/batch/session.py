@@ -1,0 +1,130 @@
+"""One admission cycle over the queues: fair order, quota with borrowing, gang placement (R8, R14.2).
+
+Order (Volcano's and Kueue's ideas, kube-scheduler's rules): among queues with pending workloads, the one
+with the lowest weighted dominant share (DRF) goes next; inside a queue, higher priority, then earlier
+creation. A workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the
+core can place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
+for this cycle (best-effort FIFO) with the reason recorded, and its queue's next workload is tried.
+A single pod that does not fit may preempt through the profile's PostFilter (with the kubegpu profile:
+gang-whole, checkpoint-aware); the victims leave the cluster and their queues get the quota back, and
+the decision reports the GPU-seconds each lost.
+Workloads in a queue that no ``GpuQueue`` defines are placed without quota, and say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kubegpu.batch import gang
+from kubegpu.batch.objects import Cohort, PodGroup, Queue
+from kubegpu.batch.quota import QuotaBook
+from kubegpu.batch.workloads import Workload, workloads
+from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import eviction_cost
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.schedule_one import Scheduler
+
+
+@dataclass
+class Decision:
+    workload: Workload
+    admitted: bool
+    reason: str = ""
+    nodes: dict[str, str] = field(default_factory=dict)  # pod key → node
+    position: int = 0  # 1-based position in its queue when the cycle started
+    borrowed: dict[str, int] = field(default_factory=dict)
+    evicted: dict[str, int] = field(default_factory=dict)  # victim pod key → GPU-seconds lost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload.key, "queue": self.workload.queue, "admitted": self.admitted,
+            "reason": self.reason or None, "nodes": self.nodes, "position": self.position,
+            "pods": len(self.workload.pods), "minMember": self.workload.min_member,
+            "borrowed": {r: format_milli(r.removeprefix("requests."), v) for r, v in self.borrowed.items()},
+            "evicted": self.evicted, "gpuSecondsLost": sum(self.evicted.values()),
+        }  # fmt: skip
+
+
+class BatchSession:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        snapshot: ClusterSnapshot,
+        queues: Mapping[str, Queue],
+        cohorts: Mapping[str, Cohort],
+        groups: Mapping[str, PodGroup],
+        now: datetime | None = None,
+    ) -> None:
+        self.scheduler = scheduler
+        self.now = now or datetime.now(UTC)
+        self.book = QuotaBook(queues, cohorts)
+        self.all = workloads(snapshot.pods, groups)
+        self.owner = {p.key: w for w in self.all for p in w.pods}
+        for w in self.all:
+            if w.admitted and w.queue in self.book.queues:
+                self.book.charge(w.queue, w.requests)
+        cluster = scheduler.cluster
+        self.totals = {r: int(cluster.allocatable[:, cluster.col[r]].sum()) for r in cluster.resources}
+
+    def pending(self) -> dict[str, list[Workload]]:
+        by_queue: dict[str, list[Workload]] = {}
+        for w in self.all:
+            if not w.admitted and not any(p.node_name for p in w.pods):
+                by_queue.setdefault(w.queue, []).append(w)
+        for ws in by_queue.values():
+            ws.sort(key=lambda w: (-w.priority, w.created, w.key))
+        return by_queue
+
+    def run(self) -> list[Decision]:
+        queues = self.pending()
+        position = {w.key: i + 1 for ws in queues.values() for i, w in enumerate(ws)}
+        decisions: list[Decision] = []
+        while any(queues.values()):
+            name = min(
+                (q for q, ws in queues.items() if ws),
+                key=lambda q: (self.book.dominant_share(q, self.totals) if q in self.book.queues else 0.0, q),
+            )
+            w = queues[name].pop(0)
+            decisions.append(self._admit(w, position[w.key]))
+        return decisions
+
+    def _admit(self, w: Workload, position: int) -> Decision:
+        managed = w.queue in self.book.queues
+        check = self.book.check(w.queue, w.requests) if managed else None
+        if check is not None and not check.fits:
+            return Decision(w, False, f"quota of queue {w.queue}: {check.reason}", position=position)
+        placement = gang.place(self.scheduler, w)
+        evicted: dict[str, int] = {}
+        if not placement.ok and not w.gang:
+            evicted = self._preempt_for(w.pods[0])
+            if evicted:
+                placement = gang.place(self.scheduler, w)
+        if not placement.ok:
+            reason = placement.explanation if w.gang else placement.failed[0][1]
+            return Decision(w, False, reason, position=position, evicted=evicted)
+        if managed:
+            self.book.charge(w.queue, w.requests)
+        note = "" if managed else f"queue {w.queue!r} is not defined: no queue quota applies"
+        return Decision(
+            w, True, note, {p.key: n for p, n, _ in placement.placed}, position,
+            dict(check.borrowing or {}) if check is not None else {}, evicted,
+        )  # fmt: skip
+
+    def _preempt_for(self, pod: Pod) -> dict[str, int]:
+        """Run the profile's PostFilter (preemption) for ``pod``; evict the victims it names, give their
+        quota back, and return what each cost in GPU-seconds."""
+        result = self.scheduler.schedule_one(pod, assume=False, preempt=True)
+        if not result.victims:
+            return {}
+        costs: dict[str, int] = {}
+        for victim in result.victims:
+            self.scheduler.cluster.remove_pod(victim)
+            owner = self.owner.get(victim.key)
+            if owner is not None and owner.queue in self.book.queues:
+                self.book.charge(owner.queue, victim.requests, sign=-1)
+            costs[victim.key] = eviction_cost(victim, self.now)
+        return costs
