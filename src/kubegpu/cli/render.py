@@ -85,6 +85,11 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         console.print(Text(f"note: {note}"))
 
 
+def _holders_summary(holders: list[str]) -> str:
+    """"ml-train: a, b" lines → "ml-train ×2": the table stays one line per node; -o json has the names."""
+    return ", ".join(f"{h.split(':', 1)[0]} ×{len(h.split(':', 1)[1].split(','))}" for h in holders)
+
+
 def diagnosis(report: Diagnosis) -> None:
     console.rule(f"[bold]kubegpu diagnose — {report.description}")
     table = Table(title="GPU nodes (requested = pods' requests, not utilisation)", title_justify="left")
@@ -114,7 +119,7 @@ def diagnosis(report: Diagnosis) -> None:
             table.add_row(
                 row.name if first else "", row.pool if first else "", row.product if first else "",
                 state if first else "", "\n".join(row.taints) if first else "", r, v["capacity"], v["allocatable"],
-                v["requested"], v["free"], "\n".join(row.holders) if first else "",
+                v["requested"], v["free"], _holders_summary(row.holders) if first else "",
             )  # fmt: skip
     console.print(table)
     for r, t in sorted(report.totals.items()):
