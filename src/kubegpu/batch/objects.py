@@ -65,6 +65,12 @@ def _resources(raw: Any, source: str, obj: str, field_: str) -> ResourceList:
     return out
 
 
+def _positive_int(value: Any, source: str, obj: str, field_: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InputError(f"must be a positive integer, got {value!r}", source=source, obj=obj, field=field_)
+    return value
+
+
 def _spec(raw: Mapping[str, Any], source: str) -> Mapping[str, Any]:
     spec = raw.get("spec") or {}
     if not isinstance(spec, Mapping):
@@ -90,14 +96,7 @@ def parse_batch_objects(
             spec = _spec(raw, source)
             kind = raw.get("kind")
             if kind == "GpuQueue":
-                weight = spec.get("weight", 1)
-                if not isinstance(weight, int) or isinstance(weight, bool) or weight < 1:
-                    raise InputError(
-                        f"must be a positive integer, got {weight!r}",
-                        source=source,
-                        obj=obj,
-                        field="spec.weight",
-                    )
+                weight = _positive_int(spec.get("weight", 1), source, obj, "spec.weight")
                 queues[name] = Queue(
                     name=name,
                     cohort=str(spec.get("cohort") or ""),
@@ -111,14 +110,7 @@ def parse_batch_objects(
             elif kind == "GpuCohort":
                 cohorts[name] = Cohort(name, str(spec.get("parent") or ""))
             else:  # PodGroup, Volcano or coscheduling
-                mm = spec.get("minMember", 1)
-                if not isinstance(mm, int) or isinstance(mm, bool) or mm < 1:
-                    raise InputError(
-                        f"must be a positive integer, got {mm!r}",
-                        source=source,
-                        obj=obj,
-                        field="spec.minMember",
-                    )
+                mm = _positive_int(spec.get("minMember", 1), source, obj, "spec.minMember")
                 ns = str(meta.get("namespace") or "default")
                 groups[f"{ns}/{name}"] = PodGroup(
                     ns, name, mm, str(spec.get("queue") or ""), str(raw.get("apiVersion", ""))

@@ -331,7 +331,7 @@ class Framework:
             if self._batch_filter[pi]:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
-                c, r = self._scalar_batch(p, state, pod, cluster, sub)
+                c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
             if (c == Code.ERROR).any():
                 raise RuntimeError(f"plugin {p.name} returned an error")
             bad = c != 0
@@ -342,18 +342,6 @@ class Framework:
                 reason_ids[hit] = r[bad]
                 alive = alive[~bad]
         return codes, plugin_idx, reason_ids
-
-    def _scalar_batch(
-        self, p: FilterPlugin, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
-    ) -> tuple[Codes, ReasonIds]:
-        codes = np.zeros(len(rows), dtype=np.int8)
-        reasons = np.zeros(len(rows), dtype=np.int32)
-        for j, idx in enumerate(rows):
-            s = p.filter(state, pod, cluster.view(int(idx)))
-            if not s.is_success:
-                codes[j] = s.code
-                reasons[j] = self.reasons.intern(s.reasons)
-        return codes, reasons
 
     def run_filters(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         """The scalar reference: upstream ``RunFilterPlugins`` for one node, stopping at the first failure."""
@@ -408,6 +396,20 @@ class Framework:
 
     def plugin_name(self, idx: int) -> str:
         return self.filter_plugins[idx].name if idx >= 0 else ""
+
+
+def filter_each(
+    plugin: FilterPlugin, reasons: ReasonTable, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+) -> tuple[Codes, ReasonIds]:
+    """A plugin's scalar ``filter`` over ``rows``, in the batch result shape (codes, reason ids)."""
+    codes = np.zeros(len(rows), dtype=np.int8)
+    reason_ids = np.zeros(len(rows), dtype=np.int32)
+    for j, idx in enumerate(rows):
+        s = plugin.filter(state, pod, cluster.view(int(idx)))
+        if not s.is_success:
+            codes[j] = s.code
+            reason_ids[j] = reasons.intern(s.reasons)
+    return codes, reason_ids
 
 
 def go_list(items: list[str]) -> str:

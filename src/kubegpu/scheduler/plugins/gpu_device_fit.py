@@ -23,7 +23,15 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.device_ledger import choose, container_requests
-from kubegpu.scheduler.framework import ALLOCATION_KEY, Codes, CycleState, Handle, ReasonIds, Rows
+from kubegpu.scheduler.framework import (
+    ALLOCATION_KEY,
+    Codes,
+    CycleState,
+    Handle,
+    ReasonIds,
+    Rows,
+    filter_each,
+)
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
@@ -60,14 +68,10 @@ class GpuDeviceFit:
         codes = np.zeros(len(rows), dtype=np.int8)
         reason_ids = np.zeros(len(rows), dtype=np.int32)
         models = cluster.devices.models
-        for j, idx in enumerate(rows):
-            model = models[int(idx)]
-            if model is None or model.simple:
-                continue  # same answer as filter() without building a view
-            s = self.filter(state, pod, cluster.view(int(idx)))
-            if not s.is_success:
-                codes[j] = s.code
-                reason_ids[j] = self._reasons.intern(s.reasons)
+        # only nodes where devices can differ from counts need the device search
+        hard = np.array([(m := models[int(i)]) is not None and not m.simple for i in rows], dtype=bool)
+        if hard.any():
+            codes[hard], reason_ids[hard] = filter_each(self, self._reasons, state, pod, cluster, rows[hard])
         return codes, reason_ids
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
