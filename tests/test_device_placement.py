@@ -2,9 +2,9 @@
 
 Upstream behaviours pinned:
 - NVIDIA device plugin, time-slicing with ``failRequestsGreaterThanOne``: Allocate fails with
-  "request for '<resource>: <n>' too large: maximum request size for shared resources is 1", wrapped by
-  the plugin as ``invalid allocation request for "<resource>": …`` and by kubelet as
-  ``Allocate failed due to <grpc error>, which is unexpected`` (reason UnexpectedAdmissionError);
+  "request for '<resource>: <n>' too large: maximum request size for shared resources is 1", which
+  kubelet reports as ``Allocate failed due to <grpc error>, which is unexpected`` (reason
+  UnexpectedAdmissionError), as the plugin's README shows;
 - kubelet Topology Manager ``single-numa-node``: devices from one NUMA node or TopologyAffinityError;
 - devices the plugin reports unhealthy are never allocated (they drop out of allocatable).
 """
@@ -153,10 +153,10 @@ def test_fail_requests_greater_than_one_is_kubelets_unexpected_admission_error()
     exp = explain_pod(e, make_pod("p").gpu(2).parsed())
     assert exp.kubelet is not None
     assert exp.kubelet["reason"] == "UnexpectedAdmissionError"
+    # the event NVIDIA's device plugin README shows for this case
     assert exp.kubelet["message"] == (
-        "Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "
-        "\"nvidia.com/gpu\": request for 'nvidia.com/gpu: 2' too large: maximum request size for shared "
-        "resources is 1, which is unexpected"
+        "Allocate failed due to rpc error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: "
+        "maximum request size for shared resources is 1, which is unexpected"
     )
     ok = explain_pod(e, make_pod("q").gpu(1).parsed())
     assert ok.kubelet is None and ok.allocation[0].shared

@@ -235,3 +235,48 @@ def test_preemption_never_splits_a_gang() -> None:
     # and when the gang is the only option, both members go together
     result = preemptor_result(make_node("a").gpus(4).obj(), m0, make_node("b").gpus(4).obj(), m1)
     assert sorted(v.name for v in result.victims) == ["ddp-0", "ddp-1"]
+
+
+def test_reclaim_takes_back_borrowed_capacity_from_the_cohort() -> None:
+    """team-b borrowed team-a's idle GPUs (b uses 8 on nominal 4); a asks for 4 within its nominal 4:
+    b's cheapest borrowed workload is evicted and a is admitted."""
+    borrower = [
+        running(f"b{i}", "n", 2, f"2026-12-02T1{i}:00:00Z") | {"metadata": {
+            "name": f"b{i}", "namespace": "default", "labels": {"kubegpu.io/queue": "team-b"},
+            "creationTimestamp": "2026-12-02T00:00:00Z"}}
+        for i in range(4)
+    ]  # fmt: skip
+    s = session(
+        queue_obj("team-a", 4, "org"), queue_obj("team-b", 4, "org"), make_node("n").gpus(8).obj(),
+        *borrower, member("claim", "", 4, "team-a"),
+    )  # fmt: skip
+    s.now = datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
+    (decision,) = s.run()
+    assert decision.admitted
+    # b0..b3 started 10:00..13:00; the two most recent lose least (b3: 2 GPUs × 1 h, b2: 2 × 2 h)
+    assert decision.evicted == {"default/b3": 7200, "default/b2": 14400}
+
+
+def test_explain_reports_queue_position_quota_shortfall_and_missing_gang_members() -> None:
+    from kubegpu.explain.pending import explain_pod
+
+    objs = [
+        queue_obj("team", 4), make_node("n").gpus(8).obj(), pod_group("ddp", 3),
+        member("first", "", 2), member("ddp-0", "ddp", 2), member("ddp-1", "ddp", 2),
+    ]  # fmt: skip
+    snap = build_snapshot([("t", o) for o in objs])
+    engine = Engine(snap)
+    gang_pod = snap.pod("default/ddp-0")
+    assert gang_pod is not None
+    status = explain_pod(engine, gang_pod).queue
+    # workloads in "team" sorted by key at equal priority/creation: default/ddp, default/first
+    assert status is not None and (status["position"], status["pendingInQueue"]) == (1, 2)
+    # the gang asks for 4 GPUs on a nominal of 4 with nothing used: quota fits...
+    assert status["quotaFits"] is True
+    # ...but only 2 of its 3 members exist
+    assert status["gang"] == {"minMember": 3, "members": 2, "bound": 0, "missing": 1}
+    used = running("busy", "n", 3, "2026-12-02T10:00:00Z")
+    used["metadata"]["labels"] = {"kubegpu.io/queue": "team"}
+    snap = build_snapshot([("t", o) for o in [*objs, used]])
+    status = explain_pod(Engine(snap), snap.pod("default/first")).queue  # type: ignore[arg-type]
+    assert status is not None and status["quotaShortfall"]["shortBy"] == "1"

@@ -46,7 +46,7 @@ def test_device_list_strategy_may_be_a_list() -> None:
     [
         ("version: v2", "version", "unknown version: v2"),
         ("flags: {migStrategy: some}", "flags.migStrategy", "'some' is not supported"),
-        ("flags: {plugin: {deviceListStrategy: volume-mounts}}", "flags.plugin.deviceListStrategy",
+        ("flags: {plugin: {deviceListStrategy: nvidia-ctk}}", "flags.plugin.deviceListStrategy",
          "not supported"),
         ("sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 0}]}}",
          "sharing.timeSlicing.resources[0].replicas", "positive integer"),
@@ -56,7 +56,8 @@ def test_device_list_strategy_may_be_a_list() -> None:
          "sharing.timeSlicing.resources[0].name", "amd.com/gpu"),
         ("sharing: {timeSlicing: {renameByDefault: yes please}}", "sharing.timeSlicing.renameByDefault",
          "true or false"),
-        ("sharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "sharing.mps", "MPS"),
+        ("sharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}, "
+         "timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "sharing", "two sharing modes"),
         ("sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: [0]}]}}",
          "sharing.timeSlicing.resources[0].devices", "devices: all"),
         ("flags: {migStrategy: none, colour: blue}", "flags.colour", "unknown field"),
@@ -65,7 +66,7 @@ def test_device_list_strategy_may_be_a_list() -> None:
     ],
     ids=[
         "version", "mig strategy", "device list strategy", "zero replicas", "no name", "foreign resource",
-        "not a bool", "mps", "device subset", "unknown flag", "not a mapping", "broken yaml",
+        "not a bool", "mps and time-slicing", "device subset", "unknown flag", "not a mapping", "broken yaml",
     ],
 )  # fmt: skip
 def test_bad_config_is_input_error_naming_the_field(text: str, field: str, problem: str) -> None:

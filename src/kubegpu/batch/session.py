@@ -5,7 +5,8 @@ with the lowest weighted dominant share (DRF) goes next; inside a queue, higher 
 creation. A workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the
 core can place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
 for this cycle (best-effort FIFO) with the reason recorded, and its queue's next workload is tried.
-A single pod that does not fit may preempt through the profile's PostFilter (with the kubegpu profile:
+A queue within its nominal quota that is blocked by what cohort queues borrowed reclaims it first
+(evicting borrowers' workloads whole). A single pod that does not fit may preempt through the profile's PostFilter (with the kubegpu profile:
 gang-whole, checkpoint-aware); the victims leave the cluster and their queues get the quota back, and
 the decision reports the GPU-seconds each lost.
 Workloads in a queue that no ``GpuQueue`` defines are placed without quota, and say so.
@@ -95,13 +96,23 @@ class BatchSession:
     def _admit(self, w: Workload, position: int) -> Decision:
         managed = w.queue in self.book.queues
         check = self.book.check(w.queue, w.requests) if managed else None
+        reclaimed: dict[str, int] = {}
         if check is not None and not check.fits:
-            return Decision(w, False, f"quota of queue {w.queue}: {check.reason}", position=position)
+            reclaimed = self._reclaim_for(w)
+            check = self.book.check(w.queue, w.requests)
+            if not check.fits:
+                return Decision(
+                    w,
+                    False,
+                    f"quota of queue {w.queue}: {check.reason}",
+                    position=position,
+                    evicted=reclaimed,
+                )
         placement = gang.place(self.scheduler, w)
-        evicted: dict[str, int] = {}
+        evicted: dict[str, int] = dict(reclaimed)
         if not placement.ok and not w.gang:
-            evicted = self._preempt_for(w.pods[0])
-            if evicted:
+            evicted.update(self._preempt_for(w.pods[0]))
+            if len(evicted) > len(reclaimed):
                 placement = gang.place(self.scheduler, w)
         if not placement.ok:
             reason = placement.explanation if w.gang else placement.failed[0][1]
@@ -113,6 +124,42 @@ class BatchSession:
             w, True, note, {p.key: n for p, n, _ in placement.placed}, position,
             dict(check.borrowing or {}) if check is not None else {}, evicted,
         )  # fmt: skip
+
+    def _reclaim_for(self, w: Workload) -> dict[str, int]:
+        """Reclaim: a queue below its nominal quota takes back what cohort queues borrowed from it.
+
+        Candidates are admitted workloads of queues using more than their nominal quota in the same
+        cohort tree, lowest priority first, then the cheapest to evict (GPU-seconds since checkpoint);
+        whole workloads are evicted (a gang whole), and only while the borrower stays at or above its
+        nominal quota and the claimant stays within its own."""
+        queue = self.book.queues[w.queue]
+        managed = self.book.managed(w.queue)
+        within_nominal = all(
+            self.book.usage[w.queue].get(r, 0) + w.requests.get(r, 0) <= queue.nominal.get(r, 0)
+            for r in managed if w.requests.get(r, 0)
+        )  # fmt: skip
+        if not within_nominal:
+            return {}
+        tree = {q.name for q in self.book.tree(w.queue)} - {w.queue}
+        candidates = [
+            v for v in self.all
+            if v.queue in tree and all(p.key in self.scheduler.cluster.placement for p in v.pods)
+        ]  # fmt: skip
+        candidates.sort(key=lambda v: (v.priority, sum(eviction_cost(p, self.now) for p in v.pods), v.key))
+        costs: dict[str, int] = {}
+        for victim in candidates:
+            if self.book.check(w.queue, w.requests).fits:
+                break
+            borrowed = self.book.borrowed(victim.queue)
+            if not any(
+                victim.requests.get(r, 0) and borrowed.get(r, 0) >= victim.requests[r] for r in managed
+            ):
+                continue  # evicting it would push its queue below nominal: not borrowed capacity
+            for pod in victim.pods:
+                self.scheduler.cluster.remove_pod(pod)
+                costs[pod.key] = eviction_cost(pod, self.now)
+            self.book.charge(victim.queue, victim.requests, sign=-1)
+        return costs
 
     def _preempt_for(self, pod: Pod) -> dict[str, int]:
         """Run the profile's PostFilter (preemption) for ``pod``; evict the victims it names, give their

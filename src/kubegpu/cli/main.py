@@ -13,6 +13,7 @@ import yaml
 
 from kubegpu.cli import render
 from kubegpu.cli.node_cmd import node
+from kubegpu.cli.plan_cmd import plan
 from kubegpu.errors import KubegpuError
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -289,6 +290,7 @@ def demo_export(directory: Path) -> None:
 
 
 cli.add_command(node)
+cli.add_command(plan)
 
 
 def main() -> None:

@@ -81,12 +81,25 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         for cmd in g.commands:
             body.append(f"  $ {cmd}\n", style="cyan")
         console.print(Panel(body, title=g.reason, title_align="left"))
+    if exp.queue:
+        q = exp.queue
+        line = f"queue {q['queue']}" + ("" if q["queueDefined"] else " (no GpuQueue defines it)")
+        if q.get("position"):
+            line += f": position {q['position']} of {q['pendingInQueue']} pending"
+        if q.get("quotaShortfall"):
+            line += f"; quota short by {q['quotaShortfall']['shortBy']} {q['quotaShortfall']['resource']} ({q['quotaShortfall']['reason']})"
+        elif q.get("quotaFits"):
+            line += "; its quota would admit it"
+        if q.get("gang"):
+            g = q["gang"]
+            line += f"; gang {q['workload']}: {g['members']} member pods, minMember {g['minMember']}, {g['bound']} bound"
+        console.print(Text(line))
     for note in exp.notes:
         console.print(Text(f"note: {note}"))
 
 
 def _holders_summary(holders: list[str]) -> str:
-    """"ml-train: a, b" lines → "ml-train ×2": the table stays one line per node; -o json has the names."""
+    """ "ml-train: a, b" lines → "ml-train ×2": the table stays one line per node; -o json has the names."""
     return ", ".join(f"{h.split(':', 1)[0]} ×{len(h.split(':', 1)[1].split(','))}" for h in holders)
 
 

@@ -25,11 +25,6 @@ CDI_KIND = "nvidia.com/gpu"
 CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 
 
-def cdi_device_name(device: str) -> str:
-    """Fully qualified CDI device name, as the Allocate response's ``cdi_devices`` carries it."""
-    return f"{CDI_KIND}={device}"
-
-
 def cdi_spec(inv: NodeInventory, *, dev_root: str = "/dev") -> dict[str, object]:
     """The CDI spec document (a dict ready for JSON or YAML) for every GPU of ``inv``."""
     root = dev_root.rstrip("/")

@@ -1,7 +1,7 @@
 """GPU feature discovery (GFD) node labels computed from an inventory and a plugin config (R2.1, R5.1, R6).
 
 Mirrors NVIDIA k8s-device-plugin ``internal/lm`` (GFD): driver/CUDA version labels, ``mig.capable``,
-``mps.capable``, ``gpu.sharing-strategy``, and per resource ``<resource>.product/count/replicas/memory``
+``mps.capable`` (true when the plugin shares with MPS), ``gpu.sharing-strategy`` (none/time-slicing/mps), and per resource ``<resource>.product/count/replicas/memory``
 plus, for whole GPUs, ``family`` and ``compute.major/minor``. ``gpu.product`` replaces spaces with ``-``
 and gets ``-SHARED`` when the resource is time-sliced and not renamed. ``gpu.replicas`` is 0 for
 MIG-enabled GPUs (labelled without sharing), otherwise the configured replicas (1 when not shared).
@@ -17,7 +17,13 @@ IMEX/fabric labels, ``gfd.timestamp``, and MIG attribute labels other than ``mem
 from __future__ import annotations
 
 from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory
-from kubegpu.devices.sharing import GPU_RESOURCE, MIG_RESOURCE_PREFIX, MigStrategy, PluginConfig
+from kubegpu.devices.sharing import (
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    MigStrategy,
+    PluginConfig,
+    SharingStrategy,
+)
 from kubegpu.errors import InputError
 
 _FAMILIES = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 8: "ampere", 9: "hopper"}
@@ -30,8 +36,8 @@ def gfd_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
     labels = {"nvidia.com/gpu.present": "true"}
     labels.update(_version_labels(inv))
     labels["nvidia.com/mig.capable"] = _bool(any(g.mig_capable for g in inv.devices))
-    labels["nvidia.com/mps.capable"] = "false"
-    labels["nvidia.com/gpu.sharing-strategy"] = config.sharing_strategy
+    labels["nvidia.com/mps.capable"] = _bool(config.sharing_strategy is SharingStrategy.MPS)
+    labels["nvidia.com/gpu.sharing-strategy"] = str(config.sharing_strategy)
     labels.update(_full_gpu_labels(inv, config))
     if config.mig_strategy is not MigStrategy.NONE:
         labels["nvidia.com/mig.strategy"] = str(config.mig_strategy)
@@ -119,7 +125,7 @@ def _single_invalid(inv: NodeInventory, mig_gpus: list[GpuDevice], counts: dict[
 
 def _resource_labels(resource: str, config: PluginConfig | None, count: int, *parts: str) -> dict[str, str]:
     replicas = 0 if config is None else config.replicas_for(resource)
-    renamed = config is not None and config.rename_by_default
+    renamed = config is not None and config.renames_shared
     return {
         f"{resource}.product": _product(list(parts), shared=replicas > 1 and not renamed),
         f"{resource}.count": str(count),

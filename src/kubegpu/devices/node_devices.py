@@ -31,6 +31,7 @@ from kubegpu.devices.sharing import (
     PluginConfig,
     ReplicatedResource,
     ResourcePlan,
+    SharingStrategy,
     plan_resources,
 )
 from kubegpu.devices.topology import Topology, topology_from_inventory
@@ -82,10 +83,14 @@ def infer_config(node: Node) -> PluginConfig:
     replicas = int(node.labels.get(REPLICAS_LABEL, "1") or "1")
     renamed = GPU_RESOURCE + SHARED_SUFFIX in node.capacity
     mig = node.labels.get(MIG_STRATEGY_LABEL, "none")
+    shared = (ReplicatedResource(GPU_RESOURCE, replicas),) if replicas > 1 else ()
+    mps = node.labels.get(SHARING_LABEL) == SharingStrategy.MPS
     return PluginConfig(
         mig_strategy=MigStrategy(mig) if mig in ("none", "single", "mixed") else MigStrategy.NONE,
-        rename_by_default=renamed,
-        time_slicing=(ReplicatedResource(GPU_RESOURCE, replicas),) if replicas > 1 else (),
+        rename_by_default=renamed and not mps,
+        mps_rename_by_default=renamed and mps,
+        time_slicing=() if mps else shared,
+        mps=shared if mps else (),
     )
 
 
@@ -128,8 +133,8 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
             f"label {SHARING_LABEL}={node.labels[SHARING_LABEL]} disagrees with the resources ({sharing})"
         )
     modes = {m for m in (sharing,) if m != "none"}
-    if cfg.time_slicing and any(p.startswith(MIG_RESOURCE_PREFIX) for p in plans):
-        modes.add("time-slicing")
+    if cfg.shared_resources and any(p.startswith(MIG_RESOURCE_PREFIX) for p in plans):
+        modes.add(str(cfg.sharing_strategy))
     if len(modes) > 1:
         problems.append(
             f"two sharing modes on one node ({', '.join(sorted(modes))}): one resource model per pool (R7.3)"
@@ -160,14 +165,12 @@ def _sharing(node: Node, cfg: PluginConfig) -> str:
         r.startswith(MIG_RESOURCE_PREFIX) for r in node.capacity
     ):
         return "mig-mixed"
-    if any(r.replicas > 1 for r in cfg.time_slicing):
-        return "mps" if node.labels.get(SHARING_LABEL) == "mps" else "time-slicing"
-    return "none"
+    return str(cfg.sharing_strategy)
 
 
 def _synthesize(node: Node, cfg: PluginConfig, capacity: dict[str, int]) -> NodeInventory:
     """Stand-in devices that reproduce the node's advertised counts and unhealthy devices."""
-    replicas = max((r.replicas for r in cfg.time_slicing), default=1)
+    replicas = max((r.replicas for r in cfg.shared_resources), default=1)
     whole = capacity.get(GPU_RESOURCE, capacity.get(GPU_RESOURCE + SHARED_SUFFIX, 0))
     label_count = node.labels.get(COUNT_LABEL, "")
     n_gpus = int(label_count) if label_count.isdigit() else whole // replicas

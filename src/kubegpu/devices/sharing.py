@@ -2,9 +2,10 @@
 
 ``parse_plugin_config`` reads the plugin's config file (``version: v1``; NVIDIA k8s-device-plugin
 ``api/config/v1``): ``flags.migStrategy`` (none/single/mixed), ``flags.plugin.deviceListStrategy``
-(``envvar`` → ``NVIDIA_VISIBLE_DEVICES``, ``cdi-cri`` → CDI device names in the Allocate response),
-``flags.plugin.deviceIDStrategy`` (uuid/index) and ``sharing.timeSlicing`` (``renameByDefault``,
-``failRequestsGreaterThanOne``, ``resources[].name/replicas``).
+(``envvar``, ``volume-mounts``, ``cdi-annotations``, ``cdi-cri``: what ``container_view.allocate_response``
+injects), ``flags.plugin.deviceIDStrategy`` (uuid/index), ``flags.plugin.cdiAnnotationPrefix``,
+``flags.mpsRoot``, ``sharing.timeSlicing`` and ``sharing.mps``
+(``renameByDefault``, ``failRequestsGreaterThanOne``, ``resources[].name/replicas``).
 
 ``plan_resources`` turns an inventory and a config into the extended resources the node advertises and
 the device ids behind each, as the NVIDIA plugin does:
@@ -16,10 +17,21 @@ the device ids behind each, as the NVIDIA plugin does:
 * time-slicing with ``replicas: N > 1``: each device is advertised N times as ``<id>::<n>``, n = 0..N-1;
   ``renameByDefault: true`` advertises ``<name>.shared`` instead of ``<name>``. A replica is not a GPU and
   not a share of one: replicas share memory and fault domain (R6.2).
+* MPS (``sharing.mps``, NVIDIA plugin v0.15+): the same ``<id>::<n>`` replicas and ``.shared`` renaming, but
+  the MPS control daemon gives each replica an equal share: ``set_default_active_thread_percentage
+  100/replicas`` and ``set_default_device_pinned_mem_limit <index> <memory/replicas>M``
+  (``cmd/mps-control-daemon/mps/daemon.go``). Only whole GPUs (``nvidia.com/gpu``) can be shared with MPS
+  (README "With CUDA MPS"); a MIG device under MPS stops the plugin ("sharing using MPS is not supported
+  for MIG devices", ``internal/plugin/mps.go``); and the plugin refuses more than one MPS replica per
+  container whatever ``failRequestsGreaterThanOne`` says (``internal/rm/rm.go`` ``ValidateRequest``).
 
-Not supported, refused with ``InputError`` rather than ignored: ``sharing.mps``, per-resource ``rename``
-and ``devices`` other than ``all`` (upstream itself ignores both with a warning), top-level
-``resources`` (upstream ignores it too), device list strategies ``volume-mounts``/``cdi-annotations``.
+Two sharing modes on one node are a misconfiguration (R7.3): ``sharing.mps`` together with
+``sharing.timeSlicing`` is refused (upstream silently uses MPS and drops time-slicing), and MPS on a node
+with MIG-enabled GPUs is a ``ConfigError`` from ``plan_resources`` (upstream refuses to start).
+
+Not supported, refused with ``InputError`` rather than ignored: per-resource ``rename`` and ``devices``
+other than ``all`` (upstream itself ignores both with a warning), top-level ``resources`` (upstream
+ignores it too).
 """
 
 from __future__ import annotations
@@ -71,13 +83,28 @@ class MigStrategy(enum.StrEnum):
 
 
 class DeviceListStrategy(enum.StrEnum):
+    """``flags.plugin.deviceListStrategy`` values (api/config/v1 consts.go)."""
+
     ENVVAR = "envvar"
+    VOLUME_MOUNTS = "volume-mounts"
+    CDI_ANNOTATIONS = "cdi-annotations"
     CDI_CRI = "cdi-cri"
 
 
 class DeviceIdStrategy(enum.StrEnum):
     UUID = "uuid"
     INDEX = "index"
+
+
+class SharingStrategy(enum.StrEnum):
+    """Upstream ``Sharing.SharingStrategy()``; also GFD's ``nvidia.com/gpu.sharing-strategy`` label."""
+
+    NONE = "none"
+    TIME_SLICING = "time-slicing"
+    MPS = "mps"
+
+
+DEFAULT_MPS_ROOT = "/run/nvidia/mps"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,21 +120,41 @@ class PluginConfig:
     mig_strategy: MigStrategy = MigStrategy.NONE
     device_list_strategy: tuple[DeviceListStrategy, ...] = (DeviceListStrategy.ENVVAR,)
     device_id_strategy: DeviceIdStrategy = DeviceIdStrategy.UUID
-    rename_by_default: bool = False
-    fail_requests_greater_than_one: bool = False
+    rename_by_default: bool = False  # sharing.timeSlicing.renameByDefault
+    fail_requests_greater_than_one: bool = False  # sharing.timeSlicing.failRequestsGreaterThanOne
     time_slicing: tuple[ReplicatedResource, ...] = ()
+    mps: tuple[ReplicatedResource, ...] = ()
+    mps_rename_by_default: bool = False
+    mps_root: str = DEFAULT_MPS_ROOT  # flags.mpsRoot: host directory of the MPS pipes and shm
+    cdi_annotation_prefix: str = "cdi.k8s.io/"  # flags.plugin.cdiAnnotationPrefix
+
+    @property
+    def sharing_strategy(self) -> SharingStrategy:
+        """Upstream ``Sharing.SharingStrategy()``: MPS when it replicates anything, else time-slicing."""
+        if any(r.replicas > 1 for r in self.mps):
+            return SharingStrategy.MPS
+        if any(r.replicas > 1 for r in self.time_slicing):
+            return SharingStrategy.TIME_SLICING
+        return SharingStrategy.NONE
+
+    @property
+    def shared_resources(self) -> tuple[ReplicatedResource, ...]:
+        """The replicated resources of the active sharing strategy."""
+        return self.mps if self.sharing_strategy is SharingStrategy.MPS else self.time_slicing
+
+    @property
+    def renames_shared(self) -> bool:
+        """``renameByDefault`` of the active sharing strategy."""
+        if self.sharing_strategy is SharingStrategy.MPS:
+            return self.mps_rename_by_default
+        return self.rename_by_default
 
     def replicas_for(self, resource: str) -> int:
-        """Replicas per device of a base resource name; 1 when it is not time-sliced."""
-        for r in self.time_slicing:
+        """Replicas per device of a base resource name; 1 when it is not shared."""
+        for r in self.shared_resources:
             if r.name == resource:
                 return r.replicas
         return 1
-
-    @property
-    def sharing_strategy(self) -> str:
-        """GFD's ``nvidia.com/gpu.sharing-strategy`` value (upstream ``SharingStrategy()``)."""
-        return "time-slicing" if any(r.replicas > 1 for r in self.time_slicing) else "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +178,7 @@ class ResourcePlan:
     devices: tuple[AdvertisedDevice, ...]
     replicas: int = 1
     fail_requests_greater_than_one: bool = False
+    sharing: SharingStrategy = SharingStrategy.NONE  # how the replicas are shared (none when replicas == 1)
 
     @property
     def shared(self) -> bool:
@@ -183,16 +231,47 @@ def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
     flags = _obj(top.get("flags", {}), source, "flags", _KNOWN_FLAGS)
     plugin = _obj(flags.get("plugin", {}), source, "flags.plugin", _KNOWN_PLUGIN_FLAGS)
     sharing = _obj(top.get("sharing", {}), source, "sharing", {"timeSlicing", "mps"})
-    if sharing.get("mps") is not None:
-        raise InputError(
-            "MPS sharing is not supported by kubegpu's node agent", source=source, field="sharing.mps"
-        )
     ts = _obj(
         sharing.get("timeSlicing", {}),
         source,
         "sharing.timeSlicing",
         {"renameByDefault", "failRequestsGreaterThanOne", "resources", "strategy"},
     )
+    mps = _obj(
+        sharing.get("mps") or {},
+        source,
+        "sharing.mps",
+        {"renameByDefault", "failRequestsGreaterThanOne", "resources"},
+    )
+    if mps and ts:
+        raise InputError(
+            "sharing.mps and sharing.timeSlicing are both set: two sharing modes on one node (R7.3); "
+            "the NVIDIA plugin would use MPS and silently drop time-slicing",
+            source=source,
+            field="sharing",
+        )
+    if mps.get("failRequestsGreaterThanOne") is False:
+        raise InputError(
+            "has no effect: the NVIDIA plugin refuses more than one MPS replica per container regardless",
+            source=source,
+            field="sharing.mps.failRequestsGreaterThanOne",
+        )
+    mps_resources = _replicated(mps.get("resources", []), source, "sharing.mps.resources")
+    for i, r in enumerate(mps_resources):
+        if r.name != GPU_RESOURCE:
+            raise InputError(
+                f"MPS shares only full GPUs ({GPU_RESOURCE}), got {r.name}",
+                source=source,
+                field=f"sharing.mps.resources[{i}].name",
+            )
+    mps_root = flags.get("mpsRoot", DEFAULT_MPS_ROOT)
+    if not isinstance(mps_root, str) or not mps_root.startswith("/"):
+        raise InputError(f"expected an absolute path, got {mps_root!r}", source=source, field="flags.mpsRoot")
+    prefix = plugin.get("cdiAnnotationPrefix", "cdi.k8s.io/")
+    if not isinstance(prefix, str) or not prefix:
+        raise InputError(
+            f"expected a prefix, got {prefix!r}", source=source, field="flags.plugin.cdiAnnotationPrefix"
+        )
     if ts.get("strategy", "") != "":
         raise InputError(
             f"unknown time-slicing strategy: {ts['strategy']}",
@@ -215,7 +294,11 @@ def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
         ),
         rename_by_default=_bool(ts, "renameByDefault", source, "sharing.timeSlicing"),
         fail_requests_greater_than_one=_bool(ts, "failRequestsGreaterThanOne", source, "sharing.timeSlicing"),
-        time_slicing=_replicated(ts.get("resources", []), source),
+        time_slicing=_replicated(ts.get("resources", []), source, "sharing.timeSlicing.resources"),
+        mps=mps_resources,
+        mps_rename_by_default=_bool(mps, "renameByDefault", source, "sharing.mps"),
+        mps_root=mps_root,
+        cdi_annotation_prefix=prefix,
     )
 
 
@@ -231,6 +314,15 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
         groups.setdefault(resource, []).append(dev)
 
     mig_gpus = [g for g in inv.devices if g.mig_enabled]
+    if (
+        config.sharing_strategy is SharingStrategy.MPS
+        and mig_gpus
+        and config.mig_strategy is not MigStrategy.NONE
+    ):
+        raise ConfigError(
+            "sharing using MPS is not supported for MIG devices: MPS and MIG on one node are two sharing "
+            f"modes (R7.3); MIG-enabled GPUs: {', '.join(str(g.index) for g in mig_gpus)}"
+        )
     if config.mig_strategy is MigStrategy.SINGLE and mig_gpus:
         profiles = {m.profile for g in mig_gpus for m in g.mig_devices}
         if (
@@ -255,6 +347,7 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
     plans = []
     for base, devs in groups.items():
         replicas = config.replicas_for(base)
+        mps = replicas > 1 and config.sharing_strategy is SharingStrategy.MPS
         if replicas > 1:
             devs = [
                 AdvertisedDevice(
@@ -265,18 +358,20 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
             ]
         plans.append(
             ResourcePlan(
-                name=base + SHARED_SUFFIX if replicas > 1 and config.rename_by_default else base,
+                name=base + SHARED_SUFFIX if replicas > 1 and config.renames_shared else base,
                 base_name=base,
                 devices=tuple(devs),
                 replicas=replicas,
-                fail_requests_greater_than_one=config.fail_requests_greater_than_one and replicas > 1,
+                # MPS always refuses more than one replica per container (upstream ValidateRequest).
+                fail_requests_greater_than_one=mps
+                or (config.fail_requests_greater_than_one and replicas > 1),
+                sharing=config.sharing_strategy if replicas > 1 else SharingStrategy.NONE,
             )
         )
     return tuple(plans)
 
 
-def _replicated(raw: object, source: str) -> tuple[ReplicatedResource, ...]:
-    where = "sharing.timeSlicing.resources"
+def _replicated(raw: object, source: str, where: str) -> tuple[ReplicatedResource, ...]:
     if not isinstance(raw, list):
         raise InputError("expected a list", source=source, field=where)
     out: list[ReplicatedResource] = []

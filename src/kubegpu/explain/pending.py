@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.batch.status import workload_status
+from kubegpu.devices.container_view import allocate_response
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import GPU_TAINT_KEY, has_gpu_labels, tolerates_gpu_taint
@@ -99,6 +101,7 @@ class Explanation:
     allocation: list[DeviceGrant] = field(default_factory=list)
     devices_synthesized: bool = False
     kubelet: dict[str, Any] | None = None  # admission outcome on the chosen node, when it fails
+    queue: dict[str, Any] | None = None  # batch layer: queue, position, quota shortfall, gang members
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +118,7 @@ class Explanation:
             "allocation": [g.to_dict() for g in self.allocation],
             "devicesSynthesized": self.devices_synthesized,
             "kubelet": self.kubelet,
+            "queue": self.queue,
         }
 
 
@@ -378,6 +382,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         recorded_message=_recorded_condition(pod),
     )
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
+    exp.queue = workload_status(engine.snapshot, pod)
     if result.node is not None:
         _explain_devices(engine, pod, result.node, result.allocation, exp)
     diag = result.diagnosis
@@ -423,13 +428,7 @@ def _explain_devices(
     if allocation is None:
         allocation, refusal = choose(pod, model, engine.cluster.devices.taken(idx))
         if refusal is not None:
-            if refusal.kubelet_error:
-                reason, message = "UnexpectedAdmissionError", refusal.kubelet_error
-            else:
-                reason, message = (
-                    "TopologyAffinityError",
-                    "Resources cannot be allocated with Topology locality",
-                )
+            reason, message = refusal.kubelet_reason, refusal.kubelet_error
             exp.kubelet = {
                 "admitted": False,
                 "node": node_name,
@@ -452,28 +451,18 @@ def _explain_devices(
             )
             return
     assert allocation is not None
+    gpu_memory = {i: model.memory_mib * 1024 * 1024 for i in range(64)} if model.memory_mib else None
     for container, resources in allocation.items():
         for resource, ids in resources.items():
             plan = model.plans[resource]
-            by_id = {d.id: d for d in plan.devices}
-            seen: list[str] = []
-            gpus: list[dict[str, Any]] = []
-            for i in ids:
-                d = by_id[i]
-                if d.device in seen:
-                    continue
-                seen.append(d.device)
-                gpus.append({"logical": len(gpus), "host_index": d.gpu_index, "uuid": d.device,
-                             **({"mig_index": d.mig_index} if d.mig_index is not None else {})})  # fmt: skip
+            response = allocate_response(plan, model.config, ids, gpu_memory=gpu_memory)
+            gpus = [
+                {"logical": v.cuda_index, "host_index": v.host_index, "uuid": v.uuid,
+                 **({"mig_index": v.mig_index} if v.mig_index is not None else {})}
+                for v in response.visible
+            ]  # fmt: skip
             exp.allocation.append(
-                DeviceGrant(
-                    container,
-                    resource,
-                    list(ids),
-                    gpus,
-                    {"NVIDIA_VISIBLE_DEVICES": ",".join(seen)},
-                    plan.shared,
-                )
+                DeviceGrant(container, resource, list(ids), gpus, dict(response.envs), plan.shared)
             )
             if plan.shared:
                 exp.notes.append(

@@ -68,5 +68,7 @@ def eviction_cost(pod: Pod, now: datetime) -> int:
 
 def snapshot_time(pods: list[Pod]) -> datetime | None:
     """The newest creation or start time among ``pods``: "now" for a snapshot, reproducibly."""
-    times = [t for p in pods for t in (parse_time(p.creation_timestamp), parse_time(p.start_time)) if t is not None]
+    times = [
+        t for p in pods for t in (parse_time(p.creation_timestamp), parse_time(p.start_time)) if t is not None
+    ]
     return max(times, default=None)

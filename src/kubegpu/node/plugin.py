@@ -10,11 +10,10 @@ with the upstream behaviour each mirrors:
 * ``ListAndWatch``: the full device list at once, then a new full list after every health change.
 * ``GetPreferredAllocation``: whole GPUs by ``devices.preferred_allocation`` (NVLink, PCIe, NUMA);
   time-sliced replicas by ``devices.distributed_allocation``; MIG devices in advertised order.
-* ``Allocate``: ``NVIDIA_VISIBLE_DEVICES`` with the devices' UUIDs (or indexes under
-  ``deviceIDStrategy: index``) for ``deviceListStrategy: envvar``, CDI names ``nvidia.com/gpu=<id>`` for
-  ``cdi-cri``; replica ids collapse to their GPU. Errors use the NVIDIA plugin's texts: "request for
-  '<resource>: <n>' too large: maximum request size for shared resources is 1" under
-  ``failRequestsGreaterThanOne``, and "invalid allocation request for '<resource>': unknown device: <id>".
+* ``Allocate``: ``devices.allocate_response`` for every ``deviceListStrategy`` (envvar, volume-mounts,
+  cdi-annotations, cdi-cri) and MPS, with CDI names of the kind ``kubegpu node cdi`` serves
+  (``nvidia.com/gpu=<id>``); errors carry the NVIDIA plugin's texts, for example "request for
+  '<resource>: <n>' too large: maximum request size for shared resources is 1".
 * ``PreStartContainer``: nothing to do (an empty response).
 
 The device choice and every other rule live in ``kubegpu.devices``; this module only moves messages.
@@ -32,19 +31,17 @@ import grpc
 
 from kubegpu.devices import (
     AdvertisedDevice,
-    DeviceIdStrategy,
-    DeviceListStrategy,
     NodeInventory,
     PluginConfig,
     ResourcePlan,
     apply_health_event,
-    cdi_device_name,
     distributed_allocation,
     plan_resources,
     preferred_allocation,
-    strip_annotation,
     topology_from_inventory,
 )
+from kubegpu.devices.cdi import CDI_KIND
+from kubegpu.devices.container_view import AllocateError, allocate_response
 from kubegpu.devices.health import HealthEvent
 from kubegpu.devices.sharing import GPU_RESOURCE
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH, KUBELET_SOCKET, VERSION
@@ -52,12 +49,6 @@ from kubegpu.node.v1beta1 import api_pb2 as pb
 from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
 log = logging.getLogger(__name__)
-
-ENV_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
-
-
-class AllocationError(Exception):
-    """A request the plugin refuses; its text is what kubelet shows in UnexpectedAdmissionError."""
 
 
 def endpoint_name(resource: str) -> str:
@@ -90,6 +81,11 @@ class PluginState:
             if plan.base_name == self.base_name:
                 return plan
         return ResourcePlan(name=self.base_name, base_name=self.base_name, devices=())
+
+    def gpu_memory(self) -> dict[int, int]:
+        """Total memory in bytes per GPU index (the MPS pinned-memory limit divides it)."""
+        with self._cond:
+            return {g.index: g.memory_total for g in self._inventory.devices}
 
     def report(self, event: HealthEvent) -> bool:
         """Apply a health event; True (and ListAndWatch sends a new list) when it changed a device."""
@@ -137,29 +133,15 @@ def preferred_for(state: PluginState, available: list[str], must: list[str], siz
 
 
 def container_response(state: PluginState, ids: list[str]) -> pb.ContainerAllocateResponse:
-    """What kubelet injects for one container's device ids; raises ``AllocationError``."""
-    plan = state.plan
-    if plan.fail_requests_greater_than_one and len(ids) > 1:
-        raise AllocationError(
-            f"request for '{plan.name}: {len(ids)}' too large: maximum request size for shared resources is 1"
-        )
-    by_id = {d.id: d for d in plan.devices}
-    for i in ids:
-        if i not in by_id:
-            raise AllocationError(f"invalid allocation request for '{plan.name}': unknown device: {i}")
-    visible: list[str] = []
-    for d in (by_id[i] for i in ids):
-        if state.config.device_id_strategy is DeviceIdStrategy.INDEX:
-            name = str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}"
-        else:
-            name = strip_annotation(d.id)
-        if name not in visible:
-            visible.append(name)
-    response = pb.ContainerAllocateResponse()
-    if DeviceListStrategy.ENVVAR in state.config.device_list_strategy:
-        response.envs[ENV_VISIBLE_DEVICES] = ",".join(visible)
-    if DeviceListStrategy.CDI_CRI in state.config.device_list_strategy:
-        response.cdi_devices.extend(pb.CDIDevice(name=cdi_device_name(v)) for v in visible)
+    """What kubelet injects for one container's device ids; raises ``AllocateError``."""
+    # kubegpu's agent names CDI devices by the spec `kubegpu node cdi` serves (kind nvidia.com/gpu).
+    alloc = allocate_response(state.plan, state.config, ids, gpu_memory=state.gpu_memory(), cdi_kind=CDI_KIND)
+    response = pb.ContainerAllocateResponse(envs=dict(alloc.envs), annotations=dict(alloc.annotations))
+    response.mounts.extend(
+        pb.Mount(container_path=m.container_path, host_path=m.host_path, read_only=m.read_only)
+        for m in alloc.mounts
+    )
+    response.cdi_devices.extend(pb.CDIDevice(name=n) for n in alloc.cdi_devices)
     return response
 
 
@@ -209,7 +191,7 @@ class DevicePluginServicer(pb_grpc.DevicePluginServicer):
         for req in request.container_requests:
             try:
                 response.container_responses.append(container_response(self.state, list(req.devices_ids)))
-            except AllocationError as exc:
+            except AllocateError as exc:
                 # Go's plugin returns a plain error, which gRPC delivers as code Unknown.
                 context.abort(grpc.StatusCode.UNKNOWN, str(exc))
         return response

@@ -10,8 +10,9 @@ would choose, flagged ``assumed``.
 ``choose`` is the one device-choice rule, shared by Filter, Reserve and ``explain``: per container and
 resource, whole GPUs by ``devices.preferred_allocation`` (NVLink, then PCIe distance, then NUMA),
 time-sliced replicas spread over physical GPUs (``devices.distributed_allocation``), MIG devices in
-advertised order; unhealthy devices never; and under the node's Topology Manager policy
-``single-numa-node`` (or ``restricted``) all of a container's devices on one NUMA node.
+advertised order; unhealthy devices never; and first the node's Topology Manager policy
+(``devices.numa.admit_container``: kubelet's hint merging for none / best-effort / restricted /
+single-numa-node), choosing from the devices inside the NUMA affinity it settles on.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kubegpu.devices.allocator import distributed_allocation, preferred_allocation
+from kubegpu.devices.container_view import shared_request_error
 from kubegpu.devices.inventory import Health
 from kubegpu.devices.node_devices import NodeDevices
+from kubegpu.devices.numa import admit_container
 from kubegpu.devices.sharing import ResourcePlan, strip_annotation
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import is_gpu
@@ -40,7 +43,8 @@ class Refusal:
     reason: str
     evidence: str
     unresolvable: bool = False
-    kubelet_error: str = ""  # what kubelet would report at admission, when the plugin itself refuses
+    kubelet_error: str = ""  # what kubelet would report at admission
+    kubelet_reason: str = "UnexpectedAdmissionError"
 
 
 def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
@@ -53,15 +57,6 @@ def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
     return out
 
 
-def fail_greater_than_one_error(plan: ResourcePlan, n: int) -> str:
-    """kubelet's UnexpectedAdmissionError text when the NVIDIA plugin refuses >1 shared replica."""
-    plugin = (
-        f"invalid allocation request for \"{plan.name}\": request for '{plan.name}: {n}' too large: "
-        "maximum request size for shared resources is 1"
-    )
-    return f"Allocate failed due to rpc error: code = Unknown desc = {plugin}, which is unexpected"
-
-
 def choose(
     pod: Pod, devices: NodeDevices, taken: Mapping[str, set[str]]
 ) -> tuple[Assignment | None, Refusal | None]:
@@ -69,64 +64,70 @@ def choose(
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
     for container, req in container_requests(pod):
-        numa_choices: list[int | None] = [None]
-        if devices.topology_policy in ("single-numa-node", "restricted"):
-            numa_choices = sorted(
-                {d.numa_node for p in devices.plans.values() for d in p.devices},
-                key=lambda n: (n is None, n or 0),
-            )
-        picked: dict[str, list[str]] | None = None
-        last: Refusal | None = None
-        for numa in numa_choices:
-            picked, last = _pick_container(req, devices, used, numa)
-            if picked is not None:
-                break
+        picked, refusal = _pick_container(req, devices, used)
         if picked is None:
-            return None, last
+            return None, refusal
         for r, ids in picked.items():
             used.setdefault(r, set()).update(ids)
         assignment[container] = picked
     return assignment, None
 
 
+def _free(plan: ResourcePlan, used: Mapping[str, set[str]]) -> list[str]:
+    return [d.id for d in plan.devices if d.health == Health.HEALTHY and d.id not in used.get(plan.name, ())]
+
+
 def _pick_container(
-    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]], numa: int | None
+    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]]
 ) -> tuple[dict[str, list[str]] | None, Refusal | None]:
-    picked: dict[str, list[str]] = {}
+    plans: dict[str, ResourcePlan] = {}
     for resource, n in sorted(req.items()):
         plan = devices.plans.get(resource)
         if plan is None:
+            advertised = sorted(devices.plans) or "nothing"
             return None, Refusal(
-                f"node(s) had no {resource} devices",
-                f"the node's devices advertise {sorted(devices.plans) or 'nothing'}",
-                True,
+                f"node(s) had no {resource} devices", f"the node's devices advertise {advertised}", True
             )
         if plan.fail_requests_greater_than_one and n > 1:
+            error = shared_request_error(plan, n)
             return None, Refusal(
                 f"node(s) time-slice {resource} with failRequestsGreaterThanOne",
                 f"a container asks for {n} {resource}; the device plugin refuses more than 1 shared replica",
                 True,
-                fail_greater_than_one_error(plan, n),
+                error.admission_message,
             )
-        free = [
-            d.id for d in plan.devices
-            if d.health == Health.HEALTHY and d.id not in used.get(resource, ()) and (numa is None or d.numa_node == numa)
-        ]  # fmt: skip
-        if len(free) < n:
-            where = f" on NUMA node {numa}" if numa is not None else ""
-            total_free = sum(
-                1 for d in plan.devices if d.health == Health.HEALTHY and d.id not in used.get(resource, ())
-            )
-            if numa is not None and total_free >= n:
-                return None, Refusal(
-                    f"node(s) could not align {resource} on one NUMA node (topology manager {devices.topology_policy})",
-                    f"{total_free} {resource} free, but no NUMA node has {n} of them free",
-                )
+        plans[resource] = plan
+    free = {r: _free(p, used) for r, p in plans.items()}
+    for resource, n in req.items():
+        if len(free[resource]) < n:
             return None, Refusal(
-                f"node(s) had too few free {resource} devices", f"{len(free)} healthy free{where}, {n} needed"
+                f"node(s) had too few free {resource} devices",
+                f"{len(free[resource])} healthy free, {n} needed",
             )
+    # kubelet's Topology Manager decides NUMA alignment before the devices are chosen
+    numa_of = {r: {d.id: d.numa_node for d in p.devices} for r, p in plans.items()}
+    nodes = sorted({n for m in numa_of.values() for n in m.values() if n is not None})
+    decision = admit_container(devices.topology_policy, numa_of, free, req, nodes)
+    if not decision.admit:
+        per_numa = "; ".join(
+            f"{r}: " + ", ".join(
+                f"NUMA {node} has {sum(1 for i in free[r] if numa_of[r][i] == node)}" for node in nodes
+            ) + f" free, {req[r]} needed"
+            for r in sorted(req)
+        )  # fmt: skip
+        return None, Refusal(
+            f"node(s) could not align {', '.join(sorted(req))} on one NUMA node (topology manager {devices.topology_policy})",
+            f"{per_numa} — the {devices.topology_policy} policy admits no wider NUMA affinity",
+            kubelet_error=decision.message,
+            kubelet_reason=decision.reason,
+        )
+    picked: dict[str, list[str]] = {}
+    for resource, n in sorted(req.items()):
+        plan = plans[resource]
+        # kubelet allocates from the devices inside the chosen NUMA affinity first
+        aligned = list(decision.aligned.get(resource, ())) or free[resource]
         if plan.shared:
-            ids = distributed_allocation(free, [], n, plan.replicas_per_gpu())
+            ids = distributed_allocation(aligned, [], n, plan.replicas_per_gpu())
             gpus = {strip_annotation(i) for i in ids}
             if len(gpus) < n:
                 return None, Refusal(
@@ -135,12 +136,12 @@ def _pick_container(
                     "compute, so the extra replica adds no hardware (R6.2, R17.3)",
                 )
         elif any(d.mig_index is not None for d in plan.devices):
-            ids = free[:n]
+            ids = aligned[:n]
         else:
-            ids = preferred_allocation(free, [], n, devices.topology)
+            ids = preferred_allocation(aligned, [], n, devices.topology)
         if len(ids) < n:
             return None, Refusal(
-                f"node(s) had too few free {resource} devices", f"{len(free)} free, {n} needed"
+                f"node(s) had too few free {resource} devices", f"{len(aligned)} free, {n} needed"
             )
         picked[resource] = ids
     return picked, None

@@ -74,7 +74,9 @@ def kubegpu_profile(
 
 
 def profile_named(
-    name: str, scheduler_name: str | None = None, plugin_args: Mapping[str, Mapping[str, object]] | None = None
+    name: str,
+    scheduler_name: str | None = None,
+    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Profile:
     """``default`` (kube-scheduler 1.34 as shipped) or ``kubegpu`` (plus device-level placement)."""
     if name == "default":

@@ -1,0 +1,278 @@
+"""What a container gets for its device ids: the device plugin's Allocate response and the CUDA view (R9.3, R12).
+
+``allocate_response`` is the one implementation of the NVIDIA device plugin's ``Allocate`` for one
+container; the node agent's gRPC server and the scheduler's explanations both call it. It mirrors
+NVIDIA k8s-device-plugin ``internal/plugin/server.go`` (``getAllocateResponse``) and
+``internal/plugin/mps.go``:
+
+* the ids to inject are the requested ids with their replica suffix ``::<n>`` removed, in request order
+  and not de-duplicated (upstream ``AnnotatedIDs.GetIDs``), or with ``deviceIDStrategy: index`` the GPU
+  index (``<gpu>:<mig>`` for a MIG device);
+* ``envvar``: ``NVIDIA_VISIBLE_DEVICES=<ids,…>``;
+* ``volume-mounts``: ``NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices`` plus one mount per id,
+  host ``/dev/null`` → ``/var/run/nvidia-container-devices/<id>``;
+* ``cdi-annotations``: one annotation ``cdi.k8s.io/nvidia-device-plugin_<response id>`` whose value is the
+  comma-joined CDI names (container-device-interface ``UpdateAnnotations``; the prefix follows
+  ``flags.plugin.cdiAnnotationPrefix``); upstream's response id is a random UUID, here a parameter;
+* ``cdi-cri``: the CDI names in ``cdi_devices``. The NVIDIA plugin names devices with its own CDI vendor,
+  ``k8s.device-plugin.nvidia.com/gpu=<id>`` (``cdi.WithVendor("k8s.device-plugin.nvidia.com")``, class
+  ``gpu``); kubegpu's node agent instead points at the spec ``kubegpu node cdi`` prints (kind
+  ``nvidia.com/gpu``, as ``nvidia-ctk cdi generate`` writes it) and passes that kind;
+* when every strategy is a CDI one, no environment or mounts are added (upstream ``AllCDIEnabled``);
+* MPS: ``CUDA_MPS_PIPE_DIRECTORY=/mps/<resource>/pipe`` and two mounts, ``<mpsRoot>/<resource>/pipe`` and
+  ``<mpsRoot>/shm`` → ``/dev/shm``. The per-replica limits are *not* environment variables the plugin
+  injects: the MPS control daemon sets them as daemon defaults (``set_default_active_thread_percentage
+  100/replicas``, ``set_default_device_pinned_mem_limit <index> <memory/replicas>M``), which is what a
+  client would otherwise set with ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`` / ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT``;
+  ``MpsDefaults`` carries both spellings.
+
+Errors carry the plugin's texts (``AllocateError``; ``admission_message`` is what kubelet then shows as
+``UnexpectedAdmissionError``).
+
+The container's view (``VisibleDevice``): the runtime exposes the injected GPUs and CUDA numbers them
+0..n-1 in PCI bus order on a node of one GPU model (CUDA's default ``FASTEST_FIRST`` falls back to PCI order
+between equal GPUs, and NVML indexes follow PCI order), so CUDA device k is the k-th injected GPU by host
+index, never "host GPU k" (R9.3). Replicas of one GPU are one CUDA device sharing its memory (R17.3); a
+CUDA process enumerates only one MIG device (MIG user guide, "CUDA Device Enumeration").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kubegpu.devices.sharing import (
+    DeviceIdStrategy,
+    DeviceListStrategy,
+    PluginConfig,
+    ResourcePlan,
+    SharingStrategy,
+    strip_annotation,
+)
+from kubegpu.errors import KubegpuError
+
+ENV_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+VOLUME_MOUNTS_ROOT = "/var/run/nvidia-container-devices"
+VOLUME_MOUNTS_HOST_PATH = "/dev/null"
+PLUGIN_CDI_KIND = "k8s.device-plugin.nvidia.com/gpu"
+CDI_ANNOTATION_PLUGIN = "nvidia-device-plugin"
+MPS_CONTAINER_ROOT = "/mps"
+_CDI_STRATEGIES = (DeviceListStrategy.CDI_ANNOTATIONS, DeviceListStrategy.CDI_CRI)
+
+
+class AllocateError(KubegpuError):
+    """The device plugin refuses an Allocate request; the text is the plugin's own."""
+
+    @property
+    def admission_message(self) -> str:
+        """The pod's ``UnexpectedAdmissionError`` message: kubelet wraps the plugin's gRPC error."""
+        return f"Allocate failed due to rpc error: code = Unknown desc = {self}, which is unexpected"
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    container_path: str
+    host_path: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MpsDefaults:
+    """The limits the NVIDIA MPS control daemon sets for every client of one MPS-shared resource."""
+
+    active_thread_percentage: int
+    pinned_device_mem_limit: Mapping[int, str]  # host GPU index → "<MiB>M"
+
+    def control_commands(self) -> tuple[str, ...]:
+        """What the daemon sends to ``nvidia-cuda-mps-control`` (daemon.go ``Start``)."""
+        pinned = [
+            f"set_default_device_pinned_mem_limit {i} {v}" for i, v in self.pinned_device_mem_limit.items()
+        ]
+        return (*pinned, f"set_default_active_thread_percentage {self.active_thread_percentage}")
+
+    def client_env(self) -> dict[str, str]:
+        """The same limits in the client environment variables' spelling (CUDA MPS documentation)."""
+        env = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(self.active_thread_percentage)}
+        if self.pinned_device_mem_limit:
+            env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(
+                f"{i}={v}" for i, v in self.pinned_device_mem_limit.items()
+            )
+        return env
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleDevice:
+    """One CUDA device inside the container and the hardware behind it."""
+
+    cuda_index: int
+    host_index: int  # NVML / nvidia-smi index of the physical GPU (parent GPU for MIG)
+    uuid: str  # GPU UUID, or MIG device UUID
+    mig_index: int | None
+    device_ids: tuple[str, ...]  # the allocated ids behind it (several replicas of one GPU)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerAllocation:
+    """The ``ContainerAllocateResponse`` for one container and what the container then sees."""
+
+    resource: str
+    device_ids: tuple[str, ...]
+    envs: Mapping[str, str]
+    mounts: tuple[Mount, ...]
+    annotations: Mapping[str, str]
+    cdi_devices: tuple[str, ...]
+    visible: tuple[VisibleDevice, ...]
+    mps: MpsDefaults | None = None
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready form (``explain -o json``'s allocation entries use ``device_ids`` and ``env``)."""
+        return {
+            "resource": self.resource,
+            "device_ids": list(self.device_ids),
+            "env": dict(self.envs),
+            "mounts": [
+                {"container_path": m.container_path, "host_path": m.host_path, "read_only": m.read_only}
+                for m in self.mounts
+            ],
+            "annotations": dict(self.annotations),
+            "cdi_devices": list(self.cdi_devices),
+            "visible": [
+                {
+                    "cuda_index": v.cuda_index,
+                    "host_index": v.host_index,
+                    "uuid": v.uuid,
+                    "mig_index": v.mig_index,
+                    "device_ids": list(v.device_ids),
+                }
+                for v in self.visible
+            ],
+            "mps": None
+            if self.mps is None
+            else {"control": list(self.mps.control_commands()), "client_env": self.mps.client_env()},
+            "notes": list(self.notes),
+        }
+
+
+def shared_request_error(plan: ResourcePlan, n: int) -> AllocateError:
+    """The plugin's refusal of ``n`` > 1 replicas in one container (``failRequestsGreaterThanOne``, MPS).
+
+    The text is the one NVIDIA's plugin documents and returns from ``Allocate`` (server.go, v0.12–v0.15);
+    newer releases word it ``invalid allocation request for "<resource>": invalid request: maximum request
+    size for shared resources is 1; found <n>`` (rm.go ``ValidateRequest``).
+    """
+    return AllocateError(
+        f"request for '{plan.name}: {n}' too large: maximum request size for shared resources is 1"
+    )
+
+
+def allocate_response(
+    plan: ResourcePlan,
+    config: PluginConfig,
+    device_ids: Sequence[str],
+    *,
+    gpu_memory: Mapping[int, int] | None = None,
+    response_id: str = "00000000-0000-0000-0000-000000000000",
+    cdi_kind: str = PLUGIN_CDI_KIND,
+) -> ContainerAllocation:
+    """The Allocate response for one container's ``device_ids`` of ``plan``; raises ``AllocateError``.
+
+    ``gpu_memory`` maps host GPU index → total memory in bytes (for the MPS pinned-memory limit; without
+    it the limit is left out). ``response_id`` stands for upstream's random per-response UUID.
+    """
+    ids = list(device_ids)
+    if plan.fail_requests_greater_than_one and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
+        raise shared_request_error(plan, len(ids))
+    by_id = {d.id: d for d in plan.devices}
+    for i in ids:
+        if i not in by_id:
+            raise AllocateError(f"invalid allocation request for '{plan.name}': unknown device: {i}")
+    chosen = [by_id[i] for i in ids]
+    if config.device_id_strategy is DeviceIdStrategy.INDEX:
+        injected = [
+            str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}" for d in chosen
+        ]
+    else:
+        injected = [strip_annotation(i) for i in ids]
+
+    strategies = config.device_list_strategy
+    envs: dict[str, str] = {}
+    mounts: list[Mount] = []
+    annotations: dict[str, str] = {}
+    cdi_names = tuple(f"{cdi_kind}={i}" for i in injected)
+    if DeviceListStrategy.CDI_ANNOTATIONS in strategies:
+        key = f"{config.cdi_annotation_prefix}{CDI_ANNOTATION_PLUGIN}_{response_id}"
+        annotations[key] = ",".join(cdi_names)
+    cdi_devices = cdi_names if DeviceListStrategy.CDI_CRI in strategies else ()
+    mps = None
+    if plan.sharing is SharingStrategy.MPS:
+        pipe = f"{MPS_CONTAINER_ROOT}/{plan.name}/pipe"
+        envs["CUDA_MPS_PIPE_DIRECTORY"] = pipe
+        root = config.mps_root.rstrip("/")
+        mounts += [Mount(pipe, f"{root}/{plan.name}/pipe"), Mount("/dev/shm", f"{root}/shm")]
+        mps = _mps_defaults(plan, gpu_memory or {})
+    if not all(s in _CDI_STRATEGIES for s in strategies):
+        if DeviceListStrategy.ENVVAR in strategies:
+            envs[ENV_VISIBLE_DEVICES] = ",".join(injected)
+        if DeviceListStrategy.VOLUME_MOUNTS in strategies:
+            envs[ENV_VISIBLE_DEVICES] = VOLUME_MOUNTS_ROOT
+            mounts += [Mount(f"{VOLUME_MOUNTS_ROOT}/{i}", VOLUME_MOUNTS_HOST_PATH) for i in injected]
+    visible, notes = _cuda_view(plan, ids)
+    return ContainerAllocation(
+        resource=plan.name,
+        device_ids=tuple(ids),
+        envs=envs,
+        mounts=tuple(mounts),
+        annotations=annotations,
+        cdi_devices=cdi_devices,
+        visible=visible,
+        mps=mps,
+        notes=notes,
+    )
+
+
+def _mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaults:
+    # daemon.go: replicas per device = advertised ids / distinct GPUs; limits are integer divisions.
+    per_gpu: dict[int, int] = {}
+    for d in plan.devices:
+        per_gpu[d.gpu_index] = per_gpu.get(d.gpu_index, 0) + 1
+    replicas = len(plan.devices) // max(len(per_gpu), 1)
+    pinned = {
+        i: f"{gpu_memory[i] // n // 1024 // 1024}M" for i, n in sorted(per_gpu.items()) if gpu_memory.get(i)
+    }
+    return MpsDefaults(active_thread_percentage=100 // max(replicas, 1), pinned_device_mem_limit=pinned)
+
+
+def _cuda_view(plan: ResourcePlan, ids: Sequence[str]) -> tuple[tuple[VisibleDevice, ...], tuple[str, ...]]:
+    by_id = {d.id: d for d in plan.devices}
+    groups: dict[str, list[str]] = {}
+    for i in ids:
+        groups.setdefault(by_id[i].device, []).append(i)
+    order = sorted(
+        groups, key=lambda dev: (by_id[groups[dev][0]].gpu_index, by_id[groups[dev][0]].mig_index or 0)
+    )
+    visible = tuple(
+        VisibleDevice(
+            cuda_index=k,
+            host_index=by_id[groups[dev][0]].gpu_index,
+            uuid=dev,
+            mig_index=by_id[groups[dev][0]].mig_index,
+            device_ids=tuple(groups[dev]),
+        )
+        for k, dev in enumerate(order)
+    )
+    notes: list[str] = []
+    for v in visible:
+        if len(v.device_ids) > 1:
+            notes.append(
+                f"{len(v.device_ids)} replicas of {v.uuid} are one CUDA device: they share its memory and "
+                "fault domain, no extra hardware"
+            )
+    if plan.shared:
+        notes.append(
+            f"{plan.name} is {plan.sharing} ({plan.replicas} replicas per GPU): a replica is not 1/{plan.replicas} "
+            "of the GPU's memory; other pods share the same GPU and its faults"
+        )
+    if sum(1 for v in visible if v.mig_index is not None) > 1:
+        notes.append("a CUDA process enumerates only one MIG device; use one process per MIG device")
+    return visible, tuple(notes)

@@ -1,0 +1,390 @@
+"""MIG profile catalog with placements, layout geometry and mig-parted config files (R6.3).
+
+Owns what a MIG-capable GPU can be carved into, per product, as NVIDIA documents it and as
+``nvidia-smi mig -lgip`` / ``-lgipp`` print it:
+
+* a profile is a GPU-instance profile: name (``3g.71gb``, ``1g.18gb+me``), NVML profile id as
+  ``nvidia-smi`` shows it (19, 20, 15, 14, 9, 5, 0), compute slices (the ``g``), memory slices (the
+  placement size), the per-GPU instance limit (``Instances Total``) and the allowed start slots;
+* a placement is ``(start, size)`` in memory slices (NVML ``nvmlGpuInstancePlacement_t``); a GPU
+  instance can only be created where its memory slices do not overlap an existing one, so whether a
+  layout is possible is a placement search, not a sum;
+* the extended resource a profile becomes under ``migStrategy: mixed`` is ``nvidia.com/mig-<profile>``
+  with ``+`` replaced by ``.`` (NVIDIA k8s-device-plugin ``internal/rm/rm.go``:
+  ``strings.ReplaceAll("mig-"+p.String(), "+", ".")``), so ``1g.18gb+me`` is
+  ``nvidia.com/mig-1g.18gb.me``.
+
+Catalogs (A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H200-141GB) follow NVIDIA's MIG user guide
+"Supported MIG Profiles" tables and the ``-lgipp`` placements it prints (identical on all four: 8 memory
+slices, 7 compute slices): 1g at {0..6}:1, the 2-memory-slice 1g (profile 15) at {0,2,4,6}:2, 2g at
+{0,2,4}:2, 3g at {0,4}:4, 4g at {0}:4, 7g at {0}:8. The H200 catalog equals the real reading in
+``shared/fixtures/nodes/h200-1gpu`` (driver 580.159.04), which the tests check. PCI device ids are the
+ones the GPU Operator's default mig-parted config filters on (H200: the real reading's ``pci_device_id``).
+
+``parse_mig_parted_config`` reads NVIDIA mig-parted's config file (``version: v1``,
+``mig-configs: {name: [{devices, mig-enabled, mig-devices, device-filter}]}``), naming file and field on
+every error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kubegpu.errors import ConfigError, InputError
+
+MEMORY_SLICES = 8
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+MEDIA_EXTENSIONS = "+me"
+_NAME = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class MigProfile:
+    """One GPU-instance profile of a product, with where it may be placed."""
+
+    name: str  # "1g.18gb+me", as nvidia-smi and mig-parted spell it (without the "MIG " prefix)
+    profile_id: int  # GPU-instance profile id nvidia-smi prints (MIG 3g.71gb → 9)
+    compute_slices: int
+    memory_slices: int  # placement size
+    max_instances: int
+    starts: tuple[int, ...]  # allowed start memory slices
+
+    @property
+    def media_extensions(self) -> bool:
+        """``+me``: the instance also owns the GPU's JPEG/OFA engines (at most one per GPU)."""
+        return self.name.endswith(MEDIA_EXTENSIONS)
+
+    @property
+    def resource_name(self) -> str:
+        """The extended resource under ``migStrategy: mixed``: ``nvidia.com/mig-1g.18gb.me``."""
+        return MIG_RESOURCE_PREFIX + self.name.replace("+", ".")
+
+    @property
+    def memory_gb(self) -> int:
+        """The nominal memory in the profile name (``3g.71gb`` → 71)."""
+        match = _NAME.match(self.name)
+        assert match is not None  # every catalog name is checked when the catalog is built
+        return int(match.group(2))
+
+    def placements(self) -> str:
+        """The ``-lgipp`` form: ``{0,2,4}:2``."""
+        return "{" + ",".join(str(s) for s in self.starts) + f"}}:{self.memory_slices}"
+
+
+@dataclass(frozen=True, slots=True)
+class MigCatalog:
+    """The MIG profiles one GPU product offers."""
+
+    product: str  # kubegpu's key, e.g. "H200-141GB"
+    names: tuple[str, ...]  # NVML product names ("NVIDIA H200") that map here
+    pci_device_ids: tuple[str, ...]  # as mig-parted's device-filter spells them ("0x233510DE")
+    profiles: tuple[MigProfile, ...]
+    memory_slices: int = MEMORY_SLICES
+
+    def profile(self, name: str) -> MigProfile:
+        """A profile by ``3g.71gb``, ``MIG 3g.71gb``, ``mig-1g.18gb.me`` or its resource name.
+
+        Raises ``MigLayoutError`` (reason ``unknown-profile``) listing the product's profiles.
+        """
+        key = name.removeprefix("MIG ").removeprefix(MIG_RESOURCE_PREFIX).removeprefix("mig-")
+        for p in self.profiles:
+            if key in (p.name, p.name.replace("+", ".")):
+                return p
+        known = ", ".join(p.name for p in self.profiles)
+        raise MigLayoutError(
+            "unknown-profile", f"{self.product} has no MIG profile {name!r} (profiles: {known})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where one GPU instance sits: memory slices ``start .. start+size-1``."""
+
+    profile: str
+    start: int
+    size: int
+
+    def __str__(self) -> str:
+        return f"{self.profile}@{self.start}:{self.size}"
+
+
+class MigLayoutError(ConfigError):
+    """A MIG layout the GPU cannot hold; ``reason`` is one of ``unknown-profile``, ``count-limit``,
+    ``slice-overflow``, ``placement-conflict``, ``not-mig-capable``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+def _ampere_hopper(product: str, names: Sequence[str], pci: Sequence[str], gb: Sequence[int]) -> MigCatalog:
+    """The seven-profile table of A100 / H100 / H200, memory names from ``gb``.
+
+    ``gb`` = nominal memory of the 1-, 2-, 4- and 8-memory-slice profiles (A100-40GB: 5, 10, 20, 40).
+    Rows are (name, profile id, memory slices, instances, starts) as ``-lgip`` / ``-lgipp`` print them.
+    """
+    one, two, four, eight = gb
+    rows = [
+        (f"1g.{one}gb", 19, 1, 7, (0, 1, 2, 3, 4, 5, 6)),
+        (f"1g.{one}gb+me", 20, 1, 1, (0, 1, 2, 3, 4, 5, 6)),
+        (f"1g.{two}gb", 15, 2, 4, (0, 2, 4, 6)),
+        (f"2g.{two}gb", 14, 2, 3, (0, 2, 4)),
+        (f"3g.{four}gb", 9, 4, 2, (0, 4)),
+        (f"4g.{four}gb", 5, 4, 1, (0,)),
+        (f"7g.{eight}gb", 0, 8, 1, (0,)),
+    ]
+    profiles = []
+    for name, pid, size, instances, starts in rows:
+        match = _NAME.match(name)
+        assert match is not None, name
+        profiles.append(MigProfile(name, pid, int(match.group(1)), size, instances, starts))
+    return MigCatalog(product, tuple(names), tuple(pci), tuple(profiles))
+
+
+CATALOGS: Mapping[str, MigCatalog] = {
+    c.product: c
+    for c in (
+        _ampere_hopper("A100-SXM4-40GB", ["NVIDIA A100-SXM4-40GB"], ["0x20B010DE"], (5, 10, 20, 40)),
+        _ampere_hopper("A100-SXM4-80GB", ["NVIDIA A100-SXM4-80GB"], ["0x20B210DE"], (10, 20, 40, 80)),
+        _ampere_hopper("H100-SXM5-80GB", ["NVIDIA H100 80GB HBM3"], ["0x233010DE"], (10, 20, 40, 80)),
+        _ampere_hopper("H200-141GB", ["NVIDIA H200"], ["0x233510DE"], (18, 35, 71, 141)),
+    )
+}
+
+
+def catalog_for(product: str) -> MigCatalog:
+    """The catalog for a catalog key, an NVML product name or a GFD ``nvidia.com/gpu.product`` label value.
+
+    GFD writes the NVML name with spaces as ``-`` (``NVIDIA-H100-80GB-HBM3``); both forms are accepted,
+    case-insensitively. Raises ``InputError`` for a product without a catalog.
+    """
+    wanted = product.strip().replace(" ", "-").lower()
+    for c in CATALOGS.values():
+        keys = {c.product.lower(), *(n.replace(" ", "-").lower() for n in c.names)}
+        if wanted in keys:
+            return c
+    raise InputError(
+        f"no MIG profile catalog for GPU product {product!r} (catalogs: {', '.join(CATALOGS)})",
+        field="nvidia.com/gpu.product",
+    )
+
+
+def validate_layout(product: MigCatalog | str, layout: Mapping[str, int]) -> tuple[Placement, ...]:
+    """Placements for ``{profile: count}`` on one GPU of ``product``, or ``MigLayoutError`` saying why.
+
+    ``product`` is a catalog or anything ``catalog_for`` accepts (``"H200-141GB"``, ``"NVIDIA H200"``).
+
+    Checks, in order: every profile exists; no count exceeds the profile's instance limit; the memory
+    slices sum to at most 8; then searches every assignment of start slots (largest instances first,
+    lowest start first) for one without overlap. The first placement found is returned, sorted by start.
+    """
+    catalog = product if isinstance(product, MigCatalog) else catalog_for(product)
+    wanted: list[MigProfile] = []
+    for name, count in layout.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise MigLayoutError(
+                "count-limit", f"{name}: count must be a non-negative integer, got {count!r}"
+            )
+        p = catalog.profile(name)
+        if count > p.max_instances:
+            raise MigLayoutError(
+                "count-limit",
+                f"{p.name} ×{count} exceeds the {catalog.product} limit of {p.max_instances} "
+                f"instance{'s' if p.max_instances > 1 else ''} per GPU",
+            )
+        wanted.extend([p] * count)
+    used = sum(p.memory_slices for p in wanted)
+    if used > catalog.memory_slices:
+        parts = " + ".join(
+            f"{p.name} ×{layout[n]} ({p.memory_slices * layout[n]})"
+            for n in layout
+            if layout[n] and (p := catalog.profile(n))
+        )
+        raise MigLayoutError(
+            "slice-overflow",
+            f"needs {used} memory slices, one {catalog.product} GPU has {catalog.memory_slices}: {parts}",
+        )
+    wanted.sort(key=lambda p: (-p.memory_slices, p.starts, p.name))
+    found, deepest = _search(wanted, catalog.memory_slices)
+    if found is not None:
+        return tuple(sorted(found, key=lambda pl: pl.start))
+    stuck = wanted[len(deepest)]
+    free = sorted(
+        set(range(catalog.memory_slices)) - {s for pl in deepest for s in range(pl.start, pl.start + pl.size)}
+    )
+    raise MigLayoutError(
+        "placement-conflict",
+        f"no placement fits although {used} of {catalog.memory_slices} memory slices suffice: after "
+        f"{', '.join(str(pl) for pl in deepest) or 'nothing'}, {stuck.name} (placements {stuck.placements()}) "
+        f"finds no free start; free memory slices: {', '.join(map(str, free)) or 'none'}",
+    )
+
+
+def _search(wanted: Sequence[MigProfile], slices: int) -> tuple[list[Placement] | None, list[Placement]]:
+    """Depth-first placement search; returns (a full placement or None, the deepest partial one)."""
+    deepest: list[Placement] = []
+    chosen: list[Placement] = []
+    occupied = [False] * slices
+
+    def place(i: int) -> bool:
+        nonlocal deepest
+        if len(chosen) > len(deepest):
+            deepest = list(chosen)
+        if i == len(wanted):
+            return True
+        p = wanted[i]
+        # Identical instances are interchangeable: start after the previous one to skip permutations.
+        lowest = chosen[-1].start + 1 if i and wanted[i - 1] == p else 0
+        for start in p.starts:
+            span = range(start, start + p.memory_slices)
+            if start < lowest or any(occupied[s] for s in span):
+                continue
+            for s in span:
+                occupied[s] = True
+            chosen.append(Placement(p.name, start, p.memory_slices))
+            if place(i + 1):
+                return True
+            chosen.pop()
+            for s in span:
+                occupied[s] = False
+        return False
+
+    return (list(chosen) if place(0) else None), deepest
+
+
+@dataclass(frozen=True, slots=True)
+class MigConfigEntry:
+    """One item of a mig-parted config: which GPUs, MIG on or off, and the MIG devices to create."""
+
+    devices: tuple[int, ...] | None  # None: "all"
+    mig_enabled: bool
+    mig_devices: Mapping[str, int]
+    device_filter: tuple[str, ...] = ()  # PCI device ids ("0x233510DE"); empty: every GPU model
+
+    def applies_to(self, gpu_index: int, catalog: MigCatalog | None) -> bool:
+        """mig-parted's selection: the index is listed (or ``all``) and the device filter matches."""
+        if self.devices is not None and gpu_index not in self.devices:
+            return False
+        if not self.device_filter:
+            return True
+        ids = {i.lower() for i in catalog.pci_device_ids} if catalog else set()
+        return any(f.lower() in ids for f in self.device_filter)
+
+
+@dataclass(frozen=True, slots=True)
+class MigPartedConfig:
+    """A parsed mig-parted config file: named layouts (``mig-configs``)."""
+
+    configs: Mapping[str, tuple[MigConfigEntry, ...]]
+    source: str = ""
+
+    def config(self, name: str) -> tuple[MigConfigEntry, ...]:
+        if name not in self.configs:
+            raise InputError(
+                f"no mig-config named {name!r} (configs: {', '.join(self.configs)})",
+                source=self.source,
+                field="mig-configs",
+            )
+        return self.configs[name]
+
+
+def load_mig_parted_config(path: Path) -> MigPartedConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read MIG config: {exc.strerror}", source=str(path)) from exc
+    return parse_mig_parted_config(text, source=str(path))
+
+
+def parse_mig_parted_config(text: str, *, source: str = "") -> MigPartedConfig:
+    """Parse a mig-parted config (``version: v1``); bad input raises ``InputError`` naming the field.
+
+    Profile names are checked for form (``<n>g.<m>gb[+me]``) here and against a GPU's catalog by
+    ``validate_layout``, since one file usually serves several GPU models.
+    """
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"not YAML: {exc}", source=source) from exc
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping with version and mig-configs", source=source)
+    unknown = sorted(str(k) for k in raw if k not in ("version", "mig-configs"))
+    if unknown:
+        raise InputError("unknown field (known: mig-configs, version)", source=source, field=unknown[0])
+    if raw.get("version") != "v1":
+        raise InputError(
+            f"unknown version: {raw.get('version')!r} (expected v1)", source=source, field="version"
+        )
+    configs = raw.get("mig-configs")
+    if not isinstance(configs, dict) or not configs:
+        raise InputError("expected a non-empty mapping of named configs", source=source, field="mig-configs")
+    out: dict[str, tuple[MigConfigEntry, ...]] = {}
+    for name, entries in configs.items():
+        where = f"mig-configs.{name}"
+        if not isinstance(entries, list) or not entries:
+            raise InputError("expected a non-empty list of entries", source=source, field=where)
+        out[str(name)] = tuple(_entry(e, source, f"{where}[{i}]") for i, e in enumerate(entries))
+    return MigPartedConfig(out, source)
+
+
+def _entry(raw: object, source: str, where: str) -> MigConfigEntry:
+    allowed = {"devices", "mig-enabled", "mig-devices", "device-filter"}
+    if not isinstance(raw, dict):
+        raise InputError(f"expected a mapping, got {type(raw).__name__}", source=source, field=where)
+    unknown = sorted(str(k) for k in raw if k not in allowed)
+    if unknown:
+        raise InputError(
+            f"unknown field (known: {', '.join(sorted(allowed))})",
+            source=source,
+            field=f"{where}.{unknown[0]}",
+        )
+    devices_raw = raw.get("devices")
+    devices: tuple[int, ...] | None
+    if devices_raw == "all":
+        devices = None
+    elif isinstance(devices_raw, list) and all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices_raw
+    ):
+        devices = tuple(devices_raw)
+    else:
+        raise InputError(
+            f"expected all or a list of GPU indexes, got {devices_raw!r}",
+            source=source,
+            field=f"{where}.devices",
+        )
+    enabled = raw.get("mig-enabled")
+    if not isinstance(enabled, bool):
+        raise InputError(
+            f"expected true or false, got {enabled!r}", source=source, field=f"{where}.mig-enabled"
+        )
+    mig_raw = raw.get("mig-devices", {}) or {}
+    if not isinstance(mig_raw, dict):
+        raise InputError(
+            "expected a mapping of profile to count", source=source, field=f"{where}.mig-devices"
+        )
+    mig: dict[str, int] = {}
+    for profile, count in mig_raw.items():
+        field = f"{where}.mig-devices.{profile}"
+        if not isinstance(profile, str) or _NAME.match(profile) is None:
+            raise InputError(
+                f"not a MIG profile name (<n>g.<m>gb[+me]): {profile!r}", source=source, field=field
+            )
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise InputError(f"expected a count, got {count!r}", source=source, field=field)
+        mig[profile] = count
+    if mig and not enabled:
+        raise InputError(
+            "mig-devices given with mig-enabled: false", source=source, field=f"{where}.mig-devices"
+        )
+    filt = raw.get("device-filter", [])
+    filters = [filt] if isinstance(filt, str) else filt
+    if not isinstance(filters, list) or not all(isinstance(f, str) for f in filters):
+        raise InputError(
+            "expected a PCI device id or a list of them", source=source, field=f"{where}.device-filter"
+        )
+    return MigConfigEntry(devices, enabled, mig, tuple(filters))

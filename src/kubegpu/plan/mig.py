@@ -1,0 +1,239 @@
+"""``kubegpu plan mig``: a MIG re-partition plan for one node (R6.3, R15).
+
+Given the Node (capacity, labels), the pods and a mig-parted config (the file the GPU Operator's MIG
+manager applies when the node's ``nvidia.com/mig.config`` label names one of its ``mig-configs``), the plan:
+
+* finds the node's GPU model from GFD's ``nvidia.com/gpu.product`` (the ``-MIG-<profile>`` and ``-SHARED``
+  suffixes GFD adds are dropped) and its GPU count from ``nvidia.com/gpu.count``;
+* selects, per GPU index, the config entries that apply (``devices``, ``device-filter``) and validates each
+  GPU's layout against the MIG catalog (a real placement search, ``kubegpu.devices.mig``);
+* computes the new capacity under the node's MIG strategy (``nvidia.com/mig.strategy``; ``mixed``:
+  ``nvidia.com/mig-<profile>`` per MIG device and ``nvidia.com/gpu`` per GPU without MIG; ``single``: every
+  MIG device is one ``nvidia.com/gpu``, and the plugin refuses mixed profiles; ``none``: one ``nvidia.com/gpu``
+  per GPU, MIG devices unused);
+* lists the pods that hold GPUs there (re-partitioning destroys every instance on a GPU) and whether the
+  new capacity could take them back;
+* prints the procedure: record, cordon, move the GPU pods, set ``nvidia.com/mig.config=<name>``, wait for
+  the MIG manager's ``nvidia.com/mig.config.state=success``, verify allocatable and run a test pod per
+  resource, uncordon; and the rollback (the previous label value, the previous capacity).
+
+Pure: the CLI hands in plain model objects; nothing here reads files or the cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, catalog_for, validate_layout
+from kubegpu.errors import ConfigError, InputError
+from kubegpu.model.objects import Node, Pod
+from kubegpu.plan.procedure import (
+    NodeChange,
+    Step,
+    affected_pods,
+    canary_pod_step,
+    capacity_check,
+    cordon_step,
+    gpu_capacity,
+    move_steps,
+    mutate,
+    record_steps,
+    uncordon_step,
+)
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+COUNT_LABEL = "nvidia.com/gpu.count"
+GPU = "nvidia.com/gpu"
+TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+_GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
+
+
+@dataclass(frozen=True, slots=True)
+class GpuLayout:
+    index: int
+    mig_enabled: bool
+    layout: Mapping[str, int]
+    placements: tuple[str, ...]  # "3g.71gb@0:4"
+
+
+def plan_mig(
+    node: Node,
+    pods: Sequence[Pod],
+    config: MigPartedConfig,
+    config_name: str | None = None,
+    *,
+    operator_namespace: str = "gpu-operator",
+    test_namespace: str = "default",
+) -> NodeChange:
+    """The re-partition plan; ``InputError``/``ConfigError`` (``MigLayoutError``) when it cannot work."""
+    name = config_name or _only_config(config)
+    entries = config.config(name)
+    catalog = _catalog(node)
+    count = _gpu_count(node)
+    strategy = node.labels.get(MIG_STRATEGY_LABEL, "mixed" if _has_mig_resources(node) else "none")
+    gpus: list[GpuLayout] = []
+    warnings: list[str] = []
+    for index in range(count):
+        chosen = [e for e in entries if e.applies_to(index, catalog)]
+        if not chosen:
+            warnings.append(f"GPU {index}: no entry of {name} selects it; mig-parted leaves it as it is")
+            continue
+        if len(chosen) > 1:
+            raise InputError(
+                f"GPU {index} is selected by {len(chosen)} entries of {name}; mig-parted needs exactly one",
+                source=config.source,
+                field=f"mig-configs.{name}",
+            )
+        entry = chosen[0]
+        if not entry.mig_enabled:
+            gpus.append(GpuLayout(index, False, {}, ()))
+            continue
+        try:
+            placements = validate_layout(catalog, entry.mig_devices)
+        except MigLayoutError as exc:
+            raise MigLayoutError(
+                exc.reason, f"{config.source or 'config'}: {name}: GPU {index}: {exc}"
+            ) from None
+        gpus.append(GpuLayout(index, True, dict(entry.mig_devices), tuple(str(p) for p in placements)))
+    after = _capacity(gpus, catalog, strategy)
+    before = gpu_capacity(node)
+    affected = affected_pods(node, pods, after)
+    previous = node.labels.get(MIG_CONFIG_LABEL)
+    if previous == name:
+        warnings.append(f"{MIG_CONFIG_LABEL} is already {name}: the MIG manager sees no change")
+    if strategy == "none" and any(g.mig_enabled for g in gpus):
+        warnings.append("mig.strategy is none: the device plugin does not advertise MIG devices")
+    if node.labels.get("nvidia.com/gpu.replicas", "1") not in ("0", "1"):
+        warnings.append("the node is time-sliced too: two sharing modes on one node (R7.3)")
+    for p in affected:
+        if not p.controller:
+            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it (R17.6)")
+    ns = operator_namespace
+    label_keys = (MIG_CONFIG_LABEL, MIG_STATE_LABEL, MIG_STRATEGY_LABEL)
+    steps = (
+        record_steps(node, affected, ns, label_keys),
+        cordon_step(node, ns),
+        move_steps(affected),
+        Step(
+            f"Point the MIG manager at {name}",
+            mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}={name} --overwrite"),
+            "the MIG manager stops GPU clients, re-partitions (a GPU reset, maybe a reboot) and restarts them",
+        ),
+        Step(
+            f"Wait for {MIG_STATE_LABEL}=success",
+            (
+                f"kubectl -n {ns} get node {node.name} -L {MIG_CONFIG_LABEL},{MIG_STATE_LABEL} -w",
+                f"kubectl -n {ns} logs -l app=nvidia-mig-manager --tail=100",
+            ),
+            "failed: read the MIG manager log and roll back",
+        ),
+        capacity_check(node, ns, after),
+        canary_pod_step(node, test_namespace, sorted(after), TEST_IMAGE),
+        uncordon_step(node, ns),
+    )
+    restore = (
+        mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}={previous} --overwrite")
+        if previous
+        else mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}-")
+    )
+    rollback = (
+        cordon_step(node, ns),
+        Step(f"Restore the previous MIG config ({previous or 'no label'})", restore),
+        Step(
+            f"Wait for {MIG_STATE_LABEL}=success",
+            (f"kubectl -n {ns} get node {node.name} -L {MIG_CONFIG_LABEL},{MIG_STATE_LABEL} -w",),
+        ),
+        capacity_check(node, ns, before),
+        uncordon_step(node, ns),
+    )
+    summary = (
+        f"{node.name}: {count}× {catalog.product}, mig.strategy {strategy}, "
+        f"{previous or 'no'} MIG config → {name}"
+    )
+    return NodeChange(
+        kind="mig",
+        node=node.name,
+        summary=summary,
+        capacity_before=before,
+        capacity_after=after,
+        affected=affected,
+        steps=steps,
+        rollback=rollback,
+        warnings=tuple(warnings),
+        details={
+            "config": name,
+            "product": catalog.product,
+            "mig_strategy": strategy,
+            "gpus": [
+                {
+                    "index": g.index,
+                    "mig_enabled": g.mig_enabled,
+                    "layout": dict(g.layout),
+                    "placements": list(g.placements),
+                }
+                for g in gpus
+            ],
+        },
+    )
+
+
+def _only_config(config: MigPartedConfig) -> str:
+    if len(config.configs) != 1:
+        raise InputError(
+            f"the file has {len(config.configs)} mig-configs; choose one with --config-name "
+            f"({', '.join(config.configs)})",
+            source=config.source,
+            field="mig-configs",
+        )
+    return next(iter(config.configs))
+
+
+def _catalog(node: Node) -> MigCatalog:
+    product = node.labels.get(PRODUCT_LABEL)
+    if not product:
+        raise InputError(f"no {PRODUCT_LABEL} label: the GPU model is unknown", obj=f"Node {node.name}")
+    return catalog_for(_GFD_SUFFIX.sub("", product))
+
+
+def _gpu_count(node: Node) -> int:
+    raw = node.labels.get(COUNT_LABEL, "")
+    if not raw.isdigit() or int(raw) == 0:
+        raise InputError(
+            f"{COUNT_LABEL} is {raw!r}: the GPU count is unknown",
+            obj=f"Node {node.name}",
+            field="metadata.labels",
+        )
+    return int(raw)
+
+
+def _has_mig_resources(node: Node) -> bool:
+    return any(r.startswith("nvidia.com/mig-") for r in node.capacity)
+
+
+def _capacity(gpus: Sequence[GpuLayout], catalog: MigCatalog, strategy: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+
+    def add(resource: str, n: int) -> None:
+        if n:
+            out[resource] = out.get(resource, 0) + n
+
+    if strategy == "single":
+        profiles = {p for g in gpus if g.mig_enabled for p, n in g.layout.items() if n}
+        if any(not g.mig_enabled for g in gpus) or len(profiles) != 1:
+            raise ConfigError(
+                "mig.strategy single needs every GPU MIG-enabled with one profile; the device plugin refuses "
+                f"this layout (profiles {sorted(profiles)}, "
+                f"{sum(not g.mig_enabled for g in gpus)} GPU(s) without MIG)"
+            )
+    for g in gpus:
+        if not g.mig_enabled or strategy == "none":
+            add(GPU, 1)
+            continue
+        for profile, n in g.layout.items():
+            add(GPU if strategy == "single" else catalog.profile(profile).resource_name, n)
+    return dict(sorted(out.items()))

@@ -1,0 +1,157 @@
+"""``kubegpu plan time-slicing``: roll a time-slicing change out to one node (R6.2, R15).
+
+The GPU Operator picks the device plugin's config per node from the ``nvidia.com/device-plugin.config``
+label (a key of the plugin's ConfigMap). The plan writes the NVIDIA ``version: v1`` config for
+``replicas`` (``renameByDefault``, ``failRequestsGreaterThanOne`` as asked), computes the new capacity
+(``nvidia.com/gpu`` or ``nvidia.com/gpu.shared`` = GPUs × replicas), lists the GPU pods that must move and
+whether they can come back (a rename means workloads must ask for the new name), and prints the
+procedure of R6.2: back up the ConfigMap, add the config, cordon, move the GPU pods, label, verify
+replicas and allocatable, canary, uncordon; and the rollback (previous label, ConfigMap backup).
+
+Replicas are neither GPUs nor fixed shares: they share memory and fault domain (R6.2, R17.3); the plan
+says so. Pure: plain model objects in, a ``NodeChange`` out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import yaml
+
+from kubegpu.errors import InputError
+from kubegpu.model.objects import Node, Pod
+from kubegpu.plan.mig import COUNT_LABEL, GPU, TEST_IMAGE
+from kubegpu.plan.procedure import (
+    NodeChange,
+    Step,
+    affected_pods,
+    canary_pod_step,
+    capacity_check,
+    cordon_step,
+    gpu_capacity,
+    move_steps,
+    mutate,
+    record_steps,
+    uncordon_step,
+)
+
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+
+
+def plugin_config_text(replicas: int, *, rename: bool, fail_requests_greater_than_one: bool) -> str:
+    """The NVIDIA device plugin config (``version: v1``) for time-slicing every GPU ``replicas`` times."""
+    doc: dict[str, object] = {"version": "v1", "flags": {"migStrategy": "none"}}
+    if replicas > 1:
+        doc["sharing"] = {
+            "timeSlicing": {
+                "renameByDefault": rename,
+                "failRequestsGreaterThanOne": fail_requests_greater_than_one,
+                "resources": [{"name": GPU, "replicas": replicas}],
+            }
+        }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def plan_time_slicing(
+    node: Node,
+    pods: Sequence[Pod],
+    replicas: int,
+    *,
+    rename: bool = False,
+    fail_requests_greater_than_one: bool = True,
+    config_name: str = "",
+    configmap: str = "device-plugin-config",
+    operator_namespace: str = "gpu-operator",
+    test_namespace: str = "default",
+) -> NodeChange:
+    if replicas < 1:
+        raise InputError(f"replicas must be at least 1, got {replicas}", field="--replicas")
+    raw = node.labels.get(COUNT_LABEL, "")
+    if not raw.isdigit() or int(raw) == 0:
+        raise InputError(f"{COUNT_LABEL} is {raw!r}: the GPU count is unknown", obj=f"Node {node.name}")
+    gpus = int(raw)
+    name = config_name or (f"time-sliced-{replicas}" if replicas > 1 else "exclusive")
+    resource = GPU + ".shared" if rename and replicas > 1 else GPU
+    before = gpu_capacity(node)
+    after = {r: n for r, n in before.items() if r.startswith("nvidia.com/mig-")}
+    after[resource] = gpus * replicas
+    after = dict(sorted(after.items()))
+    affected = affected_pods(node, pods, after, only=(GPU, GPU + ".shared"))
+    text = plugin_config_text(
+        replicas, rename=rename, fail_requests_greater_than_one=fail_requests_greater_than_one
+    )
+    previous = node.labels.get(CONFIG_LABEL)
+    ns = operator_namespace
+    warnings = [
+        f"a replica is not a GPU nor 1/{replicas} of one: the {replicas} pods on a GPU share its memory and "
+        "faults; cap memory in the application and monitor it (R6.2, R17.3)"
+    ] if replicas > 1 else []  # fmt: skip
+    if any(r.startswith("nvidia.com/mig-") for r in before):
+        warnings.append("the node also has MIG resources: two sharing modes on one node (R7.3)")
+    if rename and replicas > 1:
+        warnings.append(
+            f"renameByDefault: workloads must request {resource} instead of {GPU} (and quotas follow)"
+        )
+    for p in affected:
+        if not p.controller:
+            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it (R17.6)")
+    patch = json.dumps({"data": {name: text}})
+    steps = (
+        record_steps(node, affected, ns, (CONFIG_LABEL, REPLICAS_LABEL, SHARING_LABEL)),
+        Step(
+            f"Back up the device plugin ConfigMap and add the config {name}",
+            (
+                f"kubectl -n {ns} get configmap {configmap} -o yaml > {configmap}-before.yaml",
+                *mutate(ns, f"patch configmap {configmap} --type merge -p '{patch}'"),
+            ),
+            f"config {name}:\n{text}",
+        ),
+        cordon_step(node, ns),
+        move_steps(affected),
+        Step(
+            "Select the config on this node only (canary)",
+            mutate(ns, f"label node {node.name} {CONFIG_LABEL}={name} --overwrite"),
+            "the device plugin and GFD restart with the new config",
+        ),
+        Step(
+            "Verify the replica labels",
+            (f"kubectl -n {ns} get node {node.name} -L {CONFIG_LABEL},{REPLICAS_LABEL},{SHARING_LABEL}",),
+            f"expect {REPLICAS_LABEL}={replicas}, {SHARING_LABEL}={'time-slicing' if replicas > 1 else 'none'}",
+        ),
+        capacity_check(node, ns, after),
+        canary_pod_step(node, test_namespace, [resource], TEST_IMAGE),
+        Step(
+            "Check concurrency and memory behaviour before opening the node",
+            (),
+            "two test pods on one GPU see the same UUID; run the real workload's memory peak side by side and "
+            "watch for OOM; keep a whole-GPU pool for training",
+        ),
+        uncordon_step(node, ns),
+    )
+    restore = (
+        mutate(ns, f"label node {node.name} {CONFIG_LABEL}={previous} --overwrite")
+        if previous
+        else mutate(ns, f"label node {node.name} {CONFIG_LABEL}-")
+    )
+    rollback = (
+        cordon_step(node, ns),
+        Step(f"Restore the previous device plugin config ({previous or 'the default'})", restore),
+        Step("Restore the ConfigMap if it was changed", mutate(ns, f"apply -f {configmap}-before.yaml")),
+        capacity_check(node, ns, before),
+        uncordon_step(node, ns),
+    )
+    return NodeChange(
+        kind="time-slicing",
+        node=node.name,
+        summary=f"{node.name}: {gpus} GPU(s), {previous or 'default'} config → {name} ({replicas} per GPU as {resource})",
+        capacity_before=before,
+        capacity_after=after,
+        affected=affected,
+        steps=steps,
+        rollback=rollback,
+        warnings=tuple(warnings),
+        details={"config": name, "replicas": replicas, "resource": resource, "plugin_config": text},
+    )
