@@ -10,6 +10,7 @@ from ``--snapshot``/``--demo``/``--kube`` like every other command. Thin: parse 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,117 @@ def time_slicing(
     _emit(change, output)
 
 
+def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[Node]:
+    """The nodes a change applies to: named ones, or those matching ``--selector key=value``."""
+    if selector:
+        key, _, value = selector.partition("=")
+        found = [n for n in snap.nodes if n.labels.get(key) == value]
+        if not found:
+            raise InputError(f"no node has label {selector}", field="--selector")
+        return found
+    if not names:
+        raise click.UsageError("name at least one NODE or give --selector key=value")
+    out = []
+    for name in names:
+        node = snap.node(name)
+        if node is None:
+            raise InputError(f"no node {name!r} in {snap.description or 'the snapshot'}")
+        out.append(node)
+    return out
+
+
+def _now(snap: Any, now: str | None) -> datetime:
+    from kubegpu.model.podgroup import parse_time, snapshot_time
+
+    at = parse_time(now) if now else snapshot_time(snap.pods)
+    if at is None:
+        raise click.BadParameter(f"not an RFC 3339 time: {now}", param_hint="--now")
+    return at
+
+
+_nodes_arg = click.argument("node_names", metavar="[NODE]...", nargs=-1)
+_selector = click.option("--selector", default=None, metavar="KEY=VALUE", help="Every node with this label.")
+_when = click.option(
+    "--now",
+    default=None,
+    help="RFC 3339 time for GPU-hours at risk (default: the snapshot's newest pod time).",
+)
+_node_ns = click.option(
+    "--namespace",
+    "ns",
+    default="default",
+    show_default=True,
+    help="Namespace written into kubectl lines for cluster-scoped objects (it changes nothing).",
+)
+
+
+@plan.command("label", cls=_SourceCommand)
+@click.argument("label", metavar="KEY=VALUE|KEY-")
+@_nodes_arg
+@_selector
+@_when
+@_node_ns
+@_output
+def label(label: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
+          **src: Any) -> None:  # fmt: skip
+    """Set or remove a node label (a pool move): who selects on it, which pending pods change, the runbook."""
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.plan.node_ops import plan_label
+
+    snap = load_snapshot(**src)
+    if label.endswith("-"):
+        key, value = label[:-1], None
+    elif "=" in label:
+        key, _, value = label.partition("=")
+    else:
+        raise click.BadParameter("expected KEY=VALUE or KEY-", param_hint="LABEL")
+    _emit(plan_label(snap, _targets(node_names, selector, snap), key, value, _now(snap, now), ns), output)
+
+
+@plan.command("taint", cls=_SourceCommand)
+@click.argument("taint", metavar="KEY[=VALUE]:EFFECT[-]")
+@_nodes_arg
+@_selector
+@_when
+@_node_ns
+@_output
+def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
+          **src: Any) -> None:  # fmt: skip
+    """Add (or, with a trailing -, remove) a taint: DaemonSets that do not tolerate it, evictions, the runbook."""
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.model.objects import Taint
+    from kubegpu.plan.node_ops import plan_taint
+
+    snap = load_snapshot(**src)
+    remove = taint.endswith("-")
+    body = taint[:-1] if remove else taint
+    head, _, effect = body.rpartition(":")
+    if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute") or not head:
+        raise click.BadParameter("expected KEY[=VALUE]:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute",
+                                 param_hint="TAINT")  # fmt: skip
+    key, _, value = head.partition("=")
+    spec = Taint(key, value, effect)
+    _emit(plan_taint(snap, _targets(node_names, selector, snap), spec, remove, _now(snap, now), ns), output)
+
+
+@plan.command("drain", cls=_SourceCommand)
+@_nodes_arg
+@_selector
+@click.option("--cordon-only", is_flag=True, help="Plan a cordon (moves nothing) instead of a drain.")
+@_when
+@_node_ns
+@_output
+def drain(node_names: tuple[str, ...], selector: str | None, cordon_only: bool, now: str | None, ns: str,
+          output: str, **src: Any) -> None:  # fmt: skip
+    """Cordon and drain nodes (scale-in, maintenance): where evicted pods land, PDBs, GPU-hours at risk."""
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.plan.node_ops import plan_drain
+
+    snap = load_snapshot(**src)
+    targets = _targets(node_names, selector, snap)
+    _emit(plan_drain(snap, targets, _now(snap, now), evict=not cordon_only, ns=ns), output)
+
+
 def _node_and_pods(name: str, src: dict[str, Any]) -> tuple[Node, list[Pod]]:
     from kubegpu.cli.main import load_snapshot
 
@@ -171,6 +283,24 @@ def _table(change: NodeChange) -> None:
     for n in names:
         b, a = change.capacity_before.get(n, 0), change.capacity_after.get(n, 0)
         console.print(f"  {n}: {b} → {a}" + ("" if a == b else f"  ({a - b:+d})"), markup=False)
+    effect = change.details.get("effect")
+    if isinstance(effect, dict):
+        console.print(f"\n[bold]Effect[/bold] (the scheduling core on the changed snapshot; canary {change.node}: "
+                      f"{change.details.get('canary_reason')})")  # fmt: skip
+        for row in effect["newly_pending"]:
+            console.print(
+                f"  becomes Pending: {row['pod']} (fits {row['before']} today) — {row['message']}",
+                markup=False,
+            )
+        for row in effect["newly_schedulable"]:
+            console.print(f"  becomes schedulable: {row['pod']} → {row['node']}", markup=False)
+        for row in effect["evicted"]:
+            where = f"lands on {row['lands']}" if row["lands"] else f"does not land: {row['message']}"
+            console.print(f"  evicted: {row['pod']} from {row['node']} ({row['gpu_hours_at_risk']} GPU-h at risk); {where}",
+                          markup=False)  # fmt: skip
+        if not (effect["newly_pending"] or effect["newly_schedulable"] or effect["evicted"]):
+            console.print("  no pod changes: no pending pod gains or loses a node, nothing is evicted")
+        console.print(f"  GPU-hours at risk: {effect['gpu_hours_at_risk']}")
     console.print(f"\n[bold]Pods that must move[/bold] ({len(change.affected)})")
     for p in change.affected:
         console.print(f"  {p.why}", markup=False)

@@ -1,0 +1,247 @@
+"""Plans for label, taint, cordon and drain changes on GPU nodes (R5.3, R5.4, R14.4, R15.3).
+
+Each plan: the scope (nodes, running pods and their controllers, DaemonSets that do not tolerate a new
+taint, pods whose required affinity involves a changed label, PDBs and checkpoint annotations at risk),
+the effect as the scheduling core computes it on the changed snapshot (``plan.effect``), and a runbook
+— record, ``--dry-run=server`` then the change on a canary node chosen by least disruption, verify,
+the remaining nodes, and the rollback. Every ``kubectl`` line carries ``-n <namespace>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from kubegpu.model.objects import Node, Pod, Taint
+from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.plan.effect import Effect, simulate
+from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, mutate
+
+GPU_PREFIX = "nvidia.com/"
+
+
+def _gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:
+    return [
+        p
+        for p in snapshot.pods_on(node)
+        if any(r.startswith(GPU_PREFIX) and v for r, v in p.requests.items())
+    ]
+
+
+def choose_canary(snapshot: ClusterSnapshot, nodes: Sequence[Node], now: datetime) -> tuple[Node, str]:
+    """Least disruption first: fewest GPU pods, then fewest GPU-hours at risk, then name."""
+
+    def cost(n: Node) -> tuple[int, int, str]:
+        pods = _gpu_pods(snapshot, n.name)
+        return len(pods), sum(eviction_cost(p, now) for p in pods), n.name
+
+    best = min(nodes, key=cost)
+    count, seconds, _ = cost(best)
+    return (
+        best,
+        f"{best.name} runs {count} GPU pod(s) with {seconds / 3600:.1f} GPU-hours at risk, the least of {len(nodes)}",
+    )
+
+
+def _affected(snapshot: ClusterSnapshot, pods: Sequence[Pod]) -> tuple[AffectedPod, ...]:
+    out = []
+    for p in pods:
+        used = {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}
+        owner = f"{p.owner.kind}/{p.owner.name}" if p.owner else ""
+        out.append(AffectedPod(p.namespace, p.name, used, owner, bool(p.owner)))
+    return tuple(out)
+
+
+def _pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str]:
+    out = []
+    for pdb in snapshot.pdbs:
+        hit = [p for p in evicted if pdb.selects(p)]
+        allowed = pdb.disruptions_allowed or 0
+        if len(hit) > allowed:
+            out.append(
+                f"PodDisruptionBudget {pdb.namespace}/{pdb.name} allows {allowed} disruption(s) but the change evicts "
+                f"{len(hit)} of its pods ({', '.join(p.key for p in hit)}): the Eviction API will refuse the rest "
+                "until replacements are Ready — drain waits; never --force or --disable-eviction blindly (R14.3)"
+            )
+    return out
+
+
+def _checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
+    unsaved = [p.key for p in evicted if p.requests and LAST_CHECKPOINT_ANNOTATION not in p.annotations
+               and any(r.startswith(GPU_PREFIX) for r in p.requests)]  # fmt: skip
+    if not unsaved:
+        return []
+    return [
+        f"no checkpoint recorded for GPU pods {', '.join(unsaved)}: evicting them loses all work since start (R14.3)"
+    ]
+
+
+def _change(
+    kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], changed: dict[str, Node], evicted: list[Pod],
+    now: datetime, summary: str, apply_cmd: str, rollback_cmd: str, verify: Sequence[str],
+    warnings: list[str], scope: dict[str, Any], ns: str,
+) -> NodeChange:  # fmt: skip
+    canary, why = choose_canary(snapshot, targets, now)
+    effect: Effect = simulate(snapshot, changed, {p.key for p in evicted}, now)
+    others = [n for n in targets if n.name != canary.name]
+    evicted_here = [p for p in evicted if p.node_name == canary.name]
+    steps = [
+        Step(
+            "Record the nodes and what runs on them (the Node YAML is for comparison, not to re-apply)",
+            tuple(
+                [f"kubectl -n {ns} get node {n.name} -o yaml > {n.name}-before.yaml" for n in targets]
+                + [
+                    f"kubectl -n {ns} get pods -A -o wide --field-selector spec.nodeName={n.name}"
+                    for n in targets
+                ]
+            ),
+        ),
+        Step(f"Canary: {canary.name} ({why})", mutate(ns, apply_cmd.format(node=canary.name))),
+        Step(
+            "Verify on the canary",
+            tuple(c.format(node=canary.name) for c in verify),
+            f"expected: {len(evicted_here)} pod(s) evicted here; pending pods predicted to change: "
+            f"{len(effect.newly_pending) + len(effect.newly_schedulable)}",
+        ),
+    ]
+    if others:
+        steps.append(Step(
+            "The remaining nodes, one at a time, verifying each",
+            tuple(c for n in others for c in mutate(ns, apply_cmd.format(node=n.name))),
+        ))  # fmt: skip
+    rollback = (
+        Step(
+            "Undo, canary first",
+            tuple(c for n in [canary, *others] for c in mutate(ns, rollback_cmd.format(node=n.name))),
+        ),
+    )
+    return NodeChange(
+        kind=kind,
+        node=canary.name,
+        summary=summary,
+        capacity_before={r: b for r, (b, _) in effect.capacity.items()} or _total(snapshot.nodes),
+        capacity_after={r: a for r, (_, a) in effect.capacity.items()} or _total(snapshot.nodes),
+        affected=_affected(snapshot, evicted),
+        steps=tuple(steps),
+        rollback=rollback,
+        warnings=tuple(warnings + _pdb_warnings(snapshot, evicted) + _checkpoint_warnings(evicted)),
+        details={
+            "nodes": [n.name for n in targets],
+            "canary": canary.name,
+            "canary_reason": why,
+            "scope": scope,
+            "effect": effect.as_dict(),
+        },
+    )
+
+
+def _total(nodes: Sequence[Node]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for n in nodes:
+        for r, v in gpu_capacity(n).items():
+            total[r] = total.get(r, 0) + v
+    return total
+
+
+def _affinity_keys(p: Pod) -> set[str]:
+    return {*p.node_selector, *(r.key for t in p.required_affinity or () for r in t.match_expressions)}
+
+
+def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, value: str | None, now: datetime,
+               ns: str = "default") -> NodeChange:  # fmt: skip
+    """Set ``key=value`` (or remove ``key`` when value is None) on the nodes."""
+    changed = {}
+    for n in targets:
+        labels = dict(n.labels)
+        if value is None:
+            labels.pop(key, None)
+        else:
+            labels[key] = value
+        changed[n.name] = replace(n, labels=labels)
+    running = [p for n in targets for p in snapshot.pods_on(n.name) if key in _affinity_keys(p)]
+    old = {n.labels.get(key) for n in targets}
+    if len(old) == 1 and None not in old:
+        rollback_cmd = f"label node {{node}} {key}={next(iter(old))} --overwrite"
+    elif old == {None}:
+        rollback_cmd = f"label node {{node}} {key}-"
+    else:
+        rollback_cmd = (
+            f"label node {{node}} {key}-   # then restore each node's old value from its recorded YAML"
+        )
+    apply_cmd = (
+        f"label node {{node}} {key}-" if value is None else f"label node {{node}} {key}={value} --overwrite"
+    )
+    warnings = []
+    if running:
+        warnings.append(
+            f"running pods select on {key} ({', '.join(p.key for p in running)}): node affinity is "
+            "IgnoredDuringExecution, so they keep running, but a restart would not bring them back here"
+        )
+    summary = f"{'remove' if value is None else 'set'} label {key}{'' if value is None else '=' + value} on {len(targets)} node(s)"
+    return _change("label", snapshot, targets, changed, [], now, summary, apply_cmd, rollback_cmd,
+                   [f"kubectl -n {ns} get node {{node}} -L {key}"], warnings,
+                   {"pods_selecting_key": [p.key for p in running]}, ns)  # fmt: skip
+
+
+def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint, remove: bool, now: datetime,
+               ns: str = "default") -> NodeChange:  # fmt: skip
+    """Add (or remove) ``taint``; NoExecute evicts every running pod that does not tolerate it."""
+    changed = {}
+    evicted: list[Pod] = []
+    daemonsets: dict[str, list[str]] = {}
+    for n in targets:
+        taints = tuple(t for t in n.taints if (t.key, t.effect) != (taint.key, taint.effect))
+        changed[n.name] = replace(n, taints=taints if remove else (*taints, taint))
+        if remove:
+            continue
+        for p in snapshot.pods_on(n.name):
+            if p.tolerates(taint):
+                continue
+            if p.owner is not None and p.owner.kind == "DaemonSet":
+                daemonsets.setdefault(f"{p.namespace}/{p.owner.name}", []).append(n.name)
+            if taint.effect == "NoExecute":
+                evicted.append(p)
+    spec = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+    undo = f"{taint.key}:{taint.effect}-"
+    apply_cmd, rollback_cmd = (f"taint node {{node}} {undo}", f"taint node {{node}} {spec}") if remove else (
+        f"taint node {{node}} {spec}", f"taint node {{node}} {undo}")  # fmt: skip
+    warnings = [
+        f"DaemonSet {ds} does not tolerate {spec}: its pods on {', '.join(nodes)} "
+        + ("are evicted now" if taint.effect == "NoExecute" else "keep running but are not recreated there")
+        + " (logging, networking, storage or the device plugin itself may be among them: R5.3)"
+        for ds, nodes in sorted(daemonsets.items())
+    ]
+    if not remove and taint.effect != "NoExecute":
+        warnings.append(
+            "a NoSchedule/PreferNoSchedule taint evicts nothing; it only stops new pods that do not tolerate it"
+        )
+    summary = f"{'remove' if remove else 'add'} taint {spec} on {len(targets)} node(s)"
+    return _change("taint", snapshot, targets, changed, evicted, now, summary, apply_cmd, rollback_cmd,
+                   [f"kubectl -n {ns} get node {{node}} -o jsonpath='{{{{.spec.taints}}}}'"], warnings,
+                   {"daemonsets_not_tolerating": sorted(daemonsets)}, ns)  # fmt: skip
+
+
+def plan_drain(snapshot: ClusterSnapshot, targets: Sequence[Node], now: datetime, *, evict: bool = True,
+               ns: str = "default") -> NodeChange:  # fmt: skip
+    """Cordon (and, with ``evict``, drain) the nodes: DaemonSet pods stay, everything else is evicted."""
+    changed = {n.name: replace(n, unschedulable=True) for n in targets}
+    evicted = [p for n in targets for p in snapshot.pods_on(n.name)
+               if evict and not (p.owner is not None and p.owner.kind == "DaemonSet")]  # fmt: skip
+    if evict:
+        apply_cmd = "drain {node} --ignore-daemonsets --delete-emptydir-data=false --timeout=15m"
+        summary = (
+            f"drain {len(targets)} node(s): cordon, then evict {len(evicted)} pod(s) through the Eviction API"
+        )
+        warnings = ["drain respects PDBs through the Eviction API and waits; never add --force or "
+                    "--disable-eviction blindly: bare pods and local data are lost (R15.3)"]  # fmt: skip
+    else:
+        apply_cmd = "cordon {node}"
+        summary = f"cordon {len(targets)} node(s): moves nothing, stops new pods"
+        warnings = []
+    return _change("drain" if evict else "cordon", snapshot, targets, changed, evicted, now, summary, apply_cmd,
+                   "uncordon {node}", [f"kubectl -n {ns} get node {{node}}",
+                                       f"kubectl -n {ns} get pods -A -o wide --field-selector spec.nodeName={{node}}"],
+                   warnings, {"pods_evicted": [p.key for p in evicted]}, ns)  # fmt: skip

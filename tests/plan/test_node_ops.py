@@ -1,0 +1,136 @@
+"""Plans for label / taint / drain (issue 10): scope, effect by the core, runbook lines, and the effect
+confirmed by applying the change to the snapshot and scheduling again (R5.3, R5.4, R14.4, R15.3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from kubegpu import sources
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.pending import explain_pod
+from kubegpu.model.objects import Taint
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.plan.node_ops import plan_drain, plan_label, plan_taint
+from kubegpu.testing.builders import make_node, make_pod
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+
+def snap(*objs: dict[str, Any]) -> Any:
+    s = build_snapshot([("t", o) for o in objs])
+    assert not s.errors
+    return s
+
+
+def test_noexecute_taint_evicts_intolerant_pods_and_names_the_daemonset() -> None:
+    ds = make_pod("agent").ns("kube-system").owner("DaemonSet", "log-agent").on("n1").obj()
+    s = snap(
+        make_node("n1").gpus(2).obj(), make_node("n2").gpus(2).obj(),
+        make_pod("job").gpu(1).owner("Job", "train").on("n1", started="2026-12-02T10:00:00Z").obj(), ds,
+        make_pod("ok").gpu(1).tolerate("maint", operator="Exists").on("n1").obj(),
+    )  # fmt: skip
+    change = plan_taint(s, [s.node("n1")], Taint("maint", "", "NoExecute"), False, NOW)
+    effect = change.details["effect"]
+    assert [e["pod"] for e in effect["evicted"]] == ["default/job", "kube-system/agent"]
+    job = effect["evicted"][0]
+    # 1 GPU since 10:00, no checkpoint: 2 GPU-hours; the Job recreates it on n2
+    assert (job["gpu_hours_at_risk"], job["lands"]) == (2.0, "n2")
+    assert change.details["scope"] == {"daemonsets_not_tolerating": ["kube-system/log-agent"]}
+    assert change.steps[1].commands == (
+        "kubectl -n default taint node n1 maint:NoExecute --dry-run=server",
+        "kubectl -n default taint node n1 maint:NoExecute",
+    )
+    assert change.rollback[0].commands[-1] == "kubectl -n default taint node n1 maint:NoExecute-"
+
+
+def test_noschedule_taint_evicts_nothing_but_sends_pending_pods_elsewhere() -> None:
+    s = snap(make_node("n1").gpus(2).obj(), make_pod("p").gpu(2).obj())
+    change = plan_taint(s, [s.node("n1")], GPU_TAINT, False, NOW)
+    effect = change.details["effect"]
+    assert effect["evicted"] == []
+    assert effect["newly_pending"] == [{
+        "pod": "default/p", "before": "n1",
+        "message": "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}.",
+    }]  # fmt: skip
+
+
+def test_canary_is_the_node_with_least_at_risk() -> None:
+    s = snap(
+        make_node("busy").gpus(4).obj(), make_node("quiet").gpus(4).obj(),
+        make_pod("a").gpu(1).on("busy").obj(), make_pod("b").gpu(1).on("busy").obj(),
+    )  # fmt: skip
+    change = plan_label(s, [s.node("busy"), s.node("quiet")], "pool", "train", NOW)
+    assert change.node == "quiet"
+    assert change.details["canary_reason"].startswith("quiet runs 0 GPU pod(s)")
+
+
+def test_label_rollback_restores_the_old_value() -> None:
+    s = snap(make_node("n").label("pool", "infer").obj())
+    change = plan_label(s, [s.node("n")], "pool", "train", NOW)
+    assert change.rollback[0].commands == (
+        "kubectl -n default label node n pool=infer --overwrite --dry-run=server",
+        "kubectl -n default label node n pool=infer --overwrite",
+    )
+
+
+def test_drain_counts_pdb_refusals_and_lost_capacity() -> None:
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}, "status": {"disruptionsAllowed": 0}}  # fmt: skip
+    s = snap(
+        make_node("n1").gpus(4).obj(), make_node("n2").gpus(4).obj(),
+        make_pod("web").gpu(1).labels(app="web").owner("ReplicaSet", "web-1").on("n1").obj(), pdb,
+    )  # fmt: skip
+    change = plan_drain(s, [s.node("n1")], NOW)
+    assert any(
+        w.startswith("PodDisruptionBudget default/web allows 0 disruption(s)") for w in change.warnings
+    )
+    # n1 cordoned: 8 schedulable GPUs → 4
+    assert change.details["effect"]["capacity"] == {"nvidia.com/gpu": {"before": 8, "after": 4}}
+    assert change.details["effect"]["evicted"][0]["lands"] == "n2"
+
+
+def test_demo_taint_removal_prediction_is_confirmed_by_applying_it() -> None:
+    """plan taint …- on the reserved nodes predicts llm-finetune-0 becomes schedulable; applying the change
+    to the snapshot and explaining the pod again confirms it."""
+    demo = sources.load_demo()
+    targets = [demo.node("gpu-reserved-01"), demo.node("gpu-reserved-02")]
+    change = plan_taint(demo, targets, GPU_TAINT, True, NOW)
+    predicted = {row["pod"]: row["node"] for row in change.details["effect"]["newly_schedulable"]}
+    assert "ml-train/llm-finetune-0" in predicted
+    applied = replace(
+        demo, nodes=[replace(n, taints=()) if n.name.startswith("gpu-reserved") else n for n in demo.nodes]
+    )
+    exp = explain_pod(Engine(applied), applied.pod("ml-train/llm-finetune-0"))  # type: ignore[arg-type]
+    assert exp.schedulable and exp.node in ("gpu-reserved-01", "gpu-reserved-02")
+
+
+def test_plan_commands_on_the_demo() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from kubegpu.cli.main import cli
+
+    runner = CliRunner()
+    for args in (
+        [
+            "plan",
+            "taint",
+            "nvidia.com/gpu=present:NoSchedule-",
+            "--selector",
+            "accelerator.example.com/pool=training",
+        ],
+        ["plan", "label", "accelerator.example.com/pool=training", "gpu-infer-01"],
+        ["plan", "drain", "gpu-train-02"],
+    ):
+        result = runner.invoke(cli, [*args, "--demo", "-o", "json"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        commands = [c for step in data["steps"] + data["rollback"] for c in step["commands"]]
+        assert all(c.startswith("kubectl -n ") for c in commands)
+        mutating = [c for c in commands if " get " not in c]
+        # every change comes as its server-side dry run, immediately followed by the real command
+        assert all(a == b + " --dry-run=server" for a, b in zip(mutating[::2], mutating[1::2], strict=True))
