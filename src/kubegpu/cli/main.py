@@ -271,6 +271,48 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     emit({"quotas": rows}, output, lambda: render.quota_table(rows))
 
 
+@cli.command()
+@source_options
+@output_option
+@click.option(
+    "--previous",
+    "previous",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="An earlier snapshot of the same cluster: report what changed since.",
+)
+@click.option(
+    "--save",
+    "save_to",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write this snapshot (as read) to PATH, to compare against next time.",
+)
+@click.option("--pending-threshold", default=600, show_default=True, help="Seconds a GPU pod may be Pending.")
+@click.option(
+    "--now", default=None, help="RFC 3339 time of the inspection (default: the snapshot's newest pod time)."
+)
+@click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
+def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
+            pool_label: str, **src: Any) -> None:  # fmt: skip
+    """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
+    from kubegpu.explain.inspect import inspect as run_inspect
+    from kubegpu.model.podgroup import parse_time, snapshot_time
+    from kubegpu.snapshot_writer import write_snapshot
+    from kubegpu.sources import load_files
+
+    snap = load_snapshot(**src)
+    before = load_files(previous) if previous is not None else None
+    at = parse_time(now) if now else snapshot_time(snap.pods)
+    if at is None:
+        raise click.BadParameter("give --now: the snapshot has no pod timestamps", param_hint="--now")
+    report = run_inspect(snap, at, before, pending_threshold, pool_label)
+    emit(report.to_dict(), output, lambda: render.inspection(report))
+    if save_to is not None:
+        write_snapshot(snap, [], save_to)
+    raise SystemExit(report.exit_code)
+
+
 @cli.group()
 def demo() -> None:
     """The embedded demo cluster."""

@@ -12,6 +12,8 @@ from rich.text import Text
 from kubegpu.admission.admit import Admission
 from kubegpu.batch.session import BatchSession
 from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.findings import Finding
+from kubegpu.explain.inspect import Inspection
 from kubegpu.explain.pending import Explanation
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -98,6 +100,26 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         console.print(Text(f"note: {note}"))
 
 
+def _finding_panel(f: Finding) -> None:
+    body = Text()
+    body.append(f"{', '.join(f.objects)}\n", style="dim")
+    body.append(f.detail + "\n")
+    body.append(f"({f.requirement}; layer: {f.layer})\n", style="dim")
+    for cmd in f.commands:
+        body.append(f"  $ {cmd}\n", style="cyan")
+    console.print(
+        Panel(
+            body, title=Text(f"{f.severity}: {f.title}", style=SEVERITY_STYLE[f.severity]), title_align="left"
+        )
+    )
+
+
+def inspection(report: Inspection) -> None:
+    console.rule(f"[bold]kubegpu inspect: {len(report.findings)} finding(s), exit code {report.exit_code}")
+    for f in report.findings:
+        _finding_panel(f)
+
+
 def _holders_summary(holders: list[str]) -> str:
     """ "ml-train: a, b" lines → "ml-train ×2": the table stays one line per node; -o json has the names."""
     return ", ".join(f"{h.split(':', 1)[0]} ×{len(h.split(':', 1)[1].split(','))}" for h in holders)
@@ -148,19 +170,7 @@ def diagnosis(report: Diagnosis) -> None:
         explanation(exp)
     console.rule(f"[bold]Findings ({len(report.findings)})")
     for f in report.findings:
-        body = Text()
-        body.append(f"{', '.join(f.objects)}\n", style="dim")
-        body.append(f.detail + "\n")
-        body.append(f"({f.requirement}; layer: {f.layer})\n", style="dim")
-        for cmd in f.commands:
-            body.append(f"  $ {cmd}\n", style="cyan")
-        console.print(
-            Panel(
-                body,
-                title=Text(f"{f.severity}: {f.title}", style=SEVERITY_STYLE[f.severity]),
-                title_align="left",
-            )
-        )
+        _finding_panel(f)
     if report.input_errors:
         console.print(
             f"[red]{len(report.input_errors)} input object(s) could not be read (listed on stderr)."

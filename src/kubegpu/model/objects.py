@@ -158,6 +158,7 @@ class Pod:
     start_time: str = ""
     nominated_node_name: str = ""
     scheduled_condition: tuple[str, str, str] | None = None  # (status, reason, message) of PodScheduled
+    ready: bool = False  # the Ready condition is True
     source: str = ""
 
     @property

@@ -322,10 +322,13 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         for i, g in enumerate(ctx.seq(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
     scheduled = None
+    ready = False
     for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
         c = ctx.mapping(c, f"status.conditions[{i}]")
         if c.get("type") == "PodScheduled":
             scheduled = (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
+        elif c.get("type") == "Ready":
+            ready = c.get("status") == "True"
     return Pod(
         namespace=ns,
         name=name,
@@ -354,6 +357,7 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         start_time=ctx.string(status.get("startTime"), "status.startTime"),
         nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         scheduled_condition=scheduled,
+        ready=ready,
         source=source,
     )
 

@@ -1,0 +1,123 @@
+"""Routine inspection (R16): the state now, and what changed since the last snapshot — changes, not points.
+
+On one snapshot: the findings of ``explain.findings`` plus GPU pods Pending for longer than a threshold.
+Against a previous snapshot of the same cluster: nodes gone or back, GPU capacity or allocatable changed
+per node and resource, NVIDIA device plugin pods Ready dropping, Pending GPU pods growing in number or
+waiting longer, quotas crossing 90%. ``exit_code`` makes it usable from cron or CI: 0 nothing to report,
+1 warnings, 2 errors. Device metrics (Xid, memory near full, low utilisation) need the exporter's series
+and are not read here yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kubegpu.explain.diagnose import is_gpu_pod
+from kubegpu.explain.findings import Finding, find
+from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import parse_time
+from kubegpu.model.snapshot import ClusterSnapshot
+
+DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "device-plugin")
+
+
+def is_device_plugin(pod: Pod) -> bool:
+    owner = pod.owner.name if pod.owner else ""
+    return any(m in pod.name or m in owner for m in DEVICE_PLUGIN_MARKERS)
+
+
+@dataclass
+class Inspection:
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        severities = {f.severity for f in self.findings}
+        return 2 if "error" in severities else 1 if "warning" in severities else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"exitCode": self.exit_code, "findings": [f.to_dict() for f in self.findings]}
+
+
+def _gpu(resources: dict[str, int]) -> dict[str, int]:
+    return {r: v // 1000 for r, v in resources.items() if r.startswith("nvidia.com/")}
+
+
+def _pending_age(pod: Pod, now: datetime) -> float:
+    created = parse_time(pod.creation_timestamp)
+    return (now - created).total_seconds() if created else 0.0
+
+
+def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot | None = None,
+            pending_threshold_s: int = 600, pool_label: str = "accelerator.example.com/pool") -> Inspection:  # fmt: skip
+    out = Inspection(find(current, pool_label))
+    waiting = [
+        p for p in current.pending_pods() if is_gpu_pod(p) and _pending_age(p, now) > pending_threshold_s
+    ]
+    if waiting:
+        oldest = max(waiting, key=lambda p: _pending_age(p, now))
+        out.findings.append(Finding(
+            "warning", "scheduling", f"{len(waiting)} GPU pod(s) Pending longer than {pending_threshold_s // 60} min",
+            [f"pod/{p.key}" for p in waiting],
+            f"oldest: {oldest.key}, {_pending_age(oldest, now) / 3600:.1f} h. `kubegpu explain` says why each waits.",
+            "R11, R16", [f"kubectl -n {oldest.namespace} describe pod {oldest.name}"],
+        ))  # fmt: skip
+    if previous is not None:
+        out.findings.extend(_changes(previous, current, now))
+    order = {"error": 0, "warning": 1, "info": 2}
+    out.findings.sort(key=lambda f: order[f.severity])
+    return out
+
+
+def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> list[Finding]:
+    out: list[Finding] = []
+    old_nodes = {n.name: n for n in before.nodes}
+    new_nodes = {n.name: n for n in after.nodes}
+    for name in sorted(set(old_nodes) - set(new_nodes)):
+        gpus = _gpu(old_nodes[name].allocatable)
+        if gpus:
+            out.append(Finding("error", "node", "GPU node disappeared", [f"node/{name}"],
+                               f"it had {gpus}; check whether it was scaled in on purpose", "R14.4, R16",
+                               [f"kubectl -n default get node {name}"]))  # fmt: skip
+    for name in sorted(set(old_nodes) & set(new_nodes)):
+        a, b = old_nodes[name], new_nodes[name]
+        for field_ in ("capacity", "allocatable"):
+            x, y = _gpu(getattr(a, field_)), _gpu(getattr(b, field_))
+            if x != y:
+                lost = any(y.get(r, 0) < v for r, v in x.items())
+                out.append(Finding(
+                    "error" if lost else "info", "driver/device-plugin", f"GPU {field_} changed on {name}", [f"node/{name}"],
+                    ", ".join(f"{r} {x.get(r, 0)} → {y.get(r, 0)}" for r in sorted({*x, *y}) if x.get(r, 0) != y.get(r, 0))
+                    + (": devices dropped out (unhealthy, unregistered, or a sharing/MIG change)" if lost else ""),
+                    "R2.1, R16", [f"kubectl -n default describe node {name}"],
+                ))  # fmt: skip
+        if a.ready and not b.ready:
+            out.append(Finding("error", "node", f"{name} became NotReady", [f"node/{name}"], "kubelet stopped reporting Ready",
+                               "R16", [f"kubectl -n default describe node {name}"]))  # fmt: skip
+    ready_before = sum(1 for p in before.pods if is_device_plugin(p) and p.ready)
+    ready_after = sum(1 for p in after.pods if is_device_plugin(p) and p.ready)
+    if ready_after < ready_before:
+        out.append(Finding("error", "driver/device-plugin", "fewer device plugin pods Ready",
+                           [p.key for p in after.pods if is_device_plugin(p) and not p.ready],
+                           f"{ready_before} → {ready_after} Ready: their nodes stop advertising GPUs after a restart",
+                           "R3.3, R16", ["kubectl -n gpu-operator get pods -o wide -l app=nvidia-device-plugin-daemonset"]))  # fmt: skip
+    pend_before = {p.key for p in before.pending_pods() if is_gpu_pod(p)}
+    pend_after = [p for p in after.pending_pods() if is_gpu_pod(p)]
+    if len(pend_after) > len(pend_before):
+        still = [p.key for p in pend_after if p.key in pend_before]
+        out.append(Finding("warning", "scheduling", "Pending GPU pods growing", [f"pod/{p.key}" for p in pend_after],
+                           f"{len(pend_before)} → {len(pend_after)}; still waiting since last time: {', '.join(still) or 'none'}",
+                           "R11, R16", ["kubegpu diagnose"]))  # fmt: skip
+    for q in after.quotas:
+        prev = next((o for o in before.quotas if (o.namespace, o.name) == (q.namespace, q.name)), None)
+        for r, hard in q.hard.items():
+            if not hard or prev is None:
+                continue
+            was, now_used = prev.used.get(r, 0) / hard, q.used.get(r, 0) / hard
+            if was < 0.9 <= now_used:
+                out.append(Finding("warning", "quota", f"quota {q.namespace}/{q.name} crossed 90% of {r}",
+                                   [f"resourcequota/{q.namespace}/{q.name}"], f"{was:.0%} → {now_used:.0%}", "R8, R16",
+                                   [f"kubectl -n {q.namespace} describe resourcequota {q.name}"]))  # fmt: skip
+    return out

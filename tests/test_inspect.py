@@ -1,0 +1,65 @@
+"""`kubegpu inspect` (R16): changes between two snapshots, not points; exit codes for cron/CI."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from kubegpu.explain.inspect import inspect
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+def plugin_pod(node: str, ready: bool) -> dict[str, Any]:
+    raw = (
+        make_pod(f"nvidia-device-plugin-{node}")
+        .ns("gpu-operator")
+        .owner("DaemonSet", "nvidia-device-plugin-daemonset")
+        .on(node)
+        .obj()
+    )
+    raw["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+    return raw
+
+
+def snap(*objs: dict[str, Any]) -> Any:
+    return build_snapshot([("t", o) for o in objs])
+
+
+def test_changes_since_the_previous_snapshot() -> None:
+    before = snap(make_node("n1").gpus(8).obj(), make_node("n2").gpus(8).obj(),
+                  plugin_pod("n1", True), plugin_pod("n2", True))  # fmt: skip
+    after = snap(
+        make_node("n1").gpus(8).allocatable(nvidia_com__gpu=6).obj(),
+        plugin_pod("n1", True),
+        make_pod("waiting").gpu(4).created("2026-12-02T11:00:00Z").obj(),
+    )  # fmt: skip
+    report = inspect(after, NOW, before)
+    titles = [f.title for f in report.findings]
+    assert "GPU node disappeared" in titles  # n2
+    changed = next(f for f in report.findings if f.title == "GPU allocatable changed on n1")
+    assert changed.severity == "error"
+    assert changed.detail.startswith("nvidia.com/gpu 8 → 6: devices dropped out")
+    assert any(
+        f.title == "fewer device plugin pods Ready" and "2 → 1 Ready" in f.detail for f in report.findings
+    )
+    # Pending since 11:00, an hour at 12:00: over the 10-minute threshold
+    assert "1 GPU pod(s) Pending longer than 10 min" in titles
+    assert "Pending GPU pods growing" in titles
+    assert report.exit_code == 2
+
+
+def test_a_clean_cluster_exits_zero(tmp_path: Path) -> None:
+    path = tmp_path / "now.yaml"
+    path.write_text(yaml.safe_dump_all([make_node("n1").gpus(8).obj(), make_pod("p").gpu(1).on("n1").obj()]))
+    result = CliRunner().invoke(
+        cli, ["inspect", "--snapshot", str(path), "--previous", str(path), "--now", "2026-12-02T12:00:00Z"]
+    )
+    assert result.exit_code == 0, result.output
