@@ -12,6 +12,7 @@ import click
 import yaml
 
 from kubegpu.cli import render
+from kubegpu.cli.exporter_cmd import exporter
 from kubegpu.cli.node_cmd import node
 from kubegpu.cli.plan_cmd import plan
 from kubegpu.errors import KubegpuError
@@ -333,6 +334,7 @@ def demo_export(directory: Path) -> None:
 
 cli.add_command(node)
 cli.add_command(plan)
+cli.add_command(exporter)
 
 
 def main() -> None:

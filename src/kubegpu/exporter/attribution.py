@@ -1,0 +1,96 @@
+"""Which containers hold which device, and how much GPU memory each container uses (R13.1, R13.4).
+
+Two joins, both pure:
+
+* ``holders_by_device``: kubelet's Pod Resources assignments -> the GPU or MIG device each device ID
+  names, as dcgm-exporter's PodMapper matches them (transformation/kubernetes.go): resources
+  ``nvidia.com/gpu``, ``nvidia.com/mig-*`` and any extra names configured (``nvidia.com/gpu.shared``);
+  IDs are GPU UUIDs, MIG UUIDs (``MIG-…``), time-slicing replicas ``<id>::<n>`` (the replica number
+  becomes dcgm-exporter's ``vgpu`` label) or, under the device plugin's ``deviceIDStrategy: index``, GPU
+  indexes. An ID that names no device NVML sees (another vendor's, or a GPU gone from the bus) matches
+  nothing.
+* ``container_memory``: NVML's per-process used memory, summed per container that owns the process
+  (PID -> cgroup -> pod UID/container ID -> names). Processes no pod owns (host processes, pods kubelet
+  no longer lists) are summed per GPU as unattributed, so the two always add up to what NVML listed.
+  On a MIG-enabled GPU NVML lists processes on the parent GPU, so their memory is attributed there.
+
+Worked example (``shared/fixtures/nodes/h200-1gpu/two-processes``, t = 35.13 s): NVML lists pid 425 with
+21 482 MiB and pid 451 with 119 786 MiB on one H200. If pid 425 runs in pod ``a`` and 451 in pod ``b``,
+``a`` gets 21 482 MiB and ``b`` 119 786 MiB; dcgm-exporter would give both pods the device's 141 897 MiB.
+
+Must not: read files, sockets or NVML.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kubegpu.devices import NodeInventory, strip_annotation
+from kubegpu.devices.sharing import GPU_RESOURCE, MIG_RESOURCE_PREFIX, REPLICA_SEPARATOR
+from kubegpu.exporter.kubelet_pods import ContainerRef
+from kubegpu.exporter.podresources import Assignment
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """A container that kubelet assigned a device (or one time-slicing replica of it) to."""
+
+    ref: ContainerRef
+    replica: str = ""  # "<n>" of "<id>::<n>"; "" for a whole device
+
+
+def is_gpu_resource(name: str, extra: Iterable[str] = ()) -> bool:
+    return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX) or name in extra
+
+
+def holders_by_device(
+    inv: NodeInventory, assignments: Iterable[Assignment], extra_resources: Iterable[str] = ()
+) -> dict[str, tuple[Holder, ...]]:
+    """GPU or MIG UUID -> the containers holding it, in kubelet's order."""
+    extra = frozenset(extra_resources)
+    by_id: dict[str, str] = {}
+    for g in inv.devices:
+        by_id[g.uuid] = g.uuid
+        by_id[str(g.index)] = g.uuid
+        for m in g.mig_devices:
+            by_id[m.uuid] = m.uuid
+    out: dict[str, list[Holder]] = defaultdict(list)
+    for a in assignments:
+        if not is_gpu_resource(a.resource, extra):
+            continue
+        for device_id in a.device_ids:
+            uuid = by_id.get(strip_annotation(device_id))
+            if uuid is None:
+                continue
+            _, _, replica = device_id.partition(REPLICA_SEPARATOR)
+            holder = Holder(ContainerRef(a.namespace, a.pod, a.container), replica)
+            if holder not in out[uuid]:
+                out[uuid].append(holder)
+    return {uuid: tuple(holders) for uuid, holders in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerMemory:
+    """GPU memory per (GPU UUID, container) and, per GPU, what no known container owns (bytes)."""
+
+    by_container: dict[tuple[str, ContainerRef], int]
+    unattributed: dict[str, int]
+
+
+def container_memory(inv: NodeInventory, owner: Callable[[int], ContainerRef | None]) -> ContainerMemory:
+    """Sum NVML's per-process memory per owning container; ``owner`` maps a PID to its container."""
+    by_container: dict[tuple[str, ContainerRef], int] = defaultdict(int)
+    unattributed: dict[str, int] = {}
+    for g in inv.devices:
+        unattributed[g.uuid] = 0
+        for p in g.processes:
+            if p.used_memory is None:
+                continue  # NVML could not tell (no permission, or a MIG process seen from outside)
+            ref = owner(p.pid)
+            if ref is None:
+                unattributed[g.uuid] += p.used_memory
+            else:
+                by_container[(g.uuid, ref)] += p.used_memory
+    return ContainerMemory(dict(by_container), unattributed)

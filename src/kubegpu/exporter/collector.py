@@ -1,0 +1,313 @@
+"""The Prometheus collector: one consistent snapshot of a node's GPUs per scrape, cached briefly (R13, R16).
+
+``GpuCollector`` implements client_python's custom-collector protocol (``collect()`` yields metric
+families) over a ``kubegpu.node`` discovery backend (NVML or a recorded reading). It reads at scrape
+time, at most once per ``ttl_s`` (default 2 s): Prometheus servers scraping in HA pairs, or a scrape
+retried after a timeout, get the same snapshot instead of a second NVML and kubelet round trip.
+
+Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_id``, ``device``,
+``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set):
+
+* the DCGM fields of ``kubegpu.exporter.fields`` (values: ``kubegpu.exporter.values``). As with
+  dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
+  replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
+  ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
+  mode, a device no container holds keeps its series (without pod labels) instead of disappearing.
+* kubegpu's own (``kubegpu_*``), which dcgm-exporter cannot give:
+  ``kubegpu_pod_gpu_memory_used_bytes`` (per container, from NVML per-process memory, PID -> cgroup ->
+  pod), ``kubegpu_gpu_unattributed_memory_used_bytes``, ``kubegpu_gpu_allocated_containers``,
+  ``kubegpu_gpu_processes``, ``kubegpu_gpu_seconds_since_process`` (allocated-but-idle: time since a
+  compute process was last seen, counted from the exporter's start), ``kubegpu_gpu_memory_pressure_ratio``
+  (time-sliced GPUs: processes' memory / card memory), ``kubegpu_gpu_healthy``, and
+  ``kubegpu_exporter_source_up{source}`` for each input (``devices``, ``pod-resources``, ``kubelet-pods``,
+  ``nvml-counters``).
+
+An input that fails does not fail the scrape: its ``source_up`` is 0 and the series that need it are left
+out (pod labels, per-container memory). Only a failed device reading makes ``/healthz`` unhealthy.
+
+Must not: decide device health (``kubegpu.devices``) or format the exposition (``exposition``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prometheus_client.metrics_core import Metric
+
+from kubegpu.devices import GpuDevice, Health, NodeInventory
+from kubegpu.exporter import fields as F
+from kubegpu.exporter.attribution import Holder, container_memory, holders_by_device
+from kubegpu.exporter.cgroups import owner_of_pid
+from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
+from kubegpu.exporter.podresources import PodResourcesError, list_assignments
+from kubegpu.exporter.values import Counters, gpu_values, mig_values
+from kubegpu.exporter.xids import XidLog
+from kubegpu.node.discovery import DiscoveryBackend
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TTL_S = 2.0
+
+POD_MEMORY = (
+    "kubegpu_pod_gpu_memory_used_bytes",
+    "GPU memory used by a container's processes (NVML per-process used memory, summed per container; bytes).",
+)
+UNATTRIBUTED_MEMORY = (
+    "kubegpu_gpu_unattributed_memory_used_bytes",
+    "GPU memory used by processes that no pod on this node owns (bytes).",
+)
+ALLOCATED = (
+    "kubegpu_gpu_allocated_containers",
+    "Containers kubelet assigned this device to (Pod Resources API); above 1 on a time-sliced GPU.",
+)
+PROCESSES = ("kubegpu_gpu_processes", "Compute processes NVML lists on this GPU.")
+SINCE_PROCESS = (
+    "kubegpu_gpu_seconds_since_process",
+    "Seconds since a compute process was last seen on this GPU (counted from the exporter's start).",
+)
+PRESSURE = (
+    "kubegpu_gpu_memory_pressure_ratio",
+    "On a GPU held by several containers: memory of all its processes divided by the card's memory.",
+)
+HEALTHY = (
+    "kubegpu_gpu_healthy",
+    "1 when the device is Healthy for the device plugin (no critical XID seen), else 0.",
+)
+SOURCE_UP = ("kubegpu_exporter_source_up", "1 when the exporter's last read of this input succeeded, else 0.")
+
+
+@dataclass(frozen=True, slots=True)
+class PodSources:
+    """Where pod attribution comes from: kubelet's Pod Resources socket, ``/proc`` and kubelet's pods."""
+
+    socket: Path
+    pod_index: Callable[[], PodIndex] | None = None
+    proc_root: Path = Path("/proc")
+    extra_resources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """One device a series is about: a whole GPU or a MIG device, with its dcgm-exporter labels."""
+
+    uuid: str
+    gpu: GpuDevice
+    labels: dict[str, str]
+    values: dict[str, float]
+    health: Health
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    families: list[Metric]
+    problem: str = ""  # why the device reading failed; "" when it succeeded
+
+
+@dataclass(slots=True)
+class _IdleClock:
+    """When each GPU last had a compute process, on the collector's clock."""
+
+    started: float
+    last_process: dict[str, float] = field(default_factory=dict)
+
+    def seconds_since_process(self, g: GpuDevice, now: float) -> float:
+        if g.processes:
+            self.last_process[g.uuid] = now
+        return now - self.last_process.get(g.uuid, self.started)
+
+
+class GpuCollector:
+    """client_python custom collector over one node's GPUs; thread-safe, reads at most once per ``ttl_s``."""
+
+    def __init__(
+        self,
+        backend: DiscoveryBackend,
+        *,
+        counters: Callable[[], Counters] | None = None,
+        xids: XidLog | None = None,
+        pods: PodSources | None = None,
+        hostname: str = "",
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._backend = backend
+        self._counters = counters
+        self._xids = xids
+        self._pods = pods
+        self._hostname = hostname
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._snapshot: _Snapshot | None = None
+        self._taken_at = 0.0
+        self._idle = _IdleClock(started=clock())
+        self._pod_index = PodIndex()
+        self._pod_index_ok = True  # no read of kubelet's /pods has failed (none may have been needed yet)
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._current().families)
+
+    def health(self) -> tuple[bool, str]:
+        """(healthy, reason): healthy when the latest device reading succeeded."""
+        problem = self._current().problem
+        return (not problem, problem or "ok")
+
+    def _current(self) -> _Snapshot:
+        with self._lock:
+            now = self._clock()
+            if self._snapshot is None or now - self._taken_at >= self._ttl_s:
+                self._snapshot = self._read(now)
+                self._taken_at = now
+            return self._snapshot
+
+    def _read(self, now: float) -> _Snapshot:
+        up = Metric(SOURCE_UP[0], SOURCE_UP[1], "gauge")
+        try:
+            inv = self._backend.inventory()
+        except Exception as exc:  # any failure of the source is reported, the server keeps serving
+            log.warning("device reading failed: %s", exc)
+            up.add_sample(SOURCE_UP[0], {"source": "devices"}, 0)
+            return _Snapshot([up], problem=f"device reading failed: {exc}")
+        up.add_sample(SOURCE_UP[0], {"source": "devices"}, 1)
+        counters: dict[str, dict[str, float]] = {}
+        if self._counters is not None:
+            try:
+                counters.update({k: dict(v) for k, v in self._counters().items()})
+                up.add_sample(SOURCE_UP[0], {"source": "nvml-counters"}, 1)
+            except Exception as exc:  # extra counters are optional; their series are left out
+                log.warning("NVML counters failed: %s", exc)
+                up.add_sample(SOURCE_UP[0], {"source": "nvml-counters"}, 0)
+        if self._xids is not None:
+            for uuid, values in self._xids.counters(inv).items():
+                counters.setdefault(uuid, {}).update(values)
+            inv = self._xids.apply(inv)
+        holders, owner = self._attribution(inv, up)
+        targets = self._targets(inv, counters)
+        families = _dcgm_families(targets, holders)
+        families += self._kubegpu_families(inv, targets, holders, owner, now)
+        families.append(up)
+        # A family with no series (no shared GPU, no pod process) is left out, as dcgm-exporter leaves out fields.
+        return _Snapshot([f for f in families if f.samples])
+
+    def _attribution(
+        self, inv: NodeInventory, up: Metric
+    ) -> tuple[dict[str, tuple[Holder, ...]] | None, Callable[[int], ContainerRef | None] | None]:
+        """Holders per device (None without pod resources) and the PID -> container lookup (None without)."""
+        if self._pods is None:
+            return None, None
+        pods = self._pods
+        holders: dict[str, tuple[Holder, ...]] | None = None
+        try:
+            holders = holders_by_device(inv, list_assignments(pods.socket), pods.extra_resources)
+            up.add_sample(SOURCE_UP[0], {"source": "pod-resources"}, 1)
+        except PodResourcesError as exc:
+            log.warning("%s", exc)
+            up.add_sample(SOURCE_UP[0], {"source": "pod-resources"}, 0)
+        if pods.pod_index is None:
+            return holders, None
+        cgroups = {p.pid: owner_of_pid(pods.proc_root, p.pid) for g in inv.devices for p in g.processes}
+        wanted = {(cg.pod_uid, cg.container_id) for cg in cgroups.values() if cg is not None}
+        # kubelet's /pods is the costly input (a PodList of every pod on the node): read it only when a GPU
+        # process belongs to a pod or container the last answer did not name, i.e. on a new or restarted pod.
+        known = self._pod_index
+        if any(uid not in known.pods or (cid and cid not in known.containers) for uid, cid in wanted):
+            try:
+                self._pod_index = pods.pod_index()
+                self._pod_index_ok = True
+            except Exception as exc:  # without names, per-container memory is left out
+                log.warning("kubelet pods failed: %s", exc)
+                self._pod_index_ok = False
+        up.add_sample(SOURCE_UP[0], {"source": "kubelet-pods"}, 1 if self._pod_index_ok else 0)
+        if not self._pod_index_ok:
+            return holders, None
+        index = self._pod_index
+
+        def owner(pid: int) -> ContainerRef | None:
+            cg = cgroups.get(pid)
+            return index.container(cg.pod_uid, cg.container_id) if cg else None
+
+        return holders, owner
+
+    def _targets(self, inv: NodeInventory, counters: Counters) -> list[_Target]:
+        out: list[_Target] = []
+        for g in inv.devices:
+            base = {
+                F.LABEL_GPU: str(g.index),
+                F.LABEL_UUID: g.uuid,
+                F.LABEL_PCI_BUS_ID: g.pci_bus_id,
+                F.LABEL_DEVICE: f"nvidia{g.index}",
+                F.LABEL_MODEL: g.name,
+            }
+            host = {F.LABEL_HOSTNAME: self._hostname} if self._hostname else {}
+            out.append(_Target(g.uuid, g, base | host, gpu_values(g, counters), g.health))
+            for m in g.mig_devices:
+                # dcgm-exporter labels a MIG device with its parent's gpu/UUID plus the GPU-instance profile and id.
+                mig = {F.LABEL_MIG_PROFILE: m.profile, F.LABEL_MIG_ID: str(m.gi_id)}
+                out.append(_Target(m.uuid, g, base | mig | host, mig_values(m.uuid, counters), m.health))
+        return out
+
+    def _kubegpu_families(
+        self,
+        inv: NodeInventory,
+        targets: list[_Target],
+        holders: dict[str, tuple[Holder, ...]] | None,
+        owner: Callable[[int], ContainerRef | None] | None,
+        now: float,
+    ) -> list[Metric]:
+        gpu_labels = {t.uuid: t.labels for t in targets if t.uuid == t.gpu.uuid}
+        healthy = Metric(*HEALTHY, "gauge")
+        for t in targets:
+            healthy.add_sample(HEALTHY[0], t.labels, 1 if t.health is Health.HEALTHY else 0)
+        processes = Metric(*PROCESSES, "gauge")
+        since = Metric(*SINCE_PROCESS, "gauge")
+        for g in inv.devices:
+            processes.add_sample(PROCESSES[0], gpu_labels[g.uuid], len(g.processes))
+            since.add_sample(SINCE_PROCESS[0], gpu_labels[g.uuid], self._idle.seconds_since_process(g, now))
+        families = [healthy, processes, since]
+        if holders is not None:
+            allocated = Metric(*ALLOCATED, "gauge")
+            pressure = Metric(*PRESSURE, "gauge")
+            for t in targets:
+                allocated.add_sample(ALLOCATED[0], t.labels, len(holders.get(t.uuid, ())))
+            for g in inv.devices:
+                if len(holders.get(g.uuid, ())) > 1:
+                    used = sum(p.used_memory or 0 for p in g.processes)
+                    pressure.add_sample(PRESSURE[0], gpu_labels[g.uuid], used / g.memory_total)
+            families += [allocated, pressure]
+        memory = container_memory(inv, owner if owner is not None else lambda _pid: None)
+        if owner is not None:
+            pod_memory = Metric(*POD_MEMORY, "gauge")
+            for (uuid, ref), used in sorted(memory.by_container.items()):
+                pod_memory.add_sample(POD_MEMORY[0], gpu_labels[uuid] | _pod_labels(ref), used)
+            families.append(pod_memory)
+        unattributed = Metric(*UNATTRIBUTED_MEMORY, "gauge")
+        for uuid, used in memory.unattributed.items():
+            unattributed.add_sample(UNATTRIBUTED_MEMORY[0], gpu_labels[uuid], used)
+        families.append(unattributed)
+        return families
+
+
+def _dcgm_families(targets: list[_Target], holders: dict[str, tuple[Holder, ...]] | None) -> list[Metric]:
+    families = []
+    for f in F.DCGM_FIELDS:
+        family = Metric(f.name, f.help, f.type.value)
+        for t in targets:
+            value = t.values.get(f.name)
+            if value is None:
+                continue  # NVML cannot give this field on this device: absent, not 0
+            held = (holders or {}).get(t.uuid, ())
+            for labels in [t.labels | _pod_labels(h.ref, h.replica) for h in held] or [t.labels]:
+                family.add_sample(f.name, labels, value)
+        if family.samples:
+            families.append(family)
+    return families
+
+
+def _pod_labels(ref: ContainerRef, replica: str = "") -> dict[str, str]:
+    labels = {F.LABEL_POD: ref.pod, F.LABEL_NAMESPACE: ref.namespace, F.LABEL_CONTAINER: ref.container}
+    return labels | {F.LABEL_VGPU: replica} if replica else labels

@@ -1,0 +1,67 @@
+"""Which value each DCGM field gets for a GPU, from an inventory reading and extra NVML counters (R13.2).
+
+A reading (``kubegpu.devices.NodeInventory``, from ``kubegpu.node`` NVML or a recorded file) carries
+memory, temperature, power, utilisation and clocks; ``Counters`` carries what only the exporter reads
+(energy, PCIe replays, ECC, remapped rows, encoder/decoder utilisation, memory temperature, last XID,
+per-MIG-device memory), keyed by GPU or MIG UUID. A value NVML did not give (the reading stores
+``"ERR:…"`` or nothing) is left out, never written as 0: dcgm-exporter leaves out fields the card does
+not support, and a 0 would read as "idle" or "no errors" (R13.3).
+
+Unit conversions are dcgm-exporter's: framebuffer in MiB (bytes // 2**20), power in W (NVML mW / 1000),
+clocks in MHz, temperatures in C. A reading stores NVML's v1 memory info, whose ``used`` includes the
+driver's reserved memory (free = total - used); on NVML the exporter's counters replace both with the v2
+numbers DCGM and nvidia-smi report, which leave reserved memory out (``nvml_counters``).
+
+Must not: call NVML or format anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubegpu.devices import GpuDevice
+from kubegpu.devices.inventory import MIB
+from kubegpu.exporter import fields as F
+
+Counters = Mapping[str, Mapping[str, float]]  # GPU or MIG UUID -> DCGM field name -> value
+
+
+def gpu_values(gpu: GpuDevice, counters: Counters) -> dict[str, float]:
+    """DCGM field name -> value for one whole GPU; fields NVML could not give are absent."""
+    t = gpu.telemetry
+    util = t.get("util")
+    clocks = t.get("clocks")
+    out: dict[str, float] = {
+        F.FB_USED.name: gpu.memory_used // MIB,
+        F.FB_FREE.name: (gpu.memory_total - gpu.memory_used) // MIB,
+    }
+    _put(out, F.GPU_TEMP.name, t.get("temp"))
+    power_mw = _number(t.get("power_mw"))
+    if power_mw is not None:
+        out[F.POWER_USAGE.name] = power_mw / 1000
+    if isinstance(util, Mapping):
+        _put(out, F.GPU_UTIL.name, util.get("gpu"))
+        _put(out, F.MEM_COPY_UTIL.name, util.get("memory"))
+    if isinstance(clocks, Mapping):
+        _put(out, F.SM_CLOCK.name, clocks.get("sm"))
+        _put(out, F.MEM_CLOCK.name, clocks.get("mem"))
+    out.update(counters.get(gpu.uuid, {}))
+    return out
+
+
+def mig_values(mig_uuid: str, counters: Counters) -> dict[str, float]:
+    """DCGM field name -> value for one MIG device: only what NVML reads per MIG device (memory)."""
+    return dict(counters.get(mig_uuid, {}))
+
+
+def _put(out: dict[str, float], name: str, raw: object) -> None:
+    value = _number(raw)
+    if value is not None:
+        out[name] = value
+
+
+def _number(raw: object) -> float | None:
+    # Readings store failed NVML queries as "ERR:<class>:<message>"; bool is an int subclass, not a value.
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    return float(raw)

@@ -1,0 +1,110 @@
+"""Scrape-time reading with a short cache, /healthz, and the XID gauge (R13.3, R16).
+
+Pins: dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS`` is the last XID code (a gauge, 0 before any); the
+NVIDIA device plugin's health rule (application XIDs 13, 31, 43, 45, 68 leave a GPU healthy), shared
+through ``kubegpu.devices``. Time is virtual: the collector reads an injected clock.
+"""
+
+from __future__ import annotations
+
+import json
+
+from exporter_helpers import DGX1, H200, ReadingBackend, Scraper
+
+from kubegpu.devices.health import HealthEvent
+from kubegpu.exporter.collector import GpuCollector
+from kubegpu.exporter.xids import XidLog
+from kubegpu.node.discovery import RecordedBackend
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_scrapes_within_the_ttl_share_one_reading_and_a_later_scrape_reads_again() -> None:
+    backend = ReadingBackend(json.loads((H200 / "nvml.json").read_text()))
+    clock = Clock()
+    scraper = Scraper(GpuCollector(backend, ttl_s=2.0, clock=clock))
+    try:
+        scraper.scrape()
+        clock.now += 1.9
+        scraper.scrape()
+        assert backend.reads == 1
+        clock.now += 0.1
+        scraper.scrape()
+        assert backend.reads == 2
+    finally:
+        scraper.close()
+
+
+class Broken:
+    def inventory(self) -> object:
+        raise RuntimeError("NVML init failed: Driver Not Loaded")
+
+
+def test_a_failed_device_reading_makes_healthz_503_and_keeps_metrics_served() -> None:
+    scraper = Scraper(GpuCollector(Broken()))  # type: ignore[arg-type]
+    try:
+        status, content_type, body = scraper.get("/healthz")
+        assert (status, body) == (503, "device reading failed: NVML init failed: Driver Not Loaded\n")
+        assert content_type.startswith("text/plain")
+        got = scraper.scrape()
+        assert got.series["kubegpu_exporter_source_up"] == {frozenset({("source", "devices")}): 0}
+        assert scraper.get("/nope")[0] == 404
+    finally:
+        scraper.close()
+
+
+def test_healthz_is_ok_and_metrics_use_prometheus_text_0_0_4() -> None:
+    scraper = Scraper(GpuCollector(RecordedBackend(H200 / "nvml.json")))
+    try:
+        assert scraper.get("/healthz")[::2] == (200, "ok\n")
+        assert scraper.get("/metrics")[1] == "text/plain; version=0.0.4; charset=utf-8"
+    finally:
+        scraper.close()
+
+
+def _scrape_with(xids: XidLog) -> object:
+    scraper = Scraper(GpuCollector(RecordedBackend(DGX1), xids=xids))
+    try:
+        return scraper.scrape()
+    finally:
+        scraper.close()
+
+
+GPU0 = "GPU-0000d6e1-0000-4000-8000-000000000000"
+GPU1 = "GPU-0000d6e1-0000-4000-8000-000000000001"
+
+
+def test_xid_gauge_is_the_last_code_per_gpu_and_zero_before_any() -> None:
+    xids = XidLog()
+    xids.on_event(HealthEvent(GPU0, 79))
+    xids.on_event(HealthEvent(GPU0, 13))
+    got = _scrape_with(xids)
+    assert got.one("DCGM_FI_DEV_XID_ERRORS", gpu="0") == 13  # the last one, not a count
+    assert got.one("DCGM_FI_DEV_XID_ERRORS", gpu="1") == 0
+    assert got.types["DCGM_FI_DEV_XID_ERRORS"] == "gauge"
+    # 79 (fell off the bus) is critical; 13 (graphics engine exception) is an application XID.
+    assert got.one("kubegpu_gpu_healthy", gpu="0") == 0
+    assert got.one("kubegpu_gpu_healthy", gpu="1") == 1
+
+
+def test_an_application_xid_alone_leaves_the_gpu_healthy() -> None:
+    xids = XidLog()
+    xids.on_event(HealthEvent(GPU1, 43))
+    got = _scrape_with(xids)
+    assert got.one("DCGM_FI_DEV_XID_ERRORS", gpu="1") == 43
+    assert got.one("kubegpu_gpu_healthy", gpu="1") == 1
+
+
+def test_an_event_naming_no_gpu_applies_to_all_and_registration_failure_is_no_xid_value() -> None:
+    xids = XidLog()
+    xids.on_event(HealthEvent(None, 48))
+    xids.on_event(HealthEvent(GPU1, -1))  # the watcher could not register GPU1 for events
+    got = _scrape_with(xids)
+    assert {got.one("DCGM_FI_DEV_XID_ERRORS", gpu=str(i)) for i in range(8)} == {48}
+    assert {got.one("kubegpu_gpu_healthy", gpu=str(i)) for i in range(8)} == {0}

@@ -1,0 +1,224 @@
+"""A real Prometheus scrapes the exporter, and promtool checks and unit-tests the alerting rules (R13, R16).
+
+Uses Debian's ``prometheus`` package (``prometheus`` and ``promtool`` on PATH); each test skips, saying
+so, only when that binary is absent. Prometheus runs on loopback with a 1 s scrape interval against the
+exporter serving the two-processes timeline at t = 35.13 s; PromQL then has to return per-pod memory
+equal to NVML's per-process readings and the device's framebuffer as NVML read it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from exporter_helpers import (
+    H200_UUID,
+    REPO,
+    PodListServer,
+    ReadingBackend,
+    Scraper,
+    fake_kubelet,
+    timeline,
+    timeline_reading,
+    write_proc,
+)
+
+from kubegpu.devices.inventory import MIB
+from kubegpu.exporter.collector import GpuCollector, PodSources
+from kubegpu.exporter.kubelet_pods import KubeletPods
+
+RULES = REPO / "deploy" / "prometheus" / "kubegpu-rules.yaml"
+DASHBOARD = REPO / "deploy" / "grafana" / "kubegpu-gpus.json"
+# Queries with no answer here: series a recorded reading has no value for (NVML-only counters, the XID
+# watcher), kube-state-metrics' series, and the idle-candidate list (the GPU is at 100 % at t = 35.13 s).
+NO_DATA_EXPECTED = (
+    "kube_node_labels",
+    "ENERGY",
+    "MEMORY_TEMP",
+    "XID",
+    "ECC",
+    "REMAPPED",
+    "PCIE",
+    "[15m]) < 10",
+)
+# The dashboard's template variables, set as "all" would set them.
+VARIABLES = {
+    "$Hostname": ".*",
+    "$gpu": ".*",
+    "$namespace": ".*",
+    "$pool_label": "label_accelerator_example_com_pool",
+}
+RULE_TESTS = REPO / "deploy" / "prometheus" / "kubegpu-rules.test.yaml"
+NOT_INSTALLED = "Debian's prometheus package is not installed (apt-get install -y prometheus): {} not on PATH"
+
+
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(NOT_INSTALLED.format(name))
+    return path
+
+
+def test_promtool_check_rules_accepts_the_rules_file() -> None:
+    out = subprocess.run([_binary("promtool"), "check", "rules", str(RULES)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "SUCCESS: 10 rules found" in out.stdout
+
+
+def test_promtool_unit_tests_fire_and_stay_quiet_for_each_alert() -> None:
+    out = subprocess.run(
+        [_binary("promtool"), "test", "rules", RULE_TESTS.name],
+        cwd=RULE_TESTS.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    names = {line.split(":", 1)[1].strip() for line in RULES.read_text().splitlines() if "- alert:" in line}
+    tested = {
+        line.split(":", 1)[1].strip() for line in RULE_TESTS.read_text().splitlines() if "alertname:" in line
+    }
+    assert tested == names  # every alert has unit tests
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+UID_A, CID_A = "1f0d6c2a-8b3e-4e47-9a51-2c7d0e5b9a01", "a" * 64
+UID_B, CID_B = "7c2e9b14-3d5a-4f60-8e21-9b4c6a7d3e02", "b" * 64
+
+
+@pytest.fixture
+def exporter(tmp_path: Path) -> Iterator[Scraper]:
+    point = next(p for p in timeline() if p["t"] == 35.13)
+    pods = PodListServer()
+    pods.add_pod("team-a", "trainer-a", UID_A, {"torch": CID_A})
+    pods.add_pod("team-b", "trainer-b", UID_B, {"torch": CID_B})
+    proc = write_proc(
+        tmp_path / "proc",
+        {425: f"0::/kubepods/pod{UID_A}/{CID_A}\n", 451: f"0::/kubepods/pod{UID_B}/{CID_B}\n"},
+    )
+    with fake_kubelet() as (kubelet, sock):
+        kubelet.pods = [
+            ("team-a", "trainer-a", {"torch": [("nvidia.com/gpu", [f"{H200_UUID}::0"])]}),
+            ("team-b", "trainer-b", {"torch": [("nvidia.com/gpu", [f"{H200_UUID}::1"])]}),
+        ]
+        collector = GpuCollector(
+            ReadingBackend(timeline_reading(point)),
+            pods=PodSources(sock, KubeletPods(pods.url), proc),
+            hostname="gpu-node-1",
+        )
+        scraper = Scraper(collector)
+        try:
+            yield scraper
+        finally:
+            scraper.close()
+            pods.close()
+
+
+def test_prometheus_scrapes_the_exporter_and_promql_returns_per_pod_memory(
+    exporter: Scraper, tmp_path: Path
+) -> None:
+    binary = _binary("prometheus")
+    port = _free_port()
+    target = exporter.base.removeprefix("http://")
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        json.dumps(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [str(RULES)],
+                "scrape_configs": [{"job_name": "kubegpu", "static_configs": [{"targets": [target]}]}],
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        api = f"http://127.0.0.1:{port}/api/v1"
+        per_pod = _query_until(api, "kubegpu_pod_gpu_memory_used_bytes", proc, want=2)
+        got = {r["metric"]["pod"]: float(r["value"][1]) for r in per_pod}
+        assert got == {"trainer-a": 21482 * MIB, "trainer-b": 119786 * MIB}
+        assert {r["metric"]["instance"] for r in per_pod} == {target}
+        fb = _query_until(api, 'sum by (pod) (DCGM_FI_DEV_FB_USED{Hostname="gpu-node-1"})', proc, want=2)
+        # dcgm-exporter's way: each pod sharing the GPU carries the whole device's 141897 MiB.
+        assert {r["metric"]["pod"]: float(r["value"][1]) for r in fb} == {
+            "trainer-a": 141897,
+            "trainer-b": 141897,
+        }
+        rules = _get(f"{api}/rules")["data"]["groups"]
+        assert sum(len(g["rules"]) for g in rules) == 10  # the rules file loads into a real server
+        # Every dashboard query parses and evaluates in real PromQL; those over the exporter's series return data.
+        for expr in _dashboard_exprs():
+            answer = _get(f"{api}/query?{urllib.parse.urlencode({'query': expr})}")
+            assert answer["status"] == "success", expr
+            if not any(name in expr for name in NO_DATA_EXPECTED):
+                assert answer["data"]["result"], f"no data: {expr}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _dashboard_exprs() -> list[str]:
+    exprs = []
+    for panel in json.loads(DASHBOARD.read_text())["panels"]:
+        for target in panel.get("targets", []):
+            expr = target["expr"]
+            for var, value in VARIABLES.items():
+                expr = expr.replace(var, value)
+            exprs.append(expr)
+    return exprs
+
+
+def test_the_dashboard_only_names_series_the_exporter_writes() -> None:
+    from kubegpu.exporter import collector, fields
+
+    ours = {f.name for f in fields.DCGM_FIELDS} | {
+        v[0]
+        for v in vars(collector).values()
+        if isinstance(v, tuple) and len(v) == 2 and str(v[0]).startswith("kubegpu_")
+    }
+    named = set(re.findall(r"\b(?:DCGM_FI_\w+|kubegpu_\w+)", DASHBOARD.read_text()))
+    assert named and named <= ours, named - ours
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def _query_until(api: str, promql: str, proc: subprocess.Popen[bytes], want: int) -> list[dict]:
+    """Poll the query API until ``want`` series come back; fail (not skip) if Prometheus dies or never has them."""
+    url = f"{api}/query?{urllib.parse.urlencode({'query': promql})}"
+    deadline = time.monotonic() + 30
+    result: list[dict] = []
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"prometheus exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            result = _get(url)["data"]["result"]
+        except OSError:
+            result = []  # not listening yet
+        if len(result) >= want:
+            return result
+        time.sleep(0.2)
+    pytest.fail(f"{promql}: {len(result)} series after 30 s")
