@@ -200,3 +200,22 @@ def test_batch_device_filter_equals_scalar() -> None:
                 int(scalar.code),
                 scalar.reasons,
             )
+
+
+def test_inventory_annotation_may_be_nvidia_smi_xml() -> None:
+    """The real H200 `nvidia-smi -q -x` output as the node's inventory: its UUID is the device ID."""
+    xml = (
+        Path(__file__).resolve().parents[1].parent
+        / "shared"
+        / "fixtures"
+        / "nodes"
+        / "h200-1gpu"
+        / "nvidia-smi-q.xml"
+    ).read_text()
+    raw = make_node("h200").gpus(1).obj()
+    raw["metadata"]["annotations"] = {INVENTORY_ANNOTATION: xml}
+    model = node_devices(build_snapshot([("t", raw)]).nodes[0])
+    assert model is not None and not model.synthesized
+    assert [d.id for d in model.plans["nvidia.com/gpu"].devices] == [
+        "GPU-5f3c0a7e-1d2b-4c8e-9a6f-0b1c2d3e4f50"
+    ]

@@ -5,7 +5,7 @@ them, from the best source available:
 
 1. the annotation ``kubegpu.io/device-inventory`` on the Node: an NVML reading in the fixture format
    (what ``kubegpu node discover -o json`` writes, the node agent can publish it), with real UUIDs,
-   NVLink/PCIe links and NUMA nodes;
+   NVLink/PCIe links and NUMA nodes — or ``nvidia-smi -q -x`` output (UUIDs and memory, no topology);
 2. otherwise devices *synthesised* from ``status.capacity``/``allocatable`` and GFD labels
    (``nvidia.com/gpu.count``, ``.product``, ``.memory``, ``.replicas``, ``nvidia.com/mig.strategy``):
    stand-in UUIDs ``<node>-gpu<i>``, no links, unknown NUMA. Everything built this way says
@@ -34,6 +34,7 @@ from kubegpu.devices.sharing import (
     SharingStrategy,
     plan_resources,
 )
+from kubegpu.devices.smi_xml import parse_smi_xml
 from kubegpu.devices.topology import Topology, topology_from_inventory
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.objects import Node
@@ -103,9 +104,13 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
     cfg = config or infer_config(node)
     problems: list[str] = []
     if raw is not None:
+        where = f"node {node.name} annotation {INVENTORY_ANNOTATION}"
         try:
-            inventory = parse_reading(
-                json.loads(raw), source=f"node {node.name} annotation {INVENTORY_ANNOTATION}"
+            # the NVML reading (JSON), or `nvidia-smi -q -x` output pasted as is
+            inventory = (
+                parse_smi_xml(raw, source=where)
+                if raw.lstrip().startswith("<")
+                else parse_reading(json.loads(raw), source=where)
             )
         except json.JSONDecodeError as exc:
             raise InputError(f"not JSON: {exc.msg}", source=node.source, obj=f"Node {node.name}",
