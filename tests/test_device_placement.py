@@ -219,3 +219,15 @@ def test_inventory_annotation_may_be_nvidia_smi_xml() -> None:
     assert [d.id for d in model.plans["nvidia.com/gpu"].devices] == [
         "GPU-5f3c0a7e-1d2b-4c8e-9a6f-0b1c2d3e4f50"
     ]
+
+
+def test_dry_runs_keep_stand_in_assignments_flagged() -> None:
+    """Pods whose devices nobody recorded get stand-in IDs flagged `assumed`; a preemption dry run that
+    removes and re-adds them must keep the flag (found by the report's GPU map)."""
+    e = engine(
+        make_node("n").gpus(2).obj(), make_pod("a").gpu(1).on("n").obj(), make_pod("b").gpu(1).on("n").obj()
+    )
+    before = set(e.cluster.devices.assumed)
+    assert before == {"default/a", "default/b"}
+    e.scheduler.schedule_one(make_pod("p").gpu(2).priority(10).parsed())
+    assert e.cluster.devices.assumed == before

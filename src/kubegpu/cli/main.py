@@ -15,6 +15,7 @@ from kubegpu.cli import render
 from kubegpu.cli.exporter_cmd import exporter
 from kubegpu.cli.node_cmd import node
 from kubegpu.cli.plan_cmd import plan
+from kubegpu.cli.report_cmd import report, ui
 from kubegpu.errors import KubegpuError
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -335,6 +336,8 @@ def demo_export(directory: Path) -> None:
 cli.add_command(node)
 cli.add_command(plan)
 cli.add_command(exporter)
+cli.add_command(report)
+cli.add_command(ui)
 
 
 def main() -> None:

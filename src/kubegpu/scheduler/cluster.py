@@ -126,7 +126,8 @@ class ClusterState:
         self.placement: dict[PodKey, int] = {}
         self.generation: IntArray = np.zeros(n, dtype=np.int64)
         self.clock = 0
-        self.journal: list[tuple[str, Pod, int, Assignment | None]] = []
+        # (op, pod, node, device assignment, whether that assignment was a stand-in nobody recorded)
+        self.journal: list[tuple[str, Pod, int, Assignment | None, bool]] = []
         models = device_models or {}
         self.devices = DeviceLedger([models.get(node.name) for node in self.nodes])
         self._label_columns: dict[str, tuple[npt.NDArray[np.int32], list[str]]] = {}
@@ -182,7 +183,7 @@ class ClusterState:
         self.clock += 1
         self.generation[idx] = self.clock
 
-    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None) -> None:
+    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None, assumed: bool = False) -> None:
         """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
         for r, amount in pod.requests.items():
             col = self.column(r)  # may widen the arrays: index them only afterwards
@@ -194,8 +195,8 @@ class ClusterState:
         self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
-        assigned = self.devices.assign(pod, idx, devices)
-        self.journal.append(("add", pod, idx, assigned))
+        assigned = self.devices.assign(pod, idx, devices, assumed)
+        self.journal.append(("add", pod, idx, assigned, pod.key in self.devices.assumed))
         self._touch(idx)
 
     def remove_pod(self, pod: Pod) -> int:
@@ -209,8 +210,9 @@ class ClusterState:
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
+        was_assumed = pod.key in self.devices.assumed
         released = self.devices.release(pod, idx)
-        self.journal.append(("remove", pod, idx, released))
+        self.journal.append(("remove", pod, idx, released, was_assumed))
         self._touch(idx)
         return idx
 
@@ -221,9 +223,9 @@ class ClusterState:
     def rollback(self, mark: int) -> None:
         """Undo every change after ``mark``, newest first; the arrays end bit-for-bit as they were."""
         while len(self.journal) > mark:
-            op, pod, idx, assigned = self.journal.pop()
+            op, pod, idx, assigned, assumed = self.journal.pop()
             if op == "add":
                 self.remove_pod(pod)
             else:
-                self.add_pod(pod, idx, assigned)
+                self.add_pod(pod, idx, assigned, assumed)
             self.journal.pop()

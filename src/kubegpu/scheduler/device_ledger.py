@@ -176,8 +176,11 @@ class DeviceLedger:
     def taken(self, idx: int) -> dict[str, set[str]]:
         return {r: set(ids) for r, ids in self.held[idx].items()}
 
-    def assign(self, pod: Pod, idx: int, assignment: Assignment | None) -> Assignment | None:
-        """Record ``pod``'s devices on node ``idx``; without an assignment, recover or assume one."""
+    def assign(
+        self, pod: Pod, idx: int, assignment: Assignment | None, assumed: bool = False
+    ) -> Assignment | None:
+        """Record ``pod``'s devices on node ``idx``; without an assignment, recover or assume one.
+        ``assumed`` keeps a restored stand-in assignment flagged as such (journal rollback)."""
         model = self.models[idx]
         if model is None or not container_requests(pod):
             return None
@@ -187,6 +190,8 @@ class DeviceLedger:
             assignment, _ = choose(pod, model, self.taken(idx))
             if assignment is None:
                 return None  # over-committed already (snapshot disagrees with itself): count only
+            self.assumed.add(pod.key)
+        elif assumed:
             self.assumed.add(pod.key)
         for res in assignment.values():
             for r, ids in res.items():

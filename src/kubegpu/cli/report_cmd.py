@@ -1,0 +1,143 @@
+"""``kubegpu report`` (one self-contained HTML file) and ``kubegpu ui`` (the same page, live and read-only).
+
+Both take the usual sources (``--snapshot`` / ``--demo`` / ``--kube``) and engine options from
+``kubegpu.cli.main``. ``main`` registers these commands, so importing it here at module level would be
+circular; the shared options are therefore attached the first time click asks a command for its
+parameters (``_SharedOptionsCommand``), and ``load_snapshot`` / ``make_engine`` are imported inside the
+command functions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kubegpu.explain.findings import DEFAULT_POOL_LABEL
+
+if TYPE_CHECKING:
+    from kubegpu.report.figures import Figure
+    from kubegpu.report.server import Page
+
+DEFAULT_OUT = "kubegpu-report.html"
+
+
+def _noop(**_: Any) -> None:
+    """Callback of the throw-away command that only carries ``main``'s shared options."""
+
+
+class _SharedOptionsCommand(click.Command):
+    """A command that also takes ``main.source_options`` and ``main.engine_options``, added lazily."""
+
+    _shared_added = False
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if not self._shared_added:
+            from kubegpu.cli.main import engine_options, source_options
+
+            carrier = click.command()(source_options(engine_options(_noop)))
+            self.params[:0] = carrier.params
+            self._shared_added = True
+        return super().get_params(ctx)
+
+
+POOL_LABEL_OPTION = click.option(
+    "--pool-label",
+    default=DEFAULT_POOL_LABEL,
+    show_default=True,
+    help="Node label that names hardware pools (the GPU map groups nodes by it).",
+)
+
+
+FIGURES_OPTION = click.option(
+    "--figures",
+    "figures_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    metavar="DIR",
+    default=None,
+    help="Embed every *.png in DIR (e.g. `kubegpu simulate` output) as a figure.",
+)
+
+
+def _figures(figures_dir: Path | None) -> list[Figure]:
+    from kubegpu.report.figures import load_figures
+
+    if figures_dir is None:
+        return []
+    figures, skipped = load_figures(figures_dir)
+    for line in skipped:
+        click.echo(f"warning: {line}", err=True)
+    return figures
+
+
+def _build(
+    src: dict[str, Any], pool_label: str, profile: str, plugin_configs: tuple[str, ...], seed: int,
+    figures: list[Figure], refresh_s: int | None,
+) -> Page:  # fmt: skip
+    """Read the source, diagnose, render: one page, with its version for the live view."""
+    from kubegpu.cli.main import load_snapshot, make_engine
+    from kubegpu.explain.diagnose import diagnose
+    from kubegpu.report import Live, collect, render
+    from kubegpu.report.server import Page
+
+    snap = load_snapshot(**src)
+    engine = make_engine(snap, profile, plugin_configs, seed)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    data = collect(engine, diagnose(engine, pool_label=pool_label), pool_label, generated=now)
+    version = data.digest()
+    return Page(render(data, figures, Live(refresh_s, version) if refresh_s else None), version)
+
+
+@click.command("report", cls=_SharedOptionsCommand)
+@click.option("-O", "--out", "out", default=DEFAULT_OUT, show_default=True, metavar="FILE",
+              help="Where to write the HTML page; - writes it to stdout.")  # fmt: skip
+@FIGURES_OPTION
+@POOL_LABEL_OPTION
+def report(
+    out: str, figures_dir: Path | None, pool_label: str, profile: str, plugin_configs: tuple[str, ...],
+    seed: int, **src: Any,
+) -> None:  # fmt: skip
+    """Write the GPU map, Pending pods, quotas, fragmentation and findings as ONE self-contained HTML file."""
+    page = _build(src, pool_label, profile, plugin_configs, seed, _figures(figures_dir), None)
+    if out == "-":
+        sys.stdout.write(page.html)
+        return
+    Path(out).write_text(page.html, encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)
+
+
+@click.command("ui", cls=_SharedOptionsCommand)
+@click.option("--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
+@click.option("--interval", default=30, show_default=True, type=click.IntRange(min=1),
+              help="Seconds between re-reading the source; open pages refresh when it changed.")  # fmt: skip
+@FIGURES_OPTION
+@POOL_LABEL_OPTION
+def ui(
+    port: int, interval: int, figures_dir: Path | None, pool_label: str, profile: str,
+    plugin_configs: tuple[str, ...], seed: int, **src: Any,
+) -> None:  # fmt: skip
+    """Serve the report on http://127.0.0.1:PORT/, re-reading the snapshot directory or --kube periodically.
+
+    Read-only: the server answers GET and HEAD only and the source is only ever listed.
+    """
+    from kubegpu.report.server import ReportServer
+
+    figures = _figures(figures_dir)
+    server = ReportServer(
+        lambda: _build(src, pool_label, profile, plugin_configs, seed, figures, interval),
+        interval_s=interval, port=port,
+    )  # fmt: skip
+    url = server.start()
+    try:
+        click.echo(
+            f"serving {url} (read-only; re-reads the source every {interval} s; Ctrl-C stops)", err=True
+        )
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()

@@ -1,0 +1,332 @@
+"""The report page as HTML, checked with ``html.parser`` against the engine's own device ledger."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+import time
+import urllib.error
+import urllib.request
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubegpu.cli.report_cmd import report
+from kubegpu.explain.diagnose import diagnose
+from kubegpu.explain.engine import Engine
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.report import Live, collect, load_figures, render
+from kubegpu.report.server import Page, ReportServer
+from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION
+from kubegpu.sources import load_demo, load_files
+from kubegpu.testing.builders import make_node, make_pod
+from tests.report.openb import OPENB_NODES, POOL_LABEL
+
+
+class Parsed(HTMLParser):
+    """Every element with its attributes and the text directly inside it, in document order."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.texts: dict[int, list[str]] = {}
+        self._open: list[int] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, {k: v or "" for k, v in attrs}))
+        if tag not in ("meta", "link", "input", "br", "rect", "img"):
+            self._open.append(len(self.elements) - 1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open and self.elements[self._open[-1]][0] == tag:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self.texts.setdefault(self._open[-1], []).append(data)
+
+    def all(self, tag: str, cls: str = "") -> list[dict[str, str]]:
+        return [a for t, a in self.elements if t == tag and (not cls or cls in a.get("class", "").split())]
+
+    def text_of(self, tag: str, cls: str) -> list[str]:
+        return [
+            "".join(self.texts.get(i, []))
+            for i, (t, a) in enumerate(self.elements)
+            if t == tag and cls in a.get("class", "").split()
+        ]
+
+
+def physical_gpus(engine: Engine) -> dict[str, set[int]]:
+    """Per node, the physical GPUs behind its advertised devices, straight from the device ledger."""
+    out: dict[str, set[int]] = {}
+    for model in engine.cluster.devices.models:
+        if model is not None:
+            out[model.node] = {d.gpu_index for p in model.plans.values() for d in p.devices}
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[Engine, str]:
+    engine = Engine(load_demo())
+    data = collect(engine, diagnose(engine), POOL_LABEL, generated="2026-01-01 00:00:00 UTC")
+    return engine, render(data)
+
+
+def test_one_tile_per_physical_gpu_in_the_ledger(demo: tuple[Engine, str]) -> None:
+    engine, text = demo
+    page = Parsed(text)
+    tiles = page.all("button", "gpu")
+    expected = physical_gpus(engine)
+    assert len(tiles) == sum(len(g) for g in expected.values()) == 49
+    assert {t["data-gpu"] for t in tiles} == {f"{n}/{i}" for n, gpus in expected.items() for i in gpus}
+
+
+def test_every_held_device_shows_its_pod_on_its_gpu(demo: tuple[Engine, str]) -> None:
+    engine, text = demo
+    tiles = {t["data-gpu"]: t for t in Parsed(text).all("button", "gpu")}
+    ledger = engine.cluster.devices
+    checked = 0
+    for idx, model in enumerate(ledger.models):
+        if model is None:
+            continue
+        for resource, held in ledger.held[idx].items():
+            gpu_of = {d.id: d.gpu_index for d in model.plans[resource].devices}
+            for device_id, pod in held.items():
+                tile = tiles[f"{model.node}/{gpu_of[device_id]}"]
+                assert pod in tile["data-pods"].split(), (device_id, pod)
+                assert pod.partition("/")[0] in tile["data-ns"].split()
+                assert pod in tile["title"]
+                checked += 1
+    assert checked == 23 + 1  # requested nvidia.com/gpu (whole GPUs and replicas) + one MIG device
+
+
+def test_tile_states_mig_replicas_unhealthy_idle_and_synthesised(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    tiles = {t["data-gpu"]: t for t in Parsed(text).all("button", "gpu")}
+    assert "unhealthy" in tiles["gpu-infer-01/3"]["class"].split()
+    assert "UNHEALTHY" in tiles["gpu-infer-01/3"]["title"]
+    assert "idle" in tiles["gpu-reserved-01/0"]["class"].split()
+    mig = tiles["gpu-mig-01/0"]["title"]
+    assert "MIG 1g.18gb" in mig and "MIG 3g.71gb" in mig and "ml-infer/embed-small" in mig
+    assert tiles["gpu-ts-01/0"]["title"].count("replica") == 4
+    # stand-in devices are marked; the DGX node publishes a real inventory and is not
+    assert "synth" in tiles["gpu-train-01/0"]["class"].split()
+    assert "synth" not in tiles["gpu-dgx-01/0"]["class"].split()
+    assert "(stand-in)" in tiles["gpu-train-01/0"]["title"]
+    assert "GPU-0000d6e1" in tiles["gpu-dgx-01/0"]["title"]
+    # inside partitioned tiles, one chip per MIG device / replica
+    assert text.count('class="slots"') == 1 + 4
+
+
+def test_details_join_pod_workload_node_and_uuid(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    tiles = {t["data-gpu"]: t for t in Parsed(text).all("button", "gpu")}
+    title = tiles["gpu-infer-01/0"]["title"].splitlines()
+    assert title[0] == "gpu-infer-01 · GPU 0"
+    assert title[1] == "UUID gpu-infer-01-gpu0 (stand-in)"
+    assert "ml-infer/vllm-6b7c9d-4kq2p (ReplicaSet vllm-6b7c9d) (inferred)" in title[3]
+
+
+def test_recorded_devices_are_shown_where_recorded_and_inferred_ones_say_so() -> None:
+    recorded = make_pod("recorded").ns("t").gpu(1).on("a").obj()
+    recorded["metadata"]["annotations"] = {
+        ALLOCATION_ANNOTATION: json.dumps({"main": {"nvidia.com/gpu": ["a-gpu2"]}})
+    }
+    objects = [make_node("a").gpus(4).obj(), recorded, make_pod("guessed").ns("t").gpu(1).on("a").obj()]
+    engine = Engine(build_snapshot([("test", o) for o in objects]))
+    diagnosis = diagnose(engine)  # runs dry scheduling cycles first, as the report command does
+    (card,) = collect(engine, diagnosis, POOL_LABEL).nodes
+    slots = {s.holder: (g.index, s.assumed) for g in card.gpus for s in g.slots if s.holder}
+    assert slots["t/recorded"] == (2, False)
+    assert slots["t/guessed"][1] is True
+
+
+def test_overcommitted_node_names_the_pods_without_devices() -> None:
+    objects = [
+        make_node("a").gpus(1).obj(),
+        make_pod("first").ns("t").gpu(1).on("a").obj(),
+        make_pod("second").ns("t").gpu(1).on("a").obj(),
+    ]
+    engine = Engine(build_snapshot([("test", o) for o in objects]))
+    (card,) = collect(engine, diagnose(engine), POOL_LABEL).nodes
+    assert [g.holders for g in card.gpus] == [("t/first",)]
+    assert any(p.startswith("t/second requests GPUs but no free device") for p in card.problems)
+
+
+def test_node_without_device_plugin_has_a_card_but_no_tiles(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    page = Parsed(text)
+    cards = {c["data-node"]: c for c in page.all("article", "node")}
+    assert "gpu-infer-02" in cards
+    assert not any(t["data-gpu"].startswith("gpu-infer-02/") for t in page.all("button", "gpu"))
+    assert "no GPU devices advertised" in page.text_of("p", "nogpu")
+
+
+def test_pending_pods_carry_the_exact_scheduler_message(demo: tuple[Engine, str]) -> None:
+    engine, text = demo
+    page = Parsed(text)
+    messages = page.text_of("pre", "msg")
+    diag = diagnose(engine)
+    assert [a["data-pod"] for a in page.all("article", "pending")] == [e.pod for e in diag.pending]
+    for e in diag.pending:
+        if e.message:
+            assert e.message in messages
+    assert any(m.startswith("0/9 nodes are available: 2 Insufficient nvidia.com/gpu") for m in messages)
+    assert "Requests 1 nvidia.com/gpus." in text  # the misspelt resource, as the pod asks for it
+
+
+def test_quota_bars_and_findings(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    page = Parsed(text)
+    quotas = page.all("div", "quota")
+    assert [q["data-ns"] for q in quotas] == ["ml-infer", "ml-infer", "ml-train", "research"]
+    full = [r for r in page.all("rect", "fill") if "full" in r["class"].split()]
+    assert len(full) == 1 and full[0]["width"] == "100.0"  # research: 4 of 4
+    assert len(page.all("article", "finding")) == len(diagnose(Engine(load_demo())).findings)
+
+
+def test_self_contained_nothing_fetched(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    page = Parsed(text)
+    for tag, attrs in page.elements:
+        for name in ("src", "href", "action", "data", "poster"):
+            value = attrs.get(name, "")
+            assert not value or value.startswith(("#", "data:")), (tag, name, value)
+    assert len(page.all("script")) == 1 and "src" not in page.all("script")[0]
+    csp = next(a["content"] for a in page.all("meta") if a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in csp and "connect-src" not in csp
+    assert "@media (prefers-color-scheme: dark)" in text and "@media print" in text
+
+
+def test_ids_are_unique_and_skip_links_land(demo: tuple[Engine, str]) -> None:
+    page = Parsed(demo[1])
+    ids = [a["id"] for _, a in page.elements if "id" in a]
+    assert len(ids) == len(set(ids))
+    for link in page.all("a", "skip"):
+        assert link["href"].removeprefix("#") in ids
+
+
+def test_text_is_escaped(demo: tuple[Engine, str]) -> None:
+    engine, _ = demo
+    data = collect(engine, diagnose(engine), POOL_LABEL)
+    evil = dataclasses.replace(data, description='<img src=x onerror="alert(1)">')
+    text = render(evil)
+    assert "<img src=x" not in text and "&lt;img src=x" in text
+
+
+def test_keyboard_one_tab_stop_per_node(demo: tuple[Engine, str]) -> None:
+    _, text = demo
+    page = Parsed(text)
+    tabbable = [t for t in page.all("button", "gpu") if t["tabindex"] == "0"]
+    nodes_with_tiles = {t["data-gpu"].rpartition("/")[0] for t in page.all("button", "gpu")}
+    assert len(tabbable) == len(nodes_with_tiles)
+    assert all(t["aria-label"].startswith("GPU ") for t in page.all("button", "gpu"))
+
+
+def test_fragmentation_summary_counts() -> None:
+    objects = [
+        make_node("a").gpus(4).label(POOL_LABEL, "p").obj(),
+        make_node("b").gpus(4).label(POOL_LABEL, "p").cordon().obj(),
+        make_pod("x").ns("t").gpu(1).on("a").obj(),
+    ]
+    engine = Engine(build_snapshot([("test", o) for o in objects]))
+    (pool,) = collect(engine, diagnose(engine), POOL_LABEL).pools
+    assert (pool.gpus, pool.held, pool.idle, pool.stranded, pool.largest_idle_block) == (8, 1, 7, 4, 3)
+    assert pool.idle_spread == ((3, 1),)
+
+
+def test_digest_changes_with_content_only() -> None:
+    objects = [make_node("a").gpus(2).obj()]
+    engine = Engine(build_snapshot([("test", o) for o in objects]))
+    one = collect(engine, diagnose(engine), POOL_LABEL, generated="t1")
+    two = collect(engine, diagnose(engine), POOL_LABEL, generated="t2")
+    assert one.digest() == two.digest()
+    engine = Engine(build_snapshot([("test", o) for o in [*objects, make_pod("x").gpu(1).on("a").obj()]]))
+    assert collect(engine, diagnose(engine), POOL_LABEL).digest() != one.digest()
+
+
+def _png(width: int = 1, height: int = 1) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_figures_are_embedded_as_data_uris(tmp_path: Path) -> None:
+    (tmp_path / "b-utilisation.png").write_bytes(_png())
+    (tmp_path / "a-broken.png").write_bytes(b"not a png")
+    figures, skipped = load_figures(tmp_path)
+    assert [f.name for f in figures] == ["b-utilisation"]
+    assert len(skipped) == 1 and "a-broken.png" in skipped[0]
+    engine = Engine(load_demo())
+    page = Parsed(render(collect(engine, diagnose(engine), POOL_LABEL), figures))
+    (img,) = page.all("img")
+    assert img["src"].startswith("data:image/png;base64,iVBORw0KGgo") and img["alt"] == "b-utilisation"
+
+
+def test_report_command_writes_one_file(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(report, ["--demo", "-O", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(Parsed(out.read_text(encoding="utf-8")).all("button", "gpu")) == 49
+    to_stdout = CliRunner().invoke(report, ["--demo", "-O", "-"])
+    assert to_stdout.exit_code == 0 and to_stdout.stdout.startswith("<!doctype html>")
+    assert CliRunner().invoke(report, ["-O", str(out)]).exit_code == 2  # no source given
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "openb_frag.png").write_bytes(_png())
+    assert CliRunner().invoke(report, ["--demo", "-O", str(out), "--figures", str(figures)]).exit_code == 0
+    assert [i["alt"] for i in Parsed(out.read_text(encoding="utf-8")).all("img")] == ["openb_frag"]
+
+
+def test_openb_page_has_every_gpu(openb_dir: Path) -> None:
+    import csv
+
+    with OPENB_NODES.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    engine = Engine(load_files(openb_dir))
+    text = render(collect(engine, diagnose(engine), POOL_LABEL))
+    page = Parsed(text)
+    assert len(page.all("article", "node")) == len(rows) == 1213
+    assert len(page.all("button", "gpu")) == sum(int(r["gpu"]) for r in rows) == 6212
+    assert len(text) < 5_000_000  # stays a file a browser opens at once
+
+
+def test_server_is_read_only_and_swaps_pages() -> None:
+    pages = iter([Page("<p>one</p>", "v1"), Page("<p>two</p>", "v2")])
+    server = ReportServer(lambda: next(pages, Page("<p>two</p>", "v2")), interval_s=0.05)
+    url = server.start()
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        deadline = time.monotonic() + 5
+        while urllib.request.urlopen(url + "version").read() != b"v2" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert urllib.request.urlopen(url).read() == b"<p>two</p>"
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(url + "nothing")
+        assert missing.value.code == 404
+        with pytest.raises(urllib.error.HTTPError) as post:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"x", method="POST"))
+        assert post.value.code == 501
+    finally:
+        server.stop()
+
+
+def test_live_page_polls_its_own_server() -> None:
+    engine = Engine(load_demo())
+    text = render(collect(engine, diagnose(engine), POOL_LABEL), live=Live(5, "abc"))
+    body = Parsed(text).all("body")[0]
+    assert (body["data-refresh"], body["data-version"]) == ("5", "abc")
+    assert "connect-src 'self'" in text
