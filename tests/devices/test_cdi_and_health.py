@@ -47,11 +47,12 @@ def test_cdi_uses_the_recorded_minor_number_not_the_index(dgx1: NodeInventory) -
     [
         (79, "", True),  # GPU has fallen off the bus
         (48, "", True),  # double-bit ECC error
-        (13, "", False),  # application errors upstream skips: 13, 31, 43, 45, 68
+        (13, "", False),  # application errors upstream skips: 13, 31, 43, 45, 68, 109
         (31, "", False),
         (43, "", False),
         (45, "", False),
         (68, "", False),
+        (109, "", False),  # context switch timeout
         (79, "all", False),
         (79, "xids", False),
         (79, "79,94", False),  # extra XIDs to skip, DP_DISABLE_HEALTHCHECKS=79,94

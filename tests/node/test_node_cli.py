@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import queue
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
-from concurrent import futures
 from pathlib import Path
 
-import grpc
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -22,8 +15,6 @@ from click.testing import CliRunner
 from kubegpu.cli.node_cmd import node
 from kubegpu.devices import load_reading, parse_reading
 from kubegpu.node.discovery import NvmlBackend, NvmlUnavailable
-from kubegpu.node.v1beta1 import api_pb2 as pb
-from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
 REPO = Path(__file__).parents[2]
 H200 = REPO / ".." / "shared" / "fixtures" / "nodes" / "h200-1gpu" / "nvml.json"
@@ -106,15 +97,6 @@ def test_nvml_backend_without_a_driver_says_so_in_one_line() -> None:
     assert out.startswith("Error: NVML") or out.startswith("Error: nvidia-ml-py")
 
 
-class _Kubelet(pb_grpc.RegistrationServicer):  # type: ignore[misc]
-    def __init__(self) -> None:
-        self.requests: queue.Queue[pb.RegisterRequest] = queue.Queue()
-
-    def Register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.Empty:
-        self.requests.put(request)
-        return pb.Empty()
-
-
 @pytest.fixture
 def socket_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="kgcli", dir="/tmp"))
@@ -122,42 +104,13 @@ def socket_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_serve_registers_serves_and_cleans_up_on_sigterm(socket_dir: Path) -> None:
-    kubelet = _Kubelet()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    pb_grpc.add_RegistrationServicer_to_server(kubelet, server)
-    server.add_insecure_port(f"unix://{socket_dir / 'kubelet.sock'}")
-    server.start()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    cmd = [sys.executable, "-c", "from kubegpu.cli.node_cmd import node; node()"]
-    proc = subprocess.Popen(
-        [*cmd, "serve", "--reading", str(DGX1), "--socket-dir", str(socket_dir)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        request = kubelet.requests.get(timeout=30)
-        assert (request.resource_name, request.endpoint) == ("nvidia.com/gpu", "nvidia-gpu.sock")
-        with grpc.insecure_channel(f"unix://{socket_dir / 'nvidia-gpu.sock'}") as channel:
-            stream = pb_grpc.DevicePluginStub(channel).ListAndWatch(pb.Empty(), timeout=10)
-            assert len(next(stream).devices) == 8
-            stream.cancel()
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
-        assert proc.returncode == 0, out
-        assert "serving nvidia.com/gpu" in out
-        assert not (socket_dir / "nvidia-gpu.sock").exists()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        server.stop(grace=None).wait()
-
-
-def test_serve_without_a_kubelet_fails_in_one_line_and_leaves_no_socket(socket_dir: Path) -> None:
-    code, out = _run("serve", "--reading", str(DGX1), "--socket-dir", str(socket_dir))
+# The subprocess contract (register, ListAndWatch, Allocate, re-register, SIGTERM) is in
+# test_device_plugin_command.py.
+@pytest.mark.parametrize("name", ["device-plugin", "serve"])  # serve: the command's first name, kept
+def test_device_plugin_without_a_kubelet_fails_in_one_line_and_leaves_no_socket(
+    socket_dir: Path, name: str
+) -> None:
+    code, out = _run(name, "--nvml-reading", str(DGX1), "--plugin-dir", str(socket_dir))
     assert code == 1
     assert out.startswith(f"Error: registration with kubelet at {socket_dir}/kubelet.sock failed: ")
     assert list(socket_dir.iterdir()) == []

@@ -1,7 +1,8 @@
 """``kubegpu node``: the node agent's commands (R2.2, R3, R6, R12).
 
 ``discover`` prints a node's GPU inventory (``-o json`` writes a reading in the fixture format),
-``labels`` the GFD-style labels, ``cdi`` the CDI spec, and ``serve`` runs the kubelet device plugin.
+``labels`` the GFD-style labels (``--nfd-feature-file`` also writes them for NFD), ``cdi`` the CDI spec,
+``device-plugin`` (alias ``serve``) runs the kubelet device plugin, and ``doctor`` checks the GPU chain.
 Inventories come from NVML (``--backend nvml``, the default) or a recorded reading (``--reading FILE``).
 Thin: parse options, call ``kubegpu.devices``/``kubegpu.node``, render.
 """
@@ -15,7 +16,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import yaml
@@ -32,29 +33,39 @@ from kubegpu.devices import (
     load_plugin_config,
     plan_resources,
 )
-from kubegpu.devices.health import HealthEvent
 from kubegpu.devices.inventory import MIB
+from kubegpu.devices.labels import nfd_feature_text
 from kubegpu.errors import KubegpuError
 from kubegpu.node.discovery import NvmlBackend, NvmlUnavailable, RecordedBackend
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH
+
+if TYPE_CHECKING:
+    from kubegpu.node.health import NvmlHealthWatcher
+    from kubegpu.node.plugin import DevicePluginServer
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 
-def _backend_options(f: F) -> F:
-    f = click.option(
-        "--reading",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="A recorded reading (the JSON `node discover -o json` writes).",
-    )(f)
-    return click.option(
-        "--backend",
-        type=click.Choice(["nvml", "recorded"]),
-        default=None,
-        help="Read the GPUs through NVML (default) or a recorded reading (default with --reading).",
-    )(f)
+def _backend_options(*reading_flags: str) -> Callable[[F], F]:
+    """--backend and the reading option, named by ``reading_flags``."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            *reading_flags,
+            "reading",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="A recorded reading (the JSON `node discover -o json` writes).",
+        )(f)
+        return click.option(
+            "--backend",
+            type=click.Choice(["nvml", "recorded"]),
+            default=None,
+            help="Read the GPUs through NVML (default) or a recorded reading (default with a reading).",
+        )(f)
+
+    return decorate
 
 
 _config_option = click.option(
@@ -78,7 +89,7 @@ def node() -> None:
 
 
 @node.command("discover")
-@_backend_options
+@_backend_options("--reading")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table")
 def discover(backend: str | None, reading: Path | None, output: str) -> None:
     """Print this node's GPU inventory (json: a reading in the fixture format)."""
@@ -90,15 +101,29 @@ def discover(backend: str | None, reading: Path | None, output: str) -> None:
 
 
 @node.command("labels")
-@_backend_options
+@_backend_options("--reading")
 @_config_option
 @_mig_option
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table")
+@click.option(
+    "--nfd-feature-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the labels as an NFD local feature file (e.g. "
+    "/etc/kubernetes/node-feature-discovery/features.d/kubegpu).",
+)
 def labels(
-    backend: str | None, reading: Path | None, config_file: Path | None, mig_strategy: str | None, output: str
+    backend: str | None,
+    reading: Path | None,
+    config_file: Path | None,
+    mig_strategy: str | None,
+    output: str,
+    nfd_feature_file: Path | None,
 ) -> None:
     """Print the GFD-style nvidia.com/* labels this node would carry."""
     result = _guard(lambda: gfd_labels(_inventory(backend, reading), _config(config_file, mig_strategy)))
+    if nfd_feature_file is not None:
+        _write_feature_file(nfd_feature_file, _guard(lambda: nfd_feature_text(result)))
     if output == "table":
         table = Table("label", "value")
         for key, value in result.items():
@@ -109,32 +134,53 @@ def labels(
 
 
 @node.command("cdi")
-@_backend_options
+@_backend_options("--reading")
 @click.option("-o", "--output", type=click.Choice(["json", "yaml"]), default="yaml")
 def cdi(backend: str | None, reading: Path | None, output: str) -> None:
     """Print the CDI spec (kind nvidia.com/gpu) for this node's GPUs."""
     _dump(cdi_spec(_inventory(backend, reading)), output)
 
 
-@node.command("serve")
-@_backend_options
+@node.command("device-plugin")
+@_backend_options("--nvml-reading", "--reading")
 @_config_option
 @_mig_option
 @click.option(
+    "--plugin-dir",
     "--socket-dir",
+    "plugin_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEVICE_PLUGIN_PATH,
     show_default=True,
-    help="Device plugin directory holding kubelet.sock.",
+    help="kubelet's device plugin directory: holds kubelet.sock, gets one socket per resource.",
 )
-def serve(
+@click.option(
+    "--health-recovery-seconds",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Quiet period after a critical XID before a probe may return the device to Healthy; "
+    "0 keeps it Unhealthy until restart, as the NVIDIA plugin does.",
+)
+@click.option(
+    "--disable-healthchecks",
+    envvar="DP_DISABLE_HEALTHCHECKS",
+    default="",
+    help="As the NVIDIA plugin's DP_DISABLE_HEALTHCHECKS: all, xids, or XID numbers to skip.",
+)
+def device_plugin(
     backend: str | None,
     reading: Path | None,
     config_file: Path | None,
     mig_strategy: str | None,
-    socket_dir: Path,
+    plugin_dir: Path,
+    health_recovery_seconds: float,
+    disable_healthchecks: str,
 ) -> None:
-    """Run the kubelet device plugin (one socket per resource) until SIGINT/SIGTERM."""
+    """Run the kubelet device plugin (one socket per resource) until SIGINT/SIGTERM.
+
+    Re-registers every resource when kubelet.sock is recreated (kubelet restarted).
+    """
     # grpc is imported here, not at the top: discover/labels/cdi must work on hosts without grpc.
     import grpc
 
@@ -143,7 +189,11 @@ def serve(
     inv = _inventory(backend, reading)
     config = _config(config_file, mig_strategy)
     plans = _guard(lambda: plan_resources(inv, config))
-    servers = _guard(lambda: [DevicePluginServer(inv, config, p.base_name, socket_dir) for p in plans])
+    servers = _guard(
+        lambda: [
+            DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks) for p in plans
+        ]
+    )
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -158,31 +208,107 @@ def serve(
             s.register()
             click.echo(f"serving {s.resource_name} on {s.socket_path}, registered with kubelet")
         if inv.source == "nvml":
-            from kubegpu.node.health import NvmlHealthWatcher
-
-            def report(event: HealthEvent) -> None:
-                for s in servers:
-                    s.report(event)
-
-            watcher = NvmlHealthWatcher(report)
-            watcher.start()
-        serve_until(servers, socket_dir, done)
+            watcher = _start_health(inv, servers, health_recovery_seconds, disable_healthchecks, done)
+        serve_until(servers, plugin_dir, done)
     except grpc.RpcError as exc:
         raise click.ClickException(
-            f"registration with kubelet at {socket_dir}/kubelet.sock failed: {_rpc_text(exc)}"
+            f"registration with kubelet at {plugin_dir}/kubelet.sock failed: {_rpc_text(exc)}"
         ) from exc
     finally:
+        done.set()
         if watcher is not None:
             watcher.stop()
         for s in servers:
             s.stop()
 
 
+# `serve` was this command's first name; kept so existing manifests and scripts still run.
+node.add_command(device_plugin, "serve")
+
+
+def _start_health(
+    inv: NodeInventory,
+    servers: list[DevicePluginServer],
+    quiet_seconds: float,
+    disable_healthchecks: str,
+    done: threading.Event,
+) -> NvmlHealthWatcher:
+    """Watch NVML XID events for ``servers`` and recover quiet devices until ``done``; the watcher."""
+    from kubegpu.node.health import HealthMonitor, NvmlHealthWatcher
+
+    monitor = HealthMonitor(
+        inv,
+        report=lambda event: [s.report(event) for s in servers],
+        recover=lambda key: [s.recover(key) for s in servers],
+        quiet_seconds=quiet_seconds or None,
+        disable_healthchecks=disable_healthchecks,
+    )
+    threading.Thread(target=monitor.run, args=(done,), name="health-recovery", daemon=True).start()
+    watcher = NvmlHealthWatcher(monitor.on_event)
+    watcher.start()
+    return watcher
+
+
+@node.command("doctor")
+@click.option(
+    "--host-facts",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A recorded host.txt (## lspci, ## lsmod, ## dev, ## which, ## cdi, ## numa …) instead of this host.",
+)
+@click.option(
+    "--nvml-reading",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With --host-facts: the node's recorded NVML reading (default: nvml.json beside host.txt).",
+)
+@click.option(
+    "--plugin-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Device plugin directory to check (kubelet.sock, nvidia-*.sock, kubelet_internal_checkpoint). "
+    f"Without it the layer is not checked; kubelet's is {DEVICE_PLUGIN_PATH}.",
+)
+@click.option("--cuda", default=None, help="The CUDA version an image needs, e.g. 12.4.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
+def doctor(
+    host_facts: Path | None, nvml_reading: Path | None, plugin_dir: Path | None, cuda: str | None, output: str
+) -> None:
+    """Walk the GPU chain bottom-up (PCI, module, /dev, NVML, toolkit/CDI, plugin, CUDA); stop at the first break.
+
+    Exit code 1 when a layer is broken.
+    """
+    from kubegpu.node.doctor import HostFacts, Status, diagnose, parse_cuda
+
+    try:
+        required = None if cuda is None else parse_cuda(cuda)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cuda") from exc
+    if host_facts is not None:
+        beside = host_facts.parent / "nvml.json"
+        reading = nvml_reading or (beside if beside.is_file() else None)
+        facts = _guard(lambda: HostFacts.from_recording(host_facts, reading, plugin_dir))
+    else:
+        facts = HostFacts.from_host(plugin_dir)
+    layers = diagnose(facts, required)
+    if output == "json":
+        _dump([dataclasses.asdict(layer) for layer in layers], "json")
+    else:
+        table = Table("layer", "status", "evidence")
+        for layer in layers:
+            table.add_row(layer.name, str(layer.status), layer.evidence)
+        Console().print(table)
+        broken = layers[-1] if layers[-1].status is Status.BROKEN else None
+        click.echo(f"next: {broken.next_command}" if broken else "no broken layer")
+    if layers[-1].status is Status.BROKEN:
+        raise SystemExit(1)
+
+
 def _inventory(backend: str | None, reading: Path | None) -> NodeInventory:
     chosen = backend or ("recorded" if reading is not None else "nvml")
     if chosen == "recorded":
         if reading is None:
-            raise click.UsageError("--backend recorded needs --reading FILE")
+            raise click.UsageError("--backend recorded needs a reading (--reading FILE)")
         path = reading
         return _guard(lambda: RecordedBackend(path).inventory())
     if reading is not None:
@@ -203,6 +329,18 @@ def _guard(fn: Callable[[], T]) -> T:
         return fn()
     except (KubegpuError, NvmlUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _write_feature_file(path: Path, text: str) -> None:
+    """Replace ``path`` atomically: nfd-worker may read the directory at any moment and skips dot files,
+    so the text goes to ``.<name>.tmp`` beside it first and is renamed over it (as GFD does)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _dump(data: object, output: str) -> None:

@@ -1,22 +1,36 @@
-"""Which NVML events make a device Unhealthy, and the inventory after one (R3.3, R13.3, R16).
+"""Which NVML events make a device Unhealthy, the inventory after one, and the way back (R3.3, R13.3, R16).
 
 Mirrors the NVIDIA device plugin's ``checkHealth``: an XID critical-error event marks its GPU Unhealthy
 unless the XID is an application error that leaves the GPU usable (13 graphics engine exception,
 31 GPU memory page fault, 43 GPU stopped processing, 45 preemptive cleanup, 68 video processor
-exception), or the operator skipped it through ``DP_DISABLE_HEALTHCHECKS`` (``all`` or ``xids``
-disables XID checks; a comma-separated list of numbers skips those XIDs too). An event without a UUID
-marks every device Unhealthy, as upstream does. An event that names a GPU instance on a MIG-enabled GPU
-marks only that MIG device. There is no way back to Healthy short of a new reading, as upstream.
+exception, 109 context switch timeout), or the operator skipped it through ``DP_DISABLE_HEALTHCHECKS``
+(``all`` or ``xids`` disables XID checks; a comma-separated list of numbers skips those XIDs too). An
+event without a UUID marks every device Unhealthy, as upstream does. An event that names a GPU instance
+on a MIG-enabled GPU marks only that MIG device.
+
+Beyond upstream (which keeps a device Unhealthy until the plugin restarts), ``Recovery`` returns a device
+to Healthy once no critical XID has hit it for a quiet period and a probe of it succeeds. It is a pure
+state machine over a caller's clock (``now`` in seconds), so tests drive it with virtual time;
+``kubegpu.node.health.HealthMonitor`` runs it against NVML.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kubegpu.devices.inventory import GpuDevice, Health, NodeInventory
 
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+# Reported for a GPU that cannot register for XID events (upstream marks it Unhealthy). No XID is
+# negative, so no skip list contains it; and since such a GPU reports no events, a quiet period proves
+# nothing about it: ``Recovery`` never brings it back.
+NO_EVENTS_XID = -1
+
+# A device health is tracked for: (GPU UUID, None) for a whole GPU, (GPU UUID, GPU-instance id) for a
+# MIG device.
+DeviceKey = tuple[str, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +73,78 @@ def _mark(g: GpuDevice, event: HealthEvent) -> GpuDevice:
         )
         return dataclasses.replace(g, mig_devices=migs)
     return dataclasses.replace(g, health=Health.UNHEALTHY, health_reason=event.reason)
+
+
+def affected_devices(inv: NodeInventory, event: HealthEvent) -> tuple[DeviceKey, ...]:
+    """The devices ``event`` marks (by the rules of ``apply_health_event``), critical or not."""
+    keys: list[DeviceKey] = []
+    for g in inv.devices:
+        if event.uuid is not None and g.uuid != event.uuid:
+            continue
+        if g.mig_enabled and event.gpu_instance is not None:
+            keys.extend((g.uuid, m.gi_id) for m in g.mig_devices if m.gi_id == event.gpu_instance)
+        else:
+            keys.append((g.uuid, None))
+    return tuple(keys)
+
+
+def mark_healthy(inv: NodeInventory, key: DeviceKey) -> NodeInventory:
+    """The inventory with the device ``key`` Healthy again (and its GPU's XID reason cleared)."""
+    uuid, gi = key
+
+    def heal(g: GpuDevice) -> GpuDevice:
+        if g.uuid != uuid:
+            return g
+        if gi is None:
+            return dataclasses.replace(g, health=Health.HEALTHY, health_reason="")
+        migs = tuple(
+            dataclasses.replace(m, health=Health.HEALTHY) if m.gi_id == gi else m for m in g.mig_devices
+        )
+        return dataclasses.replace(g, mig_devices=migs)
+
+    return dataclasses.replace(inv, devices=tuple(heal(g) for g in inv.devices))
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """Unhealthy devices that may come back, each with the time of the last critical XID that hit it.
+
+    ``quiet_seconds`` is how long a device must go without a critical XID before it is probed;
+    ``None`` keeps upstream's behaviour (never recover). A critical XID during the quiet period starts
+    it again; a failed probe also starts it again, so a broken GPU is probed once per period, not in a
+    tight loop.
+    """
+
+    quiet_seconds: float | None
+    last_fault: Mapping[DeviceKey, float] = field(default_factory=dict)
+
+    def after_event(
+        self, inv: NodeInventory, event: HealthEvent, now: float, disable_healthchecks: str = ""
+    ) -> Recovery:
+        """The state after ``event`` arrived at ``now``; unchanged for XIDs that do not mark devices."""
+        if not xid_is_critical(event.xid, disable_healthchecks):
+            return self
+        keys = affected_devices(inv, event)
+        faults = dict(self.last_fault)
+        if event.xid == NO_EVENTS_XID:
+            for key in keys:
+                faults.pop(key, None)
+        else:
+            faults.update(dict.fromkeys(keys, now))
+        return dataclasses.replace(self, last_fault=faults)
+
+    def due(self, now: float) -> tuple[DeviceKey, ...]:
+        """Devices quiet for the whole period, to be probed now."""
+        if self.quiet_seconds is None:
+            return ()
+        quiet = self.quiet_seconds
+        return tuple(k for k, t in self.last_fault.items() if now - t >= quiet)
+
+    def probed(self, key: DeviceKey, ok: bool, now: float) -> Recovery:
+        """The state after probing ``key`` at ``now``: forgotten (Healthy) when ``ok``, else a new period."""
+        faults = dict(self.last_fault)
+        if ok:
+            faults.pop(key, None)
+        elif key in faults:
+            faults[key] = now
+        return dataclasses.replace(self, last_fault=faults)

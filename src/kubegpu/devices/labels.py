@@ -2,19 +2,25 @@
 
 Mirrors NVIDIA k8s-device-plugin ``internal/lm`` (GFD): driver/CUDA version labels, ``mig.capable``,
 ``mps.capable`` (true when the plugin shares with MPS), ``gpu.sharing-strategy`` (none/time-slicing/mps), and per resource ``<resource>.product/count/replicas/memory``
-plus, for whole GPUs, ``family`` and ``compute.major/minor``. ``gpu.product`` replaces spaces with ``-``
-and gets ``-SHARED`` when the resource is time-sliced and not renamed. ``gpu.replicas`` is 0 for
+plus, for whole GPUs, ``family`` and ``compute.major/minor``. ``gpu.product`` is sanitised as GFD's
+``getProductName`` does (each part loses every character but ``A-Za-z0-9-_.`` and space, its runs of
+spaces become one ``-``) and gets ``-SHARED`` when the resource is time-sliced and not renamed. ``gpu.replicas`` is 0 for
 MIG-enabled GPUs (labelled without sharing), otherwise the configured replicas (1 when not shared).
 ``nvidia.com/gpu.present`` is the GPU Operator's label (not GFD's); kubegpu sets it whenever the node
 has a GPU. With several GPU models on one node upstream labels one of them (map order); kubegpu labels
 the model of the lowest-index GPU. ``gpu.family`` follows upstream ``getArchFamily`` as read (compute
 capability 9 → hopper; majors it does not list → ``undefined``).
 
+``nfd_feature_text`` writes labels in NFD's local feature file format (one ``name=value`` per line,
+``#`` comments), the file nfd-worker reads from ``/etc/kubernetes/node-feature-discovery/features.d/``.
+
 Not computed (the reading holds no data for them): ``gpu.mode`` (PCI class), ``gpu.machine``, vGPU,
 IMEX/fabric labels, ``gfd.timestamp``, and MIG attribute labels other than ``memory``.
 """
 
 from __future__ import annotations
+
+import re
 
 from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory
 from kubegpu.devices.sharing import (
@@ -134,7 +140,7 @@ def _resource_labels(resource: str, config: PluginConfig | None, count: int, *pa
 
 
 def _product(parts: list[str], *, shared: bool) -> str:
-    stripped = [p.replace(" ", "-") for p in parts if p]
+    stripped = [sanitise(p) for p in parts if p]
     if shared:
         stripped.append("SHARED")
     return "-".join(stripped)
@@ -154,3 +160,31 @@ def _arch_labels(g: GpuDevice) -> dict[str, str]:
 
 def _bool(value: bool) -> str:
     return "true" if value else "false"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9\-_. ]")
+# Kubernetes label syntax (apimachinery validation): an optional DNS-subdomain prefix, a name of at most
+# 63 characters, and a value of at most 63 characters; both begin and end alphanumeric.
+_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_KEY = re.compile(rf"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}")
+_VALUE = re.compile(rf"({_NAME})?")
+
+
+def sanitise(part: str) -> str:
+    """GFD's ``sanitise``: drop characters other than ``A-Za-z0-9-_.`` and space, join the words by ``-``."""
+    return "-".join(_UNSAFE.sub("", part).split())
+
+
+def nfd_feature_text(labels: dict[str, str]) -> str:
+    """``labels`` as an NFD local feature file: ``name=value`` lines, keys with their ``nvidia.com/`` prefix.
+
+    nfd-worker drops lines that are not valid labels without saying so; kubegpu refuses them here instead.
+    """
+    lines = ["# kubegpu node labels (GFD-compatible); written by `kubegpu node labels --nfd-feature-file`"]
+    for key, value in labels.items():
+        if not _KEY.fullmatch(key) or len(key.rpartition("/")[0]) > 253:
+            raise InputError(f"label name {key!r} is not a valid Kubernetes label name", field=key)
+        if not _VALUE.fullmatch(value):
+            raise InputError(f"label value {value!r} is not a valid Kubernetes label value", field=key)
+        lines.append(f"{key}={value}")
+    return "\n".join(lines) + "\n"

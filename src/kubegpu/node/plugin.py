@@ -7,7 +7,8 @@ device plugin does; ``serve_until`` serves and registers again whenever kubelet 
 with the upstream behaviour each mirrors:
 
 * ``GetDevicePluginOptions``: ``get_preferred_allocation_available=true``, no PreStartContainer needed.
-* ``ListAndWatch``: the full device list at once, then a new full list after every health change.
+* ``ListAndWatch``: the full device list at once, then a new full list after every health change
+  (Unhealthy on a critical XID, Healthy again when ``node.health.HealthMonitor`` recovers the device).
 * ``GetPreferredAllocation``: whole GPUs by ``devices.preferred_allocation`` (NVLink, PCIe, NUMA);
   time-sliced replicas by ``devices.distributed_allocation``; MIG devices in advertised order.
 * ``Allocate``: ``devices.allocate_response`` for every ``deviceListStrategy`` (envvar, volume-mounts,
@@ -42,7 +43,7 @@ from kubegpu.devices import (
 )
 from kubegpu.devices.cdi import CDI_KIND
 from kubegpu.devices.container_view import AllocateError, allocate_response
-from kubegpu.devices.health import HealthEvent
+from kubegpu.devices.health import DeviceKey, HealthEvent, mark_healthy
 from kubegpu.devices.sharing import GPU_RESOURCE
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH, KUBELET_SOCKET, VERSION
 from kubegpu.node.v1beta1 import api_pb2 as pb
@@ -90,16 +91,26 @@ class PluginState:
     def report(self, event: HealthEvent) -> bool:
         """Apply a health event; True (and ListAndWatch sends a new list) when it changed a device."""
         with self._cond:
-            updated = apply_health_event(self._inventory, event, self.disable_healthchecks)
-            if updated == self._inventory:
-                return False
+            changed = self._swap(apply_health_event(self._inventory, event, self.disable_healthchecks))
+        if changed:
             log.warning(
                 "%s: %s on %s marks devices Unhealthy", self.base_name, event.reason, event.uuid or "all"
             )
-            self._inventory = updated
-            self._generation += 1
-            self._cond.notify_all()
-            return True
+        return changed
+
+    def recover(self, key: DeviceKey) -> bool:
+        """Mark a device Healthy again; True (and ListAndWatch sends a new list) when it was not."""
+        with self._cond:
+            return self._swap(mark_healthy(self._inventory, key))
+
+    def _swap(self, updated: NodeInventory) -> bool:
+        # Caller holds the condition's lock.
+        if updated == self._inventory:
+            return False
+        self._inventory = updated
+        self._generation += 1
+        self._cond.notify_all()
+        return True
 
     def stop(self) -> None:
         with self._cond:
@@ -259,6 +270,9 @@ class DevicePluginServer:
 
     def report(self, event: HealthEvent) -> bool:
         return self.state.report(event)
+
+    def recover(self, key: DeviceKey) -> bool:
+        return self.state.recover(key)
 
     def restart(self) -> None:
         """Serve on a fresh socket and register again (kubelet wipes plugin sockets when it restarts)."""

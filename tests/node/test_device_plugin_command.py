@@ -1,0 +1,149 @@
+"""``kubegpu node device-plugin --plugin-dir DIR --nvml-reading FILE``, the issue's contract, as a real process.
+
+A test kubelet (kubelet's v1beta1 ``Registration`` service on ``DIR/kubelet.sock``) drives the command
+the way kubelet does: it receives the ``RegisterRequest`` (version v1beta1, endpoint ``nvidia-gpu.sock``,
+resource ``nvidia.com/gpu``), opens ListAndWatch and Allocates over the plugin's unix socket, restarts
+(kubelet.sock removed and recreated, which makes the NVIDIA plugin register again), and finally sends
+SIGTERM, after which the plugin must remove its socket and exit 0 (kubelet treats a vanished socket as
+the plugin gone). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import pytest
+
+from kubegpu.node.v1beta1 import api_pb2 as pb
+from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
+
+REPO = Path(__file__).parents[2]
+DGX1 = REPO / "tests" / "fixtures" / "nodes" / "dgx1-8xv100.json"
+TIMEOUT = 20.0
+
+
+class TestKubelet(pb_grpc.RegistrationServicer):  # type: ignore[misc]
+    """kubelet's Registration service on ``<dir>/kubelet.sock``; restartable like the real one."""
+
+    __test__ = False  # a helper, not a pytest test class
+
+    def __init__(self, plugin_dir: Path) -> None:
+        self.plugin_dir = plugin_dir
+        self.requests: queue.Queue[pb.RegisterRequest] = queue.Queue()
+        self._server: grpc.Server | None = None
+
+    def Register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.Empty:
+        self.requests.put(request)
+        return pb.Empty()
+
+    def start(self) -> None:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        pb_grpc.add_RegistrationServicer_to_server(self, server)
+        server.add_insecure_port(f"unix://{self.plugin_dir / 'kubelet.sock'}")
+        server.start()
+        self._server = server
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None).wait()
+            self._server = None
+        (self.plugin_dir / "kubelet.sock").unlink(missing_ok=True)
+
+
+@pytest.fixture
+def plugin_dir() -> Iterator[Path]:
+    # Unix socket paths are limited to 107 bytes; pytest's tmp_path can be longer than that.
+    path = Path(tempfile.mkdtemp(prefix="kgdpc", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _start(plugin_dir: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "kubegpu", "node", "device-plugin", "--plugin-dir", str(plugin_dir), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_contract_command_registers_allocates_reregisters_and_exits_cleanly(plugin_dir: Path) -> None:
+    kubelet = TestKubelet(plugin_dir)
+    kubelet.start()
+    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    try:
+        reg = kubelet.requests.get(timeout=TIMEOUT)
+        assert (reg.version, reg.endpoint, reg.resource_name) == (
+            "v1beta1",
+            "nvidia-gpu.sock",
+            "nvidia.com/gpu",
+        )
+        assert reg.options.get_preferred_allocation_available
+        with grpc.insecure_channel(f"unix://{plugin_dir / reg.endpoint}") as channel:
+            stub = pb_grpc.DevicePluginStub(channel)
+            stream = stub.ListAndWatch(pb.Empty(), timeout=TIMEOUT)
+            ids = [d.ID for d in next(stream).devices]
+            stream.cancel()
+            assert len(ids) == 8
+            alloc = stub.Allocate(
+                pb.AllocateRequest(container_requests=[pb.ContainerAllocateRequest(devices_ids=ids[:2])]),
+                timeout=TIMEOUT,
+            )
+            assert dict(alloc.container_responses[0].envs) == {"NVIDIA_VISIBLE_DEVICES": ",".join(ids[:2])}
+
+        # kubelet restarts: its socket disappears and comes back as a new file; the plugin registers again.
+        kubelet.stop()
+        kubelet.start()
+        again = kubelet.requests.get(timeout=TIMEOUT)
+        assert (again.endpoint, again.resource_name) == ("nvidia-gpu.sock", "nvidia.com/gpu")
+        assert (plugin_dir / "nvidia-gpu.sock").is_socket()
+
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0, out
+        assert f"serving nvidia.com/gpu on {plugin_dir}/nvidia-gpu.sock" in out
+        assert not (plugin_dir / "nvidia-gpu.sock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kubelet.stop()
+
+
+def test_renamed_time_sliced_resource_is_served_and_registered_on_its_own_socket(plugin_dir: Path) -> None:
+    # NVIDIA plugin: renameByDefault time-slicing advertises nvidia.com/gpu.shared on its own socket.
+    config = plugin_dir / "config.yaml"
+    config.write_text(
+        "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+        "    resources: [{name: nvidia.com/gpu, replicas: 2}]\n"
+    )
+    kubelet = TestKubelet(plugin_dir)
+    kubelet.start()
+    proc = _start(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
+    try:
+        reg = kubelet.requests.get(timeout=TIMEOUT)
+        assert (reg.endpoint, reg.resource_name) == ("nvidia-gpu.shared.sock", "nvidia.com/gpu.shared")
+        with grpc.insecure_channel(f"unix://{plugin_dir / reg.endpoint}") as channel:
+            stream = pb_grpc.DevicePluginStub(channel).ListAndWatch(pb.Empty(), timeout=TIMEOUT)
+            assert len(next(stream).devices) == 16
+            stream.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=TIMEOUT) == 0
+        assert not (plugin_dir / "nvidia-gpu.shared.sock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kubelet.stop()
