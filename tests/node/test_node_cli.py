@@ -114,3 +114,17 @@ def test_device_plugin_without_a_kubelet_fails_in_one_line_and_leaves_no_socket(
     assert code == 1
     assert out.startswith(f"Error: registration with kubelet at {socket_dir}/kubelet.sock failed: ")
     assert list(socket_dir.iterdir()) == []
+
+
+def test_per_node_config_is_picked_by_the_label_value_like_nvidias_config_manager(tmp_path: Path) -> None:
+    """NVIDIA's config manager: the device plugin ConfigMap's keys are files; the node's
+    nvidia.com/device-plugin.config label names one, DEFAULT_CONFIG applies when it is unset."""
+    from kubegpu.cli.node_cmd import select_config_file
+    from kubegpu.errors import InputError
+
+    (tmp_path / "default").write_text("version: v1\n")
+    (tmp_path / "ts-4.yaml").write_text("version: v1\n")
+    assert select_config_file(tmp_path, "ts-4", "default") == tmp_path / "ts-4.yaml"
+    assert select_config_file(tmp_path, "", "default") == tmp_path / "default"
+    with pytest.raises(InputError, match=r"no config named 'mig' \(available: default, ts-4.yaml\)"):
+        select_config_file(tmp_path, "mig", "default")

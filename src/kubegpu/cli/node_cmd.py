@@ -35,7 +35,7 @@ from kubegpu.devices import (
 )
 from kubegpu.devices.inventory import MIB
 from kubegpu.devices.labels import nfd_feature_text
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError
 from kubegpu.node.discovery import NvmlBackend, NvmlUnavailable, RecordedBackend
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH
 
@@ -75,6 +75,34 @@ _config_option = click.option(
     default=None,
     help="NVIDIA device plugin config file (version: v1; flags, sharing.timeSlicing).",
 )
+
+
+def _config_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Per-node configs as NVIDIA's config manager lays them out: one file per name in a directory (the
+    device plugin ConfigMap's keys), picked by the node's ``nvidia.com/device-plugin.config`` label."""
+    f = click.option("--default-config", default="", envvar="DEFAULT_CONFIG",
+                     help="Config name used when the node label is unset.")(f)  # fmt: skip
+    f = click.option("--config-name", default="", envvar="CONFIG_NAME",
+                     help="Value of the node's nvidia.com/device-plugin.config label (the DaemonSet passes it).")(f)  # fmt: skip
+    return click.option("--config-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        envvar="CONFIG_FILE_SRCDIR", help="Directory of named configs (a mounted ConfigMap).")(f)  # fmt: skip
+
+
+def select_config_file(config_dir: Path, name: str, default: str) -> Path:
+    """The file the label names, else the default one; a name without a file is an error, as upstream."""
+    chosen = name or default
+    if not chosen:
+        raise InputError("no config name: give --config-name (the node label's value) or --default-config",
+                         source=str(config_dir))  # fmt: skip
+    for candidate in (config_dir / chosen, config_dir / f"{chosen}.yaml", config_dir / f"{chosen}.yml"):
+        if candidate.is_file():
+            return candidate
+    known = sorted(p.name for p in config_dir.iterdir() if p.is_file() and not p.name.startswith("."))
+    raise InputError(
+        f"no config named {chosen!r} (available: {', '.join(known) or 'none'})", source=str(config_dir)
+    )
+
+
 _mig_option = click.option(
     "--mig-strategy",
     type=click.Choice([s.value for s in MigStrategy]),
@@ -168,6 +196,7 @@ def cdi(backend: str | None, reading: Path | None, output: str) -> None:
     default="",
     help="As the NVIDIA plugin's DP_DISABLE_HEALTHCHECKS: all, xids, or XID numbers to skip.",
 )
+@_config_dir_options
 def device_plugin(
     backend: str | None,
     reading: Path | None,
@@ -176,6 +205,9 @@ def device_plugin(
     plugin_dir: Path,
     health_recovery_seconds: float,
     disable_healthchecks: str,
+    config_dir: Path | None,
+    config_name: str,
+    default_config: str,
 ) -> None:
     """Run the kubelet device plugin (one socket per resource) until SIGINT/SIGTERM.
 
@@ -187,6 +219,10 @@ def device_plugin(
     from kubegpu.node.plugin import DevicePluginServer, serve_until
 
     inv = _inventory(backend, reading)
+    if config_dir is not None:
+        if config_file is not None:
+            raise click.UsageError("give --config or --config-dir, not both")
+        config_file = _guard(lambda: select_config_file(config_dir, config_name, default_config))
     config = _config(config_file, mig_strategy)
     plans = _guard(lambda: plan_resources(inv, config))
     servers = _guard(
