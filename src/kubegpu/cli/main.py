@@ -13,6 +13,7 @@ import yaml
 
 from kubegpu.cli import render
 from kubegpu.cli.exporter_cmd import exporter
+from kubegpu.cli.live_cmd import extender, lint, scheduler, webhook
 from kubegpu.cli.node_cmd import node
 from kubegpu.cli.plan_cmd import plan
 from kubegpu.cli.report_cmd import report, ui
@@ -338,6 +339,8 @@ cli.add_command(plan)
 cli.add_command(exporter)
 cli.add_command(report)
 cli.add_command(ui)
+for live_command in (scheduler, extender, webhook, lint):
+    cli.add_command(live_command)
 
 
 def main() -> None:

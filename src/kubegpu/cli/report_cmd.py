@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kubegpu.explain.findings import DEFAULT_POOL_LABEL
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 
 if TYPE_CHECKING:
     from kubegpu.report.figures import Figure

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.findings import DEFAULT_POOL_LABEL, Finding, find
+from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.overview import NodeRow, node_rows
 from kubegpu.explain.pending import Explanation, explain_pod
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.queue import priority_sort
 

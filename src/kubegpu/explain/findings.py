@@ -20,16 +20,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.model.gpu_facts import (
+    DEFAULT_POOL_LABEL,
+    GPU_COUNT_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    tolerates_gpu_taint,
+)
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
-GPU_TAINT_KEY = "nvidia.com/gpu"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 QUOTA_NEAR = 0.9
 
 
@@ -59,11 +61,6 @@ def has_gpu_labels(node: Node) -> bool:
         "",
         "0",
     )
-
-
-def tolerates_gpu_taint(pod: Pod) -> bool:
-    """Does any toleration cover the GPU-node taint key (or every key)?"""
-    return any(t.key == GPU_TAINT_KEY or (not t.key and t.operator == "Exists") for t in pod.tolerations)
 
 
 def is_daemon(pod: Pod) -> bool:

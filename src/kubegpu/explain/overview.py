@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.findings import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, gpu_resources, has_gpu_labels
+from kubegpu.explain.findings import gpu_resources, has_gpu_labels
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 

@@ -16,8 +16,9 @@ from kubegpu.batch.status import workload_status
 from kubegpu.devices.container_view import allocate_response
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.findings import GPU_TAINT_KEY, has_gpu_labels, tolerates_gpu_taint
+from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.model import affinity
+from kubegpu.model.gpu_facts import GPU_TAINT_KEY, tolerates_gpu_taint
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu

@@ -129,7 +129,7 @@ def read_cluster(
     """
     if page_size < 1:
         raise ValueError(f"page_size must be positive, got {page_size}")
-    configuration, context_name = _load_configuration(context, kubeconfig, in_cluster)
+    configuration, context_name = load_configuration(context, kubeconfig, in_cluster)
     # Fail fast on an unreachable server: two quick connection retries, no read retries.
     configuration.retries = urllib3.util.Retry(total=2, connect=2, read=0, redirect=0, backoff_factor=0.2)
     result = LiveRead(context=context_name, server=str(configuration.host))
@@ -140,7 +140,7 @@ def read_cluster(
             source = label + listed.path
             list_fn = getattr(getattr(k8s_client, listed.api_class)(api_client), listed.method)
             try:
-                items = _list_all(list_fn, listed, source, result, page_size, timeout_s)
+                items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s)
             except _OptionalKindUnavailable as skipped:
                 result.warnings.append(
                     f"{source}: skipped {listed.kind} objects ({skipped}); {listed.without_it}"
@@ -153,11 +153,33 @@ def read_cluster(
     return result
 
 
+def list_kind(
+    api_client: Any,
+    listed: ListedKind,
+    *,
+    label: str = "cluster",
+    page_size: int = DEFAULT_PAGE_SIZE,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> tuple[list[dict[str, Any]], str, list[str]]:
+    """One kind's full list through ``api_client`` (a ``kubernetes.client.ApiClient``): its items, the
+    list's resourceVersion (where a watch resumes) and warnings. This is the LIST half of an informer's
+    list+watch, with ``read_cluster``'s pagination and error messages; an optional kind that answers
+    403/404 is an ``InputError`` here too, because a watch on it would fail the same way."""
+    result = LiveRead(server=str(api_client.configuration.host))
+    source = label + listed.path
+    list_fn = getattr(getattr(k8s_client, listed.api_class)(api_client), listed.method)
+    try:
+        items, resource_version = _list_all(list_fn, listed, source, result, page_size, timeout_s)
+    except _OptionalKindUnavailable as skipped:
+        raise InputError(f"cannot list {listed.kind} objects ({skipped})", source=source) from None
+    return items, resource_version, result.warnings
+
+
 class _OptionalKindUnavailable(Exception):
     """Internal: an optional kind answered 403/404; carries the short reason for the warning."""
 
 
-def _load_configuration(context: str | None, kubeconfig: str | None, in_cluster: bool) -> tuple[Any, str]:
+def load_configuration(context: str | None, kubeconfig: str | None, in_cluster: bool) -> tuple[Any, str]:
     """A ``kubernetes.client.Configuration`` for the chosen cluster, and the context name for sources."""
     configuration = k8s_client.Configuration()
     if in_cluster:
@@ -165,7 +187,7 @@ def _load_configuration(context: str | None, kubeconfig: str | None, in_cluster:
             _load_incluster_config(client_configuration=configuration)
         except (ConfigException, OSError) as exc:
             raise InputError(
-                f"cannot use the in-cluster service account: {_first_line(exc)}", source="in-cluster config"
+                f"cannot use the in-cluster service account: {first_line(exc)}", source="in-cluster config"
             ) from None
         return configuration, "in-cluster"
 
@@ -193,10 +215,10 @@ def _load_configuration(context: str | None, kubeconfig: str | None, in_cluster:
             persist_config=False,
         )
     except ConfigException as exc:
-        raise InputError(f"cannot use context {context_name!r}: {_first_line(exc)}", source=path) from None
+        raise InputError(f"cannot use context {context_name!r}: {first_line(exc)}", source=path) from None
     except Exception as exc:  # exec/auth-provider plugins fail in their own ways
         raise InputError(
-            f"cannot use context {context_name!r}: {type(exc).__name__}: {_first_line(exc)}", source=path
+            f"cannot use context {context_name!r}: {type(exc).__name__}: {first_line(exc)}", source=path
         ) from None
     return configuration, context_name
 
@@ -213,7 +235,7 @@ def _contexts(paths: list[str]) -> tuple[list[str], str]:
             with open(p, encoding="utf-8") as fh:
                 doc = yaml.safe_load(fh)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise InputError(f"cannot read kubeconfig: {_first_line(exc)}", source=p) from None
+            raise InputError(f"cannot read kubeconfig: {first_line(exc)}", source=p) from None
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -233,12 +255,15 @@ def _list_all(
     result: LiveRead,
     page_size: int,
     timeout_s: float,
-) -> list[dict[str, Any]]:
-    """Every item of one collection, page by page; a 410 (expired continue token) restarts the list once."""
+) -> tuple[list[dict[str, Any]], str]:
+    """Every item of one collection, page by page, and the list's resourceVersion (the first page's: the
+    API server serves every page from that one snapshot); a 410 (expired continue token) restarts the list
+    once."""
     restarted = False
     items: list[dict[str, Any]] = []
     token: str | None = None
     seen_tokens: set[str] = set()
+    resource_version = ""
     while True:
         try:
             page = _get_page(list_fn, listed, source, result.server, page_size, token, timeout_s)
@@ -254,9 +279,11 @@ def _list_all(
             continue
         items.extend(_items_of(page, listed, source))
         metadata = page.get("metadata")
+        if token is None and isinstance(metadata, dict):
+            resource_version = str(metadata.get("resourceVersion") or "")
         next_token = metadata.get("continue") if isinstance(metadata, dict) else None
         if not next_token:
-            return items
+            return items, resource_version
         if not isinstance(next_token, str) or next_token in seen_tokens:
             raise InputError(f"the API server repeated continue token {next_token!r}", source=source)
         seen_tokens.add(next_token)
@@ -294,7 +321,7 @@ def _get_page(
         ) from None
     except OSError as exc:
         raise InputError(
-            f"cannot reach the API server at {server}: {_first_line(exc)}", source=source
+            f"cannot reach the API server at {server}: {first_line(exc)}", source=source
         ) from None
     try:
         page = json.loads(body)
@@ -371,10 +398,10 @@ def _status_message(exc: ApiException) -> str:
     try:
         parsed = json.loads(body)
     except ValueError:
-        return _first_line(body)[:200]
+        return first_line(body)[:200]
     if isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        return _first_line(parsed["message"])
-    return _first_line(body)[:200]
+        return first_line(parsed["message"])
+    return first_line(body)[:200]
 
 
 def _transport_reason(exc: urllib3.exceptions.HTTPError) -> str:
@@ -382,7 +409,7 @@ def _transport_reason(exc: urllib3.exceptions.HTTPError) -> str:
     inner: BaseException = exc
     if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
         inner = exc.reason
-    text = _first_line(inner)
+    text = first_line(inner)
     marker = "Failed to establish a new connection: "
     if marker in text:
         text = text.split(marker, 1)[1]
@@ -393,6 +420,6 @@ def _transport_reason(exc: urllib3.exceptions.HTTPError) -> str:
     return text
 
 
-def _first_line(value: object) -> str:
+def first_line(value: object) -> str:
     text = str(value).strip()
     return text.splitlines()[0] if text else type(value).__name__

@@ -25,7 +25,7 @@ from enum import StrEnum
 from kubegpu.devices.inventory import Health
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.findings import GPU_PRODUCT_LABEL
+from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu

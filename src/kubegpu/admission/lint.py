@@ -1,0 +1,270 @@
+"""GPU admission rules for Pods and pod templates: what ``kubegpu webhook`` denies and ``kubegpu lint`` reports.
+
+One function, ``lint_object``, decides; the webhook (AdmissionReview over HTTPS) and the offline linter
+(manifests on disk, exit code for CI) only differ in where objects and namespace labels come from.
+Each rule names the field, says what goes wrong and how to fix it:
+
+* ``privileged`` (R6.1): a privileged container in a GPU namespace sees every GPU on the node and
+  bypasses the device plugin's allocation;
+* ``host-dev`` (R6.1): a hostPath volume of ``/dev`` or ``/dev/nvidia*`` in a GPU namespace does the same;
+* ``visible-devices`` (R6.1, R12): ``NVIDIA_VISIBLE_DEVICES`` set by hand (other than ``none``/``void``)
+  overrides what the device plugin injects for the devices it allocated — the bypass behind NVIDIA
+  device-plugin issues #87 and #1605; ``CUDA_VISIBLE_DEVICES`` on a pod that requests no GPU expects a
+  GPU it will not get (``""`` and ``-1``, which hide GPUs, are fine);
+* ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
+  the API server's validation finds), with its own messages (``kubegpu.admission.validation``:
+  ``Invalid value: 0.5: must be an integer`` …);
+* ``unknown-resource`` (R11.4): a GPU resource name no node offers (only when the nodes are known);
+* ``pool-sharing-mode`` (R7.3): a pod that targets a pool (``accelerator.example.com/pool`` in its
+  nodeSelector or a required ``In`` affinity term) asks for a GPU resource other nodes offer but that
+  pool's do not — one sharing mode per pool (``nvidia.com/gpu.sharing-strategy`` is shown);
+* ``toleration-without-gpu`` (R5.3, R17.4): tolerating the GPU taint without requesting a GPU (DaemonSets
+  excepted: node agents must run on GPU nodes).
+
+A **GPU namespace** is one labelled ``kubegpu.io/gpu-namespace=true``; when namespace labels are
+unknown, or the namespace is not labelled, a pod that itself requests a GPU counts as being in one. A
+namespace labelled ``kubegpu.io/admission=disabled`` opts out of every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.admission.validation import validate_pod_resources
+from kubegpu.errors import InputError
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, tolerates_gpu_taint
+from kubegpu.model.parse import parse_pod
+from kubegpu.model.resources import is_gpu
+
+OPT_OUT_LABEL = "kubegpu.io/admission"
+OPT_OUT_VALUE = "disabled"
+GPU_NAMESPACE_LABEL = "kubegpu.io/gpu-namespace"
+HIDING_CUDA_VALUES = frozenset({"", "-1"})
+NO_GPU_NVIDIA_VALUES = frozenset({"none", "void"})
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"  # GFD: none / time-slicing / mps
+
+# Where each workload kind keeps its pod template (the field path prefix of every violation).
+TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "PodTemplate": ("template",),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    field: str
+    message: str  # what is wrong and the fix
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What the rules need of one node: its labels and the resource names in its capacity."""
+
+    labels: Mapping[str, str]
+    resources: frozenset[str]
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """What the rules may know beyond the object: namespace labels and nodes (None: unknown, and the
+    ``unknown-resource`` and ``pool-sharing-mode`` rules are skipped)."""
+
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None
+    nodes: tuple[NodeFacts, ...] | None = None
+
+    @property
+    def offered_resources(self) -> frozenset[str] | None:
+        return None if self.nodes is None else frozenset().union(*(n.resources for n in self.nodes))
+
+
+def is_linted_kind(kind: str) -> bool:
+    return kind == "Pod" or kind in TEMPLATE_PATHS
+
+
+def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
+    """The violations of one Pod or workload (other kinds have none)."""
+    kind = str(obj.get("kind") or "")
+    if not is_linted_kind(kind):
+        return []
+    meta = obj.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "default")
+    labels = (ctx.namespace_labels or {}).get(namespace, {})
+    if labels.get(OPT_OUT_LABEL) == OPT_OUT_VALUE:
+        return []
+    prefix = ""
+    template: Mapping[str, Any] = obj
+    for key in TEMPLATE_PATHS.get(kind, ()):
+        template = template.get(key) or {}
+        prefix += f"{key}."
+    spec: Mapping[str, Any] = template.get("spec") or {}
+    pod_raw: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            **(template.get("metadata") or {}),
+            "name": str(meta.get("name") or ""),
+            "namespace": namespace,
+        },
+        "spec": spec,
+    }
+    # The API server's own resource validation, messages and all (it rejects these pods anyway; offline
+    # lint catches them before they reach it, and a webhook behind a lenient API server still does).
+    out = [
+        Violation("invalid-resources", prefix + e.field, str(e)[len(e.field) + 2 :])
+        for e in validate_pod_resources(pod_raw)
+    ]
+    try:
+        pod = parse_pod(pod_raw)
+    except InputError as exc:
+        return [*out, Violation("invalid", prefix + exc.field, exc.problem)]
+    gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))
+    gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or bool(gpus)
+    where = f'GPU namespace "{namespace}"'
+    containers = [
+        (f"{prefix}spec.{key}[{i}]", c)
+        for key in ("initContainers", "containers")
+        for i, c in enumerate(spec.get(key) or [])
+        if isinstance(c, Mapping)
+    ]
+    if gpu_namespace:
+        for path, c in containers:
+            if (c.get("securityContext") or {}).get("privileged") is True:
+                out.append(Violation(
+                    "privileged", f"{path}.securityContext.privileged",
+                    f"privileged containers are not allowed in {where}: they see every GPU on the node and bypass "
+                    "the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
+                    "resources.limits.",
+                ))  # fmt: skip
+        for i, volume in enumerate(spec.get("volumes") or []):
+            host = (volume.get("hostPath") or {}).get("path") if isinstance(volume, Mapping) else None
+            if isinstance(host, str) and _is_device_path(host):
+                out.append(Violation(
+                    "host-dev", f"{prefix}spec.volumes[{i}].hostPath.path",
+                    f'hostPath "{host}" is not allowed in {where}: mounting /dev or /dev/nvidia* exposes GPUs the '
+                    "pod was not allocated (R6.1). Fix: remove the volume; the device plugin injects the "
+                    "allocated devices.",
+                ))  # fmt: skip
+    for path, c in containers:
+        for j, env in enumerate(c.get("env") or []):
+            if not isinstance(env, Mapping):
+                continue
+            name, value = env.get("name"), env.get("value")
+            shown = f'"{value}"' if isinstance(value, str) else "a valueFrom reference"
+            if name == "NVIDIA_VISIBLE_DEVICES" and value not in NO_GPU_NVIDIA_VALUES:
+                out.append(Violation(
+                    "visible-devices", f"{path}.env[{j}]",
+                    f"NVIDIA_VISIBLE_DEVICES is set by hand to {shown}: the device plugin sets it to the devices it "
+                    "allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues #87, #1605). "
+                    "Fix: remove it and request nvidia.com/gpu in resources.limits.",
+                ))  # fmt: skip
+            elif name == "CUDA_VISIBLE_DEVICES" and not gpus and value not in HIDING_CUDA_VALUES:
+                out.append(Violation(
+                    "visible-devices", f"{path}.env[{j}]",
+                    f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none (R12). "
+                    "Fix: request nvidia.com/gpu in resources.limits and leave device selection to the device plugin.",
+                ))  # fmt: skip
+    offered_anywhere = ctx.offered_resources
+    if ctx.nodes is not None and offered_anywhere is not None:
+        out.extend(_pool_violations(prefix, spec, gpus, ctx.nodes, offered_anywhere))
+    if offered_anywhere is not None:
+        for path, c in containers:
+            resources = c.get("resources") or {}
+            names = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+            for r in sorted(names):
+                if r.startswith("nvidia.com/") and r not in offered_anywhere:
+                    offered = ", ".join(sorted(x for x in offered_anywhere if is_gpu(x))) or "none"
+                    out.append(Violation(
+                        "unknown-resource", f"{path}.resources",
+                        f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
+                        "Node status.capacity exactly or the pod stays Pending (R11.4). Fix: use an offered name.",
+                    ))  # fmt: skip
+    if not gpus and kind != "DaemonSet" and tolerates_gpu_taint(pod):
+        out.append(Violation(
+            "toleration-without-gpu", f"{prefix}spec.tolerations",
+            "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "
+            "and the pod takes GPU nodes' CPU and memory (R17.4). Fix: request nvidia.com/gpu, or drop the toleration.",
+        ))  # fmt: skip
+    return out
+
+
+def _pool_violations(
+    prefix: str,
+    spec: Mapping[str, Any],
+    gpus: list[str],
+    nodes: tuple[NodeFacts, ...],
+    offered: frozenset[str],
+) -> list[Violation]:
+    """R7.3: a pool runs one GPU sharing mode, so a pod that targets a pool (``nodeSelector`` or a required
+    ``In`` term on the pool label) must ask for a GPU resource that pool's nodes offer."""
+    out = []
+    for pool in sorted(_targeted_pools(spec)):
+        members = [n for n in nodes if n.labels.get(DEFAULT_POOL_LABEL) == pool]
+        if not members:
+            continue
+        in_pool = frozenset().union(*(n.resources for n in members))
+        for r in gpus:
+            if r in offered and r not in in_pool:  # offered nowhere is the unknown-resource rule's
+                modes = sorted({n.labels.get(SHARING_LABEL, "unlabelled") for n in members})
+                there = ", ".join(sorted(x for x in in_pool if is_gpu(x))) or "no GPU resource"
+                out.append(Violation(
+                    "pool-sharing-mode", f"{prefix}spec.nodeSelector",
+                    f"{r} is not offered in pool {pool!r} (sharing strategy: {', '.join(modes)}; it offers {there}): "
+                    "each pool runs one GPU sharing mode (R7.3). Fix: request what the pool offers, or target a "
+                    f"pool that offers {r}.",
+                ))  # fmt: skip
+    return out
+
+
+def _targeted_pools(spec: Mapping[str, Any]) -> set[str]:
+    selector = (spec.get("nodeSelector") or {}).get(DEFAULT_POOL_LABEL)
+    if isinstance(selector, str):
+        return {selector}
+    affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    pools: set[str] = set()
+    for term in required.get("nodeSelectorTerms") or []:
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") == DEFAULT_POOL_LABEL and expr.get("operator") == "In":
+                pools.update(str(v) for v in expr.get("values") or [])
+    return pools
+
+
+def _is_device_path(path: str) -> bool:
+    normal = "/" + path.strip("/")
+    return normal == "/dev" or normal.startswith("/dev/nvidia")
+
+
+def namespace_labels(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, str]]:
+    """Labels of the Namespace objects among ``objects``."""
+    return {
+        str((o.get("metadata") or {}).get("name")): dict((o.get("metadata") or {}).get("labels") or {})
+        for _, o in objects
+        if o.get("kind") == "Namespace"
+    }
+
+
+def node_facts(objects: list[tuple[str, Mapping[str, Any]]]) -> tuple[NodeFacts, ...] | None:
+    """Labels and capacity names of the Node objects among ``objects`` (None when there are none)."""
+    nodes = [o for _, o in objects if o.get("kind") == "Node"]
+    if not nodes:
+        return None
+    return tuple(facts_of(n) for n in nodes)
+
+
+def facts_of(node: Mapping[str, Any]) -> NodeFacts:
+    return NodeFacts(
+        labels=dict((node.get("metadata") or {}).get("labels") or {}),
+        resources=frozenset((node.get("status") or {}).get("capacity") or {}),
+    )

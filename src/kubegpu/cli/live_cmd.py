@@ -1,0 +1,241 @@
+"""``kubegpu scheduler`` (and the other live control-plane commands): thin wrappers over ``kubegpu.live``.
+
+Each command parses its flags, builds the component and runs it until SIGTERM/SIGINT. The commands are
+plain click commands for the main CLI to register; ``python -m kubegpu.cli.live_cmd <command>`` runs them
+without it (the tests start the components that way, as real processes).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+import uuid
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from kubegpu.admission.lint import LintContext, lint_object, namespace_labels, node_facts
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.kube.client import KubeApi
+from kubegpu.kube.leader import LeaseConfig
+from kubegpu.live import extender as extender_api
+from kubegpu.live.metrics import SchedulerMetrics, serve
+from kubegpu.live.scheduler import DEFAULT_SCHEDULER_NAME, LiveConfig, LiveScheduler
+from kubegpu.live.webhook import ClusterFacts, WebhookServer, start_informers
+from kubegpu.model.parse import describe
+from kubegpu.sources import read_path
+
+
+@click.command("scheduler")
+@click.option(
+    "--kubeconfig", default=None, help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)."
+)
+@click.option("--context", default=None, help="Kubeconfig context (default: the current context).")
+@click.option("--in-cluster", is_flag=True, help="Use the pod's service account.")
+@click.option("--scheduler-name", default=DEFAULT_SCHEDULER_NAME, show_default=True,
+              help="Schedule the pods whose spec.schedulerName is this.")  # fmt: skip
+@click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
+              help="kubegpu: device-level placement; the chosen device IDs are recorded on the pod.")  # fmt: skip
+@click.option("--leader-elect/--no-leader-elect", default=True, show_default=True)
+@click.option("--lease-namespace", default="kube-system", show_default=True)
+@click.option("--lease-name", default="kubegpu-scheduler", show_default=True)
+@click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
+@click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
+@click.option("--retry-period", type=float, default=2.0, show_default=True, help="Seconds.")
+@click.option("--identity", default=None, help="Leader-election identity (default: hostname_<random>).")
+@click.option("--pod-initial-backoff", type=float, default=1.0, show_default=True, help="Seconds.")
+@click.option("--pod-max-backoff", type=float, default=10.0, show_default=True, help="Seconds.")
+@click.option("--metrics-port", type=int, default=10259, show_default=True,
+              help="Port of /healthz and /metrics (plain HTTP); 0 picks a free one.")  # fmt: skip
+@click.option("--metrics-bind-address", default="0.0.0.0", show_default=True)
+@click.option("-v", "--verbose", count=True, help="-v: info logs, -vv: debug logs.")
+def scheduler(
+    kubeconfig: str | None,
+    context: str | None,
+    in_cluster: bool,
+    scheduler_name: str,
+    profile: str,
+    leader_elect: bool,
+    lease_namespace: str,
+    lease_name: str,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    identity: str | None,
+    pod_initial_backoff: float,
+    pod_max_backoff: float,
+    metrics_port: int,
+    metrics_bind_address: str,
+    verbose: int,
+) -> None:
+    """Run kubegpu as a second scheduler: bind the pods with spec.schedulerName = --scheduler-name."""
+    _logging(verbose)
+    try:
+        lease = LeaseConfig(lease_namespace, lease_name, lease_duration, renew_deadline, retry_period)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    # client-go's default identity: hostname plus a random suffix, so two replicas on one host differ
+    ident = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    config = LiveConfig(
+        scheduler_name=scheduler_name,
+        profile=profile,
+        identity=ident,
+        leader_elect=leader_elect,
+        lease=lease,
+        initial_backoff_s=pod_initial_backoff,
+        max_backoff_s=pod_max_backoff,
+    )
+    try:
+        api = KubeApi.from_kubeconfig(
+            context, kubeconfig, in_cluster, user_agent=f"kubegpu-scheduler/{ident}"
+        )
+    except KubegpuError as exc:
+        raise click.ClickException(str(exc)) from None
+    metrics = SchedulerMetrics(scheduler_name)
+    server = serve(metrics, metrics_port, metrics_bind_address)
+    click.echo(
+        f"kubegpu scheduler {ident!r}: /healthz and /metrics on port {server.server_address[1]}", err=True
+    )
+    live = LiveScheduler(api, config, metrics)
+    _stop_on_signals(live.stop)
+    code = live.run()
+    server.shutdown()
+    api.close()
+    if code:
+        click.echo("leader election lost", err=True)
+    sys.exit(code)
+
+
+@click.command("webhook")
+@click.option("--tls-cert-file", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--tls-private-key-file", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--port", type=int, default=8443, show_default=True, help="HTTPS port; 0 picks a free one.")
+@click.option("--bind-address", default="0.0.0.0", show_default=True)
+@click.option("--kubeconfig", default=None, help="Watch Namespaces and Nodes through this kubeconfig.")
+@click.option("--context", default=None)
+@click.option("--in-cluster", is_flag=True, help="Watch Namespaces and Nodes with the pod's service account.")
+@click.option("-v", "--verbose", count=True)
+def webhook(
+    tls_cert_file: str,
+    tls_private_key_file: str,
+    port: int,
+    bind_address: str,
+    kubeconfig: str | None,
+    context: str | None,
+    in_cluster: bool,
+    verbose: int,
+) -> None:
+    """Serve the GPU admission rules as a validating webhook (POST /validate, AdmissionReview v1)."""
+    _logging(verbose)
+    facts = ClusterFacts()
+    stop = threading.Event()
+    if kubeconfig or context or in_cluster:
+        try:
+            api = KubeApi.from_kubeconfig(context, kubeconfig, in_cluster, user_agent="kubegpu-webhook")
+        except KubegpuError as exc:
+            raise click.ClickException(str(exc)) from None
+        start_informers(api, facts, stop)
+    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file)
+    click.echo(f"kubegpu webhook: https on port {server.port}", err=True)
+    _stop_on_signals(stop)
+    threading.Thread(
+        target=server.httpd.serve_forever, args=(0.1,), name="webhook-https", daemon=True
+    ).start()
+    stop.wait()
+    server.httpd.shutdown()
+
+
+@click.command("extender")
+@click.option(
+    "--kubeconfig", default=None, help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)."
+)
+@click.option("--context", default=None)
+@click.option("--in-cluster", is_flag=True, help="Use the pod's service account.")
+@click.option("--port", type=int, default=8888, show_default=True, help="HTTP port; 0 picks a free one.")
+@click.option("--bind-address", default="0.0.0.0", show_default=True)
+@click.option("--profile", default="default-scheduler", show_default=True,
+              help="Scheduler profile name the decisions are made for.")  # fmt: skip
+@click.option("-v", "--verbose", count=True)
+def extender(
+    kubeconfig: str | None,
+    context: str | None,
+    in_cluster: bool,
+    port: int,
+    bind_address: str,
+    profile: str,
+    verbose: int,
+) -> None:
+    """Serve the kube-scheduler extender API (POST /filter, /prioritize, /bind, /preempt) from the core."""
+    _logging(verbose)
+    try:
+        api = KubeApi.from_kubeconfig(context, kubeconfig, in_cluster, user_agent="kubegpu-extender")
+    except KubegpuError as exc:
+        raise click.ClickException(str(exc)) from None
+    state = extender_api.ExtenderState(profile)
+    stop = threading.Event()
+    extender_api.start_informers(api, state, stop)
+    server = extender_api.serve(state, api, bind_address, port)
+    click.echo(f"kubegpu extender: http on port {server.server_address[1]}", err=True)
+    _stop_on_signals(stop)
+    threading.Thread(target=server.serve_forever, args=(0.1,), name="extender-http", daemon=True).start()
+    stop.wait()
+    server.shutdown()
+
+
+@click.command("lint")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def lint(files: tuple[Path, ...], output: str) -> None:
+    """Check Pod and workload manifests against the webhook's GPU rules. Namespaces and Nodes among the
+    FILES supply namespace labels (opt-out, GPU namespaces) and the resource names nodes offer.
+    Exit status: 0 clean, 1 violations found, 2 unreadable input."""
+    errors: list[InputError] = []
+    objects = []
+    for path in files:
+        try:
+            objects.extend(read_path(path, errors))
+        except InputError as exc:
+            errors.append(exc)
+    ctx = LintContext(namespace_labels(objects), node_facts(objects))
+    findings = [(source, obj, v) for source, obj in objects for v in lint_object(obj, ctx)]
+    if output == "json":
+        rows = [{"source": source, "object": describe(obj), "rule": v.rule, "field": v.field, "message": v.message}
+                for source, obj, v in findings]  # fmt: skip
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        for source, obj, v in findings:
+            click.echo(f"{source}: {describe(obj)}: {v.field}: {v.message} [{v.rule}]")
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+    sys.exit(2 if errors else 1 if findings else 0)
+
+
+def _logging(verbose: int) -> None:
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(verbose, 2), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+@click.group("live")
+def live_group() -> None:
+    """The live control-plane commands (for ``python -m kubegpu.cli.live_cmd``)."""
+
+
+for _command in (scheduler, extender, webhook, lint):
+    live_group.add_command(_command)
+
+if __name__ == "__main__":
+    live_group()

@@ -1,0 +1,514 @@
+"""``kubegpu scheduler``: a second scheduler on a live cluster, driven by the scheduling core (R5, R8, R11).
+
+It schedules the pods whose ``spec.schedulerName`` is its profile's name and leaves every other pod to
+its own scheduler. The decisions are the core's (``Scheduler.schedule_one``: the same filters, scores,
+preemption and ``FailedScheduling`` text as ``kubegpu schedule`` offline); this module only keeps the
+core's ``ClusterState`` current and writes the outcome back the way kube-scheduler 1.34 does:
+
+* **informers**: one ``Reflector`` per kind (Nodes, Pods, PriorityClasses, PodDisruptionBudgets) lists
+  then watches; their events are applied on the scheduling thread between cycles, so the core's state is
+  never touched concurrently. Node changes rebuild the ``ClusterState`` (its node rows are fixed) before
+  the next cycle; pod changes are applied incrementally (``add_pod`` / ``remove_pod``).
+* **assume, then bind**: a chosen pod is assumed on its node in the state (the core does it), then
+  ``POST pods/<name>/binding`` (``Binding{metadata{namespace,name,uid}, target{kind: Node, name}}`` as
+  the DefaultBinder sends it). The assumed pod stays accounted until the watch shows it bound; a bind
+  error forgets it (``remove_pod``), records the failure like upstream's ``handleBindingCycleError``
+  (``running Bind plugin "DefaultBinder": <API error>``, reason ``SchedulerError``) and retries the pod
+  after its backoff. 429 and 5xx answers carrying ``Retry-After`` are retried inside the request first
+  (client-go does the same). The binding runs on binder threads, as kube-scheduler's binding cycle runs
+  in a goroutine: the next cycle starts while it is in flight, and its outcome is applied back on the
+  scheduling thread. The API server refuses a second binding of a bound pod (409), so no pod is ever
+  bound twice.
+* **outcome**: on success the ``Normal`` event ``Scheduled`` / ``Binding`` /
+  ``Successfully assigned <ns>/<pod> to <node>``; on failure the ``Warning`` event ``FailedScheduling`` /
+  ``Scheduling`` whose note is the message cut by ``truncate_event_message`` (1024 bytes), and a
+  strategic-merge status patch setting ``PodScheduled=False`` with reason ``Unschedulable`` and the full
+  message (skipped when the condition already says exactly that, as ``podutil.UpdatePodCondition``).
+  Events are ``events.k8s.io/v1`` from ``reportingController: <scheduler name>``, written off the
+  scheduling thread by ``kubegpu.live.events`` as kube-scheduler's event broadcaster does.
+* **preemption**: the core's victims are evicted through the Eviction API (``policy/v1``, so the API
+  server enforces PDBs), each gets upstream's ``Preempted`` event, and the preemptor's
+  ``status.nominatedNodeName`` is set.
+* **leadership**: with leader election on, nothing is bound, evicted or patched unless this replica holds
+  the Lease (checked before every write); losing it ends the process (exit code 1), as kube-scheduler.
+* **devices** (``--profile kubegpu``): the core's GpuDeviceFit picks device IDs at Reserve; they travel
+  as the Binding's ``kubegpu.io/allocated-devices`` annotation (``{container: {resource: [ids]}}``),
+  which the API server copies onto the pod in the same write that sets ``nodeName``.
+
+Not modelled: nominated pods being accounted on their nominated node by later cycles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.devices.node_devices import NodeDevices, node_devices
+from kubegpu.errors import InputError
+from kubegpu.explain.engine import plugin_config_for
+from kubegpu.kube.client import ApiError, KubeApi
+from kubegpu.kube.informer import SYNC, Reflector
+from kubegpu.kube.leader import LeaderElector, LeaseConfig
+from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.live.events import EventRecorder, PodRef
+from kubegpu.live.metrics import SchedulerMetrics
+from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
+from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
+from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, Assignment
+from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.messages import truncate_event_message
+from kubegpu.scheduler.registry import in_tree_registry, profile_named
+from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCHEDULER_NAME = "kubegpu"
+WATCHED_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget")
+REQUIRED_KINDS = frozenset({"Node", "Pod"})  # scheduling waits for these caches to sync
+DEFAULT_BINDER = "DefaultBinder"
+REASON_UNSCHEDULABLE = "Unschedulable"  # v1.PodReasonUnschedulable
+REASON_SCHEDULER_ERROR = "SchedulerError"  # v1.PodReasonSchedulerError
+BOUND = "Bound"  # not a kind: a binding cycle's outcome, sent back to the scheduling loop
+BIND_WORKERS = 16
+
+
+@dataclass
+class LiveConfig:
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    profile: str = "default"  # or "kubegpu": device-level placement, device IDs recorded on the pod
+    identity: str = field(default_factory=socket.gethostname)
+    leader_elect: bool = True
+    lease: LeaseConfig = field(default_factory=LeaseConfig)
+    initial_backoff_s: float = INITIAL_BACKOFF_S
+    max_backoff_s: float = MAX_BACKOFF_S
+    min_watch_timeout_s: int = 300
+    seed: int = 0
+
+
+def pod_path(namespace: str, name: str, sub: str = "") -> str:
+    return f"/api/v1/namespaces/{namespace}/pods/{name}" + (f"/{sub}" if sub else "")
+
+
+def _now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class LiveScheduler:
+    """The scheduling loop; ``run()`` blocks until ``stop`` is set (0) or the lease is lost (1)."""
+
+    def __init__(self, api: KubeApi, config: LiveConfig, metrics: SchedulerMetrics | None = None) -> None:
+        self.api = api
+        self.config = config
+        self.metrics = metrics or SchedulerMetrics(config.scheduler_name)
+        self.stop = threading.Event()
+        self.lost_lease = threading.Event()
+        self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
+        self.queue = SchedulingQueue(config.initial_backoff_s, config.max_backoff_s)
+        self.nodes: dict[str, Node] = {}
+        self.pods: dict[PodKey, Pod] = {}
+        self.pod_conditions: dict[PodKey, tuple[str, str, str, str]] = {}  # PodScheduled as stored
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.assumed: dict[PodKey, tuple[Pod, str]] = {}  # bound by us, not yet seen bound by the watch
+        self.synced: set[str] = set()
+        self.scheduler: Scheduler | None = None
+        self._nodes_dirty = True
+        self.recorder = EventRecorder(api, config.scheduler_name)
+        self._binder = ThreadPoolExecutor(max_workers=BIND_WORKERS, thread_name_prefix="binder")
+        self.elector: LeaderElector | None = None
+        if config.leader_elect:
+            self.elector = LeaderElector(api, config.identity, config.lease, self.stop, self._on_lost_lease)
+        self.reflectors = [
+            Reflector(api, listed, self._on_event, self.stop, min_watch_timeout_s=config.min_watch_timeout_s)
+            for listed in LISTED_KINDS
+            if listed.kind in WATCHED_KINDS
+        ]
+
+    # -- process lifecycle --------------------------------------------------------------------------
+
+    def run(self) -> int:
+        threads = [
+            threading.Thread(target=r.run, name=f"reflector-{r.listed.kind}", daemon=True)
+            for r in self.reflectors
+        ]
+        if self.elector is not None:
+            threads.append(threading.Thread(target=self.elector.run, name="leader-election", daemon=True))
+        for t in threads:
+            t.start()
+        self.metrics.healthy = True
+        try:
+            while not self.stop.is_set():
+                self.step(wait_s=0.2)  # bounds how long a SIGTERM waits
+        finally:
+            self.stop.set()
+            self._binder.shutdown(wait=True, cancel_futures=True)
+            self.recorder.close()
+        return 1 if self.lost_lease.is_set() else 0
+
+    def _on_lost_lease(self) -> None:
+        self.lost_lease.set()
+        self.stop.set()
+
+    def _on_event(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
+        self.events.put((kind, event_type, items))
+
+    def is_leader(self) -> bool:
+        return self.elector is None or self.elector.is_leader()
+
+    # -- one step of the loop -----------------------------------------------------------------------
+
+    def step(self, wait_s: float) -> None:
+        """Apply pending informer events, then run at most one scheduling cycle (or wait for work)."""
+        self._drain_events(block_s=0.0)
+        pod = self.queue.pop() if self.synced >= REQUIRED_KINDS and self.is_leader() else None
+        self._publish_depths()
+        if pod is None:
+            ready_in = self.queue.next_ready_in()
+            self._drain_events(block_s=wait_s if ready_in is None else min(wait_s, ready_in))
+            return
+        self._schedule(pod)
+
+    def _drain_events(self, block_s: float) -> None:
+        try:
+            item = self.events.get(timeout=block_s) if block_s > 0 else self.events.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            self._apply(*item)
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                return
+
+    # -- informer events -> state -------------------------------------------------------------------
+
+    def _apply(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
+        if kind == BOUND:
+            self._bind_done(**items[0])
+        elif kind == "Node":
+            self._apply_nodes(event_type, items)
+        elif kind == "Pod":
+            if event_type == SYNC:
+                listed = {f"{_meta(o, 'namespace')}/{_meta(o, 'name')}" for o in items}
+                for key in [k for k in self.pods if k not in listed]:
+                    self._delete_pod(key)
+            for raw in items:
+                self._apply_pod(event_type, raw)
+        elif kind == "PriorityClass":
+            if event_type == SYNC:
+                self.priority_classes.clear()
+            for raw in items:
+                self._apply_simple(
+                    raw, event_type, self.priority_classes, parse_priority_class, _meta(raw, "name")
+                )
+        elif kind == "PodDisruptionBudget":
+            if event_type == SYNC:
+                self.pdbs.clear()
+            for raw in items:
+                pdb_key = f"{_meta(raw, 'namespace')}/{_meta(raw, 'name')}"
+                self._apply_simple(raw, event_type, self.pdbs, parse_pdb, pdb_key)
+            if self.scheduler is not None:
+                self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
+        if event_type == SYNC:
+            self.synced.add(kind)
+
+    def _apply_simple(
+        self, raw: dict[str, Any], event_type: str, store: dict[str, Any], parse: Callable[..., Any], key: str
+    ) -> None:
+        if event_type == "DELETED":
+            store.pop(key, None)
+            return
+        try:
+            store[key] = parse(raw, "watch")
+        except InputError as exc:
+            log.warning("ignoring %s", exc)
+            store.pop(key, None)
+
+    def _apply_nodes(self, event_type: str, items: list[dict[str, Any]]) -> None:
+        if event_type == SYNC:
+            self.nodes.clear()
+        for raw in items:
+            name = _meta(raw, "name")
+            if event_type == "DELETED":
+                self.nodes.pop(name, None)
+                continue
+            try:
+                self.nodes[name] = parse_node(raw, "watch")
+            except InputError as exc:
+                log.warning("ignoring node: %s", exc)
+                self.nodes.pop(name, None)
+        # ClusterState's node rows are fixed: rebuild before the next cycle. A node change may let
+        # unschedulable pods fit (upstream NodeAdd/NodeUpdate queueing hints, simplified to "any").
+        self._nodes_dirty = True
+        self.queue.move_all()
+
+    def _apply_pod(self, event_type: str, raw: dict[str, Any]) -> None:
+        key = PodKey(f"{_meta(raw, 'namespace')}/{_meta(raw, 'name')}")
+        if event_type == "DELETED":
+            self._delete_pod(key)
+            return
+        try:
+            pod = parse_pod(raw, "watch", self.priority_classes)
+        except InputError as exc:
+            log.warning("ignoring pod: %s", exc)
+            self._delete_pod(key)
+            return
+        old = self.pods.get(key)
+        if old is not None and old.uid != pod.uid:
+            self._delete_pod(key)  # deleted and recreated under the same name
+        self.pods[key] = pod
+        self.pod_conditions[key] = _scheduled_condition(raw)
+        if pod.node_name:
+            self.queue.remove(key)
+            self.assumed.pop(key, None)  # the watch confirms our binding (or shows someone else's)
+            if pod.is_terminal:
+                self._release(key, move=True)
+            else:
+                self._place(pod)
+            return
+        if key in self.assumed:
+            return  # an event older than our successful binding; the binding's event follows
+        if pod.is_terminal or pod.deletion_timestamp or pod.scheduling_gates:
+            self.queue.remove(key)
+        elif pod.scheduler_name == self.config.scheduler_name:
+            self.queue.add(pod)
+
+    def _delete_pod(self, key: PodKey) -> None:
+        self.queue.remove(key)
+        self.assumed.pop(key, None)
+        self.pods.pop(key, None)
+        self.pod_conditions.pop(key, None)
+        self._release(key, move=True)
+
+    def _place(self, pod: Pod) -> None:
+        """Account an assigned pod on its node (once; rebuilds pick it up from ``self.pods``)."""
+        cluster = self.scheduler.cluster if self.scheduler is not None and not self._nodes_dirty else None
+        if cluster is None:
+            return
+        idx = cluster.placement.get(pod.key)
+        target = cluster.index.get(pod.node_name)
+        if idx is not None and idx == target:
+            return
+        if idx is not None:
+            cluster.remove_pod(pod)
+        if target is not None:
+            cluster.add_pod(pod, target)
+
+    def _release(self, key: PodKey, *, move: bool) -> None:
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
+        if cluster is not None and key in cluster.placement:
+            cluster.remove_pod(cluster.pods_on[cluster.placement[key]][key])
+            if move:  # freed capacity may let unschedulable pods fit (AssignedPodDelete)
+                self.queue.move_all()
+
+    def _ensure_scheduler(self) -> Scheduler:
+        if self.scheduler is None or self._nodes_dirty:
+            placed = [p for p in self.pods.values() if p.node_name and not p.is_terminal]
+            placed += [dataclasses.replace(pod, node_name=node) for pod, node in self.assumed.values()]
+            cluster = ClusterState(list(self.nodes.values()), placed, self._device_models())
+            profile = profile_named(self.config.profile, self.config.scheduler_name)
+            framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
+            self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)
+            self._nodes_dirty = False
+        return self.scheduler
+
+    def _device_models(self) -> dict[str, NodeDevices]:
+        """Per node, the device model the kubegpu profile places devices on (the default profile only
+        counts); a node whose model cannot be built stays count-only, as in ``explain``."""
+        if self.config.profile != "kubegpu":
+            return {}
+        models: dict[str, NodeDevices] = {}
+        for node in self.nodes.values():
+            try:
+                model = node_devices(node, plugin_config_for(node, {}))
+            except InputError as exc:
+                log.warning("node %s: no device model: %s", node.name, exc)
+                continue
+            if model is not None:
+                models[node.name] = model
+        return models
+
+    # -- one scheduling cycle and its outcome -------------------------------------------------------
+
+    def _schedule(self, pod: Pod) -> None:
+        scheduler = self._ensure_scheduler()
+        start = time.perf_counter()
+        try:
+            result = scheduler.schedule_one(pod, assume=True, preempt=True)
+        except (
+            Exception
+        ) as exc:  # a plugin error aborts the cycle (upstream: an Error status), not the process
+            log.exception("scheduling %s failed", pod.key)
+            self._record_failure(pod, str(exc), REASON_SCHEDULER_ERROR)
+            self.queue.requeue_backoff(pod)
+            self.metrics.observe_attempt("error", time.perf_counter() - start)
+            return
+        if result.node is not None:
+            self._bind(pod, result.node, result.allocation, start)  # the attempt is observed when it ends
+            return
+        self._unschedulable(pod, result)
+        self.metrics.observe_attempt("unschedulable", time.perf_counter() - start)
+
+    def _bind(self, pod: Pod, node: str, allocation: Assignment | None, start: float) -> None:
+        """Start the binding cycle on a binder thread (upstream runs it in a goroutine) so the next pod's
+        cycle does not wait for the API server; the outcome comes back as a ``BOUND`` event."""
+        if not self.is_leader():
+            self._forget(pod)
+            self.queue.requeue_backoff(pod)
+            self.metrics.observe_attempt("error", time.perf_counter() - start)
+            return
+        metadata: dict[str, Any] = {"namespace": pod.namespace, "name": pod.name, "uid": pod.uid}
+        assumed = pod
+        if allocation:
+            # The API server copies a Binding's annotations onto the pod in the same write that sets
+            # nodeName, so the device choice and the node land together (or not at all).
+            annotation = json.dumps(allocation, sort_keys=True, separators=(",", ":"))
+            metadata["annotations"] = {ALLOCATION_ANNOTATION: annotation}
+            assumed = dataclasses.replace(
+                pod, annotations={**pod.annotations, ALLOCATION_ANNOTATION: annotation}
+            )
+        self.assumed[pod.key] = (assumed, node)
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": metadata,
+            "target": {"kind": "Node", "name": node},
+        }
+        self._binder.submit(self._post_binding, pod, node, binding, start)
+
+    def _post_binding(self, pod: Pod, node: str, binding: dict[str, Any], start: float) -> None:
+        """Binder thread: POST the Binding (leadership re-checked first), report back to the loop."""
+        path = pod_path(pod.namespace, pod.name, "binding")
+        error: ApiError | None = None
+        if not self.is_leader():
+            error = ApiError(0, "NotLeader", "this replica no longer holds the lease", "POST", path)
+        else:
+            try:
+                self.api.post(path, binding)
+            except ApiError as exc:
+                error = exc
+        self.events.put((BOUND, "", [{"pod": pod, "node": node, "error": error, "start": start}]))
+
+    def _bind_done(self, pod: Pod, node: str, error: ApiError | None, start: float) -> None:
+        """The binding cycle's outcome, on the scheduling thread (upstream ``handleBindingCycleError``)."""
+        if error is None:
+            self.queue.remove(pod.key)
+            log.info("bound %s to %s", pod.key, node)
+            note = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+            self._event(pod, "Normal", "Scheduled", "Binding", note)
+            self.metrics.observe_attempt("scheduled", time.perf_counter() - start)
+            return
+        self.metrics.observe_attempt("error", time.perf_counter() - start)
+        log.warning("binding %s to %s failed: %s", pod.key, node, error)
+        if pod.key not in self.assumed:
+            return  # the watch already showed the pod bound (or deleted): nothing to undo or retry
+        self._forget(pod)
+        if error.status == 404:
+            return  # the pod is gone; its DELETED event follows
+        message = f'running Bind plugin "{DEFAULT_BINDER}": {error.message or error.reason}'
+        self._record_failure(pod, message, REASON_SCHEDULER_ERROR)
+        self.queue.requeue_backoff(pod)
+
+    def _forget(self, pod: Pod) -> None:
+        """Undo the core's assume (upstream ``Cache.ForgetPod``)."""
+        self.assumed.pop(pod.key, None)
+        self._release(pod.key, move=False)
+
+    def _unschedulable(self, pod: Pod, result: ScheduleResult) -> None:
+        nominated = ""
+        if result.victims and result.nominated_node and self.is_leader():
+            nominated = self._preempt(pod, result)
+        self._record_failure(pod, result.message, REASON_UNSCHEDULABLE, nominated)
+        self.queue.requeue_unschedulable(pod)
+
+    def _preempt(self, pod: Pod, result: ScheduleResult) -> str:
+        """Evict the victims through the Eviction API; the nominated node if every eviction went through."""
+        for victim in result.victims:
+            eviction = {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"namespace": victim.namespace, "name": victim.name},
+            }
+            try:
+                self.api.post(pod_path(victim.namespace, victim.name, "eviction"), eviction)
+            except ApiError as exc:
+                log.warning("evicting %s for %s failed: %s", victim.key, pod.key, exc)
+                return ""
+            self._event(
+                victim,
+                "Normal",
+                "Preempted",
+                "Preempting",
+                f"Preempted by pod {pod.uid} on node {result.nominated_node}",
+            )
+        return result.nominated_node
+
+    def _record_failure(self, pod: Pod, message: str, reason: str, nominated: str = "") -> None:
+        """Upstream ``handleSchedulingFailure``: the Warning event, then the PodScheduled=False condition."""
+        if not self.is_leader():
+            return
+        self._event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_event_message(message))
+        old = self.pod_conditions.get(pod.key, ("", "", "", ""))
+        if old[:3] == ("False", reason, message) and not nominated:
+            return
+        transition = old[3] if old[0] == "False" and old[3] else _now_rfc3339()
+        status: dict[str, Any] = {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": transition,
+                    "reason": reason,
+                    "message": message,
+                }
+            ]
+        }
+        if nominated:
+            status["nominatedNodeName"] = nominated
+        try:
+            self.api.patch(pod_path(pod.namespace, pod.name, "status"), {"status": status})
+        except ApiError as exc:
+            log.warning("updating the PodScheduled condition of %s failed: %s", pod.key, exc)
+            return
+        self.pod_conditions[pod.key] = ("False", reason, message, transition)
+
+    def _event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
+        self.recorder.record(PodRef(pod.namespace, pod.name, pod.uid), event_type, reason, action, note)
+
+    def _publish_depths(self) -> None:
+        self.metrics.set_queue_depths(self.queue.depths())
+        self.metrics.set_leader(self.is_leader())
+
+
+def _meta(raw: dict[str, Any], key: str) -> str:
+    metadata = raw.get("metadata")
+    value = metadata.get(key) if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _scheduled_condition(raw: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(status, reason, message, lastTransitionTime) of the stored PodScheduled condition."""
+    status = raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for c in conditions if isinstance(conditions, list) else []:
+        if isinstance(c, dict) and c.get("type") == "PodScheduled":
+            return (
+                str(c.get("status") or ""),
+                str(c.get("reason") or ""),
+                str(c.get("message") or ""),
+                str(c.get("lastTransitionTime") or ""),
+            )
+    return ("", "", "", "")

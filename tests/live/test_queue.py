@@ -1,0 +1,78 @@
+"""The live scheduling queue (kube-scheduler 1.34 ``PriorityQueue``), on a virtual clock.
+
+Pins: PrioritySort pops the higher priority first, then the earlier creation; a failed pod's backoff is
+``podInitialBackoffDuration`` (1 s) doubled per attempt up to ``podMaxBackoffDuration`` (10 s); an
+unschedulable pod waits for a cluster event (``move_all``) and then still serves its backoff; it is
+flushed after ``podMaxInUnschedulablePodsDuration`` (5 min) without one.
+"""
+
+from __future__ import annotations
+
+from kubegpu.live.queue import SchedulingQueue
+from kubegpu.model.objects import Pod
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pod(name: str, priority: int = 0, created: str = "2026-12-03T00:00:00Z") -> Pod:
+    return Pod(namespace="ml", name=name, priority=priority, creation_timestamp=created)
+
+
+def test_pops_by_priority_then_creation_time() -> None:
+    q = SchedulingQueue(clock=Clock())
+    q.add(pod("late", created="2026-12-03T00:00:09Z"))
+    q.add(pod("early", created="2026-12-03T00:00:01Z"))
+    q.add(pod("urgent", priority=1000, created="2026-12-03T00:00:10Z"))
+    assert [p.name for p in iter(q.pop, None)] == ["urgent", "early", "late"]
+
+
+def test_backoff_doubles_from_1s_to_a_10s_cap() -> None:
+    clock = Clock()
+    q = SchedulingQueue(clock=clock)
+    p = pod("flaky")
+    q.add(p)
+    waits = []
+    for _ in range(6):
+        assert q.pop() == p
+        q.requeue_backoff(p)
+        waits.append(q.next_ready_in())
+        assert q.pop() is None  # still backing off
+        clock.now += waits[-1]  # type: ignore[operator]
+    assert waits == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+def test_unschedulable_pods_wait_for_a_cluster_event_then_their_backoff() -> None:
+    clock = Clock()
+    q = SchedulingQueue(clock=clock)
+    p = pod("big")
+    q.add(p)
+    q.pop()
+    q.requeue_unschedulable(p)
+    clock.now += 30
+    assert q.pop() is None and q.depths() == {"active": 0, "backoff": 0, "unschedulable": 1}
+    q.move_all()  # backoff (1 s) long expired: straight to active
+    assert q.pop() == p
+    q.requeue_unschedulable(p)
+    q.move_all()  # second attempt: 2 s backoff not served yet
+    assert q.depths() == {"active": 0, "backoff": 1, "unschedulable": 0}
+    clock.now += 2
+    assert q.pop() == p
+
+
+def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
+    clock = Clock()
+    q = SchedulingQueue(clock=clock)
+    p = pod("stuck")
+    q.add(p)
+    q.pop()
+    q.requeue_unschedulable(p)
+    clock.now += 299
+    assert q.pop() is None
+    clock.now += 1
+    assert q.pop() == p
