@@ -17,6 +17,7 @@ from kubegpu.cli.live_cmd import extender, lint, scheduler, webhook
 from kubegpu.cli.node_cmd import node
 from kubegpu.cli.plan_cmd import plan
 from kubegpu.cli.report_cmd import report, ui
+from kubegpu.cli.sim_cmd import bench, simulate
 from kubegpu.errors import KubegpuError
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -341,6 +342,8 @@ cli.add_command(report)
 cli.add_command(ui)
 for live_command in (scheduler, extender, webhook, lint):
     cli.add_command(live_command)
+cli.add_command(bench)
+cli.add_command(simulate)
 
 
 def main() -> None:

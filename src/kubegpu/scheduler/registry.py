@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
-from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.gpu_share import GPU_SHARE, GpuShare, GpuShareLedger
+from kubegpu.scheduler.plugins import fgd, names, packing_policies
 from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
 from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
@@ -46,6 +47,13 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
+        GPU_SHARE: GpuShare,
+        fgd.FGD: fgd.FragmentationGradientDescent,
+        packing_policies.RANDOM: packing_policies.RandomScore,
+        packing_policies.DOT_PRODUCT: packing_policies.DotProductScore,
+        packing_policies.GPU_CLUSTERING: packing_policies.GpuClusteringScore,
+        packing_policies.GPU_PACKING: packing_policies.GpuPackingScore,
+        packing_policies.BEST_FIT: packing_policies.BestFitScore,
     }
 
 
@@ -107,3 +115,34 @@ def default_profile(
         plugins=tuple(PluginSpec(n, w, dict(args.get(n, {}))) for n, w in order),
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
+
+
+# policy → (score plugin, how GpuShare's Reserve picks a sharing pod's GPU), as the FGD paper's
+# artifact configures them (``generate_run_scripts.py``: "random" for Random, FGD's own for FGD, "best"
+# for the rest)
+PACKING_POLICIES: dict[str, tuple[str, str]] = {
+    "Random": (packing_policies.RANDOM, "random"),
+    "DotProd": (packing_policies.DOT_PRODUCT, "best"),
+    "GpuClustering": (packing_policies.GPU_CLUSTERING, "best"),
+    "GpuPacking": (packing_policies.GPU_PACKING, "best"),
+    "BestFit": (packing_policies.BEST_FIT, "best"),
+    "FGD": (fgd.FGD, "fgd"),
+}
+
+
+def packing_profile(policy: str, ledger: GpuShareLedger, scheduler_name: str = "kubegpu-packing") -> Profile:
+    """The FGD artifact's scheduler: kube-scheduler's filters plus GpuShare (filter + reserve), ONE score
+    plugin (the policy), every node scored (``percentageOfNodesToScore: 100``), no preemption."""
+    if policy not in PACKING_POLICIES:
+        raise ConfigError(f"unknown packing policy {policy!r}: use one of {', '.join(PACKING_POLICIES)}")
+    score, selection = PACKING_POLICIES[policy]
+    filters = (
+        names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION,
+        names.NODE_AFFINITY, names.NODE_PORTS, names.NODE_RESOURCES_FIT,
+    )  # fmt: skip
+    plugins = (
+        *(PluginSpec(n, 0) for n in filters),
+        PluginSpec(GPU_SHARE, 0, {"ledger": ledger, "selection": selection}),
+        PluginSpec(score, 1, {"ledger": ledger}),
+    )
+    return Profile(scheduler_name, plugins, percentage_of_nodes_to_score=100)

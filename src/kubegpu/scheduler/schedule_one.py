@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler import messages
 from kubegpu.scheduler.cluster import ClusterState
@@ -72,10 +73,20 @@ class Scheduler:
     """Runs scheduling cycles of one profile over one ``ClusterState``."""
 
     def __init__(
-        self, framework: Framework, cluster: ClusterState, seed: int = 0, use_cache: bool = True
+        self,
+        framework: Framework,
+        cluster: ClusterState,
+        seed: int = 0,
+        use_cache: bool = True,
+        tie_break: str = "random",
     ) -> None:
+        """``tie_break``: ``random`` is upstream's choice among equally scored nodes; ``first`` takes the
+        first of them in node order, as the FGD paper's simulator (a kube-scheduler fork) evidently does."""
+        if tie_break not in ("random", "first"):
+            raise ConfigError(f"tie_break must be 'random' or 'first', got {tie_break!r}")
         self.framework = framework
         self.cluster = cluster
+        self.tie_break = tie_break
         self.rng = np.random.default_rng(seed)
         framework.handle.cluster = cluster
         framework.handle.rng = self.rng
@@ -196,7 +207,10 @@ class Scheduler:
         else:
             total, weighted = self.framework.run_scores(state, pod, self.cluster, feasible)
             best = np.flatnonzero(total == total.max())
-            pick = int(best[self.rng.integers(len(best))]) if len(best) > 1 else int(best[0])
+            if len(best) > 1 and self.tie_break == "random":
+                pick = int(best[self.rng.integers(len(best))])
+            else:
+                pick = int(best[0])
             chosen = int(feasible[pick])
             parts = {name: int(s[pick]) for name, s in weighted.items()}
         view = self.cluster.view(chosen)

@@ -1,0 +1,407 @@
+"""Fractional GPU sharing: per-GPU free milli-GPU state beside the cluster, and the GpuShare plugin (R9.2, R14.1).
+
+A GPU-sharing pod asks for a share of ONE physical GPU (``gpu_milli`` < 1000, as in Alibaba's openb
+trace and the open-gpu-share scheduler plugin); a whole-GPU pod asks for ``n`` GPUs of 1000 milli each.
+``ClusterState`` counts a node's total milli-GPU in the ``kubegpu.io/gpu-milli`` column, so
+NodeResourcesFit rejects nodes without enough in total; whether the request fits *per GPU* needs the
+free milli-GPU of every physical GPU, which ``GpuShareLedger`` keeps as ``gpu_left[N, G]`` (G = the most
+GPUs on any node; rows of smaller nodes are padded with 0, which no GPU request fits).
+
+A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
+``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
+required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
+
+``GpuShare`` is the Filter (per-GPU fit, batch and cached per equivalence class) and the Reserve that
+picks the physical GPUs — by best fit, at random, or by the policy's own choice (FGD's fragmentation
+gradient) — and records them in the ledger, the way open-gpu-share's Reserve updates its cache.
+
+The ledger is a sibling of ``ClusterState``, not part of it: Reserve records and Unreserve releases, and
+a caller that removes a pod from the cluster (replay mode) releases it here too. Journal rollback
+(preemption dry runs) does not reach it, so profiles with GpuShare run without preemption.
+
+Fragmentation (Weng et al., ATC '23, §4; the simulator's ``NodeGpuShareFragAmount``): for a target
+workload of typical pod shapes with popularity p_t, a node's fragment amount is Σ_t p_t · F_t, where F_t
+is the node's free milli-GPU that shape t cannot use: the free milli on GPUs with less free than the
+shape's per-GPU milli when the shape fits (CPU and enough GPUs), otherwise all free milli-GPU (CPU-only
+shapes and shapes whose GPU model the node lacks see every free GPU as fragment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod, PodKey
+from kubegpu.model.resources import CPU, NVIDIA_GPU
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
+from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
+
+GPU_SHARE: Final = "GpuShare"
+GPU_MILLI_RESOURCE: Final = "kubegpu.io/gpu-milli"
+GPU_COUNT_ANNOTATION: Final = "kubegpu.io/gpu-count"
+GPU_PRODUCT_LABEL: Final = "nvidia.com/gpu.product"
+MILLI: Final = 1000
+# open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
+MAX_SPEC_CPU: Final = 128_000
+MAX_SPEC_GPU: Final = 8_000
+# kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
+DEFAULT_MILLI_CPU: Final = 100
+REASON_GPU_SHARE: Final = "node(s) had no GPU with enough free milli-GPU"
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShape:
+    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU."""
+
+    cpu: int
+    count: int
+    milli: int
+
+    @property
+    def total_milli(self) -> int:
+        return self.count * self.milli
+
+    @property
+    def is_share(self) -> bool:
+        return self.count == 1 and self.milli < MILLI
+
+
+def pod_shape(pod: Pod) -> GpuShape:
+    """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
+    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000)."""
+    req = pod.requests
+    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
+    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
+    cpu = req.get(CPU, DEFAULT_MILLI_CPU)  # ``GetNonzeroRequests``: only a missing request gets the default
+    return GpuShape(cpu, count, total // count if count else 0)
+
+
+@dataclass(frozen=True)
+class TypicalPods:
+    """The target workload: popular shapes with normalised popularity and the GPU models each may use
+    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m."""
+
+    cpu: IntArray
+    count: IntArray
+    milli: IntArray
+    freq: FloatArray
+    models: tuple[frozenset[str] | None, ...]
+
+    def __len__(self) -> int:
+        return len(self.freq)
+
+    def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
+        out = np.ones((len(self), len(model_names)), dtype=bool)
+        for t, allowed in enumerate(self.models):
+            if allowed is not None:
+                out[t] = [m in allowed for m in model_names]
+        return out
+
+
+def build_typical_pods(
+    shapes: Iterable[tuple[GpuShape, frozenset[str] | None]], threshold_pct: int = 95
+) -> TypicalPods:
+    """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
+    (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
+    models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
+    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1."""
+    counts: dict[tuple[int, int, int, str], int] = {}
+    model_sets: dict[str, frozenset[str] | None] = {}
+    total = 0
+    for shape, models in shapes:
+        text = "|".join(sorted(models)) if models else ""
+        model_sets[text] = models or None
+        key = (shape.cpu, shape.milli, shape.count, text)
+        counts[key] = counts.get(key, 0) + 1
+        total += 1
+    if not total:
+        raise ConfigError("typical pods: the workload is empty")
+    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    chosen: list[tuple[tuple[int, int, int, str], int]] = []
+    cum = 0
+    for key, n in ordered:
+        if cum * 100 >= threshold_pct * total:
+            break
+        chosen.append((key, n))
+        cum += n
+    freq = np.array([n / cum for _, n in chosen], dtype=np.float64)
+    return TypicalPods(
+        cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
+        count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
+        milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
+        freq=freq,
+        models=tuple(model_sets[k[3]] for k, _ in chosen),
+    )
+
+
+class GpuShareLedger:
+    """Per node and physical GPU: free milli-GPU; per placed GPU pod: its node, GPUs and milli per GPU.
+
+    With a target workload it also caches every node's fragment amount (recomputed only for nodes that
+    changed), which is what makes a fragmentation reading after every pod cheap."""
+
+    def __init__(self, cluster: ClusterState, typical: TypicalPods | None = None) -> None:
+        self.cluster = cluster
+        n = len(cluster)
+        col = cluster.col.get(NVIDIA_GPU)
+        self.gpu_count: IntArray = (
+            cluster.allocatable[:, col] // MILLI if col is not None else np.zeros(n, dtype=np.int64)
+        )
+        width = max(int(self.gpu_count.max()) if n else 0, 1)
+        self.gpu_left: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
+        models: dict[str, int] = {}
+        self.model_id = np.array(
+            [
+                models.setdefault(node.labels.get(GPU_PRODUCT_LABEL, ""), len(models))
+                for node in cluster.nodes
+            ],
+            dtype=np.intp,
+        )
+        self.model_names = list(models)
+        self.held: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
+        # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
+        self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
+        self.typical = typical
+        self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
+        # per-node fragment amount, valid while the node's cluster generation equals ``_frag_gen``
+        self._frag: FloatArray = np.zeros(n, dtype=np.float64)
+        self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
+        # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
+        shapes = len(typical) if typical is not None else 0
+        self._fit: IntArray = np.zeros((n, shapes), dtype=np.int64)
+        self._below: IntArray = np.zeros((n, shapes), dtype=np.int64)
+        self._total: IntArray = self.gpu_left.sum(axis=1)
+        if typical is not None:
+            gpu_shape = typical.milli > 0
+            self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
+            self._recount(np.arange(n, dtype=np.intp))
+
+    def cpu_left(self, rows: Rows) -> IntArray:
+        c = self.cluster.col[CPU]
+        left: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
+        return left
+
+    def _recount(self, rows: Rows) -> None:
+        """Refresh the per-shape GPU counts of ``rows`` from ``gpu_left`` (after their GPUs changed)."""
+        if self.typical is None:
+            return
+        gl = self.gpu_left[rows]
+        fits = gl[:, None, :] >= self.typical.milli[None, :, None]  # [K, T, G]
+        self._fit[rows] = fits.sum(axis=2)
+        self._below[rows] = np.where(fits, 0, gl[:, None, :]).sum(axis=2)
+        self._total[rows] = gl.sum(axis=1)
+
+    def _combine(
+        self, rows: Rows, cpu_left: IntArray, fit: IntArray, below: IntArray, total: IntArray
+    ) -> FloatArray:
+        """Σ_t p_t · F_t from per-shape counts: F_t = ``below`` where shape t fits (model, GPUs, CPU), else
+        all free milli-GPU (``total``)."""
+        t = self._typical()
+        assert self.node_access is not None
+        satisfied = self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
+        out: FloatArray = np.where(satisfied, below, total[:, None]) @ t.freq
+        return out
+
+    def frag(self, rows: Rows) -> FloatArray:
+        """Fragment amount (milli-GPU, popularity-weighted) of ``rows`` in their current state."""
+        return self._combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
+
+    def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
+        """Fragment amount of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the reference the
+        incremental forms below are held equal to)."""
+        t = self._typical()
+        fits = gpu_left[:, None, :] >= t.milli[None, :, None]  # [K, T, G]
+        below = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)  # free milli on GPUs too small
+        return self._combine(rows, cpu_left, fits.sum(axis=2), below, gpu_left.sum(axis=1))
+
+    def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, FloatArray]:
+        """For a sharing pod (``cpu``, ``milli`` on ONE GPU): every distinct free value v ≥ ``milli`` on each
+        row, as (position in ``rows``, v, fragment amount after the pod lands on a GPU with v free). GPUs
+        with equal free milli give equal results, and only that GPU and the CPU change, so the cached
+        per-shape counts are adjusted rather than recomputed."""
+        t = self._typical()
+        ordered = np.sort(self.gpu_left[rows], axis=1)
+        distinct = np.ones(ordered.shape, dtype=bool)
+        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        pos, col = np.nonzero(distinct & (ordered >= milli))
+        value = ordered[pos, col]
+        r = rows[pos]
+        old, new, tm = value[:, None], value[:, None] - milli, t.milli[None, :]
+        fit = self._fit[r] - (old >= tm) + (new >= tm)
+        below = self._below[r] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0)
+        after = self._combine(r, self.cpu_left(rows)[pos] - cpu, fit, below, self._total[r] - milli)
+        return pos.astype(np.intp), value, after
+
+    def frag_after_sub(self, rows: Rows, shape: GpuShape) -> FloatArray:
+        """Fragment amount of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
+        the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
+        cpu_after = self.cpu_left(rows) - shape.cpu
+        fit, below, total = self._fit[rows], self._below[rows], self._total[rows]
+        if not shape.count:
+            return self._combine(rows, cpu_after, fit, below, total)
+        if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
+            return self._combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
+        gl = np.sort(self.gpu_left[rows], axis=1)
+        ok = gl >= shape.milli
+        take = ok & (np.cumsum(ok, axis=1) <= shape.count)
+        return self.frag_of(rows, cpu_after, gl - shape.milli * take)
+
+    def _typical(self) -> TypicalPods:
+        if self.typical is None:
+            raise ConfigError("fragmentation needs a target workload (typical pods) in the GpuShare ledger")
+        return self.typical
+
+    def node_frag(self, rows: Rows) -> FloatArray:
+        """Current fragment amount of ``rows``, recomputing only nodes whose cluster generation moved (every
+        GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
+        gen = self.cluster.generation[rows]
+        stale = rows[gen != self._frag_gen[rows]]
+        if stale.size:
+            self._frag[stale] = self.frag(stale)
+            self._frag_gen[stale] = self.cluster.generation[stale]
+        out: FloatArray = self._frag[rows]
+        return out
+
+    @staticmethod
+    def kind_of(shape: GpuShape) -> int:
+        return 0 if shape.is_share else shape.count
+
+    def kind_counts(self, rows: Rows) -> IntArray:
+        out: IntArray = self._kinds[rows]
+        return out
+
+    def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
+        for g in gpus:
+            self.gpu_left[idx, g] -= milli
+        self.held[pod.key] = (idx, gpus, milli)
+        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] += 1
+        self._recount(np.array([idx], dtype=np.intp))
+
+    def release(self, pod: Pod) -> int | None:
+        """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
+        held = self.held.pop(pod.key, None)
+        if held is None:
+            return None
+        idx, gpus, milli = held
+        for g in gpus:
+            self.gpu_left[idx, g] += milli
+        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] -= 1
+        self._recount(np.array([idx], dtype=np.intp))
+        return idx
+
+    def fits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
+        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free."""
+        ok: npt.NDArray[np.bool_] = (self.gpu_left[rows] >= shape.milli).sum(axis=1) >= shape.count
+        return ok
+
+    def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:
+        """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
+        free = np.flatnonzero(self.gpu_left[idx] == MILLI)
+        return tuple(int(g) for g in free[: shape.count])
+
+
+# (ledger, node index, shape, rng) -> the GPU a sharing pod gets
+GpuSelector = Callable[["GpuShareLedger", int, GpuShape, np.random.Generator], int]
+
+
+def select_best_fit(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
+    """``allocateGpuIdBasedOnBestFit``: the GPU with the least free milli that still fits (lowest index on ties)."""
+    left = ledger.gpu_left[idx]
+    cand = np.where(left >= shape.milli, left, np.iinfo(np.int64).max)
+    return int(np.argmin(cand))
+
+
+def select_random(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
+    """``allocateGpuIdBasedOnRandomFit``: uniformly among the GPUs that fit."""
+    cand = np.flatnonzero(ledger.gpu_left[idx] >= shape.milli)
+    return int(cand[rng.integers(len(cand))])
+
+
+def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
+    """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
+    row = np.array([idx], dtype=np.intp)
+    _, values, after = ledger.share_candidates(row, shape.cpu, shape.milli)
+    score_of = dict(zip(values.tolist(), fgd_scores(ledger.node_frag(row)[0] - after).tolist(), strict=True))
+    per_gpu = [score_of.get(int(v), -1) for v in ledger.gpu_left[idx]]
+    return int(np.argmax(per_gpu))
+
+
+def fgd_scores(delta: FloatArray) -> IntArray:
+    """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU (exp overflows to 0 for very
+    negative Δ, which is the sigmoid's limit)."""
+    with np.errstate(over="ignore"):
+        scores: IntArray = np.floor(100.0 / (1.0 + np.exp(-delta / 1000.0))).astype(np.int64)
+    return scores
+
+
+SELECTORS: Final[dict[str, GpuSelector]] = {
+    "best": select_best_fit,
+    "random": select_random,
+    "fgd": select_min_frag,
+}
+
+
+class GpuShare:
+    """Filter + Reserve for fractional and whole GPUs against the ledger (open-gpu-share's semantics).
+
+    Args: ``ledger`` (a ``GpuShareLedger`` over the scheduler's cluster) and ``selection``
+    (``best`` | ``random`` | ``fgd``: how Reserve picks the GPU of a sharing pod; whole-GPU pods get the
+    first fully free GPUs by index, as in the simulator)."""
+
+    name: ClassVar[str] = GPU_SHARE
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        ledger = args.get("ledger")
+        if not isinstance(ledger, GpuShareLedger):
+            raise ConfigError(f"{GPU_SHARE}: args.ledger must be a GpuShareLedger")
+        selection = str(args.get("selection", "best"))
+        if selection not in SELECTORS:
+            raise ConfigError(f"{GPU_SHARE}: selection must be one of {sorted(SELECTORS)}, not {selection!r}")
+        self.ledger = ledger
+        self._select = SELECTORS[selection]
+        self._handle = handle
+        self._reason = handle.reasons.intern((REASON_GPU_SHARE,))
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: object
+    ) -> tuple[frozenset[str] | None, Status]:
+        return None, SUCCESS if pod_shape(pod).count else SKIP
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        row = np.array([node.idx], dtype=np.intp)
+        if self.ledger.fits(row, pod_shape(pod))[0]:
+            return SUCCESS
+        return Status(Code.UNSCHEDULABLE, (REASON_GPU_SHARE,))
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds]:
+        bad = ~self.ledger.fits(rows, pod_shape(pod))
+        return (bad * Code.UNSCHEDULABLE).astype(np.int8), (bad * self._reason).astype(np.int32)
+
+    def sign(self, pod: Pod) -> Hashable:
+        shape = pod_shape(pod)
+        return (shape.count, shape.milli)
+
+    def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        shape = pod_shape(pod)
+        if not shape.count:
+            return SUCCESS
+        if shape.is_share:
+            gpus: tuple[int, ...] = (self._select(self.ledger, node.idx, shape, self._handle.rng),)
+        else:
+            gpus = self.ledger.exclusive_gpus(node.idx, shape)
+        self.ledger.assign(pod, node.idx, gpus, shape.milli)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None:
+        self.ledger.release(pod)

@@ -1,0 +1,61 @@
+"""FGD: Fragmentation Gradient Descent (Weng et al., USENIX ATC '23), a Score plugin over the GpuShare ledger.
+
+For each feasible node the plugin computes the node's fragment amount over the target workload now and
+after placing the pod (``GpuShareLedger.frag_of``), and scores the decrease Δ (milli-GPU) as
+``int64(sigmoid(Δ / 1000) · 100)`` — the simulator's ``FGDScore``: the node whose fragmentation grows
+least (or shrinks most) wins. A sharing pod (one GPU, < 1000 milli) is tried on every GPU of the node
+that fits and the node scores its best GPU (lowest index on ties); GpuShare's Reserve with selection
+``fgd`` then puts the pod on that GPU. Whole-GPU and CPU-only pods change the node as the simulator's
+``NodeResource.Sub`` does (GPUs with the least sufficient free milli first).
+
+Worked example: a 2-GPU node with free [1000, 500] and a target workload of one shape {1 GPU × 500
+milli}: fragment 0 (both GPUs fit the shape). A 500-milli pod on GPU 0 leaves [500, 500], fragment 0,
+Δ = 0, score 50; on GPU 1 it leaves [1000, 0], fragment 0, score 50 too, so GPU 0 (lowest index) is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+import numpy as np
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
+from kubegpu.scheduler.gpu_share import GpuShareLedger, fgd_scores, pod_shape
+from kubegpu.scheduler.status import SUCCESS, Status
+
+FGD: Final = "FGD"
+
+
+def ledger_arg(plugin: str, args: Mapping[str, Any]) -> GpuShareLedger:
+    ledger = args.get("ledger")
+    if not isinstance(ledger, GpuShareLedger):
+        raise ConfigError(f"{plugin}: args.ledger must be a GpuShareLedger")
+    return ledger
+
+
+class FragmentationGradientDescent:
+    name: ClassVar[str] = FGD
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.ledger = ledger_arg(FGD, args)
+        self.ledger._typical()  # fails at construction, not mid-run, when no target workload is set
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
+        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+
+    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
+        shape = pod_shape(pod)
+        before = self.ledger.node_frag(rows)
+        if shape.is_share:  # each node scores its best GPU
+            pos, _, after = self.ledger.share_candidates(rows, shape.cpu, shape.milli)
+            best = np.full(len(rows), -1, dtype=np.int64)
+            np.maximum.at(best, pos, fgd_scores(before[pos] - after))
+            return best
+        return fgd_scores(before - self.ledger.frag_after_sub(rows, shape))

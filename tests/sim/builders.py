@@ -1,0 +1,61 @@
+"""Small openb-shaped clusters for the simulator tests: nodes, pods and direct placements."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.gpu_share import GpuShape, GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.registry import in_tree_registry, packing_profile
+from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
+
+
+def node(name: str, gpus: int, cpu: int = 64_000, model: str = "T4", memory_mib: int = 262_144) -> TraceNode:
+    return TraceNode(name, cpu, memory_mib, gpus, model)
+
+
+def pod(
+    name: str, gpus: int = 1, milli: int = 1000, cpu: int = 4000, spec: frozenset[str] | None = None
+) -> Pod:
+    return to_pod(TracePod(name, cpu, 1024, gpus, milli if gpus else 0, spec))
+
+
+def typical(
+    *shapes: tuple[int, int, int, float], models: tuple[frozenset[str] | None, ...] = ()
+) -> TypicalPods:
+    """Shapes as (cpu, gpu count, milli per GPU, popularity)."""
+    return TypicalPods(
+        cpu=np.array([s[0] for s in shapes], dtype=np.int64),
+        count=np.array([s[1] for s in shapes], dtype=np.int64),
+        milli=np.array([s[2] for s in shapes], dtype=np.int64),
+        freq=np.array([s[3] for s in shapes], dtype=np.float64),
+        models=models or tuple(None for _ in shapes),
+    )
+
+
+class Bench:
+    """A cluster, its ledger and a packing scheduler for one policy."""
+
+    def __init__(self, nodes: list[TraceNode], policy: str, target: TypicalPods | None = None, seed: int = 0):
+        self.cluster = ClusterState([to_node(n) for n in nodes])
+        self.ledger = GpuShareLedger(self.cluster, target)
+        self.scheduler = Scheduler(
+            Framework(packing_profile(policy, self.ledger), in_tree_registry()), self.cluster, seed=seed
+        )
+
+    def place(self, p: Pod, node_name: str, gpus: tuple[int, ...] = ()) -> None:
+        """Put ``p`` on a node and GPUs of our choosing (state set-up, not a scheduling decision)."""
+        idx = self.cluster.index[node_name]
+        shape: GpuShape = pod_shape(p)
+        if shape.count:
+            self.ledger.assign(p, idx, gpus, shape.milli)
+        self.cluster.add_pod(p, idx)
+
+    def schedule(self, p: Pod) -> tuple[str | None, tuple[int, ...]]:
+        """Schedule ``p``; returns its node and the GPUs GpuShare reserved."""
+        result = self.scheduler.schedule_one(p, preempt=False)
+        held = self.ledger.held.get(p.key)
+        return result.node, held[1] if held else ()

@@ -1,0 +1,64 @@
+"""The FGD protocol (artifact's SortClusterPods + TunePodsByNodeTotalResource) and its metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kubegpu.sim.openb import TracePod, to_node
+from kubegpu.sim.packing import PackingRun, curves, fgd_workload, run_packing
+from tests.sim.builders import node
+
+
+def trace() -> list[TracePod]:
+    shapes = [(1, 500), (1, 1000), (0, 0), (2, 1000), (1, 250)]
+    return [TracePod(f"pod-{i:02d}", 2000 + 100 * (i % 3), 1024, *shapes[i % len(shapes)]) for i in range(20)]
+
+
+def test_workload_is_name_sorted_then_shuffled_then_topped_up() -> None:
+    """Trace total: 4 × (500 + 1000 + 0 + 2000 + 250) = 15,000 milli-GPU. With 12 GPUs at ratio 1.3
+    the target is 15,600: copies are drawn until the next one's per-GPU milli would pass it."""
+    pods = trace()
+    a = fgd_workload(pods, 12_000, np.random.default_rng(1))
+    b = fgd_workload(list(reversed(pods)), 12_000, np.random.default_rng(1))
+    assert a == b  # input order does not matter: sorted by name first
+    originals = [n for n, _ in a[:20]]
+    assert sorted(originals) == [p.name for p in pods]
+    assert originals != sorted(originals)  # shuffled
+    extra = a[20:]
+    assert all("-tuned-" in n for n, _ in extra)
+    total = sum(p.total_gpu_milli for _, p in a)
+    assert total <= 15_600
+    assert total > 15_000 or not extra
+
+
+def test_workload_is_trimmed_when_the_trace_exceeds_the_target() -> None:
+    # capacity 10 GPUs → target 13,000 < 15,000: random pods are dropped until the total fits
+    w = fgd_workload(trace(), 10_000, np.random.default_rng(0))
+    assert sum(p.total_gpu_milli for _, p in w) <= 13_000
+
+
+def test_same_seed_same_run_other_seed_other_run() -> None:
+    nodes = [to_node(node(f"n{i}", 4, cpu=16_000)) for i in range(3)]
+    one = run_packing(nodes, trace(), "FGD", 42)
+    again = run_packing(nodes, trace(), "FGD", 42)
+    other = run_packing(nodes, trace(), "FGD", 43)
+    assert np.array_equal(one.allocated, again.allocated) and np.array_equal(one.frag, again.frag)
+    assert not np.array_equal(one.arrived, other.arrived)
+
+
+def test_curves_round_half_to_even_and_fall_back_to_neighbours() -> None:
+    """Artifact's ``merge_alloc_discrete``: arrived % rounded (Python round), mean per integer point,
+    else the mean over points within ±1. 1 GPU: arrived 250 → 25 %, 345 → 34 % (34.5 rounds to even),
+    355 → 36 % (35.5 → 36); point 35 has no pod, so it averages 34 and 36."""
+    run = PackingRun(
+        trace="t", policy="p", seed=0, total_gpus=1,
+        arrived=np.array([250, 345, 355]), allocated=np.array([250, 300, 300]),
+        frag=np.array([0.0, 10.0, 20.0]),
+    )  # fmt: skip
+    c = curves(run)
+    assert c.allocation[25] == 25.0
+    assert c.allocation[34] == 30.0
+    assert c.allocation[36] == 30.0
+    assert c.frag_amount[35] == pytest.approx(1.5)  # mean of 1 % and 2 %
+    assert np.isnan(c.allocation[60])
