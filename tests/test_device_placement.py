@@ -231,3 +231,24 @@ def test_dry_runs_keep_stand_in_assignments_flagged() -> None:
     assert before == {"default/a", "default/b"}
     e.scheduler.schedule_one(make_pod("p").gpu(2).priority(10).parsed())
     assert e.cluster.devices.assumed == before
+
+
+def test_replica_policy_spreads_or_packs_across_physical_gpus() -> None:
+    """Two GPUs × 4 replicas; GPU 0 already has 3 replicas in use. spread (NVIDIA's distributed policy)
+    puts the next replica on the idle GPU 1; pack puts it on GPU 0 and keeps GPU 1 whole."""
+    cfg = TIME_SLICING.replace("failRequestsGreaterThanOne: true", "failRequestsGreaterThanOne: false")
+    raw = (
+        make_node("ts").gpus(8).label("nvidia.com/gpu.count", "2").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    raw["metadata"]["annotations"] = {CONFIG_ANNOTATION: cfg}
+    model = node_devices(build_snapshot([("t", raw)]).nodes[0], parse_plugin_config(cfg))
+    assert model is not None
+    taken = {"nvidia.com/gpu": {"ts-gpu0::0", "ts-gpu0::1", "ts-gpu0::2"}}
+    pod = make_pod("p").gpu(1).parsed()
+    spread, _ = choose(pod, model, taken, "spread")
+    packed, _ = choose(pod, model, taken, "pack")
+    assert spread == {"main": {"nvidia.com/gpu": ["ts-gpu1::0"]}}
+    assert packed == {"main": {"nvidia.com/gpu": ["ts-gpu0::3"]}}
+    # two replicas for one container still land on two GPUs when packing
+    two, _ = choose(make_pod("q").gpu(2).parsed(), model, taken, "pack")
+    assert two is not None and sorted(two["main"]["nvidia.com/gpu"]) == ["ts-gpu0::3", "ts-gpu1::0"]

@@ -57,14 +57,30 @@ def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
     return out
 
 
+REPLICA_POLICIES = ("spread", "pack")
+
+
+def packed_replicas(available: list[str], size: int) -> list[str]:
+    """``size`` replicas on distinct physical GPUs, the most-used GPUs first (fewest free replicas), so
+    whole GPUs stay free for pods that need them; ``[]`` when fewer GPUs have a free replica."""
+    by_gpu: dict[str, list[str]] = {}
+    for i in available:
+        by_gpu.setdefault(strip_annotation(i), []).append(i)
+    order = sorted(by_gpu, key=lambda g: (len(by_gpu[g]), available.index(by_gpu[g][0])))
+    return [by_gpu[g][0] for g in order[:size]] if len(order) >= size else []
+
+
 def choose(
-    pod: Pod, devices: NodeDevices, taken: Mapping[str, set[str]]
+    pod: Pod, devices: NodeDevices, taken: Mapping[str, set[str]], replica_policy: str = "spread"
 ) -> tuple[Assignment | None, Refusal | None]:
-    """Assign devices to every container of ``pod`` from what is free on the node, or say why not."""
+    """Assign devices to every container of ``pod`` from what is free on the node, or say why not.
+
+    ``replica_policy`` places time-sliced/MPS replicas: ``spread`` (the NVIDIA plugin's distributed
+    policy: the least-used GPUs first) or ``pack`` (the most-used first, keeping whole GPUs free)."""
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
     for container, req in container_requests(pod):
-        picked, refusal = _pick_container(req, devices, used)
+        picked, refusal = _pick_container(req, devices, used, replica_policy)
         if picked is None:
             return None, refusal
         for r, ids in picked.items():
@@ -78,7 +94,7 @@ def _free(plan: ResourcePlan, used: Mapping[str, set[str]]) -> list[str]:
 
 
 def _pick_container(
-    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]]
+    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]], replica_policy: str
 ) -> tuple[dict[str, list[str]] | None, Refusal | None]:
     plans: dict[str, ResourcePlan] = {}
     for resource, n in sorted(req.items()):
@@ -126,7 +142,11 @@ def _pick_container(
         plan = plans[resource]
         # kubelet allocates from the devices inside the chosen NUMA affinity first
         aligned = list(decision.aligned.get(resource, ())) or free[resource]
-        if plan.shared:
+        if plan.shared and replica_policy == "pack":
+            ids = packed_replicas(aligned, n) or distributed_allocation(
+                aligned, [], n, plan.replicas_per_gpu()
+            )
+        elif plan.shared:
             ids = distributed_allocation(aligned, [], n, plan.replicas_per_gpu())
             gpus = {strip_annotation(i) for i in ids}
             if len(gpus) < n:

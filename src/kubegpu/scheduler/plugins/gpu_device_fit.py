@@ -4,7 +4,8 @@ kube-scheduler counts ``nvidia.com/gpu``; kubelet and the device plugin then pic
 still refuse the pod (``UnexpectedAdmissionError`` from the plugin, ``TopologyAffinityError`` from the
 Topology Manager). This plugin runs the device choice of ``scheduler.device_ledger.choose`` at Filter
 time so those pods never land there, and records the chosen IDs at Reserve so the pod and ``explain``
-know which GPUs it gets. Rejections are kubegpu's own reasons, e.g.
+know which GPUs it gets. Arg ``replicaPolicy``: ``spread`` (default, the NVIDIA plugin's distributed
+policy) or ``pack`` time-sliced replicas across physical GPUs. Rejections are kubegpu's own reasons, e.g.
 ``node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne`` (unresolvable) or
 ``node(s) could not align nvidia.com/gpu on one NUMA node (topology manager single-numa-node)``.
 
@@ -20,9 +21,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.device_ledger import choose, container_requests
+from kubegpu.scheduler.device_ledger import REPLICA_POLICIES, choose, container_requests
 from kubegpu.scheduler.framework import (
     ALLOCATION_KEY,
     Codes,
@@ -41,6 +43,11 @@ class GpuDeviceFit:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons
+        self.replica_policy = str(args.get("replicaPolicy", "spread"))
+        if self.replica_policy not in REPLICA_POLICIES:
+            raise ConfigError(
+                f"GpuDeviceFit: replicaPolicy must be one of {REPLICA_POLICIES}, got {self.replica_policy!r}"
+            )
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -51,7 +58,7 @@ class GpuDeviceFit:
         model = node.cluster.devices.models[node.idx]
         if model is None or model.simple:
             return SUCCESS  # whole GPUs, no NUMA policy: the count NodeResourcesFit checks is the whole story
-        _, refusal = choose(pod, model, node.cluster.devices.taken(node.idx))
+        _, refusal = choose(pod, model, node.cluster.devices.taken(node.idx), self.replica_policy)
         if refusal is None:
             return SUCCESS
         return Status(
@@ -78,7 +85,7 @@ class GpuDeviceFit:
         model = node.cluster.devices.models[node.idx]
         if model is None or not container_requests(pod):
             return SUCCESS
-        assignment, refusal = choose(pod, model, node.cluster.devices.taken(node.idx))
+        assignment, refusal = choose(pod, model, node.cluster.devices.taken(node.idx), self.replica_policy)
         if refusal is not None:
             return Status(Code.UNSCHEDULABLE, (refusal.reason,))
         state.write(ALLOCATION_KEY, assignment)
