@@ -183,10 +183,22 @@ def test_pending_pods_carry_the_exact_scheduler_message(demo: tuple[Engine, str]
 def test_quota_bars_and_findings(demo: tuple[Engine, str]) -> None:
     _, text = demo
     page = Parsed(text)
-    quotas = page.all("div", "quota")
+    bars = page.all("div", "quota")
+    quotas = [q for q in bars if "data-ns" in q]
     assert [q["data-ns"] for q in quotas] == ["ml-infer", "ml-infer", "ml-train", "research"]
+    # GpuQueues of the demo (cohort gpu-org): inference has 3 vLLM, 3 whisper and 5 chat pods bound (11 GPUs)
+    # plus embed-small's 1g.18gb slice; research's 4 rl-sweep pods fill its nominal 4; training holds 8
+    assert [q["data-cohort"] for q in bars if "data-cohort" in q] == ["gpu-org"] * 5
+    labels = [b["aria-label"] for b in page.all("svg", "bar")]
+    assert labels[len(quotas) :] == [
+        "11 of 20 used",
+        "1 of 3 used",
+        "0 of 1 used",
+        "4 of 4 used",
+        "8 of 24 used",
+    ]
     full = [r for r in page.all("rect", "fill") if "full" in r["class"].split()]
-    assert len(full) == 1 and full[0]["width"] == "100.0"  # research: 4 of 4
+    assert len(full) == 2 and {f["width"] for f in full} == {"100.0"}  # research: quota 4 of 4, queue 4 of 4
     assert len(page.all("article", "finding")) == len(diagnose(Engine(load_demo())).findings)
 
 

@@ -11,10 +11,11 @@ draw on the pool is 6 − (8 − 4) = 2, so A may use 12 − 2 = 10.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kubegpu.batch.objects import Cohort, Queue
+from kubegpu.batch.workloads import Workload
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import ResourceList
 
@@ -101,6 +102,13 @@ class QuotaBook:
         usage = self.usage[queue]
         for r, v in request.items():
             usage[r] = usage.get(r, 0) + sign * v
+
+    def charge_admitted(self, admitted: Iterable[Workload]) -> QuotaBook:
+        """Charge every already-admitted workload to its queue (queues nobody defines are skipped)."""
+        for w in admitted:
+            if w.admitted and w.queue in self.queues:
+                self.charge(w.queue, w.requests)
+        return self
 
     def dominant_share(self, queue: str, totals: Mapping[str, int]) -> float:
         """DRF: the largest fraction of any cluster resource the queue holds, divided by its weight."""

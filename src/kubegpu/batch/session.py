@@ -62,12 +62,9 @@ class BatchSession:
     ) -> None:
         self.scheduler = scheduler
         self.now = now or datetime.now(UTC)
-        self.book = QuotaBook(queues, cohorts)
         self.all = workloads(snapshot.pods, groups)
+        self.book = QuotaBook(queues, cohorts).charge_admitted(self.all)
         self.owner = {p.key: w for w in self.all for p in w.pods}
-        for w in self.all:
-            if w.admitted and w.queue in self.book.queues:
-                self.book.charge(w.queue, w.requests)
         cluster = scheduler.cluster
         self.totals = {r: int(cluster.allocatable[:, cluster.col[r]].sum()) for r in cluster.resources}
 

@@ -32,10 +32,7 @@ def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | Non
     out["position"] = next((i + 1 for i, w in enumerate(pending) if w.key == mine.key), None)
     out["pendingInQueue"] = len(pending)
     if mine.queue in queues:
-        book = QuotaBook(queues, cohorts)
-        for w in every:
-            if w.admitted and w.queue in queues:
-                book.charge(w.queue, w.requests)
+        book = QuotaBook(queues, cohorts).charge_admitted(every)
         check = book.check(mine.queue, mine.requests)
         out["quotaFits"] = check.fits
         if not check.fits:

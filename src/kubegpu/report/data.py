@@ -22,6 +22,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from kubegpu.batch.objects import parse_batch_objects
+from kubegpu.batch.quota import QuotaBook
+from kubegpu.batch.workloads import workloads
 from kubegpu.devices.inventory import Health
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.engine import Engine
@@ -147,6 +150,7 @@ class ReportData:
     pools: tuple[PoolSummary, ...]
     quotas: tuple[QuotaBar, ...]
     diagnosis: Diagnosis
+    queues: tuple[QuotaBar, ...] = ()  # GpuQueue usage against nominal quota (namespace field: the cohort)
     pending_requests: dict[str, str] = field(default_factory=dict)  # pod key → "4 nvidia.com/gpu"
 
     @property
@@ -247,6 +251,7 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
         nodes=tuple(cards),
         pools=tuple(_pools(cards)),
         quotas=tuple(_quotas(engine)),
+        queues=tuple(_queues(engine)),
         diagnosis=diagnosis,
         pending_requests=_requests(engine, diagnosis),
     )
@@ -287,6 +292,21 @@ def _pools(cards: list[NodeCard]) -> list[PoolSummary]:
                 1 for g in tiles if g.partitioned and g.holders for s in g.slots if s.healthy and not s.holder
             ),
         ))  # fmt: skip
+    return out
+
+
+def _queues(engine: Engine) -> list[QuotaBar]:
+    """Each queue's usage of each GPU resource in its nominal quota (over 100% = borrowed from its cohort)."""
+    queues, cohorts, groups, _ = parse_batch_objects(engine.snapshot.batch_objects)
+    book = QuotaBook(queues, cohorts).charge_admitted(workloads(engine.snapshot.pods, groups))
+    out = []
+    for name, q in sorted(queues.items()):
+        for r, nominal in sorted(q.nominal.items()):
+            if not is_gpu(r):
+                continue
+            used = book.usage[name].get(r, 0)
+            out.append(QuotaBar(q.cohort, name, r, format_milli(r, used), format_milli(r, nominal),
+                                used / nominal if nominal else 1.0))  # fmt: skip
     return out
 
 

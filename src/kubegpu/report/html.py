@@ -63,6 +63,7 @@ def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None =
         _map(data),
         _pending(data.diagnosis.pending, data.diagnosis.other_pending, data.pending_requests),
         _quotas(data.quotas),
+        _queue_bars(data.queues),
         _findings(data.diagnosis.findings),
         _figures(figures),
         _input_errors(data.diagnosis.input_errors),
@@ -371,22 +372,37 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-def _quotas(bars: Sequence[QuotaBar]) -> str:
+def _bar_rows(bars: Sequence[QuotaBar], filter_attr: str) -> str:
     rows = []
     for b in bars:
         pct = min(b.fraction, 1.0) * 100
         level = " full" if b.fraction >= 1 else " near" if b.fraction >= QUOTA_NEAR else ""
+        label = f"{_t(b.namespace)}/{_t(b.name)}" if b.namespace else _t(b.name)
         rows.append(
-            f'<div class="quota" data-ns="{_a(b.namespace)}"><span>{_t(b.namespace)}/{_t(b.name)} '
+            f'<div class="quota" {filter_attr}="{_a(b.namespace)}"><span>{label} '
             f"<code>{_t(b.resource)}</code></span>"
             f'<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" '
             f'aria-label="{_a(f"{b.used} of {b.hard} used")}"><rect class="track" width="100" height="8"/>'
             f'<rect class="fill{level}" width="{pct:.1f}" height="8"/></svg>'
             f"<span>{_t(b.used)} / {_t(b.hard)} used</span></div>"
         )
-    body = "".join(rows) or "<p>No ResourceQuota limits a GPU resource.</p>"
+    return "".join(rows)
+
+
+def _quotas(bars: Sequence[QuotaBar]) -> str:
+    body = _bar_rows(bars, "data-ns") or "<p>No ResourceQuota limits a GPU resource.</p>"
     intro = '<p class="muted">ResourceQuota status.used as the API server reported it.</p>'
     return _section("quotas", "GPU quota usage", intro + body)
+
+
+def _queue_bars(bars: Sequence[QuotaBar]) -> str:
+    if not bars:
+        return ""
+    intro = (
+        '<p class="muted">GpuQueue usage by admitted workloads against each queue\'s nominal quota, labelled '
+        "cohort/queue; a full bar may be borrowing from the cohort (<code>kubegpu queues</code> says how much).</p>"
+    )
+    return _section("queues", "Queue usage", intro + _bar_rows(bars, "data-cohort"))
 
 
 def _findings(findings: Sequence[Finding]) -> str:
