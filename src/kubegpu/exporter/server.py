@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from prometheus_client.registry import Collector
 
 from kubegpu.exporter.exposition import CONTENT_TYPE, encode
+from kubegpu.http_reply import ReplyHandler
 
 HealthCheck = Callable[[], tuple[bool, str]]
 
@@ -30,7 +31,7 @@ class ExporterServer(ThreadingHTTPServer):
         self.health = health
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ReplyHandler):
     server: ExporterServer
     # Headers and body go out in separate writes; with Nagle on, the body waits for the client's delayed ACK
     # (tens of ms per scrape on Linux).
@@ -39,23 +40,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/metrics":
-            self._reply(200, CONTENT_TYPE, encode(self.server.registry))
+            self.reply(200, encode(self.server.registry), CONTENT_TYPE)
         elif path == "/healthz":
             ok, reason = self.server.health()
-            self._reply(200 if ok else 503, "text/plain; charset=utf-8", (reason + "\n").encode())
+            self.reply(200 if ok else 503, (reason + "\n").encode(), "text/plain; charset=utf-8")
         else:
-            self._reply(404, "text/plain; charset=utf-8", b"not found: try /metrics or /healthz\n")
-
-    def _reply(self, code: int, content_type: str, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:  # the stdlib names it "format"
-        # Prometheus scrapes every few seconds; one access-log line per scrape is noise.
-        return
+            self.reply(404, b"not found: try /metrics or /healthz\n", "text/plain; charset=utf-8")
 
 
 def start_server(registry: Collector, health: HealthCheck, host: str, port: int) -> ExporterServer:

@@ -31,12 +31,13 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
 from kubegpu.errors import InputError
+from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.live import LISTED_KINDS
@@ -234,19 +235,19 @@ def bind(api: KubeApi | None, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def serve(state: ExtenderState, api: KubeApi | None, host: str, port: int) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ReplyHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # see webhook.py: no 40 ms Nagle/delayed-ACK stall per call
 
         def do_GET(self) -> None:
             ok = {"Node", "Pod"} <= state.synced
-            self._reply(200 if ok else 503, b"ok" if ok else b"not synced", "text/plain; charset=utf-8")
+            self.reply(200 if ok else 503, b"ok" if ok else b"not synced", "text/plain; charset=utf-8")
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             verb = self.path.rstrip("/").rsplit("/", 1)[-1]
             if not 0 < length <= MAX_BODY or verb not in ("filter", "prioritize", "bind", "preempt"):
-                self._reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
+                self.reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
                 return
             try:
                 args = json.loads(self.rfile.read(length))
@@ -263,17 +264,7 @@ def serve(state: ExtenderState, api: KubeApi | None, host: str, port: int) -> Th
                     answer = preempt(args)
             except (ValueError, InputError) as exc:
                 answer = {"Error": f"kubegpu extender: {exc}"}
-            self._reply(200, json.dumps(answer).encode(), "application/json")
-
-        def _reply(self, code: int, payload: bytes, content_type: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: object) -> None:
-            log.debug("%s " + format, self.client_address[0], *args)
+            self.reply(200, json.dumps(answer).encode(), "application/json")
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

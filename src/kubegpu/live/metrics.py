@@ -16,7 +16,7 @@ The scheduler exports, on its own ``CollectorRegistry`` (never the process-globa
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -26,6 +26,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+
+from kubegpu.http_reply import ReplyHandler
 
 ATTEMPT_BUCKETS = tuple(0.001 * 2**i for i in range(15))  # metrics.ExponentialBuckets(0.001, 2, 15)
 
@@ -78,25 +80,15 @@ class SchedulerMetrics:
 def serve(metrics: SchedulerMetrics, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
     """Start the health/metrics server on a daemon thread; ``server.server_address[1]`` is the port."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ReplyHandler):
         def do_GET(self) -> None:
             if self.path == "/healthz":
                 ok = metrics.healthy
-                self._reply(200 if ok else 503, b"ok" if ok else b"not started", "text/plain; charset=utf-8")
+                self.reply(200 if ok else 503, b"ok" if ok else b"not started", "text/plain; charset=utf-8")
             elif self.path == "/metrics":
-                self._reply(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
+                self.reply(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
             else:
-                self._reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
-
-        def _reply(self, code: int, body: bytes, content_type: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:  # scrapes are not worth a log line
-            return
+                self.reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

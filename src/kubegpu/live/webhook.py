@@ -29,6 +29,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 
 from kubegpu.admission.lint import LintContext, NodeFacts, Violation, facts_of, lint_object
+from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.live import LISTED_KINDS
@@ -119,7 +120,7 @@ class WebhookServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(ReplyHandler):
             protocol_version = "HTTP/1.1"  # keep-alive: the API server reuses connections
             # headers and body go out as separate writes: without TCP_NODELAY, Nagle plus delayed ACK
             # adds ~40 ms to every keep-alive round trip
@@ -127,40 +128,30 @@ class WebhookServer:
 
             def do_GET(self) -> None:
                 if self.path == "/healthz":
-                    self._reply(200, b"ok", "text/plain; charset=utf-8")
+                    self.reply(200, b"ok", "text/plain; charset=utf-8")
                 elif self.path == "/metrics":
-                    self._reply(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
+                    self.reply(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
                 else:
-                    self._reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
+                    self.reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
 
             def do_POST(self) -> None:
                 start = time.perf_counter()
                 length = int(self.headers.get("Content-Length") or 0)
                 if self.path != "/validate" or not 0 < length <= MAX_BODY:
-                    self._reply(404 if self.path != "/validate" else 400, b"{}", "application/json")
+                    self.reply(404 if self.path != "/validate" else 400, b"{}", "application/json")
                     return
                 try:
                     body = json.loads(self.rfile.read(length))
                 except ValueError:
-                    self._reply(400, b'{"error": "the body is not JSON"}', "application/json")
+                    self.reply(400, b'{"error": "the body is not JSON"}', "application/json")
                     return
                 if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
-                    self._reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
+                    self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
                     return
                 answer = review(body, server.facts.context())
-                self._reply(200, json.dumps(answer).encode(), "application/json")
+                self.reply(200, json.dumps(answer).encode(), "application/json")
                 allowed = "true" if answer["response"]["allowed"] else "false"
                 server.latency.labels(allowed).observe(time.perf_counter() - start)
-
-            def _reply(self, code: int, payload: bytes, content_type: str) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: object) -> None:
-                log.debug("%s " + format, self.client_address[0], *args)
 
         return Handler
 
