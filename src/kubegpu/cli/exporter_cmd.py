@@ -9,15 +9,14 @@ Pod Resources client, kubelet pods, HTTP server). Flags follow dcgm-exporter whe
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import threading
 from pathlib import Path
-from types import FrameType
 
 import click
 from prometheus_client.registry import CollectorRegistry
 
+from kubegpu.cli.signals import stop_on_signals
 from kubegpu.exporter.collector import DEFAULT_TTL_S, GpuCollector, PodSources
 from kubegpu.exporter.exposition import encode
 from kubegpu.exporter.kubelet_pods import KubeletPods
@@ -168,12 +167,7 @@ def _serve(registry: CollectorRegistry, collector: GpuCollector, listen: str, xi
     if not port.isdigit():
         raise click.UsageError(f"--listen {listen!r}: expected HOST:PORT or :PORT")
     done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop_on_signals(done)
     watcher = None
     if xids is not None:
         from kubegpu.node.health import NvmlHealthWatcher

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import socket
 import sys
 import threading
 import uuid
 from pathlib import Path
-from types import FrameType
 
 import click
 
 from kubegpu.admission.lint import LintContext, lint_object, namespace_labels, node_facts
+from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.leader import LeaseConfig
@@ -102,7 +101,7 @@ def scheduler(
         f"kubegpu scheduler {ident!r}: /healthz and /metrics on port {server.server_address[1]}", err=True
     )
     live = LiveScheduler(api, config, metrics)
-    _stop_on_signals(live.stop)
+    stop_on_signals(live.stop)
     code = live.run()
     server.shutdown()
     api.close()
@@ -142,7 +141,7 @@ def webhook(
         start_informers(api, facts, stop)
     server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file)
     click.echo(f"kubegpu webhook: https on port {server.port}", err=True)
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     threading.Thread(
         target=server.httpd.serve_forever, args=(0.1,), name="webhook-https", daemon=True
     ).start()
@@ -181,7 +180,7 @@ def extender(
     extender_api.start_informers(api, state, stop)
     server = extender_api.serve(state, api, bind_address, port)
     click.echo(f"kubegpu extender: http on port {server.server_address[1]}", err=True)
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     threading.Thread(target=server.serve_forever, args=(0.1,), name="extender-http", daemon=True).start()
     stop.wait()
     server.shutdown()
@@ -219,14 +218,6 @@ def _logging(verbose: int) -> None:
     logging.basicConfig(
         level=logging.WARNING - 10 * min(verbose, 2), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-
-
-def _stop_on_signals(stop: threading.Event) -> None:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
 
 
 @click.group("live")

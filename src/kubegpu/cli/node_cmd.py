@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -23,6 +21,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from kubegpu.cli.signals import stop_on_signals
 from kubegpu.devices import (
     MigStrategy,
     NodeInventory,
@@ -231,12 +230,7 @@ def device_plugin(
         ]
     )
     done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop_on_signals(done)
     watcher = None
     try:
         for s in servers:
