@@ -183,3 +183,77 @@ def test_bad_mps_config_names_the_field(text: str, field: str) -> None:
     with pytest.raises(InputError) as err:
         parse_plugin_config(text, source="c.yaml")
     assert err.value.field == field
+
+
+# passDeviceSpecs: upstream server.go apiDeviceSpecs (optional control nodes only where os.Stat finds them,
+# permissions "rw", host path filepath.Join(nvidiaDevRoot, path)) over rm GetDevicePaths (the four control
+# nodes first, then each requested device's paths in request order).
+def test_pass_device_specs_lists_existing_control_nodes_then_gpu_nodes(dgx1: NodeInventory) -> None:
+    config = parse_plugin_config("flags: {plugin: {passDeviceSpecs: true}}")
+    ids = [dgx1.devices[5].uuid, dgx1.devices[2].uuid]
+    without_modeset = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
+    alloc = allocate_response(_plan(dgx1, config), config, ids, node_exists=without_modeset.__contains__)
+    assert [(d.container_path, d.host_path, d.permissions) for d in alloc.device_specs] == [
+        ("/dev/nvidiactl", "/dev/nvidiactl", "rw"),
+        ("/dev/nvidia-uvm", "/dev/nvidia-uvm", "rw"),
+        ("/dev/nvidia-uvm-tools", "/dev/nvidia-uvm-tools", "rw"),
+        ("/dev/nvidia5", "/dev/nvidia5", "rw"),
+        ("/dev/nvidia2", "/dev/nvidia2", "rw"),
+    ]
+    assert alloc.envs == {"NVIDIA_VISIBLE_DEVICES": f"{ids[0]},{ids[1]}"}
+    assert alloc.as_dict()["device_specs"][3] == {
+        "container_path": "/dev/nvidia5",
+        "host_path": "/dev/nvidia5",
+        "permissions": "rw",
+    }
+
+
+def test_device_specs_use_the_recorded_minor_and_the_dev_root(h200: NodeInventory) -> None:
+    # The real H200 nvml.json records no minor, so its index stands in; the same node's nvidia-smi -q shows
+    # <minor_number>0</minor_number>. A driver container's root puts the host paths under it.
+    config = parse_plugin_config(
+        "flags: {nvidiaDevRoot: /run/nvidia/driver, plugin: {passDeviceSpecs: true}}"
+    )
+    alloc = allocate_response(
+        _plan(h200, config), config, [h200.devices[0].uuid], node_exists=lambda p: False
+    )
+    assert [(d.container_path, d.host_path) for d in alloc.device_specs] == [
+        ("/dev/nvidia0", "/run/nvidia/driver/dev/nvidia0")
+    ]
+
+
+def test_device_specs_off_by_default_and_absent_when_only_cdi(dgx1: NodeInventory) -> None:
+    uuid = dgx1.devices[0].uuid
+    default = PluginConfig()
+    assert allocate_response(_plan(dgx1, default), default, [uuid]).device_specs == ()
+    cdi_only = parse_plugin_config("flags: {plugin: {passDeviceSpecs: true, deviceListStrategy: cdi-cri}}")
+    assert allocate_response(_plan(dgx1, cdi_only), cdi_only, [uuid]).device_specs == ()
+
+
+def test_device_specs_offline_assume_control_nodes_and_say_so(h200: NodeInventory) -> None:
+    inv = mig_node(h200, ["3g.71gb", "3g.71gb"])
+    config = parse_plugin_config("flags: {migStrategy: mixed, plugin: {passDeviceSpecs: true}}")
+    plan = _plan(inv, config, "nvidia.com/mig-3g.71gb")
+    alloc = allocate_response(plan, config, [plan.devices[1].id])
+    assert [d.container_path for d in alloc.device_specs] == [
+        "/dev/nvidiactl",
+        "/dev/nvidia-uvm",
+        "/dev/nvidia-uvm-tools",
+        "/dev/nvidia-modeset",
+        "/dev/nvidia0",  # the MIG device's parent GPU
+    ]
+    assert any("only where it exists" in n for n in alloc.notes)
+    assert any("/dev/nvidia-caps" in n for n in alloc.notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("flags: {plugin: {passDeviceSpecs: 'yes'}}", "flags.plugin.passDeviceSpecs"),
+        ("flags: {nvidiaDevRoot: run/nvidia/driver}", "flags.nvidiaDevRoot"),
+    ],
+)
+def test_bad_device_spec_flags_name_the_field(text: str, field: str) -> None:
+    with pytest.raises(InputError) as err:
+        parse_plugin_config(text, source="c.yaml")
+    assert err.value.field == field

@@ -386,3 +386,29 @@ def test_plugin_registers_again_when_kubelet_restarts(dgx1: NodeInventory, socke
         plugin.stop()
         if second is not None:
             second.stop(grace=None).wait()
+
+
+def test_allocate_passes_device_specs_when_configured(
+    dgx1: NodeInventory, socket_dir: Path, kubelet: FakeKubelet, stub_for: object
+) -> None:
+    # NVIDIA plugin apiDeviceSpecs: the control nodes only where they exist on the plugin's host (this
+    # machine has no NVIDIA driver, so none or some of them), then the GPU nodes, all "rw".
+    plugin = _serve(dgx1, socket_dir, "flags: {plugin: {passDeviceSpecs: true}}")
+    try:
+        stub = stub_for(plugin)  # type: ignore[operator]
+        uuids = [g.uuid for g in dgx1.devices]
+        alloc = stub.Allocate(
+            pb.AllocateRequest(
+                container_requests=[pb.ContainerAllocateRequest(devices_ids=[uuids[6], uuids[1]])]
+            ),
+            timeout=TIMEOUT,
+        )
+        (container,) = alloc.container_responses
+        control = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+        expected = [p for p in control if Path(p).exists()] + ["/dev/nvidia6", "/dev/nvidia1"]
+        assert [(d.container_path, d.host_path, d.permissions) for d in container.devices] == [
+            (p, p, "rw") for p in expected
+        ]
+        assert dict(container.envs) == {"NVIDIA_VISIBLE_DEVICES": f"{uuids[6]},{uuids[1]}"}
+    finally:
+        plugin.stop()

@@ -7,9 +7,8 @@ The spec follows the Container Device Interface format as NVIDIA Container Toolk
 (``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-uvm-tools``) and ``NVIDIA_VISIBLE_DEVICES=void``
 so that the legacy hook does not inject devices a second time.
 
-A reading without ``minor`` (older readings) uses the NVML index as the minor number: the driver numbers
-``/dev/nvidiaN`` in PCI order, as NVML numbers indexes, and the shared H200 reading shows index 0 on
-``/dev/nvidia0``; a reading taken by ``kubegpu node discover`` records the real minor.
+A reading without ``minor`` (older readings) uses the NVML index as the minor number
+(``GpuDevice.device_node``); a reading taken by ``kubegpu node discover`` records the real minor.
 
 Not generated: driver library and binary mounts and the ``update-ldcache``/``create-symlinks`` hooks
 (they need a scan of the host's driver files, which a reading does not hold), and MIG devices (their
@@ -31,7 +30,7 @@ def cdi_spec(inv: NodeInventory, *, dev_root: str = "/dev") -> dict[str, object]
     devices: list[dict[str, object]] = []
     all_nodes: list[dict[str, str]] = []
     for g in inv.devices:
-        node = {"path": f"{root}/nvidia{g.minor if g.minor is not None else g.index}"}
+        node = {"path": g.device_node.replace("/dev", root, 1)}
         all_nodes.append(node)
         for name in (str(g.index), g.uuid):
             devices.append({"name": name, "containerEdits": {"deviceNodes": [dict(node)]}})

@@ -18,7 +18,14 @@ NVIDIA k8s-device-plugin ``internal/plugin/server.go`` (``getAllocateResponse``)
   ``k8s.device-plugin.nvidia.com/gpu=<id>`` (``cdi.WithVendor("k8s.device-plugin.nvidia.com")``, class
   ``gpu``); kubegpu's node agent instead points at the spec ``kubegpu node cdi`` prints (kind
   ``nvidia.com/gpu``, as ``nvidia-ctk cdi generate`` writes it) and passes that kind;
-* when every strategy is a CDI one, no environment or mounts are added (upstream ``AllCDIEnabled``);
+* ``passDeviceSpecs: true``: ``DeviceSpec`` entries (permissions ``rw``, host path under
+  ``flags.nvidiaDevRoot``) for ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-uvm-tools`` and
+  ``/dev/nvidia-modeset``, each only where it exists on the node, then each requested device's GPU node
+  ``/dev/nvidia<minor>`` in request order, not de-duplicated (upstream ``apiDeviceSpecs`` and
+  ``GetDevicePaths``). A MIG device's ``/dev/nvidia-caps`` nodes are not passed: their minors come from
+  ``/proc/driver/nvidia-caps/mig-minors``, which a reading does not hold;
+* when every strategy is a CDI one, no environment, mounts or device specs are added (upstream
+  ``AllCDIEnabled``);
 * MPS: ``CUDA_MPS_PIPE_DIRECTORY=/mps/<resource>/pipe`` and two mounts, ``<mpsRoot>/<resource>/pipe`` and
   ``<mpsRoot>/shm`` → ``/dev/shm``. The per-replica limits are *not* environment variables the plugin
   injects: the MPS control daemon sets them as daemon defaults (``set_default_active_thread_percentage
@@ -38,10 +45,13 @@ CUDA process enumerates only one MIG device (MIG user guide, "CUDA Device Enumer
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kubegpu.devices.cdi import CONTROL_NODES
 from kubegpu.devices.sharing import (
+    AdvertisedDevice,
     DeviceIdStrategy,
     DeviceListStrategy,
     PluginConfig,
@@ -58,6 +68,8 @@ PLUGIN_CDI_KIND = "k8s.device-plugin.nvidia.com/gpu"
 CDI_ANNOTATION_PLUGIN = "nvidia-device-plugin"
 MPS_CONTAINER_ROOT = "/mps"
 _CDI_STRATEGIES = (DeviceListStrategy.CDI_ANNOTATIONS, DeviceListStrategy.CDI_CRI)
+# The plugin passes these only where they exist; the GPU nodes themselves always.
+OPTIONAL_DEVICE_NODES = (*CONTROL_NODES, "/dev/nvidia-modeset")
 
 
 class AllocateError(KubegpuError):
@@ -74,6 +86,15 @@ class Mount:
     container_path: str
     host_path: str
     read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSpec:
+    """A ``DeviceSpec`` of the Allocate response: a host device node the runtime adds to the container."""
+
+    container_path: str
+    host_path: str
+    permissions: str = "rw"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +144,7 @@ class ContainerAllocation:
     cdi_devices: tuple[str, ...]
     visible: tuple[VisibleDevice, ...]
     mps: MpsDefaults | None = None
+    device_specs: tuple[DeviceSpec, ...] = ()
     notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
@@ -137,6 +159,10 @@ class ContainerAllocation:
             ],
             "annotations": dict(self.annotations),
             "cdi_devices": list(self.cdi_devices),
+            "device_specs": [
+                {"container_path": d.container_path, "host_path": d.host_path, "permissions": d.permissions}
+                for d in self.device_specs
+            ],
             "visible": [
                 {
                     "cuda_index": v.cuda_index,
@@ -174,11 +200,14 @@ def allocate_response(
     gpu_memory: Mapping[int, int] | None = None,
     response_id: str = "00000000-0000-0000-0000-000000000000",
     cdi_kind: str = PLUGIN_CDI_KIND,
+    node_exists: Callable[[str], bool] | None = None,
 ) -> ContainerAllocation:
     """The Allocate response for one container's ``device_ids`` of ``plan``; raises ``AllocateError``.
 
     ``gpu_memory`` maps host GPU index → total memory in bytes (for the MPS pinned-memory limit; without
     it the limit is left out). ``response_id`` stands for upstream's random per-response UUID.
+    ``node_exists`` tells whether an optional device node exists where the plugin runs (the node agent
+    passes ``os.path.exists``); without it, as offline, they are all listed and a note says so.
     """
     ids = list(device_ids)
     if plan.fail_requests_greater_than_one and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
@@ -218,6 +247,10 @@ def allocate_response(
             envs[ENV_VISIBLE_DEVICES] = VOLUME_MOUNTS_ROOT
             mounts += [Mount(f"{VOLUME_MOUNTS_ROOT}/{i}", VOLUME_MOUNTS_HOST_PATH) for i in injected]
     visible, notes = _cuda_view(plan, ids)
+    specs: list[DeviceSpec] = []
+    if config.pass_device_specs and not all(s in _CDI_STRATEGIES for s in strategies):
+        specs, spec_notes = _device_specs(chosen, config.nvidia_dev_root, node_exists)
+        notes = (*notes, *spec_notes)
     return ContainerAllocation(
         resource=plan.name,
         device_ids=tuple(ids),
@@ -227,8 +260,30 @@ def allocate_response(
         cdi_devices=cdi_devices,
         visible=visible,
         mps=mps,
+        device_specs=tuple(specs),
         notes=notes,
     )
+
+
+def _device_specs(
+    chosen: Sequence[AdvertisedDevice], dev_root: str, node_exists: Callable[[str], bool] | None
+) -> tuple[list[DeviceSpec], tuple[str, ...]]:
+    notes: list[str] = []
+    optional = list(OPTIONAL_DEVICE_NODES)
+    if node_exists is None:
+        notes.append(
+            f"device specs list {', '.join(optional)} as present; the plugin passes each only where it exists"
+        )
+    else:
+        optional = [p for p in optional if node_exists(p)]
+    if any(d.mig_index is not None for d in chosen):
+        notes.append(
+            "the MIG devices' /dev/nvidia-caps nodes are not passed (their minors are not in the reading)"
+        )
+    paths = [*optional, *(d.gpu_node for d in chosen)]
+    # Go's filepath.Join(root, "/dev/x"): the node path under the root, cleaned.
+    specs = [DeviceSpec(p, posixpath.normpath(posixpath.join(dev_root, p.lstrip("/")))) for p in paths]
+    return specs, tuple(notes)
 
 
 def _mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaults:

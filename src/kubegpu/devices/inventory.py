@@ -152,6 +152,15 @@ class GpuDevice:
         """Total memory in MiB, as GFD's ``nvidia.com/gpu.memory`` label counts it."""
         return self.memory_total // MIB
 
+    @property
+    def device_node(self) -> str:
+        """The GPU's character device, ``/dev/nvidia<minor>``.
+
+        A reading without ``minor`` uses the NVML index: the driver numbers ``/dev/nvidiaN`` in PCI order,
+        as NVML numbers indexes (the shared H200 reading shows index 0 on ``/dev/nvidia0``).
+        """
+        return f"/dev/nvidia{self.minor if self.minor is not None else self.index}"
+
 
 @dataclass(frozen=True, slots=True)
 class NodeInventory:

@@ -4,7 +4,8 @@
 ``api/config/v1``): ``flags.migStrategy`` (none/single/mixed), ``flags.plugin.deviceListStrategy``
 (``envvar``, ``volume-mounts``, ``cdi-annotations``, ``cdi-cri``: what ``container_view.allocate_response``
 injects), ``flags.plugin.deviceIDStrategy`` (uuid/index), ``flags.plugin.cdiAnnotationPrefix``,
-``flags.mpsRoot``, ``sharing.timeSlicing`` and ``sharing.mps``
+``flags.plugin.passDeviceSpecs``, ``flags.nvidiaDevRoot``, ``flags.mpsRoot``, ``sharing.timeSlicing`` and
+``sharing.mps``
 (``renameByDefault``, ``failRequestsGreaterThanOne``, ``resources[].name/replicas``).
 
 ``plan_resources`` turns an inventory and a config into the extended resources the node advertises and
@@ -36,6 +37,7 @@ ignores it too).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -127,6 +129,8 @@ class PluginConfig:
     mps_rename_by_default: bool = False
     mps_root: str = DEFAULT_MPS_ROOT  # flags.mpsRoot: host directory of the MPS pipes and shm
     cdi_annotation_prefix: str = "cdi.k8s.io/"  # flags.plugin.cdiAnnotationPrefix
+    pass_device_specs: bool = False  # flags.plugin.passDeviceSpecs: Allocate also returns DeviceSpecs
+    nvidia_dev_root: str = "/"  # flags.nvidiaDevRoot: where the host's /dev/nvidia* live, seen from the host
 
     @property
     def sharing_strategy(self) -> SharingStrategy:
@@ -167,6 +171,7 @@ class AdvertisedDevice:
     mig_index: int | None  # MIG device index on its GPU, None for a whole GPU
     health: Health
     numa_node: int | None
+    gpu_node: str  # character device of the physical GPU (parent GPU for MIG), e.g. /dev/nvidia0
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,9 +269,8 @@ def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
                 source=source,
                 field=f"sharing.mps.resources[{i}].name",
             )
-    mps_root = flags.get("mpsRoot", DEFAULT_MPS_ROOT)
-    if not isinstance(mps_root, str) or not mps_root.startswith("/"):
-        raise InputError(f"expected an absolute path, got {mps_root!r}", source=source, field="flags.mpsRoot")
+    mps_root = _absolute_path(flags, "mpsRoot", DEFAULT_MPS_ROOT, source)
+    dev_root = _absolute_path(flags, "nvidiaDevRoot", "/", source)
     prefix = plugin.get("cdiAnnotationPrefix", "cdi.k8s.io/")
     if not isinstance(prefix, str) or not prefix:
         raise InputError(
@@ -299,6 +303,8 @@ def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
         mps_rename_by_default=_bool(mps, "renameByDefault", source, "sharing.mps"),
         mps_root=mps_root,
         cdi_annotation_prefix=prefix,
+        pass_device_specs=_bool(plugin, "passDeviceSpecs", source, "flags.plugin"),
+        nvidia_dev_root=dev_root,
     )
 
 
@@ -336,26 +342,26 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
             )
     for g in inv.devices:
         if config.mig_strategy is MigStrategy.NONE or not g.mig_enabled:
-            add(GPU_RESOURCE, AdvertisedDevice(g.uuid, g.uuid, g.index, None, g.health, g.numa_node))
+            add(
+                GPU_RESOURCE,
+                AdvertisedDevice(g.uuid, g.uuid, g.index, None, g.health, g.numa_node, g.device_node),
+            )
             continue
         for m in g.mig_devices:
             health = Health.UNHEALTHY if Health.UNHEALTHY in (g.health, m.health) else Health.HEALTHY
             resource = (
                 GPU_RESOURCE if config.mig_strategy is MigStrategy.SINGLE else MIG_RESOURCE_PREFIX + m.profile
             )
-            add(resource, AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node))
+            add(
+                resource,
+                AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node, g.device_node),
+            )
     plans = []
     for base, devs in groups.items():
         replicas = config.replicas_for(base)
         mps = replicas > 1 and config.sharing_strategy is SharingStrategy.MPS
         if replicas > 1:
-            devs = [
-                AdvertisedDevice(
-                    annotated_id(d.id, n), d.device, d.gpu_index, d.mig_index, d.health, d.numa_node
-                )
-                for d in devs
-                for n in range(replicas)
-            ]
+            devs = [dataclasses.replace(d, id=annotated_id(d.id, n)) for d in devs for n in range(replicas)]
         plans.append(
             ResourcePlan(
                 name=base + SHARED_SUFFIX if replicas > 1 and config.renames_shared else base,
@@ -412,6 +418,13 @@ def _obj(raw: object, source: str, where: str, allowed: set[str]) -> dict[str, o
             f"unknown field (known: {', '.join(sorted(allowed))})", source=source, field=prefix + unknown[0]
         )
     return raw
+
+
+def _absolute_path(flags: Mapping[str, object], key: str, default: str, source: str) -> str:
+    value = flags.get(key, default)
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise InputError(f"expected an absolute path, got {value!r}", source=source, field=f"flags.{key}")
+    return value
 
 
 def _bool(obj: Mapping[str, object], key: str, source: str, where: str) -> bool:

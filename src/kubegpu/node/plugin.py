@@ -14,7 +14,8 @@ with the upstream behaviour each mirrors:
 * ``Allocate``: ``devices.allocate_response`` for every ``deviceListStrategy`` (envvar, volume-mounts,
   cdi-annotations, cdi-cri) and MPS, with CDI names of the kind ``kubegpu node cdi`` serves
   (``nvidia.com/gpu=<id>``); errors carry the NVIDIA plugin's texts, for example "request for
-  '<resource>: <n>' too large: maximum request size for shared resources is 1".
+  '<resource>: <n>' too large: maximum request size for shared resources is 1"; with ``passDeviceSpecs``
+  also the ``DeviceSpec`` entries, the optional control nodes only where they exist on this host.
 * ``PreStartContainer``: nothing to do (an empty response).
 
 The device choice and every other rule live in ``kubegpu.devices``; this module only moves messages.
@@ -23,6 +24,7 @@ The device choice and every other rule live in ``kubegpu.devices``; this module 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -146,11 +148,22 @@ def preferred_for(state: PluginState, available: list[str], must: list[str], siz
 def container_response(state: PluginState, ids: list[str]) -> pb.ContainerAllocateResponse:
     """What kubelet injects for one container's device ids; raises ``AllocateError``."""
     # kubegpu's agent names CDI devices by the spec `kubegpu node cdi` serves (kind nvidia.com/gpu).
-    alloc = allocate_response(state.plan, state.config, ids, gpu_memory=state.gpu_memory(), cdi_kind=CDI_KIND)
+    alloc = allocate_response(
+        state.plan,
+        state.config,
+        ids,
+        gpu_memory=state.gpu_memory(),
+        cdi_kind=CDI_KIND,
+        node_exists=os.path.exists,
+    )
     response = pb.ContainerAllocateResponse(envs=dict(alloc.envs), annotations=dict(alloc.annotations))
     response.mounts.extend(
         pb.Mount(container_path=m.container_path, host_path=m.host_path, read_only=m.read_only)
         for m in alloc.mounts
+    )
+    response.devices.extend(
+        pb.DeviceSpec(container_path=d.container_path, host_path=d.host_path, permissions=d.permissions)
+        for d in alloc.device_specs
     )
     response.cdi_devices.extend(pb.CDIDevice(name=n) for n in alloc.cdi_devices)
     return response
