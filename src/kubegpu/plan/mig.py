@@ -37,6 +37,7 @@ from kubegpu.plan.procedure import (
     capacity_check,
     cordon_step,
     gpu_capacity,
+    label_node,
     move_steps,
     mutate,
     record_steps,
@@ -121,7 +122,7 @@ def plan_mig(
         move_steps(affected),
         Step(
             f"Point the MIG manager at {name}",
-            mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}={name} --overwrite"),
+            mutate(ns, label_node(node.name, MIG_CONFIG_LABEL, name)),
             "the MIG manager stops GPU clients, re-partitions (a GPU reset, maybe a reboot) and restarts them",
         ),
         Step(
@@ -136,11 +137,7 @@ def plan_mig(
         canary_pod_step(node, test_namespace, sorted(after), TEST_IMAGE),
         uncordon_step(node, ns),
     )
-    restore = (
-        mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}={previous} --overwrite")
-        if previous
-        else mutate(ns, f"label node {node.name} {MIG_CONFIG_LABEL}-")
-    )
+    restore = mutate(ns, label_node(node.name, MIG_CONFIG_LABEL, previous or None))
     rollback = (
         cordon_step(node, ns),
         Step(f"Restore the previous MIG config ({previous or 'no label'})", restore),

@@ -18,7 +18,7 @@ from kubegpu.model.objects import Node, Pod, Taint
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
-from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, mutate
+from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, label_node, mutate
 
 GPU_PREFIX = "nvidia.com/"
 
@@ -163,17 +163,13 @@ def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, val
         changed[n.name] = replace(n, labels=labels)
     running = [p for n in targets for p in snapshot.pods_on(n.name) if key in _affinity_keys(p)]
     old = {n.labels.get(key) for n in targets}
-    if len(old) == 1 and None not in old:
-        rollback_cmd = f"label node {{node}} {key}={next(iter(old))} --overwrite"
-    elif old == {None}:
-        rollback_cmd = f"label node {{node}} {key}-"
+    if len(old) == 1:
+        rollback_cmd = label_node("{node}", key, next(iter(old)))
     else:
         rollback_cmd = (
-            f"label node {{node}} {key}-   # then restore each node's old value from its recorded YAML"
+            f"{label_node('{node}', key, None)}   # then restore each node's old value from its recorded YAML"
         )
-    apply_cmd = (
-        f"label node {{node}} {key}-" if value is None else f"label node {{node}} {key}={value} --overwrite"
-    )
+    apply_cmd = label_node("{node}", key, value)
     warnings = []
     if running:
         warnings.append(

@@ -132,6 +132,11 @@ def mutate(namespace: str, command: str) -> tuple[str, str]:
     return f"{line} --dry-run=server", line
 
 
+def label_node(node: str, key: str, value: str | None) -> str:
+    """The ``kubectl label node`` command that sets ``key=value``, or removes ``key`` when value is None."""
+    return f"label node {node} {key}-" if value is None else f"label node {node} {key}={value} --overwrite"
+
+
 def record_steps(node: Node, affected: Sequence[AffectedPod], ns: str, label_keys: Sequence[str]) -> Step:
     columns = ",".join(label_keys)
     commands = [

@@ -30,6 +30,7 @@ from kubegpu.plan.procedure import (
     capacity_check,
     cordon_step,
     gpu_capacity,
+    label_node,
     move_steps,
     mutate,
     record_steps,
@@ -113,7 +114,7 @@ def plan_time_slicing(
         move_steps(affected),
         Step(
             "Select the config on this node only (canary)",
-            mutate(ns, f"label node {node.name} {CONFIG_LABEL}={name} --overwrite"),
+            mutate(ns, label_node(node.name, CONFIG_LABEL, name)),
             "the device plugin and GFD restart with the new config",
         ),
         Step(
@@ -131,11 +132,7 @@ def plan_time_slicing(
         ),
         uncordon_step(node, ns),
     )
-    restore = (
-        mutate(ns, f"label node {node.name} {CONFIG_LABEL}={previous} --overwrite")
-        if previous
-        else mutate(ns, f"label node {node.name} {CONFIG_LABEL}-")
-    )
+    restore = mutate(ns, label_node(node.name, CONFIG_LABEL, previous or None))
     rollback = (
         cordon_step(node, ns),
         Step(f"Restore the previous device plugin config ({previous or 'the default'})", restore),
