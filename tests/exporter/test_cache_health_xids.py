@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from exporter_helpers import DGX1, H200, ReadingBackend, Scraper
+from tests.clock import ManualClock
 
 from kubegpu.devices.health import HealthEvent
 from kubegpu.exporter.collector import GpuCollector
@@ -17,17 +18,9 @@ from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import RecordedBackend
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_scrapes_within_the_ttl_share_one_reading_and_a_later_scrape_reads_again() -> None:
     backend = ReadingBackend(json.loads((H200 / "nvml.json").read_text()))
-    clock = Clock()
+    clock = ManualClock(100)
     scraper = Scraper(GpuCollector(backend, ttl_s=2.0, clock=clock))
     try:
         scraper.scrape()

@@ -24,6 +24,7 @@ from exporter_helpers import (
     timeline_reading,
     write_proc,
 )
+from tests.clock import ManualClock
 
 from kubegpu.devices.inventory import MIB
 from kubegpu.exporter.collector import GpuCollector, PodSources
@@ -41,19 +42,11 @@ CGROUPS = {
 }
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def replay(tmp_path: Path) -> Iterator[tuple[Scraper, ReadingBackend, Clock, PodListServer]]:
+def replay(tmp_path: Path) -> Iterator[tuple[Scraper, ReadingBackend, ManualClock, PodListServer]]:
     points = timeline()
     backend = ReadingBackend(timeline_reading(points[0]))
-    clock = Clock()
+    clock = ManualClock()
     pods = PodListServer()
     pods.add_pod("team-a", "trainer-a", UID_A, {"torch": CID_A})
     pods.add_pod("team-b", "trainer-b", UID_B, {"torch": CID_B})
@@ -72,7 +65,7 @@ def replay(tmp_path: Path) -> Iterator[tuple[Scraper, ReadingBackend, Clock, Pod
 
 
 def test_each_pod_gets_its_own_processes_memory_at_every_timeline_point(
-    replay: tuple[Scraper, ReadingBackend, Clock, PodListServer],
+    replay: tuple[Scraper, ReadingBackend, ManualClock, PodListServer],
 ) -> None:
     scraper, backend, clock, pods = replay
     points = timeline()
@@ -100,7 +93,7 @@ def test_each_pod_gets_its_own_processes_memory_at_every_timeline_point(
 
 
 def test_the_oom_moment_b_holds_most_of_the_card_and_a_keeps_its_21482_mib(
-    replay: tuple[Scraper, ReadingBackend, Clock, PodListServer],
+    replay: tuple[Scraper, ReadingBackend, ManualClock, PodListServer],
 ) -> None:
     # t = 35.13 s (README): B grew until CUDA OOM; A, which never grew, then failed to allocate 8 GiB more.
     scraper, backend, clock, _ = replay
@@ -117,7 +110,7 @@ def test_the_oom_moment_b_holds_most_of_the_card_and_a_keeps_its_21482_mib(
 
 
 def test_seconds_since_a_process_counts_on_the_collectors_clock(
-    replay: tuple[Scraper, ReadingBackend, Clock, PodListServer],
+    replay: tuple[Scraper, ReadingBackend, ManualClock, PodListServer],
 ) -> None:
     scraper, backend, clock, _ = replay
     points = timeline()

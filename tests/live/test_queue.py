@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from kubegpu.live.queue import SchedulingQueue
 from kubegpu.model.objects import Pod
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.clock import ManualClock
 
 
 def pod(name: str, priority: int = 0, created: str = "2026-12-03T00:00:00Z") -> Pod:
@@ -25,7 +18,7 @@ def pod(name: str, priority: int = 0, created: str = "2026-12-03T00:00:00Z") -> 
 
 
 def test_pops_by_priority_then_creation_time() -> None:
-    q = SchedulingQueue(clock=Clock())
+    q = SchedulingQueue(clock=ManualClock(1000))
     q.add(pod("late", created="2026-12-03T00:00:09Z"))
     q.add(pod("early", created="2026-12-03T00:00:01Z"))
     q.add(pod("urgent", priority=1000, created="2026-12-03T00:00:10Z"))
@@ -33,7 +26,7 @@ def test_pops_by_priority_then_creation_time() -> None:
 
 
 def test_backoff_doubles_from_1s_to_a_10s_cap() -> None:
-    clock = Clock()
+    clock = ManualClock(1000)
     q = SchedulingQueue(clock=clock)
     p = pod("flaky")
     q.add(p)
@@ -48,7 +41,7 @@ def test_backoff_doubles_from_1s_to_a_10s_cap() -> None:
 
 
 def test_unschedulable_pods_wait_for_a_cluster_event_then_their_backoff() -> None:
-    clock = Clock()
+    clock = ManualClock(1000)
     q = SchedulingQueue(clock=clock)
     p = pod("big")
     q.add(p)
@@ -66,7 +59,7 @@ def test_unschedulable_pods_wait_for_a_cluster_event_then_their_backoff() -> Non
 
 
 def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
-    clock = Clock()
+    clock = ManualClock(1000)
     q = SchedulingQueue(clock=clock)
     p = pod("stuck")
     q.add(p)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from tests.clock import ManualClock
 
 from kubegpu.devices import HealthEvent, NodeInventory, PluginConfig, load_reading
 from kubegpu.devices.health import DeviceKey
@@ -29,14 +30,6 @@ from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
 DGX1 = Path(__file__).parents[2] / "tests" / "fixtures" / "nodes" / "dgx1-8xv100.json"
 TIMEOUT = 5.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -69,7 +62,7 @@ def test_list_and_watch_streams_unhealthy_then_healthy_after_quiet_period_and_pr
     plugin: DevicePluginServer,
 ) -> None:
     inv: NodeInventory = load_reading(DGX1)
-    clock, probes = Clock(), []
+    clock, probes = ManualClock(), []
     answers = iter([False, True])
 
     def probe(key: DeviceKey) -> bool:
@@ -101,7 +94,7 @@ def test_list_and_watch_streams_unhealthy_then_healthy_after_quiet_period_and_pr
 
 def test_an_xid_while_probing_keeps_the_device_unhealthy(plugin: DevicePluginServer) -> None:
     inv = load_reading(DGX1)
-    clock = Clock()
+    clock = ManualClock()
     key = (inv.devices[0].uuid, None)
     monitor: HealthMonitor
 
