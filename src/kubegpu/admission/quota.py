@@ -54,7 +54,7 @@ def namespace_usage(quota: ResourceQuota, pods: list[Pod]) -> ResourceList:
     return {r: total.get(r, 0) for r in quota.hard}
 
 
-def _unit(name: str) -> str:
+def resource_unit(name: str) -> str:
     """The resource whose units a quota key counts in (``requests.memory`` → ``memory``)."""
     for prefix in ("requests.", "limits."):
         if name.startswith(prefix):
@@ -63,7 +63,7 @@ def _unit(name: str) -> str:
 
 
 def pretty(resources: ResourceList) -> str:
-    return ",".join(f"{k}={format_milli(_unit(k), v)}" for k, v in sorted(resources.items()))
+    return ",".join(f"{k}={format_milli(resource_unit(k), v)}" for k, v in sorted(resources.items()))
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from kubegpu.admission.quota import namespace_usage
+from kubegpu.admission.quota import resource_unit as _unit
 from kubegpu.errors import InputError
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.snapshot import ClusterSnapshot
-
-
-def _unit(resource: str) -> str:
-    return resource.removeprefix("requests.").removeprefix("limits.")
 
 
 def parse_what_if(items: tuple[str, ...]) -> dict[tuple[str, str, str], int]:

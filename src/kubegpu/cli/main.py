@@ -297,8 +297,10 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     "--now", default=None, help="RFC 3339 time of the inspection (default: the snapshot's newest pod time)."
 )
 @click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
+@click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
+              help="Prometheus scraping `kubegpu exporter`: add Xid, memory and idle-GPU findings.")  # fmt: skip
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
-            pool_label: str, **src: Any) -> None:  # fmt: skip
+            pool_label: str, prometheus_url: str | None, **src: Any) -> None:  # fmt: skip
     """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
     from kubegpu.explain.inspect import inspect as run_inspect
     from kubegpu.model.podgroup import parse_time, snapshot_time
@@ -310,7 +312,10 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
     at = parse_time(now) if now else snapshot_time(snap.pods)
     if at is None:
         raise click.BadParameter("give --now: the snapshot has no pod timestamps", param_hint="--now")
-    report = run_inspect(snap, at, before, pending_threshold, pool_label)
+    from kubegpu.explain.device_metrics import Prometheus
+
+    prom = Prometheus(prometheus_url) if prometheus_url else None
+    report = run_inspect(snap, at, before, pending_threshold, pool_label, prom)
     emit(report.to_dict(), output, lambda: render.inspection(report))
     if save_to is not None:
         write_snapshot(snap, [], save_to)

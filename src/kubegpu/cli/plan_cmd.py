@@ -58,7 +58,7 @@ _test_ns = click.option(
 
 @click.group()
 def plan() -> None:
-    """Plan a change of one node's GPU resource model (MIG layout, time-slicing) with its rollback."""
+    """Plan a change (labels, taints, drain, quota, MIG, time-slicing, upgrades, kubelet policy) with its rollback."""
 
 
 @plan.command("mig", cls=_SourceCommand)
@@ -254,6 +254,108 @@ def drain(node_names: tuple[str, ...], selector: str | None, cordon_only: bool, 
     _emit(plan_drain(snap, targets, _now(snap, now), evict=not cordon_only, ns=ns), output)
 
 
+_pool = click.option("--pool", required=True, help="The pool: every node whose --pool-label has this value.")
+_pool_label = click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
+
+
+@plan.command("quota", cls=_SourceCommand)
+@click.argument("target", metavar="NAMESPACE/NAME")
+@click.option("--hard", "hard", multiple=True, required=True, metavar="RESOURCE=QUANTITY",
+              help="New spec.hard entry, e.g. requests.nvidia.com/gpu=4 (repeatable).")  # fmt: skip
+@click.option("--pod", "pod_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Pod manifests about to be created: admitted before and after the change (repeatable).")  # fmt: skip
+@_output
+def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], output: str, **src: Any) -> None:
+    """Change a ResourceQuota: who counts against it, which new pods the API server would then reject
+    (exceeded quota; nothing is evicted), the runbook with diff, server-side dry run and rollback."""
+    from kubegpu.admission.quota_report import parse_what_if
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.model.snapshot import split_documents
+    from kubegpu.plan.quota_change import plan_quota
+
+    ns, _, name = target.partition("/")
+    if not (ns and name):
+        raise click.BadParameter("expected NAMESPACE/NAME", param_hint="NAMESPACE/NAME")
+    snap = load_snapshot(**src)
+    limits: dict[str, int] = {}
+    for h in hard:
+        if "=" not in h or h.startswith("="):
+            raise InputError(
+                "expected RESOURCE=QUANTITY", obj=f"ResourceQuota {ns}/{name}", field=f"--hard {h}"
+            )
+        try:
+            limits.update({r: v for (_, _, r), v in parse_what_if((f"{ns}/{name}:{h}",)).items()})
+        except InputError as exc:
+            raise InputError(exc.problem, obj=f"ResourceQuota {ns}/{name}", field=f"--hard {h}") from None
+    manifests: list[tuple[str, Any]] = []
+    for path in pod_files:
+        try:
+            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"cannot read pod manifests: {exc}", source=str(path)) from None
+        for doc in docs:
+            manifests.extend(split_documents(doc, str(path)))
+    _emit(plan_quota(snap, ns, name, limits, manifests), output)
+
+
+@plan.command("upgrade", cls=_SourceCommand)
+@_pool
+@_pool_label
+@click.option("--component", required=True, type=click.Choice(["device-plugin", "driver", "gpu-operator"]))
+@click.option(
+    "--to", "version", required=True, help="The version to install (ClusterPolicy version or chart version)."
+)
+@click.option(
+    "--cluster-policy", default="cluster-policy", show_default=True, help="The ClusterPolicy's name."
+)
+@click.option("--helm-release", default="gpu-operator", show_default=True)
+@click.option("--helm-chart", default="nvidia/gpu-operator", show_default=True)
+@_operator_ns
+@_test_ns
+@_when
+@_node_ns
+@_output
+def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_policy: str, helm_release: str,
+            helm_chart: str, operator_namespace: str, test_namespace: str, now: str | None, ns: str, output: str,
+            **src: Any) -> None:  # fmt: skip
+    """Upgrade the device plugin, driver or GPU Operator on a pool, one node at a time from a canary."""
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.plan.upgrade import plan_upgrade
+
+    snap = load_snapshot(**src)
+    targets = _targets((), f"{pool_label}={pool}", snap)
+    _emit(plan_upgrade(snap, targets, component, version, _now(snap, now), operator_namespace=operator_namespace,
+                       cluster_policy=cluster_policy, helm_release=helm_release, helm_chart=helm_chart,
+                       test_namespace=test_namespace, ns=ns), output)  # fmt: skip
+
+
+@plan.command("kubelet-policy", cls=_SourceCommand)
+@_pool
+@_pool_label
+@click.option("--cpu-manager", type=click.Choice(["static", "none"]), default=None)
+@click.option("--topology-manager", type=click.Choice(["none", "best-effort", "restricted", "single-numa-node"]),
+              default=None)  # fmt: skip
+@click.option("--kubelet-config", default="/var/lib/kubelet/config.yaml", show_default=True,
+              help="The KubeletConfiguration file on the nodes.")  # fmt: skip
+@_test_ns
+@_when
+@_node_ns
+@_output
+def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology_manager: str | None,
+                   kubelet_config: str, test_namespace: str, now: str | None, ns: str, output: str,
+                   **src: Any) -> None:  # fmt: skip
+    """Change kubelet's CPU Manager / Topology Manager policy on a pool: TopologyAffinityError rejections,
+    the drain, the cpu_manager_state removal, restart, verification and rollback per node."""
+    from kubegpu.cli.main import load_snapshot
+    from kubegpu.plan.kubelet_policy import plan_kubelet_policy
+
+    snap = load_snapshot(**src)
+    targets = _targets((), f"{pool_label}={pool}", snap)
+    _emit(plan_kubelet_policy(snap, targets, _now(snap, now), cpu_manager=cpu_manager,
+                              topology_manager=topology_manager, ns=ns, test_namespace=test_namespace,
+                              kubelet_config=kubelet_config), output)  # fmt: skip
+
+
 def _node_and_pods(name: str, src: dict[str, Any]) -> tuple[Node, list[Pod]]:
     from kubegpu.cli.main import load_snapshot
 
@@ -279,14 +381,22 @@ def _table(change: NodeChange) -> None:
     console = Console(highlight=False, soft_wrap=True)
     console.print(f"[bold]{change.kind} plan[/bold]: {change.summary}")
     names = sorted(set(change.capacity_before) | set(change.capacity_after))
-    console.print("\n[bold]Capacity[/bold] (before → after)")
+    scope = change.details.get("scope")
+    if isinstance(scope, dict):
+        console.print("\n[bold]Scope[/bold]")
+        for k, v in scope.items():
+            console.print(f"  {k}: {json.dumps(v)}", markup=False)
+    if names:
+        console.print("\n[bold]Capacity[/bold] (before → after)")
     for n in names:
         b, a = change.capacity_before.get(n, 0), change.capacity_after.get(n, 0)
         console.print(f"  {n}: {b} → {a}" + ("" if a == b else f"  ({a - b:+d})"), markup=False)
     effect = change.details.get("effect")
     if isinstance(effect, dict):
-        console.print(f"\n[bold]Effect[/bold] (the scheduling core on the changed snapshot; canary {change.node}: "
-                      f"{change.details.get('canary_reason')})")  # fmt: skip
+        where = f"; canary {change.node}: {change.details.get('canary_reason')}" if change.node else ""
+        console.print(
+            f"\n[bold]Effect[/bold] (the scheduling core and admission on the changed snapshot{where})"
+        )
         for row in effect["newly_pending"]:
             console.print(
                 f"  becomes Pending: {row['pod']} (fits {row['before']} today) — {row['message']}",
@@ -298,7 +408,17 @@ def _table(change: NodeChange) -> None:
             where = f"lands on {row['lands']}" if row["lands"] else f"does not land: {row['message']}"
             console.print(f"  evicted: {row['pod']} from {row['node']} ({row['gpu_hours_at_risk']} GPU-h at risk); {where}",
                           markup=False)  # fmt: skip
-        if not (effect["newly_pending"] or effect["newly_schedulable"] or effect["evicted"]):
+        for row in effect["quota_rejections"]:
+            what = "new pod" if row["kind"] == "new" else f"a replacement for {row['pod']}"
+            when = "starts being rejected" if row["starts"] else "is rejected already"
+            console.print(f"  {what} {when}: {row['message']}", markup=False)
+        for row in effect["kubelet_rejections"]:
+            verdict = f"{row['reason']}: {row['message']}" if row["reason"] else row["message"]
+            console.print(
+                f"  kubelet on {row['node']}, {row['kind']} pod {row['pod']}: {verdict}", markup=False
+            )
+        if not any(effect[k] for k in ("newly_pending", "newly_schedulable", "evicted", "quota_rejections",
+                                       "kubelet_rejections")):  # fmt: skip
             console.print("  no pod changes: no pending pod gains or loses a node, nothing is evicted")
         console.print(f"  GPU-hours at risk: {effect['gpu_hours_at_risk']}")
     console.print(f"\n[bold]Pods that must move[/bold] ({len(change.affected)})")

@@ -120,7 +120,8 @@ def admit_container(
             hints[resource] = device_hints(devices.get(resource, {}), available.get(resource, ()), n, nodes)
     if cpus is not None and cpus.count > 0:
         hints["cpu"] = cpu_hints(cpus, nodes)
-    if policy == "none":
+    if policy == "none" or not nodes:
+        # no NUMA information at all: every provider answers "don't care", which every policy admits
         return NumaDecision(policy, True, None, True, hints, _aligned(devices, available, requests, None))
     providers = [_filtered(h) for h in hints.values()]
     if policy == "single-numa-node":

@@ -3,9 +3,9 @@
 On one snapshot: the findings of ``explain.findings`` plus GPU pods Pending for longer than a threshold.
 Against a previous snapshot of the same cluster: nodes gone or back, GPU capacity or allocatable changed
 per node and resource, NVIDIA device plugin pods Ready dropping, Pending GPU pods growing in number or
-waiting longer, quotas crossing 90%. ``exit_code`` makes it usable from cron or CI: 0 nothing to report,
-1 warnings, 2 errors. Device metrics (Xid, memory near full, low utilisation) need the exporter's series
-and are not read here yet.
+waiting longer, quotas crossing 90%. With a Prometheus that scrapes ``kubegpu exporter``, the device
+findings of ``explain.device_metrics`` (Xid seen, unhealthy GPUs, memory near full for long, requested but
+idle). ``exit_code`` makes it usable from cron or CI: 0 nothing to report, 1 warnings, 2 errors.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kubegpu.explain.device_metrics import Prometheus, device_findings
 from kubegpu.explain.diagnose import is_gpu_pod
 from kubegpu.explain.findings import Finding, find
 from kubegpu.model.objects import Pod
@@ -51,8 +52,11 @@ def _pending_age(pod: Pod, now: datetime) -> float:
 
 
 def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot | None = None,
-            pending_threshold_s: int = 600, pool_label: str = "accelerator.example.com/pool") -> Inspection:  # fmt: skip
+            pending_threshold_s: int = 600, pool_label: str = "accelerator.example.com/pool",
+            prometheus: Prometheus | None = None) -> Inspection:  # fmt: skip
     out = Inspection(find(current, pool_label))
+    if prometheus is not None:
+        out.findings.extend(device_findings(prometheus, current, now))
     waiting = [
         p for p in current.pending_pods() if is_gpu_pod(p) and _pending_age(p, now) > pending_threshold_s
     ]

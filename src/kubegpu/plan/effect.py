@@ -33,6 +33,10 @@ class Effect:
     evicted: list[dict[str, Any]] = field(default_factory=list)
     capacity: dict[str, tuple[int, int]] = field(default_factory=dict)  # allocatable, whole units
     gpu_hours_at_risk: float = 0.0
+    quota_rejections: list[dict[str, Any]] = field(default_factory=list)  # pods the API server would refuse
+    kubelet_rejections: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # pods kubelet admission would fail
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +45,8 @@ class Effect:
             "evicted": self.evicted,
             "capacity": {r: {"before": b, "after": a} for r, (b, a) in self.capacity.items()},
             "gpu_hours_at_risk": round(self.gpu_hours_at_risk, 2),
+            "quota_rejections": self.quota_rejections,
+            "kubelet_rejections": self.kubelet_rejections,
         }
 
 

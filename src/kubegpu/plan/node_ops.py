@@ -5,11 +5,14 @@ taint, pods whose required affinity involves a changed label, PDBs and checkpoin
 the effect as the scheduling core computes it on the changed snapshot (``plan.effect``), and a runbook
 — record, ``--dry-run=server`` then the change on a canary node chosen by least disruption, verify,
 the remaining nodes, and the rollback. Every ``kubectl`` line carries ``-n <namespace>``.
+
+The pool-wide plans (``plan.upgrade``, ``plan.kubelet_policy``) share its canary choice, ``drain_checks``
+(kubectl drain's refusals, PDBs, checkpoints) and ``canary_change``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -23,7 +26,7 @@ from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, 
 GPU_PREFIX = "nvidia.com/"
 
 
-def _gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:
+def gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:
     return [
         p
         for p in snapshot.pods_on(node)
@@ -35,7 +38,7 @@ def choose_canary(snapshot: ClusterSnapshot, nodes: Sequence[Node], now: datetim
     """Least disruption first: fewest GPU pods, then fewest GPU-hours at risk, then name."""
 
     def cost(n: Node) -> tuple[int, int, str]:
-        pods = _gpu_pods(snapshot, n.name)
+        pods = gpu_pods(snapshot, n.name)
         return len(pods), sum(eviction_cost(p, now) for p in pods), n.name
 
     best = min(nodes, key=cost)
@@ -46,16 +49,47 @@ def choose_canary(snapshot: ClusterSnapshot, nodes: Sequence[Node], now: datetim
     )
 
 
-def _affected(snapshot: ClusterSnapshot, pods: Sequence[Pod]) -> tuple[AffectedPod, ...]:
+def moved_pods(pods: Sequence[Pod], stays_lost: Collection[str] = ()) -> tuple[AffectedPod, ...]:
+    """The GPU pods a change evicts; one returns when a controller recreates it and it is not in ``stays_lost``."""
     out = []
     for p in pods:
         used = {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}
+        if not used:
+            continue
         owner = f"{p.owner.kind}/{p.owner.name}" if p.owner else ""
-        out.append(AffectedPod(p.namespace, p.name, used, owner, bool(p.owner)))
+        out.append(
+            AffectedPod(p.namespace, p.name, used, owner, p.owner is not None and p.key not in stays_lost)
+        )
     return tuple(out)
 
 
-def _pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str]:
+def canary_change(kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], canary: Node, why: str,
+                  effect: Effect, summary: str, affected: tuple[AffectedPod, ...], steps: Sequence[Step],
+                  rollback: Sequence[Step], warnings: Sequence[str], scope: Mapping[str, Any],
+                  **details: Any) -> NodeChange:  # fmt: skip
+    """The ``NodeChange`` of a change rolled over several nodes from a canary, with the core's effect."""
+    return NodeChange(
+        kind=kind,
+        node=canary.name,
+        summary=summary,
+        capacity_before={r: b for r, (b, _) in effect.capacity.items()} or total_capacity(snapshot.nodes),
+        capacity_after={r: a for r, (_, a) in effect.capacity.items()} or total_capacity(snapshot.nodes),
+        affected=affected,
+        steps=tuple(steps),
+        rollback=tuple(rollback),
+        warnings=tuple(warnings),
+        details={
+            "nodes": [n.name for n in targets],
+            "canary": canary.name,
+            "canary_reason": why,
+            "scope": dict(scope),
+            "effect": effect.as_dict(),
+            **details,
+        },
+    )
+
+
+def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str]:
     out = []
     for pdb in snapshot.pdbs:
         hit = [p for p in evicted if pdb.selects(p)]
@@ -69,7 +103,7 @@ def _pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str
     return out
 
 
-def _checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
+def checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
     unsaved = [p.key for p in evicted if p.requests and LAST_CHECKPOINT_ANNOTATION not in p.annotations
                and any(r.startswith(GPU_PREFIX) for r in p.requests)]  # fmt: skip
     if not unsaved:
@@ -77,6 +111,46 @@ def _checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
     return [
         f"no checkpoint recorded for GPU pods {', '.join(unsaved)}: evicting them loses all work since start (R14.3)"
     ]
+
+
+# PDB-aware (the Eviction API), keeps emptyDir data unless told otherwise, and no --force
+DRAIN = "drain {node} --ignore-daemonsets --delete-emptydir-data=false --timeout=15m"
+# kubectl drain's refusals, byte for byte (k8s.io/kubectl/pkg/drain/filters.go)
+DRAIN_UNMANAGED = "cannot delete Pods that declare no controller (use --force to override)"
+DRAIN_LOCAL_STORAGE = "cannot delete Pods with local storage (use --delete-emptydir-data to override)"
+
+
+def _uses_empty_dir(snapshot: ClusterSnapshot, pod: Pod) -> bool:
+    """Whether the pod mounts an emptyDir volume (read from the pod as the snapshot stored it)."""
+    for raw in snapshot.raw_objects:
+        meta = raw.get("metadata") or {}
+        if raw.get("kind") == "Pod" and (meta.get("namespace") or "default", meta.get("name")) == (
+            pod.namespace,
+            pod.name,
+        ):
+            return any("emptyDir" in (v or {}) for v in (raw.get("spec") or {}).get("volumes") or ())
+    return False
+
+
+def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[str]]:
+    """The pods ``kubectl drain`` would evict from ``node`` and what stops it, before anyone adds --force.
+
+    DaemonSet pods stay (``--ignore-daemonsets``); a bare pod or an emptyDir user makes drain refuse with
+    kubectl's own message; PDBs that allow too few disruptions and GPU pods without a checkpoint are named
+    (R14.3, R15.3).
+    """
+    pods = [p for p in snapshot.pods_on(node) if not (p.owner is not None and p.owner.kind == "DaemonSet")]
+    out = []
+    bare = [p.key for p in pods if p.owner is None]
+    if bare:
+        out.append(f"{node}: drain refuses: {DRAIN_UNMANAGED}: {', '.join(bare)}. Save their manifests and "
+                   "recreate them elsewhere, or delete them knowingly; never add --force blindly")  # fmt: skip
+    local = [p.key for p in pods if _uses_empty_dir(snapshot, p)]
+    if local:
+        out.append(f"{node}: drain refuses: {DRAIN_LOCAL_STORAGE}: {', '.join(local)}. Their emptyDir data is "
+                   "lost on eviction: copy what matters first, then add --delete-emptydir-data")  # fmt: skip
+    out += pdb_warnings(snapshot, pods) + checkpoint_warnings(pods)
+    return pods, out
 
 
 def _change(
@@ -118,27 +192,11 @@ def _change(
             tuple(c for n in [canary, *others] for c in mutate(ns, rollback_cmd.format(node=n.name))),
         ),
     )
-    return NodeChange(
-        kind=kind,
-        node=canary.name,
-        summary=summary,
-        capacity_before={r: b for r, (b, _) in effect.capacity.items()} or _total(snapshot.nodes),
-        capacity_after={r: a for r, (_, a) in effect.capacity.items()} or _total(snapshot.nodes),
-        affected=_affected(snapshot, evicted),
-        steps=tuple(steps),
-        rollback=rollback,
-        warnings=tuple(warnings + _pdb_warnings(snapshot, evicted) + _checkpoint_warnings(evicted)),
-        details={
-            "nodes": [n.name for n in targets],
-            "canary": canary.name,
-            "canary_reason": why,
-            "scope": scope,
-            "effect": effect.as_dict(),
-        },
-    )
+    return canary_change(kind, snapshot, targets, canary, why, effect, summary, moved_pods(evicted), steps, rollback,
+                         warnings + pdb_warnings(snapshot, evicted) + checkpoint_warnings(evicted), scope)  # fmt: skip
 
 
-def _total(nodes: Sequence[Node]) -> dict[str, int]:
+def total_capacity(nodes: Sequence[Node]) -> dict[str, int]:
     total: dict[str, int] = {}
     for n in nodes:
         for r, v in gpu_capacity(n).items():
@@ -227,7 +285,7 @@ def plan_drain(snapshot: ClusterSnapshot, targets: Sequence[Node], now: datetime
     evicted = [p for n in targets for p in snapshot.pods_on(n.name)
                if evict and not (p.owner is not None and p.owner.kind == "DaemonSet")]  # fmt: skip
     if evict:
-        apply_cmd = "drain {node} --ignore-daemonsets --delete-emptydir-data=false --timeout=15m"
+        apply_cmd = DRAIN
         summary = (
             f"drain {len(targets)} node(s): cordon, then evict {len(evicted)} pod(s) through the Eviction API"
         )

@@ -1,0 +1,191 @@
+"""Device findings from the exporter's series in Prometheus, joined with the snapshot (R13, R16).
+
+Reads Prometheus's HTTP API (``/api/v1/query``, instant queries evaluated at the inspection time) with
+urllib, over the series ``kubegpu exporter`` writes (dcgm-exporter's names and labels: ``UUID``, ``gpu``,
+``Hostname``, ``pod``, ``namespace``, ``GPU_I_ID``) and asks what the alerting rules of
+``deploy/prometheus/kubegpu-rules.yaml`` ask, as a point-in-time look back:
+
+* Xid seen: ``DCGM_FI_DEV_XID_ERRORS`` above 0 in the window. It holds the *last* Xid code (a gauge, not a
+  counter, R13.3), so the finding names the code; 13, 31, 43, 45 and 68 are usually the application's,
+  the rest point at hardware or driver (error);
+* unhealthy: ``kubegpu_gpu_healthy == 0``;
+* memory near full for long: used / (used + free) above 95 % at every minute of the last 15 min
+  (the rule's ``for: 15m``), with the 10-min peak ``max_over_time(DCGM_FI_DEV_FB_USED[10m])``;
+* requests high while utilisation is low: the 15-min averages of ``DCGM_FI_DEV_GPU_UTIL`` and
+  ``DCGM_FI_DEV_MEM_COPY_UTIL`` below 10 % throughout the last hour on a GPU a container holds
+  (``kubegpu_gpu_allocated_containers``), reported as a candidate with R13.3's caveats and the GPU
+  requests of the pod(s) the snapshot places there, plus ``kubegpu_gpu_seconds_since_process``.
+
+A device several containers share (time-slicing) carries one copy of each series per container: findings
+are per device (Hostname, UUID, MIG instance), naming every pod on it.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from datetime import datetime
+
+from kubegpu.errors import KubegpuError
+from kubegpu.explain.findings import Finding
+from kubegpu.exporter import fields as F
+from kubegpu.exporter.collector import ALLOCATED, HEALTHY, SINCE_PROCESS
+from kubegpu.model.snapshot import ClusterSnapshot
+
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # usually the application's fault, not the GPU's
+NEAR_FULL = 0.95
+LOW_UTIL = 10
+WINDOW = "15m"
+XID_WINDOW = "1h"
+IDLE_WINDOW = "1h"
+
+Series = tuple[dict[str, str], float]
+
+
+class PrometheusError(KubegpuError):
+    """Prometheus could not be read or refused a query."""
+
+
+class Prometheus:
+    """The instant-query part of Prometheus's HTTP API."""
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def query(self, expr: str, at: datetime) -> list[Series]:
+        params = urllib.parse.urlencode({"query": expr, "time": f"{at.timestamp():.3f}"})
+        where = f"{self.url}/api/v1/query"
+        try:
+            with urllib.request.urlopen(f"{where}?{params}", timeout=self.timeout_s) as reply:
+                body = json.loads(reply.read())
+        except urllib.error.HTTPError as exc:
+            # Prometheus answers 400/422 with a JSON body naming the error
+            try:
+                body = json.loads(exc.read())
+            except ValueError:
+                raise PrometheusError(f"{where}: HTTP {exc.code} for query {expr!r}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise PrometheusError(f"cannot read Prometheus at {self.url}: {reason}") from None
+        if body.get("status") != "success":
+            raise PrometheusError(
+                f"{where}: {body.get('errorType', 'error')}: {body.get('error', body)} (query {expr!r})"
+            )
+        data = body.get("data") or {}
+        if data.get("resultType") != "vector":
+            raise PrometheusError(f"{where}: expected a vector for {expr!r}, got {data.get('resultType')}")
+        return [(dict(r["metric"]), float(r["value"][1])) for r in data.get("result", [])]
+
+
+def _device(labels: Mapping[str, str]) -> tuple[str, str, str]:
+    return labels.get(F.LABEL_HOSTNAME, ""), labels.get(F.LABEL_UUID, ""), labels.get(F.LABEL_MIG_ID, "")
+
+
+def _by_device(series: list[Series]) -> dict[tuple[str, str, str], tuple[dict[str, str], float, list[str]]]:
+    """One entry per device: its labels, its value, and the pods that carry a copy of the series."""
+    out: dict[tuple[str, str, str], tuple[dict[str, str], float, list[str]]] = {}
+    for labels, value in series:
+        key = _device(labels)
+        pods = out[key][2] if key in out else []
+        if labels.get(F.LABEL_POD):
+            pods.append(f"{labels.get(F.LABEL_NAMESPACE, '')}/{labels[F.LABEL_POD]}")
+        out[key] = (labels, value, pods)
+    return out
+
+
+def _name(labels: Mapping[str, str]) -> str:
+    mig = f" MIG {labels[F.LABEL_MIG_ID]}" if labels.get(F.LABEL_MIG_ID) else ""
+    return f"GPU {labels.get(F.LABEL_GPU, '?')} ({labels.get(F.LABEL_UUID, '?')}){mig} on {labels.get(F.LABEL_HOSTNAME, '?')}"
+
+
+def _holders(snapshot: ClusterSnapshot, host: str, from_series: list[str]) -> list[str]:
+    """The pods on the device: the series' own pod labels, else the snapshot's GPU pods on that node."""
+    if from_series:
+        return sorted(set(from_series))
+    return sorted(
+        p.key
+        for p in snapshot.pods_on(host)
+        if any(r.startswith("nvidia.com/") and v for r, v in p.requests.items())
+    )
+
+
+def _requests(snapshot: ClusterSnapshot, pods: list[str]) -> str:
+    parts = []
+    for key in pods:
+        pod = snapshot.pod(key)
+        if pod is None:
+            parts.append(f"{key} (not in the snapshot)")
+            continue
+        gpus = ", ".join(
+            f"{r}={v // 1000}" for r, v in sorted(pod.requests.items()) if r.startswith("nvidia.com/") and v
+        )
+        owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner else "bare pod"
+        parts.append(f"{key} requests {gpus or 'no GPU'} ({owner}, node {pod.node_name or 'none'})")
+    return "; ".join(parts)
+
+
+def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -> list[Finding]:
+    out: list[Finding] = []
+    xids = _by_device(prom.query(f"max_over_time({F.XID_ERRORS.name}[{XID_WINDOW}]) > 0", at))
+    for (host, _, _), (labels, code, pods) in sorted(xids.items()):
+        xid = int(code)
+        app = xid in APPLICATION_XIDS
+        holders = _holders(snapshot, host, pods)
+        out.append(Finding(
+            "warning" if app else "error", "driver/device-plugin", f"Xid {xid} on {_name(labels)}",
+            [f"node/{host}", *(f"pod/{p}" for p in holders)],
+            f"{F.XID_ERRORS.name} is the last Xid code (a gauge: rate() over it means nothing, R13.3); "
+            + ("Xid 13/31/43/45/68 usually come from the application: read the pod's log"
+               if app else "this code points at the GPU, its memory or the driver: check kubegpu_gpu_healthy and the kernel log")
+            + (f". Pods on it: {_requests(snapshot, holders)}" if holders else ""),
+            "R13.3, R16", [f"kubectl -n default describe node {host}"],
+        ))  # fmt: skip
+    for labels, _ in prom.query(f"{HEALTHY[0]} == 0", at):
+        host = labels.get(F.LABEL_HOSTNAME, "")
+        out.append(Finding(
+            "error", "driver/device-plugin", f"{_name(labels)} is Unhealthy", [f"node/{host}"],
+            "a critical Xid marked it Unhealthy, as the device plugin does: kubelet stops offering it and allocatable drops",
+            "R2.1, R16", [f"kubectl -n default describe node {host}"],
+        ))  # fmt: skip
+    used, free = F.FB_USED.name, F.FB_FREE.name
+    full = _by_device(
+        prom.query(f"min_over_time(({used} / ({used} + {free}))[{WINDOW}:1m]) > {NEAR_FULL}", at)
+    )
+    peaks = _by_device(prom.query(f"max_over_time({used}[10m])", at))
+    for key, (labels, ratio, pods) in sorted(full.items()):
+        holders = _holders(snapshot, key[0], pods)
+        peak = peaks.get(key, ({}, 0.0, []))[1]
+        out.append(Finding(
+            "warning", "workload", f"memory over {NEAR_FULL:.0%} for {WINDOW} on {_name(labels)}",
+            [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
+            f"at least {ratio:.1%} used at every minute of the last {WINDOW}; 10-min peak {peak:.0f} MiB. A framework's "
+            "cache keeps memory by design; what fails is the next allocation, of this pod or, on a shared GPU, of "
+            f"its neighbours (R17.3). Pods: {_requests(snapshot, holders) or 'none known'}",
+            "R13.3, R16", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
+        ))  # fmt: skip
+    util, copy = F.GPU_UTIL.name, F.MEM_COPY_UTIL.name
+    idle_expr = (
+        f"max_over_time(avg_over_time({util}[{WINDOW}])[{IDLE_WINDOW}:1m]) < {LOW_UTIL} "
+        f"and max_over_time(avg_over_time({copy}[{WINDOW}])[{IDLE_WINDOW}:1m]) < {LOW_UTIL} "
+        f'and on ({F.LABEL_UUID}, {F.LABEL_HOSTNAME}) ({ALLOCATED[0]}{{{F.LABEL_MIG_ID}=""}} > 0)'
+    )
+    idle = _by_device(prom.query(idle_expr, at))
+    since = _by_device(prom.query(SINCE_PROCESS[0], at))
+    for key, (labels, value, pods) in sorted(idle.items()):
+        holders = _holders(snapshot, key[0], pods)
+        quiet = since.get((key[0], key[1], ""), ({}, -1.0, []))[1]
+        process = f"; no compute process for {quiet / 60:.0f} min" if quiet >= 0 else ""
+        out.append(Finding(
+            "info", "workload", f"GPU requested but nearly idle for {IDLE_WINDOW}: {_name(labels)}",
+            [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
+            f"{WINDOW} average utilisation at most {value:.0f} % throughout the last {IDLE_WINDOW}{process}. "
+            f"Requested by: {_requests(snapshot, holders) or 'no pod the snapshot knows'}. A candidate, not a verdict "
+            "(R13.3): jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
+            "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free (R17.2)",
+            "R13.3, R16, R17.2", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
+        ))  # fmt: skip
+    return out

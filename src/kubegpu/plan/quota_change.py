@@ -1,0 +1,252 @@
+"""``kubegpu plan quota``: change a ResourceQuota's hard limits, with what the API server then refuses (R8).
+
+Scope: the namespace, the quota's resources (used, hard before → after), the pods that count against it and
+their controllers, and the namespace's other quotas (the API server checks every one, in name order).
+
+Effect, by the API server's own ResourceQuota admission (``kubegpu.admission.quota`` / ``admit``): a
+quota is checked only when a pod is created, so changing it evicts nothing and leaves Pending pods alone
+(R8.2). What changes is every pod created from now on: for each counted pod, the replacement its
+controller would create (after a restart, an eviction or a rollout) is admitted against the new limits
+with the pod's own usage released first; pod manifests given with ``new_pods`` go through the whole
+admission chain (validation, LimitRange, quota) before and after. Rejections carry the API server's
+``exceeded quota`` message byte for byte.
+
+Runbook: back up the quota, write the new object, ``kubectl diff`` and ``apply --dry-run=server``, apply,
+verify with ``describe`` and a probe pod created with ``--dry-run=server`` (it goes through quota admission
+and is never stored) whose exact answer is predicted, and the rollback (a manifest with the old limits: the
+backup keeps its resourceVersion, so re-applying it would conflict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import yaml
+
+from kubegpu.admission import quota as quota_admission
+from kubegpu.admission.admit import admit_pods
+from kubegpu.admission.quota import namespace_usage, pod_usage, resource_unit
+from kubegpu.errors import InputError
+from kubegpu.model.objects import Pod, ResourceQuota
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.plan.effect import Effect
+from kubegpu.plan.procedure import NodeChange, Step, mutate
+
+PROBE = "quota-probe"
+# what a probe pod asks for of resources the quota only bounds alongside the changed one
+_PROBE_SMALL = {"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "1Gi"}
+_PROBE_UNIT = {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"}
+
+
+def _fmt(resource: str, milli: int) -> str:
+    return format_milli(resource_unit(resource), milli)
+
+
+def quota_manifest(quota: ResourceQuota, hard: Mapping[str, int]) -> dict[str, Any]:
+    """The ResourceQuota as ``kubectl apply`` takes it: the whole ``spec.hard``, scopes kept."""
+    spec: dict[str, Any] = {"hard": {r: _fmt(r, v) for r, v in sorted(hard.items())}}
+    if quota.scopes:
+        spec["scopes"] = list(quota.scopes)
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": quota.name, "namespace": quota.namespace},
+        "spec": spec,
+    }
+
+
+def probe_manifest(quota: ResourceQuota, changed: Sequence[str]) -> dict[str, Any]:
+    """A pod that asks for one unit of each changed resource (and a little of what else the quota bounds,
+    since the API server refuses pods that leave a quota-bounded compute resource unspecified)."""
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+    for r in quota.hard:
+        unit = resource_unit(r)
+        if unit in ("pods", "count/pods") or unit.startswith("count/"):
+            continue
+        if "/" in unit:  # extended resources: limits only, the request is implied and must equal it
+            if r in changed:
+                limits[unit] = "1"
+            continue
+        amount = (_PROBE_UNIT if r in changed else _PROBE_SMALL).get(unit, "1")
+        requests.setdefault(unit, amount)
+        limits.setdefault(unit, amount)
+    resources: dict[str, Any] = {}
+    if requests:
+        resources["requests"] = requests
+    if limits:
+        resources["limits"] = limits
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": PROBE, "namespace": quota.namespace},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10", "resources": resources}],
+        },
+    }
+
+
+def _released(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: Pod) -> list[ResourceQuota]:
+    """The namespace's quotas with ``pod``'s usage given back, as after its deletion."""
+    own = pod_usage(pod)
+    out = []
+    for q in quotas:
+        used = namespace_usage(q, list(pods))
+        out.append(replace(q, used={r: max(used.get(r, 0) - own.get(r, 0), 0) for r in q.hard}))
+    return out
+
+
+def plan_quota(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    name: str,
+    hard: Mapping[str, int],
+    new_pods: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> NodeChange:
+    """Set ``hard`` (quota resource → milli-units) on ResourceQuota ``namespace/name``."""
+    quota = next((q for q in snapshot.quotas if (q.namespace, q.name) == (namespace, name)), None)
+    if quota is None:
+        known = ", ".join(f"{q.namespace}/{q.name}" for q in snapshot.quotas) or "none"
+        raise InputError(
+            f"no ResourceQuota {namespace}/{name} in {snapshot.description or 'the snapshot'} (quotas: {known})",
+            field="QUOTA",
+        )
+    if not hard:
+        raise InputError("give at least one --hard RESOURCE=QUANTITY", field="--hard")
+    after = replace(quota, hard={**quota.hard, **hard})
+    quotas_after = [after if q is quota else q for q in snapshot.quotas]
+    used = namespace_usage(quota, snapshot.pods)
+    resources = [
+        {
+            "resource": r,
+            "used": _fmt(r, used.get(r, 0)),
+            "hard_before": _fmt(r, quota.hard[r]) if r in quota.hard else None,
+            "hard_after": _fmt(r, after.hard[r]),
+            "over_after": used.get(r, 0) > after.hard[r],
+        }
+        for r in sorted(after.hard)
+    ]
+    counted = sorted(
+        (p for p in snapshot.pods if p.namespace == namespace and not p.is_terminal),
+        key=lambda p: (p.creation_timestamp, p.name),
+    )
+    controllers: dict[str, int] = {}
+    for p in counted:
+        owner = f"{p.owner.kind}/{p.owner.name}" if p.owner else "(bare pod)"
+        controllers[owner] = controllers.get(owner, 0) + 1
+    in_ns = [q for q in snapshot.quotas if q.namespace == namespace]
+    in_ns_after = [q for q in quotas_after if q.namespace == namespace]
+    effect = Effect()
+    for p in counted:
+        b = quota_admission.admit(p, _released(in_ns, snapshot.pods, p), snapshot.pods)
+        a = quota_admission.admit(p, _released(in_ns_after, snapshot.pods, p), snapshot.pods)
+        if not a.allowed:
+            effect.quota_rejections.append({
+                "pod": p.key, "kind": "replacement",
+                "controller": f"{p.owner.kind}/{p.owner.name}" if p.owner else "",
+                "phase": p.phase, "starts": b.allowed, "message": a.message,
+            })  # fmt: skip
+    snap_after = replace(snapshot, quotas=quotas_after)
+    for before_adm, after_adm in zip(
+        admit_pods(snapshot, list(new_pods)), admit_pods(snap_after, list(new_pods)), strict=True
+    ):
+        if not after_adm.admitted:
+            effect.quota_rejections.append({
+                "pod": f"{namespace}/{after_adm.name}" if after_adm.pod is None else after_adm.pod.key,
+                "kind": "new", "source": after_adm.source, "controller": "", "phase": "",
+                "starts": before_adm.admitted, "message": after_adm.message,
+            })  # fmt: skip
+    changed = sorted(hard)
+    new_file, old_file, probe_file = f"{name}-new.yaml", f"{name}-rollback.yaml", f"{name}-probe.yaml"
+    probe = probe_manifest(after, changed)
+    [probe_adm] = admit_pods(snap_after, [(probe_file, probe)])
+    # kubectl's wording around the API server's answer (kubectl create -f)
+    expect_probe = (
+        f"pod/{PROBE} created (server dry run)"
+        if probe_adm.admitted
+        else f'Error from server (Forbidden): error when creating "{probe_file}": {probe_adm.message}'
+    )
+    warnings = []
+    over = [r for r in sorted(after.hard) if used.get(r, 0) > after.hard[r]]
+    if over:
+        warnings.append(
+            f"usage is above the new limit of {', '.join(over)}: no running pod is evicted and Pending pods stay, "
+            "but every new pod asking for them (replacements included) is rejected until usage drops (R8.2)"
+        )
+    if quota.scopes:
+        warnings.append(
+            f"the quota has scopes {', '.join(quota.scopes)}: kubegpu does not evaluate scoped quotas, so no "
+            "rejection is predicted for it"
+        )
+    if any(r.startswith("requests.nvidia.com/") for r in hard) and not any(
+        "nvidia.com/mig-" in r or ".shared" in r for r in after.hard
+    ):
+        warnings.append(
+            "renamed (nvidia.com/gpu.shared) and MIG (nvidia.com/mig-*) resources need quota entries of their own: "
+            "a quota on requests.nvidia.com/gpu does not bound them (R8.1)"
+        )
+    ns = namespace
+    new_text = yaml.safe_dump(quota_manifest(quota, after.hard), sort_keys=False)
+    old_text = yaml.safe_dump(quota_manifest(quota, quota.hard), sort_keys=False)
+    describe = f"kubectl -n {ns} describe resourcequota {name}"
+    want = ", ".join(f"{r}={_fmt(r, after.hard[r])}" for r in changed)
+    steps = (
+        Step(
+            "Back up the quota and record its usage",
+            (f"kubectl -n {ns} get resourcequota {name} -o yaml > {name}-before.yaml", describe),
+        ),
+        Step(
+            f"Write the new quota to {new_file}, diff it, dry-run it on the server, apply it",
+            (f"kubectl -n {ns} diff -f {new_file}", *mutate(ns, f"apply -f {new_file}")),
+            new_text,
+        ),
+        Step("Verify the limits", (describe,), f"expect Hard {want}"),
+        Step(
+            f"Probe admission with a pod that is never stored ({probe_file})",
+            (f"kubectl -n {ns} create -f {probe_file} --dry-run=server",),
+            f"expect: {expect_probe}\n{yaml.safe_dump(probe, sort_keys=False)}",
+        ),
+    )
+    rollback = (
+        Step(
+            f"Restore the old limits from {old_file} (not the backup: its resourceVersion would conflict)",
+            (f"kubectl -n {ns} diff -f {old_file}", *mutate(ns, f"apply -f {old_file}"), describe),
+            old_text,
+        ),
+    )
+    summary = f"ResourceQuota {ns}/{name}: " + ", ".join(
+        f"{r} {_fmt(r, quota.hard[r]) if r in quota.hard else 'unset'} → {_fmt(r, after.hard[r])}"
+        for r in changed
+    )
+    return NodeChange(
+        kind="quota",
+        node="",
+        summary=summary,
+        capacity_before={},
+        capacity_after={},
+        affected=(),
+        steps=steps,
+        rollback=rollback,
+        warnings=tuple(warnings),
+        details={
+            "namespace": ns,
+            "quota": name,
+            "scope": {
+                "resources": resources,
+                "pods_counted": [p.key for p in counted],
+                "controllers": controllers,
+                "other_quotas": [q.name for q in in_ns if q.name != name],
+            },
+            "effect": effect.as_dict(),
+            "manifests": {
+                new_file: new_text,
+                old_file: old_text,
+                probe_file: yaml.safe_dump(probe, sort_keys=False),
+            },
+            "probe_expected": expect_probe,
+        },
+    )
