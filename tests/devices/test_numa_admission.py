@@ -98,6 +98,16 @@ def test_devices_without_numa_information_do_not_care() -> None:
     assert (d.admit, d.affinity) == (True, None)
 
 
+def test_no_numa_node_known_at_all_admits_under_every_policy() -> None:
+    # A node whose devices carry no NUMA node and whose NUMA nodes are unknown (a device model synthesised
+    # from capacity): every provider says "don't care", which kubelet admits under every policy; an empty
+    # machine mask must not turn that into a refusal.
+    numa: dict[str, int | None] = {"g0": None, "g1": None}
+    for policy in ("best-effort", "restricted", "single-numa-node"):
+        d = admit_container(policy, {GPU: numa}, {GPU: list(numa)}, {GPU: 2}, [])
+        assert (d.admit, d.affinity) == (True, None), policy
+
+
 def test_generated_dgx1_reading_admits_four_gpus_of_one_socket() -> None:
     inv = load_reading(GENERATED / "dgx1-8xv100.json")
     (plan,) = plan_resources(inv, PluginConfig())

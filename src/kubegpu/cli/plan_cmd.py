@@ -409,7 +409,11 @@ def _table(change: NodeChange) -> None:
             console.print(f"  evicted: {row['pod']} from {row['node']} ({row['gpu_hours_at_risk']} GPU-h at risk); {where}",
                           markup=False)  # fmt: skip
         for row in effect["quota_rejections"]:
-            what = "new pod" if row["kind"] == "new" else f"a replacement for {row['pod']}"
+            what = (
+                f"new pod {row['pod']} ({row['source']})"
+                if row["kind"] == "new"
+                else f"a replacement for {row['pod']}"
+            )
             when = "starts being rejected" if row["starts"] else "is rejected already"
             console.print(f"  {what} {when}: {row['message']}", markup=False)
         for row in effect["kubelet_rejections"]:
