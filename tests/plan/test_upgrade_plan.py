@@ -174,3 +174,16 @@ def test_cli_selects_the_pool_on_the_demo() -> None:
     assert missing.exit_code != 0 and "no node has label accelerator.example.com/pool=nope" in str(
         missing.exception
     )
+
+
+def test_the_hold_is_released_to_the_chart_defaults_and_other_pools_are_named() -> None:
+    s = cluster()
+    change = plan_upgrade(s, [s.node("n1")], "driver", "570.172.08", NOW)
+    release = change.steps[-1]
+    # the GPU Operator chart: daemonsets.updateStrategy "RollingUpdate", driver.upgradePolicy.autoUpgrade true
+    assert release.commands[1] == (
+        "kubectl -n gpu-operator patch clusterpolicies.nvidia.com cluster-policy --type=merge "
+        '-p=\'{"spec":{"daemonsets":{"updateStrategy":"RollingUpdate"},"driver":{"upgradePolicy":{"autoUpgrade":true}}}}\''
+    )
+    assert any(w.startswith("the ClusterPolicy is cluster-wide: GPU nodes outside the pool (n2)") for w in change.warnings)
+    assert any("drain.force: true" in w for w in change.warnings)

@@ -40,6 +40,9 @@ DRIVER_DS = "nvidia-driver-daemonset"
 CLUSTER_POLICY = "cluster-policy"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 _VERSION_PATH = {"device-plugin": "/spec/devicePlugin/version", "driver": "/spec/driver/version"}
+# the GPU Operator chart's defaults for the two settings the hold changes
+RELEASE = json.dumps({"spec": {"daemonsets": {"updateStrategy": "RollingUpdate"},
+                               "driver": {"upgradePolicy": {"autoUpgrade": True}}}}, separators=(",", ":"))  # fmt: skip
 _SELECTOR = {"device-plugin": f"app={PLUGIN_DS}", "driver": f"app={DRIVER_DS}"}
 
 
@@ -165,6 +168,17 @@ def plan_upgrade(
         )
     if previous == version:
         warnings.append(f"{component} already runs {version} on the pool's pods")
+    outside = sorted(n.name for n in snapshot.nodes if n.name not in names and gpu_capacity(n))
+    if outside:
+        warnings.append(
+            f"the {'Helm release' if component == 'gpu-operator' else 'ClusterPolicy'} is cluster-wide: GPU nodes "
+            f"outside the pool ({', '.join(outside)}) keep the old {component} only while the hold lasts"
+        )
+    if component in ("driver", "gpu-operator"):
+        warnings.append(
+            "the chart's driver upgrade controller drains with force (driver.upgradePolicy.drain.force: true), "
+            "deleting bare pods; the hold (autoUpgrade: false) keeps it out, and this runbook drains without --force"
+        )
     missing = sorted(names - {p.node_name for p in comp_pods})
     if missing and component != "gpu-operator":
         warnings.append(
@@ -237,10 +251,21 @@ def plan_upgrade(
     others = [n for n in targets if n.name != canary.name]
     for n in others:
         steps += _node_upgrade(n, component, opns, ns, test_namespace, image)
-    if component != "gpu-operator":
+    release_note = (
+        "the chart's defaults; if the backup holds other values for spec.daemonsets.updateStrategy or "
+        "spec.driver.upgradePolicy.autoUpgrade, put those instead. GPU nodes outside the pool then roll on their own"
+    )
+    if component == "gpu-operator":
+        release = (
+            f"helm -n {opns} upgrade {helm_release} {helm_chart} --version {version} -f {values_backup}",
+        )
+        steps.append(Step("Release the hold once the pool is done: the same upgrade without the hold flags",
+                          (f"{release[0]} --dry-run=server", *release),
+                          f"the values come back from {values_backup}; GPU nodes outside the pool then roll on their own"))  # fmt: skip
+    else:
         steps.append(Step("Release the hold once the pool is done",
-                          (f"kubectl -n {opns} diff -f {policy_backup}",),
-                          f"restore spec.daemonsets and spec.driver.upgradePolicy from {policy_backup}"))  # fmt: skip
+                          mutate(opns, f"patch clusterpolicies.nvidia.com {cluster_policy} --type=merge -p='{RELEASE}'"),
+                          release_note))  # fmt: skip
     back = previous or f"<the version in {policy_backup}>"
     if component == "gpu-operator":
         rollback_change = Step(
