@@ -7,8 +7,9 @@ expected findings are worked out by hand from the recorded values:
 
 * gpu-b GPU 1 reports Xid 79 from 11:10: within the last hour, and 79 is not an application Xid → error,
   with the pod the snapshot places there; ``kubegpu_gpu_healthy`` is 0 → a second error;
-* gpu-a GPU 0 holds 141,897 of 143,770 MiB from 11:01: 141897 / 143770 = 98.70 % at every minute of the
-  last 15 min (> 95 %) → warning, 10-min peak 141,897 MiB;
+* gpu-a GPU 0 holds 141,769 MiB at 11:00 and 141,897 of 143,770 MiB from 11:01: 141897 / 143770 = 98.70 %
+  at every minute of the last 15 min (> 95 %) → warning; over 95 % since 11:00 (30 min, read with
+  /api/v1/query_range), 10-min peak 141,897 MiB;
 * gpu-b GPU 0 has read 0 % (SM and memory interface) for 90 min while team-b's notebook holds it, and no
   process for 5,400 s = 90 min → an info-level candidate carrying R13.3's caveats;
 * gpu-a GPU 0 and gpu-b GPU 1 are at 100 %: not idle.
@@ -131,9 +132,13 @@ def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
     assert xid["objects"] == ["node/gpu-b", "pod/team-b/infer-0"]
     memory = found[f"memory over 95% for 15m on GPU 0 ({UUID}0) on gpu-a"]
     assert memory["severity"] == "warning"
-    assert "at least 98.7% used" in str(memory["detail"]) and "10-min peak 141897 MiB" in str(
-        memory["detail"]
+    memory_detail = str(memory["detail"])
+    # over 95 % since minute 60 (141769 / 143770 = 98.6 %; minute 59 read 43593 / 143770 = 30.3 %): 30 min
+    assert (
+        "at least 98.7% used at every minute of the last 15m (over 95% for 30 min, since 2026-12-02T11:00:00Z)"
+        in memory_detail
     )
+    assert "10-min peak 141897 MiB" in memory_detail
     assert memory["objects"] == ["node/gpu-a", "pod/team-a/trainer-0"]
     idle = found[f"GPU requested but nearly idle for 1h: GPU 0 ({UUID}1) on gpu-b"]
     assert idle["severity"] == "info"

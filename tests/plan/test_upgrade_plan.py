@@ -185,5 +185,8 @@ def test_the_hold_is_released_to_the_chart_defaults_and_other_pools_are_named() 
         "kubectl -n gpu-operator patch clusterpolicies.nvidia.com cluster-policy --type=merge "
         '-p=\'{"spec":{"daemonsets":{"updateStrategy":"RollingUpdate"},"driver":{"upgradePolicy":{"autoUpgrade":true}}}}\''
     )
-    assert any(w.startswith("the ClusterPolicy is cluster-wide: GPU nodes outside the pool (n2)") for w in change.warnings)
+    assert any(
+        w.startswith("the ClusterPolicy is cluster-wide: GPU nodes outside the pool (n2)")
+        for w in change.warnings
+    )
     assert any("drain.force: true" in w for w in change.warnings)

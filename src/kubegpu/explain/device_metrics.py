@@ -1,6 +1,6 @@
 """Device findings from the exporter's series in Prometheus, joined with the snapshot (R13, R16).
 
-Reads Prometheus's HTTP API (``/api/v1/query``, instant queries evaluated at the inspection time) with
+Reads Prometheus's HTTP API (``/api/v1/query`` at the inspection time, ``/api/v1/query_range``) with
 urllib, over the series ``kubegpu exporter`` writes (dcgm-exporter's names and labels: ``UUID``, ``gpu``,
 ``Hostname``, ``pod``, ``namespace``, ``GPU_I_ID``) and asks what the alerting rules of
 ``deploy/prometheus/kubegpu-rules.yaml`` ask, as a point-in-time look back:
@@ -10,7 +10,8 @@ urllib, over the series ``kubegpu exporter`` writes (dcgm-exporter's names and l
   the rest point at hardware or driver (error);
 * unhealthy: ``kubegpu_gpu_healthy == 0``;
 * memory near full for long: used / (used + free) above 95 % at every minute of the last 15 min
-  (the rule's ``for: 15m``), with the 10-min peak ``max_over_time(DCGM_FI_DEV_FB_USED[10m])``;
+  (the rule's ``for: 15m``), with how long it has been so (``/api/v1/query_range``, minute steps, up to
+  6 h back) and the 10-min peak ``max_over_time(DCGM_FI_DEV_FB_USED[10m])``;
 * requests high while utilisation is low: the 15-min averages of ``DCGM_FI_DEV_GPU_UTIL`` and
   ``DCGM_FI_DEV_MEM_COPY_UTIL`` below 10 % throughout the last hour on a GPU a container holds
   (``kubegpu_gpu_allocated_containers``), reported as a candidate with R13.3's caveats and the GPU
@@ -27,7 +28,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from kubegpu.errors import KubegpuError
 from kubegpu.explain.findings import Finding
@@ -41,6 +43,7 @@ LOW_UTIL = 10
 WINDOW = "15m"
 XID_WINDOW = "1h"
 IDLE_WINDOW = "1h"
+HISTORY_H = 6  # how far back the range query looks for the start of a near-full stretch
 
 Series = tuple[dict[str, str], float]
 
@@ -56,11 +59,12 @@ class Prometheus:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
 
-    def query(self, expr: str, at: datetime) -> list[Series]:
-        params = urllib.parse.urlencode({"query": expr, "time": f"{at.timestamp():.3f}"})
-        where = f"{self.url}/api/v1/query"
+    def _get(self, path: str, params: dict[str, str], expr: str, kind: str) -> list[dict[str, Any]]:
+        where = f"{self.url}{path}"
         try:
-            with urllib.request.urlopen(f"{where}?{params}", timeout=self.timeout_s) as reply:
+            with urllib.request.urlopen(
+                f"{where}?{urllib.parse.urlencode(params)}", timeout=self.timeout_s
+            ) as reply:
                 body = json.loads(reply.read())
         except urllib.error.HTTPError as exc:
             # Prometheus answers 400/422 with a JSON body naming the error
@@ -76,9 +80,27 @@ class Prometheus:
                 f"{where}: {body.get('errorType', 'error')}: {body.get('error', body)} (query {expr!r})"
             )
         data = body.get("data") or {}
-        if data.get("resultType") != "vector":
-            raise PrometheusError(f"{where}: expected a vector for {expr!r}, got {data.get('resultType')}")
-        return [(dict(r["metric"]), float(r["value"][1])) for r in data.get("result", [])]
+        if data.get("resultType") != kind:
+            raise PrometheusError(f"{where}: expected a {kind} for {expr!r}, got {data.get('resultType')}")
+        return list(data.get("result", []))
+
+    def query(self, expr: str, at: datetime) -> list[Series]:
+        """``/api/v1/query``: one value per series at ``at``."""
+        result = self._get("/api/v1/query", {"query": expr, "time": f"{at.timestamp():.3f}"}, expr, "vector")
+        return [(dict(r["metric"]), float(r["value"][1])) for r in result]
+
+    def query_range(
+        self, expr: str, start: datetime, end: datetime, step_s: int
+    ) -> list[tuple[dict[str, str], list[tuple[float, float]]]]:
+        """``/api/v1/query_range``: per series, (unix time, value) every ``step_s`` seconds."""
+        params = {
+            "query": expr,
+            "start": f"{start.timestamp():.3f}",
+            "end": f"{end.timestamp():.3f}",
+            "step": str(step_s),
+        }
+        result = self._get("/api/v1/query_range", params, expr, "matrix")
+        return [(dict(r["metric"]), [(float(t), float(v)) for t, v in r["values"]]) for r in result]
 
 
 def _device(labels: Mapping[str, str]) -> tuple[str, str, str]:
@@ -128,6 +150,20 @@ def _requests(snapshot: ClusterSnapshot, pods: list[str]) -> str:
     return "; ".join(parts)
 
 
+def _full_since(prom: Prometheus, ratio: str, at: datetime) -> dict[tuple[str, str, str], float]:
+    """Per device, when its memory last went over the threshold and stayed there (minute steps, 6 h back)."""
+    out: dict[tuple[str, str, str], float] = {}
+    for labels, values in prom.query_range(ratio, at - timedelta(hours=HISTORY_H), at, 60):
+        start = None
+        for t, v in reversed(values):
+            if v <= NEAR_FULL:
+                break
+            start = t
+        if start is not None:
+            out[_device(labels)] = start
+    return out
+
+
 def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -> list[Finding]:
     out: list[Finding] = []
     xids = _by_device(prom.query(f"max_over_time({F.XID_ERRORS.name}[{XID_WINDOW}]) > 0", at))
@@ -156,13 +192,18 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
         prom.query(f"min_over_time(({used} / ({used} + {free}))[{WINDOW}:1m]) > {NEAR_FULL}", at)
     )
     peaks = _by_device(prom.query(f"max_over_time({used}[10m])", at))
+    full_since = _full_since(prom, f"{used} / ({used} + {free})", at) if full else {}
     for key, (labels, ratio, pods) in sorted(full.items()):
         holders = _holders(snapshot, key[0], pods)
         peak = peaks.get(key, ({}, 0.0, []))[1]
+        start = full_since.get(key)
+        lasting = f"over {NEAR_FULL:.0%} for {(at.timestamp() - start) / 60:.0f} min, since " \
+            f"{datetime.fromtimestamp(start, UTC):%Y-%m-%dT%H:%M:%SZ}" if start is not None else ""  # fmt: skip
         out.append(Finding(
             "warning", "workload", f"memory over {NEAR_FULL:.0%} for {WINDOW} on {_name(labels)}",
             [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
-            f"at least {ratio:.1%} used at every minute of the last {WINDOW}; 10-min peak {peak:.0f} MiB. A framework's "
+            f"at least {ratio:.1%} used at every minute of the last {WINDOW}" + (f" ({lasting})" if lasting else "")
+            + f"; 10-min peak {peak:.0f} MiB. A framework's "
             "cache keeps memory by design; what fails is the next allocation, of this pod or, on a shared GPU, of "
             f"its neighbours (R17.3). Pods: {_requests(snapshot, holders) or 'none known'}",
             "R13.3, R16", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
