@@ -153,3 +153,19 @@ def test_numa_test_pod_is_guaranteed_and_valid() -> None:
     assert res["requests"] == res["limits"]  # Guaranteed QoS, whole CPUs: exclusive under static
     for d in docs:
         kubernetes_validate.validate(d, "1.34.0", strict=True)
+
+
+def test_placement_moves_to_one_numa_node_under_single_numa_node() -> None:
+    """2 + 2 + 4 GPUs, re-admitted oldest first. single-numa-node: p0 (2) → NUMA 0 (narrowest preferred
+    affinity, lowest node first); p1 (2) → NUMA 0 still has two free → NUMA 0; p2 (4) → only NUMA 1 holds
+    four → NUMA 1. Under none the device plugin's NVLink preference puts p1 on NUMA 1 and spreads p2 over
+    both, so p1 and p2 change NUMA nodes; p0 does not."""
+    pods = [make_pod(f"p{i}").gpu(n).owner("Job", f"p{i}").created(f"2026-12-01T0{i}:00:00Z").on("dgx").obj()
+            for i, n in enumerate((2, 2, 4))]  # fmt: skip
+    s = snap(dgx(), *pods)
+    change = plan_kubelet_policy(s, [s.node("dgx")], NOW, topology_manager="single-numa-node")
+    rows = {r["pod"]: r["message"] for r in change.details["effect"]["kubelet_rejections"]}
+    assert rows == {
+        "default/p1": "admitted on NUMA [0] instead of [1]",
+        "default/p2": "admitted on NUMA [1] instead of [0, 1]",
+    }

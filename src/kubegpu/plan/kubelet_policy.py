@@ -11,8 +11,8 @@ annotation, so the runbook updates it with the kubelet.
 Effect, from the core's model of kubelet's Topology Manager (``devices.numa`` through
 ``scheduler.device_ledger.choose``): the pool's GPU pods re-admitted on their node under the new policy, in
 creation order as after a drain that brings them back, compared with the same under the old policy (those
-refused fail with ``TopologyAffinityError``, those admitted may get other GPUs); pending pods that kube-scheduler (which counts, it does not align)
-would bind to a pool node where kubelet then fails them; and the canary window (the canary cordoned and
+refused fail with ``TopologyAffinityError``, those admitted may land on other NUMA nodes); pending pods that
+kube-scheduler (which counts, it does not align) would bind to a pool node where kubelet then fails them; and the canary window (the canary cordoned and
 drained) from ``plan.effect.simulate``. CPU hints are not modelled: the node's per-NUMA CPUs are not in the
 snapshot, so a Guaranteed pod with whole CPUs may still be refused on CPU grounds the plan cannot see.
 """
@@ -24,7 +24,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICIES, TOPOLOGY_POLICY_ANNOTATION
+from kubegpu.devices.node_devices import (
+    INVENTORY_ANNOTATION,
+    TOPOLOGY_POLICIES,
+    TOPOLOGY_POLICY_ANNOTATION,
+    NodeDevices,
+)
 from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
 from kubegpu.errors import InputError
 from kubegpu.explain.engine import Engine
@@ -75,9 +80,13 @@ def _readmit(engine: Engine, node: str) -> dict[str, tuple[list[str], Refusal | 
     return out
 
 
+def _numa(model: NodeDevices, ids: list[str]) -> list[int]:
+    return sorted({n for n in (model.numa_of(i) for i in ids) if n is not None})
+
+
 def readmission(before: Engine, after: Engine, node: str) -> list[dict[str, Any]]:
     """Pods whose admission on ``node`` differs between the old and the new policy, when drained pods
-    come back to it: refused by the new one, or given other devices."""
+    come back to it: refused by the new one, or given devices on other NUMA nodes."""
     old, new = _readmit(before, node), _readmit(after, node)
     model = after.cluster.devices.models[after.cluster.index[node]]
     rows = []
@@ -87,11 +96,13 @@ def readmission(before: Engine, after: Engine, node: str) -> list[dict[str, Any]
             rows.append({"pod": key, "node": node, "kind": "running", "before": was, "after": None,
                          "reason": refusal.kubelet_reason, "message": refusal.kubelet_error,
                          "evidence": refusal.evidence})  # fmt: skip
-        elif refusal is None and ids != was and model is not None:
-            numa = sorted({n for n in (model.numa_of(i) for i in ids) if n is not None})
-            rows.append({"pod": key, "node": node, "kind": "running", "before": was, "after": ids,
-                         "reason": "", "message": f"admitted with other devices (NUMA {numa or 'any'})",
-                         "evidence": ""})  # fmt: skip
+        elif refusal is None and model is not None:
+            # a change of NUMA node is what the policy does; other device IDs on the same node are the allocator's
+            numa_was, numa_now = _numa(model, was), _numa(model, ids)
+            if numa_was != numa_now:
+                rows.append({"pod": key, "node": node, "kind": "running", "before": was, "after": ids,
+                             "reason": "", "message": f"admitted on NUMA {numa_now} instead of {numa_was}",
+                             "evidence": ""})  # fmt: skip
     return rows
 
 
