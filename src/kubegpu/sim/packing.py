@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +32,7 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu_share import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile
-from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 from kubegpu.sim.openb import TracePod, to_pod
 
 DEFAULT_RATIO = 1.3
@@ -102,8 +102,10 @@ def run_packing(
     *,
     trace_name: str = "",
     ratio: float = DEFAULT_RATIO,
+    observe: Callable[[ScheduleResult, GpuShareLedger], None] | None = None,
 ) -> PackingRun:
-    """Schedule the seed's workload one pod at a time with ``policy`` (``registry.PACKING_POLICIES``)."""
+    """Schedule the seed's workload one pod at a time with ``policy`` (``registry.PACKING_POLICIES``).
+    ``observe`` sees every cycle's result and the ledger after it (the report draws the final placement)."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     capacity = sum(n.allocatable.get(NVIDIA_GPU, 0) for n in nodes)
@@ -123,10 +125,13 @@ def run_packing(
     arrived_sum = allocated_sum = 0
     for i, (name, row) in enumerate(workload):
         arrived_sum += row.total_gpu_milli
-        if scheduler.schedule_one(to_pod(row, name), preempt=False).scheduled:
+        result = scheduler.schedule_one(to_pod(row, name), preempt=False)
+        if result.scheduled:
             allocated_sum += row.total_gpu_milli
         else:
             failed[shape_kind(row)] += 1
+        if observe is not None:
+            observe(result, ledger)
         arrived[i], allocated[i] = arrived_sum, allocated_sum
         frag[i] = ledger.node_frag(all_rows).sum()
     return PackingRun(
