@@ -20,10 +20,9 @@ from typing import Any
 
 import pytest
 
+from tests.report.chromium import CHROMEDRIVER, CHROMIUM, start_chromium
 from tests.report.openb import OPENB_NODES, write_openb_snapshot
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 UI_START_TIMEOUT_S = 30
 
 
@@ -110,19 +109,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if os.environ.get("KUBEGPU_REQUIRE_BROWSER") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
+    pytest.importorskip("selenium.webdriver")
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()

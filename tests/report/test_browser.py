@@ -19,43 +19,8 @@ import pytest
 from kubegpu.explain.engine import Engine
 from kubegpu.sources import load_files
 from kubegpu.testing.builders import make_pod
+from tests.report.chromium import set_filter, severe_logs, visible, wait_for
 from tests.report.conftest import UiServer
-
-WAIT_S = 10
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def severe_logs(driver: Any) -> list[dict[str, Any]]:
-    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-
-
-def set_filter(driver: Any, element_id: str, value: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
-
-    el = driver.find_element(By.ID, element_id)
-    if el.tag_name == "select":
-        Select(el).select_by_value(value)
-    else:
-        el.clear()
-        if value:
-            el.send_keys(value)
-
-
-def visible(driver: Any, css: str) -> list[Any]:
-    """Elements matching ``css`` that are rendered (not inside anything hidden)."""
-    return list(driver.execute_script(
-        "return Array.from(document.querySelectorAll(arguments[0])).filter(e => e.offsetParent !== null)", css
-    ))  # fmt: skip
 
 
 @pytest.fixture(scope="module")

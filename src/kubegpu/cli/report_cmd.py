@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kubegpu.cli.sim_cmd import _data_dir as data_dir
+from kubegpu.cli.sim_cmd import _data_option as data_option
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
+from kubegpu.report.packed import PackingSetup
+from kubegpu.scheduler.registry import PACKING_POLICIES
 
 if TYPE_CHECKING:
     from kubegpu.report.figures import Figure
@@ -86,10 +90,22 @@ def _build(
 
     snap = load_snapshot(**src)
     engine = make_engine(snap, profile, plugin_configs, seed)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    data = collect(engine, diagnose(engine, pool_label=pool_label), pool_label, generated=now)
+    data = collect(engine, diagnose(engine, pool_label=pool_label), pool_label, generated=_now())
     version = data.digest()
     return Page(render(data, figures, Live(refresh_s, version) if refresh_s else None), version)
+
+
+def _build_openb(setup: PackingSetup, figures: list[Figure]) -> str:
+    """Run the packing simulator once and render the cluster it leaves."""
+    from kubegpu.report import render
+    from kubegpu.report.packed import collect_packed, pack
+
+    data = collect_packed(pack(setup), generated=_now())
+    return render(data, figures)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @click.command("report", cls=_SharedOptionsCommand)
@@ -97,16 +113,33 @@ def _build(
               help="Where to write the HTML page; - writes it to stdout.")  # fmt: skip
 @FIGURES_OPTION
 @POOL_LABEL_OPTION
+@click.option("--openb", is_flag=True,
+              help="Instead of a cluster: the openb cluster (1,213 nodes) after one packing run of the "
+                   "simulator (--trace, --policy, --seed, --arrived).")  # fmt: skip
+@data_option
+@click.option("--trace", default="default", show_default=True, help="With --openb: the openb pod list.")
+@click.option("--policy", type=click.Choice(list(PACKING_POLICIES)), default="FGD", show_default=True,
+              help="With --openb: the packing policy.")  # fmt: skip
+@click.option("--arrived", type=click.IntRange(1, 200), default=100, show_default=True, metavar="PCT",
+              help="With --openb: the workload drawn, in % of the cluster's GPU capacity.")  # fmt: skip
 def report(
-    out: str, figures_dir: Path | None, pool_label: str, profile: str, plugin_configs: tuple[str, ...],
-    seed: int, **src: Any,
+    out: str, figures_dir: Path | None, pool_label: str, openb: bool, data: Path | None, trace: str,
+    policy: str, arrived: int, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any,
 ) -> None:  # fmt: skip
     """Write the GPU map, Pending pods, quotas, fragmentation and findings as ONE self-contained HTML file."""
-    page = _build(src, pool_label, profile, plugin_configs, seed, _figures(figures_dir), None)
+    if openb:
+        if src["snapshots"] or src["demo"] or src["kube"]:
+            raise click.UsageError(
+                "--openb is a source of its own: give it without --snapshot, --demo or --kube"
+            )
+        setup = PackingSetup(data_dir(data), trace, policy, seed, arrived)
+        html = _build_openb(setup, _figures(figures_dir))
+    else:
+        html = _build(src, pool_label, profile, plugin_configs, seed, _figures(figures_dir), None).html
     if out == "-":
-        sys.stdout.write(page.html)
+        sys.stdout.write(html)
         return
-    Path(out).write_text(page.html, encoding="utf-8")
+    Path(out).write_text(html, encoding="utf-8")
     click.echo(f"wrote {out}", err=True)
 
 

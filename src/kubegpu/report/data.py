@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -32,6 +33,7 @@ from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
+from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.device_ledger import container_requests, recorded_assignment
 
 UNPOOLED = "(no pool label)"
@@ -41,6 +43,7 @@ class SlotKind(StrEnum):
     GPU = "gpu"  # the whole GPU is one allocatable device
     MIG = "mig"
     REPLICA = "replica"  # a time-sliced or MPS replica
+    SHARE = "share"  # milli-GPU of one GPU (openb's GPU-sharing pods; label "460m"), or the free rest
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,9 @@ class PoolSummary:
     largest_idle_block: int  # most idle GPUs on one node that accepts pods
     free_slots: int  # free healthy MIG devices / replicas on GPUs partly held (not counted as idle)
     idle_spread: tuple[tuple[int, int], ...]  # (idle GPUs on a node, how many such nodes), pods accepted
+    # the FGD fragment amount of the pool's nodes in GPUs (Weng et al., ATC '23, §4): only where a packing
+    # run's target workload defines it
+    fragment_gpus: float | None = None
 
 
 @dataclass(frozen=True)
@@ -218,13 +224,7 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
             GpuTile(node.name, i, uuid_of.get(i, ""), tuple(slots), synthesized)
             for i, slots in sorted(by_gpu.items())
         )
-        accepts = (
-            node.ready
-            and not node.unschedulable
-            and view.pod_count < view.allocatable("pods") // 1000
-            and view.free("cpu") > 0
-            and view.free("memory") > 0
-        )
+        accepts = accepts_pods(view)
         # a snapshot can over-commit a node (it disagrees with itself); such pods hold GPUs by count only
         unplaced = tuple(
             f"{p.key} requests GPUs but no free device was left for it: the snapshot over-commits this node"
@@ -249,11 +249,23 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
         generated=generated,
         pool_label=pool_label,
         nodes=tuple(cards),
-        pools=tuple(_pools(cards)),
+        pools=tuple(pools(cards)),
         quotas=tuple(_quotas(engine)),
         queues=tuple(_queues(engine)),
         diagnosis=diagnosis,
         pending_requests=_requests(engine, diagnosis),
+    )
+
+
+def accepts_pods(view: NodeView) -> bool:
+    """Schedulable, Ready, with a pod slot, CPU and memory left: idle GPUs elsewhere are stranded."""
+    node = view.node
+    return (
+        node.ready
+        and not node.unschedulable
+        and view.pod_count < view.allocatable("pods") // 1000
+        and view.free("cpu") > 0
+        and view.free("memory") > 0
     )
 
 
@@ -272,7 +284,8 @@ def _requests(engine: Engine, diagnosis: Diagnosis) -> dict[str, str]:
     return out
 
 
-def _pools(cards: list[NodeCard]) -> list[PoolSummary]:
+def pools(cards: Sequence[NodeCard]) -> list[PoolSummary]:
+    """Per pool: GPUs held, idle, unhealthy, stranded, the largest idle block and how idle GPUs spread."""
     by_pool: dict[str, list[NodeCard]] = {}
     for c in cards:
         by_pool.setdefault(c.pool, []).append(c)

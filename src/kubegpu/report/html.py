@@ -27,6 +27,14 @@ EVIDENCE_ROWS_PER_REASON = 8
 NAMED_NODES_PER_REASON = 24
 
 
+FGD_NOTE = (
+    "<p class=\"muted\">Fragment amount (Weng et al., ATC '23, §4): the free GPU capacity that the run's "
+    "typical pods, weighted by how common each is, could not use (free milli-GPU on GPUs too small for a "
+    "shape, or every free GPU of a node the shape does not fit). A free share slot is the unheld rest "
+    "of a GPU that sharing pods hold part of.</p>"
+)
+
+
 @dataclass(frozen=True)
 class Live:
     """Served by ``kubegpu ui``: poll ``version`` every ``refresh_s`` and swap the page in when it changes."""
@@ -141,6 +149,7 @@ def _controls(data: ReportData) -> str:
 
 def _summary(data: ReportData) -> str:
     rows = "".join(_pool_row(p) for p in data.pools)
+    fgd = any(p.fragment_gpus is not None for p in data.pools)
     return _section(
         "summary",
         "Fragmentation and stranded GPUs",
@@ -148,10 +157,12 @@ def _summary(data: ReportData) -> str:
         "no new pod (cordoned, NotReady, or out of pod slots, CPU or memory). The largest idle block is the "
         "most GPUs one single-node job could get; free MIG devices and replicas on partly held GPUs are "
         "counted apart. Free GPUs on different nodes do not add up for one pod.</p>"
-        "<table><thead><tr><th>pool</th><th class=n>nodes</th><th class=n>GPUs</th><th class=n>held</th>"
+        + (FGD_NOTE if fgd else "")
+        + "<table><thead><tr><th>pool</th><th class=n>nodes</th><th class=n>GPUs</th><th class=n>held</th>"
         "<th class=n>idle</th><th class=n>unhealthy</th><th class=n>stranded</th>"
-        "<th class=n>largest idle block</th><th class=n>free MIG / replica slots</th>"
-        f"<th>nodes by idle GPUs</th></tr></thead><tbody>{rows}</tbody></table>",
+        "<th class=n>largest idle block</th><th class=n>free MIG / replica / share slots</th>"
+        + ("<th class=n>fragment amount (GPUs)</th>" if fgd else "")
+        + f"<th>nodes by idle GPUs</th></tr></thead><tbody>{rows}</tbody></table>",
     )
 
 
@@ -161,6 +172,7 @@ def _pool_row(p: PoolSummary) -> str:
         f"<td class=n>{p.nodes}</td><td class=n>{p.gpus}</td>"
         f"<td class=n>{p.held}</td><td class=n>{p.idle}</td><td class=n>{p.unhealthy}</td>"
         f"<td class=n>{p.stranded}</td><td class=n>{p.largest_idle_block}</td><td class=n>{p.free_slots}</td>"
+        f"{'' if p.fragment_gpus is None else f'<td class=n>{p.fragment_gpus:.1f}</td>'}"
         f"<td>{_histogram(p)}</td></tr>"
     )
 
@@ -207,17 +219,38 @@ def _map(data: ReportData) -> str:
         "GPU map",
         f'<p class="muted">One tile per physical GPU, grouped by the <code>{_t(data.pool_label)}</code> '
         "label. Inside a tile: its holder (namespace colour), or its MIG devices / time-sliced replicas each "
-        "with their holder. Arrow keys move between tiles; Enter pins a tile's details.</p>"
+        "with their holder, or the pods sharing it. Arrow keys move between tiles; Enter pins a tile's "
+        "details.</p>"
         '<div class="legend" aria-label="Legend">'
         '<span><span class="swatch"><span class="slot held" style="--h:210">pod</span></span> held</span>'
         '<span><span class="swatch idle">idle</span> idle</span>'
         '<span><span class="swatch unhealthy">unhealthy</span> unhealthy</span>'
-        '<span><span class="swatch synth">GPU</span> ≈ stand-in device synthesised from capacity and '
-        "labels (no inventory published)</span>"
-        '<span><span class="slot assumed">pod</span> device IDs inferred ("inferred" in details): the '
-        "snapshot does not record which GPU the pod got, so kubegpu placed it the way the device plugin "
-        f"would</span>{ns_legend}</div>{''.join(sections)}",
+        f"{_marks_legend(data)}{ns_legend}</div>{''.join(sections)}",
     )
+
+
+def _marks_legend(data: ReportData) -> str:
+    """Legend entries for the marks this map uses (stand-in devices, inferred holders, GPU shares)."""
+    slots = [s for n in data.nodes for g in n.gpus for s in g.slots]
+    out = []
+    if any(n.synthesized for n in data.nodes):
+        out.append(
+            '<span><span class="swatch synth">GPU</span> ≈ stand-in device synthesised from capacity and '
+            "labels (no inventory published)</span>"
+        )
+    if any(s.assumed for s in slots):
+        out.append(
+            '<span><span class="slot assumed">pod</span> device IDs inferred ("inferred" in details): the '
+            "snapshot does not record which GPU the pod got, so kubegpu placed it the way the device plugin "
+            "would</span>"
+        )
+    if any(s.kind is SlotKind.SHARE for s in slots):
+        out.append(
+            '<span><span class="slots share-key"><span class="slot held" style="--h:210;flex:460 1 0">pod'
+            '</span><span class="slot" style="flex:540 1 0">540m</span></span> GPU-sharing pods: each as '
+            "wide as its milli-GPU share, the rest free</span>"
+        )
+    return "".join(out)
 
 
 def _node(card: NodeCard) -> str:
@@ -261,7 +294,7 @@ def _tile(g: GpuTile, first: bool) -> str:
     # every tile (the legend explains "stand-in" and "inferred")
     lines = [
         f"{g.node} · GPU {g.index}",
-        f"UUID {g.uuid or '(MIG parent)'}{' (stand-in)' if g.synthesized else ''}",
+        f"UUID {g.uuid}{' (stand-in)' if g.synthesized else ''}" if g.uuid else _no_uuid(g),
         "healthy" if g.healthy else "UNHEALTHY: reported by the device plugin; kubelet hands out none of it",
         *(_slot_line(s) for s in g.slots),
     ]
@@ -288,9 +321,15 @@ def _tile(g: GpuTile, first: bool) -> str:
     )
 
 
+def _no_uuid(g: GpuTile) -> str:
+    if any(s.kind is SlotKind.MIG for s in g.slots):
+        return "UUID (MIG parent)"
+    return "no UUID: a simulated GPU (packing run)"
+
+
 def _slot_line(s: Slot) -> str:
     what = {SlotKind.GPU: s.resource, SlotKind.MIG: f"MIG {s.label} ({s.device_id})",
-            SlotKind.REPLICA: f"{s.resource} {s.label}"}[s.kind]  # fmt: skip
+            SlotKind.REPLICA: f"{s.resource} {s.label}", SlotKind.SHARE: f"{s.label} of 1000m"}[s.kind]  # fmt: skip
     who = f"{s.holder} ({s.workload})" if s.workload else s.holder or "free"
     extra = "" if s.healthy else " [unhealthy]"
     if s.assumed:
@@ -303,7 +342,10 @@ def _slot_chip(s: Slot) -> str:
     # details give the full names
     label = s.label.removeprefix("replica ") if s.kind is SlotKind.REPLICA else s.label.partition(".")[0]
     cls = "bad" if not s.healthy else "held" if s.holder else ""
-    style = f' style="--h:{hue(s.namespace)}"' if s.holder else ""
+    styles = [f"--h:{hue(s.namespace)}"] if s.holder else []
+    if s.kind is SlotKind.SHARE:  # as wide as its share of the GPU ("460m" → 460 of 1000 parts)
+        styles.append(f"flex:{s.label.removesuffix('m')} 1 0")
+    style = f' style="{";".join(styles)}"' if styles else ""
     assumed = " assumed" if s.assumed else ""
     text = s.holder.partition("/")[2] if s.holder else label
     return f'<span class="slot {cls}{assumed}"{style}>{_t(text)}</span>'
