@@ -1,8 +1,8 @@
 """The openb cluster after a real packing run of the simulator, and the simulator's real figures, in the report.
 
-The page is written by ``kubegpu report --openb`` (default trace, FGD, seed 42, workload 100 % of GPU
+The page is what ``kubegpu report --openb`` writes (default trace, FGD, seed 42, workload 100 % of GPU
 capacity) with ``--figures`` pointing at what ``kubegpu bench openb`` writes for a small grid (default
-trace × BestFit, FGD × seeds 42, 43). Expected values come from elsewhere than the page: the node list
+trace × BestFit, FGD × seeds 42, 43); the command itself is run once more on a short workload. Expected values come from elsewhere than the page: the node list
 in ../shared (1,213 nodes, 6,212 GPUs; per-model counts), the figure files on disk (bytes, and the PNG
 header's size, 768×480: ``bench.plot`` draws 6.4×4.0 in at 120 dpi), and the simulator's own record of
 the same run — its ``GpuShareLedger`` (which pod holds which GPU, how many milli-GPU) and ``PackingRun``
@@ -23,7 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from kubegpu.cli.report_cmd import report
-from kubegpu.report.packed import PackedCluster, PackingSetup, pack
+from kubegpu.report import load_figures, render
+from kubegpu.report.packed import PackedCluster, PackingSetup, collect_packed, pack
 from kubegpu.sim.bench import run_grid
 from tests.conftest import SHARED
 from tests.report.chromium import screenshot, set_filter, severe_logs, visible, wait_for
@@ -44,7 +45,7 @@ def node_list() -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def packed() -> PackedCluster:
-    """The simulator's own state for the run the page shows (run again here: runs are deterministic)."""
+    """The run the page shows, with the simulator's own state at its end."""
     return pack(PackingSetup(DATA, "default", "FGD", SEED, 100))
 
 
@@ -57,11 +58,11 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory, figures: Path) -> Path:
+def page(tmp_path_factory: pytest.TempPathFactory, packed: PackedCluster, figures: Path) -> Path:
+    """What ``kubegpu report --openb --seed 42 --figures DIR`` writes, built from the same run as
+    ``packed`` (the command itself is run below, on a shorter workload)."""
     out = tmp_path_factory.mktemp("openb-report") / "openb.html"
-    args = ["--openb", "--seed", str(SEED), "--figures", str(figures), "-O", str(out)]
-    result = CliRunner().invoke(report, args)
-    assert result.exit_code == 0, result.output
+    out.write_text(render(collect_packed(packed), load_figures(figures)[0]), encoding="utf-8")
     return out
 
 
@@ -167,6 +168,18 @@ def test_figures_are_the_benchs_png_files(parsed: Parsed, figures: Path) -> None
         data = base64.b64decode(img["src"].removeprefix("data:image/png;base64,"))
         assert data == f.read_bytes()
         assert struct.unpack(">II", data[16:24]) == (768, 480)  # IHDR: 6.4×4.0 in at 120 dpi
+
+
+def test_report_command_runs_the_simulator(tmp_path: Path, figures: Path) -> None:
+    out = tmp_path / "openb.html"
+    args = ["--openb", "--seed", "7", "--policy", "BestFit", "--arrived", "5", "--figures", str(figures)]
+    result = CliRunner().invoke(report, [*args, "-O", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    page = Parsed(text)
+    assert len(page.all("button", "gpu")) == 6212
+    assert "<h1>kubegpu report: openb default, BestFit packing run, seed 7, arrived 5 % of GPU" in text
+    assert [i["alt"] for i in page.all("img")] == ["default_frag", "default_unallocated"]
 
 
 def test_openb_with_another_source_is_refused(tmp_path: Path) -> None:
