@@ -182,6 +182,18 @@ def test_report_command_runs_the_simulator(tmp_path: Path, figures: Path) -> Non
     assert [i["alt"] for i in page.all("img")] == ["default_frag", "default_unallocated"]
 
 
+def test_figures_dir_without_pngs_is_named(tmp_path: Path, figures: Path) -> None:
+    # the bench's output folder itself, not its figures/ folder: said, not silently empty
+    result = CliRunner().invoke(
+        report, ["--demo", "--figures", str(figures.parent), "-O", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 0
+    assert (
+        f"warning: {figures.parent}: no *.png file to embed (bench openb writes its figures to OUT/figures)"
+        in (result.stderr)
+    )
+
+
 def test_openb_with_another_source_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(report, ["--openb", "--demo", "-O", str(tmp_path / "x.html")])
     assert result.exit_code == 2

@@ -75,6 +75,11 @@ def _figures(figures_dir: Path | None) -> list[Figure]:
     figures, skipped = load_figures(figures_dir)
     for line in skipped:
         click.echo(f"warning: {line}", err=True)
+    if not figures and not skipped:
+        hint = (
+            " (bench openb writes its figures to OUT/figures)" if (figures_dir / "figures").is_dir() else ""
+        )
+        click.echo(f"warning: {figures_dir}: no *.png file to embed{hint}", err=True)
     return figures
 
 
