@@ -22,8 +22,9 @@ NVIDIA k8s-device-plugin ``internal/plugin/server.go`` (``getAllocateResponse``)
   ``flags.nvidiaDevRoot``) for ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-uvm-tools`` and
   ``/dev/nvidia-modeset``, each only where it exists on the node, then each requested device's GPU node
   ``/dev/nvidia<minor>`` in request order, not de-duplicated (upstream ``apiDeviceSpecs`` and
-  ``GetDevicePaths``). A MIG device's ``/dev/nvidia-caps`` nodes are not passed: their minors come from
-  ``/proc/driver/nvidia-caps/mig-minors``, which a reading does not hold;
+  ``GetDevicePaths``); a MIG device passes its parent GPU's node, then its GPU-instance and
+  compute-instance access nodes ``/dev/nvidia-caps/nvidia-cap<N>`` (``kubegpu.devices.nvcaps``; a reading
+  without ``mig_minors`` cannot name them, and a note says so);
 * when every strategy is a CDI one, no environment, mounts or device specs are added (upstream
   ``AllCDIEnabled``);
 * MPS: ``CUDA_MPS_PIPE_DIRECTORY=/mps/<resource>/pipe`` and two mounts, ``<mpsRoot>/<resource>/pipe`` and
@@ -276,11 +277,9 @@ def _device_specs(
         )
     else:
         optional = [p for p in optional if node_exists(p)]
-    if any(d.mig_index is not None for d in chosen):
-        notes.append(
-            "the MIG devices' /dev/nvidia-caps nodes are not passed (their minors are not in the reading)"
-        )
-    paths = [*optional, *(d.gpu_node for d in chosen)]
+    if any(d.mig_index is not None and not d.mig_caps for d in chosen):
+        notes.append("the MIG devices' /dev/nvidia-caps nodes are not passed (the reading has no mig_minors)")
+    paths = [*optional, *(p for d in chosen for p in (d.gpu_node, *d.mig_caps))]
     # Go's filepath.Join(root, "/dev/x"): the node path under the root, cleaned.
     specs = [DeviceSpec(p, posixpath.normpath(posixpath.join(dev_root, p.lstrip("/")))) for p in paths]
     return specs, tuple(notes)

@@ -10,8 +10,9 @@ keys that a single-GPU VM cannot show, all absent from that file and all read as
 ``minor`` (device minor number, ``/dev/nvidia<minor>``), ``nvlink`` items ``{"link", "remote_pci_bus_id",
 "remote_type"}`` (active links only; ``remote_type`` is NVML's ``nvmlIntNvLinkDeviceType_t``: 0 GPU,
 1 IBM NPU, 2 NVSwitch), ``p2p`` items ``{"peer": index, "level": nvmlGpuTopologyLevel_t}``,
-``mig_devices``, ``health``/``health_reason``, and a top-level ``generated`` note that marks a
-synthetic reading. Readings store what NVML returned; a failed query is the string ``"ERR:<error>"``.
+``mig_devices``, ``health``/``health_reason``, a top-level ``generated`` note that marks a
+synthetic reading, and a top-level ``mig_minors``: the lines of ``/proc/driver/nvidia-caps/mig-minors``
+as read (``[]`` where the file does not exist; see ``kubegpu.devices.nvcaps``). Readings store what NVML returned; a failed query is the string ``"ERR:<error>"``.
 
 Must not: call NVML or open files other than the one ``load_reading`` is handed.
 """
@@ -153,13 +154,18 @@ class GpuDevice:
         return self.memory_total // MIB
 
     @property
-    def device_node(self) -> str:
-        """The GPU's character device, ``/dev/nvidia<minor>``.
+    def device_minor(self) -> int:
+        """The minor number of ``/dev/nvidia<minor>``.
 
         A reading without ``minor`` uses the NVML index: the driver numbers ``/dev/nvidiaN`` in PCI order,
         as NVML numbers indexes (the shared H200 reading shows index 0 on ``/dev/nvidia0``).
         """
-        return f"/dev/nvidia{self.minor if self.minor is not None else self.index}"
+        return self.minor if self.minor is not None else self.index
+
+    @property
+    def device_node(self) -> str:
+        """The GPU's character device, ``/dev/nvidia<minor>``."""
+        return f"/dev/nvidia{self.device_minor}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,7 @@ class NodeInventory:
     devices: tuple[GpuDevice, ...]
     source: str = ""
     generated: str = ""  # non-empty for synthetic readings: where their topology comes from
+    mig_minors: tuple[str, ...] | None = None  # lines of mig-minors; None: not recorded
 
     def device(self, uuid: str) -> GpuDevice:
         """The GPU with this UUID; KeyError if the node has none."""
@@ -212,7 +219,17 @@ def parse_reading(raw: object, *, source: str = "") -> NodeInventory:
         devices=tuple(sorted(devices, key=lambda d: d.index)),
         source=source,
         generated=top.text("generated", default=""),
+        mig_minors=_mig_minors(top),
     )
+
+
+def _mig_minors(top: _Fields) -> tuple[str, ...] | None:
+    raw = top.get("mig_minors")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(line, str) for line in raw):
+        raise top.error("mig_minors", "expected a list of the lines of /proc/driver/nvidia-caps/mig-minors")
+    return tuple(raw)
 
 
 def inventory_to_reading(inv: NodeInventory) -> dict[str, object]:
@@ -221,6 +238,8 @@ def inventory_to_reading(inv: NodeInventory) -> dict[str, object]:
     if inv.generated:
         out["generated"] = inv.generated
     out["devices"] = [_device_to_reading(d) for d in inv.devices]
+    if inv.mig_minors is not None:
+        out["mig_minors"] = list(inv.mig_minors)
     return out
 
 

@@ -47,6 +47,7 @@ from typing import TypeVar
 import yaml
 
 from kubegpu.devices.inventory import Health, NodeInventory
+from kubegpu.devices.nvcaps import MissingMigCapability, mig_capability_nodes, parse_mig_minors
 from kubegpu.errors import ConfigError, InputError
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -172,6 +173,9 @@ class AdvertisedDevice:
     health: Health
     numa_node: int | None
     gpu_node: str  # character device of the physical GPU (parent GPU for MIG), e.g. /dev/nvidia0
+    # a MIG device's GPU- and compute-instance access nodes (/dev/nvidia-caps/nvidia-cap<N>); empty for a
+    # whole GPU, or when the reading has no mig-minors to take them from
+    mig_caps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +344,7 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
                 "mig-strategy=single needs every GPU MIG-enabled with MIG devices of one profile; "
                 f"found {len(mig_gpus)}/{len(inv.devices)} MIG-enabled GPUs and profiles {sorted(profiles)}"
             )
+    minors = parse_mig_minors(inv.mig_minors) if inv.mig_minors is not None else None
     for g in inv.devices:
         if config.mig_strategy is MigStrategy.NONE or not g.mig_enabled:
             add(
@@ -352,9 +357,16 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
             resource = (
                 GPU_RESOURCE if config.mig_strategy is MigStrategy.SINGLE else MIG_RESOURCE_PREFIX + m.profile
             )
+            caps: tuple[str, ...] = ()
+            if minors is not None:
+                try:
+                    caps = mig_capability_nodes(minors, g.device_minor, m.gi_id, m.ci_id)
+                except MissingMigCapability as exc:
+                    # upstream builds a MIG device's paths at start and refuses to start without them
+                    raise ConfigError(f"error getting device paths of MIG device {m.uuid}: {exc}") from None
             add(
                 resource,
-                AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node, g.device_node),
+                AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node, g.device_node, caps),
             )
     plans = []
     for base, devs in groups.items():

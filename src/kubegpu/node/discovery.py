@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kubegpu.devices import NodeInventory, load_reading, parse_reading
+from kubegpu.devices.nvcaps import read_mig_minors
 
 # Profile ids NVML defines for GPU-instance profiles (NVML_GPU_INSTANCE_PROFILE_1_SLICE .. _COUNT-1).
 GI_PROFILE_IDS = range(16)
@@ -60,6 +61,8 @@ class NvmlBackend:
                 "nvml": text_of(nvml.nvmlSystemGetNVMLVersion()),
                 "cuda_driver": nvml.nvmlSystemGetCudaDriverVersion(),
                 "devices": devices,
+                # not NVML's: the driver's /proc list of MIG capability minors (MIG devices' /dev nodes)
+                "mig_minors": read_mig_minors(),
             }
         finally:
             nvml.nvmlShutdown()
