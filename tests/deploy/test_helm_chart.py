@@ -16,7 +16,6 @@ helm is taken from beside the running Python or PATH; if it is missing the tests
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
 import importlib.util
 import json
@@ -43,7 +42,8 @@ from kubegpu.live.extender import WATCHED as EXTENDER_WATCHED
 from kubegpu.live.scheduler import WATCHED_KINDS as SCHEDULER_WATCHED
 from tests.conftest import REPO, SHARED
 from tests.devices.device_readings import mig_node
-from tests.live.apiserver import RunningApiServer, serve_in_thread
+from tests.live.apiserver import RunningApiServer
+from tests.live.conftest import write_kubeconfig
 
 _spec = importlib.util.spec_from_file_location("kubegpu_render", REPO / "deploy" / "helm" / "render.py")
 assert _spec is not None and _spec.loader is not None
@@ -570,36 +570,26 @@ def test_helm_mode_generates_a_ca_signed_serving_certificate_and_sets_ca_bundle(
 def helm_mode_render_against(api: RunningApiServer, tmp_path: Path) -> list[Doc]:
     """``helm template --dry-run=server`` against the emulated API server: the chart's ``lookup`` of the
     webhook Secret reaches the server, as on ``helm upgrade`` (``helm template`` alone never does)."""
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-            "clusters": [{"name": "emulator", "cluster": {"server": api.url}}],
-            "users": [{"name": "test", "user": {"token": "test"}}],
-            "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "test"}}],
-        })
-    )  # fmt: skip
+    kubeconfig = write_kubeconfig(api, tmp_path)
     out = render.template("--dry-run=server", "--kubeconfig", str(kubeconfig), values=None)
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-def test_helm_mode_reuses_the_existing_secret_on_upgrade(tmp_path: Path) -> None:
-    first = objects("defaults")
-    stored = one(first, "Secret", "kubegpu-webhook-tls")
-    with contextlib.contextmanager(serve_in_thread)() as api:
-        # kmock serves discovery only for registered resources; the API server's entry for Secrets.
-        api.emulator.resources["v1/secrets"] = kmock.KubernetesEmulator.ResourceInfo(
-            namespaced=True, kind="Secret", singular="secret", verbs=["get", "list", "create", "update"]
-        )
-        fresh = one(helm_mode_render_against(api, tmp_path), "Secret", "kubegpu-webhook-tls")
-        assert fresh["data"]["ca.crt"] != stored["data"]["ca.crt"]  # nothing stored yet: a new CA
-        create = urllib.request.Request(
-            f"{api.url}/api/v1/namespaces/kubegpu-system/secrets", json.dumps(stored).encode(), method="POST",
-            headers={"Content-Type": "application/json"},
-        )  # fmt: skip
-        with urllib.request.urlopen(create) as answer:
-            assert answer.status in (200, 201)
-        upgraded = helm_mode_render_against(api, tmp_path)
+def test_helm_mode_reuses_the_existing_secret_on_upgrade(api: RunningApiServer, tmp_path: Path) -> None:
+    stored = one(objects("defaults"), "Secret", "kubegpu-webhook-tls")
+    # kmock serves discovery only for registered resources; the API server's entry for Secrets.
+    api.emulator.resources["v1/secrets"] = kmock.KubernetesEmulator.ResourceInfo(
+        namespaced=True, kind="Secret", singular="secret", verbs=["get", "list", "create", "update"]
+    )
+    fresh = one(helm_mode_render_against(api, tmp_path), "Secret", "kubegpu-webhook-tls")
+    assert fresh["data"]["ca.crt"] != stored["data"]["ca.crt"]  # nothing stored yet: a new CA
+    create = urllib.request.Request(
+        f"{api.url}/api/v1/namespaces/kubegpu-system/secrets", json.dumps(stored).encode(), method="POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(create) as answer:
+        assert answer.status in (200, 201)
+    upgraded = helm_mode_render_against(api, tmp_path)
     assert one(upgraded, "Secret", "kubegpu-webhook-tls")["data"] == stored["data"]
     (hook,) = one(upgraded, "ValidatingWebhookConfiguration", "kubegpu-webhook")["webhooks"]
     assert hook["clientConfig"]["caBundle"] == stored["data"]["ca.crt"]

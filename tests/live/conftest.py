@@ -82,6 +82,15 @@ class Component:
         return self.log.read_text()
 
 
+def extender_process(kubeconfig: Path, port: int, log: Path) -> Component:
+    """``kubegpu extender`` on 127.0.0.1:``port`` against the emulator behind ``kubeconfig``."""
+    return Component(
+        [sys.executable, "-m", "kubegpu.cli.live_cmd", "extender", "--kubeconfig", str(kubeconfig),
+         "--bind-address", "127.0.0.1", "--port", str(port)],
+        log,
+    )  # fmt: skip
+
+
 @pytest.fixture
 def start_scheduler(kubeconfig: Path, tmp_path: Path) -> Iterator[Callable[..., Component]]:
     started: list[Component] = []

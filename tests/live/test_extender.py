@@ -10,7 +10,6 @@ prioritize scores are in ``0..MaxExtenderPriority`` (10).
 from __future__ import annotations
 
 import json
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ import pytest
 from kmock._internal import parsing
 
 from tests.live.apiserver import RunningApiServer, parse_path_with_namespace_list, serve_in_thread, wait_until
-from tests.live.conftest import Component, free_port, gpu_node, gpu_pod, write_kubeconfig
+from tests.live.conftest import extender_process, free_port, gpu_node, gpu_pod, write_kubeconfig
 
 TAINT = "node(s) had untolerated taint {nvidia.com/gpu: present}"
 
@@ -42,11 +41,7 @@ def extender(api: RunningApiServer, tmp_path_factory: pytest.TempPathFactory) ->
     api.emulator.create("nodes", gpu_node("gpu-3"))
     api.emulator.create("pods", gpu_pod("resident", 6, node="gpu-1"))
     port = free_port()
-    component = Component(
-        [sys.executable, "-m", "kubegpu.cli.live_cmd", "extender", "--kubeconfig", str(kubeconfig),
-         "--bind-address", "127.0.0.1", "--port", str(port)],
-        tmp_path / "extender.log",
-    )  # fmt: skip
+    component = extender_process(kubeconfig, port, tmp_path / "extender.log")
 
     def synced() -> bool:
         assert component.proc.poll() is None, component.output()
