@@ -80,6 +80,11 @@ PROFILES: dict[str, list[str]] = {
     "mutating": ["webhook.mutating.enabled=true", "webhook.failurePolicy=Ignore"],
     "control-plane-only": ["nodeAgent.enabled=false", "exporter.enabled=false", "namespace.create=true"],
     "no-leader-election": ["scheduler.leaderElection.enabled=false", "scheduler.replicas=1"],
+    "scheduler-choice": ["scheduler.profile=kubegpu", "nodeAgent.schedulerChoice.enabled=true"],
+    "mutating-options": [
+        "webhook.mutating.enabled=true", "webhook.mutating.visibleDevices=false",
+        "webhook.mutating.schedulerName=kubegpu",
+    ],
 }  # fmt: skip
 
 # Kinds outside the Kubernetes schema: cert-manager's and the Prometheus Operator's CRDs.
@@ -247,6 +252,8 @@ def granted(docs: list[Doc], account: str) -> set[tuple[str, str, str, str]]:
         ("defaults", "kubegpu-webhook", WEBHOOK_RULES),
         ("mutating", "kubegpu-webhook", WEBHOOK_RULES),
         ("defaults", "kubegpu-node-agent", set()),
+        # node/scheduler_choice.py lists the node's pods (GET /api/v1/pods?fieldSelector=spec.nodeName=…)
+        ("scheduler-choice", "kubegpu-node-agent", {("", "pods", "list", "")}),
         ("defaults", "kubegpu-exporter", EXPORTER_RULES),
         ("all-components", "kubegpu-exporter", EXPORTER_RULES | {("", "nodes/proxy", "get", "")}),
         ("defaults", "kubegpu-cluster-exporter", CLUSTER_EXPORTER_RULES),
@@ -279,6 +286,26 @@ def test_list_watch_grants_are_the_kinds_the_informers_watch(account: str, watch
     grants = granted(objects("all-components"), account)
     assert {(g, r) for g, r, v, _ in grants if v == "list"} == from_code
     assert {(g, r) for g, r, v, _ in grants if v == "watch"} == from_code
+
+
+def test_node_agent_reads_the_scheduler_choice_only_when_asked() -> None:
+    ds = one(objects("scheduler-choice"), "DaemonSet", "kubegpu-node-agent")
+    pod = ds["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is True
+    (c,) = pod["containers"]
+    # the device-plugin command's API access: --in-cluster, and --node-name from NODE_NAME (downward API)
+    assert c["args"][-1] == "--in-cluster"
+    assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in c["env"]
+    args = container(objects("scheduler-choice"), "Deployment", "kubegpu-scheduler")["args"]
+    assert "--profile=kubegpu" in args  # the profile that records the devices on the pod
+
+
+def test_mutation_options_become_webhook_flags_only_when_not_the_default() -> None:
+    args = container(objects("mutating-options"), "Deployment", "kubegpu-webhook")["args"]
+    assert args[-2:] == ["--no-mutate-visible-devices", "--mutate-scheduler-name=kubegpu"]
+    assert not [
+        a for a in container(objects("mutating"), "Deployment", "kubegpu-webhook")["args"] if "mutate" in a
+    ]
 
 
 def test_node_agent_has_no_api_token() -> None:
