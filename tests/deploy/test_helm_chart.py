@@ -426,7 +426,16 @@ def test_cluster_exporter_runs_the_cluster_exporter_command() -> None:
         ctx = command.make_context("cluster-exporter", list(c["args"][1:]))
         assert ctx.params
     # The command's contract: --kube reads the cluster (in-cluster here), /metrics and /healthz on :9401.
-    assert c["args"] == ["cluster-exporter", "--kube", "--in-cluster", "--listen=0.0.0.0:9401"]
+    assert c["args"] == ["cluster-exporter", "--kube", "--in-cluster", "--listen=0.0.0.0:9401",
+                         "--device-plugin-config=/etc/kubegpu/config.yaml"]  # fmt: skip
+    # the node agent's ConfigMap: the cluster exporter counts replicas and MIG resources as the agents do
+    assert c["volumeMounts"] == [
+        {"name": "device-plugin-config", "mountPath": "/etc/kubegpu", "readOnly": True}
+    ]
+    pod = one(objects("defaults"), "Deployment", "kubegpu-cluster-exporter")["spec"]["template"]["spec"]
+    assert pod["volumes"] == [{"name": "device-plugin-config", "configMap": {"name": "kubegpu-node-agent"}}]
+    alone = container(objects("control-plane-only"), "Deployment", "kubegpu-cluster-exporter")
+    assert alone["args"][-1] == "--listen=0.0.0.0:9401" and "volumeMounts" not in alone
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert c["ports"] == [{"name": "metrics", "containerPort": 9401}]
 
