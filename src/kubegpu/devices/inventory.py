@@ -10,9 +10,11 @@ keys that a single-GPU VM cannot show, all absent from that file and all read as
 ``minor`` (device minor number, ``/dev/nvidia<minor>``), ``nvlink`` items ``{"link", "remote_pci_bus_id",
 "remote_type"}`` (active links only; ``remote_type`` is NVML's ``nvmlIntNvLinkDeviceType_t``: 0 GPU,
 1 IBM NPU, 2 NVSwitch), ``p2p`` items ``{"peer": index, "level": nvmlGpuTopologyLevel_t}``,
-``mig_devices``, ``health``/``health_reason``, a top-level ``generated`` note that marks a
-synthetic reading, and a top-level ``mig_minors``: the lines of ``/proc/driver/nvidia-caps/mig-minors``
-as read (``[]`` where the file does not exist; see ``kubegpu.devices.nvcaps``). Readings store what NVML returned; a failed query is the string ``"ERR:<error>"``.
+``mig_devices``, ``health``/``health_reason``, ``proc_util`` (per-process utilisation samples, kept as
+telemetry: ``kubegpu.node.discovery.process_utilization`` describes it), a top-level ``generated`` note
+that marks a synthetic reading, and a top-level ``mig_minors``: the lines of
+``/proc/driver/nvidia-caps/mig-minors`` as read (``[]`` where the file does not exist; see
+``kubegpu.devices.nvcaps``). Readings store what NVML returned; a failed query is the string ``"ERR:<error>"``.
 
 Must not: call NVML or open files other than the one ``load_reading`` is handed.
 """
@@ -48,6 +50,7 @@ TELEMETRY_KEYS = (
     "persistence",
     "ecc",
     "clocks",
+    "proc_util",
 )
 
 

@@ -9,10 +9,11 @@ Two joins, both pure:
   becomes dcgm-exporter's ``vgpu`` label) or, under the device plugin's ``deviceIDStrategy: index``, GPU
   indexes. An ID that names no device NVML sees (another vendor's, or a GPU gone from the bus) matches
   nothing.
-* ``container_memory``: NVML's per-process used memory, summed per container that owns the process
-  (PID -> cgroup -> pod UID/container ID -> names). Processes no pod owns (host processes, pods kubelet
-  no longer lists) are summed per GPU as unattributed, so the two always add up to what NVML listed.
-  On a MIG-enabled GPU NVML lists processes on the parent GPU, so their memory is attributed there.
+* ``per_container``: a per-process value (NVML's used memory; SM utilisation from
+  ``nvmlDeviceGetProcessUtilization``) summed per container that owns the process (PID -> cgroup -> pod
+  UID/container ID -> names). Values of processes no pod owns (host processes, pods kubelet no longer
+  lists) are summed per GPU as unattributed, so the two always add up to what NVML listed. On a
+  MIG-enabled GPU NVML lists processes on the parent GPU, so their values are attributed there.
 
 Worked example (``shared/fixtures/nodes/h200-1gpu/two-processes``, t = 35.13 s): NVML lists pid 425 with
 21 482 MiB and pid 451 with 119 786 MiB on one H200. If pid 425 runs in pod ``a`` and 451 in pod ``b``,
@@ -24,7 +25,7 @@ Must not: read files, sockets or NVML.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from kubegpu.devices import NodeInventory, strip_annotation
@@ -72,25 +73,39 @@ def holders_by_device(
 
 
 @dataclass(frozen=True, slots=True)
-class ContainerMemory:
-    """GPU memory per (GPU UUID, container) and, per GPU, what no known container owns (bytes)."""
+class PerContainer:
+    """A per-process value summed per (GPU UUID, container) and, per GPU, what no known container owns."""
 
-    by_container: dict[tuple[str, ContainerRef], int]
-    unattributed: dict[str, int]
+    by_container: dict[tuple[str, ContainerRef], float]
+    unattributed: dict[str, float]
 
 
-def container_memory(inv: NodeInventory, owner: Callable[[int], ContainerRef | None]) -> ContainerMemory:
-    """Sum NVML's per-process memory per owning container; ``owner`` maps a PID to its container."""
-    by_container: dict[tuple[str, ContainerRef], int] = defaultdict(int)
-    unattributed: dict[str, int] = {}
-    for g in inv.devices:
-        unattributed[g.uuid] = 0
-        for p in g.processes:
-            if p.used_memory is None:
-                continue  # NVML could not tell (no permission, or a MIG process seen from outside)
-            ref = owner(p.pid)
+def per_container(
+    by_gpu: Mapping[str, Mapping[int, float]], owner: Callable[[int], ContainerRef | None]
+) -> PerContainer:
+    """Sum ``by_gpu[uuid][pid]`` per owning container; ``owner`` maps a PID to its container."""
+    by_container: dict[tuple[str, ContainerRef], float] = defaultdict(float)
+    unattributed: dict[str, float] = {}
+    for uuid, values in by_gpu.items():
+        unattributed[uuid] = 0
+        for pid, value in values.items():
+            ref = owner(pid)
             if ref is None:
-                unattributed[g.uuid] += p.used_memory
+                unattributed[uuid] += value
             else:
-                by_container[(g.uuid, ref)] += p.used_memory
-    return ContainerMemory(dict(by_container), unattributed)
+                by_container[(uuid, ref)] += value
+    return PerContainer(dict(by_container), unattributed)
+
+
+def process_memory(inv: NodeInventory) -> dict[str, dict[int, float]]:
+    """GPU UUID -> PID -> used bytes, for the processes whose memory NVML could tell."""
+    out: dict[str, dict[int, float]] = {}
+    for g in inv.devices:
+        used: dict[int, float] = defaultdict(float)
+        for p in g.processes:
+            if (
+                p.used_memory is not None
+            ):  # None: NVML cannot see into it (permission, a MIG process from outside)
+                used[p.pid] += p.used_memory
+        out[g.uuid] = dict(used)
+    return out

@@ -14,8 +14,9 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
   ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
   mode, a device no container holds keeps its series (without pod labels) instead of disappearing.
 * kubegpu's own (``kubegpu_*``), which dcgm-exporter cannot give:
-  ``kubegpu_pod_gpu_memory_used_bytes`` (per container, from NVML per-process memory, PID -> cgroup ->
-  pod), ``kubegpu_gpu_unattributed_memory_used_bytes``, ``kubegpu_gpu_allocated_containers``,
+  ``kubegpu_pod_gpu_memory_used_bytes`` and ``kubegpu_pod_gpu_sm_utilization_percent`` (per container,
+  from NVML per-process memory and utilisation samples, PID -> cgroup -> pod),
+  ``kubegpu_gpu_unattributed_memory_used_bytes``, ``kubegpu_gpu_allocated_containers``,
   ``kubegpu_gpu_processes``, ``kubegpu_gpu_seconds_since_process`` (allocated-but-idle: time since a
   compute process was last seen, counted from the exporter's start), ``kubegpu_gpu_memory_pressure_ratio``
   (time-sliced GPUs: processes' memory / card memory), ``kubegpu_gpu_healthy``, and
@@ -41,10 +42,11 @@ from prometheus_client.metrics_core import Metric
 
 from kubegpu.devices import GpuDevice, Health, NodeInventory
 from kubegpu.exporter import fields as F
-from kubegpu.exporter.attribution import Holder, container_memory, holders_by_device
+from kubegpu.exporter.attribution import Holder, holders_by_device, per_container, process_memory
 from kubegpu.exporter.cgroups import owner_of_pid
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_assignments
+from kubegpu.exporter.process_util import latest_sm
 from kubegpu.exporter.values import Counters, gpu_values, mig_values
 from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import DiscoveryBackend
@@ -56,6 +58,12 @@ DEFAULT_TTL_S = 2.0
 POD_MEMORY = (
     "kubegpu_pod_gpu_memory_used_bytes",
     "GPU memory used by a container's processes (NVML per-process used memory, summed per container; bytes).",
+)
+POD_SM = (
+    "kubegpu_pod_gpu_sm_utilization_percent",
+    "Percent of time in NVML's latest sample period (1/6 s to 1 s, by GPU) in which a kernel of one of the"
+    " container's processes ran on this GPU (nvmlDeviceGetProcessUtilization, summed per container);"
+    " absent when NVML has no sample for them.",
 )
 UNATTRIBUTED_MEMORY = (
     "kubegpu_gpu_unattributed_memory_used_bytes",
@@ -169,6 +177,10 @@ class GpuCollector:
         up = Metric(SOURCE_UP[0], SOURCE_UP[1], "gauge")
         try:
             inv = self._backend.inventory()
+            # Validated with the reading: a malformed proc_util fails it, naming file, device and field.
+            process_sm: dict[str, dict[int, float]] = {
+                g.uuid: latest_sm(g, source=inv.source) for g in inv.devices
+            }
         except Exception as exc:  # any failure of the source is reported, the server keeps serving
             log.warning("device reading failed: %s", exc)
             up.add_sample(SOURCE_UP[0], {"source": "devices"}, 0)
@@ -189,7 +201,7 @@ class GpuCollector:
         holders, owner = self._attribution(inv, up)
         targets = self._targets(inv, counters)
         families = _dcgm_families(targets, holders)
-        families += self._kubegpu_families(inv, targets, holders, owner, now)
+        families += self._kubegpu_families(inv, targets, holders, owner, process_sm, now)
         families.append(up)
         # A family with no series (no shared GPU, no pod process) is left out, as dcgm-exporter leaves out fields.
         return _Snapshot([f for f in families if f.samples])
@@ -257,6 +269,7 @@ class GpuCollector:
         targets: list[_Target],
         holders: dict[str, tuple[Holder, ...]] | None,
         owner: Callable[[int], ContainerRef | None] | None,
+        process_sm: dict[str, dict[int, float]],
         now: float,
     ) -> list[Metric]:
         gpu_labels = {t.uuid: t.labels for t in targets if t.uuid == t.gpu.uuid}
@@ -279,15 +292,19 @@ class GpuCollector:
                     used = sum(p.used_memory or 0 for p in g.processes)
                     pressure.add_sample(PRESSURE[0], gpu_labels[g.uuid], used / g.memory_total)
             families += [allocated, pressure]
-        memory = container_memory(inv, owner if owner is not None else lambda _pid: None)
+        memory = per_container(process_memory(inv), owner if owner is not None else lambda _pid: None)
         if owner is not None:
             pod_memory = Metric(*POD_MEMORY, "gauge")
-            for (uuid, ref), used in sorted(memory.by_container.items()):
-                pod_memory.add_sample(POD_MEMORY[0], gpu_labels[uuid] | _pod_labels(ref), used)
-            families.append(pod_memory)
+            for (uuid, ref), used_bytes in sorted(memory.by_container.items()):
+                pod_memory.add_sample(POD_MEMORY[0], gpu_labels[uuid] | _pod_labels(ref), used_bytes)
+            pod_sm = Metric(*POD_SM, "gauge")
+            sm = per_container(process_sm, owner)
+            for (uuid, ref), percent in sorted(sm.by_container.items()):
+                pod_sm.add_sample(POD_SM[0], gpu_labels[uuid] | _pod_labels(ref), percent)
+            families += [pod_memory, pod_sm]
         unattributed = Metric(*UNATTRIBUTED_MEMORY, "gauge")
-        for uuid, used in memory.unattributed.items():
-            unattributed.add_sample(UNATTRIBUTED_MEMORY[0], gpu_labels[uuid], used)
+        for uuid, loose_bytes in memory.unattributed.items():
+            unattributed.add_sample(UNATTRIBUTED_MEMORY[0], gpu_labels[uuid], loose_bytes)
         families.append(unattributed)
         return families
 

@@ -12,6 +12,7 @@ unsupported query (NUMA on a VM, NVLink on PCIe cards) is still a node to invent
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,6 +22,9 @@ from kubegpu.devices.nvcaps import read_mig_minors
 
 # Profile ids NVML defines for GPU-instance profiles (NVML_GPU_INSTANCE_PROFILE_1_SLICE .. _COUNT-1).
 GI_PROFILE_IDS = range(16)
+# How far back a reading asks nvmlDeviceGetProcessUtilization for per-process samples: several of the
+# driver's sample periods (1/6 s to 1 s), so that a process busy right now always has one.
+PROCESS_UTIL_WINDOW_US = 5_000_000
 
 
 class DiscoveryBackend(Protocol):
@@ -130,6 +134,7 @@ def _device(nvml: Any, index: int, h: Any, handles: list[Any]) -> dict[str, obje
             for p in _listify(q(nvml.nvmlDeviceGetComputeRunningProcesses, h))
             if not isinstance(p, str)
         ],
+        "proc_util": process_utilization(nvml, h, int(time.time() * 1_000_000) - PROCESS_UTIL_WINDOW_US),
     }
     # A minor number we could not read is "not recorded", not an error string in an integer field.
     if not isinstance(out["minor"], int):
@@ -196,6 +201,36 @@ def _mig_devices(
             }
         )
     return out
+
+
+def process_utilization(nvml: Any, h: Any, since_us: int) -> object:
+    """``nvmlDeviceGetProcessUtilization`` samples newer than ``since_us`` (CPU time, µs since the epoch).
+
+    As recorded: ``{"since_us", "samples": [{"pid", "ts", "sm", "mem", "enc", "dec"}]}``, one sample per
+    process that had non-zero utilisation in a sample period since then, or NVML's refusal as
+    ``"ERR:…"`` (``NotFound`` when no process had a sample, ``NotSupported`` on cards without it).
+    """
+    try:
+        samples = nvml.nvmlDeviceGetProcessUtilization(h, since_us)
+    except nvml.NVMLError as exc:
+        # pynvml raises its base class with NVML_SUCCESS when the sizing call already found nothing to return.
+        if getattr(exc, "value", None) != nvml.NVML_SUCCESS:
+            return f"ERR:{type(exc).__name__}:{exc}"
+        samples = []
+    return {
+        "since_us": since_us,
+        "samples": [
+            {
+                "pid": s.pid,
+                "ts": s.timeStamp,
+                "sm": s.smUtil,
+                "mem": s.memUtil,
+                "enc": s.encUtil,
+                "dec": s.decUtil,
+            }
+            for s in samples
+        ],
+    }
 
 
 def text_of(value: object) -> str:
