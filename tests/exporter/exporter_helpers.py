@@ -7,6 +7,7 @@
 * ``PodListServer``: kubelet's ``/pods`` (a PodList JSON) over real HTTP.
 * ``write_proc``: a ``/proc``-shaped directory with ``<pid>/cgroup`` files as kubelet's cgroup layouts
   write them.
+* ``stranded_cluster``: a small cluster (builders' objects) with stranded GPUs in two pools.
 * ``timeline_reading``: one line of the shared two-processes NVML timeline as a reading (the node agent's
   fixture format), over the same GPU's recorded ``nvml.json``.
 """
@@ -27,18 +28,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from kubegpu.devices import NodeInventory, parse_reading
 from kubegpu.devices.inventory import MIB
-from kubegpu.exporter.collector import GpuCollector
 from kubegpu.exporter.podresources.v1 import api_pb2 as pb
 from kubegpu.exporter.podresources.v1 import api_pb2_grpc as pb_grpc
 from kubegpu.exporter.server import ExporterServer, start_server
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
+from kubegpu.testing.builders import make_node, make_pod
 
 REPO = Path(__file__).resolve().parents[2]
 H200 = REPO / ".." / "shared" / "fixtures" / "nodes" / "h200-1gpu"
@@ -78,10 +81,18 @@ def parse(text: str) -> Scrape:
     return Scrape(text, types, helps, series)
 
 
+class ServedCollector(Protocol):
+    """What the exporters' HTTP server serves: a client_python collector with a health check."""
+
+    def collect(self) -> Iterator[Metric]: ...
+
+    def health(self) -> tuple[bool, str]: ...
+
+
 class Scraper:
     """The exporter's real HTTP server on 127.0.0.1 (a free port), around one collector."""
 
-    def __init__(self, collector: GpuCollector) -> None:
+    def __init__(self, collector: ServedCollector) -> None:
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)
         self.server: ExporterServer = start_server(registry, collector.health, "127.0.0.1", 0)
@@ -253,3 +264,19 @@ class ReadingBackend:
     def inventory(self) -> NodeInventory:
         self.reads += 1
         return parse_reading(self.reading, source="test reading")
+
+
+def stranded_cluster() -> list[dict[str, Any]]:
+    """Pool a: a1 (4 GPUs, 1 held) and a2 (4 GPUs, 2 held, cordoned); pool b: b1 (8 GPUs, 1 held by a pod
+    taking all 4 CPUs); c1 (2 GPUs, no pool label). Pending: q1 (2 GPUs), q2 (tolerates the GPU taint only)."""
+    return [
+        make_node("a1").gpus(4).label(DEFAULT_POOL_LABEL, "a").obj(),
+        make_node("a2").gpus(4).label(DEFAULT_POOL_LABEL, "a").cordon().obj(),
+        make_node("b1").gpus(8).label(DEFAULT_POOL_LABEL, "b").capacity(cpu=4).obj(),
+        make_node("c1").gpus(2).obj(),
+        make_pod("p1").ns("ml").requests(cpu="2").gpu(1).on("a1").obj(),
+        make_pod("p2").ns("ml").requests(cpu="2").gpu(2).on("a2").obj(),
+        make_pod("p3").ns("ml").requests(cpu="4").gpu(1).on("b1").obj(),
+        make_pod("q1").ns("ml").requests(cpu="2").gpu(2).obj(),
+        make_pod("q2").ns("ml").requests(cpu="1").tolerate("nvidia.com/gpu", operator="Exists").obj(),
+    ]

@@ -17,6 +17,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,19 @@ from exporter_helpers import (
     ReadingBackend,
     Scraper,
     fake_kubelet,
+    stranded_cluster,
     timeline,
     timeline_reading,
     write_proc,
 )
+from tests.conftest import snapshot_of
 
+from kubegpu.cluster_exporter.collector import ClusterCollector
 from kubegpu.devices.inventory import MIB
+from kubegpu.explain.engine import Engine
 from kubegpu.exporter.collector import GpuCollector, PodSources
 from kubegpu.exporter.kubelet_pods import KubeletPods
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 
 RULES = REPO / "deploy" / "prometheus" / "kubegpu-rules.yaml"
 DASHBOARD = REPO / "deploy" / "grafana" / "kubegpu-gpus.json"
@@ -56,7 +62,10 @@ VARIABLES = {
     "$gpu": ".*",
     "$namespace": ".*",
     "$pool_label": "label_accelerator_example_com_pool",
+    "$pool_name": ".*",
 }
+# Series of `kubegpu cluster-exporter`, which the node exporter's Prometheus test does not scrape.
+CLUSTER_EXPORTER = ("kubegpu_pool_", "kubegpu_node_", "kubegpu_pending_gpu_pods")
 RULE_TESTS = REPO / "deploy" / "prometheus" / "kubegpu-rules.test.yaml"
 NOT_INSTALLED = "Debian's prometheus package is not installed (apt-get install -y prometheus): {} not on PATH"
 
@@ -71,7 +80,7 @@ def _binary(name: str) -> str:
 def test_promtool_check_rules_accepts_the_rules_file() -> None:
     out = subprocess.run([_binary("promtool"), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "SUCCESS: 10 rules found" in out.stdout
+    assert "SUCCESS: 12 rules found" in out.stdout
 
 
 def test_promtool_unit_tests_fire_and_stay_quiet_for_each_alert() -> None:
@@ -127,19 +136,18 @@ def exporter(tmp_path: Path) -> Iterator[Scraper]:
             pods.close()
 
 
-def test_prometheus_scrapes_the_exporter_and_promql_returns_per_pod_memory(
-    exporter: Scraper, tmp_path: Path
-) -> None:
+@contextmanager
+def prometheus(targets: list[str], tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A real Prometheus on loopback scraping ``targets`` every second with the rules file loaded."""
     binary = _binary("prometheus")
     port = _free_port()
-    target = exporter.base.removeprefix("http://")
     config = tmp_path / "prometheus.yml"
     config.write_text(
         json.dumps(
             {
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                 "rule_files": [str(RULES)],
-                "scrape_configs": [{"job_name": "kubegpu", "static_configs": [{"targets": [target]}]}],
+                "scrape_configs": [{"job_name": "kubegpu", "static_configs": [{"targets": targets}]}],
             }
         )
     )
@@ -154,7 +162,17 @@ def test_prometheus_scrapes_the_exporter_and_promql_returns_per_pod_memory(
         stderr=subprocess.PIPE,
     )
     try:
-        api = f"http://127.0.0.1:{port}/api/v1"
+        yield f"http://127.0.0.1:{port}/api/v1", proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_prometheus_scrapes_the_exporter_and_promql_returns_per_pod_memory(
+    exporter: Scraper, tmp_path: Path
+) -> None:
+    target = exporter.base.removeprefix("http://")
+    with prometheus([target], tmp_path) as (api, proc):
         per_pod = _query_until(api, "kubegpu_pod_gpu_memory_used_bytes", proc, want=2)
         got = {r["metric"]["pod"]: float(r["value"][1]) for r in per_pod}
         assert got == {"trainer-a": 21482 * MIB, "trainer-b": 119786 * MIB}
@@ -166,16 +184,35 @@ def test_prometheus_scrapes_the_exporter_and_promql_returns_per_pod_memory(
             "trainer-b": 141897,
         }
         rules = _get(f"{api}/rules")["data"]["groups"]
-        assert sum(len(g["rules"]) for g in rules) == 10  # the rules file loads into a real server
+        assert sum(len(g["rules"]) for g in rules) == 12  # the rules file loads into a real server
         # Every dashboard query parses and evaluates in real PromQL; those over the exporter's series return data.
         for expr in _dashboard_exprs():
             answer = _get(f"{api}/query?{urllib.parse.urlencode({'query': expr})}")
             assert answer["status"] == "success", expr
-            if not any(name in expr for name in NO_DATA_EXPECTED):
+            if not any(name in expr for name in NO_DATA_EXPECTED + CLUSTER_EXPORTER):
                 assert answer["data"]["result"], f"no data: {expr}"
+
+
+def test_prometheus_scrapes_the_cluster_exporter_and_promql_returns_a_pools_stranded_gpus(
+    tmp_path: Path,
+) -> None:
+    # stranded_cluster(): pool b's node b1 has no CPU left, so its 7 idle GPUs are stranded; in pool a the
+    # cordoned a2 strands 2.
+    scraper = Scraper(ClusterCollector(lambda: snapshot_of(*stranded_cluster()), Engine, DEFAULT_POOL_LABEL))
+    try:
+        with prometheus([scraper.base.removeprefix("http://")], tmp_path) as (api, proc):
+            stranded = _query_until(api, 'kubegpu_pool_gpus_stranded{pool="b"}', proc, want=1)
+            assert [float(r["value"][1]) for r in stranded] == [7]
+            by_node = _query_until(api, "sum by (pool) (kubegpu_node_gpus_stranded > 0)", proc, want=2)
+            assert {r["metric"]["pool"]: float(r["value"][1]) for r in by_node} == {"a": 2, "b": 7}
+            # The dashboard's pool panels evaluate, with data, over this exporter.
+            pool_panels = [e for e in _dashboard_exprs() if any(name in e for name in CLUSTER_EXPORTER)]
+            assert len(pool_panels) == 7
+            for expr in pool_panels:
+                answer = _get(f"{api}/query?{urllib.parse.urlencode({'query': expr})}")
+                assert answer["status"] == "success" and answer["data"]["result"], f"no data: {expr}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        scraper.close()
 
 
 def _dashboard_exprs() -> list[str]:
@@ -189,14 +226,19 @@ def _dashboard_exprs() -> list[str]:
     return exprs
 
 
-def test_the_dashboard_only_names_series_the_exporter_writes() -> None:
+def test_the_dashboard_only_names_series_the_exporters_write() -> None:
+    from kubegpu.cluster_exporter.collector import HELP
     from kubegpu.exporter import collector, fields
 
-    ours = {f.name for f in fields.DCGM_FIELDS} | {
-        v[0]
-        for v in vars(collector).values()
-        if isinstance(v, tuple) and len(v) == 2 and str(v[0]).startswith("kubegpu_")
-    }
+    ours = (
+        {f.name for f in fields.DCGM_FIELDS}
+        | set(HELP)
+        | {
+            v[0]
+            for v in vars(collector).values()
+            if isinstance(v, tuple) and len(v) == 2 and str(v[0]).startswith("kubegpu_")
+        }
+    )
     named = set(re.findall(r"\b(?:DCGM_FI_\w+|kubegpu_\w+)", DASHBOARD.read_text()))
     assert named and named <= ours, named - ours
 

@@ -12,6 +12,7 @@ import click
 import yaml
 
 from kubegpu.cli import render
+from kubegpu.cli.cluster_exporter_cmd import cluster_exporter
 from kubegpu.cli.exporter_cmd import exporter
 from kubegpu.cli.live_cmd import extender, lint, scheduler, webhook
 from kubegpu.cli.node_cmd import node
@@ -343,6 +344,7 @@ def demo_export(directory: Path) -> None:
 cli.add_command(node)
 cli.add_command(plan)
 cli.add_command(exporter)
+cli.add_command(cluster_exporter)
 cli.add_command(report)
 cli.add_command(ui)
 for live_command in (scheduler, extender, webhook, lint):

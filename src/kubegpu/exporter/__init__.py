@@ -6,11 +6,12 @@ from kubelet's Pod Resources API v1 (``podresources``), and how much GPU memory 
 processes use, from NVML per-process memory, ``/proc/<pid>/cgroup`` and kubelet's ``/pods``
 (``cgroups``, ``kubelet_pods``, ``attribution``); kubegpu's own series for allocated-but-idle GPUs,
 time-sliced memory pressure and health; the client_python custom collector that reads all of it at
-scrape time behind a short cache (``collector``), its text encoding (``exposition``) and the HTTP server
+scrape time behind a short cache (``collector``, ``ttl_cache``), its text encoding (``exposition``) and the HTTP server
 with ``/metrics`` and ``/healthz`` (``server``). The rules, dashboard and manifests are in ``deploy/``;
 ``docs/exporter.md`` describes the whole.
 
-The only package that imports ``prometheus_client``. It reads devices through ``kubegpu.node`` (NVML or a
+With ``kubegpu.cluster_exporter`` (which serves through this package's server and encoding), the only
+package that imports ``prometheus_client``. It reads devices through ``kubegpu.node`` (NVML or a
 recorded reading, the XID watcher) and decides device health by ``kubegpu.devices``; it imports ``grpc``
 for the Pod Resources client, as ``kubegpu.node`` does for the device plugin.
 

@@ -32,7 +32,6 @@ Must not: decide device health (``kubegpu.devices``) or format the exposition (`
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from kubegpu.exporter.cgroups import owner_of_pid
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_assignments
 from kubegpu.exporter.process_util import latest_sm
+from kubegpu.exporter.ttl_cache import TtlCache
 from kubegpu.exporter.values import Counters, gpu_values, mig_values
 from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import DiscoveryBackend
@@ -148,30 +148,18 @@ class GpuCollector:
         self._xids = xids
         self._pods = pods
         self._hostname = hostname
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._snapshot: _Snapshot | None = None
-        self._taken_at = 0.0
+        self._cache = TtlCache(self._read, ttl_s, clock)
         self._idle = _IdleClock(started=clock())
         self._pod_index = PodIndex()
         self._pod_index_ok = True  # no read of kubelet's /pods has failed (none may have been needed yet)
 
     def collect(self) -> Iterator[Metric]:
-        return iter(self._current().families)
+        return iter(self._cache.get().families)
 
     def health(self) -> tuple[bool, str]:
         """(healthy, reason): healthy when the latest device reading succeeded."""
-        problem = self._current().problem
+        problem = self._cache.get().problem
         return (not problem, problem or "ok")
-
-    def _current(self) -> _Snapshot:
-        with self._lock:
-            now = self._clock()
-            if self._snapshot is None or now - self._taken_at >= self._ttl_s:
-                self._snapshot = self._read(now)
-                self._taken_at = now
-            return self._snapshot
 
     def _read(self, now: float) -> _Snapshot:
         up = Metric(SOURCE_UP[0], SOURCE_UP[1], "gauge")

@@ -1,0 +1,114 @@
+"""What the cluster exporter reports, computed from one snapshot through the scheduling core (R13, R14.1).
+
+``measure`` builds the scheduling core's view of a snapshot (an ``Engine``: the device ledger, the
+cluster state) and reads off, per pool (the value of the pool label on each node; nodes without it are
+in ``kubegpu.report.data.UNPOOLED``):
+
+* physical GPUs, allocated, idle, unhealthy, *stranded* (idle on a node that takes no new pod:
+  cordoned, NotReady, or out of pod slots, CPU or memory) and the largest idle block on one node that
+  takes pods: the report's per-pool summary (``kubegpu.report.data.collect``), reused as is;
+* FGD's fragment amount (``fragmentation``): free GPU the cluster's popular GPU pod shapes cannot use,
+  weighted by popularity, and its ratio to the pool's free GPU;
+* per GPU resource (``nvidia.com/gpu``, ``nvidia.com/mig-1g.18gb``, …) the devices nodes advertise as
+  allocatable and those placed pods request, as the scheduler counts them;
+* per node, the same idle/stranded/fragment numbers, and whether the node takes new pods;
+* Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for.
+
+Must not: read the cluster, format metrics, or decide what is idle or stranded itself (the report's
+summary does); every number comes from the scheduling core's objects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
+from kubegpu.explain.diagnose import Diagnosis, is_gpu_pod
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.overview import node_rows
+from kubegpu.model.objects import Pod
+from kubegpu.model.resources import is_gpu
+from kubegpu.report.data import UNPOOLED, PoolSummary, collect
+from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE, MILLI
+
+
+@dataclass(frozen=True, slots=True)
+class PoolMeasure:
+    summary: PoolSummary
+    fragment_milli: float | None  # None: no GPU pod shapes to measure against, or no GPU in the model
+    free_milli: int  # free milli-GPU in the fragmentation model
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMeasure:
+    name: str
+    pool: str
+    gpus_idle: int
+    gpus_stranded: int
+    accepts_pods: bool
+    fragmentation: NodeFragmentation | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMeasure:
+    pools: tuple[PoolMeasure, ...]
+    nodes: tuple[NodeMeasure, ...]
+    devices: dict[tuple[str, str], tuple[int, int]]  # (pool, resource) -> (allocatable, requested)
+    pending: dict[str, int]  # GPU resource asked for ("" for a pod that only tolerates the GPU taint) -> pods
+    rejected_objects: int  # objects of the snapshot that did not parse
+
+
+def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
+    """Everything the cluster exporter serves, for ``engine``'s snapshot."""
+    snap = engine.snapshot
+    # The report's summary needs the node rows; explaining every Pending pod (the rest of a full diagnosis)
+    # is the costly part and no series needs it.
+    data = collect(engine, Diagnosis(snap.description, node_rows(engine, pool_label), [], []), pool_label)
+    frag = node_fragmentation(engine) or {}
+    nodes = tuple(
+        NodeMeasure(
+            card.name,
+            card.pool,
+            sum(1 for g in card.gpus if g.idle),
+            0 if card.accepts_pods else sum(1 for g in card.gpus if g.idle),
+            card.accepts_pods,
+            frag.get(card.name),
+        )
+        for card in data.nodes
+    )
+    pools = []
+    for summary in data.pools:
+        in_pool = [n.fragmentation for n in nodes if n.pool == summary.pool and n.fragmentation is not None]
+        # A pool with no GPU in the fragmentation model (MIG-only nodes, no device plugin yet) has no value.
+        fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None
+        pools.append(PoolMeasure(summary, fragment, sum(f.free_milli for f in in_pool)))
+    return ClusterMeasure(
+        tuple(pools), nodes, _devices(engine, pool_label), _pending(snap.pending_pods()), len(snap.errors)
+    )
+
+
+def _devices(engine: Engine, pool_label: str) -> dict[tuple[str, str], tuple[int, int]]:
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for idx, node in enumerate(engine.cluster.nodes):
+        view = engine.cluster.view(idx)
+        pool = node.labels.get(pool_label, "") or UNPOOLED
+        for r, amount in node.allocatable.items():
+            if is_gpu(r) and amount:
+                allocatable, requested = out.get((pool, r), (0, 0))
+                out[(pool, r)] = (allocatable + amount // MILLI, requested + view.requested(r) // MILLI)
+    return out
+
+
+def _pending(pending: list[Pod]) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for pod in pending:
+        if not (is_gpu_pod(pod) or pod.requests.get(GPU_MILLI_RESOURCE)):
+            continue
+        asked = [
+            r
+            for r, v in pod.requests.items()
+            if v and (r.startswith("nvidia.com/") or r == GPU_MILLI_RESOURCE)
+        ]
+        out.update(asked or [""])
+    return dict(out)
