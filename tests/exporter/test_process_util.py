@@ -241,3 +241,27 @@ def test_the_reading_stores_nvmls_samples_and_refusals_as_pynvml_gives_them() ->
         "since_us": 1,
         "samples": [],
     }
+
+
+def test_the_recorded_pmon_rows_behind_the_docs_comparison() -> None:
+    # docs/exporter.md compares the exporter with `nvidia-smi pmon -c 1 -s um` round by round; these are
+    # the fixture's pmon rows (gpu, pid, type, sm, ...), "-" where pmon had no sample in its interval.
+    data = recorded()
+    pids = data["meta"]["pids"]
+    pmon_sm: dict[str, list[str]] = {name: [] for name in pids}
+    for rnd in data["rounds"]:
+        rows = [line.split() for line in rnd["pmon"].splitlines() if not line.startswith("#")]
+        sm_of = {int(r[1]): r[3] for r in rows}
+        for name, pid in pids.items():
+            pmon_sm[name].append(sm_of[pid])
+    assert pmon_sm == {
+        "heavy": ["81", "76", "84", "78", "98", "88", "85", "98"],
+        "light": ["16", "22", "14", "19", "-", "9", "12", "-"],
+        "idle": ["-"] * 8,
+    }
+    exporter = {name: [rnd["pod_sm"].get(name) for rnd in data["rounds"]] for name in pids}
+    assert exporter == {
+        "heavy": [76, 87, 83, 83, 87, 91, 92, 91],
+        "light": [17, 12, 16, 16, 12, 8, 8, 8],
+        "idle": [None] * 8,
+    }

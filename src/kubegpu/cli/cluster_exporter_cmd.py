@@ -9,7 +9,6 @@ node exporter's HTTP server (``/metrics``, ``/healthz``, port 9401 next to dcgm-
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import click
@@ -87,15 +86,13 @@ def cluster_exporter(
     host, _, port = listen.rpartition(":")
     if not port.isdigit():
         raise click.UsageError(f"--listen {listen!r}: expected HOST:PORT or :PORT")
-    try:
-        make_engine(
-            ClusterSnapshot(), "default", plugin_configs, 0
-        )  # a bad --device-plugin-config fails here
+    try:  # a bad --device-plugin-config fails here, before anything is served
+        make_engine(ClusterSnapshot(), "default", plugin_configs, 0)
     except KubegpuError as exc:
         raise click.ClickException(str(exc)) from None
     stop = threading.Event()
     if kube:
-        from kubegpu.cluster_exporter.watch import NotSynced, WatchedCluster
+        from kubegpu.cluster_exporter.watch import WatchedCluster
         from kubegpu.kube.client import KubeApi
 
         try:
@@ -109,16 +106,9 @@ def cluster_exporter(
         )
         watched.start(stop)
         source = watched.snapshot
-        if once:
-            deadline = time.monotonic() + SYNC_WAIT_S
-            while True:
-                try:
-                    source()
-                    break
-                except NotSynced as exc:
-                    if time.monotonic() > deadline:
-                        raise click.ClickException(f"{exc} after {SYNC_WAIT_S:.0f} s") from None
-                    time.sleep(0.1)
+        if once and not watched.wait_synced(SYNC_WAIT_S):
+            stop.set()
+            raise click.ClickException(f"Nodes and Pods not listed after {SYNC_WAIT_S:.0f} s")
     else:
 
         def source() -> ClusterSnapshot:

@@ -38,6 +38,7 @@ class WatchedCluster:
         self._lock = threading.Lock()
         self._objects: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in WATCHED}
         self._synced: set[str] = set()
+        self._all_synced = threading.Event()
 
     def on_event(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
         """The reflectors' sink: a SYNC replaces the kind's store, other events add, change or delete one."""
@@ -46,6 +47,8 @@ class WatchedCluster:
             if event_type == SYNC:
                 store.clear()
                 self._synced.add(kind)
+                if self._synced.issuperset(WATCHED):
+                    self._all_synced.set()
             for raw in items:
                 meta = raw.get("metadata") or {}
                 key = f"{meta.get('namespace') or ''}/{meta.get('name')}"
@@ -53,6 +56,10 @@ class WatchedCluster:
                     store.pop(key, None)
                 else:
                     store[key] = raw
+
+    def wait_synced(self, timeout_s: float) -> bool:
+        """Wait until every watched kind has been listed once; False after ``timeout_s``."""
+        return self._all_synced.wait(timeout_s)
 
     def snapshot(self) -> ClusterSnapshot:
         with self._lock:
