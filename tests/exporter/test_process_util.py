@@ -99,7 +99,7 @@ def test_first_recorded_round_worked_by_hand(h200_pods: tuple[Scraper, ReadingBa
     got = scraper.scrape()
     assert got.one(SM, pod="heavy", namespace="gpu-share", container="cuda") == 76
     assert got.one(SM, pod="light", UUID=H200_UUID) == 17
-    assert "NVML's latest sample period" in got.helps[SM]
+    assert "newest nvmlDeviceGetProcessUtilization sample of the last 5 s" in got.helps[SM]
 
 
 def with_proc_util(proc_util: object, procs: list[dict[str, int]]) -> dict[str, Any]:

@@ -61,9 +61,9 @@ POD_MEMORY = (
 )
 POD_SM = (
     "kubegpu_pod_gpu_sm_utilization_percent",
-    "Percent of time in NVML's latest sample period (1/6 s to 1 s, by GPU) in which a kernel of one of the"
-    " container's processes ran on this GPU (nvmlDeviceGetProcessUtilization, summed per container);"
-    " absent when NVML has no sample for them.",
+    "Percent of one NVML sample period (1/6 s to 1 s, by GPU) in which a kernel of the container's process"
+    " ran on this GPU: each process's newest nvmlDeviceGetProcessUtilization sample of the last 5 s, summed"
+    " per container; absent when NVML has no such sample.",
 )
 UNATTRIBUTED_MEMORY = (
     "kubegpu_gpu_unattributed_memory_used_bytes",
