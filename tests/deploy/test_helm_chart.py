@@ -432,10 +432,8 @@ def test_node_daemonset_args_parse_with_their_commands() -> None:
 
 def test_cluster_exporter_runs_the_cluster_exporter_command() -> None:
     c = container(objects("defaults"), "Deployment", "kubegpu-cluster-exporter")
-    command = cli.commands.get("cluster-exporter")
-    if command is not None:
-        ctx = command.make_context("cluster-exporter", list(c["args"][1:]))
-        assert ctx.params
+    ctx = cli.commands["cluster-exporter"].make_context("cluster-exporter", list(c["args"][1:]))
+    assert ctx.params["kube"] and ctx.params["in_cluster"] and ctx.params["listen"] == "0.0.0.0:9401"
     # The command's contract: --kube reads the cluster (in-cluster here), /metrics and /healthz on :9401.
     assert c["args"] == ["cluster-exporter", "--kube", "--in-cluster", "--listen=0.0.0.0:9401",
                          "--device-plugin-config=/etc/kubegpu/config.yaml"]  # fmt: skip
