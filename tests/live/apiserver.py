@@ -346,6 +346,13 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         items = [
             copy.deepcopy(o) for (o_ns, _), o in sorted(self.store[plural].items()) if not ns or o_ns == ns
         ]
+        selector = query.get("fieldSelector") or ""
+        if selector:
+            # The one field selector kubegpu sends (kubelet's own pod filter): spec.nodeName=<node>.
+            field, _, value = selector.partition("=")
+            if plural != "pods" or field != "spec.nodeName":
+                return 400, status_body(400, "BadRequest", f'field label not supported: "{field}"')
+            items = [o for o in items if o.get("spec", {}).get("nodeName", "") == value]
         start = int(query.get("continue") or 0)
         limit = int(query.get("limit") or 0) or len(items) or 1
         page = items[start : start + limit]

@@ -41,6 +41,7 @@ from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH
 if TYPE_CHECKING:
     from kubegpu.node.health import NvmlHealthWatcher
     from kubegpu.node.plugin import DevicePluginServer
+    from kubegpu.node.scheduler_choice import SchedulerChoice
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -195,6 +196,15 @@ def cdi(backend: str | None, reading: Path | None, output: str) -> None:
     default="",
     help="As the NVIDIA plugin's DP_DISABLE_HEALTHCHECKS: all, xids, or XID numbers to skip.",
 )
+@click.option(
+    "--node-name",
+    envvar="NODE_NAME",
+    default="",
+    help="This node's name (downward API spec.nodeName). With --in-cluster or --kubeconfig, "
+    "GetPreferredAllocation returns the devices kubegpu's scheduler recorded on the pod being admitted.",
+)
+@click.option("--kubeconfig", default=None, help="Read this node's pods through this kubeconfig.")
+@click.option("--in-cluster", is_flag=True, help="Read this node's pods with the pod's service account.")
 @_config_dir_options
 def device_plugin(
     backend: str | None,
@@ -204,6 +214,9 @@ def device_plugin(
     plugin_dir: Path,
     health_recovery_seconds: float,
     disable_healthchecks: str,
+    node_name: str,
+    kubeconfig: str | None,
+    in_cluster: bool,
     config_dir: Path | None,
     config_name: str,
     default_config: str,
@@ -224,9 +237,11 @@ def device_plugin(
         config_file = _guard(lambda: select_config_file(config_dir, config_name, default_config))
     config = _config(config_file, mig_strategy)
     plans = _guard(lambda: plan_resources(inv, config))
+    choice = _scheduler_choice(node_name, kubeconfig, in_cluster)
     servers = _guard(
         lambda: [
-            DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks) for p in plans
+            DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks, choice=choice)
+            for p in plans
         ]
     )
     done = threading.Event()
@@ -250,6 +265,24 @@ def device_plugin(
             watcher.stop()
         for s in servers:
             s.stop()
+
+
+def _scheduler_choice(node_name: str, kubeconfig: str | None, in_cluster: bool) -> SchedulerChoice | None:
+    """API access for honouring the scheduler's recorded devices; None (topology choice only) without it."""
+    if not (kubeconfig or in_cluster):
+        return None
+    if not node_name:
+        raise click.UsageError("--node-name (or NODE_NAME) is needed with --kubeconfig/--in-cluster")
+    from kubegpu.kube.client import KubeApi  # the kubernetes client only when API access is asked for
+
+    api = _guard(
+        lambda: KubeApi.from_kubeconfig(
+            None, kubeconfig, in_cluster, user_agent="kubegpu-device-plugin", timeout_s=5.0
+        )
+    )
+    from kubegpu.node.scheduler_choice import SchedulerChoice
+
+    return SchedulerChoice(api, node_name)
 
 
 # `serve` was this command's first name; kept so existing manifests and scripts still run.

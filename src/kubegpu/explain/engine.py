@@ -63,5 +63,10 @@ class Engine:
         self.profile = profile or default_profile()
         self.devices = device_models(snapshot, plugin_configs)
         self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
+        for pod in snapshot.pending_pods(self.profile.scheduler_name):
+            if (
+                pod.nominated_node_name
+            ):  # the profile's nominator: its own pending pods nominated by preemption
+                self.cluster.nominate(pod, pod.nominated_node_name)
         self.framework = Framework(self.profile, in_tree_registry(), snapshot.pdbs)
         self.scheduler = Scheduler(self.framework, self.cluster, seed=seed)

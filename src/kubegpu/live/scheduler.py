@@ -35,7 +35,11 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
   as the Binding's ``kubegpu.io/allocated-devices`` annotation (``{container: {resource: [ids]}}``),
   which the API server copies onto the pod in the same write that sets ``nodeName``.
 
-Not modelled: nominated pods being accounted on their nominated node by later cycles.
+* **nominations**: pending pods of this scheduler with ``status.nominatedNodeName`` (and the nominations
+  the core's preemption makes, before the API echoes them) are the core's nominator
+  (``ClusterState.nominate``): later cycles of pods with no higher priority leave their room to them.
+  As upstream's ``UpdateNominatedPod``, an update where neither the old nor the new object names a node
+  keeps the in-memory nomination; a preemption whose candidates are gone clears ``nominatedNodeName``.
 """
 
 from __future__ import annotations
@@ -268,10 +272,12 @@ class LiveScheduler:
         old = self.pods.get(key)
         if old is not None and old.uid != pod.uid:
             self._delete_pod(key)  # deleted and recreated under the same name
+            old = None
         self.pods[key] = pod
         self.pod_conditions[key] = _scheduled_condition(raw)
         if pod.node_name:
             self.queue.remove(key)
+            self._unnominate(key)
             self.assumed.pop(key, None)  # the watch confirms our binding (or shows someone else's)
             if pod.is_terminal:
                 self._release(key, move=True)
@@ -282,10 +288,28 @@ class LiveScheduler:
             return  # an event older than our successful binding; the binding's event follows
         if pod.is_terminal or pod.deletion_timestamp or pod.scheduling_gates:
             self.queue.remove(key)
+            self._unnominate(key)
         elif pod.scheduler_name == self.config.scheduler_name:
             self.queue.add(pod)
+            self._update_nomination(old, pod)
+
+    def _update_nomination(self, old: Pod | None, pod: Pod) -> None:
+        """Upstream ``UpdateNominatedPod``: the object's ``nominatedNodeName`` wins when the old or the new
+        object names one (added, changed, removed); otherwise an in-memory nomination is kept."""
+        cluster = self.scheduler.cluster if self.scheduler is not None and not self._nodes_dirty else None
+        if cluster is None:
+            return  # the rebuild seeds nominations from the pods
+        if pod.nominated_node_name or (old is not None and old.nominated_node_name):
+            cluster.nominate(pod, pod.nominated_node_name)
+        elif pod.key in cluster.nominated_to:
+            cluster.nominate(pod, cluster.nodes[cluster.nominated_to[pod.key]].name)
+
+    def _unnominate(self, key: PodKey) -> None:
+        if self.scheduler is not None:
+            self.scheduler.cluster.unnominate(key)
 
     def _delete_pod(self, key: PodKey) -> None:
+        self._unnominate(key)
         self.queue.remove(key)
         self.assumed.pop(key, None)
         self.pods.pop(key, None)
@@ -318,11 +342,25 @@ class LiveScheduler:
             placed = [p for p in self.pods.values() if p.node_name and not p.is_terminal]
             placed += [dataclasses.replace(pod, node_name=node) for pod, node in self.assumed.values()]
             cluster = ClusterState(list(self.nodes.values()), placed, self._device_models())
+            self._seed_nominations(cluster)
             profile = profile_named(self.config.profile, self.config.scheduler_name)
             framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
             self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)
             self._nodes_dirty = False
         return self.scheduler
+
+    def _seed_nominations(self, cluster: ClusterState) -> None:
+        """A rebuilt state's nominator: our pending pods' ``nominatedNodeName``, then the previous state's
+        in-memory nominations the API has not echoed yet."""
+        previous = self.scheduler.cluster if self.scheduler is not None else None
+        for pod in self.pods.values():
+            if pod.node_name or pod.scheduler_name != self.config.scheduler_name or pod.is_terminal:
+                continue
+            node = pod.nominated_node_name
+            if not node and previous is not None and pod.key in previous.nominated_to:
+                node = previous.nodes[previous.nominated_to[pod.key]].name
+            if node:
+                cluster.nominate(pod, node)
 
     def _device_models(self) -> dict[str, NodeDevices]:
         """Per node, the device model the kubegpu profile places devices on (the default profile only
@@ -430,7 +468,10 @@ class LiveScheduler:
         nominated = ""
         if result.victims and result.nominated_node and self.is_leader():
             nominated = self._preempt(pod, result)
-        self._record_failure(pod, result.message, REASON_UNSCHEDULABLE, nominated)
+            if not nominated:  # an eviction was refused: the core's nomination does not hold
+                self._unnominate(pod.key)
+        clear = result.clears_nomination and bool(pod.nominated_node_name)
+        self._record_failure(pod, result.message, REASON_UNSCHEDULABLE, nominated, clear)
         self.queue.requeue_unschedulable(pod)
 
     def _preempt(self, pod: Pod, result: ScheduleResult) -> str:
@@ -455,13 +496,16 @@ class LiveScheduler:
             )
         return result.nominated_node
 
-    def _record_failure(self, pod: Pod, message: str, reason: str, nominated: str = "") -> None:
-        """Upstream ``handleSchedulingFailure``: the Warning event, then the PodScheduled=False condition."""
+    def _record_failure(
+        self, pod: Pod, message: str, reason: str, nominated: str = "", clear_nomination: bool = False
+    ) -> None:
+        """Upstream ``handleSchedulingFailure``: the Warning event, then the PodScheduled=False condition
+        (with ``nominatedNodeName`` set, or removed with a null when the nomination is cleared)."""
         if not self.is_leader():
             return
         self._event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_event_message(message))
         old = self.pod_conditions.get(pod.key, ("", "", "", ""))
-        if old[:3] == ("False", reason, message) and not nominated:
+        if old[:3] == ("False", reason, message) and not nominated and not clear_nomination:
             return
         transition = old[3] if old[0] == "False" and old[3] else _now_rfc3339()
         status: dict[str, Any] = {
@@ -478,6 +522,8 @@ class LiveScheduler:
         }
         if nominated:
             status["nominatedNodeName"] = nominated
+        elif clear_nomination:
+            status["nominatedNodeName"] = None
         try:
             self.api.patch(pod_path(pod.namespace, pod.name, "status"), {"status": status})
         except ApiError as exc:

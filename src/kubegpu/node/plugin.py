@@ -9,13 +9,16 @@ with the upstream behaviour each mirrors:
 * ``GetDevicePluginOptions``: ``get_preferred_allocation_available=true``, no PreStartContainer needed.
 * ``ListAndWatch``: the full device list at once, then a new full list after every health change
   (Unhealthy on a critical XID, Healthy again when ``node.health.HealthMonitor`` recovers the device).
-* ``GetPreferredAllocation``: whole GPUs by ``devices.preferred_allocation`` (NVLink, PCIe, NUMA);
-  time-sliced replicas by ``devices.distributed_allocation``; MIG devices in advertised order.
+* ``GetPreferredAllocation``: with API access (``node.scheduler_choice``), the IDs kubegpu's scheduler
+  recorded for the container being admitted; otherwise whole GPUs by ``devices.preferred_allocation``
+  (NVLink, PCIe, NUMA); time-sliced replicas by ``devices.distributed_allocation``; MIG devices in
+  advertised order.
 * ``Allocate``: ``devices.allocate_response`` for every ``deviceListStrategy`` (envvar, volume-mounts,
   cdi-annotations, cdi-cri) and MPS, with CDI names of the kind ``kubegpu node cdi`` serves
   (``nvidia.com/gpu=<id>``); errors carry the NVIDIA plugin's texts, for example "request for
   '<resource>: <n>' too large: maximum request size for shared resources is 1"; with ``passDeviceSpecs``
-  also the ``DeviceSpec`` entries, the optional control nodes only where they exist on this host.
+  also the ``DeviceSpec`` entries, the optional control nodes only where they exist on this host. With
+  API access, IDs that differ from the scheduler's record are logged as a warning.
 * ``PreStartContainer``: nothing to do (an empty response).
 
 The device choice and every other rule live in ``kubegpu.devices``; this module only moves messages.
@@ -47,6 +50,7 @@ from kubegpu.devices.cdi import CDI_KIND
 from kubegpu.devices.container_view import AllocateError, allocate_response
 from kubegpu.devices.health import DeviceKey, HealthEvent, mark_healthy
 from kubegpu.devices.sharing import GPU_RESOURCE
+from kubegpu.node.scheduler_choice import SchedulerChoice
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH, KUBELET_SOCKET, VERSION
 from kubegpu.node.v1beta1 import api_pb2 as pb
 from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
@@ -172,9 +176,12 @@ def container_response(state: PluginState, ids: list[str]) -> pb.ContainerAlloca
 class DevicePluginServicer(pb_grpc.DevicePluginServicer):
     """The v1beta1 ``DevicePlugin`` service over one ``PluginState``."""
 
-    def __init__(self, state: PluginState, poll_seconds: float = 1.0) -> None:
+    def __init__(
+        self, state: PluginState, poll_seconds: float = 1.0, choice: SchedulerChoice | None = None
+    ) -> None:
         self.state = state
         self.poll_seconds = poll_seconds
+        self.choice = choice
 
     def GetDevicePluginOptions(
         self, request: pb.Empty, context: grpc.ServicerContext
@@ -197,14 +204,19 @@ class DevicePluginServicer(pb_grpc.DevicePluginServicer):
         self, request: pb.PreferredAllocationRequest, context: grpc.ServicerContext
     ) -> pb.PreferredAllocationResponse:
         response = pb.PreferredAllocationResponse()
+        resource = self.state.plan.name
         for req in request.container_requests:
+            available, must = list(req.available_deviceIDs), list(req.must_include_deviceIDs)
+            recorded = (
+                self.choice.preferred(resource, available, must, req.allocation_size)
+                if self.choice is not None
+                else None
+            )
+            if recorded is not None:
+                response.container_responses.add(deviceIDs=recorded)
+                continue
             try:
-                ids = preferred_for(
-                    self.state,
-                    list(req.available_deviceIDs),
-                    list(req.must_include_deviceIDs),
-                    req.allocation_size,
-                )
+                ids = preferred_for(self.state, available, must, req.allocation_size)
             except KeyError as exc:
                 context.abort(grpc.StatusCode.UNKNOWN, f"unknown device: {exc.args[0]}")
             response.container_responses.add(deviceIDs=ids)
@@ -213,6 +225,8 @@ class DevicePluginServicer(pb_grpc.DevicePluginServicer):
     def Allocate(self, request: pb.AllocateRequest, context: grpc.ServicerContext) -> pb.AllocateResponse:
         response = pb.AllocateResponse()
         for req in request.container_requests:
+            if self.choice is not None:
+                self.choice.check_allocation(self.state.plan.name, list(req.devices_ids))
             try:
                 response.container_responses.append(container_response(self.state, list(req.devices_ids)))
             except AllocateError as exc:
@@ -244,8 +258,10 @@ class DevicePluginServer:
         socket_dir: Path = DEVICE_PLUGIN_PATH,
         disable_healthchecks: str = "",
         poll_seconds: float = 1.0,
+        choice: SchedulerChoice | None = None,
     ) -> None:
         self.state = PluginState(inventory, config, base_name, disable_healthchecks)
+        self.choice = choice
         self.resource_name = self.state.plan.name
         self.socket_dir = socket_dir
         self.endpoint = endpoint_name(self.resource_name)
@@ -262,7 +278,7 @@ class DevicePluginServer:
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
         # Generated gRPC code carries no annotations; the messages it moves are typed (api_pb2.pyi).
         pb_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
-            DevicePluginServicer(self.state, self._poll_seconds), server
+            DevicePluginServicer(self.state, self._poll_seconds, self.choice), server
         )
         server.add_insecure_port(f"unix://{self.socket_path}")
         server.start()

@@ -7,6 +7,11 @@ per-node ``generation`` so cached per-equivalence-class filter results recompute
 changed. Every change goes through ``add_pod`` / ``remove_pod``, journalled, so dry runs (preemption,
 gangs, plans) roll back exactly instead of copying the cluster.
 
+Nominations (upstream's nominator in the scheduling queue): pending pods nominated to a node by
+preemption (``status.nominatedNodeName``) are kept per node beside the placed pods, not in the columns;
+the filter pass adds the ones that outrank the incoming pod for a what-if first pass
+(``Scheduler.filter_with_nominated``).
+
 Node order follows the scheduler cache's node tree: nodes interleaved round-robin across zones
 (``topology.kubernetes.io/zone``), in the order zones and nodes were first seen.
 """
@@ -132,6 +137,8 @@ class ClusterState:
         self.devices = DeviceLedger([models.get(node.name) for node in self.nodes])
         self._label_columns: dict[str, tuple[npt.NDArray[np.int32], list[str]]] = {}
         self.orphans: list[Pod] = []  # assigned to a node the snapshot does not hold
+        self.nominated: dict[int, dict[PodKey, Pod]] = {}  # node → pending pods nominated to it
+        self.nominated_to: dict[PodKey, int] = {}
         for pod in pods:
             if pod.node_name and not pod.is_terminal:
                 idx = self.index.get(pod.node_name)
@@ -215,6 +222,41 @@ class ClusterState:
         self.journal.append(("remove", pod, idx, released, was_assumed))
         self._touch(idx)
         return idx
+
+    def nominate(self, pod: Pod, node_name: str) -> None:
+        """Record ``pod`` as nominated to ``node_name`` (upstream ``AddNominatedPod``); an empty or
+        unknown node name only clears an earlier nomination."""
+        self.unnominate(pod.key)
+        idx = self.index.get(node_name) if node_name else None
+        if idx is not None:
+            self.nominated.setdefault(idx, {})[pod.key] = pod
+            self.nominated_to[pod.key] = idx
+
+    def unnominate(self, key: PodKey) -> None:
+        """Forget ``key``'s nomination (upstream ``DeleteNominatedPodIfExists``)."""
+        idx = self.nominated_to.pop(key, None)
+        if idx is not None:
+            pods = self.nominated[idx]
+            pods.pop(key, None)
+            if not pods:
+                del self.nominated[idx]
+
+    def nominated_node(self, pod: Pod) -> str:
+        """The node ``pod`` is nominated to: this state's record, else its ``status.nominatedNodeName``."""
+        idx = self.nominated_to.get(pod.key)
+        return self.nodes[idx].name if idx is not None else pod.nominated_node_name
+
+    def nominated_for(self, idx: int, pod: Pod) -> list[Pod]:
+        """Upstream ``addGENominatedPods``' selection: the pods nominated to node ``idx`` whose priority is
+        at least ``pod``'s, other than ``pod`` itself (and none already placed somewhere)."""
+        pods = self.nominated.get(idx)
+        if not pods:
+            return []
+        return [
+            p
+            for k, p in pods.items()
+            if p.priority >= pod.priority and k != pod.key and k not in self.placement
+        ]
 
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""

@@ -127,7 +127,8 @@ class SignPlugin(Protocol):
 
 @dataclass(frozen=True)
 class PostFilterResult:
-    """What a PostFilter plugin did: the node the pod is nominated to and the pods it must evict."""
+    """What a PostFilter plugin did: the node the pod is nominated to and the pods it must evict. A
+    rejecting plugin may return one with an empty node: the pod's nomination is to be cleared."""
 
     nominated_node: str
     victims: tuple[Pod, ...] = ()
@@ -353,6 +354,53 @@ class Framework:
                 return s.with_plugin(p.name)
         return Status(Code.SUCCESS)
 
+    def run_filters_with_nominated(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        """Upstream ``RunFilterPluginsWithNominatedPods`` for one node: when pods of at least ``pod``'s
+        priority are nominated to it, a first pass with them placed (their GPUs held in the device
+        ledger too); only if that passes, the plain pass, whose answer then stands. Passing both is the
+        conservative answer: a nominated pod may still land elsewhere."""
+        cluster = node.cluster
+        nominated = cluster.nominated_for(node.idx, pod)
+        if not nominated:
+            return self.run_filters(state, pod, node)
+        mark = cluster.mark()
+        try:
+            for p in nominated:
+                cluster.add_pod(p, node.idx)
+            status = self.run_filters(state, pod, node)
+        finally:
+            cluster.rollback(mark)
+        if not status.is_success:
+            return status
+        return self.run_filters(state, pod, node)
+
+    def filter_rows_with_nominated(
+        self,
+        state: CycleState,
+        pod: Pod,
+        cluster: ClusterState,
+        plain: tuple[Codes, npt.NDArray[np.int16], ReasonIds],
+    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
+        """``run_filters_with_nominated`` over every node, given the plain pass's results for all rows:
+        only rows with outranking nominated pods run the first pass; where it rejects, its status
+        replaces the plain one. Returns ``plain`` itself (not a copy) when no row has one."""
+        rows = [i for i in cluster.nominated if cluster.nominated_for(i, pod)] if cluster.nominated else []
+        if not rows:
+            return plain
+        picked = np.array(sorted(rows), dtype=np.intp)
+        mark = cluster.mark()
+        try:
+            for i in picked:
+                for p in cluster.nominated_for(int(i), pod):
+                    cluster.add_pod(p, int(i))
+            c, pl, r = self.filter_rows(state, pod, cluster, picked)
+        finally:
+            cluster.rollback(mark)
+        codes, plugins, reasons = plain[0].copy(), plain[1].copy(), plain[2].copy()
+        hit = c != 0
+        codes[picked[hit]], plugins[picked[hit]], reasons[picked[hit]] = c[hit], pl[hit], r[hit]
+        return codes, plugins, reasons
+
     def run_scores(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Scores, dict[str, Scores]]:
@@ -381,15 +429,17 @@ class Framework:
         """Upstream ``RunPostFilterPlugins``: the first success wins; rejections' reasons are collected."""
         reasons: list[str] = []
         rejector = ""
+        kept: PostFilterResult | None = None  # the last result a rejecting plugin still returned
         for p in self.post_filter_plugins:
             result, status = p.post_filter(state, pod, diagnosis)
             if status.is_success:
                 return result, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return result, status.with_plugin(p.name)
+            kept = result or kept
             reasons.extend(status.reasons)
             rejector = rejector or p.name
-        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+        return kept, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     def reason_strings(self, rid: int) -> tuple[str, ...]:
         return self.reasons.reasons(rid)

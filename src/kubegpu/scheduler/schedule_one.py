@@ -49,6 +49,7 @@ class ScheduleResult:
     message: str = ""
     diagnosis: Diagnosis | None = None
     nominated_node: str = ""
+    clears_nomination: bool = False  # upstream's clearNominatedNode: drop the pod's nominatedNodeName
     victims: tuple[Pod, ...] = ()
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
@@ -115,6 +116,17 @@ class Scheduler:
             return codes.copy(), plugins.copy(), reasons.copy()
         return codes, plugins, reasons
 
+    def evaluate_nominated_node(self, state: CycleState, pod: Pod) -> npt.NDArray[np.intp] | None:
+        """Upstream ``evaluateNominatedNode``: a pod nominated by an earlier preemption tries that node
+        alone first; if it passes the filters (nominated pods of its priority or higher included) it is
+        the only feasible node and no other node is evaluated."""
+        idx = self.cluster.index.get(self.cluster.nominated_node(pod))
+        if idx is None:
+            return None
+        if self.framework.run_filters_with_nominated(state, pod, self.cluster.view(idx)).is_success:
+            return np.array([idx], dtype=np.intp)
+        return None
+
     def find_nodes_that_fit(self, state: CycleState, pod: Pod) -> tuple[npt.NDArray[np.intp], Diagnosis]:
         n = len(self.cluster)
         empty_codes = np.zeros(n, dtype=np.int8)
@@ -132,7 +144,12 @@ class Scheduler:
             diagnosis.pre_filter_msg = status.message()
             diagnosis.unschedulable_plugins = {status.plugin}
             return np.zeros(0, dtype=np.intp), diagnosis
-        codes, plugins, reasons = self.filter_all(state, pod)
+        fast = self.evaluate_nominated_node(state, pod)
+        if fast is not None:
+            return fast, diagnosis
+        codes, plugins, reasons = self.framework.filter_rows_with_nominated(
+            state, pod, self.cluster, self.filter_all(state, pod)
+        )
         candidates = np.ones(n, dtype=bool)
         if names is not None:
             candidates[:] = False
@@ -186,10 +203,23 @@ class Scheduler:
         )
 
     def schedule_one(self, pod: Pod, *, assume: bool = True, preempt: bool = True) -> ScheduleResult:
-        """Run one cycle for ``pod``. With ``assume`` the pod is placed in the cluster state on success,
-        as the scheduler cache assumes a pod before binding."""
+        """Run one cycle for ``pod``. With ``assume`` the outcome is committed to the cluster state: on
+        success the pod is placed, as the scheduler cache assumes a pod before binding, and its
+        nomination dropped; on failure its nomination is set or cleared as upstream's failure handler
+        updates the nominator."""
+        result = self._cycle(pod, assume, preempt)
+        if assume:
+            if result.scheduled or result.clears_nomination:
+                self.cluster.unnominate(pod.key)
+            elif result.nominated_node:
+                self.cluster.nominate(pod, result.nominated_node)
+        return result
+
+    def _cycle(self, pod: Pod, assume: bool, preempt: bool) -> ScheduleResult:
         if not self.cluster.nodes:
-            return ScheduleResult(pod, message=messages.NO_NODES_AVAILABLE_TO_SCHEDULE)
+            return ScheduleResult(
+                pod, message=messages.NO_NODES_AVAILABLE_TO_SCHEDULE, clears_nomination=True
+            )
         state = CycleState()
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
@@ -200,6 +230,10 @@ class Scheduler:
                 if post is not None and status.is_success:
                     result.nominated_node = post.nominated_node
                     result.victims = post.victims
+                elif post is not None:
+                    result.clears_nomination = not post.nominated_node
+            else:
+                result.clears_nomination = True
             result.message = self.fit_error_message(diagnosis)
             return result
         if len(feasible) == 1:
@@ -219,13 +253,23 @@ class Scheduler:
             if not status.is_success:
                 for undo in reversed(self.framework.reserve_plugins[: i + 1]):
                     undo.unreserve(state, pod, view)
-                return ScheduleResult(pod, status=status.with_plugin(rp.name), message=status.message())
+                return ScheduleResult(
+                    pod,
+                    status=status.with_plugin(rp.name),
+                    message=status.message(),
+                    clears_nomination=True,
+                )
         for pp in self.framework.permit_plugins:
             status = pp.permit(state, pod, view)
             if status.is_rejected:
                 for undo in reversed(self.framework.reserve_plugins):
                     undo.unreserve(state, pod, view)
-                return ScheduleResult(pod, status=status.with_plugin(pp.name), message=status.message())
+                return ScheduleResult(
+                    pod,
+                    status=status.with_plugin(pp.name),
+                    message=status.message(),
+                    clears_nomination=True,
+                )
         allocation = state.get(ALLOCATION_KEY)
         if assume:
             self.cluster.add_pod(pod, chosen, allocation)

@@ -178,7 +178,10 @@ class DefaultPreemption:
             absent = diagnosis.num_all_nodes - len(statuses)
             if absent:
                 reasons.append((NOT_HELPFUL, absent))
-            return None, unschedulable(messages.fit_error_message(diagnosis.num_all_nodes, reasons))
+            # upstream returns NewPostFilterResultWithNominatedNode(""): any earlier nomination is dropped
+            return PostFilterResult(""), unschedulable(
+                messages.fit_error_message(diagnosis.num_all_nodes, reasons)
+            )
         best = self.pick(candidates)
         return PostFilterResult(best.node, best.victims), SUCCESS
 
@@ -199,7 +202,7 @@ class DefaultPreemption:
             for p in lower:
                 cluster.remove_pod(p)
             view = cluster.view(idx)
-            status = fw.run_filters(state, pod, view)
+            status = fw.run_filters_with_nominated(state, pod, view)
             if not status.is_success:
                 return [], 0, status
             violating, non_violating = split_by_pdb(lower, self.handle.pdbs)
@@ -208,7 +211,7 @@ class DefaultPreemption:
             for group, counts in ((violating, True), (non_violating, False)):
                 for p in group:
                     cluster.add_pod(p, idx)
-                    if not fw.run_filters(state, pod, view).is_success:
+                    if not fw.run_filters_with_nominated(state, pod, view).is_success:
                         cluster.remove_pod(p)
                         victims.append(p)
                         violations += counts
