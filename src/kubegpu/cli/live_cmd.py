@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from kubegpu.admission.lint import LintContext, lint_object, namespace_labels, node_facts
+from kubegpu.admission.mutate import MutationOptions
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kube.client import KubeApi
@@ -118,6 +119,25 @@ def scheduler(
 @click.option("--kubeconfig", default=None, help="Watch Namespaces and Nodes through this kubeconfig.")
 @click.option("--context", default=None)
 @click.option("--in-cluster", is_flag=True, help="Watch Namespaces and Nodes with the pod's service account.")
+@click.option(
+    "--mutate-gpu-toleration/--no-mutate-gpu-toleration",
+    default=True,
+    show_default=True,
+    help="/mutate: add {key: <GPU resource>, operator: Exists, effect: NoSchedule} to GPU pods "
+    "(ExtendedResourceToleration for GPU resources).",
+)
+@click.option(
+    "--mutate-visible-devices/--no-mutate-visible-devices",
+    default=True,
+    show_default=True,
+    help="/mutate: NVIDIA_VISIBLE_DEVICES=void on containers without a GPU in GPU namespaces.",
+)
+@click.option(
+    "--mutate-scheduler-name",
+    default="",
+    help="/mutate: set spec.schedulerName to this name for GPU pods in namespaces labelled "
+    "kubegpu.io/scheduler=enabled (needs API access); empty: off.",
+)
 @click.option("-v", "--verbose", count=True)
 def webhook(
     tls_cert_file: str,
@@ -127,9 +147,12 @@ def webhook(
     kubeconfig: str | None,
     context: str | None,
     in_cluster: bool,
+    mutate_gpu_toleration: bool,
+    mutate_visible_devices: bool,
+    mutate_scheduler_name: str,
     verbose: int,
 ) -> None:
-    """Serve the GPU admission rules as a validating webhook (POST /validate, AdmissionReview v1)."""
+    """Serve the GPU admission rules (POST /validate) and GPU pod mutations (POST /mutate), AdmissionReview v1."""
     _logging(verbose)
     facts = ClusterFacts()
     stop = threading.Event()
@@ -139,7 +162,8 @@ def webhook(
         except KubegpuError as exc:
             raise click.ClickException(str(exc)) from None
         start_informers(api, facts, stop)
-    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file)
+    mutation = MutationOptions(mutate_gpu_toleration, mutate_visible_devices, mutate_scheduler_name)
+    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file, mutation)
     click.echo(f"kubegpu webhook: https on port {server.port}", err=True)
     stop_on_signals(stop)
     threading.Thread(

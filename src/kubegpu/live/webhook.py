@@ -13,10 +13,15 @@ given API access; without it, labels are unknown (opt-out then relies on the web
 ``namespaceSelector``, which deploy/webhook sets) and the ``unknown-resource`` and
 ``pool-sharing-mode`` rules are off.
 DELETE and CONNECT operations are always allowed. ``/healthz`` answers ``ok``.
+
+``POST /mutate`` is the mutating side (``kubegpu.admission.mutate``): for a Pod CREATE it answers
+``response: {uid, allowed: true, patchType: JSONPatch, patch: <base64 of the RFC 6902 operations>}``
+(no ``patch`` when nothing changes); other kinds and operations are allowed unchanged.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import ssl
@@ -29,6 +34,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 
 from kubegpu.admission.lint import LintContext, NodeFacts, Violation, facts_of, lint_object
+from kubegpu.admission.mutate import MutationOptions, mutate_pod
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
@@ -95,9 +101,37 @@ def review(body: Mapping[str, Any], ctx: LintContext) -> dict[str, Any]:
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
+def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOptions) -> dict[str, Any]:
+    """The AdmissionReview answer of ``/mutate``: always allowed, with a JSON Patch for a Pod CREATE."""
+    request = body.get("request") or {}
+    response: dict[str, Any] = {"uid": str(request.get("uid") or ""), "allowed": True}
+    kind = request.get("kind") or {}
+    if (
+        request.get("operation") == "CREATE"
+        and (kind.get("group"), kind.get("kind")) == ("", "Pod")
+        and not request.get("subResource")
+    ):
+        namespace = str(request.get("namespace") or "default")
+        labels = None if ctx.namespace_labels is None else ctx.namespace_labels.get(namespace, {})
+        patch = mutate_pod(request.get("object") or {}, labels, options)
+        if patch:
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
+
+
 class WebhookServer:
-    def __init__(self, facts: ClusterFacts, host: str, port: int, cert_file: str, key_file: str) -> None:
+    def __init__(
+        self,
+        facts: ClusterFacts,
+        host: str,
+        port: int,
+        cert_file: str,
+        key_file: str,
+        mutation: MutationOptions | None = None,
+    ) -> None:
         self.facts = facts
+        self.mutation = mutation or MutationOptions()
         self.registry = CollectorRegistry(auto_describe=True)
         self.latency = Histogram(
             "kubegpu_webhook_admission_duration_seconds",
@@ -137,8 +171,9 @@ class WebhookServer:
             def do_POST(self) -> None:
                 start = time.perf_counter()
                 length = int(self.headers.get("Content-Length") or 0)
-                if self.path != "/validate" or not 0 < length <= MAX_BODY:
-                    self.reply(404 if self.path != "/validate" else 400, b"{}", "application/json")
+                known = self.path in ("/validate", "/mutate")
+                if not known or not 0 < length <= MAX_BODY:
+                    self.reply(400 if known else 404, b"{}", "application/json")
                     return
                 try:
                     body = json.loads(self.rfile.read(length))
@@ -148,7 +183,10 @@ class WebhookServer:
                 if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
                     self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
                     return
-                answer = review(body, server.facts.context())
+                if self.path == "/mutate":
+                    answer = mutate_review(body, server.facts.context(), server.mutation)
+                else:
+                    answer = review(body, server.facts.context())
                 self.reply(200, json.dumps(answer).encode(), "application/json")
                 allowed = "true" if answer["response"]["allowed"] else "false"
                 server.latency.labels(allowed).observe(time.perf_counter() - start)
