@@ -16,15 +16,13 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import ssl
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_pod
-from tests.live.test_webhook import admission_review, wait_ready
+from tests.live.test_webhook import admission_review, post, wait_ready
 
 DEFAULT_TOLERATIONS = [  # DefaultTolerationSeconds admission plugin
     {
@@ -66,14 +64,7 @@ def apply_patch(doc: Any, patch: list[dict[str, Any]]) -> Any:
 
 
 def mutate(port: int, cert: Path, review: dict[str, Any]) -> dict[str, Any]:
-    tls = ssl.create_default_context(cafile=str(cert))
-    request = urllib.request.Request(
-        f"https://127.0.0.1:{port}/mutate", data=json.dumps(review).encode(),
-        headers={"Content-Type": "application/json"}, method="POST",
-    )  # fmt: skip
-    with urllib.request.urlopen(request, context=tls, timeout=5) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
+    return post(port, cert, review, "/mutate")
 
 
 def mutated(port: int, cert: Path, pod: dict[str, Any], namespace: str = "ml") -> dict[str, Any]:

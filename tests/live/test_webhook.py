@@ -59,10 +59,10 @@ def admission_review(
     }
 
 
-def post(port: int, cert: Path, review: dict[str, Any]) -> dict[str, Any]:
+def post(port: int, cert: Path, review: dict[str, Any], path: str = "/validate") -> dict[str, Any]:
     tls = ssl.create_default_context(cafile=str(cert))
     request = urllib.request.Request(
-        f"https://127.0.0.1:{port}/validate", data=json.dumps(review).encode(),
+        f"https://127.0.0.1:{port}{path}", data=json.dumps(review).encode(),
         headers={"Content-Type": "application/json"}, method="POST",
     )  # fmt: skip
     with urllib.request.urlopen(request, context=tls, timeout=5) as response:
