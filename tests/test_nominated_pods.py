@@ -206,3 +206,27 @@ def test_the_offline_loop_starts_with_the_snapshot_nominations() -> None:
     assert outcomes["hi"].node is None  # not eligible: a lower-priority pod is terminating on n
     assert outcomes["lo"].node is None
     assert outcomes["lo"].message.startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
+
+
+def test_cached_first_passes_equal_fresh_ones() -> None:
+    """The first-pass cache (per class, priority and row) against no cache at all: same placements and
+    messages for a queue of mixed pods over nodes where preemptors of several priorities wait."""
+
+    def run(use_cache: bool) -> list[tuple[str | None, str]]:
+        objs: list[dict[str, Any]] = []
+        for i in range(12):
+            objs.append(make_node(f"n{i:02d}").gpus(8).obj())
+            objs.append(make_pod(f"r{i:02d}").gpu(i % 5).on(f"n{i:02d}").obj())
+        snap = build_snapshot([("t", o) for o in objs])
+        s = Scheduler(
+            Framework(default_profile(), in_tree_registry()),
+            ClusterState(snap.nodes, snap.pods),
+            use_cache=use_cache,
+        )
+        for k in range(6):
+            waiting = make_pod(f"w{k}").gpu(2 + k % 3).priority(10 * k).parsed()
+            s.cluster.nominate(waiting, f"n{(2 * k) % 12:02d}")
+        pods = [make_pod(f"p{j:02d}").gpu(1 + j % 4).priority(15 * (j % 4)).parsed() for j in range(40)]
+        return [(o.node, o.message) for o in run_queue(s, pods)]
+
+    assert run(True) == run(False)

@@ -53,6 +53,9 @@ from kubegpu.sources import read_path
 @click.option("--metrics-port", type=int, default=10259, show_default=True,
               help="Port of /healthz and /metrics (plain HTTP); 0 picks a free one.")  # fmt: skip
 @click.option("--metrics-bind-address", default="0.0.0.0", show_default=True)
+@click.option("--checkpoint-deadline", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds preemption victims get to report kubegpu.io/last-checkpoint-time after "
+              "kubegpu.io/checkpoint-requested before they are evicted; 0 evicts at once.")  # fmt: skip
 @click.option("-v", "--verbose", count=True, help="-v: info logs, -vv: debug logs.")
 def scheduler(
     kubeconfig: str | None,
@@ -71,6 +74,7 @@ def scheduler(
     pod_max_backoff: float,
     metrics_port: int,
     metrics_bind_address: str,
+    checkpoint_deadline: float,
     verbose: int,
 ) -> None:
     """Run kubegpu as a second scheduler: bind the pods with spec.schedulerName = --scheduler-name."""
@@ -89,6 +93,7 @@ def scheduler(
         lease=lease,
         initial_backoff_s=pod_initial_backoff,
         max_backoff_s=pod_max_backoff,
+        checkpoint_deadline_s=checkpoint_deadline,
     )
     try:
         api = KubeApi.from_kubeconfig(

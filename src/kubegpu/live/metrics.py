@@ -7,7 +7,10 @@ The scheduler exports, on its own ``CollectorRegistry`` (never the process-globa
 * ``scheduler_scheduling_attempt_duration_seconds{result, profile}`` — the cycle plus binding, with
   upstream's buckets (1 ms doubling, 15 buckets);
 * ``scheduler_pending_pods{queue}`` — ``active``, ``backoff``, ``unschedulable``;
-* ``leader_election_master_status{name}`` — 1 while this replica holds the Lease (client-go's metric).
+* ``leader_election_master_status{name}`` — 1 while this replica holds the Lease (client-go's metric);
+* ``kubegpu_preemption_victims_total{checkpointed}`` and ``kubegpu_preemption_lost_gpu_seconds_total``
+  — pods evicted by preemption (``checkpointed="true"`` when evicted after a fresh checkpoint of the
+  handshake) and the GPU-seconds lost since their last checkpoints (kubegpu's own, R14.3).
 
 ``serve`` runs a threaded HTTP server on a port (0 picks a free one; the bound port is returned):
 ``/healthz`` answers ``ok`` (503 before the component has started) and ``/metrics`` the text exposition.
@@ -58,12 +61,27 @@ class SchedulerMetrics:
             ["queue"],
             registry=self.registry,
         )
+        self.victims = Counter(
+            "kubegpu_preemption_victims",
+            "Pods evicted by preemption, by whether they checkpointed after the request first.",
+            ["checkpointed"],
+            registry=self.registry,
+        )
+        self.lost = Counter(
+            "kubegpu_preemption_lost_gpu_seconds",
+            "GPU-seconds of work lost by preemption: per victim, GPUs x seconds since its last checkpoint.",
+            registry=self.registry,
+        )
         self.leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.",
             ["name"],
             registry=self.registry,
         )
+
+    def observe_victim(self, checkpointed: bool, lost_gpu_seconds: int) -> None:
+        self.victims.labels("true" if checkpointed else "false").inc()
+        self.lost.inc(lost_gpu_seconds)
 
     def observe_attempt(self, result: str, seconds: float) -> None:
         self.attempts.labels(result, self.profile).inc()

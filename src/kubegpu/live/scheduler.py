@@ -29,6 +29,11 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
 * **preemption**: the core's victims are evicted through the Eviction API (``policy/v1``, so the API
   server enforces PDBs), each gets upstream's ``Preempted`` event, and the preemptor's
   ``status.nominatedNodeName`` is set.
+* **checkpoint handshake** (``--checkpoint-deadline SECONDS``, ``live.checkpoint``): instead of
+  evicting at once, the victims are annotated ``kubegpu.io/checkpoint-requested`` and the preemptor is
+  nominated; a victim is evicted when it reports ``kubegpu.io/last-checkpoint-time`` at or after the
+  request, or when the deadline passes. Every preemption's cost (GPU-seconds lost since each victim's
+  last checkpoint) is logged and counted in ``/metrics``.
 * **leadership**: with leader election on, nothing is bound, evicted or patched unless this replica holds
   the Lease (checked before every write); losing it ends the process (exit code 1), as kube-scheduler.
 * **devices** (``--profile kubegpu``): the core's GpuDeviceFit picks device IDs at Reserve; they travel
@@ -60,15 +65,17 @@ from typing import Any
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.errors import InputError
 from kubegpu.explain.engine import plugin_config_for
-from kubegpu.kube.client import ApiError, KubeApi
+from kubegpu.kube.client import MERGE_PATCH, ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.leader import LeaderElector, LeaseConfig
 from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait, rfc3339
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.metrics import SchedulerMetrics
 from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.podgroup import eviction_cost
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, Assignment
 from kubegpu.scheduler.framework import Framework
@@ -99,6 +106,7 @@ class LiveConfig:
     max_backoff_s: float = MAX_BACKOFF_S
     min_watch_timeout_s: int = 300
     seed: int = 0
+    checkpoint_deadline_s: float = 0.0  # > 0: ask victims to checkpoint, evict after it or the deadline
 
 
 def pod_path(namespace: str, name: str, sub: str = "") -> str:
@@ -130,6 +138,9 @@ class LiveScheduler:
         self.scheduler: Scheduler | None = None
         self._nodes_dirty = True
         self.recorder = EventRecorder(api, config.scheduler_name)
+        self.handshakes = (
+            Handshakes(config.checkpoint_deadline_s) if config.checkpoint_deadline_s > 0 else None
+        )
         self._binder = ThreadPoolExecutor(max_workers=BIND_WORKERS, thread_name_prefix="binder")
         self.elector: LeaderElector | None = None
         if config.leader_elect:
@@ -176,6 +187,7 @@ class LiveScheduler:
     def step(self, wait_s: float) -> None:
         """Apply pending informer events, then run at most one scheduling cycle (or wait for work)."""
         self._drain_events(block_s=0.0)
+        self._advance_handshakes()
         pod = self.queue.pop() if self.synced >= REQUIRED_KINDS and self.is_leader() else None
         self._publish_depths()
         if pod is None:
@@ -278,11 +290,16 @@ class LiveScheduler:
         if pod.node_name:
             self.queue.remove(key)
             self._unnominate(key)
+            self._handshake_done(key, "bound")
             self.assumed.pop(key, None)  # the watch confirms our binding (or shows someone else's)
             if pod.is_terminal:
                 self._release(key, move=True)
+                if self.handshakes is not None:
+                    self.handshakes.gone(key)
             else:
                 self._place(pod)
+                if self.handshakes is not None and (ev := self.handshakes.updated(pod, _now())) is not None:
+                    self._evict_waited(ev)
             return
         if key in self.assumed:
             return  # an event older than our successful binding; the binding's event follows
@@ -310,6 +327,9 @@ class LiveScheduler:
 
     def _delete_pod(self, key: PodKey) -> None:
         self._unnominate(key)
+        if self.handshakes is not None:
+            self.handshakes.gone(key)
+            self._handshake_done(key, "deleted")
         self.queue.remove(key)
         self.assumed.pop(key, None)
         self.pods.pop(key, None)
@@ -466,35 +486,120 @@ class LiveScheduler:
 
     def _unschedulable(self, pod: Pod, result: ScheduleResult) -> None:
         nominated = ""
-        if result.victims and result.nominated_node and self.is_leader():
-            nominated = self._preempt(pod, result)
+        clear = result.clears_nomination and bool(pod.nominated_node_name)
+        wait = self.handshakes.waits.get(pod.key) if self.handshakes is not None else None
+        if wait is not None:
+            # its victims are checkpointing: keep the room, start no second preemption
+            if self.scheduler is not None:
+                self.scheduler.cluster.nominate(pod, wait.node)
+            clear = False
+        elif result.victims and result.nominated_node and self.is_leader():
+            if self.handshakes is not None:
+                nominated = self._request_checkpoints(pod, result)
+            else:
+                nominated = self._preempt(pod, result)
             if not nominated:  # an eviction was refused: the core's nomination does not hold
                 self._unnominate(pod.key)
-        clear = result.clears_nomination and bool(pod.nominated_node_name)
         self._record_failure(pod, result.message, REASON_UNSCHEDULABLE, nominated, clear)
         self.queue.requeue_unschedulable(pod)
 
     def _preempt(self, pod: Pod, result: ScheduleResult) -> str:
         """Evict the victims through the Eviction API; the nominated node if every eviction went through."""
+        now = _now()
+        costs: dict[PodKey, int] = {}
         for victim in result.victims:
-            eviction = {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"namespace": victim.namespace, "name": victim.name},
-            }
-            try:
-                self.api.post(pod_path(victim.namespace, victim.name, "eviction"), eviction)
-            except ApiError as exc:
-                log.warning("evicting %s for %s failed: %s", victim.key, pod.key, exc)
+            if not self._evict(victim, pod, result.nominated_node):
                 return ""
-            self._event(
-                victim,
-                "Normal",
-                "Preempted",
-                "Preempting",
-                f"Preempted by pod {pod.uid} on node {result.nominated_node}",
-            )
+            costs[victim.key] = eviction_cost(victim, now)
+            self.metrics.observe_victim(False, costs[victim.key])
+        self._report_cost(pod, result.nominated_node, costs, set())
         return result.nominated_node
+
+    def _evict(self, victim: Pod, preemptor: Pod, node: str) -> bool:
+        """One victim through the Eviction API (PDB-aware), with upstream's ``Preempted`` event."""
+        eviction = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"namespace": victim.namespace, "name": victim.name},
+        }
+        try:
+            self.api.post(pod_path(victim.namespace, victim.name, "eviction"), eviction)
+        except ApiError as exc:
+            log.warning("evicting %s for %s failed: %s", victim.key, preemptor.key, exc)
+            return False
+        note = f"Preempted by pod {preemptor.uid} on node {node}"
+        self._event(victim, "Normal", "Preempted", "Preempting", note)
+        return True
+
+    def _request_checkpoints(self, pod: Pod, result: ScheduleResult) -> str:
+        """Start the handshake: annotate the victims, nominate the preemptor, evict later."""
+        assert self.handshakes is not None
+        wait = self.handshakes.start(pod, result.nominated_node, result.victims, _now(), time.monotonic())
+        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: rfc3339(wait.requested_at)}}}
+        for victim in result.victims:
+            try:
+                self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
+            except ApiError as exc:  # it is evicted at the deadline all the same
+                log.warning("requesting a checkpoint of %s failed: %s", victim.key, exc)
+        log.info(
+            "preempting for %s on %s: asked %s to checkpoint within %.0f s",
+            pod.key, wait.node, ", ".join(sorted(v.key for v in result.victims)), self.handshakes.deadline_s,
+        )  # fmt: skip
+        return wait.node
+
+    def _advance_handshakes(self) -> None:
+        """Evict the victims whose deadline passed; close the waits with nothing left to evict."""
+        if self.handshakes is None or not self.handshakes.waits or not self.is_leader():
+            return
+        for ev in self.handshakes.due(_now(), time.monotonic()):
+            self._evict_waited(ev)
+        for key in list(self.handshakes.waits):
+            self._handshake_done(key, "")
+
+    def _evict_waited(self, ev: Eviction) -> None:
+        if not self.is_leader():
+            return
+        if self._evict(ev.victim, ev.wait.preemptor, ev.wait.node):
+            self.metrics.observe_victim(ev.checkpointed, ev.lost_gpu_seconds)
+            self._handshake_done(ev.wait.preemptor.key, "")
+            return
+        # refused (a PDB): the preemption is off, as an immediate one would be
+        assert self.handshakes is not None
+        self.handshakes.cancel(ev.wait.preemptor.key)
+        self._unnominate(ev.wait.preemptor.key)
+        preemptor = self.pods.get(ev.wait.preemptor.key)
+        if preemptor is not None:
+            try:
+                self.api.patch(
+                    pod_path(preemptor.namespace, preemptor.name, "status"),
+                    {"status": {"nominatedNodeName": None}},
+                )
+            except ApiError as exc:
+                log.warning("clearing the nomination of %s failed: %s", preemptor.key, exc)
+
+    def _handshake_done(self, preemptor: PodKey, why: str) -> None:
+        """Report a finished wait (every victim evicted or gone); ``why`` cancels an unfinished one."""
+        if self.handshakes is None:
+            return
+        wait: Wait | None = self.handshakes.cancel(preemptor) if why else self.handshakes.finished(preemptor)
+        if wait is None:
+            return
+        if why and wait.victims:
+            log.info(
+                "checkpoint handshake for %s ended (%s) before evicting %s", preemptor, why, len(wait.victims)
+            )
+        self._report_cost(wait.preemptor, wait.node, wait.costs, wait.checkpointed)
+
+    def _report_cost(self, pod: Pod, node: str, costs: dict[PodKey, int], checkpointed: set[PodKey]) -> None:
+        if not costs:
+            return
+        parts = ", ".join(
+            f"{k} {c} GPU-s{' (checkpointed)' if k in checkpointed else ''}" for k, c in sorted(costs.items())
+        )
+        log.info(
+            "preemption for %s on %s cost %d GPU-seconds since the victims' last checkpoints: %s",
+            pod.key, node, sum(costs.values()), parts,
+        )  # fmt: skip
 
     def _record_failure(
         self, pod: Pod, message: str, reason: str, nominated: str = "", clear_nomination: bool = False
@@ -537,6 +642,10 @@ class LiveScheduler:
     def _publish_depths(self) -> None:
         self.metrics.set_queue_depths(self.queue.depths())
         self.metrics.set_leader(self.is_leader())
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
 
 
 def _meta(raw: dict[str, Any], key: str) -> str:

@@ -18,7 +18,8 @@ Node order follows the scheduler cache's node tree: nodes interleaved round-robi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,7 @@ FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 IntArray = npt.NDArray[np.int64]
 NO_PODS = np.iinfo(np.int64).max
+NO_NOMINATION = np.iinfo(np.int64).min
 
 
 def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
@@ -139,6 +141,9 @@ class ClusterState:
         self.orphans: list[Pod] = []  # assigned to a node the snapshot does not hold
         self.nominated: dict[int, dict[PodKey, Pod]] = {}  # node → pending pods nominated to it
         self.nominated_to: dict[PodKey, int] = {}
+        # per node: the highest nominated priority (int64 min: none) and a counter bumped on every change
+        self.nominated_top: IntArray = np.full(n, NO_NOMINATION, dtype=np.int64)
+        self.nominated_version: IntArray = np.zeros(n, dtype=np.int64)
         for pod in pods:
             if pod.node_name and not pod.is_terminal:
                 idx = self.index.get(pod.node_name)
@@ -231,6 +236,7 @@ class ClusterState:
         if idx is not None:
             self.nominated.setdefault(idx, {})[pod.key] = pod
             self.nominated_to[pod.key] = idx
+            self._nominations_changed(idx)
 
     def unnominate(self, key: PodKey) -> None:
         """Forget ``key``'s nomination (upstream ``DeleteNominatedPodIfExists``)."""
@@ -240,6 +246,12 @@ class ClusterState:
             pods.pop(key, None)
             if not pods:
                 del self.nominated[idx]
+            self._nominations_changed(idx)
+
+    def _nominations_changed(self, idx: int) -> None:
+        pods = self.nominated.get(idx, {})
+        self.nominated_top[idx] = max((p.priority for p in pods.values()), default=NO_NOMINATION)
+        self.nominated_version[idx] += 1
 
     def nominated_node(self, pod: Pod) -> str:
         """The node ``pod`` is nominated to: this state's record, else its ``status.nominatedNodeName``."""
@@ -252,11 +264,21 @@ class ClusterState:
         pods = self.nominated.get(idx)
         if not pods:
             return []
+        own = pod.key
         return [
-            p
-            for k, p in pods.items()
-            if p.priority >= pod.priority and k != pod.key and k not in self.placement
+            p for k, p in pods.items() if p.priority >= pod.priority and k != own and k not in self.placement
         ]
+
+    @contextmanager
+    def what_if(self) -> Iterator[None]:
+        """Changes made inside are rolled back on exit, node generations and the clock included: the
+        state is exactly as before, so filter results cached against generations stay valid."""
+        mark, clock, generation = self.mark(), self.clock, self.generation.copy()
+        try:
+            yield
+        finally:
+            self.rollback(mark)
+            self.clock, self.generation = clock, generation
 
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""

@@ -363,43 +363,13 @@ class Framework:
         nominated = cluster.nominated_for(node.idx, pod)
         if not nominated:
             return self.run_filters(state, pod, node)
-        mark = cluster.mark()
-        try:
+        with cluster.what_if():
             for p in nominated:
                 cluster.add_pod(p, node.idx)
             status = self.run_filters(state, pod, node)
-        finally:
-            cluster.rollback(mark)
         if not status.is_success:
             return status
         return self.run_filters(state, pod, node)
-
-    def filter_rows_with_nominated(
-        self,
-        state: CycleState,
-        pod: Pod,
-        cluster: ClusterState,
-        plain: tuple[Codes, npt.NDArray[np.int16], ReasonIds],
-    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
-        """``run_filters_with_nominated`` over every node, given the plain pass's results for all rows:
-        only rows with outranking nominated pods run the first pass; where it rejects, its status
-        replaces the plain one. Returns ``plain`` itself (not a copy) when no row has one."""
-        rows = [i for i in cluster.nominated if cluster.nominated_for(i, pod)] if cluster.nominated else []
-        if not rows:
-            return plain
-        picked = np.array(sorted(rows), dtype=np.intp)
-        mark = cluster.mark()
-        try:
-            for i in picked:
-                for p in cluster.nominated_for(int(i), pod):
-                    cluster.add_pod(p, int(i))
-            c, pl, r = self.filter_rows(state, pod, cluster, picked)
-        finally:
-            cluster.rollback(mark)
-        codes, plugins, reasons = plain[0].copy(), plain[1].copy(), plain[2].copy()
-        hit = c != 0
-        codes[picked[hit]], plugins[picked[hit]], reasons[picked[hit]] = c[hit], pl[hit], r[hit]
-        return codes, plugins, reasons
 
     def run_scores(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows

@@ -70,6 +70,25 @@ class _CacheEntry:
     clock: int
 
 
+@dataclass
+class _FirstPass:
+    """Cached first-pass (nominated pods placed) filter results per row, with what they were valid for."""
+
+    codes: Codes
+    plugins: npt.NDArray[np.int16]
+    reasons: ReasonIds
+    generation: npt.NDArray[np.int64]
+    version: npt.NDArray[np.int64]
+
+    @classmethod
+    def empty(cls, n: int) -> _FirstPass:
+        stale = np.full(n, -1, dtype=np.int64)
+        return cls(
+            np.zeros(n, dtype=np.int8), np.full(n, -1, dtype=np.int16), np.zeros(n, dtype=np.int32),
+            stale, stale.copy(),
+        )  # fmt: skip
+
+
 class Scheduler:
     """Runs scheduling cycles of one profile over one ``ClusterState``."""
 
@@ -94,14 +113,19 @@ class Scheduler:
         self.next_start_node_index = 0
         self.use_cache = use_cache
         self._cache: dict[Hashable, _CacheEntry] = {}
+        self._nominated_cache: dict[tuple[Hashable, int], _FirstPass] = {}  # (class, priority) → rows
+
+    def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The pod's equivalence class for cached filter results (None: evaluate fresh)."""
+        key = self.framework.signature(pod) if self.use_cache else None
+        return None if key is None else (key, frozenset(state.skip_filter))
 
     def filter_all(self, state: CycleState, pod: Pod) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Filter results for every node (cached per equivalence class, refreshed where nodes changed)."""
         n = len(self.cluster)
         all_rows = np.arange(n, dtype=np.intp)
-        key = self.framework.signature(pod) if self.use_cache else None
+        key = self.class_key(state, pod)
         if key is not None:
-            key = (key, frozenset(state.skip_filter))
             entry = self._cache.get(key)
             if entry is not None:
                 dirty = np.flatnonzero(self.cluster.generation > entry.clock)
@@ -114,6 +138,51 @@ class Scheduler:
         if key is not None:
             self._cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock)
             return codes.copy(), plugins.copy(), reasons.copy()
+        return codes, plugins, reasons
+
+    def with_nominated(
+        self, state: CycleState, pod: Pod, plain: tuple[Codes, npt.NDArray[np.int16], ReasonIds]
+    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
+        """Upstream ``RunFilterPluginsWithNominatedPods`` over every node, given the plain pass (which is
+        the second pass): rows with pods nominated at the pod's priority or higher run the first pass with
+        them placed, and where it rejects, its status replaces the plain one. ``plain`` itself comes back
+        when no row rejects. First-pass results are cached per equivalence class and priority, per row,
+        valid while the row's generation and its nominations stay the same."""
+        cluster = self.cluster
+        if not cluster.nominated:
+            return plain
+        rows = np.flatnonzero(cluster.nominated_top >= pod.priority)
+        if rows.size == 0:
+            return plain
+        key = self.class_key(state, pod)
+        entry = self._nominated_cache.get((key, pod.priority)) if key is not None else None
+        if entry is None:
+            entry = _FirstPass.empty(len(cluster))
+            if key is not None:
+                self._nominated_cache[(key, pod.priority)] = entry
+        fresh = (entry.generation[rows] == cluster.generation[rows]) & (
+            entry.version[rows] == cluster.nominated_version[rows]
+        )
+        own = cluster.nominated_to.get(pod.key)  # the pod's own nomination is left out: not shareable
+        if own is not None:
+            fresh &= rows != own
+        todo = rows[~fresh]
+        if todo.size:
+            with cluster.what_if():
+                for i in todo:
+                    for p in cluster.nominated_for(int(i), pod):
+                        cluster.add_pod(p, int(i))
+                c, pl, r = self.framework.filter_rows(state, pod, cluster, todo)
+            entry.codes[todo], entry.plugins[todo], entry.reasons[todo] = c, pl, r
+            entry.generation[todo] = cluster.generation[todo]
+            entry.version[todo] = cluster.nominated_version[todo]
+            if own is not None:
+                entry.version[own] = -1
+        hit = rows[entry.codes[rows] != 0]  # a failing first pass is the node's status
+        if hit.size == 0:
+            return plain
+        codes, plugins, reasons = plain[0].copy(), plain[1].copy(), plain[2].copy()
+        codes[hit], plugins[hit], reasons[hit] = entry.codes[hit], entry.plugins[hit], entry.reasons[hit]
         return codes, plugins, reasons
 
     def evaluate_nominated_node(self, state: CycleState, pod: Pod) -> npt.NDArray[np.intp] | None:
@@ -147,9 +216,7 @@ class Scheduler:
         fast = self.evaluate_nominated_node(state, pod)
         if fast is not None:
             return fast, diagnosis
-        codes, plugins, reasons = self.framework.filter_rows_with_nominated(
-            state, pod, self.cluster, self.filter_all(state, pod)
-        )
+        codes, plugins, reasons = self.with_nominated(state, pod, self.filter_all(state, pod))
         candidates = np.ones(n, dtype=bool)
         if names is not None:
             candidates[:] = False

@@ -1,0 +1,127 @@
+"""The checkpoint handshake of preemption (issue 6 item 5): ``kubegpu scheduler --checkpoint-deadline``
+as a real process against the emulated API server.
+
+Pins kubegpu's own protocol (no upstream counterpart): the chosen victims get
+``kubegpu.io/checkpoint-requested: <RFC 3339>``; the preemptor is nominated to the node meanwhile; a
+victim that reports ``kubegpu.io/last-checkpoint-time`` at or after the request is evicted at once,
+one that does not is evicted when the deadline passes; both through the Eviction API. The cost is
+GPUs x seconds since the last checkpoint (``model.podgroup``: worked example there), counted in
+``kubegpu_preemption_lost_gpu_seconds_total``. The workload's report is a merge patch over HTTP, as
+``kubectl annotate`` sends it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import time
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from tests.live.apiserver import RunningApiServer, wait_until
+from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.test_scheduler import node_of
+
+HOUR_AGO = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def victim_and_preemptor(api: RunningApiServer) -> None:
+    api.emulator.create("nodes", gpu_node("gpu-1"))
+    victim = gpu_pod("trainer", 8, node="gpu-1")
+    victim["status"]["startTime"] = HOUR_AGO
+    api.emulator.create("pods", victim)
+    api.emulator.create("pods", gpu_pod("urgent", 4, priority=1000))
+
+
+def requested(api: RunningApiServer) -> str:
+    pod = api.emulator.get("pods", "ml", "trainer") or {}
+    return str(
+        (pod.get("metadata", {}).get("annotations") or {}).get("kubegpu.io/checkpoint-requested") or ""
+    )
+
+
+def metrics_of(component: Component) -> str:
+    port = re.search(r"/metrics on port (\d+)", component.output())
+    assert port, component.output()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/metrics", timeout=5) as r:
+        return str(r.read().decode())
+
+
+def metric(text: str, name: str) -> float:
+    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def annotate(api: RunningApiServer, name: str, annotations: dict[str, Any]) -> None:
+    body = json.dumps({"metadata": {"annotations": annotations}}).encode()
+    request = urllib.request.Request(
+        f"{api.url}/api/v1/namespaces/ml/pods/{name}", data=body, method="PATCH",
+        headers={"Content-Type": "application/merge-patch+json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def test_a_victim_that_checkpoints_is_evicted_at_once_and_costs_little(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    victim_and_preemptor(api)
+    scheduler = start_scheduler("replica-a", "--checkpoint-deadline", "60")
+    asked = wait_until(lambda: requested(api), what="checkpoint requested")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", asked)
+    urgent = wait_until(
+        lambda: (api.emulator.get("pods", "ml", "urgent") or {}).get("status", {}).get("nominatedNodeName"),
+        what="nominated",
+    )
+    assert urgent == "gpu-1"
+    assert node_of(api, "trainer") == "gpu-1" and node_of(api, "urgent") == ""  # waiting, not evicted
+    assert api.emulator.requests_to("POST", r".*/pods/trainer/eviction") == []
+
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # the workload saved its state
+    annotate(api, "trainer", {"kubegpu.io/last-checkpoint-time": now})
+    wait_until(lambda: node_of(api, "urgent") == "gpu-1", timeout=20, what="urgent bound")  # far before 60 s
+    assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/trainer/eviction")] == [201]
+    text = metrics_of(scheduler)
+    assert metric(text, 'kubegpu_preemption_victims_total{checkpointed="true"}') == 1.0
+    assert metric(text, 'kubegpu_preemption_victims_total{checkpointed="false"}') == 0.0
+    # 8 GPUs x the few seconds between the checkpoint and the eviction (an hour's work saved)
+    assert 0 <= metric(text, "kubegpu_preemption_lost_gpu_seconds_total") <= 8 * 10
+    assert re.search(
+        r"preemption for ml/urgent on gpu-1 cost \d+ GPU-seconds .*ml/trainer \d+ GPU-s \(checkpointed\)",
+        scheduler.output(),
+    )
+
+
+def test_a_victim_that_stays_silent_is_evicted_at_the_deadline_with_its_hour_lost(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    victim_and_preemptor(api)
+    scheduler = start_scheduler("replica-a", "--checkpoint-deadline", "2")
+    wait_until(lambda: requested(api), what="checkpoint requested")
+    assert node_of(api, "trainer") == "gpu-1"  # the deadline has not passed yet
+    wait_until(lambda: node_of(api, "urgent") == "gpu-1", timeout=20, what="urgent bound after the deadline")
+    assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/trainer/eviction")] == [201]
+    text = metrics_of(scheduler)
+    assert metric(text, 'kubegpu_preemption_victims_total{checkpointed="false"}') == 1.0
+    lost = metric(text, "kubegpu_preemption_lost_gpu_seconds_total")
+    assert 8 * 3600 <= lost <= 8 * (3600 + 60)  # started an hour ago, never checkpointed
+
+
+def test_a_preemptor_that_fits_elsewhere_meanwhile_evicts_nobody(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """Capacity appearing during the wait (a new node) binds the preemptor there; the wait is cancelled
+    and the victim keeps running past the deadline."""
+    victim_and_preemptor(api)
+    scheduler = start_scheduler("replica-a", "--checkpoint-deadline", "2")
+    wait_until(lambda: requested(api), what="checkpoint requested")
+    api.emulator.create("nodes", gpu_node("gpu-2"))
+    wait_until(lambda: node_of(api, "urgent") == "gpu-2", timeout=20, what="urgent bound to the new node")
+    wait_until(
+        lambda: "checkpoint handshake for ml/urgent ended (bound)" in scheduler.output(), what="cancelled"
+    )
+    time.sleep(2.5)  # past the deadline
+    assert api.emulator.requests_to("POST", r".*/pods/trainer/eviction") == []
+    assert node_of(api, "trainer") == "gpu-1"
