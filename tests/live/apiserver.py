@@ -50,6 +50,8 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
     "namespaces": ("", "v1", "Namespace", False),
     "nodes": ("", "v1", "Node", False),
     "pods": ("", "v1", "Pod", True),
+    "resourcequotas": ("", "v1", "ResourceQuota", True),
+    "limitranges": ("", "v1", "LimitRange", True),
     "priorityclasses": ("scheduling.k8s.io", "v1", "PriorityClass", False),
     "poddisruptionbudgets": ("policy", "v1", "PodDisruptionBudget", True),
     "leases": ("coordination.k8s.io", "v1", "Lease", True),

@@ -19,12 +19,13 @@ from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.sim.bench import (
     RunResult,
     default_data_dir,
+    load_trace,
     parse_seeds,
     published_unallocated,
     run_grid,
     table,
 )
-from kubegpu.sim.replay import compare_policies
+from kubegpu.sim.replay import compare_policies, replay
 
 
 def _data_dir(data: Path | None) -> Path:
@@ -114,17 +115,45 @@ def bench_openb(
 @click.option("--policy", "policies", default="BestFit,FGD", show_default=True, help="Before,after policies.")
 @click.option("--seed", type=int, default=42, show_default=True)
 @click.option("--nodes", type=int, default=None, help="Use only the first N nodes (a smaller cluster).")
-def simulate(data: Path | None, trace: str, policies: str, seed: int, nodes: int | None) -> None:
-    """Replay an openb trace (pods arrive at creation_time, leave at deletion_time) under two policies."""
+@click.option("--kube", is_flag=True, help="Replay onto a live cluster's free capacity (read-only).")
+@click.option("--context", default=None, help="kubeconfig context for --kube.")
+@click.option("--kubeconfig", default=None, help="kubeconfig file for --kube.")
+@click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube.")
+def simulate(
+    data: Path | None,
+    trace: str,
+    policies: str,
+    seed: int,
+    nodes: int | None,
+    kube: bool,
+    context: str | None,
+    kubeconfig: str | None,
+    in_cluster: bool,
+) -> None:
+    """Replay an openb trace (pods arrive at creation_time, leave at deletion_time) under two policies.
+
+    With --kube the trace meets a live cluster's free capacity now instead of the trace's own nodes."""
     folder = _data_dir(data)
     names = [p.strip() for p in policies.split(",") if p.strip()]
     if len(names) != 2 or any(p not in PACKING_POLICIES for p in names):
         raise click.UsageError(f"--policy takes two of {', '.join(PACKING_POLICIES)}, e.g. BestFit,FGD")
+    where = f"openb {trace}"
     try:
-        before, after = compare_policies(folder, trace, names[0], names[1], seed, node_limit=nodes)
+        if kube:
+            from kubegpu.replay_input import free_capacity_nodes, without_gpu_models
+            from kubegpu.sources import load_live
+
+            live_nodes = free_capacity_nodes(load_live(context, kubeconfig, in_cluster))[:nodes]
+            if not live_nodes:
+                raise click.ClickException("the cluster has no schedulable nodes to replay onto")
+            pods = without_gpu_models(load_trace(folder, trace))
+            before, after = (replay(live_nodes, pods, name, seed) for name in names)
+            where += f" on the free capacity of {len(live_nodes)} live node(s)"
+        else:
+            before, after = compare_policies(folder, trace, names[0], names[1], seed, node_limit=nodes)
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
-    t = Table(title=f"openb {trace}, replayed (seed {seed})")
+    t = Table(title=f"{where}, replayed (seed {seed})")
     t.add_column("metric")
     t.add_column(f"before: {names[0]}", justify="right")
     t.add_column(f"after: {names[1]}", justify="right")
