@@ -316,11 +316,12 @@ def test_preemption_evicts_the_victim_nominates_the_node_then_binds(
     """Pins DefaultPreemption's outcome on a cluster: the FitError message without a preemption part
     (PostFilter succeeded), ``status.nominatedNodeName`` on the preemptor, the victim's Normal
     ``Preempted`` event (``Preempted by pod <uid> on node <node>``, action Preempting); the victim leaves
-    through the Eviction API, and the preemptor is bound once the capacity is free."""
+    through the Eviction API, and the preemptor is bound once the capacity is free. kubegpu's cost report:
+    the victim never started (no startTime), so it loses 0 GPU-seconds."""
     api.emulator.create("nodes", gpu_node("gpu-1"))
     api.emulator.create("pods", gpu_pod("low", 8, node="gpu-1"))
     high = api.emulator.create("pods", gpu_pod("high", 4, priority=1000))
-    start_scheduler()
+    scheduler = start_scheduler()
 
     wait_until(lambda: node_of(api, "high"), what="high bound")
     assert api.emulator.get("pods", "ml", "low") is None
@@ -335,6 +336,10 @@ def test_preemption_evicts_the_victim_nominates_the_node_then_binds(
     ]
     pod = api.emulator.get("pods", "ml", "high")
     assert pod is not None and pod["status"]["nominatedNodeName"] == "gpu-1"
+    assert (
+        "preemption for ml/high on gpu-1 cost 0 GPU-seconds since the victims' last checkpoints: ml/low 0 GPU-s"
+        in scheduler.output()
+    )
 
 
 def test_an_eviction_refused_by_a_pdb_leaves_the_victim_running_and_nominates_nothing(

@@ -507,13 +507,15 @@ class LiveScheduler:
         """Evict the victims through the Eviction API; the nominated node if every eviction went through."""
         now = _now()
         costs: dict[PodKey, int] = {}
+        evicted_all = True
         for victim in result.victims:
             if not self._evict(victim, pod, result.nominated_node):
-                return ""
+                evicted_all = False
+                break
             costs[victim.key] = eviction_cost(victim, now)
             self.metrics.observe_victim(False, costs[victim.key])
-        self._report_cost(pod, result.nominated_node, costs, set())
-        return result.nominated_node
+        self._report_cost(pod, result.nominated_node, costs, set())  # what was evicted is lost either way
+        return result.nominated_node if evicted_all else ""
 
     def _evict(self, victim: Pod, preemptor: Pod, node: str) -> bool:
         """One victim through the Eviction API (PDB-aware), with upstream's ``Preempted`` event."""
