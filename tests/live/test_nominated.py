@@ -73,3 +73,25 @@ def test_a_nomination_preemption_cannot_honour_is_cleared(
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
+
+
+def test_a_preemption_clears_lower_priority_nominations_on_its_node(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """Upstream ``prepareCandidate`` / ``getLowerPriorityNominatedPods``: after the prio-1000 pod preempts
+    on gpu-1, the prio-10 pod nominated there loses its ``nominatedNodeName`` (it cannot preempt itself:
+    ``preemptionPolicy: Never``, so nothing else would clear it)."""
+    api.emulator.create("nodes", gpu_node("gpu-1"))
+    api.emulator.create("pods", gpu_pod("low", 8, node="gpu-1"))
+    waiting = nominated_pod("mid", 8, 10, "gpu-1")
+    waiting["spec"]["preemptionPolicy"] = "Never"
+    api.emulator.create("pods", waiting)
+    api.emulator.create("pods", gpu_pod("high", 4, priority=1000))
+    start_scheduler()
+
+    wait_until(lambda: node_of(api, "high") == "gpu-1", what="high bound")
+    wait_until(
+        lambda: "nominatedNodeName" not in (api.emulator.get("pods", "ml", "mid") or {})["status"],
+        what="mid's nomination cleared",
+    )
+    assert node_of(api, "mid") == ""

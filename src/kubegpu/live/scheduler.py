@@ -515,7 +515,23 @@ class LiveScheduler:
             costs[victim.key] = eviction_cost(victim, now)
             self.metrics.observe_victim(False, costs[victim.key])
         self._report_cost(pod, result.nominated_node, costs, set())  # what was evicted is lost either way
-        return result.nominated_node if evicted_all else ""
+        if not evicted_all:
+            return ""
+        self._clear_lower_nominations(pod, result.nominated_node)
+        return result.nominated_node
+
+    def _clear_lower_nominations(self, pod: Pod, node: str) -> None:
+        """Upstream ``prepareCandidate``: pods of lower priority nominated to the node may no longer fit
+        there; their ``nominatedNodeName`` is cleared (``ClearNominatedNodeName``, only where the object
+        has one) so they look elsewhere. The watch's update then drops them from the nominator."""
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
+        idx = cluster.index.get(node) if cluster is not None else None
+        if cluster is None or idx is None:
+            return
+        for other in list(cluster.nominated.get(idx, {}).values()):
+            stored = self.pods.get(other.key)
+            if other.priority < pod.priority and stored is not None and stored.nominated_node_name:
+                self._clear_nomination(stored)
 
     def _evict(self, victim: Pod, preemptor: Pod, node: str) -> bool:
         """One victim through the Eviction API (PDB-aware), with upstream's ``Preempted`` event."""
@@ -543,6 +559,7 @@ class LiveScheduler:
                 self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
             except ApiError as exc:  # it is evicted at the deadline all the same
                 log.warning("requesting a checkpoint of %s failed: %s", victim.key, exc)
+        self._clear_lower_nominations(pod, wait.node)
         log.info(
             "preempting for %s on %s: asked %s to checkpoint within %.0f s",
             pod.key, wait.node, ", ".join(sorted(v.key for v in result.victims)), self.handshakes.deadline_s,
@@ -571,13 +588,16 @@ class LiveScheduler:
         self._unnominate(ev.wait.preemptor.key)
         preemptor = self.pods.get(ev.wait.preemptor.key)
         if preemptor is not None:
-            try:
-                self.api.patch(
-                    pod_path(preemptor.namespace, preemptor.name, "status"),
-                    {"status": {"nominatedNodeName": None}},
-                )
-            except ApiError as exc:
-                log.warning("clearing the nomination of %s failed: %s", preemptor.key, exc)
+            self._clear_nomination(preemptor)
+
+    def _clear_nomination(self, pod: Pod) -> None:
+        """Remove ``status.nominatedNodeName`` (a strategic-merge null); a failure is logged, not fatal."""
+        try:
+            self.api.patch(
+                pod_path(pod.namespace, pod.name, "status"), {"status": {"nominatedNodeName": None}}
+            )
+        except ApiError as exc:
+            log.warning("clearing the nomination of %s failed: %s", pod.key, exc)
 
     def _handshake_done(self, preemptor: PodKey, why: str) -> None:
         """Report a finished wait (every victim evicted or gone); ``why`` cancels an unfinished one."""
