@@ -85,6 +85,7 @@ PROFILES: dict[str, list[str]] = {
         "webhook.mutating.enabled=true", "webhook.mutating.visibleDevices=false",
         "webhook.mutating.schedulerName=kubegpu",
     ],
+    "checkpoint-handshake": ["scheduler.checkpointDeadline=120"],
 }  # fmt: skip
 
 # Kinds outside the Kubernetes schema: cert-manager's and the Prometheus Operator's CRDs.
@@ -259,6 +260,12 @@ def granted(docs: list[Doc], account: str) -> set[tuple[str, str, str, str]]:
     [
         ("defaults", "kubegpu-scheduler", SCHEDULER_RULES | LEASE_RULES),
         ("no-leader-election", "kubegpu-scheduler", SCHEDULER_RULES),
+        # live/scheduler.py's handshake merge-patches the victims' kubegpu.io/checkpoint-requested annotation
+        (
+            "checkpoint-handshake",
+            "kubegpu-scheduler",
+            SCHEDULER_RULES | LEASE_RULES | {("", "pods", "patch", "")},
+        ),
         ("all-components", "kubegpu-extender", EXTENDER_RULES),
         ("defaults", "kubegpu-webhook", WEBHOOK_RULES),
         ("mutating", "kubegpu-webhook", WEBHOOK_RULES),
@@ -309,11 +316,18 @@ def test_node_agent_reads_the_scheduler_choice_only_when_asked() -> None:
     assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in c["env"]
     args = container(objects("scheduler-choice"), "Deployment", "kubegpu-scheduler")["args"]
     assert "--profile=kubegpu" in args  # the profile that records the devices on the pod
+    ctx = device_plugin.make_context("device-plugin", list(c["args"]))
+    assert ctx.params["in_cluster"] is True
 
 
 def test_mutation_options_become_webhook_flags_only_when_not_the_default() -> None:
     args = container(objects("mutating-options"), "Deployment", "kubegpu-webhook")["args"]
     assert args[-2:] == ["--no-mutate-visible-devices", "--mutate-scheduler-name=kubegpu"]
+    # the mutation flags with stand-in TLS files: the ones the chart names exist only in the pod
+    tls = [f"--tls-cert-file={__file__}", f"--tls-private-key-file={__file__}"]
+    params = webhook.make_context("webhook", [*tls, *(a for a in args if "mutate" in a)]).params
+    assert (params["mutate_gpu_toleration"], params["mutate_visible_devices"]) == (True, False)
+    assert params["mutate_scheduler_name"] == "kubegpu"
     assert not [
         a for a in container(objects("mutating"), "Deployment", "kubegpu-webhook")["args"] if "mutate" in a
     ]
@@ -388,7 +402,7 @@ def container(docs: list[Doc], kind: str, name: str) -> Doc:
     return c
 
 
-@pytest.mark.parametrize("profile", ["all-components", "no-leader-election"])
+@pytest.mark.parametrize("profile", ["all-components", "no-leader-election", "checkpoint-handshake"])
 def test_scheduler_and_extender_args_parse_with_their_commands(profile: str) -> None:
     docs = objects(profile)
     args = container(docs, "Deployment", "kubegpu-scheduler")["args"]
@@ -396,6 +410,7 @@ def test_scheduler_and_extender_args_parse_with_their_commands(profile: str) -> 
     ctx = scheduler.make_context("scheduler", list(args[1:]))
     assert ctx.params["in_cluster"] is True and ctx.params["scheduler_name"] == "kubegpu"
     assert ctx.params["leader_elect"] is (profile != "no-leader-election")
+    assert ctx.params["checkpoint_deadline"] == (120.0 if profile == "checkpoint-handshake" else 0.0)
     if ctx.params["leader_elect"]:
         assert (ctx.params["lease_namespace"], ctx.params["lease_name"]) == (
             "kubegpu-system",
