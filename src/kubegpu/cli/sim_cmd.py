@@ -1,8 +1,8 @@
 """``kubegpu bench openb`` and ``kubegpu simulate``: the trace-driven simulator's commands (R9.2, R14.1).
 
 Thin: parse options, call ``kubegpu.sim``, render. ``bench openb`` runs the FGD paper's packing protocol
-over a grid of traces × policies × seeds on a local process pool; ``simulate`` replays one openb trace
-with creation and deletion times under two policies and prints a before/after table.
+over a grid of traces × policies × seeds on a local process pool or a Ray cluster; ``simulate`` replays
+one openb trace with creation and deletion times under two policies and prints a before/after table.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from kubegpu.sim.bench import (
     RunResult,
     default_data_dir,
     load_trace,
+    local_pool,
     parse_seeds,
     published_unallocated,
     run_grid,
     table,
 )
+from kubegpu.sim.ray_executor import ray_executor
 from kubegpu.sim.replay import compare_policies, replay
 
 
@@ -41,6 +43,11 @@ def _published(data: Path) -> dict[tuple[str, str], list[float]]:
     """The FGD artifact's results beside the data folder (``../fgd-atc23-results``), when present."""
     candidate = data.parent / "fgd-atc23-results" / "analysis_allo_discrete.csv"
     return published_unallocated(candidate) if candidate.is_file() else {}
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """The option was on the command line (not from its environment variable or default)."""
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 _data_option = click.option(
@@ -66,12 +73,36 @@ def bench() -> None:
 )
 @click.option("--seeds", default="42-51", show_default=True, help="e.g. 42-51 or 42,43.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output folder.")
-@click.option("--workers", type=int, default=None, help="Processes (default: one per CPU).")
+@click.option(
+    "--workers", type=int, default=None, help="Processes, or a local Ray's CPUs (default: one per CPU)."
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the runs execute: a local process pool, or Ray (extra: pip install 'kubegpu[ray]').",
+)
+@click.option(
+    "--ray-address",
+    envvar="RAY_ADDRESS",
+    default=None,
+    help="With --executor ray: an existing cluster, e.g. head-node:6379 (default: start a local Ray).",
+)
 def bench_openb(
-    data: Path | None, traces: str, policies: str, seeds: str, out: Path, workers: int | None
+    data: Path | None,
+    traces: str,
+    policies: str,
+    seeds: str,
+    out: Path,
+    workers: int | None,
+    executor: str,
+    ray_address: str | None,
 ) -> None:
     """The FGD paper's packing runs on Alibaba's openb trace: summary.csv, table.csv, runs/, figures/."""
     folder = _data_dir(data)
+    if ray_address and executor != "ray" and _given(click.get_current_context(), "ray_address"):
+        raise click.UsageError("--ray-address needs --executor ray")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
     unknown = [p for p in policy_list if p not in PACKING_POLICIES]
     if unknown:
@@ -81,6 +112,7 @@ def bench_openb(
     published = _published(folder)
     try:
         seed_list = parse_seeds(seeds)
+        runner = ray_executor(ray_address, workers) if executor == "ray" else local_pool(workers)
         total = len(trace_list) * len(policy_list) * len(seed_list)
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -93,7 +125,7 @@ def bench_openb(
 
             results = run_grid(
                 folder, trace_list, policy_list, seed_list, out,
-                workers=workers, published=published, on_done=done,
+                executor=runner, published=published, on_done=done,
             )  # fmt: skip
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e

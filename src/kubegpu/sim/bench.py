@@ -1,4 +1,5 @@
-"""``kubegpu bench openb``: a grid of packing runs (traces × policies × seeds) on a local process pool.
+"""``kubegpu bench openb``: a grid of packing runs (traces × policies × seeds) on an executor: the local
+process pool here (``local_pool``), or a Ray cluster (``kubegpu.sim.ray_executor``).
 
 Writes, under the output folder:
 
@@ -20,7 +21,7 @@ import csv
 import functools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,8 +99,30 @@ class RunResult:
 
 def run_one(data: Path, trace: str, policy: str, seed: int) -> RunResult:
     """One packing run (a process-pool task: nodes and traces are read once per worker process)."""
-    run = run_packing(load_nodes(data), load_trace(data, trace), policy, seed, trace_name=trace)
+    return run_on(load_nodes(data), load_trace(data, trace), trace, policy, seed)
+
+
+def run_on(nodes: list[Node], pods: list[TracePod], trace: str, policy: str, seed: int) -> RunResult:
+    """One packing run on nodes and trace rows already read (a Ray task receives them as objects)."""
+    run = run_packing(nodes, pods, policy, seed, trace_name=trace)
     return RunResult(trace, policy, seed, run.pods, dict(run.failed), run.seconds, curves(run))
+
+
+Cell = tuple[str, str, int]  # (trace, policy, seed)
+# An executor runs every cell of the grid and yields the results as they finish, in any order.
+Executor = Callable[[Path, Sequence[Cell]], Iterator[RunResult]]
+
+
+def local_pool(workers: int | None = None) -> Executor:
+    """The local executor: a process pool of ``workers`` processes (default: one per CPU)."""
+
+    def run(data: Path, grid: Sequence[Cell]) -> Iterator[RunResult]:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_one, data, t, p, s) for t, p, s in grid]
+            for f in as_completed(futures):
+                yield f.result()
+
+    return run
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -123,23 +146,23 @@ def run_grid(
     out: Path,
     *,
     workers: int | None = None,
+    executor: Executor | None = None,
     published: dict[tuple[str, str], list[float]] | None = None,
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Run every (trace, policy, seed), write the outputs, return the results in grid order.
-    ``published``: the artifact's per-seed results (``published_unallocated``) for the table."""
+    ``executor``: where the runs execute (default: ``local_pool(workers)``); ``on_done`` is called in
+    this process as each run finishes. ``published``: the artifact's per-seed results
+    (``published_unallocated``) for the table."""
     for trace in traces:
         if not trace_file(data, trace).is_file():
             raise InputError(f"no such trace: {trace_file(data, trace)}", field="--traces")
     grid = [(t, p, s) for t in traces for p in policies for s in seeds]
     results: dict[tuple[str, str, int], RunResult] = {}
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_one, data, t, p, s) for t, p, s in grid]
-        for f in as_completed(futures):
-            r = f.result()
-            results[(r.trace, r.policy, r.seed)] = r
-            if on_done is not None:
-                on_done(r)
+    for r in (executor or local_pool(workers))(data, grid):
+        results[(r.trace, r.policy, r.seed)] = r
+        if on_done is not None:
+            on_done(r)
     ordered = [results[k] for k in grid]
     write_outputs(ordered, out, published or {})
     return ordered
