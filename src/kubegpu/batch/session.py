@@ -6,9 +6,14 @@ creation. A workload is admitted only if its queue's quota (with cohort borrowin
 core can place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
 for this cycle (best-effort FIFO) with the reason recorded, and its queue's next workload is tried.
 A queue within its nominal quota that is blocked by what cohort queues borrowed reclaims it first
-(evicting borrowers' workloads whole). A single pod that does not fit may preempt through the profile's PostFilter (with the kubegpu profile:
-gang-whole, checkpoint-aware); the victims leave the cluster and their queues get the quota back, and
-the decision reports the GPU-seconds each lost.
+(evicting borrowers' workloads whole). A single pod that does not fit may preempt through the
+profile's PostFilter (with the kubegpu profile: gang-whole, checkpoint-aware); a gang that does not
+fit preempts all-or-nothing (``batch.gang_preemption``); the victims leave the cluster and their
+queues get the quota back, and the decision reports the GPU-seconds each lost. With
+``preempt=False`` nothing is ever evicted (no reclaim, no preemption).
+
+The simulator keeps one session for a whole replay: ``arrive`` adds a workload, ``finished`` takes a
+departed pod's quota back, ``admit`` tries one workload.
 Workloads in a queue that no ``GpuQueue`` defines are placed without quota, and say so.
 """
 
@@ -20,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubegpu.batch import gang
+from kubegpu.batch.gang_preemption import preempt_for_gang
 from kubegpu.batch.objects import Cohort, PodGroup, Queue
 from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import Workload, workloads
@@ -59,18 +65,40 @@ class BatchSession:
         cohorts: Mapping[str, Cohort],
         groups: Mapping[str, PodGroup],
         now: datetime | None = None,
+        preempt: bool = True,
     ) -> None:
         self.scheduler = scheduler
         self.now = now or datetime.now(UTC)
-        self.all = workloads(snapshot.pods, groups)
-        self.book = QuotaBook(queues, cohorts).charge_admitted(self.all)
-        self.owner = {p.key: w for w in self.all for p in w.pods}
-        cluster = scheduler.cluster
+        self.preempt = preempt
+        self.all: dict[str, Workload] = {w.key: w for w in workloads(snapshot.pods, groups)}
+        self.book = QuotaBook(queues, cohorts).charge_admitted(self.all.values())
+        self.owner = {p.key: w for w in self.all.values() for p in w.pods}
+        self.refresh_totals()
+
+    def refresh_totals(self) -> None:
+        """Cluster totals for DRF shares (again after nodes come or go)."""
+        cluster = self.scheduler.cluster
         self.totals = {r: int(cluster.allocatable[:, cluster.col[r]].sum()) for r in cluster.resources}
+
+    def arrive(self, w: Workload) -> None:
+        """A workload joins (the simulator's arrivals and requeued victims)."""
+        self.all[w.key] = w
+        for p in w.pods:
+            self.owner[p.key] = w
+
+    def finished(self, pod: Pod) -> None:
+        """A running pod left: its queue gets the quota back; a workload with no pods left is forgotten."""
+        w = self.owner.pop(pod.key, None)
+        if w is None:
+            return
+        if w.queue in self.book.queues:
+            self.book.charge(w.queue, pod.requests, sign=-1)
+        if not any(p.key in self.owner for p in w.pods):
+            self.all.pop(w.key, None)
 
     def pending(self) -> dict[str, list[Workload]]:
         by_queue: dict[str, list[Workload]] = {}
-        for w in self.all:
+        for w in self.all.values():
             if not w.admitted and not any(p.node_name for p in w.pods):
                 by_queue.setdefault(w.queue, []).append(w)
         for ws in by_queue.values():
@@ -87,15 +115,16 @@ class BatchSession:
                 key=lambda q: (self.book.dominant_share(q, self.totals) if q in self.book.queues else 0.0, q),
             )
             w = queues[name].pop(0)
-            decisions.append(self._admit(w, position[w.key]))
+            decisions.append(self.admit(w, position[w.key]))
         return decisions
 
-    def _admit(self, w: Workload, position: int) -> Decision:
+    def admit(self, w: Workload, position: int = 0) -> Decision:
+        """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then preemption."""
         managed = w.queue in self.book.queues
         check = self.book.check(w.queue, w.requests) if managed else None
         reclaimed: dict[str, int] = {}
         if check is not None and not check.fits:
-            reclaimed = self._reclaim_for(w)
+            reclaimed = self._reclaim_for(w) if self.preempt else {}
             check = self.book.check(w.queue, w.requests)
             if not check.fits:
                 return Decision(
@@ -107,8 +136,8 @@ class BatchSession:
                 )
         placement = gang.place(self.scheduler, w)
         evicted: dict[str, int] = dict(reclaimed)
-        if not placement.ok and not w.gang:
-            evicted.update(self._preempt_for(w.pods[0]))
+        if not placement.ok and self.preempt:
+            evicted.update(self._preempt_for_gang(w) if w.gang else self._preempt_for(w.pods[0]))
             if len(evicted) > len(reclaimed):
                 placement = gang.place(self.scheduler, w)
         if not placement.ok:
@@ -139,7 +168,7 @@ class BatchSession:
             return {}
         tree = {q.name for q in self.book.tree(w.queue)} - {w.queue}
         candidates = [
-            v for v in self.all
+            v for v in self.all.values()
             if v.queue in tree and all(p.key in self.scheduler.cluster.placement for p in v.pods)
         ]  # fmt: skip
         candidates.sort(key=lambda v: (v.priority, sum(eviction_cost(p, self.now) for p in v.pods), v.key))
@@ -158,17 +187,23 @@ class BatchSession:
             self.book.charge(victim.queue, victim.requests, sign=-1)
         return costs
 
+    def _evict(self, victim: Pod) -> int:
+        """Remove a victim from the cluster, give its queue the quota back; returns its GPU-seconds lost."""
+        self.scheduler.cluster.remove_pod(victim)
+        owner = self.owner.get(victim.key)
+        if owner is not None and owner.queue in self.book.queues:
+            self.book.charge(owner.queue, victim.requests, sign=-1)
+        return eviction_cost(victim, self.now)
+
+    def _preempt_for_gang(self, w: Workload) -> dict[str, int]:
+        """All-or-nothing preemption for a gang: evict the cheapest victims only if all of it then fits."""
+        found = preempt_for_gang(self.scheduler, w, lambda p: eviction_cost(p, self.now))
+        return {p.key: self._evict(p) for unit in found.victims for p in unit.pods}
+
     def _preempt_for(self, pod: Pod) -> dict[str, int]:
         """Run the profile's PostFilter (preemption) for ``pod``; evict the victims it names, give their
         quota back, and return what each cost in GPU-seconds."""
         result = self.scheduler.schedule_one(pod, assume=False, preempt=True)
         if not result.victims:
             return {}
-        costs: dict[str, int] = {}
-        for victim in result.victims:
-            self.scheduler.cluster.remove_pod(victim)
-            owner = self.owner.get(victim.key)
-            if owner is not None and owner.queue in self.book.queues:
-                self.book.charge(owner.queue, victim.requests, sign=-1)
-            costs[victim.key] = eviction_cost(victim, self.now)
-        return costs
+        return {victim.key: self._evict(victim) for victim in result.victims}

@@ -2,24 +2,27 @@
 
 Thin: parse options, call ``kubegpu.sim``, render. ``bench openb`` runs the FGD paper's packing protocol
 over a grid of traces × policies × seeds on a local process pool or a Ray cluster; ``simulate`` replays
-one openb trace with creation and deletion times under two policies and prints a before/after table.
+a workload (the openb trace, a SimWorkload or Kubernetes manifests) on the openb cluster, a snapshot or a
+live cluster's free capacity (``--kube``), as is and with a change (policy, nodes added, time-slicing),
+and prints a before/after table (``kubegpu.sim.whatif``).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError
 from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.sim.bench import (
     RunResult,
     default_data_dir,
-    load_trace,
     local_pool,
     parse_seeds,
     published_unallocated,
@@ -27,7 +30,12 @@ from kubegpu.sim.bench import (
     table,
 )
 from kubegpu.sim.ray_executor import ray_executor
-from kubegpu.sim.replay import compare_policies, replay
+from kubegpu.sim.replay import SimPod
+
+if TYPE_CHECKING:
+    from kubegpu.model.objects import Node
+    from kubegpu.sim.whatif import Scenario
+    from kubegpu.sim.workload import SimInput
 
 
 def _data_dir(data: Path | None) -> Path:
@@ -141,54 +149,159 @@ def bench_openb(
 
 @click.command()
 @_data_option
+@click.option("--trace", default="default", show_default=True, help="openb pod list with times (11 columns).")
 @click.option(
-    "--trace", default="default", show_default=True, help="An openb pod list with times (11 columns)."
+    "--snapshot",
+    "snapshots",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Replay on this snapshot's cluster instead of openb's (repeatable).",
 )
-@click.option("--policy", "policies", default="BestFit,FGD", show_default=True, help="Before,after policies.")
+@click.option("--demo", is_flag=True, help="Replay on the embedded demo cluster.")
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="SimWorkload YAML or Kubernetes manifests (Pod, Deployment, StatefulSet, Job); repeatable. "
+    "Without it, the openb trace is the workload.",
+)
+@click.option(
+    "--policy",
+    "policies",
+    default=None,
+    help="BEFORE[,AFTER]: placement policies on openb (default BestFit,FGD), profiles default/kubegpu "
+    "on a snapshot (default: default).",
+)
+@click.option("--add-nodes", default=None, metavar="N[:NODE]", help="After: N more nodes like NODE.")
+@click.option("--time-slicing", type=int, default=None, metavar="R", help="After: every GPU shared R ways.")
 @click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--nodes", type=int, default=None, help="Use only the first N nodes (a smaller cluster).")
-@click.option("--kube", is_flag=True, help="Replay onto a live cluster's free capacity (read-only).")
+@click.option("--nodes", type=int, default=None, help="openb: only the first N nodes.")
+@click.option(
+    "--nodes-fraction", type=float, default=None, help="openb: a seeded random fraction of the nodes."
+)
+@click.option(
+    "--time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="openb: arrivals K times faster (creation_time / K), run times unchanged.",
+)
+@click.option(
+    "--kube", is_flag=True, help="Replay the openb trace onto a live cluster's free capacity (read-only)."
+)
 @click.option("--context", default=None, help="kubeconfig context for --kube.")
 @click.option("--kubeconfig", default=None, help="kubeconfig file for --kube.")
 @click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube.")
 def simulate(
-    data: Path | None,
-    trace: str,
-    policies: str,
-    seed: int,
-    nodes: int | None,
-    kube: bool,
-    context: str | None,
-    kubeconfig: str | None,
+    data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
+    policies: str | None, add_nodes: str | None, time_slicing: int | None, seed: int, nodes: int | None,
+    nodes_fraction: float | None, time_scale: float, kube: bool, context: str | None, kubeconfig: str | None,
     in_cluster: bool,
-) -> None:
-    """Replay an openb trace (pods arrive at creation_time, leave at deletion_time) under two policies.
+) -> None:  # fmt: skip
+    """Replay a workload in time (kube-scheduler's queue, node events) before and after a change."""
+    from kubegpu.sim.whatif import Change, compare
 
-    With --kube the trace meets a live cluster's free capacity now instead of the trace's own nodes."""
-    folder = _data_dir(data)
-    names = [p.strip() for p in policies.split(",") if p.strip()]
-    if len(names) != 2 or any(p not in PACKING_POLICIES for p in names):
-        raise click.UsageError(f"--policy takes two of {', '.join(PACKING_POLICIES)}, e.g. BestFit,FGD")
-    where = f"openb {trace}"
+    names = [p.strip() for p in (policies or "").split(",") if p.strip()]
+    if len(names) > 2:
+        raise click.UsageError("--policy takes BEFORE or BEFORE,AFTER")
+    count, like = _add_nodes(add_nodes)
     try:
-        if kube:
-            from kubegpu.replay_input import free_capacity_nodes, without_gpu_models
-            from kubegpu.sources import load_live
-
-            live_nodes = free_capacity_nodes(load_live(context, kubeconfig, in_cluster))[:nodes]
-            if not live_nodes:
-                raise click.ClickException("the cluster has no schedulable nodes to replay onto")
-            pods = without_gpu_models(load_trace(folder, trace))
-            before, after = (replay(live_nodes, pods, name, seed) for name in names)
-            where += f" on the free capacity of {len(live_nodes)} live node(s)"
-        else:
-            before, after = compare_policies(folder, trace, names[0], names[1], seed, node_limit=nodes)
+        live = _live_nodes(context, kubeconfig, in_cluster, nodes) if kube else None
+        scenario = _scenario(
+            data, trace, snapshots, demo, workloads, seed, nodes, nodes_fraction, time_scale, live
+        )
+        if not names:
+            names = ["BestFit", "FGD"] if scenario.openb else ["default"]
+        change = Change(names[1] if len(names) == 2 else None, count, like, time_slicing)
+        reports = compare(scenario, names[0], change, seed)
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
-    t = Table(title=f"{where}, replayed (seed {seed})")
+    where = f"openb {trace} on the free capacity of {len(live)} live node(s), " if live else ""
+    t = Table(title=f"{where}replay (seed {seed})")
     t.add_column("metric")
-    t.add_column(f"before: {names[0]}", justify="right")
-    t.add_column(f"after: {names[1]}", justify="right")
-    for label, a, b in zip(before.labels(), before.values(), after.values(), strict=True):
-        t.add_row(label, a, b)
+    for r in reports:
+        t.add_column(r.label, justify="right")
+    for i, (label, _) in enumerate(reports[0].rows()):
+        t.add_row(label, *(r.rows()[i][1] for r in reports))
+    t.add_row(
+        "pending pods (given up + still pending)", *(str(r.given_up + r.still_pending) for r in reports)
+    )
     Console().print(t)
+
+
+def _add_nodes(value: str | None) -> tuple[int, str | None]:
+    if not value:
+        return 0, None
+    n, _, like = value.partition(":")
+    if not n.isdigit() or int(n) < 1:
+        raise click.UsageError(f"--add-nodes takes N[:NODE] with N ≥ 1, got {value!r}")
+    return int(n), like or None
+
+
+def _scenario(
+    data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
+    seed: int, nodes: int | None, nodes_fraction: float | None, time_scale: float,
+    live: list[Node] | None = None,
+) -> Scenario:  # fmt: skip
+    from kubegpu import sources
+    from kubegpu.model.podgroup import snapshot_time
+    from kubegpu.replay_input import without_gpu_models
+    from kubegpu.sim.bench import load_nodes, load_trace
+    from kubegpu.sim.openb_replay import node_subset, sim_pods
+    from kubegpu.sim.packing import typical_pods
+    from kubegpu.sim.replay import EPOCH
+    from kubegpu.sim.whatif import Scenario
+
+    if sum((bool(snapshots), demo, live is not None)) > 1:
+        raise click.UsageError("give one of --snapshot, --demo and --kube")
+    extra = _load_workloads(workloads, seed) if workloads else None
+    if snapshots or demo:
+        snap = sources.load_demo() if demo else sources.load_files(*snapshots)
+        if snap.errors:
+            raise snap.errors[0]
+        bound = tuple(p for p in snap.pods if p.node_name and not p.is_terminal)
+        pending = [SimPod(p, 0.0, math.inf) for p in snap.pods if not p.node_name and not p.is_terminal]
+        pods = pending + (extra.pods if extra else [])
+        events = tuple(extra.node_events) if extra else ()
+        epoch = snapshot_time(snap.pods) or EPOCH
+        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch)
+    folder = _data_dir(data)
+    if live is not None:
+        # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.replay_input)
+        chosen, openb_pods = live, without_gpu_models(load_trace(folder, trace))
+    else:
+        all_nodes = load_nodes(folder)
+        chosen = all_nodes[:nodes] if nodes else all_nodes
+        openb_pods = load_trace(folder, trace)
+    if nodes_fraction is not None:
+        chosen = node_subset(chosen, nodes_fraction, seed)
+    if extra is not None:
+        return Scenario(chosen, extra.pods, True, typical_pods(openb_pods), (), tuple(extra.node_events))
+    return Scenario(
+        chosen, sim_pods(openb_pods, time_scale), True, typical_pods(openb_pods), arrival_window=True
+    )
+
+
+def _live_nodes(
+    context: str | None, kubeconfig: str | None, in_cluster: bool, nodes: int | None
+) -> list[Node]:
+    """The live cluster's schedulable nodes, each with its allocatable minus what bound pods request."""
+    from kubegpu.replay_input import free_capacity_nodes
+    from kubegpu.sources import load_live
+
+    found = free_capacity_nodes(load_live(context, kubeconfig, in_cluster))[:nodes]
+    if not found:
+        raise click.ClickException("the cluster has no schedulable nodes to replay onto")
+    return found
+
+
+def _load_workloads(paths: tuple[Path, ...], seed: int) -> SimInput:
+    from kubegpu.sim.workload import load_workload
+    from kubegpu.sources import read_path
+
+    errors: list[InputError] = []
+    objects = [o for p in paths for o in read_path(p, errors)]
+    if errors:
+        raise errors[0]
+    return load_workload(objects, seed)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import is_gpu
+from kubegpu.model.resources import GPU_MILLI, is_gpu
 
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 COSCHEDULING_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -41,9 +41,11 @@ def parse_time(text: str) -> datetime | None:
         return None
 
 
-def gpus_of(pod: Pod) -> int:
-    """Whole GPU-equivalents the pod holds (each extended GPU resource unit counts as one)."""
-    return sum(v for r, v in pod.requests.items() if is_gpu(r)) // 1000
+def gpu_milli_of(pod: Pod) -> int:
+    """Milli-GPU-equivalents the pod holds: each extended GPU resource unit counts as one GPU, and a
+    fractional-sharing request (``kubegpu.io/gpu-milli``) as its milli-GPUs."""
+    whole = sum(v for r, v in pod.requests.items() if is_gpu(r))
+    return whole + pod.requests.get(GPU_MILLI, 0) // 1000
 
 
 def seconds_at_risk(pod: Pod, now: datetime) -> int:
@@ -62,8 +64,8 @@ def seconds_at_risk(pod: Pod, now: datetime) -> int:
 
 
 def eviction_cost(pod: Pod, now: datetime) -> int:
-    """GPU-seconds lost by evicting ``pod`` at ``now``."""
-    return gpus_of(pod) * seconds_at_risk(pod, now)
+    """GPU-seconds lost by evicting ``pod`` at ``now`` (truncated to whole GPU-seconds)."""
+    return gpu_milli_of(pod) * seconds_at_risk(pod, now) // 1000
 
 
 def snapshot_time(pods: list[Pod]) -> datetime | None:

@@ -14,6 +14,8 @@ MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
 NVIDIA_GPU = "nvidia.com/gpu"
+# milli-GPUs of fractional GPU sharing (the openb / FGD model): the quantity is the milli-GPU count
+GPU_MILLI = "kubegpu.io/gpu-milli"
 
 NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS, "storage"})
 

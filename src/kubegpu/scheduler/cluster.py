@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +54,15 @@ def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
                 ordered.append(members[depth])
         depth += 1
     return ordered
+
+
+class PodListener(Protocol):
+    """Told after every ``add_pod`` / ``remove_pod`` (journal rollbacks included), so a ledger kept beside
+    the cluster state (the GpuShare ledger) stays equal to it through dry runs."""
+
+    def pod_added(self, pod: Pod, idx: int) -> None: ...
+
+    def pod_removed(self, pod: Pod, idx: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,7 @@ class ClusterState:
         # per node: the highest nominated priority (int64 min: none) and a counter bumped on every change
         self.nominated_top: IntArray = np.full(n, NO_NOMINATION, dtype=np.int64)
         self.nominated_version: IntArray = np.zeros(n, dtype=np.int64)
+        self.listeners: list[PodListener] = []
         for pod in pods:
             if pod.node_name and not pod.is_terminal:
                 idx = self.index.get(pod.node_name)
@@ -210,6 +221,8 @@ class ClusterState:
         assigned = self.devices.assign(pod, idx, devices, assumed)
         self.journal.append(("add", pod, idx, assigned, pod.key in self.devices.assumed))
         self._touch(idx)
+        for listener in self.listeners:
+            listener.pod_added(pod, idx)
 
     def remove_pod(self, pod: Pod) -> int:
         """Release ``pod`` from its node (upstream ``NodeInfo.RemovePod``); returns the node index."""
@@ -226,6 +239,8 @@ class ClusterState:
         released = self.devices.release(pod, idx)
         self.journal.append(("remove", pod, idx, released, was_assumed))
         self._touch(idx)
+        for listener in self.listeners:
+            listener.pod_removed(pod, idx)
         return idx
 
     def nominate(self, pod: Pod, node_name: str) -> None:
@@ -279,6 +294,12 @@ class ClusterState:
         finally:
             self.rollback(mark)
             self.clock, self.generation = clock, generation
+
+    def set_unschedulable(self, idx: int, cordoned: bool) -> None:
+        """Cordon or uncordon node ``idx`` (``spec.unschedulable``); pods already there stay."""
+        self.nodes[idx] = replace(self.nodes[idx], unschedulable=cordoned)
+        self.unschedulable[idx] = cordoned
+        self._touch(idx)
 
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""

@@ -37,13 +37,13 @@ import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod, PodKey
-from kubegpu.model.resources import CPU, NVIDIA_GPU
+from kubegpu.model.resources import CPU, GPU_MILLI, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 GPU_SHARE: Final = "GpuShare"
-GPU_MILLI_RESOURCE: Final = "kubegpu.io/gpu-milli"
+GPU_MILLI_RESOURCE: Final = GPU_MILLI
 GPU_COUNT_ANNOTATION: Final = "kubegpu.io/gpu-count"
 GPU_PRODUCT_LABEL: Final = "nvidia.com/gpu.product"
 MILLI: Final = 1000
@@ -168,6 +168,9 @@ class GpuShareLedger:
         )
         self.model_names = list(models)
         self.held: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
+        # GPUs of pods the cluster removed, so that a journal rollback re-adding them restores the same GPUs
+        self._released: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
+        cluster.listeners.append(self)
         # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
         self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
         self.typical = typical
@@ -297,6 +300,21 @@ class GpuShareLedger:
         self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] -= 1
         self._recount(np.array([idx], dtype=np.intp))
         return idx
+
+    def pod_added(self, pod: Pod, idx: int) -> None:
+        """The cluster re-added a pod it had removed (a rollback): it gets its GPUs back. A pod placed by
+        a cycle was recorded at Reserve already."""
+        if pod.key not in self.held:
+            earlier = self._released.pop(pod.key, None)
+            if earlier is not None and earlier[0] == idx:
+                self.assign(pod, idx, earlier[1], earlier[2])
+
+    def pod_removed(self, pod: Pod, idx: int) -> None:
+        """The cluster removed a pod (departure, eviction or a preemption dry run): free its GPUs."""
+        held = self.held.get(pod.key)
+        if held is not None:
+            self._released[pod.key] = held
+            self.release(pod)
 
     def fits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
         """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free."""

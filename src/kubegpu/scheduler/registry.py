@@ -130,9 +130,17 @@ PACKING_POLICIES: dict[str, tuple[str, str]] = {
 }
 
 
-def packing_profile(policy: str, ledger: GpuShareLedger, scheduler_name: str = "kubegpu-packing") -> Profile:
+def packing_profile(
+    policy: str,
+    ledger: GpuShareLedger,
+    scheduler_name: str = "kubegpu-packing",
+    preemption: str | None = None,
+    preemption_args: Mapping[str, object] | None = None,
+) -> Profile:
     """The FGD artifact's scheduler: kube-scheduler's filters plus GpuShare (filter + reserve), ONE score
-    plugin (the policy), every node scored (``percentageOfNodesToScore: 100``), no preemption."""
+    plugin (the policy), every node scored (``percentageOfNodesToScore: 100``), no preemption — unless
+    ``preemption`` names a PostFilter (DefaultPreemption or CheckpointAwarePreemption) for replays
+    with priorities; the GpuShare ledger follows the cluster journal, so its dry runs see freed GPUs."""
     if policy not in PACKING_POLICIES:
         raise ConfigError(f"unknown packing policy {policy!r}: use one of {', '.join(PACKING_POLICIES)}")
     score, selection = PACKING_POLICIES[policy]
@@ -145,4 +153,8 @@ def packing_profile(policy: str, ledger: GpuShareLedger, scheduler_name: str = "
         PluginSpec(GPU_SHARE, 0, {"ledger": ledger, "selection": selection}),
         PluginSpec(score, 1, {"ledger": ledger}),
     )
+    if preemption is not None:
+        if preemption not in (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION):
+            raise ConfigError(f"unknown preemption plugin {preemption!r}")
+        plugins = (*plugins, PluginSpec(preemption, 0, dict(preemption_args or {})))
     return Profile(scheduler_name, plugins, percentage_of_nodes_to_score=100)

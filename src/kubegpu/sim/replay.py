@@ -1,152 +1,578 @@
-"""Replay mode: an openb trace in time — pods arrive at ``creation_time`` and leave after their run time.
+"""Replay mode: pods arrive, queue, run and leave in simulated time, through the one scheduling core.
 
-Discrete events in time order (at equal times, departures before arrivals, so freed GPUs are seen). An
-arriving pod gets a scheduling cycle (``Scheduler.schedule_one``, no preemption: all openb pods have one
-priority); one that fits nowhere waits in the unschedulable queue, and — as kube-scheduler moves
-unschedulable pods back to the active queue on a cluster change — every departure retries the waiting
-pods in arrival order. Identical pods that already failed in a retry round are not tried again in that
-round (the cluster has not changed in between, so the answer is the same).
+Discrete events in time order — at equal times: departures, node events, arrivals, give-ups — then
+the scheduling queue's periodic flushes, then the scheduler drains activeQ (cycles take no simulated
+time). Two ways to take work from the queue, over the same ``SchedulingQueue`` (kube-scheduler's
+activeQ / backoffQ / unschedulablePods, ``sim.schedqueue``):
 
-A pod runs for its trace duration, ``deletion_time − scheduled_time`` (``− creation_time`` when the
-trace never scheduled it), from the moment it is placed. A pod still waiting when its trace deletion
-time passes is given up (counted, never placed).
+- ``kube``: every pod is its own entry, popped in PrioritySort order and given one cycle
+  (``Scheduler.schedule_one``), preempting through the profile's PostFilter when ``preempt`` is on;
+- ``batch``: entries are workloads (a pod, or a gang), one queue per team; the next queue is the one
+  with the lowest weighted dominant share, and an attempt is one admission by ``batch.BatchSession``
+  (quota with cohort borrowing, all-or-nothing gang placement, and with ``preempt`` reclaim,
+  checkpoint-aware preemption and gang preemption).
+
+A failed attempt waits in unschedulablePods; a pod deletion (departure, eviction), a node added or a
+node uncordoned moves every waiting entry back (to backoffQ while its backoff lasts). Victims of
+preemption and pods of a removed node are recreated at once, as their controllers would, and restart
+from their last checkpoint: they lose the GPU-time since it (``model.podgroup.eviction_cost``) and that
+work is added back to what they still have to run. Evictions take effect at once (no grace period) and
+a preemptor is retried straight away on the room it made (kube-scheduler nominates it to the node).
+
+A pod still pending at its deadline is given up (deleted) and counted. Pending time is measured from
+arrival to first start. Deterministic for a seed: the only randomness is the scheduler's tie-break RNG.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from kubegpu.errors import InputError
+from kubegpu.batch.objects import DEFAULT_QUEUE, QUEUE_LABEL, Cohort, Queue
+from kubegpu.batch.session import BatchSession
+from kubegpu.batch.workloads import Workload
+from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
-from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
+from kubegpu.model.podgroup import gpu_milli_of, group_key, seconds_at_risk
+from kubegpu.model.resources import NVIDIA_GPU
+from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_share import MILLI, GpuShareLedger
-from kubegpu.scheduler.registry import in_tree_registry, packing_profile
+from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.schedule_one import Scheduler
-from kubegpu.sim.openb import TracePod, to_pod
-from kubegpu.sim.packing import typical_pods
+from kubegpu.sim.schedqueue import SchedulingQueue
 
-ARRIVE, DEPART, GIVE_UP = 1, 0, 2  # at equal times: departures, then arrivals, then give-ups
+EPOCH = datetime(2023, 1, 1, tzinfo=UTC)  # simulated time 0 as a wall-clock instant (pod timestamps)
+DEPART, NODE, ARRIVE, GIVE_UP = 0, 1, 2, 3
+NODE_ACTIONS = ("add", "remove", "cordon", "uncordon")
+
+# a scheduler over a new cluster state of these nodes (seeded), and the GpuShare ledger it keeps beside
+# the cluster (if its profile has one)
+SchedulerFactory = Callable[[Sequence[Node], int], tuple[Scheduler, GpuShareLedger | None]]
+
+
+def pod_class(pod: Pod) -> str:
+    """The FGD paper's task classes, from the pod's GPU request: cpu, share (< 1 GPU) or n-gpu."""
+    milli = gpu_milli_of(pod)
+    if milli == 0:
+        return "cpu"
+    return "share" if milli < MILLI else f"{milli // MILLI}-gpu"
 
 
 @dataclass(frozen=True)
+class SimPod:
+    pod: Pod
+    arrival: float
+    duration: float  # seconds of work once placed (math.inf: runs to the end)
+    deadline: float | None = None  # deleted if still pending then (never after it first started)
+    after: str | None = None  # created only when this pod (a Job's earlier pod) completes
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    time: float
+    action: str  # add | remove | cordon | uncordon
+    node: str
+    spec: Node | None = None  # the node, for add
+
+    def __post_init__(self) -> None:
+        if self.action not in NODE_ACTIONS:
+            raise ConfigError(
+                f"node event action must be one of {', '.join(NODE_ACTIONS)}, not {self.action!r}"
+            )
+        if self.action == "add" and self.spec is None:
+            raise ConfigError(f"node event add {self.node}: the node itself is needed")
+
+
+@dataclass(frozen=True)
+class BatchSetup:
+    """The batch layer's objects for ``mode="batch"``: queues, cohorts, and minMember per gang key."""
+
+    queues: Mapping[str, Queue]
+    cohorts: Mapping[str, Cohort] = field(default_factory=dict)
+    min_member: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float
+    active: int
+    backoff: int
+    unschedulable: int
+    allocated_milli: int
+
+
+@dataclass
 class ReplayReport:
-    policy: str
+    label: str
     pods: int
-    placed: int
-    given_up: int
-    delayed: int  # placed after waiting
-    mean_wait_s: float  # over delayed pods
-    mean_allocation_pct: float  # time-weighted GPU allocation over the replay
-    mean_frag_pct: float  # time-weighted fragment amount, % of GPU capacity
+    placed: int = 0
+    delayed: int = 0  # placed after waiting
+    given_up: int = 0
+    given_up_by_class: dict[str, int] = field(default_factory=dict)  # cpu | share | n-gpu
+    still_pending: int = 0
+    waits: list[float] = field(default_factory=list)  # arrival → first start, per placed pod
+    waits_by_queue: dict[str, list[float]] = field(default_factory=dict)  # by the pod's queue label
+    attempts: int = 0
+    evictions: int = 0  # preemption victims (pods)
+    node_removal_evictions: int = 0
+    gpu_seconds_lost: int = 0  # to preemption
+    node_removal_gpu_seconds_lost: int = 0
+    capacity_milli: int = 0
+    horizon_s: float = 0.0
+    allocated_area: float = 0.0  # ∫ allocated milli-GPU dt
+    frag_area: float | None = None  # ∫ fragment amount dt (GpuShare ledger only)
+    pending_area: float = 0.0  # ∫ pending entries dt
+    max_pending: int = 0
+    series: list[Sample] = field(default_factory=list)
 
-    def labels(self) -> list[str]:
+    def given_up_classes(self) -> str:
+        c = self.given_up_by_class
+        multi = sum(v for k, v in c.items() if k not in ("cpu", "share", "1-gpu"))
+        return f"{c.get('cpu', 0)} / {c.get('share', 0)} / {c.get('1-gpu', 0)} / {multi}"
+
+    def pending_pct(self, q: float, queue: str | None = None) -> float:
+        waits = self.waits if queue is None else self.waits_by_queue.get(queue, [])
+        return float(np.percentile(waits, q)) if waits else 0.0
+
+    @property
+    def mean_allocation_pct(self) -> float:
+        return 100 * self.allocated_area / max(self.horizon_s, 1.0) / max(self.capacity_milli, 1)
+
+    @property
+    def useful_utilisation_pct(self) -> float:
+        """Allocation minus the GPU-time later thrown away by evictions."""
+        lost = (self.gpu_seconds_lost + self.node_removal_gpu_seconds_lost) * MILLI
+        return 100 * (self.allocated_area - lost) / max(self.horizon_s, 1.0) / max(self.capacity_milli, 1)
+
+    @property
+    def mean_frag_pct(self) -> float | None:
+        if self.frag_area is None:
+            return None
+        return 100 * self.frag_area / max(self.horizon_s, 1.0) / max(self.capacity_milli, 1)
+
+    @property
+    def gpu_hours_lost(self) -> float:
+        return self.gpu_seconds_lost / 3600
+
+    def rows(self) -> list[tuple[str, str]]:
+        frag = self.mean_frag_pct
         return [
-            "pods", "placed", "never placed (gave up)", "placed after waiting", "mean wait of those (s)",
-            "GPU allocated, time-weighted (%)", "fragment amount, time-weighted (% of GPUs)",
+            ("pods", str(self.pods)),
+            ("placed", str(self.placed)),
+            ("placed after waiting", str(self.delayed)),
+            ("given up (deleted while pending)", str(self.given_up)),
+            ("  of which cpu / share / 1-gpu / multi-gpu", self.given_up_classes()),
+            ("still pending at the end", str(self.still_pending)),
+            ("pending time p50 (s)", f"{self.pending_pct(50):.0f}"),
+            ("pending time p95 (s)", f"{self.pending_pct(95):.0f}"),
+            ("pending pods, time-weighted mean / max", f"{self.pending_area / max(self.horizon_s, 1.0):.1f} / {self.max_pending}"),
+            ("GPU allocated, time-weighted (%)", f"{self.mean_allocation_pct:.2f}"),
+            ("fragment amount, time-weighted (% of GPUs)", "—" if frag is None else f"{frag:.2f}"),
+            ("pods evicted by preemption", str(self.evictions)),
+            ("GPU-hours lost to preemption", f"{self.gpu_hours_lost:.1f}"),
+            ("scheduling attempts", str(self.attempts)),
         ]  # fmt: skip
 
-    def values(self) -> list[str]:
-        return [
-            str(self.pods), str(self.placed), str(self.given_up), str(self.delayed), f"{self.mean_wait_s:.0f}",
-            f"{self.mean_allocation_pct:.2f}", f"{self.mean_frag_pct:.2f}",
-        ]  # fmt: skip
+
+@dataclass
+class _Run:
+    pod: Pod
+    start: float
+    token: int
 
 
-def replay(nodes: Sequence[Node], trace: Sequence[TracePod], policy: str, seed: int) -> ReplayReport:
-    timed = [p for p in trace if p.creation_time is not None and p.deletion_time is not None]
-    if not timed:
-        raise InputError("the trace has no creation/deletion times (use an 11-column pod list)")
-    cluster = ClusterState(nodes)
-    ledger = GpuShareLedger(cluster, typical_pods(trace))
-    scheduler = Scheduler(Framework(packing_profile(policy, ledger), in_tree_registry()), cluster, seed=seed)
-    capacity = int(ledger.gpu_count.sum()) * MILLI
-    all_rows = np.arange(len(cluster), dtype=np.intp)
-    events: list[tuple[int, int, int]] = []
-    for i, p in enumerate(timed):
-        assert p.creation_time is not None and p.deletion_time is not None
-        events.append((p.creation_time, ARRIVE, i))
-        events.append((p.deletion_time, GIVE_UP, i))
-    heapq.heapify(events)
-    pods: dict[int, Pod] = {}
-    waiting: dict[int, int] = {}  # pod → arrival time, in arrival order
-    running: set[int] = set()
-    placed = given_up = delayed = 0
-    wait_total = 0
-    allocated = 0
-    last_t: int | None = None
-    area_alloc = area_frag = 0.0
-    start_t = events[0][0]
+class Replay:
+    """One replay. ``run()`` returns the report; the object is spent afterwards."""
 
-    def place(i: int, now: int) -> bool:
-        nonlocal allocated
-        if not scheduler.schedule_one(pods[i], preempt=False).scheduled:
-            return False
-        p = timed[i]
-        assert p.deletion_time is not None and p.creation_time is not None
-        begun = p.scheduled_time if p.scheduled_time is not None else p.creation_time
-        heapq.heappush(events, (now + max(p.deletion_time - begun, 0), DEPART, i))
-        running.add(i)
-        allocated += p.total_gpu_milli
-        return True
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        pods: Sequence[SimPod],
+        make_scheduler: SchedulerFactory,
+        *,
+        mode: str = "kube",
+        preempt: bool = False,
+        batch: BatchSetup | None = None,
+        node_events: Sequence[NodeEvent] = (),
+        seed: int = 0,
+        label: str = "",
+        series_points: int = 240,
+        arrival_window: bool = False,
+        bound: Sequence[Pod] = (),
+        epoch: datetime = EPOCH,
+    ) -> None:
+        """``arrival_window``: time-weighted figures cover first to last arrival only (not the drain
+        after it, which for a trace with months-long pods would dilute them); else the whole run."""
+        if mode not in ("kube", "batch"):
+            raise ConfigError(f"replay mode must be 'kube' or 'batch', not {mode!r}")
+        if mode == "batch" and batch is None:
+            raise ConfigError("replay mode 'batch' needs queues (BatchSetup)")
+        keys = [p.pod.key for p in pods]
+        if len(set(keys)) != len(keys):
+            raise ConfigError("replay: pod names must be unique")
+        self.mode, self.preempt, self.seed = mode, preempt, seed
+        self.make_scheduler = make_scheduler
+        self.nodes = list(nodes)
+        self.sims: dict[str, SimPod] = {p.pod.key: p for p in pods}
+        self.arrival: dict[str, float] = {p.pod.key: p.arrival for p in pods}
+        self.followers: dict[str, list[str]] = {}
+        for p in pods:
+            if p.after is not None:
+                if p.after not in self.sims:
+                    raise ConfigError(f"replay: {p.pod.key} follows {p.after}, which is not in the workload")
+                self.followers.setdefault(p.after, []).append(p.pod.key)
+        self.series_points = series_points
+        self.arrival_window = arrival_window
+        self.epoch = epoch  # simulated time 0 (a snapshot's "now", so its pods' start times count)
+        self.report = ReplayReport(label=label, pods=len(pods))
+        self._rebuilds = 0
+        self.scheduler, self.ledger = make_scheduler(self.nodes, seed)
+        self.queue = SchedulingQueue()
+        self.events: list[tuple[float, int, int, object]] = []
+        self._seq = 0
+        self.work: dict[str, float] = {p.pod.key: float(p.duration) for p in pods}  # seconds still to run
+        self.running: dict[str, _Run] = {}
+        self.started: set[str] = set()
+        self.allocated = 0
+        self.failed_at: dict[Hashable, int] = {}  # equivalence key → cluster clock of a failed attempt
+        # entries: a pod key (kube) or a workload key (batch) → its workload
+        self.units: dict[str, Workload] = {}
+        self.session: BatchSession | None = None
+        if mode == "batch":
+            assert batch is not None
+            self.session = BatchSession(
+                self.scheduler, ClusterSnapshot(), batch.queues, batch.cohorts, {}, now=epoch, preempt=preempt
+            )
+        self.batch = batch
+        for p in pods:
+            if p.after is None:
+                self._push(p.arrival, ARRIVE, p.pod.key)
+        for ev in node_events:
+            self._push(ev.time, NODE, ev)
+        for pod in bound:
+            self._bind(pod)
 
-    while events:
-        now, kind, i = heapq.heappop(events)
-        if last_t is not None and now > last_t:
-            span = now - last_t
-            area_alloc += span * allocated
-            area_frag += span * float(ledger.node_frag(all_rows).sum())
-        last_t = now
-        if kind == ARRIVE:
-            pods[i] = to_pod(timed[i])
-            if place(i, now):
-                placed += 1
+    def _bind(self, pod: Pod) -> None:
+        """A pod already running on its node when the replay starts (a snapshot's): it stays to the end."""
+        cluster = self.scheduler.cluster
+        idx = cluster.index.get(pod.node_name)
+        if idx is None:
+            raise ConfigError(f"replay: {pod.key} is bound to {pod.node_name}, which is not in the cluster")
+        cluster.add_pod(pod, idx)
+        cluster.journal.clear()
+        key = pod.key
+        # if evicted (preemption, node removal), its controller recreates it unbound
+        self.sims[key] = SimPod(replace(pod, node_name=""), 0.0, math.inf)
+        self.arrival[key], self.work[key] = 0.0, math.inf
+        self.started.add(key)
+        self.running[key] = _Run(pod, 0.0, 0)
+        self.allocated += gpu_milli_of(pod)
+
+    # ---- events -------------------------------------------------------------------------------------
+
+    def _push(self, t: float, kind: int, payload: object) -> None:
+        self._seq += 1
+        heapq.heappush(self.events, (t, kind, self._seq, payload))
+
+    def _workload_of(self, key: str) -> tuple[str, Workload | None]:
+        """Arrivals become queue entries: a pod alone, or (batch mode) its gang once it has minMember pods."""
+        pod = self.sims[key].pod
+        if self.mode == "kube":
+            return key, Workload(key, "", (pod,))
+        assert self.batch is not None
+        gang = group_key(pod)
+        queue = pod.labels.get(QUEUE_LABEL, DEFAULT_QUEUE)
+        if gang is None:
+            return key, Workload(key, queue, (pod,))
+        earlier = self.units.get(gang)
+        if earlier is not None and any(p.key in self.started for p in earlier.pods):
+            return pod.key, Workload(pod.key, queue, (pod,))  # a member arriving after its gang started
+        members = (*(earlier.pods if earlier else ()), pod)
+        return gang, Workload(gang, queue, members, self.batch.min_member.get(gang, 1), True)
+
+    def _arrive(self, key: str, t: float) -> None:
+        entry, w = self._workload_of(key)
+        assert w is not None
+        self.units[entry] = w
+        if self.session is not None:
+            self.session.arrive(w)
+        sim = self.sims[key]
+        if sim.deadline is not None and sim.deadline > t:
+            self._push(sim.deadline, GIVE_UP, key)
+        if entry in self.queue:
+            return  # another member of a gang already waiting
+        if len(w.pods) >= w.min_member:
+            self.queue.add(entry, w.queue, w.priority, t)
+
+    def _give_up(self, key: str) -> None:
+        if key in self.started:
+            return
+        entry = group_key(self.sims[key].pod) if self.mode == "batch" else None
+        entry = entry or key
+        w = self.units.get(entry)
+        if w is None or any(p.key in self.started for p in w.pods):
+            return
+        for p in w.pods:
+            self.report.given_up += 1
+            kind = pod_class(p)
+            self.report.given_up_by_class[kind] = self.report.given_up_by_class.get(kind, 0) + 1
+        self.queue.remove(entry)
+        self.units.pop(entry, None)
+        if self.session is not None:
+            self.session.all.pop(entry, None)
+
+    def _depart(self, key: str, token: int, t: float) -> None:
+        run = self.running.get(key)
+        if run is None or run.token != token:
+            return  # evicted meanwhile: this departure belongs to an earlier run
+        del self.running[key]
+        self.scheduler.cluster.remove_pod(run.pod)
+        self.allocated -= gpu_milli_of(run.pod)
+        if self.session is not None:
+            self.session.finished(run.pod)
+        self.queue.move_all(t)
+        for follower in self.followers.get(key, ()):
+            self.arrival[follower] = t
+            self._push(t, ARRIVE, follower)
+
+    def _node_event(self, ev: NodeEvent, t: float) -> None:
+        cluster = self.scheduler.cluster
+        idx = cluster.index.get(ev.node)
+        if ev.action in ("cordon", "uncordon"):
+            if idx is None:
+                raise ConfigError(f"node event at {t:g} s: {ev.action} {ev.node}: no such node")
+            cluster.set_unschedulable(idx, ev.action == "cordon")
+            if ev.action == "uncordon":
+                self.queue.move_all(t)
+            return
+        if ev.action == "add":
+            assert ev.spec is not None
+            if idx is not None:
+                raise ConfigError(f"node event at {t:g} s: add {ev.node}: the node exists already")
+            self._rebuild([*cluster.nodes, ev.spec])
+            self.queue.move_all(t)
+            return
+        if idx is None:
+            raise ConfigError(f"node event at {t:g} s: remove {ev.node}: no such node")
+        lost = 0
+        for pod in list(cluster.pods_on[idx].values()):
+            lost += self._evicted(pod.key, t, removed=False)
+            self.report.node_removal_evictions += 1
+        self.report.node_removal_gpu_seconds_lost += lost
+        self._rebuild([n for n in cluster.nodes if n.name != ev.node])
+        self.queue.move_all(t)
+
+    def _rebuild(self, nodes: list[Node]) -> None:
+        """A new cluster state over ``nodes`` holding the running pods where they run (node rows are fixed
+        in ``ClusterState``, so adding or removing a node rebuilds it)."""
+        old, old_ledger = self.scheduler.cluster, self.ledger
+        self._rebuilds += 1
+        self.scheduler, self.ledger = self.make_scheduler(nodes, self.seed + self._rebuilds)
+        cluster = self.scheduler.cluster
+        for run in self.running.values():
+            idx = cluster.index[old.nodes[old.placement[run.pod.key]].name]
+            held = old_ledger.held.get(run.pod.key) if old_ledger is not None else None
+            if self.ledger is not None and held is not None:
+                _, gpus, milli = held
+                self.ledger.assign(run.pod, idx, gpus, milli)
+            cluster.add_pod(run.pod, idx, old.devices.assignments.get(run.pod.key))
+        cluster.journal.clear()
+        self.failed_at.clear()
+        if self.session is not None:
+            self.session.scheduler = self.scheduler
+            self.session.refresh_totals()
+
+    def at(self, t: float) -> datetime:
+        return self.epoch + timedelta(seconds=t)
+
+    # ---- starting and evicting ----------------------------------------------------------------------
+
+    def _start(self, pod: Pod, t: float) -> None:
+        key = pod.key
+        self._seq += 1
+        self.running[key] = _Run(pod, t, self._seq)
+        if math.isfinite(self.work[key]):
+            self._push(t + self.work[key], DEPART, (key, self._seq))
+        self.allocated += gpu_milli_of(pod)
+        if key not in self.started:
+            self.started.add(key)
+            wait = t - self.arrival[key]
+            self.report.placed += 1
+            self.report.waits.append(wait)
+            self.report.waits_by_queue.setdefault(pod.labels.get(QUEUE_LABEL, ""), []).append(wait)
+            if wait > 0:
+                self.report.delayed += 1
+
+    def _evicted(self, key: str, t: float, *, removed: bool) -> int:
+        """A running pod is evicted at ``t``: it goes back to its last checkpoint and is recreated
+        (requeued). Returns the GPU-seconds lost."""
+        run = self.running.pop(key)
+        if not removed:
+            self.scheduler.cluster.remove_pod(run.pod)
+        self.allocated -= gpu_milli_of(run.pod)
+        lost_s = seconds_at_risk(run.pod, self.at(t))
+        self.work[key] -= (t - run.start) - lost_s  # the checkpointed part is kept
+        self._requeue(run.pod, t)
+        return gpu_milli_of(run.pod) * lost_s // MILLI
+
+    def _requeue(self, pod: Pod, t: float) -> None:
+        template = self.sims[pod.key].pod
+        if self.mode == "kube":
+            self.units[pod.key] = Workload(pod.key, "", (template,))
+            self.queue.add(pod.key, "", template.priority, t)
+            return
+        assert self.session is not None
+        entry = group_key(template) or pod.key
+        queue = template.labels.get(QUEUE_LABEL, DEFAULT_QUEUE)
+        earlier = self.units.get(entry)
+        if earlier is not None and entry in self.queue:
+            members = (*earlier.pods, template)
+            w = Workload(entry, queue, members, len(members), earlier.gang)
+        else:
+            w = Workload(entry, queue, (template,), 1, group_key(template) is not None)
+        self.units[entry] = w
+        self.session.arrive(w)
+        if entry not in self.queue:
+            self.queue.add(entry, queue, w.priority, t)
+
+    # ---- attempts -----------------------------------------------------------------------------------
+
+    def _memo_key(self, w: Workload) -> Hashable | None:
+        sigs = tuple(self.scheduler.framework.signature(p) for p in w.pods)
+        if any(s is None for s in sigs):
+            return None
+        return (w.queue, sigs, w.priority, w.min_member)
+
+    def _attempt(self, entry: str, t: float) -> bool:
+        w = self.units[entry]
+        self.report.attempts += 1
+        key = self._memo_key(w)
+        clock = self.scheduler.cluster.clock
+        if key is not None and self.failed_at.get(key) == clock:
+            return False  # same pods, same cluster: the same failure
+        started = tuple(replace(p, start_time=self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")) for p in w.pods)
+        ok = self._attempt_kube(started[0], t) if self.mode == "kube" else self._attempt_batch(w, started, t)
+        if not ok and key is not None:
+            self.failed_at[key] = self.scheduler.cluster.clock
+        return ok
+
+    def _attempt_kube(self, pod: Pod, t: float) -> bool:
+        result = self.scheduler.schedule_one(pod, preempt=self.preempt)
+        if not result.scheduled and result.victims:
+            for victim in result.victims:
+                self.report.gpu_seconds_lost += self._evicted(victim.key, t, removed=False)
+                self.report.evictions += 1
+            self.queue.move_all(t)
+            result = self.scheduler.schedule_one(pod, preempt=False)
+        if result.scheduled:
+            self._start(pod, t)
+        return result.scheduled
+
+    def _attempt_batch(self, w: Workload, pods: tuple[Pod, ...], t: float) -> bool:
+        assert self.session is not None
+        decision = self.session.admit(replace(w, pods=pods))
+        for victim_key in decision.evicted:
+            self.report.gpu_seconds_lost += self._evicted(victim_key, t, removed=True)
+            self.report.evictions += 1
+        if decision.evicted:
+            self.queue.move_all(t)
+        if decision.admitted:
+            for p in pods:
+                self._start(p, t)
+        return decision.admitted
+
+    def _choose(self, names: list[str]) -> str:
+        """Batch mode: the queue with the lowest weighted dominant share goes next."""
+        assert self.session is not None
+        book, totals = self.session.book, self.session.totals
+        return min(names, key=lambda q: (book.dominant_share(q, totals) if q in book.queues else 0.0, q))
+
+    def _set_now(self, t: float) -> None:
+        now = self.at(t)
+        for plugin in self.scheduler.framework.post_filter_plugins:
+            if isinstance(plugin, CheckpointAwarePreemption):
+                plugin.now = now
+        if self.session is not None:
+            self.session.now = now
+
+    # ---- the loop -----------------------------------------------------------------------------------
+
+    def _capacity(self) -> int:
+        cluster = self.scheduler.cluster
+        col = cluster.col.get(NVIDIA_GPU)
+        return int(cluster.allocatable[:, col].sum()) if col is not None else 0
+
+    def run(self) -> ReplayReport:
+        r = self.report
+        r.capacity_milli = self._capacity()
+        choose = self._choose if self.mode == "batch" else None
+        start = min((e[0] for e in self.events), default=0.0)
+        window_end = math.inf
+        if self.arrival_window:
+            window_end = max((e[0] for e in self.events if e[1] == ARRIVE), default=start)
+        last = start
+        samples: list[Sample] = []
+        rows = None
+        if self.ledger is not None and self.ledger.typical is not None:
+            r.frag_area = 0.0
+        while True:
+            # with no event left the cluster never changes again: only pods already moved to backoffQ
+            # (by the last change) still deserve their attempt
+            flush = self.queue.next_flush() if len(self.queue) else None
+            if self.events:
+                t = self.events[0][0] if flush is None else min(self.events[0][0], flush)
+            elif flush is not None and self.queue.counts["backoff"]:
+                t = flush
             else:
-                waiting[i] = now
-        elif kind == GIVE_UP:
-            if waiting.pop(i, None) is not None:
-                given_up += 1
-        elif i in running:
-            running.discard(i)
-            ledger.release(pods[i])
-            cluster.remove_pod(pods[i])
-            allocated -= timed[i].total_gpu_milli
-            failed_shapes: set[tuple[int, int, int, int, frozenset[str] | None]] = set()
-            for j, since in list(waiting.items()):
-                p = timed[j]
-                key = (p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, p.gpu_spec)
-                if key in failed_shapes:
-                    continue
-                if place(j, now):
-                    del waiting[j]
-                    placed += 1
-                    delayed += 1
-                    wait_total += now - since
+                break
+            span = min(t, window_end) - min(last, window_end)
+            if span > 0:
+                r.allocated_area += span * self.allocated
+                r.pending_area += span * len(self.queue)
+                if r.frag_area is not None and self.ledger is not None:
+                    rows = np.arange(len(self.scheduler.cluster), dtype=np.intp)
+                    r.frag_area += span * float(self.ledger.node_frag(rows).sum())
+            last = t
+            self._set_now(t)
+            while self.events and self.events[0][0] == t:
+                _, kind, _, payload = heapq.heappop(self.events)
+                if kind == DEPART:
+                    assert isinstance(payload, tuple)
+                    self._depart(str(payload[0]), int(payload[1]), t)
+                elif kind == NODE:
+                    assert isinstance(payload, NodeEvent)
+                    self._node_event(payload, t)
+                    r.capacity_milli = max(r.capacity_milli, self._capacity())
+                elif kind == ARRIVE:
+                    self._arrive(str(payload), t)
                 else:
-                    failed_shapes.add(key)
-    horizon = max((last_t or start_t) - start_t, 1)
-    return ReplayReport(
-        policy=policy,
-        pods=len(timed),
-        placed=placed,
-        given_up=given_up + len(waiting),
-        delayed=delayed,
-        mean_wait_s=wait_total / delayed if delayed else 0.0,
-        mean_allocation_pct=100 * area_alloc / horizon / capacity,
-        mean_frag_pct=100 * area_frag / horizon / capacity,
-    )
+                    self._give_up(str(payload))
+            self.queue.flush(t)
+            while (e := self.queue.pop(choose)) is not None:
+                self.queue.done(e, t, self._attempt(e.key, t))
+            c = self.queue.counts
+            r.max_pending = max(r.max_pending, len(self.queue))
+            samples.append(Sample(t, c["active"], c["backoff"], c["unschedulable"], self.allocated))
+        r.horizon_s = min(window_end, last) - start
+        r.still_pending = sum(
+            len(self.units[e.key].pods) for e in self.queue.waiting() if e.key in self.units
+        )
+        r.series = _thin(samples, self.series_points)
+        return r
 
 
-def compare_policies(
-    data: Path, trace: str, before: str, after: str, seed: int, node_limit: int | None = None
-) -> tuple[ReplayReport, ReplayReport]:
-    from kubegpu.sim.bench import load_nodes, load_trace
-
-    nodes = load_nodes(data)[:node_limit] if node_limit else load_nodes(data)
-    pods = load_trace(data, trace)
-    return replay(nodes, pods, before, seed), replay(nodes, pods, after, seed)
+def _thin(samples: list[Sample], points: int) -> list[Sample]:
+    """At most ``points`` samples: the last one in each of ``points`` equal time buckets."""
+    if len(samples) <= points:
+        return samples
+    t0, t1 = samples[0].t, samples[-1].t
+    width = (t1 - t0) / points or 1.0
+    out: dict[int, Sample] = {}
+    for s in samples:
+        out[min(int((s.t - t0) / width), points - 1)] = s
+    return list(out.values())

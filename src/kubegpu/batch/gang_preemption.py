@@ -1,0 +1,129 @@
+"""A gang as preemptor: evict lower-priority work so that ALL of a pod group fits, or evict nothing (R14.2, R14.3).
+
+kube-scheduler preempts for one pod at a time; a gang needs room for every member at once, and
+evicting victims for half a gang destroys work for nothing. So the search runs as a dry run on the
+cluster journal:
+
+1. Eviction units: running pods of strictly lower priority than the gang, a victim gang being one unit
+   with all its running members (a gang is never split). Units are tried cheapest first by the GPU-time
+   they would lose since their last checkpoint (``model.podgroup.eviction_cost``), then lower priority,
+   then name.
+2. Units are removed one by one until every member of the gang places (through the core's
+   ``schedule_one``, device allocation included). None fits even with all of them gone → nothing is
+   evicted.
+3. Reprieve, as DefaultPreemption does for one node: the chosen units are put back one at a time, the
+   most expensive first, and stay back whenever the gang still places without them; what remains are
+   the victims.
+4. Everything is rolled back; the caller evicts the victims for real and places the gang.
+
+Worked example (tests): nodes of 4 GPUs; a 2×4-GPU gang of priority 10 facing pods of priority 0 with
+costs 100, 50 (node a: two 2-GPU pods) and 10 (node b: one 4-GPU pod) evicts a's and b's pods only
+if both nodes are needed — here they are, so the victims are all three at a cost of 160.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubegpu.batch import gang
+from kubegpu.batch.workloads import Workload
+from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import group_key
+from kubegpu.scheduler.device_ledger import Assignment
+from kubegpu.scheduler.schedule_one import Scheduler
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Pods evicted together (one pod, or every running member of a victim gang)."""
+
+    pods: tuple[Pod, ...]
+    cost: int  # GPU-seconds lost
+    priority: int
+    name: str
+
+
+@dataclass
+class GangPreemption:
+    victims: list[Unit] = field(default_factory=list)
+    ok: bool = False
+
+    @property
+    def cost(self) -> int:
+        return sum(u.cost for u in self.victims)
+
+
+def eviction_units(
+    scheduler: Scheduler, below: int, exclude: set[str], cost: Callable[[Pod], int]
+) -> list[Unit]:
+    """Running pods of priority lower than ``below``, grouped into units (gangs whole), cheapest first.
+    A gang with any member at or above ``below`` is not a candidate at all."""
+    groups: dict[str, list[Pod]] = {}
+    for pods in scheduler.cluster.pods_on:
+        for p in pods.values():
+            if p.key in exclude:
+                continue
+            groups.setdefault(group_key(p) or "pod:" + p.key, []).append(p)
+    units = [
+        Unit(tuple(members), sum(cost(p) for p in members), max(p.priority for p in members), name)
+        for name, members in groups.items()
+        if max(p.priority for p in members) < below
+    ]
+    units.sort(key=lambda u: (u.cost, u.priority, u.name))
+    return units
+
+
+def preempt_for_gang(scheduler: Scheduler, workload: Workload, cost: Callable[[Pod], int]) -> GangPreemption:
+    """The cheapest victims that let all of ``workload`` place (see the module docstring); a dry run —
+    the cluster is unchanged on return."""
+    cluster = scheduler.cluster
+    exclude: set[str] = {p.key for p in workload.pods}
+    units = eviction_units(scheduler, workload.priority, exclude, cost)
+    mark = cluster.mark()
+    removed: list[Unit] = []
+    result = GangPreemption()
+    try:
+        need = gang.place(scheduler, workload, keep=False).ok
+        if need:
+            result.ok = True  # fits already: nothing to evict
+            return result
+        for unit in units:
+            for p in unit.pods:
+                cluster.remove_pod(p)
+            removed.append(unit)
+            if _may_fit(scheduler, workload) and gang.place(scheduler, workload, keep=False).ok:
+                result.ok = True
+                break
+        if not result.ok:
+            return result
+        victims = list(removed)
+        for unit in sorted(removed, key=lambda u: (-u.cost, -u.priority, u.name)):
+            back = cluster.mark()
+            for p in unit.pods:
+                idx, assignment, assumed = _removed_from(scheduler, p)
+                cluster.add_pod(p, idx, assignment, assumed)
+            if gang.place(scheduler, workload, keep=False).ok:
+                victims.remove(unit)  # the gang fits with this unit kept: reprieved
+            else:
+                cluster.rollback(back)
+        result.victims = victims
+        return result
+    finally:
+        cluster.rollback(mark)
+
+
+def _removed_from(scheduler: Scheduler, pod: Pod) -> tuple[int, Assignment | None, bool]:
+    """Where a pod removed in this dry run ran, with its devices (its journal record)."""
+    for op, p, idx, assignment, assumed in reversed(scheduler.cluster.journal):
+        if op == "remove" and p.key == pod.key:
+            return idx, assignment, assumed
+    raise KeyError(pod.key)
+
+
+def _may_fit(scheduler: Scheduler, workload: Workload) -> bool:
+    """Cheap necessary test before a placement attempt: the cluster has the gang's total request free."""
+    cluster = scheduler.cluster
+    cols, amounts = cluster.request_vector(workload.requests)
+    free = cluster.allocatable[:, cols].sum(axis=0) - cluster.requested[:, cols].sum(axis=0)
+    return bool((free >= amounts).all())
