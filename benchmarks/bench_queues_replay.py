@@ -7,7 +7,8 @@ times and each pod's patience (trace deletion − creation) are the trace's. Pri
 ``--write-docs`` also replaces the table between the markers in docs/batch.md. One process, a few
 minutes on the 2-core machine.
 
-    python benchmarks/bench_queues_replay.py [--seed 42] [--nodes-fraction 0.1] [--time-scale 200] [--write-docs]
+    python benchmarks/bench_queues_replay.py [--seed 42] [--nodes-fraction 0.1] [--time-scale 200]
+        [--write-docs] [--series queues.csv]
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import time
 from pathlib import Path
 
 from kubegpu.sim.bench import default_data_dir, load_nodes, load_trace
-from kubegpu.sim.queue_bench import ARMS, TEAMS, run_arm
-from kubegpu.sim.replay import ReplayReport
+from kubegpu.sim.queue_bench import ARMS, TEAMS, UNPROTECTED, run_arm
+from kubegpu.sim.replay import ReplayReport, write_series
 
 DOCS = Path(__file__).parents[1] / "docs" / "batch.md"
 START, END = "<!-- queues-replay:start -->", "<!-- queues-replay:end -->"
@@ -50,9 +51,10 @@ def main() -> None:
     ap.add_argument("--nodes-fraction", type=float, default=0.1)
     ap.add_argument("--time-scale", type=float, default=200.0)
     ap.add_argument("--trace", default="default")
-    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated; also {UNPROTECTED}")
     ap.add_argument("--data", type=Path, default=default_data_dir())
     ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--series", type=Path, default=None, help="CSV of queue lengths and allocation over time")
     args = ap.parse_args()
     nodes, trace = load_nodes(args.data), load_trace(args.data, args.trace)
     reports = []
@@ -67,8 +69,13 @@ def main() -> None:
         f"python benchmarks/bench_queues_replay.py --seed {args.seed} --nodes-fraction {args.nodes_fraction:g} "
         f"--time-scale {args.time_scale:g}"
     )
+    if args.arms != ",".join(ARMS):
+        command += f" --arms {args.arms}"
     text = table(reports, command)
     print(text)
+    if args.series is not None:
+        write_series([r for r, _ in reports], args.series)
+        print(f"wrote {args.series}")
     if args.write_docs:
         doc = DOCS.read_text(encoding="utf-8")
         before, _, rest = doc.partition(START)

@@ -147,3 +147,24 @@ def test_without_preemption_the_gang_only_waits() -> None:
     decision = session.admit(preemptor(1))
     assert not decision.admitted and decision.evicted == {}
     assert "default/a1" in s.cluster.placement
+
+
+def test_protect_nominal_keeps_another_queue_within_its_quota_safe() -> None:
+    """Queue b runs one 4-GPU pod on its nominal 4 (not borrowing). A higher-priority 4-GPU gang of
+    queue a needs that node: kube-scheduler's rule (priority alone) evicts b's pod; with
+    ``protect_nominal`` (Kueue: only borrowing queues lose workloads to other queues) nothing goes."""
+
+    def queue(name: str) -> dict[str, Any]:
+        return {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": name},
+                "spec": {"nominalQuota": {"nvidia.com/gpu": "4"}, "cohort": "org"}}  # fmt: skip
+
+    b1 = running("b1", "a", "11:00")
+    b1["metadata"]["labels"] = {"kubegpu.io/queue": "b"}
+    for protect, evicted in ((False, {"default/b1": 4 * 600}), (True, {})):
+        snap = build_snapshot([("t", o) for o in (queue("a"), queue("b"), *nodes("a"), b1)])
+        queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
+        engine = Engine(snap, kubegpu_profile())
+        session = BatchSession(engine.scheduler, snap, queues, cohorts, groups, now=NOW, protect_nominal=protect)
+        decision = session.admit(preemptor(1))
+        assert decision.evicted == evicted
+        assert decision.admitted is (not protect)

@@ -5,6 +5,7 @@ field; and ``kubegpu simulate`` on the demo cluster with a workload and a change
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 from typing import Any
@@ -175,10 +176,17 @@ def test_simulate_on_the_demo_with_a_workload_and_added_nodes(tmp_path: Path) ->
            "spec": {"parallelism": 6, "completions": 6, "template": {"spec": big}}}  # fmt: skip
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(doc))
-    result = CliRunner().invoke(simulate, ["--demo", "--workload", str(path), "--add-nodes", "2"])
+    series = tmp_path / "series.csv"
+    args = ["--demo", "--workload", str(path), "--add-nodes", "2", "--series", str(series)]
+    result = CliRunner().invoke(simulate, args)
     assert result.exit_code == 0, result.output
     assert "before: default" in result.output and "after: +2 node(s)" in result.output
     assert "pending time p95 (s)" in result.output
+    rows = list(csv.DictReader(series.open()))
+    assert {r["run"] for r in rows} == {"before: default", "after: +2 node(s)"}
+    assert all(
+        int(r["pending"]) == int(r["active"]) + int(r["backoff"]) + int(r["unschedulable"]) for r in rows
+    )
 
 
 def test_simulate_reports_bad_workload_without_a_traceback(tmp_path: Path) -> None:

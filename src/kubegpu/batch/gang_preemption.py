@@ -16,9 +16,9 @@ cluster journal:
    the victims.
 4. Everything is rolled back; the caller evicts the victims for real and places the gang.
 
-Worked example (tests): nodes of 4 GPUs; a 2×4-GPU gang of priority 10 facing pods of priority 0 with
-costs 100, 50 (node a: two 2-GPU pods) and 10 (node b: one 4-GPU pod) evicts a's and b's pods only
-if both nodes are needed — here they are, so the victims are all three at a cost of 160.
+Worked example (tests): three full 4-GPU nodes whose pods would lose 2400, 1200 and 240 GPU-seconds;
+a gang of two 4-GPU pods of higher priority evicts the 240 and the 1200 ones (1440 in all) and leaves
+the 2400 one running.
 """
 
 from __future__ import annotations
@@ -55,10 +55,14 @@ class GangPreemption:
 
 
 def eviction_units(
-    scheduler: Scheduler, below: int, exclude: set[str], cost: Callable[[Pod], int]
+    scheduler: Scheduler,
+    below: int,
+    exclude: set[str],
+    cost: Callable[[Pod], int],
+    protected: Callable[[Pod], bool] | None = None,
 ) -> list[Unit]:
     """Running pods of priority lower than ``below``, grouped into units (gangs whole), cheapest first.
-    A gang with any member at or above ``below`` is not a candidate at all."""
+    A gang with any member at or above ``below``, or any ``protected`` member, is not a candidate."""
     groups: dict[str, list[Pod]] = {}
     for pods in scheduler.cluster.pods_on:
         for p in pods.values():
@@ -69,17 +73,24 @@ def eviction_units(
         Unit(tuple(members), sum(cost(p) for p in members), max(p.priority for p in members), name)
         for name, members in groups.items()
         if max(p.priority for p in members) < below
+        and not (protected is not None and any(protected(p) for p in members))
     ]
     units.sort(key=lambda u: (u.cost, u.priority, u.name))
     return units
 
 
-def preempt_for_gang(scheduler: Scheduler, workload: Workload, cost: Callable[[Pod], int]) -> GangPreemption:
+def preempt_for_gang(
+    scheduler: Scheduler,
+    workload: Workload,
+    cost: Callable[[Pod], int],
+    protected: Callable[[Pod], bool] | None = None,
+) -> GangPreemption:
     """The cheapest victims that let all of ``workload`` place (see the module docstring); a dry run —
-    the cluster is unchanged on return."""
+    the cluster is unchanged on return. ``protected`` pods are never victims (the batch session
+    protects other queues within their nominal quota)."""
     cluster = scheduler.cluster
     exclude: set[str] = {p.key for p in workload.pods}
-    units = eviction_units(scheduler, workload.priority, exclude, cost)
+    units = eviction_units(scheduler, workload.priority, exclude, cost, protected)
     mark = cluster.mark()
     removed: list[Unit] = []
     result = GangPreemption()

@@ -10,6 +10,8 @@ A queue within its nominal quota that is blocked by what cohort queues borrowed 
 profile's PostFilter (with the kubegpu profile: gang-whole, checkpoint-aware); a gang that does not
 fit preempts all-or-nothing (``batch.gang_preemption``); the victims leave the cluster and their
 queues get the quota back, and the decision reports the GPU-seconds each lost. With
+``protect_nominal`` only queues that borrow lose workloads to another queue's preemption (Kueue's
+rule against flapping); by default priority alone decides, as in kube-scheduler. With
 ``preempt=False`` nothing is ever evicted (no reclaim, no preemption).
 
 The simulator keeps one session for a whole replay: ``arrive`` adds a workload, ``finished`` takes a
@@ -66,10 +68,12 @@ class BatchSession:
         groups: Mapping[str, PodGroup],
         now: datetime | None = None,
         preempt: bool = True,
+        protect_nominal: bool = False,
     ) -> None:
         self.scheduler = scheduler
         self.now = now or datetime.now(UTC)
         self.preempt = preempt
+        self.protect_nominal = protect_nominal
         self.all: dict[str, Workload] = {w.key: w for w in workloads(snapshot.pods, groups)}
         self.book = QuotaBook(queues, cohorts).charge_admitted(self.all.values())
         self.owner = {p.key: w for w in self.all.values() for p in w.pods}
@@ -195,15 +199,29 @@ class BatchSession:
             self.book.charge(owner.queue, victim.requests, sign=-1)
         return eviction_cost(victim, self.now)
 
+    def _protected(self, victim: Pod, claimant: str) -> bool:
+        """With ``protect_nominal``, a pod of another queue that is within its nominal quota is not a
+        victim (Kueue's rule: only borrowing queues lose workloads to other queues, which keeps
+        preemption from flapping); without it, priority alone decides, as in kube-scheduler."""
+        if not self.protect_nominal:
+            return False
+        owner = self.owner.get(victim.key)
+        if owner is None or owner.queue == claimant or owner.queue not in self.book.queues:
+            return False
+        return not self.book.borrowed(owner.queue)
+
     def _preempt_for_gang(self, w: Workload) -> dict[str, int]:
         """All-or-nothing preemption for a gang: evict the cheapest victims only if all of it then fits."""
-        found = preempt_for_gang(self.scheduler, w, lambda p: eviction_cost(p, self.now))
+        found = preempt_for_gang(
+            self.scheduler, w, lambda p: eviction_cost(p, self.now), lambda p: self._protected(p, w.queue)
+        )
         return {p.key: self._evict(p) for unit in found.victims for p in unit.pods}
 
     def _preempt_for(self, pod: Pod) -> dict[str, int]:
         """Run the profile's PostFilter (preemption) for ``pod``; evict the victims it names, give their
         quota back, and return what each cost in GPU-seconds."""
         result = self.scheduler.schedule_one(pod, assume=False, preempt=True)
-        if not result.victims:
+        claimant = self.owner[pod.key].queue if pod.key in self.owner else ""
+        if not result.victims or any(self._protected(v, claimant) for v in result.victims):
             return {}
         return {victim.key: self._evict(victim) for victim in result.victims}

@@ -188,6 +188,12 @@ def bench_openb(
     help="openb: arrivals K times faster (creation_time / K), run times unchanged.",
 )
 @click.option(
+    "--series",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write queue lengths and GPU allocation over time (CSV).",
+)
+@click.option(
     "--kube", is_flag=True, help="Replay the openb trace onto a live cluster's free capacity (read-only)."
 )
 @click.option("--context", default=None, help="kubeconfig context for --kube.")
@@ -196,8 +202,8 @@ def bench_openb(
 def simulate(
     data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
     policies: str | None, add_nodes: str | None, time_slicing: int | None, seed: int, nodes: int | None,
-    nodes_fraction: float | None, time_scale: float, kube: bool, context: str | None, kubeconfig: str | None,
-    in_cluster: bool,
+    nodes_fraction: float | None, time_scale: float, series: Path | None, kube: bool, context: str | None,
+    kubeconfig: str | None, in_cluster: bool,
 ) -> None:  # fmt: skip
     """Replay a workload in time (kube-scheduler's queue, node events) before and after a change."""
     from kubegpu.sim.whatif import Change, compare
@@ -228,6 +234,11 @@ def simulate(
         "pending pods (given up + still pending)", *(str(r.given_up + r.still_pending) for r in reports)
     )
     Console().print(t)
+    if series is not None:
+        from kubegpu.sim.replay import write_series
+
+        write_series(reports, series)
+        click.echo(f"wrote {series}")
 
 
 def _add_nodes(value: str | None) -> tuple[int, str | None]:

@@ -10,7 +10,7 @@ Teams (from trace facts only, so the split is stable and explainable):
 
 Gangs: openb has no job ids; the only sign of pods launched together is identical pods created in the
 same second. GPU pods of one team with the same shape and the same ``creation_time`` form a gang
-(label ``kubegpu.io/pod-group``, ``minMember`` = their number): 87 gangs of 2–3 pods in the default
+(label ``kubegpu.io/pod-group``, ``minMember`` = their number): 86 gangs of 2–3 pods in the default
 trace. Other pods are single.
 
 Arms (same cluster, same placement policy — BestFit — and the same seed):
@@ -21,7 +21,9 @@ Arms (same cluster, same placement policy — BestFit — and the same seed):
   cluster's GPUs (inference / training / research) with unlimited borrowing, DRF between queues,
   gangs all-or-nothing, admission only when the core places the whole workload; nothing is evicted;
 - ``queues+gang+ckpt-preemption``: the same plus reclaim of borrowed quota, CheckpointAwarePreemption
-  for single pods and all-or-nothing gang preemption, all choosing victims by GPU-time lost.
+  for single pods and all-or-nothing gang preemption, all choosing victims by GPU-time lost; a queue
+  within its nominal quota never loses pods to another queue (Kueue's rule against flapping).
+  ``queues+gang+ckpt-preemption-by-priority`` drops that protection (priority alone decides).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ TEAMS = {
     "research": Team("research", 100, 3600, 30),
 }
 ARMS = ("kube", "queues+gang", "queues+gang+ckpt-preemption")
+# the third arm with priority alone deciding across queues (no nominal-quota protection): for comparison
+UNPROTECTED = "queues+gang+ckpt-preemption-by-priority"
 COHORT = "org"
 POLICY = "BestFit"
 
@@ -118,7 +122,7 @@ def run_arm(
     nodes_fraction: float,
     seed: int,
 ) -> ReplayReport:
-    if arm not in ARMS:
+    if arm not in (*ARMS, UNPROTECTED):
         raise ValueError(f"unknown arm {arm!r}")
     cluster_nodes = node_subset(nodes, nodes_fraction, seed)
     pods, min_member = team_pods(trace, time_scale)
@@ -128,9 +132,9 @@ def run_arm(
         return Replay(
             cluster_nodes, pods, factory, mode="kube", preempt=True, seed=seed, label=arm, arrival_window=True
         ).run()
-    preempt = arm.endswith("preemption")
+    preempt = arm != "queues+gang"
     factory = packing_factory(POLICY, typical, names.CHECKPOINT_AWARE_PREEMPTION if preempt else None)
-    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: Cohort(COHORT)}, min_member)
+    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: Cohort(COHORT)}, min_member, arm != UNPROTECTED)
     return Replay(
         cluster_nodes,
         pods,

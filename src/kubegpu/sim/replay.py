@@ -25,11 +25,13 @@ arrival to first start. Deterministic for a seed: the only randomness is the sch
 
 from __future__ import annotations
 
+import csv
 import heapq
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
@@ -90,11 +92,13 @@ class NodeEvent:
 
 @dataclass(frozen=True)
 class BatchSetup:
-    """The batch layer's objects for ``mode="batch"``: queues, cohorts, and minMember per gang key."""
+    """The batch layer's objects for ``mode="batch"``: queues, cohorts, minMember per gang key, and
+    whether queues within their nominal quota are safe from other queues' preemption."""
 
     queues: Mapping[str, Queue]
     cohorts: Mapping[str, Cohort] = field(default_factory=dict)
     min_member: Mapping[str, int] = field(default_factory=dict)
+    protect_nominal: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,7 +250,14 @@ class Replay:
         if mode == "batch":
             assert batch is not None
             self.session = BatchSession(
-                self.scheduler, ClusterSnapshot(), batch.queues, batch.cohorts, {}, now=epoch, preempt=preempt
+                self.scheduler,
+                ClusterSnapshot(),
+                batch.queues,
+                batch.cohorts,
+                {},
+                now=epoch,
+                preempt=preempt,
+                protect_nominal=batch.protect_nominal,
             )
         self.batch = batch
         for p in pods:
@@ -564,6 +575,18 @@ class Replay:
         )
         r.series = _thin(samples, self.series_points)
         return r
+
+
+def write_series(reports: Sequence[ReplayReport], path: Path) -> None:
+    """Queue lengths and GPU allocation over time, one row per sample and run, as CSV."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["run", "t_s", "active", "backoff", "unschedulable", "pending", "gpu_allocated_pct"])
+        for r in reports:
+            for s in r.series:
+                pct = 100 * s.allocated_milli / max(r.capacity_milli, 1)
+                pending = s.active + s.backoff + s.unschedulable
+                w.writerow([r.label, f"{s.t:g}", s.active, s.backoff, s.unschedulable, pending, f"{pct:.2f}"])
 
 
 def _thin(samples: list[Sample], points: int) -> list[Sample]:
