@@ -164,7 +164,9 @@ def test_protect_nominal_keeps_another_queue_within_its_quota_safe() -> None:
         snap = build_snapshot([("t", o) for o in (queue("a"), queue("b"), *nodes("a"), b1)])
         queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
         engine = Engine(snap, kubegpu_profile())
-        session = BatchSession(engine.scheduler, snap, queues, cohorts, groups, now=NOW, protect_nominal=protect)
+        session = BatchSession(
+            engine.scheduler, snap, queues, cohorts, groups, now=NOW, protect_nominal=protect
+        )
         decision = session.admit(preemptor(1))
         assert decision.evicted == evicted
         assert decision.admitted is (not protect)
