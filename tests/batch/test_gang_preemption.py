@@ -170,3 +170,30 @@ def test_protect_nominal_keeps_another_queue_within_its_quota_safe() -> None:
         decision = session.admit(preemptor(1))
         assert decision.evicted == evicted
         assert decision.admitted is (not protect)
+
+
+def test_no_pod_is_evicted_for_a_workload_that_still_would_not_fit() -> None:
+    """Queue b borrows (8 GPUs on nominal 4); queue a, within its nominal 4, claims 4 GPUs, so reclaim
+    would evict one of b's pods — but the claim's nodeSelector matches no node, so it cannot be placed
+    anyway: the reclaim is undone, b keeps both pods and its quota usage."""
+
+    def queue(name: str) -> dict[str, Any]:
+        return {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": name},
+                "spec": {"nominalQuota": {"nvidia.com/gpu": "4"}, "cohort": "org"}}  # fmt: skip
+
+    borrowers = []
+    for name in ("b1", "b2"):
+        raw = running(name, "n", "11:00")
+        raw["metadata"]["labels"] = {"kubegpu.io/queue": "b"}
+        borrowers.append(raw)
+    claim = make_pod("claim").gpu(4).labels(**{"kubegpu.io/queue": "a"}).node_selector(zone="nowhere").obj()
+    snap = build_snapshot(
+        [("t", o) for o in (queue("a"), queue("b"), make_node("n").gpus(8).obj(), *borrowers, claim)]
+    )
+    queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
+    engine = Engine(snap, kubegpu_profile())
+    session = BatchSession(engine.scheduler, snap, queues, cohorts, groups, now=NOW)
+    (decision,) = session.run()
+    assert not decision.admitted and decision.evicted == {}
+    assert {"default/b1", "default/b2"} <= set(engine.scheduler.cluster.placement)
+    assert session.book.usage["b"]["nvidia.com/gpu"] == 8000

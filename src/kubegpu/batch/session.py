@@ -123,7 +123,20 @@ class BatchSession:
         return decisions
 
     def admit(self, w: Workload, position: int = 0) -> Decision:
-        """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then preemption."""
+        """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then
+        preemption. Evictions stand only if the workload is then admitted: otherwise the cluster journal
+        and the quota book go back as they were (no pod is evicted for a workload that still waits)."""
+        cluster = self.scheduler.cluster
+        mark = cluster.mark()
+        usage = {q: dict(u) for q, u in self.book.usage.items()}
+        decision = self._admit(w, position)
+        if not decision.admitted and decision.evicted:
+            cluster.rollback(mark)
+            self.book.usage = usage
+            decision.evicted = {}
+        return decision
+
+    def _admit(self, w: Workload, position: int) -> Decision:
         managed = w.queue in self.book.queues
         check = self.book.check(w.queue, w.requests) if managed else None
         reclaimed: dict[str, int] = {}
