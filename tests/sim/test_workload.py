@@ -17,7 +17,9 @@ from click.testing import CliRunner
 
 from kubegpu.cli.sim_cmd import simulate
 from kubegpu.errors import InputError
+from kubegpu.sim.whatif import added_nodes, time_sliced
 from kubegpu.sim.workload import load_workload
+from kubegpu.testing.builders import make_node
 
 POD_SPEC = {
     "containers": [{"name": "main", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]
@@ -196,3 +198,15 @@ def test_simulate_reports_bad_workload_without_a_traceback(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert f"{path}: Deployment serve/web: spec.replicas: must be an integer" in result.output
     assert "Traceback" not in result.output
+
+
+def test_time_slicing_and_added_nodes_changes() -> None:
+    """Time-slicing ×4 (the device plugin's sharing.timeSlicing replicas, renameByDefault false): an
+    8-GPU node advertises 32 nvidia.com/gpu and GFD's nvidia.com/gpu.replicas=4; a CPU node is left
+    alone. --add-nodes 2 copies the node with the most GPUs."""
+    gpu, cpu = make_node("g").gpus(8).parsed(), make_node("c").parsed()
+    sliced = {n.name: n for n in time_sliced([gpu, cpu], 4)}
+    assert sliced["g"].allocatable["nvidia.com/gpu"] == 32_000
+    assert sliced["g"].labels["nvidia.com/gpu.replicas"] == "4"
+    assert sliced["c"] == cpu
+    assert [n.name for n in added_nodes([cpu, gpu], 2, None)] == ["c", "g", "g-sim-0", "g-sim-1"]

@@ -243,7 +243,10 @@ class Replay:
         self.running: dict[str, _Run] = {}
         self.started: set[str] = set()
         self.allocated = 0
-        self.failed_at: dict[Hashable, int] = {}  # equivalence key → cluster clock of a failed attempt
+        # the cluster's real changes (starts, departures, evictions, node events) — not the clock, which
+        # dry runs and rolled-back admissions also move
+        self.version = 0
+        self.failed_at: dict[Hashable, int] = {}  # equivalence key → version at a failed attempt
         # entries: a pod key (kube) or a workload key (batch) → its workload
         self.units: dict[str, Workload] = {}
         self.session: BatchSession | None = None
@@ -342,6 +345,7 @@ class Replay:
         if run is None or run.token != token:
             return  # evicted meanwhile: this departure belongs to an earlier run
         del self.running[key]
+        self.version += 1
         self.scheduler.cluster.remove_pod(run.pod)
         self.allocated -= gpu_milli_of(run.pod)
         if self.session is not None:
@@ -352,6 +356,7 @@ class Replay:
             self._push(t, ARRIVE, follower)
 
     def _node_event(self, ev: NodeEvent, t: float) -> None:
+        self.version += 1
         cluster = self.scheduler.cluster
         idx = cluster.index.get(ev.node)
         if ev.action in ("cordon", "uncordon"):
@@ -406,6 +411,7 @@ class Replay:
     def _start(self, pod: Pod, t: float) -> None:
         key = pod.key
         self._seq += 1
+        self.version += 1
         self.running[key] = _Run(pod, t, self._seq)
         if math.isfinite(self.work[key]):
             self._push(t + self.work[key], DEPART, (key, self._seq))
@@ -423,6 +429,7 @@ class Replay:
         """A running pod is evicted at ``t``: it goes back to its last checkpoint and is recreated
         (requeued). Returns the GPU-seconds lost."""
         run = self.running.pop(key)
+        self.version += 1
         if not removed:
             self.scheduler.cluster.remove_pod(run.pod)
         self.allocated -= gpu_milli_of(run.pod)
@@ -454,6 +461,10 @@ class Replay:
     # ---- attempts -----------------------------------------------------------------------------------
 
     def _memo_key(self, w: Workload) -> Hashable | None:
+        """Attempts that cannot differ: same queue, pod signatures, priority and minMember against the
+        same cluster version. (With preemption this assumes a failure does not hinge on the victims'
+        costs at that moment — costs only rank victims — except that reclaim's cost order decides which
+        borrowers go first; a retry at a later time is then skipped, not re-ranked.)"""
         sigs = tuple(self.scheduler.framework.signature(p) for p in w.pods)
         if any(s is None for s in sigs):
             return None
@@ -463,13 +474,12 @@ class Replay:
         w = self.units[entry]
         self.report.attempts += 1
         key = self._memo_key(w)
-        clock = self.scheduler.cluster.clock
-        if key is not None and self.failed_at.get(key) == clock:
-            return False  # same pods, same cluster: the same failure
+        if key is not None and self.failed_at.get(key) == self.version:
+            return False  # same pods, same cluster (and quota usage): the same failure
         started = tuple(replace(p, start_time=self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")) for p in w.pods)
         ok = self._attempt_kube(started[0], t) if self.mode == "kube" else self._attempt_batch(w, started, t)
         if not ok and key is not None:
-            self.failed_at[key] = self.scheduler.cluster.clock
+            self.failed_at[key] = self.version
         return ok
 
     def _attempt_kube(self, pod: Pod, t: float) -> bool:
