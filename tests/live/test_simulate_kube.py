@@ -2,8 +2,8 @@
 read (list only) from the emulated API server over HTTP.
 
 The trace below is written here in openb's 11-column layout; the expected figures follow by hand from
-the replay's rules (``kubegpu.sim.replay``: departures before arrivals, waiting pods retried on every
-departure, time-weighted allocation over the replay's span).
+the replay's rules (``kubegpu.sim.replay``: kube-scheduler's queue, waiting pods moved back on every
+departure, time-weighted figures over the arrival window).
 """
 
 from __future__ import annotations
@@ -64,18 +64,20 @@ def test_simulate_replays_a_trace_onto_the_live_free_capacity(
         terminal_width=200,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "openb tiny on the free capacity of 1 live node(s), replayed (seed 42)" in result.output
+    assert "openb tiny on the free capacity of 1 live node(s), replay (seed 42)" in result.output
     rows = {
         line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
         for line in result.output.splitlines()
         if line.count("│") == 4
     }
     # a at 0 (its V100 constraint dropped: the live GPUs are H200s); b waits from 10 to 100 when a leaves;
-    # c shares a GPU at 20. Allocated milli-GPU of 6000: 4000 (0-20), 4500 (20-50), 4000 (50-290):
-    # (4000*20 + 4500*30 + 4000*240) / 290 / 6000 = 67.53 %
+    # c shares a GPU at 20. Waits 0, 90, 0: p50 0, p95 (linear) 0 + 0.9 * 90 = 81. Time-weighted figures
+    # cover the arrival window (first to last arrival, 0-20 s; kubegpu.sim.replay): 4000 of 6000 milli-GPU
+    # allocated throughout = 66.67 %; b pending for 10 of those 20 s = 0.5 pods on average, 1 at most.
     expected = {
-        "pods": "3", "placed": "3", "never placed (gave up)": "0", "placed after waiting": "1",
-        "mean wait of those (s)": "90", "GPU allocated, time-weighted (%)": "67.53",
+        "pods": "3", "placed": "3", "given up (deleted while pending)": "0", "placed after waiting": "1",
+        "pending time p50 (s)": "0", "pending time p95 (s)": "81",
+        "pending pods, time-weighted mean / max": "0.5 / 1", "GPU allocated, time-weighted (%)": "66.67",
     }  # fmt: skip
     for label, value in expected.items():
         assert rows[label] == [value, value], (label, rows)
