@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from device_readings import mig_node
 
-from kubegpu.devices import NodeInventory, parse_plugin_config, plan_resources
+from kubegpu.devices import NodeInventory, cdi_spec, parse_plugin_config, plan_resources
 from kubegpu.devices.container_view import allocate_response
 from kubegpu.devices.inventory import inventory_to_reading, parse_reading
 from kubegpu.devices.nvcaps import mig_capability_nodes, parse_mig_minors, read_mig_minors
@@ -167,3 +167,40 @@ def test_a_bad_mig_minors_entry_names_the_file_and_field(h200: NodeInventory) ->
     with pytest.raises(InputError) as err:
         parse_reading(reading, source="node.json")
     assert (err.value.source, err.value.field) == ("node.json", "mig_minors")
+
+
+def test_cdi_spec_lists_mig_devices_after_the_gpus_with_parent_and_cap_nodes(h200: NodeInventory) -> None:
+    """nvidia-ctk cdi generate (pkg/nvcdi): GPU specs first, then one spec per MIG device named
+    ``<gpu index>:<mig index>`` and by its MIG UUID, edits = the parent's /dev/nvidia<minor> and the
+    GI / CI access nodes; ``all`` holds every node once. GPU minor 1: gpu1/gi1 is minor 3 + 9 * 16 = 147,
+    its ci0 148; gpu1/gi2 is 3 + 9 * 17 = 156, its ci0 157 (the generated layout above)."""
+    inv = _mig(h200, ["3g.71gb", "3g.71gb"], MIG_MINORS, minor=1)
+    spec = cdi_spec(inv, dev_root="/host/dev")
+    names = [d["name"] for d in spec["devices"]]  # type: ignore[attr-defined,index]
+    migs = [m.uuid for m in inv.devices[0].mig_devices]
+    assert names == ["0", inv.devices[0].uuid, "0:0", migs[0], "0:1", migs[1], "all"]
+    nodes = {d["name"]: [n["path"] for n in d["containerEdits"]["deviceNodes"]] for d in spec["devices"]}  # type: ignore[attr-defined,index]
+    first = [
+        "/host/dev/nvidia1",
+        "/host/dev/nvidia-caps/nvidia-cap147",
+        "/host/dev/nvidia-caps/nvidia-cap148",
+    ]
+    second = [
+        "/host/dev/nvidia1",
+        "/host/dev/nvidia-caps/nvidia-cap156",
+        "/host/dev/nvidia-caps/nvidia-cap157",
+    ]
+    assert nodes["0:0"] == nodes[migs[0]] == first
+    assert nodes["0:1"] == nodes[migs[1]] == second
+    assert nodes["all"] == [*first, *second[1:]]
+
+
+def test_cdi_spec_without_recorded_mig_minors_has_no_mig_entries(h200: NodeInventory) -> None:
+    names = [d["name"] for d in cdi_spec(_mig(h200, ["3g.71gb"], None))["devices"]]  # type: ignore[attr-defined,index]
+    assert names == ["0", h200.devices[0].uuid, "all"]
+
+
+def test_cdi_spec_with_a_missing_capability_is_a_config_error(h200: NodeInventory) -> None:
+    inv = _mig(h200, ["3g.71gb"], ["gpu0/gi1/access 12"])
+    with pytest.raises(ConfigError, match=r"MIG device MIG-00000000.*compute instance capability path"):
+        cdi_spec(inv)

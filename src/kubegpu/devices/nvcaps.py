@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from kubegpu.errors import InputError
+from kubegpu.errors import ConfigError, InputError
 
 MIG_MINORS_PATH = Path("/proc/driver/nvidia-caps/mig-minors")
 CAPABILITIES_ROOT = "/proc/driver/nvidia/capabilities"
@@ -77,6 +77,18 @@ def mig_capability_nodes(minors: Mapping[str, str], gpu_minor: int, gi: int, ci:
     if ci_path not in minors:
         raise MissingMigCapability(f"missing MIG compute instance capability path: {ci_path}")
     return minors[gi_path], minors[ci_path]
+
+
+def mig_device_caps(
+    minors: Mapping[str, str], gpu_minor: int, gi: int, ci: int, uuid: str
+) -> tuple[str, str]:
+    """``mig_capability_nodes`` for MIG device ``uuid``, a missing capability being a ``ConfigError``:
+    upstream (device plugin and ``nvidia-ctk cdi generate`` alike) builds every MIG device's paths up
+    front and refuses to go on without them."""
+    try:
+        return mig_capability_nodes(minors, gpu_minor, gi, ci)
+    except MissingMigCapability as exc:
+        raise ConfigError(f"error getting device paths of MIG device {uuid}: {exc}") from None
 
 
 def read_mig_minors(path: Path = MIG_MINORS_PATH) -> list[str]:

@@ -47,7 +47,7 @@ from typing import TypeVar
 import yaml
 
 from kubegpu.devices.inventory import Health, NodeInventory
-from kubegpu.devices.nvcaps import MissingMigCapability, mig_capability_nodes, parse_mig_minors
+from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
 from kubegpu.errors import ConfigError, InputError
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -359,11 +359,7 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
             )
             caps: tuple[str, ...] = ()
             if minors is not None:
-                try:
-                    caps = mig_capability_nodes(minors, g.device_minor, m.gi_id, m.ci_id)
-                except MissingMigCapability as exc:
-                    # upstream builds a MIG device's paths at start and refuses to start without them
-                    raise ConfigError(f"error getting device paths of MIG device {m.uuid}: {exc}") from None
+                caps = mig_device_caps(minors, g.device_minor, m.gi_id, m.ci_id, m.uuid)
             add(
                 resource,
                 AdvertisedDevice(m.uuid, m.uuid, g.index, m.index, health, g.numa_node, g.device_node, caps),
