@@ -197,34 +197,46 @@ class GpuShareLedger:
         """Refresh the per-shape GPU counts of ``rows`` from ``gpu_left`` (after their GPUs changed)."""
         if self.typical is None:
             return
-        gl = self.gpu_left[rows]
-        fits = gl[:, None, :] >= self.typical.milli[None, :, None]  # [K, T, G]
-        self._fit[rows] = fits.sum(axis=2)
-        self._below[rows] = np.where(fits, 0, gl[:, None, :]).sum(axis=2)
-        self._total[rows] = gl.sum(axis=1)
+        self._fit[rows], self._below[rows], self._total[rows] = self.counts_of(self.gpu_left[rows])
 
-    def _combine(
-        self, rows: Rows, cpu_left: IntArray, fit: IntArray, below: IntArray, total: IntArray
+    def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """Per row of ``gpu_left[K, G]`` and typical shape: GPUs with enough free milli for the shape, free
+        milli on the GPUs without; and free milli in all."""
+        fits = gpu_left[:, None, :] >= self._typical().milli[None, :, None]  # [K, T, G]
+        below: IntArray = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)
+        return fits.sum(axis=2), below, gpu_left.sum(axis=1)
+
+    def combine(
+        self,
+        rows: Rows,
+        cpu_left: IntArray,
+        fit: IntArray,
+        below: IntArray,
+        total: IntArray,
+        extra: FloatArray | None = None,
     ) -> FloatArray:
-        """Σ_t p_t · F_t from per-shape counts: F_t = ``below`` where shape t fits (model, GPUs, CPU), else
-        all free milli-GPU (``total``)."""
+        """Σ_t p_t · F_t from per-shape counts: F_t = ``below`` (+ ``extra[K, T]``, a policy's further
+        unusable milli) where shape t fits (model, GPUs, CPU), else all free milli-GPU (``total``)."""
         t = self._typical()
         assert self.node_access is not None
         satisfied = self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
-        out: FloatArray = np.where(satisfied, below, total[:, None]) @ t.freq
+        usable_loss = below if extra is None else below + extra
+        out: FloatArray = np.where(satisfied, usable_loss, total[:, None]) @ t.freq
         return out
+
+    def counts(self, rows: Rows) -> tuple[IntArray, IntArray, IntArray]:
+        """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
+        not, and free milli in all."""
+        return self._fit[rows], self._below[rows], self._total[rows]
 
     def frag(self, rows: Rows) -> FloatArray:
         """Fragment amount (milli-GPU, popularity-weighted) of ``rows`` in their current state."""
-        return self._combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
+        return self.combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
 
     def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
         """Fragment amount of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the reference the
         incremental forms below are held equal to)."""
-        t = self._typical()
-        fits = gpu_left[:, None, :] >= t.milli[None, :, None]  # [K, T, G]
-        below = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)  # free milli on GPUs too small
-        return self._combine(rows, cpu_left, fits.sum(axis=2), below, gpu_left.sum(axis=1))
+        return self.combine(rows, cpu_left, *self.counts_of(gpu_left))
 
     def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, FloatArray]:
         """For a sharing pod (``cpu``, ``milli`` on ONE GPU): every distinct free value v ≥ ``milli`` on each
@@ -232,17 +244,22 @@ class GpuShareLedger:
         with equal free milli give equal results, and only that GPU and the CPU change, so the cached
         per-shape counts are adjusted rather than recomputed."""
         t = self._typical()
-        ordered = np.sort(self.gpu_left[rows], axis=1)
-        distinct = np.ones(ordered.shape, dtype=bool)
-        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        pos, col = np.nonzero(distinct & (ordered >= milli))
-        value = ordered[pos, col]
+        pos, value = self.share_moves(rows, milli)
         r = rows[pos]
         old, new, tm = value[:, None], value[:, None] - milli, t.milli[None, :]
         fit = self._fit[r] - (old >= tm) + (new >= tm)
         below = self._below[r] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0)
-        after = self._combine(r, self.cpu_left(rows)[pos] - cpu, fit, below, self._total[r] - milli)
-        return pos.astype(np.intp), value, after
+        after = self.combine(r, self.cpu_left(rows)[pos] - cpu, fit, below, self._total[r] - milli)
+        return pos, value, after
+
+    def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
+        """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
+        row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
+        ordered = np.sort(self.gpu_left[rows], axis=1)
+        distinct = np.ones(ordered.shape, dtype=bool)
+        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        pos, col = np.nonzero(distinct & (ordered >= milli))
+        return pos.astype(np.intp), ordered[pos, col]
 
     def frag_after_sub(self, rows: Rows, shape: GpuShape) -> FloatArray:
         """Fragment amount of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
@@ -250,13 +267,19 @@ class GpuShareLedger:
         cpu_after = self.cpu_left(rows) - shape.cpu
         fit, below, total = self._fit[rows], self._below[rows], self._total[rows]
         if not shape.count:
-            return self._combine(rows, cpu_after, fit, below, total)
+            return self.combine(rows, cpu_after, fit, below, total)
         if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            return self._combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
+            return self.combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
+        return self.frag_of(rows, cpu_after, self.left_after_sub(rows, shape))
+
+    def left_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
+        """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
+        ``count`` GPUs taken from those with the least sufficient free milli."""
         gl = np.sort(self.gpu_left[rows], axis=1)
         ok = gl >= shape.milli
         take = ok & (np.cumsum(ok, axis=1) <= shape.count)
-        return self.frag_of(rows, cpu_after, gl - shape.milli * take)
+        out: IntArray = gl - shape.milli * take
+        return out
 
     def _typical(self) -> TypicalPods:
         if self.typical is None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GPU_SHARE, GpuShare, GpuShareLedger
-from kubegpu.scheduler.plugins import fgd, names, packing_policies
+from kubegpu.scheduler.plugins import cpu_frag, fgd, names, packing_policies
 from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
 from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
@@ -49,6 +49,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
         GPU_SHARE: GpuShare,
         fgd.FGD: fgd.FragmentationGradientDescent,
+        cpu_frag.CPU_AWARE_FRAG: cpu_frag.CpuAwareFragmentation,
         packing_policies.RANDOM: packing_policies.RandomScore,
         packing_policies.DOT_PRODUCT: packing_policies.DotProductScore,
         packing_policies.GPU_CLUSTERING: packing_policies.GpuClusteringScore,
@@ -127,6 +128,8 @@ PACKING_POLICIES: dict[str, tuple[str, str]] = {
     "GpuPacking": (packing_policies.GPU_PACKING, "best"),
     "BestFit": (packing_policies.BEST_FIT, "best"),
     "FGD": (fgd.FGD, "fgd"),
+    # kubegpu's own: FGD's score over a measure that also counts GPU the node's CPU cannot feed
+    "KubegpuCpuFrag": (cpu_frag.CPU_AWARE_FRAG, "fgd"),
 }
 
 

@@ -1,0 +1,145 @@
+"""KubegpuCpuFrag (``CpuAwareFragmentation``): FGD's score over a fragment measure that also counts the
+GPU a node's free CPU cannot feed. Expected values are worked out by hand in each docstring; the small
+clusters are made up for the case (T4-labelled nodes, as in the other simulator tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kubegpu.errors import ConfigError
+from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
+from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
+from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation
+from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
+from kubegpu.sim.openb import to_node
+from kubegpu.sim.packing import run_packing
+from tests.sim.builders import Bench, node, pod, typical
+from tests.sim.test_packing import trace
+
+POLICY = "KubegpuCpuFrag"
+# one typical shape: 1 whole GPU with 8 CPU (popularity 1)
+ONE_GPU_8_CPU = typical((8000, 1, 1000, 1.0))
+
+
+def plugin(ledger: GpuShareLedger, weight: float = 0.5) -> CpuAwareFragmentation:
+    return CpuAwareFragmentation({"ledger": ledger, "cpuWeight": weight}, Handle(ReasonTable()))
+
+
+def first_ties(b: Bench) -> Bench:
+    b.scheduler.tie_break = "first"  # as the packing runs: ties to the first node in order
+    return b
+
+
+def test_gpu_that_cpu_cannot_feed_counts_as_fragment() -> None:
+    """4 free GPUs, 16 free CPUs, shape {1 GPU, 8 CPU}: 4 copies by GPU, 16/8 = 2 by CPU, so 2 GPUs
+    (2000 milli) are stranded; λ = 0.5 → 1000. FGD sees the shape fit and nothing too small: 0."""
+    b = Bench([node("n", 4, cpu=16_000)], POLICY, ONE_GPU_8_CPU)
+    row = np.array([0])
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(1000)
+    assert float(b.ledger.node_frag(row)[0]) == 0
+    assert float(plugin(b.ledger, 1.0).frag(row)[0]) == pytest.approx(2000)
+
+
+def test_partial_gpus_count_in_copies() -> None:
+    """Shape {1 GPU × 300 milli, 2 CPU}; free [1000, 700, 200], 4 CPUs. By GPU: ⌊1000/300⌋ + ⌊700/300⌋
+    + 0 = 3 + 2 = 5 copies; by CPU 2: 3 stranded × 300 = 900, ×0.5 = 450; plus FGD's part, the 200 on
+    the GPU too small for the shape: 650."""
+    b = Bench([node("n", 3, cpu=4_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    b.ledger.gpu_left[0] = [1000, 700, 200]
+    b.ledger._recount(np.array([0]))
+    assert float(plugin(b.ledger).frag(np.array([0]))[0]) == pytest.approx(650)
+
+
+def test_cpu_only_pod_goes_where_cpu_is_to_spare() -> None:
+    """Nodes a (4 GPUs, 16 CPU) and b (4 GPUs, 64 CPU), shape {1 GPU, 8 CPU}; an 8-CPU pod without GPU.
+    FGD: the shape still fits both afterwards, Δ = 0 on both, score 50, the tie goes to a.
+    Ours: a has 1000 now (above); after, 8 CPU feed 1 copy of 4 → 3 stranded, 1500: Δ = −500, score
+    int(100·σ(−0.5)) = 37. b: 64 then 56 CPU feed all 4 copies, Δ = 0, score 50 → b."""
+    nodes = [node("a", 4, cpu=16_000), node("b", 4, cpu=64_000)]
+    assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(pod("p", 0, cpu=8000))[0] == "a"
+    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU))
+    scores = plugin(ours.ledger).score_batch(
+        CycleState(), pod("p", 0, cpu=8000), ours.cluster, np.array([0, 1])
+    )
+    assert scores.tolist() == [37, 50]
+    assert ours.schedule(pod("p", 0, cpu=8000))[0] == "b"
+
+
+def test_cpu_heavy_gpu_pod_goes_to_the_cpu_rich_node() -> None:
+    """Nodes a (4 GPUs, 32 CPU) and b (4 GPUs, 64 CPU), shape {1 GPU, 8 CPU}; pod 1 GPU + 16 CPU.
+    FGD: afterwards both have 3 free GPUs and ≥ 8 CPU, Δ = 0 on both, the tie goes to a.
+    Ours: a now 4 copies by GPU and 4 by CPU (0); after, 3 by GPU and 16/8 = 2 by CPU → 1 stranded,
+    500: Δ = −500, score 37. b: 48 CPU after → 6 copies ≥ 3, Δ = 0, score 50 → b, GPU 0."""
+    nodes = [node("a", 4, cpu=32_000), node("b", 4, cpu=64_000)]
+    heavy = pod("p", 1, 1000, cpu=16_000)
+    assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(heavy)[0] == "a"
+    assert first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU)).schedule(heavy) == ("b", (0,))
+
+
+def random_state(target: TypicalPods, nodes: int, seed: int) -> tuple[Bench, np.ndarray]:
+    """8-GPU nodes with 8, 10, 12 … CPUs and free milli per GPU drawn from a few values."""
+    b = Bench([node(f"n{i}", 8, cpu=8_000 + 2000 * i) for i in range(nodes)], POLICY, target)
+    rng = np.random.default_rng(seed)
+    b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
+    rows = np.arange(nodes)
+    b.ledger._recount(rows)
+    return b, rows
+
+
+def test_zero_weight_is_fgd() -> None:
+    """λ = 0 leaves FGD's measure: the same scores for sharing, whole-GPU and CPU pods on a random state."""
+    target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 0, 0, 0.2))
+    b, rows = random_state(target, 20, 5)
+    fgd = FragmentationGradientDescent({"ledger": b.ledger}, Handle(ReasonTable()))
+    zero = plugin(b.ledger, 0.0)
+    for p in (pod("s", 1, 400, cpu=3000), pod("w", 2, 1000, cpu=6000), pod("c", 0, cpu=5000)):
+        assert zero.score_batch(CycleState(), p, b.cluster, rows).tolist() == (
+            fgd.score_batch(CycleState(), p, b.cluster, rows).tolist()
+        )
+
+
+def test_incremental_forms_equal_recomputing_the_node() -> None:
+    """The sharing-pod and whole-GPU shortcuts against the measure recomputed from the GPUs after."""
+    target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.2))
+    b, rows = random_state(target, 25, 9)
+    ours = plugin(b.ledger)
+    cpu = b.ledger.cpu_left(rows)
+
+    def recomputed(k: int, cpu_after: int, left: np.ndarray) -> float:
+        gl = left[None, :]
+        r = rows[[k]]
+        return float(ours.measure(r, np.array([cpu_after]), b.ledger.counts_of(gl), ours.units_of(gl))[0])
+
+    before = ours.frag(rows)
+    share = ours.score_batch(CycleState(), pod("s", 1, 500, cpu=3000), b.cluster, rows)
+    whole = ours.score_batch(CycleState(), pod("w", 2, 1000, cpu=3000), b.cluster, rows)
+    for k in rows:
+        left = b.ledger.gpu_left[k]
+        best = -1
+        for g in np.flatnonzero(left >= 500):
+            after = left.copy()
+            after[g] -= 500
+            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after)
+            best = max(best, int(100 / (1 + np.exp(-delta / 1000))))
+        assert share[k] == best
+        if (left == 1000).sum() >= 2:
+            after = left.copy()
+            after[np.flatnonzero(left == 1000)[:2]] = 0
+            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after)
+            assert whole[k] == int(100 / (1 + np.exp(-delta / 1000)))
+
+
+def test_same_seed_same_run() -> None:
+    nodes = [to_node(node(f"n{i}", 4, cpu=16_000)) for i in range(3)]
+    one = run_packing(nodes, trace(), POLICY, 42)
+    again = run_packing(nodes, trace(), POLICY, 42)
+    assert np.array_equal(one.allocated, again.allocated) and np.array_equal(one.frag, again.frag)
+    assert one.failed == again.failed
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, "half"])
+def test_bad_weight_is_a_config_error(weight: object) -> None:
+    b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
+    with pytest.raises(ConfigError, match="cpuWeight"):
+        CpuAwareFragmentation({"ledger": b.ledger, "cpuWeight": weight}, Handle(ReasonTable()))
