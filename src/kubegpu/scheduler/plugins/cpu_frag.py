@@ -23,7 +23,9 @@ short of CPU are kept for pods light in CPU.
 Worked example (the tests' first case): a node with 4 free GPUs and 16 free CPUs and one typical shape
 {1 GPU × 1000 milli, 8 CPU}: 4 copies by GPU, 2 by CPU, so F = 0.5 · 2 · 1000 = 1000 milli (FGD: 0).
 λ = 0.5 was chosen on the default trace, seeds 0–3 (0.25 / 0.5 / 1: 4.57 / 4.52 / 4.67 % unallocated at
-100 % arrived, FGD 4.83), not on the evaluation seeds 42–51.
+100 % arrived, FGD 4.83), not on the evaluation seeds 42–51. It beats FGD on the default, cpu, gpushare
+and gpuspec05–20 traces but not on multigpu30–50 and gpuspec25/33, where the CPU-rich nodes it steers
+CPU-heavy pods to are the T4 nodes that model-constrained pods need (``docs/fgd-reproduction.md``).
 """
 
 from __future__ import annotations
