@@ -33,11 +33,11 @@ def test_identical_gpu_pods_created_in_the_same_second_form_a_gang() -> None:
         tp("a", 1, 1000, "LS", 10), tp("b", 1, 1000, "LS", 10), tp("c", 1, 1000, "LS", 11),
         tp("d", 1, 1000, "LS", 10, cpu=8000), tp("e", 0, 0, "LS", 10), tp("f", 0, 0, "LS", 10),
     ]  # fmt: skip
-    pods, min_member = team_pods(trace, time_scale=1.0)
+    pods, groups = team_pods(trace, time_scale=1.0)
     gangs = {p.pod.name: p.pod.labels.get(KUBEGPU_GROUP_LABEL) for p in pods}
     assert gangs["a"] is not None and gangs["a"] == gangs["b"]
     assert [gangs[n] for n in "cdef"] == [None] * 4
-    assert min_member == {f"openb/{gangs['a']}": 2}
+    assert {k: g.min_member for k, g in groups.items()} == {f"openb/{gangs['a']}": 2}
     by_name = {p.pod.name: p.pod for p in pods}
     assert by_name["a"].labels[QUEUE_LABEL] == "training" and by_name["a"].priority == 500
     assert by_name["a"].annotations[CHECKPOINT_INTERVAL_ANNOTATION] == "1800"

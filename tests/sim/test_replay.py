@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from kubegpu.batch.objects import QUEUE_LABEL, Queue
+from kubegpu.batch.objects import QUEUE_LABEL, PodGroup, Queue
 from kubegpu.model.podgroup import CHECKPOINT_INTERVAL_ANNOTATION, KUBEGPU_GROUP_LABEL
 from kubegpu.model.resources import GPU_MILLI
 from kubegpu.scheduler.plugins import names
@@ -122,7 +122,11 @@ def test_batch_mode_places_a_gang_whole_and_the_lower_share_queue_first() -> Non
         return replace(s, pod=replace(s.pod, labels=labels))
 
     pods = [member("g0", "a", "g"), member("g1", "a", "g"), member("solo", "b")]
-    setup = BatchSetup({q: Queue(q, nominal={GPU_MILLI: 2_000_000}) for q in ("a", "b")}, {}, {"openb/g": 2})
+    setup = BatchSetup(
+        {q: Queue(q, nominal={GPU_MILLI: 2_000_000}) for q in ("a", "b")},
+        {},
+        {"openb/g": PodGroup("openb", "g", 2)},
+    )
     r = run([("n1", 1), ("n2", 1)], pods, mode="batch", batch=setup).run()
     assert sorted(r.waits) == [0, 0, 10]
     assert r.waits_by_queue["b"] == [10]
@@ -138,7 +142,9 @@ def test_half_a_gang_never_holds_a_gpu_in_batch_mode() -> None:
         return replace(s, pod=replace(s.pod, labels=labels, priority=5 if gang else 0))
 
     pods = [member("g0", "g"), member("g1", "g"), member("g2", "g"), member("solo")]
-    setup = BatchSetup({"a": Queue("a", nominal={GPU_MILLI: 9_000_000})}, {}, {"openb/g": 3})
+    setup = BatchSetup(
+        {"a": Queue("a", nominal={GPU_MILLI: 9_000_000})}, {}, {"openb/g": PodGroup("openb", "g", 3)}
+    )
     r = run([("n1", 1), ("n2", 1)], pods, mode="batch", batch=setup).run()
     assert r.placed == 1 and r.waits == [0]
     assert r.given_up == 3

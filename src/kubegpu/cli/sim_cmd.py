@@ -3,8 +3,9 @@
 Thin: parse options, call ``kubegpu.sim``, render. ``bench openb`` runs the FGD paper's packing protocol
 over a grid of traces × policies × seeds on a local process pool or a Ray cluster; ``simulate`` replays
 a workload (the openb trace, a SimWorkload or Kubernetes manifests) on the openb cluster, a snapshot or a
-live cluster's free capacity (``--kube``), as is and with a change (policy, nodes added, time-slicing),
-and prints a before/after table (``kubegpu.sim.whatif``).
+live cluster's free capacity (``--kube``), as is and with a change (policy, nodes added, time-slicing,
+a queue's nominal quota), in batch mode when the inputs carry queues or pod groups, and prints a
+before/after table (``kubegpu.sim.whatif``) and optionally writes it as an HTML page with figures.
 """
 
 from __future__ import annotations
@@ -175,6 +176,26 @@ def bench_openb(
 )
 @click.option("--add-nodes", default=None, metavar="N[:NODE]", help="After: N more nodes like NODE.")
 @click.option("--time-slicing", type=int, default=None, metavar="R", help="After: every GPU shared R ways.")
+@click.option(
+    "--queue-nominal",
+    "queue_nominal",
+    multiple=True,
+    metavar="QUEUE=RESOURCE=QTY",
+    help="After: a GpuQueue's nominal quota for RESOURCE (repeatable), e.g. training=nvidia.com/gpu=16.",
+)
+@click.option(
+    "--preemption",
+    is_flag=True,
+    help="Let pending pods preempt: with queues, reclaim + checkpoint-aware preemption (gangs whole); "
+    "else the profile's PostFilter.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the table and figures of the replay series as one self-contained HTML page.",
+)
 @click.option("--seed", type=int, default=42, show_default=True)
 @click.option("--nodes", type=int, default=None, help="openb: only the first N nodes.")
 @click.option(
@@ -201,12 +222,14 @@ def bench_openb(
 @click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube.")
 def simulate(
     data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
-    policies: str | None, add_nodes: str | None, time_slicing: int | None, seed: int, nodes: int | None,
-    nodes_fraction: float | None, time_scale: float, series: Path | None, kube: bool, context: str | None,
-    kubeconfig: str | None, in_cluster: bool,
+    policies: str | None, add_nodes: str | None, time_slicing: int | None, queue_nominal: tuple[str, ...],
+    preemption: bool, report_path: Path | None, seed: int, nodes: int | None, nodes_fraction: float | None,
+    time_scale: float, series: Path | None, kube: bool, context: str | None, kubeconfig: str | None,
+    in_cluster: bool,
 ) -> None:  # fmt: skip
-    """Replay a workload in time (kube-scheduler's queue, node events) before and after a change."""
-    from kubegpu.sim.whatif import Change, compare
+    """Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with
+    queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."""
+    from kubegpu.sim.whatif import Change, compare, parse_queue_nominal, table_rows
 
     names = [p.strip() for p in (policies or "").split(",") if p.strip()]
     if len(names) > 2:
@@ -219,26 +242,31 @@ def simulate(
         )
         if not names:
             names = ["BestFit", "FGD"] if scenario.openb else ["default"]
-        change = Change(names[1] if len(names) == 2 else None, count, like, time_slicing)
-        reports = compare(scenario, names[0], change, seed)
+        nominal = tuple(parse_queue_nominal(v) for v in queue_nominal)
+        change = Change(names[1] if len(names) == 2 else None, count, like, time_slicing, nominal)
+        reports = compare(scenario, names[0], change, seed, preemption)
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
     where = f"openb {trace} on the free capacity of {len(live)} live node(s), " if live else ""
-    t = Table(title=f"{where}replay (seed {seed})")
+    mode = "batch replay: queues, quota, gangs" if scenario.batch is not None else "replay"
+    title = f"{where}{mode}{', preemption' if preemption else ''} (seed {seed})"
+    t = Table(title=title)
     t.add_column("metric")
     for r in reports:
         t.add_column(r.label, justify="right")
-    for i, (label, _) in enumerate(reports[0].rows()):
-        t.add_row(label, *(r.rows()[i][1] for r in reports))
-    t.add_row(
-        "pending pods (given up + still pending)", *(str(r.given_up + r.still_pending) for r in reports)
-    )
+    for label, values in table_rows(reports):
+        t.add_row(label, *values)
     Console().print(t)
     if series is not None:
         from kubegpu.sim.replay import write_series
 
         write_series(reports, series)
         click.echo(f"wrote {series}")
+    if report_path is not None:
+        from kubegpu.sim.html_report import render_replay
+
+        report_path.write_text(render_replay(title, reports), encoding="utf-8")
+        click.echo(f"wrote {report_path}")
 
 
 def _add_nodes(value: str | None) -> tuple[int, str | None]:
@@ -262,7 +290,7 @@ def _scenario(
     from kubegpu.sim.openb_replay import node_subset, sim_pods
     from kubegpu.sim.packing import typical_pods
     from kubegpu.sim.replay import EPOCH
-    from kubegpu.sim.whatif import Scenario
+    from kubegpu.sim.whatif import Scenario, batch_setup
 
     if sum((bool(snapshots), demo, live is not None)) > 1:
         raise click.UsageError("give one of --snapshot, --demo and --kube")
@@ -276,7 +304,8 @@ def _scenario(
         pods = pending + (extra.pods if extra else [])
         events = tuple(extra.node_events) if extra else ()
         epoch = snapshot_time(snap.pods) or EPOCH
-        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch)
+        batch = batch_setup([*snap.batch_objects, *(extra.batch_objects if extra else ())])
+        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch)
     folder = _data_dir(data)
     if live is not None:
         # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.replay_input)
@@ -288,7 +317,10 @@ def _scenario(
     if nodes_fraction is not None:
         chosen = node_subset(chosen, nodes_fraction, seed)
     if extra is not None:
-        return Scenario(chosen, extra.pods, True, typical_pods(openb_pods), (), tuple(extra.node_events))
+        batch = batch_setup(extra.batch_objects)
+        return Scenario(
+            chosen, extra.pods, True, typical_pods(openb_pods), (), tuple(extra.node_events), batch=batch
+        )
     return Scenario(
         chosen, sim_pods(openb_pods, time_scale), True, typical_pods(openb_pods), arrival_window=True
     )

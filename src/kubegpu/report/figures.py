@@ -29,5 +29,10 @@ def load_figures(directory: Path) -> tuple[list[Figure], list[str]]:
         if not data.startswith(PNG_SIGNATURE):
             skipped.append(f"{path}: not a PNG file (wrong signature); not embedded")
             continue
-        figures.append(Figure(path.stem, "data:image/png;base64," + base64.b64encode(data).decode("ascii")))
+        figures.append(png_figure(path.stem, data))
     return figures, skipped
+
+
+def png_figure(name: str, data: bytes) -> Figure:
+    """A PNG as a figure the page embeds (a ``data:`` URI: the page fetches nothing)."""
+    return Figure(name, "data:image/png;base64," + base64.b64encode(data).decode("ascii"))

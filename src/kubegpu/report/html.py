@@ -43,19 +43,27 @@ class Live:
     version: str
 
 
-def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None = None) -> str:
-    """The whole page as one string."""
+def head(title: str, live: Live | None = None) -> str:
+    """The page up to ``</head>``: a Content-Security-Policy that allows no fetch (but the live view's
+    own ``version``), the viewport, no favicon request, the title and the inlined stylesheet."""
     csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; " + (
         "connect-src 'self'; " if live else ""
     ) + "base-uri 'none'; form-action 'none'"  # fmt: skip
-    body_attrs = f' data-refresh="{live.refresh_s}" data-version="{_a(live.version)}"' if live else ""
-    parts = [
+    return "\n".join([
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<link rel="icon" href="data:,">',  # else the browser asks the server for /favicon.ico
-        f"<title>kubegpu report — {_t(data.description)}</title>",
+        f"<title>{_t(title)}</title>",
         f"<style>{assets.CSS}</style></head>",
+    ])  # fmt: skip
+
+
+def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None = None) -> str:
+    """The whole page as one string."""
+    body_attrs = f' data-refresh="{live.refresh_s}" data-version="{_a(live.version)}"' if live else ""
+    parts = [
+        head(f"kubegpu report — {data.description}", live),
         f"<body{body_attrs}>",
         '<a class="skip" href="#map">Skip to the GPU map</a>',
         '<a class="skip" href="#pending">Skip to Pending pods</a>',
@@ -73,7 +81,7 @@ def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None =
         _quotas(data.quotas),
         _queue_bars(data.queues),
         _findings(data.diagnosis.findings),
-        _figures(figures),
+        figure_section(figures),
         _input_errors(data.diagnosis.input_errors),
         "</main>",
         f"<script>{assets.JS}</script>",
@@ -100,7 +108,7 @@ def hue(namespace: str) -> int:
     return zlib.crc32(namespace.encode()) % 360
 
 
-def _section(section_id: str, heading: str, body: str, cls: str = "") -> str:
+def section(section_id: str, heading: str, body: str, cls: str = "") -> str:
     """A top-level section: its heading labels it, so skip links and screen-reader landmarks find it."""
     attr = f' class="{cls}"' if cls else ""
     return (
@@ -150,7 +158,7 @@ def _controls(data: ReportData) -> str:
 def _summary(data: ReportData) -> str:
     rows = "".join(_pool_row(p) for p in data.pools)
     fgd = any(p.fragment_gpus is not None for p in data.pools)
-    return _section(
+    return section(
         "summary",
         "Fragmentation and stranded GPUs",
         '<p class="muted">Idle = healthy and no device of it held. Stranded = idle on a node that accepts '
@@ -214,7 +222,7 @@ def _map(data: ReportData) -> str:
     ns_legend = "".join(
         f'<span><span class="slot held" style="--h:{hue(ns)}">{_t(ns)}</span></span>' for ns in namespaces
     )
-    return _section(
+    return section(
         "map",
         "GPU map",
         f'<p class="muted">One tile per physical GPU, grouped by the <code>{_t(data.pool_label)}</code> '
@@ -359,7 +367,7 @@ def _pending(pending: Sequence[Explanation], other: int, requests: Mapping[str, 
         else ""
     )
     empty = "" if pending else "<p>No Pending GPU pods.</p>"
-    return _section("pending", f"Pending GPU pods ({len(pending)})", f"{empty}{items}{others}")
+    return section("pending", f"Pending GPU pods ({len(pending)})", f"{empty}{items}{others}")
 
 
 def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
@@ -434,7 +442,7 @@ def _bar_rows(bars: Sequence[QuotaBar], filter_attr: str) -> str:
 def _quotas(bars: Sequence[QuotaBar]) -> str:
     body = _bar_rows(bars, "data-ns") or "<p>No ResourceQuota limits a GPU resource.</p>"
     intro = '<p class="muted">ResourceQuota status.used as the API server reported it.</p>'
-    return _section("quotas", "GPU quota usage", intro + body)
+    return section("quotas", "GPU quota usage", intro + body)
 
 
 def _queue_bars(bars: Sequence[QuotaBar]) -> str:
@@ -444,7 +452,7 @@ def _queue_bars(bars: Sequence[QuotaBar]) -> str:
         '<p class="muted">GpuQueue usage by admitted workloads against each queue\'s nominal quota, labelled '
         "cohort/queue; a full bar may be borrowing from the cohort (<code>kubegpu queues</code> says how much).</p>"
     )
-    return _section("queues", "Queue usage", intro + _bar_rows(bars, "data-cohort"))
+    return section("queues", "Queue usage", intro + _bar_rows(bars, "data-cohort"))
 
 
 def _findings(findings: Sequence[Finding]) -> str:
@@ -462,21 +470,21 @@ def _findings(findings: Sequence[Finding]) -> str:
             f"<p>{_t(f.detail)}</p>{commands}</article>"
         )
     none = "<p>Nothing wrong on the GPU side that the snapshot alone shows.</p>"
-    return _section("findings", f"Findings ({len(findings)})", "".join(items) or none)
+    return section("findings", f"Findings ({len(findings)})", "".join(items) or none)
 
 
-def _figures(figures: Sequence[Figure]) -> str:
+def figure_section(figures: Sequence[Figure]) -> str:
     if not figures:
         return ""
     items = "".join(
         f'<figure><img src="{f.data_uri}" alt="{_a(f.name)}"><figcaption>{_t(f.name)}</figcaption></figure>'
         for f in figures
     )
-    return _section("figures", "Figures", items, cls="figures")
+    return section("figures", "Figures", items, cls="figures")
 
 
 def _input_errors(errors: Sequence[str]) -> str:
     if not errors:
         return ""
     items = "".join(f"<li><code>{_t(e)}</code></li>" for e in errors)
-    return _section("input-errors", "Objects that could not be read", f"<ul>{items}</ul>")
+    return section("input-errors", "Objects that could not be read", f"<ul>{items}</ul>")

@@ -32,16 +32,15 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from kubegpu.batch.objects import QUEUE_LABEL, Cohort, Queue
+from kubegpu.batch.objects import QUEUE_LABEL, Cohort, PodGroup, Queue
 from kubegpu.model.objects import Node
 from kubegpu.model.podgroup import CHECKPOINT_INTERVAL_ANNOTATION, KUBEGPU_GROUP_LABEL
 from kubegpu.model.resources import GPU_MILLI
 from kubegpu.scheduler.gpu_share import MILLI
-from kubegpu.scheduler.plugins import names
 from kubegpu.sim.openb import TracePod
 from kubegpu.sim.openb_replay import node_subset, packing_factory, sim_pods, timed
 from kubegpu.sim.packing import typical_pods
-from kubegpu.sim.replay import BatchSetup, Replay, ReplayReport, SimPod
+from kubegpu.sim.replay import BatchSetup, Replay, ReplayReport, SimPod, preemption_plugin
 
 
 @dataclass(frozen=True)
@@ -74,22 +73,22 @@ def gang_key(p: TracePod) -> tuple[str, int, int, int, int, int | None]:
     return (team_of(p), p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, p.creation_time)
 
 
-def team_pods(trace: Sequence[TracePod], time_scale: float) -> tuple[list[SimPod], dict[str, int]]:
+def team_pods(trace: Sequence[TracePod], time_scale: float) -> tuple[list[SimPod], dict[str, PodGroup]]:
     """Timed pods with their team's queue label, priority and checkpoint interval, and gang labels;
-    plus minMember per gang key (``namespace/group``)."""
+    plus a pod group (minMember) per gang key (``namespace/group``)."""
     pods = timed(trace)
-    groups: dict[tuple[str, int, int, int, int, int | None], list[str]] = {}
+    alike: dict[tuple[str, int, int, int, int, int | None], list[str]] = {}
     for p in pods:
         if p.num_gpu:
-            groups.setdefault(gang_key(p), []).append(p.name)
+            alike.setdefault(gang_key(p), []).append(p.name)
     gang_of: dict[str, str] = {}
-    min_member: dict[str, int] = {}
-    for members in groups.values():
+    groups: dict[str, PodGroup] = {}
+    for members in alike.values():
         if len(members) > 1:
             name = f"gang-{zlib.crc32(','.join(sorted(members)).encode()):08x}"
             for m in members:
                 gang_of[m] = name
-            min_member[f"openb/{name}"] = len(members)
+            groups[f"openb/{name}"] = PodGroup("openb", name, len(members))
     out = []
     for p, sim in zip(pods, sim_pods(pods, time_scale), strict=True):
         team = TEAMS[team_of(p)]
@@ -101,7 +100,7 @@ def team_pods(trace: Sequence[TracePod], time_scale: float) -> tuple[list[SimPod
             annotations[CHECKPOINT_INTERVAL_ANNOTATION] = str(team.checkpoint_s)
         pod = replace(sim.pod, labels=labels, annotations=annotations, priority=team.priority)
         out.append(replace(sim, pod=pod))
-    return out, min_member
+    return out, groups
 
 
 def team_queues(nodes: Sequence[Node]) -> dict[str, Queue]:
@@ -125,16 +124,16 @@ def run_arm(
     if arm not in (*ARMS, UNPROTECTED):
         raise ValueError(f"unknown arm {arm!r}")
     cluster_nodes = node_subset(nodes, nodes_fraction, seed)
-    pods, min_member = team_pods(trace, time_scale)
+    pods, groups = team_pods(trace, time_scale)
     typical = typical_pods(trace)
     if arm == "kube":
-        factory = packing_factory(POLICY, typical, names.DEFAULT_PREEMPTION)
+        factory = packing_factory(POLICY, typical, preemption_plugin("kube", True))
         return Replay(
             cluster_nodes, pods, factory, mode="kube", preempt=True, seed=seed, label=arm, arrival_window=True
         ).run()
     preempt = arm != "queues+gang"
-    factory = packing_factory(POLICY, typical, names.CHECKPOINT_AWARE_PREEMPTION if preempt else None)
-    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: Cohort(COHORT)}, min_member, arm != UNPROTECTED)
+    factory = packing_factory(POLICY, typical, preemption_plugin("batch", preempt))
+    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: Cohort(COHORT)}, groups, arm != UNPROTECTED)
     return Replay(
         cluster_nodes,
         pods,

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kubegpu.batch.objects import DEFAULT_QUEUE, QUEUE_LABEL, Cohort, Queue
+from kubegpu.batch.objects import DEFAULT_QUEUE, QUEUE_LABEL, Cohort, PodGroup, Queue
 from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload
 from kubegpu.errors import ConfigError
@@ -44,6 +44,7 @@ from kubegpu.model.podgroup import gpu_milli_of, group_key, seconds_at_risk
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_share import MILLI, GpuShareLedger
+from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.schedqueue import SchedulingQueue
@@ -90,15 +91,32 @@ class NodeEvent:
             raise ConfigError(f"node event add {self.node}: the node itself is needed")
 
 
+def preemption_plugin(mode: str, preempt: bool) -> str | None:
+    """The PostFilter a replay's scheduler runs: none without preemption; kube-scheduler's
+    DefaultPreemption in ``kube`` mode; CheckpointAwarePreemption in ``batch`` mode, so single pods are
+    preempted by the same cost (GPU-time since the last checkpoint) as gangs and reclaim."""
+    if not preempt:
+        return None
+    return names.CHECKPOINT_AWARE_PREEMPTION if mode == "batch" else names.DEFAULT_PREEMPTION
+
+
 @dataclass(frozen=True)
 class BatchSetup:
-    """The batch layer's objects for ``mode="batch"``: queues, cohorts, minMember per gang key, and
-    whether queues within their nominal quota are safe from other queues' preemption."""
+    """The batch layer's objects for ``mode="batch"``: queues, cohorts, pod groups by ``namespace/name``
+    (minMember; Volcano's ``spec.queue``), and whether queues within their nominal quota are safe from
+    other queues' preemption."""
 
     queues: Mapping[str, Queue]
     cohorts: Mapping[str, Cohort] = field(default_factory=dict)
-    min_member: Mapping[str, int] = field(default_factory=dict)
+    groups: Mapping[str, PodGroup] = field(default_factory=dict)
     protect_nominal: bool = False
+
+    def queue_of(self, pod: Pod) -> str:
+        """The pod's queue label, else its PodGroup's ``spec.queue``, else ``default`` (as
+        ``batch.workloads`` decides for a snapshot)."""
+        key = group_key(pod)
+        group = self.groups.get(key) if key else None
+        return pod.labels.get(QUEUE_LABEL) or (group.queue if group else "") or DEFAULT_QUEUE
 
 
 @dataclass(frozen=True)
@@ -133,6 +151,14 @@ class ReplayReport:
     pending_area: float = 0.0  # ∫ pending entries dt
     max_pending: int = 0
     series: list[Sample] = field(default_factory=list)
+    # batch mode, per queue (defined or used): admissions, workloads given up or still waiting at the
+    # end, and pods evicted / GPU-seconds lost by the queue's own workloads
+    queues: list[str] = field(default_factory=list)
+    admitted_by_queue: dict[str, int] = field(default_factory=dict)
+    given_up_by_queue: dict[str, int] = field(default_factory=dict)
+    waiting_by_queue: dict[str, int] = field(default_factory=dict)
+    evictions_by_queue: dict[str, int] = field(default_factory=dict)
+    gpu_seconds_lost_by_queue: dict[str, int] = field(default_factory=dict)
 
     def given_up_classes(self) -> str:
         c = self.given_up_by_class
@@ -180,6 +206,16 @@ class ReplayReport:
             ("pods evicted by preemption", str(self.evictions)),
             ("GPU-hours lost to preemption", f"{self.gpu_hours_lost:.1f}"),
             ("scheduling attempts", str(self.attempts)),
+            *(row for q in self.queues for row in self.queue_rows(q)),
+        ]  # fmt: skip
+
+    def queue_rows(self, q: str) -> list[tuple[str, str]]:
+        lost = self.gpu_seconds_lost_by_queue.get(q, 0) / 3600
+        return [
+            (f"queue {q}: pending p50 / p95 (s)", f"{self.pending_pct(50, q):.0f} / {self.pending_pct(95, q):.0f}"),
+            (f"queue {q}: admitted / given up / waiting (workloads)",
+             f"{self.admitted_by_queue.get(q, 0)} / {self.given_up_by_queue.get(q, 0)} / {self.waiting_by_queue.get(q, 0)}"),
+            (f"queue {q}: evicted pods / GPU-hours lost", f"{self.evictions_by_queue.get(q, 0)} / {lost:.1f}"),
         ]  # fmt: skip
 
 
@@ -252,12 +288,13 @@ class Replay:
         self.session: BatchSession | None = None
         if mode == "batch":
             assert batch is not None
+            # a snapshot's running pods are admitted workloads: their queues are charged for them
             self.session = BatchSession(
                 self.scheduler,
-                ClusterSnapshot(),
+                ClusterSnapshot(pods=list(bound)),
                 batch.queues,
                 batch.cohorts,
-                {},
+                batch.groups,
                 now=epoch,
                 preempt=preempt,
                 protect_nominal=batch.protect_nominal,
@@ -300,14 +337,15 @@ class Replay:
             return key, Workload(key, "", (pod,))
         assert self.batch is not None
         gang = group_key(pod)
-        queue = pod.labels.get(QUEUE_LABEL, DEFAULT_QUEUE)
+        queue = self.batch.queue_of(pod)
         if gang is None:
             return key, Workload(key, queue, (pod,))
         earlier = self.units.get(gang)
         if earlier is not None and any(p.key in self.started for p in earlier.pods):
             return pod.key, Workload(pod.key, queue, (pod,))  # a member arriving after its gang started
         members = (*(earlier.pods if earlier else ()), pod)
-        return gang, Workload(gang, queue, members, self.batch.min_member.get(gang, 1), True)
+        group = self.batch.groups.get(gang)
+        return gang, Workload(gang, queue, members, group.min_member if group else 1, True)
 
     def _arrive(self, key: str, t: float) -> None:
         entry, w = self._workload_of(key)
@@ -331,6 +369,8 @@ class Replay:
         w = self.units.get(entry)
         if w is None or any(p.key in self.started for p in w.pods):
             return
+        if self.batch is not None:
+            self.report.given_up_by_queue[w.queue] = self.report.given_up_by_queue.get(w.queue, 0) + 1
         for p in w.pods:
             self.report.given_up += 1
             kind = pod_class(p)
@@ -421,7 +461,8 @@ class Replay:
             wait = t - self.arrival[key]
             self.report.placed += 1
             self.report.waits.append(wait)
-            self.report.waits_by_queue.setdefault(pod.labels.get(QUEUE_LABEL, ""), []).append(wait)
+            queue = self.batch.queue_of(pod) if self.batch is not None else pod.labels.get(QUEUE_LABEL, "")
+            self.report.waits_by_queue.setdefault(queue, []).append(wait)
             if wait > 0:
                 self.report.delayed += 1
 
@@ -444,9 +485,9 @@ class Replay:
             self.units[pod.key] = Workload(pod.key, "", (template,))
             self.queue.add(pod.key, "", template.priority, t)
             return
-        assert self.session is not None
+        assert self.session is not None and self.batch is not None
         entry = group_key(template) or pod.key
-        queue = template.labels.get(QUEUE_LABEL, DEFAULT_QUEUE)
+        queue = self.batch.queue_of(template)
         earlier = self.units.get(entry)
         if earlier is not None and entry in self.queue:
             members = (*earlier.pods, template)
@@ -495,14 +536,20 @@ class Replay:
         return result.scheduled
 
     def _attempt_batch(self, w: Workload, pods: tuple[Pod, ...], t: float) -> bool:
-        assert self.session is not None
+        assert self.session is not None and self.batch is not None
+        r = self.report
         decision = self.session.admit(replace(w, pods=pods))
         for victim_key in decision.evicted:
-            self.report.gpu_seconds_lost += self._evicted(victim_key, t, removed=True)
-            self.report.evictions += 1
+            lost = self._evicted(victim_key, t, removed=True)
+            r.gpu_seconds_lost += lost
+            r.evictions += 1
+            queue = self.batch.queue_of(self.sims[victim_key].pod)
+            r.evictions_by_queue[queue] = r.evictions_by_queue.get(queue, 0) + 1
+            r.gpu_seconds_lost_by_queue[queue] = r.gpu_seconds_lost_by_queue.get(queue, 0) + lost
         if decision.evicted:
             self.queue.move_all(t)
         if decision.admitted:
+            r.admitted_by_queue[w.queue] = r.admitted_by_queue.get(w.queue, 0) + 1
             for p in pods:
                 self._start(p, t)
         return decision.admitted
@@ -580,9 +627,13 @@ class Replay:
             r.max_pending = max(r.max_pending, len(self.queue))
             samples.append(Sample(t, c["active"], c["backoff"], c["unschedulable"], self.allocated))
         r.horizon_s = min(window_end, last) - start
-        r.still_pending = sum(
-            len(self.units[e.key].pods) for e in self.queue.waiting() if e.key in self.units
-        )
+        waiting = [self.units[e.key] for e in self.queue.waiting() if e.key in self.units]
+        r.still_pending = sum(len(w.pods) for w in waiting)
+        if self.batch is not None:
+            for w in waiting:
+                r.waiting_by_queue[w.queue] = r.waiting_by_queue.get(w.queue, 0) + 1
+            seen = {self.batch.queue_of(s.pod) for s in self.sims.values()}
+            r.queues = sorted(set(self.batch.queues) | seen)
         r.series = _thin(samples, self.series_points)
         return r
 

@@ -11,7 +11,15 @@ arrive at time 0). Changes, applied to the "after" run only:
 - ``time_slicing``: every GPU node shares each GPU R ways, as the NVIDIA device plugin does with
   ``sharing.timeSlicing`` replicas R (``renameByDefault: false``): the node advertises R ×
   ``nvidia.com/gpu`` (and R × ``kubegpu.io/gpu-milli``) and GFD labels it ``nvidia.com/gpu.replicas=R``;
-  with the ``kubegpu`` profile the device model gets the same plugin config.
+  with the ``kubegpu`` profile the device model gets the same plugin config;
+- ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity.
+
+Batch mode: when the inputs carry queue objects (``GpuQueue`` / ``GpuCohort``) or pod groups
+(``PodGroup``), both runs go through the batch layer (``Replay(mode="batch")``, as the queue benchmark's
+arms do): queues with quota and cohort borrowing, DRF between queues, gangs all-or-nothing; with
+``preempt`` also reclaim, checkpoint-aware preemption (the profile's PostFilter becomes
+CheckpointAwarePreemption) and gang preemption, queues within their nominal quota protected (the
+benchmark's ``queues+gang+ckpt-preemption`` arm).
 """
 
 from __future__ import annotations
@@ -19,20 +27,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
+from kubegpu.batch.objects import Queue, parse_batch_objects
 from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
 from kubegpu.model.objects import Node, Pod
+from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import GPU_MILLI, NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
+from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.registry import PACKING_POLICIES, in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.openb_replay import packing_factory
-from kubegpu.sim.replay import EPOCH, NodeEvent, Replay, ReplayReport, SchedulerFactory, SimPod
+from kubegpu.sim.replay import (
+    EPOCH,
+    BatchSetup,
+    NodeEvent,
+    Replay,
+    ReplayReport,
+    SchedulerFactory,
+    SimPod,
+    preemption_plugin,
+)
 
 PROFILES = ("default", "kubegpu")
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
@@ -44,9 +65,10 @@ class Change:
     add_nodes: int = 0
     add_like: str | None = None
     time_slicing: int | None = None
+    queue_nominal: tuple[tuple[str, str, int], ...] = ()  # (queue, resource, milli-units)
 
     def any(self) -> bool:
-        return bool(self.policy or self.add_nodes or self.time_slicing)
+        return bool(self.policy or self.add_nodes or self.time_slicing or self.queue_nominal)
 
     def describe(self) -> str:
         parts = []
@@ -56,7 +78,41 @@ class Change:
             parts.append(f"+{self.add_nodes} node(s)")
         if self.time_slicing:
             parts.append(f"time-slicing ×{self.time_slicing}")
+        parts += [f"{q} nominal {r}={format_milli(r, v)}" for q, r, v in self.queue_nominal]
         return ", ".join(parts)
+
+
+def parse_queue_nominal(text: str) -> tuple[str, str, int]:
+    """``QUEUE=RESOURCE=QUANTITY`` (e.g. ``training=nvidia.com/gpu=16``) → (queue, resource, milli)."""
+    queue, _, rest = text.partition("=")
+    resource, _, qty = rest.rpartition("=")
+    if not queue or not resource or not qty:
+        raise ConfigError(f"--queue-nominal takes QUEUE=RESOURCE=QUANTITY, got {text!r}")
+    try:
+        return queue, resource, to_milli(resource, parse_quantity(qty))
+    except QuantityError as exc:
+        raise ConfigError(f"--queue-nominal {text}: {exc}") from None
+
+
+def batch_setup(objects: list[tuple[str, Any]]) -> BatchSetup | None:
+    """The queues, cohorts and pod groups among the inputs' raw objects (None when there are none);
+    the first bad object raises, naming file, object and field."""
+    queues, cohorts, groups, errors = parse_batch_objects(objects)
+    if errors:
+        raise errors[0]
+    if not (queues or cohorts or groups):
+        return None
+    return BatchSetup(queues, cohorts, groups, protect_nominal=True)
+
+
+def with_nominal(setup: BatchSetup, changes: Sequence[tuple[str, str, int]]) -> BatchSetup:
+    queues: dict[str, Queue] = dict(setup.queues)
+    for name, resource, milli in changes:
+        if name not in queues:
+            known = ", ".join(sorted(queues)) or "none"
+            raise ConfigError(f"--queue-nominal: no GpuQueue named {name!r} (queues: {known})")
+        queues[name] = replace(queues[name], nominal={**queues[name].nominal, resource: milli})
+    return replace(setup, queues=queues)
 
 
 def added_nodes(nodes: Sequence[Node], count: int, like: str | None) -> list[Node]:
@@ -91,17 +147,34 @@ def time_slicing_config(replicas: int) -> PluginConfig:
     return parse_plugin_config(text, source="--time-slicing")
 
 
-def profile_factory(profile: str, config: PluginConfig | None) -> SchedulerFactory:
+POST_FILTERS = (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION)
+
+
+def _with_post_filter(profile: Profile, preemption: str) -> Profile:
+    """The profile with its preemption PostFilter replaced (same arguments: the two take the same)."""
+    plugins = tuple(
+        PluginSpec(preemption, 0, dict(p.args)) if p.name in POST_FILTERS else p for p in profile.plugins
+    )
+    return replace(profile, plugins=plugins)
+
+
+def profile_factory(
+    profile: str, config: PluginConfig | None, preemption: str | None = None
+) -> SchedulerFactory:
     """A snapshot cluster's scheduler: kube-scheduler's profile (``default``) or kubegpu's, with the
-    device models the (optional) device plugin config gives."""
+    device models the (optional) device plugin config gives; ``preemption`` replaces the profile's own
+    PostFilter (DefaultPreemption, or kubegpu's CheckpointAwarePreemption)."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}: use default or kubegpu")
+    chosen = profile_named(profile)
+    if preemption is not None:
+        chosen = _with_post_filter(chosen, preemption)
 
     def make(nodes: Sequence[Node], seed: int) -> tuple[Scheduler, GpuShareLedger | None]:
         configs = {"": config} if config is not None else {}
         models = device_models(ClusterSnapshot(nodes=list(nodes)), configs) if profile == "kubegpu" else {}
         cluster = ClusterState(nodes, device_models=models)
-        return Scheduler(Framework(profile_named(profile), in_tree_registry()), cluster, seed=seed), None
+        return Scheduler(Framework(chosen, in_tree_registry()), cluster, seed=seed), None
 
     return make
 
@@ -118,6 +191,7 @@ class Scenario:
     node_events: tuple[NodeEvent, ...] = ()
     epoch: datetime = EPOCH
     arrival_window: bool = False
+    batch: BatchSetup | None = None  # queues / pod groups among the inputs: batch mode
 
 
 def check_policy(scenario: Scenario, policy: str) -> None:
@@ -127,10 +201,17 @@ def check_policy(scenario: Scenario, policy: str) -> None:
         raise ConfigError(f"unknown {kind} {policy!r} for this cluster: use one of {', '.join(allowed)}")
 
 
-def run(scenario: Scenario, policy: str, change: Change | None, seed: int, label: str) -> ReplayReport:
+def run(
+    scenario: Scenario, policy: str, change: Change | None, seed: int, label: str, preempt: bool = False
+) -> ReplayReport:
     nodes = scenario.nodes
     config = None
+    batch = scenario.batch
     if change is not None:
+        if change.queue_nominal:
+            if batch is None:
+                raise ConfigError("--queue-nominal: the inputs define no queues (GpuQueue)")
+            batch = with_nominal(batch, change.queue_nominal)
         if change.add_nodes:
             nodes = added_nodes(nodes, change.add_nodes, change.add_like)
         if change.time_slicing:
@@ -138,16 +219,38 @@ def run(scenario: Scenario, policy: str, change: Change | None, seed: int, label
             config = time_slicing_config(change.time_slicing)
         policy = change.policy or policy
     check_policy(scenario, policy)
-    factory = packing_factory(policy, scenario.typical) if scenario.openb else profile_factory(policy, config)
+    mode = "batch" if batch is not None else "kube"
+    post_filter = preemption_plugin(mode, preempt)
+    if scenario.openb:
+        factory = packing_factory(policy, scenario.typical, post_filter)
+    else:  # kube mode keeps the profile's own PostFilter (kubegpu's is already checkpoint-aware)
+        factory = profile_factory(policy, config, post_filter if mode == "batch" else None)
     return Replay(
-        nodes, scenario.pods, factory, seed=seed, label=label, node_events=scenario.node_events,
-        bound=scenario.bound, epoch=scenario.epoch, arrival_window=scenario.arrival_window,
+        nodes, scenario.pods, factory, mode=mode, preempt=preempt, batch=batch, seed=seed, label=label,
+        node_events=scenario.node_events, bound=scenario.bound, epoch=scenario.epoch,
+        arrival_window=scenario.arrival_window,
     ).run()  # fmt: skip
 
 
-def compare(scenario: Scenario, policy: str, change: Change, seed: int) -> list[ReplayReport]:
+def compare(
+    scenario: Scenario, policy: str, change: Change, seed: int, preempt: bool = False
+) -> list[ReplayReport]:
     """The replay as is, then (if a change is given) with the change."""
-    before = run(scenario, policy, None, seed, f"before: {policy}")
+    before = run(scenario, policy, None, seed, f"before: {policy}", preempt)
     if not change.any():
         return [before]
-    return [before, run(scenario, policy, change, seed, f"after: {change.describe()}")]
+    return [before, run(scenario, policy, change, seed, f"after: {change.describe()}", preempt)]
+
+
+def table_rows(reports: Sequence[ReplayReport]) -> list[tuple[str, list[str]]]:
+    """The before/after table: each metric with one value per report ("—" where a report lacks the
+    row), in first-seen order; what both the printed table and the HTML report show."""
+    order: list[str] = []
+    values: list[dict[str, str]] = []
+    for r in reports:
+        rows = dict(r.rows())
+        order += [label for label in rows if label not in order]
+        rows["pending pods (given up + still pending)"] = str(r.given_up + r.still_pending)
+        values.append(rows)
+    order.append("pending pods (given up + still pending)")
+    return [(label, [v.get(label, "—") for v in values]) for label in order]

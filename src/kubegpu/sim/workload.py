@@ -26,8 +26,9 @@ or ``StatefulSet`` ``spec.replicas`` pods (default 1), a ``Job`` keeps ``spec.pa
 (default 1) running until ``spec.completions`` have finished (each finished pod is replaced by the
 next; without ``completions``, ``parallelism`` pods). Timing comes from annotations on the object:
 ``kubegpu.io/sim-arrival-seconds`` (default 0) and ``kubegpu.io/sim-duration-seconds`` (default: runs
-to the end). Objects the simulator does not run (Namespace, ConfigMap, …) are skipped; anything wrong
-is an ``InputError`` naming the file, the object and the field.
+to the end). Queue objects and pod groups (``GpuQueue``, ``GpuCohort``, ``PodGroup``) are kept raw for
+the batch layer (``batch.objects`` parses them); objects the simulator does not run (Namespace,
+ConfigMap, …) are skipped; anything wrong is an ``InputError`` naming the file, the object and the field.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Pod
 from kubegpu.model.parse import describe, parse_node, parse_pod
+from kubegpu.model.snapshot import BATCH_KINDS
 from kubegpu.sim.replay import NODE_ACTIONS, NodeEvent, SimPod
 
 SIM_WORKLOAD = "SimWorkload"
@@ -56,6 +58,7 @@ class SimInput:
     pods: list[SimPod] = field(default_factory=list)
     node_events: list[NodeEvent] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
 
 
 class _Where:
@@ -240,6 +243,8 @@ def load_workload(documents: Iterable[tuple[str, Any]], seed: int = 0) -> SimInp
             _sim_workload(where, raw, seed, out)
         elif kind in ("Pod", "Deployment", "StatefulSet", "Job"):
             _controller(where, raw, out)
+        elif kind in BATCH_KINDS:
+            out.batch_objects.append((source, raw))
         elif kind in SKIPPED_KINDS:
             out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
         else:
