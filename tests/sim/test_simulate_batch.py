@@ -176,3 +176,35 @@ def test_bad_queue_object_and_unknown_queue_are_clear_errors(tmp_path: Path) -> 
     args = ["--snapshot", cluster, "--workload", work, "--queue-nominal", "zz=nvidia.com/gpu=1"]
     result = CliRunner().invoke(simulate, args)
     assert result.exit_code == 1 and "no GpuQueue named 'zz' (queues: a)" in result.output
+
+
+def test_relabel_moves_a_node_into_the_pool_the_pods_select(tmp_path: Path) -> None:
+    """Nodes n1 (pool=a) and n2 (pool=b), one GPU each; two 1-GPU pods selecting pool=a arrive at 0 and
+    run 100 s. Before: only n1 matches, the second pod waits for the first: waits 0, 100 → p95 =
+    0 + 0.95 × 100 = 95. After ``--relabel pool=b:pool=a`` both nodes are in pool a: waits 0, 0."""
+    n1, n2 = node("n1"), node("n2")
+    n1["metadata"]["labels"], n2["metadata"]["labels"] = {"pool": "a"}, {"pool": "b"}
+    cluster = write(tmp_path / "cluster.yaml", n1, n2)
+    pods = [pod("p0", 0, 100), pod("p1", 0, 100)]
+    for p in pods:
+        p["spec"]["nodeSelector"] = {"pool": "a"}
+    work = write(tmp_path / "work.yaml", *pods)
+    out, rows = simulate_table("--snapshot", cluster, "--workload", work, "--relabel", "pool=b:pool=a")
+    assert "after: pool=b nodes: pool=a" in out
+    assert rows["pending time p95 (s)"] == ["95", "0"] and rows["placed after waiting"] == ["1", "0"]
+    result = CliRunner().invoke(
+        simulate, ["--snapshot", cluster, "--workload", work, "--relabel", "pool=z:pool=a"]
+    )
+    assert result.exit_code == 1 and "--relabel: no node has label pool=z" in result.output
+    result = CliRunner().invoke(simulate, ["--snapshot", cluster, "--workload", work, "--relabel", "pool"])
+    assert result.exit_code == 1 and "--relabel takes SELECTOR_KEY=VALUE:KEY=VALUE" in result.output
+
+
+def test_relabel_with_key_minus_removes_the_label() -> None:
+    """``kubectl label node n1 pool-`` semantics: the matching node loses the key, the others keep theirs."""
+    from kubegpu.model.objects import Node
+    from kubegpu.sim.whatif import parse_relabel, relabeled
+
+    nodes = [Node(name="n1", labels={"pool": "a", "x": "1"}), Node(name="n2", labels={"pool": "b"})]
+    out = relabeled(nodes, [parse_relabel("pool=a:pool-")])
+    assert [n.labels for n in out] == [{"x": "1"}, {"pool": "b"}]

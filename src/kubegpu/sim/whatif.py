@@ -12,7 +12,9 @@ arrive at time 0). Changes, applied to the "after" run only:
   ``sharing.timeSlicing`` replicas R (``renameByDefault: false``): the node advertises R ×
   ``nvidia.com/gpu`` (and R × ``kubegpu.io/gpu-milli``) and GFD labels it ``nvidia.com/gpu.replicas=R``;
   with the ``kubegpu`` profile the device model gets the same plugin config;
-- ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity.
+- ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity;
+- ``relabel``: a pool move: every node with label ``K=V`` gets (or, with ``KEY-``, loses) a label, as
+  ``kubectl label`` would; running pods stay where they are (node affinity is IgnoredDuringExecution).
 
 Batch mode: when the inputs carry queue objects (``GpuQueue`` / ``GpuCohort``) or pod groups
 (``PodGroup``), both runs go through the batch layer (``Replay(mode="batch")``, as the queue benchmark's
@@ -66,9 +68,10 @@ class Change:
     add_like: str | None = None
     time_slicing: int | None = None
     queue_nominal: tuple[tuple[str, str, int], ...] = ()  # (queue, resource, milli-units)
+    relabel: tuple[Relabel, ...] = ()
 
     def any(self) -> bool:
-        return bool(self.policy or self.add_nodes or self.time_slicing or self.queue_nominal)
+        return bool(self.policy or self.add_nodes or self.time_slicing or self.queue_nominal or self.relabel)
 
     def describe(self) -> str:
         parts = []
@@ -79,7 +82,51 @@ class Change:
         if self.time_slicing:
             parts.append(f"time-slicing ×{self.time_slicing}")
         parts += [f"{q} nominal {r}={format_milli(r, v)}" for q, r, v in self.queue_nominal]
+        parts += [str(r) for r in self.relabel]
         return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Relabel:
+    """Nodes labelled ``selector_key=selector_value`` get ``key=value`` (``value`` None: the label removed)."""
+
+    selector_key: str
+    selector_value: str
+    key: str
+    value: str | None
+
+    def __str__(self) -> str:
+        label = f"{self.key}-" if self.value is None else f"{self.key}={self.value}"
+        return f"{self.selector_key}={self.selector_value} nodes: {label}"
+
+
+def parse_relabel(text: str) -> Relabel:
+    """``SELECTOR_KEY=VALUE:KEY=VALUE`` or ``SELECTOR_KEY=VALUE:KEY-`` (label keys and values hold no ':')."""
+    selector, _, label = text.partition(":")
+    sel_key, eq, sel_value = selector.partition("=")
+    key, assign, given = label.partition("=")
+    value: str | None = given
+    if not assign and key.endswith("-"):
+        key, value = key[:-1], None  # KEY-: remove
+    elif not assign:
+        key = ""
+    if not eq or not sel_key or not key:
+        raise ConfigError(f"--relabel takes SELECTOR_KEY=VALUE:KEY=VALUE or ...:KEY-, got {text!r}")
+    return Relabel(sel_key, sel_value, key, value)
+
+
+def relabeled(nodes: Sequence[Node], changes: Sequence[Relabel]) -> list[Node]:
+    out = list(nodes)
+    for c in changes:
+        hit = [i for i, n in enumerate(out) if n.labels.get(c.selector_key) == c.selector_value]
+        if not hit:
+            raise ConfigError(f"--relabel: no node has label {c.selector_key}={c.selector_value}")
+        for i in hit:
+            labels = {k: v for k, v in out[i].labels.items() if k != c.key}
+            if c.value is not None:
+                labels[c.key] = c.value
+            out[i] = replace(out[i], labels=labels)
+    return out
 
 
 def parse_queue_nominal(text: str) -> tuple[str, str, int]:
@@ -212,6 +259,8 @@ def run(
             if batch is None:
                 raise ConfigError("--queue-nominal: the inputs define no queues (GpuQueue)")
             batch = with_nominal(batch, change.queue_nominal)
+        if change.relabel:
+            nodes = relabeled(nodes, change.relabel)
         if change.add_nodes:
             nodes = added_nodes(nodes, change.add_nodes, change.add_like)
         if change.time_slicing:
