@@ -208,3 +208,46 @@ def test_relabel_with_key_minus_removes_the_label() -> None:
     nodes = [Node(name="n1", labels={"pool": "a", "x": "1"}), Node(name="n2", labels={"pool": "b"})]
     out = relabeled(nodes, [parse_relabel("pool=a:pool-")])
     assert [n.labels for n in out] == [{"x": "1"}, {"pool": "b"}]
+
+
+MIG_LAYOUTS = """
+version: v1
+mig-configs:
+  all-1g.10gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"1g.10gb": 7}
+"""
+
+
+def test_mig_layout_advertises_the_slices_and_moves_the_gpu_pods(tmp_path: Path) -> None:
+    """One H100 80GB node (GFD labels: product NVIDIA-H100-80GB-HBM3, count 1, mig.strategy mixed)
+    advertising one whole ``nvidia.com/gpu``, held by the running pod ``old``. Three pods asking for one
+    ``nvidia.com/mig-1g.10gb`` each arrive at 0. Before: the node has no such resource, all three stay
+    pending. After ``--mig-layout`` to all-1g.10gb (NVIDIA's H100 80GB catalog: seven 1g.10gb slices,
+    so the device plugin's mixed strategy advertises ``nvidia.com/mig-1g.10gb: 7``): ``old`` is moved
+    off first and recreated, and finds no whole GPU any more (still pending); the three slices' pods
+    start at once."""
+    h100 = node("h100")
+    h100["metadata"]["labels"] = {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "1",
+        "nvidia.com/mig.strategy": "mixed",
+    }  # fmt: skip
+    old = pod("old", 0, 0)
+    old["spec"]["nodeName"] = "h100"
+    old["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"}
+    cluster = write(tmp_path / "cluster.yaml", h100, old)
+    slices = [pod(f"slice-{i}", 0, 100) for i in range(3)]
+    for p in slices:
+        p["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/mig-1g.10gb": "1"}, "limits": {"nvidia.com/mig-1g.10gb": "1"}}  # fmt: skip
+    work = write(tmp_path / "work.yaml", *slices)
+    (tmp_path / "mig.yaml").write_text(MIG_LAYOUTS)
+    layout = f"nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3:{tmp_path / 'mig.yaml'}"
+    out, rows = simulate_table("--snapshot", cluster, "--workload", work, "--mig-layout", layout)
+    assert "MIG all-1g.10gb" in out
+    assert rows["placed"] == ["0", "3"]
+    assert rows["still pending at the end"] == ["3", "1"]
+    bad = CliRunner().invoke(
+        simulate, ["--snapshot", cluster, "--mig-layout", f"a=b:{tmp_path / 'none.yaml'}"]
+    )
+    assert bad.exit_code == 1 and "none.yaml" in bad.output and "cannot read MIG config" in bad.output

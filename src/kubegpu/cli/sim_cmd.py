@@ -191,6 +191,13 @@ def bench_openb(
     help="After: nodes labelled SEL_KEY=VALUE get (or lose) a label, e.g. pool=spare:pool=training (repeatable).",
 )
 @click.option(
+    "--mig-layout",
+    "mig_layouts",
+    multiple=True,
+    metavar="SEL_KEY=VALUE:FILE[:CONFIG]",
+    help="After: nodes labelled SEL_KEY=VALUE re-partitioned to a mig-parted config (as plan mig plans it).",
+)
+@click.option(
     "--preemption",
     is_flag=True,
     help="Let pending pods preempt: with queues, reclaim + checkpoint-aware preemption (gangs whole); "
@@ -230,13 +237,20 @@ def bench_openb(
 def simulate(
     data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
     policies: str | None, add_nodes: str | None, time_slicing: int | None, queue_nominal: tuple[str, ...],
-    relabels: tuple[str, ...], preemption: bool, report_path: Path | None, seed: int, nodes: int | None, nodes_fraction: float | None,
+    relabels: tuple[str, ...], mig_layouts: tuple[str, ...], preemption: bool, report_path: Path | None, seed: int, nodes: int | None, nodes_fraction: float | None,
     time_scale: float, series: Path | None, kube: bool, context: str | None, kubeconfig: str | None,
     in_cluster: bool,
 ) -> None:  # fmt: skip
     """Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with
     queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."""
-    from kubegpu.sim.whatif import Change, compare, parse_queue_nominal, parse_relabel, table_rows
+    from kubegpu.sim.whatif import (
+        Change,
+        compare,
+        parse_mig_layout,
+        parse_queue_nominal,
+        parse_relabel,
+        table_rows,
+    )
 
     names = [p.strip() for p in (policies or "").split(",") if p.strip()]
     if len(names) > 2:
@@ -251,7 +265,9 @@ def simulate(
             names = ["BestFit", "FGD"] if scenario.openb else ["default"]
         nominal = tuple(parse_queue_nominal(v) for v in queue_nominal)
         relabel = tuple(parse_relabel(v) for v in relabels)
-        change = Change(names[1] if len(names) == 2 else None, count, like, time_slicing, nominal, relabel)
+        mig = tuple(parse_mig_layout(v) for v in mig_layouts)
+        after = names[1] if len(names) == 2 else None
+        change = Change(after, count, like, time_slicing, nominal, relabel, mig)
         reports = compare(scenario, names[0], change, seed, preemption)
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e

@@ -14,7 +14,13 @@ arrive at time 0). Changes, applied to the "after" run only:
   with the ``kubegpu`` profile the device model gets the same plugin config;
 - ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity;
 - ``relabel``: a pool move: every node with label ``K=V`` gets (or, with ``KEY-``, loses) a label, as
-  ``kubectl label`` would; running pods stay where they are (node affinity is IgnoredDuringExecution).
+  ``kubectl label`` would; running pods stay where they are (node affinity is IgnoredDuringExecution);
+- ``mig``: nodes labelled ``K=V`` re-partitioned to a mig-parted layout, as ``kubegpu plan mig`` plans it
+  (``plan.mig.plan_mig``: the layout validated against the MIG catalog, the new capacity under the
+  node's MIG strategy): the node advertises that capacity, is labelled ``nvidia.com/mig.config=<name>``
+  and ``nvidia.com/mig.config.state=success``, and loses the node agent's inventory annotation (it
+  describes the old partition; the device model is then derived from the advertised resources). The
+  pods holding its GPUs are moved first (the plan's procedure): they are recreated, pending, at time 0.
 
 Batch mode: when the inputs carry queue objects (``GpuQueue`` / ``GpuCohort``) or pod groups
 (``PodGroup``), both runs go through the batch layer (``Replay(mode="batch")``, as the queue benchmark's
@@ -26,12 +32,16 @@ benchmark's ``queues+gang+ckpt-preemption`` arm).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from kubegpu.batch.objects import Queue, parse_batch_objects
+from kubegpu.devices.mig import MigPartedConfig, load_mig_parted_config
+from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
@@ -39,6 +49,8 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import GPU_MILLI, NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.plan.mig import MIG_CONFIG_LABEL, MIG_STATE_LABEL, plan_mig
+from kubegpu.plan.procedure import GPU_PREFIX
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
@@ -69,9 +81,17 @@ class Change:
     time_slicing: int | None = None
     queue_nominal: tuple[tuple[str, str, int], ...] = ()  # (queue, resource, milli-units)
     relabel: tuple[Relabel, ...] = ()
+    mig: tuple[MigLayout, ...] = ()
 
     def any(self) -> bool:
-        return bool(self.policy or self.add_nodes or self.time_slicing or self.queue_nominal or self.relabel)
+        return bool(
+            self.policy
+            or self.add_nodes
+            or self.time_slicing
+            or self.queue_nominal
+            or self.relabel
+            or self.mig
+        )
 
     def describe(self) -> str:
         parts = []
@@ -82,7 +102,7 @@ class Change:
         if self.time_slicing:
             parts.append(f"time-slicing ×{self.time_slicing}")
         parts += [f"{q} nominal {r}={format_milli(r, v)}" for q, r, v in self.queue_nominal]
-        parts += [str(r) for r in self.relabel]
+        parts += [str(r) for r in (*self.relabel, *self.mig)]
         return ", ".join(parts)
 
 
@@ -113,6 +133,68 @@ def parse_relabel(text: str) -> Relabel:
     if not eq or not sel_key or not key:
         raise ConfigError(f"--relabel takes SELECTOR_KEY=VALUE:KEY=VALUE or ...:KEY-, got {text!r}")
     return Relabel(sel_key, sel_value, key, value)
+
+
+@dataclass(frozen=True)
+class MigLayout:
+    """Nodes labelled ``selector_key=selector_value`` re-partitioned to mig-parted config ``name``."""
+
+    selector_key: str
+    selector_value: str
+    config: MigPartedConfig
+    name: str | None
+
+    def __str__(self) -> str:
+        return f"{self.selector_key}={self.selector_value} nodes: MIG {self.name}"
+
+
+def parse_mig_layout(text: str) -> MigLayout:
+    """``SELECTOR_KEY=VALUE:FILE[:CONFIG]``: FILE is a mig-parted config (``version: v1``, ``mig-configs``);
+    CONFIG names one of its entries (needed when it has several)."""
+    selector, _, rest = text.partition(":")
+    sel_key, eq, sel_value = selector.partition("=")
+    path, _, name = rest.partition(":")
+    if not eq or not sel_key or not path:
+        raise ConfigError(f"--mig-layout takes SELECTOR_KEY=VALUE:FILE[:CONFIG], got {text!r}")
+    config = load_mig_parted_config(Path(path))
+    only = next(iter(config.configs)) if len(config.configs) == 1 else None  # else plan_mig asks for one
+    return MigLayout(sel_key, sel_value, config, name or only)
+
+
+def mig_partitioned(
+    nodes: Sequence[Node], bound: Sequence[Pod], layouts: Sequence[MigLayout]
+) -> tuple[list[Node], list[Pod], list[Pod]]:
+    """The nodes after the re-partitions, the pods still bound, and the pods moved off (unbound)."""
+    out, kept, moved = list(nodes), list(bound), []
+    for layout in layouts:
+        hit = [i for i, n in enumerate(out) if n.labels.get(layout.selector_key) == layout.selector_value]
+        if not hit:
+            raise ConfigError(
+                f"--mig-layout: no node has label {layout.selector_key}={layout.selector_value}"
+            )
+        for i in hit:
+            node = out[i]
+            on_node = [p for p in kept if p.node_name == node.name]
+            change = plan_mig(node, on_node, layout.config, layout.name)
+            gpu = {r: n * 1000 for r, n in change.capacity_after.items()}  # whole units → milli
+
+            def scaled(resources: Mapping[str, int], gpu: dict[str, int] = gpu) -> dict[str, int]:
+                return {**{r: v for r, v in resources.items() if not r.startswith(GPU_PREFIX)}, **gpu}
+
+            labels = {
+                **node.labels,
+                MIG_CONFIG_LABEL: str(change.details["config"]),
+                MIG_STATE_LABEL: "success",
+            }
+            annotations = {k: v for k, v in node.annotations.items() if k != INVENTORY_ANNOTATION}
+            out[i] = replace(
+                node, capacity=scaled(node.capacity), allocatable=scaled(node.allocatable), labels=labels,
+                annotations=annotations,
+            )  # fmt: skip
+            leaving = {(a.namespace, a.name) for a in change.affected}
+            moved += [replace(p, node_name="") for p in on_node if (p.namespace, p.name) in leaving]
+            kept = [p for p in kept if p.node_name != node.name or (p.namespace, p.name) not in leaving]
+    return out, kept, moved
 
 
 def relabeled(nodes: Sequence[Node], changes: Sequence[Relabel]) -> list[Node]:
@@ -254,7 +336,11 @@ def run(
     nodes = scenario.nodes
     config = None
     batch = scenario.batch
+    bound, pods = list(scenario.bound), list(scenario.pods)
     if change is not None:
+        if change.mig:
+            nodes, bound, moved = mig_partitioned(nodes, bound, change.mig)
+            pods += [SimPod(p, 0.0, math.inf) for p in moved]
         if change.queue_nominal:
             if batch is None:
                 raise ConfigError("--queue-nominal: the inputs define no queues (GpuQueue)")
@@ -275,8 +361,8 @@ def run(
     else:  # kube mode keeps the profile's own PostFilter (kubegpu's is already checkpoint-aware)
         factory = profile_factory(policy, config, post_filter if mode == "batch" else None)
     return Replay(
-        nodes, scenario.pods, factory, mode=mode, preempt=preempt, batch=batch, seed=seed, label=label,
-        node_events=scenario.node_events, bound=scenario.bound, epoch=scenario.epoch,
+        nodes, pods, factory, mode=mode, preempt=preempt, batch=batch, seed=seed, label=label,
+        node_events=scenario.node_events, bound=bound, epoch=scenario.epoch,
         arrival_window=scenario.arrival_window,
     ).run()  # fmt: skip
 
