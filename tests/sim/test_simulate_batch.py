@@ -203,7 +203,7 @@ def test_relabel_moves_a_node_into_the_pool_the_pods_select(tmp_path: Path) -> N
 def test_relabel_with_key_minus_removes_the_label() -> None:
     """``kubectl label node n1 pool-`` semantics: the matching node loses the key, the others keep theirs."""
     from kubegpu.model.objects import Node
-    from kubegpu.sim.whatif import parse_relabel, relabeled
+    from kubegpu.sim.node_changes import parse_relabel, relabeled
 
     nodes = [Node(name="n1", labels={"pool": "a", "x": "1"}), Node(name="n2", labels={"pool": "b"})]
     out = relabeled(nodes, [parse_relabel("pool=a:pool-")])

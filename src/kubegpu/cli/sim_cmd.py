@@ -4,7 +4,8 @@ Thin: parse options, call ``kubegpu.sim``, render. ``bench openb`` runs the FGD 
 over a grid of traces × policies × seeds on a local process pool or a Ray cluster; ``simulate`` replays
 a workload (the openb trace, a SimWorkload or Kubernetes manifests) on the openb cluster, a snapshot or a
 live cluster's free capacity (``--kube``), as is and with a change (policy, nodes added, time-slicing,
-a queue's nominal quota), in batch mode when the inputs carry queues or pod groups, and prints a
+a queue's nominal quota, a pool relabel, a MIG layout), in batch mode when the inputs carry queues or
+pod groups, and prints a
 before/after table (``kubegpu.sim.whatif``) and optionally writes it as an HTML page with figures.
 """
 
@@ -243,14 +244,8 @@ def simulate(
 ) -> None:  # fmt: skip
     """Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with
     queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."""
-    from kubegpu.sim.whatif import (
-        Change,
-        compare,
-        parse_mig_layout,
-        parse_queue_nominal,
-        parse_relabel,
-        table_rows,
-    )
+    from kubegpu.sim.node_changes import parse_mig_layout, parse_relabel
+    from kubegpu.sim.whatif import Change, compare, parse_queue_nominal, table_rows
 
     names = [p.strip() for p in (policies or "").split(",") if p.strip()]
     if len(names) > 2:

@@ -13,14 +13,8 @@ arrive at time 0). Changes, applied to the "after" run only:
   ``nvidia.com/gpu`` (and R × ``kubegpu.io/gpu-milli``) and GFD labels it ``nvidia.com/gpu.replicas=R``;
   with the ``kubegpu`` profile the device model gets the same plugin config;
 - ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity;
-- ``relabel``: a pool move: every node with label ``K=V`` gets (or, with ``KEY-``, loses) a label, as
-  ``kubectl label`` would; running pods stay where they are (node affinity is IgnoredDuringExecution);
-- ``mig``: nodes labelled ``K=V`` re-partitioned to a mig-parted layout, as ``kubegpu plan mig`` plans it
-  (``plan.mig.plan_mig``: the layout validated against the MIG catalog, the new capacity under the
-  node's MIG strategy): the node advertises that capacity, is labelled ``nvidia.com/mig.config=<name>``
-  and ``nvidia.com/mig.config.state=success``, and loses the node agent's inventory annotation (it
-  describes the old partition; the device model is then derived from the advertised resources). The
-  pods holding its GPUs are moved first (the plan's procedure): they are recreated, pending, at time 0.
+- ``relabel`` and ``mig``: a pool relabel and a MIG re-partition of the nodes a label selects
+  (``sim.node_changes``); the pods a re-partition moves off are recreated, pending, at time 0.
 
 Batch mode: when the inputs carry queue objects (``GpuQueue`` / ``GpuCohort``) or pod groups
 (``PodGroup``), both runs go through the batch layer (``Replay(mode="batch")``, as the queue benchmark's
@@ -33,15 +27,12 @@ benchmark's ``queues+gang+ckpt-preemption`` arm).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from kubegpu.batch.objects import Queue, parse_batch_objects
-from kubegpu.devices.mig import MigPartedConfig, load_mig_parted_config
-from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
@@ -49,14 +40,13 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import GPU_MILLI, NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.mig import MIG_CONFIG_LABEL, MIG_STATE_LABEL, plan_mig
-from kubegpu.plan.procedure import GPU_PREFIX
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.registry import PACKING_POLICIES, in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.sim.node_changes import MigLayout, Relabel, mig_partitioned, relabeled
 from kubegpu.sim.openb_replay import packing_factory
 from kubegpu.sim.replay import (
     EPOCH,
@@ -104,111 +94,6 @@ class Change:
         parts += [f"{q} nominal {r}={format_milli(r, v)}" for q, r, v in self.queue_nominal]
         parts += [str(r) for r in (*self.relabel, *self.mig)]
         return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class Relabel:
-    """Nodes labelled ``selector_key=selector_value`` get ``key=value`` (``value`` None: the label removed)."""
-
-    selector_key: str
-    selector_value: str
-    key: str
-    value: str | None
-
-    def __str__(self) -> str:
-        label = f"{self.key}-" if self.value is None else f"{self.key}={self.value}"
-        return f"{self.selector_key}={self.selector_value} nodes: {label}"
-
-
-def parse_relabel(text: str) -> Relabel:
-    """``SELECTOR_KEY=VALUE:KEY=VALUE`` or ``SELECTOR_KEY=VALUE:KEY-`` (label keys and values hold no ':')."""
-    selector, _, label = text.partition(":")
-    sel_key, eq, sel_value = selector.partition("=")
-    key, assign, given = label.partition("=")
-    value: str | None = given
-    if not assign and key.endswith("-"):
-        key, value = key[:-1], None  # KEY-: remove
-    elif not assign:
-        key = ""
-    if not eq or not sel_key or not key:
-        raise ConfigError(f"--relabel takes SELECTOR_KEY=VALUE:KEY=VALUE or ...:KEY-, got {text!r}")
-    return Relabel(sel_key, sel_value, key, value)
-
-
-@dataclass(frozen=True)
-class MigLayout:
-    """Nodes labelled ``selector_key=selector_value`` re-partitioned to mig-parted config ``name``."""
-
-    selector_key: str
-    selector_value: str
-    config: MigPartedConfig
-    name: str | None
-
-    def __str__(self) -> str:
-        return f"{self.selector_key}={self.selector_value} nodes: MIG {self.name}"
-
-
-def parse_mig_layout(text: str) -> MigLayout:
-    """``SELECTOR_KEY=VALUE:FILE[:CONFIG]``: FILE is a mig-parted config (``version: v1``, ``mig-configs``);
-    CONFIG names one of its entries (needed when it has several)."""
-    selector, _, rest = text.partition(":")
-    sel_key, eq, sel_value = selector.partition("=")
-    path, _, name = rest.partition(":")
-    if not eq or not sel_key or not path:
-        raise ConfigError(f"--mig-layout takes SELECTOR_KEY=VALUE:FILE[:CONFIG], got {text!r}")
-    config = load_mig_parted_config(Path(path))
-    only = next(iter(config.configs)) if len(config.configs) == 1 else None  # else plan_mig asks for one
-    return MigLayout(sel_key, sel_value, config, name or only)
-
-
-def mig_partitioned(
-    nodes: Sequence[Node], bound: Sequence[Pod], layouts: Sequence[MigLayout]
-) -> tuple[list[Node], list[Pod], list[Pod]]:
-    """The nodes after the re-partitions, the pods still bound, and the pods moved off (unbound)."""
-    out, kept, moved = list(nodes), list(bound), []
-    for layout in layouts:
-        hit = [i for i, n in enumerate(out) if n.labels.get(layout.selector_key) == layout.selector_value]
-        if not hit:
-            raise ConfigError(
-                f"--mig-layout: no node has label {layout.selector_key}={layout.selector_value}"
-            )
-        for i in hit:
-            node = out[i]
-            on_node = [p for p in kept if p.node_name == node.name]
-            change = plan_mig(node, on_node, layout.config, layout.name)
-            gpu = {r: n * 1000 for r, n in change.capacity_after.items()}  # whole units → milli
-
-            def scaled(resources: Mapping[str, int], gpu: dict[str, int] = gpu) -> dict[str, int]:
-                return {**{r: v for r, v in resources.items() if not r.startswith(GPU_PREFIX)}, **gpu}
-
-            labels = {
-                **node.labels,
-                MIG_CONFIG_LABEL: str(change.details["config"]),
-                MIG_STATE_LABEL: "success",
-            }
-            annotations = {k: v for k, v in node.annotations.items() if k != INVENTORY_ANNOTATION}
-            out[i] = replace(
-                node, capacity=scaled(node.capacity), allocatable=scaled(node.allocatable), labels=labels,
-                annotations=annotations,
-            )  # fmt: skip
-            leaving = {(a.namespace, a.name) for a in change.affected}
-            moved += [replace(p, node_name="") for p in on_node if (p.namespace, p.name) in leaving]
-            kept = [p for p in kept if p.node_name != node.name or (p.namespace, p.name) not in leaving]
-    return out, kept, moved
-
-
-def relabeled(nodes: Sequence[Node], changes: Sequence[Relabel]) -> list[Node]:
-    out = list(nodes)
-    for c in changes:
-        hit = [i for i, n in enumerate(out) if n.labels.get(c.selector_key) == c.selector_value]
-        if not hit:
-            raise ConfigError(f"--relabel: no node has label {c.selector_key}={c.selector_value}")
-        for i in hit:
-            labels = {k: v for k, v in out[i].labels.items() if k != c.key}
-            if c.value is not None:
-                labels[c.key] = c.value
-            out[i] = replace(out[i], labels=labels)
-    return out
 
 
 def parse_queue_nominal(text: str) -> tuple[str, str, int]:
