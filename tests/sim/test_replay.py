@@ -165,3 +165,15 @@ def test_same_seed_same_replay() -> None:
     b = run([("n1", 2), ("n2", 4), ("n3", 1)], pods, seed=7).run()
     assert a.waits == b.waits and a.attempts == b.attempts and a.series == b.series
     assert not math.isnan(a.mean_allocation_pct)
+
+
+def test_a_replay_at_one_instant_shows_no_time_weighted_figures() -> None:
+    """A snapshot's pending pods all arrive at t=0 and never leave: no time passes, so the time-weighted
+    rows are not applicable ("—") rather than a misleading 0 %; the counts still hold (one of the two
+    1-GPU pods fits the 1-GPU node)."""
+    r = run([("n", 1)], [sim("a", 0, math.inf), sim("b", 0, math.inf)]).run()
+    rows = dict(r.rows())
+    assert (rows["placed"], rows["still pending at the end"]) == ("1", "1")
+    assert rows["GPU allocated, time-weighted (%)"] == "—"
+    assert rows["pending pods, time-weighted mean / max"] == "— / 1"
+    assert rows["fragment amount, time-weighted (% of GPUs)"] == "—"

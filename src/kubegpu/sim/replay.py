@@ -191,6 +191,10 @@ class ReplayReport:
 
     def rows(self) -> list[tuple[str, str]]:
         frag = self.mean_frag_pct
+        # a replay whose events all happen at one instant (a snapshot's pending pods at t=0) has no time
+        # to weight by: its time-weighted figures would read 0, so they are shown as not applicable
+        timed = self.horizon_s > 0
+        pending_mean = f"{self.pending_area / self.horizon_s:.1f}" if timed else "—"
         return [
             ("pods", str(self.pods)),
             ("placed", str(self.placed)),
@@ -200,9 +204,9 @@ class ReplayReport:
             ("still pending at the end", str(self.still_pending)),
             ("pending time p50 (s)", f"{self.pending_pct(50):.0f}"),
             ("pending time p95 (s)", f"{self.pending_pct(95):.0f}"),
-            ("pending pods, time-weighted mean / max", f"{self.pending_area / max(self.horizon_s, 1.0):.1f} / {self.max_pending}"),
-            ("GPU allocated, time-weighted (%)", f"{self.mean_allocation_pct:.2f}"),
-            ("fragment amount, time-weighted (% of GPUs)", "—" if frag is None else f"{frag:.2f}"),
+            ("pending pods, time-weighted mean / max", f"{pending_mean} / {self.max_pending}"),
+            ("GPU allocated, time-weighted (%)", f"{self.mean_allocation_pct:.2f}" if timed else "—"),
+            ("fragment amount, time-weighted (% of GPUs)", "—" if frag is None or not timed else f"{frag:.2f}"),
             ("pods evicted by preemption", str(self.evictions)),
             ("GPU-hours lost to preemption", f"{self.gpu_hours_lost:.1f}"),
             ("scheduling attempts", str(self.attempts)),
