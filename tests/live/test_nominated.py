@@ -87,9 +87,12 @@ def test_a_preemption_clears_lower_priority_nominations_on_its_node(
     waiting["spec"]["preemptionPolicy"] = "Never"
     api.emulator.create("pods", waiting)
     api.emulator.create("pods", gpu_pod("high", 4, priority=1000))
-    start_scheduler()
+    scheduler = start_scheduler()
 
-    wait_until(lambda: node_of(api, "high") == "gpu-1", what="high bound")
+    try:  # a liveness wait: on a loaded machine the retries after the eviction can take a while
+        wait_until(lambda: node_of(api, "high") == "gpu-1", timeout=60, what="high bound")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nscheduler log:\n{scheduler.output()}") from None
     wait_until(
         lambda: "nominatedNodeName" not in (api.emulator.get("pods", "ml", "mid") or {})["status"],
         what="mid's nomination cleared",
