@@ -115,6 +115,12 @@ def test_contract_command_registers_allocates_reregisters_and_exits_cleanly(plug
         assert proc.returncode == 0, out
         assert f"serving nvidia.com/gpu on {plugin_dir}/nvidia-gpu.sock" in out
         assert not (plugin_dir / "nvidia-gpu.sock").exists()
+    except queue.Empty:
+        # a registration that never came: show what the plugin process said before stopping it
+        proc.kill()
+        raise AssertionError(
+            f"no registration within {TIMEOUT} s; plugin output:\n{proc.communicate()[0]}"
+        ) from None
     finally:
         if proc.poll() is None:
             proc.kill()
