@@ -10,7 +10,7 @@ import pytest
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
-from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation
+from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import to_node
 from kubegpu.sim.packing import run_packing
@@ -22,8 +22,9 @@ POLICY = "KubegpuCpuFrag"
 ONE_GPU_8_CPU = typical((8000, 1, 1000, 1.0))
 
 
-def plugin(ledger: GpuShareLedger, weight: float = 0.5) -> CpuAwareFragmentation:
-    return CpuAwareFragmentation({"ledger": ledger, "cpuWeight": weight}, Handle(ReasonTable()))
+def plugin(ledger: GpuShareLedger, weight: float = 0.5, reserve: float = 1.0) -> CpuAwareFragmentation:
+    args = {"ledger": ledger, "cpuWeight": weight, "reserveWeight": reserve}
+    return CpuAwareFragmentation(args, Handle(ReasonTable()))
 
 
 def first_ties(b: Bench) -> Bench:
@@ -138,8 +139,64 @@ def test_same_seed_same_run() -> None:
     assert one.failed == again.failed
 
 
+@pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight"])
 @pytest.mark.parametrize("weight", [-0.1, 1.5, "half"])
-def test_bad_weight_is_a_config_error(weight: object) -> None:
+def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
     b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
-    with pytest.raises(ConfigError, match="cpuWeight"):
-        CpuAwareFragmentation({"ledger": b.ledger, "cpuWeight": weight}, Handle(ReasonTable()))
+    with pytest.raises(ConfigError, match=arg):
+        CpuAwareFragmentation({"ledger": b.ledger, arg: weight}, Handle(ReasonTable()))
+
+
+def test_model_scarcity_is_restricted_demand_over_capacity_share() -> None:
+    """Nodes a (2 T4) and b (6 G2): capacity shares 1/4 and 3/4. Shapes (popularity × GPUs × milli =
+    GPU demand): {1 × 1000, T4 only} 0.2 → 200; {2 × 1000, T4|G2|A100} 0.1 → 200, split over the two
+    models present (A100 has no node): 100 each; {1 × 500, any} 0.4 → 200; CPU-only 0.3 → 0. Total 600.
+    T4: 300/600 = 0.5 of demand over 0.25 of capacity = 2 → capped at 1. G2: 100/600 over 0.75 = 2/9."""
+    target = typical(
+        (4000, 1, 1000, 0.2),
+        (4000, 2, 1000, 0.1),
+        (4000, 1, 500, 0.4),
+        (2000, 0, 0, 0.3),
+        models=(frozenset({"T4"}), frozenset({"T4", "G2", "A100"}), None, None),
+    )
+    b = Bench([node("a", 2, model="T4"), node("b", 6, model="G2")], POLICY, target)
+    assert b.ledger.model_names == ["T4", "G2"]
+    assert model_scarcity(target, b.ledger).tolist() == pytest.approx([1.0, 2 / 9])
+    assert model_scarcity(ONE_GPU_8_CPU, b.ledger).tolist() == [0.0, 0.0]  # nothing restricted
+
+
+def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
+    """Nodes g2 (4 G2 GPUs, 32 CPU) and t4 (2 T4 GPUs, 104 CPU); shapes A {1 GPU, 8 CPU, any} 0.75 and
+    B {1 GPU, 4 CPU, T4 only} 0.25; pod 1 GPU + 24 CPU, any model. T4 scarcity: B's demand 250 of 1000
+    over T4's share 2/6 = 0.75. B never fits g2, so F_B there is all free milli.
+    FGD: g2 0.25·4000 = 1000 → 0.25·3000 = 750 (A still fits with 8 CPU): Δ = 250, score 56; t4 0 → 0,
+    50 → g2.
+    λ = 0.5 without the reserve: g2 after: A 3 copies by GPU, 8/8 = 1 by CPU → 2 stranded, 0.5 · 2000
+    = 1000, 0.75 · 1000 + 750 = 1500: Δ = −500, score 37; t4 stays 0 (CPU for 10+ copies), 50 → t4.
+    With the reserve (weight 1): t4 is charged 1 · 1000 milli · (0.75 − 0, g2's scarcity the least):
+    Δ = −750, score int(100·σ(−0.75)) = 32 < 37 → g2. A T4-only pod has only t4: no charge.
+    A sharing pod {500 milli, 4 CPU}: g2 → [500, 1000 × 3], 28 CPU: F_A = 500 (too small for A), no
+    stranding (3 vs 3 copies), F_B = 3500: 0.75·500 + 0.25·3500 = 1250 from 1000, Δ = −250, score 43.
+    t4 → [500, 1000]: F_A = F_B = 500, Δ = −500 (score 37 unreserved); reserve 0.75 · 500 = 375:
+    Δ = −875, score 29."""
+    target = typical((8000, 1, 1000, 0.75), (4000, 1, 1000, 0.25), models=(None, frozenset({"T4"})))
+    nodes = [node("g2", 4, cpu=32_000, model="G2"), node("t4", 2, cpu=104_000, model="T4")]
+    heavy = pod("p", 1, 1000, cpu=24_000)
+    rows = np.array([0, 1])
+    assert first_ties(Bench(nodes, "FGD", target)).schedule(heavy)[0] == "g2"
+    b = first_ties(Bench(nodes, POLICY, target))
+    assert plugin(b.ledger, reserve=0.0).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
+        37,
+        50,
+    ]
+    assert plugin(b.ledger).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
+    assert b.schedule(heavy)[0] == "g2"
+    t4_only = pod("q", 1, 1000, cpu=24_000, spec=frozenset({"T4"}))
+    one = np.array([1])
+    assert plugin(b.ledger).score_batch(CycleState(), t4_only, b.cluster, one).tolist() == [50]
+    share, b = pod("s", 1, 500, cpu=4000), Bench(nodes, POLICY, target)  # before the pod above
+    assert plugin(b.ledger, reserve=0.0).score_batch(CycleState(), share, b.cluster, rows).tolist() == [
+        43,
+        37,
+    ]
+    assert plugin(b.ledger).score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 29]
