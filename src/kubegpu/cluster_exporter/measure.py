@@ -6,7 +6,8 @@ in ``kubegpu.report.data.UNPOOLED``):
 
 * physical GPUs, allocated, idle, unhealthy, *stranded* (idle on a node that takes no new pod:
   cordoned, NotReady, or out of pod slots, CPU or memory) and the largest idle block on one node that
-  takes pods: the report's per-pool summary (``kubegpu.report.data.collect``), reused as is;
+  takes pods: the report's node cards and per-pool summary (``kubegpu.report.data.node_cards`` and
+  ``pools``), reused as is;
 * FGD's fragment amount (``fragmentation``): free GPU the cluster's popular GPU pod shapes cannot use,
   weighted by popularity, and its ratio to the pool's free GPU;
 * per GPU resource (``nvidia.com/gpu``, ``nvidia.com/mig-1g.18gb``, …) the devices nodes advertise as
@@ -24,12 +25,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
-from kubegpu.explain.diagnose import Diagnosis, is_gpu_pod
+from kubegpu.explain.diagnose import is_gpu_pod
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
-from kubegpu.report.data import UNPOOLED, PoolSummary, collect
+from kubegpu.report.data import UNPOOLED, PoolSummary, node_cards
+from kubegpu.report.data import pools as pools_of
 from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE, MILLI
 
 
@@ -62,9 +64,8 @@ class ClusterMeasure:
 def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
     """Everything the cluster exporter serves, for ``engine``'s snapshot."""
     snap = engine.snapshot
-    # The report's summary needs the node rows; explaining every Pending pod (the rest of a full diagnosis)
-    # is the costly part and no series needs it.
-    data = collect(engine, Diagnosis(snap.description, node_rows(engine, pool_label), [], []), pool_label)
+    # the report's node cards and pool summary only: no Pending pod is explained, no quota or queue read
+    cards = node_cards(engine, node_rows(engine, pool_label), pool_label)
     frag = node_fragmentation(engine) or {}
     nodes = tuple(
         NodeMeasure(
@@ -75,10 +76,10 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
             card.accepts_pods,
             frag.get(card.name),
         )
-        for card in data.nodes
+        for card in cards
     )
     pools = []
-    for summary in data.pools:
+    for summary in pools_of(cards):
         in_pool = [n.fragmentation for n in nodes if n.pool == summary.pool and n.fragmentation is not None]
         # A pool with no GPU in the fragmentation model (MIG-only nodes, no device plugin yet) has no value.
         fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None

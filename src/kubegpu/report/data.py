@@ -29,6 +29,7 @@ from kubegpu.batch.workloads import workloads
 from kubegpu.devices.inventory import Health
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.overview import NodeRow
 from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -189,8 +190,25 @@ class ReportData:
 
 def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: str = "") -> ReportData:
     """The report's data for ``engine``'s snapshot; ``diagnosis`` must come from the same engine."""
+    cards = node_cards(engine, diagnosis.nodes, pool_label)
+    return ReportData(
+        description=diagnosis.description,
+        generated=generated,
+        pool_label=pool_label,
+        nodes=tuple(cards),
+        pools=tuple(pools(cards)),
+        quotas=tuple(_quotas(engine)),
+        queues=tuple(_queues(engine)),
+        diagnosis=diagnosis,
+        pending_requests=_requests(engine, diagnosis),
+    )
+
+
+def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) -> list[NodeCard]:
+    """One card per GPU node (a device model or a row of ``node_rows``), tiles from the device ledger,
+    sorted by pool then name; ``pools(cards)`` summarises them."""
     ledger = engine.cluster.devices
-    rows = {r.name: r for r in diagnosis.nodes}
+    rows = {r.name: r for r in node_rows}
     cards = []
     for idx, node in enumerate(engine.cluster.nodes):
         model = ledger.models[idx]
@@ -244,17 +262,7 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
             accepts_pods=accepts,
         ))  # fmt: skip
     cards.sort(key=lambda c: (c.pool == UNPOOLED, c.pool, c.name))
-    return ReportData(
-        description=diagnosis.description,
-        generated=generated,
-        pool_label=pool_label,
-        nodes=tuple(cards),
-        pools=tuple(pools(cards)),
-        quotas=tuple(_quotas(engine)),
-        queues=tuple(_queues(engine)),
-        diagnosis=diagnosis,
-        pending_requests=_requests(engine, diagnosis),
-    )
+    return cards
 
 
 def accepts_pods(view: NodeView) -> bool:
