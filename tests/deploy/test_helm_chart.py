@@ -32,6 +32,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from kubegpu.admission import mutate
 from kubegpu.cli.exporter_cmd import exporter
 from kubegpu.cli.live_cmd import extender, scheduler, webhook
 from kubegpu.cli.main import cli
@@ -664,6 +665,32 @@ def test_mutating_webhook_posts_to_mutate_on_the_same_service() -> None:
     (validating,) = one(docs, "ValidatingWebhookConfiguration", "kubegpu-webhook")["webhooks"]
     assert validating["failurePolicy"] == "Ignore" and hook["failurePolicy"] == "Fail"
     assert not [d for d in objects("defaults") if d["kind"] == "MutatingWebhookConfiguration"]
+
+
+def test_mutating_webhook_covers_pods_and_workload_templates_on_create_and_update() -> None:
+    """The rules send /mutate exactly what kubegpu.admission.mutate patches, on CREATE and UPDATE;
+    reinvocationPolicy IfNeeded by default (the mutations are idempotent) and only Never or IfNeeded."""
+    docs = objects("mutating")
+    (hook,) = one(docs, "MutatingWebhookConfiguration", "kubegpu-webhook")["webhooks"]
+    matched = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert matched == {
+        ("", "pods"), ("", "replicationcontrollers"), ("apps", "deployments"), ("apps", "replicasets"),
+        ("apps", "statefulsets"), ("apps", "daemonsets"), ("batch", "jobs"), ("batch", "cronjobs"),
+    }  # fmt: skip
+    assert matched == {(group, kind.lower() + "s") for group, kind in mutate.MUTATED_KINDS}
+    assert {(tuple(r["operations"]), tuple(r["apiVersions"])) for r in hook["rules"]} == {
+        (("CREATE", "UPDATE"), ("v1",))
+    }
+    assert hook["reinvocationPolicy"] == "IfNeeded"
+    (validating,) = one(docs, "ValidatingWebhookConfiguration", "kubegpu-webhook")["webhooks"]
+    assert hook["namespaceSelector"] == validating["namespaceSelector"]  # the same opt-out label
+    with pytest.raises(
+        render.RenderError,
+        match=re.escape("webhook.mutating.reinvocationPolicy: expected Never or IfNeeded, got Always"),
+    ):
+        render.template(
+            *set_args("mutating"), "--set", "webhook.mutating.reinvocationPolicy=Always", values=None
+        )
 
 
 def test_webhook_never_checks_its_own_namespace_or_kube_system() -> None:

@@ -1,6 +1,7 @@
 """``kubegpu webhook``'s ``/mutate`` as a real process over HTTPS, fed the AdmissionReview v1 JSON
 kube-apiserver sends to a mutating webhook; the returned JSON Patch is applied to the object here.
 
+Pods on CREATE; workloads' templates and UPDATE are in ``test_webhook_templates.py``.
 Pins: admission.k8s.io/v1 mutating answers (``response.uid`` = ``request.uid``, ``allowed: true``,
 ``patchType: JSONPatch``, ``patch`` = base64 of RFC 6902 operations, no patch when nothing changes);
 kube-apiserver's ExtendedResourceToleration (per extended resource requested by containers or init
@@ -154,11 +155,12 @@ def test_what_is_left_alone(
     pod = with_sidecar(api_pod("hand", 1))
     pod["spec"]["containers"][1]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]
     assert mutated(port, cert, pod)["spec"]["containers"][1] == pod["spec"]["containers"][1]
-    # not a Pod CREATE: allowed unchanged
-    for review in (
-        admission_review(api_pod("gone", 1), operation="DELETE", uid="u-del"),
-        admission_review({**api_pod("upd", 1)}, operation="UPDATE", uid="u-upd"),
-    ):
+    # a DELETE, and an UPDATE of the status subresource (the kubelet's), are allowed unchanged: only the
+    # pod itself is mutated (tests/live/test_webhook_templates.py has Pod UPDATE)
+    status = admission_review(api_pod("upd", 1), operation="UPDATE", uid="u-upd")
+    status["request"]["subResource"] = "status"
+    status["request"]["oldObject"] = api_pod("upd", 1)
+    for review in (admission_review(api_pod("gone", 1), operation="DELETE", uid="u-del"), status):
         assert set(mutate(port, cert, review)["response"]) == {"uid", "allowed"}
 
 

@@ -90,17 +90,23 @@ def privileged_gpu_pod(namespace: str = "ml") -> dict[str, Any]:
     return pod
 
 
-@pytest.fixture(scope="module")
-def webhook_port(tls_pair: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """One webhook without API access for the module's stateless calls."""
+def serve(tls_pair: tuple[Path, Path], log: Path) -> tuple[Component, int]:
+    """A ready ``kubegpu webhook`` without API access (namespace labels and nodes unknown)."""
     port = free_port()
     cert, key = tls_pair
     component = Component(
         [sys.executable, "-m", "kubegpu.cli.live_cmd", "webhook", "--tls-cert-file", str(cert),
          "--tls-private-key-file", str(key), "--bind-address", "127.0.0.1", "--port", str(port)],
-        tmp_path_factory.mktemp("webhook") / "webhook.log",
+        log,
     )  # fmt: skip
     wait_ready(port, cert, component)
+    return component, port
+
+
+@pytest.fixture(scope="module")
+def webhook_port(tls_pair: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """One webhook without API access for the module's stateless calls."""
+    component, port = serve(tls_pair, tmp_path_factory.mktemp("webhook") / "webhook.log")
     yield port
     component.stop()
 

@@ -1,7 +1,8 @@
 """GPU pod mutations for ``kubegpu webhook``'s ``/mutate``: what a GPU platform sets so users need not.
 
-Each mutation is an RFC 6902 JSON Patch on a Pod being created, and each can be switched off
-(``MutationOptions``):
+Each mutation is an RFC 6902 JSON Patch on the pod spec of a Pod, or of a workload's pod template
+(Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController, Job: ``spec.template``; CronJob:
+``spec.jobTemplate.spec.template``), and each can be switched off (``MutationOptions``):
 
 * ``gpu-toleration``: kube-apiserver's ExtendedResourceToleration admission plugin, for GPU resources: a
   pod whose containers or init containers request (or limit) a GPU resource gets, per resource name in
@@ -20,7 +21,29 @@ Each mutation is an RFC 6902 JSON Patch on a Pod being created, and each can be 
   capabilities), unlike ``none`` (no GPU, driver libraries still mounted). A value set by hand is left
   to the validating rule ``visible-devices``.
 
-A namespace labelled ``kubegpu.io/admission=disabled`` gets no mutation, as it gets no validation.
+What an operation may change (``mutable_parts``), so that no patch is one the API server then rejects:
+
+* CREATE: everything.
+* Pod UPDATE: tolerations only. ``ValidatePodUpdate`` forbids changing any pod spec field but
+  ``spec.containers[*].image``, ``spec.initContainers[*].image``, ``spec.activeDeadlineSeconds``,
+  ``spec.tolerations`` (only additions to existing tolerations) and ``spec.terminationGracePeriodSeconds``;
+  env and ``schedulerName`` are immutable. Upstream's ExtendedResourceToleration runs on UPDATE as well.
+* Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController, CronJob UPDATE: the template is
+  mutable, and is mutated as on CREATE so a rollout keeps the mutations; but only when the update changes
+  the template, so that merely installing the webhook never rolls a workload whose template is untouched
+  (its pods are mutated when they are created anyway).
+* Job UPDATE: ``spec.template`` is immutable (``field is immutable``), except that a Job that is suspended
+  and has not started (``spec.suspend: true``, no ``status.startTime`` on the stored Job) may change its
+  template's tolerations, nodeSelector, affinity, labels, annotations and schedulingGates: tolerations
+  only then, nothing otherwise.
+
+Never mutated: a workload another controller owns (a ``controller: true`` owner reference: a Deployment's
+ReplicaSets, a CronJob's Jobs): the owner writes that template and compares it with its own, and a
+Deployment whose ReplicaSet template differs from its own creates ReplicaSets without end (kubernetes
+issue #57167, Gatekeeper issue #2963); its owner's template and its pods are mutated instead. An object
+being deleted (``metadata.deletionTimestamp``) is left as it is. A namespace labelled
+``kubegpu.io/admission=disabled`` gets no mutation, as it gets no validation. Every mutation is
+idempotent: a second pass over its own output yields an empty patch (``reinvocationPolicy: IfNeeded``).
 """
 
 from __future__ import annotations
@@ -29,7 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu.admission.lint import GPU_NAMESPACE_LABEL, OPT_OUT_LABEL, OPT_OUT_VALUE
+from kubegpu.admission.lint import GPU_NAMESPACE_LABEL, OPT_OUT_LABEL, OPT_OUT_VALUE, TEMPLATE_PATHS
 from kubegpu.model.resources import is_gpu
 
 SCHEDULER_LABEL = "kubegpu.io/scheduler"
@@ -37,6 +60,12 @@ SCHEDULER_LABEL_VALUE = "enabled"
 DEFAULT_SCHEDULER = "default-scheduler"
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 VOID = "void"
+
+# (API group, kind) of what /mutate patches; a PodTemplate object creates no pods, so it is left out.
+MUTATED_KINDS = frozenset({
+    ("", "Pod"), ("", "ReplicationController"), ("apps", "Deployment"), ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("batch", "Job"), ("batch", "CronJob"),
+})  # fmt: skip
 
 Patch = list[dict[str, Any]]
 
@@ -48,15 +77,28 @@ class MutationOptions:
     scheduler_name: str = ""  # empty: leave spec.schedulerName alone
 
 
+@dataclass(frozen=True)
+class Mutable:
+    """Which parts of a pod spec one request may change without the API server rejecting it."""
+
+    tolerations: bool = True
+    env: bool = True
+    scheduler_name: bool = True
+
+
+EVERYTHING = Mutable()
+TOLERATIONS_ONLY = Mutable(env=False, scheduler_name=False)
+
+
 def _gpu_resources(container: Mapping[str, Any]) -> set[str]:
     resources = container.get("resources") or {}
     names = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     return {r for r, v in names.items() if is_gpu(r) and str(v) not in ("0", "")}
 
 
-def _containers(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+def _containers(spec: Mapping[str, Any], base: str) -> list[tuple[str, Mapping[str, Any]]]:
     return [
-        (f"/spec/{key}/{i}", c)
+        (f"{base}/{key}/{i}", c)
         for key in ("initContainers", "containers")
         for i, c in enumerate(spec.get(key) or [])
         if isinstance(c, Mapping)
@@ -71,18 +113,83 @@ def _append(patch: Patch, path: str, exists: bool, value: dict[str, Any]) -> Non
         patch.append({"op": "add", "path": path, "value": [value]})
 
 
-def mutate_pod(
-    pod: Mapping[str, Any], namespace_labels: Mapping[str, str] | None, options: MutationOptions
+def _dig(obj: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _template_keys(kind: str) -> tuple[str, ...]:
+    """Where the pod template of ``kind`` lives (empty for a Pod: the object is the pod)."""
+    return () if kind == "Pod" else TEMPLATE_PATHS[kind]
+
+
+def mutable_parts(
+    kind: str, operation: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> Mutable | None:
+    """What ``operation`` on ``obj`` (``old``: the stored object of an UPDATE) may change; None: nothing."""
+    if operation == "CREATE":
+        return EVERYTHING
+    if operation != "UPDATE":
+        return None
+    if kind == "Pod":
+        return TOLERATIONS_ONLY  # ValidatePodUpdate: only additions to tolerations among what we set
+    old = old or {}
+    if kind == "Job":
+        suspended = _dig(old, ("spec", "suspend")) is True
+        started = _dig(old, ("status", "startTime")) is not None
+        return TOLERATIONS_ONLY if suspended and not started else None
+    keys = _template_keys(kind)
+    # an update that leaves the template alone is not a rollout, and must not become one
+    return EVERYTHING if _dig(obj, keys) != _dig(old, keys) else None
+
+
+def mutate_object(
+    group_kind: tuple[str, str],
+    operation: str,
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any] | None,
+    namespace_labels: Mapping[str, str] | None,
+    options: MutationOptions,
 ) -> Patch:
-    """The JSON Patch for a Pod being created; ``namespace_labels`` None when they are unknown."""
+    """The JSON Patch for one admission request on a Pod or workload (empty: leave it as it is)."""
+    if group_kind not in MUTATED_KINDS:
+        return []
+    kind = group_kind[1]
+    meta = obj.get("metadata") or {}
+    if meta.get("deletionTimestamp"):
+        return []
+    if kind != "Pod" and any(
+        isinstance(ref, Mapping) and ref.get("controller") is True
+        for ref in meta.get("ownerReferences") or []
+    ):
+        return []
+    allowed = mutable_parts(kind, operation, obj, old)
+    if allowed is None:
+        return []
+    keys = _template_keys(kind)
+    spec = _dig(obj, (*keys, "spec"))
+    if not isinstance(spec, Mapping):
+        return []
+    base = "".join(f"/{k}" for k in (*keys, "spec"))
+    return mutate_pod_spec(spec, base, namespace_labels, options, allowed)
+
+
+def mutate_pod_spec(
+    spec: Mapping[str, Any],
+    base: str,
+    namespace_labels: Mapping[str, str] | None,
+    options: MutationOptions,
+    allowed: Mutable = EVERYTHING,
+) -> Patch:
+    """The JSON Patch for the pod spec at JSON pointer ``base``; ``namespace_labels`` None when unknown."""
     labels = namespace_labels or {}
     if labels.get(OPT_OUT_LABEL) == OPT_OUT_VALUE:
         return []
-    spec: Mapping[str, Any] = pod.get("spec") or {}
-    containers = _containers(spec)
+    containers = _containers(spec, base)
     gpus = sorted(set().union(*(_gpu_resources(c) for _, c in containers)))
     patch: Patch = []
-    if options.gpu_toleration and gpus:
+    if options.gpu_toleration and allowed.tolerations and gpus:
         present = isinstance(spec.get("tolerations"), list)
         tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
         for resource in gpus:
@@ -93,20 +200,21 @@ def mutate_pod(
             ):
                 _append(
                     patch,
-                    "/spec/tolerations",
+                    f"{base}/tolerations",
                     present,
                     {"key": resource, "operator": "Exists", "effect": "NoSchedule"},
                 )
                 present = True
     if (
         options.scheduler_name
+        and allowed.scheduler_name
         and gpus
         and labels.get(SCHEDULER_LABEL) == SCHEDULER_LABEL_VALUE
         and (spec.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER
     ):
         op = "replace" if "schedulerName" in spec else "add"
-        patch.append({"op": op, "path": "/spec/schedulerName", "value": options.scheduler_name})
-    if options.visible_devices and (gpus or labels.get(GPU_NAMESPACE_LABEL) == "true"):
+        patch.append({"op": op, "path": f"{base}/schedulerName", "value": options.scheduler_name})
+    if options.visible_devices and allowed.env and (gpus or labels.get(GPU_NAMESPACE_LABEL) == "true"):
         for path, c in containers:
             env = [e for e in c.get("env") or [] if isinstance(e, Mapping)]
             if _gpu_resources(c) or any(e.get("name") == VISIBLE_DEVICES for e in env):

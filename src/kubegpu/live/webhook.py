@@ -12,11 +12,15 @@ the nodes (labels, offered resource names) come from Namespace and Node informer
 given API access; without it, labels are unknown (opt-out then relies on the webhook configuration's
 ``namespaceSelector``, which deploy/webhook sets) and the ``unknown-resource`` and
 ``pool-sharing-mode`` rules are off.
-DELETE and CONNECT operations are always allowed. ``/healthz`` answers ``ok``.
+DELETE and CONNECT operations are always allowed. An UPDATE is denied only for violations its
+``oldObject`` does not already have, so that an object admitted before a rule existed (or while the
+webhook was down) can still be updated — above all, have its finalizers removed when it is deleted;
+what the update adds is checked in full. ``/healthz`` answers ``ok``.
 
-``POST /mutate`` is the mutating side (``kubegpu.admission.mutate``): for a Pod CREATE it answers
-``response: {uid, allowed: true, patchType: JSONPatch, patch: <base64 of the RFC 6902 operations>}``
-(no ``patch`` when nothing changes); other kinds and operations are allowed unchanged.
+``POST /mutate`` is the mutating side (``kubegpu.admission.mutate``): for a Pod or a workload's pod
+template, on CREATE and UPDATE, it answers ``response: {uid, allowed: true, patchType: JSONPatch,
+patch: <base64 of the RFC 6902 operations>}`` (no ``patch`` when nothing changes, and only what the
+API server lets that operation change); other kinds, subresources and operations are allowed unchanged.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 
 from kubegpu.admission.lint import LintContext, NodeFacts, Violation, facts_of, lint_object
-from kubegpu.admission.mutate import MutationOptions, mutate_pod
+from kubegpu.admission.mutate import MutationOptions, mutate_object
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
@@ -87,10 +91,10 @@ def review(body: Mapping[str, Any], ctx: LintContext) -> dict[str, Any]:
     uid = str(request.get("uid") or "")
     violations: list[Violation] = []
     if request.get("operation") in ("CREATE", "UPDATE"):
-        obj = dict(request.get("object") or {})
-        # On CREATE the object may carry no namespace yet: the request's is authoritative.
-        obj["metadata"] = {**(obj.get("metadata") or {}), "namespace": request.get("namespace") or "default"}
-        violations = lint_object(obj, ctx)
+        violations = lint_object(_in_namespace(request.get("object"), request), ctx)
+        if violations and request.get("operation") == "UPDATE" and request.get("oldObject"):
+            existing = set(lint_object(_in_namespace(request.get("oldObject"), request), ctx))
+            violations = [v for v in violations if v not in existing]
     response: dict[str, Any] = {"uid": uid, "allowed": not violations}
     if violations:
         response["status"] = {
@@ -101,19 +105,29 @@ def review(body: Mapping[str, Any], ctx: LintContext) -> dict[str, Any]:
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
+def _in_namespace(obj: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` with the request's namespace: on CREATE the object may carry none yet."""
+    out = dict(obj) if isinstance(obj, Mapping) else {}
+    out["metadata"] = {**(out.get("metadata") or {}), "namespace": request.get("namespace") or "default"}
+    return out
+
+
 def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOptions) -> dict[str, Any]:
-    """The AdmissionReview answer of ``/mutate``: always allowed, with a JSON Patch for a Pod CREATE."""
+    """The AdmissionReview answer of ``/mutate``: always allowed, with a JSON Patch when something changes."""
     request = body.get("request") or {}
     response: dict[str, Any] = {"uid": str(request.get("uid") or ""), "allowed": True}
     kind = request.get("kind") or {}
-    if (
-        request.get("operation") == "CREATE"
-        and (kind.get("group"), kind.get("kind")) == ("", "Pod")
-        and not request.get("subResource")
-    ):
+    if not request.get("subResource"):
         namespace = str(request.get("namespace") or "default")
         labels = None if ctx.namespace_labels is None else ctx.namespace_labels.get(namespace, {})
-        patch = mutate_pod(request.get("object") or {}, labels, options)
+        patch = mutate_object(
+            (str(kind.get("group") or ""), str(kind.get("kind") or "")),
+            str(request.get("operation") or ""),
+            request.get("object") or {},
+            request.get("oldObject"),
+            labels,
+            options,
+        )
         if patch:
             response["patchType"] = "JSONPatch"
             response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
