@@ -29,14 +29,16 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.live.apiserver import RunningApiServer, wait_until
+from tests.live.conftest import Component
 from tests.live.test_mutating_webhook import apply_patch
-from tests.live.test_webhook import admission_review, post, serve
+from tests.live.test_webhook import admission_review, post, serve, wait_ready
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 VOID = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
@@ -425,3 +427,38 @@ def test_validate_lets_a_finalizer_go_from_a_pod_admitted_before_the_rule(port: 
     assert denial(port, cert, update_review(new, old)) is None
     # without an oldObject to compare with, every violation counts
     assert denial(port, cert, admission_review(new, operation="UPDATE")) is not None
+
+
+def test_scheduler_name_goes_into_templates_but_never_into_a_pod_update(
+    api: RunningApiServer,
+    kubeconfig: Path,
+    start_webhook: Callable[..., tuple[Component, int]],
+    tls_pair: tuple[Path, Path],
+) -> None:
+    """With API access and ``--mutate-scheduler-name``: in a namespace labelled
+    ``kubegpu.io/scheduler=enabled`` a CronJob's template gets ``schedulerName`` replaced (the API server
+    defaulted it to ``default-scheduler``), while a Pod UPDATE never touches it (immutable on a pod)."""
+    api.emulator.create(
+        "namespaces", {"metadata": {"name": "ml", "labels": {"kubegpu.io/scheduler": "enabled"}}}
+    )
+    component, port = start_webhook("--kubeconfig", str(kubeconfig), "--mutate-scheduler-name", "kubegpu")
+    cert = tls_pair[0]
+    wait_ready(port, cert, component)
+    at = "/spec/jobTemplate/spec/template/spec"
+
+    def routed() -> bool:
+        ops = patch_of(port, cert, admission_review(workload("CronJob")))
+        return {"op": "replace", "path": f"{at}/schedulerName", "value": "kubegpu"} in ops
+
+    wait_until(routed, what="the ml namespace's labels seen by the namespace informer")
+    assert patch_of(port, cert, admission_review(workload("CronJob"))) == [
+        {"op": "add", "path": f"{at}/tolerations", "value": [GPU_TOLERATION]},
+        {"op": "replace", "path": f"{at}/schedulerName", "value": "kubegpu"},
+        {"op": "add", "path": f"{at}/containers/1/env", "value": [VOID]},
+    ]
+    old = gpu_pod()
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"]["audited"] = "true"
+    assert patch_of(port, cert, update_review(new, old)) == [
+        {"op": "add", "path": "/spec/tolerations/-", "value": GPU_TOLERATION}
+    ]
