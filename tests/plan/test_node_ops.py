@@ -7,6 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from tests.plan.confirm import changed, settle
+
 from kubegpu import sources
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
@@ -105,6 +107,35 @@ def test_demo_taint_removal_prediction_is_confirmed_by_applying_it() -> None:
     )
     exp = explain_pod(Engine(applied), applied.pod("ml-train/llm-finetune-0"))  # type: ignore[arg-type]
     assert exp.schedulable and exp.node in ("gpu-reserved-01", "gpu-reserved-02")
+
+
+def test_demo_label_prediction_is_confirmed_by_applying_it() -> None:
+    """plan label accelerator.example.com/pool=inference gpu-train-01. By hand: the pending
+    ml-infer/vllm-6b7c9d-q9r4s (1 GPU, nodeSelector pool=inference) has no room today (gpu-infer-01: 3 of
+    allocatable 3 used; gpu-infer-02 advertises no GPU); gpu-train-01 (8 GPUs, 5 used by rl-sweep-1/2,
+    bert-eval-0/1, whisper-0, no taint) joins the pool with 3 free, so the pod becomes schedulable there. No
+    pending pod loses a node (llm-finetune-0 wants 4 GPUs in pool training: none has 4 free untainted before
+    either), nothing is evicted (a label moves no running pod) and no capacity changes. Applying the label
+    to the snapshot and running kube-scheduler's queue again confirms exactly that."""
+    demo = sources.load_demo()
+    change = plan_label(demo, [demo.node("gpu-train-01")], "accelerator.example.com/pool", "inference", NOW)  # type: ignore[list-item]
+    effect = change.details["effect"]
+    assert effect["newly_schedulable"] == [{"pod": "ml-infer/vllm-6b7c9d-q9r4s", "node": "gpu-train-01"}]
+    assert (effect["newly_pending"], effect["evicted"], effect["capacity"]) == ([], [], {})
+    assert any("bert-eval-0" in w and "IgnoredDuringExecution" in w for w in change.warnings)
+    # the runbook's canary line, applied to the snapshot
+    line = change.steps[1].commands[-1]
+    assert (
+        line
+        == "kubectl -n default label node gpu-train-01 accelerator.example.com/pool=inference --overwrite"
+    )
+    key, _, value = line.split()[6].partition("=")
+    applied = replace(demo, nodes=[replace(n, labels={**n.labels, key: value}) if n.name == "gpu-train-01" else n
+                                   for n in demo.nodes])  # fmt: skip
+
+    assert changed(settle(demo), settle(applied)) == {
+        r["pod"]: r["node"] for r in effect["newly_schedulable"]
+    }
 
 
 def test_plan_commands_on_the_demo() -> None:

@@ -15,6 +15,8 @@ MUTATING = (" apply ", " patch ", " delete ", " cordon ", " uncordon ", " drain 
             " taint ", " create ", " upgrade ", " rollback ")  # fmt: skip
 
 COMMANDS = [
+    ["plan", "time-slicing", "gpu-infer-01", "--replicas", "2"],
+    ["plan", "time-slicing", "gpu-infer-01", "--replicas", "4", "--rename"],
     ["plan", "quota", "ml-train/gpu-quota", "--hard", "requests.nvidia.com/gpu=16"],
     ["plan", "upgrade", "--pool", "training", "--component", "device-plugin", "--to", "v0.18.0"],
     ["plan", "upgrade", "--pool", "training", "--component", "driver", "--to", "570.172.08"],

@@ -19,7 +19,7 @@ import yaml
 from rich.console import Console
 
 from kubegpu.errors import InputError
-from kubegpu.model.objects import Node, Pod
+from kubegpu.model.objects import Node
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 
 
@@ -55,6 +55,12 @@ _test_ns = click.option(
     "--test-namespace", default="default", show_default=True, help="Namespace for the test pods."
 )
 
+_when = click.option(
+    "--now",
+    default=None,
+    help="RFC 3339 time for GPU-hours at risk (default: the snapshot's newest pod time).",
+)
+
 
 @click.group()
 def plan() -> None:
@@ -75,6 +81,7 @@ def plan() -> None:
 )
 @_operator_ns
 @_test_ns
+@_when
 @_output
 def mig(
     node_name: str,
@@ -82,18 +89,27 @@ def mig(
     config_name: str | None,
     operator_namespace: str,
     test_namespace: str,
+    now: str | None,
     output: str,
     **src: Any,
 ) -> None:
-    """Re-partition NODE's MIG GPUs to a mig-parted layout: new capacity, pods to move, procedure."""
+    """Re-partition NODE's MIG GPUs to a mig-parted layout: new capacity, pods to move, the effect on the
+    cluster (the scheduling core on the re-partitioned node), procedure and rollback."""
     from kubegpu.devices.mig import load_mig_parted_config
+    from kubegpu.plan.device_effect import with_effect
+    from kubegpu.plan.mig import mig_partitioned_node
 
-    node, pods = _node_and_pods(node_name, src)
+    snap, node = _node(node_name, src)
     config = load_mig_parted_config(config_path)
     change = plan_mig(
-        node, pods, config, config_name, operator_namespace=operator_namespace, test_namespace=test_namespace
+        node,
+        snap.pods,
+        config,
+        config_name,
+        operator_namespace=operator_namespace,
+        test_namespace=test_namespace,
     )
-    _emit(change, output)
+    _emit(with_effect(snap, change, mig_partitioned_node(node, change), _now(snap, now)), output)
 
 
 @plan.command("time-slicing", cls=_SourceCommand)
@@ -114,6 +130,7 @@ def mig(
 )
 @_operator_ns
 @_test_ns
+@_when
 @_output
 def time_slicing(
     node_name: str,
@@ -124,14 +141,19 @@ def time_slicing(
     configmap: str,
     operator_namespace: str,
     test_namespace: str,
+    now: str | None,
     output: str,
     **src: Any,
 ) -> None:
-    """Roll time-slicing (N replicas per GPU) out to NODE: config, new capacity, pods to move, procedure."""
-    node, pods = _node_and_pods(node_name, src)
+    """Roll time-slicing (N replicas per GPU) out to NODE: config, new capacity, pods to move, the effect on
+    the cluster (the scheduling core on the time-sliced node), procedure and rollback."""
+    from kubegpu.plan.device_effect import with_effect
+    from kubegpu.plan.time_slicing import time_sliced_node
+
+    snap, node = _node(node_name, src)
     change = plan_time_slicing(
         node,
-        pods,
+        snap.pods,
         replicas,
         rename=rename,
         fail_requests_greater_than_one=fail_requests_greater_than_one,
@@ -140,7 +162,9 @@ def time_slicing(
         operator_namespace=operator_namespace,
         test_namespace=test_namespace,
     )
-    _emit(change, output)
+    text = str(change.details["plugin_config"])
+    after = time_sliced_node(node, replicas, rename=rename, config_text=text)
+    _emit(with_effect(snap, change, after, _now(snap, now)), output)
 
 
 def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[Node]:
@@ -173,11 +197,6 @@ def _now(snap: Any, now: str | None) -> datetime:
 
 _nodes_arg = click.argument("node_names", metavar="[NODE]...", nargs=-1)
 _selector = click.option("--selector", default=None, metavar="KEY=VALUE", help="Every node with this label.")
-_when = click.option(
-    "--now",
-    default=None,
-    help="RFC 3339 time for GPU-hours at risk (default: the snapshot's newest pod time).",
-)
 _node_ns = click.option(
     "--namespace",
     "ns",
@@ -356,7 +375,7 @@ def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology
                               kubelet_config=kubelet_config), output)  # fmt: skip
 
 
-def _node_and_pods(name: str, src: dict[str, Any]) -> tuple[Node, list[Pod]]:
+def _node(name: str, src: dict[str, Any]) -> tuple[Any, Node]:
     from kubegpu.cli.main import load_snapshot
 
     snap = load_snapshot(**src)
@@ -364,7 +383,7 @@ def _node_and_pods(name: str, src: dict[str, Any]) -> tuple[Node, list[Pod]]:
     if node is None:
         known = ", ".join(n.name for n in snap.nodes[:10])
         raise InputError(f"no node {name!r} in {snap.description or 'the snapshot'} (nodes: {known})")
-    return node, list(snap.pods)
+    return snap, node
 
 
 def _emit(change: NodeChange, output: str) -> None:
@@ -393,7 +412,8 @@ def _table(change: NodeChange) -> None:
         console.print(f"  {n}: {b} → {a}" + ("" if a == b else f"  ({a - b:+d})"), markup=False)
     effect = change.details.get("effect")
     if isinstance(effect, dict):
-        where = f"; canary {change.node}: {change.details.get('canary_reason')}" if change.node else ""
+        reason = change.details.get("canary_reason")
+        where = f"; canary {change.node}: {reason}" if reason else ""
         console.print(
             f"\n[bold]Effect[/bold] (the scheduling core and admission on the changed snapshot{where})"
         )
@@ -421,6 +441,15 @@ def _table(change: NodeChange) -> None:
             console.print(
                 f"  kubelet on {row['node']}, {row['kind']} pod {row['pod']}: {verdict}", markup=False
             )
+        for node, rows in effect["nodes"].items():
+            for r, v in rows.items():
+                cap, alloc = v["capacity"], v["allocatable"]
+                console.print(f"  {node} {r}: capacity {cap['before']} → {cap['after']}, "
+                              f"allocatable {alloc['before']} → {alloc['after']}", markup=False)  # fmt: skip
+        for row in effect.get("devices_kept", ()):
+            console.print(f"  keeps its devices: {row['pod']} ({json.dumps(row['resources'])})", markup=False)
+        if "device_plugin" in change.details:
+            console.print(f"  why: {change.details['device_plugin']}", markup=False)
         if not any(effect[k] for k in ("newly_pending", "newly_schedulable", "evicted", "quota_rejections",
                                        "kubelet_rejections")):  # fmt: skip
             console.print("  no pod changes: no pending pod gains or loses a node, nothing is evicted")

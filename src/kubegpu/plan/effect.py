@@ -5,22 +5,28 @@ pods that a controller recreates put back as Pending copies) and asks the core, 
 ``diagnose`` does, where each pending pod would go before and after. The result names the pods that
 would become Pending or schedulable, where evicted pods would land one after another (or the exact
 message why not), GPU
-schedulable capacity before → after per resource name (cordoned nodes count for nothing), and the
-GPU-hours the evictions put at risk (GPU-time since
-each victim's last checkpoint, ``model.podgroup.eviction_cost``).
+schedulable capacity before → after per resource name (cordoned nodes count for nothing), each changed
+node's capacity and allocatable before → after per ``nvidia.com/*`` resource, the replacements the API
+server's ResourceQuota admission would refuse (the evicted pod's own usage given back first), and the
+GPU-hours the evictions put at risk (GPU-time since each victim's last checkpoint,
+``model.podgroup.eviction_cost``). ``kubelet_refusals`` names the pending pods kube-scheduler would bind to
+a changed node where kubelet then fails them at admission.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from kubegpu.admission import quota as quota_admission
+from kubegpu.admission.quota import namespace_usage, pod_usage
 from kubegpu.explain.engine import Engine
-from kubegpu.model.objects import Node, Pod
+from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.device_ledger import choose, container_requests
 from kubegpu.scheduler.framework import Profile
 
 GPU_PREFIX = "nvidia.com/"
@@ -32,6 +38,8 @@ class Effect:
     newly_schedulable: list[dict[str, Any]] = field(default_factory=list)
     evicted: list[dict[str, Any]] = field(default_factory=list)
     capacity: dict[str, tuple[int, int]] = field(default_factory=dict)  # allocatable, whole units
+    # node → resource → {"capacity": (before, after), "allocatable": (before, after)}, whole units
+    nodes: dict[str, dict[str, dict[str, tuple[int, int]]]] = field(default_factory=dict)
     gpu_hours_at_risk: float = 0.0
     quota_rejections: list[dict[str, Any]] = field(default_factory=list)  # pods the API server would refuse
     kubelet_rejections: list[dict[str, Any]] = field(
@@ -44,6 +52,10 @@ class Effect:
             "newly_schedulable": self.newly_schedulable,
             "evicted": self.evicted,
             "capacity": {r: {"before": b, "after": a} for r, (b, a) in self.capacity.items()},
+            "nodes": {
+                n: {r: {k: {"before": b, "after": a} for k, (b, a) in v.items()} for r, v in rows.items()}
+                for n, rows in self.nodes.items()
+            },
             "gpu_hours_at_risk": round(self.gpu_hours_at_risk, 2),
             "quota_rejections": self.quota_rejections,
             "kubelet_rejections": self.kubelet_rejections,
@@ -60,6 +72,56 @@ def _gpu_allocatable(nodes: list[Node]) -> dict[str, int]:
             if r.startswith(GPU_PREFIX):
                 total[r] = total.get(r, 0) + v // 1000
     return total
+
+
+def _node_resources(before: Node, after: Node) -> dict[str, dict[str, tuple[int, int]]]:
+    """Capacity and allocatable before → after of each ``nvidia.com/*`` resource that changes."""
+    out = {}
+    names = {r for n in (before, after) for r in (*n.capacity, *n.allocatable) if r.startswith(GPU_PREFIX)}
+    for r in sorted(names):
+        cap = (before.capacity.get(r, 0) // 1000, after.capacity.get(r, 0) // 1000)
+        alloc = (before.allocatable.get(r, 0) // 1000, after.allocatable.get(r, 0) // 1000)
+        if cap[0] != cap[1] or alloc[0] != alloc[1]:
+            out[r] = {"capacity": cap, "allocatable": alloc}
+    return out
+
+
+def released_quotas(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: Pod) -> list[ResourceQuota]:
+    """The quotas with ``pod``'s usage given back, as after its deletion."""
+    own = pod_usage(pod)
+    out = []
+    for q in quotas:
+        used = namespace_usage(q, list(pods))
+        out.append(replace(q, used={r: max(used.get(r, 0) - own.get(r, 0), 0) for r in q.hard}))
+    return out
+
+
+def kubelet_refusals(
+    before: Engine, after: Engine, names: Collection[str], reason: str | None = None
+) -> list[dict[str, Any]]:
+    """Pending pods kube-scheduler (it counts devices) would bind to one of ``names`` on the changed
+    snapshot where kubelet then fails them at admission (of ``reason`` only, when given); ``starts``:
+    whether the same node admitted them before the change."""
+    out: list[dict[str, Any]] = []
+    for pod in after.snapshot.pending_pods():
+        if not container_requests(pod):
+            continue
+        result = after.scheduler.schedule_one(pod, assume=False, preempt=False)
+        if result.node is None or result.node not in names:
+            continue
+        idx = after.cluster.index[result.node]
+        model = after.cluster.devices.models[idx]
+        if model is None:
+            continue
+        _, refusal = choose(pod, model, after.cluster.devices.taken(idx))
+        if refusal is None or (reason is not None and refusal.kubelet_reason != reason):
+            continue
+        b_model = before.cluster.devices.models[idx]
+        was = b_model is not None and choose(pod, b_model, before.cluster.devices.taken(idx))[1] is None
+        out.append({"pod": pod.key, "node": result.node, "kind": "pending", "before": [], "after": None,
+                    "reason": refusal.kubelet_reason, "message": refusal.kubelet_error,
+                    "evidence": refusal.evidence, "starts": was})  # fmt: skip
+    return out
 
 
 def changed_snapshot(
@@ -87,7 +149,10 @@ def simulate(
     evicted: set[str],
     now: datetime,
     profile: Profile | None = None,
+    kubelet_on: Collection[str] = (),
 ) -> Effect:
+    """The effect of replacing ``nodes`` and evicting ``evicted``; with ``kubelet_on``, also the pending pods
+    kubelet would refuse on those nodes (``kubelet_refusals``)."""
     after_snap = changed_snapshot(snapshot, nodes, evicted)
     before, after = Engine(snapshot, profile), Engine(after_snap, profile)
     effect = Effect()
@@ -117,12 +182,29 @@ def simulate(
             row["lands"] = None
             row["message"] = "a DaemonSet pod: recreated only on nodes it tolerates"
         else:
-            again = after.scheduler.schedule_one(replace(pod, node_name="", phase="Pending"), preempt=False)
-            row["lands"] = again.node
-            row["message"] = again.message
+            # its controller creates the replacement: the API server's quota admission decides it first
+            quotas = [q for q in snapshot.quotas if q.namespace == pod.namespace]
+            adm = quota_admission.admit(pod, released_quotas(quotas, snapshot.pods, pod), snapshot.pods)
+            if adm.allowed:
+                again = after.scheduler.schedule_one(
+                    replace(pod, node_name="", phase="Pending"), preempt=False
+                )
+                row["lands"], row["message"] = again.node, again.message
+            else:
+                row["lands"], row["message"] = None, adm.message
+                effect.quota_rejections.append({
+                    "pod": key, "kind": "replacement", "controller": row["controller"], "phase": pod.phase,
+                    "starts": True, "message": adm.message,
+                })  # fmt: skip
         effect.evicted.append(row)
     b_cap, a_cap = _gpu_allocatable(snapshot.nodes), _gpu_allocatable(after_snap.nodes)
     for r in sorted(set(b_cap) | set(a_cap)):
         if b_cap.get(r, 0) != a_cap.get(r, 0):
             effect.capacity[r] = (b_cap.get(r, 0), a_cap.get(r, 0))
+    for name, node in nodes.items():
+        was = snapshot.node(name)
+        if was is not None and (rows := _node_resources(was, node)):
+            effect.nodes[name] = rows
+    if kubelet_on:
+        effect.kubelet_rejections += kubelet_refusals(before, after, kubelet_on)
     return effect

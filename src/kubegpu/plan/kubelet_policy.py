@@ -35,7 +35,7 @@ from kubegpu.errors import InputError
 from kubegpu.explain.engine import Engine
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.effect import simulate
+from kubegpu.plan.effect import kubelet_refusals, simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, moved_pods
 from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate
 from kubegpu.plan.verify_pods import TEST_IMAGE, numa_pod, verify_manifests, verify_step
@@ -104,30 +104,6 @@ def readmission(before: Engine, after: Engine, node: str) -> list[dict[str, Any]
                              "reason": "", "message": f"admitted on NUMA {numa_now} instead of {numa_was}",
                              "evidence": ""})  # fmt: skip
     return rows
-
-
-def _pending_refusals(before: Engine, after: Engine, names: set[str]) -> list[dict[str, Any]]:
-    """Pending pods kube-scheduler would bind to a pool node where kubelet's new policy then refuses them."""
-    out: list[dict[str, Any]] = []
-    for pod in after.snapshot.pending_pods():
-        if not container_requests(pod):
-            continue
-        result = after.scheduler.schedule_one(pod, assume=False, preempt=False)
-        if result.node not in names:
-            continue
-        idx = after.cluster.index[result.node]
-        model = after.cluster.devices.models[idx]
-        if model is None:
-            continue
-        _, refusal = choose(pod, model, after.cluster.devices.taken(idx))
-        if refusal is None or refusal.kubelet_reason != TOPOLOGY_AFFINITY_ERROR:
-            continue
-        b_model = before.cluster.devices.models[idx]
-        was = b_model is not None and choose(pod, b_model, before.cluster.devices.taken(idx))[1] is None
-        out.append({"pod": pod.key, "node": result.node, "kind": "pending", "before": [], "after": None,
-                    "reason": refusal.kubelet_reason, "message": refusal.kubelet_error,
-                    "evidence": refusal.evidence, "starts": was})  # fmt: skip
-    return out
 
 
 def _node_steps(node: Node, cpu: str | None, topo: str | None, ns: str, test_ns: str, config: str,
@@ -231,7 +207,7 @@ def plan_kubelet_policy(
     )
     for n in targets:
         effect.kubelet_rejections += readmission(before, after, n.name)
-    effect.kubelet_rejections += _pending_refusals(before, after, names)
+    effect.kubelet_rejections += kubelet_refusals(before, after, names, TOPOLOGY_AFFINITY_ERROR)
     all_checks = [
         *checks,
         *(c for n in targets if n.name != canary.name for c in drain_checks(snapshot, n.name)[1]),

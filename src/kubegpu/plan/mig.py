@@ -17,6 +17,9 @@ manager applies when the node's ``nvidia.com/mig.config`` label names one of its
   the MIG manager's ``nvidia.com/mig.config.state=success``, verify allocatable and run a test pod per
   resource, uncordon; and the rollback (the previous label value, the previous capacity).
 
+``mig_partitioned_node`` is the Node once the MIG manager reports ``success`` — the one implementation
+of it, used by the plan's effect (``plan.device_effect``) and by ``kubegpu simulate --mig-layout``.
+
 Pure: the CLI hands in plain model objects; nothing here reads files or the cluster.
 """
 
@@ -24,9 +27,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, catalog_for, validate_layout
+from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.objects import Node, Pod
 from kubegpu.plan.procedure import (
@@ -51,7 +55,9 @@ PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
 GPU = "nvidia.com/gpu"
 TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-_GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
+GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
+_MIG_PREFIX = "nvidia.com/mig-"
+_MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb[^/]*\.count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +185,26 @@ def plan_mig(
     )
 
 
+def mig_partitioned_node(node: Node, change: NodeChange) -> Node:
+    """``node`` after ``change`` (a ``plan_mig`` result): it advertises the new capacity (allocatable the
+    same: the MIG manager creates fresh instances), GFD's ``nvidia.com/mig-<profile>.count`` labels follow,
+    the MIG manager's labels read ``<config>`` / ``success``, and the node agent's inventory annotation is
+    dropped (it describes the old partition)."""
+    gpu = {r: n * 1000 for r, n in change.capacity_after.items()}  # whole units → milli
+
+    def scaled(resources: Mapping[str, int]) -> dict[str, int]:
+        return {**{r: v for r, v in resources.items() if not r.startswith("nvidia.com/")}, **gpu}
+
+    labels = {k: v for k, v in node.labels.items() if not _MIG_COUNT_LABEL.fullmatch(k)}
+    labels.update(
+        {f"{r}.count": str(n) for r, n in change.capacity_after.items() if r.startswith(_MIG_PREFIX)}
+    )
+    labels.update({MIG_CONFIG_LABEL: str(change.details["config"]), MIG_STATE_LABEL: "success"})
+    annotations = {k: v for k, v in node.annotations.items() if k != INVENTORY_ANNOTATION}
+    return replace(node, capacity=scaled(node.capacity), allocatable=scaled(node.allocatable), labels=labels,
+                   annotations=annotations)  # fmt: skip
+
+
 def _only_config(config: MigPartedConfig) -> str:
     if len(config.configs) != 1:
         raise InputError(
@@ -194,7 +220,7 @@ def _catalog(node: Node) -> MigCatalog:
     product = node.labels.get(PRODUCT_LABEL)
     if not product:
         raise InputError(f"no {PRODUCT_LABEL} label: the GPU model is unknown", obj=f"Node {node.name}")
-    return catalog_for(_GFD_SUFFIX.sub("", product))
+    return catalog_for(GFD_SUFFIX.sub("", product))
 
 
 def _gpu_count(node: Node) -> int:

@@ -27,12 +27,12 @@ import yaml
 
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.admit import admit_pods
-from kubegpu.admission.quota import namespace_usage, pod_usage, resource_unit
+from kubegpu.admission.quota import namespace_usage, resource_unit
 from kubegpu.errors import InputError
-from kubegpu.model.objects import Pod, ResourceQuota
+from kubegpu.model.objects import ResourceQuota
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.effect import Effect
+from kubegpu.plan.effect import Effect, released_quotas
 from kubegpu.plan.procedure import NodeChange, Step, mutate
 
 PROBE = "quota-probe"
@@ -90,16 +90,6 @@ def probe_manifest(quota: ResourceQuota, changed: Sequence[str]) -> dict[str, An
     }
 
 
-def _released(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: Pod) -> list[ResourceQuota]:
-    """The namespace's quotas with ``pod``'s usage given back, as after its deletion."""
-    own = pod_usage(pod)
-    out = []
-    for q in quotas:
-        used = namespace_usage(q, list(pods))
-        out.append(replace(q, used={r: max(used.get(r, 0) - own.get(r, 0), 0) for r in q.hard}))
-    return out
-
-
 def plan_quota(
     snapshot: ClusterSnapshot,
     namespace: str,
@@ -142,8 +132,8 @@ def plan_quota(
     in_ns_after = [q for q in quotas_after if q.namespace == namespace]
     effect = Effect()
     for p in counted:
-        b = quota_admission.admit(p, _released(in_ns, snapshot.pods, p), snapshot.pods)
-        a = quota_admission.admit(p, _released(in_ns_after, snapshot.pods, p), snapshot.pods)
+        b = quota_admission.admit(p, released_quotas(in_ns, snapshot.pods, p), snapshot.pods)
+        a = quota_admission.admit(p, released_quotas(in_ns_after, snapshot.pods, p), snapshot.pods)
         if not a.allowed:
             effect.quota_rejections.append({
                 "pod": p.key, "kind": "replacement",

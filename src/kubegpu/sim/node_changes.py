@@ -4,24 +4,21 @@
   would; running pods stay where they are (node affinity is IgnoredDuringExecution).
 - ``MigLayout``: every node labelled ``K=V`` re-partitioned to a mig-parted config exactly as
   ``kubegpu plan mig`` plans it (``plan.mig.plan_mig``: layout validated against the MIG catalog, new
-  capacity under the node's MIG strategy). The node advertises that capacity, is labelled
-  ``nvidia.com/mig.config=<name>`` and ``nvidia.com/mig.config.state=success``, and loses the node
-  agent's inventory annotation (it describes the old partition). The pods holding its GPUs move off
-  first, as the plan's procedure moves them.
+  capacity under the node's MIG strategy) and the node left as ``plan.mig.mig_partitioned_node`` says
+  (the same node the plan's effect schedules on). The pods holding its GPUs move off first, as the
+  plan's procedure moves them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubegpu.devices.mig import MigPartedConfig, load_mig_parted_config
-from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
-from kubegpu.plan.mig import MIG_CONFIG_LABEL, MIG_STATE_LABEL, plan_mig
-from kubegpu.plan.procedure import GPU_PREFIX
+from kubegpu.plan.mig import mig_partitioned_node, plan_mig
 
 
 @dataclass(frozen=True)
@@ -94,21 +91,7 @@ def mig_partitioned(
             node = out[i]
             on_node = [p for p in kept if p.node_name == node.name]
             change = plan_mig(node, on_node, layout.config, layout.name)
-            gpu = {r: n * 1000 for r, n in change.capacity_after.items()}  # whole units → milli
-
-            def scaled(resources: Mapping[str, int], gpu: dict[str, int] = gpu) -> dict[str, int]:
-                return {**{r: v for r, v in resources.items() if not r.startswith(GPU_PREFIX)}, **gpu}
-
-            labels = {
-                **node.labels,
-                MIG_CONFIG_LABEL: str(change.details["config"]),
-                MIG_STATE_LABEL: "success",
-            }
-            annotations = {k: v for k, v in node.annotations.items() if k != INVENTORY_ANNOTATION}
-            out[i] = replace(
-                node, capacity=scaled(node.capacity), allocatable=scaled(node.allocatable), labels=labels,
-                annotations=annotations,
-            )  # fmt: skip
+            out[i] = mig_partitioned_node(node, change)
             leaving = {(a.namespace, a.name) for a in change.affected}
             moved += [replace(p, node_name="") for p in on_node if (p.namespace, p.name) in leaving]
             kept = [p for p in kept if p.node_name != node.name or (p.namespace, p.name) not in leaving]

@@ -9,9 +9,10 @@ arrive at time 0). Changes, applied to the "after" run only:
 - ``add_nodes``: N more nodes like an existing one (``<node>-sim-<i>``; default: the node with the most
   GPUs, first in order);
 - ``time_slicing``: every GPU node shares each GPU R ways, as the NVIDIA device plugin does with
-  ``sharing.timeSlicing`` replicas R (``renameByDefault: false``): the node advertises R ×
-  ``nvidia.com/gpu`` (and R × ``kubegpu.io/gpu-milli``) and GFD labels it ``nvidia.com/gpu.replicas=R``;
-  with the ``kubegpu`` profile the device model gets the same plugin config;
+  ``sharing.timeSlicing`` replicas R (``renameByDefault: false``), the node left as
+  ``plan.time_slicing.time_sliced_node`` says (the same node ``kubegpu plan time-slicing`` schedules on):
+  R × ``nvidia.com/gpu`` per physical GPU (and R × ``kubegpu.io/gpu-milli``), GFD's
+  ``nvidia.com/gpu.replicas=R``; with the ``kubegpu`` profile the device model gets the same plugin config;
 - ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity;
 - ``relabel`` and ``mig``: a pool relabel and a MIG re-partition of the nodes a label selects
   (``sim.node_changes``); the pods a re-partition moves off are recreated, pending, at time 0.
@@ -38,8 +39,9 @@ from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
-from kubegpu.model.resources import GPU_MILLI, NVIDIA_GPU
+from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.plan.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
@@ -60,7 +62,6 @@ from kubegpu.sim.replay import (
 )
 
 PROFILES = ("default", "kubegpu")
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 
 
 @dataclass(frozen=True)
@@ -142,23 +143,25 @@ def added_nodes(nodes: Sequence[Node], count: int, like: str | None) -> list[Nod
 
 
 def time_sliced(nodes: Sequence[Node], replicas: int) -> list[Node]:
+    """Every GPU node time-sliced ``replicas`` ways, as ``plan.time_slicing.time_sliced_node`` leaves it."""
     if replicas < 2:
         raise ConfigError(f"--time-slicing takes a replica count of at least 2, got {replicas}")
-    out = []
-    for n in nodes:
-        if not n.allocatable.get(NVIDIA_GPU):
-            out.append(n)
-            continue
-        scaled = {r: v * replicas if r in (NVIDIA_GPU, GPU_MILLI) else v for r, v in n.allocatable.items()}
-        cap = {r: v * replicas if r in (NVIDIA_GPU, GPU_MILLI) else v for r, v in n.capacity.items()}
-        labels = {**n.labels, REPLICAS_LABEL: str(replicas)}
-        out.append(replace(n, allocatable=scaled, capacity=cap, labels=labels))
-    return out
+    text = _time_slicing_text(replicas)
+    return [
+        time_sliced_node(n, replicas, config_text=text, gfd_product=False)
+        if n.allocatable.get(NVIDIA_GPU)
+        else n
+        for n in nodes
+    ]
+
+
+def _time_slicing_text(replicas: int) -> str:
+    # sharing.timeSlicing as the plugin's defaults have it: no rename, requests above one replica allowed
+    return plugin_config_text(replicas, rename=False, fail_requests_greater_than_one=False)
 
 
 def time_slicing_config(replicas: int) -> PluginConfig:
-    text = f"version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: {NVIDIA_GPU}\n      replicas: {replicas}\n"
-    return parse_plugin_config(text, source="--time-slicing")
+    return parse_plugin_config(_time_slicing_text(replicas), source="--time-slicing")
 
 
 POST_FILTERS = (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION)

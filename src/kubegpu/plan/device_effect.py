@@ -1,0 +1,66 @@
+"""What a node's device change (time-slicing, MIG re-partition) does, by the one scheduling core (R6.2, R6.3, R15).
+
+``with_effect`` takes a ``plan_time_slicing`` / ``plan_mig`` result and the node it leaves behind
+(``time_sliced_node`` / ``mig_partitioned_node``: the same nodes ``kubegpu simulate --time-slicing`` /
+``--mig-layout`` schedule on) and adds the effect ``plan.effect`` computes on the snapshot: the pods the
+runbook moves are evicted (their controllers' replacements placed one after another, or refused by quota
+admission), pending pods that gain or lose a node, capacity and allocatable before → after, the pending
+pods kubelet would then refuse on the node, GPU-hours at risk, and the PDB and checkpoint warnings.
+
+Which running pods lose their devices follows from how the NVIDIA components apply the change:
+
+- time-slicing: the device plugin's config-manager sidecar sees ``nvidia.com/device-plugin.config``
+  change, writes the selected config and sends the plugin SIGHUP; the plugin stops every gRPC server and
+  registers again with kubelet. Kubelet keeps running containers and their device nodes (re-registration
+  kills nothing), but a replica's device ID is ``<UUID>::<n>`` and a whole GPU's is the UUID, so the
+  allocations kubelet checkpointed name devices the plugin no longer lists: kubelet would hand the same
+  GPUs out again beside the pods still using them, and under a rename the old resource name is gone. So
+  the pods of the changed resource move first (the runbook deletes them): they are the evicted ones.
+  Pods holding MIG devices keep them: the plugin lists the same IDs again.
+- MIG: the MIG manager pauses the GPU clients it manages (``nvidia.com/gpu.deploy.*`` set to
+  ``paused-for-mig-change``: device plugin, GFD, DCGM exporter), re-partitions with mig-parted, which
+  destroys every GPU instance of the GPU (one still in use cannot be destroyed: the state stays
+  ``pending`` or turns ``failed``), and restarts the clients, whose plugin registers the new resources.
+  Every pod holding a device of the node loses it: the runbook moves all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from kubegpu.model.objects import Node
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.plan.effect import GPU_PREFIX, simulate
+from kubegpu.plan.node_ops import checkpoint_warnings, pdb_warnings
+from kubegpu.plan.procedure import NodeChange
+
+DEVICE_PLUGIN = {
+    "time-slicing": "the device plugin restarts on SIGHUP and registers again; running containers keep their "
+    "device nodes, but the device IDs of the changed resource change, so its pods move first (kubelet would "
+    "otherwise hand their GPUs out again); pods holding MIG devices keep them",
+    "mig": "the MIG manager stops the GPU clients, destroys every GPU instance and recreates the layout (an "
+    "instance in use cannot be destroyed), then the device plugin registers the new resources: every pod "
+    "holding a device of the node loses it, so all of them move first",
+}
+
+
+def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now: datetime) -> NodeChange:
+    """``change`` with ``details.effect``: the runbook's end state (``after`` in place of the node, the pods
+    it moves evicted) scheduled by the core against the snapshot as it is."""
+    moved = {f"{a.namespace}/{a.name}" for a in change.affected}
+    evicted = [p for p in snapshot.pods if p.key in moved]
+    effect = simulate(snapshot, {after.name: after}, moved, now, kubelet_on={after.name})
+    kept: list[dict[str, Any]] = [
+        {"pod": p.key, "resources": {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}}
+        for p in snapshot.pods_on(after.name)
+        if p.key not in moved and any(r.startswith(GPU_PREFIX) and v for r, v in p.requests.items())
+    ]  # fmt: skip
+    details = {
+        **change.details,
+        "effect": {**effect.as_dict(), "devices_kept": kept},
+        "device_plugin": DEVICE_PLUGIN[change.kind],
+    }
+    warnings = (*change.warnings, *pdb_warnings(snapshot, evicted), *checkpoint_warnings(evicted))
+    return replace(change, warnings=warnings, details=details)
