@@ -204,7 +204,15 @@ def test_demo_mig_prediction_is_confirmed_by_applying_it(tmp_path: Path) -> None
     result = CliRunner().invoke(cli, ["plan", "mig", "gpu-mig-01", "--config", str(layouts), "--demo",
                                       "--now", "2026-12-02T12:00:00Z", "-o", "json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["details"]["effect"] == effect
+    data = json.loads(result.output)
+    assert data["details"]["effect"] == effect
+    commands = [c for s in data["steps"] + data["rollback"] for c in s["commands"] if c.startswith("kubectl")]
+    assert all(c.startswith("kubectl -n ") for c in commands)
+    for i, c in enumerate(commands):  # every mutating line right after its server-side dry run
+        if c.split()[3] in ("cordon", "uncordon", "label", "delete", "run") and not c.endswith(
+            "--dry-run=server"
+        ):
+            assert commands[i - 1] == c + " --dry-run=server", c
 
 
 def test_time_slicing_names_kubelet_refusals_and_quota_rejections() -> None:
