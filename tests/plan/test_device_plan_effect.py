@@ -110,9 +110,11 @@ def test_demo_time_slicing_prediction_is_confirmed_by_applying_it() -> None:
     }  # fmt: skip
     assert effect["capacity"] == {"nvidia.com/gpu": {"before": 59, "after": 62}}
     assert effect["quota_rejections"] == [] and effect["kubelet_rejections"] == []
-    assert any(
-        w.startswith("PodDisruptionBudget ml-infer/vllm allows 1 disruption(s)") for w in planned.warnings
-    )
+    # the runbook deletes the pods, and a DELETE is not an eviction: no PDB refuses it, so the warning
+    # must not promise that the Eviction API will hold the rest back
+    (pdb_warning,) = [w for w in planned.warnings if w.startswith("PodDisruptionBudget ml-infer/vllm")]
+    assert pdb_warning.startswith("PodDisruptionBudget ml-infer/vllm allows 1 disruption(s)")
+    assert "`kubectl delete pod` does not consult PDBs" in pdb_warning and "Eviction API" not in pdb_warning
 
     # apply it the way the runbook does: the ConfigMap entry its patch adds, the node label, the pods it
     # deletes; the device plugin then registers 8 replicas (6 healthy) and GFD relabels the node

@@ -62,5 +62,9 @@ def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now:
         "effect": {**effect.as_dict(), "devices_kept": kept},
         "device_plugin": DEVICE_PLUGIN[change.kind],
     }
-    warnings = (*change.warnings, *pdb_warnings(snapshot, evicted), *checkpoint_warnings(evicted))
+    warnings = (
+        *change.warnings,
+        *pdb_warnings(snapshot, evicted, deleted=True),
+        *checkpoint_warnings(evicted),
+    )
     return replace(change, warnings=warnings, details=details)

@@ -89,7 +89,15 @@ def canary_change(kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node],
     )
 
 
-def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str]:
+def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: bool = False) -> list[str]:
+    """PDBs the change would break; ``deleted``: the runbook deletes pods, which no PDB stops."""
+    consequence = (
+        "`kubectl delete pod` does not consult PDBs, so delete them one at a time and wait for each "
+        "replacement to be Ready (R14.3)"
+        if deleted
+        else "the Eviction API will refuse the rest until replacements are Ready — drain waits; never --force "
+        "or --disable-eviction blindly (R14.3)"
+    )
     out = []
     for pdb in snapshot.pdbs:
         hit = [p for p in evicted if pdb.selects(p)]
@@ -97,8 +105,7 @@ def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod]) -> list[str]
         if len(hit) > allowed:
             out.append(
                 f"PodDisruptionBudget {pdb.namespace}/{pdb.name} allows {allowed} disruption(s) but the change evicts "
-                f"{len(hit)} of its pods ({', '.join(p.key for p in hit)}): the Eviction API will refuse the rest "
-                "until replacements are Ready — drain waits; never --force or --disable-eviction blindly (R14.3)"
+                f"{len(hit)} of its pods ({', '.join(p.key for p in hit)}): {consequence}"
             )
     return out
 
