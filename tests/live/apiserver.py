@@ -21,7 +21,10 @@ registry (``pkg/registry/core/pod/storage``):
   ``type``); ``POST pods/<name>/eviction`` deletes the pod unless a PDB's ``disruptionsAllowed`` is 0
   (429 ``Cannot evict pod as it would violate the pod's disruption budget.``);
 * ``faults``: one-shot injected answers (status, body, headers) for matching requests, to provoke 409s,
-  429s and 5xx.
+  429s and 5xx;
+* custom resources (``CRDS``: kubegpu's GpuQueue/GpuCohort, Volcano's and coscheduling's PodGroup) are
+  served only once ``install_crd`` ran; before, their paths answer what kube-apiserver answers for a
+  group/version it does not serve: 404 ``the server could not find the requested resource``.
 
 All state lives behind one lock, so the test thread may read it while kmock's loop thread serves.
 """
@@ -57,6 +60,21 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
     "leases": ("coordination.k8s.io", "v1", "Lease", True),
     "events": ("events.k8s.io", "v1", "Event", True),
 }
+# Custom resources, keyed "<plural>.<group>" (the CRD's metadata.name): two APIs share "podgroups".
+CRDS: dict[str, tuple[str, str, str, bool]] = {
+    "gpuqueues.kubegpu.io": ("kubegpu.io", "v1alpha1", "GpuQueue", False),
+    "gpucohorts.kubegpu.io": ("kubegpu.io", "v1alpha1", "GpuCohort", False),
+    "podgroups.scheduling.volcano.sh": ("scheduling.volcano.sh", "v1beta1", "PodGroup", True),
+    "podgroups.scheduling.x-k8s.io": ("scheduling.x-k8s.io", "v1alpha1", "PodGroup", True),
+}
+RESOURCES.update(CRDS)
+NOT_SERVED = "the server could not find the requested resource"
+
+
+def resource_key(group: str, plural: str) -> str:
+    """The ``RESOURCES`` key of a request's resource: the plural for built-in kinds, else plural.group."""
+    builtin = RESOURCES.get(plural)
+    return plural if builtin is not None and builtin[0] == group else f"{plural}.{group}"
 
 
 @dataclass
@@ -146,8 +164,15 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         self._changed: asyncio.Event | None = None
         self._drop: asyncio.Event | None = None
         self.open_watches = 0
+        self.installed: set[str] = set()  # CRDS keys being served
 
     # -- test-thread API ----------------------------------------------------------------------------
+
+    def install_crd(self, key: str) -> None:
+        """Serve the custom resource ``key`` (a ``CRDS`` key) from now on, as an established CRD."""
+        assert key in CRDS, key
+        with self.lock:
+            self.installed.add(key)
 
     def create(self, plural: str, obj: JSON) -> JSON:
         with self.lock:
@@ -201,7 +226,10 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         assert raw is not None
         method, path, query = raw.method.upper(), raw.path, dict(raw.query)
         user_agent = raw.headers.get("User-Agent", "")
-        plural = request.resource.plural if request.resource is not None else None
+        resource = request.resource
+        plural = resource_key(resource.group or "", resource.plural) if resource is not None else None
+        if plural in CRDS and plural not in self.installed:
+            return self._reply(method, path, query, user_agent, 404, status_body(404, "NotFound", NOT_SERVED))
         if plural not in RESOURCES:
             return await super()._handle(request)  # discovery and the like: kmock's own answers
         fault = self._take_fault(method, path, query.get("watch") in ("true", "1"))
@@ -296,7 +324,7 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
             if method == "PUT":
                 if body.get("metadata", {}).get("resourceVersion") != obj["metadata"]["resourceVersion"]:
                     group = RESOURCES[plural][0]
-                    qualified = f"{plural}.{group}" if group else plural
+                    qualified = plural if plural in CRDS or not group else f"{plural}.{group}"
                     return 409, status_body(
                         409,
                         "Conflict",

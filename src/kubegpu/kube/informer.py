@@ -10,6 +10,12 @@ server's history, as an HTTP status or an ``ERROR`` event carrying a 410 ``Statu
 upstream. Failures back off exponentially (bounded) so an outage does not become a request storm; a
 malformed event (not JSON) counts as a failure and the watch resumes from the last good resourceVersion.
 
+An optional kind (``ListedKind.optional``: PriorityClasses, PDBs, the batch CRDs) that answers 403/404 —
+not allowed, or its CRD is not installed — is warned about once (with what its absence costs), handed to
+the sink as an empty ``SYNC`` so the consumer holds none of it, and listed again with backoff up to
+``UNAVAILABLE_MAX_S`` (client-go's reflector backoff caps at 30 s too): a CRD installed later is picked up
+without a restart, and a deleted one (the watch answers 404) empties the store the same way.
+
 Events are delivered in order on the reflector's thread to ``sink(kind, type, objects)``; the consumer
 must be cheap (the live scheduler only enqueues them).
 """
@@ -35,6 +41,7 @@ Sink = Callable[[str, str, list[dict[str, Any]]], None]
 MIN_WATCH_TIMEOUT_S = 300
 BACKOFF_INITIAL_S = 0.1
 BACKOFF_MAX_S = 5.0
+UNAVAILABLE_MAX_S = 30.0
 
 
 class Reflector:
@@ -59,6 +66,7 @@ class Reflector:
         self.resource_version = ""
         self.lists = 0  # how many times the collection was listed (1 + relists after 410)
         self.watches = 0
+        self.unavailable = False  # an optional kind not served (or not allowed) at the last list
 
     def run(self) -> None:
         failures = 0
@@ -70,6 +78,10 @@ class Reflector:
                     need_list = False
                 self._watch_once()
                 failures = 0
+            except live.KindUnavailable as exc:
+                failures += 1
+                need_list = True
+                self._unavailable(exc, failures)
             except _Gone:
                 log.info(
                     "%s: resourceVersion %s is too old (410 Gone); relisting",
@@ -89,10 +101,22 @@ class Reflector:
                 need_list = True
                 self.stop.wait(BACKOFF_MAX_S)
 
+    def _unavailable(self, exc: live.KindUnavailable, failures: int) -> None:
+        """An optional kind is not served: warn once, empty the consumer's store, list again later."""
+        if not self.unavailable:
+            log.warning("%s; %s (listing again with backoff)", exc, self.listed.without_it)
+            self.unavailable = True
+            self.sink(self.listed.kind, SYNC, [])
+        delay = min(BACKOFF_INITIAL_S * 2 ** (failures - 1), UNAVAILABLE_MAX_S)
+        self.stop.wait(delay * (0.5 + random.random() / 2))
+
     def _list(self) -> None:
         items, resource_version, _ = live.list_kind(
             self.api.api_client, self.listed, page_size=self.page_size, timeout_s=self.api.timeout_s
         )
+        if self.unavailable:
+            log.info("%s: %s is served now", self.listed.kind, self.listed.path)
+            self.unavailable = False
         self.lists += 1
         self.resource_version = resource_version
         self.sink(self.listed.kind, SYNC, items)
@@ -113,6 +137,8 @@ class Reflector:
         except ApiError as exc:
             if exc.status == 410:
                 raise _Gone from None
+            if exc.status in (403, 404) and self.listed.optional:  # e.g. the CRD was deleted
+                raise live.KindUnavailable(f"cannot watch {self.listed.kind} objects ({exc})") from None
             raise
 
     def _handle(self, event: dict[str, Any]) -> None:

@@ -15,10 +15,15 @@ Failures (no kubeconfig, unknown context, unreachable server, 401, 403 on a kind
 without, a response that is not a Kubernetes list) raise ``InputError`` with a one-line message, never a
 client traceback. A 403 or 404 on an optional kind (PriorityClasses, LimitRanges, PDBs) is not fatal: the
 kind is skipped and a warning saying what that costs is returned in ``LiveRead.warnings``.
+
+``BATCH_LISTED_KINDS`` are the batch layer's custom resources (GpuQueue, GpuCohort, Volcano's and
+coscheduling's PodGroup), listed through ``CustomObjectsApi`` by ``list_kind`` for the live scheduler's
+informers; all optional (404 while the CRD is not installed).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import Counter
@@ -54,6 +59,9 @@ class ListedKind:
     method: str  # its list method for ``path``
     optional: bool = False  # 403/404 -> warning + skip instead of an error
     without_it: str = ""  # what a skipped optional kind costs, for the warning
+    args: tuple[
+        str, ...
+    ] = ()  # positional arguments of ``method`` (a custom resource's group, version, plural)
 
 
 LISTED_KINDS: tuple[ListedKind, ...] = (
@@ -91,6 +99,28 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
         without_it="preemption treats every victim as covered by no PodDisruptionBudget",
     ),
 )
+
+
+# The batch layer's custom resources (issue 6; ``batch.objects``), served only where their CRDs are
+# installed (404 otherwise). The live scheduler watches them; ``read_cluster`` does not list them.
+BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
+    ListedKind(
+        kind,
+        f"{group}/{version}",
+        f"/apis/{group}/{version}/{plural}",
+        "CustomObjectsApi",
+        "list_cluster_custom_object",
+        optional=True,
+        without_it=without_it,
+        args=(group, version, plural),
+    )
+    for kind, group, version, plural, without_it in (
+        ("GpuQueue", "kubegpu.io", "v1alpha1", "gpuqueues", "no queue quotas apply (the GpuQueue CRD is not installed)"),
+        ("GpuCohort", "kubegpu.io", "v1alpha1", "gpucohorts", "queues borrow only within their own cohort name"),
+        ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", "Volcano gangs count as minMember 1"),
+        ("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", "coscheduling gangs count as minMember 1"),
+    )
+)  # fmt: skip
 
 
 @dataclass
@@ -138,7 +168,7 @@ def read_cluster(
     try:
         for listed in LISTED_KINDS:
             source = label + listed.path
-            list_fn = getattr(getattr(k8s_client, listed.api_class)(api_client), listed.method)
+            list_fn = _list_function(api_client, listed)
             try:
                 items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s)
             except _OptionalKindUnavailable as skipped:
@@ -167,12 +197,21 @@ def list_kind(
     403/404 is an ``InputError`` here too, because a watch on it would fail the same way."""
     result = LiveRead(server=str(api_client.configuration.host))
     source = label + listed.path
-    list_fn = getattr(getattr(k8s_client, listed.api_class)(api_client), listed.method)
+    list_fn = _list_function(api_client, listed)
     try:
         items, resource_version = _list_all(list_fn, listed, source, result, page_size, timeout_s)
     except _OptionalKindUnavailable as skipped:
-        raise InputError(f"cannot list {listed.kind} objects ({skipped})", source=source) from None
+        raise KindUnavailable(f"cannot list {listed.kind} objects ({skipped})", source=source) from None
     return items, resource_version, result.warnings
+
+
+def _list_function(api_client: Any, listed: ListedKind) -> Callable[..., Any]:
+    method = getattr(getattr(k8s_client, listed.api_class)(api_client), listed.method)
+    return functools.partial(method, *listed.args) if listed.args else method
+
+
+class KindUnavailable(InputError):
+    """``list_kind``: an optional kind answered 403/404 (not allowed, or its API/CRD is not served)."""
 
 
 class _OptionalKindUnavailable(Exception):

@@ -68,11 +68,12 @@ from kubegpu.explain.engine import plugin_config_for
 from kubegpu.kube.client import MERGE_PATCH, ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.leader import LeaderElector, LeaseConfig
-from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, ListedKind
+from kubegpu.live.batch import Admitted, BatchAdmission, is_batch_pod
 from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait, rfc3339
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.metrics import SchedulerMetrics
-from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
+from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, MAX_IN_UNSCHEDULABLE_S, SchedulingQueue
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.model.podgroup import eviction_cost
@@ -86,8 +87,15 @@ from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 log = logging.getLogger(__name__)
 
 DEFAULT_SCHEDULER_NAME = "kubegpu"
-WATCHED_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget")
+WATCHED_KINDS = (
+    "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup"
+)  # fmt: skip
 REQUIRED_KINDS = frozenset({"Node", "Pod"})  # scheduling waits for these caches to sync
+# Kinds the batch admission keeps (``live.batch``); their events travel as ``BATCH + <collection path>``
+# (two PodGroup APIs share a kind name), and admission cycles wait for all of them to sync.
+BATCH_KINDS = frozenset({"ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup"})
+BATCH = "batch:"
+GANG_MEMBER_FAILED = "GangMemberFailed"  # not an API reason: a member not bound because another failed
 DEFAULT_BINDER = "DefaultBinder"
 REASON_UNSCHEDULABLE = "Unschedulable"  # v1.PodReasonUnschedulable
 REASON_SCHEDULER_ERROR = "SchedulerError"  # v1.PodReasonSchedulerError
@@ -145,10 +153,17 @@ class LiveScheduler:
         self.elector: LeaderElector | None = None
         if config.leader_elect:
             self.elector = LeaderElector(api, config.identity, config.lease, self.stop, self._on_lost_lease)
+        self.batch = BatchAdmission()
+        self.batch_waiting: set[PodKey] = set()  # pending pods of ours that wait for queue admission
+        self._batch_dirty = False
+        self._batch_last = 0.0  # monotonic time of the last admission cycle
+        watched = [k for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in WATCHED_KINDS]
+        self.batch_paths = {k.path for k in watched if k.kind in BATCH_KINDS}
         self.reflectors = [
-            Reflector(api, listed, self._on_event, self.stop, min_watch_timeout_s=config.min_watch_timeout_s)
-            for listed in LISTED_KINDS
-            if listed.kind in WATCHED_KINDS
+            Reflector(
+                api, listed, self._sink_for(listed), self.stop, min_watch_timeout_s=config.min_watch_timeout_s
+            )
+            for listed in watched
         ]
 
     # -- process lifecycle --------------------------------------------------------------------------
@@ -179,6 +194,11 @@ class LiveScheduler:
     def _on_event(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
         self.events.put((kind, event_type, items))
 
+    def _sink_for(self, listed: ListedKind) -> Callable[[str, str, list[dict[str, Any]]], None]:
+        if listed.kind not in BATCH_KINDS:
+            return self._on_event
+        return lambda _kind, event_type, items: self.events.put((BATCH + listed.path, event_type, items))
+
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader()
 
@@ -188,6 +208,7 @@ class LiveScheduler:
         """Apply pending informer events, then run at most one scheduling cycle (or wait for work)."""
         self._drain_events(block_s=0.0)
         self._advance_handshakes()
+        self._admit_batch()
         pod = self.queue.pop() if self.synced >= REQUIRED_KINDS and self.is_leader() else None
         self._publish_depths()
         if pod is None:
@@ -213,6 +234,13 @@ class LiveScheduler:
     def _apply(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
         if kind == BOUND:
             self._bind_done(**items[0])
+        elif kind.startswith(BATCH):
+            path = kind.removeprefix(BATCH)
+            self.batch.apply(path, event_type, items, event_type == SYNC)
+            self._batch_dirty = True
+            if event_type == SYNC:
+                self.synced.add(path)
+            return
         elif kind == "Node":
             self._apply_nodes(event_type, items)
         elif kind == "Pod":
@@ -268,6 +296,7 @@ class LiveScheduler:
         # ClusterState's node rows are fixed: rebuild before the next cycle. A node change may let
         # unschedulable pods fit (upstream NodeAdd/NodeUpdate queueing hints, simplified to "any").
         self._nodes_dirty = True
+        self._batch_dirty = True
         self.queue.move_all()
 
     def _apply_pod(self, event_type: str, raw: dict[str, Any]) -> None:
@@ -289,11 +318,13 @@ class LiveScheduler:
         self.pod_conditions[key] = _scheduled_condition(raw)
         if pod.node_name:
             self.queue.remove(key)
+            self.batch_waiting.discard(key)
             self._unnominate(key)
             self._handshake_done(key, "bound")
             self.assumed.pop(key, None)  # the watch confirms our binding (or shows someone else's)
             if pod.is_terminal:
                 self._release(key, move=True)
+                self._batch_dirty = True
                 if self.handshakes is not None:
                     self.handshakes.gone(key)
             else:
@@ -305,8 +336,15 @@ class LiveScheduler:
             return  # an event older than our successful binding; the binding's event follows
         if pod.is_terminal or pod.deletion_timestamp or pod.scheduling_gates:
             self.queue.remove(key)
+            self.batch_waiting.discard(key)
             self._unnominate(key)
+        elif pod.scheduler_name == self.config.scheduler_name and is_batch_pod(pod):
+            self.queue.remove(key)  # it may have joined a queue or group since
+            self.batch_waiting.add(key)
+            if old is None or _admission_inputs(old) != _admission_inputs(pod):
+                self._batch_dirty = True  # not for status-only updates (our own condition patches)
         elif pod.scheduler_name == self.config.scheduler_name:
+            self.batch_waiting.discard(key)
             self.queue.add(pod)
             self._update_nomination(old, pod)
 
@@ -331,6 +369,8 @@ class LiveScheduler:
             self.handshakes.gone(key)
             self._handshake_done(key, "deleted")
         self.queue.remove(key)
+        self.batch_waiting.discard(key)
+        self._batch_dirty = True
         self.assumed.pop(key, None)
         self.pods.pop(key, None)
         self.pod_conditions.pop(key, None)
@@ -427,6 +467,11 @@ class LiveScheduler:
             self.queue.requeue_backoff(pod)
             self.metrics.observe_attempt("error", time.perf_counter() - start)
             return
+        binding = self._assume_binding(pod, node, allocation)
+        self._binder.submit(self._post_binding, pod, node, binding, start)
+
+    def _assume_binding(self, pod: Pod, node: str, allocation: Assignment | None) -> dict[str, Any]:
+        """Record ``pod`` as assumed on ``node`` until the watch shows it bound; its Binding object."""
         metadata: dict[str, Any] = {"namespace": pod.namespace, "name": pod.name, "uid": pod.uid}
         assumed = pod
         if allocation:
@@ -438,15 +483,14 @@ class LiveScheduler:
                 pod, annotations={**pod.annotations, ALLOCATION_ANNOTATION: annotation}
             )
         self.assumed[pod.key] = (assumed, node)
-        binding = {
+        return {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": metadata,
             "target": {"kind": "Node", "name": node},
         }
-        self._binder.submit(self._post_binding, pod, node, binding, start)
 
-    def _post_binding(self, pod: Pod, node: str, binding: dict[str, Any], start: float) -> None:
+    def _post_binding(self, pod: Pod, node: str, binding: dict[str, Any], start: float) -> ApiError | None:
         """Binder thread: POST the Binding (leadership re-checked first), report back to the loop."""
         path = pod_path(pod.namespace, pod.name, "binding")
         error: ApiError | None = None
@@ -458,6 +502,21 @@ class LiveScheduler:
             except ApiError as exc:
                 error = exc
         self.events.put((BOUND, "", [{"pod": pod, "node": node, "error": error, "start": start}]))
+        return error
+
+    def _post_gang_bindings(self, members: list[tuple[Pod, str, dict[str, Any]]], start: float) -> None:
+        """Binder thread: a gang's Bindings one after another; after a failure the remaining members are
+        not posted (reported as ``GangMemberFailed``) so the loop forgets their placements."""
+        failed: tuple[Pod, ApiError] | None = None
+        for pod, node, binding in members:
+            if failed is None:
+                error = self._post_binding(pod, node, binding, start)
+                failed = (pod, error) if error is not None else None
+                continue
+            path = pod_path(pod.namespace, pod.name, "binding")
+            why = f"gang member {failed[0].key}'s binding failed ({failed[1].message or failed[1].reason})"
+            skipped = ApiError(0, GANG_MEMBER_FAILED, why, "POST", path)
+            self.events.put((BOUND, "", [{"pod": pod, "node": node, "error": skipped, "start": start}]))
 
     def _bind_done(self, pod: Pod, node: str, error: ApiError | None, start: float) -> None:
         """The binding cycle's outcome, on the scheduling thread (upstream ``handleBindingCycleError``)."""
@@ -475,14 +534,67 @@ class LiveScheduler:
         self._forget(pod)
         if error.status == 404:
             return  # the pod is gone; its DELETED event follows
-        message = f'running Bind plugin "{DEFAULT_BINDER}": {error.message or error.reason}'
+        if error.reason == GANG_MEMBER_FAILED:
+            message = f"not bound: {error.message}; the gang is retried"
+        else:
+            message = f'running Bind plugin "{DEFAULT_BINDER}": {error.message or error.reason}'
         self._record_failure(pod, message, REASON_SCHEDULER_ERROR)
-        self.queue.requeue_backoff(pod)
+        if is_batch_pod(pod):
+            self.batch_waiting.add(pod.key)
+            self._batch_dirty = True
+        else:
+            self.queue.requeue_backoff(pod)
 
     def _forget(self, pod: Pod) -> None:
         """Undo the core's assume (upstream ``Cache.ForgetPod``)."""
         self.assumed.pop(pod.key, None)
         self._release(pod.key, move=False)
+
+    def _admit_batch(self) -> None:
+        """One queue admission cycle (``live.batch``) when something it depends on changed — at most once
+        per initial backoff — or after pods waited ``MAX_IN_UNSCHEDULABLE_S`` (as unschedulable pods)."""
+        mono = time.monotonic()
+        due = self._batch_dirty or mono - self._batch_last >= MAX_IN_UNSCHEDULABLE_S
+        if (
+            not self.batch_waiting or not due or mono - self._batch_last < self.config.initial_backoff_s
+            or not self.synced >= REQUIRED_KINDS | self.batch_paths or not self.is_leader()
+        ):  # fmt: skip
+            return
+        self._batch_dirty = False
+        self._batch_last = mono
+        scheduler = self._ensure_scheduler()
+        start = time.perf_counter()
+        waiting = [
+            self.pods[k] for k in sorted(self.batch_waiting) if k in self.pods and k not in self.assumed
+        ]
+        try:
+            admitted, blocked = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, _now())
+        except Exception as exc:  # a plugin error aborts the cycle, not the process
+            log.exception("queue admission failed")
+            for pod in waiting:
+                self._record_failure(pod, str(exc), REASON_SCHEDULER_ERROR)
+            return
+        for gang in admitted:
+            self._bind_admitted(gang, start)
+        elapsed = time.perf_counter() - start
+        for item in blocked:
+            self._record_failure(item.pod, item.message, REASON_UNSCHEDULABLE)
+            self.metrics.observe_attempt("unschedulable", elapsed)
+
+    def _bind_admitted(self, gang: Admitted, start: float) -> None:
+        """Bind an admitted workload: every member's placement was decided in this cycle (and is assumed);
+        only now are the Bindings issued, in one binder task that stops at the first failure."""
+        if not self.is_leader():
+            for pod, _, _ in gang.members:
+                self._forget(pod)
+            return
+        members = [
+            (pod, node, self._assume_binding(pod, node, devices)) for pod, node, devices in gang.members
+        ]
+        for pod, _, _ in members:
+            self.batch_waiting.discard(pod.key)
+        log.info("admitted %s: %s", gang.workload, ", ".join(f"{p.key}→{n}" for p, n, _ in gang.members))
+        self._binder.submit(self._post_gang_bindings, members, start)
 
     def _unschedulable(self, pod: Pod, result: ScheduleResult) -> None:
         nominated = ""
@@ -668,6 +780,11 @@ class LiveScheduler:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _admission_inputs(pod: Pod) -> tuple[Any, ...]:
+    """What a queue admission decision reads from a pending pod (a change of only its status is none)."""
+    return (pod.labels, pod.annotations, pod.requests, pod.priority, pod.scheduling_gates, pod.uid)
 
 
 def _meta(raw: dict[str, Any], key: str) -> str:

@@ -1,0 +1,195 @@
+"""Queue and gang admission for the live scheduler (issue 6 through issue 9; R8, R9.1, R14.2).
+
+A pod of this scheduler that names a queue (label ``kubegpu.io/queue``) or belongs to a pod group
+(``model.podgroup.group_key``: Volcano's annotation, coscheduling's label, ``kubegpu.io/pod-group``) is
+not scheduled on its own: it waits here, and each admission cycle hands every waiting workload to one
+``batch.session.BatchSession`` over the live cluster state. The session's rules are the batch layer's,
+unchanged: queues in DRF order, each queue's quota with cohort borrowing, then all-or-nothing
+placement through the scheduling core (``batch.gang.place``). This module only feeds the session from
+the informers' objects and turns its decisions into work for the scheduler:
+
+* an admitted workload → its members' placements (node, device IDs), all decided in this one cycle and
+  still assumed in the state; the scheduler issues their bindings only then, one member after another;
+* a workload that waits → per pod, the session's reason prefixed with the queue position
+  (``queue <q>, position <i> of <n>: <reason>``): the quota shortfall, the gang's explanation (how many
+  members fit, where, and the core's message for the first that did not), or the core's FitError;
+  a gang with fewer members than ``minMember`` also says when a namespace ResourceQuota is what keeps
+  the missing ones from being created.
+
+Members already bound count toward their gang, as in Volcano (bound tasks are "ready" for the gang
+plugin) and coscheduling (assigned pods count toward ``minMember`` at Permit): a gang whose binding
+broke off part-way retries only its unbound members, needing ``minMember`` minus the bound ones.
+
+The session runs without preemption or reclaim (``preempt=False``): the batch layer's victims are
+decided on a dry-run journal, and evicting them live needs the nomination and eviction round trips of
+the single-pod path, which this cycle does not do; a workload that would need victims waits instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kubegpu.batch.objects import QUEUE_LABEL, Cohort, PodGroup, Queue, parse_batch_objects
+from kubegpu.batch.session import BatchSession
+from kubegpu.batch.workloads import Workload, workloads
+from kubegpu.errors import InputError
+from kubegpu.model.objects import Pod, PodKey, ResourceQuota
+from kubegpu.model.parse import parse_resource_quota
+from kubegpu.model.podgroup import group_key
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import is_gpu
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.device_ledger import Assignment
+from kubegpu.scheduler.schedule_one import Scheduler
+
+log = logging.getLogger(__name__)
+
+RESOURCE_QUOTAS = "/api/v1/resourcequotas"  # the collection path the ResourceQuota informer lists
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A workload the session admitted: every member's node and device IDs, assumed in the state."""
+
+    workload: str
+    members: tuple[tuple[Pod, str, Assignment | None], ...]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    pod: Pod
+    message: str
+
+
+def is_batch_pod(pod: Pod) -> bool:
+    """Admitted through the queues: it names a queue or belongs to a pod group."""
+    return QUEUE_LABEL in pod.labels or group_key(pod) is not None
+
+
+class BatchAdmission:
+    """The batch objects the informers deliver, and one admission cycle over the waiting pods."""
+
+    def __init__(self) -> None:
+        self.raw: dict[str, dict[str, dict[str, Any]]] = {}  # collection path → ns/name → object
+        self.quotas: dict[str, ResourceQuota] = {}  # namespace/name → ResourceQuota
+        self.queues: dict[str, Queue] = {}
+        self.cohorts: dict[str, Cohort] = {}
+        self.groups: dict[str, PodGroup] = {}
+
+    def apply(self, path: str, event_type: str, items: list[dict[str, Any]], sync: bool) -> None:
+        """One informer event for the collection at ``path`` (``sync``: the full list replacing it)."""
+        store = self.raw.setdefault(path, {})
+        if sync:
+            store.clear()
+        for raw in items:
+            metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+            assert isinstance(metadata, dict)
+            key = f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+            if event_type == "DELETED":
+                store.pop(key, None)
+            else:
+                store[key] = raw
+        if path == RESOURCE_QUOTAS:
+            self._parse_quotas(store)
+        else:
+            self._parse_batch()
+
+    def _parse_quotas(self, store: Mapping[str, dict[str, Any]]) -> None:
+        self.quotas = {}
+        for key, raw in store.items():
+            try:
+                self.quotas[key] = parse_resource_quota(raw, "watch")
+            except InputError as exc:
+                log.warning("ignoring ResourceQuota: %s", exc)
+
+    def _parse_batch(self) -> None:
+        objects: list[tuple[str, Mapping[str, Any]]] = [
+            ("watch " + path, raw)
+            for path, store in sorted(self.raw.items())
+            if path != RESOURCE_QUOTAS
+            for raw in store.values()
+        ]
+        self.queues, self.cohorts, self.groups, errors = parse_batch_objects(objects)
+        for exc in errors:
+            log.warning("ignoring %s", exc)
+
+    def cycle(
+        self,
+        scheduler: Scheduler,
+        pods: Mapping[PodKey, Pod],
+        waiting: list[Pod],
+        assumed: Mapping[PodKey, tuple[Pod, str]],
+        now: datetime,
+    ) -> tuple[list[Admitted], list[Waiting]]:
+        """Admit what the session admits among ``waiting`` (pending batch pods of this scheduler).
+
+        ``pods`` are every pod the informer holds and ``assumed`` the ones bound by this scheduler that
+        the watch has not shown yet: together they are what the queues already use."""
+        running = [p for p in pods.values() if p.node_name and not p.is_terminal and is_batch_pod(p)]
+        running += [dataclasses.replace(p, node_name=n) for p, n in assumed.values() if is_batch_pod(p)]
+        session = BatchSession(
+            scheduler,
+            ClusterSnapshot(pods=running),
+            self.queues,
+            self.cohorts,
+            self.groups,
+            now,
+            preempt=False,
+        )
+        bound = Counter(group_key(p) for p in running)
+        for w in workloads(waiting, self.groups):
+            if w.gang and bound[w.key]:  # the rest of a gang whose first members are bound already
+                w = dataclasses.replace(w, min_member=max(w.min_member - bound[w.key], 1))
+            session.arrive(w)
+        pending = {q: len(ws) for q, ws in session.pending().items()}
+        admitted: list[Admitted] = []
+        out: list[Waiting] = []
+        devices = scheduler.cluster.devices.assignments
+        for decision in session.run():
+            w = decision.workload
+            if decision.admitted:
+                members = tuple(
+                    (p, decision.nodes[p.key], devices.get(p.key)) for p in w.pods if p.key in decision.nodes
+                )
+                admitted.append(Admitted(w.key, members))
+                placed = set(decision.nodes)
+                reason = (
+                    f"{w.key}: placed {len(placed)} of {len(w.pods)} members; this one did not fit with them"
+                )
+                out += [Waiting(p, reason) for p in w.pods if p.key not in placed]
+                continue
+            message = (
+                f"queue {w.queue}, position {decision.position} of {pending[w.queue]}: {decision.reason}"
+            )
+            message += self._quota_blocks_members(w, bound[w.key])
+            out += [Waiting(p, message) for p in w.pods]
+        return admitted, out
+
+    def _quota_blocks_members(self, w: Workload, bound: int) -> str:
+        """For a gang short of members: the namespace ResourceQuotas that refuse one more member now
+        (R8.1: quota caps what may be created, so the missing members never reach this scheduler)."""
+        original = self.groups.get(w.key)
+        if not w.gang or original is None or len(w.pods) + bound >= original.min_member:
+            return ""
+        member = w.pods[0]
+        notes = []
+        for q in sorted(self.quotas.values(), key=lambda q: q.name):
+            if q.namespace != member.namespace:
+                continue
+            for resource, want in sorted(member.requests.items()):
+                name = f"requests.{resource}"
+                hard = q.hard.get(name)
+                if not is_gpu(resource) or hard is None or q.used.get(name, 0) + want <= hard:
+                    continue
+                notes.append(
+                    f"ResourceQuota {q.namespace}/{q.name} has {name} used {format_milli(resource, q.used.get(name, 0))} "
+                    f"of hard {format_milli(resource, hard)}, so a missing member asking for "
+                    f"{format_milli(resource, want)} is refused at creation (exceeded quota)"
+                )  # fmt: skip
+        return "; " + "; ".join(notes) if notes else ""

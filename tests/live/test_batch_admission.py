@@ -1,0 +1,169 @@
+"""Queue and gang admission in the live scheduler (issues 6 and 9): ``kubegpu scheduler`` as a real process
+against the emulated API server, with the batch CRDs served (or not) by it.
+
+Pins: a gang is bound all-or-nothing (coscheduling's and Volcano's contract: no member is bound until
+``minMember`` of them have a place in one cycle); a queue's quota (GpuQueue ``nominalQuota``, kubegpu's
+own API) keeps a pod pending with the shortfall in the upstream ``FailedScheduling`` /
+``PodScheduled=False`` ``Unschedulable`` shapes, and a quota changed through the API is honoured from
+the watch; a gang member whose binding fails stops the gang's remaining bindings, and members already
+bound count toward ``minMember`` when the rest is retried (coscheduling counts assigned pods at Permit);
+without the CRDs (404) the scheduler warns once and carries on. Expected messages are worked out by
+hand from ``batch.quota`` / ``batch.gang``'s documented wording and the upstream FitError format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from tests.live.apiserver import Fault, RunningApiServer, wait_until
+from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.test_scheduler import events_for, node_of, scheduled_condition
+
+COSCHEDULING = "podgroups.scheduling.x-k8s.io"
+QUEUES = "gpuqueues.kubegpu.io"
+
+
+def gang(api: RunningApiServer, name: str, members: int, min_member: int, gpus: int) -> list[str]:
+    """A coscheduling PodGroup and its member pods (label ``scheduling.x-k8s.io/pod-group``)."""
+    api.emulator.create(
+        COSCHEDULING, {"metadata": {"name": name, "namespace": "ml"}, "spec": {"minMember": min_member}}
+    )
+    names = [f"{name}-{i}" for i in range(members)]
+    for pod in names:
+        api.emulator.create("pods", gpu_pod(pod, gpus, labels={"scheduling.x-k8s.io/pod-group": name}))
+    return names
+
+
+def message_of(api: RunningApiServer, name: str) -> str:
+    condition = scheduled_condition(api, name) or {}
+    return str(condition.get("message") or "") if condition.get("status") == "False" else ""
+
+
+def patch(api: RunningApiServer, path: str, body: dict[str, Any]) -> None:
+    """A JSON merge patch over HTTP, as ``kubectl patch --type merge`` sends it."""
+    request = urllib.request.Request(
+        f"{api.url}{path}", data=json.dumps(body).encode(), method="PATCH",
+        headers={"Content-Type": "application/merge-patch+json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def test_a_gang_that_only_partly_fits_is_never_partly_bound_and_binds_whole_when_room_appears(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """4 members × 4 GPUs against 8 + 4 free GPUs: three fit, so none is bound; a third node makes room
+    for all four, and they are bound together."""
+    api.emulator.install_crd(COSCHEDULING)
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("nodes", gpu_node("gpu-2", 4))
+    members = gang(api, "train", 4, 4, 4)
+    scheduler = start_scheduler("replica-a")
+
+    wait_until(lambda: all(message_of(api, m) for m in members), what="every member explained")
+    message = message_of(api, "train-3")
+    # queue "default" (no queue label, coscheduling has no spec.queue); train-0..2 fit (3 × 4 of 12 GPUs),
+    # train-3, the first by name that does not, gets the core's FitError over both nodes.
+    assert message.startswith(
+        "queue default, position 1 of 1: gang ml/train needs 4 of 4 pods (4×nvidia.com/gpu) placed together; "
+        "only 3 fit now ("
+    ), message
+    assert ", so none is placed. train-3: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu." in message
+    assert {message_of(api, m) for m in members} == {message}  # the gang is explained as one
+    assert api.emulator.bindings == []
+    failed = [e for e in events_for(api, "train-0") if e["reason"] == "FailedScheduling"]
+    assert failed and failed[0]["type"] == "Warning" and failed[0]["action"] == "Scheduling"
+    assert scheduled_condition(api, "train-0")["reason"] == "Unschedulable"  # type: ignore[index]
+
+    api.emulator.create("nodes", gpu_node("gpu-3", 8))
+    wait_until(lambda: all(node_of(api, m) for m in members), what="the whole gang bound")
+    per_node = Counter(node_of(api, m) for m in members)
+    assert sum(per_node.values()) == 4 and per_node["gpu-2"] <= 1  # never over a node's GPUs
+    assert Counter(key for key, _, _ in api.emulator.bindings) == {f"ml/{m}": 1 for m in members}
+    assert "admitted ml/train: " in scheduler.output()
+
+
+def test_a_queue_over_its_quota_keeps_its_pod_pending_until_the_quota_is_raised_through_the_api(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    api.emulator.install_crd(QUEUES)
+    api.emulator.create(
+        QUEUES, {"metadata": {"name": "team-a"}, "spec": {"nominalQuota": {"nvidia.com/gpu": "4"}}}
+    )
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("pods", gpu_pod("first", 4, labels={"kubegpu.io/queue": "team-a"}, node="gpu-1"))
+    api.emulator.create("pods", gpu_pod("second", 4, labels={"kubegpu.io/queue": "team-a"}))
+    start_scheduler("replica-a")
+
+    # the node has 4 GPUs free, the queue none: pool = its own nominal 4, its draw 4 + 4 = 8 → 0 to lend
+    expected = (
+        "queue team-a, position 1 of 1: quota of queue team-a: nvidia.com/gpu: needs 4, "
+        "the queue uses 4 of nominal 4 and its cohort has 0 left to lend"
+    )
+    wait_until(lambda: message_of(api, "second") == expected, what="the quota shortfall")
+    assert node_of(api, "second") == ""
+    note = next(e["note"] for e in events_for(api, "second") if e["reason"] == "FailedScheduling")
+    assert note == expected
+
+    patch(
+        api, "/apis/kubegpu.io/v1alpha1/gpuqueues/team-a", {"spec": {"nominalQuota": {"nvidia.com/gpu": "8"}}}
+    )
+    wait_until(lambda: node_of(api, "second") == "gpu-1", what="bound after the quota was raised")
+
+
+def test_a_failed_member_binding_stops_the_gang_and_the_rest_is_retried_counting_the_bound_member(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """Bindings go one member after another (by name): train-0 is bound, train-1's binding fails (500
+    without Retry-After, so the client does not retry it), train-2 and train-3 are never posted in that
+    round; the retry places train-1..3 with minMember 4 - 1 bound = 3 and binds them."""
+    api.emulator.install_crd(COSCHEDULING)
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("nodes", gpu_node("gpu-2", 8))
+    api.emulator.faults.append(
+        Fault("POST", r".*/pods/train-1/binding", 500, "InternalError", "etcdserver: leader changed")
+    )
+    members = gang(api, "train", 4, 4, 4)
+    scheduler = start_scheduler("replica-a")
+
+    wait_until(lambda: all(node_of(api, m) for m in members), what="the whole gang bound")
+    assert [key for key, _, _ in api.emulator.bindings][0] == "ml/train-0"
+    assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/train-1/binding")] == [500, 201]
+    for later in ("train-2", "train-3"):  # not posted after train-1 failed, posted once on the retry
+        assert [s.status for s in api.emulator.requests_to("POST", rf".*/pods/{later}/binding")] == [201]
+    assert Counter(key for key, _, _ in api.emulator.bindings) == {f"ml/{m}": 1 for m in members}
+    assert (
+        "failed: POST /api/v1/namespaces/ml/pods/train-1/binding: HTTP 500 InternalError: etcdserver: leader changed"
+        in scheduler.output()
+    )
+    skipped = wait_until(
+        lambda: next((e for e in events_for(api, "train-2") if e["reason"] == "FailedScheduling"), None),
+        what="train-2's FailedScheduling event",
+    )
+    assert skipped["note"] == (
+        "not bound: gang member ml/train-1's binding failed (etcdserver: leader changed); the gang is retried"
+    )
+
+
+def test_without_the_batch_crds_the_scheduler_warns_once_and_queue_pods_go_without_quota(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """The CRDs are not installed: kube-apiserver answers 404 for their paths. A pod naming a queue is
+    then admitted with no quota (no GpuQueue defines it), and plain pods are unaffected."""
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("pods", gpu_pod("queued", 2, labels={"kubegpu.io/queue": "team-a"}))
+    api.emulator.create("pods", gpu_pod("plain", 2))
+    scheduler = start_scheduler("replica-a")
+    wait_until(lambda: node_of(api, "queued") and node_of(api, "plain"), what="both bound")
+    out = scheduler.output()
+    warning = (
+        "cannot list GpuQueue objects (HTTP 404 Not Found: the API is not served: the server could not find "
+        "the requested resource); no queue quotas apply (the GpuQueue CRD is not installed)"
+    )
+    assert out.count(warning) == 1, out
+    assert len(api.emulator.requests_to("GET", r"/apis/kubegpu.io/v1alpha1/gpuqueues")) >= 1
