@@ -605,6 +605,22 @@ def serve_in_thread() -> Iterator[RunningApiServer]:
         loop.close()
 
 
+def patch_over_http(
+    server: RunningApiServer, path: str, body: JSON, content_type: str = "application/merge-patch+json"
+) -> None:
+    """PATCH ``path`` as a client would (``kubectl patch``/``annotate`` send merge patches by default)."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{server.url}{path}",
+        data=json.dumps(body).encode(),
+        method="PATCH",
+        headers={"Content-Type": content_type},
+    )
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
 def wait_until(
     predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition", interval: float = 0.05
 ) -> Any:

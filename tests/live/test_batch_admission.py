@@ -13,14 +13,10 @@ hand from ``batch.quota`` / ``batch.gang``'s documented wording and the upstream
 
 from __future__ import annotations
 
-import json
-import re
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
-from tests.live.apiserver import Fault, RunningApiServer, wait_until
+from tests.live.apiserver import Fault, RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_scheduler import events_for, node_of, scheduled_condition
 
@@ -42,16 +38,6 @@ def gang(api: RunningApiServer, name: str, members: int, min_member: int, gpus: 
 def message_of(api: RunningApiServer, name: str) -> str:
     condition = scheduled_condition(api, name) or {}
     return str(condition.get("message") or "") if condition.get("status") == "False" else ""
-
-
-def patch(api: RunningApiServer, path: str, body: dict[str, Any]) -> None:
-    """A JSON merge patch over HTTP, as ``kubectl patch --type merge`` sends it."""
-    request = urllib.request.Request(
-        f"{api.url}{path}", data=json.dumps(body).encode(), method="PATCH",
-        headers={"Content-Type": "application/merge-patch+json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=5):
-        pass
 
 
 def test_a_gang_that_only_partly_fits_is_never_partly_bound_and_binds_whole_when_room_appears(
@@ -110,7 +96,7 @@ def test_a_queue_over_its_quota_keeps_its_pod_pending_until_the_quota_is_raised_
     note = next(e["note"] for e in events_for(api, "second") if e["reason"] == "FailedScheduling")
     assert note == expected
 
-    patch(
+    patch_over_http(
         api, "/apis/kubegpu.io/v1alpha1/gpuqueues/team-a", {"spec": {"nominalQuota": {"nvidia.com/gpu": "8"}}}
     )
     wait_until(lambda: node_of(api, "second") == "gpu-1", what="bound after the quota was raised")
@@ -132,7 +118,7 @@ def test_a_failed_member_binding_stops_the_gang_and_the_rest_is_retried_counting
     scheduler = start_scheduler("replica-a")
 
     wait_until(lambda: all(node_of(api, m) for m in members), what="the whole gang bound")
-    assert [key for key, _, _ in api.emulator.bindings][0] == "ml/train-0"
+    assert next(key for key, _, _ in api.emulator.bindings) == "ml/train-0"
     assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/train-1/binding")] == [500, 201]
     for later in ("train-2", "train-3"):  # not posted after train-1 failed, posted once on the retry
         assert [s.status for s in api.emulator.requests_to("POST", rf".*/pods/{later}/binding")] == [201]
@@ -167,3 +153,47 @@ def test_without_the_batch_crds_the_scheduler_warns_once_and_queue_pods_go_witho
     )
     assert out.count(warning) == 1, out
     assert len(api.emulator.requests_to("GET", r"/apis/kubegpu.io/v1alpha1/gpuqueues")) >= 1
+
+
+def test_a_gang_short_of_members_names_the_resource_quota_that_refuses_them_and_follows_its_changes(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """minMember 4 with 3 members created: the ResourceQuota of the namespace (``requests.nvidia.com/gpu``
+    used 12 of hard 12, as the quota controller reports it) refuses the fourth at creation (R8.1), so
+    the explanation says so; raising the quota's hard limit (seen through the watch) drops that part."""
+    api.emulator.install_crd(COSCHEDULING)
+    api.emulator.create("nodes", gpu_node("gpu-1", 16))
+    api.emulator.create(
+        "resourcequotas",
+        {
+            "metadata": {"name": "gpu-quota", "namespace": "ml"},
+            "spec": {"hard": {"requests.nvidia.com/gpu": "12"}},
+            "status": {"hard": {"requests.nvidia.com/gpu": "12"}, "used": {"requests.nvidia.com/gpu": "12"}},
+        },
+    )
+    api.emulator.create(
+        COSCHEDULING, {"metadata": {"name": "train", "namespace": "ml"}, "spec": {"minMember": 4}}
+    )
+    for i in range(3):
+        api.emulator.create(
+            "pods", gpu_pod(f"train-{i}", 4, labels={"scheduling.x-k8s.io/pod-group": "train"})
+        )
+    start_scheduler("replica-a")
+
+    gang_part = (
+        "queue default, position 1 of 1: gang ml/train needs 4 of 3 pods (4×nvidia.com/gpu) placed together; "
+        "only 3 fit now (train-0→gpu-1, train-1→gpu-1, train-2→gpu-1), so none is placed; "
+        "only 3 member pods exist yet (minMember 4)"
+    )
+    quota_part = (
+        "; ResourceQuota ml/gpu-quota has requests.nvidia.com/gpu used 12 of hard 12, so a missing member "
+        "asking for 4 is refused at creation (exceeded quota)"
+    )
+    wait_until(lambda: message_of(api, "train-0") == gang_part + quota_part, what="the quota named")
+    patch_over_http(
+        api,
+        "/api/v1/namespaces/ml/resourcequotas/gpu-quota",
+        {"spec": {"hard": {"requests.nvidia.com/gpu": "16"}}},
+    )
+    wait_until(lambda: message_of(api, "train-0") == gang_part, what="the quota no longer named")
+    assert api.emulator.bindings == []

@@ -13,14 +13,13 @@ GPUs x seconds since the last checkpoint (``model.podgroup``: worked example the
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from tests.live.apiserver import RunningApiServer, wait_until
+from tests.live.apiserver import RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_scheduler import node_of
 
@@ -57,13 +56,7 @@ def metric(text: str, name: str) -> float:
 
 
 def annotate(api: RunningApiServer, name: str, annotations: dict[str, Any]) -> None:
-    body = json.dumps({"metadata": {"annotations": annotations}}).encode()
-    request = urllib.request.Request(
-        f"{api.url}/api/v1/namespaces/ml/pods/{name}", data=body, method="PATCH",
-        headers={"Content-Type": "application/merge-patch+json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=5):
-        pass
+    patch_over_http(api, f"/api/v1/namespaces/ml/pods/{name}", {"metadata": {"annotations": annotations}})
 
 
 def test_a_victim_that_checkpoints_is_evicted_at_once_and_costs_little(
@@ -103,6 +96,14 @@ def test_a_victim_that_stays_silent_is_evicted_at_the_deadline_with_its_hour_los
     scheduler = start_scheduler("replica-a", "--checkpoint-deadline", "2")
     wait_until(lambda: requested(api), what="checkpoint requested")
     assert node_of(api, "trainer") == "gpu-1"  # the deadline has not passed yet
+    assert_evicted_without_checkpoint(api, scheduler, started)
+
+
+def assert_evicted_without_checkpoint(
+    api: RunningApiServer, scheduler: Component, started: dt.datetime
+) -> None:
+    """The trainer evicted once (through the Eviction API) for ``urgent``, which is then bound to gpu-1,
+    with its whole run lost."""
     wait_until(lambda: node_of(api, "urgent") == "gpu-1", timeout=20, what="urgent bound after the deadline")
     assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/trainer/eviction")] == [201]
     text = metrics_of(scheduler)
@@ -127,4 +128,80 @@ def test_a_preemptor_that_fits_elsewhere_meanwhile_evicts_nobody(
     )
     time.sleep(2.5)  # past the deadline
     assert api.emulator.requests_to("POST", r".*/pods/trainer/eviction") == []
+    assert node_of(api, "trainer") == "gpu-1"
+
+
+# -- restarts: the waits are rebuilt from the API (live/checkpoint.py ``Handshakes.resume``) ------------
+
+
+def test_a_restarted_scheduler_resumes_the_wait_and_evicts_after_the_fresh_checkpoint(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """Killed mid-wait (SIGKILL: nothing is cleaned up), the next leader finds the request annotation and
+    the nomination, resumes the same wait (no second request) and evicts on the victim's checkpoint."""
+    victim_and_preemptor(api)
+    first = start_scheduler("replica-a", "--checkpoint-deadline", "120")
+    asked = wait_until(lambda: requested(api), what="checkpoint requested")
+    wait_until(
+        lambda: (api.emulator.get("pods", "ml", "urgent") or {}).get("status", {}).get("nominatedNodeName"),
+        what="nominated",
+    )
+    first.kill()
+
+    second = start_scheduler("replica-b", "--checkpoint-deadline", "120")
+    wait_until(
+        lambda: (
+            f"resumed checkpoint handshake for ml/urgent on gpu-1: requested {asked} from ml/trainer"
+            in second.output()
+        ),
+        what="the wait resumed",
+    )
+    assert requested(api) == asked  # the same request, not a new one
+    assert api.emulator.requests_to("POST", r".*/pods/trainer/eviction") == []
+    annotate(
+        api,
+        "trainer",
+        {"kubegpu.io/last-checkpoint-time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
+    )
+    wait_until(lambda: node_of(api, "urgent") == "gpu-1", timeout=20, what="urgent bound")  # far before 120 s
+    assert [s.status for s in api.emulator.requests_to("POST", r".*/pods/trainer/eviction")] == [201]
+    assert metric(metrics_of(second), 'kubegpu_preemption_victims_total{checkpointed="true"}') == 1.0
+
+
+def waiting_since(api: RunningApiServer, seconds: int, *, nominated: bool) -> dt.datetime:
+    """The API's record of a handshake a scheduler started ``seconds`` ago and did not finish: the trainer
+    annotated with the request time, the preemptor (``urgent``) nominated to gpu-1 (or not)."""
+    started = victim_and_preemptor(api)
+    asked = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    annotate(api, "trainer", {"kubegpu.io/checkpoint-requested": asked})
+    if nominated:  # as the scheduler writes it: a strategic merge patch of pods/status
+        body = {"status": {"nominatedNodeName": "gpu-1"}}
+        patch_over_http(
+            api, "/api/v1/namespaces/ml/pods/urgent/status", body, "application/strategic-merge-patch+json"
+        )
+    return started
+
+
+def test_the_deadline_counts_from_the_original_request_not_from_the_restart(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """Requested 120 s ago with a 60 s deadline: the deadline passed while no scheduler ran, so the new
+    leader evicts at once (counting from its own start it would wait 60 s, past this test's 20 s)."""
+    started = waiting_since(api, 120, nominated=True)
+    scheduler = start_scheduler("replica-b", "--checkpoint-deadline", "60")
+    assert_evicted_without_checkpoint(api, scheduler, started)
+
+
+def test_an_annotated_victim_with_no_nominated_preemptor_is_not_evicted(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """A request is resumed only with its preemptor still pending and nominated to the node: here the
+    preemptor was deleted while no scheduler ran, so the overdue request alone evicts nothing."""
+    waiting_since(api, 120, nominated=False)
+    api.emulator.delete("pods", "ml", "urgent")
+    scheduler = start_scheduler("replica-b", "--checkpoint-deadline", "60")
+    wait_until(lambda: "acquired lease" in scheduler.output(), what="leader")
+    time.sleep(2)  # several loop iterations as leader; a resumed, overdue wait would evict at once
+    assert api.emulator.requests_to("POST", r".*/pods/trainer/eviction") == []
+    assert "resumed checkpoint handshake" not in scheduler.output()
     assert node_of(api, "trainer") == "gpu-1"

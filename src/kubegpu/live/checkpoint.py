@@ -13,11 +13,22 @@ checkpoint (``model.podgroup.eviction_cost``: the reported checkpoint time, else
 ``kubegpu.io/checkpoint-interval-seconds``, else everything since start), whether it checkpointed in
 time, and the sum per preemption.
 
+Restarts: the waits live in memory, but the API holds everything needed to rebuild them — each victim's
+``kubegpu.io/checkpoint-requested`` time and node, and the preemptor's ``status.nominatedNodeName``. A
+scheduler that becomes leader (a restart, or a standby taking over) rebuilds a wait per node and request
+time from the pending pod of this scheduler nominated to that node with a priority above every victim's
+(the highest, then the oldest, if several); the deadline counts from the original request, not from the
+restart, and a victim that checkpointed while no scheduler ran is evicted at once. Annotated victims with
+no such preemptor left are not evicted. A wait cancelled before its evictions (the preemptor bound
+elsewhere or deleted, an eviction refused) removes the annotation from the victims it spared, so a
+later leader does not mistake them for pending victims.
+
 This module keeps the waits; ``live.scheduler`` drives it from its watch events and its loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -87,11 +98,47 @@ class Handshakes:
         return self._take(wait, victim, True, now)
 
     def due(self, now: datetime, mono: float) -> list[Eviction]:
-        """Victims whose wait's deadline has passed (evicted without a fresh checkpoint)."""
+        """Victims to evict now: those that reported a fresh checkpoint (one resumed after a restart may
+        have done so unseen) and, once a wait's deadline has passed, all the others."""
         out: list[Eviction] = []
         for wait in list(self.waits.values()):
-            if mono >= wait.deadline:
-                out.extend(self._take(wait, v, False, now) for v in list(wait.victims.values()))
+            for v in list(wait.victims.values()):
+                if checkpointed_since(v, wait.requested_at):
+                    out.append(self._take(wait, v, True, now))
+                elif mono >= wait.deadline:
+                    out.append(self._take(wait, v, False, now))
+        return out
+
+    def resume(self, pods: Iterable[Pod], scheduler_name: str, now: datetime, mono: float) -> list[Wait]:
+        """Rebuild the waits the API records (see the module docstring); returns the new ones."""
+        waiting = {k for w in self.waits.values() for k in w.victims}
+        victims: dict[tuple[str, datetime], list[Pod]] = {}
+        preemptors: list[Pod] = []
+        for pod in pods:
+            if pod.is_terminal or pod.key in waiting:
+                continue
+            requested = parse_time(pod.annotations.get(CHECKPOINT_REQUESTED_ANNOTATION, ""))
+            if pod.node_name and requested is not None:
+                victims.setdefault((pod.node_name, requested), []).append(pod)
+            elif (
+                not pod.node_name and pod.nominated_node_name and pod.scheduler_name == scheduler_name
+                and not pod.deletion_timestamp and pod.key not in self.waits
+            ):  # fmt: skip
+                preemptors.append(pod)
+        out: list[Wait] = []
+        for (node, requested), on_node in sorted(victims.items()):
+            top = max(v.priority for v in on_node)
+            candidates = [p for p in preemptors if p.nominated_node_name == node and p.priority > top]
+            if not candidates:
+                continue
+            preemptor = min(candidates, key=lambda p: (-p.priority, p.creation_timestamp, p.key))
+            preemptors.remove(preemptor)
+            elapsed = (now - requested).total_seconds()
+            wait = Wait(
+                preemptor, node, requested, mono - elapsed + self.deadline_s, {v.key: v for v in on_node}
+            )
+            self.waits[preemptor.key] = wait
+            out.append(wait)
         return out
 
     def _take(self, wait: Wait, victim: Pod, checkpointed: bool, now: datetime) -> Eviction:

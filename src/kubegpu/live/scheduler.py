@@ -5,8 +5,8 @@ its own scheduler. The decisions are the core's (``Scheduler.schedule_one``: the
 preemption and ``FailedScheduling`` text as ``kubegpu schedule`` offline); this module only keeps the
 core's ``ClusterState`` current and writes the outcome back the way kube-scheduler 1.34 does:
 
-* **informers**: one ``Reflector`` per kind (Nodes, Pods, PriorityClasses, PodDisruptionBudgets) lists
-  then watches; their events are applied on the scheduling thread between cycles, so the core's state is
+* **informers**: one ``Reflector`` per kind (Nodes, Pods, PriorityClasses, PodDisruptionBudgets,
+  ResourceQuotas, and the batch CRDs: GpuQueues, GpuCohorts, both PodGroup APIs) lists then watches; their events are applied on the scheduling thread between cycles, so the core's state is
   never touched concurrently. Node changes rebuild the ``ClusterState`` (its node rows are fixed) before
   the next cycle; pod changes are applied incrementally (``add_pod`` / ``remove_pod``).
 * **assume, then bind**: a chosen pod is assumed on its node in the state (the core does it), then
@@ -32,7 +32,8 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
 * **checkpoint handshake** (``--checkpoint-deadline SECONDS``, ``live.checkpoint``): instead of
   evicting at once, the victims are annotated ``kubegpu.io/checkpoint-requested`` and the preemptor is
   nominated; a victim is evicted when it reports ``kubegpu.io/last-checkpoint-time`` at or after the
-  request, or when the deadline passes. Every preemption's cost (GPU-seconds lost since each victim's
+  request, or when the deadline passes; a new leader rebuilds the waits from those annotations and the
+  preemptor's nomination (``Handshakes.resume``). Every preemption's cost (GPU-seconds lost since each victim's
   last checkpoint) is logged and counted in ``/metrics``.
 * **leadership**: with leader election on, nothing is bound, evicted or patched unless this replica holds
   the Lease (checked before every write); losing it ends the process (exit code 1), as kube-scheduler.
@@ -40,6 +41,10 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
   as the Binding's ``kubegpu.io/allocated-devices`` annotation (``{container: {resource: [ids]}}``),
   which the API server copies onto the pod in the same write that sets ``nodeName``.
 
+* **queues and gangs** (``live.batch``): pods naming a queue or in a pod group are admitted by the batch
+  layer's ``BatchSession`` in admission cycles; an admitted gang's members are all placed in one cycle
+  before any Binding is posted, one member after another, and a failed member stops the rest (their
+  placements are forgotten, the gang retried counting the bound members).
 * **nominations**: pending pods of this scheduler with ``status.nominatedNodeName`` (and the nominations
   the core's preemption makes, before the API echoes them) are the core's nominator
   (``ClusterState.nominate``): later cycles of pods with no higher priority leave their room to them.
@@ -149,6 +154,7 @@ class LiveScheduler:
         self.handshakes = (
             Handshakes(config.checkpoint_deadline_s) if config.checkpoint_deadline_s > 0 else None
         )
+        self._resumed = False  # handshakes rebuilt from the API since this replica became leader
         self._binder = ThreadPoolExecutor(max_workers=BIND_WORKERS, thread_name_prefix="binder")
         self.elector: LeaderElector | None = None
         if config.leader_elect:
@@ -679,8 +685,22 @@ class LiveScheduler:
         return wait.node
 
     def _advance_handshakes(self) -> None:
-        """Evict the victims whose deadline passed; close the waits with nothing left to evict."""
-        if self.handshakes is None or not self.handshakes.waits or not self.is_leader():
+        """Evict the victims whose deadline passed; close the waits with nothing left to evict. On becoming
+        leader (a restart, a takeover) first rebuild the waits the API records (``Handshakes.resume``)."""
+        if self.handshakes is None or not self.is_leader():
+            self._resumed = False
+            return
+        if not self._resumed and "Pod" in self.synced:
+            self._resumed = True
+            for wait in self.handshakes.resume(
+                self.pods.values(), self.config.scheduler_name, _now(), time.monotonic()
+            ):
+                log.info(
+                    "resumed checkpoint handshake for %s on %s: requested %s from %s; evicting within %.0f s",
+                    wait.preemptor.key, wait.node, rfc3339(wait.requested_at), ", ".join(sorted(wait.victims)),
+                    max(wait.deadline - time.monotonic(), 0.0),
+                )  # fmt: skip
+        if not self.handshakes.waits:
             return
         for ev in self.handshakes.due(_now(), time.monotonic()):
             self._evict_waited(ev)
@@ -697,6 +717,7 @@ class LiveScheduler:
         # refused (a PDB): the preemption is off, as an immediate one would be
         assert self.handshakes is not None
         self.handshakes.cancel(ev.wait.preemptor.key)
+        self._withdraw_checkpoint_requests([ev.victim, *ev.wait.victims.values()])
         self._unnominate(ev.wait.preemptor.key)
         preemptor = self.pods.get(ev.wait.preemptor.key)
         if preemptor is not None:
@@ -722,7 +743,20 @@ class LiveScheduler:
             log.info(
                 "checkpoint handshake for %s ended (%s) before evicting %s", preemptor, why, len(wait.victims)
             )
+            self._withdraw_checkpoint_requests(list(wait.victims.values()))
         self._report_cost(wait.preemptor, wait.node, wait.costs, wait.checkpointed)
+
+    def _withdraw_checkpoint_requests(self, victims: list[Pod]) -> None:
+        """Remove the request annotation from spared victims (a merge-patch null), so a restarted leader
+        does not resume a wait that ended; a failure is logged, not fatal."""
+        if not self.is_leader():
+            return
+        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: None}}}
+        for victim in victims:
+            try:
+                self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
+            except ApiError as exc:
+                log.warning("withdrawing the checkpoint request of %s failed: %s", victim.key, exc)
 
     def _report_cost(self, pod: Pod, node: str, costs: dict[PodKey, int], checkpointed: set[PodKey]) -> None:
         if not costs:
