@@ -13,11 +13,14 @@ hand from ``batch.quota`` / ``batch.gang``'s documented wording and the upstream
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Callable
 
 from tests.live.apiserver import Fault, RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.test_checkpoint_handshake import metric, metrics_of
 from tests.live.test_scheduler import events_for, node_of, scheduled_condition
 
 COSCHEDULING = "podgroups.scheduling.x-k8s.io"
@@ -197,3 +200,39 @@ def test_a_gang_short_of_members_names_the_resource_quota_that_refuses_them_and_
     )
     wait_until(lambda: message_of(api, "train-0") == gang_part, what="the quota no longer named")
     assert api.emulator.bindings == []
+
+
+def test_a_gang_preempts_the_cheapest_lower_priority_pods_whole_then_binds_into_their_room(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """batch/gang_preemption.py's worked example, live: three full 4-GPU nodes whose pods would lose
+    2400, 1200 and 240 GPU-seconds (4 GPUs × 600, 300, 60 s since their last checkpoints); a gang of two
+    4-GPU pods of higher priority evicts the 240 and the 1200 ones through the Eviction API and leaves
+    the 2400 one running, then binds into their nodes."""
+    api.emulator.install_crd(COSCHEDULING)
+    now = dt.datetime.now(dt.UTC)
+    for i, age in enumerate((600, 300, 60), start=1):
+        api.emulator.create("nodes", gpu_node(f"gpu-{i}", 4))
+        low = gpu_pod(f"low-{age}", 4, node=f"gpu-{i}")
+        checkpoint = (now - dt.timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        low["metadata"]["annotations"] = {"kubegpu.io/last-checkpoint-time": checkpoint}
+        low["status"]["startTime"] = (now - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        api.emulator.create("pods", low)
+    api.emulator.create(
+        COSCHEDULING, {"metadata": {"name": "train", "namespace": "ml"}, "spec": {"minMember": 2}}
+    )
+    for name in ("train-0", "train-1"):
+        labels = {"scheduling.x-k8s.io/pod-group": "train"}
+        api.emulator.create("pods", gpu_pod(name, 4, priority=1000, labels=labels))
+    scheduler = start_scheduler("replica-a")
+
+    wait_until(lambda: node_of(api, "train-0") and node_of(api, "train-1"), what="the gang bound")
+    assert {node_of(api, "train-0"), node_of(api, "train-1")} == {"gpu-2", "gpu-3"}
+    evicted = {s.path.split("/")[-2] for s in api.emulator.requests_to("POST", r".*/eviction")}
+    assert evicted == {"low-60", "low-300"}
+    assert node_of(api, "low-600") == "gpu-1"
+    assert re.search(r"preemption for ml/train evicted 2 of 2 pods, \d+ GPU-seconds lost", scheduler.output())
+    lost = metric(metrics_of(scheduler), "kubegpu_preemption_lost_gpu_seconds_total")
+    assert 1440 <= lost <= 1440 + 8 * 30  # plus 8 GPUs × the seconds the test took to get there
+    notes = {e["note"] for e in events_for(api, "low-60") if e["reason"] == "Preempted"}
+    assert len(notes) == 1 and re.fullmatch(r"Preempted by pod \S+ on node gpu-3", notes.pop())

@@ -20,9 +20,13 @@ Members already bound count toward their gang, as in Volcano (bound tasks are "r
 plugin) and coscheduling (assigned pods count toward ``minMember`` at Permit): a gang whose binding
 broke off part-way retries only its unbound members, needing ``minMember`` minus the bound ones.
 
-The session runs without preemption or reclaim (``preempt=False``): the batch layer's victims are
-decided on a dry-run journal, and evicting them live needs the nomination and eviction round trips of
-the single-pod path, which this cycle does not do; a workload that would need victims waits instead.
+Preemption and reclaim are the session's too (gang-whole, cheapest GPU-seconds first; reclaim of what
+cohort queues borrowed). The session decides them on the state's journal; live, at most one workload per
+cycle preempts: the decisions before it stand, the first one that evicts becomes a ``Preempting`` (its
+victims to evict through the Eviction API, its members to nominate to the nodes it was placed on), and
+the decisions after it are dropped and retried (they were made on a state that no longer holds the
+victims). Until its victims are gone the workload is not tried again (so nothing is evicted twice);
+then it is placed into the room its nominations keep.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +71,26 @@ class Waiting:
     message: str
 
 
+@dataclass(frozen=True)
+class Preempting:
+    """A workload admitted only by evicting ``victims`` (pod key → GPU-seconds lost): evict them, nominate
+    the members to their nodes, and try it again once the victims are gone."""
+
+    workload: str
+    queue: str
+    members: tuple[tuple[Pod, str], ...]
+    victims: dict[str, int]
+
+
+@dataclass
+class Cycle:
+    """One admission cycle's outcome."""
+
+    admitted: list[Admitted] = field(default_factory=list)
+    waiting: list[Waiting] = field(default_factory=list)
+    preempting: Preempting | None = None
+
+
 def is_batch_pod(pod: Pod) -> bool:
     """Admitted through the queues: it names a queue or belongs to a pod group."""
     return QUEUE_LABEL in pod.labels or group_key(pod) is not None
@@ -81,6 +105,7 @@ class BatchAdmission:
         self.queues: dict[str, Queue] = {}
         self.cohorts: dict[str, Cohort] = {}
         self.groups: dict[str, PodGroup] = {}
+        self.evicting: dict[str, set[str]] = {}  # workload key → its victims, until they are gone
 
     def apply(self, path: str, event_type: str, items: list[dict[str, Any]], sync: bool) -> None:
         """One informer event for the collection at ``path`` (``sync``: the full list replacing it)."""
@@ -126,50 +151,52 @@ class BatchAdmission:
         waiting: list[Pod],
         assumed: Mapping[PodKey, tuple[Pod, str]],
         now: datetime,
-    ) -> tuple[list[Admitted], list[Waiting]]:
+    ) -> Cycle:
         """Admit what the session admits among ``waiting`` (pending batch pods of this scheduler).
 
         ``pods`` are every pod the informer holds and ``assumed`` the ones bound by this scheduler that
         the watch has not shown yet: together they are what the queues already use."""
         running = [p for p in pods.values() if p.node_name and not p.is_terminal and is_batch_pod(p)]
         running += [dataclasses.replace(p, node_name=n) for p, n in assumed.values() if is_batch_pod(p)]
-        session = BatchSession(
-            scheduler,
-            ClusterSnapshot(pods=running),
-            self.queues,
-            self.cohorts,
-            self.groups,
-            now,
-            preempt=False,
-        )
+        snapshot = ClusterSnapshot(pods=running)
+        session = BatchSession(scheduler, snapshot, self.queues, self.cohorts, self.groups, now)
         bound = Counter(group_key(p) for p in running)
+        out = Cycle()
         for w in workloads(waiting, self.groups):
+            victims = sorted(self.evicting.get(w.key, set()) & set(pods))
+            if victims:  # its preemption is under way
+                note = f"queue {w.queue}: waiting for {len(victims)} preempted pods to leave: {', '.join(victims)}"
+                out.waiting += [Waiting(p, note) for p in w.pods]
+                continue
+            self.evicting.pop(w.key, None)
             if w.gang and bound[w.key]:  # the rest of a gang whose first members are bound already
                 w = dataclasses.replace(w, min_member=max(w.min_member - bound[w.key], 1))
             session.arrive(w)
         pending = {q: len(ws) for q, ws in session.pending().items()}
-        admitted: list[Admitted] = []
-        out: list[Waiting] = []
         devices = scheduler.cluster.devices.assignments
         for decision in session.run():
             w = decision.workload
+            placed = [p for p in w.pods if p.key in decision.nodes]
+            if decision.admitted and decision.evicted:
+                nodes = tuple((p, decision.nodes[p.key]) for p in placed)
+                out.preempting = Preempting(w.key, w.queue, nodes, decision.evicted)
+                self.evicting[w.key] = set(decision.evicted)
+                break  # the later decisions counted on the victims' room: retried next cycle
             if decision.admitted:
-                members = tuple(
-                    (p, decision.nodes[p.key], devices.get(p.key)) for p in w.pods if p.key in decision.nodes
+                out.admitted.append(
+                    Admitted(w.key, tuple((p, decision.nodes[p.key], devices.get(p.key)) for p in placed))
                 )
-                admitted.append(Admitted(w.key, members))
-                placed = set(decision.nodes)
                 reason = (
                     f"{w.key}: placed {len(placed)} of {len(w.pods)} members; this one did not fit with them"
                 )
-                out += [Waiting(p, reason) for p in w.pods if p.key not in placed]
+                out.waiting += [Waiting(p, reason) for p in w.pods if p.key not in decision.nodes]
                 continue
             message = (
                 f"queue {w.queue}, position {decision.position} of {pending[w.queue]}: {decision.reason}"
             )
             message += self._quota_blocks_members(w, bound[w.key])
-            out += [Waiting(p, message) for p in w.pods]
-        return admitted, out
+            out.waiting += [Waiting(p, message) for p in w.pods]
+        return out
 
     def _quota_blocks_members(self, w: Workload, bound: int) -> str:
         """For a gang short of members: the namespace ResourceQuotas that refuse one more member now

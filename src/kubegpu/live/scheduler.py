@@ -44,7 +44,8 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
 * **queues and gangs** (``live.batch``): pods naming a queue or in a pod group are admitted by the batch
   layer's ``BatchSession`` in admission cycles; an admitted gang's members are all placed in one cycle
   before any Binding is posted, one member after another, and a failed member stops the rest (their
-  placements are forgotten, the gang retried counting the bound members).
+  placements are forgotten, the gang retried counting the bound members). A workload the session admits
+  only by preempting has its victims evicted through the Eviction API and its members nominated.
 * **nominations**: pending pods of this scheduler with ``status.nominatedNodeName`` (and the nominations
   the core's preemption makes, before the API echoes them) are the core's nominator
   (``ClusterState.nominate``): later cycles of pods with no higher priority leave their room to them.
@@ -74,7 +75,7 @@ from kubegpu.kube.client import MERGE_PATCH, ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.leader import LeaderElector, LeaseConfig
 from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, ListedKind
-from kubegpu.live.batch import Admitted, BatchAdmission, is_batch_pod
+from kubegpu.live.batch import Admitted, BatchAdmission, Preempting, is_batch_pod
 from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait, rfc3339
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.metrics import SchedulerMetrics
@@ -574,18 +575,52 @@ class LiveScheduler:
             self.pods[k] for k in sorted(self.batch_waiting) if k in self.pods and k not in self.assumed
         ]
         try:
-            admitted, blocked = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, _now())
+            cycle = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, _now())
         except Exception as exc:  # a plugin error aborts the cycle, not the process
             log.exception("queue admission failed")
+            self._nodes_dirty = True  # the session may have left placements in the state: rebuild it
             for pod in waiting:
                 self._record_failure(pod, str(exc), REASON_SCHEDULER_ERROR)
             return
-        for gang in admitted:
+        for gang in cycle.admitted:
             self._bind_admitted(gang, start)
+        if cycle.preempting is not None:
+            self._preempt_for_workload(cycle.preempting)
         elapsed = time.perf_counter() - start
-        for item in blocked:
+        for item in cycle.waiting:
             self._record_failure(item.pod, item.message, REASON_UNSCHEDULABLE)
             self.metrics.observe_attempt("unschedulable", elapsed)
+
+    def _preempt_for_workload(self, preempting: Preempting) -> None:
+        """Evict a workload's victims through the Eviction API and nominate its members to the nodes the
+        session placed them on; the state is rebuilt from the API's view (the session took the victims
+        out of it and placed the workload, neither of which has happened yet)."""
+        self._nodes_dirty = True
+        self._batch_dirty = True
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
+        by_node = {node: pod for pod, node in preempting.members}
+        evicted: dict[PodKey, int] = {}
+        for key, cost in sorted(preempting.victims.items()):
+            victim = self.pods.get(PodKey(key))
+            if victim is None:
+                continue
+            preemptor = by_node.get(victim.node_name, preempting.members[0][0])
+            if self._evict(victim, preemptor, victim.node_name):
+                evicted[victim.key] = cost
+                self.metrics.observe_victim(False, cost)
+            else:  # refused (a PDB): it stays, and the workload is not held back waiting for it
+                self.batch.evicting.get(preempting.workload, set()).discard(key)
+        log.info(
+            "preemption for %s evicted %d of %d pods, %d GPU-seconds lost since their last checkpoints: %s",
+            preempting.workload, len(evicted), len(preempting.victims), sum(evicted.values()),
+            ", ".join(f"{k} {c} GPU-s" for k, c in sorted(evicted.items())),
+        )  # fmt: skip
+        victims = ", ".join(sorted(evicted)) or "none"
+        note = f"queue {preempting.queue}: preempting {len(evicted)} pods to admit {preempting.workload}: {victims}"
+        for pod, node in preempting.members:
+            if cluster is not None:
+                cluster.nominate(pod, node)  # carried into the rebuilt state until the API echoes it
+            self._record_failure(pod, note, REASON_UNSCHEDULABLE, nominated=node)
 
     def _bind_admitted(self, gang: Admitted, start: float) -> None:
         """Bind an admitted workload: every member's placement was decided in this cycle (and is assumed);
