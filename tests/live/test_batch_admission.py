@@ -236,3 +236,25 @@ def test_a_gang_preempts_the_cheapest_lower_priority_pods_whole_then_binds_into_
     assert 1440 <= lost <= 1440 + 8 * 30  # plus 8 GPUs × the seconds the test took to get there
     notes = {e["note"] for e in events_for(api, "low-60") if e["reason"] == "Preempted"}
     assert len(notes) == 1 and re.fullmatch(r"Preempted by pod \S+ on node gpu-3", notes.pop())
+
+
+def test_a_crd_installed_after_the_start_is_picked_up_without_a_restart(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """client-go's reflector keeps listing a kind that is not served (backoff capped at 30 s); so does
+    kubegpu's: a GpuQueue CRD installed while the scheduler runs brings its quota into force."""
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    scheduler = start_scheduler("replica-a")
+    wait_until(lambda: "cannot list GpuQueue objects" in scheduler.output(), what="the 404 warning")
+    api.emulator.install_crd(QUEUES)
+    api.emulator.create(
+        QUEUES, {"metadata": {"name": "team-a"}, "spec": {"nominalQuota": {"nvidia.com/gpu": "2"}}}
+    )
+    api.emulator.create("pods", gpu_pod("big", 4, labels={"kubegpu.io/queue": "team-a"}))
+    expected = (
+        "queue team-a, position 1 of 1: quota of queue team-a: nvidia.com/gpu: needs 4, "
+        "the queue uses 0 of nominal 2 and its cohort has 2 left to lend"
+    )
+    wait_until(lambda: message_of(api, "big") == expected, timeout=40, what="the new queue's quota applied")
+    assert "GpuQueue: /apis/kubegpu.io/v1alpha1/gpuqueues is served now" in scheduler.output()
+    assert node_of(api, "big") == ""

@@ -163,7 +163,7 @@ class BatchAdmission:
         bound = Counter(group_key(p) for p in running)
         out = Cycle()
         for w in workloads(waiting, self.groups):
-            victims = sorted(self.evicting.get(w.key, set()) & set(pods))
+            victims = sorted(k for k in self.evicting.get(w.key, ()) if k in pods)
             if victims:  # its preemption is under way
                 note = f"queue {w.queue}: waiting for {len(victims)} preempted pods to leave: {', '.join(victims)}"
                 out.waiting += [Waiting(p, note) for p in w.pods]

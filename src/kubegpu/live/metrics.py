@@ -6,7 +6,8 @@ The scheduler exports, on its own ``CollectorRegistry`` (never the process-globa
   ``unschedulable`` or ``error``, as upstream;
 * ``scheduler_scheduling_attempt_duration_seconds{result, profile}`` — the cycle plus binding, with
   upstream's buckets (1 ms doubling, 15 buckets);
-* ``scheduler_pending_pods{queue}`` — ``active``, ``backoff``, ``unschedulable``;
+* ``scheduler_pending_pods{queue}`` — ``active``, ``backoff``, ``unschedulable`` (pods waiting for queue
+  admission, ``live.batch``, count as ``unschedulable``: they too wait for a cluster event);
 * ``leader_election_master_status{name}`` — 1 while this replica holds the Lease (client-go's metric);
 * ``kubegpu_preemption_victims_total{checkpointed}`` and ``kubegpu_preemption_lost_gpu_seconds_total``
   — pods evicted by preemption (``checkpointed="true"`` when evicted after a fresh checkpoint of the

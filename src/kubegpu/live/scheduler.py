@@ -843,7 +843,10 @@ class LiveScheduler:
         self.recorder.record(PodRef(pod.namespace, pod.name, pod.uid), event_type, reason, action, note)
 
     def _publish_depths(self) -> None:
-        self.metrics.set_queue_depths(self.queue.depths())
+        depths = self.queue.depths()
+        # pods waiting for queue admission wait for a cluster event, as unschedulablePods do
+        depths["unschedulable"] += sum(1 for k in self.batch_waiting if k not in self.assumed)
+        self.metrics.set_queue_depths(depths)
         self.metrics.set_leader(self.is_leader())
 
 
