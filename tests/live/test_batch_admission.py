@@ -250,11 +250,13 @@ def test_a_crd_installed_after_the_start_is_picked_up_without_a_restart(
     api.emulator.create(
         QUEUES, {"metadata": {"name": "team-a"}, "spec": {"nominalQuota": {"nvidia.com/gpu": "2"}}}
     )
+    served = "GpuQueue: /apis/kubegpu.io/v1alpha1/gpuqueues is served now"
+    # without the CRD a queue-labelled pod goes without quota: create it once the queue is listed
+    wait_until(lambda: served in scheduler.output(), timeout=40, what="the GpuQueue list")
     api.emulator.create("pods", gpu_pod("big", 4, labels={"kubegpu.io/queue": "team-a"}))
     expected = (
         "queue team-a, position 1 of 1: quota of queue team-a: nvidia.com/gpu: needs 4, "
         "the queue uses 0 of nominal 2 and its cohort has 2 left to lend"
     )
-    wait_until(lambda: message_of(api, "big") == expected, timeout=40, what="the new queue's quota applied")
-    assert "GpuQueue: /apis/kubegpu.io/v1alpha1/gpuqueues is served now" in scheduler.output()
+    wait_until(lambda: message_of(api, "big") == expected, what="the new queue's quota applied")
     assert node_of(api, "big") == ""
