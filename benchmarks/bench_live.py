@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.live.apiserver import parse_path_with_namespace_list, serve_in_thread  # noqa: E402
+from tests.live.apiserver import ApiServerEmulator, parse_path_with_namespace_list, serve_in_thread  # noqa: E402
 from tests.live.conftest import free_port, gpu_node, gpu_pod  # noqa: E402
 
 from kubegpu.model.parse import parse_node, parse_pod  # noqa: E402
@@ -71,16 +72,27 @@ def core_ceiling(nodes: int, pods: int) -> float:
 
 
 def bench_scheduler(nodes: int, pods: int, workdir: Path) -> dict[str, Any]:
+    def populate(emulator: ApiServerEmulator) -> int:
+        for i in range(nodes):
+            emulator.create("nodes", gpu_node(f"gpu-{i:04d}"))
+        for i in range(pods):
+            emulator.create("pods", gpu_pod(f"p-{i:05d}", 1))
+        return pods
+
+    return {"nodes": nodes, **time_bindings(populate, workdir)}
+
+
+def time_bindings(populate: Callable[[ApiServerEmulator], int], workdir: Path) -> dict[str, Any]:
+    """Populate a fresh emulator (``populate`` returns how many pods are to be bound), start a
+    ``kubegpu scheduler`` process against it and time the bindings, from process start and from the
+    first binding to the last."""
     from kmock._internal import parsing
 
     parsing.parse_path = parse_path_with_namespace_list  # the emulator's Namespace-list fix (tests do it too)
     servers = serve_in_thread()
     api = next(servers)
     try:
-        for i in range(nodes):
-            api.emulator.create("nodes", gpu_node(f"gpu-{i:04d}"))
-        for i in range(pods):
-            api.emulator.create("pods", gpu_pod(f"p-{i:05d}", 1))
+        pods = populate(api.emulator)
         kubeconfig = workdir / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "bench",
@@ -109,7 +121,6 @@ def bench_scheduler(nodes: int, pods: int, workdir: Path) -> dict[str, Any]:
         log.close()
         assert first is not None
         return {
-            "nodes": nodes,
             "pods": pods,
             "bound_per_s_steady": round(pods / (done - first), 1),
             "bound_per_s_from_start": round(pods / (done - started), 1),
