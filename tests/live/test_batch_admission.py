@@ -260,3 +260,33 @@ def test_a_crd_installed_after_the_start_is_picked_up_without_a_restart(
     )
     wait_until(lambda: message_of(api, "big") == expected, what="the new queue's quota applied")
     assert node_of(api, "big") == ""
+
+
+def test_a_gang_nominated_where_its_victims_are_still_terminating_waits_for_them_without_preempting_again(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """What a restarted scheduler finds after its predecessor preempted: the victim terminating
+    (``deletionTimestamp`` set, still on its node) and the gang's member nominated there. As
+    kube-scheduler's ``PodEligibleToPreemptOthers``, it waits for the victim instead of preempting anew
+    (the other node's lower-priority pod is not touched), and binds once the victim is gone."""
+    api.emulator.install_crd(COSCHEDULING)
+    api.emulator.create("nodes", gpu_node("gpu-1", 4))
+    api.emulator.create("nodes", gpu_node("gpu-2", 4))
+    leaving = gpu_pod("leaving", 4, node="gpu-1")
+    leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    api.emulator.create("pods", leaving)
+    api.emulator.create("pods", gpu_pod("other", 4, node="gpu-2"))
+    api.emulator.create(
+        COSCHEDULING, {"metadata": {"name": "train", "namespace": "ml"}, "spec": {"minMember": 1}}
+    )
+    member = gpu_pod("train-0", 4, priority=1000, labels={"scheduling.x-k8s.io/pod-group": "train"})
+    member["status"]["nominatedNodeName"] = "gpu-1"
+    api.emulator.create("pods", member)
+    start_scheduler("replica-a")
+
+    expected = "queue default: waiting for 1 preempted pods to leave: ml/leaving"
+    wait_until(lambda: message_of(api, "train-0") == expected, what="waiting for the victim")
+    assert api.emulator.requests_to("POST", r".*/eviction") == []
+    api.emulator.delete("pods", "ml", "leaving")
+    wait_until(lambda: node_of(api, "train-0") == "gpu-1", what="bound into the victim's room")
+    assert node_of(api, "other") == "gpu-2" and api.emulator.requests_to("POST", r".*/eviction") == []

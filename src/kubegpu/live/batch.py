@@ -26,7 +26,10 @@ cycle preempts: the decisions before it stand, the first one that evicts becomes
 victims to evict through the Eviction API, its members to nominate to the nodes it was placed on), and
 the decisions after it are dropped and retried (they were made on a state that no longer holds the
 victims). Until its victims are gone the workload is not tried again (so nothing is evicted twice);
-then it is placed into the room its nominations keep.
+then it is placed into the room its nominations keep. As kube-scheduler's ``PodEligibleToPreemptOthers``,
+a workload whose members are nominated to a node where a lower-priority pod is terminating waits too:
+that keeps a restarted scheduler (which lost the in-memory list of victims) from preempting again while
+the victims of the previous one shut down.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from kubegpu.batch.objects import QUEUE_LABEL, Cohort, PodGroup, Queue, parse_ba
 from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload, workloads
 from kubegpu.errors import InputError
+from kubegpu.kube.informer import SYNC
 from kubegpu.model.objects import Pod, PodKey, ResourceQuota
 from kubegpu.model.parse import parse_resource_quota
 from kubegpu.model.podgroup import group_key
@@ -106,34 +110,35 @@ class BatchAdmission:
         self.cohorts: dict[str, Cohort] = {}
         self.groups: dict[str, PodGroup] = {}
         self.evicting: dict[str, set[str]] = {}  # workload key → its victims, until they are gone
+        self._stale = False  # objects changed since they were last parsed
 
-    def apply(self, path: str, event_type: str, items: list[dict[str, Any]], sync: bool) -> None:
-        """One informer event for the collection at ``path`` (``sync``: the full list replacing it)."""
+    def apply(self, path: str, event_type: str, items: list[dict[str, Any]]) -> None:
+        """One informer event for the collection at ``path`` (``SYNC``: the full list replacing it). The
+        objects are parsed at the next cycle, once however many events came (PodGroup controllers
+        update their status often)."""
         store = self.raw.setdefault(path, {})
-        if sync:
+        if event_type == SYNC:
             store.clear()
         for raw in items:
-            metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-            assert isinstance(metadata, dict)
-            key = f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+            metadata = raw.get("metadata")
+            meta = metadata if isinstance(metadata, dict) else {}
+            key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
             if event_type == "DELETED":
                 store.pop(key, None)
             else:
                 store[key] = raw
-        if path == RESOURCE_QUOTAS:
-            self._parse_quotas(store)
-        else:
-            self._parse_batch()
+        self._stale = True
 
-    def _parse_quotas(self, store: Mapping[str, dict[str, Any]]) -> None:
+    def _parse(self) -> None:
+        """Queues, cohorts, pod groups and ResourceQuotas from the stored objects; bad ones are logged
+        (naming the object and field) and left out."""
+        self._stale = False
         self.quotas = {}
-        for key, raw in store.items():
+        for key, raw in self.raw.get(RESOURCE_QUOTAS, {}).items():
             try:
                 self.quotas[key] = parse_resource_quota(raw, "watch")
             except InputError as exc:
                 log.warning("ignoring ResourceQuota: %s", exc)
-
-    def _parse_batch(self) -> None:
         objects: list[tuple[str, Mapping[str, Any]]] = [
             ("watch " + path, raw)
             for path, store in sorted(self.raw.items())
@@ -141,8 +146,8 @@ class BatchAdmission:
             for raw in store.values()
         ]
         self.queues, self.cohorts, self.groups, errors = parse_batch_objects(objects)
-        for exc in errors:
-            log.warning("ignoring %s", exc)
+        for error in errors:
+            log.warning("ignoring %s", error)
 
     def cycle(
         self,
@@ -156,14 +161,22 @@ class BatchAdmission:
 
         ``pods`` are every pod the informer holds and ``assumed`` the ones bound by this scheduler that
         the watch has not shown yet: together they are what the queues already use."""
+        if self._stale:
+            self._parse()
         running = [p for p in pods.values() if p.node_name and not p.is_terminal and is_batch_pod(p)]
         running += [dataclasses.replace(p, node_name=n) for p, n in assumed.values() if is_batch_pod(p)]
         snapshot = ClusterSnapshot(pods=running)
         session = BatchSession(scheduler, snapshot, self.queues, self.cohorts, self.groups, now)
         bound = Counter(group_key(p) for p in running)
+        terminating: dict[str, list[Pod]] = {}
+        for p in pods.values():
+            if p.node_name and p.deletion_timestamp and not p.is_terminal:
+                terminating.setdefault(p.node_name, []).append(p)
         out = Cycle()
         for w in workloads(waiting, self.groups):
-            victims = sorted(k for k in self.evicting.get(w.key, ()) if k in pods)
+            nominated = {p.nominated_node_name for p in w.pods if p.nominated_node_name}
+            leaving = {v.key for n in nominated for v in terminating.get(n, ()) if v.priority < w.priority}
+            victims = sorted({k for k in self.evicting.get(w.key, ()) if k in pods} | leaving)
             if victims:  # its preemption is under way
                 note = f"queue {w.queue}: waiting for {len(victims)} preempted pods to leave: {', '.join(victims)}"
                 out.waiting += [Waiting(p, note) for p in w.pods]

@@ -6,8 +6,9 @@ preemption and ``FailedScheduling`` text as ``kubegpu schedule`` offline); this 
 core's ``ClusterState`` current and writes the outcome back the way kube-scheduler 1.34 does:
 
 * **informers**: one ``Reflector`` per kind (Nodes, Pods, PriorityClasses, PodDisruptionBudgets,
-  ResourceQuotas, and the batch CRDs: GpuQueues, GpuCohorts, both PodGroup APIs) lists then watches; their events are applied on the scheduling thread between cycles, so the core's state is
-  never touched concurrently. Node changes rebuild the ``ClusterState`` (its node rows are fixed) before
+  ResourceQuotas, and the batch CRDs: GpuQueues, GpuCohorts, both PodGroup APIs) lists then watches;
+  their events are applied on the scheduling thread between cycles, so the core's state is never touched
+  concurrently. Node changes rebuild the ``ClusterState`` (its node rows are fixed) before
   the next cycle; pod changes are applied incrementally (``add_pod`` / ``remove_pod``).
 * **assume, then bind**: a chosen pod is assumed on its node in the state (the core does it), then
   ``POST pods/<name>/binding`` (``Binding{metadata{namespace,name,uid}, target{kind: Node, name}}`` as
@@ -33,8 +34,8 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
   evicting at once, the victims are annotated ``kubegpu.io/checkpoint-requested`` and the preemptor is
   nominated; a victim is evicted when it reports ``kubegpu.io/last-checkpoint-time`` at or after the
   request, or when the deadline passes; a new leader rebuilds the waits from those annotations and the
-  preemptor's nomination (``Handshakes.resume``). Every preemption's cost (GPU-seconds lost since each victim's
-  last checkpoint) is logged and counted in ``/metrics``.
+  preemptor's nomination (``Handshakes.resume``). Every preemption's cost (GPU-seconds lost since each
+  victim's last checkpoint) is logged and counted in ``/metrics``.
 * **leadership**: with leader election on, nothing is bound, evicted or patched unless this replica holds
   the Lease (checked before every write); losing it ends the process (exit code 1), as kube-scheduler.
 * **devices** (``--profile kubegpu``): the core's GpuDeviceFit picks device IDs at Reserve; they travel
@@ -243,7 +244,7 @@ class LiveScheduler:
             self._bind_done(**items[0])
         elif kind.startswith(BATCH):
             path = kind.removeprefix(BATCH)
-            self.batch.apply(path, event_type, items, event_type == SYNC)
+            self.batch.apply(path, event_type, items)
             self._batch_dirty = True
             if event_type == SYNC:
                 self.synced.add(path)
@@ -615,8 +616,16 @@ class LiveScheduler:
             preempting.workload, len(evicted), len(preempting.victims), sum(evicted.values()),
             ", ".join(f"{k} {c} GPU-s" for k, c in sorted(evicted.items())),
         )  # fmt: skip
-        victims = ", ".join(sorted(evicted)) or "none"
-        note = f"queue {preempting.queue}: preempting {len(evicted)} pods to admit {preempting.workload}: {victims}"
+        if not evicted:  # every eviction refused: no room is coming, so none is held (no nomination)
+            refused = ", ".join(sorted(preempting.victims))
+            note = f"queue {preempting.queue}: preempting for {preempting.workload} was refused: {refused}"
+            for pod, _ in preempting.members:
+                self._record_failure(pod, note, REASON_UNSCHEDULABLE)
+            return
+        note = (
+            f"queue {preempting.queue}: preempting {len(evicted)} pods to admit {preempting.workload}: "
+            + ", ".join(sorted(evicted))
+        )
         for pod, node in preempting.members:
             if cluster is not None:
                 cluster.nominate(pod, node)  # carried into the rebuilt state until the API echoes it
