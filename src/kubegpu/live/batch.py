@@ -168,23 +168,8 @@ class BatchAdmission:
         snapshot = ClusterSnapshot(pods=running)
         session = BatchSession(scheduler, snapshot, self.queues, self.cohorts, self.groups, now)
         bound = Counter(group_key(p) for p in running)
-        terminating: dict[str, list[Pod]] = {}
-        for p in pods.values():
-            if p.node_name and p.deletion_timestamp and not p.is_terminal:
-                terminating.setdefault(p.node_name, []).append(p)
         out = Cycle()
-        for w in workloads(waiting, self.groups):
-            nominated = {p.nominated_node_name for p in w.pods if p.nominated_node_name}
-            leaving = {v.key for n in nominated for v in terminating.get(n, ()) if v.priority < w.priority}
-            victims = sorted({k for k in self.evicting.get(w.key, ()) if k in pods} | leaving)
-            if victims:  # its preemption is under way
-                note = f"queue {w.queue}: waiting for {len(victims)} preempted pods to leave: {', '.join(victims)}"
-                out.waiting += [Waiting(p, note) for p in w.pods]
-                continue
-            self.evicting.pop(w.key, None)
-            if w.gang and bound[w.key]:  # the rest of a gang whose first members are bound already
-                w = dataclasses.replace(w, min_member=max(w.min_member - bound[w.key], 1))
-            session.arrive(w)
+        self._arrive(session, workloads(waiting, self.groups), pods, bound, out)
         pending = {q: len(ws) for q, ws in session.pending().items()}
         devices = scheduler.cluster.devices.assignments
         for decision in session.run():
@@ -210,6 +195,36 @@ class BatchAdmission:
             message += self._quota_blocks_members(w, bound[w.key])
             out.waiting += [Waiting(p, message) for p in w.pods]
         return out
+
+    def _arrive(
+        self,
+        session: BatchSession,
+        pending: list[Workload],
+        pods: Mapping[PodKey, Pod],
+        bound: Counter[str | None],
+        out: Cycle,
+    ) -> None:
+        """Hand the session the workloads it may try now: not those whose victims are still leaving (the
+        ones this scheduler evicted, or lower-priority pods terminating on their members' nominated
+        nodes); the rest of a partly bound gang needs ``minMember`` minus its bound members."""
+        terminating: dict[str, list[Pod]] = {}
+        for p in pods.values():
+            if p.node_name and p.deletion_timestamp and not p.is_terminal:
+                terminating.setdefault(p.node_name, []).append(p)
+        for w in pending:
+            nominated = {p.nominated_node_name for p in w.pods if p.nominated_node_name}
+            leaving = {v.key for n in nominated for v in terminating.get(n, ()) if v.priority < w.priority}
+            victims = sorted({k for k in self.evicting.get(w.key, ()) if k in pods} | leaving)
+            if victims:
+                note = f"queue {w.queue}: waiting for {len(victims)} preempted pods to leave: {', '.join(victims)}"
+                out.waiting += [Waiting(p, note) for p in w.pods]
+                continue
+            self.evicting.pop(w.key, None)
+            if w.gang and bound[w.key]:
+                w = dataclasses.replace(w, min_member=max(w.min_member - bound[w.key], 1))
+            session.arrive(w)
+        seen = {w.key for w in pending}
+        self.evicting = {k: v for k, v in self.evicting.items() if k in seen}  # forget deleted workloads
 
     def _quota_blocks_members(self, w: Workload, bound: int) -> str:
         """For a gang short of members: the namespace ResourceQuotas that refuse one more member now
