@@ -290,3 +290,32 @@ def test_a_gang_nominated_where_its_victims_are_still_terminating_waits_for_them
     api.emulator.delete("pods", "ml", "leaving")
     wait_until(lambda: node_of(api, "train-0") == "gpu-1", what="bound into the victim's room")
     assert node_of(api, "other") == "gpu-2" and api.emulator.requests_to("POST", r".*/eviction") == []
+
+
+def test_a_partly_bound_gang_found_at_start_places_the_rest_whole_counting_its_bound_members(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """What a scheduler restarted in the middle of a gang's bindings finds: two of four members bound. The
+    other two are the rest of the gang (minMember 4 - 2 bound = 2): with room for one, neither is bound;
+    with room for both, both are."""
+    api.emulator.install_crd(COSCHEDULING)
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("nodes", gpu_node("gpu-2", 4))
+    api.emulator.create(
+        COSCHEDULING, {"metadata": {"name": "train", "namespace": "ml"}, "spec": {"minMember": 4}}
+    )
+    labels = {"scheduling.x-k8s.io/pod-group": "train"}
+    for i in range(4):
+        api.emulator.create("pods", gpu_pod(f"train-{i}", 4, labels=labels, node="gpu-1" if i < 2 else ""))
+    start_scheduler("replica-a")
+
+    expected = (
+        "queue default, position 1 of 1: gang ml/train needs 2 of 2 pods (4×nvidia.com/gpu) placed together; "
+        "only 1 fit now (train-2→gpu-2), so none is placed. train-3: 0/2 nodes are available: "
+        "2 Insufficient nvidia.com/gpu. 2 of its members are bound already and count toward minMember."
+    )
+    wait_until(lambda: message_of(api, "train-3") == expected, what="the rest explained")
+    assert api.emulator.bindings == []
+    api.emulator.create("nodes", gpu_node("gpu-3", 4))
+    wait_until(lambda: node_of(api, "train-2") and node_of(api, "train-3"), what="the rest bound")
+    assert {node_of(api, "train-2"), node_of(api, "train-3")} == {"gpu-2", "gpu-3"}

@@ -192,7 +192,11 @@ class BatchAdmission:
             message = (
                 f"queue {w.queue}, position {decision.position} of {pending[w.queue]}: {decision.reason}"
             )
-            message += self._quota_blocks_members(w, bound[w.key])
+            notes = self._quota_blocks_members(w, bound[w.key])
+            if w.gang and bound[w.key]:
+                notes.append(f"{bound[w.key]} of its members are bound already and count toward minMember")
+            for note in notes:  # a new sentence after a FitError's closing period, else a clause
+                message += f" {note[0].upper()}{note[1:]}." if message.endswith(".") else f"; {note}"
             out.waiting += [Waiting(p, message) for p in w.pods]
         return out
 
@@ -226,12 +230,12 @@ class BatchAdmission:
         seen = {w.key for w in pending}
         self.evicting = {k: v for k, v in self.evicting.items() if k in seen}  # forget deleted workloads
 
-    def _quota_blocks_members(self, w: Workload, bound: int) -> str:
+    def _quota_blocks_members(self, w: Workload, bound: int) -> list[str]:
         """For a gang short of members: the namespace ResourceQuotas that refuse one more member now
         (R8.1: quota caps what may be created, so the missing members never reach this scheduler)."""
         original = self.groups.get(w.key)
         if not w.gang or original is None or len(w.pods) + bound >= original.min_member:
-            return ""
+            return []
         member = w.pods[0]
         notes = []
         for q in sorted(self.quotas.values(), key=lambda q: q.name):
@@ -247,4 +251,4 @@ class BatchAdmission:
                     f"of hard {format_milli(resource, hard)}, so a missing member asking for "
                     f"{format_milli(resource, want)} is refused at creation (exceeded quota)"
                 )  # fmt: skip
-        return "; " + "; ".join(notes) if notes else ""
+        return notes
