@@ -152,7 +152,7 @@ def test_without_the_batch_crds_the_scheduler_warns_once_and_queue_pods_go_witho
     out = scheduler.output()
     warning = (
         "cannot list GpuQueue objects (HTTP 404 Not Found: the API is not served: the server could not find "
-        "the requested resource); no queue quotas apply (the GpuQueue CRD is not installed)"
+        "the requested resource); pods naming a queue are admitted without queue quota"
     )
     assert out.count(warning) == 1, out
     assert len(api.emulator.requests_to("GET", r"/apis/kubegpu.io/v1alpha1/gpuqueues")) >= 1

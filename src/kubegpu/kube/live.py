@@ -115,9 +115,9 @@ BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
         args=(group, version, plural),
     )
     for kind, group, version, plural, without_it in (
-        ("GpuQueue", "kubegpu.io", "v1alpha1", "gpuqueues", "no queue quotas apply (the GpuQueue CRD is not installed)"),
-        ("GpuCohort", "kubegpu.io", "v1alpha1", "gpucohorts", "queues borrow only within their own cohort name"),
-        ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", "Volcano gangs count as minMember 1"),
+        ("GpuQueue", "kubegpu.io", "v1alpha1", "gpuqueues", "pods naming a queue are admitted without queue quota"),
+        ("GpuCohort", "kubegpu.io", "v1alpha1", "gpucohorts", "cohorts have no parents: queues pool quota only with queues naming the same cohort"),
+        ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", "Volcano gangs count as minMember 1 and their spec.queue is not read"),
         ("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", "coscheduling gangs count as minMember 1"),
     )
 )  # fmt: skip
