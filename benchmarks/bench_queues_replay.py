@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from kubegpu.sim.bench import default_data_dir, load_nodes, load_trace
-from kubegpu.sim.queue_bench import ARMS, TEAMS, UNPROTECTED, run_arm
+from kubegpu.sim.queue_bench import ARMS, DECAY, TEAMS, UNPROTECTED, run_arm
 from kubegpu.sim.replay import ReplayReport, write_series
 
 DOCS = Path(__file__).parents[1] / "docs" / "batch.md"
@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--nodes-fraction", type=float, default=0.1)
     ap.add_argument("--time-scale", type=float, default=200.0)
     ap.add_argument("--trace", default="default")
-    ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated; also {UNPROTECTED}")
+    ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated; also {UNPROTECTED}, {DECAY}")
     ap.add_argument("--data", type=Path, default=default_data_dir())
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("--series", type=Path, default=None, help="CSV of queue lengths and allocation over time")

@@ -1,11 +1,14 @@
 """A gang as preemptor (issue 6): all of the gang fits after the evictions or nothing is evicted; the
-cheapest victims by GPU-time lost since their last checkpoint; a victim gang is evicted whole.
+cheapest victims by GPU-time lost since their last checkpoint; a victim gang is evicted whole;
+PodDisruptionBudgets weighed as kube-scheduler's DefaultPreemption weighs them (fewest violations
+first, never forbidden); reclaim costs victims as they run.
 
 Costs are worked by hand with ``eviction_cost``: GPUs × seconds since the last checkpoint (or since
 start without one), measured at 11:10."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +17,7 @@ from kubegpu.batch.objects import parse_batch_objects
 from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload
 from kubegpu.explain.engine import Engine
+from kubegpu.model.parse import parse_pod
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.registry import kubegpu_profile
@@ -110,9 +114,8 @@ def test_pods_of_equal_or_higher_priority_are_never_victims() -> None:
     assert not found.ok and found.victims == []
 
 
-def test_batch_session_admits_a_gang_by_preempting_and_reports_the_cost() -> None:
-    """Through the admission cycle: the gang of 2 evicts c1 and b1 (1440 GPU-seconds) and lands on b
-    and c; a1 keeps running."""
+def pending_gang() -> list[dict[str, Any]]:
+    """Queue team (64 GPUs), PodGroup big (minMember 2) and its two pending 4-GPU members (priority 100)."""
     queue = {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": "team"},
              "spec": {"nominalQuota": {"nvidia.com/gpu": "64"}}}  # fmt: skip
     group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
@@ -122,12 +125,17 @@ def test_batch_session_admits_a_gang_by_preempting_and_reports_the_cost() -> Non
         .labels(**{"scheduling.x-k8s.io/pod-group": "big", "kubegpu.io/queue": "team"}).obj()
         for i in range(2)
     ]  # fmt: skip
+    return [queue, group, *members]
+
+
+def test_batch_session_admits_a_gang_by_preempting_and_reports_the_cost() -> None:
+    """Through the admission cycle: the gang of 2 evicts c1 and b1 (1440 GPU-seconds) and lands on b
+    and c; a1 keeps running."""
     objs = [
-        queue, group, *nodes("a", "b", "c"),
+        *pending_gang(), *nodes("a", "b", "c"),
         running("a1", "a", "10:00", **{"kubegpu.io/checkpoint-interval-seconds": "1800"}),
         running("b1", "b", "11:05"),
         running("c1", "c", "10:10", **{CKPT: "2026-12-02T11:09:00Z"}),
-        *members,
     ]  # fmt: skip
     snap = build_snapshot([("t", o) for o in objs])
     queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
@@ -197,3 +205,110 @@ def test_no_pod_is_evicted_for_a_workload_that_still_would_not_fit() -> None:
     assert not decision.admitted and decision.evicted == {}
     assert {"default/b1", "default/b2"} <= set(engine.scheduler.cluster.placement)
     assert session.book.usage["b"]["nvidia.com/gpu"] == 8000
+
+
+def pdb(name: str, allowed: int, **match: str) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": match}, "minAvailable": 1},
+            "status": {"disruptionsAllowed": allowed}}  # fmt: skip
+
+
+def three_full_nodes(*pdbs: dict[str, Any]) -> Scheduler:
+    """The first test's cluster (costs a1 2400, b1 1200, c1 240), pods labelled app=<node>, tier=batch."""
+    pods = [
+        running("a1", "a", "10:00", **{"kubegpu.io/checkpoint-interval-seconds": "1800"}),
+        running("b1", "b", "11:05"),
+        running("c1", "c", "10:10", **{CKPT: "2026-12-02T11:09:00Z"}),
+    ]
+    for p in pods:
+        p["metadata"]["labels"] = {"app": p["spec"]["nodeName"], "tier": "batch"}
+    return scheduler(*nodes("a", "b", "c"), *pods, *pdbs)
+
+
+def test_a_pdb_steers_the_gang_to_victims_that_break_no_budget() -> None:
+    """kube-scheduler prefers fewer PDB violations before anything else (pickOneNodeForPreemption's
+    first criterion). c1 is covered by a PDB allowing 0 disruptions: evicting it would violate, so the
+    non-violating units go first — b1 (1200), then a1 (2400) — and the gang fits on a and b: 3600
+    GPU-seconds instead of 1440, no violation."""
+    s = three_full_nodes(pdb("keep-c", 0, app="c"))
+    found = preempt_for_gang(s, preemptor(2), cost)
+    assert found.ok
+    assert sorted(p.name for u in found.victims for p in u.pods) == ["a1", "b1"]
+    assert (found.cost, found.pdb_violations) == (3600, 0)
+
+
+def test_pdb_violations_are_avoided_not_forbidden() -> None:
+    """Every pod is under a PDB allowing 0 disruptions: all three units are violating, so the choice
+    falls back to cost — c1 + b1 (1440) — and the two violating victims are counted, as upstream's
+    numViolatingVictim counts them."""
+    s = three_full_nodes(pdb("all", 0, tier="batch"))
+    found = preempt_for_gang(s, preemptor(2), cost)
+    assert found.ok
+    assert sorted(p.name for u in found.victims for p in u.pods) == ["b1", "c1"]
+    assert (found.cost, found.pdb_violations) == (1440, 1 + 1)
+
+
+def test_a_pdb_allowance_is_spent_in_eviction_order() -> None:
+    """One PDB over all three allowing 1 disruption. filterPodsWithPDBViolation walks the units in the
+    order they would be evicted (cheapest first): c1 spends the allowance (non-violating), b1 and a1
+    would drive it below zero (violating). c1 is removed first, is not enough alone, then b1 (the
+    cheaper violating unit): victims c1 + b1, one violation."""
+    s = three_full_nodes(pdb("one", 1, tier="batch"))
+    found = preempt_for_gang(s, preemptor(2), cost)
+    assert sorted(p.name for u in found.victims for p in u.pods) == ["b1", "c1"]
+    assert found.pdb_violations == 1
+
+
+def test_batch_session_reports_the_pdb_violations_of_a_gang_preemption() -> None:
+    """Through the admission cycle, the decision carries the count (JSON ``pdbViolations``)."""
+    victims = [
+        running("b1", "b", "11:05"),
+        running("c1", "c", "10:10", **{CKPT: "2026-12-02T11:09:00Z"}),
+    ]
+    for p in victims:
+        p["metadata"]["labels"] = {"tier": "batch"}
+    objs = [*pending_gang(), *nodes("b", "c"), *victims, pdb("all", 0, tier="batch")]
+    snap = build_snapshot([("t", o) for o in objs])
+    queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
+    session = BatchSession(Engine(snap, kubegpu_profile()).scheduler, snap, queues, cohorts, groups, now=NOW)
+    (decision,) = session.run()
+    assert decision.admitted and decision.evicted == {"default/b1": 1200, "default/c1": 240}
+    assert decision.to_dict()["pdbViolations"] == 2
+
+
+def test_reclaim_ranks_borrowers_by_their_cost_at_the_decision() -> None:
+    """As the simulator drives the session: workloads arrive unstarted and are admitted with their start
+    time. Queue b (nominal 0) borrows both GPUs of queue a (nominal 2): p2 started 10:00 checkpointing
+    every 1800 s, p1 started 10:50 without checkpoints. At 11:10 a claims 1 GPU back. Costs then:
+    p2 = 1 × (4200 mod 1800) = 600, p1 = 1 × 1200 = 1200 → p2 goes. (Costing the arrival records,
+    which have no start time, reads 0 for both and the name would pick p1.)"""
+    objs = [
+        {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuCohort", "metadata": {"name": "org"}},
+        *({"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": q},
+           "spec": {"cohort": "org", "nominalQuota": {"nvidia.com/gpu": n}}} for q, n in (("a", "2"), ("b", "0"))),
+        make_node("n").gpus(2).obj(),
+    ]  # fmt: skip
+    snap = build_snapshot([("t", o) for o in objs])
+    queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
+    session = BatchSession(Engine(snap, kubegpu_profile()).scheduler, snap, queues, cohorts, groups, now=NOW)
+
+    def job(name: str, queue: str, **annotations: str) -> Workload:
+        raw = make_pod(name).gpu(1).labels(**{"kubegpu.io/queue": queue}).obj()
+        raw["metadata"]["annotations"] = annotations
+        return Workload(f"default/{name}", queue, (parse_pod(raw, "t"),))
+
+    for w, started in (
+        (job("p2", "b", **{"kubegpu.io/checkpoint-interval-seconds": "1800"}), "10:00"),
+        (job("p1", "b"), "10:50"),
+    ):
+        at = datetime.fromisoformat(f"2026-12-02T{started}:00+00:00")
+        session.now = at
+        session.arrive(w)
+        pods = tuple(replace(p, start_time=at.strftime("%Y-%m-%dT%H:%M:%SZ")) for p in w.pods)
+        assert session.admit(replace(w, pods=pods)).admitted
+    session.now = NOW
+    claim = job("claim", "a")
+    session.arrive(claim)
+    decision = session.admit(claim)
+    assert decision.admitted and decision.evicted == {"default/p2": 600}

@@ -8,17 +8,27 @@ cluster journal:
    with all its running members (a gang is never split). Units are tried cheapest first by the GPU-time
    they would lose since their last checkpoint (``model.podgroup.eviction_cost``), then lower priority,
    then name.
-2. Units are removed one by one until every member of the gang places (through the core's
-   ``schedule_one``, device allocation included). None fits even with all of them gone → nothing is
-   evicted.
-3. Reprieve, as DefaultPreemption does for one node: the chosen units are put back one at a time, the
-   most expensive first, and stay back whenever the gang still places without them; what remains are
-   the victims.
-4. Everything is rolled back; the caller evicts the victims for real and places the gang.
+2. PodDisruptionBudgets, as kube-scheduler weighs them: upstream's ``filterPodsWithPDBViolation`` walks
+   the potential victims in order, each pod spending one ``status.disruptionsAllowed`` of every PDB that
+   selects it (a PDB with an empty selector selects nothing), and a pod that drives any budget below zero
+   is *violating*; a unit is violating when any of its pods is (upstream's workload-aware preemption
+   groups pods the same way). The walk here is the cheapest-first order, so the budget is spent on the
+   units we would rather evict. Violations are avoided, never forbidden: fewest PDB violations is
+   ``pickOneNodeForPreemption``'s first criterion, ahead of everything else.
+3. Units are removed one by one, non-violating ones first, each group cheapest first, until every
+   member of the gang places (through the core's ``schedule_one``, device allocation included). None
+   fits even with all of them gone → nothing is evicted.
+4. Reprieve, as ``selectVictimsOnNode`` does for one node: the chosen units are put back one at a time,
+   the violating ones first, each group the most expensive first, and stay back whenever the gang still
+   places without them; what remains are the victims, and ``pdb_violations`` counts the violating
+   units among them (upstream's ``numViolatingVictim``).
+5. Everything is rolled back; the caller evicts the victims for real and places the gang.
 
 Worked example (tests): three full 4-GPU nodes whose pods would lose 2400, 1200 and 240 GPU-seconds;
 a gang of two 4-GPU pods of higher priority evicts the 240 and the 1200 ones (1440 in all) and leaves
-the 2400 one running.
+the 2400 one running. With a PDB that allows no disruption over the 240 one, the gang evicts the 1200
+and 2400 ones instead (3600, no violation); with PDBs over all three, it evicts the cheapest two and
+reports two violations.
 """
 
 from __future__ import annotations
@@ -28,9 +38,10 @@ from dataclasses import dataclass, field
 
 from kubegpu.batch import gang
 from kubegpu.batch.workloads import Workload
-from kubegpu.model.objects import Pod
+from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.model.podgroup import group_key
 from kubegpu.scheduler.device_ledger import Assignment
+from kubegpu.scheduler.plugins.default_preemption import split_by_pdb
 from kubegpu.scheduler.schedule_one import Scheduler
 
 
@@ -48,6 +59,7 @@ class Unit:
 class GangPreemption:
     victims: list[Unit] = field(default_factory=list)
     ok: bool = False
+    pdb_violations: int = 0  # victim units whose eviction breaks a PodDisruptionBudget
 
     @property
     def cost(self) -> int:
@@ -79,6 +91,13 @@ def eviction_units(
     return units
 
 
+def violating_units(units: list[Unit], pdbs: list[PodDisruptionBudget]) -> set[str]:
+    """Names of the units that would break a PDB, walking ``units`` in order (see the module docstring)."""
+    violating, _ = split_by_pdb([p for u in units for p in u.pods], pdbs)
+    keys = {p.key for p in violating}
+    return {u.name for u in units if any(p.key in keys for p in u.pods)}
+
+
 def preempt_for_gang(
     scheduler: Scheduler,
     workload: Workload,
@@ -91,6 +110,8 @@ def preempt_for_gang(
     cluster = scheduler.cluster
     exclude: set[str] = {p.key for p in workload.pods}
     units = eviction_units(scheduler, workload.priority, exclude, cost, protected)
+    violating = violating_units(units, scheduler.framework.handle.pdbs)
+    units.sort(key=lambda u: u.name in violating)  # stable: cheapest first within each group
     mark = cluster.mark()
     removed: list[Unit] = []
     result = GangPreemption()
@@ -109,7 +130,7 @@ def preempt_for_gang(
         if not result.ok:
             return result
         victims = list(removed)
-        for unit in sorted(removed, key=lambda u: (-u.cost, -u.priority, u.name)):
+        for unit in sorted(removed, key=lambda u: (u.name not in violating, -u.cost, -u.priority, u.name)):
             back = cluster.mark()
             for p in unit.pods:
                 idx, assignment, assumed = _removed_from(scheduler, p)
@@ -119,6 +140,7 @@ def preempt_for_gang(
             else:
                 cluster.rollback(back)
         result.victims = victims
+        result.pdb_violations = sum(1 for u in victims if u.name in violating)
         return result
     finally:
         cluster.rollback(mark)

@@ -4,7 +4,11 @@
   ``spec.borrowingLimit``, ``spec.lendingLimit`` (resource lists, Kubernetes quantities). Pods join a
   queue with the label ``kubegpu.io/queue``.
 - ``kubegpu.io/v1alpha1 GpuCohort``: ``spec.parent`` makes cohorts a tree (borrowing reaches the whole
-  tree under the root).
+  tree under the root); ``spec.admissionFairSharing.usageHalfLifeTime`` (and ``usageSamplingInterval``,
+  default ``5m`` as in Kueue), Go durations, turn on decayed historical usage for the fair share of
+  the queues under it (``batch.fair_share``). A GpuQueue's
+  ``status.fairSharing.admissionFairSharingStatus`` (``consumedResources``, ``lastUpdate``: Kueue's
+  LocalQueue status) carries that history between runs.
 - ``PodGroup`` of Volcano (``scheduling.volcano.sh/v1beta1``: ``spec.minMember``, ``spec.queue``; pods
   carry the annotation ``scheduling.k8s.io/group-name``) and of the scheduler-plugins coscheduling API
   (``scheduling.x-k8s.io/v1alpha1``: ``spec.minMember``; pods carry the label
@@ -13,17 +17,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.model.parse import describe
+from kubegpu.model.podgroup import parse_time
 from kubegpu.model.quantity import QuantityError, parse_quantity, to_milli
 from kubegpu.model.resources import ResourceList
 
 QUEUE_LABEL = "kubegpu.io/queue"
 DEFAULT_QUEUE = "default"
+DEFAULT_SAMPLING_S = 300.0  # Kueue defaults usageSamplingInterval to 5m
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
 @dataclass(frozen=True)
@@ -34,12 +44,16 @@ class Queue:
     nominal: ResourceList = field(default_factory=dict)
     borrowing_limit: ResourceList | None = None  # None: may borrow everything the cohort lends
     lending_limit: ResourceList | None = None  # None: lends all its unused quota
+    consumed: ResourceList | None = None  # decayed historical usage recorded in its status
+    consumed_at: datetime | None = None  # when that was last brought up to date
 
 
 @dataclass(frozen=True)
 class Cohort:
     name: str
     parent: str = ""
+    usage_half_life_s: float | None = None  # None: fair share from current usage only
+    usage_sampling_s: float = DEFAULT_SAMPLING_S
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,66 @@ def _positive_int(value: Any, source: str, obj: str, field_: str) -> int:
     return value
 
 
+def go_duration(value: Any, source: str, obj: str, field_: str) -> float:
+    """Seconds in a Go duration string (``metav1.Duration``: ``168h``, ``1h30m``, ``90s``, ``1.5h``)."""
+    text = value if isinstance(value, str) else ""
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _GO_DURATION.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _GO_UNITS[m.group(2)]
+        pos = m.end()
+    if not text or pos != len(text):
+        raise InputError(
+            f"not a duration (like 168h, 30m or 1h30m): {value!r}", source=source, obj=obj, field=field_
+        )
+    return total
+
+
+def _fair_sharing(spec: Mapping[str, Any], source: str, obj: str) -> tuple[float | None, float]:
+    """``spec.admissionFairSharing`` of a GpuCohort: (half-life, sampling interval) in seconds."""
+    raw = spec.get("admissionFairSharing")
+    if raw is None:
+        return None, DEFAULT_SAMPLING_S
+    where = "spec.admissionFairSharing"
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object", source=source, obj=obj, field=where)
+    if "usageHalfLifeTime" not in raw:
+        raise InputError(
+            "required field is missing", source=source, obj=obj, field=f"{where}.usageHalfLifeTime"
+        )
+    half_life = go_duration(raw["usageHalfLifeTime"], source, obj, f"{where}.usageHalfLifeTime")
+    sampling = go_duration(
+        raw.get("usageSamplingInterval", "5m"), source, obj, f"{where}.usageSamplingInterval"
+    )
+    for value, name in ((half_life, "usageHalfLifeTime"), (sampling, "usageSamplingInterval")):
+        if value <= 0:
+            raise InputError("must be a positive duration", source=source, obj=obj, field=f"{where}.{name}")
+    return half_life, sampling
+
+
+def _consumed(raw: Mapping[str, Any], source: str, obj: str) -> tuple[ResourceList | None, datetime | None]:
+    """A GpuQueue's recorded history: ``status.fairSharing.admissionFairSharingStatus``."""
+    status = raw.get("status") or {}
+    fs = status.get("fairSharing") if isinstance(status, Mapping) else None
+    afs = fs.get("admissionFairSharingStatus") if isinstance(fs, Mapping) else None
+    if afs is None:
+        return None, None
+    where = "status.fairSharing.admissionFairSharingStatus"
+    if not isinstance(afs, Mapping):
+        raise InputError("expected an object", source=source, obj=obj, field=where)
+    consumed = _resources(afs.get("consumedResources"), source, obj, f"{where}.consumedResources")
+    text = afs.get("lastUpdate")
+    at = parse_time(str(text)) if text else None
+    if at is None or at.tzinfo is None:
+        raise InputError(
+            f"expected an RFC 3339 time, got {text!r}", source=source, obj=obj, field=f"{where}.lastUpdate"
+        )
+    return consumed, at
+
+
 def _spec(raw: Mapping[str, Any], source: str) -> Mapping[str, Any]:
     spec = raw.get("spec") or {}
     if not isinstance(spec, Mapping):
@@ -97,6 +171,7 @@ def parse_batch_objects(
             kind = raw.get("kind")
             if kind == "GpuQueue":
                 weight = _positive_int(spec.get("weight", 1), source, obj, "spec.weight")
+                consumed, consumed_at = _consumed(raw, source, obj)
                 queues[name] = Queue(
                     name=name,
                     cohort=str(spec.get("cohort") or ""),
@@ -106,9 +181,11 @@ def parse_batch_objects(
                     if "borrowingLimit" in spec else None,
                     lending_limit=_resources(spec["lendingLimit"], source, obj, "spec.lendingLimit")
                     if "lendingLimit" in spec else None,
+                    consumed=consumed, consumed_at=consumed_at,
                 )  # fmt: skip
             elif kind == "GpuCohort":
-                cohorts[name] = Cohort(name, str(spec.get("parent") or ""))
+                half_life, sampling = _fair_sharing(spec, source, obj)
+                cohorts[name] = Cohort(name, str(spec.get("parent") or ""), half_life, sampling)
             else:  # PodGroup, Volcano or coscheduling
                 mm = _positive_int(spec.get("minMember", 1), source, obj, "spec.minMember")
                 ns = str(meta.get("namespace") or "default")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kubegpu.batch.fair_share import ConsumedUsage
 from kubegpu.batch.objects import Cohort, Queue
 from kubegpu.batch.workloads import Workload
 from kubegpu.model.quantity import format_milli
@@ -48,6 +49,9 @@ class QuotaBook:
         self.cohorts = dict(cohorts)
         self.usage: dict[str, ResourceList] = {q: {} for q in queues}
         self.root = {q.name: root_of(q, cohorts) for q in queues.values()}
+        # decayed historical usage, for queues whose cohort asks for it (set by the session, which owns
+        # the clock)
+        self.consumed: ConsumedUsage | None = None
 
     def tree(self, queue: str) -> list[Queue]:
         return [q for q in self.queues.values() if self.root[q.name] == self.root[queue]]
@@ -110,9 +114,16 @@ class QuotaBook:
                 self.charge(w.queue, w.requests)
         return self
 
+    def share_usage(self, queue: str) -> Mapping[str, float]:
+        """What the fair share counts: the decayed consumed usage where configured, else current usage."""
+        if self.consumed is not None and queue in self.consumed.decay:
+            return self.consumed.consumed[queue]
+        return self.usage[queue]
+
     def dominant_share(self, queue: str, totals: Mapping[str, int]) -> float:
-        """DRF: the largest fraction of any cluster resource the queue holds, divided by its weight."""
-        usage = self.usage[queue]
+        """DRF: the largest fraction of any cluster resource the queue holds (or, with decay, has
+        consumed: ``batch.fair_share``), divided by its weight."""
+        usage = self.share_usage(queue)
         share = max((usage.get(r, 0) / t for r, t in totals.items() if t > 0), default=0.0)
         return share / self.queues[queue].weight
 

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubegpu.batch import gang
+from kubegpu.batch.fair_share import ConsumedUsage
 from kubegpu.batch.gang_preemption import preempt_for_gang
 from kubegpu.batch.objects import Cohort, PodGroup, Queue
 from kubegpu.batch.quota import QuotaBook
@@ -47,6 +48,7 @@ class Decision:
     position: int = 0  # 1-based position in its queue when the cycle started
     borrowed: dict[str, int] = field(default_factory=dict)
     evicted: dict[str, int] = field(default_factory=dict)  # victim pod key → GPU-seconds lost
+    pdb_violations: int = 0  # victim units of a gang's preemption that break a PodDisruptionBudget
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +57,7 @@ class Decision:
             "pods": len(self.workload.pods), "minMember": self.workload.min_member,
             "borrowed": {r: format_milli(r.removeprefix("requests."), v) for r, v in self.borrowed.items()},
             "evicted": self.evicted, "gpuSecondsLost": sum(self.evicted.values()),
+            "pdbViolations": self.pdb_violations,
         }  # fmt: skip
 
 
@@ -71,13 +74,26 @@ class BatchSession:
         protect_nominal: bool = False,
     ) -> None:
         self.scheduler = scheduler
-        self.now = now or datetime.now(UTC)
+        self._now = now or datetime.now(UTC)
         self.preempt = preempt
         self.protect_nominal = protect_nominal
         self.all: dict[str, Workload] = {w.key: w for w in workloads(snapshot.pods, groups)}
         self.book = QuotaBook(queues, cohorts).charge_admitted(self.all.values())
+        self.book.consumed = ConsumedUsage(queues, cohorts, self.book.usage, self._now)
         self.owner = {p.key: w for w in self.all.values() for p in w.pods}
         self.refresh_totals()
+
+    @property
+    def now(self) -> datetime:
+        """The session's clock: eviction costs are measured and decayed usage is advanced to it (the
+        simulator sets it to its simulated time, so nothing here reads the wall clock in a replay)."""
+        return self._now
+
+    @now.setter
+    def now(self, value: datetime) -> None:
+        assert self.book.consumed is not None
+        self.book.consumed.advance(value, self.book.usage)  # the usage held since the last tick
+        self._now = value
 
     def refresh_totals(self) -> None:
         """Cluster totals for DRF shares (again after nodes come or go)."""
@@ -153,8 +169,13 @@ class BatchSession:
                 )
         placement = gang.place(self.scheduler, w)
         evicted: dict[str, int] = dict(reclaimed)
+        violations = 0
         if not placement.ok and self.preempt:
-            evicted.update(self._preempt_for_gang(w) if w.gang else self._preempt_for(w.pods[0]))
+            if w.gang:
+                more, violations = self._preempt_for_gang(w)
+            else:
+                more = self._preempt_for(w.pods[0])
+            evicted.update(more)
             if len(evicted) > len(reclaimed):
                 placement = gang.place(self.scheduler, w)
         if not placement.ok:
@@ -162,10 +183,12 @@ class BatchSession:
             return Decision(w, False, reason, position=position, evicted=evicted)
         if managed:
             self.book.charge(w.queue, w.requests)
+            assert self.book.consumed is not None
+            self.book.consumed.admitted(w.queue, w.requests)
         note = "" if managed else f"queue {w.queue!r} is not defined: no queue quota applies"
         return Decision(
             w, True, note, {p.key: n for p, n, _ in placement.placed}, position,
-            dict(check.borrowing or {}) if check is not None else {}, evicted,
+            dict(check.borrowing or {}) if check is not None else {}, evicted, violations,
         )  # fmt: skip
 
     def _reclaim_for(self, w: Workload) -> dict[str, int]:
@@ -184,13 +207,18 @@ class BatchSession:
         if not within_nominal:
             return {}
         tree = {q.name for q in self.book.tree(w.queue)} - {w.queue}
+        cluster = self.scheduler.cluster
+        # cost the pods as they run in the cluster (started, checkpoint annotations), not as they
+        # arrived: a workload's own record may predate its start
         candidates = [
-            v for v in self.all.values()
-            if v.queue in tree and all(p.key in self.scheduler.cluster.placement for p in v.pods)
+            (v, [cluster.pods_on[cluster.placement[p.key]][p.key] for p in v.pods]) for v in self.all.values()
+            if v.queue in tree and all(p.key in cluster.placement for p in v.pods)
         ]  # fmt: skip
-        candidates.sort(key=lambda v: (v.priority, sum(eviction_cost(p, self.now) for p in v.pods), v.key))
+        candidates.sort(
+            key=lambda c: (c[0].priority, sum(eviction_cost(p, self.now) for p in c[1]), c[0].key)
+        )
         costs: dict[str, int] = {}
-        for victim in candidates:
+        for victim, running in candidates:
             if self.book.check(w.queue, w.requests).fits:
                 break
             borrowed = self.book.borrowed(victim.queue)
@@ -198,8 +226,8 @@ class BatchSession:
                 victim.requests.get(r, 0) and borrowed.get(r, 0) >= victim.requests[r] for r in managed
             ):
                 continue  # evicting it would push its queue below nominal: not borrowed capacity
-            for pod in victim.pods:
-                self.scheduler.cluster.remove_pod(pod)
+            for pod in running:
+                cluster.remove_pod(pod)
                 costs[pod.key] = eviction_cost(pod, self.now)
             self.book.charge(victim.queue, victim.requests, sign=-1)
         return costs
@@ -223,12 +251,13 @@ class BatchSession:
             return False
         return not self.book.borrowed(owner.queue)
 
-    def _preempt_for_gang(self, w: Workload) -> dict[str, int]:
-        """All-or-nothing preemption for a gang: evict the cheapest victims only if all of it then fits."""
+    def _preempt_for_gang(self, w: Workload) -> tuple[dict[str, int], int]:
+        """All-or-nothing preemption for a gang: evict the cheapest victims only if all of it then fits;
+        returns what each victim cost and how many victim units break a PodDisruptionBudget."""
         found = preempt_for_gang(
             self.scheduler, w, lambda p: eviction_cost(p, self.now), lambda p: self._protected(p, w.queue)
         )
-        return {p.key: self._evict(p) for unit in found.victims for p in unit.pods}
+        return {p.key: self._evict(p) for unit in found.victims for p in unit.pods}, found.pdb_violations
 
     def _preempt_for(self, pod: Pod) -> dict[str, int]:
         """Run the profile's PostFilter (preemption) for ``pod``; evict the victims it names, give their

@@ -222,14 +222,22 @@ def _shown(resources: dict[str, int], nominal: dict[str, int]) -> dict[str, str]
 
 
 def queue_rows(session: BatchSession) -> list[dict[str, Any]]:
-    """Each queue's nominal quota, usage, borrowing and weighted dominant share, before the cycle."""
+    """Each queue's nominal quota, usage, borrowing, decayed consumed usage (where its cohort sets a
+    half-life) and the weighted dominant share the admission order uses, before the cycle."""
     book = session.book
+    decay = book.consumed.decay if book.consumed is not None else {}
     rows = []
     for name, queue in sorted(book.queues.items()):
+        consumed = None
+        if name in decay:
+            milli = {r: round(v) for r, v in book.share_usage(name).items()}
+            consumed = _shown({r: v for r, v in milli.items() if v}, queue.nominal)
         rows.append({
             "queue": name, "cohort": queue.cohort or None, "weight": queue.weight,
             "nominal": _shown(queue.nominal, queue.nominal), "used": _shown(book.usage[name], queue.nominal),
             "borrowed": _shown(book.borrowed(name), queue.nominal),
+            "usageHalfLifeSeconds": decay[name].half_life_s if name in decay else None,
+            "consumed": consumed,
             "share": round(book.dominant_share(name, session.totals), 4),
         })  # fmt: skip
     return rows
@@ -241,11 +249,25 @@ def _res(d: dict[str, str]) -> str:
 
 def queues_table(data: dict[str, Any]) -> None:
     table = Table(title="queues (before this admission cycle)", title_justify="left")
-    for col in ("queue", "cohort", "weight", "nominal", "used", "borrowed", "DRF share"):
+    for col in (
+        "queue",
+        "cohort",
+        "weight",
+        "nominal",
+        "used",
+        "borrowed",
+        "consumed (decayed)",
+        "DRF share",
+    ):
         table.add_column(col, overflow="fold")
     for q in data["queues"]:
+        consumed = (
+            ""
+            if q["consumed"] is None
+            else f"{_res(q['consumed'])} (half-life {q['usageHalfLifeSeconds']:g} s)"
+        )
         table.add_row(q["queue"], q["cohort"] or "", str(q["weight"]), _res(q["nominal"]), _res(q["used"]),
-                      _res(q["borrowed"]), f"{q['share']:.3f}")  # fmt: skip
+                      _res(q["borrowed"]), consumed, f"{q['share']:.3f}")  # fmt: skip
     console.print(table)
     table = Table(title=f"admission cycle (costs measured at {data['now']})", title_justify="left")
     for col in ("#", "workload", "queue", "pods", "result"):

@@ -23,7 +23,10 @@ Arms (same cluster, same placement policy — BestFit — and the same seed):
 - ``queues+gang+ckpt-preemption``: the same plus reclaim of borrowed quota, CheckpointAwarePreemption
   for single pods and all-or-nothing gang preemption, all choosing victims by GPU-time lost; a queue
   within its nominal quota never loses pods to another queue (Kueue's rule against flapping).
-  ``queues+gang+ckpt-preemption-by-priority`` drops that protection (priority alone decides).
+  ``queues+gang+ckpt-preemption-by-priority`` drops that protection (priority alone decides);
+  ``queues+gang+ckpt-preemption+decay`` keeps it and orders queues by decayed historical usage
+  (the cohort's ``admissionFairSharing``: half-life 1 h of simulated time, sampling 5 min;
+  ``batch.fair_share``) instead of current usage.
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ TEAMS = {
 ARMS = ("kube", "queues+gang", "queues+gang+ckpt-preemption")
 # the third arm with priority alone deciding across queues (no nominal-quota protection): for comparison
 UNPROTECTED = "queues+gang+ckpt-preemption-by-priority"
+# the third arm with the fair share computed from decayed historical usage
+DECAY = "queues+gang+ckpt-preemption+decay"
+DECAY_HALF_LIFE_S = 3600.0
 COHORT = "org"
 POLICY = "BestFit"
 
@@ -121,7 +127,7 @@ def run_arm(
     nodes_fraction: float,
     seed: int,
 ) -> ReplayReport:
-    if arm not in (*ARMS, UNPROTECTED):
+    if arm not in (*ARMS, UNPROTECTED, DECAY):
         raise ValueError(f"unknown arm {arm!r}")
     cluster_nodes = node_subset(nodes, nodes_fraction, seed)
     pods, groups = team_pods(trace, time_scale)
@@ -133,7 +139,8 @@ def run_arm(
         ).run()
     preempt = arm != "queues+gang"
     factory = packing_factory(POLICY, typical, preemption_plugin("batch", preempt))
-    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: Cohort(COHORT)}, groups, arm != UNPROTECTED)
+    cohort = Cohort(COHORT, usage_half_life_s=DECAY_HALF_LIFE_S if arm == DECAY else None)
+    setup = BatchSetup(team_queues(cluster_nodes), {COHORT: cohort}, groups, arm != UNPROTECTED)
     return Replay(
         cluster_nodes,
         pods,
