@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
+from click.testing import CliRunner
 
 from kubegpu.batch.gang_preemption import preempt_for_gang
 from kubegpu.batch.objects import parse_batch_objects
 from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload
+from kubegpu.cli.main import cli
 from kubegpu.explain.engine import Engine
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.podgroup import eviction_cost
@@ -260,8 +265,9 @@ def test_a_pdb_allowance_is_spent_in_eviction_order() -> None:
     assert found.pdb_violations == 1
 
 
-def test_batch_session_reports_the_pdb_violations_of_a_gang_preemption() -> None:
-    """Through the admission cycle, the decision carries the count (JSON ``pdbViolations``)."""
+def test_batch_session_reports_the_pdb_violations_of_a_gang_preemption(tmp_path: Path) -> None:
+    """Through the admission cycle, the decision carries the count (JSON ``pdbViolations``), and
+    ``kubegpu queues`` prints it."""
     victims = [
         running("b1", "b", "11:05"),
         running("c1", "c", "10:10", **{CKPT: "2026-12-02T11:09:00Z"}),
@@ -275,6 +281,10 @@ def test_batch_session_reports_the_pdb_violations_of_a_gang_preemption() -> None
     (decision,) = session.run()
     assert decision.admitted and decision.evicted == {"default/b1": 1200, "default/c1": 240}
     assert decision.to_dict()["pdbViolations"] == 2
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(objs), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["queues", "--snapshot", str(path), "--now", "2026-12-02T11:10:00Z"]).output
+    assert "(1440 GPU-seconds lost, 2 PodDisruptionBudget violation(s))" in " ".join(out.split())
 
 
 def test_reclaim_ranks_borrowers_by_their_cost_at_the_decision() -> None:

@@ -277,7 +277,13 @@ def queues_table(data: dict[str, Any]) -> None:
             result = Text("admitted: " + ", ".join(f"{p}→{n}" for p, n in d["nodes"].items()), style="green")
             if d["evicted"]:
                 result.append(
-                    f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost)",
+                    f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost"
+                    + (
+                        f", {d['pdbViolations']} PodDisruptionBudget violation(s)"
+                        if d["pdbViolations"]
+                        else ""
+                    )
+                    + ")",
                     style="yellow",
                 )
             if d["reason"]:
