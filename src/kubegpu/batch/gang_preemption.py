@@ -27,8 +27,8 @@ cluster journal:
 Worked example (tests): three full 4-GPU nodes whose pods would lose 2400, 1200 and 240 GPU-seconds;
 a gang of two 4-GPU pods of higher priority evicts the 240 and the 1200 ones (1440 in all) and leaves
 the 2400 one running. With a PDB that allows no disruption over the 240 one, the gang evicts the 1200
-and 2400 ones instead (3600, no violation); with PDBs over all three, it evicts the cheapest two and
-reports two violations.
+and 2400 ones instead (3600, no violation); with a PDB allowing none over all three, it evicts the
+cheapest two and reports two violations.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """One admission cycle over the queues: fair order, quota with borrowing, gang placement (R8, R14.2).
 
 Order (Volcano's and Kueue's ideas, kube-scheduler's rules): among queues with pending workloads, the one
-with the lowest weighted dominant share (DRF) goes next; inside a queue, higher priority, then earlier
-creation. A workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the
+with the lowest weighted dominant share (DRF) goes next — of decayed historical usage where a cohort
+sets ``admissionFairSharing`` (``batch.fair_share``, advanced by the session's clock ``now``); inside a
+queue, higher priority, then earlier creation. A workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the
 core can place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
 for this cycle (best-effort FIFO) with the reason recorded, and its queue's next workload is tried.
 A queue within its nominal quota that is blocked by what cohort queues borrowed reclaims it first
