@@ -140,6 +140,8 @@ def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
     )
     assert "10-min peak 141897 MiB" in memory_detail
     assert memory["objects"] == ["node/gpu-a", "pod/team-a/trainer-0"]
+    # one pod on a whole GPU: a full GPU, but not the time-slicing pitfall
+    assert memory["pitfall"] is None
     idle = found[f"GPU requested but nearly idle for 1h: GPU 0 ({UUID}1) on gpu-b"]
     assert idle["severity"] == "info"
     detail = str(idle["detail"])
@@ -149,6 +151,32 @@ def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
         in detail
     )
     assert "A candidate, not a verdict (R13.3)" in detail and "notebooks" in detail
+    # requested but idle is still taken: the scheduler counts requests (seed §17, pitfall 2)
+    assert idle["pitfall"] == "R17.2" and "counts requests, not utilisation" in detail
+
+
+def test_memory_full_on_a_time_sliced_gpu_is_the_replica_pitfall(prometheus: str, tmp_path: Path) -> None:
+    """The same recording, with gpu-a time-sliced ×2 the way GFD labels it (gpu.count=1,
+    gpu.replicas=2, capacity nvidia.com/gpu=2): trainer-0's replica is full at 98.7 % of the GPU's whole
+    143,770 MiB: the memory finding is pitfall R17.3 (a replica is not 1/2 of the memory)."""
+    objs = [
+        make_node("gpu-a").gpus(2).label("nvidia.com/gpu.count", "1").label("nvidia.com/gpu.replicas", "2")
+        .label("nvidia.com/gpu.sharing-strategy", "time-slicing").obj(),
+        make_node("gpu-b").gpus(2).obj(),
+        make_pod("trainer-0").ns("team-a").gpu(1).owner("Job", "trainer").on("gpu-a").obj(),
+    ]  # fmt: skip
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}))
+    result = CliRunner().invoke(
+        cli, ["inspect", "--snapshot", str(path), "--prometheus", prometheus, "--now", END, "-o", "json"]
+    )
+    memory = _device_findings(result.stdout)[f"memory over 95% for 15m on GPU 0 ({UUID}0) on gpu-a"]
+    assert memory["pitfall"] == "R17.3"
+    assert memory["objects"] == ["node/gpu-a", "pod/team-a/trainer-0"]
+    assert (
+        "time-sliced (nvidia.com/gpu.replicas=2 on gpu-a): a replica is a turn on the GPU, not 1/2 of its memory"
+        in str(memory["detail"])
+    )
 
 
 def test_before_the_xid_only_warnings_remain(prometheus: str, snapshot: Path) -> None:

@@ -109,7 +109,12 @@ def _finding_panel(f: Finding) -> None:
         body.append(f"  $ {cmd}\n", style="cyan")
     console.print(
         Panel(
-            body, title=Text(f"{f.severity}: {f.title}", style=SEVERITY_STYLE[f.severity]), title_align="left"
+            body,
+            title=Text(
+                f"{f.severity}: {f.title}" + (f" [pitfall {f.pitfall}]" if f.pitfall else ""),
+                style=SEVERITY_STYLE[f.severity],
+            ),
+            title_align="left",
         )
     )
 

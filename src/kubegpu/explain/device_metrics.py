@@ -15,7 +15,11 @@ urllib, over the series ``kubegpu exporter`` writes (dcgm-exporter's names and l
 * requests high while utilisation is low: the 15-min averages of ``DCGM_FI_DEV_GPU_UTIL`` and
   ``DCGM_FI_DEV_MEM_COPY_UTIL`` below 10 % throughout the last hour on a GPU a container holds
   (``kubegpu_gpu_allocated_containers``), reported as a candidate with R13.3's caveats and the GPU
-  requests of the pod(s) the snapshot places there, plus ``kubegpu_gpu_seconds_since_process``.
+  requests of the pod(s) the snapshot places there, plus ``kubegpu_gpu_seconds_since_process``: the
+  scheduler counts requests, not utilisation (pitfall R17.2).
+
+Memory near full on a shared GPU (the node time-sliced, ``nvidia.com/gpu.replicas`` > 1, or several pods on
+the device) is pitfall R17.3: replicas share one GPU's memory, none has 1/N of it.
 
 A device several containers share (time-slicing) carries one copy of each series per container: findings
 are per device (Hostname, UUID, MIG instance), naming every pod on it.
@@ -31,6 +35,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kubegpu.devices.node_devices import REPLICAS_LABEL
 from kubegpu.errors import KubegpuError
 from kubegpu.explain.findings import Finding
 from kubegpu.exporter import fields as F
@@ -135,6 +140,13 @@ def _holders(snapshot: ClusterSnapshot, host: str, from_series: list[str]) -> li
     )
 
 
+def _replicas(snapshot: ClusterSnapshot, host: str) -> int:
+    """The node's time-slicing replicas per GPU, as GFD labels it (1 when not shared or unknown)."""
+    node = snapshot.node(host)
+    raw = node.labels.get(REPLICAS_LABEL, "1") if node is not None else "1"
+    return int(raw) if raw.isdigit() else 1
+
+
 def _requests(snapshot: ClusterSnapshot, pods: list[str]) -> str:
     parts = []
     for key in pods:
@@ -199,14 +211,24 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
         start = full_since.get(key)
         lasting = f"over {NEAR_FULL:.0%} for {(at.timestamp() - start) / 60:.0f} min, since " \
             f"{datetime.fromtimestamp(start, UTC):%Y-%m-%dT%H:%M:%SZ}" if start is not None else ""  # fmt: skip
+        replicas = _replicas(snapshot, key[0])
+        shared = replicas > 1 or len(holders) > 1
         out.append(Finding(
             "warning", "workload", f"memory over {NEAR_FULL:.0%} for {WINDOW} on {_name(labels)}",
             [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
             f"at least {ratio:.1%} used at every minute of the last {WINDOW}" + (f" ({lasting})" if lasting else "")
             + f"; 10-min peak {peak:.0f} MiB. A framework's "
             "cache keeps memory by design; what fails is the next allocation, of this pod or, on a shared GPU, of "
-            f"its neighbours (R17.3). Pods: {_requests(snapshot, holders) or 'none known'}",
-            "R13.3, R16", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
+            f"its neighbours (R17.3). Pods: {_requests(snapshot, holders) or 'none known'}"
+            + (f". The GPU is time-sliced ({REPLICAS_LABEL}={replicas} on {key[0]}): a replica is a turn on the GPU, "
+               f"not 1/{replicas} of its memory: every pod on it allocates from the same memory, nothing caps one. "
+               "Fix: cap memory in each application, or give pods that need a memory bound a MIG instance or a "
+               "whole GPU" if shared and replicas > 1 else
+               ". Several pods share this GPU's memory; nothing caps one of them. Fix: cap memory in each "
+               "application, or give them MIG instances or whole GPUs" if shared else ""),
+            "R13.3, R16" + (", R17.3" if shared else ""),
+            [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
+            pitfall="R17.3" if shared else "",
         ))  # fmt: skip
     util, copy = F.GPU_UTIL.name, F.MEM_COPY_UTIL.name
     idle_expr = (
@@ -228,5 +250,6 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             "(R13.3): jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
             "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free (R17.2)",
             "R13.3, R16, R17.2", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
+            pitfall="R17.2",
         ))  # fmt: skip
     return out

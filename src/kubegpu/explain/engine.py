@@ -70,3 +70,12 @@ class Engine:
                 self.cluster.nominate(pod, pod.nominated_node_name)
         self.framework = Framework(self.profile, in_tree_registry(), snapshot.pdbs)
         self.scheduler = Scheduler(self.framework, self.cluster, seed=seed)
+
+    def free(self, resource: str, *, open_only: bool = False) -> dict[str, int]:
+        """Free (allocatable − requested) ``resource`` per node; ``open_only``: Ready, uncordoned nodes only."""
+        views = (self.cluster.view(i) for i in range(len(self.cluster)))
+        return {
+            v.name: max(v.free(resource), 0)
+            for v in views
+            if not open_only or (v.node.ready and not v.node.unschedulable)
+        }

@@ -1,15 +1,18 @@
 """What a snapshot alone shows is wrong or risky on the GPU side (R2, R3.4, R6.1, R7.3, R8, R11.4, R16, R17).
 
 Each finding names the layer at fault, the objects, the numbers, and the next command, so a person can
-act on it without re-deriving anything. Checks:
+act on it without re-deriving anything; a finding that catches one of the six pitfalls of R17 carries its
+id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - GPU labels say a node has GPUs but ``status.capacity`` has no GPU resource: the device plugin never
-  registered (R3.4); host ``nvidia-smi`` working does not make the node schedulable (R17.1);
+  registered (R3.4); host ``nvidia-smi`` working does not make the node schedulable (R17.1), nor does a
+  node whose every GPU is registered unhealthy (allocatable 0);
 - ``nvidia.com/gpu.count`` disagrees with capacity, or allocatable is below capacity (devices reported
   unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones);
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
 - a GPU ResourceQuota at or near its hard limit (R8);
 - pods asking for a GPU resource name no node advertises (R11.4);
 - pods tolerating the GPU taint without requesting a GPU (R17.4);
+- Pending pods whose GPU request the cluster's free GPUs add up to, but no single node has (R17.5);
 - privileged containers on GPU nodes without a GPU request: they see every device (R6.1);
 - NotReady GPU nodes.
 """
@@ -20,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain.engine import Engine
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
     GPU_COUNT_LABEL,
@@ -31,6 +35,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 
 QUOTA_NEAR = 0.9
 
@@ -44,11 +49,13 @@ class Finding:
     detail: str
     requirement: str
     commands: list[str] = field(default_factory=list)
+    pitfall: str = ""  # "R17.n" when the finding is one of the six pitfalls of R17, else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "severity": self.severity, "layer": self.layer, "title": self.title, "objects": self.objects,
             "detail": self.detail, "requirement": self.requirement, "commands": self.commands,
+            "pitfall": self.pitfall or None,
         }  # fmt: skip
 
 
@@ -77,6 +84,7 @@ def find(snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL) -> lis
     out += _pool_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _pod_findings(snapshot)
+    out += _scattered_findings(snapshot)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.severity])
 
@@ -97,17 +105,27 @@ def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 [f"kubectl -n gpu-operator get pods -o wide --field-selector spec.nodeName={node.name}",
                  f"kubectl -n gpu-operator logs <device-plugin-pod-on-{node.name}> --all-containers --tail=200",
                  f"kubectl -n default get node {node.name} -o jsonpath='{{.status.capacity}}'"],
+                pitfall="R17.1",
             ))  # fmt: skip
+        # every GPU registered and none allocatable: the host driver may well work, nothing schedules here
+        none_left = has_gpu_labels(node) and bool(gpus) and not any(node.allocatable.get(r, 0) for r in gpus)
         for r, cap in gpus.items():
             alloc = node.allocatable.get(r, 0)
             if alloc < cap:
                 out.append(Finding(
-                    "warning", "driver/device-plugin", "allocatable GPUs below capacity", [f"node/{node.name}"],
+                    "error" if none_left else "warning", "driver/device-plugin",
+                    "GPU node has no allocatable GPU" if none_left else "allocatable GPUs below capacity",
+                    [f"node/{node.name}"],
                     f"{r}: capacity {format_milli(r, cap)}, allocatable {format_milli(r, alloc)}: "
                     f"{format_milli(r, cap - alloc)} device(s) registered but reported unhealthy (or reserved). "
-                    "Allocatable counts healthy registered devices, not idle ones.",
-                    "R2.1, R16",
+                    "Allocatable counts healthy registered devices, not idle ones."
+                    + (" No GPU pod can schedule here although the GPU labels say the hardware is present: "
+                       "`nvidia-smi` answering on the host proves the driver, not the runtime, the plugin's health "
+                       "checks or allocatable (R17.1). Fix the device health (Xid, ECC) or the plugin, then check "
+                       "allocatable." if none_left else ""),
+                    "R2.1, R16" + (", R17.1" if none_left else ""),
                     [f"kubectl -n default describe node {node.name}", "nvidia-smi -q -d ECC,PAGE_RETIREMENT   # on the host"],
+                    pitfall="R17.1" if none_left else "",
                 ))  # fmt: skip
         count = node.labels.get(GPU_COUNT_LABEL)
         whole = gpus.get("nvidia.com/gpu")
@@ -204,8 +222,10 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             out.append(Finding(
                 "warning", "workload", "pod tolerates the GPU taint but requests no GPU", [f"pod/{pod.key}"],
                 "the toleration lets it onto GPU nodes, where it takes CPU and memory GPU pods need, and it gets "
-                "no device: a toleration neither attracts nor allocates.",
+                "no device: a toleration neither attracts nor allocates. Fix: request nvidia.com/gpu in its limits if it "
+                "needs a GPU, else drop the toleration.",
                 "R5.3, R17.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o jsonpath='{{.spec.tolerations}}'"],
+                pitfall="R17.4",
             ))  # fmt: skip
         privileged = [c.name for c in pod.containers if c.privileged]
         if (
@@ -219,5 +239,43 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 f"containers {', '.join(privileged)} are privileged: they can open every /dev/nvidia* device and bypass "
                 "the device plugin's allocation. Restrict who can create privileged pods.",
                 "R6.1", [f"kubectl -n {pod.namespace} get pod {pod.name} -o jsonpath='{{.spec.containers[*].securityContext}}'"],
+            ))  # fmt: skip
+    return out
+
+
+def scattered(engine: Engine, pod: Pod) -> list[tuple[str, int, int, int]]:
+    """The pod's GPU requests that the free devices of Ready, uncordoned nodes add up to but no one node
+    holds (R17.5): (resource, requested, free in total, most free on one node), milli-units."""
+    out = []
+    for r, need in sorted(fit_request(pod).items()):
+        if not is_gpu(r) or not need:
+            continue
+        free = engine.free(r, open_only=True).values()
+        total, largest = sum(free), max(free, default=0)
+        if total >= need > largest:
+            out.append((r, need, total, largest))
+    return out
+
+
+def _scattered_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    pending = [p for p in snapshot.pending_pods() if any(is_gpu(r) and v for r, v in p.requests.items())]
+    if not pending:
+        return []
+    engine = Engine(snapshot)
+    out = []
+    for pod in pending:
+        for r, need, total, largest in scattered(engine, pod):
+            holding = sorted((n, f) for n, f in engine.free(r, open_only=True).items() if f)
+            spread = ", ".join(f"{n} {format_milli(r, f)}" for n, f in holding)
+            out.append(Finding(
+                "warning", "scheduling",
+                f"{pod.key} needs {format_milli(r, need)} {r} on one node; the free ones are scattered",
+                [f"pod/{pod.key}", *(f"node/{n}" for n, _ in holding)],
+                f"{format_milli(r, total)} {r} are free in total ({spread}), but a pod's devices come from ONE node and "
+                f"the most free on any is {format_milli(r, largest)}: free GPUs on different nodes do not add up. "
+                "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs, "
+                "R14.2), or split the job into several pods under a job framework (R9.1); affinity, taints, CPU and "
+                "memory can rule nodes out as well (`kubegpu explain`).",
+                "R9.2, R17.5", [f"kubegpu explain {pod.key}"], pitfall="R17.5",
             ))  # fmt: skip
     return out

@@ -3,7 +3,8 @@
 On one snapshot: the findings of ``explain.findings`` plus GPU pods Pending for longer than a threshold.
 Against a previous snapshot of the same cluster: nodes gone or back, GPU capacity or allocatable changed
 per node and resource, NVIDIA device plugin pods Ready dropping, Pending GPU pods growing in number or
-waiting longer, quotas crossing 90%. With a Prometheus that scrapes ``kubegpu exporter``, the device
+waiting longer, quotas crossing 90%, and Pending GPU pods deleted only for their controller to create
+another one that is Pending again (R17.6). With a Prometheus that scrapes ``kubegpu exporter``, the device
 findings of ``explain.device_metrics`` (Xid seen, unhealthy GPUs, memory near full for long, requested but
 idle). ``exit_code`` makes it usable from cron or CI: 0 nothing to report, 1 warnings, 2 errors.
 """
@@ -114,6 +115,7 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
         out.append(Finding("warning", "scheduling", "Pending GPU pods growing", [f"pod/{p.key}" for p in pend_after],
                            f"{len(pend_before)} → {len(pend_after)}; still waiting since last time: {', '.join(still) or 'none'}",
                            "R11, R16", ["kubegpu diagnose"]))  # fmt: skip
+    out.extend(_recreated_pending(before, after))
     for q in after.quotas:
         prev = next((o for o in before.quotas if (o.namespace, o.name) == (q.namespace, q.name)), None)
         for r, hard in q.hard.items():
@@ -124,4 +126,40 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
                 out.append(Finding("warning", "quota", f"quota {q.namespace}/{q.name} crossed 90% of {r}",
                                    [f"resourcequota/{q.namespace}/{q.name}"], f"{was:.0%} → {now_used:.0%}", "R8, R16",
                                    [f"kubectl -n {q.namespace} describe resourcequota {q.name}"]))  # fmt: skip
+    return out
+
+
+def _recreated_pending(before: ClusterSnapshot, after: ClusterSnapshot) -> list[Finding]:
+    """R17.6: a controller's Pending GPU pod gone since the last snapshot, and a new one of the same
+    controller (a new uid; a StatefulSet reuses the name) Pending in its place: deleting it fixed nothing."""
+
+    def ident(p: Pod) -> str:
+        return p.uid or p.key
+
+    def by_owner(snap: ClusterSnapshot) -> dict[tuple[str, str, str], list[Pod]]:
+        out: dict[tuple[str, str, str], list[Pod]] = {}
+        for p in snap.pending_pods():
+            if p.owner is not None and is_gpu_pod(p):
+                out.setdefault((p.namespace, p.owner.kind, p.owner.name), []).append(p)
+        return out
+
+    seen_before = {ident(p) for p in before.pods}
+    seen_after = {ident(p) for p in after.pods}
+    now_pending = by_owner(after)
+    out = []
+    for (ns, kind, name), was in sorted(by_owner(before).items()):
+        gone = [p for p in was if ident(p) not in seen_after]
+        new = [p for p in now_pending.get((ns, kind, name), []) if ident(p) not in seen_before]
+        if not (gone and new):
+            continue
+        out.append(Finding(
+            "warning", "workload", f"{kind} {ns}/{name} recreated its deleted Pending pod, Pending again",
+            [f"{kind.lower()}/{ns}/{name}", *dict.fromkeys(f"pod/{p.key}" for p in gone + new)],
+            f"gone since the last snapshot while Pending: {', '.join(p.key for p in gone)}; Pending now in their place: "
+            f"{', '.join(p.key for p in new)}. Deleting a Pending pod does not fix it: the controller creates another "
+            "with the same spec and the cause is still there. Fix what the scheduler's events name (resources, "
+            "constraints, quota, device plugin) or the template.",
+            "R11, R17.6", [f"kubegpu explain {new[0].key}", f"kubectl -n {ns} get events --field-selector involvedObject.name={new[0].name}"],
+            pitfall="R17.6",
+        ))  # fmt: skip
     return out

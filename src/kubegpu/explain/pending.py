@@ -127,12 +127,6 @@ def _ns_cmd(ns: str, rest: str) -> str:
     return f"kubectl -n {ns} {rest}"
 
 
-def _free_on(engine: Engine, resource: str) -> dict[str, int]:
-    """Free (allocatable − requested) ``resource`` per node."""
-    views = (engine.cluster.view(i) for i in range(len(engine.cluster)))
-    return {v.name: max(v.free(resource), 0) for v in views}
-
-
 def _resource_evidence(pod: Pod, view: NodeView) -> list[str]:
     out = []
     for short in insufficient_resources(fit_request(pod), view):
@@ -238,7 +232,7 @@ def _group_advice(engine: Engine, pod: Pod, reason: str, nodes: list[str]) -> tu
                 ],
             )
         need = fit_request(pod).get(resource, 0)
-        free = _free_on(engine, resource)
+        free = engine.free(resource)
         here = [free[n] for n in nodes]
         total, largest = sum(here), max(here, default=0)
         elsewhere = sum(f for n, f in free.items() if n not in nodes)
