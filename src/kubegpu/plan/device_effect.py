@@ -30,10 +30,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kubegpu.devices.node_devices import MEMORY_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.effect import GPU_PREFIX, simulate
+from kubegpu.plan.effect import GPU_PREFIX, Effect, simulate
 from kubegpu.plan.node_ops import checkpoint_warnings, pdb_warnings
+from kubegpu.plan.pitfalls import Pitfall, flagged, scattered_pods
 from kubegpu.plan.procedure import NodeChange
 
 DEVICE_PLUGIN = {
@@ -67,4 +69,28 @@ def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now:
         *pdb_warnings(snapshot, evicted, deleted=True),
         *checkpoint_warnings(evicted),
     )
-    return replace(change, warnings=warnings, details=details)
+    shared = _replica_memory(change, after, effect) if change.kind == "time-slicing" else []
+    return flagged(replace(change, warnings=warnings, details=details), [*shared, *scattered_pods(effect)])
+
+
+def _replica_memory(change: NodeChange, after: Node, effect: Effect) -> list[Pitfall]:
+    """R17.3: the pods that will hold replicas of the node's GPUs once the change is done share each GPU's
+    memory — the moved pods that come back there and the pending ones that land there."""
+    replicas = int(str(change.details.get("replicas", 1)))
+    sharing = [r["pod"] for r in effect.evicted if r["lands"] == after.name] + [
+        r["pod"] for r in effect.newly_schedulable if r["node"] == after.name
+    ]
+    if replicas < 2 or not sharing:
+        return []
+    mib = after.labels.get(MEMORY_LABEL, "")
+    memory = f"{mib} MiB" if mib.isdigit() else "memory"
+    return [
+        Pitfall(
+            "R17.3",
+            (f"node/{after.name}", *(f"pod/{p}" for p in sharing)),
+            f"{', '.join(sharing)} will hold replicas on {after.name}: a replica is a turn on a GPU, not 1/{replicas} "
+            f"of it — each sees the GPU's whole {memory} and up to {replicas} pods allocate from it, nothing caps one. "
+            "Fix: cap memory in each application (and watch the memory-near-full finding of `kubegpu inspect "
+            "--prometheus`), or give pods that need a memory bound MIG instances or whole GPUs.",
+        )
+    ]

@@ -10,7 +10,9 @@ node's capacity and allocatable before → after per ``nvidia.com/*`` resource, 
 server's ResourceQuota admission would refuse (the evicted pod's own usage given back first), and the
 GPU-hours the evictions put at risk (GPU-time since each victim's last checkpoint,
 ``model.podgroup.eviction_cost``). ``kubelet_refusals`` names the pending pods kube-scheduler would bind to
-a changed node where kubelet then fails them at admission.
+a changed node where kubelet then fails them at admission. ``scattered`` names the pods the change leaves
+without a node (newly Pending, or replacements that land nowhere) although the free devices of the open
+nodes add up to their GPU request: none holds it alone (pitfall R17.5).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.quota import namespace_usage, pod_usage
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings import scattered
 from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -45,6 +48,8 @@ class Effect:
     kubelet_rejections: list[dict[str, Any]] = field(
         default_factory=list
     )  # pods kubelet admission would fail
+    # pods left without a node whose GPU request the free devices add up to, on no single node (R17.5)
+    scattered: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +64,7 @@ class Effect:
             "gpu_hours_at_risk": round(self.gpu_hours_at_risk, 2),
             "quota_rejections": self.quota_rejections,
             "kubelet_rejections": self.kubelet_rejections,
+            "scattered": self.scattered,
         }
 
 
@@ -197,6 +203,17 @@ def simulate(
                     "starts": True, "message": adm.message,
                 })  # fmt: skip
         effect.evicted.append(row)
+    # after every replacement has landed: what the open nodes have free is what a naive sum would count
+    stranded = [by_key[r["pod"]] for r in effect.newly_pending] + [
+        replace(by_key[r["pod"]], node_name="", phase="Pending")
+        for r in effect.evicted
+        if r["lands"] is None and r["controller"] and not r["controller"].startswith("DaemonSet/")
+        and r["pod"] not in {q["pod"] for q in effect.quota_rejections}
+    ]  # fmt: skip
+    for pod in stranded:
+        for r, need, total, largest in scattered(after, pod):
+            effect.scattered.append({"pod": pod.key, "resource": r, "requested": need // 1000,
+                                     "free_total": total // 1000, "largest_free": largest // 1000})  # fmt: skip
     b_cap, a_cap = _gpu_allocatable(snapshot.nodes), _gpu_allocatable(after_snap.nodes)
     for r in sorted(set(b_cap) | set(a_cap)):
         if b_cap.get(r, 0) != a_cap.get(r, 0):

@@ -7,7 +7,8 @@ the effect as the scheduling core computes it on the changed snapshot (``plan.ef
 the remaining nodes, and the rollback. Every ``kubectl`` line carries ``-n <namespace>``.
 
 The pool-wide plans (``plan.upgrade``, ``plan.kubelet_policy``) share its canary choice, ``drain_checks``
-(kubectl drain's refusals, PDBs, checkpoints) and ``canary_change``.
+(kubectl drain's refusals, PDBs, checkpoints) and ``canary_change``. The R17 pitfalls a change walks into
+(``plan.pitfalls``) come with every plan: ``details.pitfalls`` and the warnings.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from kubegpu.model.objects import Node, Pod, Taint
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
+from kubegpu.plan.pitfalls import (
+    Pitfall,
+    flagged,
+    scattered_pods,
+    tolerating_without_gpu,
+    without_allocatable,
+)
 from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, label_node, mutate
 
 GPU_PREFIX = "nvidia.com/"
@@ -66,9 +74,10 @@ def moved_pods(pods: Sequence[Pod], stays_lost: Collection[str] = ()) -> tuple[A
 def canary_change(kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], canary: Node, why: str,
                   effect: Effect, summary: str, affected: tuple[AffectedPod, ...], steps: Sequence[Step],
                   rollback: Sequence[Step], warnings: Sequence[str], scope: Mapping[str, Any],
-                  **details: Any) -> NodeChange:  # fmt: skip
-    """The ``NodeChange`` of a change rolled over several nodes from a canary, with the core's effect."""
-    return NodeChange(
+                  pitfalls: Sequence[Pitfall] = (), **details: Any) -> NodeChange:  # fmt: skip
+    """The ``NodeChange`` of a change rolled over several nodes from a canary, with the core's effect and
+    the R17 pitfalls it walks into (``pitfalls``, and the pods it leaves scattered: ``plan.pitfalls``)."""
+    change = NodeChange(
         kind=kind,
         node=canary.name,
         summary=summary,
@@ -87,6 +96,7 @@ def canary_change(kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node],
             **details,
         },
     )
+    return flagged(change, [*pitfalls, *scattered_pods(effect)])
 
 
 def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: bool = False) -> list[str]:
@@ -163,7 +173,7 @@ def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[
 def _change(
     kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], changed: dict[str, Node], evicted: list[Pod],
     now: datetime, summary: str, apply_cmd: str, rollback_cmd: str, verify: Sequence[str],
-    warnings: list[str], scope: dict[str, Any], ns: str,
+    warnings: list[str], scope: dict[str, Any], ns: str, pitfalls: Sequence[Pitfall] = (),
 ) -> NodeChange:  # fmt: skip
     canary, why = choose_canary(snapshot, targets, now)
     effect: Effect = simulate(snapshot, changed, {p.key for p in evicted}, now)
@@ -200,7 +210,8 @@ def _change(
         ),
     )
     return canary_change(kind, snapshot, targets, canary, why, effect, summary, moved_pods(evicted), steps, rollback,
-                         warnings + pdb_warnings(snapshot, evicted) + checkpoint_warnings(evicted), scope)  # fmt: skip
+                         warnings + pdb_warnings(snapshot, evicted) + checkpoint_warnings(evicted), scope,
+                         pitfalls)  # fmt: skip
 
 
 def total_capacity(nodes: Sequence[Node]) -> dict[str, int]:
@@ -244,7 +255,8 @@ def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, val
     summary = f"{'remove' if value is None else 'set'} label {key}{'' if value is None else '=' + value} on {len(targets)} node(s)"
     return _change("label", snapshot, targets, changed, [], now, summary, apply_cmd, rollback_cmd,
                    [f"kubectl -n {ns} get node {{node}} -L {key}"], warnings,
-                   {"pods_selecting_key": [p.key for p in running]}, ns)  # fmt: skip
+                   {"pods_selecting_key": [p.key for p in running]}, ns,
+                   without_allocatable(targets, key, value))  # fmt: skip
 
 
 def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint, remove: bool, now: datetime,
@@ -282,7 +294,8 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
     summary = f"{'remove' if remove else 'add'} taint {spec} on {len(targets)} node(s)"
     return _change("taint", snapshot, targets, changed, evicted, now, summary, apply_cmd, rollback_cmd,
                    [f"kubectl -n {ns} get node {{node}} -o jsonpath='{{{{.spec.taints}}}}'"], warnings,
-                   {"daemonsets_not_tolerating": sorted(daemonsets)}, ns)  # fmt: skip
+                   {"daemonsets_not_tolerating": sorted(daemonsets)}, ns,
+                   [] if remove else tolerating_without_gpu(snapshot, targets, taint))  # fmt: skip
 
 
 def plan_drain(snapshot: ClusterSnapshot, targets: Sequence[Node], now: datetime, *, evict: bool = True,
