@@ -14,6 +14,7 @@ The schema check uses jsonschema (kubernetes-validate's own validator) on the st
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import jsonschema
@@ -22,6 +23,7 @@ import yaml
 
 from kubegpu.batch.objects import parse_batch_objects
 from kubegpu.kube.live import BATCH_LISTED_KINDS
+from kubegpu.live.fair_usage import status_patch
 from tests.conftest import REPO
 from tests.deploy.test_helm_chart import objects
 
@@ -117,3 +119,34 @@ def test_what_the_parser_refuses_the_api_server_refuses(spec: Doc) -> None:
 def test_what_the_parser_accepts_the_api_server_accepts(spec: Doc) -> None:
     assert parses(queue(spec))
     assert valid("GpuQueue", queue(spec))
+
+
+def test_gpuqueue_status_is_a_subresource_holding_what_the_scheduler_writes_and_reads_back() -> None:
+    """The scheduler records decayed usage on the status subresource only (``subresources.status``: the
+    API server then ignores status in writes to the main resource, and spec in writes to ``/status``), in
+    Kueue's LocalQueue shape ``status.fairSharing.admissionFairSharingStatus``. What
+    ``live.fair_usage.status_patch`` writes validates and parses back to the same milli-units: 6828.4
+    milli-GPUs (Kueue's "8 decayed 5 min with 4 running, 10 min half-life") → ``6828m`` → 6828."""
+    (version,) = crds()["GpuQueue"]["spec"]["versions"]
+    assert version["subresources"] == {"status": {}}
+    status = schema_of("GpuQueue")["properties"]["status"]["properties"]["fairSharing"]["properties"]
+    afs = status["admissionFairSharingStatus"]
+    assert set(afs["properties"]) == {"consumedResources", "lastUpdate"} == set(afs["required"])
+    at = datetime(2026, 12, 3, 11, 0, 0, tzinfo=UTC)
+    patch = status_patch({"nvidia.com/gpu": 8000 * 2**-0.5 + 4000 * (1 - 2**-0.5)}, at)
+    assert patch == {
+        "status": {
+            "fairSharing": {
+                "admissionFairSharingStatus": {
+                    "consumedResources": {"nvidia.com/gpu": "6828m"},
+                    "lastUpdate": "2026-12-03T11:00:00Z",
+                }
+            }
+        }
+    }
+    queue = {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": "a"}, **patch}
+    assert valid("GpuQueue", queue)
+    queues, _, _, errors = parse_batch_objects([("test", queue)])
+    assert errors == [] and queues["a"].consumed == {"nvidia.com/gpu": 6828} and queues["a"].consumed_at == at
+    no_time = {**queue, "status": {"fairSharing": {"admissionFairSharingStatus": {"consumedResources": {}}}}}
+    assert not valid("GpuQueue", no_time)

@@ -221,6 +221,8 @@ SCHEDULER_RULES = {
     # queue admission (live/batch.py): ResourceQuotas and the batch CRDs
     *(("", "resourcequotas", v, "") for v in LIST_WATCH),
     *(("kubegpu.io", r, v, "") for r in ("gpuqueues", "gpucohorts") for v in LIST_WATCH),
+    # live/fair_usage.py merge-patches a queue's status.fairSharing through the status subresource
+    ("kubegpu.io", "gpuqueues/status", "patch", ""),
     *((g, "podgroups", v, "") for g in ("scheduling.volcano.sh", "scheduling.x-k8s.io") for v in LIST_WATCH),
     ("", "pods/binding", "create", ""), ("", "pods/eviction", "create", ""), ("", "pods/status", "patch", ""),
     ("events.k8s.io", "events", "create", ""), ("events.k8s.io", "events", "patch", ""),

@@ -60,8 +60,14 @@ def decay_of(queue: Queue, cohorts: Mapping[str, Cohort]) -> Decay | None:
     return found
 
 
+History = Mapping[str, tuple[Mapping[str, float], datetime]]  # queue → (consumed milli-units, as of)
+
+
 class ConsumedUsage:
-    """Each decayed queue's consumed usage (milli-units per resource), kept up to date lazily."""
+    """Each decayed queue's consumed usage (milli-units per resource), kept up to date lazily.
+
+    ``history`` is what a caller kept from an earlier instance (the live scheduler's previous admission
+    cycle); for a queue it wins over the queue's recorded status unless the status is newer."""
 
     def __init__(
         self,
@@ -69,13 +75,18 @@ class ConsumedUsage:
         cohorts: Mapping[str, Cohort],
         usage: Mapping[str, Mapping[str, int]],
         now: datetime,
+        history: History | None = None,
     ) -> None:
         self.decay = {q.name: d for q in queues.values() if (d := decay_of(q, cohorts)) is not None}
         self.consumed: dict[str, dict[str, float]] = {}
         self.updated: dict[str, datetime] = {}
         for name in self.decay:
             q = queues[name]
-            if q.consumed is None or q.consumed_at is None:
+            kept = (history or {}).get(name)
+            if kept is not None and (q.consumed_at is None or kept[1] >= q.consumed_at):
+                self.consumed[name] = dict(kept[0])
+                self.updated[name] = kept[1]
+            elif q.consumed is None or q.consumed_at is None:
                 # no history recorded: start from what the queue holds (Kueue captures current usage)
                 self.consumed[name] = {r: float(v) for r, v in usage[name].items()}
                 self.updated[name] = now

@@ -26,7 +26,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.model.parse import describe
 from kubegpu.model.podgroup import parse_time
-from kubegpu.model.quantity import QuantityError, parse_quantity, to_milli
+from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity, to_milli
 from kubegpu.model.resources import ResourceList
 
 QUEUE_LABEL = "kubegpu.io/queue"
@@ -65,7 +65,9 @@ class PodGroup:
     api: str = ""  # which API it came from, for messages
 
 
-def _resources(raw: Any, source: str, obj: str, field_: str) -> ResourceList:
+def _resources(raw: Any, source: str, obj: str, field_: str, *, exact: bool = False) -> ResourceList:
+    """Quantities per resource in kubegpu's milli-units; ``exact`` keeps a fraction of a count (decayed
+    usage such as ``6828m`` GPUs), where a quota's count rounds up as ``Quantity.Value()``."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -73,7 +75,8 @@ def _resources(raw: Any, source: str, obj: str, field_: str) -> ResourceList:
     out: ResourceList = {}
     for name, q in raw.items():
         try:
-            out[str(name)] = to_milli(str(name), parse_quantity(q))
+            quantity = parse_quantity(q)
+            out[str(name)] = milli_value(quantity) if exact else to_milli(str(name), quantity)
         except QuantityError as exc:
             raise InputError(str(exc), source=source, obj=obj, field=f"{field_}[{name}]") from None
     return out
@@ -135,7 +138,7 @@ def _consumed(raw: Mapping[str, Any], source: str, obj: str) -> tuple[ResourceLi
     where = "status.fairSharing.admissionFairSharingStatus"
     if not isinstance(afs, Mapping):
         raise InputError("expected an object", source=source, obj=obj, field=where)
-    consumed = _resources(afs.get("consumedResources"), source, obj, f"{where}.consumedResources")
+    consumed = _resources(afs.get("consumedResources"), source, obj, f"{where}.consumedResources", exact=True)
     text = afs.get("lastUpdate")
     at = parse_time(str(text)) if text else None
     if at is None or at.tzinfo is None:

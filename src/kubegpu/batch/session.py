@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubegpu.batch import gang
-from kubegpu.batch.fair_share import ConsumedUsage
+from kubegpu.batch.fair_share import ConsumedUsage, History
 from kubegpu.batch.gang_preemption import preempt_for_gang
 from kubegpu.batch.objects import Cohort, PodGroup, Queue
 from kubegpu.batch.quota import QuotaBook
@@ -73,14 +73,17 @@ class BatchSession:
         now: datetime | None = None,
         preempt: bool = True,
         protect_nominal: bool = False,
+        history: History | None = None,
     ) -> None:
+        """``history``: decayed usage kept from an earlier session (``ConsumedUsage``), else the queues'
+        recorded status seeds it."""
         self.scheduler = scheduler
         self._now = now or datetime.now(UTC)
         self.preempt = preempt
         self.protect_nominal = protect_nominal
         self.all: dict[str, Workload] = {w.key: w for w in workloads(snapshot.pods, groups)}
         self.book = QuotaBook(queues, cohorts).charge_admitted(self.all.values())
-        self.book.consumed = ConsumedUsage(queues, cohorts, self.book.usage, self._now)
+        self.book.consumed = ConsumedUsage(queues, cohorts, self.book.usage, self._now, history)
         self.owner = {p.key: w for w in self.all.values() for p in w.pods}
         self.refresh_totals()
 

@@ -47,6 +47,7 @@ from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload, workloads
 from kubegpu.errors import InputError
 from kubegpu.kube.informer import SYNC
+from kubegpu.live.fair_usage import UsageHistory, status_patch
 from kubegpu.model.objects import Pod, PodKey, ResourceQuota
 from kubegpu.model.parse import parse_resource_quota
 from kubegpu.model.podgroup import group_key
@@ -110,6 +111,7 @@ class BatchAdmission:
         self.cohorts: dict[str, Cohort] = {}
         self.groups: dict[str, PodGroup] = {}
         self.evicting: dict[str, set[str]] = {}  # workload key → its victims, until they are gone
+        self.usage = UsageHistory()  # decayed queue usage carried from one cycle to the next
         self._stale = False  # objects changed since they were last parsed
 
     def apply(self, path: str, event_type: str, items: list[dict[str, Any]]) -> None:
@@ -161,12 +163,11 @@ class BatchAdmission:
 
         ``pods`` are every pod the informer holds and ``assumed`` the ones bound by this scheduler that
         the watch has not shown yet: together they are what the queues already use."""
-        if self._stale:
-            self._parse()
-        running = [p for p in pods.values() if p.node_name and not p.is_terminal and is_batch_pod(p)]
-        running += [dataclasses.replace(p, node_name=n) for p, n in assumed.values() if is_batch_pod(p)]
+        running = self.running(pods, assumed)
         snapshot = ClusterSnapshot(pods=running)
-        session = BatchSession(scheduler, snapshot, self.queues, self.cohorts, self.groups, now)
+        session = BatchSession(
+            scheduler, snapshot, self.queues, self.cohorts, self.groups, now, history=self.usage.kept
+        )
         bound = Counter(group_key(p) for p in running)
         out = Cycle()
         self._arrive(session, workloads(waiting, self.groups), pods, bound, out)
@@ -198,7 +199,28 @@ class BatchAdmission:
             for note in notes:  # a new sentence after a FitError's closing period, else a clause
                 message += f" {note[0].upper()}{note[1:]}." if message.endswith(".") else f"; {note}"
             out.waiting += [Waiting(p, message) for p in w.pods]
+        assert session.book.consumed is not None
+        self.usage.keep(session.book.consumed)  # with the entry penalties of what it admitted
         return out
+
+    def running(self, pods: Mapping[PodKey, Pod], assumed: Mapping[PodKey, tuple[Pod, str]]) -> list[Pod]:
+        """The batch pods holding quota: bound (or assumed by this scheduler) and not finished; the stored
+        batch objects parsed first when they changed."""
+        if self._stale:
+            self._parse()
+        running = [p for p in pods.values() if p.node_name and not p.is_terminal and is_batch_pod(p)]
+        return running + [dataclasses.replace(p, node_name=n) for p, n in assumed.values() if is_batch_pod(p)]
+
+    def usage_to_record(
+        self, pods: Mapping[PodKey, Pod], assumed: Mapping[PodKey, tuple[Pod, str]], now: datetime
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(queue, status merge patch) for each decayed queue due a sample (``live.fair_usage``)."""
+        running = self.running(pods, assumed)
+        due = self.usage.due(self.queues, self.cohorts, now)
+        if not due:
+            return []
+        usage = self.usage.sample(self.queues, self.cohorts, self.groups, running, now)
+        return [(name, status_patch(usage.consumed[name], usage.updated[name])) for name in due]
 
     def _arrive(
         self,

@@ -79,11 +79,12 @@ from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, ListedKind
 from kubegpu.live.batch import Admitted, BatchAdmission, Preempting, is_batch_pod
 from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait, rfc3339
 from kubegpu.live.events import EventRecorder, PodRef
+from kubegpu.live.fair_usage import status_path
 from kubegpu.live.metrics import SchedulerMetrics
 from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, MAX_IN_UNSCHEDULABLE_S, SchedulingQueue
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
-from kubegpu.model.podgroup import eviction_cost
+from kubegpu.model.podgroup import eviction_cost, group_key
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, Assignment
 from kubegpu.scheduler.framework import Framework
@@ -165,6 +166,7 @@ class LiveScheduler:
         self.batch_waiting: set[PodKey] = set()  # pending pods of ours that wait for queue admission
         self._batch_dirty = False
         self._batch_last = 0.0  # monotonic time of the last admission cycle
+        self._usage_leader = False  # decayed usage seeded from status since this replica became leader
         watched = [k for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in WATCHED_KINDS]
         self.batch_paths = {k.path for k in watched if k.kind in BATCH_KINDS}
         self.reflectors = [
@@ -216,6 +218,7 @@ class LiveScheduler:
         """Apply pending informer events, then run at most one scheduling cycle (or wait for work)."""
         self._drain_events(block_s=0.0)
         self._advance_handshakes()
+        self._record_usage()
         self._admit_batch()
         pod = self.queue.pop() if self.synced >= REQUIRED_KINDS and self.is_leader() else None
         self._publish_depths()
@@ -337,8 +340,9 @@ class LiveScheduler:
                     self.handshakes.gone(key)
             else:
                 self._place(pod)
-                if self.handshakes is not None and (ev := self.handshakes.updated(pod, _now())) is not None:
-                    self._evict_waited(ev)
+                if self.handshakes is not None:
+                    for ev in self.handshakes.updated(pod, _now()):
+                        self._evict_waited(ev)
             return
         if key in self.assumed:
             return  # an event older than our successful binding; the binding's event follows
@@ -592,44 +596,109 @@ class LiveScheduler:
             self._record_failure(item.pod, item.message, REASON_UNSCHEDULABLE)
             self.metrics.observe_attempt("unschedulable", elapsed)
 
+    def _record_usage(self) -> None:
+        """Leader only: write each decayed queue's consumed usage to its GpuQueue status every sampling
+        interval (``live.fair_usage``); a new leader first forgets what it kept and seeds from status."""
+        if not self.is_leader():
+            self._usage_leader = False
+            return
+        if not self.synced >= REQUIRED_KINDS | self.batch_paths:
+            return
+        if not self._usage_leader:
+            self._usage_leader = True
+            self.batch.usage.reset()
+        for name, patch in self.batch.usage_to_record(self.pods, self.assumed, _now()):
+            try:
+                self.api.patch(status_path(name), patch, MERGE_PATCH)
+            except ApiError as exc:
+                log.warning("recording the consumed usage of GpuQueue %s failed: %s", name, exc)
+                continue
+            afs = patch["status"]["fairSharing"]["admissionFairSharingStatus"]
+            log.info(
+                "GpuQueue %s: consumed %s as of %s", name,
+                ", ".join(f"{r}={q}" for r, q in afs["consumedResources"].items()), afs["lastUpdate"],
+            )  # fmt: skip
+
     def _preempt_for_workload(self, preempting: Preempting) -> None:
         """Evict a workload's victims through the Eviction API and nominate its members to the nodes the
         session placed them on; the state is rebuilt from the API's view (the session took the victims
         out of it and placed the workload, neither of which has happened yet)."""
         self._nodes_dirty = True
         self._batch_dirty = True
-        cluster = self.scheduler.cluster if self.scheduler is not None else None
-        by_node = {node: pod for pod, node in preempting.members}
+        if self.handshakes is not None:
+            self._request_workload_checkpoints(preempting)
+            return
         evicted: dict[PodKey, int] = {}
         for key, cost in sorted(preempting.victims.items()):
             victim = self.pods.get(PodKey(key))
             if victim is None:
                 continue
-            preemptor = by_node.get(victim.node_name, preempting.members[0][0])
-            if self._evict(victim, preemptor, victim.node_name):
+            if self._evict(victim, _preemptor_for(preempting.members, victim), victim.node_name):
                 evicted[victim.key] = cost
                 self.metrics.observe_victim(False, cost)
             else:  # refused (a PDB): it stays, and the workload is not held back waiting for it
                 self.batch.evicting.get(preempting.workload, set()).discard(key)
+        refused = {k for k in preempting.victims if PodKey(k) not in evicted}
+        self._workload_preempted(
+            preempting.workload, preempting.queue, preempting.members, evicted, set(), refused
+        )
+
+    def _workload_preempted(
+        self,
+        workload: str,
+        queue_name: str,
+        members: tuple[tuple[Pod, str], ...],
+        evicted: dict[PodKey, int],
+        checkpointed: set[PodKey],
+        refused: set[str],
+    ) -> None:
+        """A workload's victims are evicted (as far as the API let us): log the cost, and nominate its
+        members to their nodes, or say that every eviction was refused and nominate nothing."""
         log.info(
             "preemption for %s evicted %d of %d pods, %d GPU-seconds lost since their last checkpoints: %s",
-            preempting.workload, len(evicted), len(preempting.victims), sum(evicted.values()),
-            ", ".join(f"{k} {c} GPU-s" for k, c in sorted(evicted.items())),
+            workload, len(evicted), len(evicted) + len(refused), sum(evicted.values()),
+            ", ".join(
+                f"{k} {c} GPU-s{' (checkpointed)' if k in checkpointed else ''}" for k, c in sorted(evicted.items())
+            ),
         )  # fmt: skip
+        prefix = f"queue {queue_name}: " if queue_name else ""
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
         if not evicted:  # every eviction refused: no room is coming, so none is held (no nomination)
-            refused = ", ".join(sorted(preempting.victims))
-            note = f"queue {preempting.queue}: preempting for {preempting.workload} was refused: {refused}"
-            for pod, _ in preempting.members:
-                self._record_failure(pod, note, REASON_UNSCHEDULABLE)
+            note = f"{prefix}preempting for {workload} was refused: {', '.join(sorted(refused))}"
+            for pod, _ in members:
+                self._unnominate(pod.key)
+                self._record_failure(pod, note, REASON_UNSCHEDULABLE, clear_nomination=True)
             return
-        note = (
-            f"queue {preempting.queue}: preempting {len(evicted)} pods to admit {preempting.workload}: "
-            + ", ".join(sorted(evicted))
-        )
-        for pod, node in preempting.members:
+        note = f"{prefix}preempting {len(evicted)} pods to admit {workload}: " + ", ".join(sorted(evicted))
+        for pod, node in members:
             if cluster is not None:
                 cluster.nominate(pod, node)  # carried into the rebuilt state until the API echoes it
             self._record_failure(pod, note, REASON_UNSCHEDULABLE, nominated=node)
+
+    def _request_workload_checkpoints(self, preempting: Preempting) -> None:
+        """The handshake for a queue workload: annotate every victim, nominate the members to their nodes,
+        evict unit by unit later (``Handshakes.due``); the workload waits for its victims meanwhile."""
+        assert self.handshakes is not None
+        victims = tuple(v for k in sorted(preempting.victims) if (v := self.pods.get(PodKey(k))) is not None)
+        if not victims:
+            return
+        wait = self.handshakes.start_workload(
+            preempting.workload, preempting.queue, preempting.members, victims, _now(), time.monotonic()
+        )
+        self._annotate_checkpoint_request(victims, wait.requested_at)
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
+        note = (
+            f"queue {preempting.queue}: asked {len(victims)} pods to checkpoint before preempting them to "
+            f"admit {preempting.workload}: " + ", ".join(v.key for v in victims)
+        )
+        for pod, node in preempting.members:
+            if cluster is not None:
+                cluster.nominate(pod, node)
+            self._record_failure(pod, note, REASON_UNSCHEDULABLE, nominated=node)
+        log.info(
+            "preempting for %s: asked %s to checkpoint within %.0f s",
+            preempting.workload, ", ".join(v.key for v in victims), self.handshakes.deadline_s,
+        )  # fmt: skip
 
     def _bind_admitted(self, gang: Admitted, start: float) -> None:
         """Bind an admitted workload: every member's placement was decided in this cycle (and is assumed);
@@ -715,18 +784,21 @@ class LiveScheduler:
         """Start the handshake: annotate the victims, nominate the preemptor, evict later."""
         assert self.handshakes is not None
         wait = self.handshakes.start(pod, result.nominated_node, result.victims, _now(), time.monotonic())
-        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: rfc3339(wait.requested_at)}}}
-        for victim in result.victims:
-            try:
-                self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
-            except ApiError as exc:  # it is evicted at the deadline all the same
-                log.warning("requesting a checkpoint of %s failed: %s", victim.key, exc)
+        self._annotate_checkpoint_request(result.victims, wait.requested_at)
         self._clear_lower_nominations(pod, wait.node)
         log.info(
             "preempting for %s on %s: asked %s to checkpoint within %.0f s",
             pod.key, wait.node, ", ".join(sorted(v.key for v in result.victims)), self.handshakes.deadline_s,
         )  # fmt: skip
         return wait.node
+
+    def _annotate_checkpoint_request(self, victims: tuple[Pod, ...], requested_at: dt.datetime) -> None:
+        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: rfc3339(requested_at)}}}
+        for victim in victims:
+            try:
+                self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
+            except ApiError as exc:  # it is evicted at the deadline all the same
+                log.warning("requesting a checkpoint of %s failed: %s", victim.key, exc)
 
     def _advance_handshakes(self) -> None:
         """Evict the victims whose deadline passed; close the waits with nothing left to evict. On becoming
@@ -737,15 +809,23 @@ class LiveScheduler:
         if not self._resumed and "Pod" in self.synced:
             self._resumed = True
             for wait in self.handshakes.resume(
-                self.pods.values(), self.config.scheduler_name, _now(), time.monotonic()
+                self.pods.values(), self.config.scheduler_name, _now(), time.monotonic(), _workload_of
             ):
+                if wait.workload:  # the workload waits for these victims, as after its own preemption
+                    self.batch.evicting[wait.workload] = set(wait.victims)
                 log.info(
                     "resumed checkpoint handshake for %s on %s: requested %s from %s; evicting within %.0f s",
-                    wait.preemptor.key, wait.node, rfc3339(wait.requested_at), ", ".join(sorted(wait.victims)),
+                    wait.workload or wait.preemptor.key, ", ".join(sorted({n for _, n in wait.members} or {wait.node})),
+                    rfc3339(wait.requested_at), ", ".join(sorted(wait.victims)),
                     max(wait.deadline - time.monotonic(), 0.0),
                 )  # fmt: skip
         if not self.handshakes.waits:
             return
+        for wait in list(self.handshakes.waits.values()):
+            if wait.workload and not any(
+                (p := self.pods.get(m.key)) is not None and not p.node_name for m, _ in wait.members
+            ):  # every member deleted (or bound: not while it waits): nobody needs the room
+                self._handshake_done(wait.key, "deleted")
         for ev in self.handshakes.due(_now(), time.monotonic()):
             self._evict_waited(ev)
         for key in list(self.handshakes.waits):
@@ -753,6 +833,15 @@ class LiveScheduler:
 
     def _evict_waited(self, ev: Eviction) -> None:
         if not self.is_leader():
+            return
+        if ev.wait.workload:
+            if self._evict(ev.victim, _preemptor_for(ev.wait.members, ev.victim), ev.victim.node_name):
+                self.metrics.observe_victim(ev.checkpointed, ev.lost_gpu_seconds)
+            else:  # refused (a PDB): it stays, and the workload is not held back waiting for it
+                ev.wait.refused.add(ev.victim.key)
+                ev.wait.costs.pop(ev.victim.key, None)
+                self.batch.evicting.get(ev.wait.workload, set()).discard(ev.victim.key)
+            self._handshake_done(ev.wait.key, "")
             return
         if self._evict(ev.victim, ev.wait.preemptor, ev.wait.node):
             self.metrics.observe_victim(ev.checkpointed, ev.lost_gpu_seconds)
@@ -776,7 +865,7 @@ class LiveScheduler:
         except ApiError as exc:
             log.warning("clearing the nomination of %s failed: %s", pod.key, exc)
 
-    def _handshake_done(self, preemptor: PodKey, why: str) -> None:
+    def _handshake_done(self, preemptor: str, why: str) -> None:
         """Report a finished wait (every victim evicted or gone); ``why`` cancels an unfinished one."""
         if self.handshakes is None:
             return
@@ -788,6 +877,13 @@ class LiveScheduler:
                 "checkpoint handshake for %s ended (%s) before evicting %s", preemptor, why, len(wait.victims)
             )
             self._withdraw_checkpoint_requests(list(wait.victims.values()))
+        if wait.workload:
+            if not why:
+                self._workload_preempted(
+                    wait.workload, wait.queue, wait.members, dict(wait.costs), wait.checkpointed,
+                    set(wait.refused),
+                )  # fmt: skip
+            return
         self._report_cost(wait.preemptor, wait.node, wait.costs, wait.checkpointed)
 
     def _withdraw_checkpoint_requests(self, victims: list[Pod]) -> None:
@@ -861,6 +957,16 @@ class LiveScheduler:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _preemptor_for(members: tuple[tuple[Pod, str], ...], victim: Pod) -> Pod:
+    """The member a victim makes room for (the one placed on its node), for the ``Preempted`` event."""
+    return next((p for p, n in members if n == victim.node_name), members[0][0])
+
+
+def _workload_of(pod: Pod) -> str | None:
+    """The queue workload a pod belongs to (``batch.workloads``' key), None for a per-pod one."""
+    return (group_key(pod) or pod.key) if is_batch_pod(pod) else None
 
 
 def _admission_inputs(pod: Pod) -> tuple[Any, ...]:

@@ -1,0 +1,120 @@
+"""Decayed queue usage in the live scheduler (``live.fair_usage``): kept across admission cycles, written
+to the GpuQueue status the Kueue way, seeded from it on start.
+
+Pins Kueue's admission fair sharing (KEP-4136) as kubegpu models it (``docs/batch.md``): a queue's
+consumed usage decays with ``0.5 ** (elapsed / usageHalfLifeTime)`` towards what it holds, and is
+recorded at every ``usageSamplingInterval`` in the LocalQueue's shape
+``status.fairSharing.admissionFairSharingStatus.{consumedResources, lastUpdate}`` — here a merge patch
+on the ``gpuqueues/<name>/status`` subresource, which the chart's RBAC grants and nothing more. Expected
+values are worked by hand from that formula (Kueue's own controller test: 8 GPUs consumed, 4 running,
+half-life 10 min, 5 min later → 4 + 4 · 2^-½ = 6.828).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from tests.live.apiserver import RunningApiServer, wait_until
+from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.test_batch_admission import QUEUES, message_of
+from tests.live.test_deploy import DEPLOY, documents, granted, request_attributes
+from tests.live.test_scheduler import node_of
+
+COHORTS = "gpucohorts.kubegpu.io"
+GPU = "nvidia.com/gpu"
+
+
+def stamp(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def cohort(api: RunningApiServer, half_life: str, sampling: str) -> None:
+    api.emulator.install_crd(COHORTS)
+    api.emulator.install_crd(QUEUES)
+    fair = {"usageHalfLifeTime": half_life, "usageSamplingInterval": sampling}
+    api.emulator.create(COHORTS, {"metadata": {"name": "org"}, "spec": {"admissionFairSharing": fair}})
+
+
+def queue(
+    api: RunningApiServer, name: str, consumed: str | None = None, at: dt.datetime | None = None
+) -> None:
+    obj: dict[str, Any] = {"metadata": {"name": name}, "spec": {"cohort": "org", "nominalQuota": {GPU: "8"}}}
+    if consumed is not None and at is not None:
+        afs = {"consumedResources": {GPU: consumed}, "lastUpdate": stamp(at)}
+        obj["status"] = {"fairSharing": {"admissionFairSharingStatus": afs}}
+    api.emulator.create(QUEUES, obj)
+
+
+def recorded(api: RunningApiServer, name: str) -> dict[str, Any]:
+    obj = api.emulator.get(QUEUES, "", name) or {}
+    return dict(obj.get("status", {}).get("fairSharing", {}).get("admissionFairSharingStatus") or {})
+
+
+def milli(quantity: str) -> float:
+    return float(quantity[:-1]) if quantity.endswith("m") else float(quantity) * 1000
+
+
+def test_consumed_usage_is_decayed_and_written_to_the_queue_status_every_sampling_interval(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """team-a consumed 8 GPUs as of 5 minutes ago and holds 4 since: the first sample is due at once
+    (the status is a sampling interval old) and reads 4 + 4 · 0.5^(elapsed/600 s) — 6.828 at exactly
+    300 s. With the 10 s sampling interval the next one follows 10 s later, decayed from the first."""
+    cohort(api, "10m", "10s")
+    t0 = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(seconds=300)
+    queue(api, "team-a", "8", t0)
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("pods", gpu_pod("run", 4, node="gpu-1", labels={"kubegpu.io/queue": "team-a"}))
+    start_scheduler("replica-a")
+
+    first = wait_until(lambda: recorded(api, "team-a") if recorded(api, "team-a").get("lastUpdate") != stamp(t0) else None, what="the first sample")  # fmt: skip
+    t1 = parse(first["lastUpdate"])
+    elapsed = (t1 - t0).total_seconds()
+    assert 300 <= elapsed <= 330
+    expected = 4000 + 4000 * 0.5 ** (elapsed / 600)
+    assert abs(milli(first["consumedResources"][GPU]) - expected) <= 1  # rounded to whole milli-GPUs
+    assert 6796 <= milli(first["consumedResources"][GPU]) <= 6829  # 310 s … 300 s, worked by hand
+
+    second = wait_until(
+        lambda: recorded(api, "team-a") if recorded(api, "team-a")["lastUpdate"] != first["lastUpdate"] else None,
+        timeout=30, what="the next sample",
+    )  # fmt: skip
+    t2 = parse(second["lastUpdate"])
+    assert 10 <= (t2 - t1).total_seconds() <= 15  # one sampling interval (whole seconds, a loop's delay)
+    again = 4000 + (milli(first["consumedResources"][GPU]) - 4000) * 0.5 ** ((t2 - t1).total_seconds() / 600)
+    assert abs(milli(second["consumedResources"][GPU]) - again) <= 1
+
+    writes = [
+        request_attributes(s) for s in api.emulator.served if s.method == "PATCH" and "gpuqueues" in s.path
+    ]
+    assert {w[:3] for w in writes} == {("patch", "kubegpu.io", "gpuqueues/status")}  # never the main resource
+    docs = documents(DEPLOY / "scheduler" / "scheduler.yaml")
+    rules = [r for d in docs if d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
+    assert all(granted(rules, *w) for w in writes)
+
+
+def test_the_admission_order_follows_the_history_recorded_in_status(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """One 8-GPU node; queue b holds 2 GPUs, queue a none but its status says it consumed 8 up to now
+    (half-life 1 h). Each queue has a 4-GPU pod waiting and only one fits (6 free). By what they hold, a
+    (share 0) goes first; by decayed usage a reads 8/8 = 1.0 and b 2/8 = 0.25, so b's pod is admitted
+    and a's waits (equal priorities, both within nominal quota: nothing is preempted or reclaimed)."""
+    cohort(api, "1h", "5m")
+    queue(api, "a", "8", dt.datetime.now(dt.UTC).replace(microsecond=0))
+    queue(api, "b")
+    api.emulator.create("nodes", gpu_node("gpu-1", 8))
+    api.emulator.create("pods", gpu_pod("b-run", 2, node="gpu-1", labels={"kubegpu.io/queue": "b"}))
+    api.emulator.create("pods", gpu_pod("a-job", 4, labels={"kubegpu.io/queue": "a"}))
+    api.emulator.create("pods", gpu_pod("b-job", 4, labels={"kubegpu.io/queue": "b"}))
+    start_scheduler("replica-a")
+
+    wait_until(lambda: node_of(api, "b-job") == "gpu-1", what="b's pod admitted first")
+    wait_until(lambda: message_of(api, "a-job").startswith("queue a, position 1 of 1: "), what="a waiting")
+    assert node_of(api, "a-job") == "" and api.emulator.requests_to("POST", r".*/eviction") == []
