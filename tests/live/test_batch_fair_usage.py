@@ -16,6 +16,10 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+from kubegpu.batch.objects import Cohort, Queue
+from kubegpu.live.fair_usage import UsageHistory
+from kubegpu.model.objects import Pod
+from kubegpu.model.parse import parse_pod
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_batch_admission import QUEUES, message_of
@@ -118,3 +122,43 @@ def test_the_admission_order_follows_the_history_recorded_in_status(
     wait_until(lambda: node_of(api, "b-job") == "gpu-1", what="b's pod admitted first")
     wait_until(lambda: message_of(api, "a-job").startswith("queue a, position 1 of 1: "), what="a waiting")
     assert node_of(api, "a-job") == "" and api.emulator.requests_to("POST", r".*/eviction") == []
+
+
+# -- what one admission cycle hands the next (live.fair_usage.UsageHistory), without a cluster -----------
+
+T0 = dt.datetime(2026, 12, 3, 10, 0, 0, tzinfo=dt.UTC)
+HOUR = dt.timedelta(hours=1)
+
+
+def holding(gpus: int) -> list[Pod]:
+    """team-a's running pods: ``gpus`` GPUs on one node (none for 0)."""
+    if not gpus:
+        return []
+    raw = gpu_pod("run", gpus, node="gpu-1", labels={"kubegpu.io/queue": "team-a"})
+    return [parse_pod(raw, "test")]
+
+
+def test_the_kept_usage_wins_over_a_stale_status_and_a_newer_status_wins_over_it() -> None:
+    """Half-life 1 h; status: 8 GPUs consumed at 10:00. At 11:00 holding nothing: 8·½ = 4 (kept). At 12:00,
+    having held 4 since 11:00: from what was kept 4·½ + 4·½ = 4; from the stale status alone it would
+    be 8·¼ + 4·¾ = 5 (the span 10:00–11:00 wrongly counted at 4). A status written after what was kept
+    (another writer, a reset by hand) replaces it: 0 at 12:00 → 0·½ + 4·½ = 2 at 13:00."""
+    cohorts = {"org": Cohort("org", usage_half_life_s=3600, usage_sampling_s=300)}
+    queues = {"team-a": Queue("team-a", "org", consumed={GPU: 8000}, consumed_at=T0)}
+    history = UsageHistory()
+    assert history.due(queues, cohorts, T0 + dt.timedelta(seconds=299)) == []  # within one interval
+    assert history.due(queues, cohorts, T0 + dt.timedelta(seconds=300)) == ["team-a"]
+
+    assert history.sample(queues, cohorts, {}, holding(0), T0 + HOUR).consumed["team-a"][GPU] == 4000.0
+    assert history.due(queues, cohorts, T0 + HOUR + dt.timedelta(seconds=1)) == []  # just sampled
+    assert history.sample(queues, cohorts, {}, holding(4), T0 + 2 * HOUR).consumed["team-a"][GPU] == 4000.0
+
+    reset = {
+        "team-a": Queue(
+            "team-a", "org", consumed={GPU: 0}, consumed_at=T0 + 2 * HOUR + dt.timedelta(seconds=1)
+        )
+    }
+    later = history.sample(reset, cohorts, {}, holding(4), T0 + 3 * HOUR + dt.timedelta(seconds=1))
+    assert later.consumed["team-a"][GPU] == 2000.0
+    history.reset()  # a new leader: seeds from status again
+    assert history.kept == {} and history.due(queues, cohorts, T0 + 3 * HOUR) == ["team-a"]
