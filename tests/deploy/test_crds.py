@@ -73,7 +73,12 @@ def test_names_and_scope_are_what_the_informers_list(kind: str) -> None:
 def test_spec_fields_are_the_ones_batch_objects_reads() -> None:
     queue = schema_of("GpuQueue")["properties"]["spec"]["properties"]
     assert set(queue) == {"cohort", "weight", "nominalQuota", "borrowingLimit", "lendingLimit"}
-    assert set(schema_of("GpuCohort")["properties"]["spec"]["properties"]) == {"parent"}
+    assert set(schema_of("GpuCohort")["properties"]["spec"]["properties"]) == {
+        "parent",
+        "admissionFairSharing",
+    }
+    fair = schema_of("GpuCohort")["properties"]["spec"]["properties"]["admissionFairSharing"]["properties"]
+    assert set(fair) == {"usageHalfLifeTime", "usageSamplingInterval"}  # batch/objects.py ``_fair_sharing``
 
 
 def test_the_demo_queues_and_cohort_validate_and_parse() -> None:
@@ -150,3 +155,26 @@ def test_gpuqueue_status_is_a_subresource_holding_what_the_scheduler_writes_and_
     assert errors == [] and queues["a"].consumed == {"nvidia.com/gpu": 6828} and queues["a"].consumed_at == at
     no_time = {**queue, "status": {"fairSharing": {"admissionFairSharingStatus": {"consumedResources": {}}}}}
     assert not valid("GpuQueue", no_time)
+
+
+def cohort(fair: Doc) -> Doc:
+    return {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuCohort", "metadata": {"name": "org"},
+            "spec": {"admissionFairSharing": fair}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fair", "ok"),
+    [
+        ({"usageHalfLifeTime": "168h"}, True),
+        ({"usageHalfLifeTime": "1h30m", "usageSamplingInterval": "90s"}, True),
+        ({"usageHalfLifeTime": "1.5h", "usageSamplingInterval": "500ms"}, True),
+        ({"usageHalfLifeTime": "soon"}, False),
+        ({"usageHalfLifeTime": "7d"}, False),  # Go durations have no day unit
+        ({"usageSamplingInterval": "5m"}, False),  # the half-life is required
+        ({"usageHalfLifeTime": 3600}, False),
+    ],
+)
+def test_admission_fair_sharing_durations_the_parser_takes_the_api_server_takes(fair: Doc, ok: bool) -> None:
+    """Go duration strings (``time.ParseDuration``'s units ns, us/µs, ms, s, m, h) as ``metav1.Duration``."""
+    assert parses(cohort(fair)) is ok
+    assert valid("GpuCohort", cohort(fair)) is ok

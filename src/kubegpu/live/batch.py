@@ -29,7 +29,11 @@ victims). Until its victims are gone the workload is not tried again (so nothing
 then it is placed into the room its nominations keep. As kube-scheduler's ``PodEligibleToPreemptOthers``,
 a workload whose members are nominated to a node where a lower-priority pod is terminating waits too:
 that keeps a restarted scheduler (which lost the in-memory list of victims) from preempting again while
-the victims of the previous one shut down.
+the victims of the previous one shut down. (With a checkpoint deadline the scheduler evicts them through
+``live.checkpoint``'s handshake; ``evicting`` holds the workload back all the same.)
+
+Decayed queue usage (``batch.fair_share``) is handed from one cycle's session to the next and sampled
+for the GpuQueue status (``live.fair_usage``).
 """
 
 from __future__ import annotations

@@ -46,7 +46,9 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
   layer's ``BatchSession`` in admission cycles; an admitted gang's members are all placed in one cycle
   before any Binding is posted, one member after another, and a failed member stops the rest (their
   placements are forgotten, the gang retried counting the bound members). A workload the session admits
-  only by preempting has its victims evicted through the Eviction API and its members nominated.
+  only by preempting has its victims evicted through the Eviction API and its members nominated; with
+  ``--checkpoint-deadline`` through the handshake, victim gangs evicted whole. Decayed queue usage is
+  carried across cycles and written to the GpuQueue status every sampling interval (``live.fair_usage``).
 * **nominations**: pending pods of this scheduler with ``status.nominatedNodeName`` (and the nominations
   the core's preemption makes, before the API echoes them) are the core's nominator
   (``ClusterState.nominate``): later cycles of pods with no higher priority leave their room to them.
