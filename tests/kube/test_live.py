@@ -26,7 +26,7 @@ from kmock._internal import parsing as kmock_parsing
 from kmock._internal.rendering import Response as KmockResponse  # not in kmock.__all__
 
 from kubegpu.errors import InputError
-from kubegpu.kube.live import LISTED_KINDS, LiveRead, read_cluster
+from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, LiveRead, read_cluster
 from kubegpu.model.snapshot import build_snapshot
 
 TOKEN = "kmock-test-token"
@@ -177,7 +177,9 @@ PDB = {
     "status": {"currentHealthy": 3, "desiredHealthy": 2, "disruptionsAllowed": 1, "expectedPods": 3},
 }
 
-LIST_API = {listed.path: (f"{listed.kind}List", listed.api_version) for listed in LISTED_KINDS}
+LIST_API = {
+    listed.path: (f"{listed.kind}List", listed.api_version) for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS)
+}
 
 
 def full_cluster() -> dict[str, list[dict[str, Any]]]:
@@ -370,7 +372,8 @@ def test_only_gets_with_the_kubeconfig_token_and_never_watches(api: FakeApiServe
 
     assert {method for method, _, _, _ in api.requests} == {"GET"}
     assert {auth for _, _, _, auth in api.requests} == {f"Bearer {TOKEN}"}
-    assert [path for _, path, _, _ in api.requests] == [listed.path for listed in LISTED_KINDS]
+    listed_paths = [listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS)]
+    assert [path for _, path, _, _ in api.requests] == listed_paths
     assert all("watch" not in query for _, _, query, _ in api.requests)
     assert all(query.get("limit") == "500" for _, _, query, _ in api.requests)
     assert kubeconfig.read_bytes() == before  # persist_config=False: nothing written back
@@ -421,6 +424,61 @@ def test_empty_collections_and_null_items(api: FakeApiServer, tmp_path: Path) ->
                                                              "metadata": {}, "items": None})  # fmt: skip
     result = read(api, tmp_path)
     assert result.objects == [] and result.warnings == []
+
+
+# ----------------------------------------------------------------------------------------------------
+# The batch CRDs: read where installed, skipped without a word where not (404), warned about on 403.
+
+GPU_QUEUE = {
+    "metadata": {"name": "team-a"},
+    "spec": {"cohort": "org", "nominalQuota": {"nvidia.com/gpu": "8"}},
+}
+GPU_COHORT = {"metadata": {"name": "org"}, "spec": {"admissionFairSharing": {"usageHalfLifeTime": "168h"}}}
+VOLCANO_GROUP = {
+    "metadata": {"name": "train", "namespace": "team-a"},
+    "spec": {"minMember": 2, "queue": "team-a"},
+}
+
+
+def test_the_batch_crds_are_read_where_installed(api: FakeApiServer, tmp_path: Path) -> None:
+    """Custom resources list like built-in kinds (``GpuQueueList`` items without kind/apiVersion); the
+    coscheduling PodGroup CRD is not installed here: its 404 adds no warning."""
+    api.collections = {
+        **full_cluster(),
+        "/apis/kubegpu.io/v1alpha1/gpuqueues": [GPU_QUEUE],
+        "/apis/kubegpu.io/v1alpha1/gpucohorts": [GPU_COHORT],
+        "/apis/scheduling.volcano.sh/v1beta1/podgroups": [VOLCANO_GROUP],
+    }
+    result = read(api, tmp_path)
+    assert result.warnings == []
+    assert (result.counts["GpuQueue"], result.counts["GpuCohort"], result.counts["PodGroup"]) == (1, 1, 1)
+    by_kind = {obj["kind"]: (source, obj) for source, obj in result.objects}
+    assert by_kind["GpuQueue"] == (
+        "cluster kmock/apis/kubegpu.io/v1alpha1/gpuqueues", {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", **GPU_QUEUE}
+    )  # fmt: skip
+    assert by_kind["PodGroup"][1]["apiVersion"] == "scheduling.volcano.sh/v1beta1"
+    snap = build_snapshot(result.objects)
+    assert sorted(str(raw["kind"]) for _, raw in snap.batch_objects) == ["GpuCohort", "GpuQueue", "PodGroup"]
+    assert ("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups") in {(m, p) for m, p, _, _ in api.requests}
+
+
+def test_a_batch_crd_that_is_installed_but_forbidden_is_warned_about(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    """403: the CRD exists but these credentials cannot read it — what that costs is worth a line."""
+    api.collections = full_cluster()
+    forbidden = status_body(
+        403, "Forbidden",
+        'gpuqueues.kubegpu.io is forbidden: User "alice" cannot list resource "gpuqueues" in API group '
+        '"kubegpu.io" at the cluster scope',
+    )  # fmt: skip
+    api.overrides["/apis/kubegpu.io/v1alpha1/gpuqueues"] = lambda q: (403, forbidden)
+    result = read(api, tmp_path)
+    assert result.warnings == [
+        "cluster kmock/apis/kubegpu.io/v1alpha1/gpuqueues: skipped GpuQueue objects (HTTP 403 Forbidden: "
+        + forbidden["message"]
+        + "); pods naming a queue are admitted without queue quota"
+    ]
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -17,8 +17,11 @@ client traceback. A 403 or 404 on an optional kind (PriorityClasses, LimitRanges
 kind is skipped and a warning saying what that costs is returned in ``LiveRead.warnings``.
 
 ``BATCH_LISTED_KINDS`` are the batch layer's custom resources (GpuQueue, GpuCohort, Volcano's and
-coscheduling's PodGroup), listed through ``CustomObjectsApi`` by ``list_kind`` for the live scheduler's
-informers; all optional (404 while the CRD is not installed).
+coscheduling's PodGroup), listed through ``CustomObjectsApi``: by ``list_kind`` for the live scheduler's
+informers, and by ``read_cluster`` after the core kinds (so ``explain --kube`` and ``queues --kube`` see
+the queues). All are optional; ``read_cluster`` skips one answering 404 silently — a CRD that is not
+installed is the ordinary case on a cluster without that project, not something to warn about on every
+read — while a 403 (installed, but not readable with these credentials) is warned about as above.
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
 
 
 # The batch layer's custom resources (issue 6; ``batch.objects``), served only where their CRDs are
-# installed (404 otherwise). The live scheduler watches them; ``read_cluster`` does not list them.
+# installed (404 otherwise). The live scheduler watches them; ``read_cluster`` lists them too.
 BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
     ListedKind(
         kind,
@@ -151,7 +154,8 @@ def read_cluster(
     page_size: int = DEFAULT_PAGE_SIZE,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> LiveRead:
-    """List every kind in ``LISTED_KINDS`` from one cluster; see the module docstring for the contract.
+    """List every kind in ``LISTED_KINDS`` and ``BATCH_LISTED_KINDS`` from one cluster; see the module
+    docstring for the contract.
 
     ``context``/``kubeconfig`` pick the cluster as kubectl would (``$KUBECONFIG``, then ``~/.kube/config``,
     the current context); ``in_cluster=True`` uses the pod's service account instead and ignores both.
@@ -166,12 +170,14 @@ def read_cluster(
     label = f"cluster {context_name}"
     api_client = k8s_client.ApiClient(configuration)
     try:
-        for listed in LISTED_KINDS:
+        for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS):
             source = label + listed.path
             list_fn = _list_function(api_client, listed)
             try:
                 items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s)
             except _OptionalKindUnavailable as skipped:
+                if listed in BATCH_LISTED_KINDS and skipped.status == 404:
+                    continue  # its CRD is not installed: nothing to read, nothing lost
                 result.warnings.append(
                     f"{source}: skipped {listed.kind} objects ({skipped}); {listed.without_it}"
                 )
@@ -216,6 +222,10 @@ class KindUnavailable(InputError):
 
 class _OptionalKindUnavailable(Exception):
     """Internal: an optional kind answered 403/404; carries the short reason for the warning."""
+
+    def __init__(self, reason: str, status: int) -> None:
+        super().__init__(reason)
+        self.status = status
 
 
 def load_configuration(context: str | None, kubeconfig: str | None, in_cluster: bool) -> tuple[Any, str]:
@@ -408,7 +418,7 @@ def _api_error(exc: ApiException, listed: ListedKind, source: str, token: str | 
         return _ContinueExpired()
     if status in (403, 404) and listed.optional:
         what = "HTTP 403 Forbidden" if status == 403 else "HTTP 404 Not Found: the API is not served"
-        return _OptionalKindUnavailable(f"{what}: {detail}" if detail else what)
+        return _OptionalKindUnavailable(f"{what}: {detail}" if detail else what, status)
     if status == 401:
         return InputError(
             f"the API server rejected the credentials (HTTP 401 Unauthorized){_suffix(detail)}; "
