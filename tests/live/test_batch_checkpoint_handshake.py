@@ -26,7 +26,7 @@ from tests.live.apiserver import RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_batch_admission import COSCHEDULING, message_of
 from tests.live.test_checkpoint_handshake import metric, metrics_of
-from tests.live.test_scheduler import node_of
+from tests.live.test_scheduler import events_for, node_of
 
 REQUESTED = "kubegpu.io/checkpoint-requested"
 
@@ -149,3 +149,43 @@ def test_a_restarted_scheduler_resumes_the_workloads_wait_without_preempting_aga
     wait_until(lambda: node_of(api, "train-0") == node, timeout=20, what="train bound")  # far before 120 s
     assert evictions(api) == [("old-0", 201), ("old-1", 201)]
     assert metric(metrics_of(second), 'kubegpu_preemption_victims_total{checkpointed="true"}') == 2.0
+
+
+def test_evictions_refused_by_a_pdb_at_the_deadline_leave_the_victims_running_and_say_so(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """A PodDisruptionBudget allowing no disruption of ``old`` (the API server answers each eviction 429,
+    policy/v1's ``Cannot evict pod as it would violate the pod's disruption budget.``): at the deadline
+    both evictions are refused, the victims keep running and the member says the preemption was
+    refused (the same words as an immediate preemption's)."""
+    victim_gang_and_preemptor(api)
+    api.emulator.create(
+        "poddisruptionbudgets",
+        {
+            "metadata": {"name": "old-pdb", "namespace": "ml"},
+            "spec": {
+                "minAvailable": 2,
+                "selector": {"matchLabels": {"scheduling.x-k8s.io/pod-group": "old"}},
+            },
+            "status": {"disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2},
+        },
+    )
+    scheduler = start_scheduler("replica-a", "--checkpoint-deadline", "2")
+    asked_both(api)
+    lost_nothing = r"preemption for ml/train evicted 0 of 2 pods, 0 GPU-seconds lost"
+    wait_until(lambda: re.search(lost_nothing, scheduler.output()), timeout=20, what="the refusal reported")
+    refused = "queue default: preempting for ml/train was refused: ml/old-0, ml/old-1"
+    # the status message is short-lived (the gang is tried again at once); the event stays
+    wait_until(
+        lambda: (
+            refused in {e["note"] for e in events_for(api, "train-0") if e["reason"] == "FailedScheduling"}
+        ),
+        what="the refusal recorded on the member",
+    )
+    assert ("old-0", 429) in evictions(api) and ("old-1", 429) in evictions(api)
+    assert all(status == 429 for _, status in evictions(api))
+    assert (
+        node_of(api, "old-0") == "gpu-0"
+        and node_of(api, "old-1") == "gpu-1"
+        and node_of(api, "train-0") == ""
+    )

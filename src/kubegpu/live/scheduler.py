@@ -843,8 +843,7 @@ class LiveScheduler:
                 ev.wait.refused.add(ev.victim.key)
                 ev.wait.costs.pop(ev.victim.key, None)
                 self.batch.evicting.get(ev.wait.workload, set()).discard(ev.victim.key)
-            self._handshake_done(ev.wait.key, "")
-            return
+            return  # the loop reports the wait once its whole unit is posted (``_advance_handshakes``)
         if self._evict(ev.victim, ev.wait.preemptor, ev.wait.node):
             self.metrics.observe_victim(ev.checkpointed, ev.lost_gpu_seconds)
             self._handshake_done(ev.wait.preemptor.key, "")
