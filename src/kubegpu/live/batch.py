@@ -219,11 +219,12 @@ class BatchAdmission:
         self, pods: Mapping[PodKey, Pod], assumed: Mapping[PodKey, tuple[Pod, str]], now: datetime
     ) -> list[tuple[str, dict[str, Any]]]:
         """(queue, status merge patch) for each decayed queue due a sample (``live.fair_usage``)."""
-        running = self.running(pods, assumed)
+        if self._stale:
+            self._parse()
         due = self.usage.due(self.queues, self.cohorts, now)
         if not due:
-            return []
-        usage = self.usage.sample(self.queues, self.cohorts, self.groups, running, now)
+            return []  # the common case, every loop: no pass over the pods
+        usage = self.usage.sample(self.queues, self.cohorts, self.groups, self.running(pods, assumed), now)
         return [(name, status_patch(usage.consumed[name], usage.updated[name])) for name in due]
 
     def _arrive(
