@@ -95,10 +95,12 @@ def test_node_removal_evicts_and_the_pod_restarts_elsewhere_losing_work() -> Non
 
 
 def test_priority_preemption_loses_only_the_work_since_the_checkpoint() -> None:
-    """One GPU. low (priority 0, 100 s of work, checkpoint every 30 s) starts at 0; high (priority 10,
-    20 s) arrives at 40: DefaultPreemption evicts low, which loses 40 mod 30 = 10 s (10 GPU-seconds),
-    keeps 30 s of work and needs 70 more. high runs 40 → 60; low is moved back by that departure and
-    runs 60 → 130."""
+    """One GPU. low (priority 0, 100 s of work, checkpoint every 30 s, default 30 s grace) starts at 0;
+    high (priority 10, 20 s) arrives at 40: DefaultPreemption evicts low, which loses 40 mod 30 = 10 s
+    (10 GPU-seconds), keeps 30 s of work and needs 70 more. low terminates 40 → 70 holding the GPU; its
+    deletion at 70 moves high (1 s backoff long over) and creates low's replacement; high goes first
+    (PrioritySort) and runs 70 → 90 (pending 30 s); the replacement fails at 70, is moved by that
+    departure (its 1 s backoff from 70 is over) and runs its 70 s of work 90 → 160."""
     low = sim("low", 0, 100)
     low = replace(
         low, pod=replace(low.pod, annotations={**low.pod.annotations, CHECKPOINT_INTERVAL_ANNOTATION: "30"})
@@ -107,8 +109,8 @@ def test_priority_preemption_loses_only_the_work_since_the_checkpoint() -> None:
         [("n", 1)], [low, sim("high", 40, 20, priority=10)], preemption=names.DEFAULT_PREEMPTION, preempt=True
     ).run()
     assert (r.evictions, r.gpu_seconds_lost) == (1, 10)
-    assert r.horizon_s == 130
-    assert sorted(r.waits) == [0, 0]
+    assert r.horizon_s == 160
+    assert sorted(r.waits) == [0, 30]
 
 
 def test_batch_mode_places_a_gang_whole_and_the_lower_share_queue_first() -> None:

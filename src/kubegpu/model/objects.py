@@ -155,6 +155,8 @@ class Pod:
     unmodelled_constraints: tuple[str, ...] = ()  # pod (anti-)affinity, topology spread: named, not applied
     phase: str = "Pending"
     deletion_timestamp: str = ""
+    # spec.terminationGracePeriodSeconds: a deleted pod keeps its node's resources this long (API default 30)
+    termination_grace_period_seconds: int = 30
     start_time: str = ""
     nominated_node_name: str = ""
     scheduled_condition: tuple[str, str, str] | None = None  # (status, reason, message) of PodScheduled

@@ -321,6 +321,9 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         str(ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name", ""))
         for i, g in enumerate(ctx.seq(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
+    grace = ctx.integer(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30)
+    if grace < 0:
+        raise ctx.fail("spec.terminationGracePeriodSeconds", f"must be non-negative, got {grace}")
     scheduled = None
     ready = False
     for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
@@ -354,6 +357,7 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         unmodelled_constraints=unmodelled,
         phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
         deletion_timestamp=ctx.string(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
+        termination_grace_period_seconds=grace,
         start_time=ctx.string(status.get("startTime"), "status.startTime"),
         nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         scheduled_condition=scheduled,

@@ -243,6 +243,13 @@ class ClusterState:
             listener.pod_removed(pod, idx)
         return idx
 
+    def update_pod(self, pod: Pod) -> None:
+        """Swap a placed pod's stored object for an updated copy with the same requests (a status change,
+        such as ``metadata.deletionTimestamp`` set when it starts terminating); it stays where it is."""
+        idx = self.placement[pod.key]
+        self.pods_on[idx][pod.key] = pod
+        self._touch(idx)
+
     def nominate(self, pod: Pod, node_name: str) -> None:
         """Record ``pod`` as nominated to ``node_name`` (upstream ``AddNominatedPod``); an empty or
         unknown node name only clears an earlier nomination."""

@@ -1,6 +1,7 @@
 """Replay mode: pods arrive, queue, run and leave in simulated time, through the one scheduling core.
 
-Discrete events in time order — at equal times: departures, node events, arrivals, give-ups — then
+Discrete events in time order — at equal times: departures and deletions of terminated pods, node
+events, arrivals, give-ups — then
 the scheduling queue's periodic flushes, then the scheduler drains activeQ (cycles take no simulated
 time). Two ways to take work from the queue, over the same ``SchedulingQueue`` (kube-scheduler's
 activeQ / backoffQ / unschedulablePods, ``sim.schedqueue``):
@@ -13,11 +14,22 @@ activeQ / backoffQ / unschedulablePods, ``sim.schedqueue``):
   checkpoint-aware preemption and gang preemption).
 
 A failed attempt waits in unschedulablePods; a pod deletion (departure, eviction), a node added or a
-node uncordoned moves every waiting entry back (to backoffQ while its backoff lasts). Victims of
-preemption and pods of a removed node are recreated at once, as their controllers would, and restart
-from their last checkpoint: they lose the GPU-time since it (``model.podgroup.eviction_cost``) and that
-work is added back to what they still have to run. Evictions take effect at once (no grace period) and
-a preemptor is retried straight away on the room it made (kube-scheduler nominates it to the node).
+node uncordoned moves every waiting entry back (to backoffQ while its backoff lasts). An evicted pod
+does no more useful work from the eviction: it restarts from its last checkpoint, losing the GPU-time
+since it (``model.podgroup.eviction_cost``), and that work is added back to what it still has to run.
+Its controller recreates it when it is deleted.
+
+Termination (``kube`` mode): a preemption victim gets ``metadata.deletionTimestamp`` and keeps its node's
+resources (GPU devices included) for its ``spec.terminationGracePeriodSeconds`` (API default 30 s); it is
+deleted after that, which is a pod-deletion move event. The preemptor is not retried on the spot: it
+fails its cycle nominated to the node (``status.nominatedNodeName``), so pods of its priority or lower
+leave that room to it (the core's two-pass nominated-pods filter), and while a lower-priority victim
+still terminates there it may not preempt again (DefaultPreemption's ``PodEligibleToPreemptOthers``). Its
+pending time therefore includes the victims' grace period. A victim chosen again while terminating is
+not evicted twice (upstream skips the deletion of a pod already being deleted). Pods of a removed node
+go with the node at once (nothing is left to hold), and so does a pod terminating there. ``batch`` mode's
+evictions (reclaim, checkpoint-aware and gang preemption) are made by ``batch.BatchSession``, which
+admits the workload in the room in the same step: they still take effect at once, without a grace period.
 
 A pod still pending at its deadline is given up (deleted) and counted. Pending time is measured from
 arrival to first start. Deterministic for a seed: the only randomness is the scheduler's tie-break RNG.
@@ -50,7 +62,7 @@ from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.schedqueue import SchedulingQueue
 
 EPOCH = datetime(2023, 1, 1, tzinfo=UTC)  # simulated time 0 as a wall-clock instant (pod timestamps)
-DEPART, NODE, ARRIVE, GIVE_UP = 0, 1, 2, 3
+DEPART, GONE, NODE, ARRIVE, GIVE_UP = 0, 1, 2, 3, 4  # GONE: a terminating pod's grace period is over
 NODE_ACTIONS = ("add", "remove", "cordon", "uncordon")
 
 # a scheduler over a new cluster state of these nodes (seeded), and the GpuShare ledger it keeps beside
@@ -281,6 +293,7 @@ class Replay:
         self._seq = 0
         self.work: dict[str, float] = {p.pod.key: float(p.duration) for p in pods}  # seconds still to run
         self.running: dict[str, _Run] = {}
+        self.terminating: dict[str, _Run] = {}  # evicted, deletionTimestamp set, resources still held
         self.started: set[str] = set()
         self.allocated = 0
         # the cluster's real changes (starts, departures, evictions, node events) — not the clock, which
@@ -421,7 +434,10 @@ class Replay:
             raise ConfigError(f"node event at {t:g} s: remove {ev.node}: no such node")
         lost = 0
         for pod in list(cluster.pods_on[idx].values()):
-            lost += self._evicted(pod.key, t, removed=False)
+            if pod.key in self.terminating:  # already evicted: it goes with the node
+                self._deleted(self.terminating.pop(pod.key).pod, t)
+                continue
+            lost += self._evicted(pod.key, t, removed=True)
             self.report.node_removal_evictions += 1
         self.report.node_removal_gpu_seconds_lost += lost
         self._rebuild([n for n in cluster.nodes if n.name != ev.node])
@@ -434,13 +450,18 @@ class Replay:
         self._rebuilds += 1
         self.scheduler, self.ledger = self.make_scheduler(nodes, self.seed + self._rebuilds)
         cluster = self.scheduler.cluster
-        for run in self.running.values():
+        for run in (*self.running.values(), *self.terminating.values()):
             idx = cluster.index[old.nodes[old.placement[run.pod.key]].name]
             held = old_ledger.held.get(run.pod.key) if old_ledger is not None else None
             if self.ledger is not None and held is not None:
                 _, gpus, milli = held
                 self.ledger.assign(run.pod, idx, gpus, milli)
             cluster.add_pod(run.pod, idx, old.devices.assignments.get(run.pod.key))
+        # preemptors keep their nominations to the nodes that remain
+        for key, row in old.nominated_to.items():
+            name = old.nodes[row].name
+            if name in cluster.index:
+                cluster.nominate(old.nominated[row][key], name)
         cluster.journal.clear()
         self.failed_at.clear()
         if self.session is not None:
@@ -471,17 +492,42 @@ class Replay:
                 self.report.delayed += 1
 
     def _evicted(self, key: str, t: float, *, removed: bool) -> int:
-        """A running pod is evicted at ``t``: it goes back to its last checkpoint and is recreated
-        (requeued). Returns the GPU-seconds lost."""
+        """A running pod is evicted at ``t``: it goes back to its last checkpoint. ``removed``: it is off
+        the cluster already (its node went, or the batch session took it off) and is recreated at once;
+        else it terminates, holding its resources, and is deleted and recreated after its grace period.
+        Returns the GPU-seconds lost."""
         run = self.running.pop(key)
         self.version += 1
-        if not removed:
-            self.scheduler.cluster.remove_pod(run.pod)
-        self.allocated -= gpu_milli_of(run.pod)
         lost_s = seconds_at_risk(run.pod, self.at(t))
         self.work[key] -= (t - run.start) - lost_s  # the checkpointed part is kept
-        self._requeue(run.pod, t)
+        if removed:
+            self._deleted(run.pod, t)
+        else:
+            stamp = self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+            run.pod = replace(run.pod, deletion_timestamp=stamp)
+            self.scheduler.cluster.update_pod(run.pod)
+            self.terminating[key] = run
+            # pushed even for a zero grace period: the deletion then comes after the preemptor's cycle
+            # has ended, so it moves the preemptor like any deletion during a cycle (to backoffQ)
+            self._push(t + run.pod.termination_grace_period_seconds, GONE, (key, run.token))
         return gpu_milli_of(run.pod) * lost_s // MILLI
+
+    def _gone(self, key: str, token: int, t: float) -> None:
+        """A terminating pod's grace period is over: it is deleted, its resources are freed and its
+        controller recreates it."""
+        run = self.terminating.get(key)
+        if run is None or run.token != token:
+            return  # went with its node meanwhile
+        del self.terminating[key]
+        self.version += 1
+        self.scheduler.cluster.remove_pod(run.pod)
+        self._deleted(run.pod, t)
+        self.queue.move_all(t)
+
+    def _deleted(self, pod: Pod, t: float) -> None:
+        """An evicted pod is gone from the cluster: its GPUs no longer count, its replacement is queued."""
+        self.allocated -= gpu_milli_of(pod)
+        self._requeue(pod, t)
 
     def _requeue(self, pod: Pod, t: float) -> None:
         template = self.sims[pod.key].pod
@@ -513,7 +559,9 @@ class Replay:
         sigs = tuple(self.scheduler.framework.signature(p) for p in w.pods)
         if any(s is None for s in sigs):
             return None
-        return (w.queue, sigs, w.priority, w.min_member)
+        # a nominated pod filters and preempts differently from a twin without the nomination
+        nominations = tuple(self.scheduler.cluster.nominated_to.get(p.key) for p in w.pods)
+        return (w.queue, sigs, w.priority, w.min_member, nominations)
 
     def _attempt(self, entry: str, t: float) -> bool:
         w = self.units[entry]
@@ -528,13 +576,16 @@ class Replay:
         return ok
 
     def _attempt_kube(self, pod: Pod, t: float) -> bool:
+        """One cycle. A preemption fails the cycle: the victims start terminating and the pod waits,
+        nominated to their node, for their deletion to move it back to the queue."""
+        # the nomination is the pod's status.nominatedNodeName, which PodEligibleToPreemptOthers reads
+        pod = replace(pod, nominated_node_name=self.scheduler.cluster.nominated_node(pod))
         result = self.scheduler.schedule_one(pod, preempt=self.preempt)
-        if not result.scheduled and result.victims:
-            for victim in result.victims:
-                self.report.gpu_seconds_lost += self._evicted(victim.key, t, removed=False)
-                self.report.evictions += 1
-            self.queue.move_all(t)
-            result = self.scheduler.schedule_one(pod, preempt=False)
+        for victim in result.victims:
+            if victim.key in self.terminating:
+                continue  # already being deleted: no second deletion, no second loss
+            self.report.gpu_seconds_lost += self._evicted(victim.key, t, removed=False)
+            self.report.evictions += 1
         if result.scheduled:
             self._start(pod, t)
         return result.scheduled
@@ -616,6 +667,9 @@ class Replay:
                 if kind == DEPART:
                     assert isinstance(payload, tuple)
                     self._depart(str(payload[0]), int(payload[1]), t)
+                elif kind == GONE:
+                    assert isinstance(payload, tuple)
+                    self._gone(str(payload[0]), int(payload[1]), t)
                 elif kind == NODE:
                     assert isinstance(payload, NodeEvent)
                     self._node_event(payload, t)
