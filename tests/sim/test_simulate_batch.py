@@ -125,9 +125,10 @@ def test_reclaim_evicts_the_borrower_and_counts_the_work_since_its_checkpoint(tm
     """One 1-GPU node; queues hi (nominal 1 GPU) and lo (nominal 0) in one cohort. ``lo-job`` arrives
     at 0 for 10,000 s, borrowing hi's unused GPU, checkpointing every 3,600 s. ``hi-job`` arrives at
     5,400 s for 1,000 s. Without preemption hi waits for lo to finish: 10,000 − 5,400 = 4,600 s. With
-    ``--preemption`` hi (within its nominal quota) reclaims the GPU at once: lo is evicted at 5,400 s,
-    losing the 5,400 mod 3,600 = 1,800 s since its last checkpoint = 0.5 GPU-hours, and restarts when
-    hi leaves; hi waits 0."""
+    ``--preemption`` hi (within its nominal quota) reclaims the GPU: lo is evicted at 5,400 s, losing
+    the 5,400 mod 3,600 = 1,800 s since its last checkpoint = 0.5 GPU-hours, and terminates for its
+    grace period (the API default 30 s, holding the GPU); hi starts when lo is deleted at 5,430 (waits
+    30 s) and lo's replacement restarts when hi leaves."""
     cluster = write(tmp_path / "cluster.yaml", node("n1"))
     work = write(
         tmp_path / "work.yaml",
@@ -137,7 +138,7 @@ def test_reclaim_evicts_the_borrower_and_counts_the_work_since_its_checkpoint(tm
     assert rows["queue hi: pending p50 / p95 (s)"] == ["4600 / 4600"]
     assert rows["pods evicted by preemption"] == ["0"]
     _, rows = simulate_table("--snapshot", cluster, "--workload", work, "--preemption")
-    assert rows["queue hi: pending p50 / p95 (s)"] == ["0 / 0"]
+    assert rows["queue hi: pending p50 / p95 (s)"] == ["30 / 30"]
     assert rows["queue lo: evicted pods / GPU-hours lost"] == ["1 / 0.5"]
     assert rows["queue hi: evicted pods / GPU-hours lost"] == ["0 / 0.0"]
     assert rows["GPU-hours lost to preemption"] == ["0.5"]

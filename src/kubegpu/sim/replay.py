@@ -27,9 +27,13 @@ leave that room to it (the core's two-pass nominated-pods filter), and while a l
 still terminates there it may not preempt again (DefaultPreemption's ``PodEligibleToPreemptOthers``). Its
 pending time therefore includes the victims' grace period. A victim chosen again while terminating is
 not evicted twice (upstream skips the deletion of a pod already being deleted). Pods of a removed node
-go with the node at once (nothing is left to hold), and so does a pod terminating there. ``batch`` mode's
-evictions (reclaim, checkpoint-aware and gang preemption) are made by ``batch.BatchSession``, which
-admits the workload in the room in the same step: they still take effect at once, without a grace period.
+go with the node at once (nothing is left to hold), and so does a pod terminating there.
+
+In ``batch`` mode ``batch.BatchSession`` evicts (reclaim, checkpoint-aware and gang preemption) and
+admits the workload into the room in one step, as a Kueue-style admission reserves it: the victims
+terminate for their grace period (their GPUs still count as allocated, their replacements come at their
+deletion), and the admitted pods, placed at once so nothing else takes the room, start together when
+the last pod terminating on their nodes is deleted; their pending time runs to that start.
 
 A pod still pending at its deadline is given up (deleted) and counted. Pending time is measured from
 arrival to first start. Deterministic for a seed: the only randomness is the scheduler's tie-break RNG.
@@ -62,7 +66,8 @@ from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.schedqueue import SchedulingQueue
 
 EPOCH = datetime(2023, 1, 1, tzinfo=UTC)  # simulated time 0 as a wall-clock instant (pod timestamps)
-DEPART, GONE, NODE, ARRIVE, GIVE_UP = 0, 1, 2, 3, 4  # GONE: a terminating pod's grace period is over
+# GONE: a terminating pod's grace period is over; START: a batch admission's pods may start
+DEPART, GONE, START, NODE, ARRIVE, GIVE_UP = 0, 1, 2, 3, 4, 5
 NODE_ACTIONS = ("add", "remove", "cordon", "uncordon")
 
 # a scheduler over a new cluster state of these nodes (seeded), and the GpuShare ledger it keeps beside
@@ -240,6 +245,8 @@ class _Run:
     pod: Pod
     start: float
     token: int
+    node: str  # where it runs (node names survive a cluster rebuild, rows do not)
+    end: float = math.inf  # terminating: when its grace period is over
 
 
 class Replay:
@@ -294,6 +301,7 @@ class Replay:
         self.work: dict[str, float] = {p.pod.key: float(p.duration) for p in pods}  # seconds still to run
         self.running: dict[str, _Run] = {}
         self.terminating: dict[str, _Run] = {}  # evicted, deletionTimestamp set, resources still held
+        self.binding: dict[str, _Run] = {}  # batch: admitted and placed, waiting for victims to terminate
         self.started: set[str] = set()
         self.allocated = 0
         # the cluster's real changes (starts, departures, evictions, node events) — not the clock, which
@@ -338,7 +346,7 @@ class Replay:
         self.sims[key] = SimPod(replace(pod, node_name=""), 0.0, math.inf)
         self.arrival[key], self.work[key] = 0.0, math.inf
         self.started.add(key)
-        self.running[key] = _Run(pod, 0.0, 0)
+        self.running[key] = _Run(pod, 0.0, 0, pod.node_name)
         self.allocated += gpu_milli_of(pod)
 
     # ---- events -------------------------------------------------------------------------------------
@@ -379,12 +387,12 @@ class Replay:
             self.queue.add(entry, w.queue, w.priority, t)
 
     def _give_up(self, key: str) -> None:
-        if key in self.started:
+        if key in self.started or key in self.binding:
             return
         entry = group_key(self.sims[key].pod) if self.mode == "batch" else None
         entry = entry or key
         w = self.units.get(entry)
-        if w is None or any(p.key in self.started for p in w.pods):
+        if w is None or any(p.key in self.started or p.key in self.binding for p in w.pods):
             return
         if self.batch is not None:
             self.report.given_up_by_queue[w.queue] = self.report.given_up_by_queue.get(w.queue, 0) + 1
@@ -433,11 +441,16 @@ class Replay:
         if idx is None:
             raise ConfigError(f"node event at {t:g} s: remove {ev.node}: no such node")
         lost = 0
+        gone = [k for k, run in self.terminating.items() if run.node == ev.node]
+        for key in gone:
+            self._deleted(self.terminating.pop(key).pod, t)  # already evicted: it goes with the node
         for pod in list(cluster.pods_on[idx].values()):
-            if pod.key in self.terminating:  # already evicted: it goes with the node
-                self._deleted(self.terminating.pop(pod.key).pod, t)
+            if pod.key in gone:
                 continue
-            lost += self._evicted(pod.key, t, removed=True)
+            if pod.key in self.binding:  # admitted, not started: recreated, nothing lost
+                self._requeue(self.binding.pop(pod.key).pod, t)
+                continue
+            lost += self._evicted(pod.key, t, removed=True, grace=False)
             self.report.node_removal_evictions += 1
         self.report.node_removal_gpu_seconds_lost += lost
         self._rebuild([n for n in cluster.nodes if n.name != ev.node])
@@ -450,7 +463,9 @@ class Replay:
         self._rebuilds += 1
         self.scheduler, self.ledger = self.make_scheduler(nodes, self.seed + self._rebuilds)
         cluster = self.scheduler.cluster
-        for run in (*self.running.values(), *self.terminating.values()):
+        # batch victims were taken off the cluster state by the session already: they stay off
+        held = [r for r in self.terminating.values() if r.pod.key in old.placement]
+        for run in (*self.running.values(), *self.binding.values(), *held):
             idx = cluster.index[old.nodes[old.placement[run.pod.key]].name]
             held = old_ledger.held.get(run.pod.key) if old_ledger is not None else None
             if self.ledger is not None and held is not None:
@@ -471,13 +486,18 @@ class Replay:
     def at(self, t: float) -> datetime:
         return self.epoch + timedelta(seconds=t)
 
+    def stamp(self, t: float) -> str:
+        """Simulated time ``t`` as an API timestamp (``startTime``, ``deletionTimestamp``)."""
+        return self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+
     # ---- starting and evicting ----------------------------------------------------------------------
 
     def _start(self, pod: Pod, t: float) -> None:
         key = pod.key
         self._seq += 1
         self.version += 1
-        self.running[key] = _Run(pod, t, self._seq)
+        cluster = self.scheduler.cluster
+        self.running[key] = _Run(pod, t, self._seq, cluster.nodes[cluster.placement[key]].name)
         if math.isfinite(self.work[key]):
             self._push(t + self.work[key], DEPART, (key, self._seq))
         self.allocated += gpu_milli_of(pod)
@@ -491,25 +511,27 @@ class Replay:
             if wait > 0:
                 self.report.delayed += 1
 
-    def _evicted(self, key: str, t: float, *, removed: bool) -> int:
-        """A running pod is evicted at ``t``: it goes back to its last checkpoint. ``removed``: it is off
-        the cluster already (its node went, or the batch session took it off) and is recreated at once;
-        else it terminates, holding its resources, and is deleted and recreated after its grace period.
-        Returns the GPU-seconds lost."""
+    def _evicted(self, key: str, t: float, *, removed: bool, grace: bool = True) -> int:
+        """A running pod is evicted at ``t``: it goes back to its last checkpoint. With ``grace`` it
+        terminates, its GPUs still held, and is deleted and recreated after its grace period; else (its
+        node went) at once. ``removed``: it is off the cluster state already (its node went, or the batch
+        session took it off); else it stays there, terminating, until its deletion. Returns the
+        GPU-seconds lost."""
         run = self.running.pop(key)
         self.version += 1
         lost_s = seconds_at_risk(run.pod, self.at(t))
         self.work[key] -= (t - run.start) - lost_s  # the checkpointed part is kept
-        if removed:
+        if not grace:
             self._deleted(run.pod, t)
-        else:
-            stamp = self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")
-            run.pod = replace(run.pod, deletion_timestamp=stamp)
+            return gpu_milli_of(run.pod) * lost_s // MILLI
+        run.pod = replace(run.pod, deletion_timestamp=self.stamp(t))
+        if not removed:
             self.scheduler.cluster.update_pod(run.pod)
-            self.terminating[key] = run
-            # pushed even for a zero grace period: the deletion then comes after the preemptor's cycle
-            # has ended, so it moves the preemptor like any deletion during a cycle (to backoffQ)
-            self._push(t + run.pod.termination_grace_period_seconds, GONE, (key, run.token))
+        run.end = t + run.pod.termination_grace_period_seconds
+        self.terminating[key] = run
+        # pushed even for a zero grace period: the deletion then comes after the preemptor's cycle has
+        # ended, so it moves the preemptor like any deletion during a cycle (to backoffQ)
+        self._push(run.end, GONE, (key, run.token))
         return gpu_milli_of(run.pod) * lost_s // MILLI
 
     def _gone(self, key: str, token: int, t: float) -> None:
@@ -520,7 +542,8 @@ class Replay:
             return  # went with its node meanwhile
         del self.terminating[key]
         self.version += 1
-        self.scheduler.cluster.remove_pod(run.pod)
+        if key in self.scheduler.cluster.placement:  # a batch victim left the cluster state at eviction
+            self.scheduler.cluster.remove_pod(run.pod)
         self._deleted(run.pod, t)
         self.queue.move_all(t)
 
@@ -569,7 +592,7 @@ class Replay:
         key = self._memo_key(w)
         if key is not None and self.failed_at.get(key) == self.version:
             return False  # same pods, same cluster (and quota usage): the same failure
-        started = tuple(replace(p, start_time=self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")) for p in w.pods)
+        started = tuple(replace(p, start_time=self.stamp(t)) for p in w.pods)
         ok = self._attempt_kube(started[0], t) if self.mode == "kube" else self._attempt_batch(w, started, t)
         if not ok and key is not None:
             self.failed_at[key] = self.version
@@ -595,7 +618,11 @@ class Replay:
         r = self.report
         decision = self.session.admit(replace(w, pods=pods))
         for victim_key in decision.evicted:
-            lost = self._evicted(victim_key, t, removed=True)
+            if victim_key in self.binding:  # admitted, not started yet: recreated, nothing lost
+                self._requeue(self.binding.pop(victim_key).pod, t)
+                lost = 0
+            else:
+                lost = self._evicted(victim_key, t, removed=True)
             r.gpu_seconds_lost += lost
             r.evictions += 1
             queue = self.batch.queue_of(self.sims[victim_key].pod)
@@ -605,9 +632,30 @@ class Replay:
             self.queue.move_all(t)
         if decision.admitted:
             r.admitted_by_queue[w.queue] = r.admitted_by_queue.get(w.queue, 0) + 1
+            # the session placed the workload in room that victims on those nodes still hold: it starts
+            # (a gang whole) once the last of them is deleted
+            nodes = set(decision.nodes.values())
+            ready = max((v.end for v in self.terminating.values() if v.node in nodes), default=t)
             for p in pods:
-                self._start(p, t)
+                if ready > t:
+                    self._seq += 1
+                    cluster = self.scheduler.cluster
+                    node = cluster.nodes[cluster.placement[p.key]].name
+                    self.binding[p.key] = _Run(p, ready, self._seq, node)
+                    self._push(ready, START, (p.key, self._seq))
+                else:
+                    self._start(p, t)
         return decision.admitted
+
+    def _bound(self, key: str, token: int, t: float) -> None:
+        """A batch admission's pod whose node's victims are gone starts."""
+        run = self.binding.get(key)
+        if run is None or run.token != token:
+            return  # evicted or its node removed meanwhile
+        del self.binding[key]
+        pod = replace(run.pod, start_time=self.stamp(t))  # eviction costs count from the real start
+        self.scheduler.cluster.update_pod(pod)
+        self._start(pod, t)
 
     def _choose(self, names: list[str]) -> str:
         """Batch mode: the queue with the lowest weighted dominant share goes next."""
@@ -670,6 +718,9 @@ class Replay:
                 elif kind == GONE:
                     assert isinstance(payload, tuple)
                     self._gone(str(payload[0]), int(payload[1]), t)
+                elif kind == START:
+                    assert isinstance(payload, tuple)
+                    self._bound(str(payload[0]), int(payload[1]), t)
                 elif kind == NODE:
                     assert isinstance(payload, NodeEvent)
                     self._node_event(payload, t)
