@@ -464,8 +464,8 @@ class Replay:
         self.scheduler, self.ledger = self.make_scheduler(nodes, self.seed + self._rebuilds)
         cluster = self.scheduler.cluster
         # batch victims were taken off the cluster state by the session already: they stay off
-        held = [r for r in self.terminating.values() if r.pod.key in old.placement]
-        for run in (*self.running.values(), *self.binding.values(), *held):
+        still_placed = [r for r in self.terminating.values() if r.pod.key in old.placement]
+        for run in (*self.running.values(), *self.binding.values(), *still_placed):
             idx = cluster.index[old.nodes[old.placement[run.pod.key]].name]
             held = old_ledger.held.get(run.pod.key) if old_ledger is not None else None
             if self.ledger is not None and held is not None:
