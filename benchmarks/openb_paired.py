@@ -7,6 +7,8 @@ seed-to-seed sd, "worse" when the mean difference is positive by more than that 
 
     kubegpu bench openb --traces default --policies FGD,KubegpuCpuFrag --seeds 42-51 --out DIR
     python benchmarks/openb_paired.py DIR/summary.csv --baseline FGD --candidate KubegpuCpuFrag
+
+Several summary.csv files (runs split over several ``bench openb`` calls) are read as one.
 """
 
 from __future__ import annotations
@@ -55,12 +57,15 @@ def paired_rows(rows: Iterable[Mapping[str, str]], baseline: str, candidate: str
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("summary", type=Path, help="summary.csv written by kubegpu bench openb")
+    ap.add_argument("summary", type=Path, nargs="+", help="summary.csv files written by kubegpu bench openb")
     ap.add_argument("--baseline", default="FGD")
     ap.add_argument("--candidate", default="KubegpuCpuFrag")
     args = ap.parse_args()
-    with args.summary.open(newline="") as f:
-        cells = paired_rows(csv.DictReader(f), args.baseline, args.candidate)
+    rows: list[dict[str, str]] = []
+    for path in args.summary:
+        with path.open(newline="") as f:
+            rows.extend(csv.DictReader(f))
+    cells = paired_rows(rows, args.baseline, args.candidate)
     head = ["trace", "seeds", args.baseline, args.candidate, "paired difference", "lower on", "verdict"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
