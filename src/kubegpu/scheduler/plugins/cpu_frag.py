@@ -10,34 +10,20 @@ thousands of free CPUs (``docs/fgd-reproduction.md``).
 
 This plugin counts, per node and typical shape t that fits, how many copies of t the node could still
 host by GPU (Σ_g ⌊free_g / milli_t⌋ // count_t) and by CPU (⌊free CPU / cpu_t⌋); the GPU milli of the
-copies CPU cannot feed, weighted by λ (``cpuWeight``, default 0.5), is the shape's stranding S_t. A
-node's empty-state stranding S⁰_t (all its CPU and GPUs free) is its hardware's CPU per GPU, not a
-fragment, so only the part beyond it counts:
+copies CPU cannot feed is added to F_t with weight λ (``cpuWeight``, default 0.5):
 
-    F_t = below_t + max(0, S_t − S⁰_t)                  (t fits the node)
-    S_t = λ · max(0, gpu_copies_t − cpu_copies_t) · count_t · milli_t
-    F_t = all free milli-GPU                             (t does not fit)
+    F_t = below_t + λ · max(0, gpu_copies_t − cpu_copies_t) · count_t · milli_t   (t fits the node)
+    F_t = all free milli-GPU                                                     (t does not fit)
 
-and the CPU part, Σ_t p_t · max(0, S_t − S⁰_t), is rounded to the nearest multiple of q
-(``cpuQuantum``, default 500 milli-GPU; halves to the even multiple). λ = 0 is FGD's measure exactly.
-The score is FGD's, ``int(100 · σ(Δ / 1000))`` of the decrease Δ of Σ_t p_t F_t, with FGD's tie-break
-(first node in order) and FGD's GPU choice for sharing pods. The effect: pods heavy in CPU per GPU, and
-CPU-only pods, are steered to nodes with CPU to spare, and nodes short of CPU are kept for pods light in
-CPU.
+λ = 0 is FGD's measure exactly. The score is FGD's, ``int(100 · σ(Δ / 1000))`` of the decrease Δ of
+Σ_t p_t F_t, with FGD's tie-break (first node in order) and FGD's GPU choice for sharing pods. The
+effect: pods heavy in CPU per GPU, and CPU-only pods, are steered to nodes with CPU to spare, and nodes
+short of CPU are kept for pods light in CPU.
 
-Why the two refinements (``docs/fgd-reproduction.md``): without them the policy lost to FGD on the
-multigpu traces, where 8-GPU pods need whole free 8-GPU nodes. Counting a node's own hardware
-stranding rewarded CPU-light pods for taking GPUs of fresh CPU-short nodes (that lowers the node's
-stranding); and small stranding differences broke FGD's many score ties, which FGD gives to the first
-node in order (our reading of why rounding helps: measured, not proven). With the quantum, FGD's
-choice stands unless the stranding differs by about half a GPU's worth.
-
-Worked example (the tests' first case): a node with 4 free GPUs and 16 of its 64 CPUs free and one
-typical shape {1 GPU × 1000 milli, 8 CPU}: 4 copies by GPU, 2 by CPU, so F = 0.5 · 2 · 1000 = 1000
-milli (empty, it fed all 4: nothing to subtract; 1000 is a multiple of 500; FGD: 0). λ = 0.5 was
-chosen on the default trace, seeds 0–3 (0.25 / 0.5 / 1: 4.57 / 4.52 / 4.67 % unallocated at 100 %
-arrived, FGD 4.83), the empty-state baseline and q = 500 on multigpu40, seeds 0–3, then checked on
-the default trace and multigpu20/30/50, seeds 0–3 — never on the evaluation seeds 42–51.
+Worked example (the tests' first case): a node with 4 free GPUs and 16 free CPUs and one typical shape
+{1 GPU × 1000 milli, 8 CPU}: 4 copies by GPU, 2 by CPU, so F = 0.5 · 2 · 1000 = 1000 milli (FGD: 0).
+λ = 0.5 was chosen on the default trace, seeds 0–3 (0.25 / 0.5 / 1: 4.57 / 4.52 / 4.67 % unallocated at
+100 % arrived, FGD 4.83), not on the evaluation seeds 42–51.
 
 Model reserve: the CPU term alone steers CPU-heavy pods to CPU-rich nodes, and on the gpuspec traces
 those are the T4 nodes whose GPUs T4-only pods need (FGD's measure does not charge a whole GPU taken
@@ -46,7 +32,8 @@ workload's GPU demand restricted to m over m's share of the cluster's GPUs (``mo
 pod taking ``milli`` GPU on a node of model m is charged ρ · milli · (s_m − least s among its feasible
 nodes) in Δ (ρ = ``reserveWeight``, default 1). With no restricted shape every s is 0 and the policy is
 unchanged; a pod whose feasible nodes are all of one model is unchanged too. ρ = 1 was chosen on
-gpuspec20/25/33, seeds 0–1 (``docs/fgd-reproduction.md``).
+gpuspec20/25/33, seeds 0–1 (``docs/fgd-reproduction.md``). The multigpu30–50 traces, where the policy
+is slightly worse than FGD, have no restricted shapes and are not helped by it.
 """
 
 from __future__ import annotations
@@ -58,7 +45,6 @@ import numpy as np
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import CPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_share import (
@@ -76,7 +62,6 @@ from kubegpu.scheduler.status import SUCCESS, Status
 CPU_AWARE_FRAG: Final = "CpuAwareFragmentation"
 DEFAULT_CPU_WEIGHT: Final = 0.5
 DEFAULT_RESERVE_WEIGHT: Final = 1.0
-DEFAULT_CPU_QUANTUM: Final = 500
 
 
 def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
@@ -100,8 +85,8 @@ def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
 
 
 class CpuAwareFragmentation:
-    """Args: ``ledger`` (the GpuShare ledger, with a target workload), ``cpuWeight`` λ in [0, 1],
-    ``reserveWeight`` ρ in [0, 1] and ``cpuQuantum`` q (milli-GPU, an integer ≥ 1)."""
+    """Args: ``ledger`` (the GpuShare ledger, with a target workload), ``cpuWeight`` λ in [0, 1] and
+    ``reserveWeight`` ρ in [0, 1]."""
 
     name: ClassVar[str] = CPU_AWARE_FRAG
 
@@ -118,10 +103,6 @@ class CpuAwareFragmentation:
                 f"{CPU_AWARE_FRAG}: args.reserveWeight must be a number in [0, 1], not {reserve!r}"
             )
         self.reserve = float(reserve)
-        quantum = args.get("cpuQuantum", DEFAULT_CPU_QUANTUM)
-        if not isinstance(quantum, int) or isinstance(quantum, bool) or quantum < 1:
-            raise ConfigError(f"{CPU_AWARE_FRAG}: args.cpuQuantum must be an integer ≥ 1, not {quantum!r}")
-        self.quantum = quantum
         t = self.typical
         self.scarcity = model_scarcity(t, self.ledger)
         self._gpu_shape = t.milli > 0
@@ -130,13 +111,6 @@ class CpuAwareFragmentation:
         # per node and shape: Σ_g ⌊free_g / milli_t⌋, valid while the node's generation equals ``_gen``
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
-        # the stranding each node has when empty: its hardware's own CPU-per-GPU, not a fragment
-        whole = np.where(
-            np.arange(self.ledger.gpu_left.shape[1])[None, :] < self.ledger.gpu_count[:, None], MILLI, 0
-        )
-        self._empty: FloatArray = self.stranded(
-            self.ledger.cluster.allocatable[:, self.ledger.cluster.col[CPU]], self.units_of(whole)
-        )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (0 for CPU-only shapes)."""
@@ -164,14 +138,9 @@ class CpuAwareFragmentation:
     def measure(
         self, rows: Rows, cpu_left: IntArray, counts: tuple[IntArray, IntArray, IntArray], units: IntArray
     ) -> FloatArray:
-        """Σ_t p_t · F_t of ``rows`` in the state given by free CPU, FGD's per-shape counts and units: FGD's
-        part plus the stranding beyond the node's empty-state stranding, rounded to ``cpuQuantum``."""
+        """Σ_t p_t · F_t of ``rows`` in the state given by free CPU, FGD's per-shape counts and units."""
         fit, below, total = counts
-        extra = np.maximum(self.stranded(cpu_left, units) - self._empty[rows], 0)
-        plain = self.ledger.combine(rows, cpu_left, fit, below, total)
-        cpu_part = self.ledger.combine(rows, cpu_left, fit, below, total, extra) - plain
-        out: FloatArray = plain + np.round(cpu_part / self.quantum) * self.quantum
-        return out
+        return self.ledger.combine(rows, cpu_left, fit, below, total, self.stranded(cpu_left, units))
 
     def frag(self, rows: Rows) -> FloatArray:
         """The measure of ``rows`` now."""
