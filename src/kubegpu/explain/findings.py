@@ -33,7 +33,7 @@ from kubegpu.model.gpu_facts import (
 )
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import is_gpu
+from kubegpu.model.resources import gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 
@@ -258,7 +258,7 @@ def scattered(engine: Engine, pod: Pod) -> list[tuple[str, int, int, int]]:
 
 
 def _scattered_findings(snapshot: ClusterSnapshot) -> list[Finding]:
-    pending = [p for p in snapshot.pending_pods() if any(is_gpu(r) and v for r, v in p.requests.items())]
+    pending = [p for p in snapshot.pending_pods() if gpu_requests(p.requests)]
     if not pending:
         return []
     engine = Engine(snapshot)

@@ -66,7 +66,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -795,12 +795,17 @@ class LiveScheduler:
         return wait.node
 
     def _annotate_checkpoint_request(self, victims: tuple[Pod, ...], requested_at: dt.datetime) -> None:
-        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: rfc3339(requested_at)}}}
+        # a failure is not fatal: the victim is evicted at the deadline all the same
+        self._patch_checkpoint_request(victims, rfc3339(requested_at), "requesting a checkpoint of")
+
+    def _patch_checkpoint_request(self, victims: Sequence[Pod], value: str | None, doing: str) -> None:
+        """Merge-patch the request annotation on each victim (``None`` removes it); failures are logged."""
+        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: value}}}
         for victim in victims:
             try:
                 self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
-            except ApiError as exc:  # it is evicted at the deadline all the same
-                log.warning("requesting a checkpoint of %s failed: %s", victim.key, exc)
+            except ApiError as exc:
+                log.warning("%s %s failed: %s", doing, victim.key, exc)
 
     def _advance_handshakes(self) -> None:
         """Evict the victims whose deadline passed; close the waits with nothing left to evict. On becoming
@@ -890,14 +895,8 @@ class LiveScheduler:
     def _withdraw_checkpoint_requests(self, victims: list[Pod]) -> None:
         """Remove the request annotation from spared victims (a merge-patch null), so a restarted leader
         does not resume a wait that ended; a failure is logged, not fatal."""
-        if not self.is_leader():
-            return
-        patch = {"metadata": {"annotations": {CHECKPOINT_REQUESTED_ANNOTATION: None}}}
-        for victim in victims:
-            try:
-                self.api.patch(pod_path(victim.namespace, victim.name), patch, MERGE_PATCH)
-            except ApiError as exc:
-                log.warning("withdrawing the checkpoint request of %s failed: %s", victim.key, exc)
+        if self.is_leader():
+            self._patch_checkpoint_request(victims, None, "withdrawing the checkpoint request of")
 
     def _report_cost(self, pod: Pod, node: str, costs: dict[PodKey, int], checkpointed: set[PodKey]) -> None:
         if not costs:

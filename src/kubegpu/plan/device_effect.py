@@ -34,7 +34,7 @@ from kubegpu.devices.node_devices import MEMORY_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import GPU_PREFIX, Effect, simulate
-from kubegpu.plan.node_ops import checkpoint_warnings, pdb_warnings
+from kubegpu.plan.node_ops import checkpoint_warnings, gpu_pods, pdb_warnings
 from kubegpu.plan.pitfalls import Pitfall, flagged, scattered_pods
 from kubegpu.plan.procedure import NodeChange
 
@@ -56,8 +56,8 @@ def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now:
     effect = simulate(snapshot, {after.name: after}, moved, now, kubelet_on={after.name})
     kept: list[dict[str, Any]] = [
         {"pod": p.key, "resources": {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}}
-        for p in snapshot.pods_on(after.name)
-        if p.key not in moved and any(r.startswith(GPU_PREFIX) and v for r, v in p.requests.items())
+        for p in gpu_pods(snapshot, after.name)
+        if p.key not in moved
     ]  # fmt: skip
     details = {
         **change.details,

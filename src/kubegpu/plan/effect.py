@@ -204,11 +204,12 @@ def simulate(
                 })  # fmt: skip
         effect.evicted.append(row)
     # after every replacement has landed: what the open nodes have free is what a naive sum would count
+    refused = {q["pod"] for q in effect.quota_rejections}
     stranded = [by_key[r["pod"]] for r in effect.newly_pending] + [
         replace(by_key[r["pod"]], node_name="", phase="Pending")
         for r in effect.evicted
         if r["lands"] is None and r["controller"] and not r["controller"].startswith("DaemonSet/")
-        and r["pod"] not in {q["pod"] for q in effect.quota_rejections}
+        and r["pod"] not in refused
     ]  # fmt: skip
     for pod in stranded:
         for r, need, total, largest in scattered(after, pod):

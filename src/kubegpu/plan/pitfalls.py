@@ -27,7 +27,7 @@ from typing import Any
 from kubegpu.explain.findings import has_gpu_labels, is_daemon
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.objects import Node, Taint
-from kubegpu.model.resources import is_gpu
+from kubegpu.model.resources import gpu_requests
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect
 from kubegpu.plan.procedure import NodeChange
@@ -81,7 +81,7 @@ def tolerating_without_gpu(snapshot: ClusterSnapshot, targets: Sequence[Node], t
         and (p.node_name in names or not p.node_name)
         and p.tolerates(taint)
         and not is_daemon(p)
-        and not any(is_gpu(r) and v for r, v in p.requests.items())
+        and not gpu_requests(p.requests)
     ]
     if not pods:
         return []
@@ -101,9 +101,7 @@ def without_allocatable(targets: Sequence[Node], key: str, value: str | None) ->
     """R17.1, setting a label: nodes that look like GPU nodes but advertise no allocatable GPU."""
     if value is None:
         return []
-    empty = [
-        n for n in targets if has_gpu_labels(n) and not any(is_gpu(r) and v for r, v in n.allocatable.items())
-    ]
+    empty = [n for n in targets if has_gpu_labels(n) and not gpu_requests(n.allocatable)]
     if not empty:
         return []
     names = ", ".join(n.name for n in empty)
