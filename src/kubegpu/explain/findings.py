@@ -243,14 +243,20 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
-def scattered(engine: Engine, pod: Pod) -> list[tuple[str, int, int, int]]:
+def scattered(
+    engine: Engine, pod: Pod, tables: dict[str, dict[str, int]] | None = None
+) -> list[tuple[str, int, int, int]]:
     """The pod's GPU requests that the free devices of Ready, uncordoned nodes add up to but no one node
-    holds (R17.5): (resource, requested, free in total, most free on one node), milli-units."""
+    holds (R17.5): (resource, requested, free in total, most free on one node), milli-units. ``tables``
+    keeps each resource's free-per-node table across calls on an engine that does not change."""
+    tables = {} if tables is None else tables
     out = []
     for r, need in sorted(fit_request(pod).items()):
         if not is_gpu(r) or not need:
             continue
-        free = engine.free(r, open_only=True).values()
+        if r not in tables:
+            tables[r] = engine.free(r, open_only=True)
+        free = tables[r].values()
         total, largest = sum(free), max(free, default=0)
         if total >= need > largest:
             out.append((r, need, total, largest))
@@ -262,10 +268,11 @@ def _scattered_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     if not pending:
         return []
     engine = Engine(snapshot)
+    tables: dict[str, dict[str, int]] = {}
     out = []
     for pod in pending:
-        for r, need, total, largest in scattered(engine, pod):
-            holding = sorted((n, f) for n, f in engine.free(r, open_only=True).items() if f)
+        for r, need, total, largest in scattered(engine, pod, tables):
+            holding = sorted((n, f) for n, f in tables[r].items() if f)
             spread = ", ".join(f"{n} {format_milli(r, f)}" for n, f in holding)
             out.append(Finding(
                 "warning", "scheduling",

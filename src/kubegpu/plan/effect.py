@@ -211,8 +211,9 @@ def simulate(
         if r["lands"] is None and r["controller"] and not r["controller"].startswith("DaemonSet/")
         and r["pod"] not in refused
     ]  # fmt: skip
+    tables: dict[str, dict[str, int]] = {}  # `after` does not change while the stranded pods are checked
     for pod in stranded:
-        for r, need, total, largest in scattered(after, pod):
+        for r, need, total, largest in scattered(after, pod, tables):
             effect.scattered.append({"pod": pod.key, "resource": r, "requested": need // 1000,
                                      "free_total": total // 1000, "largest_free": largest // 1000})  # fmt: skip
     b_cap, a_cap = _gpu_allocatable(snapshot.nodes), _gpu_allocatable(after_snap.nodes)
