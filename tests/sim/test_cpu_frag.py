@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.resources import CPU
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
-from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity
+from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import to_node
 from kubegpu.sim.packing import run_packing
@@ -22,9 +23,20 @@ POLICY = "KubegpuCpuFrag"
 ONE_GPU_8_CPU = typical((8000, 1, 1000, 1.0))
 
 
-def plugin(ledger: GpuShareLedger, weight: float = 0.5, reserve: float = 1.0) -> CpuAwareFragmentation:
-    args = {"ledger": ledger, "cpuWeight": weight, "reserveWeight": reserve}
+def plugin(
+    ledger: GpuShareLedger, weight: float = 0.5, reserve: float = 1.0, quantum: int | None = None
+) -> CpuAwareFragmentation:
+    """The plugin with its defaults, or with a fixed quantum (``quantumFullAt`` 0: q = ``cpuQuantum``
+    whatever the target workload's whole-node demand)."""
+    args: dict[str, object] = {"ledger": ledger, "cpuWeight": weight, "reserveWeight": reserve}
+    if quantum is not None:
+        args |= {"cpuQuantum": quantum, "quantumFullAt": 0}
     return CpuAwareFragmentation(args, Handle(ReasonTable()))
+
+
+def use_cpu(b: Bench, row: int, milli_cpu: int) -> None:
+    """Mark ``milli_cpu`` of node ``row``'s CPU requested (as pods without GPU would)."""
+    b.cluster.requested[row, b.cluster.col[CPU]] = milli_cpu
 
 
 def first_ties(b: Bench) -> Bench:
@@ -33,30 +45,62 @@ def first_ties(b: Bench) -> Bench:
 
 
 def test_gpu_that_cpu_cannot_feed_counts_as_fragment() -> None:
-    """4 free GPUs, 16 free CPUs, shape {1 GPU, 8 CPU}: 4 copies by GPU, 16/8 = 2 by CPU, so 2 GPUs
-    (2000 milli) are stranded; λ = 0.5 → 1000. FGD sees the shape fit and nothing too small: 0."""
-    b = Bench([node("n", 4, cpu=16_000)], POLICY, ONE_GPU_8_CPU)
+    """A node of 4 GPUs and 64 CPUs, 48 CPUs requested, shape {1 GPU, 8 CPU}: 4 copies by GPU, 16/8 = 2
+    by CPU, so 2 GPUs (2000 milli) are stranded; λ = 0.5 → 1000. Empty, the node fed all 4 copies (64/8 =
+    8), so all 1000 is beyond its empty-state stranding. FGD sees the shape fit and nothing too small: 0."""
+    b = Bench([node("n", 4, cpu=64_000)], POLICY, ONE_GPU_8_CPU)
+    use_cpu(b, 0, 48_000)
     row = np.array([0])
     assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(1000)
     assert float(b.ledger.node_frag(row)[0]) == 0
     assert float(plugin(b.ledger, 1.0).frag(row)[0]) == pytest.approx(2000)
 
 
+def test_a_nodes_own_cpu_per_gpu_is_not_fragment() -> None:
+    """The same shape on an EMPTY node of 4 GPUs and 16 CPUs: 2 copies stranded, 1000 at λ = 0.5, but
+    that is the node's hardware (its empty-state stranding), so the measure is 0. After an 8-CPU pod
+    without GPU, 8 CPUs feed 1 copy: 3 stranded, 1500, 500 beyond the empty state."""
+    b = Bench([node("n", 4, cpu=16_000)], POLICY, ONE_GPU_8_CPU)
+    row = np.array([0])
+    assert float(plugin(b.ledger).frag(row)[0]) == 0
+    use_cpu(b, 0, 8000)
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(500)
+
+
 def test_partial_gpus_count_in_copies() -> None:
-    """Shape {1 GPU × 300 milli, 2 CPU}; free [1000, 700, 200], 4 CPUs. By GPU: ⌊1000/300⌋ + ⌊700/300⌋
-    + 0 = 3 + 2 = 5 copies; by CPU 2: 3 stranded × 300 = 900, ×0.5 = 450; plus FGD's part, the 200 on
-    the GPU too small for the shape: 650."""
-    b = Bench([node("n", 3, cpu=4_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    """Shape {1 GPU × 300 milli, 2 CPU}; free [1000, 700, 200], 4 of 40 CPUs free. By GPU: ⌊1000/300⌋
+    + ⌊700/300⌋ + 0 = 3 + 2 = 5 copies; by CPU 2: 3 stranded × 300 = 900, ×0.5 = 450 (empty: 9 copies
+    by GPU, 20 by CPU, none stranded); plus FGD's part, the 200 on the GPU too small for the shape: 650
+    unrounded, which the defaults give (the shape takes 1 of the node's 3 GPUs: no whole-node demand, q =
+    0). Rounded to a fixed 500-milli quantum the CPU part is 500: 700."""
+    b = Bench([node("n", 3, cpu=40_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    use_cpu(b, 0, 36_000)
     b.ledger.gpu_left[0] = [1000, 700, 200]
     b.ledger._recount(np.array([0]))
+    assert float(plugin(b.ledger, quantum=1).frag(np.array([0]))[0]) == pytest.approx(650)
     assert float(plugin(b.ledger).frag(np.array([0]))[0]) == pytest.approx(650)
+    assert float(plugin(b.ledger, quantum=500).frag(np.array([0]))[0]) == pytest.approx(700)
+
+
+def test_small_cpu_part_rounds_away() -> None:
+    """Shape {1 GPU × 300 milli, 2 CPU}, free [1000, 1000, 1000] and 10 of 40 CPUs: 9 copies by GPU, 5
+    by CPU, 4 stranded × 300 × 0.5 = 600 → one 500 quantum (600/500 = 1.2). With 14 CPUs free: 7 by
+    CPU, 2 stranded, 300 → 300/500 = 0.6 → 500 as well; with 16 free: 8 by CPU, 150 → 0.3 → 0. With a
+    1000-milli quantum: 600 → 1000, 300 → 0."""
+    b = Bench([node("n", 3, cpu=40_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    row = np.array([0])
+    for free, q500, q1000 in ((10_000, 500, 1000), (14_000, 500, 0), (16_000, 0, 0)):
+        use_cpu(b, 0, 40_000 - free)
+        assert float(plugin(b.ledger, quantum=500).frag(row)[0]) == q500
+        assert float(plugin(b.ledger, quantum=1000).frag(row)[0]) == q1000
 
 
 def test_cpu_only_pod_goes_where_cpu_is_to_spare() -> None:
     """Nodes a (4 GPUs, 16 CPU) and b (4 GPUs, 64 CPU), shape {1 GPU, 8 CPU}; an 8-CPU pod without GPU.
     FGD: the shape still fits both afterwards, Δ = 0 on both, score 50, the tie goes to a.
-    Ours: a has 1000 now (above); after, 8 CPU feed 1 copy of 4 → 3 stranded, 1500: Δ = −500, score
-    int(100·σ(−0.5)) = 37. b: 64 then 56 CPU feed all 4 copies, Δ = 0, score 50 → b."""
+    Ours: a has 0 now (its empty-state stranding, above); after, 8 CPU feed 1 copy of 4 → 500 beyond
+    it: Δ = −500, score int(100·σ(−0.5)) = 37. b: 64 then 56 CPU feed all 4 copies, Δ = 0, score 50
+    → b."""
     nodes = [node("a", 4, cpu=16_000), node("b", 4, cpu=64_000)]
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(pod("p", 0, cpu=8000))[0] == "a"
     ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU))
@@ -70,8 +114,8 @@ def test_cpu_only_pod_goes_where_cpu_is_to_spare() -> None:
 def test_cpu_heavy_gpu_pod_goes_to_the_cpu_rich_node() -> None:
     """Nodes a (4 GPUs, 32 CPU) and b (4 GPUs, 64 CPU), shape {1 GPU, 8 CPU}; pod 1 GPU + 16 CPU.
     FGD: afterwards both have 3 free GPUs and ≥ 8 CPU, Δ = 0 on both, the tie goes to a.
-    Ours: a now 4 copies by GPU and 4 by CPU (0); after, 3 by GPU and 16/8 = 2 by CPU → 1 stranded,
-    500: Δ = −500, score 37. b: 48 CPU after → 6 copies ≥ 3, Δ = 0, score 50 → b, GPU 0."""
+    Ours: a now 4 copies by GPU and 4 by CPU (0, as empty); after, 3 by GPU and 16/8 = 2 by CPU → 1
+    stranded, 500: Δ = −500, score 37. b: 48 CPU after → 6 copies ≥ 3, Δ = 0, score 50 → b, GPU 0."""
     nodes = [node("a", 4, cpu=32_000), node("b", 4, cpu=64_000)]
     heavy = pod("p", 1, 1000, cpu=16_000)
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(heavy)[0] == "a"
@@ -139,6 +183,57 @@ def test_same_seed_same_run() -> None:
     assert one.failed == again.failed
 
 
+def test_bad_quantum_is_a_config_error() -> None:
+    b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
+    for quantum in (0, 2.5, "500", True):
+        with pytest.raises(ConfigError, match="cpuQuantum"):
+            CpuAwareFragmentation({"ledger": b.ledger, "cpuQuantum": quantum}, Handle(ReasonTable()))
+    for full_at in (-0.1, 1.5, "0.3", True):
+        with pytest.raises(ConfigError, match="quantumFullAt"):
+            CpuAwareFragmentation({"ledger": b.ledger, "quantumFullAt": full_at}, Handle(ReasonTable()))
+
+
+def test_whole_node_share_sets_the_quantum() -> None:
+    """Nodes of 4 and 2 GPUs: a whole-node shape takes 4 GPUs. Shapes {4 × 1000} p, {1 × 1000} 0.9 − p
+    and a CPU-only shape 0.1 (no GPU demand): GPU demand 4000p against 1000(0.9 − p), so w = 4p / (0.9 +
+    3p). p = 0.1: w = 0.4 / 1.2 = 1/3 ≥ 0.3 → q = 500 (q_max). p = 0.04: w = 0.16 / 1.02 = 8/51 → q =
+    500 · (8/51) / 0.3 = 261.4. Without the 4-GPU shape w = 0 → q = 0 (no rounding); a 2-GPU shape is
+    not whole-node here."""
+    nodes = [node("big", 4), node("small", 2)]
+
+    def target(p: float, count: int = 4) -> TypicalPods:
+        return typical((8000, count, 1000, p), (4000, 1, 1000, 0.9 - p), (2000, 0, 0, 0.1))
+
+    wide = Bench(nodes, POLICY, target(0.1))
+    assert whole_node_share(target(0.1), wide.ledger) == pytest.approx(1 / 3)
+    assert plugin(wide.ledger).quantum == pytest.approx(500)
+    narrow = Bench(nodes, POLICY, target(0.04))
+    assert whole_node_share(target(0.04), narrow.ledger) == pytest.approx(8 / 51)
+    assert plugin(narrow.ledger).quantum == pytest.approx(261.4, abs=0.05)
+    for other in (ONE_GPU_8_CPU, target(0.1, count=2)):
+        b = Bench(nodes, POLICY, other)
+        assert whole_node_share(other, b.ledger) == 0
+        assert plugin(b.ledger).quantum == 0
+
+
+def test_rounding_follows_whole_node_demand() -> None:
+    """The node of test_small_cpu_part_rounds_away (3 GPUs, 40 CPUs, 10 free), shape A {1 GPU × 300
+    milli, 2 CPU} with popularity 0.9 and a whole-node shape B {3 GPUs, 2 CPU} 0.1: GPU demand 270 vs
+    300, w = 300/570 = 0.526 → q = 500. A: 9 copies by GPU, 5 by CPU → 4 stranded × 300 × 0.5 = 600;
+    B: 1 copy by GPU, 5 by CPU, none. CPU part 0.9 · 600 = 540 → 500 (1.08 quanta); FGD's part 0 (both
+    fit, nothing too small). With B asking 2 GPUs instead, no shape takes the whole node: w = 0, q = 0,
+    and the measure is the unrounded 540 (B: ⌊3/2⌋ = 1 copy by GPU, 5 by CPU, nothing stranded)."""
+    whole = typical((2000, 1, 300, 0.9), (2000, 3, 1000, 0.1))
+    b = Bench([node("n", 3, cpu=40_000)], POLICY, whole)
+    use_cpu(b, 0, 30_000)
+    row = np.array([0])
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(500)
+    partial = typical((2000, 1, 300, 0.9), (2000, 2, 1000, 0.1))
+    b = Bench([node("n", 3, cpu=40_000)], POLICY, partial)
+    use_cpu(b, 0, 30_000)
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(540)
+
+
 @pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight"])
 @pytest.mark.parametrize("weight", [-0.1, 1.5, "half"])
 def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
@@ -175,6 +270,10 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
     = 1000, 0.75 · 1000 + 750 = 1500: Δ = −500, score 37; t4 stays 0 (CPU for 10+ copies), 50 → t4.
     With the reserve (weight 1): t4 is charged 1 · 1000 milli · (0.75 − 0, g2's scarcity the least):
     Δ = −750, score int(100·σ(−0.75)) = 32 < 37 → g2. A T4-only pod has only t4: no charge.
+    (Both nodes are empty before, with no empty-state stranding; the scores are unrounded, as the
+    defaults give here: no shape takes 4 GPUs. With a fixed 500-milli quantum g2's CPU part 0.75 · 1000
+    = 750 rounds to 1000 (1.5 → 2, halves to even), Δ = −750 and score 32 too: the tie goes to g2,
+    first in order.)
     A sharing pod {500 milli, 4 CPU}: g2 → [500, 1000 × 3], 28 CPU: F_A = 500 (too small for A), no
     stranding (3 vs 3 copies), F_B = 3500: 0.75·500 + 0.25·3500 = 1250 from 1000, Δ = −250, score 43.
     t4 → [500, 1000]: F_A = F_B = 500, Δ = −500 (score 37 unreserved); reserve 0.75 · 500 = 375:
@@ -185,18 +284,19 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
     rows = np.array([0, 1])
     assert first_ties(Bench(nodes, "FGD", target)).schedule(heavy)[0] == "g2"
     b = first_ties(Bench(nodes, POLICY, target))
-    assert plugin(b.ledger, reserve=0.0).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
-        37,
-        50,
-    ]
+    unrounded = plugin(b.ledger, reserve=0.0, quantum=1)
+    assert unrounded.score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 50]
+    assert plugin(b.ledger, quantum=1).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
     assert plugin(b.ledger).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
+    assert plugin(b.ledger, quantum=500).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
+        32,
+        32,
+    ]
     assert b.schedule(heavy)[0] == "g2"
     t4_only = pod("q", 1, 1000, cpu=24_000, spec=frozenset({"T4"}))
     one = np.array([1])
     assert plugin(b.ledger).score_batch(CycleState(), t4_only, b.cluster, one).tolist() == [50]
     share, b = pod("s", 1, 500, cpu=4000), Bench(nodes, POLICY, target)  # before the pod above
-    assert plugin(b.ledger, reserve=0.0).score_batch(CycleState(), share, b.cluster, rows).tolist() == [
-        43,
-        37,
-    ]
-    assert plugin(b.ledger).score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 29]
+    unrounded = plugin(b.ledger, reserve=0.0, quantum=1)
+    assert unrounded.score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 37]
+    assert plugin(b.ledger, quantum=1).score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 29]
