@@ -152,6 +152,30 @@ def test_lowest_dominant_share_goes_first() -> None:
     assert order == ["default/small-next", "default/big-next"]
 
 
+def test_equal_shares_go_by_priority_then_age_not_queue_name() -> None:
+    """Kueue's entryOrdering under fair sharing (pkg/scheduler/scheduler.go): at equal dominant share the
+    head of higher priority goes first, then the older head. Queues "a" and "b" both at share 0: b's
+    head, created a day earlier, goes before a's; with a's head at priority 10, a's goes first."""
+
+    def head(name: str, queue: str, created: str, priority: int = 0) -> dict[str, Any]:
+        pod = member(name, "", 1, queue)
+        pod["metadata"]["creationTimestamp"] = created
+        pod["spec"]["priority"] = priority
+        return pod
+
+    objs = (queue_obj("a", 8), queue_obj("b", 8), make_node("n").gpus(4).obj())
+    older_b = session(
+        *objs, head("a-head", "a", "2026-01-02T00:00:00Z"), head("b-head", "b", "2026-01-01T00:00:00Z")
+    )
+    assert [d.workload.key for d in older_b.run()] == ["default/b-head", "default/a-head"]
+    urgent_a = session(
+        *objs,
+        head("a-head", "a", "2026-01-02T00:00:00Z", priority=10),
+        head("b-head", "b", "2026-01-01T00:00:00Z"),
+    )
+    assert [d.workload.key for d in urgent_a.run()] == ["default/a-head", "default/b-head"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 4), st.sampled_from([1, 2, 4, 8])), min_size=1, max_size=6),
        st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=4))  # fmt: skip

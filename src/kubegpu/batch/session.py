@@ -134,9 +134,17 @@ class BatchSession:
         position = {w.key: i + 1 for ws in queues.values() for i, w in enumerate(ws)}
         decisions: list[Decision] = []
         while any(queues.values()):
+            # Kueue's entryOrdering under fair sharing: lower dominant share first, then the head of higher
+            # priority, then the older head (FIFO); the queue name only breaks exact ties. (Its first key,
+            # heads within nominal quota before borrowing ones, is not modelled.)
             name = min(
                 (q for q, ws in queues.items() if ws),
-                key=lambda q: (self.book.dominant_share(q, self.totals) if q in self.book.queues else 0.0, q),
+                key=lambda q: (
+                    self.book.dominant_share(q, self.totals) if q in self.book.queues else 0.0,
+                    -queues[q][0].priority,
+                    queues[q][0].created,
+                    q,
+                ),
             )
             w = queues[name].pop(0)
             decisions.append(self.admit(w, position[w.key]))
