@@ -122,7 +122,10 @@ class QuotaBook:
 
     def dominant_share(self, queue: str, totals: Mapping[str, int]) -> float:
         """DRF: the largest fraction of any cluster resource the queue holds (or, with decay, has
-        consumed: ``batch.fair_share``), divided by its weight."""
+        consumed: ``batch.fair_share``), divided by its weight; 0 for a queue no GpuQueue defines (no
+        quota applies to it)."""
+        if queue not in self.queues:
+            return 0.0
         usage = self.share_usage(queue)
         share = max((usage.get(r, 0) / t for r, t in totals.items() if t > 0), default=0.0)
         return share / self.queues[queue].weight

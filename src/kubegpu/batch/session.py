@@ -140,7 +140,7 @@ class BatchSession:
             name = min(
                 (q for q, ws in queues.items() if ws),
                 key=lambda q: (
-                    self.book.dominant_share(q, self.totals) if q in self.book.queues else 0.0,
+                    self.book.dominant_share(q, self.totals),
                     -queues[q][0].priority,
                     queues[q][0].created,
                     q,

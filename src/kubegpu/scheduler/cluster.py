@@ -206,6 +206,13 @@ class ClusterState:
         self.clock += 1
         self.generation[idx] = self.clock
 
+    def moved(self, rows: npt.NDArray[np.intp], seen: IntArray) -> npt.NDArray[np.intp]:
+        """Of ``rows``, those whose generation differs from ``seen`` (a cache's per-node stamps), with
+        ``seen`` brought up to date for them: the nodes a per-node cache must recompute now."""
+        stale: npt.NDArray[np.intp] = rows[self.generation[rows] != seen[rows]]
+        seen[stale] = self.generation[stale]
+        return stale
+
     def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None, assumed: bool = False) -> None:
         """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
         for r, amount in pod.requests.items():

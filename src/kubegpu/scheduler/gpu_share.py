@@ -99,6 +99,12 @@ class TypicalPods:
     def __len__(self) -> int:
         return len(self.freq)
 
+    @property
+    def gpu_demand(self) -> FloatArray:
+        """Each shape's popularity-weighted GPU demand, p_t · count_t · milli_t."""
+        out: FloatArray = self.freq * self.count * self.milli
+        return out
+
     def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
         out = np.ones((len(self), len(model_names)), dtype=bool)
         for t, allowed in enumerate(self.models):
@@ -157,7 +163,9 @@ class GpuShareLedger:
             cluster.allocatable[:, col] // MILLI if col is not None else np.zeros(n, dtype=np.int64)
         )
         width = max(int(self.gpu_count.max()) if n else 0, 1)
-        self.gpu_left: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
+        # free milli per GPU with nothing placed (columns past a node's GPU count stay 0)
+        self.gpu_all_free: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
+        self.gpu_left: IntArray = self.gpu_all_free.copy()
         models: dict[str, int] = {}
         self.model_id = np.array(
             [
@@ -289,11 +297,9 @@ class GpuShareLedger:
     def node_frag(self, rows: Rows) -> FloatArray:
         """Current fragment amount of ``rows``, recomputing only nodes whose cluster generation moved (every
         GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
-        gen = self.cluster.generation[rows]
-        stale = rows[gen != self._frag_gen[rows]]
+        stale = self.cluster.moved(rows, self._frag_gen)
         if stale.size:
             self._frag[stale] = self.frag(stale)
-            self._frag_gen[stale] = self.cluster.generation[stale]
         out: FloatArray = self._frag[rows]
         return out
 

@@ -661,7 +661,7 @@ class Replay:
         """Batch mode: the queue with the lowest weighted dominant share goes next."""
         assert self.session is not None
         book, totals = self.session.book, self.session.totals
-        return min(names, key=lambda q: (book.dominant_share(q, totals) if q in book.queues else 0.0, q))
+        return min(names, key=lambda q: (book.dominant_share(q, totals), q))
 
     def _set_now(self, t: float) -> None:
         now = self.at(t)

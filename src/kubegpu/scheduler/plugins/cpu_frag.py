@@ -99,7 +99,7 @@ def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
     names = ledger.model_names
     gpus = np.bincount(ledger.model_id, weights=ledger.gpu_count, minlength=len(names))
     demand = np.zeros(len(names), dtype=np.float64)
-    need = t.freq * t.count * t.milli
+    need = t.gpu_demand
     for i, allowed in enumerate(t.models):
         present = [m for m, name in enumerate(names) if allowed is not None and name in allowed and gpus[m]]
         for m in present:
@@ -113,7 +113,7 @@ def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
 def whole_node_share(t: TypicalPods, ledger: GpuShareLedger) -> float:
     """The share of the target workload's GPU demand (Σ p_t · count_t · milli_t) in shapes asking for as
     many GPUs as the cluster's largest node has: pods that need a whole free node."""
-    need = t.freq * t.count * t.milli
+    need = t.gpu_demand
     largest = int(ledger.gpu_count.max()) if len(ledger.gpu_count) else 0
     total = float(need.sum())
     return float(need[t.count >= max(largest, 1)].sum()) / total if total else 0.0
@@ -159,12 +159,13 @@ class CpuAwareFragmentation:
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
+        # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
+        self._copy_gpus = t.count.clip(min=1)
+        self._copy_milli = t.count * t.milli
         # the stranding each node has when empty: its hardware's own CPU-per-GPU, not a fragment
-        whole = np.where(
-            np.arange(self.ledger.gpu_left.shape[1])[None, :] < self.ledger.gpu_count[:, None], MILLI, 0
-        )
+        lg = self.ledger
         self._empty: FloatArray = self.stranded(
-            self.ledger.cluster.allocatable[:, self.ledger.cluster.col[CPU]], self.units_of(whole)
+            lg.cluster.allocatable[:, lg.cluster.col[CPU]], self.units_of(lg.gpu_all_free)
         )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
@@ -176,20 +177,18 @@ class CpuAwareFragmentation:
     def _now(self, rows: Rows) -> tuple[IntArray, FloatArray]:
         """Units and measure of ``rows`` in their current state, from the per-node cache."""
         lg = self.ledger
-        stale = rows[lg.cluster.generation[rows] != self._gen[rows]]
+        stale = lg.cluster.moved(rows, self._gen)
         if stale.size:
             units = self.units_of(lg.gpu_left[stale])
             self._units[stale] = units
             self._frag[stale] = self.measure(stale, lg.cpu_left(stale), lg.counts(stale), units)
-            self._gen[stale] = lg.cluster.generation[stale]
         return self._units[rows], self._frag[rows]
 
     def stranded(self, cpu_left: IntArray, units: IntArray) -> FloatArray:
         """λ · milli-GPU of the copies of each shape the node's GPUs could host but its CPU cannot feed."""
-        t = self.typical
-        gpu_copies = units // t.count.clip(min=1)[None, :]
-        cpu_copies = cpu_left[:, None] // t.cpu[None, :]
-        out: FloatArray = self.weight * np.maximum(gpu_copies - cpu_copies, 0) * (t.count * t.milli)[None, :]
+        gpu_copies = units // self._copy_gpus[None, :]
+        cpu_copies = cpu_left[:, None] // self.typical.cpu[None, :]
+        out: FloatArray = self.weight * np.maximum(gpu_copies - cpu_copies, 0) * self._copy_milli[None, :]
         return out
 
     def measure(
