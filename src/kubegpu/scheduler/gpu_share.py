@@ -222,14 +222,24 @@ class GpuShareLedger:
         below: IntArray,
         total: IntArray,
         extra: FloatArray | None = None,
+        fits: npt.NDArray[np.bool_] | None = None,
     ) -> FloatArray:
         """Σ_t p_t · F_t from per-shape counts: F_t = ``below`` (+ ``extra[K, T]``, a policy's further
-        unusable milli) where shape t fits (model, GPUs, CPU), else all free milli-GPU (``total``)."""
+        unusable milli) where shape t fits (model, GPUs, CPU), else all free milli-GPU (``total``).
+        ``fits``: the ``satisfied`` mask of these rows, when the caller has it already."""
+        if fits is None:
+            fits = self.satisfied(rows, cpu_left, fit)
+        usable_loss = below if extra is None else below + extra
+        out: FloatArray = np.where(fits, usable_loss, total[:, None]) @ self._typical().freq
+        return out
+
+    def satisfied(self, rows: Rows, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
+        """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
         t = self._typical()
         assert self.node_access is not None
-        satisfied = self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
-        usable_loss = below if extra is None else below + extra
-        out: FloatArray = np.where(satisfied, usable_loss, total[:, None]) @ t.freq
+        out: npt.NDArray[np.bool_] = (
+            self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
+        )
         return out
 
     def counts(self, rows: Rows) -> tuple[IntArray, IntArray, IntArray]:

@@ -198,11 +198,12 @@ class CpuAwareFragmentation:
         part plus the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum."""
         fit, below, total = counts
         extra = np.maximum(self.stranded(cpu_left, units) - self._empty[rows], 0)
-        with_cpu = self.ledger.combine(rows, cpu_left, fit, below, total, extra)
         if not self.quantum:  # nothing to round: one pass over [rows × shapes], as FGD's
-            return with_cpu
-        plain = self.ledger.combine(rows, cpu_left, fit, below, total)
-        out: FloatArray = plain + np.round((with_cpu - plain) / self.quantum) * self.quantum
+            return self.ledger.combine(rows, cpu_left, fit, below, total, extra)
+        fits = self.ledger.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
+        plain = self.ledger.combine(rows, cpu_left, fit, below, total, fits=fits)
+        cpu_part = np.where(fits, extra, 0) @ self.typical.freq
+        out: FloatArray = plain + np.round(cpu_part / self.quantum) * self.quantum
         return out
 
     def frag(self, rows: Rows) -> FloatArray:
