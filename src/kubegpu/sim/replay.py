@@ -450,7 +450,7 @@ class Replay:
             if pod.key in self.binding:  # admitted, not started: recreated, nothing lost
                 self._requeue(self.binding.pop(pod.key).pod, t)
                 continue
-            lost += self._evicted(pod.key, t, removed=True, grace=False)
+            lost += self._evicted(pod.key, t, grace=False)
             self.report.node_removal_evictions += 1
         self.report.node_removal_gpu_seconds_lost += lost
         self._rebuild([n for n in cluster.nodes if n.name != ev.node])
@@ -466,7 +466,7 @@ class Replay:
         # batch victims were taken off the cluster state by the session already: they stay off
         still_placed = [r for r in self.terminating.values() if r.pod.key in old.placement]
         for run in (*self.running.values(), *self.binding.values(), *still_placed):
-            idx = cluster.index[old.nodes[old.placement[run.pod.key]].name]
+            idx = cluster.index[run.node]
             held = old_ledger.held.get(run.pod.key) if old_ledger is not None else None
             if self.ledger is not None and held is not None:
                 _, gpus, milli = held
@@ -511,12 +511,11 @@ class Replay:
             if wait > 0:
                 self.report.delayed += 1
 
-    def _evicted(self, key: str, t: float, *, removed: bool, grace: bool = True) -> int:
+    def _evicted(self, key: str, t: float, *, grace: bool = True) -> int:
         """A running pod is evicted at ``t``: it goes back to its last checkpoint. With ``grace`` it
         terminates, its GPUs still held, and is deleted and recreated after its grace period; else (its
-        node went) at once. ``removed``: it is off the cluster state already (its node went, or the batch
-        session took it off); else it stays there, terminating, until its deletion. Returns the
-        GPU-seconds lost."""
+        node went) at once. A pod still on the cluster state stays there, terminating, until its deletion
+        (the batch session takes its victims off at once). Returns the GPU-seconds lost."""
         run = self.running.pop(key)
         self.version += 1
         lost_s = seconds_at_risk(run.pod, self.at(t))
@@ -525,7 +524,7 @@ class Replay:
             self._deleted(run.pod, t)
             return gpu_milli_of(run.pod) * lost_s // MILLI
         run.pod = replace(run.pod, deletion_timestamp=self.stamp(t))
-        if not removed:
+        if key in self.scheduler.cluster.placement:
             self.scheduler.cluster.update_pod(run.pod)
         run.end = t + run.pod.termination_grace_period_seconds
         self.terminating[key] = run
@@ -601,13 +600,11 @@ class Replay:
     def _attempt_kube(self, pod: Pod, t: float) -> bool:
         """One cycle. A preemption fails the cycle: the victims start terminating and the pod waits,
         nominated to their node, for their deletion to move it back to the queue."""
-        # the nomination is the pod's status.nominatedNodeName, which PodEligibleToPreemptOthers reads
-        pod = replace(pod, nominated_node_name=self.scheduler.cluster.nominated_node(pod))
         result = self.scheduler.schedule_one(pod, preempt=self.preempt)
         for victim in result.victims:
             if victim.key in self.terminating:
                 continue  # already being deleted: no second deletion, no second loss
-            self.report.gpu_seconds_lost += self._evicted(victim.key, t, removed=False)
+            self.report.gpu_seconds_lost += self._evicted(victim.key, t)
             self.report.evictions += 1
         if result.scheduled:
             self._start(pod, t)
@@ -622,7 +619,7 @@ class Replay:
                 self._requeue(self.binding.pop(victim_key).pod, t)
                 lost = 0
             else:
-                lost = self._evicted(victim_key, t, removed=True)
+                lost = self._evicted(victim_key, t)
             r.gpu_seconds_lost += lost
             r.evictions += 1
             queue = self.batch.queue_of(self.sims[victim_key].pod)
@@ -639,9 +636,7 @@ class Replay:
             for p in pods:
                 if ready > t:
                     self._seq += 1
-                    cluster = self.scheduler.cluster
-                    node = cluster.nodes[cluster.placement[p.key]].name
-                    self.binding[p.key] = _Run(p, ready, self._seq, node)
+                    self.binding[p.key] = _Run(p, ready, self._seq, decision.nodes[p.key])
                     self._push(ready, START, (p.key, self._seq))
                 else:
                     self._start(p, t)

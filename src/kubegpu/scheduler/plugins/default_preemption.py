@@ -126,7 +126,7 @@ class DefaultPreemption:
             return False, NOT_ELIGIBLE_NEVER
         cluster = self.handle.cluster
         assert cluster is not None
-        idx = cluster.index.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        idx = cluster.index.get(cluster.nominated_node(pod))  # this state's record, else the pod's status
         if idx is not None:
             if diagnosis.codes[idx] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
