@@ -29,7 +29,7 @@ from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.scheduler.gpu_share import MILLI
 from kubegpu.sim.bench import default_data_dir, load_nodes, load_trace, parse_seeds
 from kubegpu.sim.openb import TracePod
-from kubegpu.sim.packing import fgd_workload
+from kubegpu.sim.packing import fgd_workload, shape_kind
 
 
 def arrived_pods(trace: list[TracePod], capacity: int, seed: int) -> list[TracePod]:
@@ -43,9 +43,14 @@ def arrived_pods(trace: list[TracePod], capacity: int, seed: int) -> list[TraceP
     return out
 
 
+def shared_gpus(pods: list[TracePod]) -> list[int]:
+    """The milli each sharing pod takes, once per GPU it asks for (openb's sharing pods ask for one)."""
+    return [p.gpu_milli for p in pods if shape_kind(p) == "share" for _ in range(p.num_gpu)]
+
+
 def sliver_bound(pods: list[TracePod]) -> tuple[int, int]:
     """(bound in milli-GPU, the θ that gives it)."""
-    shares = [p.gpu_milli for p in pods if p.num_gpu == 1 and 0 < p.gpu_milli < MILLI]
+    shares = shared_gpus(pods)
     best = (0, 0)
     for theta in sorted({MILLI - m for m in shares if m > MILLI // 2}):
         slack = sum(MILLI - m for m in shares if m >= MILLI - theta)
@@ -57,7 +62,7 @@ def sliver_bound(pods: list[TracePod]) -> tuple[int, int]:
 def offline_slack(pods: list[TracePod]) -> int:
     """Free milli left on the GPUs a first-fit-decreasing packing of the sharing pods uses."""
     free: list[int] = []
-    for m in sorted((p.gpu_milli for p in pods if 0 < p.gpu_milli < MILLI), reverse=True):
+    for m in sorted(shared_gpus(pods), reverse=True):
         gpu = next((i for i, f in enumerate(free) if f >= m), None)
         if gpu is None:
             free.append(MILLI - m)

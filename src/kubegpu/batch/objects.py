@@ -119,8 +119,10 @@ def _fair_sharing(spec: Mapping[str, Any], source: str, obj: str) -> tuple[float
             "required field is missing", source=source, obj=obj, field=f"{where}.usageHalfLifeTime"
         )
     half_life = go_duration(raw["usageHalfLifeTime"], source, obj, f"{where}.usageHalfLifeTime")
-    sampling = go_duration(
-        raw.get("usageSamplingInterval", "5m"), source, obj, f"{where}.usageSamplingInterval"
+    sampling = (
+        go_duration(raw["usageSamplingInterval"], source, obj, f"{where}.usageSamplingInterval")
+        if "usageSamplingInterval" in raw
+        else DEFAULT_SAMPLING_S
     )
     for value, name in ((half_life, "usageHalfLifeTime"), (sampling, "usageSamplingInterval")):
         if value <= 0:
