@@ -236,3 +236,18 @@ def test_batch_gang_starts_whole_when_the_last_victim_on_its_nodes_is_deleted() 
     )
     assert r.evictions == 2
     assert r.waits_by_queue["gang"] == [60, 60]
+
+
+def test_batch_gang_admitted_at_min_member_starts_the_rest_when_room_frees() -> None:
+    """Batch mode, one 3-GPU node. blk (1 GPU, queue x) runs from 0 to 1000. A gang of three 1-GPU
+    members (minMember 2, each 50 s) arrives at 10: two GPUs are free, so it is admitted with two members
+    placed, which start at once (wait 0) and leave at 60; the third waits on its own and starts at 60,
+    when they free their GPUs: wait 50. All four pods run; nothing is evicted."""
+    members = [
+        SimPod(replace(pod(f"g{i}", 1), labels={QUEUE_LABEL: "gang", KUBEGPU_GROUP_LABEL: "g"}), 10, 50)
+        for i in range(3)
+    ]
+    blk = SimPod(replace(pod("blk", 1), labels={QUEUE_LABEL: "x"}), 0, 1000)
+    r = batch_replay([("n", 3)], [blk, *members], {"openb/g": PodGroup("openb", "g", 2)})
+    assert (r.placed, r.evictions) == (4, 0)
+    assert sorted(r.waits) == [0, 0, 0, 50]

@@ -634,13 +634,25 @@ class Replay:
             nodes = set(decision.nodes.values())
             ready = max((v.end for v in self.terminating.values() if v.node in nodes), default=t)
             for p in pods:
-                if ready > t:
+                if p.key not in decision.nodes:  # a gang admitted with minMember placed: this one waits
+                    self._late_member(p, t)
+                elif ready > t:
                     self._seq += 1
                     self.binding[p.key] = _Run(p, ready, self._seq, decision.nodes[p.key])
                     self._push(ready, START, (p.key, self._seq))
                 else:
                     self._start(p, t)
         return decision.admitted
+
+    def _late_member(self, pod: Pod, t: float) -> None:
+        """A member left out when its gang was admitted with ``minMember`` placed: its quota charge goes
+        back and it waits as a pod of a started gang does (``_workload_of``), on its own."""
+        assert self.session is not None and self.batch is not None
+        self.session.finished(pod)
+        template = self.sims[pod.key].pod
+        w = self.units[pod.key] = Workload(pod.key, self.batch.queue_of(template), (template,))
+        self.session.arrive(w)
+        self.queue.add(pod.key, w.queue, w.priority, t)
 
     def _bound(self, key: str, token: int, t: float) -> None:
         """A batch admission's pod whose node's victims are gone starts."""
