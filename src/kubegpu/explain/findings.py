@@ -78,13 +78,17 @@ def pool_of(node: Node, pool_label: str) -> str:
     return node.labels.get(pool_label, "")
 
 
-def find(snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL) -> list[Finding]:
+def find(
+    snapshot: ClusterSnapshot, pool_label: str = DEFAULT_POOL_LABEL, engine: Engine | None = None
+) -> list[Finding]:
+    """Every finding on ``snapshot``; ``engine``, when the caller has one on the same snapshot, is reused:
+    building another would run the device models again and report each node's config error twice."""
     out: list[Finding] = []
     out += _node_findings(snapshot)
     out += _pool_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _pod_findings(snapshot)
-    out += _scattered_findings(snapshot)
+    out += _scattered_findings(snapshot, engine)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.severity])
 
@@ -263,11 +267,11 @@ def scattered(
     return out
 
 
-def _scattered_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> list[Finding]:
     pending = [p for p in snapshot.pending_pods() if gpu_requests(p.requests)]
     if not pending:
         return []
-    engine = Engine(snapshot)
+    engine = engine or Engine(snapshot)
     tables: dict[str, dict[str, int]] = {}
     out = []
     for pod in pending:
