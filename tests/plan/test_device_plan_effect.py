@@ -257,6 +257,41 @@ def test_time_slicing_names_kubelet_refusals_and_quota_rejections() -> None:
     )
 
 
+def test_kubelet_refuses_a_replacement_once_as_a_replacement() -> None:
+    """4 whole GPUs time-sliced ×2 with failRequestsGreaterThanOne. The running 2-GPU pod moves (its
+    ReplicaSet recreates it); kube-scheduler, counting 8 replicas, binds the replacement back to n (2 of
+    8) and kubelet fails it: the plugin refuses more than 1 shared replica per container, which kubelet
+    reports as UnexpectedAdmissionError. The pending 2-GPU pod fits today (4 − 2 = 2 whole GPUs free, kubelet
+    admits) and afterwards (6 replicas by count) and is refused the same way. Each pod appears once: the
+    replacement as ``replacement``, not a second time as a pending pod. Neither will hold a replica, so
+    no R17.3 memory-sharing pitfall."""
+    snap = build_snapshot([("t", o) for o in [
+        make_node("n").gpus(4).obj(),
+        make_pod("two").ns("team").gpu(2).owner("ReplicaSet", "r").on("n", started="2026-12-02T10:00:00Z").obj(),
+        make_pod("wide").ns("ml").gpu(2).obj(),
+    ]])  # fmt: skip
+    [node] = snap.nodes
+    change = plan_time_slicing(node, snap.pods, 2)
+    after = time_sliced_node(node, 2, config_text=str(change.details["plugin_config"]))
+    planned = with_effect(snap, change, after, NOW)
+    effect: Any = planned.details["effect"]
+    # 2 GPUs × 2 h since 10:00, no checkpoint annotation
+    assert effect["evicted"] == [{"pod": "team/two", "node": "n", "controller": "ReplicaSet/r",
+                                  "gpu_hours_at_risk": 4.0, "lands": "n", "message": ""}]  # fmt: skip
+    assert effect["newly_pending"] == [] and effect["newly_schedulable"] == []
+    # kubelet's "Allocate failed due to %v, which is unexpected" around the plugin's gRPC error
+    message = (
+        "Allocate failed due to rpc error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: "
+        "maximum request size for shared resources is 1, which is unexpected"
+    )
+    assert [(r["pod"], r["node"], r["kind"], r["reason"], r["message"], r["starts"])
+            for r in effect["kubelet_rejections"]] == [
+        ("team/two", "n", "replacement", "UnexpectedAdmissionError", message, True),
+        ("ml/wide", "n", "pending", "UnexpectedAdmissionError", message, True),
+    ]  # fmt: skip
+    assert "R17.3" not in [p["id"] for p in planned.details.get("pitfalls", [])]
+
+
 def test_time_slicing_leaves_mig_pods_their_devices() -> None:
     """A mixed-strategy H200 node (MIG devices only) time-sliced: nothing holds nvidia.com/gpu, so nothing
     moves; the MIG pod keeps its device (the plugin lists the same MIG device IDs again)."""

@@ -75,11 +75,14 @@ def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now:
 
 def _replica_memory(change: NodeChange, after: Node, effect: Effect) -> list[Pitfall]:
     """R17.3: the pods that will hold replicas of the node's GPUs once the change is done share each GPU's
-    memory — the moved pods that come back there and the pending ones that land there."""
+    memory — the moved pods that come back there and the pending ones that land there, less those kubelet
+    fails at admission."""
     replicas = int(str(change.details.get("replicas", 1)))
-    sharing = [r["pod"] for r in effect.evicted if r["lands"] == after.name] + [
+    refused = {r["pod"] for r in effect.kubelet_rejections if r["reason"]}
+    landing = [r["pod"] for r in effect.evicted if r["lands"] == after.name] + [
         r["pod"] for r in effect.newly_schedulable if r["node"] == after.name
     ]
+    sharing = [p for p in landing if p not in refused]
     if replicas < 2 or not sharing:
         return []
     mib = after.labels.get(MEMORY_LABEL, "")

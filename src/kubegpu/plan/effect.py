@@ -10,7 +10,8 @@ node's capacity and allocatable before → after per ``nvidia.com/*`` resource, 
 server's ResourceQuota admission would refuse (the evicted pod's own usage given back first), and the
 GPU-hours the evictions put at risk (GPU-time since each victim's last checkpoint,
 ``model.podgroup.eviction_cost``). ``kubelet_refusals`` names the pending pods kube-scheduler would bind to
-a changed node where kubelet then fails them at admission. ``scattered`` names the pods the change leaves
+a changed node where kubelet then fails them at admission; ``simulate`` checks the replacements it places
+there the same way. ``scattered`` names the pods the change leaves
 without a node (newly Pending, or replacements that land nowhere) although the free devices of the open
 nodes add up to their GPU request: none holds it alone (pitfall R17.5).
 """
@@ -29,7 +30,7 @@ from kubegpu.explain.findings import scattered
 from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.device_ledger import choose, container_requests
+from kubegpu.scheduler.device_ledger import Refusal, choose, container_requests
 from kubegpu.scheduler.framework import Profile
 
 GPU_PREFIX = "nvidia.com/"
@@ -102,31 +103,50 @@ def released_quotas(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: P
     return out
 
 
+def _kubelet_refusal(engine: Engine, pod: Pod, node: str) -> Refusal | None:
+    """Why kubelet would fail ``pod`` at admission on ``node`` of ``engine``, or None; the devices ``pod``
+    holds there itself (placed already) count as free, as they are its own."""
+    idx = engine.cluster.index[node]
+    model = engine.cluster.devices.models[idx]
+    if model is None:
+        return None
+    held = engine.cluster.devices.held[idx]
+    taken = {r: {i for i, k in ids.items() if k != pod.key} for r, ids in held.items()}
+    return choose(pod, model, taken)[1]
+
+
+def _kubelet_row(pod: Pod, node: str, kind: str, refusal: Refusal, starts: bool) -> dict[str, Any]:
+    return {"pod": pod.key, "node": node, "kind": kind, "before": [], "after": None,
+            "reason": refusal.kubelet_reason, "message": refusal.kubelet_error,
+            "evidence": refusal.evidence, "starts": starts}  # fmt: skip
+
+
 def kubelet_refusals(
-    before: Engine, after: Engine, names: Collection[str], reason: str | None = None
+    before: Engine,
+    after: Engine,
+    names: Collection[str],
+    reason: str | None = None,
+    evicted: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """Pending pods kube-scheduler (it counts devices) would bind to one of ``names`` on the changed
     snapshot where kubelet then fails them at admission (of ``reason`` only, when given); ``starts``:
-    whether the same node admitted them before the change."""
+    whether the same node admitted them before the change. The Pending copies of ``evicted`` pods are
+    replacements ``simulate`` has placed already and checks itself."""
     out: list[dict[str, Any]] = []
     for pod in after.snapshot.pending_pods():
-        if not container_requests(pod):
+        if pod.key in evicted or not container_requests(pod):
             continue
         result = after.scheduler.schedule_one(pod, assume=False, preempt=False)
         if result.node is None or result.node not in names:
             continue
-        idx = after.cluster.index[result.node]
-        model = after.cluster.devices.models[idx]
-        if model is None:
-            continue
-        _, refusal = choose(pod, model, after.cluster.devices.taken(idx))
+        refusal = _kubelet_refusal(after, pod, result.node)
         if refusal is None or (reason is not None and refusal.kubelet_reason != reason):
             continue
-        b_model = before.cluster.devices.models[idx]
-        was = b_model is not None and choose(pod, b_model, before.cluster.devices.taken(idx))[1] is None
-        out.append({"pod": pod.key, "node": result.node, "kind": "pending", "before": [], "after": None,
-                    "reason": refusal.kubelet_reason, "message": refusal.kubelet_error,
-                    "evidence": refusal.evidence, "starts": was})  # fmt: skip
+        # admitted before: the node had a device model then and kubelet found devices for the pod
+        was = (
+            before.devices.get(result.node) is not None and _kubelet_refusal(before, pod, result.node) is None
+        )
+        out.append(_kubelet_row(pod, result.node, "pending", refusal, was))
     return out
 
 
@@ -157,8 +177,9 @@ def simulate(
     profile: Profile | None = None,
     kubelet_on: Collection[str] = (),
 ) -> Effect:
-    """The effect of replacing ``nodes`` and evicting ``evicted``; with ``kubelet_on``, also the pending pods
-    kubelet would refuse on those nodes (``kubelet_refusals``)."""
+    """The effect of replacing ``nodes`` and evicting ``evicted``; with ``kubelet_on``, also the replacements
+    (``kind: replacement``; ``starts``: today the pod runs) and the pending pods (``kubelet_refusals``)
+    kube-scheduler would bind to those nodes where kubelet then fails them at admission."""
     after_snap = changed_snapshot(snapshot, nodes, evicted)
     before, after = Engine(snapshot, profile), Engine(after_snap, profile)
     effect = Effect()
@@ -192,10 +213,13 @@ def simulate(
             quotas = [q for q in snapshot.quotas if q.namespace == pod.namespace]
             adm = quota_admission.admit(pod, released_quotas(quotas, snapshot.pods, pod), snapshot.pods)
             if adm.allowed:
-                again = after.scheduler.schedule_one(
-                    replace(pod, node_name="", phase="Pending"), preempt=False
-                )
+                copy = replace(pod, node_name="", phase="Pending")
+                again = after.scheduler.schedule_one(copy, preempt=False)
                 row["lands"], row["message"] = again.node, again.message
+                # kube-scheduler binds it by counts; kubelet on a changed node may still fail it
+                landed = again.node
+                if landed and landed in kubelet_on and (refusal := _kubelet_refusal(after, copy, landed)):
+                    effect.kubelet_rejections.append(_kubelet_row(copy, landed, "replacement", refusal, True))
             else:
                 row["lands"], row["message"] = None, adm.message
                 effect.quota_rejections.append({
@@ -225,5 +249,5 @@ def simulate(
         if was is not None and (rows := _node_resources(was, node)):
             effect.nodes[name] = rows
     if kubelet_on:
-        effect.kubelet_rejections += kubelet_refusals(before, after, kubelet_on)
+        effect.kubelet_rejections += kubelet_refusals(before, after, kubelet_on, evicted=evicted)
     return effect
