@@ -193,6 +193,7 @@ def simulate(
     by_key: dict[str, Pod] = {p.key: p for p in snapshot.pods}
     # evicted pods compete for the room left: place them one after another, in queue order
     order = sorted(evicted, key=lambda k: (-by_key[k].priority, by_key[k].creation_timestamp, k))
+    unplaced: list[Pod] = []  # replacements admitted by quota that land nowhere
     for key in order:
         pod = by_key[key]
         cost = eviction_cost(pod, now)
@@ -216,10 +217,13 @@ def simulate(
                 copy = replace(pod, node_name="", phase="Pending")
                 again = after.scheduler.schedule_one(copy, preempt=False)
                 row["lands"], row["message"] = again.node, again.message
-                # kube-scheduler binds it by counts; kubelet on a changed node may still fail it
-                landed = again.node
-                if landed and landed in kubelet_on and (refusal := _kubelet_refusal(after, copy, landed)):
-                    effect.kubelet_rejections.append(_kubelet_row(copy, landed, "replacement", refusal, True))
+                if again.node is None:
+                    unplaced.append(copy)
+                elif again.node in kubelet_on and (refusal := _kubelet_refusal(after, copy, again.node)):
+                    # kube-scheduler bound it by counts; kubelet on a changed node still fails it
+                    effect.kubelet_rejections.append(
+                        _kubelet_row(copy, again.node, "replacement", refusal, True)
+                    )
             else:
                 row["lands"], row["message"] = None, adm.message
                 effect.quota_rejections.append({
@@ -228,13 +232,7 @@ def simulate(
                 })  # fmt: skip
         effect.evicted.append(row)
     # after every replacement has landed: what the open nodes have free is what a naive sum would count
-    refused = {q["pod"] for q in effect.quota_rejections}
-    stranded = [by_key[r["pod"]] for r in effect.newly_pending] + [
-        replace(by_key[r["pod"]], node_name="", phase="Pending")
-        for r in effect.evicted
-        if r["lands"] is None and r["controller"] and not r["controller"].startswith("DaemonSet/")
-        and r["pod"] not in refused
-    ]  # fmt: skip
+    stranded = [by_key[r["pod"]] for r in effect.newly_pending] + unplaced
     tables: dict[str, dict[str, int]] = {}  # `after` does not change while the stranded pods are checked
     for pod in stranded:
         for r, need, total, largest in scattered(after, pod, tables):
