@@ -45,8 +45,7 @@ class Pitfall:
 
 def flagged(change: NodeChange, pitfalls: Sequence[Pitfall]) -> NodeChange:
     """``change`` with each pitfall among its warnings and in ``details.pitfalls``."""
-    before = change.details.get("pitfalls")
-    listed = [*(before if isinstance(before, list) else ()), *(p.as_dict() for p in pitfalls)]
+    listed = [p.as_dict() for p in pitfalls]
     return replace(
         change,
         warnings=(*change.warnings, *(f"pitfall {p.id}: {p.message}" for p in pitfalls)),
