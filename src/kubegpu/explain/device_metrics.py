@@ -223,7 +223,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             + (f". The GPU is time-sliced ({REPLICAS_LABEL}={replicas} on {key[0]}): a replica is a turn on the GPU, "
                f"not 1/{replicas} of its memory: every pod on it allocates from the same memory, nothing caps one. "
                "Fix: cap memory in each application, or give pods that need a memory bound a MIG instance or a "
-               "whole GPU" if shared and replicas > 1 else
+               "whole GPU" if replicas > 1 else
                ". Several pods share this GPU's memory; nothing caps one of them. Fix: cap memory in each "
                "application, or give them MIG instances or whole GPUs" if shared else ""),
             "R13.3, R16" + (", R17.3" if shared else ""),
