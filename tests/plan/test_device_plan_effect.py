@@ -307,22 +307,37 @@ def test_time_slicing_leaves_mig_pods_their_devices() -> None:
     assert effect["devices_kept"] == [{"pod": "ml/infer", "resources": {"nvidia.com/mig-1g.18gb": 1}}]
 
 
-@pytest.mark.parametrize("args", [
-    ["plan", "time-slicing", "gpu-infer-01", "--replicas", "2"],
-    ["plan", "time-slicing", "gpu-ts-01", "--replicas", "1"],
+@pytest.mark.parametrize(("args", "schedulable"), [
+    # gpu-infer-01: its 3 healthy L40S are held by the 3 vllm pods, so vllm-6b7c9d-q9r4s (1 GPU, pool
+    # inference, whose only GPU node this is) waits; ×2 gives 6 healthy replicas: it fits (the demo test
+    # above works the numbers out)
+    (["plan", "time-slicing", "gpu-infer-01", "--replicas", "2"],
+     [{"pod": "ml-infer/vllm-6b7c9d-q9r4s", "node": "gpu-infer-01"}]),
+    # gpu-ts-01 back to exclusive: 16 → 4 GPUs gains no pending pod a node; batch-embed (2 GPUs, pool
+    # inference-shared) fits on it before (11 replicas free) and after (4 GPUs, the chat pods moved)
+    (["plan", "time-slicing", "gpu-ts-01", "--replicas", "1"], []),
 ])  # fmt: skip
-def test_time_slicing_cli_prints_the_effect_with_dry_run_first(args: list[str]) -> None:
+def test_time_slicing_cli_prints_the_effect_with_dry_run_first(
+    args: list[str], schedulable: list[dict[str, str]]
+) -> None:
     runner = CliRunner()
     result = runner.invoke(cli, [*args, "--demo", "-o", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert {"newly_pending", "newly_schedulable", "evicted", "capacity", "nodes", "quota_rejections",
-            "kubelet_rejections", "devices_kept"} <= set(data["details"]["effect"])  # fmt: skip
-    commands = [c for s in data["steps"] + data["rollback"] for c in s["commands"]]
-    assert all(c.startswith("kubectl -n ") for c in commands if c.startswith("kubectl"))
+    assert data["details"]["effect"]["newly_schedulable"] == schedulable
+    commands = [c for s in data["steps"] + data["rollback"] for c in s["commands"] if c.startswith("kubectl")]
+    assert all(c.startswith("kubectl -n ") for c in commands)
+    mutating = ("cordon", "uncordon", "label", "delete", "run", "patch", "apply")
+    changes = [c for c in commands if c.split()[3] in mutating and not c.endswith("--dry-run=server")]
+    assert changes, "the runbook changes nothing"
+    for i, c in enumerate(commands):  # every mutating line right after its server-side dry run
+        if c in changes:
+            assert commands[i - 1] == c + " --dry-run=server", c
     table = runner.invoke(cli, [*args, "--demo"])
     assert table.exit_code == 0, table.output
     assert "Effect (the scheduling core and admission on the changed snapshot)" in table.output
+    printed = [line.strip() for line in table.output.splitlines() if "becomes schedulable" in line]
+    assert printed == [f"becomes schedulable: {r['pod']} → {r['node']}" for r in schedulable]
 
 
 def test_exclusive_again_on_the_demo_time_sliced_node() -> None:
