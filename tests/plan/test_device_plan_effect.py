@@ -34,7 +34,7 @@ from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 from kubegpu.plan.device_effect import with_effect
 from kubegpu.plan.mig import mig_partitioned_node
-from kubegpu.plan.time_slicing import time_sliced_node
+from kubegpu.plan.time_slicing import time_sliced_after, time_sliced_node
 from kubegpu.testing.builders import make_node, make_pod
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -97,8 +97,7 @@ def test_demo_time_slicing_prediction_is_confirmed_by_applying_it() -> None:
     node = demo.node("gpu-infer-01")
     assert node is not None
     change = plan_time_slicing(node, demo.pods, 2)
-    text = str(change.details["plugin_config"])
-    planned = with_effect(demo, change, time_sliced_node(node, 2, config_text=text), NOW)
+    planned = with_effect(demo, change, time_sliced_after(node, change), NOW)
     effect: Any = planned.details["effect"]
     assert effect["newly_schedulable"] == [{"pod": "ml-infer/vllm-6b7c9d-q9r4s", "node": "gpu-infer-01"}]
     assert effect["newly_pending"] == []
@@ -141,7 +140,7 @@ def test_demo_time_slicing_prediction_is_confirmed_by_applying_it() -> None:
     engine = Engine(applied, plugin_configs=configs)
     assert explain_pod(engine, applied.pod(VLLM[0] + "-new")).kubelet is None  # type: ignore[arg-type]
     # the node the plan simulates is the node the runbook leaves (the ConfigMap path instead of the annotation)
-    simulated = time_sliced_node(node, 2, config_text=text)
+    simulated = time_sliced_after(node, change)
     assert (simulated.capacity, simulated.allocatable) == (edited.capacity, edited.allocatable)
     assert {k: v for k, v in simulated.labels.items() if k != "nvidia.com/device-plugin.config"} == {
         k: v for k, v in labels.items() if k != "nvidia.com/device-plugin.config"
@@ -235,10 +234,7 @@ def test_time_slicing_names_kubelet_refusals_and_quota_rejections() -> None:
     node = snap.node("n")
     assert node is not None
     change = plan_time_slicing(node, snap.pods, 2)
-    text = str(change.details["plugin_config"])
-    effect: Any = with_effect(snap, change, time_sliced_node(node, 2, config_text=text), NOW).details[
-        "effect"
-    ]
+    effect: Any = with_effect(snap, change, time_sliced_after(node, change), NOW).details["effect"]
     [evicted] = effect["evicted"]
     assert (evicted["pod"], evicted["lands"], evicted["gpu_hours_at_risk"]) == ("team/whole", None, 2.0)
     [rejected] = effect["quota_rejections"]
@@ -272,8 +268,7 @@ def test_kubelet_refuses_a_replacement_once_as_a_replacement() -> None:
     ]])  # fmt: skip
     [node] = snap.nodes
     change = plan_time_slicing(node, snap.pods, 2)
-    after = time_sliced_node(node, 2, config_text=str(change.details["plugin_config"]))
-    planned = with_effect(snap, change, after, NOW)
+    planned = with_effect(snap, change, time_sliced_after(node, change), NOW)
     effect: Any = planned.details["effect"]
     # 2 GPUs × 2 h since 10:00, no checkpoint annotation
     assert effect["evicted"] == [{"pod": "team/two", "node": "n", "controller": "ReplicaSet/r",
@@ -302,7 +297,7 @@ def test_time_slicing_leaves_mig_pods_their_devices() -> None:
     node = snap.node("h200-a")
     assert node is not None
     change = plan_time_slicing(node, snap.pods, 2)
-    effect: Any = with_effect(snap, change, time_sliced_node(node, 2), NOW).details["effect"]
+    effect: Any = with_effect(snap, change, time_sliced_after(node, change), NOW).details["effect"]
     assert effect["evicted"] == []
     assert effect["devices_kept"] == [{"pod": "ml/infer", "resources": {"nvidia.com/mig-1g.18gb": 1}}]
 
@@ -348,7 +343,7 @@ def test_exclusive_again_on_the_demo_time_sliced_node() -> None:
     node = demo.node("gpu-ts-01")
     assert node is not None
     change = plan_time_slicing(node, demo.pods, 1)
-    after = time_sliced_node(node, 1, config_text=str(change.details["plugin_config"]))
+    after = time_sliced_after(node, change)
     assert (after.capacity["nvidia.com/gpu"], after.labels["nvidia.com/gpu.product"]) == (4000, "NVIDIA-L4")
     effect: Any = with_effect(demo, change, after, NOW).details["effect"]
     lands = [(r["pod"], r["lands"]) for r in effect["evicted"]]
@@ -373,3 +368,20 @@ def test_a_time_sliced_node_is_resliced_from_its_physical_gpus() -> None:
     assert "nvidia.com/gpu" not in renamed.capacity and renamed.capacity["nvidia.com/gpu.shared"] == 8000
     assert renamed.labels["nvidia.com/gpu.product"] == "NVIDIA-L4"
     assert time_sliced_node(counted, 2).labels["nvidia.com/gpu.product"] == "NVIDIA-L4-SHARED"
+
+
+def test_the_node_after_a_renamed_time_slicing_plan() -> None:
+    """``time_sliced_after`` reads replicas, the renamed resource and the config from the plan itself: 2 GPUs
+    ×3 renamed advertise 6 nvidia.com/gpu.shared (the plugin's renameByDefault), none as nvidia.com/gpu,
+    GFD keeps the plain product, and the node carries the plan's plugin config."""
+    node = make_node("t").gpus(2, product="NVIDIA-L4").label("nvidia.com/gpu.count", "2").parsed()
+    change = plan_time_slicing(node, [], 3, rename=True)
+    after = time_sliced_after(node, change)
+    assert {r: v for r, v in after.capacity.items() if r.startswith("nvidia.com/")} == {
+        "nvidia.com/gpu.shared": 6000
+    }
+    assert (after.labels["nvidia.com/gpu.replicas"], after.labels["nvidia.com/gpu.product"]) == (
+        "3",
+        "NVIDIA-L4",
+    )
+    assert after.annotations["kubegpu.io/device-plugin-config"] == change.details["plugin_config"]

@@ -18,7 +18,7 @@ from kubegpu.model.objects import Taint
 from kubegpu.plan import NodeChange, plan_time_slicing
 from kubegpu.plan.device_effect import with_effect
 from kubegpu.plan.node_ops import plan_drain, plan_label, plan_taint
-from kubegpu.plan.time_slicing import time_sliced_node
+from kubegpu.plan.time_slicing import time_sliced_after
 from kubegpu.testing.builders import make_node, make_pod
 
 
@@ -125,14 +125,12 @@ def test_r17_3_time_slicing_names_the_pods_that_will_share_memory() -> None:
     )  # fmt: skip
     node = s.node("ts")
     change = plan_time_slicing(node, s.pods, 2)
-    planned = with_effect(
-        s, change, time_sliced_node(node, 2, config_text=str(change.details["plugin_config"])), NOW
-    )
+    planned = with_effect(s, change, time_sliced_after(node, change), NOW)
     assert flagged(planned) == [("R17.3", ["node/ts", "pod/default/a", "pod/default/b", "pod/default/c"])]
     assert "each sees the GPU's whole 143771 MiB and up to 2 pods allocate from it" in planned.warnings[-1]
     # exclusive again (replicas 1): nobody shares, nothing flagged
     back = plan_time_slicing(node, s.pods, 1)
-    assert flagged(with_effect(s, back, time_sliced_node(node, 1), NOW)) == []
+    assert flagged(with_effect(s, back, time_sliced_after(node, back), NOW)) == []
 
 
 def test_plan_json_carries_the_pitfall_id() -> None:

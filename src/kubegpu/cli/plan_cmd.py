@@ -148,7 +148,7 @@ def time_slicing(
     """Roll time-slicing (N replicas per GPU) out to NODE: config, new capacity, pods to move, the effect on
     the cluster (the scheduling core on the time-sliced node), procedure and rollback."""
     from kubegpu.plan.device_effect import with_effect
-    from kubegpu.plan.time_slicing import time_sliced_node
+    from kubegpu.plan.time_slicing import time_sliced_after
 
     snap, node = _node(node_name, src)
     change = plan_time_slicing(
@@ -162,9 +162,7 @@ def time_slicing(
         operator_namespace=operator_namespace,
         test_namespace=test_namespace,
     )
-    text = str(change.details["plugin_config"])
-    after = time_sliced_node(node, replicas, rename=rename, config_text=text)
-    _emit(with_effect(snap, change, after, _now(snap, now)), output)
+    _emit(with_effect(snap, change, time_sliced_after(node, change), _now(snap, now)), output)
 
 
 def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[Node]:

@@ -1,8 +1,8 @@
 """What a node's device change (time-slicing, MIG re-partition) does, by the one scheduling core (R6.2, R6.3, R15).
 
 ``with_effect`` takes a ``plan_time_slicing`` / ``plan_mig`` result and the node it leaves behind
-(``time_sliced_node`` / ``mig_partitioned_node``: the same nodes ``kubegpu simulate --time-slicing`` /
-``--mig-layout`` schedule on) and adds the effect ``plan.effect`` computes on the snapshot: the pods the
+(``time_sliced_after`` / ``mig_partitioned_node``, on ``time_sliced_node`` and the layout: the same nodes
+``kubegpu simulate --time-slicing`` / ``--mig-layout`` schedule on) and adds the effect ``plan.effect`` computes on the snapshot: the pods the
 runbook moves are evicted (their controllers' replacements placed one after another, or refused by quota
 admission), pending pods that gain or lose a node, capacity and allocatable before → after, the pending
 pods kubelet would then refuse on the node, GPU-hours at risk, and the PDB and checkpoint warnings.

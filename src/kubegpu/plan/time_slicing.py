@@ -113,6 +113,17 @@ def time_sliced_node(
     )  # fmt: skip
 
 
+def time_sliced_after(node: Node, change: NodeChange) -> Node:
+    """``node`` after ``change`` (a ``plan_time_slicing`` result): ``time_sliced_node`` with the change's
+    replicas, resource name (renamed when it is ``nvidia.com/gpu.shared``) and device plugin config."""
+    return time_sliced_node(
+        node,
+        int(str(change.details["replicas"])),
+        rename=change.details["resource"] == GPU + ".shared",
+        config_text=str(change.details["plugin_config"]),
+    )
+
+
 def plan_time_slicing(
     node: Node,
     pods: Sequence[Pod],
