@@ -16,10 +16,15 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from kubegpu.batch.objects import Cohort, Queue
+from kubegpu.batch.objects import QUEUE_LABEL, Cohort, Queue, parse_batch_objects
+from kubegpu.explain.engine import Engine
+from kubegpu.live.batch import BatchAdmission, Cycle
 from kubegpu.live.fair_usage import UsageHistory
 from kubegpu.model.objects import Pod
 from kubegpu.model.parse import parse_pod
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.registry import kubegpu_profile
+from kubegpu.testing.builders import make_node, make_pod
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_batch_admission import QUEUES, message_of
@@ -162,3 +167,64 @@ def test_the_kept_usage_wins_over_a_stale_status_and_a_newer_status_wins_over_it
     assert later.consumed["team-a"][GPU] == 2000.0
     history.reset()  # a new leader: seeds from status again
     assert history.kept == {} and history.due(queues, cohorts, T0 + 3 * HOUR) == ["team-a"]
+
+
+# -- the entry penalty of one admission cycle (live.batch.BatchAdmission.cycle), without a cluster -------
+
+
+def admission_cycle(objects: list[dict[str, Any]], admission: BatchAdmission, now: dt.datetime) -> Cycle:
+    """One cycle over ``objects`` (nodes, pods) with a fresh scheduler, as the live loop hands it the
+    informers' pods; the queue objects are ``admission``'s."""
+    snap = build_snapshot([("test", o) for o in objects])
+    assert not snap.errors, snap.errors
+    scheduler = Engine(snap, kubegpu_profile()).scheduler
+    pods = {p.key: p for p in snap.pods}
+    return admission.cycle(scheduler, pods, [p for p in snap.pods if not p.node_name], {}, now)
+
+
+def test_a_preempting_workload_is_charged_its_entry_penalty_once_and_the_workloads_after_it_none() -> None:
+    """Queues a and b in cohort org (half-life 1 h, sampling 5 m, so Kueue's A = 1 − 0.5^(300/3600) =
+    1 − 2^(−1/12) = 1 − 0.943874 = 0.056126), neither with history: both start at 0. Nodes n1 (8 GPUs,
+    full with the unqueued pod low) and n2 (4 free). a's head hi (8 GPUs, priority 1000) goes first
+    (equal shares 0, higher priority) and fits only by preempting low; b's bj (1 GPU) comes after it.
+
+    Cycle 1 (11:00): hi preempts and is not admitted yet; bj is not decided (it would count on low's room
+    being free). Kept usage: a 0 and b 0 — no entry penalty for either. Cycle 2 (same instant, low
+    gone): hi and bj are admitted and charged once: a = 8000 m · A = 449.0 m, b = 1000 m · A = 56.1 m (a
+    second charge for hi would make a 898.0 m)."""
+    cohort = {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuCohort", "metadata": {"name": "org"},
+              "spec": {"admissionFairSharing": {"usageHalfLifeTime": "1h", "usageSamplingInterval": "5m"}}}  # fmt: skip
+    queues = [
+        {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": name},
+         "spec": {"cohort": "org", "nominalQuota": {GPU: "16"}}}
+        for name in ("a", "b")
+    ]  # fmt: skip
+    admission = BatchAdmission()
+    admission.queues, admission.cohorts, admission.groups, errors = parse_batch_objects(
+        [("test", o) for o in [cohort, *queues]]
+    )
+    assert not errors
+    nodes = [make_node("n1").gpus(8).obj(), make_node("n2").gpus(4).obj()]
+    low = make_pod("low").gpu(8).on("n1", started="2026-12-02T10:00:00Z").obj()
+    hi = (
+        make_pod("hi")
+        .gpu(8)
+        .priority(1000)
+        .labels(**{QUEUE_LABEL: "a"})
+        .created("2026-12-02T10:30:00Z")
+        .obj()
+    )
+    bj = make_pod("bj").gpu(1).labels(**{QUEUE_LABEL: "b"}).created("2026-12-02T10:30:00Z").obj()
+    now = dt.datetime(2026, 12, 2, 11, tzinfo=dt.UTC)
+
+    first = admission_cycle([*nodes, low, hi, bj], admission, now)
+    assert first.preempting is not None and first.preempting.workload == "default/hi"
+    assert first.preempting.victims.keys() == {"default/low"} and first.admitted == []
+    assert admission.usage.kept["a"] == ({GPU: 0.0}, now)
+    assert admission.usage.kept["b"][0].get(GPU, 0.0) == 0.0
+
+    second = admission_cycle([*nodes, hi, bj], admission, now)
+    assert second.preempting is None
+    assert {a.workload for a in second.admitted} == {"default/hi", "default/bj"}
+    assert abs(admission.usage.kept["a"][0][GPU] - 449.0) < 0.1
+    assert abs(admission.usage.kept["b"][0][GPU] - 56.1) < 0.1

@@ -109,11 +109,13 @@ class ConsumedUsage:
             }
             self.updated[name] = now
 
-    def admitted(self, queue: str, request: Mapping[str, int]) -> None:
-        """Kueue's entry penalty: ``A · request`` counts at once."""
+    def admitted(self, queue: str, request: Mapping[str, int], sign: int = 1) -> None:
+        """Kueue's entry penalty: ``A · request`` counts at once. ``sign=-1`` withdraws it for an
+        admission that does not stand yet (the live scheduler's preempting workload, charged again when
+        it is admitted into the room its victims left)."""
         decay = self.decay.get(queue)
         if decay is None:
             return
         consumed = self.consumed[queue]
         for r, v in request.items():
-            consumed[r] = consumed.get(r, 0.0) + decay.penalty * v
+            consumed[r] = consumed.get(r, 0.0) + sign * decay.penalty * v

@@ -22,7 +22,7 @@ Workloads in a queue that no ``GpuQueue`` defines are placed without quota, and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -130,9 +130,15 @@ class BatchSession:
         return by_queue
 
     def run(self) -> list[Decision]:
+        """Decide every pending workload."""
+        return list(self.decide())
+
+    def decide(self) -> Iterator[Decision]:
+        """The decisions one at a time, each made when the previous one has been taken: a caller that
+        stops early (the live scheduler, after a decision that preempts) leaves the rest undecided, with
+        nothing charged for them."""
         queues = self.pending()
         position = {w.key: i + 1 for ws in queues.values() for i, w in enumerate(ws)}
-        decisions: list[Decision] = []
         while any(queues.values()):
             # Kueue's entryOrdering under fair sharing: lower dominant share first, then the head of higher
             # priority, then the older head (FIFO); the queue name only breaks exact ties. (Its first key,
@@ -147,8 +153,7 @@ class BatchSession:
                 ),
             )
             w = queues[name].pop(0)
-            decisions.append(self.admit(w, position[w.key]))
-        return decisions
+            yield self.admit(w, position[w.key])
 
     def admit(self, w: Workload, position: int = 0) -> Decision:
         """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then

@@ -24,8 +24,9 @@ Preemption and reclaim are the session's too (gang-whole, cheapest GPU-seconds f
 cohort queues borrowed). The session decides them on the state's journal; live, at most one workload per
 cycle preempts: the decisions before it stand, the first one that evicts becomes a ``Preempting`` (its
 victims to evict through the Eviction API, its members to nominate to the nodes it was placed on), and
-the decisions after it are dropped and retried (they were made on a state that no longer holds the
-victims). Until its victims are gone the workload is not tried again (so nothing is evicted twice);
+the workloads after it are left undecided until the next cycle (they would be decided on a state that no
+longer holds the victims). Its entry penalty for fair sharing is withdrawn: it is charged once, in the
+cycle that admits it into the room its victims left, as Kueue charges at admission. Until its victims are gone the workload is not tried again (so nothing is evicted twice);
 then it is placed into the room its nominations keep. As kube-scheduler's ``PodEligibleToPreemptOthers``,
 a workload whose members are nominated to a node where a lower-priority pod is terminating waits too:
 that keeps a restarted scheduler (which lost the in-memory list of victims) from preempting again while
@@ -177,14 +178,17 @@ class BatchAdmission:
         self._arrive(session, workloads(waiting, self.groups), pods, bound, out)
         pending = {q: len(ws) for q, ws in session.pending().items()}
         devices = scheduler.cluster.devices.assignments
-        for decision in session.run():
+        assert session.book.consumed is not None
+        for decision in session.decide():
             w = decision.workload
             placed = [p for p in w.pods if p.key in decision.nodes]
             if decision.admitted and decision.evicted:
                 nodes = tuple((p, decision.nodes[p.key]) for p in placed)
                 out.preempting = Preempting(w.key, w.queue, nodes, decision.evicted)
                 self.evicting[w.key] = set(decision.evicted)
-                break  # the later decisions counted on the victims' room: retried next cycle
+                # admitted only once its victims are gone, in a later cycle that charges the entry penalty
+                session.book.consumed.admitted(w.queue, w.requests, sign=-1)
+                break  # the later ones would count on the victims' room: left undecided, tried next cycle
             if decision.admitted:
                 out.admitted.append(
                     Admitted(w.key, tuple((p, decision.nodes[p.key], devices.get(p.key)) for p in placed))
@@ -203,7 +207,6 @@ class BatchAdmission:
             for note in notes:  # a new sentence after a FitError's closing period, else a clause
                 message += f" {note[0].upper()}{note[1:]}." if message.endswith(".") else f"; {note}"
             out.waiting += [Waiting(p, message) for p in w.pods]
-        assert session.book.consumed is not None
         self.usage.keep(session.book.consumed)  # with the entry penalties of what it admitted
         return out
 
