@@ -664,7 +664,6 @@ class LiveScheduler:
             ),
         )  # fmt: skip
         prefix = f"queue {queue_name}: " if queue_name else ""
-        cluster = self.scheduler.cluster if self.scheduler is not None else None
         if not evicted:  # every eviction refused: no room is coming, so none is held (no nomination)
             note = f"{prefix}preempting for {workload} was refused: {', '.join(sorted(refused))}"
             for pod, _ in members:
@@ -672,6 +671,12 @@ class LiveScheduler:
                 self._record_failure(pod, note, REASON_UNSCHEDULABLE, clear_nomination=True)
             return
         note = f"{prefix}preempting {len(evicted)} pods to admit {workload}: " + ", ".join(sorted(evicted))
+        self._nominate_members(members, note)
+
+    def _nominate_members(self, members: tuple[tuple[Pod, str], ...], note: str) -> None:
+        """Nominate a preempting workload's members to the nodes the session placed them on, each with
+        ``note`` as its scheduling failure."""
+        cluster = self.scheduler.cluster if self.scheduler is not None else None
         for pod, node in members:
             if cluster is not None:
                 cluster.nominate(pod, node)  # carried into the rebuilt state until the API echoes it
@@ -688,15 +693,11 @@ class LiveScheduler:
             preempting.workload, preempting.queue, preempting.members, victims, _now(), time.monotonic()
         )
         self._annotate_checkpoint_request(victims, wait.requested_at)
-        cluster = self.scheduler.cluster if self.scheduler is not None else None
         note = (
             f"queue {preempting.queue}: asked {len(victims)} pods to checkpoint before preempting them to "
             f"admit {preempting.workload}: " + ", ".join(v.key for v in victims)
         )
-        for pod, node in preempting.members:
-            if cluster is not None:
-                cluster.nominate(pod, node)
-            self._record_failure(pod, note, REASON_UNSCHEDULABLE, nominated=node)
+        self._nominate_members(preempting.members, note)
         log.info(
             "preempting for %s: asked %s to checkpoint within %.0f s",
             preempting.workload, ", ".join(v.key for v in victims), self.handshakes.deadline_s,
