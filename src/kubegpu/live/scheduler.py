@@ -659,9 +659,7 @@ class LiveScheduler:
         log.info(
             "preemption for %s evicted %d of %d pods, %d GPU-seconds lost since their last checkpoints: %s",
             workload, len(evicted), len(evicted) + len(refused), sum(evicted.values()),
-            ", ".join(
-                f"{k} {c} GPU-s{' (checkpointed)' if k in checkpointed else ''}" for k, c in sorted(evicted.items())
-            ),
+            _victim_costs(evicted, checkpointed),
         )  # fmt: skip
         prefix = f"queue {queue_name}: " if queue_name else ""
         if not evicted:  # every eviction refused: no room is coming, so none is held (no nomination)
@@ -902,12 +900,9 @@ class LiveScheduler:
     def _report_cost(self, pod: Pod, node: str, costs: dict[PodKey, int], checkpointed: set[PodKey]) -> None:
         if not costs:
             return
-        parts = ", ".join(
-            f"{k} {c} GPU-s{' (checkpointed)' if k in checkpointed else ''}" for k, c in sorted(costs.items())
-        )
         log.info(
             "preemption for %s on %s cost %d GPU-seconds since the victims' last checkpoints: %s",
-            pod.key, node, sum(costs.values()), parts,
+            pod.key, node, sum(costs.values()), _victim_costs(costs, checkpointed),
         )  # fmt: skip
 
     def _record_failure(
@@ -958,6 +953,13 @@ class LiveScheduler:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _victim_costs(costs: dict[PodKey, int], checkpointed: set[PodKey]) -> str:
+    """The preemption log's list of victims: ``<pod> <n> GPU-s``, ``(checkpointed)`` where it was."""
+    return ", ".join(
+        f"{k} {c} GPU-s{' (checkpointed)' if k in checkpointed else ''}" for k, c in sorted(costs.items())
+    )
 
 
 def _preemptor_for(members: tuple[tuple[Pod, str], ...], victim: Pod) -> Pod:
