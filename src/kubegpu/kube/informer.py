@@ -44,6 +44,12 @@ BACKOFF_MAX_S = 5.0
 UNAVAILABLE_MAX_S = 30.0
 
 
+def _backoff(failures: int, cap_s: float) -> float:
+    """The wait after the ``failures``-th failure in a row: doubling from ``BACKOFF_INITIAL_S`` up to
+    ``cap_s``, jittered down to half so replicas that failed together do not retry together."""
+    return min(BACKOFF_INITIAL_S * 2.0 ** (failures - 1), cap_s) * (0.5 + random.random() / 2)
+
+
 class Reflector:
     """Keeps one kind current: see the module docstring. ``stop`` ends ``run`` at the next stream end."""
 
@@ -91,9 +97,7 @@ class Reflector:
                 need_list = True
             except (ApiError, InputError, ValueError) as exc:
                 failures += 1
-                delay = min(BACKOFF_INITIAL_S * 2 ** (failures - 1), BACKOFF_MAX_S) * (
-                    0.5 + random.random() / 2
-                )
+                delay = _backoff(failures, BACKOFF_MAX_S)
                 log.warning("%s: %s; retrying in %.2fs", self.listed.kind, exc, delay)
                 self.stop.wait(delay)
             except Exception:  # a bug must not silently freeze the cache: log it, relist after a pause
@@ -107,8 +111,7 @@ class Reflector:
             log.warning("%s; %s (listing again with backoff)", exc, self.listed.without_it)
             self.unavailable = True
             self.sink(self.listed.kind, SYNC, [])
-        delay = min(BACKOFF_INITIAL_S * 2 ** (failures - 1), UNAVAILABLE_MAX_S)
-        self.stop.wait(delay * (0.5 + random.random() / 2))
+        self.stop.wait(_backoff(failures, UNAVAILABLE_MAX_S))
 
     def _list(self) -> None:
         items, resource_version, _ = live.list_kind(
