@@ -71,13 +71,15 @@ def evictions(api: RunningApiServer) -> list[tuple[str, int]]:
 
 
 def asked_both(api: RunningApiServer) -> str:
-    asked = wait_until(
-        lambda: requested(api, "old-0") and requested(api, "old-1"), what="checkpoints requested"
-    )
-    assert requested(api, "old-0") == requested(api, "old-1")  # one request time for the whole preemption
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", requested(api, "old-0"))
-    assert asked
-    return requested(api, "old-0")
+    wait_until(lambda: requested(api, "old-0") and requested(api, "old-1"), what="checkpoints requested")
+    asked = requested(api, "old-0")
+    assert requested(api, "old-1") == asked  # one request time for the whole preemption
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", asked)
+    # the time it was asked, in UTC (RFC 3339 whole seconds, so at most the current second)
+    at = dt.datetime.fromisoformat(asked.replace("Z", "+00:00"))
+    now = dt.datetime.now(dt.UTC)
+    assert now - dt.timedelta(seconds=15) <= at <= now, (asked, now)
+    return asked
 
 
 def test_a_victim_gang_is_evicted_whole_once_every_member_checkpointed(
