@@ -165,7 +165,11 @@ class LiveScheduler:
         if config.leader_elect:
             self.elector = LeaderElector(api, config.identity, config.lease, self.stop, self._on_lost_lease)
         self.batch = BatchAdmission()
-        self.batch_waiting: set[PodKey] = set()  # pending pods of ours that wait for queue admission
+        # Pending pods of ours that wait for queue admission. Never assumed as well: a member leaves it as
+        # it is assumed (_bind_admitted), a pod's events are ignored while it is assumed, a failed
+        # binding is forgotten before its pod comes back, and the single-pod path only assumes pods
+        # popped from self.queue, which holds none of these.
+        self.batch_waiting: set[PodKey] = set()
         self._batch_dirty = False
         self._batch_last = 0.0  # monotonic time of the last admission cycle
         self._usage_leader = False  # decayed usage seeded from status since this replica became leader
@@ -578,9 +582,7 @@ class LiveScheduler:
         self._batch_last = mono
         scheduler = self._ensure_scheduler()
         start = time.perf_counter()
-        waiting = [
-            self.pods[k] for k in sorted(self.batch_waiting) if k in self.pods and k not in self.assumed
-        ]
+        waiting = [self.pods[k] for k in sorted(self.batch_waiting) if k in self.pods]
         try:
             cycle = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, _now())
         except Exception as exc:  # a plugin error aborts the cycle, not the process
@@ -946,7 +948,7 @@ class LiveScheduler:
     def _publish_depths(self) -> None:
         depths = self.queue.depths()
         # pods waiting for queue admission wait for a cluster event, as unschedulablePods do
-        depths["unschedulable"] += sum(1 for k in self.batch_waiting if k not in self.assumed)
+        depths["unschedulable"] += len(self.batch_waiting)
         self.metrics.set_queue_depths(depths)
         self.metrics.set_leader(self.is_leader())
 
