@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from kubegpu.kube.informer import BACKOFF_MAX_S, UNAVAILABLE_MAX_S, backoff_s
 from tests.live.apiserver import Fault, RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.test_checkpoint_handshake import metric, metrics_of
@@ -324,3 +325,17 @@ def test_a_partly_bound_gang_found_at_start_places_the_rest_whole_counting_its_b
     api.emulator.create("nodes", gpu_node("gpu-3", 4))
     wait_until(lambda: node_of(api, "train-2") and node_of(api, "train-3"), what="the rest bound")
     assert {node_of(api, "train-2"), node_of(api, "train-3")} == {"gpu-2", "gpu-3"}
+
+
+def test_the_relist_backoff_doubles_to_its_cap_and_stays_there_however_long_the_failures_last() -> None:
+    """client-go's reflector backoff as the informer models it: 0.1 s doubling per failure in a row up to
+    the cap (30 s for a kind not served, 5 s for other failures), jittered to [½, 1) of it. Worked by
+    hand: failure 1 → [0.05, 0.1); failure 9 → 0.1 · 2^8 = 25.6 → [12.8, 25.6); from failure 10 on
+    (51.2 > 30) → [15, 30) — still after 2,000 failures, a CRD missing for about half a day, where
+    0.1 · 2^1999 does not fit a float."""
+    for _ in range(50):  # the jitter is random: its range, many draws
+        assert 0.05 <= backoff_s(1, UNAVAILABLE_MAX_S) < 0.1
+        assert 12.8 <= backoff_s(9, UNAVAILABLE_MAX_S) < 25.6
+        assert 15.0 <= backoff_s(10, UNAVAILABLE_MAX_S) < 30.0
+        assert 15.0 <= backoff_s(2000, UNAVAILABLE_MAX_S) < 30.0
+        assert 2.5 <= backoff_s(2000, BACKOFF_MAX_S) < 5.0

@@ -44,10 +44,13 @@ BACKOFF_MAX_S = 5.0
 UNAVAILABLE_MAX_S = 30.0
 
 
-def _backoff(failures: int, cap_s: float) -> float:
+def backoff_s(failures: int, cap_s: float) -> float:
     """The wait after the ``failures``-th failure in a row: doubling from ``BACKOFF_INITIAL_S`` up to
     ``cap_s``, jittered down to half so replicas that failed together do not retry together."""
-    return min(BACKOFF_INITIAL_S * 2.0 ** (failures - 1), cap_s) * (0.5 + random.random() / 2)
+    # the exponent is bounded (0.1 s · 2^64 is past any cap): 2 ** 1024 does not convert to a float, and
+    # the OverflowError would end the reflector's thread after ~1,000 failures in a row (an API server
+    # down for an hour at the 5 s cap, a CRD missing for hours at 30 s)
+    return min(BACKOFF_INITIAL_S * 2.0 ** min(failures - 1, 64), cap_s) * (0.5 + random.random() / 2)
 
 
 class Reflector:
@@ -97,7 +100,7 @@ class Reflector:
                 need_list = True
             except (ApiError, InputError, ValueError) as exc:
                 failures += 1
-                delay = _backoff(failures, BACKOFF_MAX_S)
+                delay = backoff_s(failures, BACKOFF_MAX_S)
                 log.warning("%s: %s; retrying in %.2fs", self.listed.kind, exc, delay)
                 self.stop.wait(delay)
             except Exception:  # a bug must not silently freeze the cache: log it, relist after a pause
@@ -111,7 +114,7 @@ class Reflector:
             log.warning("%s; %s (listing again with backoff)", exc, self.listed.without_it)
             self.unavailable = True
             self.sink(self.listed.kind, SYNC, [])
-        self.stop.wait(_backoff(failures, UNAVAILABLE_MAX_S))
+        self.stop.wait(backoff_s(failures, UNAVAILABLE_MAX_S))
 
     def _list(self) -> None:
         items, resource_version, _ = live.list_kind(
