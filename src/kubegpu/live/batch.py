@@ -26,7 +26,8 @@ cycle preempts: the decisions before it stand, the first one that evicts becomes
 victims to evict through the Eviction API, its members to nominate to the nodes it was placed on), and
 the workloads after it are left undecided until the next cycle (they would be decided on a state that no
 longer holds the victims). Its entry penalty for fair sharing is withdrawn: it is charged once, in the
-cycle that admits it into the room its victims left, as Kueue charges at admission. Until its victims are gone the workload is not tried again (so nothing is evicted twice);
+cycle that admits it into the room its victims left, as Kueue charges at admission. Until its victims
+are gone the workload is not tried again (so nothing is evicted twice);
 then it is placed into the room its nominations keep. As kube-scheduler's ``PodEligibleToPreemptOthers``,
 a workload whose members are nominated to a node where a lower-priority pod is terminating waits too:
 that keeps a restarted scheduler (which lost the in-memory list of victims) from preempting again while
