@@ -40,6 +40,7 @@ from kubegpu.errors import KubegpuError
 from kubegpu.explain.findings import Finding
 from kubegpu.exporter import fields as F
 from kubegpu.exporter.collector import ALLOCATED, HEALTHY, SINCE_PROCESS
+from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.snapshot import ClusterSnapshot
 
 APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # usually the application's fault, not the GPU's
@@ -209,8 +210,12 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
         holders = _holders(snapshot, key[0], pods)
         peak = peaks.get(key, ({}, 0.0, []))[1]
         start = full_since.get(key)
-        lasting = f"over {NEAR_FULL:.0%} for {(at.timestamp() - start) / 60:.0f} min, since " \
-            f"{datetime.fromtimestamp(start, UTC):%Y-%m-%dT%H:%M:%SZ}" if start is not None else ""  # fmt: skip
+        lasting = (
+            f"over {NEAR_FULL:.0%} for {(at.timestamp() - start) / 60:.0f} min, since "
+            + rfc3339(datetime.fromtimestamp(start, UTC))
+            if start is not None
+            else ""
+        )
         replicas = _replicas(snapshot, key[0])
         shared = replicas > 1 or len(holders) > 1
         out.append(Finding(

@@ -48,10 +48,6 @@ CHECKPOINT_REQUESTED_ANNOTATION = "kubegpu.io/checkpoint-requested"
 WORKLOAD_WAIT = "workload:"  # prefix of a workload's wait key; a pod key ("ns/name") never has a colon
 
 
-def rfc3339(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def workload_wait(workload: str) -> str:
     return WORKLOAD_WAIT + workload
 

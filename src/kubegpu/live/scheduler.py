@@ -79,14 +79,14 @@ from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.leader import LeaderElector, LeaseConfig
 from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, ListedKind
 from kubegpu.live.batch import Admitted, BatchAdmission, Preempting, is_batch_pod
-from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait, rfc3339
+from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Handshakes, Wait
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.fair_usage import status_path
 from kubegpu.live.metrics import SchedulerMetrics
 from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, MAX_IN_UNSCHEDULABLE_S, SchedulingQueue
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
-from kubegpu.model.podgroup import eviction_cost, group_key
+from kubegpu.model.podgroup import eviction_cost, group_key, rfc3339
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, Assignment
 from kubegpu.scheduler.framework import Framework
@@ -129,10 +129,6 @@ class LiveConfig:
 
 def pod_path(namespace: str, name: str, sub: str = "") -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}" + (f"/{sub}" if sub else "")
-
-
-def _now_rfc3339() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LiveScheduler:
@@ -918,7 +914,7 @@ class LiveScheduler:
         old = self.pod_conditions.get(pod.key, ("", "", "", ""))
         if old[:3] == ("False", reason, message) and not nominated and not clear_nomination:
             return
-        transition = old[3] if old[0] == "False" and old[3] else _now_rfc3339()
+        transition = old[3] if old[0] == "False" and old[3] else rfc3339(dt.datetime.now(dt.UTC))
         status: dict[str, Any] = {
             "conditions": [
                 {

@@ -41,6 +41,11 @@ def parse_time(text: str) -> datetime | None:
         return None
 
 
+def rfc3339(t: datetime) -> str:
+    """``t`` (UTC) as the API server writes a timestamp, to the second: ``2026-12-03T10:00:00Z``."""
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def gpu_milli_of(pod: Pod) -> int:
     """Milli-GPU-equivalents the pod holds: each extended GPU resource unit counts as one GPU, and a
     fractional-sharing request (``kubegpu.io/gpu-milli``) as its milli-GPUs."""

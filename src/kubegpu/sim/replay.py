@@ -56,7 +56,7 @@ from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
-from kubegpu.model.podgroup import gpu_milli_of, group_key, seconds_at_risk
+from kubegpu.model.podgroup import gpu_milli_of, group_key, rfc3339, seconds_at_risk
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_share import MILLI, GpuShareLedger
@@ -488,7 +488,7 @@ class Replay:
 
     def stamp(self, t: float) -> str:
         """Simulated time ``t`` as an API timestamp (``startTime``, ``deletionTimestamp``)."""
-        return self.at(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return rfc3339(self.at(t))
 
     # ---- starting and evicting ----------------------------------------------------------------------
 
