@@ -16,7 +16,7 @@ from kubegpu.model.resources import GPU_MILLI
 from kubegpu.scheduler.plugins import names
 from kubegpu.sim.openb import TracePod, to_node
 from kubegpu.sim.openb_replay import packing_factory, sim_pods
-from kubegpu.sim.replay import BatchSetup, NodeEvent, Replay, SimPod
+from kubegpu.sim.replay import BatchSetup, NodeEvent, Replay, ReplayReport, SimPod
 from tests.sim.builders import node, pod
 
 
@@ -150,6 +150,54 @@ def test_half_a_gang_never_holds_a_gpu_in_batch_mode() -> None:
     r = run([("n1", 1), ("n2", 1)], pods, mode="batch", batch=setup).run()
     assert r.placed == 1 and r.waits == [0]
     assert r.given_up == 3
+
+
+def queued(name: str, queue: str, arrival: float, duration: float, priority: int = 0) -> SimPod:
+    s = sim(name, arrival, duration, priority=priority)
+    return replace(s, pod=replace(s.pod, labels={QUEUE_LABEL: queue}))
+
+
+def batch_run(nodes: list[tuple[str, int]], pods: list[SimPod], queues: tuple[str, ...]) -> ReplayReport:
+    setup = BatchSetup({q: Queue(q, nominal={GPU_MILLI: 9_000_000}) for q in queues}, {}, {})
+    return run(
+        nodes, pods, mode="batch", batch=setup, preempt=True, preemption=names.CHECKPOINT_AWARE_PREEMPTION
+    ).run()
+
+
+def test_batch_mode_breaks_equal_shares_by_head_priority_then_age_not_queue_name() -> None:
+    """Kueue's entryOrdering under fair sharing: at equal dominant share the head of higher priority goes
+    first, then the older head. One 1-GPU node, x (queue c) runs 0 → 10.
+    - a1 (queue a, priority 0) arrives at 5 and b1 (queue b, priority 0) at 2: at 10 every share is 0
+      and b1 is older: b1 runs 10 → 20 (pending 8 s), a1 20 → 30 (pending 15 s).
+    - hi (queue z, priority 10) and lo (queue a, priority 0), both at 40: hi first although "a" < "z"."""
+    r = batch_run(
+        [("n", 1)],
+        [
+            queued("x", "c", 0, 10),
+            queued("a1", "a", 5, 10),
+            queued("b1", "b", 2, 10),
+            queued("lo", "a", 40, 10),
+            queued("hi", "z", 40, 10, priority=10),
+        ],
+        ("a", "b", "c", "z"),
+    )
+    assert r.waits_by_queue == {"c": [0], "b": [8], "a": [15, 10], "z": [0]}
+
+
+def test_a_preempted_workload_keeps_its_place_by_creation_time() -> None:
+    """Kueue requeues a workload evicted by preemption at its creation timestamp. One 1-GPU node, one
+    queue. low (priority 0, 1000 s, no checkpoint, grace 30 s) runs from 0; mid (priority 0, 5 s)
+    arrives at 20 and waits; high (priority 10, 50 s) arrives at 30 and preempts low, which terminates
+    30 → 60; high runs 60 → 110. Then low's workload (created 0) goes before mid (created 20): it runs
+    its 1000 s again 110 → 1110, and mid 1110 → 1115 (pending 1090 s)."""
+    r = batch_run(
+        [("n", 1)],
+        [queued("low", "q", 0, 1000), queued("mid", "q", 20, 5), queued("high", "q", 30, 50, priority=10)],
+        ("q",),
+    )
+    assert r.evictions == 1
+    assert sorted(r.waits) == [0, 30, 1090]
+    assert r.horizon_s == 1115
 
 
 def test_job_chain_runs_completions_with_parallelism() -> None:

@@ -99,3 +99,33 @@ def test_deleted_pod_leaves_every_queue_and_per_queue_choice() -> None:
     assert first is not None and first.key == "a2"
     assert len(q) == 2
     assert q.counts == {"active": 1, "backoff": 0, "unschedulable": 0}
+
+
+def test_kueue_order_keeps_a_failed_entrys_place_by_creation_time() -> None:
+    """Kueue orders a ClusterQueue by priority, then the workload's creation timestamp
+    (``workload.Ordering.GetQueueOrderTimestamp``), which a failed attempt does not change; kube-scheduler
+    re-stamps a failed pod with the attempt time, putting it behind pods that came meanwhile. ``early``
+    (created 0) fails at 5; ``late`` is created at 3; after a cluster event at 20 (1 s backoff over):"""
+    orders = {}
+    for by_creation in (False, True):
+        q = SchedulingQueue(order_by_creation=by_creation)
+        q.add("early", "", 0, now=0)
+        e = q.pop()
+        assert e is not None
+        q.done(e, 5, scheduled=False)
+        q.add("late", "", 0, now=3)
+        q.move_all(20)
+        orders[by_creation] = [x.key for x in (q.pop(), q.pop()) if x is not None]
+    assert orders == {False: ["late", "early"], True: ["early", "late"]}
+
+
+def test_a_requeued_entry_ranks_by_the_creation_time_it_is_given() -> None:
+    """A preempted workload requeued at 50 but created at 0 goes before one created at 10; the head of
+    each queue is what ``head`` reports."""
+    q = SchedulingQueue(order_by_creation=True)
+    q.add("newer", "a", 0, now=10)
+    q.add("requeued", "a", 0, now=50, created=0)
+    q.add("other", "b", 0, now=20)
+    assert [q.head(name).key for name in sorted(q.active_queues())] == ["requeued", "other"]
+    first = q.pop(lambda names: "a")
+    assert first is not None and first.key == "requeued"

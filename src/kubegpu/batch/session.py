@@ -140,20 +140,21 @@ class BatchSession:
         queues = self.pending()
         position = {w.key: i + 1 for ws in queues.values() for i, w in enumerate(ws)}
         while any(queues.values()):
-            # Kueue's entryOrdering under fair sharing: lower dominant share first, then the head of higher
-            # priority, then the older head (FIFO); the queue name only breaks exact ties. (Its first key,
-            # heads within nominal quota before borrowing ones, is not modelled.)
             name = min(
                 (q for q, ws in queues.items() if ws),
-                key=lambda q: (
-                    self.book.dominant_share(q, self.totals),
-                    -queues[q][0].priority,
-                    queues[q][0].created,
-                    q,
-                ),
+                key=lambda q: self.entry_order(q, queues[q][0].priority, queues[q][0].created),
             )
             w = queues[name].pop(0)
             yield self.admit(w, position[w.key])
+
+    def entry_order(
+        self, queue: str, priority: int, created: str | float
+    ) -> tuple[float, int, str | float, str]:
+        """Where ``queue`` ranks among queues when its head has ``priority`` and was created at ``created``:
+        Kueue's entryOrdering under fair sharing, lower dominant share first, then the head of higher
+        priority, then the older head (FIFO); the queue name only breaks exact ties. (Its first key, heads
+        within nominal quota before borrowing ones, is not modelled.)"""
+        return (self.book.dominant_share(queue, self.totals), -priority, created, queue)
 
     def admit(self, w: Workload, position: int = 0) -> Decision:
         """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then

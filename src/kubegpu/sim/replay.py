@@ -295,7 +295,7 @@ class Replay:
         self.report = ReplayReport(label=label, pods=len(pods))
         self._rebuilds = 0
         self.scheduler, self.ledger = make_scheduler(self.nodes, seed)
-        self.queue = SchedulingQueue()
+        self.queue = SchedulingQueue(order_by_creation=mode == "batch")
         self.events: list[tuple[float, int, int, object]] = []
         self._seq = 0
         self.work: dict[str, float] = {p.pod.key: float(p.duration) for p in pods}  # seconds still to run
@@ -568,8 +568,8 @@ class Replay:
             w = Workload(entry, queue, (template,), 1, group_key(template) is not None)
         self.units[entry] = w
         self.session.arrive(w)
-        if entry not in self.queue:
-            self.queue.add(entry, queue, w.priority, t)
+        if entry not in self.queue:  # Kueue requeues an evicted workload at its creation time, not now
+            self.queue.add(entry, queue, w.priority, t, min(self.arrival[p.key] for p in w.pods))
 
     # ---- attempts -----------------------------------------------------------------------------------
 
@@ -652,7 +652,7 @@ class Replay:
         template = self.sims[pod.key].pod
         w = self.units[pod.key] = Workload(pod.key, self.batch.queue_of(template), (template,))
         self.session.arrive(w)
-        self.queue.add(pod.key, w.queue, w.priority, t)
+        self.queue.add(pod.key, w.queue, w.priority, t, self.arrival[pod.key])
 
     def _bound(self, key: str, token: int, t: float) -> None:
         """A batch admission's pod whose node's victims are gone starts."""
@@ -665,10 +665,10 @@ class Replay:
         self._start(pod, t)
 
     def _choose(self, names: list[str]) -> str:
-        """Batch mode: the queue with the lowest weighted dominant share goes next."""
-        assert self.session is not None
-        book, totals = self.session.book, self.session.totals
-        return min(names, key=lambda q: (book.dominant_share(q, totals), q))
+        """Batch mode: the queue whose head the session's (Kueue's) entry order ranks first goes next."""
+        session, queue = self.session, self.queue
+        assert session is not None
+        return min(names, key=lambda q: session.entry_order(q, queue.head(q).priority, queue.head(q).created))
 
     def _set_now(self, t: float) -> None:
         now = self.at(t)

@@ -17,6 +17,11 @@ The periodic flushes happen on their tick grid (every 1 s / every 30 s from time
 priority and a timestamp; the caller chooses which queue's head to pop (one queue for kube-scheduler,
 one per team with DRF among them for the batch layer). Queueing hints are not modelled: every move
 event moves every unschedulable entry.
+
+With ``order_by_creation`` (the batch layer's queues, as Kueue's) an entry keeps its place by the time it
+was created, which neither a failed attempt nor a requeue after preemption changes
+(``workload.Ordering.GetQueueOrderTimestamp``: the creation timestamp); kube-scheduler's activeQ orders by
+the time the entry last entered the queue or was tried. Backoff runs from the last attempt either way.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class Entry:
     queue: str
     priority: int
     timestamp: float  # when it last entered the queue or was last tried
+    created: float  # when its pod (Kueue: its workload) was created
     attempts: int = 0
     where: str = "active"  # active | backoff | unschedulable
 
@@ -64,7 +70,9 @@ class SchedulingQueue:
         initial_backoff: float = INITIAL_BACKOFF_S,
         max_backoff: float = MAX_BACKOFF_S,
         max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE_S,
+        order_by_creation: bool = False,
     ) -> None:
+        self.order_by_creation = order_by_creation
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -86,7 +94,13 @@ class SchedulingQueue:
         e.where = "active"
         self.counts["active"] += 1
         self._seq += 1
-        heapq.heappush(self._active.setdefault(e.queue, []), (-e.priority, e.timestamp, self._seq, e.key))
+        heapq.heappush(
+            self._active.setdefault(e.queue, []), (-e.priority, self.order_of(e), self._seq, e.key)
+        )
+
+    def order_of(self, e: Entry) -> float:
+        """The timestamp that ranks ``e`` among entries of equal priority."""
+        return e.created if self.order_by_creation else e.timestamp
 
     def backoff_expiry(self, e: Entry) -> float:
         return e.timestamp + backoff_duration(e.attempts, self.initial_backoff, self.max_backoff)
@@ -102,9 +116,10 @@ class SchedulingQueue:
         else:
             self._to_active(e)
 
-    def add(self, key: str, queue: str, priority: int, now: float) -> None:
-        """A new pending entry (a created pod, or a recreated victim): straight to activeQ."""
-        e = Entry(key, queue, priority, now, where="unschedulable")
+    def add(self, key: str, queue: str, priority: int, now: float, created: float | None = None) -> None:
+        """A new pending entry (a created pod, or a recreated victim): straight to activeQ. ``created``
+        (default ``now``): when its pod or workload was created."""
+        e = Entry(key, queue, priority, now, now if created is None else created, where="unschedulable")
         self.entries[key] = e
         self.counts["unschedulable"] += 1
         self._to_active(e)
@@ -124,6 +139,10 @@ class SchedulingQueue:
             if heap:
                 out.append(name)
         return out
+
+    def head(self, queue: str) -> Entry:
+        """The entry ``queue``'s activeQ ranks first (``queue`` as ``active_queues`` returned it)."""
+        return self.entries[self._active[queue][0][3]]
 
     def _live(self, key: str, where: str) -> bool:
         e = self.entries.get(key)
