@@ -18,21 +18,31 @@ def node(name: str, gpus: int, cpu: int = 64_000, model: str = "T4", memory_mib:
 
 
 def pod(
-    name: str, gpus: int = 1, milli: int = 1000, cpu: int = 4000, spec: frozenset[str] | None = None
+    name: str,
+    gpus: int = 1,
+    milli: int = 1000,
+    cpu: int = 4000,
+    spec: frozenset[str] | None = None,
+    memory_mib: int = 1024,
 ) -> Pod:
-    return to_pod(TracePod(name, cpu, 1024, gpus, milli if gpus else 0, spec))
+    return to_pod(TracePod(name, cpu, memory_mib, gpus, milli if gpus else 0, spec))
 
 
 def typical(
-    *shapes: tuple[int, int, int, float], models: tuple[frozenset[str] | None, ...] = ()
+    *shapes: tuple[int, int, int, float],
+    models: tuple[frozenset[str] | None, ...] = (),
+    memory_mib: tuple[int, ...] = (),
 ) -> TypicalPods:
-    """Shapes as (cpu, gpu count, milli per GPU, popularity)."""
+    """Shapes as (cpu, gpu count, milli per GPU, popularity); ``memory_mib`` per shape, if given."""
     return TypicalPods(
         cpu=np.array([s[0] for s in shapes], dtype=np.int64),
         count=np.array([s[1] for s in shapes], dtype=np.int64),
         milli=np.array([s[2] for s in shapes], dtype=np.int64),
         freq=np.array([s[3] for s in shapes], dtype=np.float64),
         models=models or tuple(None for _ in shapes),
+        memory=np.array([TracePod("", 0, m, 0, 0).memory_request for m in memory_mib], dtype=np.int64)
+        if memory_mib
+        else None,
     )
 
 

@@ -1,5 +1,5 @@
 """KubegpuCpuFrag (``CpuAwareFragmentation``): FGD's score over a fragment measure that also counts the
-GPU a node's free CPU cannot feed. Expected values are worked out by hand in each docstring; the small
+GPU a node's free CPU and memory cannot feed. Expected values are worked out by hand in each docstring; the small
 clusters are made up for the case (T4-labelled nodes, as in the other simulator tests)."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
-from kubegpu.model.resources import CPU
+from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
-from kubegpu.sim.openb import to_node
+from kubegpu.sim.openb import TracePod, to_node
 from kubegpu.sim.packing import run_packing
 from tests.sim.builders import Bench, node, pod, typical
 from tests.sim.test_packing import trace
@@ -37,6 +37,15 @@ def plugin(
 def use_cpu(b: Bench, row: int, milli_cpu: int) -> None:
     """Mark ``milli_cpu`` of node ``row``'s CPU requested (as pods without GPU would)."""
     b.cluster.requested[row, b.cluster.col[CPU]] = milli_cpu
+
+
+def use_memory(b: Bench, row: int, gib: int) -> None:
+    """Mark ``gib`` GiB of node ``row``'s memory requested."""
+    b.cluster.requested[row, b.cluster.col[MEMORY]] = TracePod("", 0, gib * 1024, 0, 0).memory_request
+
+
+# one typical shape: 1 whole GPU with 8 CPU and 32 GiB
+ONE_GPU_8_CPU_32_GIB = typical((8000, 1, 1000, 1.0), memory_mib=(32 * 1024,))
 
 
 def first_ties(b: Bench) -> Bench:
@@ -65,6 +74,46 @@ def test_a_nodes_own_cpu_per_gpu_is_not_fragment() -> None:
     assert float(plugin(b.ledger).frag(row)[0]) == 0
     use_cpu(b, 0, 8000)
     assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(500)
+
+
+def test_gpu_that_memory_cannot_feed_counts_as_fragment() -> None:
+    """A node of 4 GPUs, 64 CPUs and 128 GiB, 88 GiB requested, shape {1 GPU, 8 CPU, 32 GiB}: 4 copies
+    by GPU, 8 by CPU, ⌊40/32⌋ = 1 by memory, so 3 GPUs are stranded: 0.5 · 3000 = 1500. Empty, 128/32 = 4
+    copies by memory fed all 4. FGD, and ours with a target workload that gives no memory: 0."""
+    nodes = [node("n", 4, cpu=64_000, memory_mib=128 * 1024)]
+    b = Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB)
+    use_memory(b, 0, 88)
+    row = np.array([0])
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(1500)
+    assert float(b.ledger.node_frag(row)[0]) == 0
+    unknown = Bench(nodes, POLICY, ONE_GPU_8_CPU)
+    use_memory(unknown, 0, 88)
+    assert float(plugin(unknown.ledger).frag(row)[0]) == 0
+
+
+def test_a_shape_the_free_memory_cannot_hold_does_not_fit() -> None:
+    """The same node with 112 of 128 GiB requested: 16 GiB cannot hold the shape's 32, so the shape does
+    not fit and all 4000 free milli are its fragment (FGD's rule for a shape that does not fit; no
+    stranding is added on top). FGD checks CPU only: the shape fits, 0."""
+    b = Bench([node("n", 4, cpu=64_000, memory_mib=128 * 1024)], POLICY, ONE_GPU_8_CPU_32_GIB)
+    use_memory(b, 0, 112)
+    row = np.array([0])
+    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(4000)
+    assert float(b.ledger.node_frag(row)[0]) == 0
+
+
+def test_memory_heavy_gpu_pod_goes_to_the_memory_rich_node() -> None:
+    """Nodes a (4 GPUs, 64 CPU, 128 GiB) and b (4 GPUs, 64 CPU, 512 GiB), shape {1 GPU, 8 CPU, 32 GiB};
+    pod 1 GPU, 8 CPU, 64 GiB. FGD: both keep 3 free GPUs and the CPU for the shape, Δ = 0, the tie goes
+    to a. Ours: a after has 64 GiB, 2 copies by memory for 3 by GPU: 1 stranded, 500, Δ = −500, score
+    int(100·σ(−0.5)) = 37; b keeps 448 GiB (14 copies): Δ = 0, score 50 → b."""
+    nodes = [node("a", 4, cpu=64_000, memory_mib=128 * 1024), node("b", 4, cpu=64_000, memory_mib=512 * 1024)]
+    heavy = pod("p", 1, 1000, cpu=8000, memory_mib=64 * 1024)
+    assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU_32_GIB)).schedule(heavy)[0] == "a"
+    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB))
+    scores = plugin(ours.ledger).score_batch(CycleState(), heavy, ours.cluster, np.array([0, 1]))
+    assert scores.tolist() == [37, 50]
+    assert ours.schedule(heavy) == ("b", (0,))
 
 
 def test_partial_gpus_count_in_copies() -> None:
@@ -145,16 +194,24 @@ def test_zero_weight_is_fgd() -> None:
 
 
 def test_incremental_forms_equal_recomputing_the_node() -> None:
-    """The sharing-pod and whole-GPU shortcuts against the measure recomputed from the GPUs after."""
-    target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.2))
+    """The sharing-pod and whole-GPU shortcuts against the measure recomputed from the GPUs after (with
+    shapes asking for memory, and each node's memory a random amount requested)."""
+    target = typical(
+        (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.2),
+        memory_mib=(2048, 30_000, 60_000, 1024),
+    )  # fmt: skip
     b, rows = random_state(target, 25, 9)
+    for k in rows:
+        use_memory(b, int(k), 100 + 20 * int(k) % 150)
     ours = plugin(b.ledger)
     cpu = b.ledger.cpu_left(rows)
+    memory = b.ledger.left(rows, MEMORY) - pod("s").requests[MEMORY]
 
     def recomputed(k: int, cpu_after: int, left: np.ndarray) -> float:
         gl = left[None, :]
         r = rows[[k]]
-        return float(ours.measure(r, np.array([cpu_after]), b.ledger.counts_of(gl), ours.units_of(gl))[0])
+        counts = b.ledger.counts_of(gl)
+        return float(ours.measure(r, np.array([cpu_after]), memory[[k]], counts, ours.units_of(gl))[0])
 
     before = ours.frag(rows)
     share = ours.score_batch(CycleState(), pod("s", 1, 500, cpu=3000), b.cluster, rows)

@@ -93,3 +93,12 @@ def test_typical_pods_cover_95_percent_by_popularity() -> None:
     # 60 % then 96 % ≥ 95 %: c (4 %) is left out; popularity renormalised over 96 pods
     assert list(t.milli) == [500, 1000]
     assert list(t.freq) == pytest.approx([60 / 96, 36 / 96])
+
+
+def test_typical_pods_carry_the_mean_memory_of_their_pods() -> None:
+    """Memory is not part of a shape's key (FGD's shapes are CPU and GPU): pods of one shape asking 10
+    and 20 units of memory make one shape with memory 15; another shape keeps its own 7."""
+    small, big, other = GpuShape(1000, 1, 500, 10), GpuShape(1000, 1, 500, 20), GpuShape(2000, 1, 1000, 7)
+    t = build_typical_pods([(small, None), (big, None), (other, None)], 100)
+    assert list(t.milli) == [500, 1000]
+    assert t.memory is not None and list(t.memory) == [15, 7]

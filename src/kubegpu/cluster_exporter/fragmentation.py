@@ -53,7 +53,7 @@ def gpu_shape(pod: Pod) -> GpuShape | None:
     if shape.count:
         return shape
     whole = pod.requests.get(NVIDIA_GPU, 0) // MILLI
-    return GpuShape(shape.cpu, whole, MILLI) if whole else None
+    return GpuShape(shape.cpu, whole, MILLI, shape.memory) if whole else None
 
 
 def gpu_models(pod: Pod) -> frozenset[str] | None:

@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod, PodKey
-from kubegpu.model.resources import CPU, GPU_MILLI, NVIDIA_GPU
+from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
@@ -60,11 +60,13 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True)
 class GpuShape:
-    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU."""
+    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU,
+    and memory (request units; FGD's measure ignores it, ``KubegpuCpuFrag``'s counts it)."""
 
     cpu: int
     count: int
     milli: int
+    memory: int = 0
 
     @property
     def total_milli(self) -> int:
@@ -82,19 +84,21 @@ def pod_shape(pod: Pod) -> GpuShape:
     total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
     count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
     cpu = req.get(CPU, DEFAULT_MILLI_CPU)  # ``GetNonzeroRequests``: only a missing request gets the default
-    return GpuShape(cpu, count, total // count if count else 0)
+    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
 
 
 @dataclass(frozen=True)
 class TypicalPods:
     """The target workload: popular shapes with normalised popularity and the GPU models each may use
-    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m."""
+    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
+    ``memory``: each shape's mean memory request (None: not known, and not counted)."""
 
     cpu: IntArray
     count: IntArray
     milli: IntArray
     freq: FloatArray
     models: tuple[frozenset[str] | None, ...]
+    memory: IntArray | None = None
 
     def __len__(self) -> int:
         return len(self.freq)
@@ -119,8 +123,11 @@ def build_typical_pods(
     """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
     (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
     models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
-    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1."""
+    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1.
+    Memory is not part of a shape (as in the simulator); each shape carries the mean memory request of
+    its pods."""
     counts: dict[tuple[int, int, int, str], int] = {}
+    memory: dict[tuple[int, int, int, str], int] = {}
     model_sets: dict[str, frozenset[str] | None] = {}
     total = 0
     for shape, models in shapes:
@@ -128,6 +135,7 @@ def build_typical_pods(
         model_sets[text] = models or None
         key = (shape.cpu, shape.milli, shape.count, text)
         counts[key] = counts.get(key, 0) + 1
+        memory[key] = memory.get(key, 0) + shape.memory
         total += 1
     if not total:
         raise ConfigError("typical pods: the workload is empty")
@@ -146,6 +154,7 @@ def build_typical_pods(
         milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
         freq=freq,
         models=tuple(model_sets[k[3]] for k, _ in chosen),
+        memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
     )
 
 
@@ -197,9 +206,13 @@ class GpuShareLedger:
             self._recount(np.arange(n, dtype=np.intp))
 
     def cpu_left(self, rows: Rows) -> IntArray:
-        c = self.cluster.col[CPU]
-        left: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
-        return left
+        return self.left(rows, CPU)
+
+    def left(self, rows: Rows, resource: str) -> IntArray:
+        """Allocatable minus requested ``resource`` on ``rows``."""
+        c = self.cluster.col[resource]
+        out: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
+        return out
 
     def _recount(self, rows: Rows) -> None:
         """Refresh the per-shape GPU counts of ``rows`` from ``gpu_left`` (after their GPUs changed)."""

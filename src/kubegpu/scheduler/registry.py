@@ -128,7 +128,7 @@ PACKING_POLICIES: dict[str, tuple[str, str]] = {
     "GpuPacking": (packing_policies.GPU_PACKING, "best"),
     "BestFit": (packing_policies.BEST_FIT, "best"),
     "FGD": (fgd.FGD, "fgd"),
-    # kubegpu's own: FGD's score over a measure that also counts GPU the node's CPU cannot feed
+    # kubegpu's own: FGD's score over a measure that also counts GPU the node's CPU and memory cannot feed
     "KubegpuCpuFrag": (cpu_frag.CPU_AWARE_FRAG, "fgd"),
 }
 

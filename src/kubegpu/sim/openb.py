@@ -56,6 +56,11 @@ class TracePod:
     def total_gpu_milli(self) -> int:
         return self.num_gpu * self.gpu_milli
 
+    @property
+    def memory_request(self) -> int:
+        """``memory_mib`` in the scheduler's request units (milli-bytes)."""
+        return self.memory_mib * MIB * MILLI
+
 
 @dataclass(frozen=True, slots=True)
 class TraceNode:
@@ -179,7 +184,7 @@ def to_node(n: TraceNode) -> Node:
 
 def to_pod(p: TracePod, name: str | None = None) -> Pod:
     """The pod as the scheduler sees it (``name`` overrides, for resampled copies)."""
-    requests = {CPU: p.cpu_milli, MEMORY: p.memory_mib * MIB * MILLI}
+    requests = {CPU: p.cpu_milli, MEMORY: p.memory_request}
     annotations: dict[str, str] = {}
     affinity: tuple[NodeSelectorTerm, ...] | None = None
     if p.num_gpu:

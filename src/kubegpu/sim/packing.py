@@ -39,7 +39,7 @@ DEFAULT_RATIO = 1.3
 
 
 def trace_shape(p: TracePod) -> GpuShape:
-    return GpuShape(p.cpu_milli, p.num_gpu, p.gpu_milli)
+    return GpuShape(p.cpu_milli, p.num_gpu, p.gpu_milli, p.memory_request)
 
 
 def typical_pods(trace: Sequence[TracePod]) -> TypicalPods:

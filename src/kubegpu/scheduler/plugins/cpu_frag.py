@@ -1,5 +1,5 @@
-"""CPU-aware fragmentation (policy ``KubegpuCpuFrag``): FGD's score over a fragment measure that also
-counts GPU capacity a node's free CPU cannot feed.
+"""CPU- and memory-aware fragmentation (policy ``KubegpuCpuFrag``): FGD's score over a fragment measure
+that also counts GPU capacity a node's free CPU and memory cannot feed.
 
 FGD (Weng et al., ATC '23) asks of each typical shape t only whether it fits a node (GPU model, GPUs,
 CPU); if it fits, the free milli on GPUs too small for t is t's fragment, and nothing else. So a node
@@ -9,14 +9,21 @@ most of them sit on 8-GPU nodes left with under 12 free CPUs, while the CPU-rich
 thousands of free CPUs (``docs/fgd-reproduction.md``).
 
 This plugin counts, per node and typical shape t that fits, how many copies of t the node could still
-host by GPU (Σ_g ⌊free_g / milli_t⌋ // count_t) and by CPU (⌊free CPU / cpu_t⌋); the GPU milli of the
-copies CPU cannot feed, weighted by λ (``cpuWeight``, default 0.5), is the shape's stranding S_t. A
-node's empty-state stranding S⁰_t (all its CPU and GPUs free) is its hardware's CPU per GPU, not a
-fragment, so only the part beyond it counts:
+host by GPU (Σ_g ⌊free_g / milli_t⌋ // count_t) and feed by CPU and memory (min(⌊free CPU / cpu_t⌋,
+⌊free memory / memory_t⌋)); the GPU milli of the copies they cannot feed, weighted by λ
+(``cpuWeight``, default 0.5), is the shape's stranding S_t. A node's empty-state stranding S⁰_t (all
+its CPU, memory and GPUs free) is its hardware's CPU and memory per GPU, not a fragment, so only the
+part beyond it counts:
 
     F_t = below_t + max(0, S_t − S⁰_t)                  (t fits the node)
-    S_t = λ · max(0, gpu_copies_t − cpu_copies_t) · count_t · milli_t
+    S_t = λ · max(0, gpu_copies_t − fed_copies_t) · count_t · milli_t
     F_t = all free milli-GPU                             (t does not fit)
+
+"Fits" is FGD's (model, GPUs, CPU) and also free memory ≥ memory_t, the mean memory request of the
+target workload's pods of shape t (``TypicalPods.memory``; FGD's measure ignores memory, which the
+filters enforce; without memory in the target workload it is left out). On the openb multigpu traces
+memory strands GPUs as much as CPU does on the 8-GPU G2 nodes (48 GiB per GPU; most 1-GPU pods there
+ask 40–56 GiB).
 
 and, where whole-node shapes carry part of the target workload's GPU demand, the CPU part Σ_t p_t ·
 max(0, S_t − S⁰_t) is rounded to the nearest multiple of a quantum
@@ -27,10 +34,10 @@ w being the share of the target workload's GPU demand (Σ_t p_t · count_t · mi
 as many GPUs as the cluster's largest node has (``whole_node_share``), q_max = ``cpuQuantum`` (default
 500 milli-GPU) and w_full = ``quantumFullAt`` (default 0.3; 0 = always q_max); halves round to the even
 multiple. With no whole-node shape (the default, cpu and gpushare traces) q = 0 and nothing is rounded.
-λ = 0 is FGD's measure exactly. The score is FGD's, ``int(100 · σ(Δ / 1000))`` of the decrease Δ of
-Σ_t p_t F_t, with FGD's tie-break (first node in order) and FGD's GPU choice for sharing pods. The
-effect: pods heavy in CPU per GPU, and CPU-only pods, are steered to nodes with CPU to spare, and nodes
-short of CPU are kept for pods light in CPU.
+λ = 0 with no memory in the target workload is FGD's measure exactly. The score is FGD's,
+``int(100 · σ(Δ / 1000))`` of the decrease Δ of Σ_t p_t F_t, with FGD's tie-break (first node in order)
+and FGD's GPU choice for sharing pods. The effect: pods heavy in CPU or memory per GPU, and CPU-only pods, are steered to nodes with CPU and
+memory to spare, and nodes short of them are kept for pods light in them.
 
 Why the two refinements (``docs/fgd-reproduction.md``): without them the policy lost to FGD on the
 multigpu traces, where 8-GPU pods need whole free 8-GPU nodes. Counting a node's own hardware
@@ -47,7 +54,7 @@ milli (empty, it fed all 4: nothing to subtract; no whole-node shape, so no roun
 at 100 % arrived, FGD 4.83), the empty-state baseline and q_max = 500 on multigpu40, seeds 0–3
 (w_full = 0.3 set once so that multigpu40, w = 0.27, gets nearly q_max; not searched), then checked
 on the default, cpu0, cpu235 and multigpu20/30/50 traces, seeds 0–3 — never on the evaluation seeds
-42–51.
+42–51. Memory adds no constant (checked on the same held-out seeds).
 
 Model reserve: the CPU term alone steers CPU-heavy pods to CPU-rich nodes, and on the gpuspec traces
 those are the T4 nodes whose GPUs T4-only pods need (FGD's measure does not charge a whole GPU taken
@@ -68,7 +75,7 @@ import numpy as np
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import CPU
+from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_share import (
@@ -162,10 +169,13 @@ class CpuAwareFragmentation:
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
         self._copy_milli = t.count * t.milli
-        # the stranding each node has when empty: its hardware's own CPU-per-GPU, not a fragment
+        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
+        self._memory = None if t.memory is None else t.memory.clip(min=1)
+        # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
+        alloc = lg.cluster.allocatable
         self._empty: FloatArray = self.stranded(
-            lg.cluster.allocatable[:, lg.cluster.col[CPU]], self.units_of(lg.gpu_all_free)
+            alloc[:, lg.cluster.col[CPU]], alloc[:, lg.cluster.col[MEMORY]], self.units_of(lg.gpu_all_free)
         )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
@@ -181,26 +191,39 @@ class CpuAwareFragmentation:
         if stale.size:
             units = self.units_of(lg.gpu_left[stale])
             self._units[stale] = units
-            self._frag[stale] = self.measure(stale, lg.cpu_left(stale), lg.counts(stale), units)
+            self._frag[stale] = self.measure(
+                stale, lg.cpu_left(stale), lg.left(stale, MEMORY), lg.counts(stale), units
+            )
         return self._units[rows], self._frag[rows]
 
-    def stranded(self, cpu_left: IntArray, units: IntArray) -> FloatArray:
-        """λ · milli-GPU of the copies of each shape the node's GPUs could host but its CPU cannot feed."""
+    def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> FloatArray:
+        """λ · milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and
+        memory cannot feed."""
         gpu_copies = units // self._copy_gpus[None, :]
-        cpu_copies = cpu_left[:, None] // self.typical.cpu[None, :]
-        out: FloatArray = self.weight * np.maximum(gpu_copies - cpu_copies, 0) * self._copy_milli[None, :]
+        fed = cpu_left[:, None] // self.typical.cpu[None, :]
+        if self._memory is not None:
+            fed = np.minimum(fed, memory_left[:, None] // self._memory[None, :])
+        out: FloatArray = self.weight * np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
         return out
 
     def measure(
-        self, rows: Rows, cpu_left: IntArray, counts: tuple[IntArray, IntArray, IntArray], units: IntArray
+        self,
+        rows: Rows,
+        cpu_left: IntArray,
+        memory_left: IntArray,
+        counts: tuple[IntArray, IntArray, IntArray],
+        units: IntArray,
     ) -> FloatArray:
-        """Σ_t p_t · F_t of ``rows`` in the state given by free CPU, FGD's per-shape counts and units: FGD's
-        part plus the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum."""
+        """Σ_t p_t · F_t of ``rows`` in the state given by free CPU and memory, FGD's per-shape counts and
+        units: FGD's part, with a shape the node's free memory cannot hold counted as not fitting, plus
+        the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum."""
         fit, below, total = counts
-        extra = np.maximum(self.stranded(cpu_left, units) - self._empty[rows], 0)
-        if not self.quantum:  # nothing to round: one pass over [rows × shapes], as FGD's
-            return self.ledger.combine(rows, cpu_left, fit, below, total, extra)
+        extra = np.maximum(self.stranded(cpu_left, memory_left, units) - self._empty[rows], 0)
         fits = self.ledger.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
+        if self._memory is not None:
+            fits &= memory_left[:, None] >= self._memory[None, :]
+        if not self.quantum:  # nothing to round
+            return self.ledger.combine(rows, cpu_left, fit, below, total, extra, fits=fits)
         plain = self.ledger.combine(rows, cpu_left, fit, below, total, fits=fits)
         cpu_part = np.where(fits, extra, 0) @ self.typical.freq
         out: FloatArray = plain + np.round(cpu_part / self.quantum) * self.quantum
@@ -219,6 +242,7 @@ class CpuAwareFragmentation:
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         lg, t, shape = self.ledger, self.typical, pod_shape(pod)
         cpu = lg.cpu_left(rows)
+        memory = lg.left(rows, MEMORY) - shape.memory
         fit, below, total = lg.counts(rows)
         units, before = self._now(rows)
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
@@ -227,6 +251,7 @@ class CpuAwareFragmentation:
             after = self.measure(
                 rows[pos],
                 cpu[pos] - shape.cpu,
+                memory[pos],
                 (
                     fit[pos] - (old >= tm) + (new >= tm),
                     below[pos] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0),
@@ -238,18 +263,19 @@ class CpuAwareFragmentation:
             np.maximum.at(best, pos, fgd_scores(before[pos] - after - self.reserved(rows, shape.milli)[pos]))
             return best
         if not shape.count:
-            after = self.measure(rows, cpu - shape.cpu, (fit, below, total), units)
+            after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
         elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
             per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)[None, :]
             after = self.measure(
                 rows,
                 cpu - shape.cpu,
+                memory,
                 (fit - shape.count, below, total - shape.count * MILLI),
                 units - shape.count * per_gpu,
             )
         else:
             left = lg.left_after_sub(rows, shape)
-            after = self.measure(rows, cpu - shape.cpu, lg.counts_of(left), self.units_of(left))
+            after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
         return fgd_scores(before - after - self.reserved(rows, shape.total_milli))
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
