@@ -102,6 +102,18 @@ def test_a_shape_the_free_memory_cannot_hold_does_not_fit() -> None:
     assert float(b.ledger.node_frag(row)[0]) == 0
 
 
+def test_a_shape_asking_no_memory_fits_a_node_with_none_left() -> None:
+    """A shape of memory 0 (pods without a memory request) on a node whose memory is all requested: it
+    still fits and memory feeds any number of its copies, so the measure is FGD's: 0."""
+    b = Bench(
+        [node("n", 4, cpu=64_000, memory_mib=128 * 1024)],
+        POLICY,
+        typical((8000, 1, 1000, 1.0), memory_mib=(0,)),
+    )
+    use_memory(b, 0, 128)
+    assert float(plugin(b.ledger).frag(np.array([0]))[0]) == 0
+
+
 def test_memory_heavy_gpu_pod_goes_to_the_memory_rich_node() -> None:
     """Nodes a (4 GPUs, 64 CPU, 128 GiB) and b (4 GPUs, 64 CPU, 512 GiB), shape {1 GPU, 8 CPU, 32 GiB};
     pod 1 GPU, 8 CPU, 64 GiB. FGD: both keep 3 free GPUs and the CPU for the shape, Δ = 0, the tie goes

@@ -36,8 +36,9 @@ as many GPUs as the cluster's largest node has (``whole_node_share``), q_max = `
 multiple. With no whole-node shape (the default, cpu and gpushare traces) q = 0 and nothing is rounded.
 λ = 0 with no memory in the target workload is FGD's measure exactly. The score is FGD's,
 ``int(100 · σ(Δ / 1000))`` of the decrease Δ of Σ_t p_t F_t, with FGD's tie-break (first node in order)
-and FGD's GPU choice for sharing pods. The effect: pods heavy in CPU or memory per GPU, and CPU-only pods, are steered to nodes with CPU and
-memory to spare, and nodes short of them are kept for pods light in them.
+and FGD's GPU choice for sharing pods. The effect: pods heavy in CPU or memory per GPU, and CPU-only
+pods, are steered to nodes with CPU and memory to spare, and nodes short of them are kept for pods
+light in them.
 
 Why the two refinements (``docs/fgd-reproduction.md``): without them the policy lost to FGD on the
 multigpu traces, where 8-GPU pods need whole free 8-GPU nodes. Counting a node's own hardware
@@ -169,8 +170,10 @@ class CpuAwareFragmentation:
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
         self._copy_milli = t.count * t.milli
-        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
-        self._memory = None if t.memory is None else t.memory.clip(min=1)
+        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted),
+        # and the divisor for copies by memory (a shape asking none is never short of it)
+        self._memory = t.memory
+        self._memory_per_copy = None if t.memory is None else t.memory.clip(min=1)
         # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
         alloc = lg.cluster.allocatable
@@ -201,8 +204,9 @@ class CpuAwareFragmentation:
         memory cannot feed."""
         gpu_copies = units // self._copy_gpus[None, :]
         fed = cpu_left[:, None] // self.typical.cpu[None, :]
-        if self._memory is not None:
-            fed = np.minimum(fed, memory_left[:, None] // self._memory[None, :])
+        if self._memory is not None and self._memory_per_copy is not None:
+            by_memory = memory_left[:, None] // self._memory_per_copy[None, :]
+            fed = np.minimum(fed, np.where(self._memory[None, :] > 0, by_memory, fed))
         out: FloatArray = self.weight * np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
         return out
 
