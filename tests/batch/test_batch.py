@@ -176,6 +176,27 @@ def test_equal_shares_go_by_priority_then_age_not_queue_name() -> None:
     assert [d.workload.key for d in urgent_a.run()] == ["default/a-head", "default/b-head"]
 
 
+def test_a_head_within_nominal_quota_goes_before_one_that_would_borrow() -> None:
+    """Kueue's entryOrdering puts heads whose admission stays within their queue's nominal quota before
+    heads that would borrow, ahead of share, priority and age. Cohort "org": a (nominal 1 GPU) and b
+    (nominal 8), nothing admitted, both shares 0. a's head asks 2 GPUs (borrows 1) and is older and of
+    higher priority; b's head asks 1 (within nominal) and still goes first. With a's head asking 1, a's
+    goes first again (older)."""
+
+    def head(name: str, queue: str, gpus: int, created: str, priority: int = 0) -> dict[str, Any]:
+        pod = member(name, "", gpus, queue)
+        pod["metadata"]["creationTimestamp"] = created
+        pod["spec"]["priority"] = priority
+        return pod
+
+    objs = (queue_obj("a", 1, "org"), queue_obj("b", 8, "org"), make_node("n").gpus(4).obj())
+    b_head = head("b-head", "b", 1, "2026-01-02T00:00:00Z")
+    borrowing = session(*objs, head("a-head", "a", 2, "2026-01-01T00:00:00Z", priority=10), b_head)
+    assert [d.workload.key for d in borrowing.run()] == ["default/b-head", "default/a-head"]
+    within = session(*objs, head("a-head", "a", 1, "2026-01-01T00:00:00Z"), b_head)
+    assert [d.workload.key for d in within.run()] == ["default/a-head", "default/b-head"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 4), st.sampled_from([1, 2, 4, 8])), min_size=1, max_size=6),
        st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=4))  # fmt: skip

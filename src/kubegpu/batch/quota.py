@@ -102,6 +102,19 @@ class QuotaBook:
                 )  # fmt: skip
         return QuotaCheck(True, borrowing=borrowing)
 
+    def borrows(self, queue: str, request: Mapping[str, int]) -> bool:
+        """Whether admitting ``request`` takes ``queue`` above its nominal quota of a managed resource
+        (Kueue's ``assignment.Borrows()``); False for a queue nobody defines."""
+        q = self.queues.get(queue)
+        if q is None:
+            return False
+        usage = self.usage[queue]
+        return any(
+            usage.get(r, 0) + request[r] > q.nominal.get(r, 0)
+            for r in self.managed(queue)
+            if request.get(r, 0)
+        )
+
     def charge(self, queue: str, request: Mapping[str, int], sign: int = 1) -> None:
         usage = self.usage[queue]
         for r, v in request.items():

@@ -1,10 +1,12 @@
 """One admission cycle over the queues: fair order, quota with borrowing, gang placement (R8, R14.2).
 
-Order (Volcano's and Kueue's ideas, kube-scheduler's rules): among queues with pending workloads, the one
-with the lowest weighted dominant share (DRF) goes next — of decayed historical usage where a cohort
-sets ``admissionFairSharing`` (``batch.fair_share``, advanced by the session's clock ``now``); inside a
-queue, higher priority, then earlier creation. A workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the
-core can place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
+Order (Kueue's entryOrdering under fair sharing, ``entry_order``): among queues with pending workloads,
+a head within its queue's nominal quota before one that would borrow, then the queue with the lowest
+weighted dominant share (DRF) — of decayed historical usage where a cohort sets
+``admissionFairSharing`` (``batch.fair_share``, advanced by the session's clock ``now``) — then the head
+of higher priority, then the older head; inside a queue, higher priority, then earlier creation. A
+workload is admitted only if its queue's quota (with cohort borrowing) allows it *and* the core can
+place all of it now — there is no "admitted but Pending". A workload that cannot go is skipped
 for this cycle (best-effort FIFO) with the reason recorded, and its queue's next workload is tried.
 A queue within its nominal quota that is blocked by what cohort queues borrowed reclaims it first
 (evicting borrowers' workloads whole). A single pod that does not fit may preempt through the
@@ -142,19 +144,19 @@ class BatchSession:
         while any(queues.values()):
             name = min(
                 (q for q, ws in queues.items() if ws),
-                key=lambda q: self.entry_order(q, queues[q][0].priority, queues[q][0].created),
+                key=lambda q: self.entry_order(queues[q][0], queues[q][0].created),
             )
             w = queues[name].pop(0)
             yield self.admit(w, position[w.key])
 
-    def entry_order(
-        self, queue: str, priority: int, created: str | float
-    ) -> tuple[float, int, str | float, str]:
-        """Where ``queue`` ranks among queues when its head has ``priority`` and was created at ``created``:
-        Kueue's entryOrdering under fair sharing, lower dominant share first, then the head of higher
-        priority, then the older head (FIFO); the queue name only breaks exact ties. (Its first key, heads
-        within nominal quota before borrowing ones, is not modelled.)"""
-        return (self.book.dominant_share(queue, self.totals), -priority, created, queue)
+    def entry_order(self, head: Workload, created: str | float) -> tuple[bool, float, int, str | float, str]:
+        """Where ``head``'s queue ranks among queues when ``head`` (created at ``created``) is its first
+        workload: Kueue's entryOrdering under fair sharing (``pkg/scheduler/scheduler.go``): heads within
+        their queue's nominal quota before heads that would borrow, then the lower dominant share, then
+        the head of higher priority, then the older head (FIFO); the queue name only for exact ties."""
+        q = head.queue
+        share = self.book.dominant_share(q, self.totals)
+        return (self.book.borrows(q, head.requests), share, -head.priority, created, q)
 
     def admit(self, w: Workload, position: int = 0) -> Decision:
         """Quota (reclaiming borrowed capacity if allowed), then all-or-nothing placement, then
@@ -216,14 +218,9 @@ class BatchSession:
         cohort tree, lowest priority first, then the cheapest to evict (GPU-seconds since checkpoint);
         whole workloads are evicted (a gang whole), and only while the borrower stays at or above its
         nominal quota and the claimant stays within its own."""
-        queue = self.book.queues[w.queue]
-        managed = self.book.managed(w.queue)
-        within_nominal = all(
-            self.book.usage[w.queue].get(r, 0) + w.requests.get(r, 0) <= queue.nominal.get(r, 0)
-            for r in managed if w.requests.get(r, 0)
-        )  # fmt: skip
-        if not within_nominal:
+        if self.book.borrows(w.queue, w.requests):
             return {}
+        managed = self.book.managed(w.queue)
         tree = {q.name for q in self.book.tree(w.queue)} - {w.queue}
         cluster = self.scheduler.cluster
         # cost the pods as they run in the cluster (started, checkpoint annotations), not as they

@@ -666,9 +666,9 @@ class Replay:
 
     def _choose(self, names: list[str]) -> str:
         """Batch mode: the queue whose head the session's (Kueue's) entry order ranks first goes next."""
-        session, queue = self.session, self.queue
+        session, queue, units = self.session, self.queue, self.units
         assert session is not None
-        return min(names, key=lambda q: session.entry_order(q, queue.head(q).priority, queue.head(q).created))
+        return min(names, key=lambda q: session.entry_order(units[queue.head(q).key], queue.head(q).created))
 
     def _set_now(self, t: float) -> None:
         now = self.at(t)
