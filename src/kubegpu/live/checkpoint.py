@@ -86,6 +86,16 @@ class Wait:
         unit = unit_of(victim)
         return [v for v in self.victims.values() if unit_of(v) == unit]
 
+    def units(self) -> list[list[Pod]]:
+        """Every waiting victim in its eviction unit (as ``unit`` groups them), units in the order of
+        their first victim, in one pass over the victims."""
+        if not self.workload:
+            return [[v] for v in self.victims.values()]
+        groups: dict[str, list[Pod]] = {}
+        for v in self.victims.values():
+            groups.setdefault(unit_of(v), []).append(v)
+        return list(groups.values())
+
 
 @dataclass(frozen=True)
 class Eviction:
@@ -152,10 +162,7 @@ class Handshakes:
         restart may have done so unseen) and, once a wait's deadline has passed, all the others."""
         out: list[Eviction] = []
         for wait in list(self.waits.values()):
-            for v in list(wait.victims.values()):
-                if v.key not in wait.victims:
-                    continue  # taken with its unit already
-                unit = wait.unit(v)
+            for unit in wait.units():
                 fresh = all(checkpointed_since(u, wait.requested_at) for u in unit)
                 if fresh or mono >= wait.deadline:
                     out += [self._take(wait, u, checkpointed_since(u, wait.requested_at), now) for u in unit]
