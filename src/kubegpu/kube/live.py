@@ -126,6 +126,12 @@ BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
 )  # fmt: skip
 
 
+def listed_path(kind: str) -> str:
+    """The collection path of the listed kind ``kind`` (one that only one API serves)."""
+    (path,) = {k.path for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind == kind}
+    return path
+
+
 @dataclass
 class LiveRead:
     """What one ``read_cluster`` call saw.

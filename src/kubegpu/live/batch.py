@@ -53,6 +53,7 @@ from kubegpu.batch.session import BatchSession
 from kubegpu.batch.workloads import Workload, workloads
 from kubegpu.errors import InputError
 from kubegpu.kube.informer import SYNC
+from kubegpu.kube.live import listed_path
 from kubegpu.live.fair_usage import UsageHistory, status_patch
 from kubegpu.model.objects import Pod, PodKey, ResourceQuota
 from kubegpu.model.parse import parse_resource_quota
@@ -65,7 +66,7 @@ from kubegpu.scheduler.schedule_one import Scheduler
 
 log = logging.getLogger(__name__)
 
-RESOURCE_QUOTAS = "/api/v1/resourcequotas"  # the collection path the ResourceQuota informer lists
+RESOURCE_QUOTAS = listed_path("ResourceQuota")  # the collection path the ResourceQuota informer lists
 
 
 @dataclass(frozen=True)

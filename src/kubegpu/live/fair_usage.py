@@ -23,11 +23,12 @@ from kubegpu.batch.fair_share import ConsumedUsage, decay_of
 from kubegpu.batch.objects import Cohort, PodGroup, Queue
 from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import workloads
+from kubegpu.kube.live import listed_path
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.quantity import format_milli
 
-GPUQUEUES = "/apis/kubegpu.io/v1alpha1/gpuqueues"
+GPUQUEUES = listed_path("GpuQueue")
 
 
 def status_path(queue: str) -> str:

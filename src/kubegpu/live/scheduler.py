@@ -170,7 +170,8 @@ class LiveScheduler:
         self._batch_last = 0.0  # monotonic time of the last admission cycle
         self._usage_leader = False  # decayed usage seeded from status since this replica became leader
         watched = [k for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in WATCHED_KINDS]
-        self.batch_paths = {k.path for k in watched if k.kind in BATCH_KINDS}
+        # what an admission cycle waits for: the scheduling caches and every batch kind's
+        self.batch_synced = REQUIRED_KINDS | {k.path for k in watched if k.kind in BATCH_KINDS}
         self.reflectors = [
             Reflector(
                 api, listed, self._sink_for(listed), self.stop, min_watch_timeout_s=config.min_watch_timeout_s
@@ -571,7 +572,7 @@ class LiveScheduler:
         due = self._batch_dirty or mono - self._batch_last >= MAX_IN_UNSCHEDULABLE_S
         if (
             not self.batch_waiting or not due or mono - self._batch_last < self.config.initial_backoff_s
-            or not self.synced >= REQUIRED_KINDS | self.batch_paths or not self.is_leader()
+            or not self.synced >= self.batch_synced or not self.is_leader()
         ):  # fmt: skip
             return
         self._batch_dirty = False
@@ -602,7 +603,7 @@ class LiveScheduler:
         if not self.is_leader():
             self._usage_leader = False
             return
-        if not self.synced >= REQUIRED_KINDS | self.batch_paths:
+        if not self.synced >= self.batch_synced:
             return
         if not self._usage_leader:
             self._usage_leader = True
