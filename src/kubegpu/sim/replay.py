@@ -569,7 +569,7 @@ class Replay:
         self.units[entry] = w
         self.session.arrive(w)
         if entry not in self.queue:  # Kueue requeues an evicted workload at its creation time, not now
-            self.queue.add(entry, queue, w.priority, t, min(self.arrival[p.key] for p in w.pods))
+            self.queue.add(entry, queue, w.priority, t, self._created(w))
 
     # ---- attempts -----------------------------------------------------------------------------------
 
@@ -652,7 +652,11 @@ class Replay:
         template = self.sims[pod.key].pod
         w = self.units[pod.key] = Workload(pod.key, self.batch.queue_of(template), (template,))
         self.session.arrive(w)
-        self.queue.add(pod.key, w.queue, w.priority, t, self.arrival[pod.key])
+        self.queue.add(pod.key, w.queue, w.priority, t, self._created(w))
+
+    def _created(self, w: Workload) -> float:
+        """When ``w`` was created: its first pod's arrival (a requeue keeps it, as Kueue's queue order)."""
+        return min(self.arrival[p.key] for p in w.pods)
 
     def _bound(self, key: str, token: int, t: float) -> None:
         """A batch admission's pod whose node's victims are gone starts."""
@@ -666,9 +670,10 @@ class Replay:
 
     def _choose(self, names: list[str]) -> str:
         """Batch mode: the queue whose head the session's (Kueue's) entry order ranks first goes next."""
-        session, queue, units = self.session, self.queue, self.units
+        session = self.session
         assert session is not None
-        return min(names, key=lambda q: session.entry_order(units[queue.head(q).key], queue.head(q).created))
+        heads = {q: self.queue.head(q) for q in names}
+        return min(names, key=lambda q: session.entry_order(self.units[heads[q].key], heads[q].created))
 
     def _set_now(self, t: float) -> None:
         now = self.at(t)
