@@ -172,9 +172,8 @@ class GpuShareLedger:
             cluster.allocatable[:, col] // MILLI if col is not None else np.zeros(n, dtype=np.int64)
         )
         width = max(int(self.gpu_count.max()) if n else 0, 1)
-        # free milli per GPU with nothing placed (columns past a node's GPU count stay 0)
-        self.gpu_all_free: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
-        self.gpu_left: IntArray = self.gpu_all_free.copy()
+        # free milli per GPU (columns past a node's GPU count stay 0)
+        self.gpu_left: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
         models: dict[str, int] = {}
         self.model_id = np.array(
             [

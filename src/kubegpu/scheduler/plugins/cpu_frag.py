@@ -122,9 +122,9 @@ def whole_node_share(t: TypicalPods, ledger: GpuShareLedger) -> float:
     """The share of the target workload's GPU demand (Σ p_t · count_t · milli_t) in shapes asking for as
     many GPUs as the cluster's largest node has: pods that need a whole free node."""
     need = t.gpu_demand
-    largest = int(ledger.gpu_count.max()) if len(ledger.gpu_count) else 0
+    largest = ledger.gpu_left.shape[1]  # the most GPUs on one node (at least 1)
     total = float(need.sum())
-    return float(need[t.count >= max(largest, 1)].sum()) / total if total else 0.0
+    return float(need[t.count >= largest].sum()) / total if total else 0.0
 
 
 class CpuAwareFragmentation:
@@ -161,6 +161,7 @@ class CpuAwareFragmentation:
         self.scarcity = model_scarcity(t, self.ledger)
         self._gpu_shape = t.milli > 0
         self._milli = np.maximum(t.milli, 1)  # CPU-only shapes never fit a node's GPUs: kept out below
+        self._per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)  # copies a whole free GPU holds
         n = len(self.ledger.cluster)
         # per node and shape Σ_g ⌊free_g / milli_t⌋, and per node the measure, both valid while the node's
         # generation equals ``_gen`` (only nodes changed since the last pod are recomputed)
@@ -170,15 +171,15 @@ class CpuAwareFragmentation:
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
         self._copy_milli = t.count * t.milli
-        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted),
-        # and the divisor for copies by memory (a shape asking none is never short of it)
+        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
         self._memory = t.memory
-        self._memory_per_copy = None if t.memory is None else t.memory.clip(min=1)
         # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
         alloc = lg.cluster.allocatable
         self._empty: FloatArray = self.stranded(
-            alloc[:, lg.cluster.col[CPU]], alloc[:, lg.cluster.col[MEMORY]], self.units_of(lg.gpu_all_free)
+            alloc[:, lg.cluster.col[CPU]],
+            alloc[:, lg.cluster.col[MEMORY]],
+            lg.gpu_count[:, None] * self._per_gpu,
         )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
@@ -204,8 +205,8 @@ class CpuAwareFragmentation:
         memory cannot feed."""
         gpu_copies = units // self._copy_gpus[None, :]
         fed = cpu_left[:, None] // self.typical.cpu[None, :]
-        if self._memory is not None and self._memory_per_copy is not None:
-            by_memory = memory_left[:, None] // self._memory_per_copy[None, :]
+        if self._memory is not None:  # a shape asking no memory is never short of it
+            by_memory = memory_left[:, None] // self._memory.clip(min=1)[None, :]
             fed = np.minimum(fed, np.where(self._memory[None, :] > 0, by_memory, fed))
         out: FloatArray = self.weight * np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
         return out
@@ -269,13 +270,12 @@ class CpuAwareFragmentation:
         if not shape.count:
             after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
         elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)[None, :]
             after = self.measure(
                 rows,
                 cpu - shape.cpu,
                 memory,
                 (fit - shape.count, below, total - shape.count * MILLI),
-                units - shape.count * per_gpu,
+                units - shape.count * self._per_gpu[None, :],
             )
         else:
             left = lg.left_after_sub(rows, shape)
