@@ -915,7 +915,7 @@ class LiveScheduler:
         old = self.pod_conditions.get(pod.key, ("", "", "", ""))
         if old[:3] == ("False", reason, message) and not nominated and not clear_nomination:
             return
-        transition = old[3] if old[0] == "False" and old[3] else rfc3339(dt.datetime.now(dt.UTC))
+        transition = old[3] if old[0] == "False" and old[3] else rfc3339(_now())
         status: dict[str, Any] = {
             "conditions": [
                 {

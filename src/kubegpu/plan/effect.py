@@ -110,9 +110,7 @@ def _kubelet_refusal(engine: Engine, pod: Pod, node: str) -> Refusal | None:
     model = engine.cluster.devices.models[idx]
     if model is None:
         return None
-    held = engine.cluster.devices.held[idx]
-    taken = {r: {i for i, k in ids.items() if k != pod.key} for r, ids in held.items()}
-    return choose(pod, model, taken)[1]
+    return choose(pod, model, engine.cluster.devices.taken(idx, pod.key))[1]
 
 
 def _kubelet_row(pod: Pod, node: str, kind: str, refusal: Refusal, starts: bool) -> dict[str, Any]:

@@ -193,8 +193,9 @@ class DeviceLedger:
         self.assignments: dict[PodKey, Assignment] = {}
         self.assumed: set[PodKey] = set()
 
-    def taken(self, idx: int) -> dict[str, set[str]]:
-        return {r: set(ids) for r, ids in self.held[idx].items()}
+    def taken(self, idx: int, excluding: PodKey | None = None) -> dict[str, set[str]]:
+        """Device IDs held on node ``idx`` per resource (those of ``excluding`` left out)."""
+        return {r: {i for i, k in ids.items() if k != excluding} for r, ids in self.held[idx].items()}
 
     def assign(
         self, pod: Pod, idx: int, assignment: Assignment | None, assumed: bool = False
