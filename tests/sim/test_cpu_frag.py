@@ -24,11 +24,21 @@ ONE_GPU_8_CPU = typical((8000, 1, 1000, 1.0))
 
 
 def plugin(
-    ledger: GpuShareLedger, weight: float = 0.5, reserve: float = 1.0, quantum: int | None = None
+    ledger: GpuShareLedger,
+    weight: float = 0.5,
+    reserve: float = 1.0,
+    quantum: int | None = None,
+    balance: float = 0.0,
 ) -> CpuAwareFragmentation:
-    """The plugin with its defaults, or with a fixed quantum (``quantumFullAt`` 0: q = ``cpuQuantum``
-    whatever the target workload's whole-node demand)."""
-    args: dict[str, object] = {"ledger": ledger, "cpuWeight": weight, "reserveWeight": reserve}
+    """The plugin with its defaults but without the balance term (β = 0: the tests of the other terms
+    work their scores out without it; the balance tests set it), or with a fixed quantum
+    (``quantumFullAt`` 0: q = ``cpuQuantum`` whatever the target workload's whole-node demand)."""
+    args: dict[str, object] = {
+        "ledger": ledger,
+        "cpuWeight": weight,
+        "reserveWeight": reserve,
+        "balanceWeight": balance,
+    }
     if quantum is not None:
         args |= {"cpuQuantum": quantum, "quantumFullAt": 0}
     return CpuAwareFragmentation(args, Handle(ReasonTable()))
@@ -183,6 +193,47 @@ def test_cpu_heavy_gpu_pod_goes_to_the_cpu_rich_node() -> None:
     assert first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU)).schedule(heavy) == ("b", (0,))
 
 
+def test_unfed_gpu_is_what_free_cpu_and_memory_cannot_feed_at_the_workloads_ratio() -> None:
+    """Shape {1 GPU, 8 CPU, 32 GiB}: the target asks 8 milli-CPU and 32 GiB per 1000 milli-GPU. A node of
+    4 GPUs, 64 CPUs and 128 GiB with 48 CPUs requested: 16 CPUs feed 2000 milli, 128 GiB feed all 4000:
+    2000 unfed. With 88 GiB requested too, 40 GiB feed 1250: 2750. Without memory in the target, memory
+    is not counted: 2000. Empty, the node feeds all its GPUs: 0."""
+    nodes = [node("n", 4, cpu=64_000, memory_mib=128 * 1024)]
+    b = Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB)
+    row = np.array([0])
+
+    def unfed(target: TypicalPods) -> float:
+        lg = b.ledger
+        ours = plugin(GpuShareLedger(b.cluster, target))
+        return float(ours.unfed(lg.counts(row)[2], lg.cpu_left(row), lg.left(row, MEMORY))[0])
+
+    assert unfed(ONE_GPU_8_CPU_32_GIB) == 0
+    use_cpu(b, 0, 48_000)
+    assert unfed(ONE_GPU_8_CPU_32_GIB) == pytest.approx(2000)
+    use_memory(b, 0, 88)
+    assert unfed(ONE_GPU_8_CPU_32_GIB) == pytest.approx(2750)
+    assert unfed(ONE_GPU_8_CPU) == pytest.approx(2000)
+
+
+def test_cpu_light_pod_goes_where_cpu_cannot_feed_the_gpus() -> None:
+    """Nodes b (4 GPUs, 64 CPU) first and a (4 GPUs, 16 CPU), shape {1 GPU, 8 CPU}; pod 1 GPU + 2 CPU.
+    FGD: both keep the shape fitting, Δ = 0, the tie goes to b. The stranding term is 0 on both (a's
+    copies fed by CPU go from 2 of 4 to 1 of 3, its empty-state stranding of 2 either way), so at β = 0
+    the tie stays. With β = 0.25: the target asks 8 milli-CPU per milli-GPU; a's 16 CPU feed 2000 of its
+    4000 milli (2000 unfed), after 14 CPU feed 1750 of 3000 (1250 unfed): the charge is 0.25 · (1250 −
+    2000) = −187.5, Δ = 187.5, score int(100·σ(0.1875)) = 54; b feeds everything before and after: 50
+    → a. The pod takes a GPU that a's CPU could not have fed, and b keeps its CPU for pods that need it."""
+    nodes = [node("b", 4, cpu=64_000), node("a", 4, cpu=16_000)]
+    light = pod("p", 1, 1000, cpu=2000)
+    rows = np.array([0, 1])
+    assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(light)[0] == "b"
+    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU))
+    assert plugin(ours.ledger).score_batch(CycleState(), light, ours.cluster, rows).tolist() == [50, 50]
+    balanced = plugin(ours.ledger, balance=0.25)
+    assert balanced.score_batch(CycleState(), light, ours.cluster, rows).tolist() == [50, 54]
+    assert ours.schedule(light)[0] == "a"
+
+
 def random_state(target: TypicalPods, nodes: int, seed: int) -> tuple[Bench, np.ndarray]:
     """8-GPU nodes with 8, 10, 12 … CPUs and free milli per GPU drawn from a few values."""
     b = Bench([node(f"n{i}", 8, cpu=8_000 + 2000 * i) for i in range(nodes)], POLICY, target)
@@ -194,7 +245,8 @@ def random_state(target: TypicalPods, nodes: int, seed: int) -> tuple[Bench, np.
 
 
 def test_zero_weight_is_fgd() -> None:
-    """λ = 0 leaves FGD's measure: the same scores for sharing, whole-GPU and CPU pods on a random state."""
+    """λ = 0 (and β = 0) leaves FGD's measure: the same scores for sharing, whole-GPU and CPU pods on a
+    random state."""
     target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 0, 0, 0.2))
     b, rows = random_state(target, 20, 5)
     fgd = FragmentationGradientDescent({"ledger": b.ledger}, Handle(ReasonTable()))
@@ -207,17 +259,34 @@ def test_zero_weight_is_fgd() -> None:
 
 def test_incremental_forms_equal_recomputing_the_node() -> None:
     """The sharing-pod and whole-GPU shortcuts against the measure recomputed from the GPUs after (with
-    shapes asking for memory, and each node's memory a random amount requested)."""
+    shapes asking for memory, and each node's memory a random amount requested), with the balance
+    charge written out here from its definition: β · the change of max(0, free milli-GPU − free CPU /
+    c, free milli-GPU − free memory / m), c and m the target's Σ p·cpu and Σ p·memory over Σ p·GPUs·milli,
+    and β = 0.25 · (1 − w): the 8-GPU shape (whole-node on these 8-GPU nodes) carries 0.05 · 8000 = 400 of
+    the 200 + 300 + 200 + 50 + 400 = 1150 milli-GPU of demand."""
     target = typical(
         (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.2),
-        memory_mib=(2048, 30_000, 60_000, 1024),
+        (16_000, 8, 1000, 0.05),
+        memory_mib=(2048, 30_000, 60_000, 1024, 100_000),
     )  # fmt: skip
     b, rows = random_state(target, 25, 9)
     for k in rows:
         use_memory(b, int(k), 100 + 20 * int(k) % 150)
-    ours = plugin(b.ledger)
+    ours = plugin(b.ledger, balance=0.25)
     cpu = b.ledger.cpu_left(rows)
-    memory = b.ledger.left(rows, MEMORY) - pod("s").requests[MEMORY]
+    memory_free = b.ledger.left(rows, MEMORY)
+    memory = memory_free - pod("s").requests[MEMORY]
+    gpu_milli = float((target.freq * target.count * target.milli).sum())
+    c = float((target.freq * target.cpu).sum()) / gpu_milli
+    m = float((target.freq * target.memory).sum()) / gpu_milli
+
+    def unfed(gpu: float, cpu_free: float, memory_free: float) -> float:
+        return max(0.0, gpu - cpu_free / c, gpu - memory_free / m)
+
+    def charge(k: int, milli: int) -> float:
+        gpu = float(b.ledger.gpu_left[k].sum())
+        beta = 0.25 * (1 - 400 / 1150)
+        return beta * (unfed(gpu - milli, cpu[k] - 3000, memory[k]) - unfed(gpu, cpu[k], memory_free[k]))
 
     def recomputed(k: int, cpu_after: int, left: np.ndarray) -> float:
         gl = left[None, :]
@@ -234,13 +303,13 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
         for g in np.flatnonzero(left >= 500):
             after = left.copy()
             after[g] -= 500
-            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after)
+            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 500)
             best = max(best, int(100 / (1 + np.exp(-delta / 1000))))
         assert share[k] == best
         if (left == 1000).sum() >= 2:
             after = left.copy()
             after[np.flatnonzero(left == 1000)[:2]] = 0
-            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after)
+            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 2000)
             assert whole[k] == int(100 / (1 + np.exp(-delta / 1000)))
 
 
@@ -267,7 +336,8 @@ def test_whole_node_share_sets_the_quantum() -> None:
     and a CPU-only shape 0.1 (no GPU demand): GPU demand 4000p against 1000(0.9 − p), so w = 4p / (0.9 +
     3p). p = 0.1: w = 0.4 / 1.2 = 1/3 ≥ 0.3 → q = 500 (q_max). p = 0.04: w = 0.16 / 1.02 = 8/51 → q =
     500 · (8/51) / 0.3 = 261.4. Without the 4-GPU shape w = 0 → q = 0 (no rounding); a 2-GPU shape is
-    not whole-node here."""
+    not whole-node here. The balance weight is β · (1 − w): 0.25 · 2/3 = 1/6 and 0.25 · 43/51, and 0.25
+    with no whole-node shape."""
     nodes = [node("big", 4), node("small", 2)]
 
     def target(p: float, count: int = 4) -> TypicalPods:
@@ -276,13 +346,16 @@ def test_whole_node_share_sets_the_quantum() -> None:
     wide = Bench(nodes, POLICY, target(0.1))
     assert whole_node_share(target(0.1), wide.ledger) == pytest.approx(1 / 3)
     assert plugin(wide.ledger).quantum == pytest.approx(500)
+    assert plugin(wide.ledger, balance=0.25).balance == pytest.approx(1 / 6)
     narrow = Bench(nodes, POLICY, target(0.04))
     assert whole_node_share(target(0.04), narrow.ledger) == pytest.approx(8 / 51)
     assert plugin(narrow.ledger).quantum == pytest.approx(261.4, abs=0.05)
+    assert plugin(narrow.ledger, balance=0.25).balance == pytest.approx(0.25 * 43 / 51)
     for other in (ONE_GPU_8_CPU, target(0.1, count=2)):
         b = Bench(nodes, POLICY, other)
         assert whole_node_share(other, b.ledger) == 0
         assert plugin(b.ledger).quantum == 0
+        assert plugin(b.ledger, balance=0.25).balance == 0.25
 
 
 def test_rounding_follows_whole_node_demand() -> None:
@@ -303,7 +376,7 @@ def test_rounding_follows_whole_node_demand() -> None:
     assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(540)
 
 
-@pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight"])
+@pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight", "balanceWeight"])
 @pytest.mark.parametrize("weight", [-0.1, 1.5, "half"])
 def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
     b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
@@ -343,6 +416,11 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
     defaults give here: no shape takes 4 GPUs. With a fixed 500-milli quantum g2's CPU part 0.75 · 1000
     = 750 rounds to 1000 (1.5 → 2, halves to even), Δ = −750 and score 32 too: the tie goes to g2,
     first in order.)
+    With the balance term at its default β = 0.25 (all of the above is β = 0), the pod's 24 CPU per GPU
+    outweighs the reserve: the target workload asks (0.75 · 8000 + 0.25 · 4000) / 1000 = 7 milli-CPU per
+    milli-GPU; g2 after has 3000 milli-GPU free and 8000 CPU to feed 8000 / 7 = 1142.9 of it, unfed
+    1857.1 (0 before), charged 0.25 · 1857.1 = 464.3: Δ = −500 − 464.3, score int(100·σ(−0.964)) = 27;
+    t4 keeps 80 CPU for 1000 milli (nothing unfed): 32 → t4, which the packing runs' defaults choose.
     A sharing pod {500 milli, 4 CPU}: g2 → [500, 1000 × 3], 28 CPU: F_A = 500 (too small for A), no
     stranding (3 vs 3 copies), F_B = 3500: 0.75·500 + 0.25·3500 = 1250 from 1000, Δ = −250, score 43.
     t4 → [500, 1000]: F_A = F_B = 500, Δ = −500 (score 37 unreserved); reserve 0.75 · 500 = 375:
@@ -361,7 +439,9 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
         32,
         32,
     ]
-    assert b.schedule(heavy)[0] == "g2"
+    balanced = plugin(b.ledger, balance=0.25)
+    assert balanced.score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [27, 32]
+    assert b.schedule(heavy)[0] == "t4"
     t4_only = pod("q", 1, 1000, cpu=24_000, spec=frozenset({"T4"}))
     one = np.array([1])
     assert plugin(b.ledger).score_batch(CycleState(), t4_only, b.cluster, one).tolist() == [50]

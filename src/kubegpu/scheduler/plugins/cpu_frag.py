@@ -57,6 +57,26 @@ at 100 % arrived, FGD 4.83), the empty-state baseline and q_max = 500 on multigp
 on the default, cpu0, cpu235 and multigpu20/30/50 traces, seeds 0–3 — never on the evaluation seeds
 42–51. Memory adds no constant (checked on the same held-out seeds).
 
+Balance: the per-shape terms see one pod at a time against one shape at a time, and (rounded to the
+quantum, relative to the node's empty state) they miss a node slowly running out of CPU or memory for
+its remaining GPUs. So each node also has its unfed GPU
+
+    U = max(0, free milli-GPU − free CPU / c, free milli-GPU − free memory / m)
+
+c and m being the target workload's CPU and memory per milli-GPU (Σ_t p_t cpu_t and Σ_t p_t memory_t
+over Σ_t p_t · count_t · milli_t, CPU-only shapes' CPU included: the cluster must feed them too; a
+resource the target does not ask for is not counted): the GPU that the node's free CPU and memory could
+not feed if the rest of the workload arrived in its average mix. A pod is charged β · (1 − w) · (U
+after − U before) in Δ (β = ``balanceWeight``, default 0.25; w the whole-node share above, since pods
+that need a whole node never use a partly used node's CPU and memory): positive when the pod takes more
+CPU or memory per GPU than the workload does on a node that cannot spare them, negative when it takes
+GPU such a node could not have fed. Unlike the stranding term this is not part of the fragment measure
+(the cluster's fragment amount stays FGD's). β = 0.25 was chosen on held-out seeds 0–3 (0.125 / 0.25 /
+0.375 / 0.5 / 1 on multigpu40, unscaled: 3.06 / 2.97 / 2.98 / 3.01 / 6.74; 1 breaks whole-node
+packing); unscaled, it made multigpu50 bimodal (seeds 0–11: 2.51–3.16; on seed 4, 3.16, every pod
+failed by arrived = 100 % was an 8-GPU pod, 25 of them: too few 8-GPU nodes stayed whole), hence 1 − w (seeds 0–11: multigpu50 2.64, multigpu40 3.01, FGD 2.92 / 3.13).
+Checked on the default, multigpu, cpu, gpushare and gpuspec traces (``docs/fgd-reproduction.md``).
+
 Model reserve: the CPU term alone steers CPU-heavy pods to CPU-rich nodes, and on the gpuspec traces
 those are the T4 nodes whose GPUs T4-only pods need (FGD's measure does not charge a whole GPU taken
 there while the shape still fits). So a GPU model m gets a scarcity s_m = min(1, D_m / C_m): the share of the target
@@ -96,6 +116,7 @@ DEFAULT_CPU_WEIGHT: Final = 0.5
 DEFAULT_RESERVE_WEIGHT: Final = 1.0
 DEFAULT_CPU_QUANTUM: Final = 500
 DEFAULT_QUANTUM_FULL_AT: Final = 0.3
+DEFAULT_BALANCE_WEIGHT: Final = 0.25
 
 
 def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
@@ -129,8 +150,8 @@ def whole_node_share(t: TypicalPods, ledger: GpuShareLedger) -> float:
 
 class CpuAwareFragmentation:
     """Args: ``ledger`` (the GpuShare ledger, with a target workload), ``cpuWeight`` λ in [0, 1],
-    ``reserveWeight`` ρ in [0, 1], ``cpuQuantum`` q_max (milli-GPU, an integer ≥ 1) and ``quantumFullAt``
-    w_full in [0, 1]."""
+    ``reserveWeight`` ρ in [0, 1], ``cpuQuantum`` q_max (milli-GPU, an integer ≥ 1), ``quantumFullAt``
+    w_full in [0, 1] and ``balanceWeight`` β in [0, 1]."""
 
     name: ClassVar[str] = CPU_AWARE_FRAG
 
@@ -155,8 +176,15 @@ class CpuAwareFragmentation:
             raise ConfigError(
                 f"{CPU_AWARE_FRAG}: args.quantumFullAt must be a number in [0, 1], not {full_at!r}"
             )
+        balance = args.get("balanceWeight", DEFAULT_BALANCE_WEIGHT)
+        if not isinstance(balance, int | float) or isinstance(balance, bool) or not 0 <= balance <= 1:
+            raise ConfigError(
+                f"{CPU_AWARE_FRAG}: args.balanceWeight must be a number in [0, 1], not {balance!r}"
+            )
         t = self.typical
         share = whole_node_share(t, self.ledger)
+        # only the demand that shares nodes competes for a partly used node's CPU and memory
+        self.balance = float(balance) * (1 - share)
         self.quantum = quantum * (min(1.0, share / full_at) if full_at else 1.0)
         self.scarcity = model_scarcity(t, self.ledger)
         self._gpu_shape = t.milli > 0
@@ -170,9 +198,14 @@ class CpuAwareFragmentation:
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
+        self._multi = np.flatnonzero(self._copy_gpus > 1)  # the only columns that need dividing (hot path)
         self._copy_milli = t.count * t.milli
         # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
         self._memory = t.memory
+        # the target workload's CPU and memory per milli-GPU (0: it asks none, or no GPU; not counted)
+        demand = float(t.gpu_demand.sum())
+        self._cpu_per_milli = float(t.freq @ t.cpu) / demand if demand else 0.0
+        self._memory_per_milli = float(t.freq @ t.memory) / demand if demand and t.memory is not None else 0.0
         # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
         alloc = lg.cluster.allocatable
@@ -200,10 +233,20 @@ class CpuAwareFragmentation:
             )
         return self._units[rows], self._frag[rows]
 
+    def unfed(self, gpu_left: IntArray, cpu_left: IntArray, memory_left: IntArray) -> FloatArray:
+        """Free milli-GPU (``gpu_left``, per row) beyond what the free CPU and memory could feed at the target
+        workload's CPU and memory per milli-GPU."""
+        out: FloatArray = np.zeros(len(gpu_left), dtype=np.float64)
+        for left, per_milli in ((cpu_left, self._cpu_per_milli), (memory_left, self._memory_per_milli)):
+            if per_milli:
+                out = np.maximum(out, gpu_left - left / per_milli)
+        return out
+
     def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> FloatArray:
         """λ · milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and
         memory cannot feed."""
-        gpu_copies = units // self._copy_gpus[None, :]
+        gpu_copies = units.copy()
+        gpu_copies[:, self._multi] //= self._copy_gpus[self._multi]
         fed = cpu_left[:, None] // self.typical.cpu[None, :]
         if self._memory is not None:  # a shape asking no memory is never short of it
             by_memory = memory_left[:, None] // self._memory.clip(min=1)[None, :]
@@ -247,9 +290,14 @@ class CpuAwareFragmentation:
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         lg, t, shape = self.ledger, self.typical, pod_shape(pod)
         cpu = lg.cpu_left(rows)
-        memory = lg.left(rows, MEMORY) - shape.memory
+        memory_free = lg.left(rows, MEMORY)
+        memory = memory_free - shape.memory
         fit, below, total = lg.counts(rows)
         units, before = self._now(rows)
+        charge = self.reserved(rows, shape.total_milli) + self.balance * (
+            self.unfed(total - shape.total_milli, cpu - shape.cpu, memory)
+            - self.unfed(total, cpu, memory_free)
+        )
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
             old, new, tm = value[:, None], value[:, None] - shape.milli, t.milli[None, :]
@@ -265,7 +313,7 @@ class CpuAwareFragmentation:
                 units[pos] - old // self._milli[None, :] + new // self._milli[None, :],
             )
             best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, fgd_scores(before[pos] - after - self.reserved(rows, shape.milli)[pos]))
+            np.maximum.at(best, pos, fgd_scores(before[pos] - after - charge[pos]))
             return best
         if not shape.count:
             after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
@@ -280,7 +328,7 @@ class CpuAwareFragmentation:
         else:
             left = lg.left_after_sub(rows, shape)
             after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
-        return fgd_scores(before - after - self.reserved(rows, shape.total_milli))
+        return fgd_scores(before - after - charge)
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
         """The cost of taking ``milli`` of the GPUs of ``rows`` that model-restricted shapes will want:
