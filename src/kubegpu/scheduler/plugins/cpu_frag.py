@@ -74,8 +74,8 @@ GPU such a node could not have fed. Unlike the stranding term this is not part o
 (the cluster's fragment amount stays FGD's). β = 0.25 was chosen on held-out seeds 0–3 (0.125 / 0.25 /
 0.375 / 0.5 / 1 on multigpu40, unscaled: 3.06 / 2.97 / 2.98 / 3.01 / 6.74; 1 breaks whole-node
 packing); unscaled, it made multigpu50 bimodal (seeds 0–11: 2.51–3.16; on seed 4, 3.16, every pod
-failed by arrived = 100 % was an 8-GPU pod, 25 of them: too few 8-GPU nodes stayed whole), hence 1 − w (seeds 0–11: multigpu50 2.64, multigpu40 3.01, FGD 2.92 / 3.13).
-Checked on the default, multigpu, cpu, gpushare and gpuspec traces (``docs/fgd-reproduction.md``).
+failed by arrived = 100 % was an 8-GPU pod, 25 of them: too few 8-GPU nodes stayed whole), hence
+1 − w (seeds 0–11: multigpu50 2.64, multigpu40 3.01, FGD 2.92 / 3.13). Checked on the default, multigpu, cpu, gpushare and gpuspec traces (``docs/fgd-reproduction.md``).
 
 Model reserve: the CPU term alone steers CPU-heavy pods to CPU-rich nodes, and on the gpuspec traces
 those are the T4 nodes whose GPUs T4-only pods need (FGD's measure does not charge a whole GPU taken
