@@ -139,6 +139,14 @@ def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
     return out
 
 
+def fraction_arg(args: Mapping[str, Any], key: str, default: float) -> float:
+    """``args[key]`` (or ``default``) as a number in [0, 1]; anything else is a ConfigError naming it."""
+    value = args.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise ConfigError(f"{CPU_AWARE_FRAG}: args.{key} must be a number in [0, 1], not {value!r}")
+    return float(value)
+
+
 def whole_node_share(t: TypicalPods, ledger: GpuShareLedger) -> float:
     """The share of the target workload's GPU demand (Σ p_t · count_t · milli_t) in shapes asking for as
     many GPUs as the cluster's largest node has: pods that need a whole free node."""
@@ -158,33 +166,17 @@ class CpuAwareFragmentation:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.ledger = ledger_arg(CPU_AWARE_FRAG, args)
         self.typical = self.ledger._typical()  # fails at construction when no target workload is set
-        weight = args.get("cpuWeight", DEFAULT_CPU_WEIGHT)
-        if not isinstance(weight, int | float) or not 0 <= weight <= 1:
-            raise ConfigError(f"{CPU_AWARE_FRAG}: args.cpuWeight must be a number in [0, 1], not {weight!r}")
-        self.weight = float(weight)
-        reserve = args.get("reserveWeight", DEFAULT_RESERVE_WEIGHT)
-        if not isinstance(reserve, int | float) or not 0 <= reserve <= 1:
-            raise ConfigError(
-                f"{CPU_AWARE_FRAG}: args.reserveWeight must be a number in [0, 1], not {reserve!r}"
-            )
-        self.reserve = float(reserve)
+        self.weight = fraction_arg(args, "cpuWeight", DEFAULT_CPU_WEIGHT)
+        self.reserve = fraction_arg(args, "reserveWeight", DEFAULT_RESERVE_WEIGHT)
         quantum = args.get("cpuQuantum", DEFAULT_CPU_QUANTUM)
         if not isinstance(quantum, int) or isinstance(quantum, bool) or quantum < 1:
             raise ConfigError(f"{CPU_AWARE_FRAG}: args.cpuQuantum must be an integer ≥ 1, not {quantum!r}")
-        full_at = args.get("quantumFullAt", DEFAULT_QUANTUM_FULL_AT)
-        if not isinstance(full_at, int | float) or isinstance(full_at, bool) or not 0 <= full_at <= 1:
-            raise ConfigError(
-                f"{CPU_AWARE_FRAG}: args.quantumFullAt must be a number in [0, 1], not {full_at!r}"
-            )
-        balance = args.get("balanceWeight", DEFAULT_BALANCE_WEIGHT)
-        if not isinstance(balance, int | float) or isinstance(balance, bool) or not 0 <= balance <= 1:
-            raise ConfigError(
-                f"{CPU_AWARE_FRAG}: args.balanceWeight must be a number in [0, 1], not {balance!r}"
-            )
+        full_at = fraction_arg(args, "quantumFullAt", DEFAULT_QUANTUM_FULL_AT)
+        balance = fraction_arg(args, "balanceWeight", DEFAULT_BALANCE_WEIGHT)
         t = self.typical
         share = whole_node_share(t, self.ledger)
         # only the demand that shares nodes competes for a partly used node's CPU and memory
-        self.balance = float(balance) * (1 - share)
+        self.balance = balance * (1 - share)
         self.quantum = quantum * (min(1.0, share / full_at) if full_at else 1.0)
         self.scarcity = model_scarcity(t, self.ledger)
         self._gpu_shape = t.milli > 0
