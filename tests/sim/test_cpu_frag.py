@@ -377,7 +377,7 @@ def test_rounding_follows_whole_node_demand() -> None:
 
 
 @pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight", "balanceWeight"])
-@pytest.mark.parametrize("weight", [-0.1, 1.5, "half"])
+@pytest.mark.parametrize("weight", [-0.1, 1.5, "half", True])
 def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
     b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
     with pytest.raises(ConfigError, match=arg):
