@@ -79,7 +79,7 @@ class QuotaBook:
                 continue
             used = self.usage[queue].get(r, 0)
             new_usage = used + want
-            borrowed = new_usage - q.nominal.get(r, 0)
+            borrowed = self._above_nominal(q, r, want)
             if borrowed > 0:
                 limit = None if q.borrowing_limit is None else q.borrowing_limit.get(r)
                 if limit is not None and borrowed > limit:
@@ -108,12 +108,13 @@ class QuotaBook:
         q = self.queues.get(queue)
         if q is None:
             return False
-        usage = self.usage[queue]
         return any(
-            usage.get(r, 0) + request[r] > q.nominal.get(r, 0)
-            for r in self.managed(queue)
-            if request.get(r, 0)
+            self._above_nominal(q, r, request[r]) > 0 for r in self.managed(queue) if request.get(r, 0)
         )
+
+    def _above_nominal(self, q: Queue, resource: str, want: int) -> int:
+        """How far ``q``'s usage of ``resource`` plus ``want`` lies above its nominal quota (≤ 0: within)."""
+        return self.usage[q.name].get(resource, 0) + want - q.nominal.get(resource, 0)
 
     def charge(self, queue: str, request: Mapping[str, int], sign: int = 1) -> None:
         usage = self.usage[queue]

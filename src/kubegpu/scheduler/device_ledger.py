@@ -195,7 +195,10 @@ class DeviceLedger:
 
     def taken(self, idx: int, excluding: PodKey | None = None) -> dict[str, set[str]]:
         """Device IDs held on node ``idx`` per resource (those of ``excluding`` left out)."""
-        return {r: {i for i, k in ids.items() if k != excluding} for r, ids in self.held[idx].items()}
+        held = self.held[idx]
+        if excluding is None:  # the filter's and score's call, once per pod and node: no per-ID test
+            return {r: set(ids) for r, ids in held.items()}
+        return {r: {i for i, k in ids.items() if k != excluding} for r, ids in held.items()}
 
     def assign(
         self, pod: Pod, idx: int, assignment: Assignment | None, assumed: bool = False
