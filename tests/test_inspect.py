@@ -63,3 +63,21 @@ def test_a_clean_cluster_exits_zero(tmp_path: Path) -> None:
         cli, ["inspect", "--snapshot", str(path), "--previous", str(path), "--now", "2026-12-02T12:00:00Z"]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_snapshot_without_timestamps_is_inspected_at_the_current_time(tmp_path: Path) -> None:
+    """Hand-written manifests carry no creationTimestamp/startTime; inspect and plan drain used to stop
+    with an error blaming --now. Now they measure from the wall clock and say so on stderr."""
+    node, pod = make_node("n1").gpus(8).obj(), make_pod("p").gpu(1).on("n1").obj()
+    for key in ("creationTimestamp",):
+        pod["metadata"].pop(key, None)
+    pod["status"].pop("startTime", None)
+    path = tmp_path / "bare.yaml"
+    path.write_text(yaml.safe_dump_all([node, pod]))
+    for args in (["inspect"], ["plan", "drain", "n1"]):
+        result = CliRunner().invoke(cli, [*args, "--snapshot", str(path), "-o", "json"])
+        assert result.exit_code == 0, (args, result.output)
+        assert "no pod in the snapshot carries a creationTimestamp" in result.stderr
+    bad = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path), "--now", "yesterday"])
+    assert bad.exit_code == 2
+    assert "not an RFC 3339 time: 'yesterday'" in bad.output

@@ -40,12 +40,64 @@ def test_noexecute_taint_evicts_intolerant_pods_and_names_the_daemonset() -> Non
     job = effect["evicted"][0]
     # 1 GPU since 10:00, no checkpoint: 2 GPU-hours; the Job recreates it on n2
     assert (job["gpu_hours_at_risk"], job["lands"]) == (2.0, "n2")
-    assert change.details["scope"] == {"daemonsets_not_tolerating": ["kube-system/log-agent"]}
+    assert change.details["scope"] == {
+        "daemonsets_not_tolerating": ["kube-system/log-agent"],
+        "unchanged": [],
+    }
     assert change.steps[1].commands == (
         "kubectl -n default taint node n1 maint:NoExecute --dry-run=server",
         "kubectl -n default taint node n1 maint:NoExecute",
     )
     assert change.rollback[0].commands[-1] == "kubectl -n default taint node n1 maint:NoExecute-"
+
+
+def test_taint_with_an_existing_key_and_effect_follows_kubectls_overwrite_rule() -> None:
+    """kubectl matches taints by key and effect; a different value needs --overwrite, or it refuses with
+    "Node n1 already has maint taint(s) with same effect(s) and --overwrite is false"
+    (kubernetes/kubectl pkg/cmd/taint/taint.go updateTaints, CheckIfTaintsAlreadyExists). The rollback must
+    put n1's old value back, not delete the taint; n2 already has the taint as asked, so nothing runs there."""
+    s = snap(
+        make_node("n1").gpus(2).taint("maint", "old", "NoSchedule").obj(),
+        make_node("n2").gpus(2).taint("maint", "new", "NoSchedule").obj(),
+        make_node("n3").gpus(2).obj(),
+    )
+    change = plan_taint(
+        s, [s.node("n1"), s.node("n2"), s.node("n3")], Taint("maint", "new", "NoSchedule"), False, NOW
+    )
+    applied = [c for step in change.steps[1:] for c in step.commands if " taint node " in c]
+    assert applied == [
+        "kubectl -n default taint node n1 maint=new:NoSchedule --overwrite --dry-run=server",
+        "kubectl -n default taint node n1 maint=new:NoSchedule --overwrite",
+        "kubectl -n default taint node n3 maint=new:NoSchedule --dry-run=server",
+        "kubectl -n default taint node n3 maint=new:NoSchedule",
+    ]
+    assert change.rollback[0].commands == (
+        "kubectl -n default taint node n1 maint=old:NoSchedule --overwrite --dry-run=server",
+        "kubectl -n default taint node n1 maint=old:NoSchedule --overwrite",
+        "kubectl -n default taint node n3 maint:NoSchedule- --dry-run=server",
+        "kubectl -n default taint node n3 maint:NoSchedule-",
+    )
+    assert change.details["scope"]["unchanged"] == ["n2"]
+    assert change.summary == "add taint maint=new:NoSchedule on 2 node(s)"
+    assert any("n1 (maint=old:NoSchedule)" in w for w in change.warnings)
+
+
+def test_taint_removal_rollback_restores_each_nodes_own_value() -> None:
+    """`kubectl taint node N key:Effect-` removes whatever value N had; undoing it must re-add that value
+    (here "a" and "b"), and a node without the taint is left out (kubectl would fail: taint not found)."""
+    s = snap(
+        make_node("n1").gpus(2).taint("maint", "a", "NoExecute").obj(),
+        make_node("n2").gpus(2).taint("maint", "b", "NoExecute").obj(),
+        make_node("n3").gpus(2).obj(),
+    )
+    change = plan_taint(
+        s, [s.node("n1"), s.node("n2"), s.node("n3")], Taint("maint", "", "NoExecute"), True, NOW
+    )
+    assert [c for c in change.rollback[0].commands if "dry-run" not in c] == [
+        "kubectl -n default taint node n1 maint=a:NoExecute",
+        "kubectl -n default taint node n2 maint=b:NoExecute",
+    ]
+    assert change.details["scope"]["unchanged"] == ["n3"]
 
 
 def test_noschedule_taint_evicts_nothing_but_sends_pending_pods_elsewhere() -> None:

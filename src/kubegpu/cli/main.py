@@ -234,22 +234,20 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
     each pending workload's position, and where it goes or why it waits."""
     from kubegpu.batch.objects import parse_batch_objects
     from kubegpu.batch.session import BatchSession
-    from kubegpu.model.podgroup import parse_time, snapshot_time
+    from kubegpu.cli.when import command_now
 
     snap = load_snapshot(**src)
     queue_objs, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
     for err in errors:
         click.echo(f"error: {err.one_line()}", err=True)
-    at = parse_time(now) if now else snapshot_time(snap.pods)
-    if now and at is None:
-        raise click.BadParameter(f"not an RFC 3339 time: {now}", param_hint="--now")
-    args = {"CheckpointAwarePreemption": {"now": at.isoformat()}} if at else {}
+    at = command_now(snap, now)
+    args = {"CheckpointAwarePreemption": {"now": at.isoformat()}}
     engine = make_engine(snap, "kubegpu", plugin_configs, seed, plugin_args=args)
     session = BatchSession(engine.scheduler, snap, queue_objs, cohorts, groups, now=at)
     before = render.queue_rows(session)
     decisions = session.run()
     data = {
-        "now": at.isoformat() if at else None,
+        "now": at.isoformat(),
         "queues": before,
         "decisions": [d.to_dict() for d in decisions],
     }
@@ -303,16 +301,14 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
             pool_label: str, prometheus_url: str | None, **src: Any) -> None:  # fmt: skip
     """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
+    from kubegpu.cli.when import command_now
     from kubegpu.explain.inspect import inspect as run_inspect
-    from kubegpu.model.podgroup import parse_time, snapshot_time
     from kubegpu.snapshot_writer import write_snapshot
     from kubegpu.sources import load_files
 
     snap = load_snapshot(**src)
     before = load_files(previous) if previous is not None else None
-    at = parse_time(now) if now else snapshot_time(snap.pods)
-    if at is None:
-        raise click.BadParameter("give --now: the snapshot has no pod timestamps", param_hint="--now")
+    at = command_now(snap, now)
     from kubegpu.explain.device_metrics import Prometheus
 
     prom = Prometheus(prometheus_url) if prometheus_url else None

@@ -185,12 +185,9 @@ def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[No
 
 
 def _now(snap: Any, now: str | None) -> datetime:
-    from kubegpu.model.podgroup import parse_time, snapshot_time
+    from kubegpu.cli.when import command_now
 
-    at = parse_time(now) if now else snapshot_time(snap.pods)
-    if at is None:
-        raise click.BadParameter(f"not an RFC 3339 time: {now}", param_hint="--now")
-    return at
+    return command_now(snap, now)
 
 
 _nodes_arg = click.argument("node_names", metavar="[NODE]...", nargs=-1)

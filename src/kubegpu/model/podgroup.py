@@ -12,7 +12,8 @@ every 1800 s, evicted at 11:10: 4 × (4200 mod 1800 = 600 s) = 2400 GPU-seconds 
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import GPU_MILLI, is_gpu
@@ -35,10 +36,36 @@ def group_key(pod: Pod) -> str | None:
 
 
 def parse_time(text: str) -> datetime | None:
+    """An RFC 3339 time; one written without an offset is taken as UTC (the API server always writes Z),
+    so it compares with the snapshot's times instead of raising."""
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def snapshot_now(
+    pods: list[Pod], given: str | None, wall: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> tuple[datetime, str | None]:
+    """The time a command measures ages and eviction costs at, and a note when it had to guess.
+
+    ``given`` (RFC 3339) wins; else the snapshot's newest pod time, so reruns agree; else (no pod carries a
+    timestamp, as in hand-written manifests) the wall clock, with a note saying so. Raises ``ValueError``
+    naming ``given`` when it is not an RFC 3339 time.
+    """
+    if given:
+        at = parse_time(given)
+        if at is None:
+            raise ValueError(f"not an RFC 3339 time: {given!r} (e.g. 2026-12-04T10:00:00Z)")
+        return at, None
+    at = snapshot_time(pods)
+    if at is not None:
+        return at, None
+    return wall(), (
+        "no pod in the snapshot carries a creationTimestamp or startTime: ages and GPU-hours are "
+        "measured from the current time; give --now to pin it"
+    )
 
 
 def rfc3339(t: datetime) -> str:

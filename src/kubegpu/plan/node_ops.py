@@ -170,12 +170,23 @@ def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[
     return pods, out
 
 
+# A command for every node (a template with ``{node}``), or each node's own command (absent: nothing to do).
+NodeCommand = str | Mapping[str, str]
+
+
+def _mutate_on(ns: str, command: NodeCommand, node: str) -> tuple[str, ...]:
+    if isinstance(command, str):
+        return mutate(ns, command.format(node=node))
+    return mutate(ns, command[node]) if node in command else ()
+
+
 def _change(
     kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], changed: dict[str, Node], evicted: list[Pod],
-    now: datetime, summary: str, apply_cmd: str, rollback_cmd: str, verify: Sequence[str],
+    now: datetime, summary: str, apply_cmd: NodeCommand, rollback_cmd: NodeCommand, verify: Sequence[str],
     warnings: list[str], scope: dict[str, Any], ns: str, pitfalls: Sequence[Pitfall] = (),
 ) -> NodeChange:  # fmt: skip
-    canary, why = choose_canary(snapshot, targets, now)
+    acting = [n for n in targets if isinstance(apply_cmd, str) or n.name in apply_cmd]
+    canary, why = choose_canary(snapshot, acting or targets, now)
     effect: Effect = simulate(snapshot, changed, {p.key for p in evicted}, now)
     others = [n for n in targets if n.name != canary.name]
     evicted_here = [p for p in evicted if p.node_name == canary.name]
@@ -190,7 +201,7 @@ def _change(
                 ]
             ),
         ),
-        Step(f"Canary: {canary.name} ({why})", mutate(ns, apply_cmd.format(node=canary.name))),
+        Step(f"Canary: {canary.name} ({why})", _mutate_on(ns, apply_cmd, canary.name)),
         Step(
             "Verify on the canary",
             tuple(c.format(node=canary.name) for c in verify),
@@ -201,12 +212,12 @@ def _change(
     if others:
         steps.append(Step(
             "The remaining nodes, one at a time, verifying each",
-            tuple(c for n in others for c in mutate(ns, apply_cmd.format(node=n.name))),
+            tuple(c for n in others for c in _mutate_on(ns, apply_cmd, n.name)),
         ))  # fmt: skip
     rollback = (
         Step(
             "Undo, canary first",
-            tuple(c for n in [canary, *others] for c in mutate(ns, rollback_cmd.format(node=n.name))),
+            tuple(c for n in [canary, *others] for c in _mutate_on(ns, rollback_cmd, n.name)),
         ),
     )
     return canary_change(kind, snapshot, targets, canary, why, effect, summary, moved_pods(evicted), steps, rollback,
@@ -259,17 +270,49 @@ def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, val
                    without_allocatable(targets, key, value))  # fmt: skip
 
 
+def _taint_spec(t: Taint) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+
+
 def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint, remove: bool, now: datetime,
                ns: str = "default") -> NodeChange:  # fmt: skip
-    """Add (or remove) ``taint``; NoExecute evicts every running pod that does not tolerate it."""
+    """Add (or remove) ``taint``; NoExecute evicts every running pod that does not tolerate it.
+
+    kubectl matches taints by key and effect: adding one a node already has with another value is refused
+    unless ``--overwrite`` is given (then it replaces that value), so the runbook adds ``--overwrite`` on
+    exactly those nodes and its rollback puts the old value back; removing restores each node's own value.
+    Nodes that already have the taint as asked (or, for a removal, lack it) are left out of the runbook.
+    """
     changed = {}
     evicted: list[Pod] = []
     daemonsets: dict[str, list[str]] = {}
+    spec = _taint_spec(taint)
+    undo = f"{taint.key}:{taint.effect}-"
+    apply_cmd: dict[str, str] = {}
+    rollback_cmd: dict[str, str] = {}
+    unchanged: list[str] = []
+    replaced: list[str] = []
     for n in targets:
+        old = next((t for t in n.taints if (t.key, t.effect) == (taint.key, taint.effect)), None)
         taints = tuple(t for t in n.taints if (t.key, t.effect) != (taint.key, taint.effect))
         changed[n.name] = replace(n, taints=taints if remove else (*taints, taint))
         if remove:
+            if old is None:
+                unchanged.append(n.name)
+            else:
+                apply_cmd[n.name] = f"taint node {n.name} {undo}"
+                rollback_cmd[n.name] = f"taint node {n.name} {_taint_spec(old)}"
             continue
+        if old is not None and old.value == taint.value:
+            unchanged.append(n.name)
+            continue
+        if old is None:
+            apply_cmd[n.name] = f"taint node {n.name} {spec}"
+            rollback_cmd[n.name] = f"taint node {n.name} {undo}"
+        else:
+            replaced.append(f"{n.name} ({_taint_spec(old)})")
+            apply_cmd[n.name] = f"taint node {n.name} {spec} --overwrite"
+            rollback_cmd[n.name] = f"taint node {n.name} {_taint_spec(old)} --overwrite"
         for p in snapshot.pods_on(n.name):
             if p.tolerates(taint):
                 continue
@@ -277,24 +320,31 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
                 daemonsets.setdefault(f"{p.namespace}/{p.owner.name}", []).append(n.name)
             if taint.effect == "NoExecute":
                 evicted.append(p)
-    spec = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
-    undo = f"{taint.key}:{taint.effect}-"
-    apply_cmd, rollback_cmd = (f"taint node {{node}} {undo}", f"taint node {{node}} {spec}") if remove else (
-        f"taint node {{node}} {spec}", f"taint node {{node}} {undo}")  # fmt: skip
     warnings = [
         f"DaemonSet {ds} does not tolerate {spec}: its pods on {', '.join(nodes)} "
         + ("are evicted now" if taint.effect == "NoExecute" else "keep running but are not recreated there")
-        + " (logging, networking, storage or the device plugin itself may be among them: R5.3)"
+        + " (logging, networking, storage or the device plugin itself may be among them)"
         for ds, nodes in sorted(daemonsets.items())
     ]
+    if replaced:
+        warnings.append(
+            f"{', '.join(replaced)} already carry {taint.key} with effect {taint.effect} and another value: "
+            "kubectl refuses to change it without --overwrite, so those lines carry it, and the rollback "
+            "puts each old value back"
+        )
+    if unchanged:
+        state = "do not have" if remove else "already have"
+        warnings.append(
+            f"{', '.join(unchanged)} {state} {spec}: nothing to do there, left out of the runbook"
+        )
     if not remove and taint.effect != "NoExecute":
         warnings.append(
             "a NoSchedule/PreferNoSchedule taint evicts nothing; it only stops new pods that do not tolerate it"
         )
-    summary = f"{'remove' if remove else 'add'} taint {spec} on {len(targets)} node(s)"
+    summary = f"{'remove' if remove else 'add'} taint {spec} on {len(apply_cmd)} node(s)"
     return _change("taint", snapshot, targets, changed, evicted, now, summary, apply_cmd, rollback_cmd,
                    [f"kubectl -n {ns} get node {{node}} -o jsonpath='{{{{.spec.taints}}}}'"], warnings,
-                   {"daemonsets_not_tolerating": sorted(daemonsets)}, ns,
+                   {"daemonsets_not_tolerating": sorted(daemonsets), "unchanged": unchanged}, ns,
                    [] if remove else tolerating_without_gpu(snapshot, targets, taint))  # fmt: skip
 
 
