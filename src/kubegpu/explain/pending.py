@@ -395,7 +395,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
             reasons = list(fw.reason_strings(int(diag.reason_ids[idx])))
         else:
             plugin = diag.absent.plugin if diag.absent else ""
-            reasons = list(diag.absent.reasons) if diag.absent else []
+            reasons = list(diag.absent.texts()) if diag.absent else []
         exp.nodes.append(
             NodeEvidence(name, plugin, reasons, Code(code).name, node_evidence(engine, pod, idx, plugin))
         )
