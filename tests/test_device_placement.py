@@ -175,7 +175,9 @@ def test_replicas_without_extra_hardware_are_refused() -> None:
     assert model is not None
     _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {})
     assert refusal is not None
-    assert render(refusal.reason) == "node(s) had nvidia.com/gpu replicas on fewer physical GPUs than requested"
+    assert (
+        render(refusal.reason) == "node(s) had nvidia.com/gpu replicas on fewer physical GPUs than requested"
+    )
 
 
 def test_preemption_dry_run_restores_device_assignments() -> None:

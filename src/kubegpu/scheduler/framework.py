@@ -308,7 +308,11 @@ class Framework:
                 result = names if result is None else result & names
                 if not result:
                     excluded = PreFilterExcluded(tuple(narrowing))
-                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), p.name), set(narrowing)
+                    return (
+                        None,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), p.name),
+                        set(narrowing),
+                    )
         return result, Status(Code.SUCCESS), set(narrowing)
 
     def filter_rows(
@@ -431,4 +435,3 @@ def filter_each(
             codes[j] = s.code
             reason_ids[j] = reasons.intern(s.reasons)
     return codes, reason_ids
-

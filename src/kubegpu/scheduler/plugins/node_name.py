@@ -6,7 +6,7 @@ Mirrors kube-scheduler 1.34 ``plugins/nodename``; rejection is UnschedulableAndU
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -16,7 +16,6 @@ from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Ro
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import NodeNameMismatch
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
-
 
 
 class NodeName:
@@ -41,6 +40,6 @@ class NodeName:
         target = cluster.index.get(pod.node_name, -1)
         bad = rows != target
         reason_id = self._reasons.intern((NodeNameMismatch(pod.node_name),))
-        return (bad * np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)).astype(np.int8), (
-            bad * reason_id
-        ).astype(np.int32)
+        return (bad * np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)).astype(np.int8), (bad * reason_id).astype(
+            np.int32
+        )

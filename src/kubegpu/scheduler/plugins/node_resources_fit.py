@@ -150,7 +150,9 @@ class NodeResourcesFit:
         reason_ids = np.zeros(len(rows), dtype=np.int32)
         for pattern in np.unique(bits[bits > 0]):
             reasons = tuple(
-                insufficient_reason(n, request.get(n, 1)) for j, n in enumerate(names_) if int(pattern) >> j & 1
+                insufficient_reason(n, request.get(n, 1))
+                for j, n in enumerate(names_)
+                if int(pattern) >> j & 1
             )
             reason_ids[bits == pattern] = self._reasons.intern(reasons)
         codes = np.where(
