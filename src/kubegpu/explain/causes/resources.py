@@ -77,6 +77,15 @@ def container_shares(pod: Pod, resource: str) -> list[tuple[str, int]]:
     return shares if sum(v for _, v in shares) == pod.requests.get(resource, 0) else []
 
 
+def mig_only(nodes: list[Node]) -> dict[str, dict[str, int]]:
+    """The nodes whose GPUs are all MIG-partitioned, with the MIG resources they advertise."""
+    return {
+        n.name: o
+        for n in nodes
+        if (o := offered_gpus(n)) and all(k.startswith(MIG_RESOURCE_PREFIX) for k in o)
+    }
+
+
 def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
     """One sentence per cause the data shows, each with its own fix; empty when none but fragmentation."""
     r, need = reason.resource, reason.requested
@@ -84,12 +93,7 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     group = [n for n in (snapshot.node(name) for name in nodes) if n is not None]
     out = []
     if not r.startswith(MIG_RESOURCE_PREFIX):
-        mig = {
-            n.name: o
-            for n in group
-            if (o := offered_gpus(n)) and all(k.startswith(MIG_RESOURCE_PREFIX) for k in o)
-        }
-        for name, offered in mig.items():
+        for name, offered in mig_only(group).items():
             out.append(
                 f"{name} is MIG-partitioned: it offers {_offer_list(offered)}, not whole GPUs. If a slice is enough, "
                 f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
@@ -119,7 +123,13 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     engine, resource = ctx.engine, reason.resource
     first = nodes[0]
     advertised = sorted({r for n in engine.snapshot.nodes for r in n.capacity})
-    if resource not in advertised:
+    # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
+    partitioned = (
+        is_gpu(resource)
+        and not resource.startswith(MIG_RESOURCE_PREFIX)
+        and mig_only([n for n in (engine.snapshot.node(name) for name in nodes) if n is not None])
+    )
+    if resource not in advertised and not partitioned:
         close = difflib.get_close_matches(resource, advertised, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
         return Advice(
