@@ -16,7 +16,7 @@ from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import is_gpu
+from kubegpu.model.resources import NVIDIA_GPU, is_gpu
 from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
 
 NVIDIA_PREFIX = "nvidia.com/"
@@ -92,7 +92,7 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     snapshot = ctx.engine.snapshot
     group = [n for n in (snapshot.node(name) for name in nodes) if n is not None]
     out = []
-    if not r.startswith(MIG_RESOURCE_PREFIX):
+    if r == NVIDIA_GPU:
         for name, offered in mig_only(group).items():
             out.append(
                 f"{name} is MIG-partitioned: it offers {_offer_list(offered)}, not whole GPUs. If a slice is enough, "
@@ -124,10 +124,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     first = nodes[0]
     advertised = sorted({r for n in engine.snapshot.nodes for r in n.capacity})
     # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
-    partitioned = (
-        is_gpu(resource)
-        and not resource.startswith(MIG_RESOURCE_PREFIX)
-        and mig_only([n for n in (engine.snapshot.node(name) for name in nodes) if n is not None])
+    partitioned = resource == NVIDIA_GPU and mig_only(
+        [n for n in (engine.snapshot.node(name) for name in nodes) if n is not None]
     )
     if resource not in advertised and not partitioned:
         close = difflib.get_close_matches(resource, advertised, n=1)
