@@ -23,7 +23,7 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
+from kubegpu.scheduler.reasons import DEFAULT_VERSION, PreFilterExcluded, Reason, render_all
 from kubegpu.scheduler.status import Code, Status
 
 MAX_NODE_SCORE = 100
@@ -415,9 +415,9 @@ class Framework:
     def reason_values(self, rid: int) -> tuple[Reason, ...]:
         return self.reasons.reasons(rid)
 
-    def reason_strings(self, rid: int) -> tuple[str, ...]:
-        """The interned reasons as kube-scheduler prints them (the formatter's text)."""
-        return render_all(self.reasons.reasons(rid))
+    def reason_strings(self, rid: int, version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+        """The interned reasons as kube-scheduler ``version`` prints them (the formatter's text)."""
+        return render_all(self.reasons.reasons(rid), version)
 
     def plugin_name(self, idx: int) -> str:
         return self.filter_plugins[idx].name if idx >= 0 else ""
