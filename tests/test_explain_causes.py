@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
+from kubegpu import sources
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation, ReasonGroup
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.objects import Taint
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.reasons import Insufficient, UntoleratedTaint, render
+from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
 
 FRAGMENTATION_TAIL = "Free devices on one node (wait for or move single-GPU pods)"
@@ -126,3 +128,22 @@ def test_reasons_render_kube_scheduler_1_34_text() -> None:
     assert render(Insufficient("nvidia.com/gpu", 4000)) == "Insufficient nvidia.com/gpu"
     with pytest.raises(ValueError, match=r"1\.29"):
         render(Insufficient("cpu", 1), version="1.29")
+
+
+@pytest.fixture(scope="module")
+def demo_kubegpu() -> Engine:
+    return Engine(sources.load_demo(), kubegpu_profile())
+
+
+def test_device_refusals_get_advice_for_their_own_layer(demo_kubegpu: Engine) -> None:
+    """Demo, kubegpu profile: gpu-dgx-01 (single-numa-node, 2 + 2 free on its NUMA nodes) refuses the
+    4-GPU nccl-allreduce-4gpu; gpu-ts-01 (time-sliced, failRequestsGreaterThanOne) refuses batch-embed's
+    2-replica container. Different problems, different fixes."""
+    numa = explain_pod(demo_kubegpu, demo_kubegpu.snapshot.pod("ml-train/nccl-allreduce-4gpu"))  # type: ignore[arg-type]
+    shared = explain_pod(demo_kubegpu, demo_kubegpu.snapshot.pod("ml-infer/batch-embed"))  # type: ignore[arg-type]
+    numa_fix = group(
+        numa, "node(s) could not align nvidia.com/gpu on one NUMA node (topology manager single-numa-node)"
+    ).fix
+    shared_fix = group(shared, "node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne").fix
+    assert "Topology Manager (single-numa-node)" in numa_fix and "replica" not in numa_fix
+    assert "Ask for 1 per container" in shared_fix and "NUMA" not in shared_fix
