@@ -23,9 +23,9 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Framework, Handle, PluginSpec, Profile
 from kubegpu.scheduler.loop import run_queue
+from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.registry import default_profile, in_tree_registry, kubegpu_profile
 from kubegpu.scheduler.schedule_one import Scheduler
-from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SUCCESS, Status, unschedulable
 from kubegpu.testing.builders import PodBuilder, make_node, make_pod
 from tests.conftest import scheduler_for
