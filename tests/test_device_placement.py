@@ -23,6 +23,7 @@ from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, choose
 from kubegpu.scheduler.framework import CycleState
+from kubegpu.scheduler.reasons import render
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -91,7 +92,7 @@ def test_unhealthy_devices_are_never_chosen() -> None:
     assignment, _ = choose(make_pod("p").gpu(1).parsed(), model, {})
     assert assignment == {"main": {"nvidia.com/gpu": ["n-gpu0"]}}
     _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {})
-    assert refusal is not None and refusal.reason == "node(s) had too few free nvidia.com/gpu devices"
+    assert refusal is not None and render(refusal.reason) == "node(s) had too few free nvidia.com/gpu devices"
 
 
 def test_single_numa_node_refuses_a_split_set_that_fits_by_count() -> None:
@@ -174,7 +175,9 @@ def test_replicas_without_extra_hardware_are_refused() -> None:
     assert model is not None
     _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {})
     assert refusal is not None
-    assert refusal.reason == "node(s) had nvidia.com/gpu replicas on fewer physical GPUs than requested"
+    assert (
+        render(refusal.reason) == "node(s) had nvidia.com/gpu replicas on fewer physical GPUs than requested"
+    )
 
 
 def test_preemption_dry_run_restores_device_assignments() -> None:
@@ -198,7 +201,7 @@ def test_batch_device_filter_equals_scalar() -> None:
             scalar = plugin.filter(state, pod, e.cluster.view(int(i)))
             assert (int(codes[i]), e.framework.reason_strings(int(reasons[i]))) == (
                 int(scalar.code),
-                scalar.reasons,
+                scalar.texts(),
             )
 
 

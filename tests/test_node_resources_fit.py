@@ -44,7 +44,7 @@ def test_extended_resource_fit(
     node = make_node("n").gpus(node_gpus) if node_gpus else make_node("n")
     running = [make_pod(f"r{i}").gpu(1).on("n") for i in range(used)]
     status = fit_status(node, [make_pod("p").gpu(want), *running])
-    assert (status.code, status.reasons) == (code, reasons)
+    assert (status.code, status.texts()) == (code, reasons)
 
 
 def test_all_insufficient_resources_are_reported_in_upstream_order() -> None:
@@ -52,13 +52,13 @@ def test_all_insufficient_resources_are_reported_in_upstream_order() -> None:
     node = make_node("n").capacity(cpu="2", memory="2Gi").gpus(1)
     pod = make_pod("p").requests(cpu="3", memory="1Gi").gpu(2).requests(memory="3Gi")
     status = fit_status(node, [pod])
-    assert status.reasons == ("Insufficient cpu", "Insufficient memory", "Insufficient nvidia.com/gpu")
+    assert status.texts() == ("Insufficient cpu", "Insufficient memory", "Insufficient nvidia.com/gpu")
 
 
 def test_too_many_pods_is_never_unresolvable() -> None:
     node = make_node("n").capacity(pods="1")
     status = fit_status(node, [make_pod("p"), make_pod("r").on("n")])
-    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ("Too many pods",))
+    assert (status.code, status.texts()) == (Code.UNSCHEDULABLE, ("Too many pods",))
 
 
 def test_one_unresolvable_reason_makes_the_node_unresolvable() -> None:
@@ -66,7 +66,7 @@ def test_one_unresolvable_reason_makes_the_node_unresolvable() -> None:
     status = fit_status(
         node, [make_pod("p").requests(cpu="3").gpu(2), make_pod("r").requests(cpu="2").on("n")]
     )
-    assert status.reasons == ("Insufficient cpu", "Insufficient nvidia.com/gpu")
+    assert status.texts() == ("Insufficient cpu", "Insufficient nvidia.com/gpu")
     assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 
@@ -74,7 +74,7 @@ def test_sidecar_requests_count_toward_fit() -> None:
     """R11.2: an injected sidecar changes the effective request."""
     node = make_node("n").capacity(cpu="2")
     pod = make_pod("p").requests(cpu="1500m").init_container("mesh", {"cpu": "600m"}, sidecar=True)
-    assert fit_status(node, [pod]).reasons == ("Insufficient cpu",)
+    assert fit_status(node, [pod]).texts() == ("Insufficient cpu",)
 
 
 def test_ignored_resources_are_not_checked() -> None:

@@ -23,6 +23,7 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Framework, Handle, PluginSpec, Profile
 from kubegpu.scheduler.loop import run_queue
+from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.registry import default_profile, in_tree_registry, kubegpu_profile
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import SUCCESS, Status, unschedulable
@@ -100,8 +101,8 @@ class PodCount:
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         count = node.pod_count
         if self.want_company:  # like required pod affinity: needs another pod on the node
-            return SUCCESS if count else unschedulable("node(s) had no pods")
-        return unschedulable(f"node(s) had {count} pod(s)") if count else SUCCESS
+            return SUCCESS if count else unschedulable(Message("node(s) had no pods"))
+        return unschedulable(Message(f"node(s) had {count} pod(s)")) if count else SUCCESS
 
 
 def count_scheduler(*objs: dict[str, Any], want_company: bool) -> Scheduler:

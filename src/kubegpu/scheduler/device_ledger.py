@@ -29,6 +29,14 @@ from kubegpu.devices.numa import admit_container
 from kubegpu.devices.sharing import ResourcePlan, strip_annotation
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import is_gpu
+from kubegpu.scheduler.reasons import (
+    NO_DEVICES,
+    NUMA_UNALIGNED,
+    REPLICAS_ON_FEWER_GPUS,
+    SHARED_MORE_THAN_ONE,
+    TOO_FEW_DEVICES,
+    DeviceRefused,
+)
 
 ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"
 
@@ -40,7 +48,7 @@ Assignment = dict[str, dict[str, list[str]]]
 class Refusal:
     """Why a pod's devices cannot be assigned on a node: a reason for the histogram and the evidence."""
 
-    reason: str
+    reason: DeviceRefused
     evidence: str
     unresolvable: bool = False
     kubelet_error: str = ""  # what kubelet would report at admission
@@ -102,12 +110,12 @@ def _pick_container(
         if plan is None:
             advertised = sorted(devices.plans) or "nothing"
             return None, Refusal(
-                f"node(s) had no {resource} devices", f"the node's devices advertise {advertised}", True
+                DeviceRefused(NO_DEVICES, (resource,)), f"the node's devices advertise {advertised}", True
             )
         if plan.fail_requests_greater_than_one and n > 1:
             error = shared_request_error(plan, n)
             return None, Refusal(
-                f"node(s) time-slice {resource} with failRequestsGreaterThanOne",
+                DeviceRefused(SHARED_MORE_THAN_ONE, (resource,)),
                 f"a container asks for {n} {resource}; the device plugin refuses more than 1 shared replica",
                 True,
                 error.admission_message,
@@ -117,7 +125,7 @@ def _pick_container(
     for resource, n in req.items():
         if len(free[resource]) < n:
             return None, Refusal(
-                f"node(s) had too few free {resource} devices",
+                DeviceRefused(TOO_FEW_DEVICES, (resource,)),
                 f"{len(free[resource])} healthy free, {n} needed",
             )
     # kubelet's Topology Manager decides NUMA alignment before the devices are chosen
@@ -132,7 +140,7 @@ def _pick_container(
             for r in sorted(req)
         )  # fmt: skip
         return None, Refusal(
-            f"node(s) could not align {', '.join(sorted(req))} on one NUMA node (topology manager {devices.topology_policy})",
+            DeviceRefused(NUMA_UNALIGNED, tuple(sorted(req)), devices.topology_policy),
             f"{per_numa} — the {devices.topology_policy} policy admits no wider NUMA affinity",
             kubelet_error=decision.message,
             kubelet_reason=decision.reason,
@@ -151,7 +159,7 @@ def _pick_container(
             gpus = {strip_annotation(i) for i in ids}
             if len(gpus) < n:
                 return None, Refusal(
-                    f"node(s) had {resource} replicas on fewer physical GPUs than requested",
+                    DeviceRefused(REPLICAS_ON_FEWER_GPUS, (resource,)),
                     f"{n} replicas would land on {len(gpus)} physical GPU(s): replicas share one GPU's memory and "
                     "compute, so the extra replica adds no hardware (R6.2, R17.3)",
                 )
@@ -161,7 +169,7 @@ def _pick_container(
             ids = preferred_allocation(aligned, [], n, devices.topology)
         if len(ids) < n:
             return None, Refusal(
-                f"node(s) had too few free {resource} devices", f"{len(aligned)} free, {n} needed"
+                DeviceRefused(TOO_FEW_DEVICES, (resource,)), f"{len(aligned)} free, {n} needed"
             )
         picked[resource] = ids
     return picked, None

@@ -7,8 +7,8 @@ framework then does.
 
 Hot path: a Filter plugin may also implement ``filter_batch`` (same answers for many nodes at once, held
 equal to the scalar method by property tests) and ``sign`` (its part of the pod's equivalence class);
-a Score plugin may implement ``score_batch``. Reasons travel as interned ids and become strings only
-when a message is formatted.
+a Score plugin may implement ``score_batch``. Reasons (``scheduler.reasons`` values) travel as interned
+ids and become strings only when a message is formatted (``reasons.render``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.reasons import DEFAULT_VERSION, PreFilterExcluded, Reason, render_all
 from kubegpu.scheduler.status import Code, Status
 
 MAX_NODE_SCORE = 100
@@ -56,10 +57,10 @@ class ReasonTable:
     """Interns reason tuples so the hot path carries small integers; id 0 is "no reason" (success)."""
 
     def __init__(self) -> None:
-        self._ids: dict[tuple[str, ...], int] = {(): 0}
-        self._reasons: list[tuple[str, ...]] = [()]
+        self._ids: dict[tuple[Reason, ...], int] = {(): 0}
+        self._reasons: list[tuple[Reason, ...]] = [()]
 
-    def intern(self, reasons: tuple[str, ...]) -> int:
+    def intern(self, reasons: tuple[Reason, ...]) -> int:
         rid = self._ids.get(reasons)
         if rid is None:
             rid = len(self._reasons)
@@ -67,7 +68,7 @@ class ReasonTable:
             self._reasons.append(reasons)
         return rid
 
-    def reasons(self, rid: int) -> tuple[str, ...]:
+    def reasons(self, rid: int) -> tuple[Reason, ...]:
         return self._reasons[rid]
 
 
@@ -306,12 +307,12 @@ class Framework:
                 narrowing.append(p.name)
                 result = names if result is None else result & names
                 if not result:
-                    msg = (
-                        f"node(s) didn't satisfy plugin {narrowing[0]}"
-                        if len(narrowing) == 1
-                        else f"node(s) didn't satisfy plugin(s) {go_list(narrowing)} simultaneously"
+                    excluded = PreFilterExcluded(tuple(narrowing))
+                    return (
+                        None,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), p.name),
+                        set(narrowing),
                     )
-                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name), set(narrowing)
         return result, Status(Code.SUCCESS), set(narrowing)
 
     def filter_rows(
@@ -397,7 +398,7 @@ class Framework:
         self, state: CycleState, pod: Pod, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status]:
         """Upstream ``RunPostFilterPlugins``: the first success wins; rejections' reasons are collected."""
-        reasons: list[str] = []
+        reasons: list[Reason] = []
         rejector = ""
         kept: PostFilterResult | None = None  # the last result a rejecting plugin still returned
         for p in self.post_filter_plugins:
@@ -411,8 +412,12 @@ class Framework:
             rejector = rejector or p.name
         return kept, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
-    def reason_strings(self, rid: int) -> tuple[str, ...]:
+    def reason_values(self, rid: int) -> tuple[Reason, ...]:
         return self.reasons.reasons(rid)
+
+    def reason_strings(self, rid: int, version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+        """The interned reasons as kube-scheduler ``version`` prints them (the formatter's text)."""
+        return render_all(self.reasons.reasons(rid), version)
 
     def plugin_name(self, idx: int) -> str:
         return self.filter_plugins[idx].name if idx >= 0 else ""
@@ -430,8 +435,3 @@ def filter_each(
             codes[j] = s.code
             reason_ids[j] = reasons.intern(s.reasons)
     return codes, reason_ids
-
-
-def go_list(items: list[str]) -> str:
-    """Go's ``%v`` of a string slice: ``[a b]``."""
-    return "[" + " ".join(items) + "]"

@@ -40,6 +40,7 @@ from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
+from kubegpu.scheduler.reasons import GpuShareNoFit
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 GPU_SHARE: Final = "GpuShare"
@@ -52,7 +53,7 @@ MAX_SPEC_CPU: Final = 128_000
 MAX_SPEC_GPU: Final = 8_000
 # kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
 DEFAULT_MILLI_CPU: Final = 100
-REASON_GPU_SHARE: Final = "node(s) had no GPU with enough free milli-GPU"
+REASON_GPU_SHARE: Final = GpuShareNoFit()
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

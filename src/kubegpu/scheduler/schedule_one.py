@@ -26,6 +26,7 @@ from kubegpu.scheduler import messages
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import Assignment
 from kubegpu.scheduler.framework import ALLOCATION_KEY, Codes, CycleState, Diagnosis, Framework, ReasonIds
+from kubegpu.scheduler.reasons import OutsidePreFilterResult
 from kubegpu.scheduler.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -226,7 +227,7 @@ class Scheduler:
                     candidates[idx] = True
             diagnosis.absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
+                (OutsidePreFilterResult(tuple(sorted(narrowing))),),
             )
             diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         order = np.flatnonzero(candidates)
@@ -264,7 +265,7 @@ class Scheduler:
         ]
         absent_nodes = diagnosis.num_all_nodes - int(explicit.sum())
         if diagnosis.absent is not None and absent_nodes:
-            reasons.extend((r, absent_nodes) for r in diagnosis.absent.reasons)
+            reasons.extend((r, absent_nodes) for r in diagnosis.absent.texts())
         return messages.fit_error_message(
             diagnosis.num_all_nodes, reasons, diagnosis.pre_filter_msg, diagnosis.post_filter_msg
         )

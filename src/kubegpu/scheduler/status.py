@@ -1,13 +1,16 @@
 """Status codes and statuses of plugin calls (mirrors kube-scheduler 1.34 ``framework.Code`` / ``Status``).
 
-A status is a value: the code says what the framework does next, the reasons are the exact strings that
-end up in the ``FailedScheduling`` message, and ``plugin`` names who said it.
+A status is a value: the code says what the framework does next, the reasons are structured values
+(``scheduler.reasons``) that ``render`` turns into the exact strings of the ``FailedScheduling``
+message, and ``plugin`` names who said it.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+from kubegpu.scheduler.reasons import DEFAULT_VERSION, Reason, render_all
 
 
 class Code(enum.IntEnum):
@@ -23,7 +26,7 @@ class Code(enum.IntEnum):
 @dataclass(frozen=True, slots=True)
 class Status:
     code: Code
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[Reason, ...] = ()
     plugin: str = ""
 
     @property
@@ -34,9 +37,13 @@ class Status:
     def is_rejected(self) -> bool:
         return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
-    def message(self) -> str:
+    def texts(self, version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+        """Each reason as kube-scheduler ``version`` prints it."""
+        return render_all(self.reasons, version)
+
+    def message(self, version: str = DEFAULT_VERSION) -> str:
         """Upstream ``Status.Message()``: the reasons joined by ``", "``."""
-        return ", ".join(self.reasons)
+        return ", ".join(self.texts(version))
 
     def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, plugin)
@@ -46,9 +53,9 @@ SUCCESS = Status(Code.SUCCESS)
 SKIP = Status(Code.SKIP)
 
 
-def unschedulable(*reasons: str) -> Status:
+def unschedulable(*reasons: Reason) -> Status:
     return Status(Code.UNSCHEDULABLE, reasons)
 
 
-def unresolvable(*reasons: str) -> Status:
+def unresolvable(*reasons: Reason) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)

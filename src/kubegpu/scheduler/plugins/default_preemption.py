@@ -26,12 +26,20 @@ from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler import messages
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import (
+    Message,
+    NoPreemptionVictims,
+    NotEligible,
+    PreemptionNotHelpful,
+    Reason,
+    render,
+)
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable, unschedulable
 
-NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
-NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
-NO_VICTIMS: Final = "No preemption victims found for incoming pod"
-NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+NOT_ELIGIBLE_NEVER: Final = NotEligible("never")
+NOT_ELIGIBLE_TERMINATING: Final = NotEligible("terminating")
+NO_VICTIMS: Final = NoPreemptionVictims()
+NOT_HELPFUL: Final = PreemptionNotHelpful()
 PREFIX: Final = "preemption: "
 NO_VICTIMS_STATUS: Final = unresolvable(NO_VICTIMS)
 MAX_INT32 = 2**31 - 1
@@ -118,10 +126,10 @@ class DefaultPreemption:
         result, status = self.preempt(state, pod, diagnosis)
         msg = status.message()
         if msg:
-            return result, Status(status.code, (PREFIX + msg,))
+            return result, Status(status.code, (Message(PREFIX + msg),))
         return result, status
 
-    def eligible(self, pod: Pod, diagnosis: Diagnosis) -> tuple[bool, str]:
+    def eligible(self, pod: Pod, diagnosis: Diagnosis) -> tuple[bool, Reason | None]:
         if pod.preemption_policy == "Never":
             return False, NOT_ELIGIBLE_NEVER
         cluster = self.handle.cluster
@@ -129,10 +137,10 @@ class DefaultPreemption:
         idx = cluster.index.get(cluster.nominated_node(pod))  # this state's record, else the pod's status
         if idx is not None:
             if diagnosis.codes[idx] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return True, ""
+                return True, None
             if any(p.priority < pod.priority and p.deletion_timestamp for p in cluster.pods_on[idx].values()):
                 return False, NOT_ELIGIBLE_TERMINATING
-        return True, ""
+        return True, None
 
     def num_candidates(self, num_nodes: int) -> int:
         n = num_nodes * self.min_candidate_nodes_percentage // 100
@@ -143,6 +151,7 @@ class DefaultPreemption:
     ) -> tuple[PostFilterResult | None, Status]:
         ok, why = self.eligible(pod, diagnosis)
         if not ok:
+            assert why is not None
             return None, unschedulable(why)
         cluster = self.handle.cluster
         assert cluster is not None
@@ -174,13 +183,13 @@ class DefaultPreemption:
             c for c in candidates if c.pdb_violations
         ]
         if not candidates:
-            reasons = [(r, 1) for s in statuses for r in s.reasons]
+            reasons = [(r, 1) for s in statuses for r in s.texts()]
             absent = diagnosis.num_all_nodes - len(statuses)
             if absent:
-                reasons.append((NOT_HELPFUL, absent))
+                reasons.append((render(NOT_HELPFUL), absent))
             # upstream returns NewPostFilterResultWithNominatedNode(""): any earlier nomination is dropped
             return PostFilterResult(""), unschedulable(
-                messages.fit_error_message(diagnosis.num_all_nodes, reasons)
+                Message(messages.fit_error_message(diagnosis.num_all_nodes, reasons))
             )
         best = self.pick(candidates)
         return PostFilterResult(best.node, best.victims), SUCCESS

@@ -23,10 +23,11 @@ from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores, default_normalize
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import AffinityMismatch, AffinityTermsConflict
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
-REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
-REASON_CONFLICT: Final = "pod affinity terms conflict"
+REASON_POD: Final = AffinityMismatch()
+REASON_CONFLICT: Final = AffinityTermsConflict()
 
 Mask = npt.NDArray[np.bool_]
 

@@ -6,7 +6,7 @@ Mirrors kube-scheduler 1.34 ``plugins/nodename``; rejection is UnschedulableAndU
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -14,19 +14,20 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import NodeNameMismatch
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
-
-REASON: Final = "node(s) didn't match the requested node name"
 
 
 class NodeName:
     name: ClassVar[str] = names.NODE_NAME
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self._reason_id = handle.reasons.intern((REASON,))
+        self._reasons = handle.reasons
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        return SUCCESS if not pod.node_name or pod.node_name == node.name else unresolvable(REASON)
+        if not pod.node_name or pod.node_name == node.name:
+            return SUCCESS
+        return unresolvable(NodeNameMismatch(pod.node_name))
 
     def sign(self, pod: Pod) -> Hashable:
         return pod.node_name
@@ -38,6 +39,7 @@ class NodeName:
             return np.zeros(len(rows), dtype=np.int8), np.zeros(len(rows), dtype=np.int32)
         target = cluster.index.get(pod.node_name, -1)
         bad = rows != target
-        return (bad * np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)).astype(np.int8), (
-            bad * self._reason_id
-        ).astype(np.int32)
+        reason_id = self._reasons.intern((NodeNameMismatch(pod.node_name),))
+        return (bad * np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)).astype(np.int8), (bad * reason_id).astype(
+            np.int32
+        )

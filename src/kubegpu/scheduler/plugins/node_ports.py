@@ -13,9 +13,10 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import HostPortConflict
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unschedulable
 
-REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+REASON: Final = HostPortConflict()
 
 
 class NodePorts:

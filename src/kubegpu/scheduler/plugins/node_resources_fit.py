@@ -28,14 +28,14 @@ from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
 from kubegpu.scheduler.status import SUCCESS, Code, Status
 
-REASON_TOO_MANY_PODS: Final = "Too many pods"
 STATE_KEY: Final = "PreFilter" + names.NODE_RESOURCES_FIT
 
 
-def insufficient_reason(resource: str) -> str:
-    return REASON_TOO_MANY_PODS if resource == PODS else f"Insufficient {resource}"
+def insufficient_reason(resource: str, requested: int) -> Reason:
+    return TooManyPods() if resource == PODS else Insufficient(resource, requested)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +49,8 @@ class InsufficientResource:
     unresolvable: bool
 
     @property
-    def reason(self) -> str:
-        return insufficient_reason(self.resource)
+    def reason(self) -> Reason:
+        return insufficient_reason(self.resource, self.requested)
 
 
 def fit_request(
@@ -149,7 +149,11 @@ class NodeResourcesFit:
         bits = short.astype(np.int64) @ (np.int64(1) << np.arange(len(names_), dtype=np.int64))
         reason_ids = np.zeros(len(rows), dtype=np.int32)
         for pattern in np.unique(bits[bits > 0]):
-            reasons = tuple(insufficient_reason(n) for j, n in enumerate(names_) if int(pattern) >> j & 1)
+            reasons = tuple(
+                insufficient_reason(n, request.get(n, 1))
+                for j, n in enumerate(names_)
+                if int(pattern) >> j & 1
+            )
             reason_ids[bits == pattern] = self._reasons.intern(reasons)
         codes = np.where(
             bits > 0, np.where(unres, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE), 0

@@ -15,9 +15,10 @@ from kubegpu.model.objects import Pod, Taint
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import Cordoned
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
 
-REASON: Final = "node(s) were unschedulable"
+REASON: Final = Cordoned()
 UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 

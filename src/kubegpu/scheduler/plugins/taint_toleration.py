@@ -20,13 +20,10 @@ from kubegpu.model.objects import Pod, Taint, Toleration
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores, default_normalize
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import UntoleratedTaint
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-def untolerated_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
 def first_untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
@@ -56,7 +53,7 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         taint = first_untolerated(node.node.taints, pod.tolerations)
-        return SUCCESS if taint is None else unresolvable(untolerated_reason(taint))
+        return SUCCESS if taint is None else unresolvable(UntoleratedTaint(taint))
 
     def sign(self, pod: Pod) -> Hashable:
         return pod.tolerations
@@ -69,7 +66,7 @@ class TaintToleration:
         for sid, taints in enumerate(cluster.taint_sets):
             taint = first_untolerated(taints, pod.tolerations)
             if taint is not None:
-                per_set[sid] = self._reasons.intern((untolerated_reason(taint),))
+                per_set[sid] = self._reasons.intern((UntoleratedTaint(taint),))
         reason_ids = per_set[cluster.taint_set_id[rows]]
         codes = np.where(reason_ids > 0, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(0)).astype(
             np.int8

@@ -1,0 +1,41 @@
+"""Evidence and advice per reason kind, one module per scheduler plugin (``explain`` owns the words).
+
+A plugin's Filter returns structured reasons (``kubegpu.scheduler.reasons``); the module here named
+after the plugin turns each of its kinds into evidence (per node: the numbers behind the reason) and
+advice (per group of nodes: fix, pitfall, commands), reading the reason's data and the cluster state,
+never the formatted text. ``evidence`` and ``advice`` below dispatch on the reason's type.
+
+May import ``kubegpu.scheduler``, ``kubegpu.devices``, ``kubegpu.model`` and the rest of ``explain``;
+the scheduler never imports this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubegpu.explain.causes import affinity, devices, node, resources, taints
+from kubegpu.explain.causes.base import NO_ADVICE, Advice, Context, Hooks
+from kubegpu.scheduler.reasons import Reason
+
+HOOKS: Mapping[type[Reason], Hooks] = {
+    **resources.HOOKS,
+    **taints.HOOKS,
+    **affinity.HOOKS,
+    **node.HOOKS,
+    **devices.HOOKS,
+}
+
+
+def evidence(ctx: Context, reason: Reason, idx: int) -> list[str]:
+    """Evidence lines for ``reason`` on node ``idx`` (empty where a kind has none)."""
+    hooks = HOOKS.get(type(reason))
+    return hooks.evidence(ctx, reason, idx) if hooks and hooks.evidence else []
+
+
+def advice(ctx: Context, reason: Reason, nodes: list[str]) -> Advice:
+    """Advice for the nodes that ``reason`` rejected (``nodes`` in cluster order, never empty)."""
+    hooks = HOOKS.get(type(reason))
+    return hooks.advice(ctx, reason, nodes) if hooks and hooks.advice else NO_ADVICE
+
+
+__all__ = ["Advice", "Context", "advice", "evidence"]

@@ -1,0 +1,83 @@
+"""NodeAffinity's reasons: which nodeSelector entry or required term the node fails, and how to relax
+the constraint or label the node (dry-run first, with the rollback)."""
+
+from __future__ import annotations
+
+from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.model import affinity
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.reasons import AffinityMismatch, AffinityTermsConflict, PreFilterExcluded, Reason
+
+
+def affinity_evidence(ctx: Context, reason: object, idx: int) -> list[str]:
+    pod, node = ctx.pod, ctx.engine.cluster.nodes[idx]
+    out = []
+    for k, v in pod.node_selector.items():
+        have = node.labels.get(k)
+        if have != v:
+            out.append(
+                f"nodeSelector {k}={v}; node has {k}={have}"
+                if have is not None
+                else f"nodeSelector {k}={v}; node has no {k} label"
+            )
+    for i, term in enumerate(pod.required_affinity or ()):
+        if affinity.term_matches(term, node.labels, node.name):
+            continue
+        for req in term.match_expressions:
+            have = node.labels.get(req.key)
+            if not affinity.requirement_matches(req, have):
+                shown = f"{req.key}={have}" if have is not None else f"no {req.key} label"
+                out.append(
+                    f"required term {i}: {req.key} {req.operator} {list(req.values)}; node has {shown}"
+                )
+    return out
+
+
+def excluded_evidence(ctx: Context, reason: PreFilterExcluded, idx: int) -> list[str]:
+    """PreFilter narrowed the nodes to none; NodeAffinity's name terms are the ones that narrow today."""
+    return affinity_evidence(ctx, reason, idx) if names.NODE_AFFINITY in reason.plugins else []
+
+
+def wanted_label(pod: Pod) -> tuple[str, str] | None:
+    """The single label value the pod asks for, if its constraint is that simple (nodeSelector or one In)."""
+    if pod.node_selector:
+        return next(iter(sorted(pod.node_selector.items())))
+    for term in pod.required_affinity or ():
+        for req in term.match_expressions:
+            if req.operator == "In" and len(req.values) == 1:
+                return req.key, req.values[0]
+    return None
+
+
+def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) -> Advice:
+    pod, first = ctx.pod, nodes[0]
+    keys = sorted(
+        {*pod.node_selector, *(r.key for t in pod.required_affinity or () for r in t.match_expressions)}
+    )
+    commands = [ctx.cmd(f"get nodes -L {','.join(keys)}")] if keys else []
+    wanted = wanted_label(pod)
+    if wanted is not None:
+        key, value = wanted
+        node = ctx.engine.snapshot.node(first)
+        old = node.labels.get(key) if node else None
+        rollback = f"{key}={old} --overwrite" if old is not None else f"{key}-"
+        commands += [
+            ctx.cmd(f"label node {first} {key}={value} --overwrite --dry-run=server -o yaml"),
+            ctx.cmd(f"label node {first} {key}={value} --overwrite   # only if {first} belongs in that pool"),
+            ctx.cmd(f"label node {first} {rollback}   # rollback"),
+        ]
+    return Advice(
+        "The pod's nodeSelector / required node affinity excludes these nodes (R5.2). If the pod may run on them, "
+        "relax the requirement (keep compatibility required, make performance preferred); if a node really "
+        "belongs in the pod's pool, label it — dry-run first, keep the rollback (R5.4).",
+        "Every required constraint shrinks the pool the pod can use; hard constraints fragment the cluster.",
+        commands,
+    )
+
+
+HOOKS: dict[type[Reason], Hooks] = {
+    AffinityMismatch: Hooks(affinity_evidence, mismatch_advice),
+    AffinityTermsConflict: Hooks(affinity_evidence),
+    PreFilterExcluded: Hooks(excluded_evidence),
+}

@@ -1,0 +1,42 @@
+"""What a cause's hooks receive and return: the engine and pod under explanation, and the advice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.explain.engine import Engine
+from kubegpu.model.objects import Pod
+
+
+@dataclass(frozen=True)
+class Context:
+    engine: Engine
+    pod: Pod
+
+    def cmd(self, rest: str) -> str:
+        """A kubectl command in the pod's namespace."""
+        return f"kubectl -n {self.pod.namespace} {rest}"
+
+
+@dataclass(frozen=True)
+class Advice:
+    fix: str = ""
+    pitfall: str = ""
+    commands: list[str] = field(default_factory=list)
+
+
+NO_ADVICE = Advice()
+
+# evidence(ctx, reason, node index) -> lines;  advice(ctx, reason, node names) -> Advice
+Evidence = Callable[[Context, Any, int], list[str]]
+AdviceHook = Callable[[Context, Any, list[str]], Advice]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """One reason kind's hooks; either may be absent (no evidence lines / no advice)."""
+
+    evidence: Evidence | None = None
+    advice: AdviceHook | None = None

@@ -1,0 +1,181 @@
+"""NodeResourcesFit's reasons (``TooManyPods``, ``Insufficient``): the numbers, and advice by cause.
+
+For a GPU resource the advice names the cause the data shows, because each has a different fix:
+- the node is MIG-partitioned and offers slices, not the whole GPU the pod asks for (R3.4);
+- GPUs are unhealthy: capacity above allocatable, and the node would fit with them healthy (R3.3);
+- the request is the sum of several containers' requests, all of which must land on one node (R9.1);
+- otherwise, when free GPUs add up across the nodes but no single one has enough: fragmentation (R9.2).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
+from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.model.objects import Node, Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import NVIDIA_GPU, is_gpu
+from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
+
+NVIDIA_PREFIX = "nvidia.com/"
+FRAGMENTATION_FIX = (
+    " Free devices on one node (wait for or move single-GPU pods), use a pool kept for multi-GPU jobs (R14.2), "
+    "or split the job into several pods under a job framework (R9.1)."
+)
+
+
+def too_many_pods_evidence(ctx: Context, reason: TooManyPods, idx: int) -> list[str]:
+    cluster = ctx.engine.cluster
+    view = cluster.view(idx)
+    return [f"pods: {view.pod_count} running of {int(cluster.max_pods[idx])} allowed"]
+
+
+def too_many_pods_advice(ctx: Context, reason: TooManyPods, nodes: list[str]) -> Advice:
+    return Advice(
+        "The node is at its pod limit (status.allocatable.pods).", "", [ctx.cmd(f"describe node {nodes[0]}")]
+    )
+
+
+def offered_gpus(node: Node) -> dict[str, int]:
+    """The GPU resources the node's device plugin advertises (allocatable, non-zero)."""
+    return {k: v for k, v in node.allocatable.items() if is_gpu(k) and v}
+
+
+def _offer_list(offered: dict[str, int]) -> str:
+    return ", ".join(
+        f"{k.removeprefix(NVIDIA_PREFIX)} ×{format_milli(k, v)}" for k, v in sorted(offered.items())
+    )
+
+
+def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[str]:
+    view = ctx.engine.cluster.view(idx)
+    r = reason.resource
+    alloc, used = view.allocatable(r), view.requested(r)
+    line = (
+        f"{r}: pod requests {format_milli(r, reason.requested)}, node has {format_milli(r, max(alloc - used, 0))} free "
+        f"(allocatable {format_milli(r, alloc)}, already requested {format_milli(r, used)})"
+    )
+    if reason.requested > alloc:
+        line += " — more than the node's whole allocatable: preemption cannot help"
+    if alloc == 0 and r.startswith(NVIDIA_PREFIX) and has_gpu_labels(view.node):
+        offered = offered_gpus(view.node)
+        if r.startswith(MIG_RESOURCE_PREFIX) and offered:
+            line += (
+                f"; the node offers {_offer_list(offered)} (a different MIG layout: see `kubegpu plan mig`)"
+            )
+        elif not offered:
+            line += "; the node's labels say it has GPUs, so its device plugin has not registered them (R3.4)"
+    return [line]
+
+
+def container_shares(pod: Pod, resource: str) -> list[tuple[str, int]]:
+    """(container, request) for each app container asking for ``resource``, when they are what the pod's
+    request sums (no init container asks for more, no overhead of it)."""
+    shares = [(c.name, c.requests[resource]) for c in pod.containers if c.requests.get(resource, 0)]
+    return shares if sum(v for _, v in shares) == pod.requests.get(resource, 0) else []
+
+
+def mig_only(nodes: list[Node]) -> dict[str, dict[str, int]]:
+    """The nodes whose GPUs are all MIG-partitioned, with the MIG resources they advertise."""
+    return {
+        n.name: o
+        for n in nodes
+        if (o := offered_gpus(n)) and all(k.startswith(MIG_RESOURCE_PREFIX) for k in o)
+    }
+
+
+def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
+    """One sentence per cause the data shows, each with its own fix; empty when none but fragmentation."""
+    r, need = reason.resource, reason.requested
+    snapshot = ctx.engine.snapshot
+    group = [n for n in (snapshot.node(name) for name in nodes) if n is not None]
+    out = []
+    if r == NVIDIA_GPU:
+        for name, offered in mig_only(group).items():
+            out.append(
+                f"{name} is MIG-partitioned: it offers {_offer_list(offered)}, not whole GPUs. If a slice is enough, "
+                f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
+                "the node's MIG layout (`kubegpu plan mig`)."
+            )
+    for n in group:
+        cap, alloc = n.capacity.get(r, 0), n.allocatable.get(r, 0)
+        if cap > alloc and free.get(n.name, 0) + (cap - alloc) >= need:
+            out.append(
+                f"{n.name} has {format_milli(r, cap - alloc)} of its {format_milli(r, cap)} {r} unhealthy (capacity "
+                f"{format_milli(r, cap)}, allocatable {format_milli(r, alloc)}), and the pod would fit there with all "
+                "of them healthy. Check the GPUs (XID errors in the kernel log, `nvidia-smi -q`, the device plugin's "
+                "log) and repair or replace them before adding capacity."
+            )
+    shares = container_shares(ctx.pod, r)
+    if len(shares) > 1:
+        parts = " + ".join(f"{c} {format_milli(r, v)}" for c, v in shares)
+        out.append(
+            f"The {format_milli(r, need)} is the sum of its containers' requests ({parts}): a pod's containers "
+            "always share one node and each gets its own devices. Give each container only the GPUs it uses, "
+            "or run the containers as separate pods if they need not share a node."
+        )
+    return out
+
+
+def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
+    engine, resource = ctx.engine, reason.resource
+    first = nodes[0]
+    advertised = sorted({r for n in engine.snapshot.nodes for r in n.capacity})
+    # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
+    partitioned = resource == NVIDIA_GPU and mig_only(
+        [n for n in (engine.snapshot.node(name) for name in nodes) if n is not None]
+    )
+    if resource not in advertised and not partitioned:
+        close = difflib.get_close_matches(resource, advertised, n=1)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        return Advice(
+            f"No node advertises {resource} in status.capacity: the name must match exactly (R11.4).{hint} "
+            "Fix the pod template, not the nodes.",
+            "A resource name no node registers can never be satisfied, whatever the cluster's size.",
+            [
+                ctx.cmd("get nodes -o custom-columns=NAME:.metadata.name,CAPACITY:.status.capacity"),
+                ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.containers[*].resources}}'"),
+            ],
+        )
+    if not is_gpu(resource):
+        return Advice(
+            f"Lower the pod's {resource} request to what profiling shows it uses, or free {resource} on a node (R10.1).",
+            "Requests are reserved whether used or not; oversized CPU/memory requests on GPU pods strand GPUs.",
+            [ctx.cmd(f"describe node {first}")],
+        )
+    need = reason.requested
+    free = engine.free(resource)
+    here = [free[n] for n in nodes]
+    total, largest = sum(here), max(here, default=0)
+    elsewhere = sum(f for n, f in free.items() if n not in nodes)
+    frag = ""
+    if total >= need > largest:
+        frag = (
+            f" Together these nodes have {format_milli(resource, total)} free, but no single one has "
+            f"{format_milli(resource, need)}: the free devices are scattered (R9.2)."
+        )
+    if elsewhere:
+        frag += (
+            f" Another {format_milli(resource, elsewhere)} {resource} is free on nodes the pod is not allowed on "
+            "(see the other reasons)."
+        )
+    causes = _gpu_causes(ctx, reason, nodes, free)
+    return Advice(
+        f"The pod needs {format_milli(resource, need)} {resource} on ONE node; among the nodes it may use, the most "
+        f"free on any one is {format_milli(resource, largest)}.{frag}"
+        + ("".join(f" {c}" for c in causes) if causes else FRAGMENTATION_FIX),
+        "Free GPUs on different nodes do not add up for one pod (R17.5). `describe node` shows requests, "
+        "not utilisation: an idle GPU that is requested is taken (R11.3, R17.2).",
+        [
+            ctx.cmd(f"describe node {first}"),
+            ctx.cmd(f"get pods -A -o wide --field-selector spec.nodeName={first}"),
+        ],
+    )
+
+
+HOOKS: dict[type[Reason], Hooks] = {
+    TooManyPods: Hooks(too_many_pods_evidence, too_many_pods_advice),
+    Insufficient: Hooks(insufficient_evidence, insufficient_advice),
+}

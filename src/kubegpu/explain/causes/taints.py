@@ -1,0 +1,67 @@
+"""TaintToleration's reason (``UntoleratedTaint``): the taint itself, and whether it also keeps the
+NVIDIA device plugin off the node.
+
+The device plugin runs as a DaemonSet; NVIDIA's static manifest (``deployments/static/
+nvidia-device-plugin.yml`` in NVIDIA/k8s-device-plugin) tolerates only ``nvidia.com/gpu`` with effect
+NoSchedule. A node whose labels say it has GPUs but that advertises none, tainted with something that
+toleration does not cover, needs the DaemonSet fixed too: a pod toleration alone would land the pod on
+a node with no GPU to give.
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.causes.resources import offered_gpus
+from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.model.gpu_facts import GPU_TAINT_KEY
+from kubegpu.model.objects import Taint, Toleration
+from kubegpu.scheduler.reasons import Reason, UntoleratedTaint
+
+# NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml, spec.template.spec.tolerations
+DEVICE_PLUGIN_TOLERATIONS = (Toleration(GPU_TAINT_KEY, "Exists", "", "NoSchedule"),)
+
+
+def taint_evidence(ctx: Context, reason: UntoleratedTaint, idx: int) -> list[str]:
+    return [f"taint {reason.taint} is not tolerated by the pod"]
+
+
+def keeps_device_plugin_off(taint: Taint) -> bool:
+    return not any(t.tolerates(taint) for t in DEVICE_PLUGIN_TOLERATIONS)
+
+
+def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Advice:
+    taint = reason.taint
+    fix = (
+        f"These nodes keep pods off with taint {taint}. If the pod belongs on them, add a toleration "
+        f"(key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}) to its template; "
+        "otherwise leave them alone (R5.3)."
+    )
+    snapshot = ctx.engine.snapshot
+    dark = [
+        n.name
+        for n in (snapshot.node(name) for name in nodes)
+        if n is not None and has_gpu_labels(n) and not offered_gpus(n)
+    ]
+    if dark and keeps_device_plugin_off(taint):
+        fix += (
+            f" On {', '.join(dark)} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
+            "the node advertises none. Add the same toleration to the device plugin's DaemonSet (its stock "
+            f"manifest tolerates only {GPU_TAINT_KEY}:NoSchedule), or the pod would land on a node with no GPU to give."
+        )
+    pitfall = (
+        "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
+        "the pod must also request nvidia.com/gpu (R17.4)."
+        if taint.key == GPU_TAINT_KEY
+        else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
+    )
+    return Advice(
+        fix,
+        pitfall,
+        [
+            ctx.cmd(f"get node {nodes[0]} -o jsonpath='{{.spec.taints}}'"),
+            ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.tolerations}}'"),
+        ],
+    )
+
+
+HOOKS: dict[type[Reason], Hooks] = {UntoleratedTaint: Hooks(taint_evidence, taint_advice)}

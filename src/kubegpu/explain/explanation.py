@@ -1,0 +1,99 @@
+"""The explanation of one pod as data: per-node evidence, per-reason groups with advice, device grants.
+
+``explain_pod`` (``explain.pending``) fills it; the CLI, the report and ``diagnose`` render it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class NodeEvidence:
+    name: str
+    plugin: str
+    reasons: list[str]
+    code: str
+    evidence: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "plugin": self.plugin,
+            "reasons": self.reasons,
+            "code": self.code,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass
+class ReasonGroup:
+    reason: str
+    nodes: list[str]
+    fix: str
+    pitfall: str
+    commands: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "count": len(self.nodes),
+            "nodes": self.nodes,
+            "fix": self.fix,
+            "pitfall": self.pitfall,
+            "commands": self.commands,
+        }
+
+
+@dataclass
+class DeviceGrant:
+    """Devices one container gets: the IDs kubelet allocates and the physical GPUs behind them, in the
+    order the container sees them (logical CUDA index 0, 1, …; not the host's indexes: R9.3)."""
+
+    container: str
+    resource: str
+    device_ids: list[str]
+    gpus: list[dict[str, Any]]  # {"logical": i, "host_index": n, "uuid": ...}
+    env: dict[str, str]
+    shared: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"container": self.container, "resource": self.resource, "device_ids": self.device_ids,
+                "gpus": self.gpus, "env": self.env, "shared": self.shared}  # fmt: skip
+
+
+@dataclass
+class Explanation:
+    pod: str
+    schedulable: bool
+    node: str | None
+    message: str
+    nodes: list[NodeEvidence] = field(default_factory=list)
+    groups: list[ReasonGroup] = field(default_factory=list)
+    nominated_node: str = ""
+    victims: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    recorded_message: str = ""  # the PodScheduled condition the cluster itself reported, if any
+    allocation: list[DeviceGrant] = field(default_factory=list)
+    devices_synthesized: bool = False
+    kubelet: dict[str, Any] | None = None  # admission outcome on the chosen node, when it fails
+    queue: dict[str, Any] | None = None  # batch layer: queue, position, quota shortfall, gang members
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "schedulable": self.schedulable,
+            "node": self.node,
+            "message": self.message,
+            "nominatedNode": self.nominated_node or None,
+            "victims": self.victims,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "groups": [g.to_dict() for g in self.groups],
+            "notes": self.notes,
+            "recordedMessage": self.recorded_message or None,
+            "allocation": [g.to_dict() for g in self.allocation],
+            "devicesSynthesized": self.devices_synthesized,
+            "kubelet": self.kubelet,
+            "queue": self.queue,
+        }

@@ -1,0 +1,72 @@
+"""Which devices a schedulable pod gets on its node (logical CUDA index → host GPU) — or why kubelet
+would still refuse it there although kube-scheduler, counting devices, would bind it."""
+
+from __future__ import annotations
+
+from kubegpu.devices.container_view import allocate_response
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.explanation import DeviceGrant, Explanation
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.device_ledger import Assignment, choose, container_requests
+from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.registry import in_tree_registry, kubegpu_profile
+from kubegpu.scheduler.schedule_one import Scheduler
+
+
+def explain_devices(
+    engine: Engine, pod: Pod, node_name: str, allocation: Assignment | None, exp: Explanation
+) -> None:
+    """Which devices the pod gets on ``node_name`` — or why kubelet would still refuse it there."""
+    idx = engine.cluster.index[node_name]
+    model = engine.cluster.devices.models[idx]
+    if model is None or not container_requests(pod):
+        return
+    if allocation is None:
+        allocation, refusal = choose(pod, model, engine.cluster.devices.taken(idx))
+        if refusal is not None:
+            reason, message = refusal.kubelet_reason, refusal.kubelet_error
+            exp.kubelet = {
+                "admitted": False,
+                "node": node_name,
+                "reason": reason,
+                "message": message,
+                "evidence": refusal.evidence,
+            }
+            alt = Scheduler(
+                Framework(kubegpu_profile(), in_tree_registry(), engine.snapshot.pdbs), engine.cluster
+            )
+            other = alt.schedule_one(pod, assume=False)
+            exp.notes.append(
+                f"kube-scheduler counts devices, so it would bind the pod to {node_name}; kubelet would then fail it "
+                f"at admission ({reason}: {refusal.evidence}). kubegpu's device-aware profile "
+                + (
+                    f"would place it on {other.node} instead."
+                    if other.node
+                    else f"finds no node: {other.message}"
+                )
+            )
+            return
+    assert allocation is not None
+    gpu_memory = {i: model.memory_mib * 1024 * 1024 for i in range(64)} if model.memory_mib else None
+    for container, resources in allocation.items():
+        for resource, ids in resources.items():
+            plan = model.plans[resource]
+            response = allocate_response(plan, model.config, ids, gpu_memory=gpu_memory)
+            gpus = [
+                {"logical": v.cuda_index, "host_index": v.host_index, "uuid": v.uuid,
+                 **({"mig_index": v.mig_index} if v.mig_index is not None else {})}
+                for v in response.visible
+            ]  # fmt: skip
+            exp.allocation.append(
+                DeviceGrant(container, resource, list(ids), gpus, dict(response.envs), plan.shared)
+            )
+            if plan.shared:
+                exp.notes.append(
+                    f"{container} gets time-sliced replicas of {resource}: they share the physical GPU's memory and "
+                    "fault domain with every other replica; a replica is not 1/N of the GPU (R6.2, R17.3)."
+                )
+    if model.synthesized:
+        exp.notes.append(
+            f"{node_name}'s devices are synthesised from its capacity and labels (no device inventory annotation): "
+            "device IDs are stand-ins and links/NUMA are unknown."
+        )

@@ -1,0 +1,47 @@
+"""Pitfalls visible from the pod and its namespace alone, whatever the nodes say."""
+
+from __future__ import annotations
+
+from kubegpu.explain.engine import Engine
+from kubegpu.model.gpu_facts import tolerates_gpu_taint
+from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import is_gpu
+
+
+def pod_notes(engine: Engine, pod: Pod) -> list[str]:
+    """Pitfalls visible from the pod and its namespace alone (R8, R17)."""
+    notes: list[str] = []
+    gpu = {r: v for r, v in pod.requests.items() if is_gpu(r) and v}
+    if not gpu and tolerates_gpu_taint(pod):
+        notes.append(
+            "the pod tolerates the GPU taint but requests no GPU: it may land on a GPU node yet gets no device, "
+            "and takes CPU and memory that GPU pods need (R17.4). Request nvidia.com/gpu in limits, or drop the toleration."
+        )
+    if pod.owner and pod.owner.kind in (
+        "ReplicaSet",
+        "StatefulSet",
+        "Job",
+        "DaemonSet",
+        "ReplicationController",
+    ):
+        notes.append(
+            f"the pod is owned by {pod.owner.kind} {pod.owner.name}: deleting it only makes the controller create "
+            "another one with the same spec (R17.6). Fix the template or the cluster, not the pod."
+        )
+    if pod.unmodelled_constraints:
+        notes.append(
+            f"the pod uses {', '.join(pod.unmodelled_constraints)}, which kubegpu does not evaluate yet: nodes shown "
+            "as feasible may still be rejected by kube-scheduler's InterPodAffinity/PodTopologySpread plugins."
+        )
+    for quota in engine.snapshot.quotas:
+        if quota.namespace != pod.namespace:
+            continue
+        for r, hard in quota.hard.items():
+            used = quota.used.get(r, 0)
+            if r.startswith("requests.") and is_gpu(r[len("requests.") :]) and hard and used >= hard:
+                notes.append(
+                    f"ResourceQuota {quota.name} in {quota.namespace}: {r} used {format_milli(r, used)} of "
+                    f"{format_milli(r, hard)}: new pods asking for it are rejected at admission, not left Pending (R8)."
+                )
+    return notes

@@ -1,0 +1,229 @@
+"""Structured reasons: a plugin's verdict is a value (a kind plus its data), rendered to text in one place.
+
+A Filter/PreFilter/PostFilter plugin returns ``Status(code, reasons)`` whose reasons are the values
+below, never strings. ``render(reason, version)`` is THE place that turns one into the text
+kube-scheduler prints (the histogram in ``FailedScheduling``, the extender's per-node message);
+``explain`` reads the data directly (the taint, the resource, the request) and never parses text.
+
+Which data a reason carries: what the message needs plus what is the same for every node the pod is
+checked against (the pod's request, its ``spec.nodeName``). Per-node numbers (free, allocatable) stay in
+the cluster state: reasons are interned per distinct tuple on the hot path (``ReasonTable``), and a
+per-node number would make every node's reason distinct. ``explain`` reads them from the node view.
+
+Versions: ``render`` looks the reason's kind up in ``VARIANTS[version]`` first, then in the 1.34 text
+(``_BASE``); a Kubernetes minor whose text differs adds an entry there. Only 1.34 is modelled today.
+
+May import ``kubegpu.model`` only (it sits under the plugins, the framework and ``explain``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+from kubegpu.model.objects import Taint
+
+DEFAULT_VERSION: Final = "1.34"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Base of every reason kind; ``kind`` names it (stable, used as a key by ``explain`` and JSON)."""
+
+    kind: ClassVar[str] = ""
+
+
+# --- NodeResourcesFit ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TooManyPods(Reason):
+    """The node is at ``status.allocatable.pods``."""
+
+    kind: ClassVar[str] = "TooManyPods"
+
+
+@dataclass(frozen=True, slots=True)
+class Insufficient(Reason):
+    """The node's free allocatable ``resource`` is below the pod's effective request (milli-units)."""
+
+    kind: ClassVar[str] = "Insufficient"
+    resource: str
+    requested: int
+
+
+# --- TaintToleration, NodeUnschedulable, NodeAffinity, NodeName, NodePorts ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UntoleratedTaint(Reason):
+    """The first NoSchedule/NoExecute taint of the node the pod does not tolerate."""
+
+    kind: ClassVar[str] = "UntoleratedTaint"
+    taint: Taint
+
+
+@dataclass(frozen=True, slots=True)
+class Cordoned(Reason):
+    kind: ClassVar[str] = "Cordoned"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityMismatch(Reason):
+    """nodeSelector / required node affinity excludes the node (which term failed: see ``explain``)."""
+
+    kind: ClassVar[str] = "AffinityMismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTermsConflict(Reason):
+    """The required terms' ``metadata.name`` fields admit no node at all (NodeAffinity PreFilter)."""
+
+    kind: ClassVar[str] = "AffinityTermsConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeNameMismatch(Reason):
+    kind: ClassVar[str] = "NodeNameMismatch"
+    node_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostPortConflict(Reason):
+    kind: ClassVar[str] = "HostPortConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterExcluded(Reason):
+    """PreFilter plugins narrowed the node set to nothing (``RunPreFilterPlugins``); in their order."""
+
+    kind: ClassVar[str] = "PreFilterExcluded"
+    plugins: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OutsidePreFilterResult(Reason):
+    """The node is not in the PreFilter plugins' node set (``SetAbsentNodesStatus``); plugins sorted."""
+
+    kind: ClassVar[str] = "OutsidePreFilterResult"
+    plugins: tuple[str, ...]
+
+
+# --- kubegpu's device plugins ------------------------------------------------------------------
+
+NO_DEVICES: Final = "no-devices"
+SHARED_MORE_THAN_ONE: Final = "shared-more-than-one"
+TOO_FEW_DEVICES: Final = "too-few-devices"
+NUMA_UNALIGNED: Final = "numa-unaligned"
+REPLICAS_ON_FEWER_GPUS: Final = "replicas-on-fewer-gpus"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRefused(Reason):
+    """GpuDeviceFit: the device choice kubelet would make fails; ``problem`` is one of the constants
+    above, ``resources`` the resources concerned, ``policy`` the Topology Manager policy (NUMA only)."""
+
+    kind: ClassVar[str] = "DeviceRefused"
+    problem: str
+    resources: tuple[str, ...]
+    policy: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShareNoFit(Reason):
+    kind: ClassVar[str] = "GpuShareNoFit"
+
+
+# --- DefaultPreemption -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NoPreemptionVictims(Reason):
+    kind: ClassVar[str] = "NoPreemptionVictims"
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionNotHelpful(Reason):
+    kind: ClassVar[str] = "PreemptionNotHelpful"
+
+
+@dataclass(frozen=True, slots=True)
+class NotEligible(Reason):
+    """The pod may not preempt: ``preemptionPolicy: Never`` (``never``) or a lower-priority pod already
+    terminating on its nominated node (``terminating``)."""
+
+    kind: ClassVar[str] = "NotEligible"
+    cause: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message(Reason):
+    """A reason known only by its text: a message the formatter itself composed from reasons
+    (PostFilter's ``preemption: 0/N nodes …``, nested whole as kube-scheduler does) or the text of a
+    plugin kubegpu does not model (a test's or an out-of-tree plugin). Printed as is, never parsed."""
+
+    kind: ClassVar[str] = "Message"
+    text: str
+
+
+def _device_text(r: DeviceRefused) -> str:
+    res = ", ".join(r.resources)
+    return {
+        NO_DEVICES: f"node(s) had no {res} devices",
+        SHARED_MORE_THAN_ONE: f"node(s) time-slice {res} with failRequestsGreaterThanOne",
+        TOO_FEW_DEVICES: f"node(s) had too few free {res} devices",
+        NUMA_UNALIGNED: f"node(s) could not align {res} on one NUMA node (topology manager {r.policy})",
+        REPLICAS_ON_FEWER_GPUS: f"node(s) had {res} replicas on fewer physical GPUs than requested",
+    }[r.problem]
+
+
+_NOT_ELIGIBLE = {
+    "never": "not eligible due to preemptionPolicy=Never.",
+    "terminating": "not eligible due to a terminating pod on the nominated node.",
+}
+
+
+def _excluded_text(r: PreFilterExcluded) -> str:
+    if len(r.plugins) == 1:
+        return f"node(s) didn't satisfy plugin {r.plugins[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(r.plugins)}] simultaneously"
+
+
+Renderer = Callable[[Any], str]
+
+# kube-scheduler 1.34's text per kind (the sources are cited in each plugin's module docstring).
+_BASE: Mapping[type[Reason], Renderer] = {
+    TooManyPods: lambda r: "Too many pods",
+    Insufficient: lambda r: f"Insufficient {r.resource}",
+    UntoleratedTaint: lambda r: f"node(s) had untolerated taint {{{r.taint.key}: {r.taint.value}}}",
+    Cordoned: lambda r: "node(s) were unschedulable",
+    AffinityMismatch: lambda r: "node(s) didn't match Pod's node affinity/selector",
+    AffinityTermsConflict: lambda r: "pod affinity terms conflict",
+    NodeNameMismatch: lambda r: "node(s) didn't match the requested node name",
+    HostPortConflict: lambda r: "node(s) didn't have free ports for the requested pod ports",
+    PreFilterExcluded: _excluded_text,
+    OutsidePreFilterResult: lambda r: f"node(s) didn't satisfy plugin(s) [{' '.join(r.plugins)}]",
+    DeviceRefused: _device_text,
+    GpuShareNoFit: lambda r: "node(s) had no GPU with enough free milli-GPU",
+    NoPreemptionVictims: lambda r: "No preemption victims found for incoming pod",
+    PreemptionNotHelpful: lambda r: "Preemption is not helpful for scheduling",
+    NotEligible: lambda r: _NOT_ELIGIBLE[r.cause],
+    Message: lambda r: r.text,
+}
+
+# Per Kubernetes minor, the kinds whose text differs from 1.34's. Only 1.34 is modelled so far.
+VARIANTS: Mapping[str, Mapping[type[Reason], Renderer]] = {DEFAULT_VERSION: {}}
+
+
+def render(reason: Reason, version: str = DEFAULT_VERSION) -> str:
+    """The text kube-scheduler ``version`` prints for ``reason``."""
+    table = VARIANTS.get(version)
+    if table is None:
+        raise ValueError(f"Kubernetes {version}: reason texts are modelled for {sorted(VARIANTS)} only")
+    fn = table.get(type(reason)) or _BASE[type(reason)]
+    return fn(reason)
+
+
+def render_all(reasons: tuple[Reason, ...], version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+    return tuple(render(r, version) for r in reasons)

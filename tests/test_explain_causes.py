@@ -1,0 +1,149 @@
+"""The explainer's advice follows the cause the structured reason and the cluster show, not the text.
+
+Every expected value below is derived by hand from the objects built in the test (numbers in whole GPUs).
+Facts pinned: NVIDIA/k8s-device-plugin ``deployments/static/nvidia-device-plugin.yml`` tolerates only
+``nvidia.com/gpu`` (Exists, NoSchedule); kubelet's device manager (kubernetes/kubernetes
+``pkg/kubelet/cm/devicemanager/manager.go``, ``GetCapacity``) counts every device in capacity and only
+healthy ones in allocatable; kube-scheduler 1.34 ``computePodResourceRequest`` (noderesources/fit.go)
+sums app containers' requests, which must then fit on one node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubegpu import sources
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.explanation import Explanation, ReasonGroup
+from kubegpu.explain.pending import explain_pod
+from kubegpu.model.objects import Taint
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.reasons import Insufficient, UntoleratedTaint, render
+from kubegpu.scheduler.registry import kubegpu_profile
+from kubegpu.testing.builders import make_node, make_pod
+
+FRAGMENTATION_TAIL = "Free devices on one node (wait for or move single-GPU pods)"
+
+
+def explain(pod: Any, *objs: Any) -> Explanation:
+    snap = build_snapshot([("t", o) for o in (*objs, pod.obj())])
+    assert not snap.errors
+    found = snap.pod(f"default/{pod.obj()['metadata']['name']}")
+    assert found is not None
+    return explain_pod(Engine(snap), found)
+
+
+def group(exp: Explanation, reason: str) -> ReasonGroup:
+    return next(g for g in exp.groups if g.reason == reason)
+
+
+def two_half_full_nodes() -> list[Any]:
+    """a and b: 4 GPUs each, 2 taken by a running pod: 2 free on each, 4 free together."""
+    return [
+        make_node("a").gpus(4).obj(),
+        make_node("b").gpus(4).obj(),
+        make_pod("ra").gpu(2).on("a").obj(),
+        make_pod("rb").gpu(2).on("b").obj(),
+    ]
+
+
+def test_fragmentation_keeps_the_scattered_gpus_advice() -> None:
+    """3 GPUs in one container: 2 + 2 free adds up to 4 ≥ 3 but no node has 3 → scattered, nothing else."""
+    exp = explain(make_pod("p").gpu(3), *two_half_full_nodes())
+    fix = group(exp, "Insufficient nvidia.com/gpu").fix
+    assert "Together these nodes have 4 free, but no single one has 3" in fix
+    assert FRAGMENTATION_TAIL in fix
+    assert "sum of its containers" not in fix and "unhealthy" not in fix
+
+
+def test_a_per_container_sum_is_named_with_its_parts() -> None:
+    """Containers main (2) and side (2): the pod asks 4 on one node; each node has 2 free."""
+    pod = make_pod("p").gpu(2).container("side", limits={"nvidia.com/gpu": "2"})
+    fix = group(explain(pod, *two_half_full_nodes()), "Insufficient nvidia.com/gpu").fix
+    assert "The 4 is the sum of its containers' requests (main 2 + side 2)" in fix
+    assert FRAGMENTATION_TAIL not in fix
+
+
+def test_an_unhealthy_gpu_is_named_when_healthy_it_would_fit() -> None:
+    """Node u: capacity 4, allocatable 3 (one GPU unhealthy), 2 taken → 1 free; the pod needs 2 = 1 + 1."""
+    node = make_node("u").gpus(4).allocatable(nvidia_com__gpu=3).obj()
+    exp = explain(make_pod("p").gpu(2), node, make_pod("r").gpu(2).on("u").obj())
+    fix = group(exp, "Insufficient nvidia.com/gpu").fix
+    assert "u has 1 of its 4 nvidia.com/gpu unhealthy (capacity 4, allocatable 3)" in fix
+    assert FRAGMENTATION_TAIL not in fix
+
+
+def test_an_unhealthy_gpu_that_would_not_be_enough_is_not_blamed() -> None:
+    """Same node, pod needs 3: 1 free + 1 unhealthy = 2 < 3, so the broken GPU is not the cause."""
+    node = make_node("u").gpus(4).allocatable(nvidia_com__gpu=3).obj()
+    exp = explain(make_pod("p").gpu(3), node, make_pod("r").gpu(2).on("u").obj())
+    assert "unhealthy" not in group(exp, "Insufficient nvidia.com/gpu").fix
+
+
+@pytest.mark.parametrize("with_whole_gpu_node", [False, True])
+def test_a_whole_gpu_request_on_a_mig_node_names_the_profiles_on_offer(with_whole_gpu_node: bool) -> None:
+    """Node m is partitioned into 7 × 1g.18gb and advertises no nvidia.com/gpu; optionally node w with
+    1 whole GPU, taken. Either way the fix names m's slices; with no node advertising nvidia.com/gpu at
+    all it is still not called a typo of the resource name."""
+    objs = [make_node("m").gpus(7, resource="nvidia.com/mig-1g.18gb").obj()]
+    if with_whole_gpu_node:
+        objs += [make_node("w").gpus(1).obj(), make_pod("r").gpu(1).on("w").obj()]
+    exp = explain(make_pod("p").gpu(1), *objs)
+    fix = group(exp, "Insufficient nvidia.com/gpu").fix
+    assert "m is MIG-partitioned: it offers mig-1g.18gb ×7, not whole GPUs" in fix
+    assert "Did you mean" not in fix and FRAGMENTATION_TAIL not in fix
+
+
+DARK_NODE_TAINTS = [
+    # (taint key, value, whether the stock device plugin DaemonSet tolerates it)
+    ("dedicated", "ml", False),
+    ("nvidia.com/gpu", "present", True),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "plugin_tolerates"), DARK_NODE_TAINTS)
+def test_a_taint_that_also_keeps_the_device_plugin_off_is_called_out(
+    key: str, value: str, plugin_tolerates: bool
+) -> None:
+    """Node d: GPU labels, no GPU resource advertised, tainted. Only a taint the device plugin's stock
+    DaemonSet does not tolerate explains the missing GPUs."""
+    node = make_node("d").label("nvidia.com/gpu.present", "true").taint(key, value).obj()
+    exp = explain(make_pod("p").gpu(1), node)
+    fix = group(exp, f"node(s) had untolerated taint {{{key}: {value}}}").fix
+    assert ("the taint also keeps the NVIDIA device plugin off" in fix) is not plugin_tolerates
+
+
+def test_a_taint_on_a_node_with_registered_gpus_gets_the_plain_advice() -> None:
+    node = make_node("g").gpus(8).taint("dedicated", "ml").obj()
+    fix = group(explain(make_pod("p").gpu(1), node), "node(s) had untolerated taint {dedicated: ml}").fix
+    assert "device plugin" not in fix
+    assert "(key: dedicated, operator: Equal, value: ml, effect: NoSchedule)" in fix
+
+
+def test_reasons_render_kube_scheduler_1_34_text() -> None:
+    """tainttoleration ``errReasonNotMatch`` and noderesources ``Insufficient %v`` (1.34)."""
+    assert render(UntoleratedTaint(Taint("k", "v", "NoExecute"))) == "node(s) had untolerated taint {k: v}"
+    assert render(Insufficient("nvidia.com/gpu", 4000)) == "Insufficient nvidia.com/gpu"
+    with pytest.raises(ValueError, match=r"1\.29"):
+        render(Insufficient("cpu", 1), version="1.29")
+
+
+@pytest.fixture(scope="module")
+def demo_kubegpu() -> Engine:
+    return Engine(sources.load_demo(), kubegpu_profile())
+
+
+def test_device_refusals_get_advice_for_their_own_layer(demo_kubegpu: Engine) -> None:
+    """Demo, kubegpu profile: gpu-dgx-01 (single-numa-node, 2 + 2 free on its NUMA nodes) refuses the
+    4-GPU nccl-allreduce-4gpu; gpu-ts-01 (time-sliced, failRequestsGreaterThanOne) refuses batch-embed's
+    2-replica container. Different problems, different fixes."""
+    numa = explain_pod(demo_kubegpu, demo_kubegpu.snapshot.pod("ml-train/nccl-allreduce-4gpu"))  # type: ignore[arg-type]
+    shared = explain_pod(demo_kubegpu, demo_kubegpu.snapshot.pod("ml-infer/batch-embed"))  # type: ignore[arg-type]
+    numa_fix = group(
+        numa, "node(s) could not align nvidia.com/gpu on one NUMA node (topology manager single-numa-node)"
+    ).fix
+    shared_fix = group(shared, "node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne").fix
+    assert "Topology Manager (single-numa-node)" in numa_fix and "replica" not in numa_fix
+    assert "Ask for 1 per container" in shared_fix and "NUMA" not in shared_fix
