@@ -28,10 +28,16 @@ from dataclasses import replace
 import yaml
 
 from kubegpu.errors import InputError
-from kubegpu.explain.engine import CONFIG_ANNOTATION
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
+from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
+from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
+from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
+from kubegpu.model.names import GPU_SHARING_LABEL as SHARING_LABEL
+from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import GPU_MILLI
-from kubegpu.plan.mig import COUNT_LABEL, GFD_SUFFIX, GPU, PRODUCT_LABEL, TEST_IMAGE
+from kubegpu.plan.mig import GFD_SUFFIX, TEST_IMAGE
 from kubegpu.plan.procedure import (
     NodeChange,
     Step,
@@ -46,10 +52,6 @@ from kubegpu.plan.procedure import (
     record_steps,
     uncordon_step,
 )
-
-CONFIG_LABEL = "nvidia.com/device-plugin.config"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 
 
 def plugin_config_text(replicas: int, *, rename: bool, fail_requests_greater_than_one: bool) -> str:

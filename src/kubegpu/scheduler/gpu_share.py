@@ -36,6 +36,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.names import GPU_COUNT_ANNOTATION as GPU_COUNT_ANNOTATION
+from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
@@ -44,8 +46,6 @@ from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 GPU_SHARE: Final = "GpuShare"
 GPU_MILLI_RESOURCE: Final = GPU_MILLI
-GPU_COUNT_ANNOTATION: Final = "kubegpu.io/gpu-count"
-GPU_PRODUCT_LABEL: Final = "nvidia.com/gpu.product"
 MILLI: Final = 1000
 # open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
 MAX_SPEC_CPU: Final = 128_000
