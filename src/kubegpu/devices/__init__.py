@@ -13,7 +13,8 @@ handed; keep mutable state. Every function here is a function of its arguments.
 
 Layer (``.importlinter``, checked by ``lint-imports`` in CI): core, above ``model``; imports only ``model``
 and ``errors``, never ``admission`` (its independent sibling), anything above, or ``kubegpu.kube``,
-``kubernetes``, ``grpc``, ``prometheus_client`` or ``pynvml``. ``dcgm_fields`` and ``gpu_series`` hold the
+``kubernetes``, ``grpc``, ``prometheus_client`` or ``pynvml``. ``time_slicing`` is a node once the device plugin
+time-slices it (shared by ``plan`` and ``sim``). ``dcgm_fields`` and ``gpu_series`` hold the
 exporter's series names, so the core can query them without loading the exporter.
 """
 

@@ -13,8 +13,9 @@ Layer (``.importlinter``, checked by ``lint-imports`` in CI): a face. It may imp
 (``cli``, ``live``, ``plan``, ``sim``, ``report``, ``cluster_exporter``, ``exporter``).
 """
 
+from kubegpu.devices.time_slicing import plugin_config_text
 from kubegpu.plan.mig import plan_mig
 from kubegpu.plan.procedure import AffectedPod, NodeChange, Step
-from kubegpu.plan.time_slicing import plan_time_slicing, plugin_config_text
+from kubegpu.plan.time_slicing import plan_time_slicing
 
 __all__ = ["AffectedPod", "NodeChange", "Step", "plan_mig", "plan_time_slicing", "plugin_config_text"]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, catalog_for, validate_layout
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
+from kubegpu.devices.time_slicing import GFD_SUFFIX
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
@@ -56,7 +57,6 @@ from kubegpu.plan.procedure import (
 )
 
 TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
 _MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb[^/]*\.count")
 
 

@@ -10,7 +10,7 @@ data (``packed``).
 Layer (``.importlinter``, checked by ``lint-imports`` in CI): a face. It may import the core (``explain``,
 ``batch``, ``scheduler``, ``devices``, ``admission``, ``model``), the node agent and the adapters (``kube``,
 ``sources``, ``snapshot_writer``, ``page``, ``http_reply``, ``ttl_cache``); it never imports another face
-(``cli``, ``live``, ``plan``, ``sim``, ``report``, ``cluster_exporter``, ``exporter``). One exception, with its reason in
-``.importlinter``: ``whatif`` / ``node_changes`` apply ``kubegpu.plan``'s MIG and time-slicing node
-transforms.
+(``cli``, ``live``, ``plan``, ``sim``, ``report``, ``cluster_exporter``, ``exporter``). One exception, with
+its reason in ``.importlinter``: ``node_changes`` applies ``kubegpu.plan.mig``'s MIG re-partition (its
+capacity is still computed inside the planner).
 """
