@@ -15,9 +15,10 @@ required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's 
 picks the physical GPUs — by best fit, at random, or by the policy's own choice (FGD's fragmentation
 gradient) — and records them in the ledger, the way open-gpu-share's Reserve updates its cache.
 
-The ledger is a sibling of ``ClusterState``, not part of it: Reserve records and Unreserve releases, and
-a caller that removes a pod from the cluster (replay mode) releases it here too. Journal rollback
-(preemption dry runs) does not reach it, so profiles with GpuShare run without preemption.
+The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
+Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a departure, an
+eviction, a preemption dry run) frees its GPUs here, and a journal rollback that re-adds it gives it back
+the same GPUs (``pod_removed`` / ``pod_added``), so a preemption dry run leaves the ledger as it found it.
 
 Fragmentation (Weng et al., ATC '23, §4; the simulator's ``NodeGpuShareFragAmount``): for a target
 workload of typical pod shapes with popularity p_t, a node's fragment amount is Σ_t p_t · F_t, where F_t
