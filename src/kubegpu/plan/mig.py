@@ -55,8 +55,8 @@ from kubegpu.plan.procedure import (
     record_steps,
     uncordon_step,
 )
+from kubegpu.plan.verify_pods import TEST_IMAGE
 
-TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 _MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb[^/]*\.count")
 
 

@@ -28,7 +28,6 @@ from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
 from kubegpu.model.names import GPU_SHARING_LABEL as SHARING_LABEL
 from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node, Pod
-from kubegpu.plan.mig import TEST_IMAGE
 from kubegpu.plan.procedure import (
     NodeChange,
     Step,
@@ -43,6 +42,7 @@ from kubegpu.plan.procedure import (
     record_steps,
     uncordon_step,
 )
+from kubegpu.plan.verify_pods import TEST_IMAGE
 
 
 def time_sliced_after(node: Node, change: NodeChange) -> Node:
