@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 from tests.report.chromium import start_chromium, wait_for  # noqa: E402
 
 from kubegpu.report import render  # noqa: E402
-from kubegpu.report.packed import PackingSetup, collect_packed, pack  # noqa: E402
 from kubegpu.sim.bench import default_data_dir  # noqa: E402
+from kubegpu.sim.packed import PackingSetup, collect_packed, pack  # noqa: E402
 
 GOAL_MS = 2000
 # records the click event's time and the first frame after the detail panel's title changes

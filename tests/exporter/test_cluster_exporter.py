@@ -19,9 +19,9 @@ from tests.conftest import snapshot_of
 
 from kubegpu.cli.cluster_exporter_cmd import cluster_exporter
 from kubegpu.cluster_exporter.collector import ClusterCollector
+from kubegpu.explain.cards import UNPOOLED
 from kubegpu.explain.engine import Engine
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
-from kubegpu.report.data import UNPOOLED
 from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE
 from kubegpu.testing.builders import make_node, make_pod
 

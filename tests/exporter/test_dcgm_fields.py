@@ -14,8 +14,8 @@ import json
 import pytest
 from exporter_helpers import H200, H200_UUID, ReadingBackend, Scraper, labels
 
+from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
-from kubegpu.exporter import fields as F
 from kubegpu.exporter.collector import GpuCollector
 from kubegpu.node.discovery import RecordedBackend
 

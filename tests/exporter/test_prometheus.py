@@ -228,14 +228,15 @@ def _dashboard_exprs() -> list[str]:
 
 def test_the_dashboard_only_names_series_the_exporters_write() -> None:
     from kubegpu.cluster_exporter.collector import HELP
-    from kubegpu.exporter import collector, fields
+    from kubegpu.devices import dcgm_fields as fields
+    from kubegpu.devices import gpu_series
 
     ours = (
         {f.name for f in fields.DCGM_FIELDS}
         | set(HELP)
         | {
             v[0]
-            for v in vars(collector).values()
+            for v in vars(gpu_series).values()
             if isinstance(v, tuple) and len(v) == 2 and str(v[0]).startswith("kubegpu_")
         }
     )

@@ -27,6 +27,7 @@ from kubegpu import sources
 from kubegpu.cli.main import cli
 from kubegpu.devices import parse_plugin_config
 from kubegpu.devices.mig import parse_mig_parted_config
+from kubegpu.devices.time_slicing import time_sliced_node
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.objects import Node, Pod
@@ -34,7 +35,7 @@ from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 from kubegpu.plan.device_effect import with_effect
 from kubegpu.plan.mig import mig_partitioned_node
-from kubegpu.plan.time_slicing import time_sliced_after, time_sliced_node
+from kubegpu.plan.time_slicing import time_sliced_after
 from kubegpu.testing.builders import make_node, make_pod
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

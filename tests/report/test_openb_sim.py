@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 from kubegpu.cli.report_cmd import report
 from kubegpu.report import load_figures, render
-from kubegpu.report.packed import PackedCluster, PackingSetup, collect_packed, pack
 from kubegpu.sim.bench import run_grid
+from kubegpu.sim.packed import PackedCluster, PackingSetup, collect_packed, pack
 from tests.conftest import SHARED
 from tests.report.chromium import screenshot, set_filter, severe_logs, visible, wait_for
 from tests.report.test_html import Parsed

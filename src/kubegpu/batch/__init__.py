@@ -6,4 +6,8 @@ and asks the one scheduling core (``kubegpu.scheduler``) whether and where each 
 no second copy of any placement rule here. Quota and placement use one unit: the exact extended
 resource names the device plugin advertises (``nvidia.com/gpu``, ``nvidia.com/gpu.shared``,
 ``nvidia.com/mig-1g.18gb``), so a MIG slice, a time-sliced replica and a full GPU are never confused.
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): core, above ``scheduler``; never imports
+``explain``, the node agent, a face, or ``kubegpu.kube``, ``kubernetes``, ``grpc``, ``prometheus_client`` or
+``pynvml``.
 """

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from prometheus_client.registry import CollectorRegistry
 
+from kubegpu.cli.options import make_engine
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.cluster_exporter.collector import DEFAULT_TTL_S, ClusterCollector
 from kubegpu.errors import KubegpuError
@@ -79,7 +80,6 @@ def cluster_exporter(
 ) -> None:
     """Serve stranded GPUs, fragmentation and Pending GPU pods per pool, from the scheduling core."""
     from kubegpu import sources
-    from kubegpu.cli.main import make_engine  # main registers this command: import late
 
     if sum([bool(snapshots), demo, kube]) != 1:
         raise click.UsageError("give exactly one source: --snapshot PATH, --demo or --kube")

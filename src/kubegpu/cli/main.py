@@ -2,84 +2,87 @@
 
 from __future__ import annotations
 
-import json
+import importlib
 import sys
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import click
-import yaml
 
-from kubegpu.cli import render
-from kubegpu.cli.cluster_exporter_cmd import cluster_exporter
-from kubegpu.cli.exporter_cmd import exporter
-from kubegpu.cli.live_cmd import extender, lint, scheduler, webhook
-from kubegpu.cli.node_cmd import node
-from kubegpu.cli.plan_cmd import plan
-from kubegpu.cli.report_cmd import report, ui
-from kubegpu.cli.sim_cmd import bench, simulate
+from kubegpu.cli.options import (
+    emit,
+    engine_options,
+    load_snapshot,
+    make_engine,
+    output_option,
+    source_options,
+)
 from kubegpu.errors import KubegpuError
-from kubegpu.model.snapshot import ClusterSnapshot
 
-if TYPE_CHECKING:
-    from kubegpu.explain.engine import Engine
-
-F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = click.Choice(["table", "json", "yaml"])
-
-
-def source_options(f: F) -> F:
-    """--snapshot / --demo / --kube: the three sources behind one interface."""
-    options = [
-        click.option("--snapshot", "snapshots", multiple=True, type=click.Path(path_type=Path),
-                     help="`kubectl get … -o yaml|json` output, a manifest file or a directory (repeatable)."),
-        click.option("--demo", is_flag=True, help="Use the embedded demo cluster."),
-        click.option("--kube", is_flag=True, help="Read a live cluster (list only, read-only)."),
-        click.option("--context", default=None, help="kubeconfig context for --kube."),
-        click.option("--kubeconfig", default=None, help="kubeconfig file for --kube."),
-        click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube."),
-        click.option("--strict", is_flag=True, help="Exit with status 2 if any input object was rejected."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def output_option(f: F) -> F:
-    return click.option("-o", "--output", "output", type=FORMATS, default="table", show_default=True)(f)
-
-
-def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: str | None, kubeconfig: str | None,
-                  in_cluster: bool, strict: bool) -> ClusterSnapshot:  # fmt: skip
-    from kubegpu import sources
-
-    chosen = sum([bool(snapshots), demo, kube])
-    if chosen != 1:
-        raise click.UsageError("give exactly one source: --snapshot PATH, --demo or --kube")
-    if demo:
-        snap = sources.load_demo()
-    elif kube:
-        snap = sources.load_live(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
-    else:
-        snap = sources.load_files(*snapshots)
-    for err in snap.errors:
-        click.echo(f"error: {err.one_line()}", err=True)
-    if snap.errors and strict:
-        raise SystemExit(2)
-    return snap
+# The commands that live in their own modules: name -> (module, attribute, the line `kubegpu --help` shows).
+# Imported only when run (or asked for their own --help), so that `kubegpu --help` and the commands
+# defined here do not load numpy, rich, kubernetes, gRPC or Prometheus. tests/test_cli_startup.py checks
+# each line against the command's own docstring.
+LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "bench": ("kubegpu.cli.sim_cmd", "bench", "Benchmarks over published traces."),
+    "cluster-exporter": ("kubegpu.cli.cluster_exporter_cmd", "cluster_exporter",
+                         "Serve stranded GPUs, fragmentation and Pending GPU pods per pool, from the scheduling core."),
+    "exporter": ("kubegpu.cli.exporter_cmd", "exporter",
+                 "Serve DCGM-compatible GPU metrics, per-pod GPU memory and kubegpu's own metrics to Prometheus."),
+    "extender": ("kubegpu.cli.live_cmd", "extender",
+                 "Serve the kube-scheduler extender API (POST /filter, /prioritize, /bind, /preempt) from the core."),
+    "lint": ("kubegpu.cli.live_cmd", "lint", "Check Pod and workload manifests against the webhook's GPU rules."),
+    "node": ("kubegpu.cli.node_cmd", "node",
+             "Node agent: discover GPUs, print labels and CDI spec, serve the kubelet device plugin."),
+    "plan": ("kubegpu.cli.plan_cmd", "plan",
+             "Plan a change (labels, taints, drain, quota, MIG, time-slicing, upgrades, kubelet policy) with its rollback."),
+    "report": ("kubegpu.cli.report_cmd", "report",
+               "Write the GPU map, Pending pods, quotas, fragmentation and findings as ONE self-contained HTML file."),
+    "scheduler": ("kubegpu.cli.live_cmd", "scheduler",
+                  "Run kubegpu as a second scheduler: bind the pods with spec.schedulerName = --scheduler-name."),
+    "simulate": ("kubegpu.cli.sim_cmd", "simulate",
+                 "Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with "
+                 "queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."),
+    "ui": ("kubegpu.cli.report_cmd", "ui",
+           "Serve the report on http://127.0.0.1:PORT/, re-reading the snapshot directory or --kube periodically."),
+    "webhook": ("kubegpu.cli.live_cmd", "webhook",
+                "Serve the GPU admission rules (POST /validate) and GPU pod mutations (POST /mutate), AdmissionReview v1."),
+}  # fmt: skip
 
 
-def emit(data: Any, output: str, table: Callable[[], None]) -> None:
-    if output == "json":
-        click.echo(json.dumps(data, indent=2))
-    elif output == "yaml":
-        click.echo(yaml.safe_dump(data, sort_keys=False, width=120), nl=False)
-    else:
-        table()
+class _LazyGroup(click.Group):
+    """A group whose ``LAZY_COMMANDS`` are imported the first time one of them is looked up to run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, attribute, _ = LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list without importing the lazy commands: their line comes from ``LAZY_COMMANDS``."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in LAZY_COMMANDS and name not in self.commands:
+                rows.append(
+                    (name, click.Command(name, help=LAZY_COMMANDS[name][2]).get_short_help_str(limit))
+                )
+            else:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kubegpu")
 def cli() -> None:
     """GPU scheduling, allocation and diagnosis for Kubernetes.
@@ -87,42 +90,6 @@ def cli() -> None:
     Runs kube-scheduler's rules (1.34) on a snapshot, the embedded demo or a live cluster (read-only)
     and explains every Pending GPU pod with evidence.
     """
-
-
-def engine_options(f: F) -> F:
-    """--profile / --device-plugin-config / --seed: how the core is set up for the snapshot."""
-    options = [
-        click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
-                     help="default = kube-scheduler 1.34 as shipped; kubegpu = plus device-level placement."),
-        click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE",
-                     help="NVIDIA device plugin config (version: v1); NAME matches the node label "
-                          "nvidia.com/device-plugin.config, no NAME = the default (repeatable)."),
-        click.option("--seed", default=0, show_default=True, help="Seed for upstream's random tie-breaks."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def make_engine(
-    snap: ClusterSnapshot,
-    profile: str,
-    plugin_configs: tuple[str, ...],
-    seed: int,
-    scheduler_name: str | None = None,
-    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
-) -> Engine:
-    from kubegpu.devices.sharing import load_plugin_config
-    from kubegpu.explain.engine import Engine
-    from kubegpu.scheduler.registry import profile_named
-
-    configs = {}
-    for item in plugin_configs:
-        name, _, path = item.rpartition("=")
-        configs[name] = load_plugin_config(Path(path))
-    return Engine(
-        snap, profile_named(profile, scheduler_name, plugin_args), seed=seed, plugin_configs=configs
-    )
 
 
 @cli.command()
@@ -134,6 +101,7 @@ def explain(
     pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
 ) -> None:
     """Explain whether and where NAMESPACE/POD schedules, which devices it gets, and why not."""
+    from kubegpu.cli import render
     from kubegpu.explain.pending import explain_pod
 
     snap = load_snapshot(**src)
@@ -177,6 +145,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
              plugin_configs: tuple[str, ...], seed: int, **src: Any) -> None:  # fmt: skip
     """Schedule the pending pods in queue order (priority, then creation time) and print each outcome."""
     from kubegpu.admission.admit import admit_pods
+    from kubegpu.cli import render
     from kubegpu.scheduler.loop import run_queue
     from kubegpu.snapshot_writer import write_snapshot
     from kubegpu.sources import read_path
@@ -212,6 +181,7 @@ def diagnose(
     output: str, pool_label: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
 ) -> None:
     """The main job: GPU overview, every Pending GPU pod explained, and what the snapshot shows is broken."""
+    from kubegpu.cli import render
     from kubegpu.explain.diagnose import diagnose as run_diagnose
 
     snap = load_snapshot(**src)
@@ -234,6 +204,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
     each pending workload's position, and where it goes or why it waits."""
     from kubegpu.batch.objects import parse_batch_objects
     from kubegpu.batch.session import BatchSession
+    from kubegpu.cli import render
     from kubegpu.cli.when import command_now
 
     snap = load_snapshot(**src)
@@ -268,6 +239,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     """ResourceQuota usage per namespace and resource (requests.nvidia.com/gpu, MIG and renamed
     resources each on their own line), and what a changed limit would do (R8)."""
     from kubegpu.admission.quota_report import quota_rows
+    from kubegpu.cli import render
 
     snap = load_snapshot(**src)
     rows = quota_rows(snap, what_if)
@@ -301,6 +273,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
             pool_label: str, prometheus_url: str | None, **src: Any) -> None:  # fmt: skip
     """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
+    from kubegpu.cli import render
     from kubegpu.cli.when import command_now
     from kubegpu.explain.inspect import inspect as run_inspect
     from kubegpu.snapshot_writer import write_snapshot
@@ -335,18 +308,6 @@ def demo_export(directory: Path) -> None:
         text = resources.files("kubegpu.demo").joinpath(name).read_text(encoding="utf-8")
         (directory / name).write_text(text, encoding="utf-8")
         click.echo(str(directory / name))
-
-
-cli.add_command(node)
-cli.add_command(plan)
-cli.add_command(exporter)
-cli.add_command(cluster_exporter)
-cli.add_command(report)
-cli.add_command(ui)
-for live_command in (scheduler, extender, webhook, lint):
-    cli.add_command(live_command)
-cli.add_command(bench)
-cli.add_command(simulate)
 
 
 def main() -> None:

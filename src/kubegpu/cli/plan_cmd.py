@@ -18,29 +18,10 @@ import click
 import yaml
 from rich.console import Console
 
+from kubegpu.cli.options import load_snapshot, source_options
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Node
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
-
-
-class _SourceCommand(click.Command):
-    """A command that takes ``kubegpu.cli.main``'s source options.
-
-    ``main`` imports this module to register the group, so its ``source_options`` cannot be applied at
-    import time here; the options are added the first time click asks for the parameters.
-    """
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if not any(p.name == "snapshots" for p in self.params):
-            from kubegpu.cli.main import source_options
-
-            def holder() -> None: ...
-
-            decorated = source_options(holder)
-            # click.option stacks parameters in reverse order of application on __click_params__.
-            self.params = [*self.params, *reversed(getattr(decorated, "__click_params__", []))]
-        return super().get_params(ctx)
-
 
 _output = click.option(
     "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
@@ -67,7 +48,7 @@ def plan() -> None:
     """Plan a change (labels, taints, drain, quota, MIG, time-slicing, upgrades, kubelet policy) with its rollback."""
 
 
-@plan.command("mig", cls=_SourceCommand)
+@plan.command("mig")
 @click.argument("node_name", metavar="NODE")
 @click.option(
     "--config",
@@ -83,6 +64,7 @@ def plan() -> None:
 @_test_ns
 @_when
 @_output
+@source_options
 def mig(
     node_name: str,
     config_path: Path,
@@ -112,7 +94,7 @@ def mig(
     _emit(with_effect(snap, change, mig_partitioned_node(node, change), _now(snap, now)), output)
 
 
-@plan.command("time-slicing", cls=_SourceCommand)
+@plan.command("time-slicing")
 @click.argument("node_name", metavar="NODE")
 @click.option(
     "--replicas", required=True, type=click.IntRange(min=1), help="Replicas per GPU (1 = exclusive)."
@@ -132,6 +114,7 @@ def mig(
 @_test_ns
 @_when
 @_output
+@source_options
 def time_slicing(
     node_name: str,
     replicas: int,
@@ -201,17 +184,17 @@ _node_ns = click.option(
 )
 
 
-@plan.command("label", cls=_SourceCommand)
+@plan.command("label")
 @click.argument("label", metavar="KEY=VALUE|KEY-")
 @_nodes_arg
 @_selector
 @_when
 @_node_ns
 @_output
+@source_options
 def label(label: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
           **src: Any) -> None:  # fmt: skip
     """Set or remove a node label (a pool move): who selects on it, which pending pods change, the runbook."""
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.plan.node_ops import plan_label
 
     snap = load_snapshot(**src)
@@ -224,17 +207,17 @@ def label(label: str, node_names: tuple[str, ...], selector: str | None, now: st
     _emit(plan_label(snap, _targets(node_names, selector, snap), key, value, _now(snap, now), ns), output)
 
 
-@plan.command("taint", cls=_SourceCommand)
+@plan.command("taint")
 @click.argument("taint", metavar="KEY[=VALUE]:EFFECT[-]")
 @_nodes_arg
 @_selector
 @_when
 @_node_ns
 @_output
+@source_options
 def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
           **src: Any) -> None:  # fmt: skip
     """Add (or, with a trailing -, remove) a taint: DaemonSets that do not tolerate it, evictions, the runbook."""
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.model.objects import Taint
     from kubegpu.plan.node_ops import plan_taint
 
@@ -250,17 +233,17 @@ def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: st
     _emit(plan_taint(snap, _targets(node_names, selector, snap), spec, remove, _now(snap, now), ns), output)
 
 
-@plan.command("drain", cls=_SourceCommand)
+@plan.command("drain")
 @_nodes_arg
 @_selector
 @click.option("--cordon-only", is_flag=True, help="Plan a cordon (moves nothing) instead of a drain.")
 @_when
 @_node_ns
 @_output
+@source_options
 def drain(node_names: tuple[str, ...], selector: str | None, cordon_only: bool, now: str | None, ns: str,
           output: str, **src: Any) -> None:  # fmt: skip
     """Cordon and drain nodes (scale-in, maintenance): where evicted pods land, PDBs, GPU-hours at risk."""
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.plan.node_ops import plan_drain
 
     snap = load_snapshot(**src)
@@ -272,18 +255,18 @@ _pool = click.option("--pool", required=True, help="The pool: every node whose -
 _pool_label = click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
 
 
-@plan.command("quota", cls=_SourceCommand)
+@plan.command("quota")
 @click.argument("target", metavar="NAMESPACE/NAME")
 @click.option("--hard", "hard", multiple=True, required=True, metavar="RESOURCE=QUANTITY",
               help="New spec.hard entry, e.g. requests.nvidia.com/gpu=4 (repeatable).")  # fmt: skip
 @click.option("--pod", "pod_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Pod manifests about to be created: admitted before and after the change (repeatable).")  # fmt: skip
 @_output
+@source_options
 def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], output: str, **src: Any) -> None:
     """Change a ResourceQuota: who counts against it, which new pods the API server would then reject
     (exceeded quota; nothing is evicted), the runbook with diff, server-side dry run and rollback."""
     from kubegpu.admission.quota_report import parse_what_if
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.model.snapshot import split_documents
     from kubegpu.plan.quota_change import plan_quota
 
@@ -312,7 +295,7 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
     _emit(plan_quota(snap, ns, name, limits, manifests), output)
 
 
-@plan.command("upgrade", cls=_SourceCommand)
+@plan.command("upgrade")
 @_pool
 @_pool_label
 @click.option("--component", required=True, type=click.Choice(["device-plugin", "driver", "gpu-operator"]))
@@ -329,11 +312,11 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
 @_when
 @_node_ns
 @_output
+@source_options
 def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_policy: str, helm_release: str,
             helm_chart: str, operator_namespace: str, test_namespace: str, now: str | None, ns: str, output: str,
             **src: Any) -> None:  # fmt: skip
     """Upgrade the device plugin, driver or GPU Operator on a pool, one node at a time from a canary."""
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.plan.upgrade import plan_upgrade
 
     snap = load_snapshot(**src)
@@ -343,7 +326,7 @@ def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_po
                        test_namespace=test_namespace, ns=ns), output)  # fmt: skip
 
 
-@plan.command("kubelet-policy", cls=_SourceCommand)
+@plan.command("kubelet-policy")
 @_pool
 @_pool_label
 @click.option("--cpu-manager", type=click.Choice(["static", "none"]), default=None)
@@ -355,12 +338,12 @@ def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_po
 @_when
 @_node_ns
 @_output
+@source_options
 def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology_manager: str | None,
                    kubelet_config: str, test_namespace: str, now: str | None, ns: str, output: str,
                    **src: Any) -> None:  # fmt: skip
     """Change kubelet's CPU Manager / Topology Manager policy on a pool: TopologyAffinityError rejections,
     the drain, the cpu_manager_state removal, restart, verification and rollback per node."""
-    from kubegpu.cli.main import load_snapshot
     from kubegpu.plan.kubelet_policy import plan_kubelet_policy
 
     snap = load_snapshot(**src)
@@ -371,7 +354,6 @@ def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology
 
 
 def _node(name: str, src: dict[str, Any]) -> tuple[Any, Node]:
-    from kubegpu.cli.main import load_snapshot
 
     snap = load_snapshot(**src)
     node = snap.node(name)

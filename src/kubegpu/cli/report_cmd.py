@@ -1,10 +1,8 @@
 """``kubegpu report`` (one self-contained HTML file) and ``kubegpu ui`` (the same page, live and read-only).
 
 Both take the usual sources (``--snapshot`` / ``--demo`` / ``--kube``) and engine options from
-``kubegpu.cli.main``. ``main`` registers these commands, so importing it here at module level would be
-circular; the shared options are therefore attached the first time click asks a command for its
-parameters (``_SharedOptionsCommand``), and ``load_snapshot`` / ``make_engine`` are imported inside the
-command functions.
+``kubegpu.cli.options``, which ``main`` shares; this module never imports ``main`` (``main`` loads it
+lazily to register the commands).
 """
 
 from __future__ import annotations
@@ -17,36 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kubegpu.cli.options import engine_options, load_snapshot, make_engine, source_options
 from kubegpu.cli.sim_cmd import _data_dir as data_dir
 from kubegpu.cli.sim_cmd import _data_option as data_option
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
-from kubegpu.report.packed import PackingSetup
 from kubegpu.scheduler.registry import PACKING_POLICIES
+from kubegpu.sim.packed import PackingSetup
 
 if TYPE_CHECKING:
-    from kubegpu.report.figures import Figure
+    from kubegpu.page.figures import Figure
     from kubegpu.report.server import Page
 
 DEFAULT_OUT = "kubegpu-report.html"
-
-
-def _noop(**_: Any) -> None:
-    """Callback of the throw-away command that only carries ``main``'s shared options."""
-
-
-class _SharedOptionsCommand(click.Command):
-    """A command that also takes ``main.source_options`` and ``main.engine_options``, added lazily."""
-
-    _shared_added = False
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if not self._shared_added:
-            from kubegpu.cli.main import engine_options, source_options
-
-            carrier = click.command()(source_options(engine_options(_noop)))
-            self.params[:0] = carrier.params
-            self._shared_added = True
-        return super().get_params(ctx)
 
 
 POOL_LABEL_OPTION = click.option(
@@ -68,7 +48,7 @@ FIGURES_OPTION = click.option(
 
 
 def _figures(figures_dir: Path | None) -> list[Figure]:
-    from kubegpu.report.figures import load_figures
+    from kubegpu.page.figures import load_figures
 
     if figures_dir is None:
         return []
@@ -88,7 +68,6 @@ def _build(
     figures: list[Figure], refresh_s: int | None,
 ) -> Page:  # fmt: skip
     """Read the source, diagnose, render: one page, with its version for the live view."""
-    from kubegpu.cli.main import load_snapshot, make_engine
     from kubegpu.explain.diagnose import diagnose
     from kubegpu.report import Live, collect, render
     from kubegpu.report.server import Page
@@ -103,7 +82,7 @@ def _build(
 def _build_openb(setup: PackingSetup, figures: list[Figure]) -> str:
     """Run the packing simulator once and render the cluster it leaves."""
     from kubegpu.report import render
-    from kubegpu.report.packed import collect_packed, pack
+    from kubegpu.sim.packed import collect_packed, pack
 
     data = collect_packed(pack(setup), generated=_now())
     return render(data, figures)
@@ -113,7 +92,9 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-@click.command("report", cls=_SharedOptionsCommand)
+@click.command("report")
+@source_options
+@engine_options
 @click.option("-O", "--out", "out", default=DEFAULT_OUT, show_default=True, metavar="FILE",
               help="Where to write the HTML page; - writes it to stdout.")  # fmt: skip
 @FIGURES_OPTION
@@ -148,7 +129,9 @@ def report(
     click.echo(f"wrote {out}", err=True)
 
 
-@click.command("ui", cls=_SharedOptionsCommand)
+@click.command("ui")
+@source_options
+@engine_options
 @click.option("--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
 @click.option("--interval", default=30, show_default=True, type=click.IntRange(min=1),
               help="Seconds between re-reading the source; open pages refresh when it changed.")  # fmt: skip

@@ -16,7 +16,7 @@ which ``GpuShareLedger.frag_of`` then takes for all nodes at once.
 A node's GPUs are its ``nvidia.com/gpu`` allocatable, as in the simulator: on a time-sliced node each
 replica counts as a GPU, and MIG resources are not in the model.
 
-Must not: decide idle, allocated or stranded GPUs (``kubegpu.report.data`` does, from the device ledger).
+Must not: decide idle, allocated or stranded GPUs (``kubegpu.explain.cards`` does, from the device ledger).
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 ``measure`` builds the scheduling core's view of a snapshot (an ``Engine``: the device ledger, the
 cluster state) and reads off, per pool (the value of the pool label on each node; nodes without it are
-in ``kubegpu.report.data.UNPOOLED``):
+in ``kubegpu.explain.cards.UNPOOLED``):
 
 * physical GPUs, allocated, idle, unhealthy, *stranded* (idle on a node that takes no new pod:
   cordoned, NotReady, or out of pod slots, CPU or memory) and the largest idle block on one node that
-  takes pods: the report's node cards and per-pool summary (``kubegpu.report.data.node_cards`` and
+  takes pods: the report's node cards and per-pool summary (``kubegpu.explain.cards.node_cards`` and
   ``pools``), reused as is;
 * FGD's fragment amount (``fragmentation``): free GPU the cluster's popular GPU pod shapes cannot use,
   weighted by popularity, and its ratio to the pool's free GPU;
@@ -25,13 +25,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
+from kubegpu.explain.cards import UNPOOLED, PoolSummary, node_cards
+from kubegpu.explain.cards import pools as pools_of
 from kubegpu.explain.diagnose import is_gpu_pod
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
-from kubegpu.report.data import UNPOOLED, PoolSummary, node_cards
-from kubegpu.report.data import pools as pools_of
 from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE, MILLI
 
 

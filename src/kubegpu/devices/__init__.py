@@ -10,6 +10,12 @@ node labels and CDI specs computed from an inventory.
 
 Must not: import ``grpc``, ``pynvml``, ``kubernetes``, ``click`` or ``rich``; read any file it was not
 handed; keep mutable state. Every function here is a function of its arguments.
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): core, above ``model``; imports only ``model``
+and ``errors``, never ``admission`` (its independent sibling), anything above, or ``kubegpu.kube``,
+``kubernetes``, ``grpc``, ``prometheus_client`` or ``pynvml``. ``time_slicing`` is a node once the device plugin
+time-slices it (shared by ``plan`` and ``sim``). ``dcgm_fields`` and ``gpu_series`` hold the
+exporter's series names, so the core can query them without loading the exporter.
 """
 
 from kubegpu.devices.allocator import distributed_allocation, preferred_allocation

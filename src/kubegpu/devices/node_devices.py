@@ -37,19 +37,17 @@ from kubegpu.devices.sharing import (
 from kubegpu.devices.smi_xml import parse_smi_xml
 from kubegpu.devices.topology import Topology, topology_from_inventory
 from kubegpu.errors import ConfigError, InputError
+from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
+from kubegpu.model.names import GPU_MEMORY_LABEL as MEMORY_LABEL
+from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
+from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
+from kubegpu.model.names import GPU_SHARING_LABEL as SHARING_LABEL
+from kubegpu.model.names import INVENTORY_ANNOTATION as INVENTORY_ANNOTATION
+from kubegpu.model.names import MIG_STRATEGY_LABEL as MIG_STRATEGY_LABEL
+from kubegpu.model.names import TOPOLOGY_POLICY_ANNOTATION as TOPOLOGY_POLICY_ANNOTATION
 from kubegpu.model.objects import Node
 
-INVENTORY_ANNOTATION = "kubegpu.io/device-inventory"
-# kubelet's --topology-manager-policy is node configuration the API does not expose; operators (or
-# kubegpu's node agent) record it here so placement can honour it.
-TOPOLOGY_POLICY_ANNOTATION = "kubegpu.io/topology-manager-policy"
 TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-COUNT_LABEL = "nvidia.com/gpu.count"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-MEMORY_LABEL = "nvidia.com/gpu.memory"
 MIB = 1024 * 1024
 
 

@@ -49,8 +49,9 @@ import yaml
 from kubegpu.devices.inventory import Health, NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
 from kubegpu.errors import ConfigError, InputError
+from kubegpu.model.names import NVIDIA_GPU
 
-GPU_RESOURCE = "nvidia.com/gpu"
+GPU_RESOURCE = NVIDIA_GPU  # defined once, in kubegpu.model.names; the name other modules import from here
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 SHARED_SUFFIX = ".shared"
 REPLICA_SEPARATOR = "::"

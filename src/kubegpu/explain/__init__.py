@@ -6,4 +6,12 @@ and the next ``kubectl`` command: ``causes`` holds one module of evidence/advice
 ``pending`` runs the cycle and groups nodes, ``explanation`` is the result as data, ``grants`` the
 devices a schedulable pod gets, ``notes`` the pod-level pitfalls. Never decides feasibility on its own. Every kubectl line carries ``-n <namespace>``; every change it
 proposes shows the ``--dry-run=server`` form first and the rollback.
+
+Also owns ``cards``: the per-node GPU cards and per-pool summaries that ``kubegpu.report`` draws and
+``kubegpu.cluster_exporter`` measures (shared by two faces, so it lives here, below both).
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): the top of the core, above ``batch``; may
+import ``batch``, ``scheduler``, ``devices``, ``admission`` and ``model``; never the node agent, a face (the
+exporter's series names come from ``kubegpu.devices.gpu_series``), or ``kubegpu.kube``, ``kubernetes``,
+``grpc``, ``prometheus_client`` or ``pynvml``.
 """

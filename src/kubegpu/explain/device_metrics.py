@@ -35,11 +35,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubegpu.devices.node_devices import REPLICAS_LABEL
+from kubegpu.devices import dcgm_fields as F
+from kubegpu.devices.gpu_series import ALLOCATED, HEALTHY, SINCE_PROCESS
 from kubegpu.errors import KubegpuError
 from kubegpu.explain.findings import Finding
-from kubegpu.exporter import fields as F
-from kubegpu.exporter.collector import ALLOCATED, HEALTHY, SINCE_PROCESS
+from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
 from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.snapshot import ClusterSnapshot
 

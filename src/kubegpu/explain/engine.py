@@ -15,15 +15,14 @@ from collections.abc import Mapping
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
 from kubegpu.errors import InputError
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
-
-CONFIG_ANNOTATION = "kubegpu.io/device-plugin-config"
-CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 
 def plugin_config_for(node: Node, configs: Mapping[str, PluginConfig]) -> PluginConfig | None:

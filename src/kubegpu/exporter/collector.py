@@ -8,7 +8,7 @@ retried after a timeout, get the same snapshot instead of a second NVML and kube
 Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_id``, ``device``,
 ``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set):
 
-* the DCGM fields of ``kubegpu.exporter.fields`` (values: ``kubegpu.exporter.values``). As with
+* the DCGM fields of ``kubegpu.devices.dcgm_fields`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
   ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
@@ -40,53 +40,31 @@ from pathlib import Path
 from prometheus_client.metrics_core import Metric
 
 from kubegpu.devices import GpuDevice, Health, NodeInventory
-from kubegpu.exporter import fields as F
+from kubegpu.devices import dcgm_fields as F
+from kubegpu.devices.gpu_series import (
+    ALLOCATED,
+    HEALTHY,
+    POD_MEMORY,
+    POD_SM,
+    PRESSURE,
+    PROCESSES,
+    SINCE_PROCESS,
+    SOURCE_UP,
+    UNATTRIBUTED_MEMORY,
+)
 from kubegpu.exporter.attribution import Holder, holders_by_device, per_container, process_memory
 from kubegpu.exporter.cgroups import owner_of_pid
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_assignments
 from kubegpu.exporter.process_util import latest_sm
-from kubegpu.exporter.ttl_cache import TtlCache
 from kubegpu.exporter.values import Counters, gpu_values, mig_values
 from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import DiscoveryBackend
+from kubegpu.ttl_cache import TtlCache
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 2.0
-
-POD_MEMORY = (
-    "kubegpu_pod_gpu_memory_used_bytes",
-    "GPU memory used by a container's processes (NVML per-process used memory, summed per container; bytes).",
-)
-POD_SM = (
-    "kubegpu_pod_gpu_sm_utilization_percent",
-    "Percent of one NVML sample period (1/6 s to 1 s, by GPU) in which a kernel of the container's process"
-    " ran on this GPU: each process's newest nvmlDeviceGetProcessUtilization sample of the last 5 s, summed"
-    " per container; absent when NVML has no such sample.",
-)
-UNATTRIBUTED_MEMORY = (
-    "kubegpu_gpu_unattributed_memory_used_bytes",
-    "GPU memory used by processes that no pod on this node owns (bytes).",
-)
-ALLOCATED = (
-    "kubegpu_gpu_allocated_containers",
-    "Containers kubelet assigned this device to (Pod Resources API); above 1 on a time-sliced GPU.",
-)
-PROCESSES = ("kubegpu_gpu_processes", "Compute processes NVML lists on this GPU.")
-SINCE_PROCESS = (
-    "kubegpu_gpu_seconds_since_process",
-    "Seconds since a compute process was last seen on this GPU (counted from the exporter's start).",
-)
-PRESSURE = (
-    "kubegpu_gpu_memory_pressure_ratio",
-    "On a GPU held by several containers: memory of all its processes divided by the card's memory.",
-)
-HEALTHY = (
-    "kubegpu_gpu_healthy",
-    "1 when the device is Healthy for the device plugin (no critical XID seen), else 0.",
-)
-SOURCE_UP = ("kubegpu_exporter_source_up", "1 when the exporter's last read of this input succeeded, else 0.")
 
 
 @dataclass(frozen=True, slots=True)

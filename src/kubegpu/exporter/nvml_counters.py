@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
-from kubegpu.exporter import fields as F
 from kubegpu.node.discovery import NvmlUnavailable, load_pynvml, text_of
 
 # nvmlValueType_t -> the c_nvmlValue_t member holding the value.

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubegpu.devices import GpuDevice
+from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
-from kubegpu.exporter import fields as F
 
 Counters = Mapping[str, Mapping[str, float]]  # GPU or MIG UUID -> DCGM field name -> value
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 
 from kubegpu.devices import NodeInventory, apply_health_event
+from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.health import HealthEvent
-from kubegpu.exporter import fields as F
 
 
 class XidLog:

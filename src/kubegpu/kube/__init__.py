@@ -10,6 +10,9 @@ serialised them:
   control plane (``kubegpu.live``), which also writes (bindings, events, status, Leases);
 * ``informer``: ``Reflector``, list+watch kept current across dropped connections and ``410 Gone``;
 * ``leader``: leader election on a ``coordination.k8s.io/v1`` Lease.
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): an adapter above the core; imports
+``kubernetes`` and ``kubegpu.errors`` only, never the core or a face. The core may not import it.
 """
 
 from kubegpu.kube.live import LISTED_KINDS, ListedKind, LiveRead, read_cluster

@@ -1,16 +1,15 @@
-"""GPU facts read off pods and nodes that several layers share (R5.1, R5.3, R17.4): the GPU taint key,
-GFD label keys, the default pool label, and whether a pod tolerates the GPU taint."""
+"""GPU facts read off pods and nodes that several layers share (R5.1, R5.3, R17.4): whether a pod
+tolerates the GPU taint. The taint key, GFD label keys and the default pool label are defined in
+``kubegpu.model.names`` and re-exported here for the modules that import them from this one."""
 
 from __future__ import annotations
 
+from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
+from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
+from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
+from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
+from kubegpu.model.names import GPU_TAINT_KEY as GPU_TAINT_KEY
 from kubegpu.model.objects import Pod
-
-GPU_TAINT_KEY = "nvidia.com/gpu"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-# the seed's example of a platform-maintained hardware-pool label
-DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 
 
 def tolerates_gpu_taint(pod: Pod) -> bool:

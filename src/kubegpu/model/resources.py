@@ -7,15 +7,15 @@ rule, quota sums and node accounting all add the same way.
 
 from __future__ import annotations
 
+from kubegpu.model.names import GPU_MILLI as GPU_MILLI
+from kubegpu.model.names import NVIDIA_GPU as NVIDIA_GPU
+
 ResourceList = dict[str, int]
 
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
-NVIDIA_GPU = "nvidia.com/gpu"
-# milli-GPUs of fractional GPU sharing (the openb / FGD model): the quantity is the milli-GPU count
-GPU_MILLI = "kubegpu.io/gpu-milli"
 
 NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS, "storage"})
 

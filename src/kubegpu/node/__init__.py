@@ -8,4 +8,7 @@ events (``health``). The only package that imports ``grpc`` or ``pynvml``.
 Must not: decide anything itself. Which devices to offer, which to prefer, what to inject, which XIDs
 matter, which labels and CDI entries a node gets: all of it is ``kubegpu.devices``, shared with the
 scheduler. Must not import ``kubegpu.kube``, ``kubegpu.sim`` or ``kubegpu.exporter``.
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): the node agent, above ``kube`` and the core;
+never imports a face.
 """

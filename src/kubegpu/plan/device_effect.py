@@ -30,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kubegpu.devices.node_devices import MEMORY_LABEL
+from kubegpu.model.names import GPU_MEMORY_LABEL as MEMORY_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import GPU_PREFIX, Effect, simulate

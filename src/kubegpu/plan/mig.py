@@ -31,7 +31,15 @@ from dataclasses import dataclass, replace
 
 from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, catalog_for, validate_layout
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
+from kubegpu.devices.time_slicing import GFD_SUFFIX
 from kubegpu.errors import ConfigError, InputError
+from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
+from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
+from kubegpu.model.names import MIG_CONFIG_LABEL as MIG_CONFIG_LABEL
+from kubegpu.model.names import MIG_CONFIG_STATE_LABEL as MIG_STATE_LABEL
+from kubegpu.model.names import MIG_RESOURCE_PREFIX as _MIG_PREFIX
+from kubegpu.model.names import MIG_STRATEGY_LABEL as MIG_STRATEGY_LABEL
+from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node, Pod
 from kubegpu.plan.procedure import (
     NodeChange,
@@ -47,16 +55,8 @@ from kubegpu.plan.procedure import (
     record_steps,
     uncordon_step,
 )
+from kubegpu.plan.verify_pods import TEST_IMAGE
 
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
-MIG_STATE_LABEL = "nvidia.com/mig.config.state"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-COUNT_LABEL = "nvidia.com/gpu.count"
-GPU = "nvidia.com/gpu"
-TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
-_MIG_PREFIX = "nvidia.com/mig-"
 _MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb[^/]*\.count")
 
 

@@ -8,12 +8,8 @@ whether they can come back (a rename means workloads must ask for the new name),
 procedure of R6.2: back up the ConfigMap, add the config, cordon, move the GPU pods, label, verify
 replicas and allocatable, canary, uncordon; and the rollback (previous label, ConfigMap backup).
 
-``time_sliced_node`` is the Node once the change is done — the one implementation of it, used by the
-plan (its capacity and, through ``plan.device_effect``, its effect) and by ``kubegpu simulate
---time-slicing``: the plugin advertises GPUs × replicas (every replica of an unhealthy GPU unhealthy, so
-allocatable drops by replicas per bad GPU), GFD relabels ``nvidia.com/gpu.replicas``, ``.sharing-strategy``
-and ``.product`` (``-SHARED`` appended when time-sliced and not renamed), and the config in effect is
-recorded where ``explain.engine`` reads it (``kubegpu.io/device-plugin-config``).
+The Node once the change is done is ``kubegpu.devices.time_slicing.time_sliced_node`` — the one
+implementation of it, shared with ``kubegpu simulate --time-slicing`` (which may not import this face).
 
 Replicas are neither GPUs nor fixed shares: they share memory and fault domain (R6.2, R17.3); the plan
 says so. Pure: plain model objects in, a ``NodeChange`` out.
@@ -22,16 +18,16 @@ says so. Pure: plain model objects in, a ``NodeChange`` out.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 
-import yaml
-
+from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import InputError
-from kubegpu.explain.engine import CONFIG_ANNOTATION
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
+from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
+from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
+from kubegpu.model.names import GPU_SHARING_LABEL as SHARING_LABEL
+from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node, Pod
-from kubegpu.model.resources import GPU_MILLI
-from kubegpu.plan.mig import COUNT_LABEL, GFD_SUFFIX, GPU, PRODUCT_LABEL, TEST_IMAGE
 from kubegpu.plan.procedure import (
     NodeChange,
     Step,
@@ -46,71 +42,7 @@ from kubegpu.plan.procedure import (
     record_steps,
     uncordon_step,
 )
-
-CONFIG_LABEL = "nvidia.com/device-plugin.config"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
-
-
-def plugin_config_text(replicas: int, *, rename: bool, fail_requests_greater_than_one: bool) -> str:
-    """The NVIDIA device plugin config (``version: v1``) for time-slicing every GPU ``replicas`` times."""
-    doc: dict[str, object] = {"version": "v1", "flags": {"migStrategy": "none"}}
-    if replicas > 1:
-        doc["sharing"] = {
-            "timeSlicing": {
-                "renameByDefault": rename,
-                "failRequestsGreaterThanOne": fail_requests_greater_than_one,
-                "resources": [{"name": GPU, "replicas": replicas}],
-            }
-        }
-    return yaml.safe_dump(doc, sort_keys=False)
-
-
-def time_sliced_node(
-    node: Node,
-    replicas: int,
-    *,
-    rename: bool = False,
-    config_text: str | None = None,
-    gfd_product: bool = True,
-) -> Node:
-    """``node`` once its device plugin runs ``replicas`` time-sliced replicas per GPU (1: exclusive).
-
-    The physical GPU count is GFD's ``nvidia.com/gpu.count`` when present, else what the node advertises
-    divided by its current replicas; unhealthy GPUs (capacity − allocatable, in replicas) stay unhealthy.
-    ``gfd_product`` False keeps ``nvidia.com/gpu.product`` as it is (``kubegpu simulate`` asks about
-    capacity, and its trace's pods select on the plain product).
-    """
-    old_resource = GPU + ".shared" if GPU + ".shared" in node.capacity else GPU
-    old_replicas = max(int(node.labels.get(REPLICAS_LABEL, "1") or "1"), 1)
-    raw = node.labels.get(COUNT_LABEL, "")
-    gpus = int(raw) if raw.isdigit() else node.capacity.get(old_resource, 0) // 1000 // old_replicas
-    bad_replicas = (node.capacity.get(old_resource, 0) - node.allocatable.get(old_resource, 0)) // 1000
-    bad = -(-bad_replicas // old_replicas) if bad_replicas > 0 else 0
-    resource = GPU + ".shared" if rename and replicas > 1 else GPU
-
-    def scaled(resources: Mapping[str, int], healthy: int) -> dict[str, int]:
-        out = {r: v for r, v in resources.items() if r not in (GPU, GPU + ".shared")}
-        if gpus:
-            out[resource] = healthy * replicas * 1000
-        if GPU_MILLI in out:  # kubegpu's fractional GPU resource follows the replicas
-            out[GPU_MILLI] = out[GPU_MILLI] // old_replicas * replicas
-        return out
-
-    labels = {**node.labels, REPLICAS_LABEL: str(replicas),
-              SHARING_LABEL: "time-slicing" if replicas > 1 else "none"}  # fmt: skip
-    product = node.labels.get(PRODUCT_LABEL)
-    if gfd_product and product:
-        labels[PRODUCT_LABEL] = GFD_SUFFIX.sub("", product) + (
-            "-SHARED" if replicas > 1 and not rename else ""
-        )
-    annotations = dict(node.annotations)
-    if config_text is not None:
-        annotations[CONFIG_ANNOTATION] = config_text
-    return replace(
-        node, capacity=scaled(node.capacity, gpus), allocatable=scaled(node.allocatable, max(gpus - bad, 0)),
-        labels=labels, annotations=annotations,
-    )  # fmt: skip
+from kubegpu.plan.verify_pods import TEST_IMAGE
 
 
 def time_sliced_after(node: Node, change: NodeChange) -> Node:

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from kubegpu.errors import InputError
 from kubegpu.explain.inspect import is_device_plugin
+from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import simulate
@@ -38,7 +39,6 @@ COMPONENTS = ("device-plugin", "driver", "gpu-operator")
 PLUGIN_DS = "nvidia-device-plugin-daemonset"
 DRIVER_DS = "nvidia-driver-daemonset"
 CLUSTER_POLICY = "cluster-policy"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
 _VERSION_PATH = {"device-plugin": "/spec/devicePlugin/version", "driver": "/spec/driver/version"}
 # the GPU Operator chart's defaults for the two settings the hold changes
 RELEASE = json.dumps({"spec": {"daemonsets": {"updateStrategy": "RollingUpdate"},

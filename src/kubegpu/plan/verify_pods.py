@@ -17,12 +17,12 @@ from typing import Any
 
 import yaml
 
+from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
+from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node
 from kubegpu.plan.procedure import Step, mutate
 
-GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 APP_LABEL = "app.kubernetes.io/name"
 APP = "kubegpu-verify"

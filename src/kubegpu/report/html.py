@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from html import escape
 
+from kubegpu.explain.cards import GpuTile, NodeCard, PoolSummary, QuotaBar, ReportData, Slot, SlotKind
 from kubegpu.explain.findings import QUOTA_NEAR, Finding
 from kubegpu.explain.pending import Explanation
-from kubegpu.report import assets
-from kubegpu.report.data import GpuTile, NodeCard, PoolSummary, QuotaBar, ReportData, Slot, SlotKind
-from kubegpu.report.figures import Figure
+from kubegpu.page import assets
+from kubegpu.page.figures import Figure
+from kubegpu.page.html import Live, figure_section, head, section
+from kubegpu.page.html import attr_text as _a
+from kubegpu.page.html import body_text as _t
 
 # Evidence rows shown per reason group of a Pending pod; the rest are named, not tabulated, so that a
 # pod on a 1,000-node cluster costs tens of rows, not a thousand.
@@ -33,30 +34,6 @@ FGD_NOTE = (
     "shape, or every free GPU of a node the shape does not fit). A free share slot is the unheld rest "
     "of a GPU that sharing pods hold part of.</p>"
 )
-
-
-@dataclass(frozen=True)
-class Live:
-    """Served by ``kubegpu ui``: poll ``version`` every ``refresh_s`` and swap the page in when it changes."""
-
-    refresh_s: int
-    version: str
-
-
-def head(title: str, live: Live | None = None) -> str:
-    """The page up to ``</head>``: a Content-Security-Policy that allows no fetch (but the live view's
-    own ``version``), the viewport, no favicon request, the title and the inlined stylesheet."""
-    csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; " + (
-        "connect-src 'self'; " if live else ""
-    ) + "base-uri 'none'; form-action 'none'"  # fmt: skip
-    return "\n".join([
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<link rel="icon" href="data:,">',  # else the browser asks the server for /favicon.ico
-        f"<title>{_t(title)}</title>",
-        f"<style>{assets.CSS}</style></head>",
-    ])  # fmt: skip
 
 
 def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None = None) -> str:
@@ -90,14 +67,6 @@ def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None =
     return "\n".join(parts)
 
 
-def _t(text: str) -> str:
-    return escape(text, quote=False)
-
-
-def _a(text: str) -> str:
-    return escape(text, quote=True)
-
-
 def _words(values: Iterable[str]) -> str:
     """A space-separated data attribute the script splits; Kubernetes names never contain spaces."""
     return _a(" ".join(values))
@@ -106,15 +75,6 @@ def _words(values: Iterable[str]) -> str:
 def hue(namespace: str) -> int:
     """A stable colour per namespace, so one team's GPUs read as one colour across the map."""
     return zlib.crc32(namespace.encode()) % 360
-
-
-def section(section_id: str, heading: str, body: str, cls: str = "") -> str:
-    """A top-level section: its heading labels it, so skip links and screen-reader landmarks find it."""
-    attr = f' class="{cls}"' if cls else ""
-    return (
-        f'<section id="{section_id}"{attr} aria-labelledby="{section_id}-h">'
-        f'<h2 id="{section_id}-h">{_t(heading)}</h2>{body}</section>'
-    )
 
 
 def _header(data: ReportData, live: Live | None) -> str:
@@ -471,16 +431,6 @@ def _findings(findings: Sequence[Finding]) -> str:
         )
     none = "<p>Nothing wrong on the GPU side that the snapshot alone shows.</p>"
     return section("findings", f"Findings ({len(findings)})", "".join(items) or none)
-
-
-def figure_section(figures: Sequence[Figure]) -> str:
-    if not figures:
-        return ""
-    items = "".join(
-        f'<figure><img src="{f.data_uri}" alt="{_a(f.name)}"><figcaption>{_t(f.name)}</figcaption></figure>'
-        for f in figures
-    )
-    return section("figures", "Figures", items, cls="figures")
 
 
 def _input_errors(errors: Sequence[str]) -> str:

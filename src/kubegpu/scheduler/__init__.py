@@ -3,4 +3,8 @@
 ``explain``, ``schedule``, ``diagnose``, the simulator and the live scheduler all run pods through
 ``kubegpu.scheduler.schedule_one``; no other package decides feasibility. Must not import ``kubernetes``,
 ``grpc``, ``pynvml``, ``click`` or ``rich``.
+
+Layer (``.importlinter``, checked by ``lint-imports`` in CI): core, above ``devices`` and ``admission``;
+never imports ``batch``, ``explain``, the node agent, a face, or ``kubegpu.kube``, ``kubernetes``, ``grpc``,
+``prometheus_client`` or ``pynvml``.
 """

@@ -27,6 +27,7 @@ from kubegpu.devices.inventory import Health
 from kubegpu.devices.node_devices import NodeDevices
 from kubegpu.devices.numa import admit_container
 from kubegpu.devices.sharing import ResourcePlan, strip_annotation
+from kubegpu.model.names import ALLOCATION_ANNOTATION as ALLOCATION_ANNOTATION
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.reasons import (
@@ -37,8 +38,6 @@ from kubegpu.scheduler.reasons import (
     TOO_FEW_DEVICES,
     DeviceRefused,
 )
-
-ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"
 
 # container name → resource → device IDs
 Assignment = dict[str, dict[str, list[str]]]

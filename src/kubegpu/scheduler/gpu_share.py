@@ -15,9 +15,10 @@ required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's 
 picks the physical GPUs — by best fit, at random, or by the policy's own choice (FGD's fragmentation
 gradient) — and records them in the ledger, the way open-gpu-share's Reserve updates its cache.
 
-The ledger is a sibling of ``ClusterState``, not part of it: Reserve records and Unreserve releases, and
-a caller that removes a pod from the cluster (replay mode) releases it here too. Journal rollback
-(preemption dry runs) does not reach it, so profiles with GpuShare run without preemption.
+The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
+Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a departure, an
+eviction, a preemption dry run) frees its GPUs here, and a journal rollback that re-adds it gives it back
+the same GPUs (``pod_removed`` / ``pod_added``), so a preemption dry run leaves the ledger as it found it.
 
 Fragmentation (Weng et al., ATC '23, §4; the simulator's ``NodeGpuShareFragAmount``): for a target
 workload of typical pod shapes with popularity p_t, a node's fragment amount is Σ_t p_t · F_t, where F_t
@@ -36,6 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.names import GPU_COUNT_ANNOTATION as GPU_COUNT_ANNOTATION
+from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState, NodeView
@@ -45,8 +48,6 @@ from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 GPU_SHARE: Final = "GpuShare"
 GPU_MILLI_RESOURCE: Final = GPU_MILLI
-GPU_COUNT_ANNOTATION: Final = "kubegpu.io/gpu-count"
-GPU_PRODUCT_LABEL: Final = "nvidia.com/gpu.product"
 MILLI: Final = 1000
 # open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
 MAX_SPEC_CPU: Final = 128_000

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from kubegpu.report.figures import Figure, png_figure
-from kubegpu.report.html import figure_section, head, section
+from kubegpu.page.figures import Figure, png_figure
+from kubegpu.page.html import figure_section, head, section
 from kubegpu.sim.replay import ReplayReport
 from kubegpu.sim.whatif import table_rows
 

@@ -10,7 +10,7 @@ arrive at time 0). Changes, applied to the "after" run only:
   GPUs, first in order);
 - ``time_slicing``: every GPU node shares each GPU R ways, as the NVIDIA device plugin does with
   ``sharing.timeSlicing`` replicas R (``renameByDefault: false``), the node left as
-  ``plan.time_slicing.time_sliced_node`` says (the same node ``kubegpu plan time-slicing`` schedules on):
+  ``devices.time_slicing.time_sliced_node`` says (the same node ``kubegpu plan time-slicing`` schedules on):
   R × ``nvidia.com/gpu`` per physical GPU (and R × ``kubegpu.io/gpu-milli``), GFD's
   ``nvidia.com/gpu.replicas=R``; with the ``kubegpu`` profile the device model gets the same plugin config;
 - ``queue_nominal``: a queue's nominal quota for one resource set to a new quantity;
@@ -35,13 +35,13 @@ from typing import Any
 
 from kubegpu.batch.objects import Queue, parse_batch_objects
 from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
+from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
@@ -143,7 +143,7 @@ def added_nodes(nodes: Sequence[Node], count: int, like: str | None) -> list[Nod
 
 
 def time_sliced(nodes: Sequence[Node], replicas: int) -> list[Node]:
-    """Every GPU node time-sliced ``replicas`` ways, as ``plan.time_slicing.time_sliced_node`` leaves it."""
+    """Every GPU node time-sliced ``replicas`` ways, as ``devices.time_slicing.time_sliced_node`` leaves it."""
     if replicas < 2:
         raise ConfigError(f"--time-slicing takes a replica count of at least 2, got {replicas}")
     text = _time_slicing_text(replicas)

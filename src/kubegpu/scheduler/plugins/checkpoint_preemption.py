@@ -8,13 +8,16 @@ DefaultPreemption (it reuses them), with two changes when choosing among candida
 - after the fewest PDB violations, the node whose victims lose the least GPU-time since their last
   checkpoint wins (``model.podgroup.eviction_cost``), then upstream's remaining criteria.
 
-``now`` (plugin arg ``now``, RFC 3339) is the moment costs are measured at; the snapshot's newest
-timestamp by default. ``last_costs`` keeps, for reporting, what each chosen preemption cost.
+Costs are measured at ``now``: the plugin arg ``now`` (RFC 3339) fixes it, for reproducible offline runs
+(the CLI passes the snapshot's newest timestamp; the replay simulator sets ``now`` to simulated time
+before each cycle). Without it the clock (``clock``, UTC wall time) is read once per preemption cycle,
+so a long-running scheduler prices each preemption at its own time, not at the plugin's start.
+``last_costs`` keeps, for reporting, what each chosen preemption cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -26,13 +29,17 @@ from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.default_preemption import Candidate, DefaultPreemption, pick_one
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class CheckpointAwarePreemption(DefaultPreemption):
     name: ClassVar[str] = names.CHECKPOINT_AWARE_PREEMPTION
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
-        now = parse_time(str(args.get("now", ""))) if args.get("now") else None
-        self.now = now or datetime.now(UTC)
+        self.now: datetime | None = parse_time(str(args.get("now", ""))) if args.get("now") else None
+        self.clock: Callable[[], datetime] = _utc_now
         self.last_costs: dict[str, int] = {}  # victim pod key → GPU-seconds lost
 
     def gang_of(self, victim: Pod) -> list[Pod]:
@@ -42,10 +49,12 @@ class CheckpointAwarePreemption(DefaultPreemption):
             return [victim]
         return [p for pods in cluster.pods_on for p in pods.values() if group_key(p) == key]
 
-    def cost(self, candidate: Candidate) -> int:
-        return sum(eviction_cost(v, self.now) for v in candidate.victims)
+    @staticmethod
+    def cost(candidate: Candidate, now: datetime) -> int:
+        return sum(eviction_cost(v, now) for v in candidate.victims)
 
     def pick(self, candidates: list[Candidate]) -> Candidate:
+        now = self.now or self.clock()  # one instant for the whole cycle
         whole: list[Candidate] = []
         for c in candidates:
             victims: dict[str, Pod] = {}
@@ -54,7 +63,7 @@ class CheckpointAwarePreemption(DefaultPreemption):
                     victims.setdefault(member.key, member)
             whole.append(replace(c, victims=tuple(victims.values())))
         fewest = min(c.pdb_violations for c in whole)
-        cheapest = min(self.cost(c) for c in whole if c.pdb_violations == fewest)
-        best = pick_one([c for c in whole if c.pdb_violations == fewest and self.cost(c) == cheapest])
-        self.last_costs = {v.key: eviction_cost(v, self.now) for v in best.victims}
+        cheapest = min(self.cost(c, now) for c in whole if c.pdb_violations == fewest)
+        best = pick_one([c for c in whole if c.pdb_violations == fewest and self.cost(c, now) == cheapest])
+        self.last_costs = {v.key: eviction_cost(v, now) for v in best.victims}
         return best

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from kubegpu.explain.cards import GpuTile, NodeCard, ReportData, Slot, SlotKind, accepts_pods, pools
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.pending import Explanation
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY
-from kubegpu.report.data import GpuTile, NodeCard, ReportData, Slot, SlotKind, accepts_pods, pools
 from kubegpu.scheduler.gpu_share import (
     GPU_MILLI_RESOURCE,
     GPU_PRODUCT_LABEL,

@@ -1,0 +1,113 @@
+"""The options and helpers every source-reading command shares: ``--snapshot`` / ``--demo`` / ``--kube``,
+``-o``, the engine options, loading the snapshot and building the ``Engine``.
+
+Owns only what the command modules share, so that ``main`` and each ``*_cmd`` module import this
+module and never each other (``main`` registers the command modules; they no longer reach back into it).
+
+Must not import: ``kubegpu.cli.main`` or any ``*_cmd`` module; anything heavier than click and yaml at
+import time (the core, sources and the engine are imported inside the helpers).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from kubegpu.explain.engine import Engine
+    from kubegpu.model.snapshot import ClusterSnapshot
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = click.Choice(["table", "json", "yaml"])
+
+
+def source_options(f: F) -> F:
+    """--snapshot / --demo / --kube: the three sources behind one interface."""
+    options = [
+        click.option("--snapshot", "snapshots", multiple=True, type=click.Path(path_type=Path),
+                     help="`kubectl get … -o yaml|json` output, a manifest file or a directory (repeatable)."),
+        click.option("--demo", is_flag=True, help="Use the embedded demo cluster."),
+        click.option("--kube", is_flag=True, help="Read a live cluster (list only, read-only)."),
+        click.option("--context", default=None, help="kubeconfig context for --kube."),
+        click.option("--kubeconfig", default=None, help="kubeconfig file for --kube."),
+        click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube."),
+        click.option("--strict", is_flag=True, help="Exit with status 2 if any input object was rejected."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def output_option(f: F) -> F:
+    return click.option("-o", "--output", "output", type=FORMATS, default="table", show_default=True)(f)
+
+
+def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: str | None, kubeconfig: str | None,
+                  in_cluster: bool, strict: bool) -> ClusterSnapshot:  # fmt: skip
+    from kubegpu import sources
+
+    chosen = sum([bool(snapshots), demo, kube])
+    if chosen != 1:
+        raise click.UsageError("give exactly one source: --snapshot PATH, --demo or --kube")
+    if demo:
+        snap = sources.load_demo()
+    elif kube:
+        snap = sources.load_live(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
+    else:
+        snap = sources.load_files(*snapshots)
+    for err in snap.errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    if snap.errors and strict:
+        raise SystemExit(2)
+    return snap
+
+
+def emit(data: Any, output: str, table: Callable[[], None]) -> None:
+    if output == "json":
+        click.echo(json.dumps(data, indent=2))
+    elif output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(data, sort_keys=False, width=120), nl=False)
+    else:
+        table()
+
+
+def engine_options(f: F) -> F:
+    """--profile / --device-plugin-config / --seed: how the core is set up for the snapshot."""
+    options = [
+        click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
+                     help="default = kube-scheduler 1.34 as shipped; kubegpu = plus device-level placement."),
+        click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE",
+                     help="NVIDIA device plugin config (version: v1); NAME matches the node label "
+                          "nvidia.com/device-plugin.config, no NAME = the default (repeatable)."),
+        click.option("--seed", default=0, show_default=True, help="Seed for upstream's random tie-breaks."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def make_engine(
+    snap: ClusterSnapshot,
+    profile: str,
+    plugin_configs: tuple[str, ...],
+    seed: int,
+    scheduler_name: str | None = None,
+    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+) -> Engine:
+    from kubegpu.devices.sharing import load_plugin_config
+    from kubegpu.explain.engine import Engine
+    from kubegpu.scheduler.registry import profile_named
+
+    configs = {}
+    for item in plugin_configs:
+        name, _, path = item.rpartition("=")
+        configs[name] = load_plugin_config(Path(path))
+    return Engine(
+        snap, profile_named(profile, scheduler_name, plugin_args), seed=seed, plugin_configs=configs
+    )

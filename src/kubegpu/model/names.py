@@ -1,0 +1,49 @@
+"""Well-known names, each defined once: extended-resource names, label keys, annotation keys and the
+GPU taint key, as Kubernetes, NVIDIA's GPU Operator / GPU Feature Discovery (GFD) / device plugin and
+kubegpu itself spell them.
+
+Modules that use a name import it from here (some keep a short local alias); a new name that two
+modules share goes here, not into either of them.
+
+Upstream sources for the NVIDIA keys: NVIDIA/k8s-device-plugin (``nvidia.com/gpu``, the
+``nvidia.com/gpu.*`` GFD labels, ``nvidia.com/device-plugin.config``, ``nvidia.com/gpu.replicas``,
+``nvidia.com/gpu.sharing-strategy``), NVIDIA/mig-parted and the GPU Operator's MIG manager
+(``nvidia.com/mig.config``, ``nvidia.com/mig.config.state``, ``nvidia.com/mig.strategy``).
+
+Must not import: anything (plain strings at the bottom of the model layer).
+"""
+
+from __future__ import annotations
+
+# -- extended resources ------------------------------------------------------------------------------
+NVIDIA_GPU = "nvidia.com/gpu"  # the device plugin's whole-GPU resource
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # mixed strategy: nvidia.com/mig-<profile>
+# milli-GPUs of fractional GPU sharing (the openb / FGD model): the quantity is the milli-GPU count
+GPU_MILLI = "kubegpu.io/gpu-milli"
+
+# -- taints --------------------------------------------------------------------------------------------
+# the GPU Operator's / cloud providers' GPU-node taint key (same string as the resource name)
+GPU_TAINT_KEY = "nvidia.com/gpu"
+
+# -- node labels (GFD, GPU Operator, device plugin) ------------------------------------------------------
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
+GPU_REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+GPU_SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# the seed's example of a platform-maintained hardware-pool label
+DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
+
+# -- kubegpu's own annotations ------------------------------------------------------------------------
+INVENTORY_ANNOTATION = "kubegpu.io/device-inventory"  # node: the agent's device inventory (JSON)
+# node: kubelet's --topology-manager-policy, which the API does not expose; operators (or kubegpu's node
+# agent) record it here so placement can honour it
+TOPOLOGY_POLICY_ANNOTATION = "kubegpu.io/topology-manager-policy"
+DEVICE_PLUGIN_CONFIG_ANNOTATION = "kubegpu.io/device-plugin-config"  # node: the plugin config it runs
+ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"  # pod: device IDs the scheduler chose
+GPU_COUNT_ANNOTATION = "kubegpu.io/gpu-count"  # pod (openb / FGD): GPUs of a fractional request
