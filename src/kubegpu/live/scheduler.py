@@ -19,7 +19,11 @@ core's ``ClusterState`` current and writes the outcome back the way kube-schedul
   (client-go does the same). The binding runs on binder threads, as kube-scheduler's binding cycle runs
   in a goroutine: the next cycle starts while it is in flight, and its outcome is applied back on the
   scheduling thread. The API server refuses a second binding of a bound pod (409), so no pod is ever
-  bound twice.
+  bound twice; a failed or unanswered binding reads the pod back before any retry (``live.binder``).
+* **parts** (one concern each, chained as base classes on the one scheduling thread): ``live.state``
+  (names, attributes, shared writes), ``live.assumed``, ``live.binder``, ``live.preemption``,
+  ``live.cache`` (informer events), ``live.admission_cycle`` (queues and gangs); this module keeps the
+  loop, the per-pod cycle and its unschedulable outcome.
 * **outcome**: on success the ``Normal`` event ``Scheduled`` / ``Binding`` /
   ``Successfully assigned <ns>/<pod> to <node>``; on failure the ``Warning`` event ``FailedScheduling`` /
   ``Scheduling`` whose note is the message cut by ``truncate_event_message`` (1024 bytes), and a
