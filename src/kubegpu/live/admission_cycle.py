@@ -15,11 +15,7 @@ from kubegpu.live.batch import Admitted
 from kubegpu.live.cache import InformerCache
 from kubegpu.live.fair_usage import status_path
 from kubegpu.live.queue import MAX_IN_UNSCHEDULABLE_S
-from kubegpu.live.state import (
-    REASON_SCHEDULER_ERROR,
-    REASON_UNSCHEDULABLE,
-    _now,
-)
+from kubegpu.live.state import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +37,7 @@ class AdmissionCycle(InformerCache):
         start = time.perf_counter()
         waiting = [self.pods[k] for k in sorted(self.batch_waiting) if k in self.pods]
         try:
-            cycle = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, _now())
+            cycle = self.batch.cycle(scheduler, self.pods, waiting, self.assumed, utc_now())
         except Exception as exc:  # a plugin error aborts the cycle, not the process
             log.exception("queue admission failed")
             self._nodes_dirty = True  # the session may have left placements in the state: rebuild it
@@ -68,7 +64,7 @@ class AdmissionCycle(InformerCache):
         if not self._usage_leader:
             self._usage_leader = True
             self.batch.usage.reset()
-        for name, patch in self.batch.usage_to_record(self.pods, self.assumed, _now()):
+        for name, patch in self.batch.usage_to_record(self.pods, self.assumed, utc_now()):
             try:
                 self.api.patch(status_path(name), patch, MERGE_PATCH)
             except ApiError as exc:

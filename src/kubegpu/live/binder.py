@@ -14,11 +14,7 @@ from typing import Any
 from kubegpu.kube.client import ApiError
 from kubegpu.live.assumed import AssumedPods
 from kubegpu.live.batch import is_batch_pod
-from kubegpu.live.state import (
-    BOUND,
-    REASON_SCHEDULER_ERROR,
-    pod_path,
-)
+from kubegpu.live.state import BOUND, REASON_SCHEDULER_ERROR, pod_path
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.device_ledger import Assignment
 

@@ -18,15 +18,10 @@ from kubegpu.errors import InputError
 from kubegpu.explain.engine import plugin_config_for
 from kubegpu.kube.informer import SYNC
 from kubegpu.kube.live import ListedKind
+from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
 from kubegpu.live.preemption import Preemption
-from kubegpu.live.state import (
-    BATCH,
-    BATCH_KINDS,
-    BOUND,
-    _meta,
-    _now,
-)
+from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.scheduler.cluster import ClusterState
@@ -74,7 +69,7 @@ class InformerCache(Preemption):
             self._apply_nodes(event_type, items)
         elif kind == "Pod":
             if event_type == SYNC:
-                listed = {f"{_meta(o, 'namespace')}/{_meta(o, 'name')}" for o in items}
+                listed = {f"{meta_str(o, 'namespace')}/{meta_str(o, 'name')}" for o in items}
                 for key in [k for k in self.pods if k not in listed]:
                     self._delete_pod(key)
             for raw in items:
@@ -84,13 +79,13 @@ class InformerCache(Preemption):
                 self.priority_classes.clear()
             for raw in items:
                 self._apply_simple(
-                    raw, event_type, self.priority_classes, parse_priority_class, _meta(raw, "name")
+                    raw, event_type, self.priority_classes, parse_priority_class, meta_str(raw, "name")
                 )
         elif kind == "PodDisruptionBudget":
             if event_type == SYNC:
                 self.pdbs.clear()
             for raw in items:
-                pdb_key = f"{_meta(raw, 'namespace')}/{_meta(raw, 'name')}"
+                pdb_key = f"{meta_str(raw, 'namespace')}/{meta_str(raw, 'name')}"
                 self._apply_simple(raw, event_type, self.pdbs, parse_pdb, pdb_key)
             if self.scheduler is not None:
                 self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
@@ -113,7 +108,7 @@ class InformerCache(Preemption):
         if event_type == SYNC:
             self.nodes.clear()
         for raw in items:
-            name = _meta(raw, "name")
+            name = meta_str(raw, "name")
             if event_type == "DELETED":
                 self.nodes.pop(name, None)
                 continue
@@ -129,7 +124,7 @@ class InformerCache(Preemption):
         self.queue.move_all()
 
     def _apply_pod(self, event_type: str, raw: dict[str, Any]) -> None:
-        key = PodKey(f"{_meta(raw, 'namespace')}/{_meta(raw, 'name')}")
+        key = PodKey(f"{meta_str(raw, 'namespace')}/{meta_str(raw, 'name')}")
         if event_type == "DELETED":
             self._delete_pod(key)
             return
@@ -159,7 +154,7 @@ class InformerCache(Preemption):
             else:
                 self._place(pod)
                 if self.handshakes is not None:
-                    for ev in self.handshakes.updated(pod, _now()):
+                    for ev in self.handshakes.updated(pod, utc_now()):
                         self._evict_waited(ev)
             return
         if key in self.assumed:
@@ -214,13 +209,22 @@ class InformerCache(Preemption):
         if idx is not None:
             cluster.remove_pod(pod)
         if target is not None:
-            cluster.add_pod(pod, target)
+            held = cluster.devices.held[target]
+            others = {r: {i: k for i, k in ids.items() if k != pod.key} for r, ids in held.items()}
+            cluster.add_pod(checked_record(pod, cluster.devices.models[target], others), target)
 
     def _ensure_scheduler(self) -> Scheduler:
         if self.scheduler is None or self._nodes_dirty:
-            placed = [p for p in self.pods.values() if p.node_name and not p.is_terminal]
-            placed += [dataclasses.replace(pod, node_name=node) for pod, node in self.assumed.values()]
-            cluster = ClusterState(list(self.nodes.values()), placed, self._device_models())
+            # own records first (assumed: our Bindings carry them), then bound pods oldest first
+            placed = [dataclasses.replace(pod, node_name=node) for pod, node in self.assumed.values()]
+            bound = [
+                p
+                for p in self.pods.values()
+                if p.node_name and not p.is_terminal and p.key not in self.assumed
+            ]
+            placed += sorted(bound, key=lambda p: (p.creation_timestamp, p.key))
+            models = self._device_models()
+            cluster = ClusterState(list(self.nodes.values()), reconcile_records(placed, models), models)
             self._seed_nominations(cluster)
             profile = profile_named(self.config.profile, self.config.scheduler_name)
             framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))

@@ -17,11 +17,7 @@ from kubegpu.kube.client import MERGE_PATCH, ApiError
 from kubegpu.live.batch import Preempting, is_batch_pod
 from kubegpu.live.binder import Binder
 from kubegpu.live.checkpoint import CHECKPOINT_REQUESTED_ANNOTATION, Eviction, Wait
-from kubegpu.live.state import (
-    REASON_UNSCHEDULABLE,
-    _now,
-    pod_path,
-)
+from kubegpu.live.state import REASON_UNSCHEDULABLE, pod_path, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.podgroup import eviction_cost, group_key, rfc3339
 from kubegpu.scheduler.schedule_one import ScheduleResult
@@ -97,7 +93,7 @@ class Preemption(Binder):
         if not victims:
             return
         wait = self.handshakes.start_workload(
-            preempting.workload, preempting.queue, preempting.members, victims, _now(), time.monotonic()
+            preempting.workload, preempting.queue, preempting.members, victims, utc_now(), time.monotonic()
         )
         self._annotate_checkpoint_request(victims, wait.requested_at)
         note = (
@@ -112,7 +108,7 @@ class Preemption(Binder):
 
     def _preempt(self, pod: Pod, result: ScheduleResult) -> str:
         """Evict the victims through the Eviction API; the nominated node if every eviction went through."""
-        now = _now()
+        now = utc_now()
         costs: dict[PodKey, int] = {}
         evicted_all = True
         for victim in result.victims:
@@ -159,7 +155,7 @@ class Preemption(Binder):
     def _request_checkpoints(self, pod: Pod, result: ScheduleResult) -> str:
         """Start the handshake: annotate the victims, nominate the preemptor, evict later."""
         assert self.handshakes is not None
-        wait = self.handshakes.start(pod, result.nominated_node, result.victims, _now(), time.monotonic())
+        wait = self.handshakes.start(pod, result.nominated_node, result.victims, utc_now(), time.monotonic())
         self._annotate_checkpoint_request(result.victims, wait.requested_at)
         self._clear_lower_nominations(pod, wait.node)
         log.info(
@@ -190,7 +186,7 @@ class Preemption(Binder):
         if not self._resumed and "Pod" in self.synced:
             self._resumed = True
             for wait in self.handshakes.resume(
-                self.pods.values(), self.config.scheduler_name, _now(), time.monotonic(), _workload_of
+                self.pods.values(), self.config.scheduler_name, utc_now(), time.monotonic(), _workload_of
             ):
                 if wait.workload:  # the workload waits for these victims, as after its own preemption
                     self.batch.evicting[wait.workload] = set(wait.victims)
@@ -207,7 +203,7 @@ class Preemption(Binder):
                 (p := self.pods.get(m.key)) is not None and not p.node_name for m, _ in wait.members
             ):  # every member deleted (or bound: not while it waits): nobody needs the room
                 self._handshake_done(wait.key, "deleted")
-        for ev in self.handshakes.due(_now(), time.monotonic()):
+        for ev in self.handshakes.due(utc_now(), time.monotonic()):
             self._evict_waited(ev)
         for key in list(self.handshakes.waits):
             self._handshake_done(key, "")

@@ -131,7 +131,7 @@ class SchedulerState:
         old = self.pod_conditions.get(pod.key, ("", "", "", ""))
         if old[:3] == ("False", reason, message) and not nominated and not clear_nomination:
             return
-        transition = old[3] if old[0] == "False" and old[3] else rfc3339(_now())
+        transition = old[3] if old[0] == "False" and old[3] else rfc3339(utc_now())
         status: dict[str, Any] = {
             "conditions": [
                 {
@@ -159,11 +159,11 @@ class SchedulerState:
         self.recorder.record(PodRef(pod.namespace, pod.name, pod.uid), event_type, reason, action, note)
 
 
-def _now() -> dt.datetime:
+def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _meta(raw: dict[str, Any], key: str) -> str:
+def meta_str(raw: dict[str, Any], key: str) -> str:
     metadata = raw.get("metadata")
     value = metadata.get(key) if isinstance(metadata, dict) else None
     return value if isinstance(value, str) else ""
