@@ -89,6 +89,11 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     times: int = 1
     watch: bool | None = None  # only watch requests (True), only non-watch ones (False), or both
+    # True: the request is carried out first and only its answer is replaced (a lost response: the write
+    # happened, the client never hears so); status 0 closes the connection instead of answering
+    after: bool = False
+    # run (under the emulator's lock) before answering: another writer's change racing the request
+    race: Callable[[], None] | None = None
 
 
 @dataclass
@@ -233,13 +238,8 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         if plural not in RESOURCES:
             return await super()._handle(request)  # discovery and the like: kmock's own answers
         fault = self._take_fault(method, path, query.get("watch") in ("true", "1"))
-        if fault is not None:
-            self._record(method, path, query, user_agent, fault.status)
-            return aiohttp.web.json_response(
-                status_body(fault.status, fault.reason, fault.message),
-                status=fault.status,
-                headers=fault.headers,
-            )
+        if fault is not None and not fault.after:
+            return self._fault_reply(raw, method, path, query, user_agent, fault)
         if method == "GET" and query.get("watch") in ("true", "1"):
             self._record(method, path, query, user_agent, 200)
             return await self._watch(raw, plural, request.namespace, query)
@@ -265,7 +265,26 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
             )
         if method != "GET":
             self._notify()
+        if fault is not None:  # carried out; the answer is lost
+            return self._fault_reply(raw, method, path, query, user_agent, fault)
         return self._reply(method, path, query, user_agent, code, answer)
+
+    def _fault_reply(
+        self, raw: aiohttp.web.BaseRequest, method: str, path: str, query: dict[str, str], user_agent: str,
+        fault: Fault,
+    ) -> aiohttp.web.StreamResponse:  # fmt: skip
+        self._record(method, path, query, user_agent, fault.status)
+        if fault.race is not None:
+            with self.lock:
+                fault.race()
+            self._notify()
+        if fault.status == 0 and raw.transport is not None:
+            raw.transport.close()  # the client sees the connection end with no answer
+        return aiohttp.web.json_response(
+            status_body(fault.status or 500, fault.reason, fault.message),
+            status=fault.status or 500,
+            headers=fault.headers,
+        )
 
     def _reply(
         self, method: str, path: str, query: dict[str, str], user_agent: str, code: int, body: JSON
@@ -441,6 +460,12 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         self._commit("pods", "MODIFIED", new)
         self.bindings.append((f"{ns}/{name}", binding["target"]["name"], user_agent))
         return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def bind(self, ns: str, name: str, node: str, user_agent: str = "test") -> None:
+        """Bind a pod as another writer would (call under ``lock``, e.g. from a ``Fault.race``)."""
+        binding = {"metadata": {"namespace": ns, "name": name}, "target": {"kind": "Node", "name": node}}
+        code, answer = self._bind(ns, name, binding, user_agent)
+        assert code == 201, answer
 
     def _evict(self, ns: str, name: str) -> tuple[int, JSON]:
         pod = self.store["pods"].get((ns, name))

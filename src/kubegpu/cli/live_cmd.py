@@ -7,6 +7,7 @@ without it (the tests start the components that way, as real processes).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import socket
@@ -21,8 +22,8 @@ from kubegpu.admission.lint import LintContext, lint_object, namespace_labels, n
 from kubegpu.admission.mutate import MutationOptions
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.kube.client import KubeApi
-from kubegpu.kube.leader import LeaseConfig
+from kubegpu.kube.client import ApiError, KubeApi
+from kubegpu.kube.leader import LeaseConfig, other_holder
 from kubegpu.live import extender as extender_api
 from kubegpu.live.metrics import SchedulerMetrics, serve
 from kubegpu.live.scheduler import DEFAULT_SCHEDULER_NAME, LiveConfig, LiveScheduler
@@ -101,6 +102,8 @@ def scheduler(
         )
     except KubegpuError as exc:
         raise click.ClickException(str(exc)) from None
+    if not leader_elect:  # a second active replica would bind beside the holder: refused, not raced
+        _refuse_beside_holder(api, ident, lease)
     metrics = SchedulerMetrics(scheduler_name)
     server = serve(metrics, metrics_port, metrics_bind_address)
     click.echo(
@@ -114,6 +117,24 @@ def scheduler(
     if code:
         click.echo("leader election lost", err=True)
     sys.exit(code)
+
+
+def _refuse_beside_holder(api: KubeApi, identity: str, lease: LeaseConfig) -> None:
+    """Exit 1 with one line when another replica holds the Lease (``--no-leader-elect`` was given)."""
+    try:
+        holder = other_holder(api, identity, lease, dt.datetime.now(dt.UTC))
+    except ApiError as exc:
+        api.close()
+        raise click.ClickException(
+            f"--no-leader-elect: cannot read lease {lease.namespace}/{lease.name} to check that no other "
+            f"replica is active: {exc}"
+        ) from None
+    if holder is not None:
+        api.close()
+        raise click.ClickException(
+            f"lease {lease.namespace}/{lease.name} is held by {holder}: another replica is active; "
+            "refusing to start a second one without leader election (drop --no-leader-elect, or stop it)"
+        )
 
 
 @click.command("webhook")

@@ -50,6 +50,32 @@ def micro_time(now: dt.datetime) -> str:
     return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def other_holder(api: KubeApi, identity: str, config: LeaseConfig, now: dt.datetime) -> str | None:
+    """For a replica started without leader election: who else holds the Lease now, read once at start,
+    as ``"<identity> (renewed <renewTime>)"``; None when the Lease is absent, unheld, held by ``identity``
+    or not renewed within its ``leaseDurationSeconds`` (judged on this clock: a holder whose clock runs
+    far behind may look expired). A Lease that cannot be read is an ``ApiError`` (not assumed free)."""
+    try:
+        lease = api.get(f"{LEASES.format(namespace=config.namespace)}/{config.name}")
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    raw = lease.get("spec")
+    spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    holder, renewed = str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or "")
+    if not holder or holder == identity:
+        return None
+    try:
+        renew_time = dt.datetime.fromisoformat(renewed)
+        duration = float(spec.get("leaseDurationSeconds") or config.lease_duration_s)
+    except (TypeError, ValueError):
+        return f"{holder} (renewTime {renewed!r} unreadable)"  # unknown freshness: taken as held
+    if renew_time.tzinfo is None or renew_time + dt.timedelta(seconds=duration) <= now:
+        return None
+    return f"{holder} (renewed {renewed})"
+
+
 class LeaderElector:
     """Runs the election loop on its own thread; ``on_stopped_leading`` fires once if the lease is lost."""
 
