@@ -42,9 +42,9 @@ class CelError(Exception):
     """A compile or runtime error, worded as cel-go words it where kubegpu knows the wording."""
 
 
-@functools.total_ordering
 class Quantity:
-    """``apiservercel.Quantity``: compares by exact value."""
+    """``apiservercel.Quantity``: equal by exact value; ordered only through ``compareTo`` and friends
+    (Kubernetes CEL has no ``<``/``>=`` overload for quantities, so those fail here too)."""
 
     __slots__ = ("text", "value")
 
@@ -55,9 +55,6 @@ class Quantity:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Quantity) and self.value == other.value
 
-    def __lt__(self, other: Quantity) -> bool:
-        return self.value < other.value
-
     def __hash__(self) -> int:
         return hash(self.value)
 
@@ -65,9 +62,9 @@ class Quantity:
         return f"quantity({self.text!r})"
 
 
-@functools.total_ordering
 class Semver:
-    """``apiservercel.Semver`` (blang/semver): major.minor.patch, pre-release orders below release."""
+    """``apiservercel.Semver`` (blang/semver): major.minor.patch, pre-release orders below release;
+    ordered only through ``compareTo`` and friends, as in Kubernetes CEL."""
 
     __slots__ = ("key", "text")
 
@@ -81,9 +78,6 @@ class Semver:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Semver) and self.key == other.key
-
-    def __lt__(self, other: Semver) -> bool:
-        return self.key < other.key
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -112,9 +106,12 @@ def _functions() -> dict[str, Callable[..., Any]]:
         return celtypes.BoolType(_SEMVER.match(str(s)) is not None)
 
     def compare(a: Any, b: Any) -> Any:
-        if type(a) is not type(b) or not isinstance(a, (Quantity, Semver)):
-            raise CelError("no such overload")
-        return celtypes.IntType((a > b) - (a < b))
+        if isinstance(a, Quantity) and isinstance(b, Quantity):
+            x, y = a.value, b.value
+            return celtypes.IntType((x > y) - (x < y))
+        if isinstance(a, Semver) and isinstance(b, Semver):
+            return celtypes.IntType((a.key > b.key) - (a.key < b.key))
+        raise CelError("no such overload")
 
     def as_integer(q: Quantity) -> Any:
         if q.value.denominator != 1:
