@@ -152,18 +152,32 @@ class Selector:
         tokens = {next(g for g in m.groups() if g is not None) for m in _TOKEN.finditer(expression)}
         self._names: frozenset[str] | None = None if tokens & _WHOLE_MAP else frozenset(tokens)
         self._results: dict[Any, bool | CelError] = {}
+        # per device object (slices are immutable values): the answer without rebuilding the view
+        self._by_device: dict[int, tuple[Device, str, bool | CelError]] = {}
 
     def _view(self, driver: str, device: Device) -> Any:
         """The part of the device this expression can see (its cache key)."""
         names = self._names
         if names is None:
-            return (driver, tuple(device.attributes.items()), tuple(device.capacity.items()))
+            return (driver, tuple(device.attributes.items()), tuple(device.capacity_text.items()))
         attrs = tuple((k, v) for k, v in device.attributes.items() if k.rpartition("/")[2] in names)
-        caps = tuple((k, v) for k, v in device.capacity.items() if k.rpartition("/")[2] in names)
+        # the written text, not the Fraction: hashing exact fractions costs more than a rare extra miss
+        caps = tuple((k, v) for k, v in device.capacity_text.items() if k.rpartition("/")[2] in names)
         return (driver if "driver" in names else "", attrs, caps)
 
     def matches(self, driver: str, device: Device) -> bool:
         """True/False, or raises ``CelError`` with the runtime error."""
+        seen = self._by_device.get(id(device))
+        if seen is not None and seen[0] is device and seen[1] == driver:
+            hit = seen[2]
+        else:
+            hit = self._lookup(driver, device)
+            self._by_device[id(device)] = (device, driver, hit)
+        if isinstance(hit, CelError):
+            raise hit
+        return hit
+
+    def _lookup(self, driver: str, device: Device) -> bool | CelError:
         key = self._view(driver, device)
         try:
             hit = self._results.get(key)
@@ -173,8 +187,6 @@ class Selector:
             hit = self._evaluate(driver, device)
             if key is not None:
                 self._results[key] = hit
-        if isinstance(hit, CelError):
-            raise hit
         return hit
 
     def _evaluate(self, driver: str, device: Device) -> bool | CelError:
