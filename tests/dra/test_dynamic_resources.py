@@ -19,6 +19,7 @@ from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources, with_d
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
+from kubegpu.testing.builders import make_node
 from tests.dra import objects as o
 
 PREEMPTION_NOT_HELPFUL = (
@@ -225,3 +226,42 @@ def _prefilter_then_filter(s: Scheduler, snap: Any, node: str) -> Any:
     _, st = plugin.pre_filter(state, pod, s.cluster)
     assert st.is_success, st
     return plugin.filter(state, pod, s.cluster.view(s.cluster.index[node]))
+
+
+def test_network_slices_by_node_selector_and_all_nodes() -> None:
+    # allocator_test.go "network-attached-device": a slice with a nodeSelector (label region=r1) serves
+    # only matching nodes; an allNodes slice serves every node. n1 has region=r1, n2 has none.
+    def net(name: str, extra: dict[str, Any]) -> dict[str, Any]:
+        s = o.node_slice("x", [o.gpu_device(0, name)], name=name)
+        del s["spec"]["nodeName"]
+        s["spec"]["pool"]["name"] = name
+        s["spec"].update(extra)
+        return s
+
+    sel = {
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "region", "operator": "In", "values": ["r1"]}]}
+            ]
+        }
+    }
+    n1 = make_node("n1").label("region", "r1").obj()
+    n2 = make_node("n2").obj()
+    c = o.claim("c", o.request("gpu"))
+    s, snap = scheduler(*o.gpu_classes(), n1, n2, net("regional", sel), c, o.pod("p", ("gpu", "c", "")))
+    r = s.schedule_one(snap.pod("default/p"), assume=False)
+    assert r.node == "n1"
+    s, snap = scheduler(
+        *o.gpu_classes(), n2, net("everywhere", {"allNodes": True}), c, o.pod("p", ("gpu", "c", ""))
+    )
+    assert s.schedule_one(snap.pod("default/p"), assume=False).node == "n2"
+
+
+def test_pods_without_claims_keep_the_equivalence_class_cache() -> None:
+    # the framework caches filter answers per pod class only when every filter plugin signs
+    s, snap = scheduler(*cluster(o.claim("c", o.request("gpu")), o.pod("p", ("gpu", "c", ""))))
+    plain = o.pod("q")
+    plain["spec"]["resourceClaims"] = []
+    s2, snap2 = scheduler(*cluster(plain))
+    assert s2.framework.signature(snap2.pod("default/q")) is not None
+    assert s.framework.signature(snap.pod("default/p")) is None

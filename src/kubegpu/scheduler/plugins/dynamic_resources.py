@@ -17,7 +17,7 @@ the default profile until the faces pass them in. Imports model and scheduler on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final
 
@@ -177,6 +177,11 @@ class DynamicResources:
             except AllocationError as exc:
                 return None, Status(Code.ERROR, (str(exc),))
         return None, SUCCESS
+
+    def sign(self, pod: Pod) -> Hashable | None:
+        """Pods without claims never fail this Filter (one class); pods with claims are evaluated fresh,
+        since their answer depends on the claims' state, not on pod fields alone."""
+        return None if pod.key in self.dra.pod_claims else ()
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         s: _State | None = state.get(STATE_KEY)
