@@ -10,11 +10,12 @@ allocator_test.go cases named below). Expected values are derived by hand from t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.framework import Framework, PluginSpec
 from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources, with_dynamic_resources
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
@@ -265,3 +266,49 @@ def test_pods_without_claims_keep_the_equivalence_class_cache() -> None:
     s2, snap2 = scheduler(*cluster(plain))
     assert s2.framework.signature(snap2.pod("default/q")) is not None
     assert s.framework.signature(snap.pod("default/p")) is None
+
+
+def test_admin_access_neither_needs_nor_takes_a_free_device() -> None:
+    # allocator.go: a request with adminAccess skips the "already allocated" check, and an allocation
+    # result with adminAccess is not in ListAllAllocatedDevices. n1's only GPU is held by "old".
+    old = o.claim("old", o.request("gpu"), status=o.allocated("n1", ("gpu", "gpu-0"), reserved=("x",)))
+    admin_req = o.request("gpu")
+    admin_req["exactly"]["adminAccess"] = True
+    objs = [
+        *o.gpu_classes(),
+        *o.gpu_node("n1", 1),
+        old,
+        o.claim("mon", admin_req),
+        o.pod("p", ("gpu", "mon", "")),
+    ]
+    s, snap = scheduler(*objs)
+    assert s.schedule_one(snap.pod("default/p"), assume=False).node == "n1"
+    s, snap = scheduler(*objs[:-2], o.claim("c", o.request("gpu")), o.pod("p", ("gpu", "c", "")))
+    assert "1 cannot allocate all claims" in s.schedule_one(snap.pod("default/p"), assume=False).message
+
+
+def test_device_taints_count_only_with_the_feature_gate() -> None:
+    # DRADeviceTaints is alpha (off) in 1.34: a NoSchedule device taint is ignored by default; with the
+    # gate on, an untolerated taint makes the device unselectable (allocator isSelectable).
+    sl = o.node_slice("n1", [o.gpu_device(0, "n1")])
+    sl["spec"]["devices"][0]["taints"] = [{"key": "nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
+    objs = [
+        *o.gpu_classes(),
+        make_node("n1").obj(),
+        sl,
+        o.claim("c", o.request("gpu")),
+        o.pod("p", ("gpu", "c", "")),
+    ]
+    snap = build_snapshot([("t", x) for x in objs])
+    for gate, expected in ((False, "n1"), (True, "")):
+        profile = with_dynamic_resources(default_profile(), snap.dra)
+        if gate:
+            specs = tuple(
+                PluginSpec(p.name, p.weight, {**p.args, "deviceTaints": True})
+                if p.name == "DynamicResources"
+                else p
+                for p in profile.plugins
+            )
+            profile = replace(profile, plugins=specs)
+        s = Scheduler(Framework(profile, in_tree_registry()), ClusterState(snap.nodes, snap.pods))
+        assert (s.schedule_one(snap.pod("default/p"), assume=False).node or "") == expected
