@@ -300,6 +300,8 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
         o.pod("p", ("gpu", "c", "")),
     ]
     snap = build_snapshot([("t", x) for x in objs])
+    pod = snap.pod("default/p")
+    assert pod is not None
     for gate, expected in ((False, "n1"), (True, "")):
         profile = with_dynamic_resources(default_profile(), snap.dra)
         if gate:
@@ -311,4 +313,4 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
             )
             profile = replace(profile, plugins=specs)
         s = Scheduler(Framework(profile, in_tree_registry()), ClusterState(snap.nodes, snap.pods))
-        assert (s.schedule_one(snap.pod("default/p"), assume=False).node or "") == expected
+        assert (s.schedule_one(pod, assume=False).node or "") == expected
