@@ -314,3 +314,15 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
             profile = replace(profile, plugins=specs)
         s = Scheduler(Framework(profile, in_tree_registry()), ClusterState(snap.nodes, snap.pods))
         assert (s.schedule_one(pod, assume=False).node or "") == expected
+
+
+def test_more_than_32_devices_per_claim_is_an_error() -> None:
+    # allocator.go: "claim %s: number of requested devices %d exceeds the claim limit of %d"
+    # (AllocationResultsMaxSize = 32); 20 + 13 = 33 devices in one claim.
+    c = o.claim("c", o.request("a", count=20), o.request("b", count=13))
+    s, snap = scheduler(*cluster(c), o.pod("p", ("gpu", "c", "")))
+    st = _prefilter_then_filter(s, snap, "n1")
+    assert (st.code, st.reasons) == (
+        Code.ERROR,
+        ("claim default/c: number of requested devices 33 exceeds the claim limit of 32",),
+    )

@@ -129,12 +129,19 @@ class Allocator:
             for ci, c in enumerate(claims)
             for req in c.requests
         ]
-        for ci, _name, alts, _ in self.slots:
-            for a in alts:
-                if a.allocation_mode == "ExactCount" and a.count > ALLOCATION_RESULTS_MAX:
-                    raise AllocationError(
-                        f"claim {claims[ci].key}, request {a.name}: exact count {a.count} is too large"
-                    )
+        # structured allocator: the fewest devices a claim can get (each request's cheapest alternative,
+        # All counting as none up front) may not exceed AllocationResultsMaxSize
+        self.too_many = ""
+        for c in claims:
+            least = sum(
+                min((a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req))
+                for req in c.requests
+            )
+            if least > ALLOCATION_RESULTS_MAX and not self.too_many:
+                self.too_many = (
+                    f"claim {c.key}: number of requested devices {least} exceeds the claim limit of "
+                    f"{ALLOCATION_RESULTS_MAX}"
+                )
 
     def selectable(self, ci: int, sub: DeviceSubRequest, driver: str, device: Device) -> bool:
         """Class selectors, then request selectors (upstream ``isSelectable``); CEL errors abort."""
@@ -181,6 +188,8 @@ class Allocator:
 
     def allocate(self, node: str, labels: Mapping[str, str]) -> list[Result] | None:
         """Every claim's devices on ``node``, or None when they do not all fit."""
+        if self.too_many:
+            raise AllocationError(self.too_many)
         pools = self.index.pools(node, labels)
         chosen: list[list[AllocatedDevice]] = [[] for _ in self.claims]
         taken: set[DeviceId] = set()
