@@ -326,3 +326,16 @@ def test_more_than_32_devices_per_claim_is_an_error() -> None:
         Code.ERROR,
         ("claim default/c: number of requested devices 33 exceeds the claim limit of 32",),
     )
+
+
+def test_a_cycle_that_only_asks_allocates_nothing() -> None:
+    # assume=False (explain): the chosen devices are not committed, so asking twice gives the same node
+    # and a following real cycle still finds n1's only GPU free.
+    s, snap = scheduler(
+        *o.gpu_classes(), *o.gpu_node("n1", 1), o.claim("c", o.request("gpu")), o.pod("p", ("gpu", "c", ""))
+    )
+    pod = snap.pod("default/p")
+    assert [s.schedule_one(pod, assume=False).node for _ in range(2)] == ["n1", "n1"]
+    assert dra_plugin(s).assumed == {}
+    assert s.schedule_one(pod).node == "n1"
+    assert list(dra_plugin(s).assumed) == ["default/c"]

@@ -104,8 +104,12 @@ class DynamicResources:
         self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
         self.device_taints = bool(args.get("deviceTaints", False))
         self._index: SliceIndex | None = None
-        # Claims this run allocated (Reserve), as upstream's assume cache holds them until the API write.
+        # Claims this run allocated, as upstream's assume cache holds them until the API write: Reserve
+        # leaves them pending, the cluster placing the pod (``pod_added``) commits them; a cycle that
+        # only asks (``assume=False``) therefore leaves no trace.
         self.assumed: dict[str, tuple[Result, str, str]] = {}  # claim key → (result, node, pod uid)
+        self._pending: dict[str, tuple[list[Result], str]] = {}  # pod key → (results, node)
+        self._listening: set[int] = set()
 
     def index(self) -> SliceIndex:
         if self._index is None:
@@ -144,6 +148,9 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
     ) -> tuple[frozenset[str] | None, Status]:
+        if id(cluster) not in self._listening:
+            self._listening.add(id(cluster))
+            cluster.listeners.append(self)
         s = _State()
         state.write(STATE_KEY, s)
         claims, problem = resolve_claims(pod, self.dra)
@@ -233,16 +240,21 @@ class DynamicResources:
         results = s.results.get(node.name)
         if results is None:
             return Status(Code.ERROR, ("claim allocation not found for node",))
-        for r in results:
-            self.assumed[r.claim.key] = (r, node.name, pod.uid)
+        self._pending[pod.key] = (results, node.name)
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None:
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or s.allocator is None:
-            return
-        for r in s.results.get(node.name, ()):
-            self.assumed.pop(r.claim.key, None)
+        self._pending.pop(pod.key, None)
+
+    def pod_added(self, pod: Pod, idx: int) -> None:
+        got = self._pending.pop(pod.key, None)
+        if got is not None:
+            for r in got[0]:
+                self.assumed[r.claim.key] = (r, got[1], pod.uid)
+
+    def pod_removed(self, pod: Pod, idx: int) -> None:
+        """Claims stay allocated when a pod goes: the claim controller deallocates them later, and
+        preemption does not free DRA devices in 1.34."""
 
 
 def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
