@@ -26,7 +26,7 @@ from kmock._internal import parsing as kmock_parsing
 from kmock._internal.rendering import Response as KmockResponse  # not in kmock.__all__
 
 from kubegpu.errors import InputError
-from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, LiveRead, read_cluster
+from kubegpu.kube.live import BATCH_LISTED_KINDS, DRA_LISTED_KINDS, LISTED_KINDS, LiveRead, read_cluster
 from kubegpu.model.snapshot import build_snapshot
 
 TOKEN = "kmock-test-token"
@@ -372,7 +372,7 @@ def test_only_gets_with_the_kubeconfig_token_and_never_watches(api: FakeApiServe
 
     assert {method for method, _, _, _ in api.requests} == {"GET"}
     assert {auth for _, _, _, auth in api.requests} == {f"Bearer {TOKEN}"}
-    listed_paths = [listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS)]
+    listed_paths = [listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS)]
     assert [path for _, path, _, _ in api.requests] == listed_paths
     assert all("watch" not in query for _, _, query, _ in api.requests)
     assert all(query.get("limit") == "500" for _, _, query, _ in api.requests)
@@ -631,3 +631,37 @@ def test_in_cluster_outside_a_pod(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InputError, match="cannot use the in-cluster service account") as err:
         read_cluster(in_cluster=True)
     assert err.value.source == "in-cluster config"
+
+
+def test_dra_kinds_are_read_at_the_first_version_served(api: FakeApiServer, tmp_path: Path) -> None:
+    """A 1.32 cluster serves resource.k8s.io/v1beta1 only: v1 and v1beta2 answer 404 (no warning), v1beta1
+    is read and parsed by conversion; a kind read at one version is not asked again at an older one."""
+    api.collections = full_cluster()
+    rslice = {
+        "metadata": {"name": "n1-gpu.nvidia.com-x"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0", "basic": {"attributes": {"type": {"string": "gpu"}}}}],
+        },
+    }
+    body = {
+        "kind": "ResourceSliceList",
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "metadata": {},
+        "items": [rslice],
+    }
+    api.overrides["/apis/resource.k8s.io/v1beta1/resourceslices"] = lambda q: (200, body)
+    classes = {"kind": "DeviceClassList", "apiVersion": "resource.k8s.io/v1", "metadata": {}, "items": []}
+    api.overrides["/apis/resource.k8s.io/v1/deviceclasses"] = lambda q: (200, classes)
+    result = read(api, tmp_path)
+    assert [p for _, p, _, _ in api.requests if "deviceclasses" in p] == [
+        "/apis/resource.k8s.io/v1/deviceclasses"
+    ]
+    assert result.warnings == []
+    asked = [p for _, p, _, _ in api.requests if "resourceslices" in p]
+    assert asked == ["/apis/resource.k8s.io/v1/resourceslices", "/apis/resource.k8s.io/v1beta2/resourceslices",
+                     "/apis/resource.k8s.io/v1beta1/resourceslices"]  # fmt: skip
+    snap = build_snapshot(result.objects)
+    assert [d.attributes for s in snap.dra.slices for d in s.devices] == [{"gpu.nvidia.com/type": "gpu"}]

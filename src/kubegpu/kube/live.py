@@ -126,6 +126,29 @@ BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
 )  # fmt: skip
 
 
+# resource.k8s.io (DRA): v1 since 1.34, v1beta2 on 1.33, v1beta1 on 1.32; each kind is read at the
+# first version the cluster serves (404: not served at that version) and parsed by model.dra.
+DRA_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
+    ListedKind(
+        kind,
+        f"resource.k8s.io/{version}",
+        f"/apis/resource.k8s.io/{version}/{plural}",
+        "CustomObjectsApi",
+        "list_cluster_custom_object",
+        optional=True,
+        without_it="pods with resourceClaims are explained without their claims",
+        args=("resource.k8s.io", version, plural),
+    )
+    for kind, plural in (
+        ("DeviceClass", "deviceclasses"),
+        ("ResourceSlice", "resourceslices"),
+        ("ResourceClaim", "resourceclaims"),
+        ("ResourceClaimTemplate", "resourceclaimtemplates"),
+    )
+    for version in ("v1", "v1beta2", "v1beta1")
+)
+
+
 def listed_path(kind: str) -> str:
     """The collection path of the listed kind ``kind`` (one that only one API serves)."""
     (path,) = {k.path for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind == kind}
@@ -160,7 +183,7 @@ def read_cluster(
     page_size: int = DEFAULT_PAGE_SIZE,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> LiveRead:
-    """List every kind in ``LISTED_KINDS`` and ``BATCH_LISTED_KINDS`` from one cluster; see the module
+    """List every kind in ``LISTED_KINDS``, ``BATCH_LISTED_KINDS`` and ``DRA_LISTED_KINDS`` from one cluster; see the module
     docstring for the contract.
 
     ``context``/``kubeconfig`` pick the cluster as kubectl would (``$KUBECONFIG``, then ``~/.kube/config``,
@@ -176,18 +199,23 @@ def read_cluster(
     label = f"cluster {context_name}"
     api_client = k8s_client.ApiClient(configuration)
     try:
-        for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS):
+        dra_read: set[str] = set()
+        for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS):
+            if listed.kind in dra_read:
+                continue  # a newer resource.k8s.io version answered already
             source = label + listed.path
             list_fn = _list_function(api_client, listed)
             try:
                 items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s)
             except _OptionalKindUnavailable as skipped:
-                if listed in BATCH_LISTED_KINDS and skipped.status == 404:
-                    continue  # its CRD is not installed: nothing to read, nothing lost
+                if listed not in LISTED_KINDS and skipped.status == 404:
+                    continue  # its CRD / API version is not served: nothing to read, nothing lost
                 result.warnings.append(
                     f"{source}: skipped {listed.kind} objects ({skipped}); {listed.without_it}"
                 )
                 continue
+            if listed in DRA_LISTED_KINDS:
+                dra_read.add(listed.kind)
             result.objects.extend((source, item) for item in items)
     finally:
         close: Callable[[], None] = api_client.close

@@ -16,6 +16,8 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.model import parse
+from kubegpu.model.dra import KINDS as DRA_KINDS
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import (
     LimitRange,
     Namespace,
@@ -58,6 +60,7 @@ class ClusterSnapshot:
     description: str = ""
     raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
+    dra: DraObjects = field(default_factory=DraObjects)  # resource.k8s.io objects, pods' claims
 
     def node(self, name: str) -> Node | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -129,6 +132,8 @@ def build_snapshot(
                 _store(snap, _PARSERS[kind](raw, source))
             elif kind in BATCH_KINDS:
                 snap.batch_objects.append((source, raw))
+            elif kind in DRA_KINDS:
+                snap.dra.add(raw, source)
             elif kind in IGNORED_KINDS:
                 snap.ignored[kind] += 1
                 continue
@@ -147,6 +152,7 @@ def build_snapshot(
     for source, raw in raw_pods:
         try:
             snap.pods.append(parse.parse_pod(raw, source, snap.priority_classes))
+            snap.dra.add_pod(raw, source)
             snap.raw_objects.append(raw)
         except InputError as exc:
             snap.errors.append(exc)

@@ -1,0 +1,250 @@
+"""Why a pod's ResourceClaims cannot be allocated: per node, per request, per device; and mixed clusters.
+
+The scheduling core says *that* a node failed (``cannot allocate all claims``); this module says *why*,
+with the same pieces the allocator uses (``SliceIndex.pools``, ``compiled`` selectors, the devices in use)
+so it never disagrees with it. Per node and request: the devices in reach, which the class admits,
+which the request's selectors admit (and, for a rejected device, the first ``&&`` clause of the
+expression that is false, with the attribute values it reads), which are held and by which claim, which
+are tainted; then how many are short, the nearest node, and the fix. ``double_counting`` finds nodes
+that publish GPUs through both the device plugin (``nvidia.com/gpu``) and NVIDIA's DRA driver.
+Imports model and scheduler; no cluster client.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kubegpu.explain.findings import Finding
+from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
+from kubegpu.model.objects import Node
+from kubegpu.model.resources import NVIDIA_GPU
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.dra_allocator import DeviceId, SliceIndex
+from kubegpu.scheduler.dra_cel import CelError, compiled
+
+NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
+_REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
+
+
+def split_conjuncts(expression: str) -> list[str]:
+    """The top-level ``&&`` clauses of a CEL expression (strings and brackets respected)."""
+    out, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(expression):
+        ch = expression[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and expression.startswith("&&", i):
+            out.append(expression[start:i].strip())
+            start = i + 2
+            i += 1
+        i += 1
+    out.append(expression[start:].strip())
+    return [c for c in out if c]
+
+
+def _shown(v: AttrValue | str) -> str:
+    return v[1] if isinstance(v, tuple) else repr(v)
+
+
+def clause_values(clause: str, driver: str, device: Device) -> str:
+    """``productName='NVIDIA A100 80GB PCIe'``-style values of the attributes a clause reads."""
+    parts = []
+    for kind, domain, ident in _REF.findall(clause):
+        name = f"{domain}/{ident}"
+        if kind == "attributes":
+            parts.append(
+                f"{ident}={_shown(device.attributes[name])}"
+                if name in device.attributes
+                else f"{ident} absent"
+            )
+        else:
+            parts.append(
+                f"{ident}={device.capacity_text[name]}" if name in device.capacity_text else f"{ident} absent"
+            )
+    return ", ".join(dict.fromkeys(parts))
+
+
+def rejecting_clause(expression: str, driver: str, device: Device) -> str:
+    """The first clause that is false (or errors) for ``device``, with the values it reads."""
+    for clause in split_conjuncts(expression):
+        try:
+            ok = compiled(clause).matches(driver, device)
+        except CelError as exc:
+            return f"`{clause}` fails: {exc}"
+        if not ok:
+            values = clause_values(clause, driver, device)
+            return f"`{clause}` is false" + (f" ({values})" if values else "")
+    return f"`{expression}` is false"
+
+
+@dataclass
+class RequestOnNode:
+    request: str
+    wanted: int  # -1 for All
+    in_reach: int = 0
+    class_admits: int = 0
+    selector_admits: int = 0
+    free: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)  # device → holding claim
+    tainted: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)  # device → why (class or selector clause)
+
+    @property
+    def short(self) -> int:
+        return max(0, (self.wanted if self.wanted >= 0 else 1) - len(self.free))
+
+
+def holders(dra: DraObjects) -> dict[DeviceId, str]:
+    """Device → the claim whose allocation holds it (admin access aside)."""
+    out: dict[DeviceId, str] = {}
+    for c in dra.claims.values():
+        for d in c.allocated or ():
+            if not d.admin_access:
+                out[d.device_id] = c.key
+    return out
+
+
+def explain_request(
+    claim: ResourceClaim,
+    sub: DeviceSubRequest,
+    node: Node,
+    dra: DraObjects,
+    index: SliceIndex,
+    held_by: Mapping[DeviceId, str],
+) -> RequestOnNode:
+    r = RequestOnNode(sub.name, sub.count if sub.allocation_mode == "ExactCount" else -1)
+    cls = dra.classes.get(sub.device_class_name)
+    for pool in index.pools(node.name, node.labels):
+        for s in pool.slices:
+            for d in s.devices:
+                r.in_reach += 1
+                why = _rejected_by(
+                    cls.selectors if cls else (), s.driver, d, f"class {sub.device_class_name}"
+                )
+                if why:
+                    r.rejected[d.name] = why
+                    continue
+                r.class_admits += 1
+                why = _rejected_by(sub.selectors, s.driver, d, f"claim {claim.key}")
+                if why:
+                    r.rejected[d.name] = why
+                    continue
+                r.selector_admits += 1
+                holder = held_by.get((s.driver, s.pool, d.name))
+                if holder and holder != claim.key:
+                    r.held[d.name] = holder
+                elif any(t.effect in ("NoSchedule", "NoExecute") for t in d.taints) and not sub.tolerations:
+                    r.tainted.append(d.name)
+                    r.free.append(d.name)  # taints only count with DRADeviceTaints (off in 1.34)
+                else:
+                    r.free.append(d.name)
+    return r
+
+
+def _rejected_by(selectors: Iterable[str], driver: str, device: Device, owner: str) -> str:
+    for i, expr in enumerate(selectors):
+        try:
+            if not compiled(expr).matches(driver, device):
+                return f"{owner} selector #{i}: {rejecting_clause(expr, driver, device)}"
+        except CelError as exc:
+            return f"{owner} selector #{i}: CEL runtime error: {exc}"
+    return ""
+
+
+def explain_claims(
+    claims: list[ResourceClaim], nodes: list[Node], dra: DraObjects
+) -> dict[str, list[RequestOnNode]]:
+    """Per node, each unallocated claim's requests (``firstAvailable``: every alternative, in order)."""
+    index = SliceIndex(dra.slices)
+    held_by = holders(dra)
+    out: dict[str, list[RequestOnNode]] = {}
+    for n in nodes:
+        rows = []
+        for c in claims:
+            if c.allocated is not None:
+                continue
+            for req in c.requests:
+                for sub in (req.exactly,) if req.exactly is not None else req.first_available:
+                    rows.append(explain_request(c, sub, n, dra, index, held_by))
+        out[n.name] = rows
+    return out
+
+
+def nearest(per_node: Mapping[str, list[RequestOnNode]]) -> str:
+    """The node short of the fewest devices (ties: name order), or "" when no node has any in reach."""
+    scored = [
+        (sum(r.short for r in rows), name) for name, rows in per_node.items() if any(r.in_reach for r in rows)
+    ]
+    return min(scored)[1] if scored else ""
+
+
+def fix(r: RequestOnNode) -> str:
+    """What would make this request fit on the node."""
+    if r.in_reach == 0:
+        return "no ResourceSlice reaches this node: is the DRA driver's kubelet plugin running here?"
+    if r.class_admits == 0:
+        return f"the class admits none of the {r.in_reach} devices here: {next(iter(r.rejected.values()))}"
+    if r.selector_admits == 0:
+        return (
+            f"the claim's selectors admit none of {r.class_admits} devices: {next(iter(r.rejected.values()))}"
+        )
+    if r.short and r.held:
+        owners = sorted(set(r.held.values()))
+        return f"{len(r.held)} matching device(s) are allocated to {', '.join(owners)}; free {r.short} more or ask for fewer"
+    if r.short:
+        return (
+            f"only {len(r.free)} matching device(s) here, {r.short} short: ask for fewer or use a larger node"
+        )
+    return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
+
+
+def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
+    """Nodes advertising GPUs through the device plugin AND NVIDIA's DRA driver: both stacks hand out the
+    same physical GPUs, so a GPU can be given twice (one pod through ``nvidia.com/gpu``, one through a
+    claim). Lists which pods use which path on each such node."""
+    dra_gpus: dict[str, list[str]] = {}
+    for s in snapshot.dra.slices:
+        if s.driver == NVIDIA_DRA_DRIVER and s.node_name:
+            dra_gpus.setdefault(s.node_name, []).extend(
+                d.name for d in s.devices if d.attributes.get(f"{NVIDIA_DRA_DRIVER}/type") == "gpu"
+            )
+    claim_pods: dict[str, list[str]] = {}
+    for key, pc in snapshot.dra.pod_claims.items():
+        claim_pods[key] = [r.name for r in pc.refs]
+    out = []
+    for n in snapshot.nodes:
+        plugin = n.allocatable.get(NVIDIA_GPU, 0) // 1000
+        gpus = dra_gpus.get(n.name, [])
+        if not plugin or not gpus:
+            continue
+        pods = snapshot.pods_on(n.name)
+        via_plugin = [p.key for p in pods if p.requests.get(NVIDIA_GPU, 0) > 0]
+        via_dra = [p.key for p in pods if p.key in claim_pods]
+        out.append(
+            Finding(
+                severity="error",
+                layer="driver/device-plugin",
+                title=f"{n.name} advertises its GPUs twice: {plugin} through the device plugin and {len(gpus)} through the DRA driver",
+                objects=[f"Node {n.name}", *(f"Pod {k}" for k in via_plugin + via_dra)],
+                detail=(
+                    f"device plugin ({NVIDIA_GPU}: {plugin}) is used by {', '.join(via_plugin) or 'no pod'}; "
+                    f"DRA ({NVIDIA_DRA_DRIVER}: {', '.join(gpus)}) by {', '.join(via_dra) or 'no pod'}. Neither stack "
+                    "sees the other's allocations, so the same GPU can be handed to two pods. Run one stack per node "
+                    "(disable the device plugin on DRA nodes, e.g. the GPU Operator's devicePlugin on a node label)."
+                ),
+                requirement="",
+                commands=[f"kubectl get resourceslices --field-selector spec.nodeName={n.name} -o yaml"],
+            )
+        )
+    return out

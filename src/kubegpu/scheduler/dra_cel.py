@@ -1,0 +1,265 @@
+"""CEL device selectors as kube-scheduler evaluates them (``k8s.io/dynamic-resource-allocation/cel``).
+
+The ``device`` variable holds ``driver``, ``attributes`` and ``capacity``; both maps are keyed by domain
+then by id, and looking up an unknown domain yields an empty map (upstream ``mapper.Find``) while an
+unknown id is the runtime error ``no such key``. Version attributes are semver values, capacities are
+quantities. The Kubernetes library functions selectors use are provided: ``quantity``, ``isQuantity``,
+``semver``, ``isSemver`` and the methods ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``asInteger``,
+``major``, ``minor``, ``patch`` (``k8s.io/apiserver/pkg/cel/library`` quantity.go, semverlib.go).
+
+Library: ``cel-python`` (module ``celpy``, pure Python, maintained, receiver-style custom functions).
+Imported lazily, on the first selector. Not supported by it: ``cel.bind`` (cel-go's Bindings extension);
+an expression using it fails to evaluate with a message saying so. Upstream's runtime cost limit
+(``CELSelectorExpressionMaxCost``) is not metered: evaluation is bounded by the input instead (a device
+has at most 32 attributes and capacities, strings at most 64 characters) and by expression length.
+
+Compiled programs are cached per expression; results are cached per expression and per the part of the
+device the expression can read (the attributes and capacities it names), so a thousand identical GPUs
+cost one evaluation.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from kubegpu.model.dra import Device
+from kubegpu.model.quantity import QuantityError, parse_quantity
+
+MAX_EXPRESSION = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-.]+)?$"
+)
+_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|([A-Za-z_][A-Za-z0-9_]*)')
+# Macros and functions that can read a map whole: with them the result depends on every attribute.
+_WHOLE_MAP = frozenset({"all", "exists", "exists_one", "map", "filter", "size", "in", "string"})
+
+
+class CelError(Exception):
+    """A compile or runtime error, worded as cel-go words it where kubegpu knows the wording."""
+
+
+class Quantity:
+    """``apiservercel.Quantity``: equal by exact value; ordered only through ``compareTo`` and friends
+    (Kubernetes CEL has no ``<``/``>=`` overload for quantities, so those fail here too)."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Fraction) -> None:
+        self.text = text
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"quantity({self.text!r})"
+
+
+class Semver:
+    """``apiservercel.Semver`` (blang/semver): major.minor.patch, pre-release orders below release;
+    ordered only through ``compareTo`` and friends, as in Kubernetes CEL."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, text: str) -> None:
+        m = _SEMVER.match(text)
+        if m is None:
+            raise CelError(f"could not parse {text!r} as semver")
+        self.text = text
+        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in (m.group(4) or "").split(".") if p)
+        self.key = (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Semver) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"semver({self.text!r})"
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    from celpy import celtypes
+
+    def quantity(s: Any) -> Quantity:
+        try:
+            return Quantity(str(s), parse_quantity(str(s)))
+        except QuantityError as exc:
+            raise CelError(str(exc)) from None
+
+    def is_quantity(s: Any) -> Any:
+        try:
+            parse_quantity(str(s))
+        except QuantityError:
+            return celtypes.BoolType(False)
+        return celtypes.BoolType(True)
+
+    def is_semver(s: Any) -> Any:
+        return celtypes.BoolType(_SEMVER.match(str(s)) is not None)
+
+    def compare(a: Any, b: Any) -> Any:
+        if isinstance(a, Quantity) and isinstance(b, Quantity):
+            x, y = a.value, b.value
+            return celtypes.IntType((x > y) - (x < y))
+        if isinstance(a, Semver) and isinstance(b, Semver):
+            return celtypes.IntType((a.key > b.key) - (a.key < b.key))
+        raise CelError("no such overload")
+
+    def as_integer(q: Quantity) -> Any:
+        if q.value.denominator != 1:
+            raise CelError("cannot convert value to integer")
+        return celtypes.IntType(q.value.numerator)
+
+    return {
+        "quantity": quantity,
+        "isQuantity": is_quantity,
+        "semver": lambda s: Semver(str(s)),
+        "isSemver": is_semver,
+        "compareTo": compare,
+        "isGreaterThan": lambda a, b: celtypes.BoolType(compare(a, b) > 0),
+        "isLessThan": lambda a, b: celtypes.BoolType(compare(a, b) < 0),
+        "asInteger": as_integer,
+        "major": lambda v: celtypes.IntType(v.key[0]),
+        "minor": lambda v: celtypes.IntType(v.key[1]),
+        "patch": lambda v: celtypes.IntType(v.key[2]),
+    }
+
+
+class Selector:
+    """One compiled expression and what of a device it can read."""
+
+    def __init__(self, expression: str) -> None:
+        import celpy
+        from celpy.celparser import CELParseError
+
+        if len(expression) > MAX_EXPRESSION:
+            raise CelError(f"expression longer than {MAX_EXPRESSION} characters")
+        self.expression = expression
+        env = celpy.Environment()
+        try:
+            ast = env.compile(expression)
+        except CELParseError as exc:
+            raise CelError(f"compilation failed: {str(exc).splitlines()[0]}") from None
+        self._program = env.program(ast, functions=_functions())
+        tokens = {next(g for g in m.groups() if g is not None) for m in _TOKEN.finditer(expression)}
+        self._names: frozenset[str] | None = None if tokens & _WHOLE_MAP else frozenset(tokens)
+        self._results: dict[Any, bool | CelError] = {}
+        # per device object (slices are immutable values): the answer without rebuilding the view
+        self._by_device: dict[int, tuple[Device, str, bool | CelError]] = {}
+
+    def _view(self, driver: str, device: Device) -> Any:
+        """The part of the device this expression can see (its cache key)."""
+        names = self._names
+        if names is None:
+            return (driver, tuple(device.attributes.items()), tuple(device.capacity_text.items()))
+        attrs = tuple((k, v) for k, v in device.attributes.items() if k.rpartition("/")[2] in names)
+        # the written text, not the Fraction: hashing exact fractions costs more than a rare extra miss
+        caps = tuple((k, v) for k, v in device.capacity_text.items() if k.rpartition("/")[2] in names)
+        return (driver if "driver" in names else "", attrs, caps)
+
+    def matches(self, driver: str, device: Device) -> bool:
+        """True/False, or raises ``CelError`` with the runtime error."""
+        seen = self._by_device.get(id(device))
+        if seen is not None and seen[0] is device and seen[1] == driver:
+            hit = seen[2]
+        else:
+            hit = self._lookup(driver, device)
+            self._by_device[id(device)] = (device, driver, hit)
+        if isinstance(hit, CelError):
+            raise hit
+        return hit
+
+    def _lookup(self, driver: str, device: Device) -> bool | CelError:
+        key = self._view(driver, device)
+        try:
+            hit = self._results.get(key)
+        except TypeError:  # an unhashable view (never for the stored types); evaluate uncached
+            hit, key = None, None
+        if hit is None:
+            hit = self._evaluate(driver, device)
+            if key is not None:
+                self._results[key] = hit
+        return hit
+
+    def _evaluate(self, driver: str, device: Device) -> bool | CelError:
+        from celpy import celtypes
+        from celpy.evaluation import CELEvalError
+
+        try:
+            result = self._program.evaluate({"device": _activation(driver, device)})
+        except CELEvalError as exc:
+            return CelError(_eval_message(exc))
+        except CelError as exc:
+            return exc
+        if isinstance(result, CELEvalError):
+            return CelError(_eval_message(result))
+        if not isinstance(result, (bool, celtypes.BoolType)):
+            return CelError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+        return bool(result)
+
+
+def _eval_message(exc: Exception) -> str:
+    args = exc.args
+    if args and args[0] == "no such key" and len(args) > 2:
+        return f"no such key: {args[2][0] if args[2] else ''}"
+    member = "no such member in mapping: "
+    if args and isinstance(args[0], str) and args[0].startswith(member):
+        return "no such key: " + args[0][len(member) :].strip("'")
+    if args and isinstance(args[0], str) and "undeclared reference to 'bind'" in args[0]:
+        return "cel.bind is not supported by kubegpu's CEL library (cel-python)"
+    return str(args[0]) if args else type(exc).__name__
+
+
+def _activation(driver: str, device: Device) -> Any:
+    from celpy import celtypes
+
+    class DomainMap(celtypes.MapType):
+        """Unknown domain → empty map, as upstream's ``newStringInterfaceMapWithDefault``."""
+
+        def __getitem__(self, key: Any) -> Any:
+            if not super().__contains__(key):
+                return celtypes.MapType({})
+            return super().__getitem__(key)
+
+    def value(v: Any) -> Any:
+        if isinstance(v, bool):
+            return celtypes.BoolType(v)
+        if isinstance(v, int):
+            return celtypes.IntType(v)
+        if isinstance(v, tuple):
+            return Semver(v[1])
+        return celtypes.StringType(v)
+
+    attrs: dict[str, dict[Any, Any]] = {}
+    for k, v in device.attributes.items():
+        domain, _, ident = k.rpartition("/")
+        attrs.setdefault(domain, {})[celtypes.StringType(ident)] = value(v)
+    caps: dict[str, dict[Any, Any]] = {}
+    for k, q in device.capacity.items():
+        domain, _, ident = k.rpartition("/")
+        caps.setdefault(domain, {})[celtypes.StringType(ident)] = Quantity(device.capacity_text[k], q)
+
+    def outer(m: Mapping[str, dict[Any, Any]]) -> Any:
+        return DomainMap({celtypes.StringType(d): celtypes.MapType(inner) for d, inner in m.items()})
+
+    return celtypes.MapType(
+        {
+            celtypes.StringType("driver"): celtypes.StringType(driver),
+            celtypes.StringType("attributes"): outer(attrs),
+            celtypes.StringType("capacity"): outer(caps),
+        }
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled(expression: str) -> Selector:
+    """One ``Selector`` per distinct expression (upstream keeps an LRU of compiled expressions too)."""
+    return Selector(expression)

@@ -1,0 +1,267 @@
+"""DynamicResources: a pod's ResourceClaims must be allocatable on the node (kube-scheduler 1.34).
+
+Mirrors ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``: PreEnqueue and
+PreFilter resolve the pod's claims (``resourceclaim.Name``: a template claim is found through
+``status.resourceClaimStatuses``, must exist, must not be being deleted, and must be controlled by the
+pod); PreFilter rejects a claim already reserved by the maximum number of consumers and a request whose
+DeviceClass does not exist, and builds the allocator over the claims that are not allocated yet;
+Filter rejects a node an allocated claim's ``nodeSelector`` excludes, then asks the allocator for all
+unallocated claims at once; PostFilter answers as upstream's would before any API write; Reserve keeps
+the chosen devices so later pods in the same run see them in use (and a shared claim allocated).
+
+Every rejection is UnschedulableAndUnresolvable (upstream ``statusUnschedulable``), so preemption never
+helps a DRA rejection. Statuses carry these reason strings (one constant each below). The DRA objects
+come in as the ``dra`` argument (a ``model.dra.DraObjects``); the plugin is registered but not part of
+the default profile until the faces pass them in. Imports model and scheduler only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Final
+
+from kubegpu.model.affinity import term_matches
+from kubegpu.model.dra import RESERVED_FOR_MAX, DraObjects, ResourceClaim
+from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.dra_allocator import (
+    TIMED_OUT,
+    AllocationError,
+    Allocator,
+    DeviceId,
+    Result,
+    SliceIndex,
+)
+from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
+from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION
+from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
+
+DYNAMIC_RESOURCES: Final = "DynamicResources"
+STATE_KEY: Final = DYNAMIC_RESOURCES
+
+# Upstream texts (dynamicresources.go; resourceclaim/resourceclaim.go; assumecache NotFoundError).
+CANNOT_ALLOCATE: Final = "cannot allocate all claims"
+NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+IN_USE: Final = "resourceclaim in use"
+CLASS_MISSING: Final = "request {request}: device class {cls} does not exist"
+NO_NEW_CLAIMS: Final = "no new claims to deallocate"
+DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+STILL_NOT: Final = "still not schedulable"
+NOT_CREATED: Final = 'pod "{pod}": ResourceClaim not created yet'
+UNSUPPORTED: Final = 'pod "{pod}", spec.resourceClaim "{claim}": none of the supported fields are set'
+NOT_FOUND: Final = 'could not find ResourceClaim "{key}"'
+DELETING: Final = 'resourceclaim "{name}" is being deleted'
+NOT_OWNER: Final = "ResourceClaim {claim} was not created for pod {pod} (pod is not owner)"
+
+
+def resolve_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
+    """Upstream ``foreachPodResourceClaim``: the pod's claims in spec order, or the first problem's text.
+    A template entry whose status names no claim (the controller decided none is needed) is skipped."""
+    pc = dra.pod_claims.get(pod.key)
+    if pc is None:
+        return [], ""
+    out: list[ResourceClaim] = []
+    for ref in pc.refs:
+        check_owner = False
+        if ref.claim_name:
+            name = ref.claim_name
+        elif ref.template_name:
+            if ref.name not in pc.statuses:
+                return out, NOT_CREATED.format(pod=pod.key)
+            generated = pc.statuses[ref.name]
+            if generated is None:
+                continue
+            name, check_owner = generated, True
+        else:
+            return out, UNSUPPORTED.format(pod=pod.key, claim=ref.name)
+        claim = dra.claims.get(f"{pod.namespace}/{name}")
+        if claim is None:
+            return out, NOT_FOUND.format(key=f"{pod.namespace}/{name}")
+        if claim.deleting:
+            return out, DELETING.format(name=claim.name)
+        uid = pod.uid or pc.uid
+        if check_owner and not any(o.controller and o.uid == uid and o.kind == "Pod" for o in claim.owners):
+            return out, NOT_OWNER.format(claim=claim.key, pod=pod.key)
+        out.append(claim)
+    return out, ""
+
+
+@dataclass
+class _State:
+    claims: list[ResourceClaim] = field(default_factory=list)
+    node_selectors: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # allocated claim → terms
+    allocator: Allocator | None = None
+    results: dict[str, list[Result]] = field(default_factory=dict)  # node → allocation (Filter's cache)
+    unavailable: set[int] = field(default_factory=set)
+
+
+class DynamicResources:
+    name: ClassVar[str] = DYNAMIC_RESOURCES
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        dra = args.get("dra")
+        self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
+        self.device_taints = bool(args.get("deviceTaints", False))
+        self._index: SliceIndex | None = None
+        # Claims this run allocated, as upstream's assume cache holds them until the API write: Reserve
+        # leaves them pending, the cluster placing the pod (``pod_added``) commits them; a cycle that
+        # only asks (``assume=False``) therefore leaves no trace.
+        self.assumed: dict[str, tuple[Result, str, str]] = {}  # claim key → (result, node, pod uid)
+        self._pending: dict[str, tuple[list[Result], str]] = {}  # pod key → (results, node)
+        self._listening: set[int] = set()
+
+    def index(self) -> SliceIndex:
+        if self._index is None:
+            self._index = SliceIndex(self.dra.slices)
+        return self._index
+
+    def claim_view(self, claim: ResourceClaim) -> ResourceClaim:
+        """The claim as the assume cache sees it: allocated and reserved if this run reserved it."""
+        got = self.assumed.get(claim.key)
+        if got is None:
+            return claim
+        result, node, uid = got
+        term = NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", (node,)),))
+        return replace(
+            claim,
+            allocated=result.devices,
+            allocation_node_selector=(term,),
+            reserved_for=(*claim.reserved_for, uid),
+        )
+
+    def in_use(self) -> set[DeviceId]:
+        """Upstream ``ListAllAllocatedDevices``: every device an allocated claim holds, admin access aside."""
+        out: set[DeviceId] = set()
+        for c in self.dra.claims.values():
+            c = self.claim_view(c)
+            for d in c.allocated or ():
+                if not d.admin_access:
+                    out.add(d.device_id)
+        return out
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Upstream ``PreEnqueue``: the pod stays out of the active queue, with no event, while this fails."""
+        _, problem = resolve_claims(pod, self.dra)
+        return unresolvable(problem) if problem else SUCCESS
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterState
+    ) -> tuple[frozenset[str] | None, Status]:
+        if id(cluster) not in self._listening:
+            self._listening.add(id(cluster))
+            cluster.listeners.append(self)
+        s = _State()
+        state.write(STATE_KEY, s)
+        claims, problem = resolve_claims(pod, self.dra)
+        if problem:
+            return None, unresolvable(problem)
+        if not claims:
+            return None, SKIP
+        claims = [self.claim_view(c) for c in claims]
+        to_allocate = []
+        for i, c in enumerate(claims):
+            if c.allocated is not None:
+                if len(c.reserved_for) >= RESERVED_FOR_MAX and pod.uid not in c.reserved_for:
+                    return None, unresolvable(IN_USE)
+                if c.allocation_node_selector is not None:
+                    s.node_selectors[i] = c.allocation_node_selector
+                continue
+            to_allocate.append(c)
+            for req in c.requests:
+                subs = (req.exactly,) if req.exactly is not None else req.first_available
+                for sub in subs:
+                    if sub.device_class_name not in self.dra.classes:
+                        return None, unresolvable(
+                            CLASS_MISSING.format(request=sub.name, cls=sub.device_class_name)
+                        )
+        s.claims = claims
+        if to_allocate:
+            try:
+                s.allocator = Allocator(
+                    to_allocate, self.dra.classes, self.index(), self.in_use(), self.device_taints
+                )
+            except AllocationError as exc:
+                return None, Status(Code.ERROR, (str(exc),))
+        return None, SUCCESS
+
+    def sign(self, pod: Pod) -> Hashable | None:
+        """Pods without claims never fail this Filter (one class); pods with claims are evaluated fresh,
+        since their answer depends on the claims' state, not on pod fields alone."""
+        return None if pod.key in self.dra.pod_claims else ()
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return SUCCESS
+        n = node.node
+        bad = [
+            i
+            for i, terms in s.node_selectors.items()
+            if not any(term_matches(t, n.labels, n.name) for t in terms)
+        ]
+        got: list[Result] | None = None
+        if s.allocator is not None:
+            try:
+                got = s.allocator.allocate(n.name, n.labels)
+            except AllocationError as exc:
+                if str(exc) == TIMED_OUT:
+                    return unresolvable(TIMED_OUT)
+                return Status(Code.ERROR, (str(exc),))
+            if got is None:
+                return unresolvable(CANNOT_ALLOCATE)
+        if bad:
+            s.unavailable.update(bad)
+            return unresolvable(NOT_AVAILABLE)
+        if got is not None:
+            s.results[n.name] = got
+        return SUCCESS
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream PostFilter. In 1.34 a pod without claims also gets ``no new claims to deallocate``
+        (its state holds no claims), which is why every FailedScheduling message of a 1.34 scheduler
+        reads ``… no new claims to deallocate, preemption: …``."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return None, Status(Code.UNSCHEDULABLE, (NO_NEW_CLAIMS,))
+        for i in sorted(s.unavailable):
+            c = s.claims[i]
+            if not c.reserved_for or (len(c.reserved_for) == 1 and c.reserved_for[0] == pod.uid):
+                # Upstream writes the deallocation here; kubegpu reports it, it does not write.
+                return None, Status(Code.UNSCHEDULABLE, (DEALLOCATED,))
+        return None, Status(Code.UNSCHEDULABLE, (STILL_NOT,))
+
+    def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or s.allocator is None:
+            return SUCCESS
+        results = s.results.get(node.name)
+        if results is None:
+            return Status(Code.ERROR, ("claim allocation not found for node",))
+        self._pending[pod.key] = (results, node.name)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None:
+        self._pending.pop(pod.key, None)
+
+    def pod_added(self, pod: Pod, idx: int) -> None:
+        got = self._pending.pop(pod.key, None)
+        if got is not None:
+            for r in got[0]:
+                self.assumed[r.claim.key] = (r, got[1], pod.uid)
+
+    def pod_removed(self, pod: Pod, idx: int) -> None:
+        """Claims stay allocated when a pod goes: the claim controller deallocates them later, and
+        preemption does not free DRA devices in 1.34."""
+
+
+def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
+    """``profile`` with DynamicResources right before DefaultPreemption (or at the end), as upstream's
+    ``applyFeatureGates`` places it (default_plugins.go): deallocating an idle claim comes before evicting."""
+    spec = PluginSpec(DYNAMIC_RESOURCES, 0, {"dra": dra})
+    plugins = list(profile.plugins)
+    at = next((i for i, p in enumerate(plugins) if p.name == DEFAULT_PREEMPTION), len(plugins))
+    plugins.insert(at, spec)
+    return replace(profile, plugins=tuple(plugins))

@@ -1,0 +1,191 @@
+"""DRA objects shaped as NVIDIA's DRA driver publishes them, for tests and the benchmark.
+
+Device shape: the ``resource.k8s.io/v1`` ResourceSlice posted in kubernetes-sigs/dra-driver-nvidia-gpu
+issue #719 (an AKS node with ``NVIDIA A100 80GB PCIe`` GPUs, driver 580.95.5): per device the attributes
+``architecture``, ``brand``, ``cudaComputeCapability`` (version), ``cudaDriverVersion`` (version),
+``driverVersion`` (version), ``index``, ``productName``, ``type`` (``gpu`` or ``mig``), ``uuid`` and the
+capacity ``memory``; ``nodeName`` set, pool named after the node, generation 1, one slice.
+DeviceClasses: the driver chart's ``gpu.nvidia.com`` / ``mig.nvidia.com`` selectors
+(``device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'`` resp. ``'mig'``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.testing.builders import make_node
+
+API = "resource.k8s.io/v1"
+DRIVER = "gpu.nvidia.com"
+A100_80 = "NVIDIA A100 80GB PCIe"
+
+
+def device_class(name: str, kind: str, extended: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{kind}'"
+                }
+            }
+        ]
+    }
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def gpu_classes() -> list[dict[str, Any]]:
+    return [device_class("gpu.nvidia.com", "gpu"), device_class("mig.nvidia.com", "mig")]
+
+
+def gpu_device(i: int, node: str, product: str = A100_80, memory: str = "80Gi") -> dict[str, Any]:
+    return {
+        "name": f"gpu-{i}",
+        "attributes": {
+            "architecture": {"string": "Ampere"},
+            "brand": {"string": "Nvidia"},
+            "cudaComputeCapability": {"version": "8.0.0"},
+            "cudaDriverVersion": {"version": "13.0.0"},
+            "driverVersion": {"version": "580.95.5"},
+            "index": {"int": i},
+            "productName": {"string": product},
+            "type": {"string": "gpu"},
+            "uuid": {"string": f"GPU-{node}-{i:04d}"},
+        },
+        "capacity": {"memory": {"value": memory}},
+    }
+
+
+def mig_device(
+    gpu: int, j: int, node: str, profile: str = "1g.10gb", memory: str = "9728Mi"
+) -> dict[str, Any]:
+    return {
+        "name": f"gpu-{gpu}-mig-{j}",
+        "attributes": {
+            "type": {"string": "mig"},
+            "profile": {"string": profile},
+            "parentIndex": {"int": gpu},
+            "productName": {"string": A100_80},
+            "parentUUID": {"string": f"GPU-{node}-{gpu:04d}"},
+            "uuid": {"string": f"MIG-{node}-{gpu}-{j}"},
+        },
+        "capacity": {"memory": {"value": memory}},
+    }
+
+
+def node_slice(
+    node: str,
+    devices: list[dict[str, Any]],
+    generation: int = 1,
+    count: int = 1,
+    name: str = "",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": name or f"{node}-{DRIVER}-x"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": generation, "resourceSliceCount": count},
+            "devices": devices,
+        },
+    }
+
+
+def gpu_node(name: str, gpus: int, product: str = A100_80, memory: str = "80Gi") -> list[dict[str, Any]]:
+    """A Node without ``nvidia.com/gpu`` (a DRA node) and its slice of ``gpus`` GPUs."""
+    return [
+        make_node(name).obj(),
+        node_slice(name, [gpu_device(i, name, product, memory) for i in range(gpus)]),
+    ]
+
+
+def request(
+    name: str, cls: str = "gpu.nvidia.com", count: int = 1, selectors: tuple[str, ...] = (), mode: str = ""
+) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": cls}
+    if mode:
+        exactly["allocationMode"] = mode
+    else:
+        exactly["count"] = count
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    return {"name": name, "exactly": exactly}
+
+
+def claim(
+    name: str,
+    *requests: dict[str, Any],
+    ns: str = "default",
+    status: dict[str, Any] | None = None,
+    owner_uid: str = "",
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"uid-{name}"}
+    if owner_uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": owner_uid, "controller": True}
+        ]
+    obj: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {"devices": {"requests": list(requests)}},
+    }
+    if status:
+        obj["status"] = status
+    return obj
+
+
+def allocated(node: str, *devices: tuple[str, str], reserved: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A claim status allocated on ``node`` (request, device) as kube-scheduler writes it."""
+    return {
+        "allocation": {
+            "devices": {
+                "results": [{"request": r, "driver": DRIVER, "pool": node, "device": d} for r, d in devices]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                ]
+            },
+        },
+        "reservedFor": [{"resource": "pods", "name": u, "uid": u} for u in reserved],
+    }
+
+
+def pod(
+    name: str, *claims: tuple[str, str, str], uid: str = "", statuses: dict[str, str | None] | None = None
+) -> dict[str, Any]:
+    """A pod with ``spec.resourceClaims`` entries (pod claim name, claim name, template name)."""
+    refs = []
+    for pname, cname, tname in claims:
+        ref: dict[str, Any] = {"name": pname}
+        if cname:
+            ref["resourceClaimName"] = cname
+        if tname:
+            ref["resourceClaimTemplateName"] = tname
+        refs.append(ref)
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "resources": {"requests": {"cpu": "1"}, "claims": [{"name": r["name"]} for r in refs]},
+                }
+            ],
+            "resourceClaims": refs,
+        },
+    }
+    if statuses is not None:
+        obj["status"] = {
+            "resourceClaimStatuses": [
+                {"name": k, **({"resourceClaimName": v} if v else {})} for k, v in statuses.items()
+            ]
+        }
+    return obj

@@ -1,0 +1,79 @@
+"""The DRA explainer (per node, request, device) and the mixed-cluster double-counting finding.
+
+Expected values are counted by hand from the objects built below (NVIDIA-driver-shaped, see
+tests/dra/objects.py); the rules are the allocator's (class selectors, then request selectors, then
+devices in use), so the explainer's counts must agree with the Filter's verdict.
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.dra import double_counting, explain_claims, fix, nearest, split_conjuncts
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
+from tests.dra import objects as o
+
+SEL = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100 80GB PCIe' && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+
+
+def test_split_respects_strings_and_brackets() -> None:
+    assert split_conjuncts("a == 'x && y' && (b || c && d) && e") == ["a == 'x && y'", "(b || c && d)", "e"]
+
+
+def test_per_device_reasons_name_the_clause_and_values() -> None:
+    # n1: 2 A100 40GB (selector's first clause false); n2: 2 A100 80GB, gpu-0 held by claim "old";
+    # the claim wants 2 → n1 has 0 admitted, n2 has 1 free and is 1 short → nearest is n2.
+    old = o.claim("old", o.request("gpu"), status=o.allocated("n2", ("gpu", "gpu-0"), reserved=("x",)))
+    want = o.claim("want", o.request("gpu", count=2, selectors=(SEL,)))
+    snap = build_snapshot(
+        [
+            ("t", x)
+            for x in (
+                *o.gpu_classes(),
+                *o.gpu_node("n1", 2, "NVIDIA A100-PCIE-40GB", "40Gi"),
+                *o.gpu_node("n2", 2),
+                old,
+                want,
+            )
+        ]
+    )
+    assert not snap.errors
+    per = explain_claims([snap.dra.claims["default/want"]], snap.nodes, snap.dra)
+    (r1,) = per["n1"]
+    assert (r1.in_reach, r1.class_admits, r1.selector_admits) == (2, 2, 0)
+    assert r1.rejected["gpu-0"] == (
+        "claim default/want selector #0: `device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100 80GB PCIe'` "
+        "is false (productName='NVIDIA A100-PCIE-40GB')"
+    )
+    (r2,) = per["n2"]
+    assert (r2.selector_admits, r2.free, r2.held, r2.short) == (2, ["gpu-1"], {"gpu-0": "default/old"}, 1)
+    assert nearest(per) == "n2"
+    assert fix(r2) == "1 matching device(s) are allocated to default/old; free 1 more or ask for fewer"
+    assert fix(r1).startswith(
+        "the claim's selectors admit none of 2 devices: claim default/want selector #0:"
+    )
+
+
+def test_node_with_device_plugin_and_dra_driver_is_double_counted() -> None:
+    # n1 advertises nvidia.com/gpu: 2 and publishes 2 gpu-type devices from gpu.nvidia.com; pod "a" uses
+    # the device plugin, pod "b" a claim. n2 is DRA only → no finding.
+    n1 = make_node("n1").gpus(2).obj()
+    a = make_pod("a").gpu(1).on("n1").obj()
+    b = o.pod("b", ("gpu", "c", ""))
+    b["spec"]["nodeName"] = "n1"
+    objs = [
+        *o.gpu_classes(),
+        n1,
+        o.node_slice("n1", [o.gpu_device(0, "n1"), o.gpu_device(1, "n1")]),
+        *o.gpu_node("n2", 2),
+        a,
+        b,
+    ]
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    (f,) = double_counting(snap)
+    assert f.title == "n1 advertises its GPUs twice: 2 through the device plugin and 2 through the DRA driver"
+    assert f.objects == ["Node n1", "Pod default/a", "Pod default/b"]
+    assert (
+        "device plugin (nvidia.com/gpu: 2) is used by default/a; DRA (gpu.nvidia.com: gpu-0, gpu-1) by default/b."
+        in f.detail
+    )
