@@ -23,12 +23,15 @@ def snapshot_of(*objects: dict[str, Any]) -> ClusterSnapshot:
     return snap
 
 
-def scheduler_for(*objects: dict[str, Any], profile: Profile | None = None, seed: int = 0) -> Scheduler:
+def scheduler_for(
+    *objects: dict[str, Any], profile: Profile | None = None, seed: int = 0, kube_version: str | None = None
+) -> Scheduler:
+    """A scheduler over the objects: ``profile``, else kube-scheduler's default profile of ``kube_version``
+    (None: the newest supported minor)."""
     snap = snapshot_of(*objects)
     cluster = ClusterState(snap.nodes, snap.pods)
-    return Scheduler(
-        Framework(profile or default_profile(), in_tree_registry(), snap.pdbs), cluster, seed=seed
-    )
+    chosen = profile or default_profile(kube_version=kube_version)
+    return Scheduler(Framework(chosen, in_tree_registry(), snap.pdbs), cluster, seed=seed)
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
-"""The embedded demo: each pending pod gets the message a real 1.34 cluster would print.
+"""The embedded demo: each pending pod gets the message a real 1.34 cluster would print (its kubelets report
+v1.34.2, so 1.34 is the release reproduced: one "untolerated taint(s)" text for every taint, kubernetes PR
+#135023; DynamicResources' "no new claims to deallocate" before the preemption text; both as the real
+1.34.4 kube-scheduler printed them in tests/realkube/golden/1.34.4.json and the 1.35/1.36 goldens).
 
 Expected texts were derived by hand from the demo's objects (not copied from kubegpu's output):
 - gpu-train-01/02 (pool=training, 8 GPUs, 5 and 6 requested), gpu-reserved-01/02 (pool=training, tainted
@@ -24,28 +27,29 @@ EXPECTED = {
     # the seed's situation; the three device-level nodes (pools training-nvlink, inference-shared,
     # inference-mig) fail the pool affinity too, so 2 + 1 + 1 + 1 = 5 nodes didn't match
     "ml-train/llm-finetune-0": (
-        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
-        "5 node(s) didn't match Pod's node affinity/selector. preemption: 0/9 nodes are available: "
+        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s), "
+        "5 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/9 nodes "
+        "are available: "
         "2 No preemption victims found for incoming pod, 7 Preemption is not helpful for scheduling."
     ),
     "ml-infer/vllm-6b7c9d-q9r4s": (
         "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 7 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/9 nodes are available: 1 No preemption victims found for incoming pod, "
+        "no new claims to deallocate, preemption: 0/9 nodes are available: 1 No preemption victims found for incoming pod, "
         "8 Preemption is not helpful for scheduling."
     ),
     "ml-infer/embed-server": (
-        "0/9 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}, 7 Insufficient nvidia.com/gpus. "
-        "preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling."
+        "0/9 nodes are available: 2 node(s) had untolerated taint(s), 7 Insufficient nvidia.com/gpus. "
+        "no new claims to deallocate, preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling."
     ),
-    # priority 1000000: preemption finds victims, so the message has no preemption part
+    # priority 1000000: preemption finds victims, so the message has no PostFilter part (1.34)
     "ml-train/urgent-eval": (
-        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "0/9 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s), "
         "5 node(s) didn't match Pod's node affinity/selector."
     ),
     # no GPU is partitioned into 4g.71gb: the MIG node has the resource at 0, so it is unresolvable
     "ml-infer/llm-70b-int4": (
-        "0/9 nodes are available: 1 Insufficient nvidia.com/mig-4g.71gb, 2 node(s) had untolerated taint "
-        "{nvidia.com/gpu: present}, 6 node(s) didn't match Pod's node affinity/selector. preemption: 0/9 nodes are "
+        "0/9 nodes are available: 1 Insufficient nvidia.com/mig-4g.71gb, 2 node(s) had untolerated taint(s), "
+        "6 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/9 nodes are "
         "available: 9 Preemption is not helpful for scheduling."
     ),
 }

@@ -47,7 +47,7 @@ def test_the_seed_example_in_the_order_a_real_cluster_prints_it() -> None:
     ]
     objs += [make_node(f"other-{i}").gpus(8).label("pool", "infer").obj() for i in range(2)]
     objs += [make_pod(f"hog-{i}").gpu(8).on(f"full-{i}").obj() for i in range(2)]
-    s = scheduler_for(*objs)
+    s = scheduler_for(*objs, kube_version="1.33")  # the seed's per-taint text; 1.34+ print "taint(s)"
     result = s.schedule_one(make_pod("p").gpu(1).require([("pool", "In", ["train"])]).parsed())
     assert result.message == (
         "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector, "

@@ -40,7 +40,26 @@ def test_as_few_victims_as_possible_and_the_least_important_go_first() -> None:
     result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
     assert result.nominated_node == "n"
     assert [v.name for v in result.victims] == ["new", "low"]
-    assert result.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    # 1.37 (kubernetes PR #140180) says where and how many; the real 1.37.2 scheduler printed the same
+    # form in tests/realkube/golden/1.37.2.json (case preemption-succeeds)
+    assert result.message == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: found a potential placement for pod on node n, preempting 2 victims"
+    )
+
+
+def test_a_successful_preemption_added_no_text_before_1_37() -> None:
+    """1.30–1.36: a successful PostFilter returns a Status without a message, so FailedScheduling ends with the
+    filter histogram (the 1.35.4 and 1.36.3 goldens, case preemption-succeeds)."""
+    objs = (make_node("n").gpus(4).obj(), make_pod("lo").gpu(4).priority(1).on("n").obj())
+    for version in ("1.33", "1.36"):
+        result = scheduler_for(*objs, kube_version=version).schedule_one(
+            make_pod("p").gpu(4).priority(100).parsed()
+        )
+        assert (result.nominated_node, result.message) == (
+            "n",
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
+        )
 
 
 def test_node_choice_prefers_no_pdb_violation_then_lower_victim_priority() -> None:

@@ -59,16 +59,32 @@ def test_only_no_schedule_and_no_execute_taints_filter_and_the_first_untolerated
 
 
 def test_filter_message_shows_key_and_value_not_effect() -> None:
-    """errReason = fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value)."""
-    s = scheduler_for(
+    """Up to 1.33: errReason = fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value)
+    (the text kubernetes issue #116133 quotes from a real cluster: `{node-role.kubernetes.io/control-plane: }`)."""
+    objs = (
         make_node("cp").taint("node-role.kubernetes.io/control-plane").obj(),
         make_node("gpu").gpus(8).taint("nvidia.com/gpu", "present").obj(),
     )
-    result = s.schedule_one(make_pod("p").parsed(), preempt=False)
+    result = scheduler_for(*objs, kube_version="1.33").schedule_one(make_pod("p").parsed(), preempt=False)
     assert result.message == (
         "0/2 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
         "1 node(s) had untolerated taint {nvidia.com/gpu: present}."
     )
+
+
+def test_from_1_34_every_taint_is_one_text_and_counts_merge() -> None:
+    """kubernetes PR #134740 (1.35; cherry-pick #135023 to 1.34): "node(s) had untolerated taint(s)" for
+    every taint, so different taints add up to one count (the real 1.37.2 scheduler printed "3 node(s) had
+    untolerated taint(s)" for three nodes with two different taints: tests/realkube/golden/1.37.2.json)."""
+    objs = (
+        make_node("cp").taint("node-role.kubernetes.io/control-plane").obj(),
+        make_node("gpu").gpus(8).taint("nvidia.com/gpu", "present").obj(),
+    )
+    for version in ("1.34", "1.37"):
+        result = scheduler_for(*objs, kube_version=version).schedule_one(
+            make_pod("p").parsed(), preempt=False
+        )
+        assert result.message == "0/2 nodes are available: 2 node(s) had untolerated taint(s)."
 
 
 def test_a_toleration_allows_but_does_not_attract() -> None:

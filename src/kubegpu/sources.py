@@ -98,5 +98,6 @@ def load_live(
 
     read = live.read_cluster(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
     snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
+    snap.server_version = read.server_version
     snap.errors[:0] = [InputError(w, source="cluster") for w in read.warnings]
     return snap

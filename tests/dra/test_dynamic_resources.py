@@ -153,7 +153,7 @@ def test_all_mode_on_an_incomplete_pool_is_an_error_with_upstream_text() -> None
     )  # fmt: skip
     state_status = _prefilter_then_filter(s, snap, "n1")
     assert state_status.code == Code.ERROR
-    assert state_status.reasons == (
+    assert state_status.texts() == (
         "claim default/c, request all: asks for all devices, but resource pool gpu.nvidia.com/n1 is currently being updated",
     )
 
@@ -188,14 +188,14 @@ def test_template_claim_not_created_yet_is_a_pre_enqueue_rejection() -> None:
     # resourceclaim.Name: a template entry with no resourceClaimStatuses entry → ErrClaimNotFound.
     s, snap = scheduler(*cluster(o.pod("p", ("gpu", "", "tmpl"))))
     st = dra_plugin(s).pre_enqueue(snap.pod("default/p"))
-    assert st.reasons == ('pod "default/p": ResourceClaim not created yet',)
+    assert st.texts() == ('pod "default/p": ResourceClaim not created yet',)
 
 
 def test_generated_claim_not_owned_by_the_pod_is_refused() -> None:
     c = o.claim("p-gpu-abc", o.request("gpu"), owner_uid="someone-else")
     s, snap = scheduler(*cluster(c, o.pod("p", ("gpu", "", "tmpl"), statuses={"gpu": "p-gpu-abc"})))
     st = dra_plugin(s).pre_enqueue(snap.pod("default/p"))
-    assert st.reasons == (
+    assert st.texts() == (
         "ResourceClaim default/p-gpu-abc was not created for pod default/p (pod is not owner)",
     )
     c = o.claim("p-gpu-abc", o.request("gpu"), owner_uid="uid-p")
@@ -322,7 +322,7 @@ def test_more_than_32_devices_per_claim_is_an_error() -> None:
     c = o.claim("c", o.request("a", count=20), o.request("b", count=13))
     s, snap = scheduler(*cluster(c), o.pod("p", ("gpu", "c", "")))
     st = _prefilter_then_filter(s, snap, "n1")
-    assert (st.code, st.reasons) == (
+    assert (st.code, st.texts()) == (
         Code.ERROR,
         ("claim default/c: number of requested devices 33 exceeds the claim limit of 32",),
     )

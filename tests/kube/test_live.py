@@ -224,6 +224,14 @@ class FakeApiServer:
             status, body = self.overrides[path](params)
         elif path in self.collections:
             status, body = self._page(path, params)
+        elif (
+            path.rstrip("/") == "/version"
+        ):  # what a 1.34 API server answers (k8s.io/apimachinery version.Info)
+            status, body = 200, {
+                "major": "1", "minor": "34", "gitVersion": "v1.34.4", "gitCommit": "0" * 40,
+                "gitTreeState": "clean", "buildDate": "2026-02-10T12:00:00Z", "goVersion": "go1.24.12",
+                "compiler": "gc", "platform": "linux/amd64",
+            }  # fmt: skip
         else:
             status, body = (
                 404,
@@ -373,9 +381,11 @@ def test_only_gets_with_the_kubeconfig_token_and_never_watches(api: FakeApiServe
     assert {method for method, _, _, _ in api.requests} == {"GET"}
     assert {auth for _, _, _, auth in api.requests} == {f"Bearer {TOKEN}"}
     listed_paths = [listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS)]
-    assert [path for _, path, _, _ in api.requests] == listed_paths
-    assert all("watch" not in query for _, _, query, _ in api.requests)
-    assert all(query.get("limit") == "500" for _, _, query, _ in api.requests)
+    # first the server's version (it picks the kube-scheduler release reproduced), then each list
+    assert [path for _, path, _, _ in api.requests] == ["/version/", *listed_paths]
+    lists = api.requests[1:]
+    assert all("watch" not in query for _, _, query, _ in lists)
+    assert all(query.get("limit") == "500" for _, _, query, _ in lists)
     assert kubeconfig.read_bytes() == before  # persist_config=False: nothing written back
 
 

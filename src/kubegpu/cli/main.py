@@ -16,6 +16,8 @@ from kubegpu.cli.options import (
     make_engine,
     output_option,
     source_options,
+    version_line,
+    versioned,
 )
 from kubegpu.errors import KubegpuError
 
@@ -115,7 +117,7 @@ def explain(
             err=True,
         )
     exp = explain_pod(make_engine(snap, profile, plugin_configs, seed), target)
-    emit(exp.to_dict(), output, lambda: render.explanation(exp))
+    emit(versioned(exp.to_dict(), snap), output, lambda: version_line(snap, render.explanation, exp))
 
 
 @cli.command()
@@ -164,7 +166,8 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     others = [p for p in pending if p.scheduler_name != ours]
     outcomes = run_queue(engine.scheduler, [p for p in pending if p.scheduler_name == ours] + new_pods)
     data = render.schedule_data(outcomes, admissions, others)
-    emit(data, output, lambda: render.schedule_table(data))
+    data = versioned(data, snap)
+    emit(data, output, lambda: version_line(snap, render.schedule_table, data))
     if write_to is not None:
         written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
         write_snapshot(snap, outcomes, write_to, written)
@@ -186,7 +189,7 @@ def diagnose(
 
     snap = load_snapshot(**src)
     report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
-    emit(report.to_dict(), output, lambda: render.diagnosis(report))
+    emit(versioned(report.to_dict(), snap), output, lambda: version_line(snap, render.diagnosis, report))
 
 
 @cli.command()

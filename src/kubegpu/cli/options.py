@@ -36,6 +36,9 @@ def source_options(f: F) -> F:
         click.option("--kubeconfig", default=None, help="kubeconfig file for --kube."),
         click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube."),
         click.option("--strict", is_flag=True, help="Exit with status 2 if any input object was rejected."),
+        click.option("--kube-version", default=None, metavar="1.MINOR",
+                     help="kube-scheduler release to reproduce (default: the API server's with --kube, else the "
+                          "newest kubelet in the snapshot, else the newest supported)."),
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)
@@ -47,8 +50,10 @@ def output_option(f: F) -> F:
 
 
 def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: str | None, kubeconfig: str | None,
-                  in_cluster: bool, strict: bool) -> ClusterSnapshot:  # fmt: skip
+                  in_cluster: bool, strict: bool, kube_version: str | None = None) -> ClusterSnapshot:  # fmt: skip
     from kubegpu import sources
+
+    check_kube_version(kube_version)
 
     chosen = sum([bool(snapshots), demo, kube])
     if chosen != 1:
@@ -63,7 +68,55 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
         click.echo(f"error: {err.one_line()}", err=True)
     if snap.errors and strict:
         raise SystemExit(2)
+    choose_kube_version(snap, kube_version)
     return snap
+
+
+def check_kube_version(given: str | None) -> None:
+    """An unsupported or malformed ``--kube-version`` stops the command (exit 2) before anything is read."""
+    from kubegpu.errors import ConfigError
+    from kubegpu.scheduler.versions import behaviour
+
+    if given is not None:
+        try:
+            behaviour(given)
+        except ConfigError as err:
+            raise click.BadParameter(str(err), param_hint="--kube-version") from None
+
+
+def choose_kube_version(snap: ClusterSnapshot, given: str | None) -> None:
+    """``--kube-version``, else the live API server's, else the newest kubelet's, else the newest supported."""
+    from kubegpu.errors import ConfigError
+    from kubegpu.scheduler.versions import behaviour, newest_of, parse_minor
+
+    if given is not None:
+        snap.kube_version, snap.kube_version_from = behaviour(given).name, "--kube-version"
+        return
+    if snap.server_version:
+        try:
+            snap.kube_version = behaviour(snap.server_version).name
+            snap.kube_version_from = f"the API server ({snap.server_version})"
+            return
+        except ConfigError as err:
+            click.echo(f"warning: {err}; using the newest supported release", err=True)
+    kubelets = snap.kubelet_versions()
+    found = newest_of(kubelets)
+    if found is not None:
+        newest = max(kubelets, key=lambda v: parse_minor(v) or -1)
+        snap.kube_version, snap.kube_version_from = found.name, f"the newest kubelet ({newest})"
+        return
+    snap.kube_version, snap.kube_version_from = behaviour(None).name, "the newest supported release"
+
+
+def versioned(data: dict[str, Any], snap: ClusterSnapshot) -> dict[str, Any]:
+    """``-o json|yaml``: the kube-scheduler release the answer reproduces, as ``kubeVersion``."""
+    return {"kubeVersion": snap.kube_version, **data}
+
+
+def version_line(snap: ClusterSnapshot, table: Callable[..., None], *args: Any) -> None:
+    """The table view: which kube-scheduler release the answer reproduces, then ``table(*args)``."""
+    click.echo(f"kube-scheduler {snap.kube_version} (from {snap.kube_version_from})")
+    table(*args)
 
 
 def emit(data: Any, output: str, table: Callable[[], None]) -> None:
@@ -109,5 +162,8 @@ def make_engine(
         name, _, path = item.rpartition("=")
         configs[name] = load_plugin_config(Path(path))
     return Engine(
-        snap, profile_named(profile, scheduler_name, plugin_args), seed=seed, plugin_configs=configs
+        snap,
+        profile_named(profile, scheduler_name, plugin_args, kube_version=snap.kube_version),
+        seed=seed,
+        plugin_configs=configs,
     )

@@ -21,8 +21,10 @@ from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
+from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.scheduler.versions import newest_of
 
 
 def plugin_config_for(node: Node, configs: Mapping[str, PluginConfig]) -> PluginConfig | None:
@@ -59,7 +61,15 @@ class Engine:
         plugin_configs: Mapping[str, PluginConfig] | None = None,
     ) -> None:
         self.snapshot = snapshot
-        self.profile = profile or default_profile()
+        if (
+            snapshot.kube_version is None
+        ):  # not chosen by the CLI: the newest kubelet's minor, else the newest
+            found = newest_of(snapshot.kubelet_versions())
+            snapshot.kube_version = found.name if found else None
+        chosen = profile or default_profile(kube_version=snapshot.kube_version)
+        if any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):  # 1.34+: the snapshot's DRA objects
+            chosen = with_dynamic_resources(chosen, snapshot.dra)
+        self.profile = chosen
         self.devices = device_models(snapshot, plugin_configs)
         self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
         for pod in snapshot.pending_pods(self.profile.scheduler_name):

@@ -33,7 +33,12 @@ def explain_devices(
                 "evidence": refusal.evidence,
             }
             alt = Scheduler(
-                Framework(kubegpu_profile(), in_tree_registry(), engine.snapshot.pdbs), engine.cluster
+                Framework(
+                    kubegpu_profile(kube_version=engine.profile.kube_version),
+                    in_tree_registry(),
+                    engine.snapshot.pdbs,
+                ),
+                engine.cluster,
             )
             other = alt.schedule_one(pod, assume=False)
             exp.notes.append(

@@ -166,6 +166,7 @@ class LiveRead:
 
     objects: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    server_version: str = ""  # the API server's /version gitVersion ("" when it could not be read)
     context: str = ""
     server: str = ""
 
@@ -199,6 +200,12 @@ def read_cluster(
     label = f"cluster {context_name}"
     api_client = k8s_client.ApiClient(configuration)
     try:
+        try:  # the release decides kube-scheduler's messages (scheduler.versions)
+            info = k8s_client.VersionApi(api_client).get_code(_request_timeout=timeout_s)
+            result.server_version = str(info.git_version or "")
+        except Exception as err:
+            why = f"HTTP {err.status}" if isinstance(err, ApiException) else type(err).__name__
+            result.warnings.append(f"{label}/version: could not read the server version ({why})")
         dra_read: set[str] = set()
         for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS):
             if listed.kind in dra_read:

@@ -61,6 +61,20 @@ class ClusterSnapshot:
     raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
     dra: DraObjects = field(default_factory=DraObjects)  # resource.k8s.io objects, pods' claims
+    server_version: str = ""  # a live cluster's API server version (``--kube``)
+    # the kube-scheduler release the core reproduces for this snapshot, and how it was chosen
+    kube_version: str | None = None
+    kube_version_from: str = ""
+
+    def kubelet_versions(self) -> list[str]:
+        """Every node's ``status.nodeInfo.kubeletVersion`` as stored (vendor suffixes included)."""
+        out = []
+        for raw in self.raw_objects:
+            if raw.get("kind") == "Node":
+                info = (raw.get("status") or {}).get("nodeInfo") or {}
+                if isinstance(info, Mapping) and isinstance(info.get("kubeletVersion"), str):
+                    out.append(info["kubeletVersion"])
+        return out
 
     def node(self, name: str) -> Node | None:
         return next((n for n in self.nodes if n.name == name), None)

@@ -23,8 +23,10 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.reasons import DEFAULT_VERSION, PreFilterExcluded, Reason, render_all
+from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
 from kubegpu.scheduler.status import Code, Status
+from kubegpu.scheduler.versions import Behaviour
+from kubegpu.scheduler.versions import behaviour as behaviour_of
 
 MAX_NODE_SCORE = 100
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
@@ -78,6 +80,8 @@ class Handle:
 
     reasons: ReasonTable
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    # the kube-scheduler release reproduced: its texts and the rules that changed between minors
+    behaviour: Behaviour = field(default_factory=behaviour_of)
     framework: Framework | None = None
     cluster: ClusterState | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
@@ -214,6 +218,7 @@ class Profile:
     scheduler_name: str = "default-scheduler"
     plugins: tuple[PluginSpec, ...] = ()
     percentage_of_nodes_to_score: int | None = None
+    kube_version: str | None = None  # the release reproduced (``scheduler.versions``); None: the newest
 
 
 PluginFactory = Callable[[Mapping[str, Any], Handle], object]
@@ -245,7 +250,9 @@ class Framework:
     ) -> None:
         self.profile = profile
         self.reasons = ReasonTable()
-        self.handle = Handle(reasons=self.reasons, pdbs=list(pdbs or []))
+        self.handle = Handle(
+            reasons=self.reasons, pdbs=list(pdbs or []), behaviour=behaviour_of(profile.kube_version)
+        )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}
         for spec in profile.plugins:
@@ -415,9 +422,14 @@ class Framework:
     def reason_values(self, rid: int) -> tuple[Reason, ...]:
         return self.reasons.reasons(rid)
 
-    def reason_strings(self, rid: int, version: str = DEFAULT_VERSION) -> tuple[str, ...]:
-        """The interned reasons as kube-scheduler ``version`` prints them (the formatter's text)."""
-        return render_all(self.reasons.reasons(rid), version)
+    @property
+    def version(self) -> str:
+        """The kube-scheduler minor this framework reproduces (``1.37``): every text is rendered for it."""
+        return self.handle.behaviour.name
+
+    def reason_strings(self, rid: int, version: str | None = None) -> tuple[str, ...]:
+        """The interned reasons as kube-scheduler ``version`` (default: this framework's) prints them."""
+        return render_all(self.reasons.reasons(rid), version or self.version)
 
     def plugin_name(self, idx: int) -> str:
         return self.filter_plugins[idx].name if idx >= 0 else ""

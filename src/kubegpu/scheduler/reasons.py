@@ -10,8 +10,9 @@ checked against (the pod's request, its ``spec.nodeName``). Per-node numbers (fr
 the cluster state: reasons are interned per distinct tuple on the hot path (``ReasonTable``), and a
 per-node number would make every node's reason distinct. ``explain`` reads them from the node view.
 
-Versions: ``render`` looks the reason's kind up in ``VARIANTS[version]`` first, then in the 1.34 text
-(``_BASE``); a Kubernetes minor whose text differs adds an entry there. Only 1.34 is modelled today.
+Versions: ``render`` looks the reason's kind up in ``VARIANTS[version]`` first, then in the base text
+(``_BASE``, 1.30–1.33's and 1.34.0's); ``VARIANTS`` is derived from ``scheduler.versions``, the one table of
+what each supported minor (1.30–1.37) prints differently.
 
 May import ``kubegpu.model`` only (it sits under the plugins, the framework and ``explain``).
 """
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from kubegpu.model.objects import Taint
+from kubegpu.scheduler.versions import BEHAVIOURS, NEWEST, SUPPORTED_RANGE
 
-DEFAULT_VERSION: Final = "1.34"
+DEFAULT_VERSION: Final = BEHAVIOURS[NEWEST].name
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,15 +214,21 @@ _BASE: Mapping[type[Reason], Renderer] = {
     Message: lambda r: r.text,
 }
 
-# Per Kubernetes minor, the kinds whose text differs from 1.34's. Only 1.34 is modelled so far.
-VARIANTS: Mapping[str, Mapping[type[Reason], Renderer]] = {DEFAULT_VERSION: {}}
+# kubernetes PR #134740 (1.35; cherry-picked to 1.34 by #135023): one text for every untolerated taint
+_TAINTS_MERGED: Mapping[type[Reason], Renderer] = {
+    UntoleratedTaint: lambda r: "node(s) had untolerated taint(s)"
+}
+# Per Kubernetes minor, the kinds whose text differs from the base text.
+VARIANTS: Mapping[str, Mapping[type[Reason], Renderer]] = {
+    b.name: (_TAINTS_MERGED if b.taints_merged else {}) for b in BEHAVIOURS.values()
+}
 
 
 def render(reason: Reason, version: str = DEFAULT_VERSION) -> str:
     """The text kube-scheduler ``version`` prints for ``reason``."""
     table = VARIANTS.get(version)
     if table is None:
-        raise ValueError(f"Kubernetes {version}: reason texts are modelled for {sorted(VARIANTS)} only")
+        raise ValueError(f"Kubernetes {version}: reason texts are modelled for {SUPPORTED_RANGE} only")
     fn = table.get(type(reason)) or _BASE[type(reason)]
     return fn(reason)
 

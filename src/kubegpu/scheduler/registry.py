@@ -1,12 +1,13 @@
-"""The in-tree plugin registry and kube-scheduler's default profile (1.34), as far as kubegpu models it.
+"""The in-tree plugin registry and kube-scheduler's default profile (1.30–1.37), as far as kubegpu models it.
 
 Upstream's default ``multiPoint`` list, in order, with score weights: SchedulingGates, PrioritySort,
 NodeUnschedulable, NodeName, TaintToleration (3), NodeAffinity (2), NodePorts, NodeResourcesFit (1),
 VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
 InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), ImageLocality (1),
-DefaultBinder. The volume plugins, PodTopologySpread, InterPodAffinity, ImageLocality and
-DynamicResources are not modelled: pods that use those features are flagged by ``explain`` rather than
-silently treated as unconstrained. Filter order matters — a node's reported reason is its first failing
+DefaultBinder; from 1.34 DynamicResources right before DefaultPreemption (DRA on by default,
+``scheduler.versions``). The volume plugins, PodTopologySpread, InterPodAffinity and ImageLocality are not
+modelled: pods that use those features are flagged by ``explain`` rather than silently treated as
+unconstrained. Filter order matters — a node's reported reason is its first failing
 filter — and is kept as upstream.
 """
 
@@ -29,10 +30,11 @@ from kubegpu.scheduler.plugins.node_ports import NodePorts
 from kubegpu.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from kubegpu.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from kubegpu.scheduler.plugins.taint_toleration import TaintToleration
+from kubegpu.scheduler.versions import behaviour
 
 UNMODELLED_DEFAULT_PLUGINS = (
     "SchedulingGates", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-    "PodTopologySpread", "InterPodAffinity", "ImageLocality", "DynamicResources",
+    "PodTopologySpread", "InterPodAffinity", "ImageLocality",
 )  # fmt: skip
 
 
@@ -47,7 +49,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
-        DYNAMIC_RESOURCES: DynamicResources,  # not in a profile yet: needs the snapshot's DRA objects
+        DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: with_dynamic_resources
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
         GPU_SHARE: GpuShare,
         fgd.FGD: fgd.FragmentationGradientDescent,
@@ -67,10 +69,11 @@ def kubegpu_profile(
     scheduler_name: str = KUBEGPU_SCHEDULER_NAME,
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
     percentage_of_nodes_to_score: int | None = None,
+    kube_version: str | None = None,
 ) -> Profile:
     """kube-scheduler's default profile plus GpuDeviceFit right after NodeResourcesFit (filter + reserve),
     with CheckpointAwarePreemption in place of DefaultPreemption (same rules, gang-whole and cost-aware)."""
-    base = default_profile(scheduler_name, plugin_args, percentage_of_nodes_to_score)
+    base = default_profile(scheduler_name, plugin_args, percentage_of_nodes_to_score, kube_version)
     plugins = []
     for spec in base.plugins:
         if spec.name == names.DEFAULT_PREEMPTION:
@@ -81,19 +84,23 @@ def kubegpu_profile(
             plugins.append(
                 PluginSpec(names.GPU_DEVICE_FIT, 0, dict((plugin_args or {}).get(names.GPU_DEVICE_FIT, {})))
             )
-    return Profile(scheduler_name, tuple(plugins), percentage_of_nodes_to_score)
+    return Profile(scheduler_name, tuple(plugins), percentage_of_nodes_to_score, kube_version)
 
 
 def profile_named(
     name: str,
     scheduler_name: str | None = None,
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+    kube_version: str | None = None,
 ) -> Profile:
-    """``default`` (kube-scheduler 1.34 as shipped) or ``kubegpu`` (plus device-level placement)."""
+    """``default`` (kube-scheduler of ``kube_version`` as shipped: ``scheduler.versions``; None: the newest)
+    or ``kubegpu`` (plus device-level placement)."""
     if name == "default":
-        return default_profile(scheduler_name or "default-scheduler", plugin_args)
+        return default_profile(scheduler_name or "default-scheduler", plugin_args, kube_version=kube_version)
     if name == "kubegpu":
-        return kubegpu_profile(scheduler_name or KUBEGPU_SCHEDULER_NAME, plugin_args)
+        return kubegpu_profile(
+            scheduler_name or KUBEGPU_SCHEDULER_NAME, plugin_args, kube_version=kube_version
+        )
     raise ConfigError(f"unknown profile {name!r}: use 'default' or 'kubegpu'")
 
 
@@ -101,6 +108,7 @@ def default_profile(
     scheduler_name: str = "default-scheduler",
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
     percentage_of_nodes_to_score: int | None = None,
+    kube_version: str | None = None,
 ) -> Profile:
     args = plugin_args or {}
     order = (
@@ -110,6 +118,7 @@ def default_profile(
         (names.NODE_AFFINITY, 2),
         (names.NODE_PORTS, 0),
         (names.NODE_RESOURCES_FIT, 1),
+        *(((DYNAMIC_RESOURCES, 0),) if behaviour(kube_version).dynamic_resources else ()),
         (names.DEFAULT_PREEMPTION, 0),
         (names.BALANCED_ALLOCATION, 1),
     )
@@ -117,6 +126,7 @@ def default_profile(
         scheduler_name=scheduler_name,
         plugins=tuple(PluginSpec(n, w, dict(args.get(n, {}))) for n, w in order),
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        kube_version=kube_version,
     )
 
 

@@ -211,7 +211,7 @@ class Scheduler:
         if not status.is_success:
             diagnosis.absent = status
             diagnosis.codes[:] = status.code
-            diagnosis.pre_filter_msg = status.message()
+            diagnosis.pre_filter_msg = status.message(self.framework.version)
             diagnosis.unschedulable_plugins = {status.plugin}
             return np.zeros(0, dtype=np.intp), diagnosis
         fast = self.evaluate_nominated_node(state, pod)
@@ -265,7 +265,7 @@ class Scheduler:
         ]
         absent_nodes = diagnosis.num_all_nodes - int(explicit.sum())
         if diagnosis.absent is not None and absent_nodes:
-            reasons.extend((r, absent_nodes) for r in diagnosis.absent.texts())
+            reasons.extend((r, absent_nodes) for r in diagnosis.absent.texts(self.framework.version))
         return messages.fit_error_message(
             diagnosis.num_all_nodes, reasons, diagnosis.pre_filter_msg, diagnosis.post_filter_msg
         )
@@ -294,7 +294,7 @@ class Scheduler:
             result = ScheduleResult(pod, diagnosis=diagnosis, evaluated_nodes=int(diagnosis.evaluated.sum()))
             if preempt and self.framework.post_filter_plugins:
                 post, status = self.framework.run_post_filter(state, pod, diagnosis)
-                diagnosis.post_filter_msg = status.message()
+                diagnosis.post_filter_msg = status.message(self.framework.version)
                 if post is not None and status.is_success:
                     result.nominated_node = post.nominated_node
                     result.victims = post.victims
@@ -324,7 +324,7 @@ class Scheduler:
                 return ScheduleResult(
                     pod,
                     status=status.with_plugin(rp.name),
-                    message=status.message(),
+                    message=status.message(self.framework.version),
                     clears_nomination=True,
                 )
         for pp in self.framework.permit_plugins:
@@ -335,7 +335,7 @@ class Scheduler:
                 return ScheduleResult(
                     pod,
                     status=status.with_plugin(pp.name),
-                    message=status.message(),
+                    message=status.message(self.framework.version),
                     clears_nomination=True,
                 )
         allocation = state.get(ALLOCATION_KEY)

@@ -124,7 +124,7 @@ class DefaultPreemption:
         self, state: CycleState, pod: Pod, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status]:
         result, status = self.preempt(state, pod, diagnosis)
-        msg = status.message()
+        msg = status.message(self.handle.behaviour.name)
         if msg:
             return result, Status(status.code, (Message(PREFIX + msg),))
         return result, status
@@ -183,16 +183,23 @@ class DefaultPreemption:
             c for c in candidates if c.pdb_violations
         ]
         if not candidates:
-            reasons = [(r, 1) for s in statuses for r in s.texts()]
+            version = self.handle.behaviour.name
+            reasons = [(r, 1) for s in statuses for r in s.texts(version)]
             absent = diagnosis.num_all_nodes - len(statuses)
             if absent:
-                reasons.append((render(NOT_HELPFUL), absent))
+                reasons.append((render(NOT_HELPFUL, version), absent))
             # upstream returns NewPostFilterResultWithNominatedNode(""): any earlier nomination is dropped
             return PostFilterResult(""), unschedulable(
                 Message(messages.fit_error_message(diagnosis.num_all_nodes, reasons))
             )
         best = self.pick(candidates)
-        return PostFilterResult(best.node, best.victims), SUCCESS
+        if not self.handle.behaviour.preemption_success_text:
+            return PostFilterResult(best.node, best.victims), SUCCESS
+        # kubernetes PR #140180 (1.37): the success says where and how many; before, it said nothing
+        found = (
+            f"found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
+        )
+        return PostFilterResult(best.node, best.victims), Status(Code.SUCCESS, (Message(found),))
 
     def pick(self, candidates: list[Candidate]) -> Candidate:
         """Choose among the nodes where preemption makes room (a hook for cost-aware variants)."""

@@ -35,6 +35,7 @@ from kubegpu.scheduler.dra_allocator import (
 )
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
 from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION
+from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
 DYNAMIC_RESOURCES: Final = "DynamicResources"
@@ -103,6 +104,8 @@ class DynamicResources:
         dra = args.get("dra")
         self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
         self.device_taints = bool(args.get("deviceTaints", False))
+        # "no new claims to deallocate" for a pod without claims: 1.34–1.36 (scheduler.versions)
+        self._no_claims_text = handle.behaviour.dra_no_claims_text
         self._index: SliceIndex | None = None
         # Claims this run allocated, as upstream's assume cache holds them until the API write: Reserve
         # leaves them pending, the cluster placing the pod (``pod_added``) commits them; a cycle that
@@ -143,7 +146,7 @@ class DynamicResources:
     def pre_enqueue(self, pod: Pod) -> Status:
         """Upstream ``PreEnqueue``: the pod stays out of the active queue, with no event, while this fails."""
         _, problem = resolve_claims(pod, self.dra)
-        return unresolvable(problem) if problem else SUCCESS
+        return unresolvable(Message(problem)) if problem else SUCCESS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
@@ -155,7 +158,7 @@ class DynamicResources:
         state.write(STATE_KEY, s)
         claims, problem = resolve_claims(pod, self.dra)
         if problem:
-            return None, unresolvable(problem)
+            return None, unresolvable(Message(problem))
         if not claims:
             return None, SKIP
         claims = [self.claim_view(c) for c in claims]
@@ -163,7 +166,7 @@ class DynamicResources:
         for i, c in enumerate(claims):
             if c.allocated is not None:
                 if len(c.reserved_for) >= RESERVED_FOR_MAX and pod.uid not in c.reserved_for:
-                    return None, unresolvable(IN_USE)
+                    return None, unresolvable(Message(IN_USE))
                 if c.allocation_node_selector is not None:
                     s.node_selectors[i] = c.allocation_node_selector
                 continue
@@ -173,7 +176,7 @@ class DynamicResources:
                 for sub in subs:
                     if sub.device_class_name not in self.dra.classes:
                         return None, unresolvable(
-                            CLASS_MISSING.format(request=sub.name, cls=sub.device_class_name)
+                            Message(CLASS_MISSING.format(request=sub.name, cls=sub.device_class_name))
                         )
         s.claims = claims
         if to_allocate:
@@ -182,7 +185,7 @@ class DynamicResources:
                     to_allocate, self.dra.classes, self.index(), self.in_use(), self.device_taints
                 )
             except AllocationError as exc:
-                return None, Status(Code.ERROR, (str(exc),))
+                return None, Status(Code.ERROR, (Message(str(exc)),))
         return None, SUCCESS
 
     def sign(self, pod: Pod) -> Hashable | None:
@@ -206,13 +209,13 @@ class DynamicResources:
                 got = s.allocator.allocate(n.name, n.labels)
             except AllocationError as exc:
                 if str(exc) == TIMED_OUT:
-                    return unresolvable(TIMED_OUT)
-                return Status(Code.ERROR, (str(exc),))
+                    return unresolvable(Message(TIMED_OUT))
+                return Status(Code.ERROR, (Message(str(exc)),))
             if got is None:
-                return unresolvable(CANNOT_ALLOCATE)
+                return unresolvable(Message(CANNOT_ALLOCATE))
         if bad:
             s.unavailable.update(bad)
-            return unresolvable(NOT_AVAILABLE)
+            return unresolvable(Message(NOT_AVAILABLE))
         if got is not None:
             s.results[n.name] = got
         return SUCCESS
@@ -225,13 +228,13 @@ class DynamicResources:
         reads ``… no new claims to deallocate, preemption: …``."""
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
-            return None, Status(Code.UNSCHEDULABLE, (NO_NEW_CLAIMS,))
+            return None, Status(Code.UNSCHEDULABLE, (Message(NO_NEW_CLAIMS),) if self._no_claims_text else ())
         for i in sorted(s.unavailable):
             c = s.claims[i]
             if not c.reserved_for or (len(c.reserved_for) == 1 and c.reserved_for[0] == pod.uid):
                 # Upstream writes the deallocation here; kubegpu reports it, it does not write.
-                return None, Status(Code.UNSCHEDULABLE, (DEALLOCATED,))
-        return None, Status(Code.UNSCHEDULABLE, (STILL_NOT,))
+                return None, Status(Code.UNSCHEDULABLE, (Message(DEALLOCATED),))
+        return None, Status(Code.UNSCHEDULABLE, (Message(STILL_NOT),))
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         s: _State | None = state.get(STATE_KEY)
@@ -239,7 +242,7 @@ class DynamicResources:
             return SUCCESS
         results = s.results.get(node.name)
         if results is None:
-            return Status(Code.ERROR, ("claim allocation not found for node",))
+            return Status(Code.ERROR, (Message("claim allocation not found for node"),))
         self._pending[pod.key] = (results, node.name)
         return SUCCESS
 
@@ -262,6 +265,10 @@ def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
     ``applyFeatureGates`` places it (default_plugins.go): deallocating an idle claim comes before evicting."""
     spec = PluginSpec(DYNAMIC_RESOURCES, 0, {"dra": dra})
     plugins = list(profile.plugins)
+    have = next((i for i, p in enumerate(plugins) if p.name == DYNAMIC_RESOURCES), None)
+    if have is not None:  # the default profile of 1.34+ has it already: give it the snapshot's objects
+        plugins[have] = PluginSpec(DYNAMIC_RESOURCES, 0, {**plugins[have].args, "dra": dra})
+        return replace(profile, plugins=tuple(plugins))
     at = next((i for i, p in enumerate(plugins) if p.name == DEFAULT_PREEMPTION), len(plugins))
     plugins.insert(at, spec)
     return replace(profile, plugins=tuple(plugins))

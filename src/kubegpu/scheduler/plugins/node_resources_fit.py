@@ -85,6 +85,8 @@ class NodeResourcesFit:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons
+        # kubernetes PR #131345 (1.34): a request above the node's allocatable is unresolvable
+        self._above_alloc_unresolvable = handle.behaviour.above_allocatable_unresolvable
         self.ignored = frozenset(args.get("ignoredResources", ()))
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups", ()))
         strategy = dict(args.get("scoringStrategy") or {})
@@ -123,7 +125,9 @@ class NodeResourcesFit:
         if not short:
             return SUCCESS
         code = (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else Code.UNSCHEDULABLE
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            if self._above_alloc_unresolvable and any(s.unresolvable for s in short)
+            else Code.UNSCHEDULABLE
         )
         return Status(code, tuple(s.reason for s in short))
 
@@ -145,7 +149,8 @@ class NodeResourcesFit:
             free = alloc - cluster.requested[np.ix_(rows, cols)]
             insufficient = amounts > free
             short[:, 1:] = insufficient
-            unres = np.asarray((insufficient & (amounts > alloc)).any(axis=1))
+            if self._above_alloc_unresolvable:
+                unres = np.asarray((insufficient & (amounts > alloc)).any(axis=1))
         bits = short.astype(np.int64) @ (np.int64(1) << np.arange(len(names_), dtype=np.int64))
         reason_ids = np.zeros(len(rows), dtype=np.int32)
         for pattern in np.unique(bits[bits > 0]):

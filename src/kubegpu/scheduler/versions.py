@@ -1,0 +1,100 @@
+"""Which kube-scheduler release the core reproduces: the supported minors and, per minor, every difference
+in decisions or messages that kubegpu models, each with its upstream source.
+
+One table (``BEHAVIOURS``), read by the one formatter (``scheduler.messages``) and by the plugins' shared
+rules through ``Handle.behaviour``: no plugin tests a version number itself. Each minor is modelled as its
+newest patch (``Behaviour.release``), the release the real-control-plane tests build and whose messages are
+recorded in ``tests/realkube/golden/<release>.json``.
+
+Version strings are read as people and clusters write them: ``1.35``, ``v1.35.4``, ``v1.34.3-eks-113cf36``,
+``v1.35.1+k3s1``, ``v1.33.5-gke.1200000``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kubegpu.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What one minor does differently. Field docs name the upstream change."""
+
+    minor: int
+    release: str  # the patch release modelled (and built by the real-control-plane tests)
+    # TaintToleration's Filter reason: "node(s) had untolerated taint(s)" for every taint (kubernetes PR
+    # #134740, in 1.35; cherry-picked to 1.34 by #135023) instead of "node(s) had untolerated taint {k: v}"
+    taints_merged: bool
+    # NodeResourcesFit: a request above the node's allocatable is UnschedulableAndUnresolvable, so
+    # preemption says "Preemption is not helpful" instead of trying the node (PR #131345, 1.34)
+    above_allocatable_unresolvable: bool
+    # DynamicResources is in the default profile: DRA GA and on by default from 1.34 (KEP-4381); 1.32–1.33
+    # serve it as beta, off by default
+    dynamic_resources: bool
+    # DynamicResources' PostFilter adds "no new claims to deallocate" for a pod without claims, before the
+    # preemption text (DRA on by default since 1.34; PR #140222 drops the text in 1.37)
+    dra_no_claims_text: bool
+    # DefaultPreemption's success says "found a potential placement for pod on node N, preempting K
+    # victims" (PR #140180, 1.37); before, a successful preemption added no text
+    preemption_success_text: bool
+
+    @property
+    def name(self) -> str:
+        return f"1.{self.minor}"
+
+
+def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
+    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success)
+
+
+# Checked against the real kube-scheduler of each release (tests/realkube/golden/<release>.json).
+BEHAVIOURS: dict[int, Behaviour] = {
+    30: _b(30, 14, merged=False, unresolvable=False, dra=False, success=False),
+    31: _b(31, 14, merged=False, unresolvable=False, dra=False, success=False),
+    32: _b(32, 13, merged=False, unresolvable=False, dra=False, success=False),
+    33: _b(33, 13, merged=False, unresolvable=False, dra=False, success=False),
+    34: _b(34, 4, merged=True, unresolvable=True, dra=True, success=False),
+    35: _b(35, 4, merged=True, unresolvable=True, dra=True, success=False),
+    36: _b(36, 3, merged=True, unresolvable=True, dra=True, success=False),
+    37: _b(37, 2, merged=True, unresolvable=True, dra=False, success=True),
+}
+NEWEST = max(BEHAVIOURS)
+SUPPORTED_RANGE = f"1.{min(BEHAVIOURS)} to 1.{NEWEST}"
+
+# "v1.34.3-eks-113cf36", "1.35", "v1.35.1+k3s1": major.minor, optional patch, optional vendor suffix
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+def parse_minor(text: str) -> int | None:
+    """The minor of a Kubernetes version string, or None when it is not one (any major other than 1)."""
+    m = _VERSION.match(text.strip())
+    if m is None or m.group(1) != "1":
+        return None
+    return int(m.group(2))
+
+
+def behaviour(version: str | int | None = None) -> Behaviour:
+    """The behaviour of ``version`` (``"1.35"``, ``"v1.34.3-eks-…"``, a minor number); None: the newest.
+
+    Raises ``ConfigError`` naming the value and the supported range when it is malformed or unsupported.
+    """
+    if version is None:
+        return BEHAVIOURS[NEWEST]
+    minor = version if isinstance(version, int) else parse_minor(version)
+    if minor is None:
+        raise ConfigError(f"not a Kubernetes version: {version!r} (supported: {SUPPORTED_RANGE})")
+    if minor not in BEHAVIOURS:
+        raise ConfigError(f"Kubernetes {version} is not supported (supported: {SUPPORTED_RANGE})")
+    return BEHAVIOURS[minor]
+
+
+def newest_of(versions: list[str]) -> Behaviour | None:
+    """The behaviour for a cluster whose kubelets report ``versions``: the newest supported minor among
+    them (kubelets are never newer than their control plane, so the newest kubelet is the closest lower
+    bound); None when none parses. Minors above the newest supported are taken as the newest."""
+    minors = [m for m in (parse_minor(v) for v in versions) if m is not None]
+    if not minors:
+        return None
+    return BEHAVIOURS[min(max(minors), NEWEST)] if max(minors) >= min(BEHAVIOURS) else None
