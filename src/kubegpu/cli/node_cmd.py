@@ -381,6 +381,8 @@ def _inventory(backend: str | None, reading: Path | None) -> NodeInventory:
 
 def _config(config_file: Path | None, mig_strategy: str | None) -> PluginConfig:
     config = _guard(lambda: load_plugin_config(config_file)) if config_file is not None else PluginConfig()
+    for warning in config.warnings:  # what the NVIDIA plugin would ignore: accepted, but said
+        click.echo(f"warning: {warning}", err=True)
     if mig_strategy is not None:
         config = dataclasses.replace(config, mig_strategy=MigStrategy(mig_strategy))
     return config
