@@ -151,3 +151,26 @@ def test_h200_plain_daemon_client_limits() -> None:
     assert 7.6 * 2**30 < b["mem_get_info_free"] <= 8 * 2**30
     assert a["alloc_3GiB"] == "ok" and a["alloc_6GiB"].startswith("OutOfMemoryError")
     assert b["alloc_7GiB"] == "ok" and b["alloc_9GiB"].startswith("OutOfMemoryError")
+
+
+def test_supervisor_for_mps_config_one_daemon_per_shared_resource(tmp_path: Path) -> None:
+    from kubegpu.devices import load_reading, parse_plugin_config, plan_resources
+    from kubegpu.node.mps import supervisor_for
+
+    inv = load_reading(
+        Path(__file__).parents[2].parent / "shared" / "fixtures" / "nodes" / "h200-1gpu" / "nvml.json"
+    )
+    config = parse_plugin_config(
+        f"flags: {{mpsRoot: {tmp_path}}}\nsharing: {{mps: {{resources: [{{name: nvidia.com/gpu, replicas: 4}}]}}}}"
+    )
+    sup = supervisor_for(inv, config, plan_resources(inv, config))
+    assert sup is not None
+    (d,) = sup.daemons.values()
+    # 150754820096 bytes (143771 MiB) / 4 = 35942 MiB; 100 // 4 = 25 (daemon.go integer divisions)
+    assert d.defaults.control_commands() == (
+        "set_default_device_pinned_mem_limit 0 35942M",
+        "set_default_active_thread_percentage 25",
+    )
+    assert d.pipe_dir == f"{tmp_path}/nvidia.com/gpu/pipe"
+    assert list(d.gpu_uuids) == [inv.devices[0].uuid]
+    assert supervisor_for(inv, parse_plugin_config(""), plan_resources(inv, parse_plugin_config(""))) is None

@@ -26,14 +26,21 @@ Must not: decide limits or which resources are MPS-shared (``kubegpu.devices``);
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubegpu.devices.container_view import MpsDefaults
+from kubegpu.devices.container_view import MpsDefaults, mps_defaults
+from kubegpu.devices.inventory import NodeInventory
+from kubegpu.devices.sharing import PluginConfig, ResourcePlan, SharingStrategy
+from kubegpu.errors import KubegpuError
+
+log = logging.getLogger(__name__)
 
 CONTROL_BIN = "nvidia-cuda-mps-control"
 CONTAINER_ROOT = "/mps"
@@ -61,7 +68,7 @@ class MpsRoot:
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-class MpsError(RuntimeError):
+class MpsError(KubegpuError):
     """One line saying which resource and which step failed."""
 
 
@@ -195,3 +202,34 @@ class MpsSupervisor:
             except MpsError as e:
                 errors.append(str(e))
         return errors
+
+
+def supervisor_for(
+    inv: NodeInventory, config: PluginConfig, plans: Sequence[ResourcePlan], *, set_compute_mode: bool = True
+) -> MpsSupervisor | None:
+    """One daemon per resource that ``sharing.mps`` replicates, rooted at ``flags.mpsRoot``; None without MPS."""
+    memory = {g.index: g.memory_total for g in inv.devices}
+    daemons = {}
+    for plan in plans:
+        if plan.sharing is not SharingStrategy.MPS:
+            continue
+        gpus = sorted({d.gpu_index for d in plan.devices})
+        uuids = [g.uuid for g in inv.devices if g.index in gpus]
+        daemons[plan.name] = MpsControlDaemon(
+            plan.name, MpsRoot(config.mps_root), mps_defaults(plan, memory), uuids, set_compute_mode
+        )
+    return MpsSupervisor(daemons) if daemons else None
+
+
+def supervise(sup: MpsSupervisor, done: threading.Event, period_s: float = 10.0) -> threading.Thread:
+    """Tick ``sup`` every ``period_s`` until ``done``, logging each daemon that is not healthy."""
+
+    def run() -> None:
+        while not done.wait(period_s):
+            for status in sup.tick():
+                if not status.healthy:
+                    log.warning("MPS daemon for %s unhealthy: %s", status.resource, status.detail)
+
+    thread = threading.Thread(target=run, name="mps-supervisor", daemon=True)
+    thread.start()
+    return thread
