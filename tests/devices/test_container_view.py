@@ -160,29 +160,26 @@ def test_mps_allocate_mounts_pipe_and_shm_and_daemon_limits(h200: NodeInventory)
 
 
 def test_mps_on_mig_gpus_is_two_sharing_modes(h200: NodeInventory) -> None:
-    config = parse_plugin_config(MPS + "flags: {migStrategy: mixed}\n")
+    # internal/plugin/mps.go getMPSOptions (v0.20.0): MIG devices under MPS stop the plugin
+    config = parse_plugin_config(MPS + "flags: {migStrategy: single}\n")
     with pytest.raises(ConfigError, match="sharing using MPS is not supported for MIG devices"):
         plan_resources(mig_node(h200, ["1g.18gb"]), config)
 
 
+# cmd/nvidia-device-plugin/main.go validateFlags and replicas.go UnmarshalJSON (v0.20.0)
 @pytest.mark.parametrize(
-    ("text", "field"),
+    ("text", "field", "message"),
     [
-        (
-            "sharing: {mps: {resources: [{name: nvidia.com/mig-1g.18gb, replicas: 2}]}}",
-            "sharing.mps.resources[0].name",
-        ),
-        (
-            "sharing: {mps: {failRequestsGreaterThanOne: false, resources: []}}",
-            "sharing.mps.failRequestsGreaterThanOne",
-        ),
-        ("flags: {mpsRoot: relative/dir}", "flags.mpsRoot"),
+        ("sharing: {mps: {failRequestsGreaterThanOne: false, resources: []}}", "sharing.mps.resources",
+         "no resources specified"),
+        (MPS + "flags: {migStrategy: mixed}", "flags.migStrategy", "using --mig-strategy=mixed is not supported with MPS"),
+        (MPS + "flags: {mpsRoot: ''}", "flags.mpsRoot", "using MPS requires --mps-root to be specified"),
     ],
-)
-def test_bad_mps_config_names_the_field(text: str, field: str) -> None:
+)  # fmt: skip
+def test_bad_mps_config_names_the_field(text: str, field: str, message: str) -> None:
     with pytest.raises(InputError) as err:
         parse_plugin_config(text, source="c.yaml")
-    assert err.value.field == field
+    assert (err.value.field, err.value.problem) == (field, message)
 
 
 # passDeviceSpecs: upstream server.go apiDeviceSpecs (optional control nodes only where os.Stat finds them,
@@ -250,7 +247,6 @@ def test_device_specs_offline_assume_control_nodes_and_say_so(h200: NodeInventor
     ("text", "field"),
     [
         ("flags: {plugin: {passDeviceSpecs: 'yes'}}", "flags.plugin.passDeviceSpecs"),
-        ("flags: {nvidiaDevRoot: run/nvidia/driver}", "flags.nvidiaDevRoot"),
     ],
 )
 def test_bad_device_spec_flags_name_the_field(text: str, field: str) -> None:

@@ -73,7 +73,7 @@ def test_bad_config_is_one_line_naming_the_field(tmp_path: Path) -> None:
     config.write_text("flags: {migStrategy: sometimes}")
     code, out = _run("labels", "--reading", str(H200), "--config", str(config))
     assert code == 1
-    assert out.startswith(f"Error: {config}: flags.migStrategy: 'sometimes' is not supported")
+    assert out.startswith(f"Error: {config}: flags.migStrategy: unknown MIG strategy: sometimes")
     assert "Traceback" not in out
 
 
@@ -128,3 +128,15 @@ def test_per_node_config_is_picked_by_the_label_value_like_nvidias_config_manage
     assert select_config_file(tmp_path, "", "default") == tmp_path / "default"
     with pytest.raises(InputError, match=r"no config named 'mig' \(available: default, ts-4.yaml\)"):
         select_config_file(tmp_path, "mig", "default")
+
+
+def test_ignored_config_field_is_a_warning_not_a_refusal(tmp_path: Path) -> None:
+    # k8s-device-plugin v0.20.0 decodes with sigs.k8s.io/yaml (non-strict): unknown keys are dropped
+    config = tmp_path / "config.yaml"
+    config.write_text("flags: {migStrategy: none, mofedEnable: true}")
+    code, out = _run("labels", "--reading", str(H200), "--config", str(config))
+    assert code == 0
+    assert (
+        f"warning: {config}: flags.mofedEnable: unknown field, ignored as the NVIDIA plugin ignores it "
+        "(did you mean 'mofedEnabled'?)" in out
+    )

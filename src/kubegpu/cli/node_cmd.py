@@ -205,6 +205,13 @@ def cdi(backend: str | None, reading: Path | None, output: str) -> None:
 )
 @click.option("--kubeconfig", default=None, help="Read this node's pods through this kubeconfig.")
 @click.option("--in-cluster", is_flag=True, help="Read this node's pods with the pod's service account.")
+@click.option(
+    "--mps-compute-mode/--no-mps-compute-mode",
+    default=True,
+    show_default=True,
+    help="With sharing.mps: set each shared GPU to EXCLUSIVE_PROCESS while its MPS daemon runs, as the "
+    "NVIDIA mps-control-daemon does.",
+)
 @_config_dir_options
 def device_plugin(
     backend: str | None,
@@ -217,11 +224,15 @@ def device_plugin(
     node_name: str,
     kubeconfig: str | None,
     in_cluster: bool,
+    mps_compute_mode: bool,
     config_dir: Path | None,
     config_name: str,
     default_config: str,
 ) -> None:
     """Run the kubelet device plugin (one socket per resource) until SIGINT/SIGTERM.
+
+    With ``sharing.mps`` on a real node it first starts one MPS control daemon per shared resource and
+    supervises it (``kubegpu.node.mps``), as the NVIDIA plugin's mps-control-daemon does.
 
     Re-registers every resource when kubelet.sock is recreated (kubelet restarted).
     """
@@ -247,7 +258,18 @@ def device_plugin(
     done = threading.Event()
     stop_on_signals(done)
     watcher = None
+    mps = None
+    if inv.source == "nvml":
+        from kubegpu.node.mps import supervise, supervisor_for
+
+        mps = supervisor_for(inv, config, plans, set_compute_mode=mps_compute_mode)
     try:
+        if mps is not None:
+            for status in _guard(mps.start):
+                if not status.healthy:  # upstream's plugin waits for a healthy daemon before serving
+                    raise click.ClickException(f"MPS daemon for {status.resource}: {status.detail}")
+                click.echo(f"MPS control daemon for {status.resource} healthy")
+            supervise(mps, done)
         for s in servers:
             s.start()
             s.register()
@@ -265,6 +287,8 @@ def device_plugin(
             watcher.stop()
         for s in servers:
             s.stop()
+        for problem in mps.stop() if mps is not None else []:
+            click.echo(f"warning: {problem}", err=True)
 
 
 def _scheduler_choice(node_name: str, kubeconfig: str | None, in_cluster: bool) -> SchedulerChoice | None:
@@ -381,6 +405,8 @@ def _inventory(backend: str | None, reading: Path | None) -> NodeInventory:
 
 def _config(config_file: Path | None, mig_strategy: str | None) -> PluginConfig:
     config = _guard(lambda: load_plugin_config(config_file)) if config_file is not None else PluginConfig()
+    for warning in config.warnings:  # what the NVIDIA plugin would ignore: accepted, but said
+        click.echo(f"warning: {warning}", err=True)
     if mig_strategy is not None:
         config = dataclasses.replace(config, mig_strategy=MigStrategy(mig_strategy))
     return config

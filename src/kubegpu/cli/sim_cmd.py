@@ -23,9 +23,10 @@ from rich.table import Table
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.sim.bench import (
+    DATA_HINT,
     RunResult,
-    default_data_dir,
     local_pool,
+    locate_data_dir,
     parse_seeds,
     published_unallocated,
     run_grid,
@@ -41,10 +42,13 @@ if TYPE_CHECKING:
 
 
 def _data_dir(data: Path | None) -> Path:
-    found = data or default_data_dir()
-    if found is None or not (found / "csv").is_dir():
+    # --data wins over $KUBEGPU_OPENB_DATA, the config file and a checkout's ../shared/data.
+    found, origin = (data, "--data") if data is not None else locate_data_dir()
+    if found is None:
+        raise click.UsageError(f"openb data not found: {DATA_HINT}")
+    if not (found / "csv").is_dir():
         raise click.UsageError(
-            "openb data not found: pass --data DIR (the folder holding csv/openb_node_list_gpu_node.csv)"
+            f"openb data not found at {found} (from {origin}): no csv/ folder there; {DATA_HINT}"
         )
     return found
 
@@ -64,7 +68,7 @@ _data_option = click.option(
     "--data",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The openb data folder (default: ../shared/data/alibaba-gpu-2023 beside a checkout).",
+    help="The openb data folder (default: $KUBEGPU_OPENB_DATA, else openb_data in ~/.config/kubegpu/config.yaml, else ../shared/data/alibaba-gpu-2023 beside a checkout).",
 )
 
 

@@ -285,6 +285,11 @@ def _device_specs(
     return specs, tuple(notes)
 
 
+def mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaults:
+    """What the MPS control daemon of ``plan``'s resource sets (also what ``kubegpu.node.mps`` sends)."""
+    return _mps_defaults(plan, gpu_memory)
+
+
 def _mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaults:
     # daemon.go: replicas per device = advertised ids / distinct GPUs; limits are integer divisions.
     per_gpu: dict[int, int] = {}

@@ -115,6 +115,9 @@ class MigDevice:
     ci_id: int
     memory_total: int  # bytes
     health: Health = Health.HEALTHY
+    # nvmlDeviceGetAttributes as GFD names them (``memory``, ``multiprocessors``, ``slices.gi``, ``slices.ci``,
+    # ``engines.copy|decoder|encoder|jpeg|ofa``); empty in readings made before they were recorded.
+    attributes: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +290,7 @@ def _device_to_reading(d: GpuDevice) -> dict[str, object]:
                 "ci_id": m.ci_id,
                 "memory_total": m.memory_total,
                 "health": str(m.health),
+                **({"attributes": dict(m.attributes)} if m.attributes else {}),
             }
             for m in d.mig_devices
         ]
@@ -380,7 +384,19 @@ def _parse_mig(f: _Fields) -> MigDevice:
         ci_id=f.integer("ci_id"),
         memory_total=f.integer("memory_total"),
         health=_enum(Health, f.text("health", default=str(Health.HEALTHY)), f, "health"),
+        attributes=_mig_attributes(f),
     )
+
+
+def _mig_attributes(f: _Fields) -> tuple[tuple[str, int], ...]:
+    raw = f.get("attributes")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in raw.items()
+    ):
+        raise f.error("attributes", "expected a mapping of attribute name to integer")
+    return tuple(sorted(raw.items()))
 
 
 def _parse_process(f: _Fields) -> Process:

@@ -1,21 +1,27 @@
 """GPU feature discovery (GFD) node labels computed from an inventory and a plugin config (R2.1, R5.1, R6).
 
 Mirrors NVIDIA k8s-device-plugin ``internal/lm`` (GFD): driver/CUDA version labels, ``mig.capable``,
-``mps.capable`` (true when the plugin shares with MPS), ``gpu.sharing-strategy`` (none/time-slicing/mps), and per resource ``<resource>.product/count/replicas/memory``
-plus, for whole GPUs, ``family`` and ``compute.major/minor``. ``gpu.product`` is sanitised as GFD's
+``mps.capable`` (true when the plugin shares with MPS), and per resource
+``<resource>.product/count/replicas/sharing-strategy/memory`` (``sharing-strategy`` is the config's strategy
+for a resource it replicates more than once, else ``none``; k8s-device-plugin v0.20.0 ``internal/lm/resource.go``
+``baseLabeler``) plus, for whole GPUs, ``family`` and ``compute.major/minor``, and for MIG resources the
+attribute labels ``memory``, ``multiprocessors``, ``slices.gi``, ``slices.ci``, ``engines.{copy,decoder,encoder,
+jpeg,ofa}`` (``newMigAttributeLabels``; a reading without attributes gives ``memory`` from the memory total).
+MIG resources are ``nvidia.com/mig-<profile>`` with ``+`` written ``.`` (``1g.10gb+me`` →
+``nvidia.com/mig-1g.10gb.me.count``: a ``+`` is not valid in a label key). ``gpu.product`` is sanitised as GFD's
 ``getProductName`` does (each part loses every character but ``A-Za-z0-9-_.`` and space, its runs of
 spaces become one ``-``) and gets ``-SHARED`` when the resource is time-sliced and not renamed. ``gpu.replicas`` is 0 for
 MIG-enabled GPUs (labelled without sharing), otherwise the configured replicas (1 when not shared).
 ``nvidia.com/gpu.present`` is the GPU Operator's label (not GFD's); kubegpu sets it whenever the node
 has a GPU. With several GPU models on one node upstream labels one of them (map order); kubegpu labels
-the model of the lowest-index GPU. ``gpu.family`` follows upstream ``getArchFamily`` as read (compute
-capability 9 → hopper; majors it does not list → ``undefined``).
+the model of the lowest-index GPU. ``gpu.family`` follows upstream ``getArchFamily`` (8.0-8.8 ampere, 8.9
+ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin; majors it does not list → ``undefined``).
 
 ``nfd_feature_text`` writes labels in NFD's local feature file format (one ``name=value`` per line,
 ``#`` comments), the file nfd-worker reads from ``/etc/kubernetes/node-feature-discovery/features.d/``.
 
 Not computed (the reading holds no data for them): ``gpu.mode`` (PCI class), ``gpu.machine``, vGPU,
-IMEX/fabric labels, ``gfd.timestamp``, and MIG attribute labels other than ``memory``.
+IMEX/fabric labels, ``gfd.timestamp``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,18 @@ from kubegpu.devices.sharing import (
 )
 from kubegpu.errors import InputError
 
-_FAMILIES = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 8: "ampere", 9: "hopper"}
+# getArchFamily (v0.20.0 internal/lm/resource.go): majors 7 and 8 split on the minor (below).
+_FAMILIES = {
+    1: "tesla",
+    2: "fermi",
+    3: "kepler",
+    5: "maxwell",
+    6: "pascal",
+    9: "hopper",
+    10: "blackwell",
+    12: "blackwell",
+    13: "rubin",
+}
 
 
 def gfd_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
@@ -43,7 +60,6 @@ def gfd_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
     labels.update(_version_labels(inv))
     labels["nvidia.com/mig.capable"] = _bool(any(g.mig_capable for g in inv.devices))
     labels["nvidia.com/mps.capable"] = _bool(config.sharing_strategy is SharingStrategy.MPS)
-    labels["nvidia.com/gpu.sharing-strategy"] = str(config.sharing_strategy)
     labels.update(_full_gpu_labels(inv, config))
     if config.mig_strategy is not MigStrategy.NONE:
         labels["nvidia.com/mig.strategy"] = str(config.mig_strategy)
@@ -92,11 +108,14 @@ def _mig_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
     if not mig_gpus:
         return {}
     counts: dict[str, int] = {}
-    memory: dict[str, int] = {}
+    attributes: dict[str, dict[str, str]] = {}
     for g in mig_gpus:
         for m in g.mig_devices:
-            counts[m.profile] = counts.get(m.profile, 0) + 1
-            memory[m.profile] = m.memory_total // MIB
+            name = m.profile.replace("+", ".")  # nvml-mig-device.go GetName
+            counts[name] = counts.get(name, 0) + 1
+            attributes.setdefault(
+                name, {k: str(v) for k, v in m.attributes} or {"memory": str(m.memory_total // MIB)}
+            )
     model = mig_gpus[0].name
     if config.mig_strategy is MigStrategy.SINGLE:
         reason = _single_invalid(inv, mig_gpus, counts)
@@ -105,17 +124,18 @@ def _mig_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
                 f"{GPU_RESOURCE}.product": _product([model, "MIG", "INVALID"], shared=False),
                 f"{GPU_RESOURCE}.count": "0",
                 f"{GPU_RESOURCE}.replicas": "0",
+                f"{GPU_RESOURCE}.sharing-strategy": "",
                 f"{GPU_RESOURCE}.memory": "0",
             }
         (profile,) = counts
         labels = _resource_labels(GPU_RESOURCE, config, counts[profile], model, "MIG", profile)
-        labels[f"{GPU_RESOURCE}.memory"] = str(memory[profile])
+        labels.update({f"{GPU_RESOURCE}.{k}": v for k, v in attributes[profile].items()})
         return labels
     labels = {}
     for profile, count in counts.items():
         resource = MIG_RESOURCE_PREFIX + profile
         labels.update(_resource_labels(resource, config, count, model, "MIG", profile))
-        labels[f"{resource}.memory"] = str(memory[profile])
+        labels.update({f"{resource}.{k}": v for k, v in attributes[profile].items()})
     return labels
 
 
@@ -132,10 +152,12 @@ def _single_invalid(inv: NodeInventory, mig_gpus: list[GpuDevice], counts: dict[
 def _resource_labels(resource: str, config: PluginConfig | None, count: int, *parts: str) -> dict[str, str]:
     replicas = 0 if config is None else config.replicas_for(resource)
     renamed = config is not None and config.renames_shared
+    strategy = config.sharing_strategy if config is not None and replicas > 1 else SharingStrategy.NONE
     return {
         f"{resource}.product": _product(list(parts), shared=replicas > 1 and not renamed),
         f"{resource}.count": str(count),
         f"{resource}.replicas": str(replicas),
+        f"{resource}.sharing-strategy": str(strategy),
     }
 
 
@@ -150,7 +172,12 @@ def _arch_labels(g: GpuDevice) -> dict[str, str]:
     major, minor = g.cuda_cc
     if major == 0:
         return {}
-    family = ("volta" if minor < 5 else "turing") if major == 7 else _FAMILIES.get(major, "undefined")
+    if major == 7:
+        family = "volta" if minor < 5 else "turing"
+    elif major == 8:
+        family = "ampere" if minor < 9 else "ada-lovelace"
+    else:
+        family = _FAMILIES.get(major, "undefined")
     return {
         f"{GPU_RESOURCE}.family": family,
         f"{GPU_RESOURCE}.compute.major": str(major),

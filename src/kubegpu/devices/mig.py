@@ -40,7 +40,10 @@ from kubegpu.errors import ConfigError, InputError
 MEMORY_SLICES = 8
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 MEDIA_EXTENSIONS = "+me"
-_NAME = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$")
+# Suffixes as NVML / nvidia-smi name GPU-instance profiles and mig-parted's default config uses them:
+# "+me" (media extensions), "+me.all" (all media engines), "+gfx" (graphics), "-me" (no media engines).
+SUFFIXES = ("+me", "+me.all", "+gfx", "-me")
+_NAME = re.compile(r"^(\d+)g\.(\d+)gb(\+me|\+me\.all|\+gfx|-me)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +60,12 @@ class MigProfile:
     @property
     def media_extensions(self) -> bool:
         """``+me``: the instance also owns the GPU's JPEG/OFA engines (at most one per GPU)."""
-        return self.name.endswith(MEDIA_EXTENSIONS)
+        return self.name.endswith(MEDIA_EXTENSIONS) or self.name.endswith("+me.all")
 
     @property
     def resource_name(self) -> str:
-        """The extended resource under ``migStrategy: mixed``: ``nvidia.com/mig-1g.18gb.me``."""
+        """The extended resource under ``migStrategy: mixed``: ``nvidia.com/mig-1g.18gb.me`` (only ``+`` becomes
+        ``.``: ``1g.24gb+me.all`` → ``mig-1g.24gb.me.all``, ``1g.24gb-me`` stays ``mig-1g.24gb-me``)."""
         return MIG_RESOURCE_PREFIX + self.name.replace("+", ".")
 
     @property
@@ -153,6 +157,17 @@ CATALOGS: Mapping[str, MigCatalog] = {
         _ampere_hopper("A100-SXM4-80GB", ["NVIDIA A100-SXM4-80GB"], ["0x20B210DE"], (10, 20, 40, 80)),
         _ampere_hopper("H100-SXM5-80GB", ["NVIDIA H100 80GB HBM3"], ["0x233010DE"], (10, 20, 40, 80)),
         _ampere_hopper("H200-141GB", ["NVIDIA H200"], ["0x233510DE"], (18, 35, 71, 141)),
+        # Below: names and PCI ids from mig-parted's default config (deployments/systemd/config-default.yaml,
+        # commit bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d: the device-filter of each product's all-balanced
+        # entry and its all-1g/2g/3g/4g/7g names); 7 instances from the MIG user guide "Supported GPUs" table.
+        # Profile ids and placements are the GH100 ones above (same 7 compute / 8 memory slices); for B200
+        # and GB200 that is an assumption no recorded reading confirms yet.
+        _ampere_hopper("H100-PCIE-80GB", ["NVIDIA H100 PCIe"], ["0x233110DE"], (10, 20, 40, 80)),
+        _ampere_hopper("H100-NVL-94GB", ["NVIDIA H100 NVL"], ["0x232110DE", "0x233A10DE"], (12, 24, 47, 94)),
+        _ampere_hopper("GH200-96GB", ["NVIDIA GH200 480GB"], ["0x234210DE"], (12, 24, 48, 96)),
+        _ampere_hopper("GH200-144GB", ["NVIDIA GH200 144G HBM3e"], ["0x234810DE"], (18, 36, 72, 144)),
+        _ampere_hopper("B200-180GB", ["NVIDIA B200"], ["0x290110DE"], (23, 45, 90, 180)),
+        _ampere_hopper("GB200-186GB", ["NVIDIA GB200"], ["0x294110DE"], (23, 47, 93, 186)),
     )
 }
 
@@ -304,7 +319,7 @@ def load_mig_parted_config(path: Path) -> MigPartedConfig:
 def parse_mig_parted_config(text: str, *, source: str = "") -> MigPartedConfig:
     """Parse a mig-parted config (``version: v1``); bad input raises ``InputError`` naming the field.
 
-    Profile names are checked for form (``<n>g.<m>gb[+me]``) here and against a GPU's catalog by
+    Profile names are checked for form (``<n>g.<m>gb`` with an optional ``+me``, ``+me.all``, ``+gfx`` or ``-me``) here and against a GPU's catalog by
     ``validate_layout``, since one file usually serves several GPU models.
     """
     try:
@@ -372,7 +387,9 @@ def _entry(raw: object, source: str, where: str) -> MigConfigEntry:
         field = f"{where}.mig-devices.{profile}"
         if not isinstance(profile, str) or _NAME.match(profile) is None:
             raise InputError(
-                f"not a MIG profile name (<n>g.<m>gb[+me]): {profile!r}", source=source, field=field
+                f"not a MIG profile name (<n>g.<m>gb[+me|+me.all|+gfx|-me]): {profile!r}",
+                source=source,
+                field=field,
             )
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise InputError(f"expected a count, got {count!r}", source=source, field=field)

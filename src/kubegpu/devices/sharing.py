@@ -1,7 +1,8 @@
 """The NVIDIA device plugin's config file and the resources a node advertises under it (R6.1–R6.3, R7.3).
 
 ``parse_plugin_config`` reads the plugin's config file (``version: v1``; NVIDIA k8s-device-plugin
-``api/config/v1``): ``flags.migStrategy`` (none/single/mixed), ``flags.plugin.deviceListStrategy``
+``api/config/v1``; what is accepted, refused and warned about is ``kubegpu.devices.plugin_config``):
+``flags.migStrategy`` (none/single/mixed), ``flags.plugin.deviceListStrategy``
 (``envvar``, ``volume-mounts``, ``cdi-annotations``, ``cdi-cri``: what ``container_view.allocate_response``
 injects), ``flags.plugin.deviceIDStrategy`` (uuid/index), ``flags.plugin.cdiAnnotationPrefix``,
 ``flags.plugin.passDeviceSpecs``, ``flags.nvidiaDevRoot``, ``flags.mpsRoot``, ``sharing.timeSlicing`` and
@@ -24,15 +25,12 @@ the device ids behind each, as the NVIDIA plugin does:
   (``cmd/mps-control-daemon/mps/daemon.go``). Only whole GPUs (``nvidia.com/gpu``) can be shared with MPS
   (README "With CUDA MPS"); a MIG device under MPS stops the plugin ("sharing using MPS is not supported
   for MIG devices", ``internal/plugin/mps.go``); and the plugin refuses more than one MPS replica per
-  container whatever ``failRequestsGreaterThanOne`` says (``internal/rm/rm.go`` ``ValidateRequest``).
+  container unless ``failRequestsGreaterThanOne: false`` is set (``config.go`` ``NewConfig`` defaults it to
+  true for MPS; ``internal/rm/rm.go`` ``ValidateRequest``).
 
-Two sharing modes on one node are a misconfiguration (R7.3): ``sharing.mps`` together with
-``sharing.timeSlicing`` is refused (upstream silently uses MPS and drops time-slicing), and MPS on a node
-with MIG-enabled GPUs is a ``ConfigError`` from ``plan_resources`` (upstream refuses to start).
-
-Not supported, refused with ``InputError`` rather than ignored: per-resource ``rename`` and ``devices``
-other than ``all`` (upstream itself ignores both with a warning), top-level ``resources`` (upstream
-ignores it too).
+``sharing.mps`` together with ``sharing.timeSlicing`` is accepted with a warning (upstream uses MPS and
+drops time-slicing); MPS on a node with MIG-enabled GPUs is a ``ConfigError`` from ``plan_resources``
+(upstream refuses to start). Pools mixing modes across nodes are an ``explain`` finding.
 """
 
 from __future__ import annotations
@@ -44,8 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
-
 from kubegpu.devices.inventory import Health, NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
 from kubegpu.errors import ConfigError, InputError
@@ -56,28 +52,6 @@ MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 SHARED_SUFFIX = ".shared"
 REPLICA_SEPARATOR = "::"
 _E = TypeVar("_E", bound=enum.StrEnum)
-
-_KNOWN_FLAGS = {
-    "migStrategy",
-    "failOnInitError",
-    "mpsRoot",
-    "nvidiaDriverRoot",
-    "nvidiaDevRoot",
-    "gdsEnabled",
-    "mofedEnabled",
-    "useNodeFeatureAPI",
-    "deviceDiscoveryStrategy",
-    "plugin",
-    "gfd",
-}
-_KNOWN_PLUGIN_FLAGS = {
-    "passDeviceSpecs",
-    "deviceListStrategy",
-    "deviceIDStrategy",
-    "cdiAnnotationPrefix",
-    "nvidiaCTKPath",
-    "containerDriverRoot",
-}
 
 
 class MigStrategy(enum.StrEnum):
@@ -129,10 +103,13 @@ class PluginConfig:
     time_slicing: tuple[ReplicatedResource, ...] = ()
     mps: tuple[ReplicatedResource, ...] = ()
     mps_rename_by_default: bool = False
+    mps_fail_requests_greater_than_one: bool = True  # NewConfig: true unless the file says false
     mps_root: str = DEFAULT_MPS_ROOT  # flags.mpsRoot: host directory of the MPS pipes and shm
     cdi_annotation_prefix: str = "cdi.k8s.io/"  # flags.plugin.cdiAnnotationPrefix
     pass_device_specs: bool = False  # flags.plugin.passDeviceSpecs: Allocate also returns DeviceSpecs
     nvidia_dev_root: str = "/"  # flags.nvidiaDevRoot: where the host's /dev/nvidia* live, seen from the host
+    # what the file sets that the NVIDIA plugin ignores (one line each, naming the field)
+    warnings: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def sharing_strategy(self) -> SharingStrategy:
@@ -221,96 +198,13 @@ def load_plugin_config(path: Path) -> PluginConfig:
 
 
 def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
-    """Parse the NVIDIA device plugin config file (YAML or JSON); bad input raises ``InputError``."""
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not YAML: {exc}", source=source) from exc
-    if raw is None:
-        raw = {}
-    top = _obj(raw, source, "", {"version", "flags", "resources", "sharing", "imex"})
-    version = top.get("version", "v1")
-    if version != "v1":
-        raise InputError(f"unknown version: {version}", source=source, field="version")
-    if top.get("resources"):
-        raise InputError(
-            "custom resource naming is not supported (the NVIDIA plugin ignores it too)",
-            source=source,
-            field="resources",
-        )
-    flags = _obj(top.get("flags", {}), source, "flags", _KNOWN_FLAGS)
-    plugin = _obj(flags.get("plugin", {}), source, "flags.plugin", _KNOWN_PLUGIN_FLAGS)
-    sharing = _obj(top.get("sharing", {}), source, "sharing", {"timeSlicing", "mps"})
-    ts = _obj(
-        sharing.get("timeSlicing", {}),
-        source,
-        "sharing.timeSlicing",
-        {"renameByDefault", "failRequestsGreaterThanOne", "resources", "strategy"},
-    )
-    mps = _obj(
-        sharing.get("mps") or {},
-        source,
-        "sharing.mps",
-        {"renameByDefault", "failRequestsGreaterThanOne", "resources"},
-    )
-    if mps and ts:
-        raise InputError(
-            "sharing.mps and sharing.timeSlicing are both set: two sharing modes on one node (R7.3); "
-            "the NVIDIA plugin would use MPS and silently drop time-slicing",
-            source=source,
-            field="sharing",
-        )
-    if mps.get("failRequestsGreaterThanOne") is False:
-        raise InputError(
-            "has no effect: the NVIDIA plugin refuses more than one MPS replica per container regardless",
-            source=source,
-            field="sharing.mps.failRequestsGreaterThanOne",
-        )
-    mps_resources = _replicated(mps.get("resources", []), source, "sharing.mps.resources")
-    for i, r in enumerate(mps_resources):
-        if r.name != GPU_RESOURCE:
-            raise InputError(
-                f"MPS shares only full GPUs ({GPU_RESOURCE}), got {r.name}",
-                source=source,
-                field=f"sharing.mps.resources[{i}].name",
-            )
-    mps_root = _absolute_path(flags, "mpsRoot", DEFAULT_MPS_ROOT, source)
-    dev_root = _absolute_path(flags, "nvidiaDevRoot", "/", source)
-    prefix = plugin.get("cdiAnnotationPrefix", "cdi.k8s.io/")
-    if not isinstance(prefix, str) or not prefix:
-        raise InputError(
-            f"expected a prefix, got {prefix!r}", source=source, field="flags.plugin.cdiAnnotationPrefix"
-        )
-    if ts.get("strategy", "") != "":
-        raise InputError(
-            f"unknown time-slicing strategy: {ts['strategy']}",
-            source=source,
-            field="sharing.timeSlicing.strategy",
-        )
-    lists = plugin.get("deviceListStrategy", "envvar")
-    lists = [lists] if isinstance(lists, str) else lists
-    if not isinstance(lists, list) or not lists:
-        raise InputError(
-            "expected a strategy or a list of them", source=source, field="flags.plugin.deviceListStrategy"
-        )
-    return PluginConfig(
-        mig_strategy=_enum(MigStrategy, flags.get("migStrategy", "none"), source, "flags.migStrategy"),
-        device_list_strategy=tuple(
-            _enum(DeviceListStrategy, s, source, "flags.plugin.deviceListStrategy") for s in lists
-        ),
-        device_id_strategy=_enum(
-            DeviceIdStrategy, plugin.get("deviceIDStrategy", "uuid"), source, "flags.plugin.deviceIDStrategy"
-        ),
-        rename_by_default=_bool(ts, "renameByDefault", source, "sharing.timeSlicing"),
-        fail_requests_greater_than_one=_bool(ts, "failRequestsGreaterThanOne", source, "sharing.timeSlicing"),
-        time_slicing=_replicated(ts.get("resources", []), source, "sharing.timeSlicing.resources"),
-        mps=mps_resources,
-        mps_rename_by_default=_bool(mps, "renameByDefault", source, "sharing.mps"),
-        mps_root=mps_root,
-        cdi_annotation_prefix=prefix,
-        pass_device_specs=_bool(plugin, "passDeviceSpecs", source, "flags.plugin"),
-        nvidia_dev_root=dev_root,
-    )
+    """Parse the NVIDIA device plugin config file (YAML or JSON) as v0.20.0 does: ``kubegpu.devices.plugin_config``.
+
+    Refusals raise ``InputError``; what upstream ignores is accepted and listed in ``PluginConfig.warnings``.
+    """
+    from kubegpu.devices.plugin_config import parse  # plugin_config builds this module's dataclasses
+
+    return parse(text, source=source)
 
 
 def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePlan, ...]:
@@ -377,79 +271,10 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
                 base_name=base,
                 devices=tuple(devs),
                 replicas=replicas,
-                # MPS always refuses more than one replica per container (upstream ValidateRequest).
-                fail_requests_greater_than_one=mps
-                or (config.fail_requests_greater_than_one and replicas > 1),
+                # rm.go ValidateRequest: failRequestsGreaterThanOne of the active strategy (MPS: true unless false).
+                fail_requests_greater_than_one=(mps and config.mps_fail_requests_greater_than_one)
+                or (not mps and config.fail_requests_greater_than_one and replicas > 1),
                 sharing=config.sharing_strategy if replicas > 1 else SharingStrategy.NONE,
             )
         )
     return tuple(plans)
-
-
-def _replicated(raw: object, source: str, where: str) -> tuple[ReplicatedResource, ...]:
-    if not isinstance(raw, list):
-        raise InputError("expected a list", source=source, field=where)
-    out: list[ReplicatedResource] = []
-    for i, item in enumerate(raw):
-        field = f"{where}[{i}]"
-        r = _obj(item, source, field, {"name", "replicas", "rename", "devices"})
-        name = r.get("name")
-        if not isinstance(name, str) or not (name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)):
-            raise InputError(
-                f"name must be {GPU_RESOURCE} or {MIG_RESOURCE_PREFIX}<profile>, got {name!r}",
-                source=source,
-                field=field + ".name",
-            )
-        replicas = r.get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas <= 0:
-            raise InputError(
-                f"replicas must be a positive integer, got {replicas!r}",
-                source=source,
-                field=field + ".replicas",
-            )
-        if r.get("rename") is not None:
-            raise InputError("per-resource rename is not supported", source=source, field=field + ".rename")
-        if r.get("devices", "all") != "all":
-            raise InputError("only devices: all is supported", source=source, field=field + ".devices")
-        if any(o.name == name for o in out):
-            raise InputError(f"{name} is listed twice", source=source, field=field + ".name")
-        out.append(ReplicatedResource(name=name, replicas=replicas))
-    return tuple(out)
-
-
-def _obj(raw: object, source: str, where: str, allowed: set[str]) -> dict[str, object]:
-    if not isinstance(raw, dict):
-        raise InputError(f"expected a mapping, got {type(raw).__name__}", source=source, field=where)
-    unknown = sorted(str(k) for k in raw if k not in allowed)
-    if unknown:
-        prefix = where + "." if where else ""
-        raise InputError(
-            f"unknown field (known: {', '.join(sorted(allowed))})", source=source, field=prefix + unknown[0]
-        )
-    return raw
-
-
-def _absolute_path(flags: Mapping[str, object], key: str, default: str, source: str) -> str:
-    value = flags.get(key, default)
-    if not isinstance(value, str) or not value.startswith("/"):
-        raise InputError(f"expected an absolute path, got {value!r}", source=source, field=f"flags.{key}")
-    return value
-
-
-def _bool(obj: Mapping[str, object], key: str, source: str, where: str) -> bool:
-    value = obj.get(key, False)
-    if not isinstance(value, bool):
-        raise InputError(f"expected true or false, got {value!r}", source=source, field=f"{where}.{key}")
-    return value
-
-
-def _enum(kind: type[_E], value: object, source: str, where: str) -> _E:
-    try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return kind(value)
-    except ValueError:
-        allowed = ", ".join(m.value for m in kind)
-        raise InputError(
-            f"{value!r} is not supported (supported: {allowed})", source=source, field=where
-        ) from None

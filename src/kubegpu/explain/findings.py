@@ -9,6 +9,8 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - ``nvidia.com/gpu.count`` disagrees with capacity, or allocatable is below capacity (devices reported
   unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones);
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
+- one pool label value spanning several sharing modes (GFD ``nvidia.com/gpu.sharing-strategy``: none,
+  time-slicing, mps; R7.3), fixed with one ``nvidia.com/device-plugin.config`` for the pool;
 - a GPU ResourceQuota at or near its hard limit (R8);
 - pods asking for a GPU resource name no node advertises (R11.4);
 - pods tolerating the GPU taint without requesting a GPU (R17.4);
@@ -86,6 +88,7 @@ def find(
     out: list[Finding] = []
     out += _node_findings(snapshot)
     out += _pool_findings(snapshot, pool_label)
+    out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _pod_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
@@ -172,6 +175,44 @@ def _pool_findings(snapshot: ClusterSnapshot, pool_label: str) -> list[Finding]:
                 "differ. Split the pool by product or add the product to the pods' required affinity.",
                 "R5.1, R7.3, R16", [f"kubectl -n default get nodes -L {pool_label},{GPU_PRODUCT_LABEL}"],
             ))  # fmt: skip
+    return out
+
+
+SHARING_STRATEGY_LABEL = "nvidia.com/gpu.sharing-strategy"  # GFD, k8s-device-plugin internal/lm/resource.go
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"  # k8s-device-plugin README, per-node config
+
+
+def _sharing_findings(snapshot: ClusterSnapshot, pool_label: str) -> list[Finding]:
+    """A pool whose nodes share their GPUs differently: the same request means a whole GPU on one node, a
+    time slice on another and an MPS share (fixed SM and memory fraction) on a third."""
+    modes: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    configs: dict[str, dict[str, str]] = defaultdict(dict)
+    for node in snapshot.nodes:
+        pool, mode = pool_of(node, pool_label), node.labels.get(SHARING_STRATEGY_LABEL)
+        if pool and mode is not None:
+            modes[pool][mode or "none"].append(node.name)
+            configs[pool][node.name] = node.labels.get(DEVICE_PLUGIN_CONFIG_LABEL, "")
+    out = []
+    for pool, by_mode in sorted(modes.items()):
+        if len(by_mode) < 2:
+            continue
+        parts = "; ".join(f"{m}: {', '.join(n)}" for m, n in sorted(by_mode.items()))
+        # the fix: every node of the pool on the config the most nodes already use
+        majority = max(sorted(by_mode.items()), key=lambda kv: len(kv[1]))
+        named = sorted({configs[pool][n] for n in majority[1] if configs[pool][n]})
+        target = named[0] if len(named) == 1 else "<config-name>"
+        odd = sorted(n for m, ns in by_mode.items() if m != majority[0] for n in ns)
+        out.append(Finding(
+            "warning", "scheduling", f"pool {pool_label}={pool} mixes GPU sharing modes",
+            [f"node/{n}" for _, ns in sorted(by_mode.items()) for n in ns],
+            f"{SHARING_STRATEGY_LABEL} per node: {parts}. A pod selecting this pool gets a whole GPU, a time slice "
+            "or an MPS share depending on where it lands: memory isolation, SM share and the meaning of one "
+            "nvidia.com/gpu differ. Give the pool one device-plugin config (most nodes here use "
+            f"{majority[0]!r}) or split the pool by sharing mode.",
+            "R7.3",
+            [f"kubectl -n default get nodes -l {pool_label}={pool} -L {SHARING_STRATEGY_LABEL},{DEVICE_PLUGIN_CONFIG_LABEL}",
+             *(f"kubectl label node {n} {DEVICE_PLUGIN_CONFIG_LABEL}={target} --overwrite" for n in odd)],
+        ))  # fmt: skip
     return out
 
 

@@ -198,9 +198,33 @@ def _mig_devices(
                 "gi_id": nvml.nvmlDeviceGetGpuInstanceId(m),
                 "ci_id": nvml.nvmlDeviceGetComputeInstanceId(m),
                 "memory_total": nvml.nvmlDeviceGetMemoryInfo(m).total,
+                **_mig_attributes(q(nvml.nvmlDeviceGetAttributes, m)),
             }
         )
     return out
+
+
+# nvmlDeviceAttributes_t fields → GFD's MIG attribute label suffixes
+# (k8s-device-plugin v0.20.0 internal/resource/nvml-mig-device.go GetAttributes).
+_MIG_ATTRIBUTES = {
+    "memory": "memorySizeMB",
+    "multiprocessors": "multiprocessorCount",
+    "slices.gi": "gpuInstanceSliceCount",
+    "slices.ci": "computeInstanceSliceCount",
+    "engines.copy": "sharedCopyEngineCount",
+    "engines.decoder": "sharedDecoderCount",
+    "engines.encoder": "sharedEncoderCount",
+    "engines.jpeg": "sharedJpegCount",
+    "engines.ofa": "sharedOfaCount",
+}
+
+
+def _mig_attributes(attrs: Any) -> dict[str, object]:
+    if isinstance(attrs, str) or attrs is None:
+        return {}  # NVML could not tell: the labels fall back to the memory total
+    return {
+        "attributes": {k: int(getattr(attrs, f)) for k, f in _MIG_ATTRIBUTES.items() if hasattr(attrs, f)}
+    }
 
 
 def process_utilization(nvml: Any, h: Any, since_us: int) -> object:

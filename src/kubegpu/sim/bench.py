@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import os
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Node
@@ -45,12 +47,50 @@ PUBLISHED_POLICY = {
 }  # fmt: skip
 
 
-def default_data_dir() -> Path | None:
-    """``../shared/data/alibaba-gpu-2023`` beside the repository, when running from a checkout."""
+DATA_ENV = "KUBEGPU_OPENB_DATA"
+DATA_CONFIG_KEY = "openb_data"
+DATA_HINT = (
+    f"pass --data DIR, set {DATA_ENV}=DIR, or put '{DATA_CONFIG_KEY}: DIR' in $XDG_CONFIG_HOME/kubegpu/config.yaml "
+    "(default ~/.config/kubegpu/config.yaml); DIR is the folder holding csv/openb_node_list_gpu_node.csv"
+)
+
+
+def config_file() -> Path:
+    """kubegpu's user config file: ``$XDG_CONFIG_HOME/kubegpu/config.yaml`` (XDG base directory spec)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "kubegpu" / "config.yaml"
+
+
+def locate_data_dir() -> tuple[Path | None, str]:
+    """Where the openb data is when ``--data`` is not given, and what said so.
+
+    In order: ``$KUBEGPU_OPENB_DATA``; ``openb_data`` in the config file (a relative path is taken from
+    the file's folder); ``../shared/data/alibaba-gpu-2023`` beside the repository when running from a
+    checkout. A wheel install has no checkout, so it needs one of the first two.
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env).expanduser(), f"${DATA_ENV}"
+    cfg = config_file()
+    if cfg.is_file():
+        try:
+            raw = yaml.safe_load(cfg.read_text())
+        except (OSError, yaml.YAMLError) as e:
+            raise InputError(f"not readable YAML ({str(e).splitlines()[0]})", source=str(cfg)) from None
+        value = raw.get(DATA_CONFIG_KEY) if isinstance(raw, dict) else None
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise InputError("must be a folder path", source=str(cfg), field=DATA_CONFIG_KEY)
+            return cfg.parent / Path(value).expanduser(), f"{cfg} {DATA_CONFIG_KEY}"
     root = Path(__file__).resolve().parents[3]
     if (root / "pyproject.toml").is_file():
-        return root.parent / "shared" / "data" / "alibaba-gpu-2023"
-    return None
+        return root.parent / "shared" / "data" / "alibaba-gpu-2023", "the checkout's ../shared/data"
+    return None, ""
+
+
+def default_data_dir() -> Path | None:
+    """``locate_data_dir`` without saying where from (the benchmarks' ``--data`` default)."""
+    return locate_data_dir()[0]
 
 
 def trace_file(data: Path, trace: str) -> Path:
