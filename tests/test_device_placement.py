@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
-from kubegpu.devices.sharing import parse_plugin_config
+from kubegpu.devices.plugin_config import parse_plugin_config
 from kubegpu.explain.engine import CONFIG_ANNOTATION, Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import build_snapshot

@@ -38,7 +38,8 @@ from kubegpu.cli.live_cmd import extender, scheduler, webhook
 from kubegpu.cli.main import cli
 from kubegpu.cli.node_cmd import device_plugin
 from kubegpu.devices import load_reading
-from kubegpu.devices.sharing import MigStrategy, SharingStrategy, parse_plugin_config, plan_resources
+from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.devices.sharing import MigStrategy, SharingStrategy, plan_resources
 from kubegpu.live.extender import WATCHED as EXTENDER_WATCHED
 from kubegpu.live.scheduler import WATCHED_KINDS as SCHEDULER_WATCHED
 from tests.conftest import REPO, SHARED

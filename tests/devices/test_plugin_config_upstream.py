@@ -13,7 +13,8 @@ import pytest
 
 from kubegpu.devices import plan_resources
 from kubegpu.devices.inventory import NodeInventory
-from kubegpu.devices.sharing import SharingStrategy, parse_plugin_config
+from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.devices.sharing import SharingStrategy
 from kubegpu.errors import InputError
 
 TS = "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}\n"

@@ -153,7 +153,7 @@ def make_engine(
     scheduler_name: str | None = None,
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Engine:
-    from kubegpu.devices.sharing import load_plugin_config
+    from kubegpu.devices.plugin_config import load_plugin_config
     from kubegpu.explain.engine import Engine
     from kubegpu.scheduler.registry import profile_named
 

@@ -56,6 +56,7 @@ from kubegpu.devices.mig import (
     validate_layout,
 )
 from kubegpu.devices.numa import CpuRequest, Hint, NumaDecision, admit_container
+from kubegpu.devices.plugin_config import load_plugin_config, parse_plugin_config
 from kubegpu.devices.sharing import (
     AdvertisedDevice,
     DeviceIdStrategy,
@@ -66,8 +67,6 @@ from kubegpu.devices.sharing import (
     ResourcePlan,
     SharingStrategy,
     annotated_id,
-    load_plugin_config,
-    parse_plugin_config,
     plan_resources,
     strip_annotation,
 )

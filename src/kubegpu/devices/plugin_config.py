@@ -31,6 +31,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TypeVar
 
 import yaml
@@ -334,3 +335,20 @@ def _sleep_interval(r: _Reader, raw: object) -> None:
     if isinstance(raw, str):
         raise r.fail("flags.gfd.sleepInterval", f'time: invalid duration "{raw}"')
     raise r.fail("flags.gfd.sleepInterval", "invalid duration")
+
+
+def load_plugin_config(path: Path) -> PluginConfig:
+    """The NVIDIA device plugin config file at ``path`` (see ``parse_plugin_config``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
+    return parse_plugin_config(text, source=str(path))
+
+
+def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
+    """Parse the NVIDIA device plugin config file (YAML or JSON) as v0.20.0 does.
+
+    Refusals raise ``InputError``; what upstream ignores is accepted and listed in ``PluginConfig.warnings``.
+    """
+    return parse(text, source=source)

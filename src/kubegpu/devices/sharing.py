@@ -39,12 +39,11 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from kubegpu.devices.inventory import Health, NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
-from kubegpu.errors import ConfigError, InputError
+from kubegpu.errors import ConfigError
 from kubegpu.model.names import NVIDIA_GPU
 
 GPU_RESOURCE = NVIDIA_GPU  # defined once, in kubegpu.model.names; the name other modules import from here
@@ -187,24 +186,6 @@ def annotated_id(device: str, replica: int) -> str:
 def strip_annotation(device_id: str) -> str:
     """The device behind a replica id (identity for an unannotated id)."""
     return device_id.split(REPLICA_SEPARATOR, 1)[0]
-
-
-def load_plugin_config(path: Path) -> PluginConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
-    return parse_plugin_config(text, source=str(path))
-
-
-def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
-    """Parse the NVIDIA device plugin config file (YAML or JSON) as v0.20.0 does: ``kubegpu.devices.plugin_config``.
-
-    Refusals raise ``InputError``; what upstream ignores is accepted and listed in ``PluginConfig.warnings``.
-    """
-    from kubegpu.devices.plugin_config import parse  # plugin_config builds this module's dataclasses
-
-    return parse(text, source=source)
 
 
 def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePlan, ...]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubegpu.devices.node_devices import NodeDevices, node_devices
-from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
+from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.devices.sharing import PluginConfig
 from kubegpu.errors import InputError
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL

@@ -34,7 +34,8 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.batch.objects import Queue, parse_batch_objects
-from kubegpu.devices.sharing import PluginConfig, parse_plugin_config
+from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.devices.sharing import PluginConfig
 from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
