@@ -103,7 +103,7 @@ def generate(nodes: int, pending: int, per_node: int = 4, seed: int = 0) -> dict
     rng = random.Random(seed)
     items = [_node(i) for i in range(nodes)]
     serial = 0
-    for node in items:
+    for node in list(items):
         name = node["metadata"]["name"]
         tainted = bool(node["spec"].get("taints"))
         free = 8
