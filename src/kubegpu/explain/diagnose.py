@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from kubegpu.batch.status import workload_status
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
@@ -24,6 +26,7 @@ from kubegpu.explain.overview import NodeRow, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
 
 
@@ -42,6 +45,8 @@ class Diagnosis:
     other_pending: int = 0
     input_errors: list[str] = field(default_factory=list)
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    # pod → how many nodes its nodeSelector / required node affinity admits (the grouped view's cause)
+    selector_matches: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +83,7 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=totals,
+        selector_matches=selector_matches(engine, gpu_pending),
     )
 
 
@@ -110,4 +116,17 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
                 queue=workload_status(engine.snapshot, pod),
             )
         out.append(exp)
+    return out
+
+
+def selector_matches(engine: Engine, pods: list[Pod]) -> dict[str, int]:
+    """Nodes each pod's nodeSelector and required node affinity admit (NodeAffinity's own mask)."""
+    rows = np.arange(len(engine.cluster))
+    seen: dict[str, int] = {}
+    out: dict[str, int] = {}
+    for pod in pods:
+        key = repr((pod.node_selector, pod.required_affinity))
+        if key not in seen:
+            seen[key] = int(required_mask(pod, engine.cluster, rows).sum())
+        out[pod.key] = seen[key]
     return out
