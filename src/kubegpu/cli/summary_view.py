@@ -8,6 +8,8 @@ line with the flag that shows the rest.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import click
 
 from kubegpu.cli import render
