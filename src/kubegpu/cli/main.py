@@ -225,7 +225,7 @@ def diagnose(
 
     snap = load_snapshot(**src)
     report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
-    shapes = {p.key: pod_shape(p) for p in snap.pending_pods()}
+    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
     emit(report.to_dict(), output,
          lambda: summary_view.show(report, shapes, everything=everything, pod=one_pod, node=one_node))  # fmt: skip
 
