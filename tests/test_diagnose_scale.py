@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from kubegpu.explain import diagnose as diagnose_mod
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.summary import pod_shape, summarize
@@ -73,13 +72,13 @@ def test_equivalent_pending_pods_share_one_evaluation(monkeypatch: pytest.Monkey
     ]
     engine = Engine(snap)
     calls: list[str] = []
-    real = diagnose_mod.explain_pod
+    real = pending.explain_pod
 
     def counting(engine_: Engine, pod: Any) -> Any:
         calls.append(pod.key)
         return real(engine_, pod)
 
-    monkeypatch.setattr(diagnose_mod, "explain_pod", counting)
+    monkeypatch.setattr("kubegpu.explain.diagnose.explain_pod", counting)
     pods = [p for p in pending if p is not None]
     out = explain_many(engine, pods)
     # three replicas → one evaluation; the other namespace and the nominated pod → one each
