@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from kubegpu.cli.main import cli
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import pod_shape, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
 from kubegpu.model.snapshot import build_snapshot
@@ -72,7 +73,7 @@ def test_equivalent_pending_pods_share_one_evaluation(monkeypatch: pytest.Monkey
     ]
     engine = Engine(snap)
     calls: list[str] = []
-    real = pending.explain_pod
+    real = explain_pod
 
     def counting(engine_: Engine, pod: Any) -> Any:
         calls.append(pod.key)
