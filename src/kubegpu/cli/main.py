@@ -226,7 +226,8 @@ def diagnose(
     snap = load_snapshot(**src)
     report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
     shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
-    emit(report.to_dict(), output,
+    # the table view never needs the full dict (every node's evidence for every pod: 800 MB at 5,000 nodes)
+    emit(report.to_dict() if output != "table" else None, output,
          lambda: summary_view.show(report, shapes, everything=everything, pod=one_pod, node=one_node))  # fmt: skip
 
 
