@@ -69,3 +69,87 @@ def test_format_milli(resource: str, milli: int, text: str) -> None:
 def test_canonical_string_matches_quantity_string(text: str, expected: str) -> None:
     """Quantity.String(): 0.5 → 500m, 1000 → 1k, binary stays binary, exponent stays exponent."""
     assert canonical(text) == expected
+
+
+# --- integer milli-units on the hot path (issue 22 / 25) -------------------------------------------------
+# Upstream: k8s.io/apimachinery pkg/api/resource/quantity.go ParseQuantity (every non-zero amount rounded
+# up to 1n: amount.Round(Nano, RoundUp); binary-suffixed amounts capped at MaxInt64) and suffix.go
+# interpret (an exponent is strconv.ParseInt(suffix[1:], 10, 64): one that is not an int64 is ErrSuffix).
+
+
+@pytest.mark.parametrize(
+    ("resource", "text", "expected"),
+    [
+        ("cpu", "250m", 250),  # MilliValue
+        ("cpu", "0.0001", 1),  # 0.1 milli-CPU rounds up to 1m
+        ("cpu", "1e-999999999", 1),  # below 1n: rounded up to 1n, then MilliValue rounds up to 1m
+        ("memory", "1e-999999999", 1000),  # Value() of 1n is 1 byte, stored as 1 × 1000
+        ("memory", "0.3Mi", 314573 * 1000),  # 0.3 × 1048576 = 314572.8 → Value() 314573
+        ("memory", "1.5Gi", 1610612736 * 1000),  # 1.5 × 2^30
+        ("nvidia.com/gpu", "8", 8000),
+        ("cpu", "-0.5", -500),
+        ("memory", "-0.5", -1000),  # Value() rounds away from zero: -1
+        ("cpu", "1.0000000001", 1001),  # 1.0000000001 rounds up to 1.000000001 (1n), MilliValue 1001
+        ("cpu", "0." + "0" * 5000 + "1", 1),  # 5,000 zeros: no int of 5,000 digits is ever built
+        ("cpu", 2, 2000),  # YAML int
+        ("cpu", 0.5, 500),  # YAML float
+    ],
+)
+def test_to_milli_text_matches_upstream_rounding(resource: str, text: object, expected: int) -> None:
+    from kubegpu.model.quantity import to_milli_text
+
+    assert to_milli_text(resource, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1e100", "too large"),
+        ("100000000000000000000Ki", "too large"),  # upstream caps it at MaxInt64 bytes: × 1000 overflows
+        ("1e999999999", "too large"),  # decided from the digit count: 10 ** 999999999 is never computed
+        ("8Ei", "too large"),  # 2^63 bytes
+        ("1e99999999999999999999", "unable to parse quantity's suffix"),  # exponent beyond int64: ErrSuffix
+    ],
+)
+def test_huge_quantities_are_refused_in_one_line(text: str, message: str) -> None:
+    from kubegpu.model.quantity import to_milli_text
+
+    with pytest.raises(QuantityError, match=message):
+        to_milli_text("nvidia.com/gpu", text)
+
+
+@pytest.mark.parametrize("text", ["1e999999999", "1e99999999999999999999"])
+def test_exact_parser_never_raises_ten_to_a_huge_exponent(text: str) -> None:
+    """parse_quantity (admission's exact Fraction) refuses instead of computing 10 ** 999999999."""
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+
+
+def test_exact_parser_rounds_a_vanishing_amount_up_to_one_nano() -> None:
+    assert parse_quantity("1e-999999999") == Fraction(1, 10**9)
+
+
+def test_largest_storable_amount_is_int64_milli() -> None:
+    # 9223372036854775 whole units × 1000 = 9223372036854775000 ≤ 2^63 - 1; one more unit is over
+    from kubegpu.model.quantity import to_milli_text
+
+    assert to_milli_text("nvidia.com/gpu", "9223372036854775") == 9223372036854775000
+    with pytest.raises(QuantityError, match="too large"):
+        to_milli_text("nvidia.com/gpu", "9223372036854776")
+
+
+def test_a_huge_gpu_request_is_one_input_error_naming_file_object_and_field() -> None:
+    """Issue 22: `nvidia.com/gpu: 1e999999999` in a pod froze the load; now the pod is refused, the rest loads."""
+    from kubegpu.model.snapshot import build_snapshot
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1e999999999"}}}]},
+    }
+    snap = build_snapshot([("pods.yaml", pod)])
+    assert snap.pods == []
+    (error,) = snap.errors
+    line = error.one_line()
+    assert "pods.yaml" in line and "ns/p" in line and "limits[nvidia.com/gpu]" in line and "too large" in line

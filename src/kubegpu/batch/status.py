@@ -13,6 +13,7 @@ from kubegpu.batch.objects import parse_batch_objects
 from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import workloads
 from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import group_key
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -20,6 +21,8 @@ from kubegpu.model.snapshot import ClusterSnapshot
 def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | None:
     """None when the snapshot defines no queues and the pod is in no gang."""
     queues, cohorts, groups, _ = parse_batch_objects(snapshot.batch_objects)
+    if not queues and group_key(pod) is None:  # the answer below, without grouping every pod first
+        return None
     every = workloads(snapshot.pods, groups)
     mine = next((w for w in every if any(p.key == pod.key for p in w.pods)), None)
     if mine is None or (not queues and not mine.gang):

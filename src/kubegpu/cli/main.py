@@ -177,19 +177,39 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
 @cli.command()
 @source_options
 @output_option
-@click.option("--pool-label", default="accelerator.example.com/pool", show_default=True,
-              help="Node label that names hardware pools.")  # fmt: skip
-@engine_options
+@click.option(
+    "--pool-label",
+    default="accelerator.example.com/pool",
+    show_default=True,
+    help="Node label that names hardware pools; where a node lacks it, karpenter.sh/nodepool, "
+    "cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup, kubernetes.azure.com/agentpool, "
+    "node.kubernetes.io/instance-type are tried in turn.",
+)
+@click.option(
+    "--pod", "one_pod", default=None, metavar="NAMESPACE/NAME", help="Only this Pending pod, in full."
+)
+@click.option("--node", "one_node", default=None, metavar="NAME", help="Only this node, in full.")
+@click.option(
+    "--all", "everything", is_flag=True, help="Every Pending pod and node (the grouped view's detail)."
+)
+@engine_options  # fmt: skip
 def diagnose(
-    output: str, pool_label: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
-) -> None:
-    """The main job: GPU overview, every Pending GPU pod explained, and what the snapshot shows is broken."""
-    from kubegpu.cli import render
+    output: str, pool_label: str, one_pod: str | None, one_node: str | None, everything: bool, profile: str,
+    plugin_configs: tuple[str, ...], seed: int, **src: Any
+) -> None:  # fmt: skip
+    """The main job: a headline, every Pending GPU pod explained (grouped by shape and cause on large
+    clusters), the GPU nodes by pool, and what the snapshot shows is broken."""
+    from kubegpu.cli import summary_view
     from kubegpu.explain.diagnose import diagnose as run_diagnose
+    from kubegpu.explain.summary import pod_shape
 
     snap = load_snapshot(**src)
     report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
-    emit(versioned(report.to_dict(), snap), output, lambda: version_line(snap, render.diagnosis, report))
+    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    # the table view never needs the full dict (every node's evidence for every pod: 800 MB at 5,000 nodes)
+    emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
+         lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
+                              node=one_node))  # fmt: skip
 
 
 @cli.command()

@@ -113,10 +113,10 @@ def versioned(data: dict[str, Any], snap: ClusterSnapshot) -> dict[str, Any]:
     return {"kubeVersion": snap.kube_version, **data}
 
 
-def version_line(snap: ClusterSnapshot, table: Callable[..., None], *args: Any) -> None:
-    """The table view: which kube-scheduler release the answer reproduces, then ``table(*args)``."""
+def version_line(snap: ClusterSnapshot, table: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+    """The table view: which kube-scheduler release the answer reproduces, then ``table(*args, **kwargs)``."""
     click.echo(f"kube-scheduler {snap.kube_version} (from {snap.kube_version_from})")
-    table(*args)
+    table(*args, **kwargs)
 
 
 def emit(data: Any, output: str, table: Callable[[], None]) -> None:

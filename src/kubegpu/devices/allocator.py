@@ -16,6 +16,10 @@ directly is never worse on its own scale.
 ``distributed_allocation`` (time-sliced replicas ``<uuid>::<n>``) mirrors the NVIDIA device plugin's
 distributed policy: take replicas one at a time from the GPU with the fewest replicas in use, so that
 shared pods spread across GPUs instead of piling onto one.
+
+The whole-GPU choice depends only on the topology's *shape* (pair scores and NUMA nodes by index) and on
+which indexes are offered, so it is memoised on exactly that: a 5,000-node fleet of one server type asks
+the same few hundred questions, and replaying the devices of 20,000 running pods costs a dict lookup each.
 """
 
 from __future__ import annotations
@@ -39,11 +43,52 @@ def preferred_allocation(
     pool = _unique([*must, *available])
     if size <= 0 or len(pool) < size or len(must) > size:
         return []
-    order = {d: i for i, d in enumerate(topology.devices)}
+    shape_id, order = _shape(topology)
     for d in pool:
         if d not in order:
             raise KeyError(f"device {d} is not in this topology")
     pool.sort(key=order.__getitem__)
+    key = (shape_id, tuple(order[d] for d in pool), tuple(sorted(order[d] for d in must)), size)
+    best = _CHOICES.get(key)
+    if best is None:
+        if len(_CHOICES) >= _MEMO_LIMIT:
+            _CHOICES.clear()
+        best = _CHOICES[key] = _best_set(pool, must, size, topology)
+    return [pool[i] for i in best]
+
+
+# topology (by identity, kept alive beside its entry) → (shape id, device → index); shape → shape id;
+# (shape id, offered indexes, required indexes, size) → chosen positions in the offered pool
+_TOPOLOGIES: dict[int, tuple[Topology, int, dict[str, int]]] = {}
+_SHAPE_IDS: dict[tuple[tuple[tuple[int, int, int], ...], tuple[int | None, ...]], int] = {}
+_CHOICES: dict[tuple[int, tuple[int, ...], tuple[int, ...], int], tuple[int, ...]] = {}
+_MEMO_LIMIT = 65536  # bounded: a hostile snapshot of distinct topologies cannot grow these without end
+
+
+def _shape(topology: Topology) -> tuple[int, dict[str, int]]:
+    hit = _TOPOLOGIES.get(id(topology))
+    if hit is not None and hit[0] is topology:
+        return hit[1], hit[2]
+    devs = topology.devices
+    order = {d: i for i, d in enumerate(devs)}
+    # the pair scores exactly as Topology.link finds them (key in index order; absent pairs score 0)
+    links = sorted(
+        (order[a], order[b], link.score)
+        for (a, b), link in topology.links.items()
+        if a in order and b in order and order[a] < order[b]
+    )
+    shape = (tuple(links), tuple(topology.numa.get(d) for d in devs))
+    if len(_SHAPE_IDS) >= _MEMO_LIMIT or len(_TOPOLOGIES) >= _MEMO_LIMIT:
+        _SHAPE_IDS.clear()
+        _TOPOLOGIES.clear()
+        _CHOICES.clear()
+    shape_id = _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS))
+    _TOPOLOGIES[id(topology)] = (topology, shape_id, order)
+    return shape_id, order
+
+
+def _best_set(pool: list[str], must: list[str], size: int, topology: Topology) -> tuple[int, ...]:
+    """Positions in ``pool`` (index-ordered) of the best set: the search behind ``preferred_allocation``."""
     n = len(pool)
     weight = [[topology.pair_score(a, b) for b in pool] for a in pool]
     numa = [topology.numa.get(d) for d in pool]
@@ -63,7 +108,7 @@ def preferred_allocation(
         # Strictly greater: combinations come in lexicographic index order, so the first best set wins.
         if best_key is None or key > best_key:
             best_key, best = key, tuple(chosen)
-    return [pool[i] for i in best]
+    return best
 
 
 def distributed_allocation(

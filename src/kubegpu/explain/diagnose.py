@@ -3,19 +3,30 @@
 A pending pod is "GPU" when it asks for any ``nvidia.com/*`` resource or tolerates the GPU taint; the rest
 are counted but not explained (the tool is about GPUs). Each pod is explained against the same cluster
 state, independently, as the scheduler would see it on its next attempt.
+
+Pending pods that differ only in name (kube-scheduler's equivalence idea: the replicas of one Deployment,
+Job or training run) share one evaluation: ``equivalence_key`` is the whole parsed pod less its identity
+(name, uid, creation time, source, recorded status), so every field the scheduling core and the notes
+read is in it. A pod nominated to a node is never shared (the nominator leaves a pod's own nomination
+out of its own evaluation). Each member keeps its own recorded condition and batch-queue position; where
+several nodes tie as best, members name the node their class's first pod got.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
+from kubegpu.batch.status import workload_status
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.overview import NodeRow, node_rows
-from kubegpu.explain.pending import Explanation, explain_pod
+from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
 
 
@@ -34,6 +45,8 @@ class Diagnosis:
     other_pending: int = 0
     input_errors: list[str] = field(default_factory=list)
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    # pod → how many nodes its nodeSelector / required node affinity admits (the grouped view's cause)
+    selector_matches: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,9 +78,55 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     return Diagnosis(
         description=snapshot.description,
         nodes=rows,
-        pending=[explain_pod(engine, p) for p in gpu_pending],
+        pending=explain_many(engine, gpu_pending),
         findings=find(snapshot, pool_label, engine),
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=totals,
+        selector_matches=selector_matches(engine, gpu_pending),
     )
+
+
+def equivalence_key(pod: Pod) -> str | None:
+    """What a pending pod's evaluation depends on; None for a pod that must be evaluated on its own."""
+    if pod.nominated_node_name:
+        return None
+    same = replace(
+        pod, name="", uid="", creation_timestamp="", source="", scheduled_condition=None, start_time=""
+    )
+    return repr(same)
+
+
+def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
+    """``explain_pod`` for each pod, evaluating each equivalence class once (see module docstring)."""
+    shared: dict[str, Explanation] = {}
+    out = []
+    for pod in pods:
+        key = equivalence_key(pod)
+        first = shared.get(key) if key is not None else None
+        if first is None:
+            exp = explain_pod(engine, pod)
+            if key is not None:
+                shared[key] = exp
+        else:
+            exp = replace(
+                first,
+                pod=pod.key,
+                recorded_message=_recorded_condition(pod),
+                queue=workload_status(engine.snapshot, pod),
+            )
+        out.append(exp)
+    return out
+
+
+def selector_matches(engine: Engine, pods: list[Pod]) -> dict[str, int]:
+    """Nodes each pod's nodeSelector and required node affinity admit (NodeAffinity's own mask)."""
+    rows = np.arange(len(engine.cluster))
+    seen: dict[str, int] = {}
+    out: dict[str, int] = {}
+    for pod in pods:
+        key = repr((pod.node_selector, pod.required_affinity))
+        if key not in seen:
+            seen[key] = int(required_mask(pod, engine.cluster, rows).sum())
+        out[pod.key] = seen[key]
+    return out

@@ -8,7 +8,7 @@ from typing import Any
 
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import gpu_resources, has_gpu_labels
-from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, node_pool
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 
@@ -60,7 +60,7 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
                 by_ns.setdefault(p.namespace, []).append(shown)
         holders = [f"{ns}: {', '.join(names)}" for ns, names in sorted(by_ns.items())]
         rows.append(NodeRow(
-            node.name, node.labels.get(pool_label, ""), node.labels.get(GPU_PRODUCT_LABEL, ""), node.ready,
+            node.name, node_pool(node.labels, pool_label), node.labels.get(GPU_PRODUCT_LABEL, ""), node.ready,
             node.unschedulable, [str(t) for t in node.taints], gpu, holders,
         ))  # fmt: skip
     return rows

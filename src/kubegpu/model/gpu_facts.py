@@ -1,8 +1,11 @@
-"""GPU facts read off pods and nodes that several layers share (R5.1, R5.3, R17.4): whether a pod
-tolerates the GPU taint. The taint key, GFD label keys and the default pool label are defined in
-``kubegpu.model.names`` and re-exported here for the modules that import them from this one."""
+"""GPU facts read off pods and nodes that several layers share (R5.1, R5.3, R17.4): the pool of a node
+(configured label, then the providers' own) and whether a pod tolerates the GPU taint. The taint key, GFD
+label keys and the default pool label are defined in ``kubegpu.model.names`` and re-exported here for the
+modules that import them from this one."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
@@ -10,6 +13,26 @@ from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_TAINT_KEY as GPU_TAINT_KEY
 from kubegpu.model.objects import Pod
+
+# The node-pool labels real providers set, in the order they are tried when the configured label is
+# absent: Karpenter (karpenter.sh/nodepool), GKE (cloud.google.com/gke-nodepool), EKS managed node groups
+# (eks.amazonaws.com/nodegroup), AKS (kubernetes.azure.com/agentpool); the instance type last, as a
+# stand-in that at least groups identical machines.
+POOL_LABELS = (
+    "karpenter.sh/nodepool",
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "kubernetes.azure.com/agentpool",
+    "node.kubernetes.io/instance-type",
+)
+
+
+def node_pool(labels: Mapping[str, str], configured: str = DEFAULT_POOL_LABEL) -> str:
+    """The node's pool: the configured label's value, else the first well-known pool label it carries."""
+    value = labels.get(configured)
+    if value:
+        return value
+    return next((labels[k] for k in POOL_LABELS if labels.get(k)), "")
 
 
 def tolerates_gpu_taint(pod: Pod) -> bool:

@@ -33,7 +33,7 @@ from kubegpu.model.objects import (
     Taint,
     Toleration,
 )
-from kubegpu.model.quantity import QuantityError, parse_quantity, to_milli
+from kubegpu.model.quantity import QuantityError, to_milli_text
 from kubegpu.model.resources import ResourceList
 
 Raw = Mapping[str, Any]
@@ -105,7 +105,7 @@ class _Ctx:
         out: ResourceList = {}
         for name, q in self.mapping(value, field).items():
             try:
-                out[str(name)] = to_milli(str(name), parse_quantity(q))
+                out[str(name)] = to_milli_text(str(name), q)
             except QuantityError as exc:
                 raise self.fail(f"{field}[{name}]", str(exc)) from None
         return out

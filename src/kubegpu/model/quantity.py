@@ -9,6 +9,15 @@ and ``"0.5"`` bytes of memory is 1 byte.
 kubegpu stores every resource amount as an integer number of *milli-units*: CPU as ``MilliValue()``,
 everything else as ``Value() * 1000`` (the rounding upstream applies to the resource, then scaled), so
 one integer type carries every resource and GPU milli-shares (openb's ``gpu_milli``) fit beside it.
+
+``to_milli_text`` is the hot path (every request, limit, capacity and allocatable of a snapshot): pure
+integer arithmetic on the digits and suffix, memoised per distinct string (a 5,000-node cluster carries
+a few hundred distinct quantity strings among 170,000), never a ``Fraction`` and never ``10 ** e`` for a
+huge exponent: ``1e999999999`` is refused as too large in microseconds. Bounds: upstream keeps any
+decimal value (``inf.Dec``) and caps binary-suffixed ones at ``MaxInt64``; ``Value()`` / ``MilliValue()``
+then silently overflow int64. kubegpu refuses, with a ``QuantityError`` naming the limit, any amount whose
+stored milli-units do not fit int64 (``MAX_MILLI``), rather than wrap as Go does. An exponent that is not
+an int64 is ``ErrSuffix`` upstream (``strconv.ParseInt(suffix[1:], 10, 64)`` in ``suffix.go``).
 """
 
 from __future__ import annotations
@@ -42,8 +51,18 @@ class QuantityError(ValueError):
     """A string that ``resource.ParseQuantity`` would reject."""
 
 
+MAX_MILLI = 2**63 - 1  # the stored amount is an int64 column entry
+# An exponent beyond this makes any non-zero amount exceed MAX_MILLI (or, negative, round up to the
+# smallest unit), so nothing is ever raised to it.
+_EXPONENT_LIMIT = 64
+_INT64_TEXT = 19  # digits of the largest int64 exponent ParseInt accepts
+
+
 def parse_quantity(text: object) -> Fraction:
-    """Parse a quantity (string, int or float as YAML delivers it) into an exact fraction."""
+    """Parse a quantity (string, int or float as YAML delivers it) into an exact fraction.
+
+    Exact, for admission's canonical forms and validation; amounts whose exponent would make the
+    fraction astronomically large are refused (``QuantityError``) instead of computed."""
     if isinstance(text, bool):
         raise QuantityError(f"quantities must match the regular expression, got {text!r}")
     if isinstance(text, int):
@@ -62,7 +81,87 @@ def parse_quantity(text: object) -> Fraction:
         return number * _BINARY[suffix]
     if suffix in _DECIMAL:
         return number * _DECIMAL[suffix]
-    return number * Fraction(10) ** int(suffix[1:])
+    exponent = _exponent(suffix, text)
+    if abs(exponent) > _EXPONENT_LIMIT + len(match.group("num")) and number:
+        if exponent > 0:
+            raise QuantityError(_too_large(text))
+        # upstream rounds every non-zero value up to 1n (ParseQuantity: amount.Round(Nano, RoundUp))
+        return Fraction(1 if number > 0 else -1, 10**9)
+    return number * Fraction(10) ** exponent
+
+
+def _exponent(suffix: str, text: object) -> int:
+    digits = suffix[1:].lstrip("+-").lstrip("0")
+    if len(digits) > _INT64_TEXT or abs(int(suffix[1:])) > 2**63 - 1:
+        raise QuantityError(f"unable to parse quantity's suffix: {text!r}")
+    return int(suffix[1:])
+
+
+def _too_large(text: object) -> str:
+    return f"quantity {text!r} is too large: kubegpu holds amounts up to {MAX_MILLI} milli-units (int64)"
+
+
+_MILLI_CACHE: dict[tuple[bool, str], int] = {}
+_CACHE_LIMIT = 65536  # distinct strings remembered; bounded so hostile input cannot grow it without end
+_SUFFIX_E10 = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_SUFFIX_E2 = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+
+
+def to_milli_text(resource: str, text: object) -> int:
+    """``to_milli(resource, parse_quantity(text))`` in integer arithmetic, memoised per string."""
+    cpu = resource == CPU
+    if isinstance(text, float):
+        text = repr(text)  # YAML turns an unquoted `0.5` into a float; its repr is the decimal written
+    if isinstance(text, str):
+        key = (cpu, text)
+        cached = _MILLI_CACHE.get(key)
+        if cached is None:
+            cached = _milli_of(cpu, text)
+            if len(_MILLI_CACHE) >= _CACHE_LIMIT:
+                _MILLI_CACHE.clear()
+            _MILLI_CACHE[key] = cached
+        return cached
+    if isinstance(text, int) and not isinstance(text, bool):
+        return _bounded(text * 1000, text)
+    return to_milli(resource, parse_quantity(text))
+
+
+def _bounded(milli: int, text: object) -> int:
+    if abs(milli) > MAX_MILLI:
+        raise QuantityError(_too_large(text))
+    return milli
+
+
+def _milli_of(cpu: bool, text: str) -> int:
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise QuantityError(f"quantities must match the regular expression '{_QUANTITY.pattern}': {text!r}")
+    num = match.group("num")
+    whole, _, frac = num.lstrip("+-").partition(".")
+    sig = (whole + frac).lstrip("0")
+    if not sig:
+        return 0
+    suffix = match.group("suffix") or ""
+    e2 = _SUFFIX_E2.get(suffix, 0)
+    e10 = (_SUFFIX_E10[suffix] if suffix in _SUFFIX_E10 else 0 if e2 else _exponent(suffix, text)) - len(frac)
+    # amount = int(sig) * 10**e10 * 2**e2 < 10**order * 2**e2; decide the extremes from the lengths alone
+    order = len(sig) + e10
+    if order - 1 + (e2 * 3) // 10 > 25:  # at least 10**25 units: beyond int64 milli-units
+        raise QuantityError(_too_large(text))
+    # ParseQuantity rounds every non-zero amount up to a whole number of nano-units first
+    shift = e10 + 9
+    if shift >= 0:
+        nanos = int(sig) * 10**shift << e2
+    elif e2 == 0:  # digits below 1n only decide whether to round up: never turn them into an int
+        head, rest = sig[:shift], sig[shift:]
+        nanos = int(head or "0") + (1 if rest.strip("0") else 0)
+    elif len(sig) > 1000:  # a binary suffix with a thousand-digit fraction: not worth exact arithmetic
+        raise QuantityError(f"quantity {text!r} has more than 1000 significant digits")
+    else:
+        nanos = -((-(int(sig) << e2)) // 10**-shift)
+    # MilliValue for CPU, Value × 1000 otherwise; both round up (away from zero for negatives)
+    milli = -(-nanos // 10**6) if cpu else -(-nanos // 10**9) * 1000
+    return _bounded(-milli if num.startswith("-") else milli, text)
 
 
 def _ceil(value: Fraction) -> int:

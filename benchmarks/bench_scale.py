@@ -1,0 +1,243 @@
+"""The main job at production scale: load, diagnose and explain-one-pod on generated clusters.
+
+Cluster shape (as a real GKE GPU fleet looks): nodes of 8 x H100 (GFD labels, ``nvidia.com/gpu: 8``) in
+three node pools labelled ``cloud.google.com/gke-nodepool`` (train half, serve and batch a quarter each),
+three zones, the batch quarter tainted ``nvidia.com/gpu=present:NoSchedule``; about 4 running GPU pods per node
+(1/2/4 GPUs, never more than the node's 8) in ten namespaces ``team-a`` … ``team-j``; and P Pending pods
+with a mix of causes: 8 GPUs when no node has 8 free (40%), a pool selector naming a pool that does not
+exist (15%), the GPU taint not tolerated on tainted-only pool ``batch`` (15%), more CPU than any node has
+(10%), and small pods that fit (20%).
+
+For each size it prints, in one table: the file's ``json.load`` time, kubegpu's load (read + parse +
+the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
+of one Pending pod, and the peak RSS of the diagnose process; and the ratios issue 25 sets: load <= 10 x
+json.load, diagnose <= 2 x load, <= 400 lines, <= 1 GB. Every measured command runs in a fresh process
+(``resource.getrusage(RUSAGE_CHILDREN)`` read from a wrapper process per command, so one command's peak
+never hides another's).
+
+    python benchmarks/bench_scale.py [--sizes 500,5000] [--pending 100,1000] [--running-per-node 4]
+        [--out /tmp/kubegpu-scale] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+
+ZONES = ("us-central1-a", "us-central1-b", "us-central1-c")
+NAMESPACES = tuple(f"team-{c}" for c in "abcdefghij")
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def _node(i: int) -> dict[str, Any]:
+    pool = ("batch", "train", "train", "serve")[i % 4]  # batch: a quarter of the nodes, all tainted
+    name = f"gke-{pool}-{i:05d}"
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "topology.kubernetes.io/zone": ZONES[(i // 3) % 3],
+                "node.kubernetes.io/instance-type": "a3-highgpu-8g",
+                POOL_LABEL: pool,
+                "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+                "nvidia.com/gpu.present": "true",
+                "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                "nvidia.com/gpu.count": "8",
+                "nvidia.com/gpu.memory": "81559",
+                "nvidia.com/gpu.family": "hopper",
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": {"cpu": "208", "memory": "1871333228Ki", "pods": "110", "nvidia.com/gpu": "8",
+                         "ephemeral-storage": "253869360Ki"},
+            "allocatable": {"cpu": "207500m", "memory": "1858237804Ki", "pods": "110", "nvidia.com/gpu": "8",
+                            "ephemeral-storage": "114396791822"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }  # fmt: skip
+    if pool == "batch":
+        node["spec"]["taints"] = [GPU_TAINT]
+    return node
+
+
+def _pod(name: str, ns: str, gpus: int, cpu: str, *, node: str | None = None, **spec: Any) -> dict[str, Any]:
+    container = {
+        "name": "main",
+        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+        "resources": {
+            "requests": {"cpu": cpu, "memory": f"{16 * max(gpus, 1)}Gi", "nvidia.com/gpu": str(gpus)},
+            "limits": {"nvidia.com/gpu": str(gpus)},
+        },
+    }
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
+                     "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"containers": [container], "schedulerName": "default-scheduler", **spec},
+        "status": {"phase": "Pending"},
+    }  # fmt: skip
+    if node:
+        pod["spec"]["nodeName"] = node
+        pod["status"] = {"phase": "Running"}
+    return pod
+
+
+def generate(nodes: int, pending: int, per_node: int = 4, seed: int = 0) -> dict[str, Any]:
+    rng = random.Random(seed)
+    items = [_node(i) for i in range(nodes)]
+    serial = 0
+    for node in list(items):
+        name = node["metadata"]["name"]
+        tainted = bool(node["spec"].get("taints"))
+        free = 8
+        for _ in range(per_node):
+            gpus = min(rng.choice((1, 1, 2, 2, 4)), free)
+            if gpus == 0:
+                break
+            free -= gpus
+            ns = NAMESPACES[serial % len(NAMESPACES)]
+            extra = {"tolerations": [GPU_TOLERATION]} if tainted else {}
+            items.append(_pod(f"run-{serial:06d}", ns, gpus, f"{gpus * 12}", node=name, **extra))
+            serial += 1
+    for j in range(pending):
+        ns = NAMESPACES[j % len(NAMESPACES)]
+        kind = j % 20
+        if kind < 8:  # a full node: no node has 8 free GPUs
+            items.append(_pod(f"train-{j:05d}", ns, 8, "96", nodeSelector={POOL_LABEL: "train"}))
+        elif kind < 11:  # a pool that does not exist
+            items.append(_pod(f"infer-{j:05d}", ns, 1, "8", nodeSelector={POOL_LABEL: "inference"}))
+        elif kind < 14:  # the batch pool is tainted and this pod does not tolerate it
+            items.append(_pod(f"batch-{j:05d}", ns, 2, "16", nodeSelector={POOL_LABEL: "batch"}))
+        elif kind < 16:  # more CPU than any node has
+            items.append(_pod(f"cpu-{j:05d}", ns, 1, "300"))
+        else:  # fits somewhere
+            items.append(_pod(f"small-{j:05d}", ns, 1, "4"))
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+# One measured command per process: the wrapper runs it, then prints wall seconds, peak RSS of the child
+# (ru_maxrss is KiB on Linux) and the number of stdout lines.
+_WRAPPER = """
+import resource, subprocess, sys, time, json
+t = time.perf_counter()
+p = subprocess.run(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=float(sys.argv[1]))
+wall = time.perf_counter() - t
+print(json.dumps({"rc": p.returncode, "wall": wall, "lines": p.stdout.count(b"\\n"),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+_LOAD = """
+import json, sys, time
+from pathlib import Path
+t = time.perf_counter()
+with open(sys.argv[1], "rb") as f:
+    json.load(f)
+j = time.perf_counter() - t
+from kubegpu import sources
+from kubegpu.explain.engine import Engine
+t = time.perf_counter()
+snap = sources.load_files(Path(sys.argv[1]))
+Engine(snap)
+print(json.dumps({"json": j, "load": time.perf_counter() - t}))
+"""
+
+
+def measure(argv: list[str], timeout: float) -> dict[str, Any]:
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, str(timeout), *argv], capture_output=True, text=True, check=True
+        ).stdout
+    except subprocess.CalledProcessError as exc:  # the wrapper's own timeout
+        return {"rc": "timeout", "wall": timeout, "lines": None, "rss_mb": None, "err": exc.stderr[-200:]}
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="500,5000", help="node counts, comma separated")
+    ap.add_argument(
+        "--pending", default="100,1000", help="Pending pods per size (one value, or one per size)"
+    )
+    ap.add_argument("--running-per-node", type=int, default=4)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/kubegpu-scale"))
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a command is given up on")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    pendings = [int(s) for s in args.pending.split(",")]
+    pendings = pendings if len(pendings) == len(sizes) else pendings[:1] * len(sizes)
+    args.out.mkdir(parents=True, exist_ok=True)
+    kubegpu = [sys.executable, "-m", "kubegpu"]
+    rows = []
+    for nodes, pending in zip(sizes, pendings, strict=True):
+        path = args.out / f"cluster-{nodes}-{pending}.json"
+        if not path.exists():
+            data = generate(nodes, pending, args.running_per_node, args.seed)
+            path.write_text(json.dumps(data))
+        data = json.loads(path.read_text())
+        running = sum(1 for o in data["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName"))
+        probe = next((o for o in data["items"] if o["kind"] == "Pod" and not o["spec"].get("nodeName")), None)
+        del data
+        load = json.loads(
+            subprocess.run(
+                [sys.executable, "-c", _LOAD, str(path)], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        diag = measure([*kubegpu, "diagnose", "--snapshot", str(path)], args.timeout)
+        one = (
+            measure(
+                [*kubegpu, "explain", f"{probe['metadata']['namespace']}/{probe['metadata']['name']}",
+                 "--snapshot", str(path)],
+                args.timeout,
+            )
+            if probe
+            else None
+        )  # fmt: skip
+        rows.append((nodes, running, pending, load, diag, one))
+        _print(rows)
+
+
+def _fmt(v: Any, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _print(rows: list[tuple[int, int, int, dict[str, Any], dict[str, Any], dict[str, Any] | None]]) -> None:
+    head = ("nodes", "running", "pending", "json.load s", "load s", "load/json", "diagnose s", "diag/load",
+            "lines", "explain-one s", "peak RSS MB")  # fmt: skip
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for nodes, running, pending, load, diag, one in rows:
+        timed_out = diag["rc"] == "timeout"
+        cells = (
+            f"{nodes:,}", f"{running:,}", f"{pending:,}", f"{load['json']:.2f}", f"{load['load']:.2f}",
+            f"{load['load'] / load['json']:.1f}x",
+            (">" if timed_out else "") + f"{diag['wall']:.1f}",
+            (">" if timed_out else "") + f"{diag['wall'] / load['load']:.1f}x",
+            _fmt(diag["lines"], ","), "-" if one is None else f"{one['wall']:.1f}", _fmt(diag["rss_mb"], ".0f"),
+        )  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    main()
+    print(f"(total {time.perf_counter() - t0:.0f} s)", file=sys.stderr)

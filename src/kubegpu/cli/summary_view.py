@@ -1,0 +1,141 @@
+"""The table view of ``kubegpu diagnose``: headline first, then groups (large clusters) or every pod and
+node (small ones, ``--all``), and ``--pod`` / ``--node`` for one object's full detail.
+
+The grouped view is bounded whatever the cluster's size: at most ``MAX_GROUPS`` Pending groups with
+evidence, ``MAX_ANOMALIES`` anomalous nodes and ``MAX_FINDINGS`` findings, each overflow said in one
+line with the flag that shows the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import click
+
+from kubegpu.cli import render
+from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.summary import Summary, summarize
+
+MAX_GROUPS = 12
+MAX_ANOMALIES = 20
+MAX_FINDINGS = 30
+# Below these the per-pod / per-node view is short enough to read whole, and is shown after the headline.
+DETAIL_PENDING = 10
+DETAIL_NODES = 30
+
+
+def show(
+    report: Diagnosis, shapes: Mapping[str, str], *, everything: bool, pod: str | None, node: str | None
+) -> None:
+    if pod is not None or node is not None:
+        _one(report, pod, node)
+        return
+    summary = summarize(report, shapes)
+    if everything or (len(report.pending) <= DETAIL_PENDING and len(report.nodes) <= DETAIL_NODES):
+        headline(summary)
+        render.diagnosis(report)
+    else:
+        click.echo(f"kubegpu diagnose — {report.description}")
+        headline(summary)
+        grouped(summary, report)
+
+
+def headline(s: Summary) -> None:
+    echo = click.echo
+    echo(
+        f"{s.gpu_nodes} GPU nodes, {s.gpus} GPUs allocatable, {s.requested} requested, {s.free} free; "
+        f"{s.pending} Pending GPU pod(s)"
+        + (f" (+{s.other_pending} Pending without GPUs)" if s.other_pending else "")
+    )
+    for cause, pods in s.causes[:5]:
+        echo(f"  {pods:>6} pod(s): {cause}")
+    if len(s.causes) > 5:
+        echo(f"  … {len(s.causes) - 5} more cause(s) (--all)")
+    echo(f"First: {s.first_step}")
+    echo("")
+
+
+def grouped(s: Summary, report: Diagnosis) -> None:
+    echo = click.echo
+    echo(f"Pending GPU pods by shape and cause ({len(s.groups)} group(s)):")
+    for g in s.groups[:MAX_GROUPS]:
+        spaces = g.namespaces()
+        where = ", ".join(f"{ns} {n}" for ns, n in spaces.most_common(4))
+        more = f", +{len(spaces) - 4} namespace(s)" if len(spaces) > 4 else ""
+        echo(f"- {len(g.pods)} pod(s) ({where}{more}) want {g.shape}: {g.cause}")
+        echo(f"    e.g. {g.pods[0]}: {g.message}")
+        for r in g.reasons[:4]:
+            echo(f"    {r.nodes:>6} node(s): {r.reason}" + (f" — {r.fix}" if r.fix else ""))
+        for n in g.nearest:
+            echo(f"    nearest miss {n.name}: {'; '.join(n.evidence[:2]) or ', '.join(n.reasons)}")
+    for g in s.groups[MAX_GROUPS:]:
+        echo(f"- {len(g.pods)} pod(s) want {g.shape}: {g.cause}")
+    echo("")
+    echo("GPU nodes by pool and product:")
+    echo(
+        f"  {'pool':<20} {'product':<28} {'resource':<16} {'nodes':>6} {'alloc':>7} {'req':>7} {'free':>7}  largest free block"
+    )
+    for ng in s.node_groups:
+        echo(
+            f"  {ng.pool or '(none)':<20} {ng.product or '(unlabelled)':<28} {ng.resource:<16} {ng.nodes:>6} "
+            f"{ng.allocatable:>7} {ng.requested:>7} {ng.free:>7}  {ng.largest_free} on {ng.nodes_with_largest} node(s)"
+        )
+    if s.anomalies:
+        echo(f"Anomalies ({len(s.anomalies)}):")
+        for name, problem in s.anomalies[:MAX_ANOMALIES]:
+            echo(f"  {name}: {problem}")
+        if len(s.anomalies) > MAX_ANOMALIES:
+            echo(f"  … {len(s.anomalies) - MAX_ANOMALIES} more (--all)")
+    echo("")
+    echo(f"Findings ({len(report.findings)}):")
+    kinds = finding_kinds(report)
+    for (severity, title), objects in kinds[:MAX_FINDINGS]:
+        shown = ", ".join(objects[:3]) + (f" +{len(objects) - 3}" if len(objects) > 3 else "")
+        echo(f"  {severity}: {title} ({shown})")
+    if len(kinds) > MAX_FINDINGS:
+        echo(f"  … {len(kinds) - MAX_FINDINGS} more kind(s) (--all)")
+    if report.input_errors:
+        echo(f"{len(report.input_errors)} input object(s) could not be read (listed on stderr).")
+    echo("Detail: --pod NAMESPACE/NAME, --node NAME, --all, -o json (every pod and node).")
+
+
+def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
+    if pod is not None:
+        exp = next((e for e in report.pending if e.pod == pod), None)
+        if exp is None:
+            raise click.UsageError(f"{pod} is not a Pending GPU pod of this snapshot")
+        render.explanation(exp)
+    if node is not None:
+        rows = [r for r in report.nodes if r.name == node]
+        if not rows:
+            raise click.UsageError(f"{node} is not a GPU node of this snapshot")
+        row = rows[0]
+        click.echo(f"{row.name}: pool {row.pool or '(none)'}, product {row.product or '(unlabelled)'}, "
+                   f"{'Ready' if row.ready else 'NotReady'}{', cordoned' if row.unschedulable else ''}")  # fmt: skip
+        for t in row.taints:
+            click.echo(f"  taint {t}")
+        for r, v in row.gpu.items():
+            click.echo(f"  {r}: capacity {v['capacity']}, allocatable {v['allocatable']}, "
+                       f"requested {v['requested']}, free {v['free']}")  # fmt: skip
+        for h in row.holders:
+            click.echo(f"  held by {h}")
+        blocked = [e.pod for e in report.pending if any(n.name == node for n in e.nodes)]
+        click.echo(
+            f"  rejects {len(blocked)} Pending GPU pod(s)"
+            + (f", e.g. {', '.join(blocked[:5])}" if blocked else "")
+        )
+
+
+def finding_kinds(report: Diagnosis) -> list[tuple[tuple[str, str], list[str]]]:
+    """Findings that differ only in the pod they name, as one line: the title with the pod as ``{pod}``
+    and the pods they name (else the objects); in first-seen order."""
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for f in report.findings:
+        title = f.title
+        for obj in f.objects:
+            if obj.startswith("pod/"):
+                title = title.replace(obj[4:], "{pod}")
+        named = kinds.setdefault((f.severity, title), [])
+        pods = [o for o in f.objects if o.startswith("pod/")]
+        named.extend(pods or [o for o in f.objects if o not in named])
+    return list(kinds.items())

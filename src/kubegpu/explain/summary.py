@@ -1,0 +1,218 @@
+"""An answer, not a dump: the diagnosis of a large cluster as a headline, groups and counts (issue 25).
+
+Built from a ``Diagnosis`` (nothing is evaluated again): a headline (GPU nodes, GPUs, requested, free,
+Pending GPU pods, the top causes with their pod counts, the first thing to do); Pending GPU pods grouped
+by *shape* (what they ask for and where) and *cause* (the reason that rules out the most nodes), each
+group with per-reason node counts and the few nearest-miss nodes; node groups by pool and GPU product,
+with anomalies (NotReady, cordoned, more requested than allocatable) listed one by one. The per-pod and
+per-node detail stays in the ``Diagnosis`` (``--pod``, ``--node``, ``--all``, ``-o json``).
+
+May import the model and ``explain``'s own result types; never a face (cli, live, report).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.overview import NodeRow
+from kubegpu.explain.pending import Explanation, NodeEvidence
+from kubegpu.model.gpu_facts import tolerates_gpu_taint
+from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import CPU, MEMORY, is_gpu
+
+# kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
+SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
+
+
+@dataclass
+class ReasonCount:
+    reason: str
+    nodes: int
+    fix: str
+
+
+@dataclass
+class PendingGroup:
+    shape: str  # "8 nvidia.com/gpu, cpu 96, nodeSelector cloud.google.com/gke-nodepool=train"
+    cause: str  # the reason that rules out the most nodes, or "schedulable now"
+    pods: list[str]  # namespace/name, in diagnose order
+    message: str  # the scheduler's message for the group's first pod
+    reasons: list[ReasonCount]
+    nearest: list[NodeEvidence]  # nodes failing on resources only, closest first
+    fix: str = ""
+
+    def namespaces(self) -> Counter[str]:
+        return Counter(p.split("/", 1)[0] for p in self.pods)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape, "cause": self.cause, "count": len(self.pods), "pods": self.pods,
+            "namespaces": dict(sorted(self.namespaces().items())), "message": self.message,
+            "reasons": [{"reason": r.reason, "nodes": r.nodes, "fix": r.fix} for r in self.reasons],
+            "nearestMisses": [n.to_dict() for n in self.nearest], "fix": self.fix,
+        }  # fmt: skip
+
+
+@dataclass
+class NodeGroup:
+    pool: str
+    product: str
+    resource: str
+    nodes: int = 0
+    allocatable: int = 0
+    requested: int = 0
+    free: int = 0
+    largest_free: int = 0
+    nodes_with_largest: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool, "product": self.product, "resource": self.resource, "nodes": self.nodes,
+            "allocatable": self.allocatable, "requested": self.requested, "free": self.free,
+            "largestFreeBlock": self.largest_free, "nodesWithLargestFreeBlock": self.nodes_with_largest,
+        }  # fmt: skip
+
+
+@dataclass
+class Summary:
+    gpu_nodes: int
+    gpus: int  # allocatable, every nvidia.com/* resource summed as whole devices
+    requested: int
+    free: int
+    pending: int
+    other_pending: int
+    causes: list[tuple[str, int]]  # cause → pods, most pods first
+    first_step: str
+    groups: list[PendingGroup]
+    node_groups: list[NodeGroup]
+    anomalies: list[tuple[str, str]] = field(default_factory=list)  # (node, what is wrong)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpuNodes": self.gpu_nodes, "gpus": self.gpus, "requested": self.requested, "free": self.free,
+            "pendingGpuPods": self.pending, "otherPending": self.other_pending,
+            "causes": [{"cause": c, "pods": n} for c, n in self.causes], "firstStep": self.first_step,
+            "groups": [g.to_dict() for g in self.groups], "nodeGroups": [g.to_dict() for g in self.node_groups],
+            "anomalies": [{"node": n, "problem": p} for n, p in self.anomalies],
+        }  # fmt: skip
+
+
+def pod_shape(pod: Pod) -> str:
+    """What a pod asks for and where, in one phrase: the grouping key of Pending pods."""
+    asks = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
+    asks += [f"{r} {format_milli(r, pod.requests[r])}" for r in (CPU, MEMORY) if pod.requests.get(r)]
+    where = [f"{k}={v}" for k, v in sorted(pod.node_selector.items())]
+    if pod.required_affinity:
+        where.append("required node affinity")
+    if tolerates_gpu_taint(pod):
+        where.append("tolerates the GPU taint")
+    return ", ".join(asks) + (f" on {', '.join(where)}" if where else "")
+
+
+def _whole(text: str) -> int:
+    """A NodeRow amount ("8", "7500m") as whole devices, rounded down: a device is whole or not free."""
+    return int(text[:-1]) // 1000 if text.endswith("m") else int(text)
+
+
+def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
+    if exp.schedulable:
+        return "schedulable now", ""
+    if not exp.groups:
+        return exp.message, ""
+    mismatch = next((g for g in exp.groups if g.reason == SELECTOR_MISMATCH), None)
+    if matching == 0 and mismatch is not None:
+        # kube-scheduler reports the first failing filter per node (a taint before the selector), so the
+        # message can hide that the selector itself admits no node at all
+        return "no node matches the pod's nodeSelector / required node affinity", mismatch.fix
+    # Nodes outside the pod's own selector/affinity are out by the pod's choice: the cause is what rules
+    # out the nodes it did ask for.
+    asked = [g for g in exp.groups if g.reason != SELECTOR_MISMATCH] or exp.groups
+    top = max(asked, key=lambda g: (len(g.nodes), g.reason))
+    return top.reason, top.fix
+
+
+def _nearest(exp: Explanation, free: dict[str, int]) -> list[NodeEvidence]:
+    """Nodes that fail only on resources, the most free GPUs first: the ones closest to fitting."""
+    misses = [n for n in exp.nodes if n.reasons and all(r.startswith("Insufficient") for r in n.reasons)]
+    misses.sort(key=lambda n: (-free.get(n.name, 0), n.name))
+    return misses[:NEAREST_MISSES]
+
+
+def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
+    """``shapes``: pod key → what it asks for (the caller reads it off the pod; see ``pod_shape``)."""
+    free_gpus = {row.name: sum(_whole(v["free"]) for v in row.gpu.values()) for row in report.nodes}
+    groups: dict[tuple[str, str], PendingGroup] = {}
+    for exp in report.pending:
+        cause, fix = _cause(exp, report.selector_matches.get(exp.pod))
+        key = (shapes.get(exp.pod, ""), cause)
+        group = groups.get(key)
+        if group is None:
+            reasons = [ReasonCount(g.reason, len(g.nodes), g.fix) for g in reversed(exp.groups)]
+            group = groups[key] = PendingGroup(
+                key[0], cause, [], exp.message, reasons, _nearest(exp, free_gpus), fix
+            )
+        group.pods.append(exp.pod)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g.pods), g.shape, g.cause))
+    causes: Counter[str] = Counter()
+    for g in ordered:
+        causes[g.cause] += len(g.pods)
+    blocked = [g for g in ordered if g.cause != "schedulable now"]
+    first = (
+        f"{blocked[0].fix} ({len(blocked[0].pods)} pod(s): {blocked[0].shape})"
+        if blocked and blocked[0].fix
+        else "nothing is blocked"
+        if not blocked
+        else f"read the evidence of the largest group ({len(blocked[0].pods)} pod(s): {blocked[0].shape})"
+    )
+    totals = report.totals.values()
+    return Summary(
+        gpu_nodes=len(report.nodes),
+        gpus=sum(t["allocatable"] for t in totals),
+        requested=sum(t["requested"] for t in totals),
+        free=sum(max(t["allocatable"] - t["requested"], 0) for t in totals),
+        pending=len(report.pending),
+        other_pending=report.other_pending,
+        causes=sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])),
+        first_step=first,
+        groups=ordered,
+        node_groups=node_groups(report.nodes),
+        anomalies=anomalies(report.nodes),
+    )
+
+
+def node_groups(rows: list[NodeRow]) -> list[NodeGroup]:
+    out: dict[tuple[str, str, str], NodeGroup] = {}
+    for row in rows:
+        for resource, v in row.gpu.items():
+            g = out.setdefault((row.pool, row.product, resource), NodeGroup(row.pool, row.product, resource))
+            free = _whole(v["free"])
+            g.nodes += 1
+            g.allocatable += _whole(v["allocatable"])
+            g.requested += _whole(v["requested"])
+            g.free += free
+            if free > g.largest_free:
+                g.largest_free, g.nodes_with_largest = free, 1
+            elif free == g.largest_free:
+                g.nodes_with_largest += 1
+    return [out[k] for k in sorted(out)]
+
+
+def anomalies(rows: list[NodeRow]) -> list[tuple[str, str]]:
+    out = []
+    for row in rows:
+        if not row.ready:
+            out.append((row.name, "NotReady"))
+        if row.unschedulable:
+            out.append((row.name, "cordoned"))
+        for resource, v in row.gpu.items():
+            if _whole(v["requested"]) > _whole(v["allocatable"]):
+                out.append(
+                    (row.name, f"{resource}: {v['requested']} requested of {v['allocatable']} allocatable")
+                )
+    return out

@@ -1,0 +1,135 @@
+"""diagnose at scale (issue 25): pools from real providers' labels, one evaluation per equivalence class,
+and the grouped view (headline, groups by shape and cause, bounded output) on a generated cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.pending import explain_pod
+from kubegpu.explain.summary import pod_shape, summarize
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_scale", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        # Karpenter v1 NodePool label (karpenter.sh docs, "Well-Known Labels")
+        ({"karpenter.sh/nodepool": "gpu"}, "gpu"),
+        # GKE: every node carries cloud.google.com/gke-nodepool=<pool name>
+        (
+            {"cloud.google.com/gke-nodepool": "train", "node.kubernetes.io/instance-type": "a3-highgpu-8g"},
+            "train",
+        ),
+        # EKS managed node groups: eks.amazonaws.com/nodegroup
+        ({"eks.amazonaws.com/nodegroup": "p5"}, "p5"),
+        # AKS: kubernetes.azure.com/agentpool
+        ({"kubernetes.azure.com/agentpool": "gpupool"}, "gpupool"),
+        # no pool label at all: the instance type groups identical machines
+        ({"node.kubernetes.io/instance-type": "p5.48xlarge"}, "p5.48xlarge"),
+        # the configured label wins over every provider label
+        ({DEFAULT_POOL_LABEL: "training", "cloud.google.com/gke-nodepool": "default-pool"}, "training"),
+        ({}, ""),
+    ],
+)
+def test_pool_is_read_from_the_labels_real_clusters_carry(labels: dict[str, str], expected: str) -> None:
+    assert node_pool(labels) == expected
+
+
+def test_configured_pool_label_is_used_first() -> None:
+    assert node_pool({"team": "a", "karpenter.sh/nodepool": "x"}, "team") == "a"
+
+
+def test_equivalent_pending_pods_share_one_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes = [make_node("n1").gpus(2).obj(), make_node("n2").gpus(2).obj()]
+    twins = [make_pod(f"replica-{i}").ns("team-a").gpu(4).obj() for i in range(3)]
+    other = make_pod("solo").ns("team-b").gpu(4).obj()  # another namespace: its own class
+    nominated = make_pod("nom").ns("team-a").gpu(4).obj()
+    nominated["status"]["nominatedNodeName"] = "n1"
+    snap = build_snapshot([("t.yaml", o) for o in [*nodes, *twins, other, nominated]])
+    pending = [
+        snap.pod(k)
+        for k in ["team-a/replica-0", "team-a/replica-1", "team-a/replica-2", "team-b/solo", "team-a/nom"]
+    ]
+    engine = Engine(snap)
+    calls: list[str] = []
+    real = explain_pod
+
+    def counting(engine_: Engine, pod: Any) -> Any:
+        calls.append(pod.key)
+        return real(engine_, pod)
+
+    monkeypatch.setattr("kubegpu.explain.diagnose.explain_pod", counting)
+    pods = [p for p in pending if p is not None]
+    out = explain_many(engine, pods)
+    # three replicas → one evaluation; the other namespace and the nominated pod → one each
+    assert calls == ["team-a/replica-0", "team-b/solo", "team-a/nom"]
+    assert [e.pod for e in out] == [p.key for p in pods]
+    assert out[1].message == out[0].message and not out[0].schedulable
+    assert equivalence_key(pods[-1]) is None
+
+
+def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
+    """20 Pending pods of the generator's fixed mix (j % 20): 8 × 8-GPU train (no node has 8 free: every
+    node runs 3-4 GPU pods), 3 for pool "inference" (no such pool), 3 for the tainted batch pool without
+    the toleration, 2 asking 300 CPUs (nodes have 207.5), 4 small ones that fit."""
+    data = _generator().generate(40, 20)
+    snap = build_snapshot([("gen.json", o) for o in data["items"]])
+    report = diagnose(Engine(snap), pool_label="cloud.google.com/gke-nodepool")
+    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    summary = summarize(report, shapes)
+    causes = dict(summary.causes)
+    assert causes == {
+        "Insufficient nvidia.com/gpu": 8,
+        "schedulable now": 4,
+        "no node matches the pod's nodeSelector / required node affinity": 3,
+        "node(s) had untolerated taint {nvidia.com/gpu: present}": 3,
+        "Insufficient cpu": 2,
+    }
+    assert summary.pending == 20 and summary.gpu_nodes == 40 and summary.gpus == 320
+    train = summary.groups[0]
+    assert len(train.pods) == 8 and train.shape.startswith("8 nvidia.com/gpu")
+    assert all(n.name.startswith("gke-train-") for n in train.nearest)  # only train nodes are near misses
+    pools = {(g.pool, g.resource): g.nodes for g in summary.node_groups}
+    # the generator: i % 4 == 0 batch, 1 and 2 train, 3 serve → 10 / 20 / 10 of 40
+    assert pools == {
+        ("batch", "nvidia.com/gpu"): 10,
+        ("train", "nvidia.com/gpu"): 20,
+        ("serve", "nvidia.com/gpu"): 10,
+    }
+
+
+def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp_path: Path) -> None:
+    data = _generator().generate(60, 200)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1].startswith("60 GPU nodes, 480 GPUs allocatable") and "200 Pending GPU pod(s)" in lines[1]
+    assert len(lines) <= 400
+    assert "80 pod(s) (" in result.output  # the 8-GPU class: 200 × 8/20, one line, not 80
+    as_json = json.loads(CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"]).output)
+    assert len(as_json["pending"]) == 200 and len(as_json["nodes"]) == 60
+    one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])
+    assert one.exit_code == 0 and "team-a/train-00000" in one.output
