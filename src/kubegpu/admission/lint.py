@@ -424,7 +424,7 @@ def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Lin
                 f"{kind} {name!r} has the key {key!r}"
                 if keys is not None
                 else (
-                    f"the keys of {kind} {name!r} are not known here (the webhook reads no ConfigMaps or Secrets)"
+                    f"the keys of {kind} {name!r} are not known here (the webhook reads no ConfigMaps or Secrets; kubegpu lint knows those among its files)"
                 )
             )
             out.append(Violation(
@@ -433,4 +433,16 @@ def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Lin
                 "in env (valueFrom configMapKeyRef / secretKeyRef), or set env NVIDIA_VISIBLE_DEVICES=void, "
                 "which takes precedence.",
             ))  # fmt: skip
+    return out
+
+
+def env_sources(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[tuple[str, str, str], frozenset[str]]:
+    """The keys of the ConfigMaps and Secrets among ``objects``, for ``envFrom`` (others stay unknown)."""
+    out: dict[tuple[str, str, str], frozenset[str]] = {}
+    for _, o in objects:
+        kind = o.get("kind")
+        if kind in ("ConfigMap", "Secret"):
+            meta = o.get("metadata") or {}
+            keys = {str(k) for part in ("data", "stringData", "binaryData") for k in (o.get(part) or {})}
+            out[(str(meta.get("namespace") or "default"), str(kind), str(meta.get("name")))] = frozenset(keys)
     return out
