@@ -379,7 +379,7 @@ PRIVILEGED = (
     "privileged and request nvidia.com/gpu in resources.limits."
 )
 IMAGE_ENV = (
-    "spec.template.spec.containers[1].env: this container requests no GPU but runs in GPU namespace \"ml\", and "
+    'spec.template.spec.containers[1].env: this container requests no GPU but runs in GPU namespace "ml", and '
     "CUDA images set NVIDIA_VISIBLE_DEVICES=all in their image env: the NVIDIA runtime would then expose every GPU "
     "of the node. Fix: set env NVIDIA_VISIBLE_DEVICES=void (kubectl debug --env NVIDIA_VISIBLE_DEVICES=void), "
     "request a GPU, or enable the chart's mutating webhook, which sets it."

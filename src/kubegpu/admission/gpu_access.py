@@ -38,7 +38,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-DAEMONSET_CONTROLLER = "system:serviceaccount:kube-system:daemon-set-controller"
+# The DaemonSet controller as kube-controller-manager authenticates it: its own service account with
+# --use-service-account-credentials (kubeadm, most distributions), else the manager's identity.
+DAEMONSET_CONTROLLERS = frozenset(
+    {"system:serviceaccount:kube-system:daemon-set-controller", "system:kube-controller-manager"}
+)
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 NO_GPU_NVIDIA_VALUES = frozenset({"none", "void"})
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
@@ -113,7 +117,7 @@ def is_daemonset_pod(kind: str, meta: Mapping[str, Any], requester: Requester | 
     return (
         kind == "Pod"
         and requester is not None
-        and requester.username == DAEMONSET_CONTROLLER
+        and requester.username in DAEMONSET_CONTROLLERS
         and ref is not None
         and ref.get("kind") == "DaemonSet"
         and ref.get("apiVersion") == "apps/v1"

@@ -149,7 +149,8 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
         "kind": "Pod",
         "metadata": {
             **(template.get("metadata") or {}),
-            "name": str(meta.get("name") or ""),
+            # a validating webhook sees the generated name; a mutating one, or a manifest, may have only generateName
+            "name": str(meta.get("name") or meta.get("generateName") or ""),
             "namespace": namespace,
         },
         "spec": spec,

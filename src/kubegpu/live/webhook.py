@@ -320,11 +320,11 @@ class WebhookServer:
                 if not ready:
                     self.close_connection = True
                     return
-                server.httpd.set_deadline(self.connection, _Connections.REQUEST_S, busy=True)
+                server.httpd.set_deadline(self.connection, server.httpd.REQUEST_S, busy=True)
                 try:
                     super().handle_one_request()
                 finally:
-                    server.httpd.set_deadline(self.connection, _Connections.IDLE_S, busy=False)
+                    server.httpd.set_deadline(self.connection, server.httpd.IDLE_S, busy=False)
 
             def do_GET(self) -> None:
                 if self.path == "/healthz":
