@@ -4,13 +4,14 @@ One function, ``lint_object``, decides; the webhook (AdmissionReview over HTTPS)
 (manifests on disk, exit code for CI) only differ in where objects and namespace labels come from.
 Each rule names the field, says what goes wrong and how to fix it:
 
-* ``privileged`` (R6.1): a privileged container in a GPU namespace sees every GPU on the node and
-  bypasses the device plugin's allocation;
-* ``host-dev`` (R6.1): a hostPath volume of ``/dev`` or ``/dev/nvidia*`` in a GPU namespace does the same;
-* ``visible-devices`` (R6.1, R12): ``NVIDIA_VISIBLE_DEVICES`` set by hand (other than ``none``/``void``)
-  overrides what the device plugin injects for the devices it allocated — the bypass behind NVIDIA
-  device-plugin issues #87 and #1605; ``CUDA_VISIBLE_DEVICES`` on a pod that requests no GPU expects a
-  GPU it will not get (``""`` and ``-1``, which hide GPUs, are fine);
+* GPU access (R6.1, R12; ``kubegpu.admission.gpu_access`` says which pods they apply to and who is exempt):
+  ``privileged``, ``capabilities`` (SYS_ADMIN / ALL), ``host-dev`` (normalised hostPaths at, under or
+  above GPU device nodes and the driver, subPath included), ``host-namespaces``, ``device-list-mount``,
+  ``cdi-annotation``, ``dra-claim``, ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` by hand or through
+  ``envFrom``; ``CUDA_VISIBLE_DEVICES`` without a GPU), ``image-visible-devices`` (a container without a
+  GPU next to GPUs that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set ``=all``), and
+  ``allocation-annotation`` (only the scheduler records allocated devices); every container kind, init,
+  regular and ephemeral;
 * ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
   the API server's validation finds), with its own messages (``kubegpu.admission.validation``:
   ``Invalid value: 0.5: must be an integer`` …);

@@ -12,6 +12,10 @@ the nodes (labels, offered resource names) come from Namespace and Node informer
 given API access; without it, labels are unknown (opt-out then relies on the webhook configuration's
 ``namespaceSelector``, which deploy/webhook sets) and the ``unknown-resource`` and
 ``pool-sharing-mode`` rules are off.
+The request's ``userInfo`` decides the exemptions (``kubegpu.admission.gpu_access``: DaemonSet pods of the
+exempt namespaces, created by the DaemonSet controller) and who may record allocations; the
+``pods/ephemeralcontainers`` subresource sends the Pod and is checked as one. A review that cannot be
+judged (no ``request``, ``uid`` or ``object``, another apiVersion) is denied, never allowed.
 DELETE and CONNECT operations are always allowed. An UPDATE is denied only for violations its
 ``oldObject`` does not already have, so that an object admitted before a rule existed (or while the
 webhook was down) can still be updated — above all, have its finalizers removed when it is deleted;
