@@ -17,7 +17,8 @@ the API server vouches for its origin, never on what the pod says about itself (
 ``ownerReferences`` and any name):
 
 * a **DaemonSet pod**: the request's ``userInfo.username`` is the DaemonSet controller
-  (``system:serviceaccount:kube-system:daemon-set-controller``), the pod has a ``controller: true``
+  (``system:serviceaccount:kube-system:daemon-set-controller``, or ``system:kube-controller-manager`` when
+  the controller manager runs without ``--use-service-account-credentials``), the pod has a ``controller: true``
   ``apps/v1`` ``DaemonSet`` owner reference, its namespace is an exempt one, and its service account is
   one that namespace allows (an empty list: any);
 * an **operand's own pod** (the operator validator's ``nvidia-cuda-validator`` pods): the requester is
