@@ -50,7 +50,7 @@ def test_templates_of_every_workload_kind_are_linted_at_their_paths(tmp_path: Pa
         "and bypass the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
         "resources.limits. [privileged]",
         f'{manifest}: StatefulSet ml/db: spec.template.spec.volumes[0].hostPath.path: hostPath "/dev/nvidia0" is '
-        'not allowed in GPU namespace "ml": mounting /dev or /dev/nvidia* exposes GPUs the pod was not allocated '
+        'not allowed in GPU namespace "ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated '
         "(R6.1). Fix: remove the volume; the device plugin injects the allocated devices. [host-dev]",
         f"{manifest}: ReplicaSet ml/web: spec.template.spec.tolerations: tolerates the GPU taint but requests no "
         "GPU: a toleration only allows, it neither attracts nor allocates, and the pod takes GPU nodes' CPU and "

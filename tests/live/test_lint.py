@@ -64,7 +64,7 @@ def test_findings_exit_1_with_one_line_each_and_opted_out_namespaces_are_skipped
         "allows, it neither attracts nor allocates, and the pod takes GPU nodes' CPU and memory (R17.4). Fix: "
         "request nvidia.com/gpu, or drop the toleration. [toleration-without-gpu]",
         f'{manifest}: Pod ml/hostdev: spec.volumes[0].hostPath.path: hostPath "/dev/" is not allowed in GPU namespace '
-        '"ml": mounting /dev or /dev/nvidia* exposes GPUs the pod was not allocated (R6.1). Fix: remove the volume; '
+        '"ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated (R6.1). Fix: remove the volume; '
         "the device plugin injects the allocated devices. [host-dev]",
     ]
 

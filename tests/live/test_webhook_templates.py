@@ -378,10 +378,16 @@ PRIVILEGED = (
     'namespace "ml": they see every GPU on the node and bypass the device plugin\'s allocation (R6.1). Fix: drop '
     "privileged and request nvidia.com/gpu in resources.limits."
 )
+IMAGE_ENV = (
+    'spec.template.spec.containers[1].env: this container requests no GPU but runs in GPU namespace "ml", and '
+    "CUDA images set NVIDIA_VISIBLE_DEVICES=all in their image env: the NVIDIA runtime would then expose every GPU "
+    "of the node. Fix: set env NVIDIA_VISIBLE_DEVICES=void (kubectl debug --env NVIDIA_VISIBLE_DEVICES=void), "
+    "request a GPU, or enable the chart's mutating webhook, which sets it."
+)
 HOST_DEV = (
     'spec.template.spec.volumes[0].hostPath.path: hostPath "/dev" is not allowed in GPU namespace "ml": mounting '
-    "/dev or /dev/nvidia* exposes GPUs the pod was not allocated (R6.1). Fix: remove the volume; the device plugin "
-    "injects the allocated devices."
+    "/dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not "
+    "allocated (R6.1). Fix: remove the volume; the device plugin injects the allocated devices."
 )
 
 
@@ -411,8 +417,9 @@ def test_validate_update_denies_what_the_update_adds_only(port: int, cert: Path)
         {"name": "dev", "hostPath": {"path": "/dev", "type": ""}}
     ]
     assert denial(port, cert, update_review(hostdev, privileged)) == HOST_DEV
-    # and the same object on CREATE is denied for both
-    assert denial(port, cert, admission_review(hostdev)) == f"{PRIVILEGED}; {HOST_DEV}"
+    # and the same object on CREATE is denied for both, and for the log shipper that sets no
+    # NVIDIA_VISIBLE_DEVICES next to a GPU container (the UPDATEs above already had that one)
+    assert denial(port, cert, admission_review(hostdev)) == f"{PRIVILEGED}; {IMAGE_ENV}; {HOST_DEV}"
 
 
 def test_validate_lets_a_finalizer_go_from_a_pod_admitted_before_the_rule(port: int, cert: Path) -> None:

@@ -4,13 +4,14 @@ One function, ``lint_object``, decides; the webhook (AdmissionReview over HTTPS)
 (manifests on disk, exit code for CI) only differ in where objects and namespace labels come from.
 Each rule names the field, says what goes wrong and how to fix it:
 
-* ``privileged`` (R6.1): a privileged container in a GPU namespace sees every GPU on the node and
-  bypasses the device plugin's allocation;
-* ``host-dev`` (R6.1): a hostPath volume of ``/dev`` or ``/dev/nvidia*`` in a GPU namespace does the same;
-* ``visible-devices`` (R6.1, R12): ``NVIDIA_VISIBLE_DEVICES`` set by hand (other than ``none``/``void``)
-  overrides what the device plugin injects for the devices it allocated — the bypass behind NVIDIA
-  device-plugin issues #87 and #1605; ``CUDA_VISIBLE_DEVICES`` on a pod that requests no GPU expects a
-  GPU it will not get (``""`` and ``-1``, which hide GPUs, are fine);
+* GPU access (R6.1, R12; ``kubegpu.admission.gpu_access`` says which pods they apply to and who is exempt):
+  ``privileged``, ``capabilities`` (SYS_ADMIN / ALL), ``host-dev`` (normalised hostPaths at, under or
+  above GPU device nodes and the driver, subPath included), ``host-namespaces``, ``device-list-mount``,
+  ``cdi-annotation``, ``dra-claim``, ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` by hand or through
+  ``envFrom``; ``CUDA_VISIBLE_DEVICES`` without a GPU), ``image-visible-devices`` (a container without a
+  GPU next to GPUs that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set ``=all``), and
+  ``allocation-annotation`` (only the scheduler records allocated devices); every container kind, init,
+  regular and ephemeral;
 * ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
   the API server's validation finds), with its own messages (``kubegpu.admission.validation``:
   ``Invalid value: 0.5: must be an integer`` …);
@@ -29,10 +30,25 @@ namespace labelled ``kubegpu.io/admission=disabled`` opts out of every rule.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.admission.validation import validate_pod_resources
+from kubegpu.admission.gpu_access import (
+    DANGEROUS_CAPABILITIES,
+    NO_GPU_NVIDIA_VALUES,
+    VISIBLE_DEVICES,
+    Exemptions,
+    Requester,
+    capability_name,
+    containers,
+    exposes_gpus,
+    host_path_mounts,
+    is_daemonset_pod,
+    is_exempt,
+    steered_to_gpu_nodes,
+    under_device_list,
+)
+from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
 from kubegpu.errors import InputError
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, tolerates_gpu_taint
 from kubegpu.model.parse import parse_pod
@@ -42,7 +58,14 @@ OPT_OUT_LABEL = "kubegpu.io/admission"
 OPT_OUT_VALUE = "disabled"
 GPU_NAMESPACE_LABEL = "kubegpu.io/gpu-namespace"
 HIDING_CUDA_VALUES = frozenset({"", "-1"})
-NO_GPU_NVIDIA_VALUES = frozenset({"none", "void"})
+ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"  # written by kubegpu's scheduler (its Binding)
+HOST_DEV_WHY = (
+    "mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod "
+    "was not allocated (R6.1). Fix: remove the volume; the device plugin injects the allocated devices."
+)
+CDI_ANNOTATION = (
+    "cdi.k8s.io/"  # container-device-interface annotations: cdi.k8s.io/<name>, <vendor>.cdi.k8s.io/…
+)
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"  # GFD: none / time-slicing / mps
 
 # Where each workload kind keeps its pod template (the field path prefix of every violation).
@@ -74,6 +97,7 @@ class NodeFacts:
 
     labels: Mapping[str, str]
     resources: frozenset[str]
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +107,18 @@ class LintContext:
 
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None
     nodes: tuple[NodeFacts, ...] | None = None
+    requester: Requester | None = None  # None offline: no exemption by origin can be verified
+    exemptions: Exemptions = field(default_factory=Exemptions)
+    scheduler_user: str = ""  # the one user that may set the allocation annotation
+    # (namespace, ConfigMap|Secret, name) -> its keys, for envFrom; None: unknown (the webhook reads none)
+    env_sources: Mapping[tuple[str, str, str], frozenset[str]] | None = None
+    old_annotations: Mapping[str, str] | None = None  # an UPDATE's stored object's annotations
+
+    @property
+    def gpu_nodes(self) -> frozenset[str] | None:
+        if self.nodes is None:
+            return None
+        return frozenset(n.name for n in self.nodes if any(is_gpu(r) for r in n.resources))
 
     @property
     def offered_resources(self) -> frozenset[str] | None:
@@ -114,72 +150,36 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
         "kind": "Pod",
         "metadata": {
             **(template.get("metadata") or {}),
-            "name": str(meta.get("name") or ""),
+            # a validating webhook sees the generated name; a mutating one, or a manifest, may have only generateName
+            "name": str(meta.get("name") or meta.get("generateName") or ""),
             "namespace": namespace,
         },
         "spec": spec,
     }
     # The API server's own resource validation, messages and all (it rejects these pods anyway; offline
     # lint catches them before they reach it, and a webhook behind a lenient API server still does).
-    out = [
-        Violation("invalid-resources", prefix + e.field, str(e)[len(e.field) + 2 :])
-        for e in validate_pod_resources(pod_raw)
-    ]
+    errors = validate_pod_resources(pod_raw)
+    out = [Violation("invalid-resources", prefix + e.field, str(e)[len(e.field) + 2 :]) for e in errors]
+    if any(e.detail == OUT_OF_RANGE for e in errors):
+        return out  # parsing the pod would do exact arithmetic on a quantity too large to bound
     try:
         pod = parse_pod(pod_raw)
     except InputError as exc:
         return [*out, Violation("invalid", prefix + exc.field, exc.problem)]
     gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))
     gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or bool(gpus)
-    where = f'GPU namespace "{namespace}"'
-    containers = [
-        (f"{prefix}spec.{key}[{i}]", c)
-        for key in ("initContainers", "containers")
-        for i, c in enumerate(spec.get(key) or [])
-        if isinstance(c, Mapping)
-    ]
-    if gpu_namespace:
-        for path, c in containers:
-            if (c.get("securityContext") or {}).get("privileged") is True:
-                out.append(Violation(
-                    "privileged", f"{path}.securityContext.privileged",
-                    f"privileged containers are not allowed in {where}: they see every GPU on the node and bypass "
-                    "the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
-                    "resources.limits.",
-                ))  # fmt: skip
-        for i, volume in enumerate(spec.get("volumes") or []):
-            host = (volume.get("hostPath") or {}).get("path") if isinstance(volume, Mapping) else None
-            if isinstance(host, str) and _is_device_path(host):
-                out.append(Violation(
-                    "host-dev", f"{prefix}spec.volumes[{i}].hostPath.path",
-                    f'hostPath "{host}" is not allowed in {where}: mounting /dev or /dev/nvidia* exposes GPUs the '
-                    "pod was not allocated (R6.1). Fix: remove the volume; the device plugin injects the "
-                    "allocated devices.",
-                ))  # fmt: skip
-    for path, c in containers:
-        for j, env in enumerate(c.get("env") or []):
-            if not isinstance(env, Mapping):
-                continue
-            name, value = env.get("name"), env.get("value")
-            shown = f'"{value}"' if isinstance(value, str) else "a valueFrom reference"
-            if name == "NVIDIA_VISIBLE_DEVICES" and value not in NO_GPU_NVIDIA_VALUES:
-                out.append(Violation(
-                    "visible-devices", f"{path}.env[{j}]",
-                    f"NVIDIA_VISIBLE_DEVICES is set by hand to {shown}: the device plugin sets it to the devices it "
-                    "allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues #87, #1605). "
-                    "Fix: remove it and request nvidia.com/gpu in resources.limits.",
-                ))  # fmt: skip
-            elif name == "CUDA_VISIBLE_DEVICES" and not gpus and value not in HIDING_CUDA_VALUES:
-                out.append(Violation(
-                    "visible-devices", f"{path}.env[{j}]",
-                    f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none (R12). "
-                    "Fix: request nvidia.com/gpu in resources.limits and leave device selection to the device plugin.",
-                ))  # fmt: skip
+    daemonset_pod = is_daemonset_pod(kind, meta, ctx.requester)
+    if is_exempt(kind, namespace, meta, spec, ctx.requester, ctx.exemptions):
+        return out
+    # a DaemonSet pod's matchFields name its node: where it lands is decided by its tolerations
+    steered = gpu_namespace or steered_to_gpu_nodes(spec, ctx.gpu_nodes, match_fields=not daemonset_pod)
+    scope = Scope(namespace, gpus, gpu_namespace, steered, steered or tolerates_gpu_taint(pod))
+    out.extend(access_violations(prefix, template, spec, scope, ctx))
     offered_anywhere = ctx.offered_resources
     if ctx.nodes is not None and offered_anywhere is not None:
         out.extend(_pool_violations(prefix, spec, gpus, ctx.nodes, offered_anywhere))
     if offered_anywhere is not None:
-        for path, c in containers:
+        for path, c in containers(spec, prefix):
             resources = c.get("resources") or {}
             names = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
             for r in sorted(names):
@@ -190,7 +190,7 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
                         "Node status.capacity exactly or the pod stays Pending (R11.4). Fix: use an offered name.",
                     ))  # fmt: skip
-    if not gpus and kind != "DaemonSet" and tolerates_gpu_taint(pod):
+    if not gpus and kind != "DaemonSet" and not daemonset_pod and tolerates_gpu_taint(pod):
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "
@@ -267,4 +267,184 @@ def facts_of(node: Mapping[str, Any]) -> NodeFacts:
     return NodeFacts(
         labels=dict((node.get("metadata") or {}).get("labels") or {}),
         resources=frozenset((node.get("status") or {}).get("capacity") or {}),
+        name=str((node.get("metadata") or {}).get("name") or ""),
     )
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a pod can get at GPUs, which decides the rules that apply to it."""
+
+    namespace: str
+    gpus: list[str]  # GPU resources it requests
+    gpu_namespace: bool  # requests a GPU or is in a namespace labelled a GPU namespace
+    steered: bool  # that, or a nodeSelector / affinity / nodeName that picks GPU nodes
+    gpu_bound: bool  # that, or it tolerates the GPU taint: it can run on GPU nodes
+
+    @property
+    def where(self) -> str:
+        if self.gpu_namespace:
+            return f'GPU namespace "{self.namespace}"'
+        return "a pod that can run on GPU nodes (it tolerates the GPU taint or is steered to GPU nodes)"
+
+
+def access_violations(
+    prefix: str, template: Mapping[str, Any], spec: Mapping[str, Any], scope: Scope, ctx: LintContext
+) -> list[Violation]:
+    """Every way the pod could reach a GPU the device plugin did not allocate (``gpu_access``)."""
+    out: list[Violation] = []
+    where = scope.where
+    fix_gpu = "Fix: request nvidia.com/gpu in resources.limits and let the device plugin inject the devices."
+    annotations = template.get("metadata", {}).get("annotations") or {}
+    for key in sorted(k for k in annotations if CDI_ANNOTATION in str(k)):
+        out.append(Violation(
+            "cdi-annotation", f"{prefix}metadata.annotations[{key}]",
+            f"CDI annotation {key}={annotations[key]!r} asks the runtime for devices directly, past the device "
+            f"plugin's allocation. {fix_gpu}",
+        ))  # fmt: skip
+    if ALLOCATION_ANNOTATION in annotations and (
+        ctx.requester is None or ctx.requester.username != ctx.scheduler_user
+    ):
+        old = (ctx.old_annotations or {}).get(ALLOCATION_ANNOTATION)
+        if old != annotations[ALLOCATION_ANNOTATION]:
+            who = "a manifest" if ctx.requester is None else f"user {ctx.requester.username!r}"
+            out.append(Violation(
+                "allocation-annotation", f"{prefix}metadata.annotations[{ALLOCATION_ANNOTATION}]",
+                f"{ALLOCATION_ANNOTATION} is set by {who}: only kubegpu's scheduler "
+                f"({ctx.scheduler_user or 'its service account'}) records which devices a pod got, and the node "
+                "agent hands those devices over. Fix: remove the annotation.",
+            ))  # fmt: skip
+    claims = spec.get("resourceClaims")
+    if claims:
+        out.append(Violation(
+            "dra-claim", f"{prefix}spec.resourceClaims",
+            "resource claims (dynamic resource allocation) are not modelled by kubegpu, and a claim's device class "
+            f"(e.g. gpu.nvidia.com) is not visible to the webhook: GPUs claimed this way bypass its rules. {fix_gpu}",
+        ))  # fmt: skip
+    if scope.gpu_namespace:
+        for flag in ("hostPID", "hostIPC"):
+            if spec.get(flag) is True:
+                out.append(Violation(
+                    "host-namespaces", f"{prefix}spec.{flag}",
+                    f"{flag} on a GPU pod shares the node's process or IPC namespace: other pods' GPU processes "
+                    "and CUDA IPC handles become reachable. Fix: drop it.",
+                ))  # fmt: skip
+    for path, c in containers(spec, prefix):
+        out.extend(_container_violations(path, c, scope, ctx))
+    if scope.gpu_bound:
+        for field_, host in host_path_mounts(spec, prefix):
+            if exposes_gpus(host):
+                out.append(Violation(
+                    "host-dev", field_,
+                    f'hostPath "{host}" is not allowed in {where}: {HOST_DEV_WHY}',
+                ))  # fmt: skip
+    return out
+
+
+def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: LintContext) -> list[Violation]:
+    out: list[Violation] = []
+    where = scope.where
+    security = c.get("securityContext") or {}
+    if scope.gpu_bound and security.get("privileged") is True:
+        out.append(Violation(
+            "privileged", f"{path}.securityContext.privileged",
+            f"privileged containers are not allowed in {where}: they see every GPU on the node and bypass "
+            "the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
+            "resources.limits.",
+        ))  # fmt: skip
+    added = (security.get("capabilities") or {}).get("add") or []
+    bad = sorted({capability_name(cap) for cap in added} & DANGEROUS_CAPABILITIES)
+    if scope.gpu_bound and bad:
+        out.append(Violation(
+            "capabilities", f"{path}.securityContext.capabilities.add",
+            f"capability {', '.join(bad)} is not allowed in {where}: it lifts the device cgroup that keeps other "
+            "GPUs out. Fix: drop it.",
+        ))  # fmt: skip
+    for j, mount in enumerate(c.get("volumeMounts") or []):
+        if isinstance(mount, Mapping) and under_device_list(str(mount.get("mountPath") or "")):
+            out.append(Violation(
+                "device-list-mount", f"{path}.volumeMounts[{j}].mountPath",
+                f"mountPath {mount.get('mountPath')!r} is where the NVIDIA runtime reads the device list of the "
+                "volume-mounts strategy: a mount there picks GPUs past the device plugin. Fix: remove the mount.",
+            ))  # fmt: skip
+    env = [e for e in c.get("env") or [] if isinstance(e, Mapping)]
+    explicit = {str(e.get("name")): e for e in env}
+    for j, e in enumerate(env):
+        name, value = e.get("name"), e.get("value")
+        shown = f'"{value}"' if isinstance(value, str) else "a valueFrom reference"
+        if name == VISIBLE_DEVICES and value not in NO_GPU_NVIDIA_VALUES:
+            out.append(Violation(
+                "visible-devices", f"{path}.env[{j}]",
+                f"NVIDIA_VISIBLE_DEVICES is set by hand to {shown}: the device plugin sets it to the devices it "
+                "allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues #87, #1605). "
+                "Fix: remove it and request nvidia.com/gpu in resources.limits.",
+            ))  # fmt: skip
+        elif name == "CUDA_VISIBLE_DEVICES" and not scope.gpus and value not in HIDING_CUDA_VALUES:
+            out.append(Violation(
+                "visible-devices", f"{path}.env[{j}]",
+                f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none (R12). "
+                "Fix: request nvidia.com/gpu in resources.limits and leave device selection to the device plugin.",
+            ))  # fmt: skip
+    if VISIBLE_DEVICES not in explicit:  # an explicit env entry takes precedence over envFrom
+        out.extend(_env_from_violations(path, c, scope, ctx))
+    resources = c.get("resources") or {}
+    own_gpu = any(is_gpu(r) for r in {**(resources.get("limits") or {}), **(resources.get("requests") or {})})
+    if scope.steered and not own_gpu and VISIBLE_DEVICES not in explicit:
+        out.append(Violation(
+            "image-visible-devices", f"{path}.env",
+            f"this container requests no GPU but runs in {where}, and CUDA images set NVIDIA_VISIBLE_DEVICES=all "
+            "in their image env: the NVIDIA runtime would then expose every GPU of the node. Fix: set env "
+            "NVIDIA_VISIBLE_DEVICES=void (kubectl debug --env NVIDIA_VISIBLE_DEVICES=void), request a GPU, or "
+            "enable the chart's mutating webhook, which sets it.",
+        ))  # fmt: skip
+    return out
+
+
+def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: LintContext) -> list[Violation]:
+    """``envFrom`` yields ``prefix + key`` for each key of a ConfigMap or Secret: NVIDIA_VISIBLE_DEVICES when
+    the prefix is a prefix of it and the source has the rest as a key."""
+    out: list[Violation] = []
+    namespace = scope.namespace
+    for j, source in enumerate(c.get("envFrom") or []):
+        if not isinstance(source, Mapping):
+            continue
+        prefix = str(source.get("prefix") or "")
+        if not VISIBLE_DEVICES.startswith(prefix):
+            continue
+        key = VISIBLE_DEVICES[len(prefix) :]
+        for kind, ref_key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+            ref = source.get(ref_key)
+            if not isinstance(ref, Mapping):
+                continue
+            name = str(ref.get("name") or "")
+            keys = None if ctx.env_sources is None else ctx.env_sources.get((namespace, kind, name))
+            if keys is not None and key not in keys:
+                continue
+            if keys is None and not prefix and not scope.gpu_bound:
+                continue  # cannot reach a GPU node; only a chosen prefix is denied everywhere
+            known = (
+                f"{kind} {name!r} has the key {key!r}"
+                if keys is not None
+                else (
+                    f"the keys of {kind} {name!r} are not known here (the webhook reads no ConfigMaps or Secrets; kubegpu lint knows those among its files)"
+                )
+            )
+            out.append(Violation(
+                "visible-devices", f"{path}.envFrom[{j}]",
+                f"envFrom with prefix {prefix!r} can set NVIDIA_VISIBLE_DEVICES: {known}. Fix: list the variables "
+                "in env (valueFrom configMapKeyRef / secretKeyRef), or set env NVIDIA_VISIBLE_DEVICES=void, "
+                "which takes precedence.",
+            ))  # fmt: skip
+    return out
+
+
+def env_sources(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[tuple[str, str, str], frozenset[str]]:
+    """The keys of the ConfigMaps and Secrets among ``objects``, for ``envFrom`` (others stay unknown)."""
+    out: dict[tuple[str, str, str], frozenset[str]] = {}
+    for _, o in objects:
+        kind = o.get("kind")
+        if kind in ("ConfigMap", "Secret"):
+            meta = o.get("metadata") or {}
+            keys = {str(k) for part in ("data", "stringData", "binaryData") for k in (o.get(part) or {})}
+            out[(str(meta.get("namespace") or "default"), str(kind), str(meta.get("name")))] = frozenset(keys)
+    return out

@@ -12,6 +12,7 @@ The pod-level message is ``Pod "<name>" is invalid: <errors>`` (several errors i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,37 @@ from kubegpu.model.resources import is_extended, is_hugepages
 
 NOT_INTEGER = "must be an integer"
 LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
+# Exact arithmetic on 1e999999999 takes forever (and memory without bound): the webhook checks the size of
+# every quantity before any arithmetic. 10^30 is far above anything a node holds (2^63 milli-units).
+OUT_OF_RANGE = "quantity out of range: more than 40 digits or an exponent beyond ±30"
+_NUMBER = re.compile(r"^\s*[+-]?(?P<digits>[\d.]*)(?:[eE](?P<exp>[+-]?\d+))?")
+
+
+def out_of_range(q: object) -> bool:
+    """Too large (or too finely divided) to do exact arithmetic on; bounds the cost of what follows."""
+    if isinstance(q, bool):
+        return False
+    if isinstance(q, int):
+        return abs(q) >= 10**30
+    text = repr(q) if isinstance(q, float) else str(q)
+    if len(text) > 64:
+        return True
+    match = _NUMBER.match(text)
+    if match is None:
+        return False
+    exp = match.group("exp")
+    return len(match.group("digits")) > 40 or (exp is not None and abs(int(exp)) > 30)
+
+
+def quantity_errors(resources: object, path: str) -> list[FieldError]:
+    """The quantities of a resource list that are too large to parse (``OUT_OF_RANGE``)."""
+    if not isinstance(resources, Mapping):
+        return []
+    return [
+        FieldError(f"{path}[{name}]", "Invalid value", str(q)[:64], OUT_OF_RANGE)
+        for name, q in sorted(resources.items(), key=lambda kv: str(kv[0]))
+        if out_of_range(q)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +84,12 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
     res = container.get("resources") or {}
     limits: Mapping[str, Any] = res.get("limits") or {}
     requests: Mapping[str, Any] = res.get("requests") or {}
-    errors: list[FieldError] = []
+    errors = [
+        *quantity_errors(limits, f"{path}.resources.limits"),
+        *quantity_errors(requests, f"{path}.resources.requests"),
+    ]
+    if errors:
+        return errors
     parsed_limits = {}
     for name, q in sorted(limits.items()):
         fp = f"{path}.resources.limits[{name}]"
@@ -126,7 +163,11 @@ def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
 def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
     """Validate every init container and container of a raw Pod, after defaulting, as the API server does."""
     spec = raw.get("spec") or {}
-    errors: list[FieldError] = []
+    errors = quantity_errors(spec.get("overhead"), "spec.overhead")
+    pod_level = spec.get("resources") or {}
+    if isinstance(pod_level, Mapping):
+        errors += quantity_errors(pod_level.get("limits"), "spec.resources.limits")
+        errors += quantity_errors(pod_level.get("requests"), "spec.resources.requests")
     for key in ("containers", "initContainers"):
         for i, c in enumerate(spec.get(key) or []):
             if isinstance(c, Mapping):

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import click
 
-from kubegpu.admission.lint import LintContext, lint_object, namespace_labels, node_facts
+from kubegpu.admission.gpu_access import Exemptions
+from kubegpu.admission.lint import LintContext, env_sources, lint_object, namespace_labels, node_facts
 from kubegpu.admission.mutate import MutationOptions
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
@@ -27,7 +28,7 @@ from kubegpu.kube.leader import LeaseConfig, other_holder
 from kubegpu.live import extender as extender_api
 from kubegpu.live.metrics import SchedulerMetrics, serve
 from kubegpu.live.scheduler import DEFAULT_SCHEDULER_NAME, LiveConfig, LiveScheduler
-from kubegpu.live.webhook import ClusterFacts, WebhookServer, start_informers
+from kubegpu.live.webhook import ClusterFacts, Policy, WebhookServer, start_informers
 from kubegpu.model.parse import describe
 from kubegpu.sources import read_path
 
@@ -164,6 +165,21 @@ def _refuse_beside_holder(api: KubeApi, identity: str, lease: LeaseConfig) -> No
     help="/mutate: set spec.schedulerName to this name for GPU pods in namespaces labelled "
     "kubegpu.io/scheduler=enabled (needs API access); empty: off.",
 )
+@click.option(
+    "--exempt-daemonsets",
+    multiple=True,
+    metavar="NAMESPACE[:SA,SA]",
+    help="Namespaces whose DaemonSet pods (created by the DaemonSet controller) and operand pods (created by an "
+    "allowed service account, running as it, with a controller owner) skip the GPU-access rules; the service "
+    "accounts allowed there (none listed: any). Default: gpu-operator (its operands' accounts) and "
+    "nvidia-device-plugin.",
+)
+@click.option(
+    "--scheduler-user",
+    default="",
+    help="The one user that may set kubegpu.io/allocated-devices on a pod "
+    "(system:serviceaccount:<namespace>:<scheduler account>); empty: nobody.",
+)
 @click.option("-v", "--verbose", count=True)
 def webhook(
     tls_cert_file: str,
@@ -176,6 +192,8 @@ def webhook(
     mutate_gpu_toleration: bool,
     mutate_visible_devices: bool,
     mutate_scheduler_name: str,
+    exempt_daemonsets: tuple[str, ...],
+    scheduler_user: str,
     verbose: int,
 ) -> None:
     """Serve the GPU admission rules (POST /validate) and GPU pod mutations (POST /mutate), AdmissionReview v1."""
@@ -189,7 +207,9 @@ def webhook(
             raise click.ClickException(str(exc)) from None
         start_informers(api, facts, stop)
     mutation = MutationOptions(mutate_gpu_toleration, mutate_visible_devices, mutate_scheduler_name)
-    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file, mutation)
+    exemptions = Exemptions.parse(list(exempt_daemonsets)) if exempt_daemonsets else Exemptions()
+    policy = Policy(exemptions, scheduler_user)
+    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file, mutation, policy)
     click.echo(f"kubegpu webhook: https on port {server.port}", err=True)
     stop_on_signals(stop)
     threading.Thread(
@@ -250,7 +270,7 @@ def lint(files: tuple[Path, ...], output: str) -> None:
             objects.extend(read_path(path, errors))
         except InputError as exc:
             errors.append(exc)
-    ctx = LintContext(namespace_labels(objects), node_facts(objects))
+    ctx = LintContext(namespace_labels(objects), node_facts(objects), env_sources=env_sources(objects))
     findings = [(source, obj, v) for source, obj in objects for v in lint_object(obj, ctx)]
     if output == "json":
         rows = [{"source": source, "object": describe(obj), "rule": v.rule, "field": v.field, "message": v.message}

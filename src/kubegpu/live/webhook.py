@@ -12,6 +12,10 @@ the nodes (labels, offered resource names) come from Namespace and Node informer
 given API access; without it, labels are unknown (opt-out then relies on the webhook configuration's
 ``namespaceSelector``, which deploy/webhook sets) and the ``unknown-resource`` and
 ``pool-sharing-mode`` rules are off.
+The request's ``userInfo`` decides the exemptions (``kubegpu.admission.gpu_access``: DaemonSet pods of the
+exempt namespaces, created by the DaemonSet controller) and who may record allocations; the
+``pods/ephemeralcontainers`` subresource sends the Pod and is checked as one. A review that cannot be
+judged (no ``request``, ``uid`` or ``object``, another apiVersion) is denied, never allowed.
 DELETE and CONNECT operations are always allowed. An UPDATE is denied only for violations its
 ``oldObject`` does not already have, so that an object admitted before a rule existed (or while the
 webhook was down) can still be updated — above all, have its finalizers removed when it is deleted;
@@ -26,18 +30,23 @@ API server lets that operation change); other kinds, subresources and operations
 from __future__ import annotations
 
 import base64
+import contextlib
+import dataclasses
 import json
 import logging
+import socket
 import ssl
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 
-from kubegpu.admission.lint import LintContext, NodeFacts, Violation, facts_of, lint_object
+from kubegpu.admission.gpu_access import Exemptions, Requester
+from kubegpu.admission.lint import LintContext, NodeFacts, facts_of, lint_object
 from kubegpu.admission.mutate import MutationOptions, mutate_object
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
@@ -85,29 +94,63 @@ class ClusterFacts:
                 self.nodes = nodes
 
 
-def review(body: Mapping[str, Any], ctx: LintContext) -> dict[str, Any]:
-    """The AdmissionReview answer to one AdmissionReview request."""
-    request = body.get("request") or {}
-    uid = str(request.get("uid") or "")
-    violations: list[Violation] = []
-    if request.get("operation") in ("CREATE", "UPDATE"):
-        violations = lint_object(_in_namespace(request.get("object"), request), ctx)
-        if violations and request.get("operation") == "UPDATE" and request.get("oldObject"):
-            existing = set(lint_object(_in_namespace(request.get("oldObject"), request), ctx))
-            violations = [v for v in violations if v not in existing]
-    response: dict[str, Any] = {"uid": uid, "allowed": not violations}
-    if violations:
-        response["status"] = {
-            "code": 403,
-            "reason": "Forbidden",
-            "message": "; ".join(str(v) for v in violations),
-        }
+def _answer(uid: str, message: str = "") -> dict[str, Any]:
+    response: dict[str, Any] = {"uid": uid, "allowed": not message}
+    if message:
+        response["status"] = {"code": 403, "reason": "Forbidden", "message": message}
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
+def malformed(body: Mapping[str, Any]) -> str:
+    """Why an AdmissionReview cannot be judged ("" when it can): a review the webhook cannot read is denied,
+    never allowed (a request without ``object`` would otherwise pass every rule unseen)."""
+    request = body.get("request")
+    if body.get("apiVersion") != REVIEW_API_VERSION:
+        return f"expected an AdmissionReview {REVIEW_API_VERSION}, got apiVersion {body.get('apiVersion')!r}"
+    if not isinstance(request, Mapping):
+        return "the AdmissionReview has no request"
+    if not isinstance(request.get("uid"), str) or not request.get("uid"):
+        return "the AdmissionReview request has no uid"
+    if request.get("operation") in ("CREATE", "UPDATE") and not isinstance(request.get("object"), Mapping):
+        return f"the AdmissionReview request ({request.get('operation')}) has no object"
+    return ""
+
+
+def review(body: Mapping[str, Any], ctx: LintContext, policy: Policy | None = None) -> dict[str, Any]:
+    """The AdmissionReview answer to one AdmissionReview request."""
+    policy = policy or Policy()
+    request = body.get("request")
+    uid = str(request.get("uid") or "") if isinstance(request, Mapping) else ""
+    problem = malformed(body)
+    if problem or not isinstance(request, Mapping):
+        return _answer(uid, problem or "the AdmissionReview has no request")
+    if request.get("operation") not in ("CREATE", "UPDATE"):
+        return _answer(uid)
+    user = (request.get("userInfo") or {}).get("username")
+    old = request.get("oldObject")
+    old_annotations = (
+        ((old or {}).get("metadata") or {}).get("annotations") if isinstance(old, Mapping) else None
+    )
+    ctx = dataclasses.replace(
+        ctx,
+        requester=Requester(str(user)) if isinstance(user, str) else None,
+        exemptions=policy.exemptions,
+        scheduler_user=policy.scheduler_user,
+        old_annotations=old_annotations if isinstance(old_annotations, Mapping) else {},
+    )
+    obj = _in_namespace(request.get("object"), request)
+    violations = lint_object(obj, ctx)
+    if violations and request.get("operation") == "UPDATE" and isinstance(old, Mapping):
+        existing = set(lint_object(_in_namespace(old, request), ctx))
+        violations = [v for v in violations if v not in existing]
+    return _answer(uid, "; ".join(str(v) for v in violations))
+
+
 def _in_namespace(obj: Any, request: Mapping[str, Any]) -> dict[str, Any]:
-    """``obj`` with the request's namespace: on CREATE the object may carry none yet."""
+    """``obj`` with the request's namespace (on CREATE the object may carry none yet) and its kind (the
+    ``pods/ephemeralcontainers`` subresource sends the Pod; ``request.kind`` says what the object is)."""
     out = dict(obj) if isinstance(obj, Mapping) else {}
+    out.setdefault("kind", str((request.get("kind") or {}).get("kind") or ""))
     out["metadata"] = {**(out.get("metadata") or {}), "namespace": request.get("namespace") or "default"}
     return out
 
@@ -134,6 +177,102 @@ def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOp
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
+@dataclass(frozen=True)
+class Policy:
+    """What the chart configures about who may do what (``webhook.exemptions``, the scheduler's account)."""
+
+    exemptions: Exemptions = field(default_factory=Exemptions)
+    scheduler_user: str = ""
+
+
+class _Connections(ThreadingHTTPServer):
+    """An HTTPS server whose accept loop only accepts: the TLS handshake, every read and every write run in
+    the connection's own thread under deadlines, and at most ``max_connections`` are open.
+
+    ``ssl.wrap_socket`` on the listening socket (the stdlib recipe) performs the handshake inside
+    ``accept()``, so one idle TCP connection stalls every review and ``/healthz``. Here a connection has
+    ``HANDSHAKE_S`` for its handshake and ``REQUEST_S`` from the start of each request to its answer
+    (a slow-loris that trickles bytes is cut at the deadline however slowly it sends), ``IDLE_S`` between
+    keep-alive requests, and when ``max_connections`` are open the oldest one not answering a request is
+    closed to make room, so a flood of connections can delay but never lock out the API server.
+    """
+
+    daemon_threads = True
+    HANDSHAKE_S = 5.0
+    REQUEST_S = 10.0
+    IDLE_S = 30.0
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext,
+                 max_connections: int) -> None:  # fmt: skip
+        self.tls = tls
+        self.max_connections = max_connections
+        self.lock = threading.Lock()
+        # socket -> (deadline, busy answering a request, opened at)
+        self.open: dict[socket.socket, tuple[float, bool, float]] = {}
+        super().__init__(address, handler)
+        threading.Thread(target=self._watchdog, name="webhook-deadlines", daemon=True).start()
+
+    def set_deadline(self, sock: socket.socket, seconds: float, busy: bool) -> None:
+        with self.lock:
+            if sock in self.open:
+                self.open[sock] = (time.monotonic() + seconds, busy, self.open[sock][2])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        now = time.monotonic()
+        with self.lock:
+            victim = None
+            if len(self.open) >= self.max_connections:
+                idle = [(opened, s) for s, (_, busy, opened) in self.open.items() if not busy]
+                victim = min(idle, key=lambda x: x[0])[1] if idle else request
+            if victim is not request:
+                self.open[request] = (now + self.HANDSHAKE_S, False, now)
+        if victim is not None:
+            _close(victim)
+            if victim is request:
+                return
+        super().process_request(request, client_address)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        request.settimeout(self.HANDSHAKE_S)
+        try:
+            conn = self.tls.wrap_socket(request, server_side=True)
+        except (OSError, ValueError):
+            return  # a failed or abandoned handshake: the client's problem, nobody else's
+        conn.settimeout(self.IDLE_S)
+        with self.lock:
+            if request in self.open:
+                self.open[conn] = self.open.pop(request)
+        self.set_deadline(conn, self.IDLE_S, busy=False)
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            with self.lock:
+                self.open.pop(conn, None)
+            _close(conn)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.lock:
+            self.open.pop(request, None)
+        _close(request)
+
+    def _watchdog(self) -> None:
+        while True:
+            time.sleep(0.25)
+            now = time.monotonic()
+            with self.lock:
+                late = [s for s, (deadline, _, _) in self.open.items() if deadline < now]
+            for sock in late:
+                _close(sock)
+
+
+def _close(sock: socket.socket) -> None:
+    """Shut down (which wakes a thread blocked reading it) and close; it may be gone already."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
 class WebhookServer:
     def __init__(
         self,
@@ -143,9 +282,12 @@ class WebhookServer:
         cert_file: str,
         key_file: str,
         mutation: MutationOptions | None = None,
+        policy: Policy | None = None,
+        max_connections: int = 256,
     ) -> None:
         self.facts = facts
         self.mutation = mutation or MutationOptions()
+        self.policy = policy or Policy()
         self.registry = CollectorRegistry(auto_describe=True)
         self.latency = Histogram(
             "kubegpu_webhook_admission_duration_seconds",
@@ -157,9 +299,7 @@ class WebhookServer:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.minimum_version = ssl.TLSVersion.TLSv1_2
         tls.load_cert_chain(cert_file, key_file)
-        self.httpd = ThreadingHTTPServer((host, port), self._handler())
-        self.httpd.daemon_threads = True
-        self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.httpd = _Connections((host, port), self._handler(), tls, max_connections)
 
     @property
     def port(self) -> int:
@@ -174,6 +314,22 @@ class WebhookServer:
             # adds ~40 ms to every keep-alive round trip
             disable_nagle_algorithm = True
 
+            def handle_one_request(self) -> None:
+                # a keep-alive connection may wait IDLE_S for its next request; once its first byte is
+                # here, the whole request has REQUEST_S, however slowly the rest trickles in
+                try:
+                    ready = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader
+                except OSError:
+                    ready = b""
+                if not ready:
+                    self.close_connection = True
+                    return
+                server.httpd.set_deadline(self.connection, server.httpd.REQUEST_S, busy=True)
+                try:
+                    super().handle_one_request()
+                finally:
+                    server.httpd.set_deadline(self.connection, server.httpd.IDLE_S, busy=False)
+
             def do_GET(self) -> None:
                 if self.path == "/healthz":
                     self.reply(200, b"ok", "text/plain; charset=utf-8")
@@ -184,9 +340,13 @@ class WebhookServer:
 
             def do_POST(self) -> None:
                 start = time.perf_counter()
-                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    length = -1
                 known = self.path in ("/validate", "/mutate")
                 if not known or not 0 < length <= MAX_BODY:
+                    self.close_connection = True  # an unread body must not be taken for the next request
                     self.reply(400 if known else 404, b"{}", "application/json")
                     return
                 try:
@@ -200,7 +360,7 @@ class WebhookServer:
                 if self.path == "/mutate":
                     answer = mutate_review(body, server.facts.context(), server.mutation)
                 else:
-                    answer = review(body, server.facts.context())
+                    answer = review(body, server.facts.context(), server.policy)
                 self.reply(200, json.dumps(answer).encode(), "application/json")
                 allowed = "true" if answer["response"]["allowed"] else "false"
                 server.latency.labels(allowed).observe(time.perf_counter() - start)
