@@ -1,0 +1,98 @@
+"""Scheduling fidelity cases run through both kubegpu's core and a real kube-scheduler.
+
+Each case is a small cluster (nodes, running pods, PriorityClasses) and one pod to schedule. Cases where the
+pod schedules have exactly one feasible node: kube-scheduler does not score extended resources by default,
+so ties would be broken at random. The same cases are the differential suite's input and the source of the
+per-version golden files (``golden/<version>.json``, written by ``record_goldens.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.testing.builders import make_node, make_pod
+
+Raw = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    objects: tuple[Raw, ...]  # nodes and running pods, created before the pod
+    pod: Raw  # the pod under test (default namespace, no nodeName)
+    about: str = ""
+    priority_classes: dict[str, int] = field(default_factory=dict)
+
+
+def _gpu_nodes(*spec: tuple[str, int]) -> list[Raw]:
+    return [make_node(n).gpus(g).obj() for n, g in spec]
+
+
+def _cases() -> list[Case]:
+    out: list[Case] = []
+
+    def add(name: str, objects: list[Raw], pod: Raw, about: str = "", **pcs: int) -> None:
+        out.append(Case(name, tuple(objects), pod, about, dict(pcs)))
+
+    add("fits-one-node", [*_gpu_nodes(("a", 4), ("b", 2))], make_pod("p").gpu(3).obj(),
+        "only a has 3 GPUs")  # fmt: skip
+    add("insufficient-gpu", [*_gpu_nodes(("a", 4), ("b", 2))], make_pod("p").gpu(8).obj(),
+        "no node has 8: a request above every node's allocatable")  # fmt: skip
+    add("insufficient-gpu-used", [*_gpu_nodes(("a", 4), ("b", 4)),
+                                   make_pod("r1").gpu(2).on("a").obj(), make_pod("r2").gpu(3).on("b").obj()],
+        make_pod("p").gpu(3).obj(), "both nodes could hold 3 GPUs when empty; running pods (no priority) fill them")  # fmt: skip
+    add("taint-and-insufficient", [
+        make_node("a").gpus(4).obj(), make_node("b").gpus(2).obj(),
+        make_node("c").gpus(8).taint("nvidia.com/gpu", "present").obj(),
+    ], make_pod("p").gpu(6).obj(), "the issue's three-node case: 4, 2 and a tainted 8")  # fmt: skip
+    add("taint-empty-value", [make_node("a").gpus(8).taint("dedicated", "").obj()], make_pod("p").gpu(1).obj(),
+        "a taint without a value")  # fmt: skip
+    add("two-different-taints", [
+        make_node("a").gpus(8).taint("nvidia.com/gpu", "present").obj(),
+        make_node("b").gpus(8).taint("dedicated", "infer").obj(),
+        make_node("c").gpus(8).taint("dedicated", "infer").obj(),
+    ], make_pod("p").gpu(1).obj(), "taint(s) merges different taints into one count; the older form does not")  # fmt: skip
+    add("tolerated-taint-fits", [
+        make_node("a").gpus(8).taint("nvidia.com/gpu", "present").obj(), make_node("b").gpus(1).obj(),
+    ], make_pod("p").gpu(4).tolerate("nvidia.com/gpu", operator="Exists").obj())  # fmt: skip
+    add("node-selector-mismatch", [
+        make_node("a").gpus(8).label("pool", "infer").obj(), make_node("b").gpus(8).label("pool", "infer").obj(),
+    ], make_pod("p").gpu(1).selector("pool", "train").obj())  # fmt: skip
+    add("affinity-and-taint-and-insufficient", [
+        make_node("full-0").gpus(8).label("pool", "train").obj(),
+        make_node("tainted-0").gpus(8).label("pool", "train").taint("nvidia.com/gpu", "present").obj(),
+        make_node("other-0").gpus(8).label("pool", "infer").obj(),
+        make_pod("hog-0").gpu(8).on("full-0").obj(),
+    ], make_pod("p").gpu(1).require([("pool", "In", ["train"])]).obj(), "the seed's example")  # fmt: skip
+    add("cordoned", [make_node("a").gpus(8).cordon().obj(), make_node("b").gpus(1).obj()],
+        make_pod("p").gpu(2).obj())  # fmt: skip
+    add("cpu-and-memory", [make_node("a").capacity(cpu="1", memory="1Gi").obj()],
+        make_pod("p").requests(cpu="2", memory="2Gi").obj(), "one node counts in two reasons")  # fmt: skip
+    add("mig-resource-missing", [make_node("a").gpus(7, resource="nvidia.com/mig-1g.18gb").obj()],
+        make_pod("p").gpu(1).obj(), "a whole-GPU request on a node offering only MIG slices")  # fmt: skip
+    init = make_pod("p").gpu(1).init_container("warm", {"nvidia.com/gpu": "3"}).obj()
+    # an extended resource must be given as a limit (the API server refuses a request alone)
+    init["spec"]["initContainers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "3"}
+    add("init-container-max", [make_node("a").gpus(2).obj()], init,
+        "an init container's request above the main containers' sum decides")  # fmt: skip
+    add("host-port-conflict", [
+        make_node("a").gpus(8).obj(), make_pod("web").host_port(8080).on("a").obj(),
+    ], make_pod("p").gpu(1).host_port(8080).obj())  # fmt: skip
+    add("preemption-no-victims", [
+        make_node("a").gpus(4).obj(), make_node("b").gpus(2).obj(),
+        make_pod("hi").gpu(4).priority(1000, "high").on("a").obj(),
+    ], make_pod("p").gpu(4).priority(100, "low").obj(),
+        "a's only pod outranks p; b can never hold 4", high=1000, low=100)  # fmt: skip
+    add("preemption-succeeds", [
+        make_node("a").gpus(4).obj(), make_pod("lo").gpu(4).priority(100, "low").on("a").obj(),
+    ], make_pod("p").gpu(4).priority(1000, "high").obj(),
+        "a successful preemption: no preemption text, the pod is nominated to a", high=1000, low=100)  # fmt: skip
+    add("preemption-never", [
+        make_node("a").gpus(4).obj(), make_pod("lo").gpu(4).priority(100, "low").on("a").obj(),
+    ], make_pod("p").gpu(4).priority(1000, "high-never").preemption_policy("Never").obj(),
+        "preemptionPolicy: Never", low=100, **{"high-never": 1000})  # fmt: skip
+    return out
+
+
+CASES = _cases()

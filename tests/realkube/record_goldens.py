@@ -1,0 +1,53 @@
+"""Record what each release's real kube-scheduler decides for every case in ``cases.py``.
+
+    python -m tests.realkube.record_goldens 1.37 1.36 ...   # default: the newest supported minor
+    python -m tests.realkube.record_goldens --all            # every supported minor (builds each; slow)
+
+Writes ``tests/realkube/golden/<version>.json`` (the release it came from is in the name and the file), so
+the minors not built in CI still have their real messages in the repo. Then prints where kubegpu differs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+
+from tests.realkube.cases import CASES
+from tests.realkube.conftest import build, controlplane
+from tests.realkube.harness import run_case
+from tests.realkube.test_differential import GOLDEN, differences, report
+
+
+def record(version: str) -> int:
+    rel = build.release(version)
+    build.build(rel)
+    cp = controlplane.start(rel)
+    try:
+        verdicts = {c.name: run_case(cp, c, i) for i, c in enumerate(CASES)}
+    finally:
+        cp.stop()
+    GOLDEN.mkdir(exist_ok=True)
+    out = {
+        "version": rel,
+        "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "how": "kube-apiserver + kube-scheduler built from the Go module proxy (tools/kube/build.py), default profile",
+        "cases": {name: v.as_dict() for name, v in verdicts.items()},
+    }
+    (GOLDEN / f"{rel}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
+    diffs = differences(out["cases"])
+    print(report(diffs))
+    print(f"Kubernetes {rel}: {len(CASES)} cases recorded, kubegpu differs on {len(diffs)}")
+    differ = len(diffs)
+    return differ
+
+
+def main(argv: list[str]) -> int:
+    versions = list(build.MINORS) if argv == ["--all"] else argv or [build.NEWEST]
+    for v in versions:
+        record(v)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
