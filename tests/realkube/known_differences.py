@@ -47,6 +47,11 @@ def _with_dra(cases: list[str]) -> dict[str, str]:
     return out
 
 
+def minor_of(version: str) -> str:
+    """``1.37.2`` → ``1.37``."""
+    return ".".join(version.split(".")[:2])
+
+
 def known(minor: str, case_names: list[str]) -> dict[str, str]:
     """The cases (name → why) where kubegpu is known to differ from release ``minor`` (``1.36``)."""
     if minor in KNOWN:

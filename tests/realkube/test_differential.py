@@ -22,7 +22,7 @@ from tests.conftest import scheduler_for
 from tests.realkube.cases import CASES, Case
 from tests.realkube.conftest import kube_version
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.known_differences import known
+from tests.realkube.known_differences import known, minor_of
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NAMES = [c.name for c in CASES]
@@ -34,10 +34,6 @@ def kubegpu_verdict(case: Case) -> Verdict:
     result = s.schedule_one(parse.parse_pod(case.pod, "case"))
     return Verdict(result.scheduled, result.node or "", "" if result.scheduled else result.message,
                    result.nominated_node)  # fmt: skip
-
-
-def minor_of(version: str) -> str:
-    return ".".join(version.split(".")[:2])
 
 
 def golden(version: str) -> dict[str, Any]:
