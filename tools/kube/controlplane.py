@@ -227,6 +227,8 @@ def start(version: str, workdir: Path | None = None, scheduler_config: Path | No
             "--service-cluster-ip-range=10.96.0.0/24", f"--disable-admission-plugins={DISABLED_ADMISSION}",
             # a loopback advertise address cannot back the kubernetes Service endpoints: no reconciler
             "--endpoint-reconciler-type=none",
+            # as kubeadm and most clusters run it (the default refuses privileged containers outright)
+            "--allow-privileged=true",
             "--enable-priority-and-fairness=false", "--v=1", *extra_apiserver_args,
         ])  # fmt: skip
         _wait(

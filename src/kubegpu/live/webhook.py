@@ -185,7 +185,9 @@ class WebhookServer:
             def do_POST(self) -> None:
                 start = time.perf_counter()
                 length = int(self.headers.get("Content-Length") or 0)
-                known = self.path in ("/validate", "/mutate")
+                # kube-apiserver posts to `<path>?timeout=<timeoutSeconds>s` (client-go rest.Request.Timeout)
+                path = self.path.partition("?")[0]
+                known = path in ("/validate", "/mutate")
                 if not known or not 0 < length <= MAX_BODY:
                     self.reply(400 if known else 404, b"{}", "application/json")
                     return
@@ -197,7 +199,7 @@ class WebhookServer:
                 if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
                     self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
                     return
-                if self.path == "/mutate":
+                if path == "/mutate":
                     answer = mutate_review(body, server.facts.context(), server.mutation)
                 else:
                     answer = review(body, server.facts.context())
