@@ -9,9 +9,14 @@ for every priority (the Priority admission plugin refuses a pod that sets ``spec
 from __future__ import annotations
 
 import copy
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tests.realkube.cases import Case
@@ -163,3 +168,24 @@ def cleanup(cp: Any, ns: str, nodes: list[str], classes: set[str]) -> None:
     for pc in classes:
         cp.request("DELETE", f"/apis/scheduling.k8s.io/v1/priorityclasses/{pc}", opts)
     cp.request("DELETE", f"/api/v1/namespaces/{ns}", opts)
+
+
+class KubegpuProcess:
+    """A ``python -m kubegpu.cli.live_cmd …`` process with its log; ``stop()`` ends it by its own PID."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.log = log
+        self._fh = log.open("w")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        argv = [sys.executable, "-m", "kubegpu.cli.live_cmd", *args]
+        self.proc = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._fh.close()

@@ -12,10 +12,7 @@ plane and counts nodes).
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +22,7 @@ import pytest
 
 from kubegpu.testing.builders import make_node
 from tests.realkube.conftest import controlplane
-from tests.realkube.harness import cleanup, create_namespace, create_node, ok
+from tests.realkube.harness import KubegpuProcess, cleanup, create_namespace, create_node, ok
 from tests.realkube.known_differences import minor_of
 
 SCHEDULER = "kubegpu"
@@ -44,32 +41,19 @@ def gpu_pod(name: str, gpus: int, scheduler: str = SCHEDULER) -> dict[str, Any]:
     }  # fmt: skip
 
 
-class Replica:
-    """One ``kubegpu scheduler`` process; stopped by its own PID."""
+class Replica(KubegpuProcess):
+    """One ``kubegpu scheduler`` replica."""
 
     def __init__(self, kubeconfig: Path, identity: str, log: Path) -> None:
-        self.log = log
         port = controlplane.free_port()
         args = [
-            sys.executable, "-m", "kubegpu.cli.live_cmd", "scheduler", "--kubeconfig", str(kubeconfig),
+            "scheduler", "--kubeconfig", str(kubeconfig),
             "--identity", identity, "--metrics-bind-address", "127.0.0.1", "--metrics-port", str(port),
             "--pod-initial-backoff", "0.1", "--pod-max-backoff", "0.4", "--lease-namespace", "kube-system",
             # short lease clocks so a takeover takes seconds, not kube-scheduler's 15 s
             "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3", "-v",
         ]  # fmt: skip
-        self._fh = log.open("w")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(args, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._fh.close()
+        super().__init__(args, log)
 
 
 @pytest.fixture

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -28,7 +25,7 @@ import pytest
 
 from kubegpu.testing.builders import make_node
 from tests.realkube.conftest import controlplane
-from tests.realkube.harness import cleanup, create_namespace, create_node, ok
+from tests.realkube.harness import KubegpuProcess, cleanup, create_namespace, create_node, ok
 
 NS = "webhook-e2e"
 SELECTOR = {"matchLabels": {"kubegpu-e2e": "webhook"}}  # only this test's namespace goes through the webhook
@@ -48,7 +45,7 @@ def gpu_pod(name: str, gpus: int, **container: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-class Webhook:
+class Webhook(KubegpuProcess):
     def __init__(self, d: Path, kubeconfig: Path) -> None:
         self.cert, self.key = d / "tls.crt", d / "tls.key"
         subprocess.run(
@@ -58,13 +55,10 @@ class Webhook:
             check=True, capture_output=True, timeout=30,
         )  # fmt: skip
         self.port = controlplane.free_port()
-        self.log = d / "webhook.log"
-        self._fh = self.log.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kubegpu.cli.live_cmd", "webhook", "--tls-cert-file", str(self.cert),
-             "--tls-private-key-file", str(self.key), "--bind-address", "127.0.0.1", "--port", str(self.port),
-             "--kubeconfig", str(kubeconfig)],
-            stdout=self._fh, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        super().__init__(
+            ["webhook", "--tls-cert-file", str(self.cert), "--tls-private-key-file", str(self.key),
+             "--bind-address", "127.0.0.1", "--port", str(self.port), "--kubeconfig", str(kubeconfig)],
+            d / "webhook.log",
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while True:
@@ -93,16 +87,6 @@ class Webhook:
         with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
             answer: dict[str, Any] = json.loads(r.read())["response"]
         return answer
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._fh.close()
 
 
 def registration(kind: str, name: str, hook: Webhook, path: str, policy: str) -> dict[str, Any]:
