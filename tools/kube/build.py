@@ -66,9 +66,8 @@ def binaries_for(version: str) -> dict[str, Path]:
 def _go(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     proc = subprocess.run(["nice", "go", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(
-            f"`go {' '.join(args)}` failed in {cwd} (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
-        )
+        detail = (proc.stderr.strip() or proc.stdout.strip())[-4000:]  # `go mod download -json`: in its JSON
+        raise RuntimeError(f"`go {' '.join(args)}` failed in {cwd} (exit {proc.returncode}):\n{detail}")
     return proc.stdout
 
 
