@@ -44,24 +44,24 @@ def gpu_pod(name: str, gpus: int, scheduler: str = SCHEDULER) -> dict[str, Any]:
 class Replica(KubegpuProcess):
     """One ``kubegpu scheduler`` replica."""
 
-    def __init__(self, kubeconfig: Path, identity: str, log: Path) -> None:
+    def __init__(self, kubeconfig: Path, identity: str, log: Path, *extra: str) -> None:
         port = controlplane.free_port()
         args = [
             "scheduler", "--kubeconfig", str(kubeconfig),
             "--identity", identity, "--metrics-bind-address", "127.0.0.1", "--metrics-port", str(port),
             "--pod-initial-backoff", "0.1", "--pod-max-backoff", "0.4", "--lease-namespace", "kube-system",
             # short lease clocks so a takeover takes seconds, not kube-scheduler's 15 s
-            "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3", "-v",
+            "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3", "-v", *extra,
         ]  # fmt: skip
         super().__init__(args, log)
 
 
 @pytest.fixture
-def replicas(control_plane: Any, tmp_path: Path) -> Iterator[Callable[[str], Replica]]:
+def replicas(control_plane: Any, tmp_path: Path) -> Iterator[Callable[..., Replica]]:
     started: list[Replica] = []
 
-    def start(identity: str) -> Replica:
-        r = Replica(control_plane.admin_kubeconfig, identity, tmp_path / f"{identity}.log")
+    def start(identity: str, *extra: str) -> Replica:
+        r = Replica(control_plane.admin_kubeconfig, identity, tmp_path / f"{identity}.log", *extra)
         started.append(r)
         return r
 
@@ -112,7 +112,7 @@ def holder(cp: Any) -> str:
 
 
 def test_binds_through_the_real_binding_subresource_and_reports_an_event(
-    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[[str], Replica]
+    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[..., Replica]
 ) -> None:
     ns, (a, _b) = world
     r = replicas("e2e-a")
@@ -130,7 +130,7 @@ def test_binds_through_the_real_binding_subresource_and_reports_an_event(
 
 
 def test_unschedulable_pod_gets_the_condition_and_the_real_scheduler_leaves_it_alone(
-    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[[str], Replica]
+    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[..., Replica]
 ) -> None:
     ns, _nodes = world
     r = replicas("e2e-a")
@@ -155,7 +155,7 @@ def test_unschedulable_pod_gets_the_condition_and_the_real_scheduler_leaves_it_a
 
 
 def test_a_second_replica_takes_the_real_lease_over_and_schedules(
-    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[[str], Replica]
+    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[..., Replica]
 ) -> None:
     ns, (a, _b) = world
     first = replicas("e2e-a")
@@ -171,6 +171,26 @@ def test_a_second_replica_takes_the_real_lease_over_and_schedules(
     assert node == a
     lease = ok(control_plane.request("GET", LEASE), "lease")
     assert lease["spec"]["leaseTransitions"] >= 1
+
+
+def test_watches_resume_after_the_api_server_restarts(
+    control_plane: Any, world: tuple[str, list[str]], replicas: Callable[..., Replica]
+) -> None:
+    """Every watch ends when kube-apiserver stops; the scheduler must re-watch (or relist) and see a node and
+    a pod created after the restart. Lease clocks long enough to outlive the restart (losing it exits)."""
+    ns, _nodes = world
+    r = replicas("e2e-a", "--lease-duration", "60", "--renew-deadline", "50", "--retry-period", "1")
+    wait_for("e2e-a to lead", lambda: holder(control_plane) == "e2e-a", 60, [r])
+    control_plane.restart_apiserver()
+    big = create_node(control_plane, make_node("c").gpus(8).obj(), f"{ns}-")
+    try:
+        ok(control_plane.request("POST", f"/api/v1/namespaces/{ns}/pods", gpu_pod("after-restart", 8)), "pod")
+        node = wait_for("the pod to be bound after the restart",
+                        lambda: get_pod(control_plane, ns, "after-restart")["spec"].get("nodeName"), 90, [r])  # fmt: skip
+        assert node == big  # only the node created after the restart has 8 GPUs
+        assert r.proc.poll() is None
+    finally:
+        control_plane.request("DELETE", f"/api/v1/nodes/{big}")
 
 
 def test_the_version_under_test_is_the_built_one(control_plane: Any) -> None:

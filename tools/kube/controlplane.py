@@ -104,6 +104,7 @@ class ControlPlane:
     server: str
     admin_kubeconfig: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    apiserver_argv: list[str] = field(default_factory=list)
     keep: bool = False
 
     def ssl_context(self) -> ssl.SSLContext:
@@ -126,6 +127,16 @@ class ControlPlane:
 
     def log(self, name: str) -> str:
         return (self.workdir / f"{name}.log").read_text(errors="replace")
+
+    def start_apiserver(self) -> None:
+        self.procs["kube-apiserver"] = _spawn(self, "kube-apiserver", self.apiserver_argv)
+        _wait("kube-apiserver /readyz", lambda: self.request("GET", "/readyz")[0] == 200, 90, self,
+              "kube-apiserver")  # fmt: skip
+
+    def restart_apiserver(self) -> None:
+        """Stop kube-apiserver (every watch it serves ends) and start it again on the same port and etcd."""
+        _stop(self.procs.pop("kube-apiserver", None))
+        self.start_apiserver()
 
     def restart_scheduler(self, scheduler_config: Path | None = None) -> None:
         """Restart kube-scheduler (e.g. with another configuration); the API server and etcd keep running."""
@@ -160,7 +171,7 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 def _spawn(cp: ControlPlane, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
-    log = open(cp.workdir / f"{name}.log", "wb")  # noqa: SIM115  (the child owns it for its lifetime)
+    log = open(cp.workdir / f"{name}.log", "ab")  # noqa: SIM115  (the child owns it; a restart appends)
     return subprocess.Popen(
         argv, stdout=log, stderr=subprocess.STDOUT, cwd=cp.workdir, start_new_session=True
     )
@@ -217,7 +228,7 @@ def start(version: str, workdir: Path | None = None, scheduler_config: Path | No
         ])  # fmt: skip
         _wait("etcd health", lambda: b"true" in urllib.request.urlopen(
             f"http://127.0.0.1:{client}/health", timeout=2).read(), 30, cp, "etcd")  # fmt: skip
-        cp.procs["kube-apiserver"] = _spawn(cp, "kube-apiserver", [
+        cp.apiserver_argv = [
             str(bins["kube-apiserver"]), f"--etcd-servers=http://127.0.0.1:{client}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={port}",
             f"--tls-cert-file={d / 'apiserver.crt'}", f"--tls-private-key-file={d / 'apiserver.key'}",
@@ -230,10 +241,8 @@ def start(version: str, workdir: Path | None = None, scheduler_config: Path | No
             # as kubeadm and most clusters run it (the default refuses privileged containers outright)
             "--allow-privileged=true",
             "--enable-priority-and-fairness=false", "--v=1", *extra_apiserver_args,
-        ])  # fmt: skip
-        _wait(
-            "kube-apiserver /readyz", lambda: cp.request("GET", "/readyz")[0] == 200, 90, cp, "kube-apiserver"
-        )
+        ]  # fmt: skip
+        cp.start_apiserver()
         cp.procs["kube-scheduler"] = _start_scheduler(cp, scheduler_config)
         return cp
     except BaseException:
