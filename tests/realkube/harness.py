@@ -9,9 +9,14 @@ for every priority (the Priority admission plugin refuses a pod that sets ``spec
 from __future__ import annotations
 
 import copy
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tests.realkube.cases import Case
@@ -35,7 +40,7 @@ class Verdict:
         }
 
 
-def _ok(result: tuple[int, Raw], what: str) -> Raw:
+def ok(result: tuple[int, Raw], what: str) -> Raw:
     status, body = result
     if status >= 300:
         raise RuntimeError(f"{what}: HTTP {status}: {body.get('message', body)}")
@@ -68,6 +73,25 @@ def _node_for_server(raw: Raw, prefix: str) -> tuple[Raw, Raw]:
                                              "message": "no kubelet: set by the test"}]}}  # fmt: skip
 
 
+def create_namespace(cp: Any, ns: str) -> None:
+    """A namespace and its ``default`` ServiceAccount (the absent controller-manager's job; the
+    ServiceAccount admission plugin refuses pods in a namespace without one)."""
+    ok(cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), f"namespace {ns}")
+    ok(cp.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "default"}}),
+        "serviceaccount")  # fmt: skip
+
+
+def create_node(cp: Any, raw: Raw, prefix: str = "") -> str:
+    """POST the node, then its capacity, allocatable and Ready condition through the ``status`` subresource
+    (as a kubelet reports them: a POST's status is dropped); returns the node's name."""
+    node, status = _node_for_server(raw, prefix)
+    name = str(node["metadata"]["name"])
+    ok(cp.request("POST", "/api/v1/nodes", node), f"node {name}")
+    ok(cp.request("PATCH", f"/api/v1/nodes/{name}/status", status, "application/merge-patch+json"),
+        f"node {name} status")  # fmt: skip
+    return name
+
+
 def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     """Create the case's objects in a fresh namespace with node names prefixed ``c<index>-``, then the pod,
     and return what kube-scheduler did; everything the case made is deleted afterwards."""
@@ -75,17 +99,11 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     created_nodes: list[str] = []
     classes: set[str] = set()
     try:
-        _ok(cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), f"namespace {ns}")
-        _ok(cp.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "default"}}),
-            "serviceaccount")  # fmt: skip
+        create_namespace(cp, ns)
         pods: list[Raw] = []
         for obj in case.objects:
             if obj["kind"] == "Node":
-                node, status = _node_for_server(obj, prefix)
-                _ok(cp.request("POST", "/api/v1/nodes", node), f"node {node['metadata']['name']}")
-                created_nodes.append(node["metadata"]["name"])
-                _ok(cp.request("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", status,
-                               "application/merge-patch+json"), "node status")  # fmt: skip
+                created_nodes.append(create_node(cp, obj, prefix))
             else:
                 pods.append(obj)
         for obj in [*pods, case.pod]:
@@ -93,7 +111,7 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
             if pc and pc[0] not in classes:
                 name, value, policy = pc
                 pcname = f"{prefix}{name}"
-                _ok(cp.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+                ok(cp.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
                     "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": pcname},
                     "value": value, "preemptionPolicy": policy}), f"priorityclass {pcname}")  # fmt: skip
                 classes.add(name)
@@ -101,10 +119,10 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
                 pod["spec"]["priorityClassName"] = f"{prefix}{pc[0]}"
             if obj is case.pod:
                 time.sleep(1.0)  # let the scheduler's informers see the nodes and running pods first
-            _ok(cp.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), f"pod {pod['metadata']['name']}")
+            ok(cp.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), f"pod {pod['metadata']['name']}")
         return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout)
     finally:
-        _cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
+        cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
 
 
 _COUNT = re.compile(r"^0/(\d+) nodes are available")
@@ -114,7 +132,7 @@ def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout:
     deadline = time.monotonic() + timeout
     last: Verdict | None = None
     while time.monotonic() < deadline:
-        pod = _ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
+        pod = ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
         node = pod["spec"].get("nodeName", "")
         if node:
             return Verdict(True, node.removeprefix(prefix), "")
@@ -131,7 +149,7 @@ def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout:
             # nodes; the pod is retried on the node events, so wait for the message about this case
             if m is None or int(m.group(1)) == nodes:
                 time.sleep(0.5)  # one more look: a nomination is written after the condition
-                pod = _ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
+                pod = ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
                 nominated = pod.get("status", {}).get("nominatedNodeName", "").removeprefix(prefix)
                 return Verdict(False, "", msg, nominated)
         time.sleep(0.2)
@@ -140,7 +158,7 @@ def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout:
     raise TimeoutError(f"kube-scheduler gave no verdict on {ns}/{name} in {timeout:.0f} s")
 
 
-def _cleanup(cp: Any, ns: str, nodes: list[str], classes: set[str]) -> None:
+def cleanup(cp: Any, ns: str, nodes: list[str], classes: set[str]) -> None:
     opts = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
     status, body = cp.request("GET", f"/api/v1/namespaces/{ns}/pods")
     for pod in body.get("items", []) if status == 200 else []:
@@ -150,3 +168,24 @@ def _cleanup(cp: Any, ns: str, nodes: list[str], classes: set[str]) -> None:
     for pc in classes:
         cp.request("DELETE", f"/apis/scheduling.k8s.io/v1/priorityclasses/{pc}", opts)
     cp.request("DELETE", f"/api/v1/namespaces/{ns}", opts)
+
+
+class KubegpuProcess:
+    """A ``python -m kubegpu.cli.live_cmd …`` process with its log; ``stop()`` ends it by its own PID."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.log = log
+        self._fh = log.open("w")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        argv = [sys.executable, "-m", "kubegpu.cli.live_cmd", *args]
+        self.proc = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._fh.close()

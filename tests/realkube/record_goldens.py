@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from tests.realkube.cases import CASES
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.harness import run_case
-from tests.realkube.test_differential import GOLDEN, kubegpu_verdict
+from tests.realkube.test_differential import GOLDEN, differences, report
 
 
 def record(version: str) -> int:
@@ -35,13 +35,10 @@ def record(version: str) -> int:
         "cases": {name: v.as_dict() for name, v in verdicts.items()},
     }
     (GOLDEN / f"{rel}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
-    differ = 0
-    for c in CASES:
-        ours = kubegpu_verdict(c, rel)
-        if ours != verdicts[c.name]:
-            differ += 1
-            print(f"{rel} {c.name}:\n  real:    {verdicts[c.name]}\n  kubegpu: {ours}")
-    print(f"Kubernetes {rel}: {len(CASES)} cases recorded, kubegpu differs on {differ}")
+    diffs = differences(out["cases"])
+    print(report(diffs))
+    print(f"Kubernetes {rel}: {len(CASES)} cases recorded, kubegpu differs on {len(diffs)}")
+    differ = len(diffs)
     return differ
 
 

@@ -344,7 +344,9 @@ class WebhookServer:
                     length = int(self.headers.get("Content-Length") or 0)
                 except ValueError:
                     length = -1
-                known = self.path in ("/validate", "/mutate")
+                # kube-apiserver posts to `<path>?timeout=<timeoutSeconds>s` (client-go rest.Request.Timeout)
+                path = self.path.partition("?")[0]
+                known = path in ("/validate", "/mutate")
                 if not known or not 0 < length <= MAX_BODY:
                     self.close_connection = True  # an unread body must not be taken for the next request
                     self.reply(400 if known else 404, b"{}", "application/json")
@@ -357,7 +359,7 @@ class WebhookServer:
                 if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
                     self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
                     return
-                if self.path == "/mutate":
+                if path == "/mutate":
                     answer = mutate_review(body, server.facts.context(), server.mutation)
                 else:
                     answer = review(body, server.facts.context(), server.policy)

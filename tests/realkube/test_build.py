@@ -1,0 +1,44 @@
+"""tools/kube/build.py's pure parts (no Go needed): the release a version names, and the staging modules
+read from a kubernetes go.mod (the list its ``replace`` block maps to ``./staging/src/k8s.io/…``)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.realkube.conftest import build
+
+# the shape of kubernetes' own go.mod (v1.36.x: replace block, k8s.io/streaming new in 1.36), abridged by hand
+GOMOD = """module k8s.io/kubernetes
+
+go 1.25.0
+
+require (
+\tk8s.io/api v0.0.0
+\tk8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
+)
+
+replace (
+\tk8s.io/api => ./staging/src/k8s.io/api
+\tk8s.io/client-go => ./staging/src/k8s.io/client-go
+\tk8s.io/streaming => ./staging/src/k8s.io/streaming
+\tgithub.com/example/fork => github.com/example/fork v1.0.0
+)
+"""
+
+
+def test_staging_modules_are_the_replaces_to_staging_paths_only() -> None:
+    assert build.staging_modules(GOMOD) == ["k8s.io/api", "k8s.io/client-go", "k8s.io/streaming"]
+
+
+def test_a_minor_names_its_pinned_patch_and_a_release_names_itself() -> None:
+    assert build.release("1.37") == build.MINORS["1.37"]
+    assert build.release("v1.35.4") == "1.35.4"
+    assert build.NEWEST == "1.37"
+
+
+@pytest.mark.parametrize("bad", ["1.33", "latest", "1.37.x", ""])
+def test_an_unsupported_or_malformed_version_is_refused_with_the_supported_list(bad: str) -> None:
+    with pytest.raises(ValueError, match=re.escape("supported minors: 1.34, 1.35, 1.36, 1.37")):
+        build.release(bad)
