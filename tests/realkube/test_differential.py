@@ -3,10 +3,12 @@
 Per case, the real scheduler's verdict (bound or not, the node where exactly one fits, the PodScheduled
 message byte for byte, the nominated node after a preemption) must equal the golden recorded from that same
 release (``golden/<version>.json``, written by ``python -m tests.realkube.record_goldens``), and kubegpu's
-verdict must equal it too, except for the cases ``known_differences.py`` lists for that minor with the
-upstream change behind each: those must still differ (a listed case that now matches fails: drop it).
+verdict, rendered for that minor (``kubegpu.scheduler.versions``), must equal it too, on every case.
 
-The goldens of minors not built in this run are checked the same way without a control plane.
+The goldens of minors not built in this run are checked the same way without a control plane. The
+differences the first runs showed (untolerated taint(s), kubernetes PR #134740/#135023; DynamicResources'
+"no new claims to deallocate" in 1.34–1.36, gone by #140222; the 1.37 preemption success text, #140180)
+are now modelled per minor in that table.
 """
 
 from __future__ import annotations
@@ -22,15 +24,19 @@ from tests.conftest import scheduler_for
 from tests.realkube.cases import CASES, Case
 from tests.realkube.conftest import kube_version
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.known_differences import known, minor_of
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NAMES = [c.name for c in CASES]
 
 
-def kubegpu_verdict(case: Case) -> Verdict:
-    """What kubegpu's core predicts for the case (default profile, as kube-scheduler ships)."""
-    s = scheduler_for(*case.objects)
+def minor_of(version: str) -> str:
+    """``1.37.2`` → ``1.37``."""
+    return ".".join(version.split(".")[:2])
+
+
+def kubegpu_verdict(case: Case, version: str) -> Verdict:
+    """What kubegpu's core predicts for the case (default profile of that minor, as kube-scheduler ships)."""
+    s = scheduler_for(*case.objects, kube_version=minor_of(version))
     result = s.schedule_one(parse.parse_pod(case.pod, "case"))
     return Verdict(result.scheduled, result.node or "", "" if result.scheduled else result.message,
                    result.nominated_node)  # fmt: skip
@@ -44,9 +50,11 @@ def golden(version: str) -> dict[str, Any]:
     return data
 
 
-def differences(real: dict[str, dict[str, Any]]) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+def differences(
+    real: dict[str, dict[str, Any]], version: str
+) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     """case → (kubegpu's verdict, the real one) for every case where they differ."""
-    ours = {c.name: kubegpu_verdict(c).as_dict() for c in CASES}
+    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in CASES}
     return {n: (ours[n], real[n]) for n in NAMES if ours[n] != real[n]}
 
 
@@ -71,21 +79,7 @@ def test_real_scheduler_matches_the_recorded_golden(case: Case, real: dict[str, 
 
 @pytest.mark.parametrize("case", CASES, ids=NAMES)
 def test_kubegpu_matches_the_real_scheduler(case: Case, real: dict[str, Verdict]) -> None:
-    version = kube_version()
-    ours, theirs = kubegpu_verdict(case), real[case.name]
-    why = known(minor_of(version), NAMES).get(case.name)
-    if why is None:
-        assert ours == theirs
-    else:
-        # a listed difference: the verdict (bound, node, nomination) still agrees, the text differs
-        assert (ours.scheduled, ours.node, ours.nominated) == (
-            theirs.scheduled,
-            theirs.node,
-            theirs.nominated,
-        )
-        assert ours.message != theirs.message, (
-            f"{case.name} now matches Kubernetes {version}: drop it ({why})"
-        )
+    assert kubegpu_verdict(case, kube_version()) == real[case.name]
 
 
 def test_every_case_was_run_against_the_real_scheduler(real: dict[str, Verdict]) -> None:
@@ -96,10 +90,9 @@ def test_every_case_was_run_against_the_real_scheduler(real: dict[str, Verdict])
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.json")), ids=lambda p: p.stem)
 def test_recorded_golden_differs_from_kubegpu_only_where_known(path: Path) -> None:
     """The committed goldens (minors not built in this run included): the same cases, each release's named
-    in the file, and kubegpu differing from it on exactly the known cases."""
+    in the file, and kubegpu equal to it on every case."""
     data = json.loads(path.read_text())
     assert data["version"] == path.stem
     assert sorted(data["cases"]) == sorted(NAMES), "cases.py changed: re-record with record_goldens"
-    diffs = differences(data["cases"])
-    expected = known(minor_of(data["version"]), NAMES)
-    assert sorted(diffs) == sorted(expected), report(diffs)
+    diffs = differences(data["cases"], data["version"])
+    assert not diffs, report(diffs)
