@@ -61,7 +61,7 @@ HIDING_CUDA_VALUES = frozenset({"", "-1"})
 ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"  # written by kubegpu's scheduler (its Binding)
 HOST_DEV_WHY = (
     "mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod "
-    "was not allocated (R6.1). Fix: remove the volume; the device plugin injects the allocated devices."
+    "was not allocated. Fix: remove the volume; the device plugin injects the allocated devices."
 )
 CDI_ANNOTATION = (
     "cdi.k8s.io/"  # container-device-interface annotations: cdi.k8s.io/<name>, <vendor>.cdi.k8s.io/…
@@ -188,13 +188,13 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                     out.append(Violation(
                         "unknown-resource", f"{path}.resources",
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
-                        "Node status.capacity exactly or the pod stays Pending (R11.4). Fix: use an offered name.",
+                        "Node status.capacity exactly or the pod stays Pending. Fix: use an offered name.",
                     ))  # fmt: skip
     if not gpus and kind != "DaemonSet" and not daemonset_pod and tolerates_gpu_taint(pod):
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "
-            "and the pod takes GPU nodes' CPU and memory (R17.4). Fix: request nvidia.com/gpu, or drop the toleration.",
+            "and the pod takes GPU nodes' CPU and memory. Fix: request nvidia.com/gpu, or drop the toleration.",
         ))  # fmt: skip
     return out
 
@@ -221,7 +221,7 @@ def _pool_violations(
                 out.append(Violation(
                     "pool-sharing-mode", f"{prefix}spec.nodeSelector",
                     f"{r} is not offered in pool {pool!r} (sharing strategy: {', '.join(modes)}; it offers {there}): "
-                    "each pool runs one GPU sharing mode (R7.3). Fix: request what the pool offers, or target a "
+                    "each pool runs one GPU sharing mode. Fix: request what the pool offers, or target a "
                     f"pool that offers {r}.",
                 ))  # fmt: skip
     return out
@@ -349,7 +349,7 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
         out.append(Violation(
             "privileged", f"{path}.securityContext.privileged",
             f"privileged containers are not allowed in {where}: they see every GPU on the node and bypass "
-            "the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
+            "the device plugin's allocation. Fix: drop privileged and request nvidia.com/gpu in "
             "resources.limits.",
         ))  # fmt: skip
     added = (security.get("capabilities") or {}).get("add") or []
@@ -382,7 +382,7 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
         elif name == "CUDA_VISIBLE_DEVICES" and not scope.gpus and value not in HIDING_CUDA_VALUES:
             out.append(Violation(
                 "visible-devices", f"{path}.env[{j}]",
-                f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none (R12). "
+                f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none. "
                 "Fix: request nvidia.com/gpu in resources.limits and leave device selection to the device plugin.",
             ))  # fmt: skip
     if VISIBLE_DEVICES not in explicit:  # an explicit env entry takes precedence over envFrom

@@ -15,6 +15,7 @@ from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.inspect import Inspection
 from kubegpu.explain.pending import Explanation
+from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
@@ -104,14 +105,14 @@ def _finding_panel(f: Finding) -> None:
     body = Text()
     body.append(f"{', '.join(f.objects)}\n", style="dim")
     body.append(f.detail + "\n")
-    body.append(f"({f.requirement}; layer: {f.layer})\n", style="dim")
+    body.append(f"(layer: {f.layer})\n", style="dim")
     for cmd in f.commands:
         body.append(f"  $ {cmd}\n", style="cyan")
     console.print(
         Panel(
             body,
             title=Text(
-                f"{f.severity}: {f.title}" + (f" [pitfall {f.pitfall}]" if f.pitfall else ""),
+                f"{f.severity}: {f.title}" + (f" [pitfall {pitfall_name(f.pitfall)}]" if f.pitfall else ""),
                 style=SEVERITY_STYLE[f.severity],
             ),
             title_align="left",

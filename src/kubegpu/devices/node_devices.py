@@ -140,7 +140,7 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
         modes.add(str(cfg.sharing_strategy))
     if len(modes) > 1:
         problems.append(
-            f"two sharing modes on one node ({', '.join(sorted(modes))}): one resource model per pool (R7.3)"
+            f"two sharing modes on one node ({', '.join(sorted(modes))}): one resource model per pool"
         )
     policy = node.annotations.get(TOPOLOGY_POLICY_ANNOTATION, "none")
     if policy not in TOPOLOGY_POLICIES:

@@ -207,7 +207,7 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
     ):
         raise ConfigError(
             "sharing using MPS is not supported for MIG devices: MPS and MIG on one node are two sharing "
-            f"modes (R7.3); MIG-enabled GPUs: {', '.join(str(g.index) for g in mig_gpus)}"
+            f"modes; MIG-enabled GPUs: {', '.join(str(g.index) for g in mig_gpus)}"
         )
     if config.mig_strategy is MigStrategy.SINGLE and mig_gpus:
         profiles = {m.profile for g in mig_gpus for m in g.mig_devices}

@@ -187,7 +187,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
         out.append(Finding(
             "warning" if app else "error", "driver/device-plugin", f"Xid {xid} on {_name(labels)}",
             [f"node/{host}", *(f"pod/{p}" for p in holders)],
-            f"{F.XID_ERRORS.name} is the last Xid code (a gauge: rate() over it means nothing, R13.3); "
+            f"{F.XID_ERRORS.name} is the last Xid code (a gauge: rate() over it means nothing); "
             + ("Xid 13/31/43/45/68 usually come from the application: read the pod's log"
                if app else "this code points at the GPU, its memory or the driver: check kubegpu_gpu_healthy and the kernel log")
             + (f". Pods on it: {_requests(snapshot, holders)}" if holders else ""),
@@ -224,7 +224,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             f"at least {ratio:.1%} used at every minute of the last {WINDOW}" + (f" ({lasting})" if lasting else "")
             + f"; 10-min peak {peak:.0f} MiB. A framework's "
             "cache keeps memory by design; what fails is the next allocation, of this pod or, on a shared GPU, of "
-            f"its neighbours (R17.3). Pods: {_requests(snapshot, holders) or 'none known'}"
+            f"its neighbours. Pods: {_requests(snapshot, holders) or 'none known'}"
             + (f". The GPU is time-sliced ({REPLICAS_LABEL}={replicas} on {key[0]}): a replica is a turn on the GPU, "
                f"not 1/{replicas} of its memory: every pod on it allocates from the same memory, nothing caps one. "
                "Fix: cap memory in each application, or give pods that need a memory bound a MIG instance or a "
@@ -252,8 +252,8 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
             f"{WINDOW} average utilisation at most {value:.0f} % throughout the last {IDLE_WINDOW}{process}. "
             f"Requested by: {_requests(snapshot, holders) or 'no pod the snapshot knows'}. A candidate, not a verdict "
-            "(R13.3): jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
-            "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free (R17.2)",
+            ": jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
+            "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free",
             "R13.3, R16, R17.2", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
             pitfall="R17.2",
         ))  # fmt: skip

@@ -33,6 +33,7 @@ from kubegpu.model.gpu_facts import (
     GPU_PRODUCT_LABEL,
     tolerates_gpu_taint,
 )
+from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import gpu_requests, is_gpu
@@ -56,8 +57,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return {
             "severity": self.severity, "layer": self.layer, "title": self.title, "objects": self.objects,
-            "detail": self.detail, "requirement": self.requirement, "commands": self.commands,
-            "pitfall": self.pitfall or None,
+            "detail": self.detail, "commands": self.commands, "pitfall": pitfall_name(self.pitfall) or None,
         }  # fmt: skip
 
 
@@ -128,7 +128,7 @@ def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                     "Allocatable counts healthy registered devices, not idle ones."
                     + (" No GPU pod can schedule here although the GPU labels say the hardware is present: "
                        "`nvidia-smi` answering on the host proves the driver, not the runtime, the plugin's health "
-                       "checks or allocatable (R17.1). Fix the device health (Xid, ECC) or the plugin, then check "
+                       "checks or allocatable. Fix the device health (Xid, ECC) or the plugin, then check "
                        "allocatable." if none_left else ""),
                     "R2.1, R16" + (", R17.1" if none_left else ""),
                     [f"kubectl -n default describe node {node.name}", "nvidia-smi -q -d ECC,PAGE_RETIREMENT   # on the host"],
@@ -252,7 +252,7 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             out.append(Finding(
                 "error", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
                 f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(mig_offered)}). Ask for an "
-                "offered profile, or re-partition a GPU — which affects every instance on it (R6.3; `kubegpu plan mig`).",
+                "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`).",
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
         elif missing:
@@ -325,8 +325,8 @@ def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> lis
                 [f"pod/{pod.key}", *(f"node/{n}" for n, _ in holding)],
                 f"{format_milli(r, total)} {r} are free in total ({spread}), but a pod's devices come from ONE node and "
                 f"the most free on any is {format_milli(r, largest)}: free GPUs on different nodes do not add up. "
-                "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs, "
-                "R14.2), or split the job into several pods under a job framework (R9.1); affinity, taints, CPU and "
+                "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs), "
+                "or split the job into several pods under a job framework; affinity, taints, CPU and "
                 "memory can rule nodes out as well (`kubegpu explain`).",
                 "R9.2, R17.5", [f"kubegpu explain {pod.key}"], pitfall="R17.5",
             ))  # fmt: skip

@@ -68,7 +68,7 @@ def explain_devices(
             if plan.shared:
                 exp.notes.append(
                     f"{container} gets time-sliced replicas of {resource}: they share the physical GPU's memory and "
-                    "fault domain with every other replica; a replica is not 1/N of the GPU (R6.2, R17.3)."
+                    "fault domain with every other replica; a replica is not 1/N of the GPU."
                 )
     if model.synthesized:
         exp.notes.append(

@@ -16,7 +16,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     if not gpu and tolerates_gpu_taint(pod):
         notes.append(
             "the pod tolerates the GPU taint but requests no GPU: it may land on a GPU node yet gets no device, "
-            "and takes CPU and memory that GPU pods need (R17.4). Request nvidia.com/gpu in limits, or drop the toleration."
+            "and takes CPU and memory that GPU pods need. Request nvidia.com/gpu in limits, or drop the toleration."
         )
     if pod.owner and pod.owner.kind in (
         "ReplicaSet",
@@ -27,7 +27,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     ):
         notes.append(
             f"the pod is owned by {pod.owner.kind} {pod.owner.name}: deleting it only makes the controller create "
-            "another one with the same spec (R17.6). Fix the template or the cluster, not the pod."
+            "another one with the same spec. Fix the template or the cluster, not the pod."
         )
     if pod.unmodelled_constraints:
         notes.append(
@@ -42,6 +42,6 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
             if r.startswith("requests.") and is_gpu(r[len("requests.") :]) and hard and used >= hard:
                 notes.append(
                     f"ResourceQuota {quota.name} in {quota.namespace}: {r} used {format_milli(r, used)} of "
-                    f"{format_milli(r, hard)}: new pods asking for it are rejected at admission, not left Pending (R8)."
+                    f"{format_milli(r, hard)}: new pods asking for it are rejected at admission, not left Pending."
                 )
     return notes

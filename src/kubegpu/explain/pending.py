@@ -84,6 +84,6 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     if result.nominated_node:
         exp.notes.append(
             f"preemption: the pod would be nominated to {result.nominated_node} after evicting {', '.join(exp.victims)} "
-            "(lower priority). Preemption is never free: check the victims' checkpoints and PDBs first (R14.3)."
+            "(lower priority). Preemption is never free: check the victims' checkpoints and PDBs first."
         )
     return exp

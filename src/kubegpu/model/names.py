@@ -47,3 +47,19 @@ TOPOLOGY_POLICY_ANNOTATION = "kubegpu.io/topology-manager-policy"
 DEVICE_PLUGIN_CONFIG_ANNOTATION = "kubegpu.io/device-plugin-config"  # node: the plugin config it runs
 ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"  # pod: device IDs the scheduler chose
 GPU_COUNT_ANNOTATION = "kubegpu.io/gpu-count"  # pod (openb / FGD): GPUs of a fractional request
+
+# The six pitfalls of GPU operations (the seed's list) as users see them named in findings and plans; the
+# internal requirement codes they are filed under never reach user output.
+PITFALL_NAMES = {
+    "R17.1": "labels-without-gpus",
+    "R17.2": "utilisation-as-capacity",
+    "R17.3": "replicas-share-one-gpu",
+    "R17.4": "toleration-without-gpu-request",
+    "R17.5": "gpus-scattered-over-nodes",
+    "R17.6": "recreated-not-fixed",
+}
+
+
+def pitfall_name(code: str) -> str:
+    """The user-facing name of a pitfall filed under ``code`` ("" stays "")."""
+    return PITFALL_NAMES.get(code, code)

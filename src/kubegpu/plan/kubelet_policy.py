@@ -228,9 +228,7 @@ def plan_kubelet_policy(
     if cpu_manager is not None:
         warnings.append("CPU topology hints are not modelled (the snapshot has no per-NUMA CPU counts)")
     if topology_manager in ("restricted", "single-numa-node") and cpu_manager != "static":
-        warnings.append(
-            f"{topology_manager} without the static CPU Manager aligns devices only, not CPUs (R10.2)"
-        )
+        warnings.append(f"{topology_manager} without the static CPU Manager aligns devices only, not CPUs")
     blind = [n.name for n in targets if (m := after.devices.get(n.name)) is not None and m.synthesized]
     if blind and topology_manager not in (None, "none"):
         warnings.append(

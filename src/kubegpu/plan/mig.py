@@ -116,10 +116,10 @@ def plan_mig(
     if strategy == "none" and any(g.mig_enabled for g in gpus):
         warnings.append("mig.strategy is none: the device plugin does not advertise MIG devices")
     if node.labels.get("nvidia.com/gpu.replicas", "1") not in ("0", "1"):
-        warnings.append("the node is time-sliced too: two sharing modes on one node (R7.3)")
+        warnings.append("the node is time-sliced too: two sharing modes on one node")
     for p in affected:
         if not p.controller:
-            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it (R17.6)")
+            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it")
     ns = operator_namespace
     label_keys = (MIG_CONFIG_LABEL, MIG_STATE_LABEL, MIG_STRATEGY_LABEL)
     steps = (

@@ -103,10 +103,10 @@ def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: 
     """PDBs the change would break; ``deleted``: the runbook deletes pods, which no PDB stops."""
     consequence = (
         "`kubectl delete pod` does not consult PDBs, so delete them one at a time and wait for each "
-        "replacement to be Ready (R14.3)"
+        "replacement to be Ready"
         if deleted
         else "the Eviction API will refuse the rest until replacements are Ready — drain waits; never --force "
-        "or --disable-eviction blindly (R14.3)"
+        "or --disable-eviction blindly"
     )
     out = []
     for pdb in snapshot.pdbs:
@@ -126,7 +126,7 @@ def checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
     if not unsaved:
         return []
     return [
-        f"no checkpoint recorded for GPU pods {', '.join(unsaved)}: evicting them loses all work since start (R14.3)"
+        f"no checkpoint recorded for GPU pods {', '.join(unsaved)}: evicting them loses all work since start"
     ]
 
 
@@ -360,7 +360,7 @@ def plan_drain(snapshot: ClusterSnapshot, targets: Sequence[Node], now: datetime
             f"drain {len(targets)} node(s): cordon, then evict {len(evicted)} pod(s) through the Eviction API"
         )
         warnings = ["drain respects PDBs through the Eviction API and waits; never add --force or "
-                    "--disable-eviction blindly: bare pods and local data are lost (R15.3)"]  # fmt: skip
+                    "--disable-eviction blindly: bare pods and local data are lost"]  # fmt: skip
     else:
         apply_cmd = "cordon {node}"
         summary = f"cordon {len(targets)} node(s): moves nothing, stops new pods"

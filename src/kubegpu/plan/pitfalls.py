@@ -26,6 +26,7 @@ from typing import Any
 
 from kubegpu.explain.findings import has_gpu_labels, is_daemon
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
+from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Taint
 from kubegpu.model.resources import gpu_requests
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -40,7 +41,7 @@ class Pitfall:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "objects": list(self.objects), "message": self.message}
+        return {"id": pitfall_name(self.id), "objects": list(self.objects), "message": self.message}
 
 
 def flagged(change: NodeChange, pitfalls: Sequence[Pitfall]) -> NodeChange:
@@ -48,7 +49,7 @@ def flagged(change: NodeChange, pitfalls: Sequence[Pitfall]) -> NodeChange:
     listed = [p.as_dict() for p in pitfalls]
     return replace(
         change,
-        warnings=(*change.warnings, *(f"pitfall {p.id}: {p.message}" for p in pitfalls)),
+        warnings=(*change.warnings, *(f"pitfall {pitfall_name(p.id)}: {p.message}" for p in pitfalls)),
         details={**change.details, "pitfalls": listed},
     )
 
@@ -62,7 +63,7 @@ def scattered_pods(effect: Effect) -> list[Pitfall]:
             f"{row['pod']} needs {row['requested']} {row['resource']} on one node; after the change "
             f"{row['free_total']} are free in total but at most {row['largest_free']} on any open node: free GPUs on "
             "different nodes do not add up for one pod. Fix: keep a node with that many free (change fewer nodes, "
-            "or move single-GPU pods together first), or run the job as several pods under a job framework (R9.1).",
+            "or move single-GPU pods together first), or run the job as several pods under a job framework.",
         )
         for row in effect.scattered
     ]

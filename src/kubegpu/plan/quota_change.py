@@ -165,7 +165,7 @@ def plan_quota(
     if over:
         warnings.append(
             f"usage is above the new limit of {', '.join(over)}: no running pod is evicted and Pending pods stay, "
-            "but every new pod asking for them (replacements included) is rejected until usage drops (R8.2)"
+            "but every new pod asking for them (replacements included) is rejected until usage drops"
         )
     if quota.scopes:
         warnings.append(
@@ -177,7 +177,7 @@ def plan_quota(
     ):
         warnings.append(
             "renamed (nvidia.com/gpu.shared) and MIG (nvidia.com/mig-*) resources need quota entries of their own: "
-            "a quota on requests.nvidia.com/gpu does not bound them (R8.1)"
+            "a quota on requests.nvidia.com/gpu does not bound them"
         )
     ns = namespace
     new_text = yaml.safe_dump(quota_manifest(quota, after.hard), sort_keys=False)

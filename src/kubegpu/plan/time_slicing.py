@@ -86,17 +86,17 @@ def plan_time_slicing(
     ns = operator_namespace
     warnings = [
         f"a replica is not a GPU nor 1/{replicas} of one: the {replicas} pods on a GPU share its memory and "
-        "faults; cap memory in the application and monitor it (R6.2, R17.3)"
+        "faults; cap memory in the application and monitor it"
     ] if replicas > 1 else []  # fmt: skip
     if any(r.startswith("nvidia.com/mig-") for r in before):
-        warnings.append("the node also has MIG resources: two sharing modes on one node (R7.3)")
+        warnings.append("the node also has MIG resources: two sharing modes on one node")
     if rename and replicas > 1:
         warnings.append(
             f"renameByDefault: workloads must request {resource} instead of {GPU} (and quotas follow)"
         )
     for p in affected:
         if not p.controller:
-            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it (R17.6)")
+            warnings.append(f"{p.namespace}/{p.name} is a bare pod: deleting it loses it")
     patch = json.dumps({"data": {name: text}})
     steps = (
         record_steps(node, affected, ns, (CONFIG_LABEL, REPLICAS_LABEL, SHARING_LABEL)),

@@ -163,9 +163,7 @@ def plan_upgrade(
     products = sorted({n.labels.get(PRODUCT_LABEL, "unknown") for n in targets})
     warnings = all_checks[:]
     if len(products) > 1:
-        warnings.append(
-            f"the pool mixes GPU products ({', '.join(products)}): verify the canary of each (R16)"
-        )
+        warnings.append(f"the pool mixes GPU products ({', '.join(products)}): verify the canary of each")
     if previous == version:
         warnings.append(f"{component} already runs {version} on the pool's pods")
     outside = sorted(n.name for n in snapshot.nodes if n.name not in names and gpu_capacity(n))
@@ -240,7 +238,7 @@ def plan_upgrade(
         Step(
             "Back up the ClusterPolicy, DaemonSets, Helm values and history, image digests and Nodes",
             tuple(backups),
-            "Node YAML is for comparison, not to re-apply (R15.2)",
+            "Node YAML is for comparison, not to re-apply",
         ),
         *change_steps,
         *[
@@ -278,7 +276,7 @@ def plan_upgrade(
         )
     else:
         rollback_change = Step(f"Set {component} back to {back}", _patch_version(component, back, cluster_policy, opns),
-                               f"compare the recreated pods' imageID with {digests} (R15.5)")  # fmt: skip
+                               f"compare the recreated pods' imageID with {digests}")  # fmt: skip
     rollback = [rollback_change]
     for n in [canary, *others]:
         rollback += _node_upgrade(n, component, opns, ns, test_namespace, image)

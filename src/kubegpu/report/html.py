@@ -426,7 +426,7 @@ def _findings(findings: Sequence[Finding]) -> str:
             f'<article class="finding {_a(f.severity)}" data-ns="{_words(nss)}" '
             f'data-nodes="{_words(nodes)}" data-pods="{_words(pods)}">'
             f'<h3><span class="badge">{_t(f.severity)}</span> {_t(f.title)}</h3>'
-            f'<p class="muted">{_t(f.layer)} · {_t(", ".join(f.objects))} · {_t(f.requirement)}</p>'
+            f'<p class="muted">{_t(f.layer)} · {_t(", ".join(f.objects))}</p>'
             f"<p>{_t(f.detail)}</p>{commands}</article>"
         )
     none = "<p>Nothing wrong on the GPU side that the snapshot alone shows.</p>"

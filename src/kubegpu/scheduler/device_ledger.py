@@ -160,7 +160,7 @@ def _pick_container(
                 return None, Refusal(
                     DeviceRefused(REPLICAS_ON_FEWER_GPUS, (resource,)),
                     f"{n} replicas would land on {len(gpus)} physical GPU(s): replicas share one GPU's memory and "
-                    "compute, so the extra replica adds no hardware (R6.2, R17.3)",
+                    "compute, so the extra replica adds no hardware",
                 )
         elif any(d.mig_index is not None for d in plan.devices):
             ids = aligned[:n]

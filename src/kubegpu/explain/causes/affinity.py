@@ -68,9 +68,9 @@ def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) ->
             ctx.cmd(f"label node {first} {rollback}   # rollback"),
         ]
     return Advice(
-        "The pod's nodeSelector / required node affinity excludes these nodes (R5.2). If the pod may run on them, "
+        "The pod's nodeSelector / required node affinity excludes these nodes. If the pod may run on them, "
         "relax the requirement (keep compatibility required, make performance preferred); if a node really "
-        "belongs in the pod's pool, label it — dry-run first, keep the rollback (R5.4).",
+        "belongs in the pod's pool, label it — dry-run first, keep the rollback.",
         "Every required constraint shrinks the pool the pod can use; hard constraints fragment the cluster.",
         commands,
     )

@@ -13,7 +13,7 @@ def cordoned_evidence(ctx: Context, reason: Cordoned, idx: int) -> list[str]:
 def cordoned_advice(ctx: Context, reason: Cordoned, nodes: list[str]) -> Advice:
     first = nodes[0]
     return Advice(
-        "The nodes are cordoned. Cordon stops new pods only; uncordon when maintenance is done and verified (R15.3).",
+        "The nodes are cordoned. Cordon stops new pods only; uncordon when maintenance is done and verified.",
         "Cordoning moves nothing: running pods stay until drained.",
         [
             ctx.cmd(f"get node {first} -o jsonpath='{{.spec.unschedulable}}'"),

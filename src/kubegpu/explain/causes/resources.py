@@ -21,8 +21,8 @@ from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
 
 NVIDIA_PREFIX = "nvidia.com/"
 FRAGMENTATION_FIX = (
-    " Free devices on one node (wait for or move single-GPU pods), use a pool kept for multi-GPU jobs (R14.2), "
-    "or split the job into several pods under a job framework (R9.1)."
+    " Free devices on one node (wait for or move single-GPU pods), use a pool kept for multi-GPU jobs, "
+    "or split the job into several pods under a job framework."
 )
 
 
@@ -66,7 +66,7 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
                 f"; the node offers {_offer_list(offered)} (a different MIG layout: see `kubegpu plan mig`)"
             )
         elif not offered:
-            line += "; the node's labels say it has GPUs, so its device plugin has not registered them (R3.4)"
+            line += "; the node's labels say it has GPUs, so its device plugin has not registered them"
     return [line]
 
 
@@ -131,7 +131,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
         close = difflib.get_close_matches(resource, advertised, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
         return Advice(
-            f"No node advertises {resource} in status.capacity: the name must match exactly (R11.4).{hint} "
+            f"No node advertises {resource} in status.capacity: the name must match exactly.{hint} "
             "Fix the pod template, not the nodes.",
             "A resource name no node registers can never be satisfied, whatever the cluster's size.",
             [
@@ -141,7 +141,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
         )
     if not is_gpu(resource):
         return Advice(
-            f"Lower the pod's {resource} request to what profiling shows it uses, or free {resource} on a node (R10.1).",
+            f"Lower the pod's {resource} request to what profiling shows it uses, or free {resource} on a node.",
             "Requests are reserved whether used or not; oversized CPU/memory requests on GPU pods strand GPUs.",
             [ctx.cmd(f"describe node {first}")],
         )
@@ -154,7 +154,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     if total >= need > largest:
         frag = (
             f" Together these nodes have {format_milli(resource, total)} free, but no single one has "
-            f"{format_milli(resource, need)}: the free devices are scattered (R9.2)."
+            f"{format_milli(resource, need)}: the free devices are scattered."
         )
     if elsewhere:
         frag += (
@@ -166,8 +166,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
         f"The pod needs {format_milli(resource, need)} {resource} on ONE node; among the nodes it may use, the most "
         f"free on any one is {format_milli(resource, largest)}.{frag}"
         + ("".join(f" {c}" for c in causes) if causes else FRAGMENTATION_FIX),
-        "Free GPUs on different nodes do not add up for one pod (R17.5). `describe node` shows requests, "
-        "not utilisation: an idle GPU that is requested is taken (R11.3, R17.2).",
+        "Free GPUs on different nodes do not add up for one pod. `describe node` shows requests, "
+        "not utilisation: an idle GPU that is requested is taken.",
         [
             ctx.cmd(f"describe node {first}"),
             ctx.cmd(f"get pods -A -o wide --field-selector spec.nodeName={first}"),

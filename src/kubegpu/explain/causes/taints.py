@@ -34,7 +34,7 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     fix = (
         f"These nodes keep pods off with taint {taint}. If the pod belongs on them, add a toleration "
         f"(key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}) to its template; "
-        "otherwise leave them alone (R5.3)."
+        "otherwise leave them alone."
     )
     snapshot = ctx.engine.snapshot
     dark = [
@@ -50,7 +50,7 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
         )
     pitfall = (
         "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
-        "the pod must also request nvidia.com/gpu (R17.4)."
+        "the pod must also request nvidia.com/gpu."
         if taint.key == GPU_TAINT_KEY
         else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
     )
