@@ -79,7 +79,7 @@ def test_fragmented_training_pod_is_explained_as_scattered_gpus(demo_engine: Eng
     assert evidence["gpu-train-01"] == [
         "nvidia.com/gpu: pod requests 4, node has 3 free (allocatable 8, already requested 5)"
     ]
-    assert any("Job llm-finetune" in n and "R17.6" in n for n in exp.notes)
+    assert any("Job llm-finetune" in n and "create another one with the same spec" in n for n in exp.notes)
 
 
 def test_urgent_eval_preempts_the_least_important_pod_on_the_node_needing_fewest_victims(

@@ -161,7 +161,7 @@ def test_fail_requests_greater_than_one_is_kubelets_unexpected_admission_error()
     )
     ok = explain_pod(e, make_pod("q").gpu(1).parsed())
     assert ok.kubelet is None and ok.allocation[0].shared
-    assert any("R17.3" in n for n in ok.notes)
+    assert any("a replica is not 1/N of the GPU" in n for n in ok.notes)
 
 
 def test_replicas_without_extra_hardware_are_refused() -> None:

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from kubegpu.cli.main import cli
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.inspect import inspect
+from kubegpu.model.names import PITFALL_NAMES, pitfall_name
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -31,7 +32,7 @@ def snap(*objs: dict[str, Any]) -> Any:
 
 
 def pitfalls(findings: list[Finding], pitfall: str) -> list[tuple[str, list[str]]]:
-    return [(f.title, f.objects) for f in findings if f.pitfall == pitfall]
+    return [(f.title, f.objects) for f in findings if pitfall_name(f.pitfall) == pitfall]
 
 
 def with_uid(raw: dict[str, Any], uid: str) -> dict[str, Any]:
@@ -49,11 +50,11 @@ def test_r17_1_gpu_labels_without_allocatable_gpus() -> None:
         make_node("one-sick").gpus(4).allocatable(nvidia_com__gpu=3).obj(),
     )  # fmt: skip
     found = inspect(s, NOW).findings
-    assert pitfalls(found, "R17.1") == [
+    assert pitfalls(found, "labels-without-gpus") == [
         ("GPU node advertises no GPU resource", ["node/no-plugin"]),
         ("GPU node has no allocatable GPU", ["node/all-sick"]),
     ]
-    sick = next(f for f in found if f.pitfall == "R17.1" and f.objects == ["node/all-sick"])
+    sick = next(f for f in found if f.pitfall == "labels-without-gpus" and f.objects == ["node/all-sick"])
     assert sick.severity == "error" and "`nvidia-smi` answering on the host proves the driver" in sick.detail
     # the degraded node keeps the plain warning, without a pitfall id
     assert [(f.title, f.pitfall) for f in found if f.objects == ["node/one-sick"]] == [
@@ -73,10 +74,13 @@ def test_r17_4_tolerating_the_gpu_taint_without_requesting_a_gpu() -> None:
         .on("g").obj(),
     )  # fmt: skip
     found = inspect(s, NOW).findings
-    assert pitfalls(found, "R17.4") == [
+    assert pitfalls(found, "toleration-without-gpu-request") == [
         ("pod tolerates the GPU taint but requests no GPU", ["pod/default/prep"])
     ]
-    assert "Fix: request nvidia.com/gpu" in next(f for f in found if f.pitfall == "R17.4").detail
+    assert (
+        "Fix: request nvidia.com/gpu"
+        in next(f for f in found if f.pitfall == "toleration-without-gpu-request").detail
+    )
 
 
 def test_r17_5_free_gpus_scattered_over_nodes() -> None:
@@ -90,11 +94,11 @@ def test_r17_5_free_gpus_scattered_over_nodes() -> None:
         make_pod("small").gpu(2).obj(), make_pod("huge").gpu(6).obj(),
     )  # fmt: skip
     found = inspect(s, NOW).findings
-    assert pitfalls(found, "R17.5") == [
+    assert pitfalls(found, "gpus-scattered-over-nodes") == [
         ("default/big needs 4 nvidia.com/gpu on one node; the free ones are scattered",
          ["pod/default/big", "node/a", "node/b"]),
     ]  # fmt: skip
-    detail = next(f for f in found if f.pitfall == "R17.5").detail
+    detail = next(f for f in found if f.pitfall == "gpus-scattered-over-nodes").detail
     assert (
         detail.startswith("4 nvidia.com/gpu are free in total (a 2, b 2)")
         and "most free on any is 2" in detail
@@ -120,7 +124,7 @@ def test_r17_6_a_deleted_pending_pod_comes_back_pending(tmp_path: Path) -> None:
         with_uid(make_pod("etl-x").gpu(8).owner("Job", "etl").obj(), "u3"),
     ]
     found = inspect(snap(*after), NOW, snap(*before)).findings
-    assert pitfalls(found, "R17.6") == [
+    assert pitfalls(found, "recreated-not-fixed") == [
         ("ReplicaSet default/web-1 recreated its deleted Pending pod, Pending again",
          ["replicaset/default/web-1", "pod/default/web-1-abc", "pod/default/web-1-def"]),
         ("StatefulSet default/train recreated its deleted Pending pod, Pending again",
@@ -135,8 +139,10 @@ def test_r17_6_a_deleted_pending_pod_comes_back_pending(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["inspect", "--snapshot", paths[1], "--previous", paths[0],
                                       "--now", "2026-12-02T12:00:00Z", "-o", "json"])  # fmt: skip
     report = json.loads(result.stdout)
-    assert sorted(f["objects"][0] for f in report["findings"] if f["pitfall"] == "R17.6") == [
+    assert sorted(f["objects"][0] for f in report["findings"] if f["pitfall"] == "recreated-not-fixed") == [
         "replicaset/default/web-1",
         "statefulset/default/train",
     ]
-    assert all(f["pitfall"] is None for f in report["findings"] if "R17" not in f["requirement"])
+    # pitfalls are named for users; no internal requirement code reaches the JSON
+    assert {f["pitfall"] for f in report["findings"]} <= {None, *PITFALL_NAMES.values()}
+    assert all("requirement" not in f for f in report["findings"])

@@ -150,9 +150,9 @@ def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
         "team-b/notebook-7d9f-abcde requests nvidia.com/gpu=1 (ReplicaSet/notebook-7d9f, node gpu-b)"
         in detail
     )
-    assert "A candidate, not a verdict (R13.3)" in detail and "notebooks" in detail
+    assert "A candidate, not a verdict: jobs waiting for data" in detail and "notebooks" in detail
     # requested but idle is still taken: the scheduler counts requests (seed §17, pitfall 2)
-    assert idle["pitfall"] == "R17.2" and "counts requests, not utilisation" in detail
+    assert idle["pitfall"] == "utilisation-as-capacity" and "counts requests, not utilisation" in detail
 
 
 def test_memory_full_on_a_time_sliced_gpu_is_the_replica_pitfall(prometheus: str, tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_memory_full_on_a_time_sliced_gpu_is_the_replica_pitfall(prometheus: str
         cli, ["inspect", "--snapshot", str(path), "--prometheus", prometheus, "--now", END, "-o", "json"]
     )
     memory = _device_findings(result.stdout)[f"memory over 95% for 15m on GPU 0 ({UUID}0) on gpu-a"]
-    assert memory["pitfall"] == "R17.3"
+    assert memory["pitfall"] == "replicas-share-one-gpu"
     assert memory["objects"] == ["node/gpu-a", "pod/team-a/trainer-0"]
     assert (
         "time-sliced (nvidia.com/gpu.replicas=2 on gpu-a): a replica is a turn on the GPU, not 1/2 of its memory"

@@ -47,12 +47,12 @@ def test_templates_of_every_workload_kind_are_linted_at_their_paths(tmp_path: Pa
     assert result.stdout.splitlines() == [
         f"{manifest}: CronJob ml/nightly: spec.jobTemplate.spec.template.spec.containers[0].securityContext."
         'privileged: privileged containers are not allowed in GPU namespace "ml": they see every GPU on the node '
-        "and bypass the device plugin's allocation (R6.1). Fix: drop privileged and request nvidia.com/gpu in "
+        "and bypass the device plugin's allocation. Fix: drop privileged and request nvidia.com/gpu in "
         "resources.limits. [privileged]",
         f'{manifest}: StatefulSet ml/db: spec.template.spec.volumes[0].hostPath.path: hostPath "/dev/nvidia0" is '
-        'not allowed in GPU namespace "ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated '
-        "(R6.1). Fix: remove the volume; the device plugin injects the allocated devices. [host-dev]",
+        'not allowed in GPU namespace "ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated'
+        ". Fix: remove the volume; the device plugin injects the allocated devices. [host-dev]",
         f"{manifest}: ReplicaSet ml/web: spec.template.spec.tolerations: tolerates the GPU taint but requests no "
         "GPU: a toleration only allows, it neither attracts nor allocates, and the pod takes GPU nodes' CPU and "
-        "memory (R17.4). Fix: request nvidia.com/gpu, or drop the toleration. [toleration-without-gpu]",
+        "memory. Fix: request nvidia.com/gpu, or drop the toleration. [toleration-without-gpu]",
     ]

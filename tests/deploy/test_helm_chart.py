@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import click
 import kmock
 import kubernetes_validate
 import pytest
@@ -455,7 +456,9 @@ def test_node_daemonset_args_parse_with_their_commands() -> None:
 
 def test_cluster_exporter_runs_the_cluster_exporter_command() -> None:
     c = container(objects("defaults"), "Deployment", "kubegpu-cluster-exporter")
-    ctx = cli.commands["cluster-exporter"].make_context("cluster-exporter", list(c["args"][1:]))
+    command = cli.get_command(click.Context(cli), "cluster-exporter")  # a lazy command: loaded on lookup
+    assert command is not None
+    ctx = command.make_context("cluster-exporter", list(c["args"][1:]))
     assert ctx.params["kube"] and ctx.params["in_cluster"] and ctx.params["listen"] == "0.0.0.0:9401"
     # The command's contract: --kube reads the cluster (in-cluster here), /metrics and /healthz on :9401.
     assert c["args"] == ["cluster-exporter", "--kube", "--in-cluster", "--listen=0.0.0.0:9401",

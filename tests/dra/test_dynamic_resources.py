@@ -31,7 +31,10 @@ PREEMPTION_NOT_HELPFUL = (
 def scheduler(*objs: dict[str, Any]) -> tuple[Scheduler, Any]:
     snap = build_snapshot([("t", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
-    fw = Framework(with_dynamic_resources(default_profile(), snap.dra), in_tree_registry(), snap.pdbs)
+    # 1.34: the release whose DynamicResources texts these tests pin (the plugin is in its default profile)
+    fw = Framework(
+        with_dynamic_resources(default_profile(kube_version="1.34"), snap.dra), in_tree_registry(), snap.pdbs
+    )
     return Scheduler(fw, ClusterState(snap.nodes, snap.pods)), snap
 
 

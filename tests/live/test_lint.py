@@ -61,10 +61,10 @@ def test_findings_exit_1_with_one_line_each_and_opted_out_namespaces_are_skipped
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines() == [
         f"{manifest}: Pod ml/web: spec.tolerations: tolerates the GPU taint but requests no GPU: a toleration only "
-        "allows, it neither attracts nor allocates, and the pod takes GPU nodes' CPU and memory (R17.4). Fix: "
+        "allows, it neither attracts nor allocates, and the pod takes GPU nodes' CPU and memory. Fix: "
         "request nvidia.com/gpu, or drop the toleration. [toleration-without-gpu]",
         f'{manifest}: Pod ml/hostdev: spec.volumes[0].hostPath.path: hostPath "/dev/" is not allowed in GPU namespace '
-        '"ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated (R6.1). Fix: remove the volume; '
+        '"ml": mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not allocated. Fix: remove the volume; '
         "the device plugin injects the allocated devices. [host-dev]",
     ]
 
@@ -126,6 +126,6 @@ def test_a_pod_asking_for_a_sharing_mode_its_pool_does_not_run_is_reported(tmp_p
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         f"{manifest}: Pod ml/whole-on-shared: spec.nodeSelector: nvidia.com/gpu is not offered in pool 'inference' "
-        "(sharing strategy: time-slicing; it offers nvidia.com/gpu.shared): each pool runs one GPU sharing mode "
-        "(R7.3). Fix: request what the pool offers, or target a pool that offers nvidia.com/gpu. [pool-sharing-mode]"
+        "(sharing strategy: time-slicing; it offers nvidia.com/gpu.shared): each pool runs one GPU sharing mode. "
+        "Fix: request what the pool offers, or target a pool that offers nvidia.com/gpu. [pool-sharing-mode]"
     ]

@@ -25,7 +25,7 @@ from tests.live.conftest import Component, free_port, gpu_node, gpu_pod
 
 PRIVILEGED_DENIAL = (
     'spec.containers[0].securityContext.privileged: privileged containers are not allowed in GPU namespace "ml": '
-    "they see every GPU on the node and bypass the device plugin's allocation (R6.1). Fix: drop privileged and "
+    "they see every GPU on the node and bypass the device plugin's allocation. Fix: drop privileged and "
     "request nvidia.com/gpu in resources.limits."
 )
 
@@ -190,7 +190,7 @@ def test_namespace_opt_out_and_offered_resources_come_from_the_cluster(
     answer = post(port, tls_pair[0], admission_review(shared))
     assert answer["response"]["status"]["message"] == (
         "spec.containers[0].resources: nvidia.com/gpu.shared is not offered by any node (GPU resources offered: "
-        "nvidia.com/gpu); the name must match Node status.capacity exactly or the pod stays Pending (R11.4). "
+        "nvidia.com/gpu); the name must match Node status.capacity exactly or the pod stays Pending. "
         "Fix: use an offered name."
     )
     # a node that starts offering it (e.g. time-slicing with renameByDefault) lifts the denial

@@ -375,7 +375,7 @@ def test_job_update_follows_the_job_template_immutability(port: int, cert: Path)
 
 PRIVILEGED = (
     "spec.template.spec.containers[0].securityContext.privileged: privileged containers are not allowed in GPU "
-    'namespace "ml": they see every GPU on the node and bypass the device plugin\'s allocation (R6.1). Fix: drop '
+    'namespace "ml": they see every GPU on the node and bypass the device plugin\'s allocation. Fix: drop '
     "privileged and request nvidia.com/gpu in resources.limits."
 )
 IMAGE_ENV = (
@@ -387,7 +387,7 @@ IMAGE_ENV = (
 HOST_DEV = (
     'spec.template.spec.volumes[0].hostPath.path: hostPath "/dev" is not allowed in GPU namespace "ml": mounting '
     "/dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod was not "
-    "allocated (R6.1). Fix: remove the volume; the device plugin injects the allocated devices."
+    "allocated. Fix: remove the volume; the device plugin injects the allocated devices."
 )
 
 

@@ -285,7 +285,7 @@ def test_kubelet_refuses_a_replacement_once_as_a_replacement() -> None:
         ("team/two", "n", "replacement", "UnexpectedAdmissionError", message, True),
         ("ml/wide", "n", "pending", "UnexpectedAdmissionError", message, True),
     ]  # fmt: skip
-    assert "R17.3" not in [p["id"] for p in planned.details.get("pitfalls", [])]
+    assert "replicas-share-one-gpu" not in [p["id"] for p in planned.details.get("pitfalls", [])]
 
 
 def test_time_slicing_leaves_mig_pods_their_devices() -> None:

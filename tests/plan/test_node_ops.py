@@ -107,7 +107,7 @@ def test_noschedule_taint_evicts_nothing_but_sends_pending_pods_elsewhere() -> N
     assert effect["evicted"] == []
     assert effect["newly_pending"] == [{
         "pod": "default/p", "before": "n1",
-        "message": "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}.",
+        "message": "0/1 nodes are available: 1 node(s) had untolerated taint(s).",
     }]  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from kubegpu.testing.builders import make_node, make_pod
 def flagged(change: NodeChange) -> list[tuple[str, list[str]]]:
     rows: Any = change.details["pitfalls"]
     # every pitfall is also a warning, named by its id
-    assert [w for w in change.warnings if w.startswith("pitfall R17.")] == [
+    assert [w for w in change.warnings if w.startswith("pitfall ")] == [
         f"pitfall {r['id']}: {r['message']}" for r in rows
     ]
     return [(r["id"], r["objects"]) for r in rows]
@@ -46,7 +46,7 @@ def test_r17_4_adding_the_gpu_taint_names_pods_that_tolerate_it_without_a_gpu() 
         make_pod("web").owner("ReplicaSet", "web-1").tolerate(**tol).on("g2").obj(),
     )  # fmt: skip
     change = plan_taint(s, [s.node("g1")], GPU_TAINT, False, NOW)
-    assert flagged(change) == [("R17.4", ["pod/default/prep", "pod/default/etl"])]
+    assert flagged(change) == [("toleration-without-gpu-request", ["pod/default/prep", "pod/default/etl"])]
     assert "Fix: request nvidia.com/gpu" in change.warnings[-1]
     assert flagged(plan_taint(s, [s.node("g1")], GPU_TAINT, True, NOW)) == []
     # another taint key is not the GPU taint
@@ -63,7 +63,9 @@ def test_r17_1_a_label_on_a_gpu_node_without_allocatable_gpus() -> None:
         make_node("c").gpus(4).allocatable(nvidia_com__gpu=0).obj(),
     )  # fmt: skip
     nodes = [s.node("a"), s.node("b"), s.node("c")]
-    assert flagged(plan_label(s, nodes, "pool", "training", NOW)) == [("R17.1", ["node/a", "node/c"])]
+    assert flagged(plan_label(s, nodes, "pool", "training", NOW)) == [
+        ("labels-without-gpus", ["node/a", "node/c"])
+    ]
     assert flagged(plan_label(s, nodes, "pool", None, NOW)) == []
 
 
@@ -72,7 +74,7 @@ def test_r17_1_on_the_demo_gpu_infer_02() -> None:
     into the inference pool is the pitfall."""
     demo = sources.load_demo()
     change = plan_label(demo, [demo.node("gpu-infer-02")], "accelerator.example.com/pool", "inference", NOW)  # type: ignore[list-item]
-    assert flagged(change) == [("R17.1", ["node/gpu-infer-02"])]
+    assert flagged(change) == [("labels-without-gpus", ["node/gpu-infer-02"])]
 
 
 def test_r17_5_drain_leaves_a_multi_gpu_pod_with_scattered_free_gpus() -> None:
@@ -86,7 +88,7 @@ def test_r17_5_drain_leaves_a_multi_gpu_pod_with_scattered_free_gpus() -> None:
     ]  # fmt: skip
     s = snap(*objs, make_pod("s3").gpu(2).owner("Job", "s3").on("n3").obj())
     change = plan_drain(s, [s.node("n1")], NOW)
-    assert flagged(change) == [("R17.5", ["pod/default/wide"])]
+    assert flagged(change) == [("gpus-scattered-over-nodes", ["pod/default/wide"])]
     assert change.details["effect"]["scattered"] == [  # type: ignore[index]
         {
             "pod": "default/wide",
@@ -110,7 +112,7 @@ def test_r17_5_cordon_takes_the_only_node_a_pending_pod_fits() -> None:
     )  # fmt: skip
     change = plan_drain(s, [s.node("n1")], NOW, evict=False)
     assert change.details["effect"]["newly_pending"][0]["pod"] == "default/wide"  # type: ignore[index]
-    assert flagged(change) == [("R17.5", ["pod/default/wide"])]
+    assert flagged(change) == [("gpus-scattered-over-nodes", ["pod/default/wide"])]
 
 
 def test_r17_3_time_slicing_names_the_pods_that_will_share_memory() -> None:
@@ -126,7 +128,9 @@ def test_r17_3_time_slicing_names_the_pods_that_will_share_memory() -> None:
     node = s.node("ts")
     change = plan_time_slicing(node, s.pods, 2)
     planned = with_effect(s, change, time_sliced_after(node, change), NOW)
-    assert flagged(planned) == [("R17.3", ["node/ts", "pod/default/a", "pod/default/b", "pod/default/c"])]
+    assert flagged(planned) == [
+        ("replicas-share-one-gpu", ["node/ts", "pod/default/a", "pod/default/b", "pod/default/c"])
+    ]
     assert "each sees the GPU's whole 143771 MiB and up to 2 pods allocate from it" in planned.warnings[-1]
     # exclusive again (replicas 1): nobody shares, nothing flagged
     back = plan_time_slicing(node, s.pods, 1)
@@ -139,4 +143,4 @@ def test_plan_json_carries_the_pitfall_id() -> None:
         ["plan", "label", "accelerator.example.com/pool=inference", "gpu-infer-02", "--demo", "-o", "json"],
     )
     assert result.exit_code == 0, result.output
-    assert [p["id"] for p in json.loads(result.output)["details"]["pitfalls"]] == ["R17.1"]
+    assert [p["id"] for p in json.loads(result.output)["details"]["pitfalls"]] == ["labels-without-gpus"]

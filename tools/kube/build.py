@@ -28,8 +28,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Supported minors and the patch built for each: the newest the module proxy served when last checked.
-# kubegpu supports 1.34 onwards (its core reproduces 1.34); the module proxy serves k8s.io/kubernetes from v1.30.
+# kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py); the module proxy serves k8s.io/kubernetes
+# from v1.30. Each minor is built as the newest patch the proxy served when last checked.
 MINORS = {
+    "1.30": "1.30.14",
+    "1.31": "1.31.14",
+    "1.32": "1.32.13",
+    "1.33": "1.33.13",
     "1.34": "1.34.4",
     "1.35": "1.35.4",
     "1.36": "1.36.3",

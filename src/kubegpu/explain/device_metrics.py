@@ -251,7 +251,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             "info", "workload", f"GPU requested but nearly idle for {IDLE_WINDOW}: {_name(labels)}",
             [f"node/{key[0]}", *(f"pod/{p}" for p in holders)],
             f"{WINDOW} average utilisation at most {value:.0f} % throughout the last {IDLE_WINDOW}{process}. "
-            f"Requested by: {_requests(snapshot, holders) or 'no pod the snapshot knows'}. A candidate, not a verdict "
+            f"Requested by: {_requests(snapshot, holders) or 'no pod the snapshot knows'}. A candidate, not a verdict"
             ": jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
             "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free",
             "R13.3, R16, R17.2", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
