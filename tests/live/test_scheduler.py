@@ -340,7 +340,7 @@ def test_preemption_evicts_the_victim_nominates_the_node_then_binds(
             "FailedScheduling",
             "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: found a potential "
             "placement for pod on node gpu-1, preempting 1 victims",
-        ),  # fmt: skip
+        ),
         ("Scheduled", "Successfully assigned ml/high to gpu-1"),
     ]
     pod = api.emulator.get("pods", "ml", "high")
