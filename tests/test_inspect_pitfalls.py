@@ -54,7 +54,11 @@ def test_r17_1_gpu_labels_without_allocatable_gpus() -> None:
         ("GPU node advertises no GPU resource", ["node/no-plugin"]),
         ("GPU node has no allocatable GPU", ["node/all-sick"]),
     ]
-    sick = next(f for f in found if f.pitfall == "labels-without-gpus" and f.objects == ["node/all-sick"])
+    sick = next(
+        f
+        for f in found
+        if pitfall_name(f.pitfall) == "labels-without-gpus" and f.objects == ["node/all-sick"]
+    )
     assert sick.severity == "error" and "`nvidia-smi` answering on the host proves the driver" in sick.detail
     # the degraded node keeps the plain warning, without a pitfall id
     assert [(f.title, f.pitfall) for f in found if f.objects == ["node/one-sick"]] == [
@@ -79,7 +83,7 @@ def test_r17_4_tolerating_the_gpu_taint_without_requesting_a_gpu() -> None:
     ]
     assert (
         "Fix: request nvidia.com/gpu"
-        in next(f for f in found if f.pitfall == "toleration-without-gpu-request").detail
+        in next(f for f in found if pitfall_name(f.pitfall) == "toleration-without-gpu-request").detail
     )
 
 
@@ -98,7 +102,7 @@ def test_r17_5_free_gpus_scattered_over_nodes() -> None:
         ("default/big needs 4 nvidia.com/gpu on one node; the free ones are scattered",
          ["pod/default/big", "node/a", "node/b"]),
     ]  # fmt: skip
-    detail = next(f for f in found if f.pitfall == "gpus-scattered-over-nodes").detail
+    detail = next(f for f in found if pitfall_name(f.pitfall) == "gpus-scattered-over-nodes").detail
     assert (
         detail.startswith("4 nvidia.com/gpu are free in total (a 2, b 2)")
         and "most free on any is 2" in detail

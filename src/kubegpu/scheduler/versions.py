@@ -49,11 +49,10 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
     return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success)
 
 
-# Checked against the real kube-scheduler of the release where tests/realkube/golden/<release>.json exists
-# (recorded by tests/realkube/record_goldens.py; 1.34.4, 1.35.4, 1.36.3 and 1.37.2 at the time of writing). 1.30–1.33
-# are from the sources named on each field: the per-taint text is what every public 1.2x–1.33 event shows
-# (e.g. kubernetes issue #116133), #131345 and DRA's default-on came with 1.34. Record their goldens with
-# `python -m tests.realkube.record_goldens 1.33` (tools/kube/build.py builds each from the module proxy).
+# Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists
+# (recorded by tests/realkube/record_goldens.py from binaries tools/kube/build.py builds off the module proxy;
+# kubegpu must equal every one on every case). Minors without a golden rest on the sources named on each
+# field; record one with `python -m tests.realkube.record_goldens 1.3x`.
 BEHAVIOURS: dict[int, Behaviour] = {
     30: _b(30, 14, merged=False, unresolvable=False, dra=False, success=False),
     31: _b(31, 14, merged=False, unresolvable=False, dra=False, success=False),
