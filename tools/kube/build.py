@@ -28,11 +28,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Supported minors and the patch built for each: the newest the module proxy served when last checked.
-# kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py); the module proxy serves k8s.io/kubernetes
-# from v1.30. Each minor is built as the newest patch the proxy served when last checked.
+# kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py). The module proxy lists k8s.io/kubernetes
+# from v1.30, but refuses the staging modules of 1.31.14 and older (k8s.io/kube-scheduler@v0.31.14: "403 This
+# module version is not available", 2026-12-04), so the builds start at 1.32. Each minor is built as the newest
+# patch the proxy served when last checked.
 MINORS = {
-    "1.30": "1.30.14",
-    "1.31": "1.31.14",
     "1.32": "1.32.13",
     "1.33": "1.33.13",
     "1.34": "1.34.4",
