@@ -86,26 +86,12 @@ def check_kube_version(given: str | None) -> None:
 
 def choose_kube_version(snap: ClusterSnapshot, given: str | None) -> None:
     """``--kube-version``, else the live API server's, else the newest kubelet's, else the newest supported."""
-    from kubegpu.errors import ConfigError
-    from kubegpu.scheduler.versions import behaviour, newest_of, parse_minor
+    from kubegpu.scheduler.versions import choose
 
-    if given is not None:
-        snap.kube_version, snap.kube_version_from = behaviour(given).name, "--kube-version"
-        return
-    if snap.server_version:
-        try:
-            snap.kube_version = behaviour(snap.server_version).name
-            snap.kube_version_from = f"the API server ({snap.server_version})"
-            return
-        except ConfigError as err:
-            click.echo(f"warning: {err}; using the newest supported release", err=True)
-    kubelets = snap.kubelet_versions()
-    found = newest_of(kubelets)
-    if found is not None:
-        newest = max(kubelets, key=lambda v: parse_minor(v) or -1)
-        snap.kube_version, snap.kube_version_from = found.name, f"the newest kubelet ({newest})"
-        return
-    snap.kube_version, snap.kube_version_from = behaviour(None).name, "the newest supported release"
+    chosen, snap.kube_version_from, warning = choose(given, snap.server_version, snap.kubelet_versions())
+    snap.kube_version = chosen.name
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def versioned(data: dict[str, Any], snap: ClusterSnapshot) -> dict[str, Any]:

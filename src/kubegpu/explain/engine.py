@@ -25,7 +25,7 @@ from kubegpu.scheduler.framework import Framework, Profile
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
-from kubegpu.scheduler.versions import newest_of
+from kubegpu.scheduler.versions import choose
 
 
 def plugin_config_for(node: Node, configs: Mapping[str, PluginConfig]) -> PluginConfig | None:
@@ -62,11 +62,11 @@ class Engine:
         plugin_configs: Mapping[str, PluginConfig] | None = None,
     ) -> None:
         self.snapshot = snapshot
-        if (
-            snapshot.kube_version is None
-        ):  # not chosen by the CLI: the newest kubelet's minor, else the newest
-            found = newest_of(snapshot.kubelet_versions())
-            snapshot.kube_version = found.name if found else None
+        if snapshot.kube_version is None:  # not chosen by the CLI: the same rule, without --kube-version
+            chosen_release, snapshot.kube_version_from, _ = choose(
+                None, snapshot.server_version, snapshot.kubelet_versions()
+            )
+            snapshot.kube_version = chosen_release.name
         chosen = profile or default_profile(kube_version=snapshot.kube_version)
         if any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):  # 1.34+: the snapshot's DRA objects
             chosen = with_dynamic_resources(chosen, snapshot.dra)

@@ -101,3 +101,23 @@ def newest_of(versions: list[str]) -> Behaviour | None:
     if not minors:
         return None
     return BEHAVIOURS[min(max(minors), NEWEST)] if max(minors) >= min(BEHAVIOURS) else None
+
+
+def choose(given: str | None, server_version: str, kubelet_versions: list[str]) -> tuple[Behaviour, str, str]:
+    """THE rule for which release a command reproduces: ``given`` (``--kube-version``), else the API server's
+    version, else the newest kubelet's, else the newest supported. Returns (behaviour, where it came from, a
+    warning or ""). ``given`` must be valid (``ConfigError`` otherwise); an unsupported server version is
+    warned about and skipped."""
+    if given is not None:
+        return behaviour(given), "--kube-version", ""
+    warning = ""
+    if server_version:
+        try:
+            return behaviour(server_version), f"the API server ({server_version})", ""
+        except ConfigError as err:
+            warning = f"{err}; using the newest supported release"
+    found = newest_of(kubelet_versions)
+    if found is not None:
+        newest = max(kubelet_versions, key=lambda v: parse_minor(v) or -1)
+        return found, f"the newest kubelet ({newest})", warning
+    return BEHAVIOURS[NEWEST], "the newest supported release", warning

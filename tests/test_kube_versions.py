@@ -1,0 +1,60 @@
+"""Which kube-scheduler release kubegpu reproduces (``scheduler.versions``): version strings as clusters
+write them, the choice rule, and the CLI's refusal of what it does not support."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from kubegpu.errors import ConfigError
+from kubegpu.scheduler.versions import behaviour, choose, parse_minor
+
+
+@pytest.mark.parametrize(
+    ("text", "minor"),
+    [
+        ("1.35", 35),
+        ("v1.35.4", 35),
+        ("v1.34.3-eks-113cf36", 34),  # EKS kubeletVersion
+        ("v1.35.1+k3s1", 35),  # k3s
+        ("v1.33.5-gke.1200000", 33),  # GKE
+        ("2.1", None),
+        ("latest", None),
+        ("v1", None),
+    ],
+)
+def test_version_strings_as_clusters_write_them(text: str, minor: int | None) -> None:
+    assert parse_minor(text) == minor
+
+
+def test_the_choice_rule_flag_then_server_then_newest_kubelet_then_newest() -> None:
+    kubelets = ["v1.33.2", "v1.34.3-eks-113cf36", "v1.31.0"]
+    assert choose("1.31", "v1.36.1", kubelets)[:2] == (behaviour(31), "--kube-version")
+    assert choose(None, "v1.36.1", kubelets)[:2] == (behaviour(36), "the API server (v1.36.1)")
+    assert choose(None, "", kubelets)[:2] == (behaviour(34), "the newest kubelet (v1.34.3-eks-113cf36)")
+    assert choose(None, "", [])[:2] == (behaviour(37), "the newest supported release")
+    # a server newer than the table: said, then the kubelets decide
+    chosen, where, warning = choose(None, "v1.40.0", ["v1.35.2"])
+    assert (chosen, where) == (behaviour(35), "the newest kubelet (v1.35.2)")
+    assert "Kubernetes v1.40.0 is not supported (supported: 1.30 to 1.37)" in warning
+    # kubelets newer than the newest supported minor: the newest supported (never below the cluster)
+    assert choose(None, "", ["v1.39.0"])[0] == behaviour(37)
+    with pytest.raises(ConfigError, match="not a Kubernetes version: 'one'"):
+        choose("one", "", [])
+
+
+def test_the_cli_refuses_an_unsupported_version_and_prints_the_one_it_uses() -> None:
+    bad = CliRunner().invoke(cli, ["diagnose", "--demo", "--kube-version", "1.29"])
+    assert bad.exit_code == 2
+    assert "Kubernetes 1.29 is not supported (supported: 1.30 to 1.37)" in bad.output
+    # the demo's kubelets report v1.34.2
+    out = CliRunner().invoke(cli, ["explain", "ml-train/llm-finetune-0", "--demo", "-o", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["kubeVersion"] == "1.34"
+    table = CliRunner().invoke(
+        cli, ["explain", "ml-train/llm-finetune-0", "--demo", "--kube-version", "1.37"]
+    )
+    assert table.stdout.splitlines()[0] == "kube-scheduler 1.37 (from --kube-version)"
