@@ -7,6 +7,8 @@ is invalid at construction time.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class KubegpuError(Exception):
     """Base class of every error kubegpu raises on purpose."""
@@ -29,3 +31,17 @@ class InputError(KubegpuError):
 
 class ConfigError(KubegpuError):
     """An invalid scheduler profile, plugin argument or sharing configuration."""
+
+
+def read_text(path: Path, what: str) -> str:
+    """``path`` as UTF-8 text, or one ``InputError`` naming the file: unreadable (``cannot read <what>: <OS
+    reason>``) or not UTF-8 (a UTF-16 or Latin-1 file), never a traceback."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror}", source=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"cannot read {what}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            source=str(path),
+        ) from exc

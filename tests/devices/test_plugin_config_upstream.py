@@ -9,11 +9,13 @@ Expected messages are upstream's format strings filled in by hand.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kubegpu.devices import plan_resources
 from kubegpu.devices.inventory import NodeInventory
-from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.devices.plugin_config import load_plugin_config, parse_plugin_config
 from kubegpu.devices.sharing import SharingStrategy
 from kubegpu.errors import InputError
 
@@ -131,3 +133,15 @@ def test_mps_fail_requests_greater_than_one_false_is_honoured(h200: NodeInventor
     )
     assert [p.fail_requests_greater_than_one for p in default] == [True]
     assert [p.fail_requests_greater_than_one for p in explicit] == [False]
+
+
+def test_a_config_that_is_not_utf8_is_one_input_error_not_a_traceback(tmp_path: Path) -> None:
+    """A UTF-16 file (as Windows editors save it) raised UnicodeDecodeError; the plugin reads YAML bytes and
+    would refuse it too. Now one line naming the file, as every other unreadable input."""
+    path = tmp_path / "config.yaml"
+    path.write_text("version: v1\n", encoding="utf-16")
+    with pytest.raises(
+        InputError, match=r"cannot read config: not UTF-8 text \(byte 0xff at offset 0\)"
+    ) as err:
+        load_plugin_config(path)
+    assert err.value.source == str(path)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NewType, TypeVar
 
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, read_text
 
 GpuUuid = NewType("GpuUuid", str)
 _E = TypeVar("_E", bound=enum.Enum)
@@ -196,10 +196,7 @@ class NodeInventory:
 
 def load_reading(path: Path) -> NodeInventory:
     """Read a reading file (the fixture format) into an inventory; bad input raises ``InputError``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read reading: {exc.strerror}", source=str(path)) from exc
+    text = read_text(path, "reading")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import yaml
 
-from kubegpu.errors import ConfigError, InputError
+from kubegpu.errors import ConfigError, InputError, read_text
 
 MEMORY_SLICES = 8
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
@@ -309,11 +309,7 @@ class MigPartedConfig:
 
 
 def load_mig_parted_config(path: Path) -> MigPartedConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read MIG config: {exc.strerror}", source=str(path)) from exc
-    return parse_mig_parted_config(text, source=str(path))
+    return parse_mig_parted_config(read_text(path, "MIG config"), source=str(path))
 
 
 def parse_mig_parted_config(text: str, *, source: str = "") -> MigPartedConfig:

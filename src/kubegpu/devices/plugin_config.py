@@ -47,7 +47,7 @@ from kubegpu.devices.sharing import (
     PluginConfig,
     ReplicatedResource,
 )
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, read_text
 
 # The v0.20.0 structs' JSON keys (flags.go CommandLineFlags, PluginCommandLineFlags, GFDCommandLineFlags).
 TOP_KEYS = ("version", "flags", "resources", "sharing", "imex")
@@ -339,11 +339,7 @@ def _sleep_interval(r: _Reader, raw: object) -> None:
 
 def load_plugin_config(path: Path) -> PluginConfig:
     """The NVIDIA device plugin config file at ``path`` (see ``parse_plugin_config``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
-    return parse_plugin_config(text, source=str(path))
+    return parse_plugin_config(read_text(path, "config"), source=str(path))
 
 
 def parse_plugin_config(text: str, *, source: str = "") -> PluginConfig:
