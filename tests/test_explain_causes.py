@@ -152,3 +152,29 @@ def test_device_refusals_get_advice_for_their_own_layer(demo_kubegpu: Engine) ->
     shared_fix = group(shared, "node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne").fix
     assert "Topology Manager (single-numa-node)" in numa_fix and "replica" not in numa_fix
     assert "Ask for 1 per container" in shared_fix and "NUMA" not in shared_fix
+
+
+def test_node_reasons_and_groups_use_the_release_of_the_message() -> None:
+    """Below 1.34 each taint is its own reason text (kubernetes PR #134740 merged them later): the groups and
+    per-node reasons must print what the message prints, so two different taints are two groups on 1.33."""
+    from kubegpu.explain.engine import Engine
+    from kubegpu.model.snapshot import build_snapshot
+    from kubegpu.scheduler.registry import default_profile
+
+    objs = [
+        make_node("a").gpus(8).taint("dedicated", "ml").obj(),
+        make_node("b").gpus(8).taint("team", "x").obj(),
+    ]
+    objs.append(make_pod("p").gpu(1).obj())
+    snap = build_snapshot([("t", o) for o in objs])
+    for version, texts in (
+        (
+            "1.33",
+            ["node(s) had untolerated taint {dedicated: ml}", "node(s) had untolerated taint {team: x}"],
+        ),
+        ("1.37", ["node(s) had untolerated taint(s)"]),
+    ):
+        engine = Engine(snap, default_profile(kube_version=version))
+        exp = explain_pod(engine, snap.pod("default/p"))  # type: ignore[arg-type]
+        assert sorted(g.reason for g in exp.groups) == texts
+        assert all(g.reason in exp.message for g in exp.groups)

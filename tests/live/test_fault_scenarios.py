@@ -138,7 +138,7 @@ def test_faults_leave_no_node_over_allocatable_no_device_twice_and_every_pod_bou
     wait_until(lambda: settled(api, names), timeout=40, what="every pod bound or explained")
     check_invariants(api, names)
     agents = {agent.rsplit("/", 1)[1] for _, _, agent in api.emulator.bindings}
-    assert "replica-c" not in agents and agents <= {"replica-a", "replica-b"}
+    assert agents <= {"replica-a", "replica-b"}  # only the two electing replicas ever bound
     assert second.proc.poll() is None, second.output()
     # every bound pod that had a fault went through it (its first Binding POST met the fault)
     faulted = {f.path.removeprefix(".*/pods/").removesuffix("/binding"): f for f in faults}

@@ -51,6 +51,7 @@ from kubegpu.admission.gpu_access import (
 from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
 from kubegpu.errors import InputError
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, tolerates_gpu_taint
+from kubegpu.model.names import ALLOCATION_ANNOTATION as ALLOCATION_ANNOTATION
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.resources import is_gpu
 
@@ -58,7 +59,6 @@ OPT_OUT_LABEL = "kubegpu.io/admission"
 OPT_OUT_VALUE = "disabled"
 GPU_NAMESPACE_LABEL = "kubegpu.io/gpu-namespace"
 HIDING_CUDA_VALUES = frozenset({"", "-1"})
-ALLOCATION_ANNOTATION = "kubegpu.io/allocated-devices"  # written by kubegpu's scheduler (its Binding)
 HOST_DEV_WHY = (
     "mounting /dev or /dev/nvidia* (or /dev/char, /run/nvidia, or a directory above one) exposes GPUs the pod "
     "was not allocated. Fix: remove the volume; the device plugin injects the allocated devices."

@@ -52,13 +52,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.admission.gpu_access import VISIBLE_DEVICES
 from kubegpu.admission.lint import GPU_NAMESPACE_LABEL, OPT_OUT_LABEL, OPT_OUT_VALUE, TEMPLATE_PATHS
 from kubegpu.model.resources import is_gpu
 
 SCHEDULER_LABEL = "kubegpu.io/scheduler"
 SCHEDULER_LABEL_VALUE = "enabled"
 DEFAULT_SCHEDULER = "default-scheduler"
-VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 VOID = "void"
 
 # (API group, kind) of what /mutate patches; a PodTemplate object creates no pods, so it is left out.

@@ -36,9 +36,9 @@ from pathlib import Path
 import yaml
 
 from kubegpu.errors import ConfigError, InputError, read_text
+from kubegpu.model.names import MIG_RESOURCE_PREFIX as MIG_RESOURCE_PREFIX
 
 MEMORY_SLICES = 8
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 MEDIA_EXTENSIONS = "+me"
 # Suffixes as NVML / nvidia-smi name GPU-instance profiles and mig-parted's default config uses them:
 # "+me" (media extensions), "+me.all" (all media engines), "+gfx" (graphics), "-me" (no media engines).

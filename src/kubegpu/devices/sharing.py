@@ -39,18 +39,16 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar
 
 from kubegpu.devices.inventory import Health, NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
 from kubegpu.errors import ConfigError
+from kubegpu.model.names import MIG_RESOURCE_PREFIX as MIG_RESOURCE_PREFIX
 from kubegpu.model.names import NVIDIA_GPU
 
 GPU_RESOURCE = NVIDIA_GPU  # defined once, in kubegpu.model.names; the name other modules import from here
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 SHARED_SUFFIX = ".shared"
 REPLICA_SEPARATOR = "::"
-_E = TypeVar("_E", bound=enum.StrEnum)
 
 
 class MigStrategy(enum.StrEnum):

@@ -72,7 +72,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         else:
             plugin = diag.absent.plugin if diag.absent else ""
             reasons = diag.absent.reasons if diag.absent else ()
-        texts = [render(r) for r in reasons]
+        texts = [render(r, fw.version) for r in reasons]  # the release reproduced, as the message
         evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
         exp.nodes.append(NodeEvidence(name, plugin, texts, Code(code).name, evidence))
         for r, text in zip(reasons, texts, strict=True):

@@ -43,7 +43,6 @@ from kubegpu.errors import KubegpuError
 log = logging.getLogger(__name__)
 
 CONTROL_BIN = "nvidia-cuda-mps-control"
-CONTAINER_ROOT = "/mps"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +59,6 @@ class MpsRoot:
 
     def started_file(self, resource: str) -> str:
         return os.path.join(self.path, resource, ".started")
-
-    def shm_dir(self) -> str:
-        return os.path.join(self.path, "shm")
 
 
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
