@@ -24,9 +24,10 @@ from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY, is_gpu
+from kubegpu.scheduler.reasons import AffinityMismatch, render
 
 # kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
-SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same in every minor)
 NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
 
 
