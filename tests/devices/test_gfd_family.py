@@ -4,7 +4,8 @@ Family: ``internal/lm/resource.go`` ``getArchFamily`` at v0.20.0 (commit 1b826ac
 7.<5 volta, 7.>=5 turing, 8.<9 ampere, 8.9 ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin, else undefined.
 Compute capabilities per product: NVIDIA's "CUDA GPUs" table (developer.nvidia.com/cuda-gpus; also
 ``nvidia-smi --query-gpu=compute_cap``): T4 7.5, V100 7.0, A10 8.6, A100 8.0, L4 8.9, L40S 8.9, H100 / H200 /
-GH200 9.0, B200 / GB200 10.0, RTX PRO 6000 Blackwell 12.0. The expected family is read off the switch above.
+GH200 9.0, B200 / GB200 10.0, B300 10.3 (``sm_103a``, as public B300 readings print it), RTX PRO 6000
+Blackwell 12.0. The expected family is read off the switch above.
 MIG naming: ``internal/resource/nvml-mig-device.go`` ``GetName`` replaces ``+`` by ``.``; per-resource
 ``sharing-strategy`` and the MIG attribute labels: ``internal/lm/resource.go`` ``baseLabeler`` /
 ``newMigAttributeLabels`` (expected keys as ``internal/lm/mig-strategy_test.go`` lists them).
@@ -31,6 +32,7 @@ PRODUCTS = [
     ("NVIDIA GH200 480GB", (9, 0), "hopper"),
     ("NVIDIA B200", (10, 0), "blackwell"),
     ("NVIDIA GB200", (10, 0), "blackwell"),
+    ("NVIDIA B300 SXM6 AC", (10, 3), "blackwell"),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", (12, 0), "blackwell"),
     ("a Rubin GPU (compute 13.0)", (13, 0), "rubin"),
     ("a future GPU (compute 14.0)", (14, 0), "undefined"),

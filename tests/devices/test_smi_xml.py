@@ -42,3 +42,20 @@ def test_broken_xml_names_the_problem() -> None:
     with pytest.raises(InputError) as err:
         parse_smi_xml(bad, source="x.xml")
     assert err.value.one_line() == "x.xml: gpu a: fb_memory_usage/total: expected '<n> MiB', got 'lots'"
+
+
+@pytest.mark.parametrize(
+    ("architecture", "arch"),
+    # nvml.h nvmlDeviceArchitecture_t: NVML_DEVICE_ARCH_ADA 8, _HOPPER 9, _BLACKWELL 10, _RUBIN 13; a name
+    # nvidia-smi may print in a later driver is unknown (0), never guessed
+    [("Ada Lovelace", 8), ("Hopper", 9), ("Blackwell", 10), ("Rubin", 13), ("Feynman", 0)],
+)
+def test_architecture_names_map_to_nvml_values(architecture: str, arch: int) -> None:
+    text = (H200 / "nvidia-smi-q.xml").read_text()
+    assert "<product_architecture>Hopper</product_architecture>" in text
+    text = text.replace(
+        "<product_architecture>Hopper</product_architecture>",
+        f"<product_architecture>{architecture}</product_architecture>",
+    )
+    (gpu,) = parse_smi_xml(text, source="nvidia-smi-q.xml").devices
+    assert gpu.arch == arch

@@ -120,7 +120,8 @@ def engine_options(f: F) -> F:
     """--profile / --device-plugin-config / --seed: how the core is set up for the snapshot."""
     options = [
         click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
-                     help="default = kube-scheduler 1.34 as shipped; kubegpu = plus device-level placement."),
+                     help="default = kube-scheduler as shipped (for --kube-version); kubegpu = plus device-level "
+                          "placement."),
         click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE",
                      help="NVIDIA device plugin config (version: v1); NAME matches the node label "
                           "nvidia.com/device-plugin.config, no NAME = the default (repeatable)."),
@@ -147,6 +148,8 @@ def make_engine(
     for item in plugin_configs:
         name, _, path = item.rpartition("=")
         configs[name] = load_plugin_config(Path(path))
+        for warning in configs[name].warnings:  # what the NVIDIA plugin would ignore: accepted, but said
+            click.echo(f"warning: {warning}", err=True)
     return Engine(
         snap,
         profile_named(profile, scheduler_name, plugin_args, kube_version=snap.kube_version),

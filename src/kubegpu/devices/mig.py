@@ -14,7 +14,8 @@ Owns what a MIG-capable GPU can be carved into, per product, as NVIDIA documents
   ``strings.ReplaceAll("mig-"+p.String(), "+", ".")``), so ``1g.18gb+me`` is
   ``nvidia.com/mig-1g.18gb.me``.
 
-Catalogs (A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H200-141GB) follow NVIDIA's MIG user guide
+Catalogs (A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H200-141GB; the others below ``CATALOGS`` say
+where each comes from, the 4-slice A30 and RTX PRO 6000 in ``_four_slice``) follow NVIDIA's MIG user guide
 "Supported MIG Profiles" tables and the ``-lgipp`` placements it prints (identical on all four: 8 memory
 slices, 7 compute slices): 1g at {0..6}:1, the 2-memory-slice 1g (profile 15) at {0,2,4,6}:2, 2g at
 {0,2,4}:2, 3g at {0,4}:4, 4g at {0}:4, 7g at {0}:8. The H200 catalog equals the real reading in
@@ -119,7 +120,7 @@ class Placement:
 
 class MigLayoutError(ConfigError):
     """A MIG layout the GPU cannot hold; ``reason`` is one of ``unknown-profile``, ``count-limit``,
-    ``slice-overflow``, ``placement-conflict``, ``not-mig-capable``."""
+    ``media-engine-conflict``, ``slice-overflow``, ``placement-conflict``, ``not-mig-capable``."""
 
     def __init__(self, reason: str, message: str) -> None:
         self.reason = reason
@@ -150,6 +151,23 @@ def _ampere_hopper(product: str, names: Sequence[str], pci: Sequence[str], gb: S
     return MigCatalog(product, tuple(names), tuple(pci), tuple(profiles))
 
 
+def _four_slice(
+    product: str, names: Sequence[str], pci: Sequence[str], rows: Sequence[tuple[str, int, int]]
+) -> MigCatalog:
+    """A GPU of 4 memory / 4 compute slices (A30, RTX PRO 6000 Blackwell): ``rows`` = (name, profile id,
+    instances) as ``nvidia-smi mig -lgip`` prints them. Placements are the 4-slice ``-lgipp`` ones: a 1g
+    instance at {0,1,2,3}:1, a 2g at {0,2}:2, a 4g at {0}:4 (the slice diagrams of the MIG user guide's
+    A30 and RTX PRO 6000 sections)."""
+    starts = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
+    profiles = []
+    for name, pid, instances in rows:
+        match = _NAME.match(name)
+        assert match is not None, name
+        size = int(match.group(1))  # on these GPUs compute and memory slices come in the same numbers
+        profiles.append(MigProfile(name, pid, size, size, instances, starts[size]))
+    return MigCatalog(product, tuple(names), tuple(pci), tuple(profiles), memory_slices=4)
+
+
 CATALOGS: Mapping[str, MigCatalog] = {
     c.product: c
     for c in (
@@ -160,16 +178,38 @@ CATALOGS: Mapping[str, MigCatalog] = {
         # Below: names and PCI ids from mig-parted's default config (deployments/systemd/config-default.yaml,
         # commit bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d: the device-filter of each product's all-balanced
         # entry and its all-1g/2g/3g/4g/7g names); 7 instances from the MIG user guide "Supported GPUs" table.
-        # Profile ids and placements are the GH100 ones above (same 7 compute / 8 memory slices); for B200
-        # and GB200 that is an assumption no recorded reading confirms yet.
+        # Profile ids and placements are the GH100 ones above (same 7 compute / 8 memory slices). For B200 the
+        # MIG user guide's "GPU Instance Profiles on B200" table confirms the memory fractions (1/8, 2/8, 4/8,
+        # full) and instance counts; its start slots and profile ids, and all of GB200's, are an assumption no
+        # recorded `-lgipp` confirms yet.
         _ampere_hopper("H100-PCIE-80GB", ["NVIDIA H100 PCIe"], ["0x233110DE"], (10, 20, 40, 80)),
         _ampere_hopper("H100-NVL-94GB", ["NVIDIA H100 NVL"], ["0x232110DE", "0x233A10DE"], (12, 24, 47, 94)),
         _ampere_hopper("GH200-96GB", ["NVIDIA GH200 480GB"], ["0x234210DE"], (12, 24, 48, 96)),
         _ampere_hopper("GH200-144GB", ["NVIDIA GH200 144G HBM3e"], ["0x234810DE"], (18, 36, 72, 144)),
         _ampere_hopper("B200-180GB", ["NVIDIA B200"], ["0x290110DE"], (23, 45, 90, 180)),
         _ampere_hopper("GB200-186GB", ["NVIDIA GB200"], ["0x294110DE"], (23, 47, 93, 186)),
+        # Blackwell Ultra: names and device ids from the same config (its B300 / GB300 all-balanced entries and
+        # all-1g.34gb … all-7g.278gb); 7 compute / 8 memory slices and GH100 placements assumed as for B200.
+        _ampere_hopper("B300-269GB", ["NVIDIA B300 SXM6 AC"], ["0x318210DE"], (34, 67, 135, 269)),
+        _ampere_hopper("GB300-278GB", ["NVIDIA GB300"], ["0x31C210DE"], (35, 70, 139, 278)),
+        # 4-slice GPUs. A30: the MIG user guide's A30 table and a recorded `-lgip` of an A30 (ids 14, 21, 5,
+        # 6, 0; 2g.12gb+me needs R525 or newer). RTX PRO 6000 Blackwell (all three editions, GB202, device id
+        # 0x2BB510DE from mig-parted's all-balanced entry): `-lgip` ids and limits as recorded on the GPU and
+        # as mig-parted's builder test lists them (pkg/mig/builder/builder_test.go, same commit).
+        _four_slice("A30-24GB", ["NVIDIA A30"], ["0x20B710DE"], [
+            ("1g.6gb", 14, 4), ("1g.6gb+me", 21, 1), ("2g.12gb", 5, 2), ("2g.12gb+me", 6, 1), ("4g.24gb", 0, 1),
+        ]),
+        _four_slice(
+            "RTX-PRO-6000-96GB",
+            ["NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"],
+            ["0x2BB510DE"],
+            [("1g.24gb", 14, 4), ("1g.24gb+me", 21, 1), ("1g.24gb+gfx", 47, 4), ("1g.24gb+me.all", 65, 1),
+             ("1g.24gb-me", 67, 4), ("2g.48gb", 5, 2), ("2g.48gb+gfx", 35, 2), ("2g.48gb+me.all", 64, 1),
+             ("2g.48gb-me", 66, 2), ("4g.96gb", 0, 1), ("4g.96gb+gfx", 32, 1)],
+        ),
     )
-}
+}  # fmt: skip
 
 
 def catalog_for(product: str) -> MigCatalog:
@@ -194,9 +234,9 @@ def validate_layout(product: MigCatalog | str, layout: Mapping[str, int]) -> tup
 
     ``product`` is a catalog or anything ``catalog_for`` accepts (``"H200-141GB"``, ``"NVIDIA H200"``).
 
-    Checks, in order: every profile exists; no count exceeds the profile's instance limit; the memory
-    slices sum to at most 8; then searches every assignment of start slots (largest instances first,
-    lowest start first) for one without overlap. The first placement found is returned, sorted by start.
+    Checks, in order: every profile exists; no count exceeds the profile's instance limit; media engines
+    (``_check_media_engines``); the memory slices sum to at most the GPU's (8, or 4 on A30 / RTX PRO
+    6000); then searches every assignment of start slots (largest instances first, lowest start first) for one without overlap. The first placement found is returned, sorted by start.
     """
     catalog = product if isinstance(product, MigCatalog) else catalog_for(product)
     wanted: list[MigProfile] = []
@@ -213,6 +253,7 @@ def validate_layout(product: MigCatalog | str, layout: Mapping[str, int]) -> tup
                 f"instance{'s' if p.max_instances > 1 else ''} per GPU",
             )
         wanted.extend([p] * count)
+    _check_media_engines(wanted)
     used = sum(p.memory_slices for p in wanted)
     if used > catalog.memory_slices:
         parts = " + ".join(
@@ -238,6 +279,28 @@ def validate_layout(product: MigCatalog | str, layout: Mapping[str, int]) -> tup
         f"{', '.join(str(pl) for pl in deepest) or 'nothing'}, {stuck.name} (placements {stuck.placements()}) "
         f"finds no free start; free memory slices: {', '.join(map(str, free)) or 'none'}",
     )
+
+
+def _check_media_engines(wanted: Sequence[MigProfile]) -> None:
+    """Each GPU has one OFA / JPEG set: ``+me`` and ``+me.all`` instances take it, so at most one per GPU
+    (the MIG user guide's A30 table gives 1g.6gb+me and 2g.12gb+me one JPEG / OFA each, on a GPU with one);
+    ``+me.all`` also takes every decoder / encoder, so the GPU's other instances must be ``-me`` profiles,
+    which have none (RTX PRO 6000 ``-lgip``: 1g.24gb+me.all has 4 DEC / 4 ENC / 4 JPEG / 1 OFA of 4/4/4/1)."""
+    media = [p.name for p in wanted if p.media_extensions]
+    if len(media) > 1:
+        raise MigLayoutError(
+            "media-engine-conflict",
+            f"{media[0]} and {media[1]} both need the GPU's only OFA / JPEG engines: at most one instance "
+            "with +me or +me.all per GPU",
+        )
+    if media and media[0].endswith("+me.all"):
+        others = sorted({p.name for p in wanted if p.name != media[0] and not p.name.endswith("-me")})
+        if others:
+            raise MigLayoutError(
+                "media-engine-conflict",
+                f"{media[0]} takes every media engine of the GPU, so its other instances must be -me "
+                f"profiles; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not",
+            )
 
 
 def _search(wanted: Sequence[MigProfile], slices: int) -> tuple[list[Placement] | None, list[Placement]]:

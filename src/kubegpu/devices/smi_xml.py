@@ -16,10 +16,11 @@ from kubegpu.devices.inventory import GpuDevice, GpuUuid, NodeInventory, Process
 from kubegpu.errors import InputError
 
 MIB = 1024 * 1024
-# nvmlDeviceArchitecture_t values, as the NVML reading records them
+# nvmlDeviceArchitecture_t values, as the NVML reading records them (nvml.h: NVML_DEVICE_ARCH_BLACKWELL 10,
+# NVML_DEVICE_ARCH_RUBIN 13; 11 and 12 are unnamed in the header)
 ARCHITECTURES = {
     "Kepler": 2, "Maxwell": 3, "Pascal": 4, "Volta": 5, "Turing": 6, "Ampere": 7, "Ada Lovelace": 8,
-    "Hopper": 9, "Blackwell": 10,
+    "Hopper": 9, "Blackwell": 10, "Rubin": 13,
 }  # fmt: skip
 
 
