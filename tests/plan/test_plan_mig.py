@@ -245,3 +245,56 @@ def test_cli_plan_mig_and_time_slicing(tmp_path: Path) -> None:
     assert any("two sharing modes" in w for w in ts_data["warnings"])
     missing = runner.invoke(plan, ["mig", "nope", "--config", str(layouts), "--snapshot", str(snapshot)])
     assert isinstance(missing.exception, InputError) and "no node 'nope'" in str(missing.exception)
+
+
+# mig-parted deployments/systemd/config-default.yaml at bd7160f: the all-balanced entries of RTX PRO 6000
+# Blackwell and A30-24GB (by device-filter) and two A30 single-profile entries, copied by hand
+BLACKWELL_AND_A30 = """
+version: v1
+mig-configs:
+  all-balanced:
+    - device-filter: ["0x2BB510DE"]
+      devices: all
+      mig-enabled: true
+      mig-devices: {"1g.24gb": 2, "2g.48gb": 1}
+    - device-filter: "0x20B710DE"
+      devices: all
+      mig-enabled: true
+      mig-devices: {"1g.6gb": 2, "2g.12gb": 1}
+  all-1g.6gb.me:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"1g.6gb+me": 1}
+  a30-two-media:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"1g.6gb+me": 1, "2g.12gb+me": 1}
+"""
+
+
+def _mig_node(name: str, product: str, gpus: int) -> Node:
+    b = make_node(name).gpus(gpus, product=product).label("nvidia.com/gpu.count", str(gpus))
+    b.label("nvidia.com/mig.strategy", "mixed").label("nvidia.com/mig.config", "all-disabled")
+    return b.parsed()
+
+
+def test_all_balanced_picks_the_entry_of_the_gpu_and_its_four_slices() -> None:
+    config = parse_mig_parted_config(BLACKWELL_AND_A30, source="config-default.yaml")
+    rtx = _mig_node("rtx-a", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", 4)
+    change = plan_mig(rtx, [], config, "all-balanced")
+    # 4 GPUs × (2 × 1g.24gb + 1 × 2g.48gb): 4 slices each, all used
+    assert change.capacity_after == {"nvidia.com/mig-1g.24gb": 8, "nvidia.com/mig-2g.48gb": 4}
+    assert change.details["gpus"][0]["placements"] == ["2g.48gb@0:2", "1g.24gb@2:1", "1g.24gb@3:1"]
+    a30 = _mig_node("a30-a", "NVIDIA-A30", 2)
+    assert plan_mig(a30, [], config, "all-balanced").capacity_after == {
+        "nvidia.com/mig-1g.6gb": 4, "nvidia.com/mig-2g.12gb": 2,
+    }  # fmt: skip
+    # +me becomes .me in the resource name, as the device plugin names it
+    assert plan_mig(a30, [], config, "all-1g.6gb.me").capacity_after == {"nvidia.com/mig-1g.6gb.me": 2}
+
+
+def test_two_media_profiles_on_one_a30_are_refused() -> None:
+    config = parse_mig_parted_config(BLACKWELL_AND_A30, source="config-default.yaml")
+    with pytest.raises(ConfigError) as err:
+        plan_mig(_mig_node("a30-a", "NVIDIA-A30", 1), [], config, "a30-two-media")
+    assert "1g.6gb+me and 2g.12gb+me both need the GPU's only OFA / JPEG engines" in str(err.value)
