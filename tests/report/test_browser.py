@@ -70,16 +70,20 @@ def test_hover_and_click_show_the_pod(demo_page: Any) -> None:
     from selenium.webdriver.common.keys import Keys
 
     tile = demo_page.find_element("css selector", 'button.gpu[data-pods~="research/rl-sweep-1"]')
+    demo_page.execute_script("arguments[0].scrollIntoView({block: 'center'})", tile)  # the map is below
     ActionChains(demo_page).move_to_element(tile).perform()
     title = demo_page.find_element("id", "detail-title")
     wait_for(lambda: title.text.startswith("gpu-train-01 · GPU"), "the hovered tile's details")
     assert "research/rl-sweep-1" in demo_page.find_element("id", "detail-lines").text
 
     other = demo_page.find_element("css selector", 'button.gpu[data-gpu="gpu-mig-01/0"]')
+    # centred, or WebDriver scrolls it to the top edge under the sticky filter bar
+    demo_page.execute_script("arguments[0].scrollIntoView({block: 'center'})", other)
     other.click()
     wait_for(lambda: title.text == "gpu-mig-01 · GPU 0", "the clicked tile's details")
     assert "ml-infer/embed-small" in demo_page.find_element("id", "detail-lines").text
     assert "pinned" in other.get_attribute("class").split()
+    demo_page.execute_script("arguments[0].scrollIntoView({block: 'center'})", tile)
     ActionChains(demo_page).move_to_element(tile).perform()  # pinned: hovering elsewhere changes nothing
     time.sleep(0.1)
     assert title.text == "gpu-mig-01 · GPU 0"
@@ -215,3 +219,32 @@ def test_openb_cluster_renders_and_searches(
     # are what a usable page must meet
     print(f"openb: load {loaded_ms:.0f} ms, search {search_ms:.0f} ms")
     assert severe_logs(browser) == []
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_page_reads_top_down_at_common_widths(
+    browser: Any, demo_ui: UiServer, width: int, artifacts: Path
+) -> None:
+    """At 1280 and 1920 px: headline, then Pending pods, then findings, then the map, each below the last;
+    nothing wider than the window; the headline's first line inside the first screen."""
+    browser.set_window_size(width, 1000)
+    try:
+        browser.get(demo_ui.url)
+        wait_for(lambda: "GPUs shown" in browser.find_element("id", "f-status").text, "the script to run")
+        tops = browser.execute_script(
+            "return ['headline', 'pending', 'findings', 'map'].map("
+            "id => document.getElementById(id).getBoundingClientRect().top + window.scrollY)"
+        )
+        assert tops == sorted(tops) and len(set(tops)) == 4, tops
+        inner, scroll = browser.execute_script(
+            "return [window.innerWidth, document.documentElement.scrollWidth]"
+        )
+        assert scroll <= inner, f"page is {scroll} px wide in a {inner} px window"
+        first = browser.execute_script(
+            "return document.querySelector('#headline p').getBoundingClientRect().bottom"
+        )
+        assert first <= browser.execute_script("return window.innerHeight")
+        assert "Pending GPU pod(s)" in browser.find_element("id", "headline").text
+        browser.save_screenshot(str(artifacts / f"demo-{width}.png"))
+    finally:
+        browser.set_window_size(1400, 1000)

@@ -235,12 +235,16 @@ def test_chromium_hover_and_click_show_the_pod(
     share_key, (share_idx, (share_gpu,), milli) = next((k, v) for k, v in held if v[2] < 1000)
 
     whole = b.find_element("css selector", f'button.gpu[data-gpu="{nodes[whole_idx].name}/{whole_gpus[0]}"]')
+    # the map comes after the headline, Pending pods and findings: scroll to the tile as a person would
+    # (a W3C pointer move does not scroll)
+    b.execute_script("arguments[0].scrollIntoView({block: 'center'})", whole)
     ActionChains(b).move_to_element(whole).perform()
     title = b.find_element("id", "detail-title")
     wait_for(lambda: title.text == f"{nodes[whole_idx].name} · GPU {whole_gpus[0]}", "the hovered tile")
     assert f"kubegpu.io/gpu-milli: {whole_key}" in b.find_element("id", "detail-lines").text
 
     share = b.find_element("css selector", f'button.gpu[data-gpu="{nodes[share_idx].name}/{share_gpu}"]')
+    b.execute_script("arguments[0].scrollIntoView({block: 'center'})", share)  # not under the filter bar
     share.click()
     wait_for(lambda: title.text == f"{nodes[share_idx].name} · GPU {share_gpu}", "the clicked tile")
     assert f"{milli}m of 1000m: {share_key}" in b.find_element("id", "detail-lines").text.split("\n")

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kubegpu.explain.cards import GpuTile, NodeCard, PoolSummary, QuotaBar, ReportData, Slot, SlotKind
 from kubegpu.explain.findings import QUOTA_NEAR, Finding
 from kubegpu.explain.pending import Explanation
+from kubegpu.explain.summary import summarize
 from kubegpu.page import assets
 from kubegpu.page.figures import Figure
 from kubegpu.page.html import Live, figure_section, head, section
@@ -42,9 +43,9 @@ def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None =
     parts = [
         head(f"kubegpu report — {data.description}", live),
         f"<body{body_attrs}>",
-        '<a class="skip" href="#map">Skip to the GPU map</a>',
         '<a class="skip" href="#pending">Skip to Pending pods</a>',
         '<a class="skip" href="#findings">Skip to findings</a>',
+        '<a class="skip" href="#map">Skip to the GPU map</a>',
         _header(data, live),
         _controls(data),
         '<aside id="detail" aria-live="polite" aria-label="Selected GPU">'
@@ -52,12 +53,15 @@ def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None =
         '<ul id="detail-lines"></ul><p id="detail-hint" class="muted">hover or focus a GPU; click pins it</p>'
         "</aside>",
         '<main id="app">',
-        _summary(data),
-        _map(data),
+        # what a person needs first comes first: the headline, what is stuck and why, what is wrong, then
+        # the map to look things up in, then fragmentation, quotas and queues
+        _headline(data),
         _pending(data.diagnosis.pending, data.diagnosis.other_pending, data.pending_requests),
+        _findings(data.diagnosis.findings),
+        _map(data),
+        _summary(data),
         _quotas(data.quotas),
         _queue_bars(data.queues),
-        _findings(data.diagnosis.findings),
         figure_section(figures),
         _input_errors(data.diagnosis.input_errors),
         "</main>",
@@ -112,6 +116,22 @@ def _controls(data: ReportData) -> str:
         "</label>"
         '<button type="button" id="f-clear">Clear filters</button>'
         '<output id="f-status" aria-live="polite"></output></nav>'
+    )
+
+
+def _headline(data: ReportData) -> str:
+    """The diagnose headline (``explain.summary``): GPUs, Pending GPU pods, the causes with most pods, and the
+    first thing to do; Pending pods are grouped by what they ask for, as the pending list shows it."""
+    s = summarize(data.diagnosis, data.pending_requests)
+    causes = "".join(f"<li><b>{n}</b> pod(s): {_t(c)}</li>" for c, n in s.causes[:5])
+    more = f'<p class="muted">and {len(s.causes) - 5} more cause(s) below</p>' if len(s.causes) > 5 else ""
+    return section(
+        "headline",
+        "Headline",
+        f"<p>{s.gpu_nodes} GPU nodes, {s.gpus} GPUs allocatable, {s.requested} requested, {s.free} free; "
+        f"{s.pending} Pending GPU pod(s)</p>"
+        + (f'<ul class="causes">{causes}</ul>{more}' if causes else "")
+        + f"<p><b>First:</b> {_t(s.first_step)}</p>",
     )
 
 
