@@ -30,7 +30,7 @@ def _console() -> Console:
 
 console = _console()
 
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def explanation(exp: Explanation, *, heading: bool = True) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
+from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.model.objects import Node, Pod
@@ -119,6 +120,31 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     return out
 
 
+def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
+    """No node advertises a device plugin's resource: the pod's spelling is right, the plugin is not
+    registering it. The device plugin chain of each GPU node says why."""
+    checks = device_plugin.dark_nodes(ctx.engine.snapshot)
+    if checks:
+        why = " ".join(f"{device_plugin.summary(c)}." for c in checks)
+        fix = (
+            f"No node advertises {resource}: the GPU nodes' device plugin has not registered it with kubelet, so no "
+            f"change to this pod helps. {why}"
+        )
+        commands = list(checks[0].commands)
+    else:
+        fix = (
+            f"No node advertises {resource}, and no node in the snapshot looks like a GPU node (no GFD, provider or "
+            "autoscaler GPU label, no nvidia.com/gpu taint): add GPU nodes, or check that the node pool scaled up."
+        )
+        commands = [ctx.cmd("get nodes -L nvidia.com/gpu.present,node.kubernetes.io/instance-type")]
+    return Advice(
+        fix,
+        "The resource name is right: a device plugin's resource exists only on nodes where its pod runs and "
+        "registered; fixing the pod template would not help.",
+        commands,
+    )
+
+
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
     engine, resource = ctx.engine, reason.resource
     first = nodes[0]
@@ -127,6 +153,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     partitioned = resource == NVIDIA_GPU and mig_only(
         [n for n in (engine.snapshot.node(name) for name in nodes) if n is not None]
     )
+    if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
+        return _no_plugin_advice(ctx, resource)
     if resource not in advertised and not partitioned:
         close = difflib.get_close_matches(resource, advertised, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
