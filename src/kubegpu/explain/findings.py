@@ -39,6 +39,7 @@ from kubegpu.model.gpu_facts import (
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
+from kubegpu.model.records import CONTROLLER_KINDS
 from kubegpu.model.resources import gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
@@ -91,6 +92,7 @@ def find(
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
+    out += _failed_create_findings(snapshot)
     out += _pod_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
     order = {"critical": 0, "warning": 1, "info": 2}
@@ -243,6 +245,46 @@ def _quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                    "lowering a quota rejects new pods and evicts none." if at_limit else "Little room left for new GPU pods."),
                 "R8.1, R8.2", [f"kubectl -n {q.namespace} describe resourcequota {q.name}"],
             ))  # fmt: skip
+    return out
+
+
+def _top_owner(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> tuple[str, str]:
+    """The controller a person edits: a ReplicaSet's Deployment, a Job's CronJob (when in the snapshot)."""
+    c = snapshot.records.controller(kind, namespace, name)
+    if c is not None and c.owner is not None and c.owner.kind in ("Deployment", "CronJob"):
+        return c.owner.kind, c.owner.name
+    return kind, name
+
+
+def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """A controller whose pods the API server rejects at creation (``FailedCreate`` events, or the
+    ReplicaSet's ``ReplicaFailure`` condition): ``exceeded quota`` leaves no Pending pod to explain."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for e in snapshot.records.events:
+        if e.reason == "FailedCreate" and e.kind in CONTROLLER_KINDS | {"DaemonSet"}:
+            seen.setdefault((e.kind, e.object_namespace or e.namespace, e.object_name), e.message)
+    for c in snapshot.records.controllers:
+        for ctype, status, reason, message in c.conditions:
+            if ctype == "ReplicaFailure" and status == "True" and reason == "FailedCreate":
+                seen.setdefault((c.kind, c.namespace, c.name), message)
+    out = []
+    for (kind, ns, name), message in sorted(seen.items()):
+        top_kind, top = _top_owner(snapshot, kind, ns, name)
+        via = f" (owned by {top_kind} {top})" if (top_kind, top) != (kind, name) else ""
+        quota = "exceeded quota" in message.lower()
+        quota_name = message.split("exceeded quota: ", 1)[1].split(",", 1)[0] if "exceeded quota: " in message else ""
+        out.append(Finding(
+            "critical", "quota" if quota else "workload",
+            f"{kind} {ns}/{name} cannot create its pods" + (": ResourceQuota exceeded" if quota else ""),
+            [f"{kind.lower()}/{ns}/{name}", *([f"resourcequota/{ns}/{quota_name}"] if quota_name else [])],
+            f"the API server rejects its pods at creation{via}: {message}. "
+            + ("No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
+               f"{ns} (finished pods still count until deleted), or raise the quota."
+               if quota else "No pod exists for a scheduler to explain."),
+            "R8.1, R8.2",
+            [f"kubectl -n {ns} describe {kind.lower()} {name}",
+             *([f"kubectl -n {ns} describe resourcequota {quota_name}"] if quota_name else [])],
+        ))  # fmt: skip
     return out
 
 
