@@ -82,6 +82,8 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(InputError(f"cannot read: {exc}", source=str(f)))
             continue
+        if f == path and is_describe_text(text):  # the one file given holds no object at all
+            raise InputError(DESCRIBE_HINT, source=str(f))
         objects.extend(read_text(text, str(f), errors))
     return objects
 

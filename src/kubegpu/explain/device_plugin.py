@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 
 from kubegpu.model.affinity import required_matches
 from kubegpu.model.gpu_facts import gpu_signs
-from kubegpu.model.names import GPU_MILLI, NVIDIA_GPU, VOLCANO_VGPU_NUMBER
+from kubegpu.model.names import (
+    GPU_MILLI,
+    MIG_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+    NVIDIA_GPU,
+    VOLCANO_VGPU_NUMBER,
+)
 from kubegpu.model.objects import Node, Pod, Taint, Toleration
 from kubegpu.model.records import DaemonSet
 from kubegpu.model.resources import is_gpu
@@ -53,18 +59,20 @@ class Known:
     plugin: bool = True  # registers GPU resources (else: a DaemonSet the plugin depends on)
 
 
-# Device plugins first; the GPU Operator's before NVIDIA's plain one (both run the k8s-device-plugin image).
+# Matched by name first (in this order: the DaemonSets the plugin depends on before the generic NVIDIA
+# name, since NVIDIA's chart names its NFD and GFD DaemonSets nvidia-device-plugin-…), then by image.
 KNOWN: tuple[Known, ...] = (
-    Known("gpu-operator", "the GPU Operator's device plugin", ("nvidia-device-plugin-daemonset",)),
-    Known("hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)),
-    Known("volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)),
-    Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
-    Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
-    Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
     Known("driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False),
     Known("toolkit", "the NVIDIA container toolkit", ("nvidia-container-toolkit",), plugin=False),
     Known("nfd", "Node Feature Discovery's worker", ("node-feature-discovery-worker", "nfd-worker"), plugin=False),
     Known("gfd", "GPU Feature Discovery", ("gpu-feature-discovery",), plugin=False),
+    Known("hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)),
+    Known("volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)),
+    Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
+    Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
+    # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container
+    Known("gpu-operator", "the GPU Operator's device plugin", (), ("gpu-operator-validator",)),
+    Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
 )
 # Labels the plugin DaemonSets select nodes by, and the DaemonSet kind that sets each.
 LABEL_SETTERS = {
@@ -76,10 +84,11 @@ LABEL_SETTERS = {
 
 def known(ds: DaemonSet) -> Known | None:
     name = ds.name.lower()
-    for k in KNOWN:
-        if any(n in name for n in k.names) or any(i in img for i in k.images for img in ds.images):
-            return k
-    return None
+    by_name = next((k for k in KNOWN if any(n in name for n in k.names)), None)
+    by_image = next((k for k in KNOWN if any(i in img for i in k.images for img in ds.images)), None)
+    if by_name is not None and by_name.key == "nvidia" and by_image is not None and by_image.key == "gpu-operator":
+        return by_image
+    return by_name or by_image
 
 
 @dataclass
@@ -246,7 +255,13 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
         _explain_not_selected(snapshot, node, plugins, out, by_kind, titles)
         return out
     for lk in running:
-        if lk.state == "ready" and out.dark:
+        if lk.state == "ready" and out.dark and node.labels.get(MIG_STRATEGY_LABEL) == "mixed":
+            out.causes.append(
+                f"{lk.title} ({lk.daemonset}) is Ready on {node.name} and runs MIG strategy mixed, yet registers no "
+                f"GPU and no MIG device: MIG mode is on and no MIG instance exists. Apply a MIG layout "
+                f"(label {MIG_CONFIG_LABEL}, `kubegpu plan mig`) or disable MIG mode"
+            )
+        elif lk.state == "ready" and out.dark:
             out.causes.append(
                 f"{lk.title} ({lk.daemonset}) is Ready on {node.name} yet the node advertises no GPU: the plugin "
                 "found no devices or could not load NVML (driver not installed, or the container runtime's default "

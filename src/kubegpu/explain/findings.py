@@ -290,7 +290,7 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
 
 def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     out = []
-    advertised = {r for n in snapshot.nodes for r in n.capacity}
+    advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
     gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
     for pod in snapshot.pods:
         if pod.is_terminal:
