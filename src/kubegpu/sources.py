@@ -43,7 +43,9 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
 
 
 # `kubectl describe` prints "Name:" first, then fields such as these, never apiVersion/kind
-_DESCRIBE_FIELDS = re.compile(r"^(Namespace|Labels|Annotations|Status|Events|Capacity|Allocatable|Containers|Taints):", re.M)
+_DESCRIBE_FIELDS = re.compile(
+    r"^(Namespace|Labels|Annotations|Status|Events|Capacity|Allocatable|Containers|Taints):", re.M
+)
 DESCRIBE_HINT = (
     "this is `kubectl describe` output, which is for people and cannot be read back; save the objects instead: "
     "kubectl get nodes,pods,daemonsets,replicasets,jobs,events,resourcequotas,limitranges,priorityclasses,"

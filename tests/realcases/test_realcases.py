@@ -38,13 +38,14 @@ def text(data: dict[str, Any]) -> str:
 
 
 def finding(data: dict[str, Any], title: str) -> dict[str, Any]:
-    found = [f for f in data["findings"] if f["title"] == title]
+    found: list[dict[str, Any]] = [f for f in data["findings"] if f["title"] == title]
     assert found, [f["title"] for f in data["findings"]]
     return found[0]
 
 
 def pending(data: dict[str, Any], key: str) -> dict[str, Any]:
-    return next(p for p in data["pending"] if p["pod"] == key)
+    found: dict[str, Any] = next(p for p in data["pending"] if p["pod"] == key)
+    return found
 
 
 def fixes(p: dict[str, Any]) -> str:
@@ -78,7 +79,10 @@ def test_custom_taint_keeps_pod_and_plugin_off_k8s_device_plugin_421() -> None:
     data = case("custom-taint-gpu")
     p = pending(data, "default/gpu-pod")
     fix = fixes(p)
-    assert "keeps both this pod and the device plugin (kube-system/nvidia-device-plugin-daemonset) off dell-server" in fix
+    assert (
+        "keeps both this pod and the device plugin (kube-system/nvidia-device-plugin-daemonset) off dell-server"
+        in fix
+    )
     assert "a toleration on the pod alone would still find no GPU" in fix
     # the old one-sided advice is gone
     assert "otherwise leave them alone" not in fix
@@ -94,7 +98,10 @@ def test_gpu_taint_repels_untolerating_plugin_k8s_device_plugin_68() -> None:
     data = case("gpu-taint-repels-plugin")
     f = finding(data, "GPU node advertises no GPU resource")
     assert "does not tolerate gpu-worker's taint nvidia.com/gpu:NoSchedule" in f["detail"]
-    assert "Add a toleration for nvidia.com/gpu (effect NoSchedule) to the DaemonSet's pod template" in f["detail"]
+    assert (
+        "Add a toleration for nvidia.com/gpu (effect NoSchedule) to the DaemonSet's pod template"
+        in f["detail"]
+    )
     assert "cloud.google.com/gke-accelerator=nvidia-tesla-k80" in f["detail"]
     assert [n["name"] for n in data["nodes"]] == ["gpu-worker"]
     assert_no_name_blame(data)
@@ -123,7 +130,10 @@ def test_device_plugin_crashloop_gpu_operator_35() -> None:
 def test_hami_plugin_needs_gpu_on_label_hami_871() -> None:
     data = case("hami-device-plugin-no-label")
     f = finding(data, "GPU node advertises no GPU resource")
-    assert "kube-system/hami-device-plugin does not select worker-3090: its nodeSelector needs gpu=on" in f["detail"]
+    assert (
+        "kube-system/hami-device-plugin does not select worker-3090: its nodeSelector needs gpu=on"
+        in f["detail"]
+    )
     assert "(status: desired 0)" in f["detail"]
     assert "kubectl label node worker-3090 gpu=" in f["detail"]
     assert_no_name_blame(data)
@@ -148,7 +158,10 @@ def test_hami_scheduler_pod_is_hamis_hami_815() -> None:
     assert p["schedulerName"] == "hami-scheduler"
     assert p["handledBy"].startswith("handled by hami-scheduler (HAMi)")
     obs = p["observed"]
-    assert obs["reporter"] == "hami-scheduler" and obs["message"] == "0/1 nodes are available: 1 node unregistered."
+    assert (
+        obs["reporter"] == "hami-scheduler"
+        and obs["message"] == "0/1 nodes are available: 1 node unregistered."
+    )
     assert any("written by hami-scheduler" in w for w in obs["likelyReasons"])
 
 
@@ -193,14 +206,18 @@ def test_extra_scheduling_gate_kueue_9482() -> None:
 def test_kueue_admitted_but_gated_kueue_11170() -> None:
     data = case("kueue-admitted-still-gated")
     p = pending(data, "research/trainer-0")
-    assert p["waiting"].startswith("waiting for admission by Kueue (LocalQueue gpu-queue → ClusterQueue cluster-queue)")
+    assert p["waiting"].startswith(
+        "waiting for admission by Kueue (LocalQueue gpu-queue → ClusterQueue cluster-queue)"
+    )
     assert "Workload pod-trainer-0-3b1c2 is admitted: Kueue should remove the gate" in p["waiting"]
 
 
 def test_kueue_quota_not_reserved_kueue_2391() -> None:
     data = case("kueue-quota-not-reserved")
     p = pending(data, "team-a/big-train")
-    assert "insufficient unused quota for nvidia.com/gpu in flavor default-flavor, 4 more needed" in p["waiting"]
+    assert (
+        "insufficient unused quota for nvidia.com/gpu in flavor default-flavor, 4 more needed" in p["waiting"]
+    )
     # once admitted, the 4 GPUs fit on gpu-b (8 free): the node checks say so
     assert p["schedulable"] is True and p["node"] == "gpu-b"
 
@@ -211,7 +228,8 @@ def test_kueue_quota_not_reserved_kueue_2391() -> None:
 def test_replicaset_exceeded_quota_moj_cloud_platform_590() -> None:
     data = case("replicaset-exceeded-quota")
     f = finding(
-        data, "ReplicaSet offender-management-staging/allocation-manager-6597bc46dc cannot create its pods: ResourceQuota exceeded"
+        data,
+        "ReplicaSet offender-management-staging/allocation-manager-6597bc46dc cannot create its pods: ResourceQuota exceeded",
     )
     assert f["severity"] == "critical"
     assert "owned by Deployment allocation-manager" in f["detail"]

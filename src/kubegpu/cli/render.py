@@ -73,8 +73,13 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
     if exp.observed:
         o = exp.observed
         who = f"{o['source']}" + (f" from {o['reporter']}" if o.get("reporter") else "")
-        verdict = {True: "matches the prediction", False: "differs from the prediction", None: ""}[o["agrees"]]
-        console.print(Text(f"the cluster said ({who}): {o['message']}" + (f" — {verdict}" if verdict else "")), soft_wrap=True)
+        verdict = {True: "matches the prediction", False: "differs from the prediction", None: ""}[
+            o["agrees"]
+        ]
+        console.print(
+            Text(f"the cluster said ({who}): {o['message']}" + (f" — {verdict}" if verdict else "")),
+            soft_wrap=True,
+        )
         for why in o["likelyReasons"]:
             console.print(Text(f"  likely: {why}"), style="dim", soft_wrap=True)
     if exp.nodes:

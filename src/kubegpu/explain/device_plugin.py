@@ -62,12 +62,23 @@ class Known:
 # Matched by name first (in this order: the DaemonSets the plugin depends on before the generic NVIDIA
 # name, since NVIDIA's chart names its NFD and GFD DaemonSets nvidia-device-plugin-…), then by image.
 KNOWN: tuple[Known, ...] = (
-    Known("driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False),
+    Known(
+        "driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False
+    ),
     Known("toolkit", "the NVIDIA container toolkit", ("nvidia-container-toolkit",), plugin=False),
-    Known("nfd", "Node Feature Discovery's worker", ("node-feature-discovery-worker", "nfd-worker"), plugin=False),
+    Known(
+        "nfd",
+        "Node Feature Discovery's worker",
+        ("node-feature-discovery-worker", "nfd-worker"),
+        plugin=False,
+    ),
     Known("gfd", "GPU Feature Discovery", ("gpu-feature-discovery",), plugin=False),
-    Known("hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)),
-    Known("volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)),
+    Known(
+        "hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)
+    ),
+    Known(
+        "volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)
+    ),
     Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
     Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
     # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container
@@ -86,7 +97,12 @@ def known(ds: DaemonSet) -> Known | None:
     name = ds.name.lower()
     by_name = next((k for k in KNOWN if any(n in name for n in k.names)), None)
     by_image = next((k for k in KNOWN if any(i in img for i in k.images for img in ds.images)), None)
-    if by_name is not None and by_name.key == "nvidia" and by_image is not None and by_image.key == "gpu-operator":
+    if (
+        by_name is not None
+        and by_name.key == "nvidia"
+        and by_image is not None
+        and by_image.key == "gpu-operator"
+    ):
         return by_image
     return by_name or by_image
 
@@ -130,7 +146,7 @@ def untolerated(ds: DaemonSet, node: Node) -> Taint | None:
 
 
 def selector_gap(ds: DaemonSet, node: Node) -> str:
-    """"" when the template's nodeSelector and required affinity admit ``node``, else what it lacks."""
+    """ "" when the template's nodeSelector and required affinity admit ``node``, else what it lacks."""
     pod = ds.template
     if required_matches(pod, node.labels, node.name):
         return ""
@@ -154,7 +170,12 @@ def pod_of(snapshot: ClusterSnapshot, ds: DaemonSet, node: str) -> Pod | None:
     """The DaemonSet's pod for ``node``: bound there, or Pending with the controller's
     ``matchFields metadata.name`` affinity naming it."""
     for p in snapshot.pods:
-        if p.owner is None or p.owner.kind != "DaemonSet" or p.owner.name != ds.name or p.namespace != ds.namespace:
+        if (
+            p.owner is None
+            or p.owner.kind != "DaemonSet"
+            or p.owner.name != ds.name
+            or p.namespace != ds.namespace
+        ):
             continue
         if p.is_terminal:
             continue
@@ -195,7 +216,13 @@ def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Li
     gap = selector_gap(ds, node)
     desired = f" (status: desired {ds.desired})" if ds.desired is not None else ""
     if gap:
-        return Link(ds.key, title, False, "not-selected", [f"DaemonSet {ds.key} does not select {node.name}: its {gap}{desired}"])
+        return Link(
+            ds.key,
+            title,
+            False,
+            "not-selected",
+            [f"DaemonSet {ds.key} does not select {node.name}: its {gap}{desired}"],
+        )
     taint = untolerated(ds, node)
     if taint is not None:
         return Link(
@@ -213,9 +240,7 @@ def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Li
 
 
 def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
-    out = NodePlugins(
-        node.name, gpu_signs(node), {r: v for r, v in node.capacity.items() if is_gpu(r) and v}
-    )
+    out = NodePlugins(node.name, gpu_signs(node), {r: v for r, v in node.capacity.items() if is_gpu(r) and v})
     records = snapshot.records
     out.commands = [
         "kubectl -n kube-system get daemonsets -A -o wide",
@@ -268,9 +293,13 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
                 "runtime is not nvidia); its log says which"
             )
             ns, name = lk.daemonset.split("/")
-            out.commands.append(f"kubectl -n {ns} logs <{name}-pod-on-{node.name}> --all-containers --tail=100")
+            out.commands.append(
+                f"kubectl -n {ns} logs <{name}-pod-on-{node.name}> --all-containers --tail=100"
+            )
         elif lk.state != "ready":
-            out.causes.append(f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines))
+            out.causes.append(
+                f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
+            )
     if any(lk.state in ("crash", "no-pod", "pending", "not-ready") for lk in running):
         for key in ("driver", "toolkit"):
             for ds in by_kind.get(key, []):
@@ -311,9 +340,11 @@ def _explain_not_selected(
                     if d.state != "ready":
                         line += f"; that label is set by {d.title}, which does not run there either: {'; '.join(d.lines)}"
             if not setters and missing:
-                line += f": label the node (`kubectl label node {node.name} " + " ".join(
-                    f"{m}=<value>" for m in missing
-                ) + "`) or widen the DaemonSet's selector"
+                line += (
+                    f": label the node (`kubectl label node {node.name} "
+                    + " ".join(f"{m}=<value>" for m in missing)
+                    + "`) or widen the DaemonSet's selector"
+                )
         out.causes.append(line)
 
 
@@ -338,7 +369,10 @@ def keeps_plugin_off(snapshot: ClusterSnapshot, node: Node, taint: Taint) -> lis
     return [
         ds.key
         for ds in snapshot.records.daemonsets
-        if (k := known(ds)) is not None and k.plugin and not selector_gap(ds, node) and untolerated(ds, node) == taint
+        if (k := known(ds)) is not None
+        and k.plugin
+        and not selector_gap(ds, node)
+        and untolerated(ds, node) == taint
     ]
 
 

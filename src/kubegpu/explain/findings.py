@@ -31,7 +31,6 @@ from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
     GPU_COUNT_LABEL,
-    GPU_PRESENT_LABEL,
     GPU_PRODUCT_LABEL,
     gpu_signs,
     tolerates_gpu_taint,
@@ -272,7 +271,9 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         top_kind, top = _top_owner(snapshot, kind, ns, name)
         via = f" (owned by {top_kind} {top})" if (top_kind, top) != (kind, name) else ""
         quota = "exceeded quota" in message.lower()
-        quota_name = message.split("exceeded quota: ", 1)[1].split(",", 1)[0] if "exceeded quota: " in message else ""
+        quota_name = (
+            message.split("exceeded quota: ", 1)[1].split(",", 1)[0] if "exceeded quota: " in message else ""
+        )
         out.append(Finding(
             "critical", "quota" if quota else "workload",
             f"{kind} {ns}/{name} cannot create its pods" + (": ResourceQuota exceeded" if quota else ""),
@@ -296,7 +297,9 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if pod.is_terminal:
             continue
         asked = {
-            r for r, v in pod.requests.items() if v and r.startswith("nvidia.com/") and not is_scheduler_resource(r)
+            r
+            for r, v in pod.requests.items()
+            if v and r.startswith("nvidia.com/") and not is_scheduler_resource(r)
         }
         missing = sorted(asked - advertised)
         mig_offered = sorted(r for r in advertised if r.startswith("nvidia.com/mig-"))

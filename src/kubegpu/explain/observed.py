@@ -48,7 +48,11 @@ class Observed:
 
 def seen(snapshot: ClusterSnapshot, pod: Pod) -> Observed | None:
     """The newest FailedScheduling event about the pod, else its PodScheduled=False condition."""
-    events = [e for e in snapshot.records.events_about("Pod", pod.namespace, pod.name) if e.reason == "FailedScheduling"]
+    events = [
+        e
+        for e in snapshot.records.events_about("Pod", pod.namespace, pod.name)
+        if e.reason == "FailedScheduling"
+    ]
     if events:
         e = max(events, key=lambda ev: ev.last_seen)
         return Observed("event", e.component, e.message, e.last_seen)

@@ -39,7 +39,12 @@ def observed_for(engine: Engine, pod: Pod, exp: Explanation) -> dict[str, Any] |
         return None
     mine = not exp.handled_by and not exp.waiting
     return observed.compare(
-        engine.snapshot, pod, obs, exp.message if mine else "", exp.schedulable and mine, engine.profile.scheduler_name
+        engine.snapshot,
+        pod,
+        obs,
+        exp.message if mine else "",
+        exp.schedulable and mine,
+        engine.profile.scheduler_name,
     ).to_dict()
 
 

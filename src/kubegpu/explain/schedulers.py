@@ -101,7 +101,7 @@ class Handling:
 
     @property
     def other(self) -> str:
-        """"" when the modelled scheduler takes the pod, else the sentence saying who does."""
+        """ "" when the modelled scheduler takes the pod, else the sentence saying who does."""
         if self.modelled:
             return ""
         return (
@@ -144,7 +144,11 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             h.notes.append(
                 f"{ann}: a KAI GPU share (an annotation, not a resource): kai-scheduler places it through a "
                 f"reservation pod on a GPU its device plugin advertises"
-                + (f"; queue {queue}" if queue else "; the pod names no queue label (kai.scheduler/queue), so KAI will not take it")
+                + (
+                    f"; queue {queue}"
+                    if queue
+                    else "; the pod names no queue label (kai.scheduler/queue), so KAI will not take it"
+                )
             )
         else:
             h.notes.append(
@@ -152,7 +156,9 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
                 "took it and no other scheduler reads them; set schedulerName kai-scheduler"
             )
     if VOLCANO_QUEUE_LABEL in pod.labels and pod.scheduler_name == VOLCANO_SCHEDULER:
-        h.notes.append(f"Volcano queue {pod.labels[VOLCANO_QUEUE_LABEL]} (its PodGroup's state decides admission)")
+        h.notes.append(
+            f"Volcano queue {pod.labels[VOLCANO_QUEUE_LABEL]} (its PodGroup's state decides admission)"
+        )
     if pod.scheduling_gates:
         h.waiting = waiting_text(snapshot, pod)
     elif KUEUE_QUEUE_LABEL in pod.labels:
@@ -210,7 +216,7 @@ def workload_for(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any] | Non
 
 
 def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
-    """" (LocalQueue a → ClusterQueue b): <why not admitted>" from the objects the snapshot holds."""
+    """ " (LocalQueue a → ClusterQueue b): <why not admitted>" from the objects the snapshot holds."""
     parts = []
     lq_name = pod.labels.get(KUEUE_QUEUE_LABEL, "")
     wl = workload_for(snapshot, pod)
@@ -222,9 +228,9 @@ def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
             cq_name = str(_spec(lq).get("clusterQueue", ""))
     where = f"LocalQueue {lq_name}" if lq_name else "no queue-name label"
     where += f" → ClusterQueue {cq_name}" if cq_name else ""
-    if lq_name and not any(_meta(q).get("name") == lq_name for q in snapshot.records.queue_objects("LocalQueue")):
-        if snapshot.records.queue_objects("LocalQueue"):
-            parts.append(f"LocalQueue {lq_name} does not exist in {pod.namespace}, so Kueue never admits it")
+    local_queues = snapshot.records.queue_objects("LocalQueue")
+    if lq_name and local_queues and not any(_meta(q).get("name") == lq_name for q in local_queues):
+        parts.append(f"LocalQueue {lq_name} does not exist in {pod.namespace}, so Kueue never admits it")
     for cq in snapshot.records.queue_objects("ClusterQueue"):
         if _meta(cq).get("name") == cq_name:
             for c in _conditions(cq):
@@ -237,7 +243,9 @@ def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
         if quota is not None and quota.get("status") == "False":
             parts.append(f"Workload {wname}: {quota.get('message', '')}")
         elif conds.get("Admitted", {}).get("status") == "True":
-            parts.append(f"Workload {wname} is admitted: Kueue should remove the gate; if it stays, see Kueue's log")
+            parts.append(
+                f"Workload {wname} is admitted: Kueue should remove the gate; if it stays, see Kueue's log"
+            )
         elif not conds:
             parts.append(f"Workload {wname} has no conditions yet (not evaluated by Kueue)")
     elif snapshot.records.queue_objects("Workload"):

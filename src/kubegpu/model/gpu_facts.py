@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
 from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_TAINT_KEY as GPU_TAINT_KEY
-from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS
 from kubegpu.model.objects import Node, Pod
 
 # The node-pool labels real providers set, in the order they are tried when the configured label is

@@ -64,6 +64,7 @@ def pitfall_name(code: str) -> str:
     """The user-facing name of a pitfall filed under ``code`` ("" stays "")."""
     return PITFALL_NAMES.get(code, code)
 
+
 # -- GPU nodes as cloud providers and autoscalers mark them (no device plugin needed to set these) ------
 # AKS GPU node pools: label accelerator=nvidia and, by convention, taint sku=gpu:NoSchedule (AKS docs, "Use
 # GPUs on AKS"); GKE: cloud.google.com/gke-accelerator=<type> and the nvidia.com/gpu=present:NoSchedule taint
@@ -86,7 +87,12 @@ AKS_GPU_TAINT_KEY = "sku"  # AKS docs: --node-taints sku=gpu:NoSchedule
 # HAMi (Project-HAMi/HAMi docs/config.md): per-container GPU memory (MiB), memory percentage and SM share,
 # resolved by hami-scheduler's extender; the nodes advertise none of them.
 HAMI_SCHEDULER = "hami-scheduler"
-HAMI_RESOURCES = ("nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores", "nvidia.com/priority")
+HAMI_RESOURCES = (
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+    "nvidia.com/priority",
+)
 HAMI_NODE_LABEL = "gpu"  # the HAMi device plugin DaemonSet's nodeSelector gpu=on (HAMi README)
 HAMI_NODE_LABEL_VALUE = "on"
 # Volcano's vGPU (volcano-vgpu-device-plugin, scheduler plugin deviceshare): vgpu-number is advertised by

@@ -236,6 +236,16 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     )
 
 
+def parse_owner(ctx: _Ctx, meta: Raw) -> OwnerRef | None:
+    """The controller among ``metadata.ownerReferences`` (``controller: true``), else the first one."""
+    owner = None
+    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
+        if o.get("controller") is True or owner is None:
+            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+    return owner
+
+
 def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, PriorityClass] | None = None) -> Pod:
     """Parse a Pod. ``priority_classes`` resolves ``priorityClassName`` when ``spec.priority`` is unset,
     as the Priority admission plugin does for pods that were never admitted (manifests)."""
@@ -313,11 +323,7 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         if pc is not None:
             priority = pc.value
             preemption_policy = preemption_policy or pc.preemption_policy
-    owner = None
-    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
-        if o.get("controller") is True or owner is None:
-            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+    owner = parse_owner(ctx, meta)
     gates = tuple(
         str(ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name", ""))
         for i, g in enumerate(ctx.seq(spec.get("schedulingGates"), "spec.schedulingGates"))
@@ -384,7 +390,9 @@ def _container_states(ctx: _Ctx, status: Raw) -> tuple[ContainerState, ...]:
             message = str(waiting.get("message") or "")
             if not message and last:
                 message = " ".join(
-                    str(p) for p in (last.get("reason"), f"exit code {last.get('exitCode')}", last.get("message")) if p
+                    str(p)
+                    for p in (last.get("reason"), f"exit code {last.get('exitCode')}", last.get("message"))
+                    if p
                 )
             restarts = c.get("restartCount", 0)
             out.append(

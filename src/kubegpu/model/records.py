@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.model.objects import OwnerRef, Pod
-from kubegpu.model.parse import _Ctx, _meta, parse_pod
+from kubegpu.model.parse import _Ctx, _meta, parse_owner, parse_pod
 
 DAEMONSET = "DaemonSet"
 EVENT = "Event"
@@ -115,15 +115,6 @@ class Records:
         return [q for q in self.queues if q.get("kind") == kind]
 
 
-def _owner(ctx: _Ctx, meta: Mapping[str, Any]) -> OwnerRef | None:
-    owner = None
-    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
-        if o.get("controller") is True or owner is None:
-            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
-    return owner
-
-
 def _optional_int(ctx: _Ctx, value: Any, field: str) -> int | None:
     return None if value is None else ctx.integer(value, field)
 
@@ -170,7 +161,7 @@ def parse_event(raw: Mapping[str, Any], source: str = "") -> Event:
     """core/v1 Event (``involvedObject``, ``source.component``) or events.k8s.io/v1 (``regarding``,
     ``note``, ``reportingController``)."""
     ctx = _Ctx(source, raw)
-    meta, ns, name = _meta(ctx, raw, namespaced=True)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
     obj = ctx.mapping(raw.get("involvedObject") or raw.get("regarding"), "involvedObject")
     src = ctx.mapping(raw.get("source"), "source")
     series = ctx.mapping(raw.get("series"), "series")
@@ -182,7 +173,9 @@ def parse_event(raw: Mapping[str, Any], source: str = "") -> Event:
         object_name=ctx.string(obj.get("name"), "involvedObject.name"),
         object_namespace=ctx.string(obj.get("namespace"), "involvedObject.namespace"),
         reason=ctx.string(raw.get("reason"), "reason"),
-        message=ctx.string(raw.get("message") if raw.get("message") is not None else raw.get("note"), "message"),
+        message=ctx.string(
+            raw.get("message") if raw.get("message") is not None else raw.get("note"), "message"
+        ),
         type=ctx.string(raw.get("type"), "type"),
         count=count if isinstance(count, int) and not isinstance(count, bool) else 1,
         component=ctx.string(src.get("component"), "source.component")
@@ -202,14 +195,19 @@ def parse_controller(raw: Mapping[str, Any], source: str = "") -> Controller:
     for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
         c = ctx.mapping(c, f"status.conditions[{i}]")
         conditions.append(
-            (str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
+            (
+                str(c.get("type", "")),
+                str(c.get("status", "")),
+                str(c.get("reason", "")),
+                str(c.get("message", "")),
+            )
         )
     return Controller(
         kind=str(raw.get("kind")),
         namespace=ns,
         name=name,
         labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
-        owner=_owner(ctx, meta),
+        owner=parse_owner(ctx, meta),
         conditions=tuple(conditions),
         suspended=spec.get("suspend") is True,
         source=source,

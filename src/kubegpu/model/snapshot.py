@@ -18,8 +18,6 @@ from kubegpu.errors import InputError
 from kubegpu.model import parse
 from kubegpu.model.dra import KINDS as DRA_KINDS
 from kubegpu.model.dra import DraObjects
-from kubegpu.model.records import KINDS as RECORD_KINDS
-from kubegpu.model.records import Records
 from kubegpu.model.objects import (
     LimitRange,
     Namespace,
@@ -29,6 +27,8 @@ from kubegpu.model.objects import (
     PriorityClass,
     ResourceQuota,
 )
+from kubegpu.model.records import KINDS as RECORD_KINDS
+from kubegpu.model.records import Records
 
 # Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
 # carries them, and refusing them would make ordinary dumps unusable.

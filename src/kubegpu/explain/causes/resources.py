@@ -14,9 +14,9 @@ import difflib
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.names import HAMI_RESOURCES
-from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import NVIDIA_GPU, is_gpu
@@ -124,14 +124,20 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
 
 def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
     """HAMi's / Volcano's own resource reached a scheduler that does not know it."""
-    owner = "HAMi's hami-scheduler" if resource in HAMI_RESOURCES else "Volcano's scheduler (schedulerName volcano)"
+    owner = (
+        "HAMi's hami-scheduler"
+        if resource in HAMI_RESOURCES
+        else "Volcano's scheduler (schedulerName volcano)"
+    )
     return Advice(
         f"{resource} is not a node resource: only {owner} resolves it, from the devices its device plugin reports. "
         f"This pod names schedulerName {ctx.pod.scheduler_name}, which treats it as an extended resource no node "
         "advertises. Give the pod the right schedulerName (HAMi's webhook does this for GPU pods when it runs).",
         "Renaming the resource to one a node advertises would drop the memory/core limit the pod asked for.",
-        [ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.schedulerName}}'"),
-         ctx.cmd("get mutatingwebhookconfigurations")],
+        [
+            ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.schedulerName}}'"),
+            ctx.cmd("get mutatingwebhookconfigurations"),
+        ],
     )
 
 
