@@ -149,6 +149,29 @@ def test_capacity_zero_with_mig_mixed_gpu_operator_442() -> None:
     assert "scattered" not in fixes(pending(data, "default/cuda-test"))
 
 
+def test_aks_spot_taints_keep_the_plugin_off_aks_4418() -> None:
+    data = case("aks-spot-taints")
+    f = finding(data, "GPU node advertises no GPU resource")
+    # both Spot taints are untolerated by the plugin (it tolerates sku=gpu and nvidia.com/gpu only)
+    assert (
+        "does not tolerate aks-gpuspot-12345678-vmss000000's taints type=gpu-spot:NoSchedule, "
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in f["detail"]
+    )
+    assert f["detail"].startswith("accelerator=nvidia mark it a GPU node")
+    # the AKS node appears in the node table under its agent pool
+    assert [(n["name"], n["pool"]) for n in data["nodes"]] == [("aks-gpuspot-12345678-vmss000000", "gpuspot")]
+    assert_no_name_blame(data)
+
+
+def test_karpenter_node_without_any_device_plugin_karpenter_3862() -> None:
+    data = case("karpenter-no-device-plugin")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "karpenter.k8s.aws/instance-gpu-count=1" in f["detail"]
+    assert "no device plugin DaemonSet is in the cluster" in f["detail"]
+    assert "so no change to this pod helps" in fixes(pending(data, "default/inference"))
+    assert_no_name_blame(data)
+
+
 # -- other schedulers, gates, admission ---------------------------------------------------------------
 
 
@@ -241,7 +264,9 @@ def test_whole_gpu_on_mig_node_names_profiles_cocalc_8161() -> None:
     data = case("mig-whole-gpu")
     fix = fixes(pending(data, "cocalc/notebook"))
     assert "a100-mig is MIG-partitioned: it offers mig-1g.5gb ×5, mig-2g.10gb ×1, not whole GPUs" in fix
-    assert "GPU node advertises no GPU resource" not in [f["title"] for f in data["findings"]]
+    titles = [f["title"] for f in data["findings"]]
+    assert titles == ["pod requests whole GPUs; every GPU is MIG-partitioned"]
+    assert "nvidia.com/mig-1g.5gb, nvidia.com/mig-2g.10gb" in data["findings"][0]["detail"]
     assert_no_name_blame(data)
 
 

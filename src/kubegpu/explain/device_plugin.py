@@ -145,6 +145,12 @@ def untolerated(ds: DaemonSet, node: Node) -> Taint | None:
     return first_untolerated(node.taints, _tolerations(ds))
 
 
+def all_untolerated(ds: DaemonSet, node: Node) -> list[Taint]:
+    """Every NoSchedule/NoExecute taint the DaemonSet does not tolerate (the fix needs them all)."""
+    tolerations = _tolerations(ds)
+    return [t for t in node.taints if first_untolerated((t,), tolerations) is not None]
+
+
 def selector_gap(ds: DaemonSet, node: Node) -> str:
     """ "" when the template's nodeSelector and required affinity admit ``node``, else what it lacks."""
     pod = ds.template
@@ -223,12 +229,16 @@ def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Li
             "not-selected",
             [f"DaemonSet {ds.key} does not select {node.name}: its {gap}{desired}"],
         )
-    taint = untolerated(ds, node)
-    if taint is not None:
+    taints = all_untolerated(ds, node)
+    if taints:
+        which = "taint " + str(taints[0]) if len(taints) == 1 else "taints " + ", ".join(map(str, taints))
         return Link(
-            ds.key, title, False, "not-tolerated",
-            [f"DaemonSet {ds.key} does not tolerate {node.name}'s taint {taint}{desired}"],
-        )  # fmt: skip
+            ds.key,
+            title,
+            False,
+            "not-tolerated",
+            [f"DaemonSet {ds.key} does not tolerate {node.name}'s {which}{desired}"],
+        )
     pod = pod_of(snapshot, ds, node.name)
     if pod is None:
         return Link(
@@ -322,12 +332,12 @@ def _explain_not_selected(
     for (k, ds), lk in zip(plugins, out.links, strict=False):
         line = lk.lines[0]
         if lk.state == "not-tolerated":
-            taint = untolerated(ds, node)
-            assert taint is not None
-            out.blocking_taints.append(taint)
+            taints = all_untolerated(ds, node)
+            out.blocking_taints += taints
+            keys = ", ".join(f"{t.key} (effect {t.effect})" for t in taints)
             line += (
-                f": {k.title} never runs there, so the node registers no GPU. Add a toleration for {taint.key}"
-                f" (effect {taint.effect}) to the DaemonSet's pod template (Helm: its `tolerations` value)"
+                f": {k.title} never runs there, so the node registers no GPU. Add a toleration for {keys}"
+                " to the DaemonSet's pod template (Helm: its `tolerations` value)"
             )
         else:
             missing = _missing_labels(ds, node)

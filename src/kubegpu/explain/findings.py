@@ -39,7 +39,7 @@ from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import CONTROLLER_KINDS
-from kubegpu.model.resources import gpu_requests, is_gpu
+from kubegpu.model.resources import NVIDIA_GPU, gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 
@@ -62,6 +62,16 @@ class Finding:
             "severity": self.severity, "layer": self.layer, "title": self.title, "objects": self.objects,
             "detail": self.detail, "commands": self.commands, "pitfall": pitfall_name(self.pitfall) or None,
         }  # fmt: skip
+
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+def exit_code(findings: list[Finding]) -> int:
+    """The exit status that follows the worst severity: 2 critical, 1 warning, 0 info or nothing (the rule
+    ``inspect`` and ``diagnose --exit-code`` share, for cron and CI)."""
+    severities = {f.severity for f in findings}
+    return 2 if "critical" in severities else 1 if "warning" in severities else 0
 
 
 def gpu_resources(node: Node) -> dict[str, int]:
@@ -94,8 +104,7 @@ def find(
     out += _failed_create_findings(snapshot)
     out += _pod_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
-    order = {"critical": 0, "warning": 1, "info": 2}
-    return sorted(out, key=lambda f: order[f.severity])
+    return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 
 
 def _dark_node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
@@ -308,6 +317,14 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "critical", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
                 f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(mig_offered)}). Ask for an "
                 "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`).",
+                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
+            ))  # fmt: skip
+        elif missing == [NVIDIA_GPU] and mig_offered:
+            out.append(Finding(
+                "critical", "workload", "pod requests whole GPUs; every GPU is MIG-partitioned", [f"pod/{pod.key}"],
+                f"it asks for {NVIDIA_GPU}, but the GPUs are split into MIG instances and the nodes offer only "
+                f"{', '.join(mig_offered)} (mixed strategy). Request one of those profiles if a slice is enough, "
+                "or take a GPU out of MIG mode (`kubegpu plan mig`) — which removes every instance on it.",
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):

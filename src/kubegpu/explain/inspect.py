@@ -17,7 +17,7 @@ from typing import Any
 
 from kubegpu.explain.device_metrics import Prometheus, device_findings
 from kubegpu.explain.diagnose import is_gpu_pod
-from kubegpu.explain.findings import Finding, find
+from kubegpu.explain.findings import SEVERITY_ORDER, Finding, exit_code, find
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import parse_time
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -36,8 +36,7 @@ class Inspection:
 
     @property
     def exit_code(self) -> int:
-        severities = {f.severity for f in self.findings}
-        return 2 if "critical" in severities else 1 if "warning" in severities else 0
+        return exit_code(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         return {"exitCode": self.exit_code, "findings": [f.to_dict() for f in self.findings]}
@@ -71,8 +70,7 @@ def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot |
         ))  # fmt: skip
     if previous is not None:
         out.findings.extend(_changes(previous, current, now))
-    order = {"critical": 0, "warning": 1, "info": 2}
-    out.findings.sort(key=lambda f: order[f.severity])
+    out.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return out
 
 
