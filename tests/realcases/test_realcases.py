@@ -217,6 +217,20 @@ def test_kai_gpu_fraction_pod_is_a_pending_gpu_pod_kai_65() -> None:
     assert p["handledBy"].startswith("handled by kai-scheduler (KAI)")
     assert "gpu-fraction=0.1" in " ".join(p["notes"]) and "queue test" in " ".join(p["notes"])
     assert p["message"] == ""  # no default-scheduler message predicted
+    assert "does not exist" not in " ".join(p["notes"])  # queue test is in the snapshot
+
+
+def test_kai_pod_naming_a_missing_queue(tmp_path: Path) -> None:
+    # the same pod, its label pointing at a queue the cluster lacks (KAI quickstart: pods need an existing queue)
+    text_ = (
+        (HERE / "kai-gpu-fraction.yaml")
+        .read_text(encoding="utf-8")
+        .replace("runai/queue: test", "runai/queue: tset")
+    )
+    (tmp_path / "c.yaml").write_text(text_, encoding="utf-8")
+    data = diagnose(Engine(load_files(tmp_path / "c.yaml"))).to_dict()
+    notes = " ".join(pending(data, "default/gpu-sharing")["notes"])
+    assert "KAI queue tset does not exist (queues: default, test)" in notes
 
 
 def test_extra_scheduling_gate_kueue_9482() -> None:

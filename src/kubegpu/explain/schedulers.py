@@ -140,6 +140,15 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         queue = next((pod.labels[k] for k in KAI_QUEUE_LABELS if k in pod.labels), "")
+        kai_queues = [
+            _meta(q).get("name")
+            for q in snapshot.records.queue_objects("Queue")
+            if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
+        ]
+        if queue and kai_queues and queue not in kai_queues:
+            h.notes.append(
+                f"KAI queue {queue} does not exist (queues: {', '.join(map(str, kai_queues))}): kai-scheduler leaves the pod Pending"
+            )
         if pod.scheduler_name == KAI_SCHEDULER:
             h.notes.append(
                 f"{ann}: a KAI GPU share (an annotation, not a resource): kai-scheduler places it through a "
