@@ -193,7 +193,9 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     "--all", "everything", is_flag=True, help="Every Pending pod and node (the grouped view's detail)."
 )
 @click.option(
-    "--exit-code", "with_exit_code", is_flag=True,
+    "--exit-code",
+    "with_exit_code",
+    is_flag=True,
     help="Exit 2 when a finding is critical, 1 when the worst is a warning, else 0 (as `inspect`).",
 )
 @engine_options  # fmt: skip

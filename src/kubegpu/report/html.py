@@ -353,7 +353,7 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
         verdict = {True: " (matches)", False: " (differs)", None: ""}[o["agrees"]]
         who = o["reporter"] or "PodScheduled condition"
         out.append(f"<p>The cluster said ({_t(who)}){verdict}:</p><pre>{_t(o['message'])}</pre>")
-        out += [f"<p class=\"dim\">likely: {_t(w)}</p>" for w in o["likelyReasons"]]
+        out += [f'<p class="dim">likely: {_t(w)}</p>' for w in o["likelyReasons"]]
     if e.recorded_message and e.recorded_message != e.message:
         out.append(f"<p>The cluster recorded:</p><pre>{_t(e.recorded_message)}</pre>")
     if e.nominated_node:
