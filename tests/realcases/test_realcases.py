@@ -186,6 +186,8 @@ def test_hami_scheduler_pod_is_hamis_hami_815() -> None:
         and obs["message"] == "0/1 nodes are available: 1 node unregistered."
     )
     assert any("written by hami-scheduler" in w for w in obs["likelyReasons"])
+    # the fixture's node1 has no hami.io/node-nvidia-register annotation: what "unregistered" means to HAMi
+    assert any("hami.io/node-nvidia-register annotation; node1 lacks it" in w for w in obs["likelyReasons"])
 
 
 def test_hami_resources_on_default_scheduler_hami_536() -> None:

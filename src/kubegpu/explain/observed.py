@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_SCHEDULER
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -77,6 +78,14 @@ def compare(
             f"the message was written by {obs.reporter}, not by the {modelled} kubegpu reproduces: another "
             "scheduler's words and rules"
         )
+        if obs.reporter == HAMI_SCHEDULER and "node unregistered" in obs.message:
+            bare = [n.name for n in snapshot.nodes if HAMI_NODE_REGISTER_ANNOTATION not in n.annotations]
+            obs.why.append(
+                f"hami-scheduler counts only nodes whose HAMi device plugin wrote the {HAMI_NODE_REGISTER_ANNOTATION} "
+                f"annotation; {', '.join(bare) or 'no node'} lack{'s' if len(bare) == 1 else ''} it: the "
+                "hami-device-plugin pod is not running or not registering there (its DaemonSet selects nodes "
+                "labelled gpu=on)"
+            )
         return obs
     if not predicted and not schedulable:
         return obs

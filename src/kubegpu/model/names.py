@@ -109,3 +109,6 @@ KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
 DEFAULT_SCHEDULER = "default-scheduler"
+# node annotation HAMi's device plugin writes with the node's GPUs; hami-scheduler reads only this, and a
+# node without it is "unregistered" in hami-scheduler's FailedScheduling messages
+HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
