@@ -45,7 +45,7 @@ def test_changes_since_the_previous_snapshot() -> None:
     titles = [f.title for f in report.findings]
     assert "GPU node disappeared" in titles  # n2
     changed = next(f for f in report.findings if f.title == "GPU allocatable changed on n1")
-    assert changed.severity == "error"
+    assert changed.severity == "critical"
     assert changed.detail.startswith("nvidia.com/gpu 8 → 6: devices dropped out")
     assert any(
         f.title == "fewer device plugin pods Ready" and "2 → 1 Ready" in f.detail for f in report.findings

@@ -59,7 +59,9 @@ def test_r17_1_gpu_labels_without_allocatable_gpus() -> None:
         for f in found
         if pitfall_name(f.pitfall) == "labels-without-gpus" and f.objects == ["node/all-sick"]
     )
-    assert sick.severity == "error" and "`nvidia-smi` answering on the host proves the driver" in sick.detail
+    assert (
+        sick.severity == "critical" and "`nvidia-smi` answering on the host proves the driver" in sick.detail
+    )
     # the degraded node keeps the plain warning, without a pitfall id
     assert [(f.title, f.pitfall) for f in found if f.objects == ["node/one-sick"]] == [
         ("allocatable GPUs below capacity", "")

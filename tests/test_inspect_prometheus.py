@@ -128,7 +128,7 @@ def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
         f"GPU requested but nearly idle for 1h: GPU 0 ({UUID}1) on gpu-b",
     }
     xid = found[f"Xid 79 on GPU 1 ({UUID}2) on gpu-b"]
-    assert xid["severity"] == "error"
+    assert xid["severity"] == "critical"
     assert xid["objects"] == ["node/gpu-b", "pod/team-b/infer-0"]
     memory = found[f"memory over 95% for 15m on GPU 0 ({UUID}0) on gpu-a"]
     assert memory["severity"] == "warning"

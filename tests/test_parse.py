@@ -56,16 +56,17 @@ def test_unknown_kind_is_an_error_but_ordinary_kinds_are_ignored_quietly() -> No
             ("f.yaml", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
             (
                 "f.yaml",
-                {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "x"}},
+                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "d", "namespace": "x"}},
             ),
             ("f.yaml", make_node("n1").obj()),
         ]
     )
     assert [e.one_line() for e in snap.errors] == [
         "f.yaml: Widget w: kind: unknown kind 'Widget' (kubegpu reads Node, Pod, ResourceQuota, LimitRange, "
-        "PriorityClass, PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup and their List forms)"
+        "PriorityClass, PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, "
+        "Deployment, StatefulSet, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)"
     ]
-    assert snap.ignored == {"Deployment": 1}
+    assert snap.ignored == {"Service": 1}
     assert [n.name for n in snap.nodes] == ["n1"]
 
 

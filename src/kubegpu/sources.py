@@ -10,6 +10,7 @@ file's broken document onwards; everything else still loads.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
@@ -41,8 +42,27 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
         errors.append(InputError(f"invalid YAML{where}: {problem}", source=source))
 
 
+# `kubectl describe` prints "Name:" first, then fields such as these, never apiVersion/kind
+_DESCRIBE_FIELDS = re.compile(
+    r"^(Namespace|Labels|Annotations|Status|Events|Capacity|Allocatable|Containers|Taints):", re.M
+)
+DESCRIBE_HINT = (
+    "this is `kubectl describe` output, which is for people and cannot be read back; save the objects instead: "
+    "kubectl get nodes,pods,daemonsets,replicasets,jobs,events,resourcequotas,limitranges,priorityclasses,"
+    "poddisruptionbudgets,namespaces -A -o yaml > cluster.yaml"
+)
+
+
+def is_describe_text(text: str) -> bool:
+    head = text.lstrip()[:4000]
+    return head.startswith("Name:") and len(_DESCRIBE_FIELDS.findall(head)) >= 2 and "apiVersion:" not in head
+
+
 def read_text(text: str, source: str, errors: list[InputError]) -> list[tuple[str, Mapping[str, Any]]]:
     objects: list[tuple[str, Mapping[str, Any]]] = []
+    if is_describe_text(text):
+        errors.append(InputError(DESCRIBE_HINT, source=source))
+        return objects
     for doc in _documents(text, source, errors):
         try:
             objects.extend(split_documents(doc, source))
@@ -64,6 +84,8 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(InputError(f"cannot read: {exc}", source=str(f)))
             continue
+        if f == path and is_describe_text(text):  # the one file given holds no object at all
+            raise InputError(DESCRIBE_HINT, source=str(f))
         objects.extend(read_text(text, str(f), errors))
     return objects
 

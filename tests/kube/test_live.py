@@ -191,6 +191,11 @@ def full_cluster() -> dict[str, list[dict[str, Any]]]:
         "/api/v1/resourcequotas": [QUOTA],
         "/api/v1/limitranges": [LIMIT_RANGE],
         "/apis/policy/v1/poddisruptionbudgets": [PDB],
+        # read for the device plugin chain, FailedCreate and the scheduler's own events (model.records)
+        "/apis/apps/v1/daemonsets": [],
+        "/apis/apps/v1/replicasets": [],
+        "/apis/batch/v1/jobs": [],
+        "/api/v1/events": [],
     }
 
 

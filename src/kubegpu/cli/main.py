@@ -192,10 +192,16 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
 @click.option(
     "--all", "everything", is_flag=True, help="Every Pending pod and node (the grouped view's detail)."
 )
+@click.option(
+    "--exit-code",
+    "with_exit_code",
+    is_flag=True,
+    help="Exit 2 when a finding is critical, 1 when the worst is a warning, else 0 (as `inspect`).",
+)
 @engine_options  # fmt: skip
 def diagnose(
     output: str, pool_label: str, one_pod: str | None, one_node: str | None, everything: bool, profile: str,
-    plugin_configs: tuple[str, ...], seed: int, **src: Any
+    plugin_configs: tuple[str, ...], seed: int, with_exit_code: bool, **src: Any
 ) -> None:  # fmt: skip
     """The main job: a headline, every Pending GPU pod explained (grouped by shape and cause on large
     clusters), the GPU nodes by pool, and what the snapshot shows is broken."""
@@ -210,6 +216,10 @@ def diagnose(
     emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
          lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
                               node=one_node))  # fmt: skip
+    if with_exit_code:
+        from kubegpu.explain.findings import exit_code
+
+        raise SystemExit(exit_code(report.findings))
 
 
 @cli.command()

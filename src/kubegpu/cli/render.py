@@ -30,13 +30,20 @@ def _console() -> Console:
 
 console = _console()
 
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def explanation(exp: Explanation, *, heading: bool = True) -> None:
     if heading:
         console.rule(f"[bold]{exp.pod}")
-    if exp.schedulable:
+    if exp.waiting:
+        console.print(Text(f"SchedulingGated — {exp.waiting}", style="yellow"), soft_wrap=True)
+        console.print(Text("once the gates are removed, the checks below apply:"), style="dim")
+    if exp.handled_by:
+        console.print(Text(exp.handled_by, style="yellow"), soft_wrap=True)
+        verdict = f"pass on {exp.node}" if exp.schedulable else f"fail on every node: {exp.message}"
+        console.print(Text(f"checks every scheduler makes: {verdict}"), soft_wrap=True)
+    elif exp.schedulable:
         console.print(f"[green]schedulable[/green]: kube-scheduler would bind it to [bold]{exp.node}[/bold]")
         if exp.kubelet:
             console.print(f"[red]but kubelet on {exp.kubelet['node']} would refuse it at admission[/red]:")
@@ -63,8 +70,18 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
     else:
         console.print("[red]Pending[/red] — kube-scheduler's FailedScheduling message:")
         console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it
-        if exp.recorded_message and exp.recorded_message != exp.message:
-            console.print(Text(f"(the cluster last recorded: {exp.recorded_message})"), style="dim")
+    if exp.observed:
+        o = exp.observed
+        who = f"{o['source']}" + (f" from {o['reporter']}" if o.get("reporter") else "")
+        verdict = {True: "matches the prediction", False: "differs from the prediction", None: ""}[
+            o["agrees"]
+        ]
+        console.print(
+            Text(f"the cluster said ({who}): {o['message']}" + (f" — {verdict}" if verdict else "")),
+            soft_wrap=True,
+        )
+        for why in o["likelyReasons"]:
+            console.print(Text(f"  likely: {why}"), style="dim", soft_wrap=True)
     if exp.nodes:
         table = Table(title="evidence per node", title_justify="left", show_lines=False)
         for col in ("node", "first failing filter", "reason", "evidence"):

@@ -185,7 +185,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
         app = xid in APPLICATION_XIDS
         holders = _holders(snapshot, host, pods)
         out.append(Finding(
-            "warning" if app else "error", "driver/device-plugin", f"Xid {xid} on {_name(labels)}",
+            "warning" if app else "critical", "driver/device-plugin", f"Xid {xid} on {_name(labels)}",
             [f"node/{host}", *(f"pod/{p}" for p in holders)],
             f"{F.XID_ERRORS.name} is the last Xid code (a gauge: rate() over it means nothing); "
             + ("Xid 13/31/43/45/68 usually come from the application: read the pod's log"
@@ -196,7 +196,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
     for labels, _ in prom.query(f"{HEALTHY[0]} == 0", at):
         host = labels.get(F.LABEL_HOSTNAME, "")
         out.append(Finding(
-            "error", "driver/device-plugin", f"{_name(labels)} is Unhealthy", [f"node/{host}"],
+            "critical", "driver/device-plugin", f"{_name(labels)} is Unhealthy", [f"node/{host}"],
             "a critical Xid marked it Unhealthy, as the device plugin does: kubelet stops offering it and allocatable drops",
             "R2.1, R16", [f"kubectl -n default describe node {host}"],
         ))  # fmt: skip

@@ -23,7 +23,8 @@ from kubegpu.batch.status import workload_status
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.overview import NodeRow, node_rows
-from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod
+from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
+from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins.node_affinity import required_mask
@@ -31,8 +32,11 @@ from kubegpu.scheduler.queue import priority_sort
 
 
 def is_gpu_pod(pod: Pod) -> bool:
-    return any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items()) or any(
-        t.key.startswith("nvidia.com/") for t in pod.tolerations
+    """Asks for an nvidia.com/* resource, Volcano's vGPUs or a KAI GPU share, or tolerates an nvidia.com taint."""
+    return (
+        any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items())
+        or any(t.key.startswith("nvidia.com/") for t in pod.tolerations)
+        or wants_gpu_elsewhere(pod)
     )
 
 
@@ -115,6 +119,7 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
                 recorded_message=_recorded_condition(pod),
                 queue=workload_status(engine.snapshot, pod),
             )
+            exp.observed = observed_for(engine, pod, exp)
         out.append(exp)
     return out
 

@@ -233,7 +233,7 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
         via_dra = [p.key for p in pods if p.key in claim_pods]
         out.append(
             Finding(
-                severity="error",
+                severity="critical",
                 layer="driver/device-plugin",
                 title=f"{n.name} advertises its GPUs twice: {plugin} through the device plugin and {len(gpus)} through the DRA driver",
                 objects=[f"Node {n.name}", *(f"Pod {k}" for k in via_plugin + via_dra)],

@@ -79,6 +79,10 @@ class Explanation:
     devices_synthesized: bool = False
     kubelet: dict[str, Any] | None = None  # admission outcome on the chosen node, when it fails
     queue: dict[str, Any] | None = None  # batch layer: queue, position, quota shortfall, gang members
+    scheduler: str = "default-scheduler"  # spec.schedulerName
+    handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
+    waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
+    observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,4 +100,8 @@ class Explanation:
             "devicesSynthesized": self.devices_synthesized,
             "kubelet": self.kubelet,
             "queue": self.queue,
+            "schedulerName": self.scheduler,
+            "handledBy": self.handled_by or None,
+            "waiting": self.waiting or None,
+            "observed": self.observed,
         }

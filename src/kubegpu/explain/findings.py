@@ -25,18 +25,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
     GPU_COUNT_LABEL,
-    GPU_PRESENT_LABEL,
     GPU_PRODUCT_LABEL,
+    gpu_signs,
     tolerates_gpu_taint,
 )
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import gpu_requests, is_gpu
+from kubegpu.model.records import CONTROLLER_KINDS
+from kubegpu.model.resources import NVIDIA_GPU, gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 
@@ -45,7 +48,7 @@ QUOTA_NEAR = 0.9
 
 @dataclass
 class Finding:
-    severity: str  # error | warning | info
+    severity: str  # critical | warning | info (inspect exits 2 | 1 | 0 on the worst)
     layer: str  # driver/device-plugin | node | scheduling | quota | isolation | workload
     title: str
     objects: list[str]
@@ -61,15 +64,23 @@ class Finding:
         }  # fmt: skip
 
 
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+def exit_code(findings: list[Finding]) -> int:
+    """The exit status that follows the worst severity: 2 critical, 1 warning, 0 info or nothing (the rule
+    ``inspect`` and ``diagnose --exit-code`` share, for cron and CI)."""
+    severities = {f.severity for f in findings}
+    return 2 if "critical" in severities else 1 if "warning" in severities else 0
+
+
 def gpu_resources(node: Node) -> dict[str, int]:
     return {r: v for r, v in node.capacity.items() if is_gpu(r)}
 
 
 def has_gpu_labels(node: Node) -> bool:
-    return node.labels.get(GPU_PRESENT_LABEL) == "true" or node.labels.get(GPU_COUNT_LABEL, "0") not in (
-        "",
-        "0",
-    )
+    """GFD labels, a provider's GPU label or the GPU taint say the node has GPUs (``gpu_facts.gpu_signs``)."""
+    return bool(gpu_signs(node))
 
 
 def is_daemon(pod: Pod) -> bool:
@@ -90,37 +101,44 @@ def find(
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
+    out += _failed_create_findings(snapshot)
     out += _pod_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
-    order = {"error": 0, "warning": 1, "info": 2}
-    return sorted(out, key=lambda f: order[f.severity])
+    return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
+
+
+def _dark_node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """A GPU node (by labels, a provider's label or the GPU taint) that advertises no GPU (absent or 0):
+    the device plugin chain says why (``explain.device_plugin``)."""
+    out = []
+    for check in device_plugin.dark_nodes(snapshot):
+        node = snapshot.node(check.node)
+        assert node is not None
+        zero = [r for r, v in node.capacity.items() if is_gpu(r) and not v]
+        has = f"{', '.join(zero)} capacity 0" if zero else "no GPU resource in status.capacity"
+        signs = ", ".join(check.signs) or "GPU resource names"
+        out.append(Finding(
+            "critical", "driver/device-plugin", "GPU node advertises no GPU resource", [f"node/{node.name}"],
+            f"{signs} mark it a GPU node, but it has {has}: no device plugin has registered GPUs with kubelet "
+            "here, so every GPU pod is refused it whatever its spelling or tolerations. Why: "
+            + "; ".join(check.causes or ["unknown: see the device plugin pod's log on the node"]) + ". "
+            "`nvidia-smi` working on the host does not make the node schedulable.",
+            "R3.4, R17.1", list(check.commands), pitfall="R17.1",
+        ))  # fmt: skip
+    return out
 
 
 def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
-    out = []
+    out = _dark_node_findings(snapshot)
     for node in snapshot.nodes:
         gpus = gpu_resources(node)
-        if has_gpu_labels(node) and not gpus:
-            out.append(Finding(
-                "error", "driver/device-plugin", "GPU node advertises no GPU resource", [f"node/{node.name}"],
-                f"labels say {GPU_PRESENT_LABEL}={node.labels.get(GPU_PRESENT_LABEL, '')} "
-                f"{GPU_COUNT_LABEL}={node.labels.get(GPU_COUNT_LABEL, '')}, but status.capacity has no nvidia.com/* "
-                "resource: the device plugin has not registered with kubelet here. Look at the plugin pod's logs, the "
-                "host driver and /var/lib/kubelet/device-plugins/, not at the business pods. `nvidia-smi` working on "
-                "the host does not make the node schedulable.",
-                "R3.4, R17.1",
-                [f"kubectl -n gpu-operator get pods -o wide --field-selector spec.nodeName={node.name}",
-                 f"kubectl -n gpu-operator logs <device-plugin-pod-on-{node.name}> --all-containers --tail=200",
-                 f"kubectl -n default get node {node.name} -o jsonpath='{{.status.capacity}}'"],
-                pitfall="R17.1",
-            ))  # fmt: skip
         # every GPU registered and none allocatable: the host driver may well work, nothing schedules here
         none_left = has_gpu_labels(node) and bool(gpus) and not any(node.allocatable.get(r, 0) for r in gpus)
         for r, cap in gpus.items():
             alloc = node.allocatable.get(r, 0)
             if alloc < cap:
                 out.append(Finding(
-                    "error" if none_left else "warning", "driver/device-plugin",
+                    "critical" if none_left else "warning", "driver/device-plugin",
                     "GPU node has no allocatable GPU" if none_left else "allocatable GPUs below capacity",
                     [f"node/{node.name}"],
                     f"{r}: capacity {format_milli(r, cap)}, allocatable {format_milli(r, alloc)}: "
@@ -139,7 +157,7 @@ def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if (
             count
             and count.isdigit()
-            and whole is not None
+            and whole
             and int(count) * 1000 != whole
             and not node.labels.get("nvidia.com/gpu.replicas")
         ):
@@ -150,7 +168,7 @@ def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             ))  # fmt: skip
         if not node.ready and (gpus or has_gpu_labels(node)):
             out.append(Finding(
-                "error", "node", "GPU node is NotReady", [f"node/{node.name}"],
+                "critical", "node", "GPU node is NotReady", [f"node/{node.name}"],
                 "kubelet does not report Ready: nothing new schedules here and its GPUs are lost capacity.",
                 "R16", [f"kubectl -n default describe node {node.name}"],
             ))  # fmt: skip
@@ -238,26 +256,90 @@ def _quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
+def _top_owner(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> tuple[str, str]:
+    """The controller a person edits: a ReplicaSet's Deployment, a Job's CronJob (when in the snapshot)."""
+    c = snapshot.records.controller(kind, namespace, name)
+    if c is not None and c.owner is not None and c.owner.kind in ("Deployment", "CronJob"):
+        return c.owner.kind, c.owner.name
+    return kind, name
+
+
+def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """A controller whose pods the API server rejects at creation (``FailedCreate`` events, or the
+    ReplicaSet's ``ReplicaFailure`` condition): ``exceeded quota`` leaves no Pending pod to explain."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for e in snapshot.records.events:
+        if e.reason == "FailedCreate" and e.kind in CONTROLLER_KINDS | {"DaemonSet"}:
+            seen.setdefault((e.kind, e.object_namespace or e.namespace, e.object_name), e.message)
+    for c in snapshot.records.controllers:
+        for ctype, status, reason, message in c.conditions:
+            if ctype == "ReplicaFailure" and status == "True" and reason == "FailedCreate":
+                seen.setdefault((c.kind, c.namespace, c.name), message)
+    out = []
+    for (kind, ns, name), message in sorted(seen.items()):
+        top_kind, top = _top_owner(snapshot, kind, ns, name)
+        via = f" (owned by {top_kind} {top})" if (top_kind, top) != (kind, name) else ""
+        quota = "exceeded quota" in message.lower()
+        quota_name = (
+            message.split("exceeded quota: ", 1)[1].split(",", 1)[0] if "exceeded quota: " in message else ""
+        )
+        out.append(Finding(
+            "critical", "quota" if quota else "workload",
+            f"{kind} {ns}/{name} cannot create its pods" + (": ResourceQuota exceeded" if quota else ""),
+            [f"{kind.lower()}/{ns}/{name}", *([f"resourcequota/{ns}/{quota_name}"] if quota_name else [])],
+            f"the API server rejects its pods at creation{via}: {message}. "
+            + ("No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
+               f"{ns} (finished pods still count until deleted), or raise the quota."
+               if quota else "No pod exists for a scheduler to explain."),
+            "R8.1, R8.2",
+            [f"kubectl -n {ns} describe {kind.lower()} {name}",
+             *([f"kubectl -n {ns} describe resourcequota {quota_name}"] if quota_name else [])],
+        ))  # fmt: skip
+    return out
+
+
 def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     out = []
-    advertised = {r for n in snapshot.nodes for r in n.capacity}
+    advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
     gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
     for pod in snapshot.pods:
         if pod.is_terminal:
             continue
-        asked = {r for r, v in pod.requests.items() if v and r.startswith("nvidia.com/")}
+        asked = {
+            r
+            for r, v in pod.requests.items()
+            if v and r.startswith("nvidia.com/") and not is_scheduler_resource(r)
+        }
         missing = sorted(asked - advertised)
         mig_offered = sorted(r for r in advertised if r.startswith("nvidia.com/mig-"))
         if missing and all(r.startswith("nvidia.com/mig-") for r in missing) and mig_offered:
             out.append(Finding(
-                "error", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
+                "critical", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
                 f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(mig_offered)}). Ask for an "
                 "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`).",
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
+        elif missing == [NVIDIA_GPU] and mig_offered:
+            out.append(Finding(
+                "critical", "workload", "pod requests whole GPUs; every GPU is MIG-partitioned", [f"pod/{pod.key}"],
+                f"it asks for {NVIDIA_GPU}, but the GPUs are split into MIG instances and the nodes offer only "
+                f"{', '.join(mig_offered)} (mixed strategy). Request one of those profiles if a slice is enough, "
+                "or take a GPU out of MIG mode (`kubegpu plan mig`) — which removes every instance on it.",
+                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
+            ))  # fmt: skip
+        elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
+            dark = device_plugin.dark_nodes(snapshot)
+            out.append(Finding(
+                "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
+                [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],
+                f"{', '.join(missing)} is a device plugin's resource and the name is right; no node has registered it. "
+                + (" ".join(f"{device_plugin.summary(c)}." for c in dark) if dark else
+                   "No node in the snapshot looks like a GPU node: add GPU nodes or check the node pool's scale-up."),
+                "R3.4, R11.4", list(dark[0].commands) if dark else [f"kubectl -n {pod.namespace} describe pod {pod.name}"],
+            ))  # fmt: skip
         elif missing:
             out.append(Finding(
-                "error", "workload", "pod requests a resource no node advertises", [f"pod/{pod.key}"],
+                "critical", "workload", "pod requests a resource no node advertises", [f"pod/{pod.key}"],
                 f"{', '.join(missing)} is not in any node's status.capacity; the name must match exactly "
                 f"(advertised GPU resources: {', '.join(sorted(r for r in advertised if is_gpu(r))) or 'none'}).",
                 "R11.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml"],

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubegpu.explain.device_metrics import Prometheus, device_findings
 from kubegpu.explain.diagnose import is_gpu_pod
-from kubegpu.explain.findings import Finding, find
+from kubegpu.explain.findings import SEVERITY_ORDER, Finding, exit_code, find
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import parse_time
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -36,8 +36,7 @@ class Inspection:
 
     @property
     def exit_code(self) -> int:
-        severities = {f.severity for f in self.findings}
-        return 2 if "error" in severities else 1 if "warning" in severities else 0
+        return exit_code(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         return {"exitCode": self.exit_code, "findings": [f.to_dict() for f in self.findings]}
@@ -71,8 +70,7 @@ def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot |
         ))  # fmt: skip
     if previous is not None:
         out.findings.extend(_changes(previous, current, now))
-    order = {"error": 0, "warning": 1, "info": 2}
-    out.findings.sort(key=lambda f: order[f.severity])
+    out.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return out
 
 
@@ -83,7 +81,7 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
     for name in sorted(set(old_nodes) - set(new_nodes)):
         gpus = _gpu(old_nodes[name].allocatable)
         if gpus:
-            out.append(Finding("error", "node", "GPU node disappeared", [f"node/{name}"],
+            out.append(Finding("critical", "node", "GPU node disappeared", [f"node/{name}"],
                                f"it had {gpus}; check whether it was scaled in on purpose", "R14.4, R16",
                                [f"kubectl -n default get node {name}"]))  # fmt: skip
     for name in sorted(set(old_nodes) & set(new_nodes)):
@@ -93,18 +91,18 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
             if x != y:
                 lost = any(y.get(r, 0) < v for r, v in x.items())
                 out.append(Finding(
-                    "error" if lost else "info", "driver/device-plugin", f"GPU {field_} changed on {name}", [f"node/{name}"],
+                    "critical" if lost else "info", "driver/device-plugin", f"GPU {field_} changed on {name}", [f"node/{name}"],
                     ", ".join(f"{r} {x.get(r, 0)} → {y.get(r, 0)}" for r in sorted({*x, *y}) if x.get(r, 0) != y.get(r, 0))
                     + (": devices dropped out (unhealthy, unregistered, or a sharing/MIG change)" if lost else ""),
                     "R2.1, R16", [f"kubectl -n default describe node {name}"],
                 ))  # fmt: skip
         if a.ready and not b.ready:
-            out.append(Finding("error", "node", f"{name} became NotReady", [f"node/{name}"], "kubelet stopped reporting Ready",
+            out.append(Finding("critical", "node", f"{name} became NotReady", [f"node/{name}"], "kubelet stopped reporting Ready",
                                "R16", [f"kubectl -n default describe node {name}"]))  # fmt: skip
     ready_before = sum(1 for p in before.pods if is_device_plugin(p) and p.ready)
     ready_after = sum(1 for p in after.pods if is_device_plugin(p) and p.ready)
     if ready_after < ready_before:
-        out.append(Finding("error", "driver/device-plugin", "fewer device plugin pods Ready",
+        out.append(Finding("critical", "driver/device-plugin", "fewer device plugin pods Ready",
                            [p.key for p in after.pods if is_device_plugin(p) and not p.ready],
                            f"{ready_before} → {ready_after} Ready: their nodes stop advertising GPUs after a restart",
                            "R3.3, R16", ["kubectl -n gpu-operator get pods -o wide -l app=nvidia-device-plugin-daemonset"]))  # fmt: skip

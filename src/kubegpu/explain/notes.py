@@ -13,7 +13,10 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     """Pitfalls visible from the pod and its namespace alone (R8, R17)."""
     notes: list[str] = []
     gpu = {r: v for r, v in pod.requests.items() if is_gpu(r) and v}
-    if not gpu and tolerates_gpu_taint(pod):
+    daemon_or_system = (
+        pod.owner is not None and pod.owner.kind == "DaemonSet"
+    ) or pod.namespace == "kube-system"
+    if not gpu and tolerates_gpu_taint(pod) and not daemon_or_system:  # node agents must run on GPU nodes
         notes.append(
             "the pod tolerates the GPU taint but requests no GPU: it may land on a GPU node yet gets no device, "
             "and takes CPU and memory that GPU pods need. Request nvidia.com/gpu in limits, or drop the toleration."

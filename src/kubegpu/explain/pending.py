@@ -12,8 +12,10 @@ the grouping).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubegpu.batch.status import workload_status
-from kubegpu.explain import causes
+from kubegpu.explain import causes, observed, schedulers
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
@@ -30,15 +32,31 @@ def _recorded_condition(pod: Pod) -> str:
     return cond[2] if cond and cond[0] == "False" else ""
 
 
+def observed_for(engine: Engine, pod: Pod, exp: Explanation) -> dict[str, Any] | None:
+    """The cluster's own FailedScheduling event / PodScheduled message for ``pod`` beside ``exp``."""
+    obs = observed.seen(engine.snapshot, pod)
+    if obs is None:
+        return None
+    mine = not exp.handled_by and not exp.waiting
+    return observed.compare(
+        engine.snapshot,
+        pod,
+        obs,
+        exp.message if mine else "",
+        exp.schedulable and mine,
+        engine.profile.scheduler_name,
+    ).to_dict()
+
+
 def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     """Explain ``pod`` against the engine's cluster state without changing it."""
     notes = pod_notes(engine, pod)
-    if pod.scheduling_gates:
-        notes.insert(
-            0,
-            f"the pod has scheduling gates {list(pod.scheduling_gates)}: kube-scheduler will not try it until they are removed",
-        )
-    result = engine.scheduler.schedule_one(pod, assume=False)
+    modelled = engine.profile.scheduler_name
+    who = schedulers.handling(engine.snapshot, pod, modelled)
+    notes[:0] = who.notes
+    # another scheduler's pod, or a gated one: the node checks run on the pod as every scheduler sees it
+    checked = pod if who.modelled and not pod.scheduling_gates else schedulers.common_pod(pod, modelled)
+    result = engine.scheduler.schedule_one(checked, assume=False)
     exp = Explanation(
         pod=pod.key,
         schedulable=result.scheduled,
@@ -48,7 +66,11 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         victims=[v.key for v in result.victims],
         notes=notes,
         recorded_message=_recorded_condition(pod),
+        scheduler=pod.scheduler_name,
+        handled_by=who.other,
+        waiting=who.waiting,
     )
+    exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
     exp.queue = workload_status(engine.snapshot, pod)
     if result.node is not None:
@@ -56,7 +78,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     diag = result.diagnosis
     if diag is None:
         return exp
-    ctx = causes.Context(engine, pod)
+    ctx = causes.Context(engine, checked)
     # grouped by text, as the FailedScheduling histogram counts them; the first value speaks for the group
     groups: dict[str, tuple[Reason, list[str]]] = {}
     fw = engine.framework

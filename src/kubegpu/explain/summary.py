@@ -122,6 +122,10 @@ def _whole(text: str) -> int:
 
 
 def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
+    if exp.waiting:  # gated: kube-scheduler does not try it at all
+        return "waiting for admission (scheduling gates)", exp.waiting
+    if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
+        return f"handled by {exp.scheduler}", exp.handled_by
     if exp.schedulable:
         return "schedulable now", ""
     if not exp.groups:

@@ -101,7 +101,24 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
         optional=True,
         without_it="preemption treats every victim as covered by no PodDisruptionBudget",
     ),
-)
+    # what the cluster shows about itself (model.records): the device plugin chain, FailedCreate, events
+    ListedKind(
+        "DaemonSet", "apps/v1", "/apis/apps/v1/daemonsets", "AppsV1Api", "list_daemon_set_for_all_namespaces",
+        optional=True, without_it="the device plugin DaemonSets are unknown: a GPU node without GPUs is not traced to its plugin",
+    ),
+    ListedKind(
+        "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
+        optional=True, without_it="a ReplicaSet whose pods a quota rejects at creation is not reported",
+    ),
+    ListedKind(
+        "Job", "batch/v1", "/apis/batch/v1/jobs", "BatchV1Api", "list_job_for_all_namespaces",
+        optional=True, without_it="suspended (queued) Jobs and their FailedCreate are not reported",
+    ),
+    ListedKind(
+        "Event", "v1", "/api/v1/events", "CoreV1Api", "list_event_for_all_namespaces",
+        optional=True, without_it="the scheduler's own FailedScheduling messages and FailedCreate events are not compared",
+    ),
+)  # fmt: skip
 
 
 # The batch layer's custom resources (issue 6; ``batch.objects``), served only where their CRDs are

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
 from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_TAINT_KEY as GPU_TAINT_KEY
-from kubegpu.model.objects import Pod
+from kubegpu.model.objects import Node, Pod
 
 # The node-pool labels real providers set, in the order they are tried when the configured label is
 # absent: Karpenter (karpenter.sh/nodepool), GKE (cloud.google.com/gke-nodepool), EKS managed node groups
@@ -38,3 +39,20 @@ def node_pool(labels: Mapping[str, str], configured: str = DEFAULT_POOL_LABEL) -
 def tolerates_gpu_taint(pod: Pod) -> bool:
     """Does any toleration cover the GPU-node taint key (or every key)?"""
     return any(t.key == GPU_TAINT_KEY or (not t.key and t.operator == "Exists") for t in pod.tolerations)
+
+
+def gpu_signs(node: Node) -> list[str]:
+    """What marks ``node`` as a GPU node without its device plugin: GFD's labels, the providers' and
+    autoscalers' GPU labels (``model.names.CLOUD_GPU_LABELS``, AKS ``accelerator=nvidia``) and the
+    ``nvidia.com/gpu`` taint, each as ``key=value`` (or the taint) so a finding can quote it."""
+    labels = node.labels
+    signs = []
+    if labels.get(GPU_PRESENT_LABEL) == "true":
+        signs.append(f"{GPU_PRESENT_LABEL}=true")
+    if labels.get(GPU_COUNT_LABEL, "0") not in ("", "0"):
+        signs.append(f"{GPU_COUNT_LABEL}={labels[GPU_COUNT_LABEL]}")
+    signs += [f"{k}={labels[k]}" for k in CLOUD_GPU_LABELS if labels.get(k, "") not in ("", "0", "false")]
+    if labels.get(AKS_ACCELERATOR_LABEL, "").lower() == "nvidia":
+        signs.append(f"{AKS_ACCELERATOR_LABEL}={labels[AKS_ACCELERATOR_LABEL]}")
+    signs += [f"taint {t}" for t in node.taints if t.key == GPU_TAINT_KEY]
+    return signs

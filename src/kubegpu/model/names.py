@@ -63,3 +63,52 @@ PITFALL_NAMES = {
 def pitfall_name(code: str) -> str:
     """The user-facing name of a pitfall filed under ``code`` ("" stays "")."""
     return PITFALL_NAMES.get(code, code)
+
+
+# -- GPU nodes as cloud providers and autoscalers mark them (no device plugin needed to set these) ------
+# AKS GPU node pools: label accelerator=nvidia and, by convention, taint sku=gpu:NoSchedule (AKS docs, "Use
+# GPUs on AKS"); GKE: cloud.google.com/gke-accelerator=<type> and the nvidia.com/gpu=present:NoSchedule taint
+# GKE adds itself; Karpenter (AWS provider) well-known labels karpenter.k8s.aws/instance-gpu-count/-name/
+# -manufacturer; EKS GPU AMIs in older node groups: k8s.amazonaws.com/accelerator; Node Feature Discovery:
+# feature.node.kubernetes.io/pci-10de.present (PCI vendor 10de is NVIDIA), the label the device plugin's Helm
+# chart selects nodes by.
+CLOUD_GPU_LABELS = (
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+    "feature.node.kubernetes.io/pci-10de.present",
+    "nvidia.com/gpu.deploy.device-plugin",
+)
+AKS_ACCELERATOR_LABEL = "accelerator"  # AKS: accelerator=nvidia on GPU node pools
+AKS_GPU_TAINT_KEY = "sku"  # AKS docs: --node-taints sku=gpu:NoSchedule
+
+# -- other GPU schedulers' resources, annotations and labels ---------------------------------------------
+# HAMi (Project-HAMi/HAMi docs/config.md): per-container GPU memory (MiB), memory percentage and SM share,
+# resolved by hami-scheduler's extender; the nodes advertise none of them.
+HAMI_SCHEDULER = "hami-scheduler"
+HAMI_RESOURCES = (
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+    "nvidia.com/priority",
+)
+HAMI_NODE_LABEL = "gpu"  # the HAMi device plugin DaemonSet's nodeSelector gpu=on (HAMi README)
+HAMI_NODE_LABEL_VALUE = "on"
+# Volcano's vGPU (volcano-vgpu-device-plugin, scheduler plugin deviceshare): vgpu-number is advertised by
+# the plugin; memory and cores are resolved by the Volcano scheduler only.
+VOLCANO_SCHEDULER = "volcano"
+VOLCANO_VGPU_NUMBER = "volcano.sh/vgpu-number"
+VOLCANO_RESOURCES = ("volcano.sh/vgpu-memory", "volcano.sh/vgpu-memory-percentage", "volcano.sh/vgpu-cores")
+VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
+# KAI scheduler (kai-scheduler/KAI-Scheduler docs/gpu-sharing): fractions are pod annotations, not resources.
+KAI_SCHEDULER = "kai-scheduler"
+KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
+KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
+# Kueue (kubernetes-sigs/kueue): the queue label on Jobs and pods, and the gate its pod webhook adds.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+DEFAULT_SCHEDULER = "default-scheduler"
+# node annotation HAMi's device plugin writes with the node's GPUs; hami-scheduler reads only this, and a
+# node without it is "unregistered" in hami-scheduler's FailedScheduling messages
+HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"

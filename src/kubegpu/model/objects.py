@@ -118,6 +118,19 @@ class Container:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerState:
+    """One entry of ``status.containerStatuses`` / ``initContainerStatuses``: what kubelet reports."""
+
+    name: str
+    init: bool
+    ready: bool
+    restarts: int
+    waiting: str = ""  # state.waiting.reason: CrashLoopBackOff, ImagePullBackOff, CreateContainerError, …
+    message: str = ""  # state.waiting.message, else lastState.terminated's reason/message
+    running: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class OwnerRef:
     kind: str
     name: str
@@ -162,6 +175,7 @@ class Pod:
     scheduled_condition: tuple[str, str, str] | None = None  # (status, reason, message) of PodScheduled
     ready: bool = False  # the Ready condition is True
     source: str = ""
+    container_states: tuple[ContainerState, ...] = ()  # status.(init)containerStatuses, as kubelet reported
 
     @property
     def key(self) -> PodKey:

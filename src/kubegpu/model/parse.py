@@ -16,6 +16,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.model.objects import (
     Container,
+    ContainerState,
     HostPort,
     LabelSelector,
     LimitRange,
@@ -235,6 +236,16 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     )
 
 
+def parse_owner(ctx: _Ctx, meta: Raw) -> OwnerRef | None:
+    """The controller among ``metadata.ownerReferences`` (``controller: true``), else the first one."""
+    owner = None
+    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
+        if o.get("controller") is True or owner is None:
+            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+    return owner
+
+
 def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, PriorityClass] | None = None) -> Pod:
     """Parse a Pod. ``priority_classes`` resolves ``priorityClassName`` when ``spec.priority`` is unset,
     as the Priority admission plugin does for pods that were never admitted (manifests)."""
@@ -312,11 +323,7 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         if pc is not None:
             priority = pc.value
             preemption_policy = preemption_policy or pc.preemption_policy
-    owner = None
-    for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
-        if o.get("controller") is True or owner is None:
-            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+    owner = parse_owner(ctx, meta)
     gates = tuple(
         str(ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name", ""))
         for i, g in enumerate(ctx.seq(spec.get("schedulingGates"), "spec.schedulingGates"))
@@ -363,7 +370,43 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         scheduled_condition=scheduled,
         ready=ready,
         source=source,
+        container_states=_container_states(ctx, status),
     )
+
+
+def _container_states(ctx: _Ctx, status: Raw) -> tuple[ContainerState, ...]:
+    """``status.initContainerStatuses`` and ``status.containerStatuses``: readiness, restarts, and the
+    waiting reason (CrashLoopBackOff …) with the last termination's reason when kubelet gives no message."""
+    out = []
+    for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+        for i, c in enumerate(ctx.seq(status.get(key), f"status.{key}")):
+            c = ctx.mapping(c, f"status.{key}[{i}]")
+            state = ctx.mapping(c.get("state"), f"status.{key}[{i}].state")
+            waiting = ctx.mapping(state.get("waiting"), f"status.{key}[{i}].state.waiting")
+            last = ctx.mapping(
+                ctx.mapping(c.get("lastState"), f"status.{key}[{i}].lastState").get("terminated"),
+                f"status.{key}[{i}].lastState.terminated",
+            )
+            message = str(waiting.get("message") or "")
+            if not message and last:
+                message = " ".join(
+                    str(p)
+                    for p in (last.get("reason"), f"exit code {last.get('exitCode')}", last.get("message"))
+                    if p
+                )
+            restarts = c.get("restartCount", 0)
+            out.append(
+                ContainerState(
+                    name=str(c.get("name", "")),
+                    init=init,
+                    ready=c.get("ready") is True,
+                    restarts=restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0,
+                    waiting=str(waiting.get("reason") or ""),
+                    message=message,
+                    running=state.get("running") is not None,
+                )
+            )
+    return tuple(out)
 
 
 def parse_resource_quota(raw: Raw, source: str = "") -> ResourceQuota:

@@ -27,13 +27,15 @@ from kubegpu.model.objects import (
     PriorityClass,
     ResourceQuota,
 )
+from kubegpu.model.records import KINDS as RECORD_KINDS
+from kubegpu.model.records import Records
 
 # Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
 # carries them, and refusing them would make ordinary dumps unusable.
 IGNORED_KINDS = frozenset(
     {
-        "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Service", "Endpoints",
-        "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Event", "Ingress", "NetworkPolicy",
+        "CronJob", "Service", "Endpoints",
+        "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Ingress", "NetworkPolicy",
         "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "Role", "RoleBinding", "ClusterRole",
         "ClusterRoleBinding", "HorizontalPodAutoscaler", "Lease", "RuntimeClass", "ControllerRevision",
         "CustomResourceDefinition", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
@@ -65,6 +67,8 @@ class ClusterSnapshot:
     # the kube-scheduler release the core reproduces for this snapshot, and how it was chosen
     kube_version: str | None = None
     kube_version_from: str = ""
+    # DaemonSets, controllers, Events and other schedulers' queue objects (``model.records``)
+    records: Records = field(default_factory=Records)
 
     def kubelet_versions(self) -> list[str]:
         """Every node's ``status.nodeInfo.kubeletVersion`` as stored (vendor suffixes included)."""
@@ -148,13 +152,16 @@ def build_snapshot(
                 snap.batch_objects.append((source, raw))
             elif kind in DRA_KINDS:
                 snap.dra.add(raw, source)
+            elif kind in RECORD_KINDS:
+                snap.records.add(raw, source)
             elif kind in IGNORED_KINDS:
                 snap.ignored[kind] += 1
                 continue
             else:
                 raise InputError(
                     f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
-                    "PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup and their List forms)",
+                    "PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, Deployment, "
+                    "StatefulSet, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",
                     source=source,
                     obj=parse.describe(raw),
                     field="kind",

@@ -90,7 +90,7 @@ td.n, th.n { text-align: right; }
 #detail ul { margin: 0; padding-left: 1rem; overflow-wrap: anywhere; }
 .pending, .finding { border: 1px solid var(--line); border-left: 4px solid var(--warn); border-radius: 4px;
   padding: .3rem .7rem; margin: .5rem 0; }
-.finding.error { border-left-color: var(--bad); }
+.finding.critical { border-left-color: var(--bad); }
 .finding.info { border-left-color: var(--accent); }
 .pending.ok { border-left-color: var(--ok); }
 .quota { display: grid; grid-template-columns: minmax(12rem, 22rem) minmax(8rem, 1fr) 9rem; gap: .6rem;

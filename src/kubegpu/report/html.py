@@ -360,10 +360,20 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
     ]
     if e.pod in requests:
         out.append(f"<p>Requests {_t(requests[e.pod])}.</p>")
+    if e.waiting:
+        out.append(f"<p><b>SchedulingGated</b>: {_t(e.waiting)}</p>")
+    if e.handled_by:
+        out.append(f"<p>{_t(e.handled_by)}</p>")
     if e.message:
         out.append(
             f'<p>kube-scheduler\'s FailedScheduling message:</p><pre class="msg">{_t(e.message)}</pre>'
         )
+    if e.observed:
+        o = e.observed
+        verdict = {True: " (matches)", False: " (differs)", None: ""}[o["agrees"]]
+        who = o["reporter"] or "PodScheduled condition"
+        out.append(f"<p>The cluster said ({_t(who)}){verdict}:</p><pre>{_t(o['message'])}</pre>")
+        out += [f'<p class="dim">likely: {_t(w)}</p>' for w in o["likelyReasons"]]
     if e.recorded_message and e.recorded_message != e.message:
         out.append(f"<p>The cluster recorded:</p><pre>{_t(e.recorded_message)}</pre>")
     if e.nominated_node:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import difflib
 
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
+from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.explain.schedulers import is_scheduler_resource
+from kubegpu.model.names import HAMI_RESOURCES
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import NVIDIA_GPU, is_gpu
@@ -119,14 +122,63 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     return out
 
 
+def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
+    """HAMi's / Volcano's own resource reached a scheduler that does not know it."""
+    owner = (
+        "HAMi's hami-scheduler"
+        if resource in HAMI_RESOURCES
+        else "Volcano's scheduler (schedulerName volcano)"
+    )
+    return Advice(
+        f"{resource} is not a node resource: only {owner} resolves it, from the devices its device plugin reports. "
+        f"This pod names schedulerName {ctx.pod.scheduler_name}, which treats it as an extended resource no node "
+        "advertises. Give the pod the right schedulerName (HAMi's webhook does this for GPU pods when it runs).",
+        "Renaming the resource to one a node advertises would drop the memory/core limit the pod asked for.",
+        [
+            ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.schedulerName}}'"),
+            ctx.cmd("get mutatingwebhookconfigurations"),
+        ],
+    )
+
+
+def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
+    """No node advertises a device plugin's resource: the pod's spelling is right, the plugin is not
+    registering it. The device plugin chain of each GPU node says why."""
+    checks = device_plugin.dark_nodes(ctx.engine.snapshot)
+    if checks:
+        why = " ".join(f"{device_plugin.summary(c)}." for c in checks)
+        fix = (
+            f"No node advertises {resource}: the GPU nodes' device plugin has not registered it with kubelet, so no "
+            f"change to this pod helps. {why}"
+        )
+        commands = list(checks[0].commands)
+    else:
+        fix = (
+            f"No node advertises {resource}, and no node in the snapshot looks like a GPU node (no GFD, provider or "
+            "autoscaler GPU label, no nvidia.com/gpu taint): add GPU nodes, or check that the node pool scaled up."
+        )
+        commands = [ctx.cmd("get nodes -L nvidia.com/gpu.present,node.kubernetes.io/instance-type")]
+    return Advice(
+        fix,
+        "The resource name is right: a device plugin's resource exists only on nodes where its pod runs and "
+        "registered; fixing the pod template would not help.",
+        commands,
+    )
+
+
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
     engine, resource = ctx.engine, reason.resource
     first = nodes[0]
-    advertised = sorted({r for n in engine.snapshot.nodes for r in n.capacity})
+    # a resource every node lists at 0 (a plugin that registered no device) is advertised nowhere
+    advertised = sorted({r for n in engine.snapshot.nodes for r, v in n.capacity.items() if v})
     # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
     partitioned = resource == NVIDIA_GPU and mig_only(
         [n for n in (engine.snapshot.node(name) for name in nodes) if n is not None]
     )
+    if is_scheduler_resource(resource):
+        return _scheduler_resource_advice(ctx, resource)
+    if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
+        return _no_plugin_advice(ctx, resource)
     if resource not in advertised and not partitioned:
         close = difflib.get_close_matches(resource, advertised, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""

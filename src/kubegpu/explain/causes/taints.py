@@ -10,6 +10,7 @@ a node with no GPU to give.
 
 from __future__ import annotations
 
+from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.findings import has_gpu_labels
@@ -38,13 +39,24 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     )
     snapshot = ctx.engine.snapshot
     dark = [
-        n.name
+        n
         for n in (snapshot.node(name) for name in nodes)
         if n is not None and has_gpu_labels(n) and not offered_gpus(n)
     ]
-    if dark and keeps_device_plugin_off(taint):
+    known_plugins = [ds for ds in snapshot.records.daemonsets if (k := device_plugin.known(ds)) and k.plugin]
+    if known_plugins:  # the DaemonSets the cluster runs decide, not the stock manifest
+        blocked = sorted({d for n in dark for d in device_plugin.keeps_plugin_off(snapshot, n, taint)})
+        if blocked:
+            fix = (
+                f"Taint {taint} keeps both this pod and the device plugin ({', '.join(blocked)}) off "
+                f"{', '.join(n.name for n in dark)}: those nodes advertise no GPU, so a toleration on the pod alone "
+                f"would still find no GPU there. First add a toleration for {taint.key} (effect {taint.effect}) to the "
+                "device plugin DaemonSet's pod template; once the nodes advertise GPUs, add the same toleration to the "
+                "pod if it belongs there."
+            )
+    elif dark and keeps_device_plugin_off(taint):
         fix += (
-            f" On {', '.join(dark)} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
+            f" On {', '.join(n.name for n in dark)} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
             "the node advertises none. Add the same toleration to the device plugin's DaemonSet (its stock "
             f"manifest tolerates only {GPU_TAINT_KEY}:NoSchedule), or the pod would land on a node with no GPU to give."
         )

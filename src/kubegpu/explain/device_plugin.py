@@ -1,0 +1,401 @@
+"""Why a GPU node advertises no GPUs: the device plugin chain, read from what the cluster shows.
+
+A node gets ``nvidia.com/gpu`` (or HAMi's, Volcano's, kubegpu's own resources) only when a device plugin
+pod runs on it and registers with kubelet. The plugin is a DaemonSet, so the chain is:
+1. is there a device plugin DaemonSet at all (NVIDIA's ``k8s-device-plugin``, the GPU Operator's
+   ``nvidia-device-plugin-daemonset``, HAMi's ``hami-device-plugin``, Volcano's vGPU plugin, GKE's
+   ``nvidia-gpu-device-plugin``, kubegpu's node agent), recognised by name, labels and image;
+2. does it select the node: the DaemonSet controller's ``NodeShouldRunDaemonPod`` is the pod template's
+   nodeSelector and required node affinity (``model.affinity.required_matches``, the scheduler's own rule)
+   and its NoSchedule/NoExecute taints against the template's tolerations plus those the controller adds
+   to every daemon pod (``first_untolerated``, TaintToleration's own rule); a label the selector needs that
+   Node Feature Discovery or GFD set sends the chain on to those DaemonSets;
+3. is its pod there, scheduled and Ready: Pending with its scheduler message, a container waiting in
+   CrashLoopBackOff with the last termination, an init container waiting on the GPU Operator's driver or
+   toolkit (whose own pods on the node are then read the same way);
+4. a Ready plugin on a node that still advertises nothing: the plugin found no devices (driver, container
+   runtime), which only its log can say.
+Each step quotes the objects and the Warning events about them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kubegpu.model.affinity import required_matches
+from kubegpu.model.gpu_facts import gpu_signs
+from kubegpu.model.names import (
+    GPU_MILLI,
+    MIG_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+    NVIDIA_GPU,
+    VOLCANO_VGPU_NUMBER,
+)
+from kubegpu.model.objects import Node, Pod, Taint, Toleration
+from kubegpu.model.records import DaemonSet
+from kubegpu.model.resources import is_gpu
+from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.plugins.taint_toleration import first_untolerated
+
+# pkg/controller/daemon/util/daemonset_util.go AddOrUpdateDaemonPodTolerations: every daemon pod tolerates
+# these (the network-unavailable one only with hostNetwork, which is not modelled here).
+DAEMON_TOLERATIONS = (
+    Toleration("node.kubernetes.io/not-ready", "Exists", "", "NoExecute"),
+    Toleration("node.kubernetes.io/unreachable", "Exists", "", "NoExecute"),
+    Toleration("node.kubernetes.io/disk-pressure", "Exists", "", "NoSchedule"),
+    Toleration("node.kubernetes.io/memory-pressure", "Exists", "", "NoSchedule"),
+    Toleration("node.kubernetes.io/pid-pressure", "Exists", "", "NoSchedule"),
+    Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),
+)
+
+
+@dataclass(frozen=True)
+class Known:
+    key: str
+    title: str
+    names: tuple[str, ...] = ()  # substrings of the DaemonSet's name
+    images: tuple[str, ...] = ()  # substrings of a container image
+    plugin: bool = True  # registers GPU resources (else: a DaemonSet the plugin depends on)
+
+
+# Matched by name first (in this order: the DaemonSets the plugin depends on before the generic NVIDIA
+# name, since NVIDIA's chart names its NFD and GFD DaemonSets nvidia-device-plugin-…), then by image.
+KNOWN: tuple[Known, ...] = (
+    Known(
+        "driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False
+    ),
+    Known("toolkit", "the NVIDIA container toolkit", ("nvidia-container-toolkit",), plugin=False),
+    Known(
+        "nfd",
+        "Node Feature Discovery's worker",
+        ("node-feature-discovery-worker", "nfd-worker"),
+        plugin=False,
+    ),
+    Known("gfd", "GPU Feature Discovery", ("gpu-feature-discovery",), plugin=False),
+    Known(
+        "hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)
+    ),
+    Known(
+        "volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)
+    ),
+    Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
+    Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
+    # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container
+    Known("gpu-operator", "the GPU Operator's device plugin", (), ("gpu-operator-validator",)),
+    Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
+)
+# Labels the plugin DaemonSets select nodes by, and the DaemonSet kind that sets each.
+LABEL_SETTERS = {
+    "feature.node.kubernetes.io/pci-10de.present": "nfd",
+    "nvidia.com/gpu.present": "gfd",
+    "nvidia.com/gpu.deploy.device-plugin": "gpu-operator",
+}
+
+
+def known(ds: DaemonSet) -> Known | None:
+    name = ds.name.lower()
+    by_name = next((k for k in KNOWN if any(n in name for n in k.names)), None)
+    by_image = next((k for k in KNOWN if any(i in img for i in k.images for img in ds.images)), None)
+    if (
+        by_name is not None
+        and by_name.key == "nvidia"
+        and by_image is not None
+        and by_image.key == "gpu-operator"
+    ):
+        return by_image
+    return by_name or by_image
+
+
+@dataclass
+class Link:
+    """One DaemonSet's part on one node: whether it selects the node, and its pod there."""
+
+    daemonset: str  # namespace/name
+    title: str
+    runs_here: bool
+    state: str  # ready | not-selected | not-tolerated | no-pod | pending | crash | not-ready
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodePlugins:
+    node: str
+    signs: list[str]
+    advertised: dict[str, int]  # GPU resources with capacity > 0 (all unhealthy is another finding)
+    links: list[Link] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)  # sentences, most specific first
+    blocking_taints: list[Taint] = field(default_factory=list)  # taints keeping every plugin off
+    commands: list[str] = field(default_factory=list)
+
+    @property
+    def dark(self) -> bool:
+        return not self.advertised
+
+
+def is_gpu_node(node: Node) -> bool:
+    return bool(gpu_signs(node)) or any(is_gpu(r) for r in node.capacity)
+
+
+def _tolerations(ds: DaemonSet) -> tuple[Toleration, ...]:
+    return (*ds.template.tolerations, *DAEMON_TOLERATIONS)
+
+
+def untolerated(ds: DaemonSet, node: Node) -> Taint | None:
+    return first_untolerated(node.taints, _tolerations(ds))
+
+
+def all_untolerated(ds: DaemonSet, node: Node) -> list[Taint]:
+    """Every NoSchedule/NoExecute taint the DaemonSet does not tolerate (the fix needs them all)."""
+    tolerations = _tolerations(ds)
+    return [t for t in node.taints if first_untolerated((t,), tolerations) is not None]
+
+
+def selector_gap(ds: DaemonSet, node: Node) -> str:
+    """ "" when the template's nodeSelector and required affinity admit ``node``, else what it lacks."""
+    pod = ds.template
+    if required_matches(pod, node.labels, node.name):
+        return ""
+    wrong = [f"{k}={v}" for k, v in pod.node_selector.items() if node.labels.get(k) != v]
+    if wrong:
+        return f"nodeSelector needs {', '.join(wrong)}"
+    terms = []
+    for t in pod.required_affinity or ():
+        reqs = [f"{r.key} {r.operator} {','.join(r.values)}".strip() for r in t.match_expressions]
+        terms.append(" and ".join(reqs) or "(empty term)")
+    return "required node affinity needs " + " or ".join(terms)
+
+
+def _missing_labels(ds: DaemonSet, node: Node) -> list[str]:
+    keys = list(ds.template.node_selector)
+    keys += [r.key for t in ds.template.required_affinity or () for r in t.match_expressions]
+    return [k for k in dict.fromkeys(keys) if k not in node.labels]
+
+
+def pod_of(snapshot: ClusterSnapshot, ds: DaemonSet, node: str) -> Pod | None:
+    """The DaemonSet's pod for ``node``: bound there, or Pending with the controller's
+    ``matchFields metadata.name`` affinity naming it."""
+    for p in snapshot.pods:
+        if (
+            p.owner is None
+            or p.owner.kind != "DaemonSet"
+            or p.owner.name != ds.name
+            or p.namespace != ds.namespace
+        ):
+            continue
+        if p.is_terminal:
+            continue
+        if p.node_name == node:
+            return p
+        fields = [v for t in p.required_affinity or () for r in t.match_fields for v in r.values]
+        if not p.node_name and node in fields:
+            return p
+    return None
+
+
+def _events(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> list[str]:
+    evs = [e for e in snapshot.records.events_about(kind, namespace, name) if e.type == "Warning"]
+    return [f"event {e.reason} ({e.component or '?'}, ×{e.count}): {e.message}" for e in evs[-3:]]
+
+
+def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
+    """(state, lines) of a daemon pod: ready | pending | crash | not-ready."""
+    lines = _events(snapshot, "Pod", pod.namespace, pod.name)
+    if not pod.node_name:
+        cond = pod.scheduled_condition
+        said = f": {cond[2]}" if cond and cond[2] else ""
+        return "pending", [f"pod {pod.key} is not scheduled{said}", *lines]
+    waiting = [c for c in pod.container_states if c.waiting]
+    if waiting:
+        out = []
+        for c in waiting:
+            kind = "init container" if c.init else "container"
+            tail = f": {c.message}" if c.message else ""
+            out.append(f"pod {pod.key}: {kind} {c.name} is {c.waiting} (restarts {c.restarts}){tail}")
+        return "crash", [*out, *lines]
+    if pod.ready:
+        return "ready", [f"pod {pod.key} is Ready"]
+    return "not-ready", [f"pod {pod.key} is {pod.phase} but not Ready", *lines]
+
+
+def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Link:
+    gap = selector_gap(ds, node)
+    desired = f" (status: desired {ds.desired})" if ds.desired is not None else ""
+    if gap:
+        return Link(
+            ds.key,
+            title,
+            False,
+            "not-selected",
+            [f"DaemonSet {ds.key} does not select {node.name}: its {gap}{desired}"],
+        )
+    taints = all_untolerated(ds, node)
+    if taints:
+        which = "taint " + str(taints[0]) if len(taints) == 1 else "taints " + ", ".join(map(str, taints))
+        return Link(
+            ds.key,
+            title,
+            False,
+            "not-tolerated",
+            [f"DaemonSet {ds.key} does not tolerate {node.name}'s {which}{desired}"],
+        )
+    pod = pod_of(snapshot, ds, node.name)
+    if pod is None:
+        return Link(
+            ds.key, title, True, "no-pod",
+            [f"DaemonSet {ds.key} selects {node.name} but no pod of it is there", *_events(snapshot, "DaemonSet", ds.namespace, ds.name)],
+        )  # fmt: skip
+    state, lines = pod_state(snapshot, pod)
+    return Link(ds.key, title, True, state, lines)
+
+
+def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
+    out = NodePlugins(node.name, gpu_signs(node), {r: v for r, v in node.capacity.items() if is_gpu(r) and v})
+    records = snapshot.records
+    out.commands = [
+        "kubectl -n kube-system get daemonsets -A -o wide",
+        f"kubectl -n default get pods -A -o wide --field-selector spec.nodeName={node.name}",
+    ]
+    if "DaemonSet" not in records.seen:
+        out.causes.append(
+            "the snapshot holds no DaemonSets, so kubegpu cannot say which device plugin should run here or why it "
+            "does not: add daemonsets,events to the `kubectl get` (README) and run again"
+        )
+        return out
+    by_kind: dict[str, list[DaemonSet]] = {}
+    for ds in records.daemonsets:
+        k = known(ds)
+        if k is not None:
+            by_kind.setdefault(k.key, []).append(ds)
+    titles = {k.key: k for k in KNOWN}
+    plugins = [(titles[key], ds) for key, dss in by_kind.items() if titles[key].plugin for ds in dss]
+    if not plugins:
+        out.causes.append(
+            "no device plugin DaemonSet is in the cluster (none of NVIDIA's, the GPU Operator's, HAMi's, Volcano's, "
+            "GKE's or kubegpu's): nothing registers GPUs with kubelet on any node. Install one (NVIDIA's "
+            "k8s-device-plugin Helm chart, or the GPU Operator)"
+        )
+        return out
+    for k, ds in plugins:
+        out.links.append(link(snapshot, ds, node, k.title))
+    first = plugins[0][1]
+    out.commands = [
+        f"kubectl -n {first.namespace} get daemonset {first.name} -o wide",
+        f"kubectl -n {first.namespace} get pods -o wide --field-selector spec.nodeName={node.name}",
+        f"kubectl -n {first.namespace} get events --field-selector involvedObject.name={first.name}",
+        f"kubectl -n default get node {node.name} -o jsonpath='{{.spec.taints}} {{.metadata.labels}}'",
+    ]
+    running = [lk for lk in out.links if lk.runs_here]
+    if not running:
+        _explain_not_selected(snapshot, node, plugins, out, by_kind, titles)
+        return out
+    for lk in running:
+        if lk.state == "ready" and out.dark and node.labels.get(MIG_STRATEGY_LABEL) == "mixed":
+            out.causes.append(
+                f"{lk.title} ({lk.daemonset}) is Ready on {node.name} and runs MIG strategy mixed, yet registers no "
+                f"GPU and no MIG device: MIG mode is on and no MIG instance exists. Apply a MIG layout "
+                f"(label {MIG_CONFIG_LABEL}, `kubegpu plan mig`) or disable MIG mode"
+            )
+        elif lk.state == "ready" and out.dark:
+            out.causes.append(
+                f"{lk.title} ({lk.daemonset}) is Ready on {node.name} yet the node advertises no GPU: the plugin "
+                "found no devices or could not load NVML (driver not installed, or the container runtime's default "
+                "runtime is not nvidia); its log says which"
+            )
+            ns, name = lk.daemonset.split("/")
+            out.commands.append(
+                f"kubectl -n {ns} logs <{name}-pod-on-{node.name}> --all-containers --tail=100"
+            )
+        elif lk.state != "ready":
+            out.causes.append(
+                f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
+            )
+    if any(lk.state in ("crash", "no-pod", "pending", "not-ready") for lk in running):
+        for key in ("driver", "toolkit"):
+            for ds in by_kind.get(key, []):
+                dep = link(snapshot, ds, node, titles[key].title)
+                out.links.append(dep)
+                if dep.state != "ready":
+                    out.causes.insert(0, f"{dep.title} ({dep.daemonset}) is not ready on {node.name}: " + "; ".join(dep.lines)
+                                      + " — the device plugin waits for it")  # fmt: skip
+    return out
+
+
+def _explain_not_selected(
+    snapshot: ClusterSnapshot,
+    node: Node,
+    plugins: list[tuple[Known, DaemonSet]],
+    out: NodePlugins,
+    by_kind: dict[str, list[DaemonSet]],
+    titles: dict[str, Known],
+) -> None:
+    for (k, ds), lk in zip(plugins, out.links, strict=False):
+        line = lk.lines[0]
+        if lk.state == "not-tolerated":
+            taints = all_untolerated(ds, node)
+            out.blocking_taints += taints
+            keys = ", ".join(f"{t.key} (effect {t.effect})" for t in taints)
+            line += (
+                f": {k.title} never runs there, so the node registers no GPU. Add a toleration for {keys}"
+                " to the DaemonSet's pod template (Helm: its `tolerations` value)"
+            )
+        else:
+            missing = _missing_labels(ds, node)
+            setters = [LABEL_SETTERS[m] for m in missing if m in LABEL_SETTERS]
+            line += f" (the node lacks {', '.join(missing)})" if missing else ""
+            for s in setters:
+                for dep in by_kind.get(s, []):
+                    d = link(snapshot, dep, node, titles[s].title)
+                    out.links.append(d)
+                    if d.state != "ready":
+                        line += f"; that label is set by {d.title}, which does not run there either: {'; '.join(d.lines)}"
+            if not setters and missing:
+                line += (
+                    f": label the node (`kubectl label node {node.name} "
+                    + " ".join(f"{m}=<value>" for m in missing)
+                    + "`) or widen the DaemonSet's selector"
+                )
+        out.causes.append(line)
+
+
+def check_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
+    """Every GPU node's device plugin chain (dark or not)."""
+    return [check_node(snapshot, n) for n in snapshot.nodes if is_gpu_node(n)]
+
+
+def dark_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
+    return [c for c in check_nodes(snapshot) if c.dark]
+
+
+def summary(check: NodePlugins) -> str:
+    """One sentence for the node, for advice on a pod waiting for GPUs."""
+    signs = f" ({', '.join(check.signs)})" if check.signs else ""
+    cause = check.causes[0] if check.causes else "its device plugin registered no GPU"
+    return f"{check.node}{signs}: {cause}"
+
+
+def keeps_plugin_off(snapshot: ClusterSnapshot, node: Node, taint: Taint) -> list[str]:
+    """The device plugin DaemonSets (in the snapshot) that ``taint`` keeps off ``node``."""
+    return [
+        ds.key
+        for ds in snapshot.records.daemonsets
+        if (k := known(ds)) is not None
+        and k.plugin
+        and not selector_gap(ds, node)
+        and untolerated(ds, node) == taint
+    ]
+
+
+def advertised_anywhere(snapshot: ClusterSnapshot, resource: str = NVIDIA_GPU) -> bool:
+    return any(n.allocatable.get(resource, 0) for n in snapshot.nodes)
+
+
+# The names NVIDIA's device plugin registers: nvidia.com/gpu, its renamed shared form (sharing.renameByDefault)
+# and MIG profiles (mixed strategy, nvidia.com/mig-<g>g.<mem>gb[+me], shared too); anything else close to
+# them is a misspelling, not a plugin problem.
+PLUGIN_RESOURCE = re.compile(r"nvidia\.com/(gpu|mig-\d+g\.\d+gb(\+me)?)(\.shared)?")
+
+
+def registered_by_plugin(resource: str) -> bool:
+    """A resource a known device plugin registers (so its absence is the plugin's, not the pod's)."""
+    return bool(PLUGIN_RESOURCE.fullmatch(resource)) or resource in (VOLCANO_VGPU_NUMBER, GPU_MILLI)

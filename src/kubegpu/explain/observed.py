@@ -1,0 +1,115 @@
+"""What the cluster itself said about a Pending pod, beside kubegpu's prediction.
+
+The scheduler that tried the pod wrote a ``FailedScheduling`` Event (``source.component``: who) and the
+pod's ``PodScheduled`` condition (``Unschedulable``, same message). When the snapshot holds either, the
+explanation shows it; when it differs from the prediction, the likely reasons are named from the data: the
+event came from another scheduler, the release kubegpu reproduced is not the cluster's (messages differ
+between minors), the event is older than the snapshot's state, or the message names a plugin or an
+object kind kubegpu does not model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_SCHEDULER
+from kubegpu.model.objects import Pod
+from kubegpu.model.snapshot import ClusterSnapshot
+
+# Phrases of kube-scheduler filters kubegpu does not evaluate (VolumeBinding, VolumeZone, NodeVolumeLimits,
+# InterPodAffinity, PodTopologySpread, NodePorts is modelled), and of extenders.
+UNMODELLED_PHRASES = (
+    "volume node affinity conflict",
+    "PersistentVolumeClaim",
+    "persistentvolumeclaim",
+    "didn't match pod affinity",
+    "didn't match pod anti-affinity",
+    "didn't satisfy existing pods anti-affinity",
+    "didn't match pod topology spread constraints",
+    "exceed max volume count",
+    "node(s) had volume",
+    "extender",
+)
+
+
+@dataclass
+class Observed:
+    source: str  # "event" | "condition"
+    reporter: str  # the event's source.component ("" for a condition)
+    message: str
+    when: str = ""
+    agrees: bool | None = None  # None: nothing to compare (the prediction is no message)
+    why: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "reporter": self.reporter or None, "message": self.message,
+                "when": self.when or None, "agrees": self.agrees, "likelyReasons": self.why}  # fmt: skip
+
+
+def seen(snapshot: ClusterSnapshot, pod: Pod) -> Observed | None:
+    """The newest FailedScheduling event about the pod, else its PodScheduled=False condition."""
+    events = [
+        e
+        for e in snapshot.records.events_about("Pod", pod.namespace, pod.name)
+        if e.reason == "FailedScheduling"
+    ]
+    if events:
+        e = max(events, key=lambda ev: ev.last_seen)
+        return Observed("event", e.component, e.message, e.last_seen)
+    cond = pod.scheduled_condition
+    if cond and cond[0] == "False" and cond[2]:
+        return Observed("condition", "", cond[2])
+    return None
+
+
+def _filters_part(message: str) -> str:
+    """The message less its preemption sentence (``… preemption: …`` since 1.26)."""
+    return message.split(" preemption:", 1)[0].strip()
+
+
+def compare(
+    snapshot: ClusterSnapshot, pod: Pod, obs: Observed, predicted: str, schedulable: bool, modelled: str
+) -> Observed:
+    """Fill ``agrees`` and ``why`` (the likely reasons for a difference)."""
+    if obs.reporter and obs.reporter != modelled:
+        obs.agrees = False if predicted or schedulable else None
+        obs.why.append(
+            f"the message was written by {obs.reporter}, not by the {modelled} kubegpu reproduces: another "
+            "scheduler's words and rules"
+        )
+        if obs.reporter == HAMI_SCHEDULER and "node unregistered" in obs.message:
+            bare = [n.name for n in snapshot.nodes if HAMI_NODE_REGISTER_ANNOTATION not in n.annotations]
+            obs.why.append(
+                f"hami-scheduler counts only nodes whose HAMi device plugin wrote the {HAMI_NODE_REGISTER_ANNOTATION} "
+                f"annotation; {', '.join(bare) or 'no node'} lack{'s' if len(bare) == 1 else ''} it: the "
+                "hami-device-plugin pod is not running or not registering there (its DaemonSet selects nodes "
+                "labelled gpu=on)"
+            )
+        return obs
+    if not predicted and not schedulable:
+        return obs
+    if schedulable:
+        obs.agrees = False
+    else:
+        obs.agrees = obs.message.strip() == predicted.strip()
+        if not obs.agrees and _filters_part(obs.message) == _filters_part(predicted):
+            obs.why.append("the node reasons agree; only the preemption sentence differs")
+    if obs.agrees:
+        return obs
+    unmodelled = [p for p in UNMODELLED_PHRASES if p in obs.message]
+    if unmodelled or pod.unmodelled_constraints:
+        named = ", ".join([*pod.unmodelled_constraints, *unmodelled])
+        obs.why.append(f"a plugin or object kubegpu does not model decided it ({named})")
+    if snapshot.kube_version:
+        how = f", chosen from {snapshot.kube_version_from}" if snapshot.kube_version_from else ""
+        obs.why.append(
+            f"kubegpu reproduced kube-scheduler {snapshot.kube_version}{how}; another release words and counts "
+            "some reasons differently (`--kube-version` to match the cluster)"
+        )
+    when = f" (the event is from {obs.when})" if obs.when else ""
+    obs.why.append(
+        f"the cluster changed between the scheduler's attempt and the snapshot{when}: pods finished or started, "
+        "nodes joined, left or changed"
+    )
+    return obs

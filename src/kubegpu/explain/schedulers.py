@@ -1,0 +1,263 @@
+"""Who schedules a pod, and what keeps it from being tried: other schedulers, their GPU-sharing resources,
+scheduling gates and Kueue admission.
+
+kube-scheduler only takes pods whose ``spec.schedulerName`` names one of its profiles; a pod naming
+``hami-scheduler``, ``volcano`` or ``kai-scheduler`` is that scheduler's, and kubegpu, which reproduces
+kube-scheduler, predicts no FailedScheduling message for it. What every scheduler must respect (the node's
+allocatable resources, NoSchedule taints, nodeSelector and required node affinity) is still checked, on
+the pod less the resources only its own scheduler understands:
+- HAMi: ``nvidia.com/gpumem``, ``gpumem-percentage``, ``gpucores`` (resolved by hami-scheduler's extender
+  from the node annotations HAMi's device plugin writes; no node advertises them);
+- Volcano vGPU: ``volcano.sh/vgpu-memory``, ``vgpu-memory-percentage``, ``vgpu-cores`` (the deviceshare
+  plugin; ``volcano.sh/vgpu-number`` is advertised by its device plugin and stays checked);
+- KAI: ``gpu-fraction`` / ``gpu-memory`` annotations (a fraction is not a resource at all).
+A pod with ``spec.schedulingGates`` is never tried: kube-scheduler's PreEnqueue (SchedulingGates plugin)
+keeps it out of the queue, so it is ``SchedulingGated`` and no FailedScheduling event exists. Kueue's gate
+``kueue.x-k8s.io/admission`` is removed when Kueue admits the pod's Workload; the Workload, LocalQueue and
+ClusterQueue in the snapshot say why it has not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kubegpu.model.names import (
+    DEFAULT_SCHEDULER,
+    HAMI_RESOURCES,
+    HAMI_SCHEDULER,
+    KAI_ANNOTATIONS,
+    KAI_QUEUE_LABELS,
+    KAI_SCHEDULER,
+    KUEUE_ADMISSION_GATE,
+    KUEUE_QUEUE_LABEL,
+    VOLCANO_QUEUE_LABEL,
+    VOLCANO_RESOURCES,
+    VOLCANO_SCHEDULER,
+)
+from kubegpu.model.objects import Container, Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.snapshot import ClusterSnapshot
+
+FAMILIES = {
+    DEFAULT_SCHEDULER: "kube-scheduler",
+    HAMI_SCHEDULER: "HAMi",
+    VOLCANO_SCHEDULER: "Volcano",
+    KAI_SCHEDULER: "KAI",
+}
+OWN_RESOURCES = {HAMI_SCHEDULER: HAMI_RESOURCES, VOLCANO_SCHEDULER: VOLCANO_RESOURCES}
+
+
+def own_resources(pod: Pod) -> dict[str, int]:
+    """The pod's requests that only HAMi's or Volcano's scheduler understands."""
+    names = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)
+    return {r: v for r, v in pod.requests.items() if r in names and v}
+
+
+def kai_annotations(pod: Pod) -> dict[str, str]:
+    return {k: v for k, v in pod.annotations.items() if k in KAI_ANNOTATIONS}
+
+
+def wants_gpu_elsewhere(pod: Pod) -> bool:
+    """A GPU ask that is not an nvidia.com/* resource: KAI's fraction annotations, Volcano's vGPUs."""
+    return bool(kai_annotations(pod)) or any(r.startswith("volcano.sh/vgpu") for r in pod.requests)
+
+
+def is_scheduler_resource(name: str) -> bool:
+    """A resource a GPU scheduler resolves itself, which no node advertises by design."""
+    return name in HAMI_RESOURCES or name in VOLCANO_RESOURCES
+
+
+def _strip(c: Container, names: tuple[str, ...]) -> Container:
+    return replace(
+        c,
+        requests={r: v for r, v in c.requests.items() if r not in names},
+        limits={r: v for r, v in c.limits.items() if r not in names},
+    )
+
+
+def common_pod(pod: Pod, modelled: str) -> Pod:
+    """The pod as any scheduler's node checks see it: scheduler-only resources removed, no gates, and the
+    modelled profile's name (so the core evaluates it)."""
+    names = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)
+    return replace(
+        pod,
+        containers=tuple(_strip(c, names) for c in pod.containers),
+        init_containers=tuple(_strip(c, names) for c in pod.init_containers),
+        scheduler_name=modelled,
+        scheduling_gates=(),
+    )
+
+
+@dataclass
+class Handling:
+    scheduler: str
+    modelled: bool
+    family: str
+    gates: tuple[str, ...] = ()
+    waiting: str = ""  # "waiting for admission by …", when gated
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def other(self) -> str:
+        """ "" when the modelled scheduler takes the pod, else the sentence saying who does."""
+        if self.modelled:
+            return ""
+        return (
+            f"handled by {self.scheduler} ({self.family}), not by the kube-scheduler kubegpu reproduces: no "
+            "default-scheduler message is predicted; below are the checks every scheduler makes (node resources, "
+            "taints, nodeSelector and required node affinity)"
+        )
+
+
+def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
+    family = FAMILIES.get(pod.scheduler_name, "a scheduler kubegpu does not model")
+    h = Handling(pod.scheduler_name, pod.scheduler_name == modelled, family, pod.scheduling_gates)
+    own = own_resources(pod)
+    kai = kai_annotations(pod)
+    if own:
+        asked = ", ".join(f"{r}={format_milli(r, v)}" for r, v in sorted(own.items()))
+        owner = "HAMi" if any(r in HAMI_RESOURCES for r in own) else "Volcano"
+        expected = HAMI_SCHEDULER if owner == "HAMi" else VOLCANO_SCHEDULER
+        if pod.scheduler_name == expected:
+            h.notes.append(
+                f"{asked}: {owner}'s own resources, resolved by {expected} from the devices its device plugin "
+                "reports (node annotations), not advertised in any node's capacity; they are left out of the checks "
+                "below, which only {expected}'s own filter can evaluate".replace("{expected}", expected)
+            )
+        else:
+            hint = (
+                "HAMi's mutating webhook sets schedulerName hami-scheduler on GPU pods; it did not here (the webhook "
+                "is not installed or failed with failurePolicy Ignore, or the namespace is excluded)"
+                if owner == "HAMi"
+                else "the pod must name schedulerName volcano"
+            )
+            h.notes.append(
+                f"{asked} are {owner}'s resources, but the pod names schedulerName {pod.scheduler_name}: {expected} "
+                f"never took this pod, and {pod.scheduler_name} cannot satisfy them (no node advertises them). {hint}."
+            )
+    if kai:
+        ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
+        queue = next((pod.labels[k] for k in KAI_QUEUE_LABELS if k in pod.labels), "")
+        kai_queues = [
+            _meta(q).get("name")
+            for q in snapshot.records.queue_objects("Queue")
+            if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
+        ]
+        if queue and kai_queues and queue not in kai_queues:
+            h.notes.append(
+                f"KAI queue {queue} does not exist (queues: {', '.join(map(str, kai_queues))}): kai-scheduler leaves the pod Pending"
+            )
+        if pod.scheduler_name == KAI_SCHEDULER:
+            h.notes.append(
+                f"{ann}: a KAI GPU share (an annotation, not a resource): kai-scheduler places it through a "
+                f"reservation pod on a GPU its device plugin advertises"
+                + (
+                    f"; queue {queue}"
+                    if queue
+                    else "; the pod names no queue label (kai.scheduler/queue), so KAI will not take it"
+                )
+            )
+        else:
+            h.notes.append(
+                f"{ann} are KAI annotations, but the pod names schedulerName {pod.scheduler_name}: kai-scheduler never "
+                "took it and no other scheduler reads them; set schedulerName kai-scheduler"
+            )
+    if VOLCANO_QUEUE_LABEL in pod.labels and pod.scheduler_name == VOLCANO_SCHEDULER:
+        h.notes.append(
+            f"Volcano queue {pod.labels[VOLCANO_QUEUE_LABEL]} (its PodGroup's state decides admission)"
+        )
+    if pod.scheduling_gates:
+        h.waiting = waiting_text(snapshot, pod)
+    elif KUEUE_QUEUE_LABEL in pod.labels:
+        h.notes.append(
+            f"Kueue queue {pod.labels[KUEUE_QUEUE_LABEL]}: the pod is not gated, so Kueue has admitted it "
+            "(or its webhook did not run); kube-scheduler decides from here"
+        )
+    return h
+
+
+def waiting_text(snapshot: ClusterSnapshot, pod: Pod) -> str:
+    gates = list(pod.scheduling_gates)
+    by = []
+    if KUEUE_ADMISSION_GATE in gates:
+        by.append("Kueue" + kueue_state(snapshot, pod))
+    others = [g for g in gates if g != KUEUE_ADMISSION_GATE]
+    if others:
+        by.append(f"whatever removes the gate(s) {', '.join(others)}")
+    return (
+        f"waiting for admission by {' and '.join(by)}: the pod has schedulingGates {gates}, so kube-scheduler's "
+        "PreEnqueue keeps it out of the queue (status SchedulingGated); it is not tried and no FailedScheduling "
+        "event is written until the gates are removed"
+    )
+
+
+def _conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    status = obj.get("status")
+    conds = status.get("conditions") if isinstance(status, Mapping) else None
+    return [c for c in conds if isinstance(c, Mapping)] if isinstance(conds, list) else []
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    s = obj.get("spec")
+    return s if isinstance(s, Mapping) else {}
+
+
+def workload_for(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any] | None:
+    """The Kueue Workload owning ``pod`` (an ownerReference to the pod or to its controller)."""
+    owners = {("Pod", pod.name)}
+    if pod.owner is not None:
+        owners.add((pod.owner.kind, pod.owner.name))
+    for w in snapshot.records.queue_objects("Workload"):
+        meta = _meta(w)
+        if meta.get("namespace", "default") != pod.namespace:
+            continue
+        refs = meta.get("ownerReferences") or []
+        if any(isinstance(r, Mapping) and (r.get("kind"), r.get("name")) in owners for r in refs):
+            return w
+    return None
+
+
+def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
+    """ " (LocalQueue a → ClusterQueue b): <why not admitted>" from the objects the snapshot holds."""
+    parts = []
+    lq_name = pod.labels.get(KUEUE_QUEUE_LABEL, "")
+    wl = workload_for(snapshot, pod)
+    if wl is not None and not lq_name:
+        lq_name = str(_spec(wl).get("queueName", ""))
+    cq_name = ""
+    for lq in snapshot.records.queue_objects("LocalQueue"):
+        if _meta(lq).get("name") == lq_name and _meta(lq).get("namespace", "default") == pod.namespace:
+            cq_name = str(_spec(lq).get("clusterQueue", ""))
+    where = f"LocalQueue {lq_name}" if lq_name else "no queue-name label"
+    where += f" → ClusterQueue {cq_name}" if cq_name else ""
+    local_queues = snapshot.records.queue_objects("LocalQueue")
+    if lq_name and local_queues and not any(_meta(q).get("name") == lq_name for q in local_queues):
+        parts.append(f"LocalQueue {lq_name} does not exist in {pod.namespace}, so Kueue never admits it")
+    for cq in snapshot.records.queue_objects("ClusterQueue"):
+        if _meta(cq).get("name") == cq_name:
+            for c in _conditions(cq):
+                if c.get("type") == "Active" and c.get("status") == "False":
+                    parts.append(f"ClusterQueue {cq_name} is inactive: {c.get('message', '')}")
+    if wl is not None:
+        wname = _meta(wl).get("name", "")
+        conds = {str(c.get("type")): c for c in _conditions(wl)}
+        quota = conds.get("QuotaReserved")
+        if quota is not None and quota.get("status") == "False":
+            parts.append(f"Workload {wname}: {quota.get('message', '')}")
+        elif conds.get("Admitted", {}).get("status") == "True":
+            parts.append(
+                f"Workload {wname} is admitted: Kueue should remove the gate; if it stays, see Kueue's log"
+            )
+        elif not conds:
+            parts.append(f"Workload {wname} has no conditions yet (not evaluated by Kueue)")
+    elif snapshot.records.queue_objects("Workload"):
+        parts.append("no Workload in the snapshot owns this pod (Kueue has not created one)")
+    tail = f" ({where})"
+    return tail + (": " + "; ".join(parts) if parts else "")

@@ -1,0 +1,214 @@
+"""What the cluster shows about itself beyond nodes and pods: DaemonSets, controllers, Events, and the
+queueing objects of other schedulers, as typed values and their parsers.
+
+These decide no scheduling, but they hold the real cause of most "no GPU" cases people report: the device
+plugin's DaemonSet that never runs on a GPU node (its nodeSelector, affinity or tolerations against the
+node's labels and taints), its pod crash-looping, the ``FailedCreate`` event of a ReplicaSet whose pods a
+quota rejects at creation, the ``FailedScheduling`` event the scheduler wrote for a pod, and Kueue's
+Workload saying why a gated pod is not admitted.
+
+A DaemonSet's pod template is parsed by the Pod parser (``parse.parse_pod``), so its tolerations,
+nodeSelector and node affinity are the same values the scheduling core reads. Queueing objects of other
+schedulers (Kueue Workload / LocalQueue / ClusterQueue, KAI and Volcano Queue) are kept as raw dicts with
+the few fields read here; kubegpu does not reproduce those schedulers.
+
+Must not import: anything above ``kubegpu.model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.model.objects import OwnerRef, Pod
+from kubegpu.model.parse import _Ctx, _meta, parse_owner, parse_pod
+
+DAEMONSET = "DaemonSet"
+EVENT = "Event"
+CONTROLLER_KINDS = frozenset({"ReplicaSet", "Job", "Deployment", "StatefulSet", "ReplicationController"})
+# Kueue (kueue.x-k8s.io), KAI (scheduling.run.ai) and Volcano (scheduling.volcano.sh) queueing objects.
+# ``Queue`` exists in both KAI and Volcano; the apiVersion tells them apart.
+QUEUE_KINDS = frozenset({"Workload", "LocalQueue", "ClusterQueue", "ResourceFlavor", "Queue"})
+KINDS = frozenset({DAEMONSET, EVENT, *CONTROLLER_KINDS, *QUEUE_KINDS})
+
+
+@dataclass(frozen=True)
+class DaemonSet:
+    namespace: str
+    name: str
+    labels: dict[str, str]
+    template: Pod  # the pod template as a Pod named after the DaemonSet (node selection, tolerations)
+    images: tuple[str, ...]
+    desired: int | None  # status.desiredNumberScheduled; None when the manifest has no status
+    current: int | None
+    ready: int | None
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Event:
+    namespace: str
+    name: str
+    kind: str  # involvedObject.kind (regarding.kind for events.k8s.io/v1)
+    object_name: str
+    object_namespace: str
+    reason: str
+    message: str
+    type: str  # Normal | Warning
+    count: int
+    component: str  # source.component / reportingController: who wrote it ("default-scheduler", …)
+    last_seen: str  # lastTimestamp / eventTime / series.lastObservedTime, as stored
+
+    def about(self, kind: str, namespace: str, name: str) -> bool:
+        return self.kind == kind and self.object_name == name and self.object_namespace in ("", namespace)
+
+
+@dataclass(frozen=True)
+class Controller:
+    """A ReplicaSet, Job, Deployment, StatefulSet or ReplicationController: only what explains it."""
+
+    kind: str
+    namespace: str
+    name: str
+    labels: dict[str, str]
+    owner: OwnerRef | None
+    conditions: tuple[tuple[str, str, str, str], ...]  # (type, status, reason, message)
+    suspended: bool = False  # Job spec.suspend (Kueue suspends the Jobs it has not admitted)
+    source: str = ""
+
+
+@dataclass
+class Records:
+    daemonsets: list[DaemonSet] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    controllers: list[Controller] = field(default_factory=list)
+    queues: list[Mapping[str, Any]] = field(default_factory=list)  # raw QUEUE_KINDS objects
+    seen: set[str] = field(default_factory=set)  # kinds present in the snapshot (even if zero parsed)
+
+    def add(self, raw: Mapping[str, Any], source: str) -> None:
+        """Parse one object of ``KINDS`` (raises ``InputError`` naming file, object and field)."""
+        kind = str(raw.get("kind"))
+        self.seen.add(kind)
+        if kind == DAEMONSET:
+            self.daemonsets.append(parse_daemonset(raw, source))
+        elif kind == EVENT:
+            self.events.append(parse_event(raw, source))
+        elif kind in CONTROLLER_KINDS:
+            self.controllers.append(parse_controller(raw, source))
+        else:
+            self.queues.append(raw)
+
+    def events_about(self, kind: str, namespace: str, name: str) -> list[Event]:
+        return [e for e in self.events if e.about(kind, namespace, name)]
+
+    def controller(self, kind: str, namespace: str, name: str) -> Controller | None:
+        return next(
+            (c for c in self.controllers if (c.kind, c.namespace, c.name) == (kind, namespace, name)), None
+        )
+
+    def queue_objects(self, kind: str) -> list[Mapping[str, Any]]:
+        return [q for q in self.queues if q.get("kind") == kind]
+
+
+def _optional_int(ctx: _Ctx, value: Any, field: str) -> int | None:
+    return None if value is None else ctx.integer(value, field)
+
+
+def parse_daemonset(raw: Mapping[str, Any], source: str = "") -> DaemonSet:
+    ctx = _Ctx(source, raw)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    tmeta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
+    tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
+    as_pod = {
+        "kind": "Pod",
+        "metadata": {**tmeta, "name": name, "namespace": ns},
+        "spec": tspec,
+    }
+    try:
+        pod = parse_pod(as_pod, source)
+    except Exception as exc:  # an InputError about the template: re-located onto the DaemonSet's field
+        problem = getattr(exc, "problem", str(exc))
+        where = getattr(exc, "field", "")
+        raise ctx.fail(f"spec.template.{where}" if where else "spec.template", problem) from None
+    images = tuple(
+        str(c.get("image", ""))
+        for key in ("initContainers", "containers")
+        for c in ctx.seq(tspec.get(key), f"spec.template.spec.{key}")
+        if isinstance(c, Mapping)
+    )
+    return DaemonSet(
+        namespace=ns,
+        name=name,
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        template=pod,
+        images=images,
+        desired=_optional_int(ctx, status.get("desiredNumberScheduled"), "status.desiredNumberScheduled"),
+        current=_optional_int(ctx, status.get("currentNumberScheduled"), "status.currentNumberScheduled"),
+        ready=_optional_int(ctx, status.get("numberReady"), "status.numberReady"),
+        source=source,
+    )
+
+
+def parse_event(raw: Mapping[str, Any], source: str = "") -> Event:
+    """core/v1 Event (``involvedObject``, ``source.component``) or events.k8s.io/v1 (``regarding``,
+    ``note``, ``reportingController``)."""
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    obj = ctx.mapping(raw.get("involvedObject") or raw.get("regarding"), "involvedObject")
+    src = ctx.mapping(raw.get("source"), "source")
+    series = ctx.mapping(raw.get("series"), "series")
+    count = raw.get("count") if raw.get("count") is not None else series.get("count", 1)
+    return Event(
+        namespace=ns,
+        name=name,
+        kind=ctx.string(obj.get("kind"), "involvedObject.kind"),
+        object_name=ctx.string(obj.get("name"), "involvedObject.name"),
+        object_namespace=ctx.string(obj.get("namespace"), "involvedObject.namespace"),
+        reason=ctx.string(raw.get("reason"), "reason"),
+        message=ctx.string(
+            raw.get("message") if raw.get("message") is not None else raw.get("note"), "message"
+        ),
+        type=ctx.string(raw.get("type"), "type"),
+        count=count if isinstance(count, int) and not isinstance(count, bool) else 1,
+        component=ctx.string(src.get("component"), "source.component")
+        or ctx.string(raw.get("reportingController") or raw.get("reportingComponent"), "reportingController"),
+        last_seen=str(
+            raw.get("lastTimestamp") or series.get("lastObservedTime") or raw.get("eventTime") or ""
+        ),
+    )
+
+
+def parse_controller(raw: Mapping[str, Any], source: str = "") -> Controller:
+    ctx = _Ctx(source, raw)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    conditions = []
+    for i, c in enumerate(ctx.seq(status.get("conditions"), "status.conditions")):
+        c = ctx.mapping(c, f"status.conditions[{i}]")
+        conditions.append(
+            (
+                str(c.get("type", "")),
+                str(c.get("status", "")),
+                str(c.get("reason", "")),
+                str(c.get("message", "")),
+            )
+        )
+    return Controller(
+        kind=str(raw.get("kind")),
+        namespace=ns,
+        name=name,
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        owner=parse_owner(ctx, meta),
+        conditions=tuple(conditions),
+        suspended=spec.get("suspend") is True,
+        source=source,
+    )

@@ -1,0 +1,72 @@
+"""The objects ``model.records`` reads, the observed-vs-predicted comparison and the exit-code rule, on
+hand-written objects (expected values derived in the comments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings import Finding, exit_code
+from kubegpu.explain.pending import explain_pod
+from kubegpu.model.snapshot import build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
+
+
+def test_a_broken_daemonset_is_one_error_naming_its_field_and_the_rest_loads() -> None:
+    ds = {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "dp", "namespace": "kube-system"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c"}], "tolerations": [{"operator": "Maybe"}]}}},
+    }  # fmt: skip
+    snap = build_snapshot([("f.yaml", ds), ("f.yaml", make_node("n1").obj())])
+    assert [e.one_line() for e in snap.errors] == [
+        "f.yaml: DaemonSet kube-system/dp: spec.template.spec.tolerations[0].operator: "
+        "unsupported value 'Maybe': must be Equal or Exists"
+    ]
+    assert [n.name for n in snap.nodes] == ["n1"]
+
+
+def test_events_of_both_apis_are_read() -> None:
+    core = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "a"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "a"}, "reason": "FailedScheduling",
+            "message": "m1", "type": "Warning", "count": 4, "source": {"component": "default-scheduler"}}  # fmt: skip
+    new = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e2", "namespace": "a"},
+           "regarding": {"kind": "Pod", "name": "p", "namespace": "a"}, "reason": "FailedScheduling",
+           "note": "m2", "type": "Warning", "reportingController": "volcano", "series": {"count": 2}}  # fmt: skip
+    snap = build_snapshot([("e", core), ("e", new)])
+    got = [(e.message, e.component, e.count) for e in snap.records.events_about("Pod", "a", "p")]
+    assert got == [("m1", "default-scheduler", 4), ("m2", "volcano", 2)]
+
+
+def _with_event(pod: dict[str, Any], message: str) -> list[tuple[str, dict[str, Any]]]:
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
+             "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"], "namespace": "default"},
+             "reason": "FailedScheduling", "message": message, "type": "Warning",
+             "source": {"component": "default-scheduler"}}  # fmt: skip
+    return [("t", make_node("n1").capacity(cpu=4).obj()), ("t", pod), ("t", event)]
+
+
+def test_observed_message_equal_to_the_prediction_agrees() -> None:
+    # one 4-CPU node, a pod asking 8 CPUs: NodeResourcesFit's "Insufficient cpu" on the only node, and
+    # preemption cannot help (no victims): the 1.37 message below, written out by hand
+    message = (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
+    )
+    snap = build_snapshot(_with_event(make_pod("big").requests(cpu=8).obj(), message))
+    snap.kube_version = "1.37"
+    engine = Engine(snap)
+    pod = snap.pod("default/big")
+    assert pod is not None
+    got = explain_pod(engine, pod)
+    assert got.message == message
+    assert got.observed is not None and got.observed["agrees"] is True and got.observed["likelyReasons"] == []
+
+
+def test_exit_code_follows_the_worst_severity() -> None:
+    def f(sev: str) -> Finding:
+        return Finding(sev, "node", "t", [], "d", "")
+
+    assert exit_code([]) == 0
+    assert exit_code([f("info")]) == 0
+    assert exit_code([f("info"), f("warning")]) == 1
+    assert exit_code([f("warning"), f("critical")]) == 2
