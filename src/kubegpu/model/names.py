@@ -37,6 +37,12 @@ MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # the seed's example of a platform-maintained hardware-pool label
+# DRA (k8s.io/api/resource/v1 types.go): the implicit extended resource of every DeviceClass
+# (ResourceDeviceClassPrefix + class name) and the annotation marking the scheduler's special claim for
+# extended resources served by DRA (ExtendedResourceClaimAnnotation), both KEP-5004
+DRA_DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
 DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 
 # -- kubegpu's own annotations ------------------------------------------------------------------------
