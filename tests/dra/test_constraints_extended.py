@@ -157,7 +157,10 @@ def test_values_compare_by_type_an_int_is_not_a_bool() -> None:
 @pytest.mark.parametrize(
     ("constraint", "text"),
     [
-        ({"distinctAttribute": "gpu.nvidia.com/uuid"}, "distinctAttribute (consumable capacity) is not modelled"),
+        (
+            {"distinctAttribute": "gpu.nvidia.com/uuid"},
+            "distinctAttribute (consumable capacity) is not modelled",
+        ),
         ({"matchAttribute": "parentUUID"}, "must be a fully qualified name (domain/id), got 'parentUUID'"),
     ],
 )

@@ -209,28 +209,49 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
+# The GPU Operator's per-node switch for its device-plugin DaemonSet (the operator's ``nvidia.com/gpu.deploy.*``
+# node labels); NVIDIA's DRA driver documentation has the device plugin off wherever the DRA driver runs
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+
+
+def _dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:
+    """Pods on ``node`` whose devices come from DRA: their own claims, or a plain extended-resource request
+    served through the scheduler's special claim (KEP-5004) allocated there."""
+    on = {p.key for p in snapshot.pods_on(node)}
+    users = {k for k in snapshot.dra.pod_claims if k in on}
+    for c in snapshot.dra.claims.values():
+        if c.extended_resource and c.allocated:
+            users.update(
+                f"{c.namespace}/{o.name}"
+                for o in c.owners
+                if o.kind == "Pod" and f"{c.namespace}/{o.name}" in on
+            )
+    return sorted(users)
+
+
 def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
     """Nodes advertising GPUs through the device plugin AND NVIDIA's DRA driver: both stacks hand out the
     same physical GPUs, so a GPU can be given twice (one pod through ``nvidia.com/gpu``, one through a
-    claim). Lists which pods use which path on each such node."""
+    claim). Names both counts and which pods use which path on each such node, the fix and the pitfall."""
     dra_gpus: dict[str, list[str]] = {}
     for s in snapshot.dra.slices:
         if s.driver == NVIDIA_DRA_DRIVER and s.node_name:
             dra_gpus.setdefault(s.node_name, []).extend(
                 d.name for d in s.devices if d.attributes.get(f"{NVIDIA_DRA_DRIVER}/type") == "gpu"
             )
-    claim_pods: dict[str, list[str]] = {}
-    for key, pc in snapshot.dra.pod_claims.items():
-        claim_pods[key] = [r.name for r in pc.refs]
     out = []
     for n in snapshot.nodes:
         plugin = n.allocatable.get(NVIDIA_GPU, 0) // 1000
         gpus = dra_gpus.get(n.name, [])
         if not plugin or not gpus:
             continue
-        pods = snapshot.pods_on(n.name)
-        via_plugin = [p.key for p in pods if p.requests.get(NVIDIA_GPU, 0) > 0]
-        via_dra = [p.key for p in pods if p.key in claim_pods]
+        via_dra = _dra_users(snapshot, n.name)
+        via_plugin = [
+            p.key
+            for p in snapshot.pods_on(n.name)
+            if p.requests.get(NVIDIA_GPU, 0) > 0 and p.key not in via_dra
+        ]
+        label = f"label node {n.name} {DEVICE_PLUGIN_DEPLOY_LABEL}"
         out.append(
             Finding(
                 severity="error",
@@ -240,11 +261,21 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
                 detail=(
                     f"device plugin ({NVIDIA_GPU}: {plugin}) is used by {', '.join(via_plugin) or 'no pod'}; "
                     f"DRA ({NVIDIA_DRA_DRIVER}: {', '.join(gpus)}) by {', '.join(via_dra) or 'no pod'}. Neither stack "
-                    "sees the other's allocations, so the same GPU can be handed to two pods. Run one stack per node "
-                    "(disable the device plugin on DRA nodes, e.g. the GPU Operator's devicePlugin on a node label)."
+                    "sees the other's allocations, so the same GPU can be handed to two pods. "
+                    f"Pitfall: the node looks like it has {plugin + len(gpus)} GPUs (allocatable plus slices) and "
+                    "both schedulers' answers are right on their own; the overlap only shows as two containers "
+                    "on one GPU (out-of-memory, Xid errors). Fix: one stack per node. Keep DRA here: turn the "
+                    f"device plugin off on this node (GPU Operator label {DEVICE_PLUGIN_DEPLOY_LABEL}=false), after "
+                    f"moving {', '.join(via_plugin) or 'its device-plugin pods'} (`kubegpu plan dra-migration` "
+                    "prints the runbook); or keep the device plugin and stop the DRA driver's kubelet plugin here."
                 ),
                 requirement="",
-                commands=[f"kubectl get resourceslices --field-selector spec.nodeName={n.name} -o yaml"],
+                commands=[
+                    f"kubectl -n default get resourceslices --field-selector spec.nodeName={n.name} -o yaml",
+                    f"kubectl -n default {label}=false --overwrite --dry-run=server",
+                    f"kubectl -n default {label}=false --overwrite",
+                    f"kubectl -n default {label}-  # rollback",
+                ],
             )
         )
     return out

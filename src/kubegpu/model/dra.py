@@ -19,7 +19,7 @@ from typing import Any
 
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import TAINT_EFFECTS, _Ctx, _term
+from kubegpu.model.parse import _Ctx, parse_node_selector, parse_taints
 from kubegpu.model.quantity import QuantityError, parse_quantity
 
 GROUP = "resource.k8s.io"
@@ -79,7 +79,9 @@ class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
     extended_resource_name: str = ""
-    created: str = ""  # metadata.creationTimestamp (RFC 3339): the newer class wins a shared extendedResourceName
+    created: str = (
+        ""  # metadata.creationTimestamp (RFC 3339): the newer class wins a shared extendedResourceName
+    )
     source: str = ""
 
 
@@ -279,23 +281,6 @@ def _attribute(ctx: _Ctx, value: Any, field: str) -> AttrValue:
     return ("version", text) if k == "version" else text
 
 
-def _taints(ctx: _Ctx, value: Any, field: str) -> tuple[Taint, ...]:
-    out = []
-    for i, t in enumerate(ctx.seq(value, field)):
-        t = ctx.mapping(t, f"{field}[{i}]")
-        effect = ctx.string(t.get("effect"), f"{field}[{i}].effect", required=True)
-        if effect not in TAINT_EFFECTS:
-            raise ctx.fail(f"{field}[{i}].effect", f"unsupported value {effect!r}")
-        out.append(
-            Taint(
-                ctx.string(t.get("key"), f"{field}[{i}].key", required=True),
-                ctx.string(t.get("value"), f"{field}[{i}].value"),
-                effect,
-            )
-        )
-    return tuple(out)
-
-
 def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> Device:
     d = ctx.mapping(value, field)
     name = ctx.string(d.get("name"), f"{field}.name", required=True)
@@ -317,7 +302,7 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         except QuantityError as exc:
             raise ctx.fail(f, str(exc)) from None
         cap_text[_qualify(str(k), driver)] = str(q)
-    return Device(name, attrs, cap, cap_text, _taints(ctx, body.get("taints"), f"{body_field}.taints"))
+    return Device(name, attrs, cap, cap_text, parse_taints(ctx, body.get("taints"), f"{body_field}.taints"))
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -329,15 +314,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     pool = ctx.mapping(spec.get("pool"), "spec.pool")
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
     all_nodes = spec.get("allNodes") is True
-    sel = spec.get("nodeSelector")
-    terms = None
-    if sel is not None:
-        raw_terms = ctx.seq(
-            ctx.mapping(sel, "spec.nodeSelector").get("nodeSelectorTerms"), "spec.nodeSelector"
-        )
-        terms = tuple(
-            _term(ctx, t, f"spec.nodeSelector.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms)
-        )
+    terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
     if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
         raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
     if spec.get("perDeviceNodeSelection"):
@@ -400,7 +377,9 @@ def _constraints(ctx: _Ctx, devices: Mapping[str, Any], field: str) -> tuple[Dev
         f = f"{field}.devices.constraints[{i}]"
         c = ctx.mapping(c, f)
         if c.get("distinctAttribute") is not None:
-            raise ctx.fail(f"{f}.distinctAttribute", "distinctAttribute (consumable capacity) is not modelled")
+            raise ctx.fail(
+                f"{f}.distinctAttribute", "distinctAttribute (consumable capacity) is not modelled"
+            )
         attr = ctx.string(c.get("matchAttribute"), f"{f}.matchAttribute", required=True)
         if "/" not in attr:  # API validation: a fully qualified name
             raise ctx.fail(f"{f}.matchAttribute", f"must be a fully qualified name (domain/id), got {attr!r}")
@@ -447,13 +426,6 @@ def _requests(
     return tuple(out), _constraints(ctx, devices, field)
 
 
-def _node_selector(ctx: _Ctx, value: Any, field: str) -> tuple[NodeSelectorTerm, ...] | None:
-    if value is None:
-        return None
-    raw_terms = ctx.seq(ctx.mapping(value, field).get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")
-    return tuple(_term(ctx, t, f"{field}.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms))
-
-
 def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceClaim:
     ctx = _Ctx(source, raw)
     v1beta1 = _version(ctx, raw) == "v1beta1"
@@ -491,7 +463,7 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                 )
             )
         allocated = tuple(results)
-        alloc_sel = _node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
+        alloc_sel = parse_node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
     reserved = tuple(
         ctx.string(ctx.mapping(r, f"status.reservedFor[{i}]").get("uid"), f"status.reservedFor[{i}].uid")
         for i, r in enumerate(ctx.seq(status.get("reservedFor"), "status.reservedFor"))

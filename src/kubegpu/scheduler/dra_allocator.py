@@ -163,6 +163,7 @@ class Allocator:
         self.index = index
         self.in_use = in_use
         self.device_taints = device_taints
+        self._evaluated: dict[tuple[str, str, str], bool | CelError] = {}  # (slice, device, expression)
         # (claim index, request index) in order, with the request's admin-access flag
         self.slots = [
             (ci, req.name, _alternatives(req), req.admin_access)
@@ -183,20 +184,35 @@ class Allocator:
                     f"{ALLOCATION_RESULTS_MAX}"
                 )
 
-    def selectable(self, ci: int, sub: DeviceSubRequest, driver: str, device: Device) -> bool:
+    def _cel(self, expr: str, s: ResourceSlice, device: Device) -> bool:
+        """One selector on one device, once per allocator: a slice that reaches many nodes (``allNodes``, a
+        node selector) is visited once per node, its devices' answers do not change between them."""
+        key = (s.name, device.name, expr)
+        got = self._evaluated.get(key)
+        if got is None:
+            try:
+                got = compiled(expr).matches(s.driver, device)
+            except CelError as exc:
+                got = exc
+            self._evaluated[key] = got
+        if isinstance(got, CelError):
+            raise got
+        return got
+
+    def selectable(self, ci: int, sub: DeviceSubRequest, s: ResourceSlice, device: Device) -> bool:
         """Class selectors, then request selectors (upstream ``isSelectable``); CEL errors abort."""
         cls = self.classes.get(sub.device_class_name)
         if cls is None:  # PreFilter reports missing classes first; here it only guards
             raise AllocationError(f"request {sub.name}: device class {sub.device_class_name} does not exist")
         for i, expr in enumerate(cls.selectors):
             try:
-                if not compiled(expr).matches(driver, device):
+                if not self._cel(expr, s, device):
                     return False
             except CelError as exc:
                 raise AllocationError(f"class {cls.name}: selector #{i}: CEL runtime error: {exc}") from None
         for i, expr in enumerate(sub.selectors):
             try:
-                if not compiled(expr).matches(driver, device):
+                if not self._cel(expr, s, device):
                     return False
             except CelError as exc:
                 raise AllocationError(
@@ -222,7 +238,7 @@ class Allocator:
         for p in pools:
             for s in p.slices:
                 for d in s.devices:
-                    if self.selectable(ci, sub, s.driver, d):
+                    if self.selectable(ci, sub, s, d):
                         out.append(Candidate((s.driver, s.pool, d.name), d, s))
         return out
 

@@ -54,7 +54,9 @@ class ClassResolver:
 
     def mapped(self, requests: Mapping[str, int]) -> list[str]:
         """The pod's non-zero requests a DeviceClass serves, by name."""
-        return sorted(r for r, q in requests.items() if q and is_dra_extended_name(r) and r in self.by_resource)
+        return sorted(
+            r for r, q in requests.items() if q and is_dra_extended_name(r) and r in self.by_resource
+        )
 
 
 def _container_request(

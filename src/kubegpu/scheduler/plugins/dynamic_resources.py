@@ -33,7 +33,6 @@ from kubegpu.model.affinity import term_matches
 from kubegpu.model.dra import RESERVED_FOR_MAX, DraObjects, ResourceClaim
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.dra_extended import IN_MEMORY_NAME, ClassResolver, extended_requests, is_dra_extended_name
 from kubegpu.scheduler.dra_allocator import (
     TIMED_OUT,
     AllocationError,
@@ -41,6 +40,12 @@ from kubegpu.scheduler.dra_allocator import (
     DeviceId,
     Result,
     SliceIndex,
+)
+from kubegpu.scheduler.dra_extended import (
+    IN_MEMORY_NAME,
+    ClassResolver,
+    extended_requests,
+    is_dra_extended_name,
 )
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
 from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION, NODE_RESOURCES_FIT
@@ -110,7 +115,9 @@ class _State:
     special: ResourceClaim | None = None  # the special claim for extended resources (also last in claims)
     to_allocate: list[ResourceClaim] = field(default_factory=list)  # the pod's own unallocated claims
     in_use: set[DeviceId] = field(default_factory=set)
-    by_requests: dict[Hashable, Allocator] = field(default_factory=dict)  # special claim's requests → allocator
+    by_requests: dict[Hashable, Allocator] = field(
+        default_factory=dict
+    )  # special claim's requests → allocator
 
 
 class DynamicResources:
@@ -148,9 +155,9 @@ class DynamicResources:
         if not self._extended or not self.dra.classes or not self.resolver().mapped(pod.requests):
             return None
         for c in self.dra.claims.values():
-            if c.extended_resource and c.namespace == pod.namespace:
-                if any(o.controller and o.name == pod.name and o.uid == pod.uid for o in c.owners):
-                    return c
+            owned = any(o.controller and o.name == pod.name and o.uid == pod.uid for o in c.owners)
+            if c.extended_resource and c.namespace == pod.namespace and owned:
+                return c
         return ResourceClaim(pod.namespace, IN_MEMORY_NAME, extended_resource=True)
 
     def _filter_extended(self, s: _State, pod: Pod, node: NodeView) -> tuple[ResourceClaim | None, Status]:
