@@ -83,7 +83,8 @@ def test_diagnose_findings_include_double_counting_with_the_extended_resource_pa
     # n1: device plugin nvidia.com/gpu 2 and NVIDIA's DRA slice of 2 GPUs. Pod x asked plain nvidia.com/gpu
     # but was served by DRA (1.36+): its special claim (annotation resource.kubernetes.io/extended-resource-
     # claim, owner x) holds gpu-0, so x counts on the DRA path; pod a (plain, no such claim) on the plugin's.
-    from kubegpu.explain.findings import find
+    from kubegpu.explain.diagnose import diagnose
+    from kubegpu.explain.engine import Engine
 
     n1 = make_node("n1").gpus(2).obj()
     x = make_pod("x").gpu(1).on("n1").obj()
@@ -102,7 +103,7 @@ def test_diagnose_findings_include_double_counting_with_the_extended_resource_pa
     ]
     snap = build_snapshot([("t", y) for y in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
-    (f,) = [f for f in find(snap) if "advertises its GPUs twice" in f.title]
+    (f,) = [f for f in diagnose(Engine(snap)).findings if "advertises its GPUs twice" in f.title]
     assert f.objects == ["Node n1", "Pod default/a", "Pod default/x"]
     assert (
         "device plugin (nvidia.com/gpu: 2) is used by default/a; DRA (gpu.nvidia.com: gpu-0, gpu-1) by default/x."

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
+from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -209,12 +210,7 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
-# The GPU Operator's per-node switch for its device-plugin DaemonSet (the operator's ``nvidia.com/gpu.deploy.*``
-# node labels); NVIDIA's DRA driver documentation has the device plugin off wherever the DRA driver runs
-DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
-
-
-def _dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:
+def dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:
     """Pods on ``node`` whose devices come from DRA: their own claims, or a plain extended-resource request
     served through the scheduler's special claim (KEP-5004) allocated there."""
     on = {p.key for p in snapshot.pods_on(node)}
@@ -232,7 +228,10 @@ def _dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:
 def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
     """Nodes advertising GPUs through the device plugin AND NVIDIA's DRA driver: both stacks hand out the
     same physical GPUs, so a GPU can be given twice (one pod through ``nvidia.com/gpu``, one through a
-    claim). Names both counts and which pods use which path on each such node, the fix and the pitfall."""
+    claim). Names both counts and which pods use which path on each such node, the fix and the pitfall.
+    ``diagnose`` and ``inspect`` list these first (errors); none without DRA objects."""
+    if not snapshot.dra.slices:
+        return []
     dra_gpus: dict[str, list[str]] = {}
     for s in snapshot.dra.slices:
         if s.driver == NVIDIA_DRA_DRIVER and s.node_name:
@@ -245,7 +244,7 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
         gpus = dra_gpus.get(n.name, [])
         if not plugin or not gpus:
             continue
-        via_dra = _dra_users(snapshot, n.name)
+        via_dra = dra_users(snapshot, n.name)
         via_plugin = [
             p.key
             for p in snapshot.pods_on(n.name)

@@ -92,10 +92,6 @@ def find(
     out += _quota_findings(snapshot)
     out += _pod_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
-    if snapshot.dra:  # imported only for clusters with DRA objects (keeps CEL unimported otherwise)
-        from kubegpu.explain.dra import double_counting
-
-        out += double_counting(snapshot)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.severity])
 
