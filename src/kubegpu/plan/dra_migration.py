@@ -22,9 +22,15 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kubegpu.explain.dra import NVIDIA_DRA_DRIVER, dra_users
+from kubegpu.explain.dra import dra_users
 from kubegpu.model.dra import Device, DraObjects, ResourceSlice, parse_device_class
-from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, NVIDIA_GPU
+from kubegpu.model.names import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GPU_COUNT_LABEL,
+    GPU_PRODUCT_LABEL,
+    NVIDIA_DRA_DRIVER,
+    NVIDIA_GPU,
+)
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
