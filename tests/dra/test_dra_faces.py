@@ -64,3 +64,23 @@ def test_the_gpu_map_shows_dra_nodes_with_each_device_held_by_its_claims_pod() -
         (1, [("gpu.nvidia.com/n1/gpu-1", "")]),
     ]
     assert cards["n1"].pool == "a" and cards["n2"].gpus[0].holders == ()
+
+
+def test_simulate_replays_claim_pods_with_their_devices() -> None:
+    # one DRA node with 2 GPUs; two pending pods, each with a claim for 2 GPUs (claims a, b). Both fit by
+    # CPU; the allocator gives the first (queue order: equal priority, name) both GPUs, the second finds
+    # none free → 1 placed, 1 still pending at the end. Without the DRA objects both would be placed.
+    import math
+
+    from kubegpu.sim.replay_inputs import SimPod
+    from kubegpu.sim.whatif import Scenario, run
+
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 2),
+            o.claim("a", o.request("gpu", count=2)), o.claim("b", o.request("gpu", count=2)),
+            o.pod("pa", ("gpu", "a", "")), o.pod("pb", ("gpu", "b", ""))]  # fmt: skip
+    snap = build_snapshot([("t", x) for x in objs])
+    pending = [SimPod(p, 0.0, math.inf) for p in snap.pods if not p.node_name]
+    with_dra = run(Scenario(list(snap.nodes), pending, False, dra=snap.dra), "default", None, 0, "dra")
+    assert (with_dra.placed, with_dra.still_pending) == (1, 1)
+    without = run(Scenario(list(snap.nodes), pending, False), "default", None, 0, "cpu only")
+    assert (without.placed, without.still_pending) == (2, 0)
