@@ -10,6 +10,7 @@ import pytest
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
+from kubegpu.scheduler.plugins.dynamic_resources import with_dynamic_resources
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 
@@ -31,6 +32,8 @@ def scheduler_for(
     snap = snapshot_of(*objects)
     cluster = ClusterState(snap.nodes, snap.pods)
     chosen = profile or default_profile(kube_version=kube_version)
+    if snap.dra:  # DRA objects: DynamicResources (and NodeResourcesFit's KEP-5004 delegation) need them
+        chosen = with_dynamic_resources(chosen, snap.dra)
     return Scheduler(Framework(chosen, in_tree_registry(), snap.pdbs), cluster, seed=seed)
 
 

@@ -77,3 +77,41 @@ def test_node_with_device_plugin_and_dra_driver_is_double_counted() -> None:
         "device plugin (nvidia.com/gpu: 2) is used by default/a; DRA (gpu.nvidia.com: gpu-0, gpu-1) by default/b."
         in f.detail
     )
+
+
+def test_diagnose_findings_include_double_counting_with_the_extended_resource_path() -> None:
+    # n1: device plugin nvidia.com/gpu 2 and NVIDIA's DRA slice of 2 GPUs. Pod x asked plain nvidia.com/gpu
+    # but was served by DRA (1.36+): its special claim (annotation resource.kubernetes.io/extended-resource-
+    # claim, owner x) holds gpu-0, so x counts on the DRA path; pod a (plain, no such claim) on the plugin's.
+    from kubegpu.explain.diagnose import diagnose
+    from kubegpu.explain.engine import Engine
+
+    n1 = make_node("n1").gpus(2).obj()
+    x = make_pod("x").gpu(1).on("n1").obj()
+    a = make_pod("a").gpu(1).on("n1").obj()
+    special = o.claim("x-extended-resources-q8z4", o.request("container-0-request-0"),
+                      status=o.allocated("n1", ("container-0-request-0", "gpu-0")))  # fmt: skip
+    special["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    special["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "x", "uid": "u", "controller": True}]
+    objs = [
+        *o.gpu_classes(),
+        n1,
+        o.node_slice("n1", [o.gpu_device(0, "n1"), o.gpu_device(1, "n1")]),
+        x,
+        a,
+        special,
+    ]
+    snap = build_snapshot([("t", y) for y in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    (f,) = [f for f in diagnose(Engine(snap)).findings if "advertises its GPUs twice" in f.title]
+    assert f.objects == ["Node n1", "Pod default/a", "Pod default/x"]
+    assert (
+        "device plugin (nvidia.com/gpu: 2) is used by default/a; DRA (gpu.nvidia.com: gpu-0, gpu-1) by default/x."
+        in f.detail
+    )
+    assert "looks like it has 4 GPUs" in f.detail
+    assert f.commands[1:] == [
+        "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin=false --overwrite --dry-run=server",
+        "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin=false --overwrite",
+        "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin-  # rollback",
+    ]

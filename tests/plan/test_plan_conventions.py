@@ -19,6 +19,9 @@ COMMANDS = [
     ["plan", "time-slicing", "gpu-infer-01", "--replicas", "4", "--rename"],
     ["plan", "quota", "ml-train/gpu-quota", "--hard", "requests.nvidia.com/gpu=16"],
     ["plan", "upgrade", "--pool", "training", "--component", "device-plugin", "--to", "v0.18.0"],
+    ["plan", "dra-migration", "--pool", "inference", "--to", "dra"],
+    ["plan", "dra-migration", "--pool", "inference", "--to", "dra", "--kube-version", "1.36"],
+    ["plan", "dra-migration", "--pool", "inference", "--to", "device-plugin"],
     ["plan", "upgrade", "--pool", "training", "--component", "driver", "--to", "570.172.08"],
     ["plan", "upgrade", "--pool", "inference", "--component", "gpu-operator", "--to", "v25.10.1"],
     [

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.testing.builders import make_node, make_pod
+from tests.dra import objects as dra
 
 Raw = dict[str, Any]
 
@@ -23,6 +24,12 @@ class Case:
     pod: Raw  # the pod under test (default namespace, no nodeName)
     about: str = ""
     priority_classes: dict[str, int] = field(default_factory=dict)
+    min_minor: int = (
+        0  # the first minor whose API server serves the case's objects (DRA: resource.k8s.io/v1, 1.34)
+    )
+
+    def applies(self, minor: int) -> bool:
+        return minor >= self.min_minor
 
 
 def _gpu_nodes(*spec: tuple[str, int]) -> list[Raw]:
@@ -92,6 +99,47 @@ def _cases() -> list[Case]:
         make_node("a").gpus(4).obj(), make_pod("lo").gpu(4).priority(100, "low").on("a").obj(),
     ], make_pod("p").gpu(4).priority(1000, "high-never").preemption_policy("Never").obj(),
         "preemptionPolicy: Never", low=100, **{"high-never": 1000})  # fmt: skip
+    out.extend(_dra_cases())
+    return out
+
+
+def _mig_node(node: str, per_gpu: list[int]) -> list[Raw]:
+    """A DRA node (no nvidia.com/gpu) whose GPU g holds per_gpu[g] MIG devices, as NVIDIA's driver slices them."""
+    devs = [dra.mig_device(g, j, node) for g, n in enumerate(per_gpu) for j in range(n)]
+    return [make_node(node).obj(), dra.node_slice(node, devs)]
+
+
+def _dra_cases() -> list[Case]:
+    """DynamicResources against the real scheduler (resource.k8s.io/v1: 1.34+). MIG claims with a
+    ``matchAttribute`` on ``gpu.nvidia.com/parentUUID`` (NVIDIA/k8s-dra-driver-gpu quickstart gpu-test4's
+    shape); plain ``nvidia.com/gpu`` pods on a mixed cluster where the GPU class sets
+    ``extendedResourceName`` (KEP-5004: served from DRA from 1.36, the API server drops the field before)."""
+    out: list[Case] = []
+    pod = dra.pod("p", ("m", "c", ""))
+    pod["metadata"] = {"name": "p"}
+
+    def migs(constraint: bool) -> Raw:
+        c = dra.claim("c", dra.request("a", "mig.nvidia.com"), dra.request("b", "mig.nvidia.com"))
+        if constraint:
+            c["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.nvidia.com/parentUUID"}]
+        return c
+
+    def add(name: str, objects: list[Raw], p: Raw, about: str) -> None:
+        out.append(Case(name, tuple(objects), p, about, min_minor=34))
+
+    add("dra-gpu-count-too-many", [*dra.gpu_classes(), *dra.gpu_node("n1", 1), *dra.gpu_node("n2", 2),
+                                   dra.claim("c", dra.request("m", count=3))], pod,
+        "a claim for 3 GPUs on DRA nodes of 1 and 2")  # fmt: skip
+    add("dra-match-attribute-fits", [*dra.gpu_classes(), *_mig_node("n1", [1, 2]), migs(True)], pod,
+        "two MIG devices of one parent GPU: only gpu-1 has two")  # fmt: skip
+    add("dra-match-attribute-unsatisfiable", [*dra.gpu_classes(), *_mig_node("n1", [1, 1]), migs(True)], pod,
+        "two MIG devices of one parent GPU: each GPU has one")  # fmt: skip
+    mixed = [dra.device_class("gpu.nvidia.com", "gpu", extended="nvidia.com/gpu"), *dra.gpu_node("n1", 2),
+             make_node("n2").gpus(1).obj()]  # fmt: skip
+    add("dra-extended-resource-on-dra-node", mixed, make_pod("p").gpu(2).obj(),
+        "2 nvidia.com/gpu: the device plugin node has 1, the DRA node 2 GPUs its class serves")  # fmt: skip
+    add("dra-extended-resource-too-many", mixed, make_pod("p").gpu(3).obj(),
+        "3 nvidia.com/gpu: neither path has them")  # fmt: skip
     return out
 
 

@@ -3,7 +3,10 @@
 Objects are made as a real cluster has them: nodes through POST then their capacity through the
 ``status`` subresource (as a kubelet reports it), running pods bound by ``spec.nodeName``, PriorityClasses
 for every priority (the Priority admission plugin refuses a pod that sets ``spec.priority`` itself), the
-``default`` ServiceAccount that the (absent) controller-manager would create.
+``default`` ServiceAccount that the (absent) controller-manager would create. DRA objects
+(``resource.k8s.io/v1``): DeviceClasses under their own names (claims name them; deleted after the case),
+ResourceSlices with the case's prefix on their name, node and pool (a claim allocated by an earlier case
+keeps its devices, so pools never repeat), ResourceClaims in the case's namespace.
 """
 
 from __future__ import annotations
@@ -92,20 +95,53 @@ def create_node(cp: Any, raw: Raw, prefix: str = "") -> str:
     return name
 
 
+DRA = "/apis/resource.k8s.io/v1"
+
+
+def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | None:
+    """POST one DRA object; returns (collection path, name) of a cluster-scoped one to delete afterwards."""
+    obj = copy.deepcopy(raw)
+    obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k in ("name", "labels", "annotations")}
+    obj.pop("status", None)
+    kind = obj["kind"]
+    if kind == "ResourceClaim":
+        ok(
+            cp.request("POST", f"{DRA}/namespaces/{ns}/resourceclaims", obj),
+            f"claim {obj['metadata']['name']}",
+        )
+        return None
+    if kind == "ResourceSlice":
+        obj["metadata"]["name"] = prefix + obj["metadata"]["name"]
+        spec = obj["spec"]
+        if spec.get("nodeName"):
+            spec["nodeName"] = prefix + spec["nodeName"]
+        spec["pool"]["name"] = prefix + spec["pool"]["name"]
+        path = f"{DRA}/resourceslices"
+    else:
+        path = f"{DRA}/deviceclasses"
+    ok(cp.request("POST", path, obj), f"{kind} {obj['metadata']['name']}")
+    return path, str(obj["metadata"]["name"])
+
+
 def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     """Create the case's objects in a fresh namespace with node names prefixed ``c<index>-``, then the pod,
     and return what kube-scheduler did; everything the case made is deleted afterwards."""
     ns, prefix = f"case-{index}", f"c{index}-"
     created_nodes: list[str] = []
     classes: set[str] = set()
+    dra_made: list[tuple[str, str]] = []
     try:
         create_namespace(cp, ns)
         pods: list[Raw] = []
         for obj in case.objects:
             if obj["kind"] == "Node":
                 created_nodes.append(create_node(cp, obj, prefix))
-            else:
+            elif obj["kind"] == "Pod":
                 pods.append(obj)
+            else:
+                made = create_dra(cp, obj, ns, prefix)
+                if made:
+                    dra_made.append(made)
         for obj in [*pods, case.pod]:
             pod, pc = _pod_for_server(obj, ns, prefix)
             if pc and pc[0] not in classes:
@@ -123,6 +159,8 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
         return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout)
     finally:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
+        for path, name in dra_made:
+            cp.request("DELETE", f"{path}/{name}")
 
 
 _COUNT = re.compile(r"^0/(\d+) nodes are available")
@@ -141,7 +179,8 @@ def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout:
         )
         if cond and cond.get("status") == "False":
             # node names are prefixed per case; the texts that name one (a preemption's placement) drop it
-            msg = cond.get("message", "").replace(f" {prefix}", " ")
+            # (and a pool's, inside a device ID driver/pool/device)
+            msg = cond.get("message", "").replace(f" {prefix}", " ").replace(f"/{prefix}", "/")
             nominated = pod["status"].get("nominatedNodeName", "").removeprefix(prefix)
             last = Verdict(False, "", msg, nominated)
             m = _COUNT.match(msg)

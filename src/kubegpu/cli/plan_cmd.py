@@ -2,7 +2,8 @@
 
 ``plan mig NODE --config LAYOUT.yaml [--config-name NAME]`` validates a mig-parted layout against the MIG
 catalog and prints the new capacity, the pods that must move and the procedure with its rollback;
-``plan time-slicing NODE --replicas N`` does the same for a time-slicing rollout. Both read the cluster
+``plan time-slicing NODE --replicas N`` does the same for a time-slicing rollout; ``plan dra-migration
+--pool P --to dra|device-plugin`` moves a pool between NVIDIA's device plugin and its DRA driver. Both read the cluster
 from ``--snapshot``/``--demo``/``--kube`` like every other command. Thin: parse options, call
 ``kubegpu.plan``, render.
 """
@@ -351,6 +352,30 @@ def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology
     _emit(plan_kubelet_policy(snap, targets, _now(snap, now), cpu_manager=cpu_manager,
                               topology_manager=topology_manager, ns=ns, test_namespace=test_namespace,
                               kubelet_config=kubelet_config), output)  # fmt: skip
+
+
+@plan.command("dra-migration")
+@_pool
+@_pool_label
+@click.option("--to", "direction", required=True, type=click.Choice(["dra", "device-plugin"]),
+              help="Which stack the pool's GPUs move to.")  # fmt: skip
+@click.option("--device-class", default="gpu.nvidia.com", show_default=True,
+              help="The DeviceClass for whole GPUs (NVIDIA's DRA driver chart's name).")  # fmt: skip
+@_test_ns
+@_when
+@_node_ns
+@_output
+@source_options
+def dra_migration(pool: str, pool_label: str, direction: str, device_class: str, test_namespace: str,
+                  now: str | None, ns: str, output: str, **src: Any) -> None:  # fmt: skip
+    """Move a pool's GPUs from the device plugin to DRA (or back): the pods on each path, the DeviceClass and
+    claims needed, the effect by the scheduling core, a canary by least disruption, verification, rollback."""
+    from kubegpu.plan.dra_migration import TO_DEVICE_PLUGIN, TO_DRA, plan_dra_migration
+
+    snap = load_snapshot(**src)
+    targets = _targets((), f"{pool_label}={pool}", snap)
+    _emit(plan_dra_migration(snap, targets, TO_DRA if direction == "dra" else TO_DEVICE_PLUGIN, _now(snap, now),
+                             ns=ns, test_namespace=test_namespace, device_class=device_class), output)  # fmt: skip
 
 
 def _node(name: str, src: dict[str, Any]) -> tuple[Any, Node]:

@@ -328,7 +328,7 @@ def _scenario(
         events = tuple(extra.node_events) if extra else ()
         epoch = snapshot_time(snap.pods) or EPOCH
         batch = batch_setup([*snap.batch_objects, *(extra.batch_objects if extra else ())])
-        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch)
+        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch, dra=snap.dra)
     folder = _data_dir(data)
     if live is not None:
         # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.sim.replay_input)

@@ -17,6 +17,9 @@ resource, ``node`` where per node):
 * ``kubegpu_node_gpus_idle``, ``kubegpu_node_gpus_stranded``, ``kubegpu_node_fragmentation_gpus``,
   ``kubegpu_node_accepts_pods``;
 * ``kubegpu_pending_gpu_pods{resource}``;
+* ``kubegpu_pool_dra_devices{pool,driver}``, ``kubegpu_pool_dra_devices_allocated{pool,driver}``,
+  ``kubegpu_pool_dra_devices_free{pool,driver}`` (DRA: devices the ResourceSlices publish, those
+  allocated claims hold, the rest; absent without ResourceSlices);
 * ``kubegpu_cluster_exporter_source_up``, ``kubegpu_cluster_exporter_rejected_objects``.
 
 A snapshot that cannot be taken (informers not yet synced, an unreadable file) or measured leaves only
@@ -43,7 +46,7 @@ from kubegpu.ttl_cache import TtlCache
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 10.0
-POOL, RESOURCE, NODE = "pool", "resource", "node"
+POOL, RESOURCE, NODE, DRIVER = "pool", "resource", "node", "driver"
 
 # name -> HELP
 HELP = {
@@ -63,6 +66,9 @@ HELP = {
     "kubegpu_node_fragmentation_gpus": "FGD fragment amount of the node, in GPUs.",
     "kubegpu_node_accepts_pods": "1 when the node takes new pods (schedulable, Ready, pod slots, CPU and memory left), else 0.",
     "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint).',
+    "kubegpu_pool_dra_devices": "Devices a DRA driver publishes in the ResourceSlices of the pool's nodes (newest pool generation).",
+    "kubegpu_pool_dra_devices_allocated": "DRA devices of the pool held by an allocated ResourceClaim (admin access takes none).",
+    "kubegpu_pool_dra_devices_free": "DRA devices of the pool no allocated ResourceClaim holds.",
     "kubegpu_cluster_exporter_source_up": "1 when the exporter's last snapshot of the cluster was taken and measured, else 0.",
     "kubegpu_cluster_exporter_rejected_objects": "Objects of the last snapshot that could not be parsed (`kubegpu diagnose` on the same source names them).",
 }
@@ -151,6 +157,11 @@ def families_of(m: ClusterMeasure) -> list[Metric]:
         put("kubegpu_node_accepts_pods", labels, 1 if n.accepts_pods else 0)
         if n.fragmentation is not None:
             put("kubegpu_node_fragmentation_gpus", labels, n.fragmentation.fragment_milli / MILLI)
+    for (pool_name, driver), (total, allocated) in sorted(m.dra.items()):
+        labels = {POOL: pool_name, DRIVER: driver}
+        put("kubegpu_pool_dra_devices", labels, total)
+        put("kubegpu_pool_dra_devices_allocated", labels, allocated)
+        put("kubegpu_pool_dra_devices_free", labels, total - allocated)
     # 0 for every GPU resource the cluster has: no Pending pod is a value, not a missing one.
     for resource in sorted({r for _, r in m.devices} | set(m.pending)):
         put("kubegpu_pending_gpu_pods", {RESOURCE: resource}, m.pending.get(resource, 0))

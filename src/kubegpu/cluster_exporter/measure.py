@@ -13,7 +13,9 @@ in ``kubegpu.explain.cards.UNPOOLED``):
 * per GPU resource (``nvidia.com/gpu``, ``nvidia.com/mig-1g.18gb``, …) the devices nodes advertise as
   allocatable and those placed pods request, as the scheduler counts them;
 * per node, the same idle/stranded/fragment numbers, and whether the node takes new pods;
-* Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for.
+* Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for;
+* per pool and DRA driver, the devices the ResourceSlices publish and those allocated claims hold
+  (``kubegpu.explain.dra_inventory``; a network slice's devices in the unpooled pool).
 
 Must not: read the cluster, format metrics, or decide what is idle or stranded itself (the report's
 summary does); every number comes from the scheduling core's objects.
@@ -22,12 +24,13 @@ summary does); every number comes from the scheduling core's objects.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
 from kubegpu.explain.cards import UNPOOLED, PoolSummary, node_cards
 from kubegpu.explain.cards import pools as pools_of
 from kubegpu.explain.diagnose import is_gpu_pod
+from kubegpu.explain.dra_inventory import pool_counts
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
 from kubegpu.model.objects import Pod
@@ -59,6 +62,9 @@ class ClusterMeasure:
     devices: dict[tuple[str, str], tuple[int, int]]  # (pool, resource) -> (allocatable, requested)
     pending: dict[str, int]  # GPU resource asked for ("" for a pod that only tolerates the GPU taint) -> pods
     rejected_objects: int  # objects of the snapshot that did not parse
+    dra: dict[tuple[str, str], tuple[int, int]] = field(
+        default_factory=dict
+    )  # (pool, driver) -> (devices, allocated)
 
 
 def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
@@ -84,8 +90,14 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         # A pool with no GPU in the fragmentation model (MIG-only nodes, no device plugin yet) has no value.
         fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None
         pools.append(PoolMeasure(summary, fragment, sum(f.free_milli for f in in_pool)))
+    dra = pool_counts(snap, pool_label, UNPOOLED) if snap.dra.slices else {}
     return ClusterMeasure(
-        tuple(pools), nodes, _devices(engine, pool_label), _pending(snap.pending_pods()), len(snap.errors)
+        tuple(pools),
+        nodes,
+        _devices(engine, pool_label),
+        _pending(snap.pending_pods()),
+        len(snap.errors),
+        dra,
     )
 
 

@@ -28,6 +28,8 @@ from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import workloads
 from kubegpu.devices.inventory import Health
 from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.dra_inventory import DraDevice
+from kubegpu.explain.dra_inventory import devices as dra_devices
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import NodeRow
 from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
@@ -204,16 +206,28 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
     )
 
 
+def _dra_slot(d: DraDevice, pods: dict[str, Pod]) -> Slot:
+    """A DRA device as a slot: held by the pod its claim is reserved for (or the claim, before a pod)."""
+    owner = pods[d.holder].owner if d.holder in pods else None
+    kind, label = (SlotKind.MIG, d.profile) if d.kind == "mig" else (SlotKind.GPU, "")
+    return Slot(d.device_id, d.driver, kind, label, d.holder, True, False,
+                f"{owner.kind} {owner.name}" if owner else "")  # fmt: skip
+
+
 def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) -> list[NodeCard]:
     """One card per GPU node (a device model or a row of ``node_rows``), tiles from the device ledger,
     sorted by pool then name; ``pools(cards)`` summarises them."""
     ledger = engine.cluster.devices
     rows = {r.name: r for r in node_rows}
+    dra_by_node: dict[str, list[DraDevice]] = {}
+    for pub in dra_devices(engine.snapshot) if engine.snapshot.dra.slices else ():
+        dra_by_node.setdefault(pub.node, []).append(pub)
     cards = []
     for idx, node in enumerate(engine.cluster.nodes):
         model = ledger.models[idx]
         row = rows.get(node.name)
-        if model is None and row is None:
+        published = dra_by_node.get(node.name, [])
+        if model is None and row is None and not published:
             continue  # not a GPU node
         held = ledger.held[idx]
         view = engine.cluster.view(idx)
@@ -237,6 +251,10 @@ def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) ->
                 ))  # fmt: skip
                 if kind is not SlotKind.MIG:
                     uuid_of[d.gpu_index] = d.device
+        if model is None:  # a DRA node: its tiles from the slices, each device held by its claim's pod
+            for pub in published:
+                if pub.kind in ("gpu", "mig") and pub.gpu_index >= 0:
+                    by_gpu.setdefault(pub.gpu_index, []).append(_dra_slot(pub, pods))
         synthesized = model.synthesized if model else False
         tiles = tuple(
             GpuTile(node.name, i, uuid_of.get(i, ""), tuple(slots), synthesized)
@@ -252,13 +270,18 @@ def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) ->
         resources = tuple(
             (r, v["requested"], v["allocatable"]) for r, v in (row.gpu.items() if row else ()) if is_gpu(r)
         )
+        dra_note = (
+            (f"also publishes {len(published)} device(s) through DRA ({published[0].driver}): shown once, from "
+             "the device plugin; `kubegpu diagnose` names the double counting",)
+            if model is not None and published else ()
+        )  # fmt: skip
         cards.append(NodeCard(
             name=node.name, pool=node.labels.get(pool_label, "") or UNPOOLED,
             product=(model.product if model and model.product else node.labels.get(GPU_PRODUCT_LABEL, "")),
             ready=node.ready, unschedulable=node.unschedulable, taints=tuple(str(t) for t in node.taints),
             synthesized=synthesized, sharing=model.sharing if model else "", gpus=tiles, resources=resources,
             problems=(model.problems if model else ("no device model: the node advertises no GPU resource",))
-            + unplaced,
+            + unplaced + dra_note,
             accepts_pods=accepts,
         ))  # fmt: skip
     cards.sort(key=lambda c: (c.pool == UNPOOLED, c.pool, c.name))

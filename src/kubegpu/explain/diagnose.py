@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.batch.status import workload_status
+from kubegpu.explain.dra import double_counting
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.overview import NodeRow, node_rows
@@ -83,7 +84,7 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         description=snapshot.description,
         nodes=rows,
         pending=explain_many(engine, gpu_pending),
-        findings=find(snapshot, pool_label, engine),
+        findings=double_counting(snapshot) + find(snapshot, pool_label, engine),  # errors first
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=totals,

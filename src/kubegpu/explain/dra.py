@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
+from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import DeviceId, SliceIndex
 from kubegpu.scheduler.dra_cel import CelError, compiled
 
-NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
 
 
@@ -209,28 +209,47 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
+def dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:
+    """Pods on ``node`` whose devices come from DRA: their own claims, or a plain extended-resource request
+    served through the scheduler's special claim (KEP-5004) allocated there."""
+    on = {p.key for p in snapshot.pods_on(node)}
+    users = {k for k in snapshot.dra.pod_claims if k in on}
+    for c in snapshot.dra.claims.values():
+        if c.extended_resource and c.allocated:
+            users.update(
+                f"{c.namespace}/{o.name}"
+                for o in c.owners
+                if o.kind == "Pod" and f"{c.namespace}/{o.name}" in on
+            )
+    return sorted(users)
+
+
 def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
     """Nodes advertising GPUs through the device plugin AND NVIDIA's DRA driver: both stacks hand out the
     same physical GPUs, so a GPU can be given twice (one pod through ``nvidia.com/gpu``, one through a
-    claim). Lists which pods use which path on each such node."""
+    claim). Names both counts and which pods use which path on each such node, the fix and the pitfall.
+    ``diagnose`` and ``inspect`` list these first (errors); none without DRA objects."""
+    if not snapshot.dra.slices:
+        return []
     dra_gpus: dict[str, list[str]] = {}
     for s in snapshot.dra.slices:
         if s.driver == NVIDIA_DRA_DRIVER and s.node_name:
             dra_gpus.setdefault(s.node_name, []).extend(
                 d.name for d in s.devices if d.attributes.get(f"{NVIDIA_DRA_DRIVER}/type") == "gpu"
             )
-    claim_pods: dict[str, list[str]] = {}
-    for key, pc in snapshot.dra.pod_claims.items():
-        claim_pods[key] = [r.name for r in pc.refs]
     out = []
     for n in snapshot.nodes:
         plugin = n.allocatable.get(NVIDIA_GPU, 0) // 1000
         gpus = dra_gpus.get(n.name, [])
         if not plugin or not gpus:
             continue
-        pods = snapshot.pods_on(n.name)
-        via_plugin = [p.key for p in pods if p.requests.get(NVIDIA_GPU, 0) > 0]
-        via_dra = [p.key for p in pods if p.key in claim_pods]
+        via_dra = dra_users(snapshot, n.name)
+        via_plugin = [
+            p.key
+            for p in snapshot.pods_on(n.name)
+            if p.requests.get(NVIDIA_GPU, 0) > 0 and p.key not in via_dra
+        ]
+        label = f"label node {n.name} {DEVICE_PLUGIN_DEPLOY_LABEL}"
         out.append(
             Finding(
                 severity="critical",
@@ -240,11 +259,21 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
                 detail=(
                     f"device plugin ({NVIDIA_GPU}: {plugin}) is used by {', '.join(via_plugin) or 'no pod'}; "
                     f"DRA ({NVIDIA_DRA_DRIVER}: {', '.join(gpus)}) by {', '.join(via_dra) or 'no pod'}. Neither stack "
-                    "sees the other's allocations, so the same GPU can be handed to two pods. Run one stack per node "
-                    "(disable the device plugin on DRA nodes, e.g. the GPU Operator's devicePlugin on a node label)."
+                    "sees the other's allocations, so the same GPU can be handed to two pods. "
+                    f"Pitfall: the node looks like it has {plugin + len(gpus)} GPUs (allocatable plus slices) and "
+                    "both schedulers' answers are right on their own; the overlap only shows as two containers "
+                    "on one GPU (out-of-memory, Xid errors). Fix: one stack per node. Keep DRA here: turn the "
+                    f"device plugin off on this node (GPU Operator label {DEVICE_PLUGIN_DEPLOY_LABEL}=false), after "
+                    f"moving {', '.join(via_plugin) or 'its device-plugin pods'} (`kubegpu plan dra-migration` "
+                    "prints the runbook); or keep the device plugin and stop the DRA driver's kubelet plugin here."
                 ),
                 requirement="",
-                commands=[f"kubectl get resourceslices --field-selector spec.nodeName={n.name} -o yaml"],
+                commands=[
+                    f"kubectl -n default get resourceslices --field-selector spec.nodeName={n.name} -o yaml",
+                    f"kubectl -n default {label}=false --overwrite --dry-run=server",
+                    f"kubectl -n default {label}=false --overwrite",
+                    f"kubectl -n default {label}-  # rollback",
+                ],
             )
         )
     return out

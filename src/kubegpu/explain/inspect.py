@@ -17,6 +17,7 @@ from typing import Any
 
 from kubegpu.explain.device_metrics import Prometheus, device_findings
 from kubegpu.explain.diagnose import is_gpu_pod
+from kubegpu.explain.dra import double_counting
 from kubegpu.explain.findings import SEVERITY_ORDER, Finding, exit_code, find
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import parse_time
@@ -54,7 +55,7 @@ def _pending_age(pod: Pod, now: datetime) -> float:
 def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot | None = None,
             pending_threshold_s: int = 600, pool_label: str = "accelerator.example.com/pool",
             prometheus: Prometheus | None = None) -> Inspection:  # fmt: skip
-    out = Inspection(find(current, pool_label))
+    out = Inspection(double_counting(current) + find(current, pool_label))  # errors first
     if prometheus is not None:
         out.findings.extend(device_findings(prometheus, current, now))
     waiting = [

@@ -21,7 +21,7 @@ from kubegpu.kube.live import ListedKind
 from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
 from kubegpu.live.preemption import Preemption
-from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, meta_str, utc_now
+from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.scheduler.cluster import ClusterState
@@ -30,6 +30,11 @@ from kubegpu.scheduler.registry import in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 
 log = logging.getLogger(__name__)
+# said (log, event, condition) for every pod of ours with spec.resourceClaims: it is never placed here
+DRA_NOT_ALLOCATED = (
+    "kubegpu's live scheduler does not allocate ResourceClaims (Dynamic Resource Allocation): it leaves "
+    "this pod unplaced; give it spec.schedulerName: default-scheduler so kube-scheduler allocates its claims"
+)
 
 
 class InformerCache(Preemption):
@@ -163,6 +168,8 @@ class InformerCache(Preemption):
             self.queue.remove(key)
             self.batch_waiting.discard(key)
             self._unnominate(key)
+        elif pod.scheduler_name == self.config.scheduler_name and _has_claims(raw):
+            self._leave_dra_pod(pod)
         elif pod.scheduler_name == self.config.scheduler_name and is_batch_pod(pod):
             self.queue.remove(key)  # it may have joined a queue or group since
             self.batch_waiting.add(key)
@@ -172,6 +179,19 @@ class InformerCache(Preemption):
             self.batch_waiting.discard(key)
             self.queue.add(pod)
             self._update_nomination(old, pod)
+
+    def _leave_dra_pod(self, pod: Pod) -> None:
+        """A pod of ours with ``spec.resourceClaims``: the live scheduler does not allocate claims (it would
+        have to write ``status.allocation`` and ``reservedFor`` as kube-scheduler does), so it never places
+        the pod by CPU and memory alone: it says so once per pod (log, ``FailedScheduling`` event, the
+        PodScheduled condition) and leaves it to kube-scheduler (docs/live.md)."""
+        self.queue.remove(pod.key)
+        self.batch_waiting.discard(pod.key)
+        if pod.uid in self.dra_left or not self.is_leader():
+            return
+        self.dra_left.add(pod.uid)
+        log.warning("%s: %s", pod.key, DRA_NOT_ALLOCATED)
+        self._record_failure(pod, DRA_NOT_ALLOCATED, REASON_UNSCHEDULABLE)
 
     def _update_nomination(self, old: Pod | None, pod: Pod) -> None:
         """Upstream ``UpdateNominatedPod``: the object's ``nominatedNodeName`` wins when the old or the new
@@ -265,6 +285,11 @@ class InformerCache(Preemption):
 def _admission_inputs(pod: Pod) -> tuple[Any, ...]:
     """What a queue admission decision reads from a pending pod (a change of only its status is none)."""
     return (pod.labels, pod.annotations, pod.requests, pod.priority, pod.scheduling_gates, pod.uid)
+
+
+def _has_claims(raw: dict[str, Any]) -> bool:
+    spec = raw.get("spec")
+    return isinstance(spec, dict) and bool(spec.get("resourceClaims"))
 
 
 def _scheduled_condition(raw: dict[str, Any]) -> tuple[str, str, str, str]:

@@ -132,6 +132,7 @@ class LiveScheduler(AdmissionCycle):
         # binding is forgotten before its pod comes back, and the single-pod path only assumes pods
         # popped from self.queue, which holds none of these.
         self.batch_waiting: set[PodKey] = set()
+        self.dra_left: set[str] = set()
         self._batch_dirty = False
         self._batch_last = 0.0  # monotonic time of the last admission cycle
         self._usage_leader = False  # decayed usage seeded from status since this replica became leader

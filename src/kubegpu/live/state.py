@@ -93,6 +93,7 @@ class SchedulerState:
     elector: LeaderElector | None
     batch: BatchAdmission
     batch_waiting: set[PodKey]
+    dra_left: set[str]  # UIDs of our pods with ResourceClaims, told once that they are left unplaced
     _batch_dirty: bool
     _batch_last: float
     _usage_leader: bool

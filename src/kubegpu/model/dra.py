@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import TAINT_EFFECTS, _Ctx, _term
+from kubegpu.model.parse import _Ctx, parse_node_selector, parse_taints
 from kubegpu.model.quantity import QuantityError, parse_quantity
 
 GROUP = "resource.k8s.io"
@@ -78,6 +79,9 @@ class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
     extended_resource_name: str = ""
+    created: str = (
+        ""  # metadata.creationTimestamp (RFC 3339): the newer class wins a shared extendedResourceName
+    )
     source: str = ""
 
 
@@ -99,6 +103,16 @@ class DeviceRequest:
     exactly: DeviceSubRequest | None
     first_available: tuple[DeviceSubRequest, ...] = ()
     admin_access: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConstraint:
+    """``spec.devices.constraints[]``: every device allocated for ``requests`` (all the claim's requests when
+    empty; a name may be ``request`` or ``request/subrequest``) has the same value of ``match_attribute``
+    (fully qualified, ``domain/id``)."""
+
+    requests: tuple[str, ...]
+    match_attribute: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +143,12 @@ class ResourceClaim:
     uid: str = ""
     owners: tuple[OwnerRef, ...] = ()
     requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
     deleting: bool = False
     allocated: tuple[AllocatedDevice, ...] | None = None  # status.allocation.devices.results
     allocation_node_selector: tuple[NodeSelectorTerm, ...] | None = None
     reserved_for: tuple[str, ...] = ()  # consumer UIDs
+    extended_resource: bool = False  # the scheduler's special claim for extended resources (KEP-5004)
     source: str = ""
 
     @property
@@ -145,6 +161,7 @@ class ResourceClaimTemplate:
     namespace: str
     name: str
     requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
     source: str = ""
 
 
@@ -233,12 +250,13 @@ def _selectors(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
 def parse_device_class(raw: Mapping[str, Any], source: str = "") -> DeviceClass:
     ctx = _Ctx(source, raw)
     _version(ctx, raw)
-    _, _, name = _name(ctx, raw, namespaced=False)
+    meta, _, name = _name(ctx, raw, namespaced=False)
     spec = ctx.mapping(raw.get("spec"), "spec")
     return DeviceClass(
         name=name,
         selectors=_selectors(ctx, spec.get("selectors"), "spec.selectors"),
         extended_resource_name=ctx.string(spec.get("extendedResourceName"), "spec.extendedResourceName"),
+        created=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         source=source,
     )
 
@@ -263,23 +281,6 @@ def _attribute(ctx: _Ctx, value: Any, field: str) -> AttrValue:
     return ("version", text) if k == "version" else text
 
 
-def _taints(ctx: _Ctx, value: Any, field: str) -> tuple[Taint, ...]:
-    out = []
-    for i, t in enumerate(ctx.seq(value, field)):
-        t = ctx.mapping(t, f"{field}[{i}]")
-        effect = ctx.string(t.get("effect"), f"{field}[{i}].effect", required=True)
-        if effect not in TAINT_EFFECTS:
-            raise ctx.fail(f"{field}[{i}].effect", f"unsupported value {effect!r}")
-        out.append(
-            Taint(
-                ctx.string(t.get("key"), f"{field}[{i}].key", required=True),
-                ctx.string(t.get("value"), f"{field}[{i}].value"),
-                effect,
-            )
-        )
-    return tuple(out)
-
-
 def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> Device:
     d = ctx.mapping(value, field)
     name = ctx.string(d.get("name"), f"{field}.name", required=True)
@@ -301,7 +302,7 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         except QuantityError as exc:
             raise ctx.fail(f, str(exc)) from None
         cap_text[_qualify(str(k), driver)] = str(q)
-    return Device(name, attrs, cap, cap_text, _taints(ctx, body.get("taints"), f"{body_field}.taints"))
+    return Device(name, attrs, cap, cap_text, parse_taints(ctx, body.get("taints"), f"{body_field}.taints"))
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -313,15 +314,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     pool = ctx.mapping(spec.get("pool"), "spec.pool")
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
     all_nodes = spec.get("allNodes") is True
-    sel = spec.get("nodeSelector")
-    terms = None
-    if sel is not None:
-        raw_terms = ctx.seq(
-            ctx.mapping(sel, "spec.nodeSelector").get("nodeSelectorTerms"), "spec.nodeSelector"
-        )
-        terms = tuple(
-            _term(ctx, t, f"spec.nodeSelector.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms)
-        )
+    terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
     if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
         raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
     if spec.get("perDeviceNodeSelection"):
@@ -378,14 +371,31 @@ def _sub_request(ctx: _Ctx, r: Mapping[str, Any], field: str, name: str) -> Devi
     )
 
 
-def _requests(ctx: _Ctx, spec: Mapping[str, Any], field: str, v1beta1: bool) -> tuple[DeviceRequest, ...]:
-    devices = ctx.mapping(spec.get("devices"), f"{field}.devices")
-    if devices.get("constraints"):
-        raise ctx.fail(
-            f"{field}.devices.constraints", "matchAttribute constraints are not modelled by kubegpu"
+def _constraints(ctx: _Ctx, devices: Mapping[str, Any], field: str) -> tuple[DeviceConstraint, ...]:
+    out = []
+    for i, c in enumerate(ctx.seq(devices.get("constraints"), f"{field}.devices.constraints")):
+        f = f"{field}.devices.constraints[{i}]"
+        c = ctx.mapping(c, f)
+        if c.get("distinctAttribute") is not None:
+            raise ctx.fail(
+                f"{f}.distinctAttribute", "distinctAttribute (consumable capacity) is not modelled"
+            )
+        attr = ctx.string(c.get("matchAttribute"), f"{f}.matchAttribute", required=True)
+        if "/" not in attr:  # API validation: a fully qualified name
+            raise ctx.fail(f"{f}.matchAttribute", f"must be a fully qualified name (domain/id), got {attr!r}")
+        names = tuple(
+            ctx.string(r, f"{f}.requests[{j}]", required=True)
+            for j, r in enumerate(ctx.seq(c.get("requests"), f"{f}.requests"))
         )
-    if devices.get("config") is not None:
-        pass  # opaque driver configuration: no part of allocation
+        out.append(DeviceConstraint(names, attr))
+    return tuple(out)
+
+
+def _requests(
+    ctx: _Ctx, spec: Mapping[str, Any], field: str, v1beta1: bool
+) -> tuple[tuple[DeviceRequest, ...], tuple[DeviceConstraint, ...]]:
+    """The requests and constraints of a claim spec (``config`` is opaque to allocation)."""
+    devices = ctx.mapping(spec.get("devices"), f"{field}.devices")
     out = []
     for i, r in enumerate(ctx.seq(devices.get("requests"), f"{field}.devices.requests")):
         f = f"{field}.devices.requests[{i}]"
@@ -413,14 +423,7 @@ def _requests(ctx: _Ctx, spec: Mapping[str, Any], field: str, v1beta1: bool) -> 
         if (exactly is None) == (not first):
             raise ctx.fail(f, "exactly one of exactly, firstAvailable must be set")
         out.append(DeviceRequest(name, exactly, first, admin))
-    return tuple(out)
-
-
-def _node_selector(ctx: _Ctx, value: Any, field: str) -> tuple[NodeSelectorTerm, ...] | None:
-    if value is None:
-        return None
-    raw_terms = ctx.seq(ctx.mapping(value, field).get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")
-    return tuple(_term(ctx, t, f"{field}.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms))
+    return tuple(out), _constraints(ctx, devices, field)
 
 
 def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceClaim:
@@ -460,21 +463,27 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                 )
             )
         allocated = tuple(results)
-        alloc_sel = _node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
+        alloc_sel = parse_node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
     reserved = tuple(
         ctx.string(ctx.mapping(r, f"status.reservedFor[{i}]").get("uid"), f"status.reservedFor[{i}].uid")
         for i, r in enumerate(ctx.seq(status.get("reservedFor"), "status.reservedFor"))
     )
+    requests, constraints = _requests(ctx, ctx.mapping(raw.get("spec"), "spec"), "spec", v1beta1)
     return ResourceClaim(
         namespace=ns,
         name=name,
         uid=ctx.string(meta.get("uid"), "metadata.uid"),
         owners=owners,
-        requests=_requests(ctx, ctx.mapping(raw.get("spec"), "spec"), "spec", v1beta1),
+        requests=requests,
+        constraints=constraints,
         deleting=bool(meta.get("deletionTimestamp")),
         allocated=allocated,
         allocation_node_selector=alloc_sel,
         reserved_for=reserved,
+        extended_resource=ctx.mapping(meta.get("annotations"), "metadata.annotations").get(
+            DRA_EXTENDED_CLAIM_ANNOTATION
+        )
+        == "true",
         source=source,
     )
 
@@ -484,7 +493,8 @@ def parse_resource_claim_template(raw: Mapping[str, Any], source: str = "") -> R
     v1beta1 = _version(ctx, raw) == "v1beta1"
     _, ns, name = _name(ctx, raw, namespaced=True)
     spec = ctx.mapping(ctx.mapping(raw.get("spec"), "spec").get("spec"), "spec.spec")
-    return ResourceClaimTemplate(ns, name, _requests(ctx, spec, "spec.spec", v1beta1), source)
+    requests, constraints = _requests(ctx, spec, "spec.spec", v1beta1)
+    return ResourceClaimTemplate(ns, name, requests, constraints, source)
 
 
 def parse_pod_claims(raw: Mapping[str, Any], source: str = "") -> tuple[str, PodClaims] | None:

@@ -36,7 +36,17 @@ MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# the GPU Operator's per-node switch for its device-plugin DaemonSet (one of its nvidia.com/gpu.deploy.*
+# labels; "false" keeps the plugin off the node, as NVIDIA's DRA driver docs want where the DRA driver runs)
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 # the seed's example of a platform-maintained hardware-pool label
+# DRA (k8s.io/api/resource/v1 types.go): the implicit extended resource of every DeviceClass
+# (ResourceDeviceClassPrefix + class name) and the annotation marking the scheduler's special claim for
+# extended resources served by DRA (ExtendedResourceClaimAnnotation), both KEP-5004
+DRA_DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
+
 DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 
 # -- kubegpu's own annotations ------------------------------------------------------------------------

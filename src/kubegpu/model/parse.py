@@ -124,21 +124,7 @@ def parse_node(raw: Raw, source: str = "") -> Node:
     meta, _, name = _meta(ctx, raw, namespaced=False)
     spec = ctx.mapping(raw.get("spec"), "spec")
     status = ctx.mapping(raw.get("status"), "status")
-    taints = []
-    for i, t in enumerate(ctx.seq(spec.get("taints"), "spec.taints")):
-        t = ctx.mapping(t, f"spec.taints[{i}]")
-        effect = ctx.string(t.get("effect"), f"spec.taints[{i}].effect", required=True)
-        if effect not in TAINT_EFFECTS:
-            raise ctx.fail(
-                f"spec.taints[{i}].effect", f"unsupported value {effect!r}: must be one of {TAINT_EFFECTS}"
-            )
-        taints.append(
-            Taint(
-                key=ctx.string(t.get("key"), f"spec.taints[{i}].key", required=True),
-                value=ctx.string(t.get("value"), f"spec.taints[{i}].value"),
-                effect=effect,
-            )
-        )
+    taints = parse_taints(ctx, spec.get("taints"), "spec.taints")
     capacity = ctx.resources(status.get("capacity"), "status.capacity")
     allocatable = (
         ctx.resources(status.get("allocatable"), "status.allocatable")
@@ -169,6 +155,34 @@ def parse_node(raw: Raw, source: str = "") -> Node:
         conditions=tuple(conditions),
         source=source,
     )
+
+
+def parse_taints(ctx: _Ctx, value: Any, field: str) -> tuple[Taint, ...]:
+    """A list of taints (a node's ``spec.taints``, a DRA device's ``taints``): key and effect required."""
+    out = []
+    for i, t in enumerate(ctx.seq(value, field)):
+        t = ctx.mapping(t, f"{field}[{i}]")
+        effect = ctx.string(t.get("effect"), f"{field}[{i}].effect", required=True)
+        if effect not in TAINT_EFFECTS:
+            raise ctx.fail(
+                f"{field}[{i}].effect", f"unsupported value {effect!r}: must be one of {TAINT_EFFECTS}"
+            )
+        out.append(
+            Taint(
+                key=ctx.string(t.get("key"), f"{field}[{i}].key", required=True),
+                value=ctx.string(t.get("value"), f"{field}[{i}].value"),
+                effect=effect,
+            )
+        )
+    return tuple(out)
+
+
+def parse_node_selector(ctx: _Ctx, value: Any, field: str) -> tuple[NodeSelectorTerm, ...] | None:
+    """A ``NodeSelector`` (``nodeSelectorTerms``, ORed); None when absent."""
+    if value is None:
+        return None
+    raw_terms = ctx.seq(ctx.mapping(value, field).get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")
+    return tuple(_term(ctx, t, f"{field}.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms))
 
 
 def _requirements(ctx: _Ctx, value: Any, field: str, operators: tuple[str, ...]) -> tuple[Requirement, ...]:

@@ -27,6 +27,7 @@ from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.quota import namespace_usage, pod_usage
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import scattered
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -149,9 +150,10 @@ def kubelet_refusals(
 
 
 def changed_snapshot(
-    snapshot: ClusterSnapshot, nodes: Mapping[str, Node], evicted: set[str]
+    snapshot: ClusterSnapshot, nodes: Mapping[str, Node], evicted: set[str], dra: DraObjects | None = None
 ) -> ClusterSnapshot:
-    """The snapshot after the change: replaced nodes, evicted pods gone, recreated ones Pending again."""
+    """The snapshot after the change: replaced nodes, evicted pods gone, recreated ones Pending again;
+    ``dra``: the DRA objects after it (a migration between the device plugin and DRA changes them)."""
     pods: list[Pod] = []
     for p in snapshot.pods:
         if p.key not in evicted:
@@ -164,6 +166,7 @@ def changed_snapshot(
         pods=pods,
         errors=[],
         raw_objects=[],
+        dra=snapshot.dra if dra is None else dra,
     )
 
 
@@ -174,11 +177,12 @@ def simulate(
     now: datetime,
     profile: Profile | None = None,
     kubelet_on: Collection[str] = (),
+    dra_after: DraObjects | None = None,
 ) -> Effect:
     """The effect of replacing ``nodes`` and evicting ``evicted``; with ``kubelet_on``, also the replacements
     (``kind: replacement``; ``starts``: today the pod runs) and the pending pods (``kubelet_refusals``)
     kube-scheduler would bind to those nodes where kubelet then fails them at admission."""
-    after_snap = changed_snapshot(snapshot, nodes, evicted)
+    after_snap = changed_snapshot(snapshot, nodes, evicted, dra_after)
     before, after = Engine(snapshot, profile), Engine(after_snap, profile)
     effect = Effect()
     for pod in snapshot.pending_pods():

@@ -13,7 +13,7 @@ The pool-wide plans (``plan.upgrade``, ``plan.kubelet_policy``) share its canary
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -42,11 +42,17 @@ def gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:
     ]
 
 
-def choose_canary(snapshot: ClusterSnapshot, nodes: Sequence[Node], now: datetime) -> tuple[Node, str]:
-    """Least disruption first: fewest GPU pods, then fewest GPU-hours at risk, then name."""
+def choose_canary(
+    snapshot: ClusterSnapshot,
+    nodes: Sequence[Node],
+    now: datetime,
+    pods_of: Callable[[str], list[Pod]] | None = None,
+) -> tuple[Node, str]:
+    """Least disruption first: fewest GPU pods (``pods_of``: the pods the change moves), then fewest
+    GPU-hours at risk, then name."""
 
     def cost(n: Node) -> tuple[int, int, str]:
-        pods = gpu_pods(snapshot, n.name)
+        pods = (pods_of or (lambda name: gpu_pods(snapshot, name)))(n.name)
         return len(pods), sum(eviction_cost(p, now) for p in pods), n.name
 
     best = min(nodes, key=cost)

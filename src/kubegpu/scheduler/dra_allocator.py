@@ -11,8 +11,12 @@ its subrequests in order. Pools, slices and devices are tried in name order (ups
 
 Errors upstream turns into a Filter error (a broken selector, an incomplete pool under ``All``) raise
 ``AllocationError`` with upstream's text; a node where the claims do not fit returns None.
-Not modelled: ``constraints`` (matchAttribute; refused at parse time), partitionable devices, consumable
-capacity, binding conditions. Device taints apply only with ``device_taints`` (the DRADeviceTaints gate,
+A claim's ``matchAttribute`` constraints are checked as each device is taken (upstream
+``matchAttributeConstraint``: the first device of the constrained requests fixes the value, a device
+without the attribute never fits, values compare by type and value); under ``All`` a device that breaks
+one is upstream's error ``cannot add device … because a claim constraint would not be satisfied``.
+Not modelled: ``distinctAttribute`` (refused at parse time), partitionable devices, consumable capacity,
+binding conditions. Device taints apply only with ``device_taints`` (the DRADeviceTaints gate,
 alpha and off in 1.34).
 """
 
@@ -25,8 +29,10 @@ from kubegpu.model.affinity import term_matches
 from kubegpu.model.dra import (
     ALLOCATION_RESULTS_MAX,
     AllocatedDevice,
+    AttrValue,
     Device,
     DeviceClass,
+    DeviceConstraint,
     DeviceRequest,
     DeviceSubRequest,
     ResourceClaim,
@@ -95,6 +101,40 @@ class SliceIndex:
         return [Pool(d, p, tuple(ss), len(ss) != ss[0].slice_count) for (d, p), ss in sorted(newest.items())]
 
 
+class _Match:
+    """One ``matchAttribute`` constraint while a claim is being allocated (upstream keeps the first value
+    and a count, not the devices)."""
+
+    __slots__ = ("attribute", "count", "requests", "value")
+
+    def __init__(self, c: DeviceConstraint) -> None:
+        self.requests = frozenset(c.requests)
+        self.attribute = c.match_attribute
+        self.value: tuple[type, AttrValue] | None = None
+        self.count = 0
+
+    def applies(self, sub: DeviceSubRequest) -> bool:
+        """Every request when none is named; else the request (``sub.name``'s parent) or the subrequest."""
+        if not self.requests:
+            return True
+        return sub.name in self.requests or sub.name.partition("/")[0] in self.requests
+
+    def add(self, device: Device) -> bool:
+        got = device.attributes.get(self.attribute)
+        if got is None:
+            return False
+        typed = (type(got), got)  # bool is not int here: an int 1 never matches a bool true
+        if self.count == 0:
+            self.value = typed
+        elif typed != self.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self) -> None:
+        self.count -= 1
+
+
 def _alternatives(req: DeviceRequest) -> tuple[DeviceSubRequest, ...]:
     return (req.exactly,) if req.exactly is not None else req.first_available
 
@@ -123,6 +163,7 @@ class Allocator:
         self.index = index
         self.in_use = in_use
         self.device_taints = device_taints
+        self._evaluated: dict[tuple[str, str, str], bool | CelError] = {}  # (slice, device, expression)
         # (claim index, request index) in order, with the request's admin-access flag
         self.slots = [
             (ci, req.name, _alternatives(req), req.admin_access)
@@ -143,20 +184,35 @@ class Allocator:
                     f"{ALLOCATION_RESULTS_MAX}"
                 )
 
-    def selectable(self, ci: int, sub: DeviceSubRequest, driver: str, device: Device) -> bool:
+    def _cel(self, expr: str, s: ResourceSlice, device: Device) -> bool:
+        """One selector on one device, once per allocator: a slice that reaches many nodes (``allNodes``, a
+        node selector) is visited once per node, its devices' answers do not change between them."""
+        key = (s.name, device.name, expr)
+        got = self._evaluated.get(key)
+        if got is None:
+            try:
+                got = compiled(expr).matches(s.driver, device)
+            except CelError as exc:
+                got = exc
+            self._evaluated[key] = got
+        if isinstance(got, CelError):
+            raise got
+        return got
+
+    def selectable(self, ci: int, sub: DeviceSubRequest, s: ResourceSlice, device: Device) -> bool:
         """Class selectors, then request selectors (upstream ``isSelectable``); CEL errors abort."""
         cls = self.classes.get(sub.device_class_name)
         if cls is None:  # PreFilter reports missing classes first; here it only guards
             raise AllocationError(f"request {sub.name}: device class {sub.device_class_name} does not exist")
         for i, expr in enumerate(cls.selectors):
             try:
-                if not compiled(expr).matches(driver, device):
+                if not self._cel(expr, s, device):
                     return False
             except CelError as exc:
                 raise AllocationError(f"class {cls.name}: selector #{i}: CEL runtime error: {exc}") from None
         for i, expr in enumerate(sub.selectors):
             try:
-                if not compiled(expr).matches(driver, device):
+                if not self._cel(expr, s, device):
                     return False
             except CelError as exc:
                 raise AllocationError(
@@ -182,7 +238,7 @@ class Allocator:
         for p in pools:
             for s in p.slices:
                 for d in s.devices:
-                    if self.selectable(ci, sub, s.driver, d):
+                    if self.selectable(ci, sub, s, d):
                         out.append(Candidate((s.driver, s.pool, d.name), d, s))
         return out
 
@@ -191,6 +247,7 @@ class Allocator:
         if self.too_many:
             raise AllocationError(self.too_many)
         pools = self.index.pools(node, labels)
+        matches = [[_Match(m) for m in c.constraints] for c in self.claims]
         chosen: list[list[AllocatedDevice]] = [[] for _ in self.claims]
         taken: set[DeviceId] = set()
         cache: dict[tuple[int, str], list[Candidate]] = {}
@@ -209,7 +266,7 @@ class Allocator:
                 if cands is None:
                     cands = cache[key] = self.candidates(ci, sub, pools)
                 if sub.allocation_mode == "All":
-                    if not cands or not all(free(c, admin) for c in cands):
+                    if not cands:
                         continue
                     if pick_all(k, ci, sub, cands, admin):
                         return True
@@ -218,21 +275,44 @@ class Allocator:
                     return True
             return False
 
-        def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> None:
+        def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> bool:
+            """Take ``c`` unless one of the claim's constraints refuses it (then nothing changes)."""
+            applied: list[_Match] = []
+            for m in matches[ci]:
+                if not m.applies(sub):
+                    continue
+                if not m.add(c.device):
+                    for a in applied:
+                        a.remove()
+                    return False
+                applied.append(m)
             taken.add(c.device_id)
             chosen[ci].append(AllocatedDevice(sub.name, *c.device_id, admin_access=admin))
+            return True
 
-        def drop(ci: int, c: Candidate) -> None:
+        def drop(ci: int, sub: DeviceSubRequest, c: Candidate) -> None:
+            for m in matches[ci]:
+                if m.applies(sub):
+                    m.remove()
             taken.discard(c.device_id)
             chosen[ci].pop()
 
         def pick_all(k: int, ci: int, sub: DeviceSubRequest, cands: list[Candidate], admin: bool) -> bool:
-            for c in cands:
-                take(ci, sub, c, admin)
+            for i, c in enumerate(cands):
+                if not free(c, admin):  # in device order, as upstream: in use before the constraints
+                    for d in reversed(cands[:i]):
+                        drop(ci, sub, d)
+                    return False
+                if not take(ci, sub, c, admin):
+                    # upstream allocateDevice(must=true): a constraint that excludes one of "all" devices
+                    raise AllocationError(
+                        f"claim {self.claims[ci].key}, request {sub.name.rpartition('/')[2]}: cannot add "
+                        f"device {'/'.join(c.device_id)} because a claim constraint would not be satisfied"
+                    )
             if place(k + 1):
                 return True
             for c in reversed(cands):
-                drop(ci, c)
+                drop(ci, sub, c)
             return False
 
         def pick(
@@ -245,12 +325,11 @@ class Allocator:
                 if budget[0] < 0:
                     raise AllocationError(TIMED_OUT)
                 c = cands[i]
-                if not free(c, admin) or c.device_id in taken:
+                if not free(c, admin) or c.device_id in taken or not take(ci, sub, c, admin):
                     continue
-                take(ci, sub, c, admin)
                 if pick(k, ci, sub, cands, admin, i + 1, need - 1):
                     return True
-                drop(ci, c)
+                drop(ci, sub, c)
             return False
 
         if not place(0):

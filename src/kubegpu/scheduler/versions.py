@@ -34,11 +34,18 @@ class Behaviour:
     # serve it as beta, off by default
     dynamic_resources: bool
     # DynamicResources' PostFilter adds "no new claims to deallocate" for a pod without claims, before the
-    # preemption text (DRA on by default since 1.34; PR #140222 drops the text in 1.37)
+    # preemption text, and "still not schedulable" for a pod whose claims it cannot help (DRA on by default
+    # since 1.34; PR #140222 drops both texts in 1.37: its PostFilter returns a bare Unschedulable)
     dra_no_claims_text: bool
     # DefaultPreemption's success says "found a potential placement for pod on node N, preempting K
     # victims" (PR #140180, 1.37); before, a successful preemption added no text
     preemption_success_text: bool
+    # KEP-5004 extended resources served by DRA: a DeviceClass's extendedResourceName (and the implicit
+    # deviceclass.resource.kubernetes.io/<class>) serves a plain extended-resource request on nodes whose
+    # allocatable lacks it, through a special claim; NodeResourcesFit leaves such a resource to
+    # DynamicResources there. Feature gate DRAExtendedResource (pkg/features/kube_features.go): alpha, off
+    # in 1.34-1.35; beta, on in 1.36; GA, locked on in 1.37
+    dra_extended_resource: bool
 
     @property
     def name(self) -> str:
@@ -46,7 +53,9 @@ class Behaviour:
 
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
-    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success)
+    return Behaviour(
+        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 36
+    )
 
 
 # Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists

@@ -39,6 +39,7 @@ from kubegpu.devices.sharing import PluginConfig
 from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import ConfigError
 from kubegpu.explain.engine import device_models
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import NVIDIA_GPU
@@ -47,6 +48,7 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
 from kubegpu.scheduler.registry import PACKING_POLICIES, in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.node_changes import MigLayout, Relabel, mig_partitioned, relabeled
@@ -177,16 +179,20 @@ def _with_post_filter(profile: Profile, preemption: str) -> Profile:
 
 
 def profile_factory(
-    profile: str, config: PluginConfig | None, preemption: str | None = None
+    profile: str, config: PluginConfig | None, preemption: str | None = None, dra: DraObjects | None = None
 ) -> SchedulerFactory:
     """A snapshot cluster's scheduler: kube-scheduler's profile (``default``) or kubegpu's, with the
     device models the (optional) device plugin config gives; ``preemption`` replaces the profile's own
-    PostFilter (DefaultPreemption, or kubegpu's CheckpointAwarePreemption)."""
+    PostFilter (DefaultPreemption, or kubegpu's CheckpointAwarePreemption); ``dra``: the snapshot's DRA
+    objects, given to DynamicResources (and NodeResourcesFit) where the profile has it, so claim pods are
+    allocated devices as kube-scheduler would, each run (before, after) from the snapshot's claims."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}: use default or kubegpu")
     chosen = profile_named(profile)
     if preemption is not None:
         chosen = _with_post_filter(chosen, preemption)
+    if dra and any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):
+        chosen = with_dynamic_resources(chosen, dra)
 
     def make(nodes: Sequence[Node], seed: int) -> tuple[Scheduler, GpuShareLedger | None]:
         configs = {"": config} if config is not None else {}
@@ -210,6 +216,7 @@ class Scenario:
     epoch: datetime = EPOCH
     arrival_window: bool = False
     batch: BatchSetup | None = None  # queues / pod groups among the inputs: batch mode
+    dra: DraObjects | None = None  # the snapshot's DRA objects (claims of its pods, slices, classes)
 
 
 def check_policy(scenario: Scenario, policy: str) -> None:
@@ -248,7 +255,7 @@ def run(
     if scenario.openb:
         factory = packing_factory(policy, scenario.typical, post_filter)
     else:  # kube mode keeps the profile's own PostFilter (kubegpu's is already checkpoint-aware)
-        factory = profile_factory(policy, config, post_filter if mode == "batch" else None)
+        factory = profile_factory(policy, config, post_filter if mode == "batch" else None, scenario.dra)
     return Replay(
         nodes, pods, factory, mode=mode, preempt=preempt, batch=batch, seed=seed, label=label,
         node_events=scenario.node_events, bound=bound, epoch=scenario.epoch,

@@ -9,6 +9,14 @@ Filter rejects a node an allocated claim's ``nodeSelector`` excludes, then asks 
 unallocated claims at once; PostFilter answers as upstream's would before any API write; Reserve keeps
 the chosen devices so later pods in the same run see them in use (and a shared claim allocated).
 
+Extended resources served by DRA (``scheduler.dra_extended``, where ``Behaviour.dra_extended_resource``):
+PreFilter adds the pod's special claim (the one a prior cycle created, found by its annotation and owner,
+or an in-memory one without requests); Filter (upstream ``filterExtendedResources``) rejects a node when a
+prior cycle's special claim still exists (``cannot schedule extended resource claim``; PostFilter then
+reports ``deletion of ResourceClaim completed``) or when a resource is neither in the node's allocatable
+nor served by a class (``cannot fit resource``), and otherwise allocates the node's variant of the claim
+together with the pod's own claims.
+
 Every rejection is UnschedulableAndUnresolvable (upstream ``statusUnschedulable``), so preemption never
 helps a DRA rejection. Statuses carry these reason strings (one constant each below). The DRA objects
 come in as the ``dra`` argument (a ``model.dra.DraObjects``); the plugin is registered but not part of
@@ -33,8 +41,14 @@ from kubegpu.scheduler.dra_allocator import (
     Result,
     SliceIndex,
 )
+from kubegpu.scheduler.dra_extended import (
+    IN_MEMORY_NAME,
+    ClassResolver,
+    extended_requests,
+    is_dra_extended_name,
+)
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
-from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION
+from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION, NODE_RESOURCES_FIT
 from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
@@ -54,6 +68,9 @@ UNSUPPORTED: Final = 'pod "{pod}", spec.resourceClaim "{claim}": none of the sup
 NOT_FOUND: Final = 'could not find ResourceClaim "{key}"'
 DELETING: Final = 'resourceclaim "{name}" is being deleted'
 NOT_OWNER: Final = "ResourceClaim {claim} was not created for pod {pod} (pod is not owner)"
+STALE_EXTENDED: Final = "cannot schedule extended resource claim"
+CANNOT_FIT: Final = "cannot fit resource"
+DELETED: Final = "deletion of ResourceClaim completed"
 
 
 def resolve_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
@@ -95,6 +112,12 @@ class _State:
     allocator: Allocator | None = None
     results: dict[str, list[Result]] = field(default_factory=dict)  # node → allocation (Filter's cache)
     unavailable: set[int] = field(default_factory=set)
+    special: ResourceClaim | None = None  # the special claim for extended resources (also last in claims)
+    to_allocate: list[ResourceClaim] = field(default_factory=list)  # the pod's own unallocated claims
+    in_use: set[DeviceId] = field(default_factory=set)
+    by_requests: dict[Hashable, Allocator] = field(
+        default_factory=dict
+    )  # special claim's requests → allocator
 
 
 class DynamicResources:
@@ -104,6 +127,8 @@ class DynamicResources:
         dra = args.get("dra")
         self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
         self.device_taints = bool(args.get("deviceTaints", False))
+        self._extended = handle.behaviour.dra_extended_resource
+        self._resolver: ClassResolver | None = None
         # "no new claims to deallocate" for a pod without claims: 1.34–1.36 (scheduler.versions)
         self._no_claims_text = handle.behaviour.dra_no_claims_text
         self._index: SliceIndex | None = None
@@ -118,6 +143,44 @@ class DynamicResources:
         if self._index is None:
             self._index = SliceIndex(self.dra.slices)
         return self._index
+
+    def resolver(self) -> ClassResolver:
+        if self._resolver is None:
+            self._resolver = ClassResolver(self.dra.classes)
+        return self._resolver
+
+    def special_claim(self, pod: Pod) -> ResourceClaim | None:
+        """Upstream ``preFilterExtendedResources``: None unless a class serves one of the pod's extended
+        resources; then the special claim a prior cycle created, or an in-memory one without requests."""
+        if not self._extended or not self.dra.classes or not self.resolver().mapped(pod.requests):
+            return None
+        for c in self.dra.claims.values():
+            owned = any(o.controller and o.name == pod.name and o.uid == pod.uid for o in c.owners)
+            if c.extended_resource and c.namespace == pod.namespace and owned:
+                return c
+        return ResourceClaim(pod.namespace, IN_MEMORY_NAME, extended_resource=True)
+
+    def _filter_extended(self, s: _State, pod: Pod, node: NodeView) -> tuple[ResourceClaim | None, Status]:
+        """Upstream ``filterExtendedResources``: the node's variant of the special claim (None when the node's
+        device plugin covers every resource), or a rejection."""
+        special = s.special
+        if special is None:
+            return None, SUCCESS
+        if special.requests:
+            return None, unresolvable(Message(STALE_EXTENDED))
+        allocatable = node.node.allocatable
+        resolver = self.resolver()
+        need = []
+        for r, q in sorted(pod.requests.items()):
+            if not q or not is_dra_extended_name(r):
+                continue
+            if resolver.get(r) is not None and allocatable.get(r, 0) == 0:
+                need.append(r)
+            elif r not in allocatable:
+                return None, unresolvable(Message(CANNOT_FIT))
+        if not need:
+            return None, SUCCESS
+        return replace(special, requests=extended_requests(pod, need, resolver)), SUCCESS
 
     def claim_view(self, claim: ResourceClaim) -> ResourceClaim:
         """The claim as the assume cache sees it: allocated and reserved if this run reserved it."""
@@ -141,6 +204,9 @@ class DynamicResources:
             for d in c.allocated or ():
                 if not d.admin_access:
                     out.add(d.device_id)
+        for key, (result, _, _) in self.assumed.items():  # special claims this run made
+            if key not in self.dra.claims:
+                out.update(d.device_id for d in result.devices if not d.admin_access)
         return out
 
     def pre_enqueue(self, pod: Pod) -> Status:
@@ -159,9 +225,13 @@ class DynamicResources:
         claims, problem = resolve_claims(pod, self.dra)
         if problem:
             return None, unresolvable(Message(problem))
-        if not claims:
+        special = self.special_claim(pod)
+        if not claims and special is None:
             return None, SKIP
         claims = [self.claim_view(c) for c in claims]
+        if special is not None:
+            s.special = special = self.claim_view(special)
+            claims.append(special)
         to_allocate = []
         for i, c in enumerate(claims):
             if c.allocated is not None:
@@ -169,6 +239,8 @@ class DynamicResources:
                     return None, unresolvable(Message(IN_USE))
                 if c.allocation_node_selector is not None:
                     s.node_selectors[i] = c.allocation_node_selector
+                continue
+            if c is special:  # validated per node in Filter
                 continue
             to_allocate.append(c)
             for req in c.requests:
@@ -179,34 +251,56 @@ class DynamicResources:
                             Message(CLASS_MISSING.format(request=sub.name, cls=sub.device_class_name))
                         )
         s.claims = claims
-        if to_allocate:
+        s.to_allocate = to_allocate
+        if to_allocate or (special is not None and special.allocated is None):
+            s.in_use = self.in_use()
             try:
-                s.allocator = Allocator(
-                    to_allocate, self.dra.classes, self.index(), self.in_use(), self.device_taints
-                )
+                s.allocator = self._allocator(s, None)
             except AllocationError as exc:
                 return None, Status(Code.ERROR, (Message(str(exc)),))
         return None, SUCCESS
 
+    def _allocator(self, s: _State, node_claim: ResourceClaim | None) -> Allocator:
+        """The allocator for the pod's claims plus, when a node needs one, that node's special claim (one
+        allocator per distinct set of special requests: nodes differ only in which resources they lack)."""
+        key = node_claim.requests if node_claim is not None else None
+        got = s.by_requests.get(key)
+        if got is None:
+            claims = [*s.to_allocate, *((node_claim,) if node_claim is not None else ())]
+            got = s.by_requests[key] = Allocator(
+                claims, self.dra.classes, self.index(), s.in_use, self.device_taints
+            )
+        return got
+
     def sign(self, pod: Pod) -> Hashable | None:
         """Pods without claims never fail this Filter (one class); pods with claims are evaluated fresh,
         since their answer depends on the claims' state, not on pod fields alone."""
-        return None if pod.key in self.dra.pod_claims else ()
+        if pod.key in self.dra.pod_claims or (
+            self._extended and self.dra.classes and self.resolver().mapped(pod.requests)
+        ):
+            return None
+        return ()
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return SUCCESS
         n = node.node
+        node_claim, st = self._filter_extended(s, pod, node)
+        if not st.is_success:
+            return st
+        if node_claim is None and s.special is not None and len(s.claims) == 1:
+            s.results[n.name] = []  # only extended resources, all from this node's device plugin
+            return SUCCESS
         bad = [
             i
             for i, terms in s.node_selectors.items()
             if not any(term_matches(t, n.labels, n.name) for t in terms)
         ]
         got: list[Result] | None = None
-        if s.allocator is not None:
+        if s.allocator is not None and (s.to_allocate or node_claim is not None):
             try:
-                got = s.allocator.allocate(n.name, n.labels)
+                got = self._allocator(s, node_claim).allocate(n.name, n.labels)
             except AllocationError as exc:
                 if str(exc) == TIMED_OUT:
                     return unresolvable(Message(TIMED_OUT))
@@ -216,8 +310,8 @@ class DynamicResources:
         if bad:
             s.unavailable.update(bad)
             return unresolvable(Message(NOT_AVAILABLE))
-        if got is not None:
-            s.results[n.name] = got
+        if s.allocator is not None:
+            s.results[n.name] = got or []
         return SUCCESS
 
     def post_filter(
@@ -231,10 +325,14 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE, (Message(NO_NEW_CLAIMS),) if self._no_claims_text else ())
         for i in sorted(s.unavailable):
             c = s.claims[i]
+            if c is s.special:
+                continue
             if not c.reserved_for or (len(c.reserved_for) == 1 and c.reserved_for[0] == pod.uid):
                 # Upstream writes the deallocation here; kubegpu reports it, it does not write.
                 return None, Status(Code.UNSCHEDULABLE, (Message(DEALLOCATED),))
-        return None, Status(Code.UNSCHEDULABLE, (Message(STILL_NOT),))
+        if s.special is not None and s.special.name != IN_MEMORY_NAME:
+            return None, Status(Code.UNSCHEDULABLE, (Message(DELETED),))  # upstream deletes the stale claim
+        return None, Status(Code.UNSCHEDULABLE, (Message(STILL_NOT),) if self._no_claims_text else ())
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         s: _State | None = state.get(STATE_KEY)
@@ -253,7 +351,11 @@ class DynamicResources:
         got = self._pending.pop(pod.key, None)
         if got is not None:
             for r in got[0]:
-                self.assumed[r.claim.key] = (r, got[1], pod.uid)
+                claim = r.claim
+                if claim.name == IN_MEMORY_NAME:  # PreBind creates it as <pod>-extended-resources-<random>
+                    claim = replace(claim, name=f"{pod.name}-extended-resources")
+                    r = Result(claim, r.devices)
+                self.assumed[claim.key] = (r, got[1], pod.uid)
 
     def pod_removed(self, pod: Pod, idx: int) -> None:
         """Claims stay allocated when a pod goes: the claim controller deallocates them later, and
@@ -264,7 +366,9 @@ def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
     """``profile`` with DynamicResources right before DefaultPreemption (or at the end), as upstream's
     ``applyFeatureGates`` places it (default_plugins.go): deallocating an idle claim comes before evicting."""
     spec = PluginSpec(DYNAMIC_RESOURCES, 0, {"dra": dra})
-    plugins = list(profile.plugins)
+    # NodeResourcesFit needs the DeviceClasses too: it leaves DRA-served extended resources to this plugin
+    plugins = [PluginSpec(p.name, p.weight, {**p.args, "dra": dra}) if p.name == NODE_RESOURCES_FIT else p
+               for p in profile.plugins]  # fmt: skip
     have = next((i for i, p in enumerate(plugins) if p.name == DYNAMIC_RESOURCES), None)
     if have is not None:  # the default profile of 1.34+ has it already: give it the snapshot's objects
         plugins[have] = PluginSpec(DYNAMIC_RESOURCES, 0, {**plugins[have].args, "dra": dra})

@@ -22,10 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
@@ -89,6 +91,12 @@ class NodeResourcesFit:
         self._above_alloc_unresolvable = handle.behaviour.above_allocatable_unresolvable
         self.ignored = frozenset(args.get("ignoredResources", ()))
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups", ()))
+        # KEP-5004 (shouldDelegateResourceToDRA): where the release has it, a resource a DeviceClass serves
+        # is left to DynamicResources on a node whose allocatable has none of it
+        dra = args.get("dra")
+        self.delegated: frozenset[str] = frozenset()
+        if handle.behaviour.dra_extended_resource and isinstance(dra, DraObjects) and dra.classes:
+            self.delegated = frozenset(ClassResolver(dra.classes).by_resource)
         strategy = dict(args.get("scoringStrategy") or {})
         self.strategy = strategy.get("type", "LeastAllocated")
         specs = strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
@@ -121,7 +129,10 @@ class NodeResourcesFit:
         return req if req is not None else fit_request(pod, self.ignored, self.ignored_groups)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        short = insufficient_resources(self._request(state, pod), node)
+        request = self._request(state, pod)
+        if self.delegated:
+            request = {r: a for r, a in request.items() if r not in self.delegated or node.allocatable(r) > 0}
+        short = insufficient_resources(request, node)
         if not short:
             return SUCCESS
         code = (
@@ -148,6 +159,9 @@ class NodeResourcesFit:
             alloc = cluster.allocatable[np.ix_(rows, cols)]
             free = alloc - cluster.requested[np.ix_(rows, cols)]
             insufficient = amounts > free
+            for j, r in enumerate(request):
+                if r in self.delegated:
+                    insufficient[:, j] &= alloc[:, j] > 0
             short[:, 1:] = insufficient
             if self._above_alloc_unresolvable:
                 unres = np.asarray((insufficient & (amounts > alloc)).any(axis=1))

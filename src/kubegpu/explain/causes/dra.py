@@ -1,0 +1,120 @@
+"""DynamicResources reasons (``cannot allocate all claims``): per node and request, the DRA explainer's numbers.
+
+The plugin's reasons are plain ``Message`` values carrying upstream's text; only ``cannot allocate all
+claims`` has device-level evidence. Per node, each request of the pod's unallocated claims (and, where a
+class serves one of its extended resources and the node's device plugin does not, the special claim's
+requests) as ``explain.dra.explain_request`` counts it: devices in reach, admitted by the class and by
+the selectors (the first rejecting clause of one rejected device), held by whom, free, short; the fix.
+Advice: the nearest node (fewest devices short) and its fix.
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.dra import RequestOnNode, explain_request, fix, holders, nearest
+from kubegpu.model.dra import ResourceClaim
+from kubegpu.model.objects import Node
+from kubegpu.scheduler.dra_allocator import SliceIndex
+from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
+from kubegpu.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE, resolve_claims
+from kubegpu.scheduler.reasons import Message, Reason
+
+
+def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
+    """The pod's unallocated claims, plus the special claim this node would need (KEP-5004)."""
+    dra = ctx.engine.snapshot.dra
+    claims, _ = resolve_claims(ctx.pod, dra)
+    out = [c for c in claims if c.allocated is None]
+    resolver = ClassResolver(dra.classes)
+    need = [r for r in resolver.mapped(ctx.pod.requests) if node.allocatable.get(r, 0) == 0]
+    if need and ctx.engine.framework.handle.behaviour.dra_extended_resource:
+        reqs = extended_requests(ctx.pod, need, resolver)
+        out.append(ResourceClaim(ctx.pod.namespace, f"{ctx.pod.name} ({', '.join(need)})", requests=reqs))
+    return out
+
+
+def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
+    dra = ctx.engine.snapshot.dra
+    index, held = SliceIndex(dra.slices), holders(dra)
+    return [(c, explain_request(c, sub, node, dra, index, held))
+            for c in _claims(ctx, node) for req in c.requests
+            for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
+
+
+def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
+    want = "all" if r.wanted < 0 else str(r.wanted)
+    parts = [f"{r.in_reach} device(s) in reach", f"class admits {r.class_admits}",
+             f"selectors admit {r.selector_admits}", f"free {len(r.free)}"]  # fmt: skip
+    if r.held:
+        parts.append("held: " + ", ".join(f"{d} by {c}" for d, c in sorted(r.held.items())))
+    if r.rejected and r.selector_admits:  # with none admitted the fix quotes the rejecting clause itself
+        d, why = next(iter(r.rejected.items()))
+        parts.append(f"e.g. {d}: {why}")
+    return f"claim {claim.key} request {r.request} wants {want}: {'; '.join(parts)} → {fix(r)}"
+
+
+def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]) -> list[str]:
+    """Per ``matchAttribute``: the free admitted devices of its requests by attribute value, and how many
+    one value must give (the requests' counts), since each request alone may fit while together they do not."""
+    by_name = {(d.name): d for p in SliceIndex(ctx.engine.snapshot.dra.slices).pools(node.name, node.labels)
+               for s in p.slices for d in s.devices}  # fmt: skip
+    out = []
+    for claim in dict.fromkeys(c for c, _ in rows):
+        for m in claim.constraints:
+            mine = [r for c, r in rows if c is claim and (not m.requests or r.request in m.requests
+                                                           or r.request.partition("/")[0] in m.requests)]  # fmt: skip
+            values: dict[str, set[str]] = {}
+            for r in mine:
+                for name in r.free:
+                    v = by_name[name].attributes.get(m.match_attribute) if name in by_name else None
+                    values.setdefault(
+                        "absent" if v is None else str(v[1] if isinstance(v, tuple) else v), set()
+                    ).add(name)
+            need = sum(max(r.wanted, 1) for r in mine)
+            counts = ", ".join(f"{v}: {len(n)}" for v, n in sorted(values.items())) or "none"
+            out.append(f"claim {claim.key} matchAttribute {m.match_attribute} over "
+                       f"{', '.join(r.request for r in mine)}: {need} device(s) must share one value; free "
+                       f"devices by value: {counts}")  # fmt: skip
+    return out
+
+
+def evidence(ctx: Context, reason: Message, idx: int) -> list[str]:
+    if reason.text != CANNOT_ALLOCATE:
+        return []
+    node = ctx.engine.cluster.nodes[idx]
+    rows = _rows(ctx, node)
+    return [_line(c, r) for c, r in rows] + _constraint_lines(ctx, node, rows)
+
+
+def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
+    if reason.text != CANNOT_ALLOCATE:
+        return Advice()
+    by_name = {n.name: n for n in ctx.engine.cluster.nodes}
+    per_node = {name: [r for _, r in _rows(ctx, by_name[name])] for name in nodes}
+    best = nearest(per_node)
+    if not best:
+        return Advice(
+            "No ResourceSlice of a matching driver reaches these nodes: is the DRA driver's kubelet plugin "
+            "running there?",
+            "",
+            [ctx.cmd("get resourceslices -o wide"), ctx.cmd("get deviceclasses")],
+        )
+    short = [r for r in per_node[best] if r.short]
+    constrained = [c for c in _claims(ctx, by_name[best]) if c.constraints]
+    if not short and constrained:
+        attrs = ", ".join(m.match_attribute for c in constrained for m in c.constraints)
+        text = (f"every request fits alone, but the devices of {constrained[0].key} must share one value of "
+                f"{attrs} and no value has enough free devices (the evidence counts them per value)")  # fmt: skip
+    else:
+        text = fix((short or per_node[best])[0])
+    return Advice(
+        f"Nearest: {best}: {text}",
+        "A claim is all-or-nothing with the pod's other claims: every request must fit on one node.",
+        [
+            ctx.cmd(f"get resourceslices --field-selector spec.nodeName={best} -o yaml"),
+            ctx.cmd("get resourceclaims -o wide"),
+        ],
+    )
+
+
+HOOKS: dict[type[Reason], Hooks] = {Message: Hooks(evidence, advice)}
