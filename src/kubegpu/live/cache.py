@@ -15,7 +15,6 @@ from typing import Any
 
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.errors import InputError
-from kubegpu.explain.engine import plugin_config_for
 from kubegpu.kube.informer import SYNC
 from kubegpu.kube.live import ListedKind
 from kubegpu.live.assumed import checked_record, reconcile_records
@@ -24,9 +23,8 @@ from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble, plugin_config_for
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
-from kubegpu.scheduler.registry import in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 
 log = logging.getLogger(__name__)
@@ -226,9 +224,13 @@ class InformerCache(Preemption):
             models = self._device_models()
             cluster = ClusterState(list(self.nodes.values()), reconcile_records(placed, models), models)
             self._seed_nominations(cluster)
-            profile = profile_named(self.config.profile, self.config.scheduler_name)
-            framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
-            self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)
+            spec = SchedulerSpec(
+                self.config.profile,
+                self.config.scheduler_name,
+                seed=self.config.seed,
+                pdbs=tuple(self.pdbs.values()),
+            )
+            self.scheduler = assemble(spec, cluster)
             self._nodes_dirty = False
         return self.scheduler
 

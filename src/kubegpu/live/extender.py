@@ -43,9 +43,9 @@ from kubegpu.kube.informer import SYNC, Reflector
 from kubegpu.kube.live import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Framework
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
 
@@ -113,15 +113,8 @@ class ExtenderState:
         """Called with ``lock`` held."""
         if self._built is None or self._built[0] != self._version:
             placed = [p for p in self.pods.values() if p.node_name and not p.is_terminal]
-            framework = Framework(
-                default_profile(scheduler_name=self.profile_name),
-                in_tree_registry(),
-                list(self.pdbs.values()),
-            )
-            self._built = (
-                self._version,
-                Scheduler(framework, ClusterState(list(self.nodes.values()), placed)),
-            )
+            spec = SchedulerSpec("default", self.profile_name, pdbs=tuple(self.pdbs.values()))
+            self._built = (self._version, assemble(spec, ClusterState(list(self.nodes.values()), placed)))
         return self._built[1]
 
 

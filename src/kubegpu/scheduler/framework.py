@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -74,9 +75,14 @@ class ReasonTable:
         return self._reasons[rid]
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass
 class Handle:
-    """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small)."""
+    """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small): the state,
+    the clock, the GPU-share ledger and the release reproduced. ``scheduler.assembly`` fills it."""
 
     reasons: ReasonTable
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
@@ -85,6 +91,12 @@ class Handle:
     framework: Framework | None = None
     cluster: ClusterState | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    # "now" for plugins that price time (CheckpointAwarePreemption), read once per cycle: UTC wall time
+    # for a live scheduler, a fixed or simulated instant for reproducible offline runs
+    clock: Callable[[], datetime] = utc_now
+    # the ``gpu_share.GpuShareLedger`` over ``cluster`` (packing profiles); typed where it is read
+    # (``gpu_share.sharing_ledger``), as gpu_share imports this module
+    sharing: object | None = None
 
 
 @runtime_checkable
@@ -247,11 +259,19 @@ class Framework:
         profile: Profile,
         registry: Mapping[str, PluginFactory],
         pdbs: list[PodDisruptionBudget] | None = None,
+        *,
+        sharing: object | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        """Built by ``scheduler.assembly.assemble`` (tests build their own)."""
         self.profile = profile
         self.reasons = ReasonTable()
         self.handle = Handle(
-            reasons=self.reasons, pdbs=list(pdbs or []), behaviour=behaviour_of(profile.kube_version)
+            reasons=self.reasons,
+            pdbs=list(pdbs or []),
+            behaviour=behaviour_of(profile.kube_version),
+            clock=clock or utc_now,
+            sharing=sharing,
         )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}
