@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework, Profile
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.framework import Profile
 from kubegpu.scheduler.schedule_one import Scheduler
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,9 +29,8 @@ def scheduler_for(
     """A scheduler over the objects: ``profile``, else kube-scheduler's default profile of ``kube_version``
     (None: the newest supported minor)."""
     snap = snapshot_of(*objects)
-    cluster = ClusterState(snap.nodes, snap.pods)
-    chosen = profile or default_profile(kube_version=kube_version)
-    return Scheduler(Framework(chosen, in_tree_registry(), snap.pdbs), cluster, seed=seed)
+    spec = SchedulerSpec(profile or "default", kube_version=kube_version, seed=seed, pdbs=tuple(snap.pdbs))
+    return assemble(spec, ClusterState(snap.nodes, snap.pods))  # as every face builds it
 
 
 @pytest.fixture

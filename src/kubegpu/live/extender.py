@@ -39,7 +39,7 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import ApiError, KubeApi
-from kubegpu.kube.informer import SYNC, Reflector
+from kubegpu.kube.informer import SYNC, Reflector, apply_to_store
 from kubegpu.kube.live import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
@@ -77,25 +77,8 @@ class ExtenderState:
             "PriorityClass": self.priority_classes,
             "PodDisruptionBudget": self.pdbs,
         }
-        store = stores[kind]
         with self.lock:
-            if event_type == SYNC:
-                store.clear()
-            for raw in items:
-                meta = raw.get("metadata") or {}
-                key = (
-                    f"{meta.get('namespace')}/{meta.get('name')}"
-                    if meta.get("namespace")
-                    else str(meta.get("name"))
-                )
-                if event_type == "DELETED":
-                    store.pop(key, None)
-                    continue
-                try:
-                    store[key] = self._parse(kind, raw)
-                except InputError as exc:
-                    log.warning("ignoring %s", exc)
-                    store.pop(key, None)
+            apply_to_store(stores[kind], event_type, items, lambda raw: self._parse(kind, raw))
             if event_type == SYNC:
                 self.synced.add(kind)
             self._version += 1

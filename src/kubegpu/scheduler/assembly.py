@@ -55,7 +55,8 @@ class SchedulerSpec:
     """A scheduler, declared: which profile, set up how. Frozen; built by ``assemble`` / ``Engine``."""
 
     # ``default`` (kube-scheduler as shipped), ``kubegpu`` (plus device-level placement), ``packing``
-    # (the FGD artifact's scheduler; ``policy`` names its score plugin) or a ready ``Profile``
+    # (the FGD artifact's scheduler; ``policy`` names its score plugin) or a ready ``Profile``, taken with
+    # its own name, args and release (``preemption``, ``dra`` still apply)
     profile: str | Profile = "default"
     scheduler_name: str | None = None  # None: the profile's own (default-scheduler, kubegpu, …)
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per plugin name
