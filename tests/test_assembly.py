@@ -28,7 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kubegpu"
 CONSTRUCTORS = frozenset(
     {
         "Framework", "Scheduler", "Profile", "in_tree_registry", "default_profile",
-        "kubegpu_profile", "profile_named", "packing_profile", "with_dynamic_resources",
+        "kubegpu_profile", "profile_named", "packing_profile",
     }
 )  # fmt: skip
 

@@ -9,7 +9,7 @@ and ``Scheduler`` in ``kubegpu`` and ``profile`` the only place a profile is cho
 
 Plugins get what they share through the framework ``Handle``, typed, never as plugin args: the cluster
 state (the scheduler sets it), the clock (``SchedulerSpec.clock``), the GPU-share ledger (``sharing``),
-the PDBs and the kube-scheduler release reproduced (``behaviour``). Plugin args are what a
+the DRA objects (``dra``), the PDBs and the kube-scheduler release reproduced (``behaviour``). Plugin args are what a
 ``KubeSchedulerConfiguration`` would carry (``pluginConfig[].args``, e.g. NodeResourcesFit's
 ``scoringStrategy``) and kubegpu's own tuning knobs.
 
@@ -41,7 +41,6 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.versions import choose
@@ -74,7 +73,7 @@ class SchedulerSpec:
 
 
 def profile(spec: SchedulerSpec) -> Profile:
-    """The profile ``spec`` declares: chosen by name (or given), its PostFilter replaced, DRA objects set."""
+    """The profile ``spec`` declares: chosen by name (or given), its PostFilter replaced."""
     chosen: Profile
     if isinstance(spec.profile, Profile):
         chosen = spec.profile
@@ -98,8 +97,6 @@ def profile(spec: SchedulerSpec) -> Profile:
             for p in chosen.plugins
         )
         chosen = replace(chosen, plugins=plugins)
-    if spec.dra is not None and any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):
-        chosen = with_dynamic_resources(chosen, spec.dra)  # 1.34+: the objects DynamicResources reads
     return chosen
 
 
@@ -107,7 +104,7 @@ def assemble(spec: SchedulerSpec, cluster: ClusterState, sharing: GpuShareLedger
     """The one place a scheduler is built: ``spec``'s profile, plugins and handle over ``cluster``.
     ``sharing``: the GPU-share ledger over ``cluster`` that the packing plugins read (``packing``)."""
     framework = Framework(
-        profile(spec), in_tree_registry(), list(spec.pdbs), sharing=sharing, clock=spec.clock
+        profile(spec), in_tree_registry(), list(spec.pdbs), sharing=sharing, clock=spec.clock, dra=spec.dra
     )
     return Scheduler(framework, cluster, seed=spec.seed, use_cache=spec.use_cache, tie_break=spec.tie_break)
 

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
@@ -82,7 +83,7 @@ def utc_now() -> datetime:
 @dataclass
 class Handle:
     """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small): the state,
-    the clock, the GPU-share ledger and the release reproduced. ``scheduler.assembly`` fills it."""
+    the clock, the GPU-share ledger, the DRA objects and the release reproduced. ``scheduler.assembly`` fills it."""
 
     reasons: ReasonTable
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
@@ -97,6 +98,8 @@ class Handle:
     # the ``gpu_share.GpuShareLedger`` over ``cluster`` (packing profiles); typed where it is read
     # (``gpu_share.sharing_ledger``), as gpu_share imports this module
     sharing: object | None = None
+    # the DRA objects DynamicResources reads (slices, claims, device classes): the snapshot's
+    dra: DraObjects = field(default_factory=DraObjects)
 
 
 @runtime_checkable
@@ -262,6 +265,7 @@ class Framework:
         *,
         sharing: object | None = None,
         clock: Callable[[], datetime] | None = None,
+        dra: DraObjects | None = None,
     ) -> None:
         """Built by ``scheduler.assembly.assemble`` (tests build their own)."""
         self.profile = profile
@@ -272,6 +276,7 @@ class Framework:
             behaviour=behaviour_of(profile.kube_version),
             clock=clock or utc_now,
             sharing=sharing,
+            dra=dra if dra is not None else DraObjects(),
         )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}

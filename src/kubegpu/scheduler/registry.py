@@ -49,7 +49,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
-        DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: with_dynamic_resources
+        DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: Handle.dra
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
         GPU_SHARE: GpuShare,
         fgd.FGD: fgd.FragmentationGradientDescent,

@@ -11,8 +11,9 @@ the chosen devices so later pods in the same run see them in use (and a shared c
 
 Every rejection is UnschedulableAndUnresolvable (upstream ``statusUnschedulable``), so preemption never
 helps a DRA rejection. Statuses carry these reason strings (one constant each below). The DRA objects
-come in as the ``dra`` argument (a ``model.dra.DraObjects``); the plugin is registered but not part of
-the default profile until the faces pass them in. Imports model and scheduler only.
+come from the framework handle (``Handle.dra``, a ``model.dra.DraObjects``: the snapshot's, set by
+``scheduler.assembly``); the plugin is in the default profile from 1.34 (``scheduler.versions``). Args:
+``deviceTaints`` (the DRADeviceTaints gate). Imports model and scheduler only.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ from kubegpu.scheduler.dra_allocator import (
     Result,
     SliceIndex,
 )
-from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
-from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION
+from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
 from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
@@ -101,8 +101,7 @@ class DynamicResources:
     name: ClassVar[str] = DYNAMIC_RESOURCES
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        dra = args.get("dra")
-        self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
+        self.dra: DraObjects = handle.dra
         self.device_taints = bool(args.get("deviceTaints", False))
         # "no new claims to deallocate" for a pod without claims: 1.34–1.36 (scheduler.versions)
         self._no_claims_text = handle.behaviour.dra_no_claims_text
@@ -258,17 +257,3 @@ class DynamicResources:
     def pod_removed(self, pod: Pod, idx: int) -> None:
         """Claims stay allocated when a pod goes: the claim controller deallocates them later, and
         preemption does not free DRA devices in 1.34."""
-
-
-def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
-    """``profile`` with DynamicResources right before DefaultPreemption (or at the end), as upstream's
-    ``applyFeatureGates`` places it (default_plugins.go): deallocating an idle claim comes before evicting."""
-    spec = PluginSpec(DYNAMIC_RESOURCES, 0, {"dra": dra})
-    plugins = list(profile.plugins)
-    have = next((i for i, p in enumerate(plugins) if p.name == DYNAMIC_RESOURCES), None)
-    if have is not None:  # the default profile of 1.34+ has it already: give it the snapshot's objects
-        plugins[have] = PluginSpec(DYNAMIC_RESOURCES, 0, {**plugins[have].args, "dra": dra})
-        return replace(profile, plugins=tuple(plugins))
-    at = next((i for i, p in enumerate(plugins) if p.name == DEFAULT_PREEMPTION), len(plugins))
-    plugins.insert(at, spec)
-    return replace(profile, plugins=tuple(plugins))
