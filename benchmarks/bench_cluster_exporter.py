@@ -35,11 +35,9 @@ from kubegpu.exporter.server import start_server
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu_share import GPU_COUNT_ANNOTATION, GPU_MILLI_RESOURCE, MILLI, GpuShareLedger
-from kubegpu.scheduler.registry import in_tree_registry, packing_profile
-from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.openb import (
     NAMESPACE,
     NODE_MAX_PODS,
@@ -65,7 +63,7 @@ def place(
     capacity = sum(n.allocatable.get(NVIDIA_GPU, 0) for n in model_nodes)
     cluster = ClusterState(model_nodes)
     ledger = GpuShareLedger(cluster, typical_pods(trace))
-    scheduler = Scheduler(Framework(packing_profile("FGD", ledger), in_tree_registry()), cluster, seed=seed)
+    scheduler = assemble(SchedulerSpec("packing", policy="FGD", seed=seed), cluster, sharing=ledger)
     out = []
     for name, row in fgd_workload(trace, capacity, rng, fill):
         result = scheduler.schedule_one(to_pod(row, name), preempt=False)

@@ -24,11 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.dra import objects as o
 
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
-from kubegpu.scheduler.plugins.dynamic_resources import with_dynamic_resources
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
-from kubegpu.scheduler.schedule_one import Scheduler
 
 SELECTOR = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
 
@@ -59,8 +56,8 @@ def main() -> None:
     snap = build_snapshot([("bench", x) for x in objs])
     t_parse = time.perf_counter() - t0
     assert not snap.errors, snap.errors[:3]
-    fw = Framework(with_dynamic_resources(default_profile(), snap.dra), in_tree_registry(), snap.pdbs)
-    sched = Scheduler(fw, ClusterState(snap.nodes, snap.pods))
+    spec = SchedulerSpec(pdbs=tuple(snap.pdbs), dra=snap.dra)  # the newest release: DynamicResources on
+    sched = assemble(spec, ClusterState(snap.nodes, snap.pods))
     pod = snap.pod("default/p")
     assert pod is not None
     t0, c0 = time.perf_counter(), time.process_time()

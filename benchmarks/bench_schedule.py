@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION
-from kubegpu.explain.engine import device_models
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import device_models
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.loop import run_queue

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework, Profile
-from kubegpu.scheduler.plugins.dynamic_resources import with_dynamic_resources
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.framework import Profile
 from kubegpu.scheduler.schedule_one import Scheduler
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,11 +29,12 @@ def scheduler_for(
     """A scheduler over the objects: ``profile``, else kube-scheduler's default profile of ``kube_version``
     (None: the newest supported minor)."""
     snap = snapshot_of(*objects)
-    cluster = ClusterState(snap.nodes, snap.pods)
-    chosen = profile or default_profile(kube_version=kube_version)
-    if snap.dra:  # DRA objects: DynamicResources (and NodeResourcesFit's KEP-5004 delegation) need them
-        chosen = with_dynamic_resources(chosen, snap.dra)
-    return Scheduler(Framework(chosen, in_tree_registry(), snap.pdbs), cluster, seed=seed)
+    # the snapshot's DRA objects reach DynamicResources (and NodeResourcesFit's KEP-5004 delegation) through
+    # the handle, as every face builds it
+    spec = SchedulerSpec(
+        profile or "default", kube_version=kube_version, seed=seed, pdbs=tuple(snap.pdbs), dra=snap.dra
+    )
+    return assemble(spec, ClusterState(snap.nodes, snap.pods))
 
 
 @pytest.fixture

@@ -18,9 +18,11 @@ import numpy as np
 
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
 from kubegpu.devices.plugin_config import parse_plugin_config
-from kubegpu.explain.engine import CONFIG_ANNOTATION, Engine
+from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, choose
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.reasons import render
@@ -60,7 +62,7 @@ def holder(name: str, ids: list[str]):  # type: ignore[no-untyped-def]
 def engine(*objs, profile=None):  # type: ignore[no-untyped-def]
     snap = build_snapshot([("t", o) for o in objs])
     assert not snap.errors, snap.errors
-    return Engine(snap, profile)
+    return Engine(snap, SchedulerSpec(profile or "default"))
 
 
 def test_synthesised_devices_follow_capacity_labels_and_unhealthy_count() -> None:

@@ -8,7 +8,8 @@ Pending) must reuse diagnose's engine rather than build the models, and the erro
 from __future__ import annotations
 
 from kubegpu.explain.diagnose import diagnose
-from kubegpu.explain.engine import CONFIG_ANNOTATION, Engine
+from kubegpu.explain.engine import Engine
+from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 

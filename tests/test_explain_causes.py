@@ -20,6 +20,7 @@ from kubegpu.explain.explanation import Explanation, ReasonGroup
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.objects import Taint
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.reasons import Insufficient, UntoleratedTaint, render
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
@@ -137,7 +138,7 @@ def test_reasons_render_kube_scheduler_text_per_minor() -> None:
 
 @pytest.fixture(scope="module")
 def demo_kubegpu() -> Engine:
-    return Engine(sources.load_demo(), kubegpu_profile())
+    return Engine(sources.load_demo(), SchedulerSpec(kubegpu_profile()))
 
 
 def test_device_refusals_get_advice_for_their_own_layer(demo_kubegpu: Engine) -> None:
@@ -174,7 +175,7 @@ def test_node_reasons_and_groups_use_the_release_of_the_message() -> None:
         ),
         ("1.37", ["node(s) had untolerated taint(s)"]),
     ):
-        engine = Engine(snap, default_profile(kube_version=version))
+        engine = Engine(snap, SchedulerSpec(default_profile(kube_version=version)))
         exp = explain_pod(engine, snap.pod("default/p"))  # type: ignore[arg-type]
         assert sorted(g.reason for g in exp.groups) == texts
         assert all(g.reason in exp.message for g in exp.groups)

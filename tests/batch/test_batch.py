@@ -21,6 +21,7 @@ from kubegpu.batch.workloads import workloads
 from kubegpu.explain.engine import Engine
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -88,7 +89,7 @@ def session(*objs: dict[str, Any]) -> BatchSession:
     assert not snap.errors, snap.errors
     queues, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
     assert not errors
-    engine = Engine(snap, kubegpu_profile())
+    engine = Engine(snap, SchedulerSpec(kubegpu_profile()))
     return BatchSession(engine.scheduler, snap, queues, cohorts, groups)
 
 
@@ -248,8 +249,8 @@ def test_eviction_cost_worked_example() -> None:
 
 def preemptor_result(*objs: dict[str, Any]) -> Any:
     snap = build_snapshot([("t", o) for o in objs])
-    profile = kubegpu_profile(plugin_args={"CheckpointAwarePreemption": {"now": NOW}})
-    engine = Engine(snap, profile)
+    at = datetime.fromisoformat(NOW)
+    engine = Engine(snap, SchedulerSpec(kubegpu_profile(), clock=lambda: at))  # costs priced at NOW
     return engine.scheduler.schedule_one(make_pod("urgent").gpu(4).priority(100).parsed())
 
 

@@ -23,6 +23,7 @@ from kubegpu.cli.main import cli
 from kubegpu.explain.engine import Engine
 from kubegpu.model.resources import GPU_MILLI
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.sim.openb import to_node
 from kubegpu.sim.openb_replay import packing_factory
@@ -67,7 +68,9 @@ def session_at(objs: list[dict[str, Any]], now: datetime) -> BatchSession:
     assert not snap.errors, snap.errors
     queues, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
     assert not errors
-    return BatchSession(Engine(snap, kubegpu_profile()).scheduler, snap, queues, cohorts, groups, now=now)
+    return BatchSession(
+        Engine(snap, SchedulerSpec(kubegpu_profile())).scheduler, snap, queues, cohorts, groups, now=now
+    )
 
 
 def test_two_queues_half_life_one_hour_order_follows_decayed_usage() -> None:

@@ -25,6 +25,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.testing.builders import make_node, make_pod
@@ -44,7 +45,7 @@ def running(name: str, node: str, started: str, gang: str = "", **annotations: s
 def scheduler(*objs: dict[str, Any]) -> Scheduler:
     snap = build_snapshot([("t", o) for o in objs])
     assert not snap.errors, snap.errors
-    return Engine(snap, kubegpu_profile()).scheduler
+    return Engine(snap, SchedulerSpec(kubegpu_profile())).scheduler
 
 
 def preemptor(members: int, priority: int = 100) -> Workload:
@@ -144,7 +145,7 @@ def test_batch_session_admits_a_gang_by_preempting_and_reports_the_cost() -> Non
     ]  # fmt: skip
     snap = build_snapshot([("t", o) for o in objs])
     queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
-    engine = Engine(snap, kubegpu_profile())
+    engine = Engine(snap, SchedulerSpec(kubegpu_profile()))
     session = BatchSession(engine.scheduler, snap, queues, cohorts, groups, now=NOW)
     (decision,) = session.run()
     assert decision.admitted
@@ -176,7 +177,7 @@ def test_protect_nominal_keeps_another_queue_within_its_quota_safe() -> None:
     for protect, evicted in ((False, {"default/b1": 4 * 600}), (True, {})):
         snap = build_snapshot([("t", o) for o in (queue("a"), queue("b"), *nodes("a"), b1)])
         queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
-        engine = Engine(snap, kubegpu_profile())
+        engine = Engine(snap, SchedulerSpec(kubegpu_profile()))
         session = BatchSession(
             engine.scheduler, snap, queues, cohorts, groups, now=NOW, protect_nominal=protect
         )
@@ -204,7 +205,7 @@ def test_no_pod_is_evicted_for_a_workload_that_still_would_not_fit() -> None:
         [("t", o) for o in (queue("a"), queue("b"), make_node("n").gpus(8).obj(), *borrowers, claim)]
     )
     queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
-    engine = Engine(snap, kubegpu_profile())
+    engine = Engine(snap, SchedulerSpec(kubegpu_profile()))
     session = BatchSession(engine.scheduler, snap, queues, cohorts, groups, now=NOW)
     (decision,) = session.run()
     assert not decision.admitted and decision.evicted == {}
@@ -277,7 +278,9 @@ def test_batch_session_reports_the_pdb_violations_of_a_gang_preemption(tmp_path:
     objs = [*pending_gang(), *nodes("b", "c"), *victims, pdb("all", 0, tier="batch")]
     snap = build_snapshot([("t", o) for o in objs])
     queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
-    session = BatchSession(Engine(snap, kubegpu_profile()).scheduler, snap, queues, cohorts, groups, now=NOW)
+    session = BatchSession(
+        Engine(snap, SchedulerSpec(kubegpu_profile())).scheduler, snap, queues, cohorts, groups, now=NOW
+    )
     (decision,) = session.run()
     assert decision.admitted and decision.evicted == {"default/b1": 1200, "default/c1": 240}
     assert decision.to_dict()["pdbViolations"] == 2
@@ -301,7 +304,9 @@ def test_reclaim_ranks_borrowers_by_their_cost_at_the_decision() -> None:
     ]  # fmt: skip
     snap = build_snapshot([("t", o) for o in objs])
     queues, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)
-    session = BatchSession(Engine(snap, kubegpu_profile()).scheduler, snap, queues, cohorts, groups, now=NOW)
+    session = BatchSession(
+        Engine(snap, SchedulerSpec(kubegpu_profile())).scheduler, snap, queues, cohorts, groups, now=NOW
+    )
 
     def job(name: str, queue: str, **annotations: str) -> Workload:
         raw = make_pod(name).gpu(1).labels(**{"kubegpu.io/queue": queue}).obj()

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
@@ -31,14 +32,14 @@ def test_each_preemption_is_priced_at_its_own_cycle_time() -> None:
     snap = build_snapshot(
         [("t", make_node("a").gpus(4).obj()), ("t", _running("unsaved", "a", 4, "2026-12-02T10:00:00Z"))]
     )
-    engine = Engine(snap, kubegpu_profile())  # no plugin arg `now`: the live scheduler's set-up
+    engine = Engine(snap, SchedulerSpec(kubegpu_profile()))  # no clock given: the live scheduler's set-up
     [plugin] = [
         p for p in engine.scheduler.framework.post_filter_plugins if isinstance(p, CheckpointAwarePreemption)
     ]
     ticks: Iterator[datetime] = iter(
         [datetime(2026, 12, 2, 11, 0, tzinfo=UTC), datetime(2026, 12, 2, 12, 0, tzinfo=UTC)]
     )
-    plugin.clock = lambda: next(ticks)
+    engine.framework.handle.clock = lambda: next(ticks)
     urgent = make_pod("urgent").gpu(4).priority(100).parsed()
 
     first = engine.scheduler.schedule_one(urgent)

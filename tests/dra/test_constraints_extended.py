@@ -20,11 +20,11 @@ import pytest
 from kubegpu.errors import InputError
 from kubegpu.model.dra import parse_resource_claim
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
-from kubegpu.scheduler.framework import CycleState, Framework
-from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources, with_dynamic_resources
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.framework import CycleState
+from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
 from kubegpu.testing.builders import make_node, make_pod
@@ -36,9 +36,8 @@ NOT_HELPFUL = "preemption: 0/{n} nodes are available: {n} Preemption is not help
 def scheduler(version: str, *objs: dict[str, Any]) -> tuple[Scheduler, Any]:
     snap = build_snapshot([("t", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
-    prof = with_dynamic_resources(default_profile(kube_version=version), snap.dra)
-    fw = Framework(prof, in_tree_registry(), snap.pdbs)
-    return Scheduler(fw, ClusterState(snap.nodes, snap.pods)), snap
+    spec = SchedulerSpec("default", kube_version=version, pdbs=tuple(snap.pdbs), dra=snap.dra)
+    return assemble(spec, ClusterState(snap.nodes, snap.pods)), snap
 
 
 def plugin(s: Scheduler) -> DynamicResources:

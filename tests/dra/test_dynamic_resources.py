@@ -16,7 +16,7 @@ from typing import Any
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec
-from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources, with_dynamic_resources
+from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
@@ -32,9 +32,7 @@ def scheduler(*objs: dict[str, Any]) -> tuple[Scheduler, Any]:
     snap = build_snapshot([("t", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
     # 1.34: the release whose DynamicResources texts these tests pin (the plugin is in its default profile)
-    fw = Framework(
-        with_dynamic_resources(default_profile(kube_version="1.34"), snap.dra), in_tree_registry(), snap.pdbs
-    )
+    fw = Framework(default_profile(kube_version="1.34"), in_tree_registry(), snap.pdbs, dra=snap.dra)
     return Scheduler(fw, ClusterState(snap.nodes, snap.pods)), snap
 
 
@@ -306,7 +304,7 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
     pod = snap.pod("default/p")
     assert pod is not None
     for gate, expected in ((False, "n1"), (True, "")):
-        profile = with_dynamic_resources(default_profile(), snap.dra)
+        profile = default_profile()  # the newest: DynamicResources is in it
         if gate:
             specs = tuple(
                 PluginSpec(p.name, p.weight, {**p.args, "deviceTaints": True})
@@ -315,7 +313,9 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
                 for p in profile.plugins
             )
             profile = replace(profile, plugins=specs)
-        s = Scheduler(Framework(profile, in_tree_registry()), ClusterState(snap.nodes, snap.pods))
+        s = Scheduler(
+            Framework(profile, in_tree_registry(), dra=snap.dra), ClusterState(snap.nodes, snap.pods)
+        )
         assert (s.schedule_one(pod, assume=False).node or "") == expected
 
 

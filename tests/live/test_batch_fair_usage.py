@@ -23,6 +23,7 @@ from kubegpu.live.fair_usage import UsageHistory
 from kubegpu.model.objects import Pod
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
 from tests.live.apiserver import RunningApiServer, wait_until
@@ -177,7 +178,7 @@ def admission_cycle(objects: list[dict[str, Any]], admission: BatchAdmission, no
     informers' pods; the queue objects are ``admission``'s."""
     snap = build_snapshot([("test", o) for o in objects])
     assert not snap.errors, snap.errors
-    scheduler = Engine(snap, kubegpu_profile()).scheduler
+    scheduler = Engine(snap, SchedulerSpec(kubegpu_profile())).scheduler
     pods = {p.key: p for p in snap.pods}
     return admission.cycle(scheduler, pods, [p for p in snap.pods if not p.node_name], {}, now)
 

@@ -15,10 +15,10 @@ import json
 import pytest
 
 from kubegpu.devices.node_devices import NodeDevices, node_devices
-from kubegpu.explain.engine import plugin_config_for
 from kubegpu.live.assumed import reconcile_records
 from kubegpu.model.objects import Pod
 from kubegpu.model.parse import parse_node, parse_pod
+from kubegpu.scheduler.assembly import plugin_config_for
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION
 from tests.live.conftest import gpu_node, gpu_pod

@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from kubegpu.devices.sharing import PluginConfig
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 
 
 def settle(snap: ClusterSnapshot, configs: Mapping[str, PluginConfig] | None = None) -> dict[str, str]:
     """Pending pod → the node it is bound to ("" when none), in queue order."""
-    engine = Engine(snap, plugin_configs=configs)
+    engine = Engine(snap, SchedulerSpec(plugin_configs=configs))
     queue = sorted(snap.pending_pods(), key=lambda p: (-p.priority, p.creation_timestamp, p.key))
     return {p.key: engine.scheduler.schedule_one(p, preempt=False).node for p in queue}
 

@@ -36,6 +36,7 @@ from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 from kubegpu.plan.device_effect import with_effect
 from kubegpu.plan.mig import mig_partitioned_node
 from kubegpu.plan.time_slicing import time_sliced_after
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.testing.builders import make_node, make_pod
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -138,7 +139,7 @@ def test_demo_time_slicing_prediction_is_confirmed_by_applying_it() -> None:
     assert changed(before, after) == {r["pod"]: r["node"] for r in effect["newly_schedulable"]}
     assert [after[k + "-new"] for k in VLLM] == [r["lands"] for r in effect["evicted"]]
     # the device model built from the ConfigMap gives each replacement one replica: kubelet admits it
-    engine = Engine(applied, plugin_configs=configs)
+    engine = Engine(applied, SchedulerSpec(plugin_configs=configs))
     assert explain_pod(engine, applied.pod(VLLM[0] + "-new")).kubelet is None  # type: ignore[arg-type]
     # the node the plan simulates is the node the runbook leaves (the ConfigMap path instead of the annotation)
     simulated = time_sliced_after(node, change)

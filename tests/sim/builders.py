@@ -5,11 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu_share import GpuShape, GpuShareLedger, TypicalPods, pod_shape
-from kubegpu.scheduler.registry import in_tree_registry, packing_profile
-from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
 
 
@@ -52,9 +50,8 @@ class Bench:
     def __init__(self, nodes: list[TraceNode], policy: str, target: TypicalPods | None = None, seed: int = 0):
         self.cluster = ClusterState([to_node(n) for n in nodes])
         self.ledger = GpuShareLedger(self.cluster, target)
-        self.scheduler = Scheduler(
-            Framework(packing_profile(policy, self.ledger), in_tree_registry()), self.cluster, seed=seed
-        )
+        spec = SchedulerSpec("packing", policy=policy, seed=seed)
+        self.scheduler = assemble(spec, self.cluster, sharing=self.ledger)
 
     def place(self, p: Pod, node_name: str, gpus: tuple[int, ...] = ()) -> None:
         """Put ``p`` on a node and GPUs of our choosing (state set-up, not a scheduling decision)."""

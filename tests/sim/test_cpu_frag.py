@@ -34,14 +34,13 @@ def plugin(
     work their scores out without it; the balance tests set it), or with a fixed quantum
     (``quantumFullAt`` 0: q = ``cpuQuantum`` whatever the target workload's whole-node demand)."""
     args: dict[str, object] = {
-        "ledger": ledger,
         "cpuWeight": weight,
         "reserveWeight": reserve,
         "balanceWeight": balance,
     }
     if quantum is not None:
         args |= {"cpuQuantum": quantum, "quantumFullAt": 0}
-    return CpuAwareFragmentation(args, Handle(ReasonTable()))
+    return CpuAwareFragmentation(args, Handle(ReasonTable(), sharing=ledger))
 
 
 def use_cpu(b: Bench, row: int, milli_cpu: int) -> None:
@@ -249,7 +248,7 @@ def test_zero_weight_is_fgd() -> None:
     random state."""
     target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 0, 0, 0.2))
     b, rows = random_state(target, 20, 5)
-    fgd = FragmentationGradientDescent({"ledger": b.ledger}, Handle(ReasonTable()))
+    fgd = FragmentationGradientDescent({}, Handle(ReasonTable(), sharing=b.ledger))
     zero = plugin(b.ledger, 0.0)
     for p in (pod("s", 1, 400, cpu=3000), pod("w", 2, 1000, cpu=6000), pod("c", 0, cpu=5000)):
         assert zero.score_batch(CycleState(), p, b.cluster, rows).tolist() == (
@@ -325,10 +324,10 @@ def test_bad_quantum_is_a_config_error() -> None:
     b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
     for quantum in (0, 2.5, "500", True):
         with pytest.raises(ConfigError, match="cpuQuantum"):
-            CpuAwareFragmentation({"ledger": b.ledger, "cpuQuantum": quantum}, Handle(ReasonTable()))
+            CpuAwareFragmentation({"cpuQuantum": quantum}, Handle(ReasonTable(), sharing=b.ledger))
     for full_at in (-0.1, 1.5, "0.3", True):
         with pytest.raises(ConfigError, match="quantumFullAt"):
-            CpuAwareFragmentation({"ledger": b.ledger, "quantumFullAt": full_at}, Handle(ReasonTable()))
+            CpuAwareFragmentation({"quantumFullAt": full_at}, Handle(ReasonTable(), sharing=b.ledger))
 
 
 def test_whole_node_share_sets_the_quantum() -> None:
@@ -381,7 +380,7 @@ def test_rounding_follows_whole_node_demand() -> None:
 def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
     b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
     with pytest.raises(ConfigError, match=arg):
-        CpuAwareFragmentation({"ledger": b.ledger, arg: weight}, Handle(ReasonTable()))
+        CpuAwareFragmentation({arg: weight}, Handle(ReasonTable(), sharing=b.ledger))
 
 
 def test_model_scarcity_is_restricted_demand_over_capacity_share() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from prometheus_client.registry import CollectorRegistry
 
-from kubegpu.cli.options import make_engine
+from kubegpu.cli.options import load_plugin_configs, make_engine
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.cluster_exporter.collector import DEFAULT_TTL_S, ClusterCollector
 from kubegpu.errors import KubegpuError
@@ -87,7 +87,7 @@ def cluster_exporter(
     if not port.isdigit():
         raise click.UsageError(f"--listen {listen!r}: expected HOST:PORT or :PORT")
     try:  # a bad --device-plugin-config fails here, before anything is served
-        make_engine(ClusterSnapshot(), "default", plugin_configs, 0)
+        load_plugin_configs(plugin_configs)
     except KubegpuError as exc:
         raise click.ClickException(str(exc)) from None
     stop = threading.Event()

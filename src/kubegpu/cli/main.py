@@ -245,8 +245,9 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
     for err in errors:
         click.echo(f"error: {err.one_line()}", err=True)
     at = command_now(snap, now)
-    args = {"CheckpointAwarePreemption": {"now": at.isoformat()}}
-    engine = make_engine(snap, "kubegpu", plugin_configs, seed, plugin_args=args)
+    engine = make_engine(
+        snap, "kubegpu", plugin_configs, seed, clock=lambda: at
+    )  # preemption priced at --now
     session = BatchSession(engine.scheduler, snap, queue_objs, cohorts, groups, now=at)
     before = render.queue_rows(session)
     decisions = session.run()

@@ -11,15 +11,18 @@ import time (the core, sources and the engine are imported inside the helpers).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
-    from kubegpu.explain.engine import Engine
+    from datetime import datetime
+
+    from kubegpu.devices.sharing import PluginConfig
     from kubegpu.model.snapshot import ClusterSnapshot
+    from kubegpu.scheduler.assembly import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "yaml"])
@@ -132,27 +135,33 @@ def engine_options(f: F) -> F:
     return f
 
 
+def load_plugin_configs(plugin_configs: tuple[str, ...]) -> dict[str, PluginConfig]:
+    """``--device-plugin-config [NAME=]FILE`` items, read and checked: NAME (``""``: the default) → config."""
+    from kubegpu.devices.plugin_config import load_plugin_config
+
+    configs = {}
+    for item in plugin_configs:
+        name, _, path = item.rpartition("=")
+        configs[name] = load_plugin_config(Path(path))
+    return configs
+
+
 def make_engine(
     snap: ClusterSnapshot,
     profile: str,
     plugin_configs: tuple[str, ...],
     seed: int,
     scheduler_name: str | None = None,
-    plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> Engine:
-    from kubegpu.devices.plugin_config import load_plugin_config
-    from kubegpu.explain.engine import Engine
-    from kubegpu.scheduler.registry import profile_named
+    """The engine the engine options declare, built by the one assembly (``scheduler.assembly``)."""
+    from kubegpu.scheduler.assembly import Engine, SchedulerSpec
 
-    configs = {}
-    for item in plugin_configs:
-        name, _, path = item.rpartition("=")
-        configs[name] = load_plugin_config(Path(path))
-        for warning in configs[name].warnings:  # what the NVIDIA plugin would ignore: accepted, but said
-            click.echo(f"warning: {warning}", err=True)
-    return Engine(
-        snap,
-        profile_named(profile, scheduler_name, plugin_args, kube_version=snap.kube_version),
+    spec = SchedulerSpec(
+        profile,
+        scheduler_name,
         seed=seed,
-        plugin_configs=configs,
+        clock=clock,
+        plugin_configs=load_plugin_configs(plugin_configs),
     )
+    return Engine(snap, spec)

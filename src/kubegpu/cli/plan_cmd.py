@@ -11,7 +11,6 @@ from ``--snapshot``/``--demo``/``--kube`` like every other command. Thin: parse 
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import yaml
 from rich.console import Console
 
 from kubegpu.cli.options import load_snapshot, source_options
+from kubegpu.cli.when import command_now
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Node
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
@@ -92,7 +92,7 @@ def mig(
         operator_namespace=operator_namespace,
         test_namespace=test_namespace,
     )
-    _emit(with_effect(snap, change, mig_partitioned_node(node, change), _now(snap, now)), output)
+    _emit(with_effect(snap, change, mig_partitioned_node(node, change), command_now(snap, now)), output)
 
 
 @plan.command("time-slicing")
@@ -146,7 +146,7 @@ def time_slicing(
         operator_namespace=operator_namespace,
         test_namespace=test_namespace,
     )
-    _emit(with_effect(snap, change, time_sliced_after(node, change), _now(snap, now)), output)
+    _emit(with_effect(snap, change, time_sliced_after(node, change), command_now(snap, now)), output)
 
 
 def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[Node]:
@@ -166,12 +166,6 @@ def _targets(names: tuple[str, ...], selector: str | None, snap: Any) -> list[No
             raise InputError(f"no node {name!r} in {snap.description or 'the snapshot'}")
         out.append(node)
     return out
-
-
-def _now(snap: Any, now: str | None) -> datetime:
-    from kubegpu.cli.when import command_now
-
-    return command_now(snap, now)
 
 
 _nodes_arg = click.argument("node_names", metavar="[NODE]...", nargs=-1)
@@ -205,7 +199,9 @@ def label(label: str, node_names: tuple[str, ...], selector: str | None, now: st
         key, _, value = label.partition("=")
     else:
         raise click.BadParameter("expected KEY=VALUE or KEY-", param_hint="LABEL")
-    _emit(plan_label(snap, _targets(node_names, selector, snap), key, value, _now(snap, now), ns), output)
+    _emit(
+        plan_label(snap, _targets(node_names, selector, snap), key, value, command_now(snap, now), ns), output
+    )
 
 
 @plan.command("taint")
@@ -231,7 +227,10 @@ def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: st
                                  param_hint="TAINT")  # fmt: skip
     key, _, value = head.partition("=")
     spec = Taint(key, value, effect)
-    _emit(plan_taint(snap, _targets(node_names, selector, snap), spec, remove, _now(snap, now), ns), output)
+    _emit(
+        plan_taint(snap, _targets(node_names, selector, snap), spec, remove, command_now(snap, now), ns),
+        output,
+    )
 
 
 @plan.command("drain")
@@ -249,7 +248,7 @@ def drain(node_names: tuple[str, ...], selector: str | None, cordon_only: bool, 
 
     snap = load_snapshot(**src)
     targets = _targets(node_names, selector, snap)
-    _emit(plan_drain(snap, targets, _now(snap, now), evict=not cordon_only, ns=ns), output)
+    _emit(plan_drain(snap, targets, command_now(snap, now), evict=not cordon_only, ns=ns), output)
 
 
 _pool = click.option("--pool", required=True, help="The pool: every node whose --pool-label has this value.")
@@ -322,7 +321,7 @@ def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_po
 
     snap = load_snapshot(**src)
     targets = _targets((), f"{pool_label}={pool}", snap)
-    _emit(plan_upgrade(snap, targets, component, version, _now(snap, now), operator_namespace=operator_namespace,
+    _emit(plan_upgrade(snap, targets, component, version, command_now(snap, now), operator_namespace=operator_namespace,
                        cluster_policy=cluster_policy, helm_release=helm_release, helm_chart=helm_chart,
                        test_namespace=test_namespace, ns=ns), output)  # fmt: skip
 
@@ -349,7 +348,7 @@ def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology
 
     snap = load_snapshot(**src)
     targets = _targets((), f"{pool_label}={pool}", snap)
-    _emit(plan_kubelet_policy(snap, targets, _now(snap, now), cpu_manager=cpu_manager,
+    _emit(plan_kubelet_policy(snap, targets, command_now(snap, now), cpu_manager=cpu_manager,
                               topology_manager=topology_manager, ns=ns, test_namespace=test_namespace,
                               kubelet_config=kubelet_config), output)  # fmt: skip
 
@@ -374,7 +373,7 @@ def dra_migration(pool: str, pool_label: str, direction: str, device_class: str,
 
     snap = load_snapshot(**src)
     targets = _targets((), f"{pool_label}={pool}", snap)
-    _emit(plan_dra_migration(snap, targets, TO_DRA if direction == "dra" else TO_DEVICE_PLUGIN, _now(snap, now),
+    _emit(plan_dra_migration(snap, targets, TO_DRA if direction == "dra" else TO_DEVICE_PLUGIN, command_now(snap, now),
                              ns=ns, test_namespace=test_namespace, device_class=device_class), output)  # fmt: skip
 
 

@@ -4,13 +4,10 @@ would still refuse it there although kube-scheduler, counting devices, would bin
 from __future__ import annotations
 
 from kubegpu.devices.container_view import allocate_response
-from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
 from kubegpu.scheduler.device_ledger import Assignment, choose, container_requests
-from kubegpu.scheduler.framework import Framework
-from kubegpu.scheduler.registry import in_tree_registry, kubegpu_profile
-from kubegpu.scheduler.schedule_one import Scheduler
 
 
 def explain_devices(
@@ -32,11 +29,9 @@ def explain_devices(
                 "message": message,
                 "evidence": refusal.evidence,
             }
-            alt = Scheduler(
-                Framework(
-                    kubegpu_profile(kube_version=engine.profile.kube_version),
-                    in_tree_registry(),
-                    engine.snapshot.pdbs,
+            alt = assemble(
+                SchedulerSpec(
+                    "kubegpu", kube_version=engine.profile.kube_version, pdbs=tuple(engine.snapshot.pdbs)
                 ),
                 engine.cluster,
             )

@@ -37,6 +37,38 @@ log = logging.getLogger(__name__)
 SYNC = "SYNC"  # not a watch type: the full list that replaces the consumer's store
 Sink = Callable[[str, str, list[dict[str, Any]]], None]
 
+
+def object_key(raw: dict[str, Any]) -> str:
+    """An object's store key, as client-go's ``MetaNamespaceKeyFunc``: ``namespace/name``, or ``name``."""
+    metadata = raw.get("metadata")
+    meta = metadata if isinstance(metadata, dict) else {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    return f"{namespace}/{name}" if namespace else name
+
+
+def apply_to_store(
+    store: dict[str, Any],
+    event_type: str,
+    items: list[dict[str, Any]],
+    parse: Callable[[dict[str, Any]], Any],
+) -> None:
+    """One sink call into a keyed store of parsed objects: a ``SYNC`` replaces the store, ``DELETED``
+    removes, anything else stores ``parse(raw)``; an object that does not parse is logged and removed
+    (its last good version would be stale)."""
+    if event_type == SYNC:
+        store.clear()
+    for raw in items:
+        key = object_key(raw)
+        if event_type == "DELETED":
+            store.pop(key, None)
+            continue
+        try:
+            store[key] = parse(raw)
+        except InputError as exc:
+            log.warning("ignoring %s", exc)
+            store.pop(key, None)
+
+
 # client-go: minWatchTimeout = 5 min, each watch asks for a random timeout in [5, 10) min.
 MIN_WATCH_TIMEOUT_S = 300
 BACKOFF_INITIAL_S = 0.1

@@ -33,11 +33,15 @@ class Binder(AssumedPods):
         cycle does not wait for the API server; the outcome comes back as a ``BOUND`` event."""
         if not self.is_leader():
             self._forget(pod)
-            self.queue.requeue_backoff(pod)
-            self.metrics.observe_attempt("error", time.perf_counter() - start)
+            self._attempt_failed(pod, start)
             return
         binding = self._assume_binding(pod, node, allocation)
         self._binder.submit(self._post_binding, pod, node, binding, start)
+
+    def _attempt_failed(self, pod: Pod, start: float) -> None:
+        """A scheduling attempt that ended in an error (not a verdict): back off, count it."""
+        self.queue.requeue_backoff(pod)
+        self.metrics.observe_attempt("error", time.perf_counter() - start)
 
     def _post_binding(self, pod: Pod, node: str, binding: dict[str, Any], start: float) -> ApiError | None:
         """Binder thread: POST the Binding (leadership re-checked first), report back to the loop."""

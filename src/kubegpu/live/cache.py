@@ -15,8 +15,7 @@ from typing import Any
 
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.errors import InputError
-from kubegpu.explain.engine import plugin_config_for
-from kubegpu.kube.informer import SYNC
+from kubegpu.kube.informer import SYNC, apply_to_store
 from kubegpu.kube.live import ListedKind
 from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
@@ -24,9 +23,8 @@ from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble, plugin_config_for
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
-from kubegpu.scheduler.registry import in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 
 log = logging.getLogger(__name__)
@@ -80,48 +78,18 @@ class InformerCache(Preemption):
             for raw in items:
                 self._apply_pod(event_type, raw)
         elif kind == "PriorityClass":
-            if event_type == SYNC:
-                self.priority_classes.clear()
-            for raw in items:
-                self._apply_simple(
-                    raw, event_type, self.priority_classes, parse_priority_class, meta_str(raw, "name")
-                )
+            apply_to_store(
+                self.priority_classes, event_type, items, lambda raw: parse_priority_class(raw, "watch")
+            )
         elif kind == "PodDisruptionBudget":
-            if event_type == SYNC:
-                self.pdbs.clear()
-            for raw in items:
-                pdb_key = f"{meta_str(raw, 'namespace')}/{meta_str(raw, 'name')}"
-                self._apply_simple(raw, event_type, self.pdbs, parse_pdb, pdb_key)
+            apply_to_store(self.pdbs, event_type, items, lambda raw: parse_pdb(raw, "watch"))
             if self.scheduler is not None:
                 self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
         if event_type == SYNC:
             self.synced.add(kind)
 
-    def _apply_simple(
-        self, raw: dict[str, Any], event_type: str, store: dict[str, Any], parse: Callable[..., Any], key: str
-    ) -> None:
-        if event_type == "DELETED":
-            store.pop(key, None)
-            return
-        try:
-            store[key] = parse(raw, "watch")
-        except InputError as exc:
-            log.warning("ignoring %s", exc)
-            store.pop(key, None)
-
     def _apply_nodes(self, event_type: str, items: list[dict[str, Any]]) -> None:
-        if event_type == SYNC:
-            self.nodes.clear()
-        for raw in items:
-            name = meta_str(raw, "name")
-            if event_type == "DELETED":
-                self.nodes.pop(name, None)
-                continue
-            try:
-                self.nodes[name] = parse_node(raw, "watch")
-            except InputError as exc:
-                log.warning("ignoring node: %s", exc)
-                self.nodes.pop(name, None)
+        apply_to_store(self.nodes, event_type, items, lambda raw: parse_node(raw, "watch"))
         # ClusterState's node rows are fixed: rebuild before the next cycle. A node change may let
         # unschedulable pods fit (upstream NodeAdd/NodeUpdate queueing hints, simplified to "any").
         self._nodes_dirty = True
@@ -146,9 +114,7 @@ class InformerCache(Preemption):
         self.pods[key] = pod
         self.pod_conditions[key] = _scheduled_condition(raw)
         if pod.node_name:
-            self.queue.remove(key)
-            self.batch_waiting.discard(key)
-            self._unnominate(key)
+            self._stop_waiting(key)
             self._handshake_done(key, "bound")
             self.assumed.pop(key, None)  # the watch confirms our binding (or shows someone else's)
             if pod.is_terminal:
@@ -165,9 +131,7 @@ class InformerCache(Preemption):
         if key in self.assumed:
             return  # an event older than our successful binding; the binding's event follows
         if pod.is_terminal or pod.deletion_timestamp or pod.scheduling_gates:
-            self.queue.remove(key)
-            self.batch_waiting.discard(key)
-            self._unnominate(key)
+            self._stop_waiting(key)
         elif pod.scheduler_name == self.config.scheduler_name and _has_claims(raw):
             self._leave_dra_pod(pod)
         elif pod.scheduler_name == self.config.scheduler_name and is_batch_pod(pod):
@@ -192,6 +156,13 @@ class InformerCache(Preemption):
         self.dra_left.add(pod.uid)
         log.warning("%s: %s", pod.key, DRA_NOT_ALLOCATED)
         self._record_failure(pod, DRA_NOT_ALLOCATED, REASON_UNSCHEDULABLE)
+
+    def _stop_waiting(self, key: PodKey) -> None:
+        """The pod no longer waits for a node (bound, finished, deleting or gated): out of the queue, the
+        batch admission's waiting set and the nominator."""
+        self.queue.remove(key)
+        self.batch_waiting.discard(key)
+        self._unnominate(key)
 
     def _update_nomination(self, old: Pod | None, pod: Pod) -> None:
         """Upstream ``UpdateNominatedPod``: the object's ``nominatedNodeName`` wins when the old or the new
@@ -246,9 +217,13 @@ class InformerCache(Preemption):
             models = self._device_models()
             cluster = ClusterState(list(self.nodes.values()), reconcile_records(placed, models), models)
             self._seed_nominations(cluster)
-            profile = profile_named(self.config.profile, self.config.scheduler_name)
-            framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
-            self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)
+            spec = SchedulerSpec(
+                self.config.profile,
+                self.config.scheduler_name,
+                seed=self.config.seed,
+                pdbs=tuple(self.pdbs.values()),
+            )
+            self.scheduler = assemble(spec, cluster)
             self._nodes_dirty = False
         return self.scheduler
 

@@ -39,13 +39,13 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import ApiError, KubeApi
-from kubegpu.kube.informer import SYNC, Reflector
+from kubegpu.kube.informer import SYNC, Reflector, apply_to_store
 from kubegpu.kube.live import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Framework
-from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
 
@@ -77,25 +77,8 @@ class ExtenderState:
             "PriorityClass": self.priority_classes,
             "PodDisruptionBudget": self.pdbs,
         }
-        store = stores[kind]
         with self.lock:
-            if event_type == SYNC:
-                store.clear()
-            for raw in items:
-                meta = raw.get("metadata") or {}
-                key = (
-                    f"{meta.get('namespace')}/{meta.get('name')}"
-                    if meta.get("namespace")
-                    else str(meta.get("name"))
-                )
-                if event_type == "DELETED":
-                    store.pop(key, None)
-                    continue
-                try:
-                    store[key] = self._parse(kind, raw)
-                except InputError as exc:
-                    log.warning("ignoring %s", exc)
-                    store.pop(key, None)
+            apply_to_store(stores[kind], event_type, items, lambda raw: self._parse(kind, raw))
             if event_type == SYNC:
                 self.synced.add(kind)
             self._version += 1
@@ -113,15 +96,8 @@ class ExtenderState:
         """Called with ``lock`` held."""
         if self._built is None or self._built[0] != self._version:
             placed = [p for p in self.pods.values() if p.node_name and not p.is_terminal]
-            framework = Framework(
-                default_profile(scheduler_name=self.profile_name),
-                in_tree_registry(),
-                list(self.pdbs.values()),
-            )
-            self._built = (
-                self._version,
-                Scheduler(framework, ClusterState(list(self.nodes.values()), placed)),
-            )
+            spec = SchedulerSpec("default", self.profile_name, pdbs=tuple(self.pdbs.values()))
+            self._built = (self._version, assemble(spec, ClusterState(list(self.nodes.values()), placed)))
         return self._built[1]
 
 

@@ -199,8 +199,7 @@ class LiveScheduler(AdmissionCycle):
         ) as exc:  # a plugin error aborts the cycle (upstream: an Error status), not the process
             log.exception("scheduling %s failed", pod.key)
             self._record_failure(pod, str(exc), REASON_SCHEDULER_ERROR)
-            self.queue.requeue_backoff(pod)
-            self.metrics.observe_attempt("error", time.perf_counter() - start)
+            self._attempt_failed(pod, start)
             return
         if result.node is not None:
             self._bind(pod, result.node, result.allocation, start)  # the attempt is observed when it ends

@@ -94,10 +94,15 @@ class ClusterFacts:
                 self.nodes = nodes
 
 
-def _answer(uid: str, message: str = "") -> dict[str, Any]:
+def _answer(uid: str, message: str = "", patch: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The AdmissionReview response envelope: allowed unless ``message`` (403 Forbidden, as ``status``),
+    with ``patch`` as a base64 JSONPatch when there is one (``/mutate``)."""
     response: dict[str, Any] = {"uid": uid, "allowed": not message}
     if message:
         response["status"] = {"code": 403, "reason": "Forbidden", "message": message}
+    if patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
@@ -158,8 +163,8 @@ def _in_namespace(obj: Any, request: Mapping[str, Any]) -> dict[str, Any]:
 def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOptions) -> dict[str, Any]:
     """The AdmissionReview answer of ``/mutate``: always allowed, with a JSON Patch when something changes."""
     request = body.get("request") or {}
-    response: dict[str, Any] = {"uid": str(request.get("uid") or ""), "allowed": True}
     kind = request.get("kind") or {}
+    patch = None
     if not request.get("subResource"):
         namespace = str(request.get("namespace") or "default")
         labels = None if ctx.namespace_labels is None else ctx.namespace_labels.get(namespace, {})
@@ -171,10 +176,7 @@ def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOp
             labels,
             options,
         )
-        if patch:
-            response["patchType"] = "JSONPatch"
-            response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
-    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
+    return _answer(str(request.get("uid") or ""), patch=patch)
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,13 @@ from typing import Any
 
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.quota import namespace_usage, pod_usage
-from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import scattered
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.assembly import Engine, SchedulerSpec
 from kubegpu.scheduler.device_ledger import Refusal, choose, container_requests
-from kubegpu.scheduler.framework import Profile
 
 GPU_PREFIX = "nvidia.com/"
 
@@ -175,7 +174,7 @@ def simulate(
     nodes: Mapping[str, Node],
     evicted: set[str],
     now: datetime,
-    profile: Profile | None = None,
+    spec: SchedulerSpec | None = None,
     kubelet_on: Collection[str] = (),
     dra_after: DraObjects | None = None,
 ) -> Effect:
@@ -183,7 +182,7 @@ def simulate(
     (``kind: replacement``; ``starts``: today the pod runs) and the pending pods (``kubelet_refusals``)
     kube-scheduler would bind to those nodes where kubelet then fails them at admission."""
     after_snap = changed_snapshot(snapshot, nodes, evicted, dra_after)
-    before, after = Engine(snapshot, profile), Engine(after_snap, profile)
+    before, after = Engine(snapshot, spec), Engine(after_snap, spec)
     effect = Effect()
     for pod in snapshot.pending_pods():
         b = before.scheduler.schedule_one(pod, assume=False, preempt=False)

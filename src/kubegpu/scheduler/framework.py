@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
@@ -74,9 +76,14 @@ class ReasonTable:
         return self._reasons[rid]
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass
 class Handle:
-    """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small)."""
+    """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small): the state,
+    the clock, the GPU-share ledger, the DRA objects and the release reproduced. ``scheduler.assembly`` fills it."""
 
     reasons: ReasonTable
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
@@ -85,6 +92,14 @@ class Handle:
     framework: Framework | None = None
     cluster: ClusterState | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    # "now" for plugins that price time (CheckpointAwarePreemption), read once per cycle: UTC wall time
+    # for a live scheduler, a fixed or simulated instant for reproducible offline runs
+    clock: Callable[[], datetime] = utc_now
+    # the ``gpu_share.GpuShareLedger`` over ``cluster`` (packing profiles); typed where it is read
+    # (``gpu_share.sharing_ledger``), as gpu_share imports this module
+    sharing: object | None = None
+    # the DRA objects DynamicResources reads (slices, claims, device classes): the snapshot's
+    dra: DraObjects = field(default_factory=DraObjects)
 
 
 @runtime_checkable
@@ -247,11 +262,21 @@ class Framework:
         profile: Profile,
         registry: Mapping[str, PluginFactory],
         pdbs: list[PodDisruptionBudget] | None = None,
+        *,
+        sharing: object | None = None,
+        clock: Callable[[], datetime] | None = None,
+        dra: DraObjects | None = None,
     ) -> None:
+        """Built by ``scheduler.assembly.assemble`` (tests build their own)."""
         self.profile = profile
         self.reasons = ReasonTable()
         self.handle = Handle(
-            reasons=self.reasons, pdbs=list(pdbs or []), behaviour=behaviour_of(profile.kube_version)
+            reasons=self.reasons,
+            pdbs=list(pdbs or []),
+            behaviour=behaviour_of(profile.kube_version),
+            clock=clock or utc_now,
+            sharing=sharing,
+            dra=dra if dra is not None else DraObjects(),
         )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}

@@ -421,19 +421,25 @@ SELECTORS: Final[dict[str, GpuSelector]] = {
 }
 
 
+def sharing_ledger(plugin: str, handle: Handle) -> GpuShareLedger:
+    """The handle's GPU-share ledger, which ``plugin`` needs (a packing profile built without one fails)."""
+    ledger = handle.sharing
+    if not isinstance(ledger, GpuShareLedger):
+        raise ConfigError(f"{plugin}: needs a GPU-share ledger (the handle's sharing); none was given")
+    return ledger
+
+
 class GpuShare:
     """Filter + Reserve for fractional and whole GPUs against the ledger (open-gpu-share's semantics).
 
-    Args: ``ledger`` (a ``GpuShareLedger`` over the scheduler's cluster) and ``selection``
-    (``best`` | ``random`` | ``fgd``: how Reserve picks the GPU of a sharing pod; whole-GPU pods get the
-    first fully free GPUs by index, as in the simulator)."""
+    The ledger is the handle's ``sharing`` (a ``GpuShareLedger`` over the scheduler's cluster). Args:
+    ``selection`` (``best`` | ``random`` | ``fgd``: how Reserve picks the GPU of a sharing pod; whole-GPU
+    pods get the first fully free GPUs by index, as in the simulator)."""
 
     name: ClassVar[str] = GPU_SHARE
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        ledger = args.get("ledger")
-        if not isinstance(ledger, GpuShareLedger):
-            raise ConfigError(f"{GPU_SHARE}: args.ledger must be a GpuShareLedger")
+        ledger = sharing_ledger(GPU_SHARE, handle)
         selection = str(args.get("selection", "best"))
         if selection not in SELECTORS:
             raise ConfigError(f"{GPU_SHARE}: selection must be one of {sorted(SELECTORS)}, not {selection!r}")

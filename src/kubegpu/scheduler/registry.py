@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginFactory, PluginSpec, Profile
-from kubegpu.scheduler.gpu_share import GPU_SHARE, GpuShare, GpuShareLedger
+from kubegpu.scheduler.gpu_share import GPU_SHARE, GpuShare
 from kubegpu.scheduler.plugins import cpu_frag, fgd, names, packing_policies
 from kubegpu.scheduler.plugins.balanced_allocation import BalancedAllocation
 from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
@@ -49,7 +49,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
-        DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: with_dynamic_resources
+        DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: Handle.dra
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
         GPU_SHARE: GpuShare,
         fgd.FGD: fgd.FragmentationGradientDescent,
@@ -63,6 +63,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
 
 
 KUBEGPU_SCHEDULER_NAME = "kubegpu"
+PACKING_SCHEDULER_NAME = "kubegpu-packing"
 
 
 def kubegpu_profile(
@@ -147,15 +148,15 @@ PACKING_POLICIES: dict[str, tuple[str, str]] = {
 
 def packing_profile(
     policy: str,
-    ledger: GpuShareLedger,
-    scheduler_name: str = "kubegpu-packing",
+    scheduler_name: str | None = None,
     preemption: str | None = None,
     preemption_args: Mapping[str, object] | None = None,
 ) -> Profile:
     """The FGD artifact's scheduler: kube-scheduler's filters plus GpuShare (filter + reserve), ONE score
     plugin (the policy), every node scored (``percentageOfNodesToScore: 100``), no preemption — unless
     ``preemption`` names a PostFilter (DefaultPreemption or CheckpointAwarePreemption) for replays
-    with priorities; the GpuShare ledger follows the cluster journal, so its dry runs see freed GPUs."""
+    with priorities. GpuShare and the score plugins read the GPU-share ledger from the framework handle
+    (``assembly.assemble``'s ``sharing``); it follows the cluster journal, so its dry runs see freed GPUs."""
     if policy not in PACKING_POLICIES:
         raise ConfigError(f"unknown packing policy {policy!r}: use one of {', '.join(PACKING_POLICIES)}")
     score, selection = PACKING_POLICIES[policy]
@@ -165,11 +166,11 @@ def packing_profile(
     )  # fmt: skip
     plugins = (
         *(PluginSpec(n, 0) for n in filters),
-        PluginSpec(GPU_SHARE, 0, {"ledger": ledger, "selection": selection}),
-        PluginSpec(score, 1, {"ledger": ledger}),
+        PluginSpec(GPU_SHARE, 0, {"selection": selection}),
+        PluginSpec(score, 1),
     )
     if preemption is not None:
         if preemption not in (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION):
             raise ConfigError(f"unknown preemption plugin {preemption!r}")
         plugins = (*plugins, PluginSpec(preemption, 0, dict(preemption_args or {})))
-    return Profile(scheduler_name, plugins, percentage_of_nodes_to_score=100)
+    return Profile(scheduler_name or PACKING_SCHEDULER_NAME, plugins, percentage_of_nodes_to_score=100)

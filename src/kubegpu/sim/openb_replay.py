@@ -22,10 +22,9 @@ import numpy as np
 
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.objects import Node
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
-from kubegpu.scheduler.registry import in_tree_registry, packing_profile
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.openb import TracePod, to_pod
 from kubegpu.sim.replay import SchedulerFactory, SimPod
@@ -75,7 +74,7 @@ def packing_factory(
     def make(nodes: Sequence[Node], seed: int) -> tuple[Scheduler, GpuShareLedger | None]:
         cluster = ClusterState(nodes)
         ledger = GpuShareLedger(cluster, typical)
-        profile = packing_profile(policy, ledger, preemption=preemption)
-        return Scheduler(Framework(profile, in_tree_registry()), cluster, seed=seed), ledger
+        spec = SchedulerSpec("packing", policy=policy, preemption=preemption, seed=seed)
+        return assemble(spec, cluster, sharing=ledger), ledger
 
     return make

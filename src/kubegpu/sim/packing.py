@@ -28,11 +28,10 @@ import numpy.typing as npt
 
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu_share import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
-from kubegpu.scheduler.registry import in_tree_registry, packing_profile
-from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
+from kubegpu.scheduler.schedule_one import ScheduleResult
 from kubegpu.sim.openb import TracePod, to_pod
 
 DEFAULT_RATIO = 1.3
@@ -112,10 +111,10 @@ def run_packing(
     workload = fgd_workload(trace, capacity, rng, ratio)
     cluster = ClusterState([nodes[int(i)] for i in rng.permutation(len(nodes))])
     ledger = GpuShareLedger(cluster, typical_pods(trace))
-    framework = Framework(packing_profile(policy, ledger), in_tree_registry())
     # ties go to the first node in the seeded node order, as the paper's simulator does (inferred: see
     # docs/fgd-reproduction.md); plugins keep the seeded generator (Random's draw, random GPU choice)
-    scheduler = Scheduler(framework, cluster, seed=seed, tie_break="first")
+    spec = SchedulerSpec("packing", policy=policy, seed=seed, tie_break="first")
+    scheduler = assemble(spec, cluster, sharing=ledger)
     k = len(workload)
     arrived = np.zeros(k, dtype=np.int64)
     allocated = np.zeros(k, dtype=np.int64)

@@ -56,7 +56,6 @@ from kubegpu.model.podgroup import gpu_milli_of, group_key, rfc3339, seconds_at_
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_share import MILLI
-from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreemption
 from kubegpu.sim.replay_inputs import (
     EPOCH,
     NODE_ACTIONS,
@@ -516,9 +515,7 @@ class Replay:
 
     def _set_now(self, t: float) -> None:
         now = self.at(t)
-        for plugin in self.scheduler.framework.post_filter_plugins:
-            if isinstance(plugin, CheckpointAwarePreemption):
-                plugin.now = now
+        self.scheduler.framework.handle.clock = lambda: now  # plugins that price time see simulated time
         if self.session is not None:
             self.session.now = now
 

@@ -38,18 +38,15 @@ from kubegpu.devices.plugin_config import parse_plugin_config
 from kubegpu.devices.sharing import PluginConfig
 from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import ConfigError
-from kubegpu.explain.engine import device_models
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.assembly import SchedulerSpec, assemble, device_models
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
-from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
-from kubegpu.scheduler.registry import PACKING_POLICIES, in_tree_registry, profile_named
+from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.node_changes import MigLayout, Relabel, mig_partitioned, relabeled
 from kubegpu.sim.openb_replay import packing_factory
@@ -167,17 +164,6 @@ def time_slicing_config(replicas: int) -> PluginConfig:
     return parse_plugin_config(_time_slicing_text(replicas), source="--time-slicing")
 
 
-POST_FILTERS = (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION)
-
-
-def _with_post_filter(profile: Profile, preemption: str) -> Profile:
-    """The profile with its preemption PostFilter replaced (same arguments: the two take the same)."""
-    plugins = tuple(
-        PluginSpec(preemption, 0, dict(p.args)) if p.name in POST_FILTERS else p for p in profile.plugins
-    )
-    return replace(profile, plugins=plugins)
-
-
 def profile_factory(
     profile: str, config: PluginConfig | None, preemption: str | None = None, dra: DraObjects | None = None
 ) -> SchedulerFactory:
@@ -188,17 +174,13 @@ def profile_factory(
     allocated devices as kube-scheduler would, each run (before, after) from the snapshot's claims."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}: use default or kubegpu")
-    chosen = profile_named(profile)
-    if preemption is not None:
-        chosen = _with_post_filter(chosen, preemption)
-    if dra and any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):
-        chosen = with_dynamic_resources(chosen, dra)
+    spec = SchedulerSpec(profile, preemption=preemption, dra=dra or None)
 
     def make(nodes: Sequence[Node], seed: int) -> tuple[Scheduler, GpuShareLedger | None]:
         configs = {"": config} if config is not None else {}
         models = device_models(ClusterSnapshot(nodes=list(nodes)), configs) if profile == "kubegpu" else {}
         cluster = ClusterState(nodes, device_models=models)
-        return Scheduler(Framework(chosen, in_tree_registry()), cluster, seed=seed), None
+        return assemble(replace(spec, seed=seed), cluster), None
 
     return make
 

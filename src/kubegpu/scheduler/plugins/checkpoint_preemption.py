@@ -8,29 +8,25 @@ DefaultPreemption (it reuses them), with two changes when choosing among candida
 - after the fewest PDB violations, the node whose victims lose the least GPU-time since their last
   checkpoint wins (``model.podgroup.eviction_cost``), then upstream's remaining criteria.
 
-Costs are measured at ``now``: the plugin arg ``now`` (RFC 3339) fixes it, for reproducible offline runs
-(the CLI passes the snapshot's newest timestamp; the replay simulator sets ``now`` to simulated time
-before each cycle). Without it the clock (``clock``, UTC wall time) is read once per preemption cycle,
-so a long-running scheduler prices each preemption at its own time, not at the plugin's start.
+Costs are measured at the handle's clock, read once per preemption cycle: UTC wall time by default, so a
+long-running scheduler prices each preemption at its own time, not at the plugin's start; a fixed instant
+for reproducible offline runs (``SchedulerSpec.clock``: the CLI gives the snapshot's newest timestamp) or
+simulated time (the replay simulator moves the clock before each cycle).
 ``last_costs`` keeps, for reporting, what each chosen preemption cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 
 from kubegpu.model.objects import Pod
-from kubegpu.model.podgroup import eviction_cost, group_key, parse_time
+from kubegpu.model.podgroup import eviction_cost, group_key
 from kubegpu.scheduler.framework import Handle
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.default_preemption import Candidate, DefaultPreemption, pick_one
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class CheckpointAwarePreemption(DefaultPreemption):
@@ -38,8 +34,6 @@ class CheckpointAwarePreemption(DefaultPreemption):
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
-        self.now: datetime | None = parse_time(str(args.get("now", ""))) if args.get("now") else None
-        self.clock: Callable[[], datetime] = _utc_now
         self.last_costs: dict[str, int] = {}  # victim pod key → GPU-seconds lost
 
     def gang_of(self, victim: Pod) -> list[Pod]:
@@ -54,7 +48,7 @@ class CheckpointAwarePreemption(DefaultPreemption):
         return sum(eviction_cost(v, now) for v in candidate.victims)
 
     def pick(self, candidates: list[Candidate]) -> Candidate:
-        now = self.now or self.clock()  # one instant for the whole cycle
+        now = self.handle.clock()  # one instant for the whole cycle
         whole: list[Candidate] = []
         for c in candidates:
             victims: dict[str, Pod] = {}

@@ -107,8 +107,8 @@ from kubegpu.scheduler.gpu_share import (
     TypicalPods,
     fgd_scores,
     pod_shape,
+    sharing_ledger,
 )
-from kubegpu.scheduler.plugins.fgd import ledger_arg
 from kubegpu.scheduler.status import SUCCESS, Status
 
 CPU_AWARE_FRAG: Final = "CpuAwareFragmentation"
@@ -157,14 +157,14 @@ def whole_node_share(t: TypicalPods, ledger: GpuShareLedger) -> float:
 
 
 class CpuAwareFragmentation:
-    """Args: ``ledger`` (the GpuShare ledger, with a target workload), ``cpuWeight`` λ in [0, 1],
+    """The handle's GPU-share ledger (with a target workload) is measured. Args: ``cpuWeight`` λ in [0, 1],
     ``reserveWeight`` ρ in [0, 1], ``cpuQuantum`` q_max (milli-GPU, an integer ≥ 1), ``quantumFullAt``
     w_full in [0, 1] and ``balanceWeight`` β in [0, 1]."""
 
     name: ClassVar[str] = CPU_AWARE_FRAG
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.ledger = ledger_arg(CPU_AWARE_FRAG, args)
+        self.ledger = sharing_ledger(CPU_AWARE_FRAG, handle)
         self.typical = self.ledger._typical()  # fails at construction when no target workload is set
         self.weight = fraction_arg(args, "cpuWeight", DEFAULT_CPU_WEIGHT)
         self.reserve = fraction_arg(args, "reserveWeight", DEFAULT_RESERVE_WEIGHT)

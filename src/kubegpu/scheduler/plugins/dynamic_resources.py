@@ -19,8 +19,9 @@ together with the pod's own claims.
 
 Every rejection is UnschedulableAndUnresolvable (upstream ``statusUnschedulable``), so preemption never
 helps a DRA rejection. Statuses carry these reason strings (one constant each below). The DRA objects
-come in as the ``dra`` argument (a ``model.dra.DraObjects``); the plugin is registered but not part of
-the default profile until the faces pass them in. Imports model and scheduler only.
+come from the framework handle (``Handle.dra``, a ``model.dra.DraObjects``: the snapshot's, set by
+``scheduler.assembly``); the plugin is in the default profile from 1.34 (``scheduler.versions``). Args:
+``deviceTaints`` (the DRADeviceTaints gate). Imports model and scheduler only.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ from kubegpu.scheduler.dra_extended import (
     extended_requests,
     is_dra_extended_name,
 )
-from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PluginSpec, PostFilterResult, Profile
-from kubegpu.scheduler.plugins.names import DEFAULT_PREEMPTION, NODE_RESOURCES_FIT
+from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
 from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
@@ -124,8 +124,7 @@ class DynamicResources:
     name: ClassVar[str] = DYNAMIC_RESOURCES
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        dra = args.get("dra")
-        self.dra: DraObjects = dra if isinstance(dra, DraObjects) else DraObjects()
+        self.dra: DraObjects = handle.dra
         self.device_taints = bool(args.get("deviceTaints", False))
         self._extended = handle.behaviour.dra_extended_resource
         self._resolver: ClassResolver | None = None
@@ -360,19 +359,3 @@ class DynamicResources:
     def pod_removed(self, pod: Pod, idx: int) -> None:
         """Claims stay allocated when a pod goes: the claim controller deallocates them later, and
         preemption does not free DRA devices in 1.34."""
-
-
-def with_dynamic_resources(profile: Profile, dra: DraObjects) -> Profile:
-    """``profile`` with DynamicResources right before DefaultPreemption (or at the end), as upstream's
-    ``applyFeatureGates`` places it (default_plugins.go): deallocating an idle claim comes before evicting."""
-    spec = PluginSpec(DYNAMIC_RESOURCES, 0, {"dra": dra})
-    # NodeResourcesFit needs the DeviceClasses too: it leaves DRA-served extended resources to this plugin
-    plugins = [PluginSpec(p.name, p.weight, {**p.args, "dra": dra}) if p.name == NODE_RESOURCES_FIT else p
-               for p in profile.plugins]  # fmt: skip
-    have = next((i for i, p in enumerate(plugins) if p.name == DYNAMIC_RESOURCES), None)
-    if have is not None:  # the default profile of 1.34+ has it already: give it the snapshot's objects
-        plugins[have] = PluginSpec(DYNAMIC_RESOURCES, 0, {**plugins[have].args, "dra": dra})
-        return replace(profile, plugins=tuple(plugins))
-    at = next((i for i, p in enumerate(plugins) if p.name == DEFAULT_PREEMPTION), len(plugins))
-    plugins.insert(at, spec)
-    return replace(profile, plugins=tuple(plugins))

@@ -20,28 +20,20 @@ from typing import Any, ClassVar, Final
 
 import numpy as np
 
-from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
-from kubegpu.scheduler.gpu_share import GpuShareLedger, fgd_scores, pod_shape
+from kubegpu.scheduler.gpu_share import fgd_scores, pod_shape, sharing_ledger
 from kubegpu.scheduler.status import SUCCESS, Status
 
 FGD: Final = "FGD"
-
-
-def ledger_arg(plugin: str, args: Mapping[str, Any]) -> GpuShareLedger:
-    ledger = args.get("ledger")
-    if not isinstance(ledger, GpuShareLedger):
-        raise ConfigError(f"{plugin}: args.ledger must be a GpuShareLedger")
-    return ledger
 
 
 class FragmentationGradientDescent:
     name: ClassVar[str] = FGD
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.ledger = ledger_arg(FGD, args)
+        self.ledger = sharing_ledger(FGD, handle)
         self.ledger._typical()  # fails at construction, not mid-run, when no target workload is set
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:

@@ -93,7 +93,7 @@ class NodeResourcesFit:
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups", ()))
         # KEP-5004 (shouldDelegateResourceToDRA): where the release has it, a resource a DeviceClass serves
         # is left to DynamicResources on a node whose allocatable has none of it
-        dra = args.get("dra")
+        dra = handle.dra
         self.delegated: frozenset[str] = frozenset()
         if handle.behaviour.dra_extended_resource and isinstance(dra, DraObjects) and dra.classes:
             self.delegated = frozenset(ClassResolver(dra.classes).by_resource)

@@ -25,8 +25,14 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores
-from kubegpu.scheduler.gpu_share import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, GpuShareLedger, pod_shape
-from kubegpu.scheduler.plugins.fgd import ledger_arg
+from kubegpu.scheduler.gpu_share import (
+    MAX_SPEC_CPU,
+    MAX_SPEC_GPU,
+    MILLI,
+    GpuShareLedger,
+    pod_shape,
+    sharing_ledger,
+)
 from kubegpu.scheduler.status import SUCCESS, Status
 
 RANDOM: Final = "RandomScore"
@@ -42,7 +48,7 @@ class _LedgerScore:
     name: ClassVar[str]
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.ledger: GpuShareLedger = ledger_arg(self.name, args)
+        self.ledger: GpuShareLedger = sharing_ledger(self.name, handle)
         self.handle = handle
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
