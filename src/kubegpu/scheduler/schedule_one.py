@@ -129,10 +129,9 @@ class Scheduler:
         if key is not None:
             entry = self._cache.get(key)
             if entry is not None:
-                dirty = np.flatnonzero(self.cluster.generation > entry.clock)
+                dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
                 if dirty.size:
-                    c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty.astype(np.intp))
-                    entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
+                    self._refilter(state, pod, entry, dirty)
                 entry.clock = self.cluster.clock
                 return entry.codes, entry.plugins, entry.reasons
         codes, plugins, reasons = self.framework.filter_rows(state, pod, self.cluster, all_rows)
@@ -140,6 +139,25 @@ class Scheduler:
             self._cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock)
             return codes.copy(), plugins.copy(), reasons.copy()
         return codes, plugins, reasons
+
+    def _refilter(self, state: CycleState, pod: Pod, entry: _CacheEntry, dirty: npt.NDArray[np.intp]) -> None:
+        """Bring ``entry`` up to date on the ``dirty`` rows. Where only pods changed on a node (its Node
+        object did not), the filters before ``first_pod_reader`` still say what they said: a row one of
+        them rejected keeps its result, and the others run from that plugin on."""
+        start = self.framework.first_pod_reader
+        if start:
+            by_node = entry.plugins[dirty]
+            node_changed = self.cluster.node_generation[dirty] > entry.clock
+            static_verdict = (by_node >= 0) & (by_node < start)
+            full = dirty[node_changed]
+            if full.size:
+                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full)
+                entry.codes[full], entry.plugins[full], entry.reasons[full] = c, p, r
+            dirty = dirty[~node_changed & ~static_verdict]
+            if not dirty.size:
+                return
+        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start)
+        entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
 
     def with_nominated(
         self, state: CycleState, pod: Pod, plain: tuple[Codes, npt.NDArray[np.int16], ReasonIds]
@@ -230,9 +248,12 @@ class Scheduler:
                 (OutsidePreFilterResult(tuple(sorted(narrowing))),),
             )
             diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        order = np.flatnonzero(candidates)
-        if names is None and n:
-            order = np.roll(np.arange(n, dtype=np.intp), -self.next_start_node_index)
+        if names is None:  # every node, from where the previous cycle stopped
+            order = np.arange(n, dtype=np.intp)
+            if self.next_start_node_index:
+                order = np.roll(order, -self.next_start_node_index)
+        else:
+            order = np.flatnonzero(candidates)
         feasible_in_order = codes[order] == 0
         to_find = num_feasible_nodes_to_find(len(order), self.framework.profile.percentage_of_nodes_to_score)
         feasible_pos = np.flatnonzero(feasible_in_order)
@@ -248,7 +269,7 @@ class Scheduler:
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
         diagnosis.unschedulable_plugins = {
-            self.framework.plugin_name(int(i)) for i in np.unique(plugins[rejected])
+            self.framework.plugin_name(i) for i in set(plugins[rejected].tolist())
         }
         if n:
             self.next_start_node_index = (self.next_start_node_index + processed) % n

@@ -25,7 +25,8 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores
-from kubegpu.scheduler.gpu_share import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, GpuShareLedger, pod_shape
+from kubegpu.scheduler.gpu_share import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, GpuShape, GpuShareLedger, pod_shape
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.plugins.fgd import ledger_arg
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -37,13 +38,16 @@ BEST_FIT: Final = "BestFitScore"
 
 
 class _LedgerScore:
-    """Shared plumbing: the ledger, a no-op PreScore and the scalar score via the batch one."""
+    """Shared plumbing: the ledger, a no-op PreScore, the scalar score via the batch one, and the batch one
+    via ``node_scores`` cached per pod shape and node (``node_cache``): every policy below but Random
+    scores a node from that node's state and the pod's shape alone."""
 
     name: ClassVar[str]
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.ledger: GpuShareLedger = ledger_arg(self.name, args)
         self.handle = handle
+        self._cache = NodeCache(self.ledger.cluster, np.int64)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS
@@ -52,6 +56,12 @@ class _LedgerScore:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
+        shape = pod_shape(pod)
+        out: Scores = self._cache.values(shape, rows, lambda stale: self.node_scores(shape, stale))
+        return out
+
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
+        """The policy's score of each of ``rows`` for a pod of ``shape``, from the rows' current state."""
         raise NotImplementedError
 
 
@@ -67,8 +77,7 @@ class RandomScore(_LedgerScore):
 class DotProductScore(_LedgerScore):
     name: ClassVar[str] = DOT_PRODUCT
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         gpu_free = self.ledger.gpu_left[rows].sum(axis=1)
         cpu_free = self.ledger.cpu_left(rows)
         cpu_term = (cpu_free / MAX_SPEC_CPU) * (shape.cpu / MAX_SPEC_CPU)
@@ -80,8 +89,7 @@ class DotProductScore(_LedgerScore):
 class GpuClusteringScore(_LedgerScore):
     name: ClassVar[str] = GPU_CLUSTERING
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         if not shape.count:
             return np.zeros(len(rows), dtype=np.int64)
         counts = self.ledger.kind_counts(rows)  # [K, kinds]
@@ -97,8 +105,7 @@ class GpuClusteringScore(_LedgerScore):
 class GpuPackingScore(_LedgerScore):
     name: ClassVar[str] = GPU_PACKING
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         if not shape.count:
             return np.zeros(len(rows), dtype=np.int64)
         left = self.ledger.gpu_left[rows]
@@ -120,8 +127,7 @@ class GpuPackingScore(_LedgerScore):
 class BestFitScore(_LedgerScore):
     name: ClassVar[str] = BEST_FIT
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         gpu_free = self.ledger.gpu_left[rows].sum(axis=1)
         cpu_free = self.ledger.cpu_left(rows)
         cpu_waste = (cpu_free - shape.cpu) / MAX_SPEC_CPU
