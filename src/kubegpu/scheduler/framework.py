@@ -29,6 +29,7 @@ from kubegpu.scheduler.versions import Behaviour
 from kubegpu.scheduler.versions import behaviour as behaviour_of
 
 MAX_NODE_SCORE = 100
+_ERROR = Code.ERROR  # read per plugin call: an enum member lookup costs more than a global
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
 ALLOCATION_KEY = "kubegpu/allocation"
 Rows = npt.NDArray[np.intp]
@@ -338,20 +339,22 @@ class Framework:
         plugin_idx = np.full(k, -1, dtype=np.int16)
         reason_ids = np.zeros(k, dtype=np.int32)
         alive = np.arange(k)
+        every = True  # ``alive`` is still every row (no plugin has rejected one): ``rows`` itself
         for pi, p in enumerate(self.filter_plugins):
             if alive.size == 0:
                 break
             if pi < start or p.name in state.skip_filter:
                 continue
-            sub = rows[alive]
+            sub = rows if every else rows[alive]
             if self._batch_filter[pi]:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
-            if (c == Code.ERROR).any():
-                raise RuntimeError(f"plugin {p.name} returned an error")
             bad = c != 0
             if bad.any():
+                if (c == _ERROR).any():
+                    raise RuntimeError(f"plugin {p.name} returned an error")
+                every = False
                 hit = alive[bad]
                 codes[hit] = c[bad]
                 plugin_idx[hit] = pi

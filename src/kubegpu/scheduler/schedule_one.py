@@ -236,9 +236,8 @@ class Scheduler:
         if fast is not None:
             return fast, diagnosis
         codes, plugins, reasons = self.with_nominated(state, pod, self.filter_all(state, pod))
-        candidates = np.ones(n, dtype=bool)
         if names is not None:
-            candidates[:] = False
+            candidates = np.zeros(n, dtype=bool)
             for name in names:
                 idx = self.cluster.index.get(name)
                 if idx is not None:
@@ -248,13 +247,15 @@ class Scheduler:
                 (OutsidePreFilterResult(tuple(sorted(narrowing))),),
             )
             diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        if names is None:  # every node, from where the previous cycle stopped
+        # every node, from where the previous cycle stopped (in node order when that is the first)
+        identity = names is None and not self.next_start_node_index
+        if names is None:
             order = np.arange(n, dtype=np.intp)
-            if self.next_start_node_index:
+            if not identity:
                 order = np.roll(order, -self.next_start_node_index)
         else:
             order = np.flatnonzero(candidates)
-        feasible_in_order = codes[order] == 0
+        feasible_in_order = codes == 0 if identity else codes[order] == 0
         to_find = num_feasible_nodes_to_find(len(order), self.framework.profile.percentage_of_nodes_to_score)
         feasible_pos = np.flatnonzero(feasible_in_order)
         if len(feasible_pos) > to_find:
@@ -262,8 +263,11 @@ class Scheduler:
             feasible_pos = feasible_pos[:to_find]
         else:
             processed = len(order)
-        seen = order[:processed]
-        rejected = seen[codes[seen] != 0]
+        if identity and processed == n:
+            rejected = np.flatnonzero(~feasible_in_order)
+        else:
+            seen = order[:processed]
+            rejected = seen[codes[seen] != 0]
         diagnosis.evaluated[rejected] = True
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
@@ -273,7 +277,7 @@ class Scheduler:
         }
         if n:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return order[feasible_pos], diagnosis
+        return (feasible_pos if identity else order[feasible_pos]), diagnosis
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
         """``FitError.Error()`` for this diagnosis (PostFilter message included if set)."""

@@ -56,7 +56,20 @@ class InsufficientResource:
 def fit_request(
     pod: Pod, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> dict[str, int]:
-    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name."""
+    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name.
+    PreFilter and the pod's signature both ask for one pod (a frozen object): the last answer is kept."""
+    last = _last_request[0]
+    if last is not None and last[0] is pod and last[1] == (ignored, ignored_groups):
+        return dict(last[2])
+    out = _fit_request(pod, ignored, ignored_groups)
+    _last_request[0] = (pod, (ignored, ignored_groups), out)  # one assignment: consistent across threads
+    return dict(out)
+
+
+_last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
+
+
+def _fit_request(pod: Pod, ignored: frozenset[str], ignored_groups: frozenset[str]) -> dict[str, int]:
     req = pod.requests
     out = {r: req[r] for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(r, 0) > 0}
     for r in sorted(req):
