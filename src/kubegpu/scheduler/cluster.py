@@ -151,6 +151,7 @@ class ClusterState:
         # per node, the clock when the Node object itself last changed (a cordon); pods coming and going
         # leave it: filters that read the node alone stay valid across them (``Framework.first_pod_reader``)
         self.node_generation: IntArray = np.zeros(n, dtype=np.int64)
+        self.last_node_change = 0  # the largest of ``node_generation``
         # (op, pod, node, device assignment, whether that assignment was a stand-in nobody recorded)
         self.journal: list[tuple[str, Pod, int, Assignment | None, bool]] = []
         models = device_models or {}
@@ -324,7 +325,7 @@ class ClusterState:
         self.nodes[idx] = replace(self.nodes[idx], unschedulable=cordoned)
         self.unschedulable[idx] = cordoned
         self._touch(idx)
-        self.node_generation[idx] = self.clock
+        self.node_generation[idx] = self.last_node_change = self.clock
 
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""

@@ -147,13 +147,14 @@ class Scheduler:
         start = self.framework.first_pod_reader
         if start:
             by_node = entry.plugins[dirty]
-            node_changed = self.cluster.node_generation[dirty] > entry.clock
-            static_verdict = (by_node >= 0) & (by_node < start)
-            full = dirty[node_changed]
-            if full.size:
+            keep = (by_node < 0) | (by_node >= start)  # rows no node-only filter rejected
+            if self.cluster.last_node_change > entry.clock:  # some Node object changed: those run in full
+                node_changed = self.cluster.node_generation[dirty] > entry.clock
+                full = dirty[node_changed]
                 c, p, r = self.framework.filter_rows(state, pod, self.cluster, full)
                 entry.codes[full], entry.plugins[full], entry.reasons[full] = c, p, r
-            dirty = dirty[~node_changed & ~static_verdict]
+                keep &= ~node_changed
+            dirty = dirty[keep]
             if not dirty.size:
                 return
         c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start)

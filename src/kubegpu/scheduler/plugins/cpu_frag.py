@@ -288,10 +288,13 @@ class CpuAwareFragmentation:
         # the charge: the node-local balance part (column 0) plus the model reserve, which is relative to
         # the least scarce of ``rows`` and so the one term computed per cycle
         charge = self.reserved(rows, shape.total_milli) + terms[:, 0]
+        if not shape.is_share:  # one move per node
+            one: Scores = fgd_scores(terms[:, 1] - charge)
+            return one
+        # a sharing pod: each node scores its best GPU, as FGD
         gains = terms[:, 1:]
-        # each node scores its best move: a sharing pod's best GPU (as FGD), else its one move
         best: Scores = fgd_scores(gains - charge[:, None]).max(axis=1)
-        best[np.isneginf(gains).all(axis=1)] = -1  # no GPU of the node fits the sharing pod
+        best[np.isneginf(gains).all(axis=1)] = -1  # no GPU of the node fits the pod
         return best
 
     def node_terms(self, shape: GpuShape, rows: Rows) -> FloatArray:
