@@ -102,14 +102,12 @@ from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_share import (
     MILLI,
     FloatArray,
-    GpuShape,
     GpuShareLedger,
     IntArray,
     TypicalPods,
     fgd_scores,
     pod_shape,
 )
-from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.plugins.fgd import ledger_arg
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -208,7 +206,6 @@ class CpuAwareFragmentation:
             alloc[:, lg.cluster.col[MEMORY]],
             lg.gpu_count[:, None] * self._per_gpu,
         )
-        self._cache = NodeCache(lg.cluster, np.float64, lg.gpu_left.shape[1] + 1)
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (0 for CPU-only shapes)."""
@@ -283,37 +280,17 @@ class CpuAwareFragmentation:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
-        terms = self._cache.values(shape, rows, lambda stale: self.node_terms(shape, stale))
-        # the charge: the node-local balance part (column 0) plus the model reserve, which is relative to
-        # the least scarce of ``rows`` and so the one term computed per cycle
-        charge = self.reserved(rows, shape.total_milli) + terms[:, 0]
-        if not shape.is_share:  # one move per node
-            one: Scores = fgd_scores(terms[:, 1] - charge)
-            return one
-        # a sharing pod: each node scores its best GPU, as FGD
-        gains = terms[:, 1:]
-        best: Scores = fgd_scores(gains - charge[:, None]).max(axis=1)
-        best[np.isneginf(gains).all(axis=1)] = -1  # no GPU of the node fits the pod
-        return best
-
-    def node_terms(self, shape: GpuShape, rows: Rows) -> FloatArray:
-        """Per row, from its state alone (what ``score_batch`` caches per pod shape): column 0 the balance
-        charge β(1 − w)(U after − U before); columns 1… the decrease of the measure, before − after, for
-        each move — one per distinct free value of the GPUs that fit a sharing pod (−inf in the columns
-        left over), else the one move in column 1."""
-        lg, t = self.ledger, self.typical
+        lg, t, shape = self.ledger, self.typical, pod_shape(pod)
         cpu = lg.cpu_left(rows)
         memory_free = lg.left(rows, MEMORY)
         memory = memory_free - shape.memory
         fit, below, total = lg.counts(rows)
         units, before = self._now(rows)
-        out: FloatArray = np.full((len(rows), lg.gpu_left.shape[1] + 1), -np.inf)
-        out[:, 0] = self.balance * (
+        charge = self.reserved(rows, shape.total_milli) + self.balance * (
             self.unfed(total - shape.total_milli, cpu - shape.cpu, memory)
             - self.unfed(total, cpu, memory_free)
         )
-        if shape.is_share:  # only the chosen GPU and the CPU change
+        if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
             old, new, tm = value[:, None], value[:, None] - shape.milli, t.milli[None, :]
             after = self.measure(
@@ -327,9 +304,9 @@ class CpuAwareFragmentation:
                 ),
                 units[pos] - old // self._milli[None, :] + new // self._milli[None, :],
             )
-            slot = np.arange(len(pos)) - np.searchsorted(pos, pos)  # the move's place among its row's moves
-            out[pos, 1 + slot] = before[pos] - after
-            return out
+            best = np.full(len(rows), -1, dtype=np.int64)
+            np.maximum.at(best, pos, fgd_scores(before[pos] - after - charge[pos]))
+            return best
         if not shape.count:
             after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
         elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
@@ -343,8 +320,7 @@ class CpuAwareFragmentation:
         else:
             left = lg.left_after_sub(rows, shape)
             after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
-        out[:, 1] = before - after
-        return out
+        return fgd_scores(before - after - charge)
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
         """The cost of taking ``milli`` of the GPUs of ``rows`` that model-restricted shapes will want:

@@ -24,8 +24,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
-from kubegpu.scheduler.gpu_share import GpuShape, GpuShareLedger, fgd_scores, pod_shape
-from kubegpu.scheduler.node_cache import NodeCache
+from kubegpu.scheduler.gpu_share import GpuShareLedger, fgd_scores, pod_shape
 from kubegpu.scheduler.status import SUCCESS, Status
 
 FGD: Final = "FGD"
@@ -44,8 +43,6 @@ class FragmentationGradientDescent:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.ledger = ledger_arg(FGD, args)
         self.ledger._typical()  # fails at construction, not mid-run, when no target workload is set
-        # a node's score depends on its own state and the pod's shape alone: cached until the node changes
-        self._cache = NodeCache(self.ledger.cluster, np.int64)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS
@@ -55,11 +52,6 @@ class FragmentationGradientDescent:
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         shape = pod_shape(pod)
-        out: Scores = self._cache.values(shape, rows, lambda stale: self.node_scores(shape, stale))
-        return out
-
-    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        """The score of each of ``rows`` from its current state (the reference the cache is held to)."""
         before = self.ledger.node_frag(rows)
         if shape.is_share:  # each node scores its best GPU
             pos, _, after = self.ledger.share_candidates(rows, shape.cpu, shape.milli)
