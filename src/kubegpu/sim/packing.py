@@ -94,6 +94,18 @@ class PackingRun:
         return len(self.arrived)
 
 
+def packing_scheduler(
+    cluster: ClusterState, trace: Sequence[TracePod], policy: str, seed: int
+) -> tuple[Scheduler, GpuShareLedger]:
+    """The one place a packing run builds its scheduler: the GpuShare ledger over ``cluster`` with the
+    trace's typical pods, the FGD artifact's profile for ``policy``, and the core's scheduler."""
+    ledger = GpuShareLedger(cluster, typical_pods(trace))
+    framework = Framework(packing_profile(policy, ledger), in_tree_registry())
+    # ties go to the first node in the seeded node order, as the paper's simulator does (inferred: see
+    # docs/fgd-reproduction.md); plugins keep the seeded generator (Random's draw, random GPU choice)
+    return Scheduler(framework, cluster, seed=seed, tie_break="first"), ledger
+
+
 def run_packing(
     nodes: Sequence[Node],
     trace: Sequence[TracePod],
@@ -111,11 +123,7 @@ def run_packing(
     capacity = sum(n.allocatable.get(NVIDIA_GPU, 0) for n in nodes)
     workload = fgd_workload(trace, capacity, rng, ratio)
     cluster = ClusterState([nodes[int(i)] for i in rng.permutation(len(nodes))])
-    ledger = GpuShareLedger(cluster, typical_pods(trace))
-    framework = Framework(packing_profile(policy, ledger), in_tree_registry())
-    # ties go to the first node in the seeded node order, as the paper's simulator does (inferred: see
-    # docs/fgd-reproduction.md); plugins keep the seeded generator (Random's draw, random GPU choice)
-    scheduler = Scheduler(framework, cluster, seed=seed, tie_break="first")
+    scheduler, ledger = packing_scheduler(cluster, trace, policy, seed)
     k = len(workload)
     arrived = np.zeros(k, dtype=np.int64)
     allocated = np.zeros(k, dtype=np.int64)
