@@ -143,6 +143,15 @@ class ClusterState:
         self.placement: dict[PodKey, int] = {}
         self.generation: IntArray = np.zeros(n, dtype=np.int64)
         self.clock = 0
+        # per node, a stamp that changes with every change and never repeats: ``what_if`` restores
+        # ``generation`` (so filter results cached before it stay valid), which lets a value cached during a
+        # dry run meet a later real change with the same generation; ``node_cache.NodeCache`` keys on this
+        self.version: IntArray = np.zeros(n, dtype=np.int64)
+        self._versions = 0
+        # per node, the clock when the Node object itself last changed (a cordon); pods coming and going
+        # leave it: filters that read the node alone stay valid across them (``Framework.first_pod_reader``)
+        self.node_generation: IntArray = np.zeros(n, dtype=np.int64)
+        self.last_node_change = 0  # the largest of ``node_generation``
         # (op, pod, node, device assignment, whether that assignment was a stand-in nobody recorded)
         self.journal: list[tuple[str, Pod, int, Assignment | None, bool]] = []
         models = device_models or {}
@@ -205,6 +214,8 @@ class ClusterState:
     def _touch(self, idx: int) -> None:
         self.clock += 1
         self.generation[idx] = self.clock
+        self._versions += 1
+        self.version[idx] = self._versions
 
     def moved(self, rows: npt.NDArray[np.intp], seen: IntArray) -> npt.NDArray[np.intp]:
         """Of ``rows``, those whose generation differs from ``seen`` (a cache's per-node stamps), with
@@ -314,6 +325,7 @@ class ClusterState:
         self.nodes[idx] = replace(self.nodes[idx], unschedulable=cordoned)
         self.unschedulable[idx] = cordoned
         self._touch(idx)
+        self.node_generation[idx] = self.last_node_change = self.clock
 
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""

@@ -31,6 +31,7 @@ from kubegpu.scheduler.versions import Behaviour
 from kubegpu.scheduler.versions import behaviour as behaviour_of
 
 MAX_NODE_SCORE = 100
+_ERROR = Code.ERROR  # read per plugin call: an enum member lookup costs more than a global
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
 ALLOCATION_KEY = "kubegpu/allocation"
 Rows = npt.NDArray[np.intp]
@@ -303,6 +304,12 @@ class Framework:
         self.handle.framework = self
         # Protocol isinstance checks are slow; decide each plugin's fast paths once, not per cycle.
         self._batch_filter = [isinstance(p, BatchFilterPlugin) for p in self.filter_plugins]
+        # the first filter whose verdict may change when pods come and go (``filter_reads_pods``, default
+        # True); the ones before it read the node object alone, so their verdicts outlive pod changes
+        self.first_pod_reader = next(
+            (i for i, p in enumerate(self.filter_plugins) if getattr(p, "filter_reads_pods", True)),
+            len(self.filter_plugins),
+        )
         self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
         self._signable = len(self._signers) == len(self.filter_plugins)
         self._score_paths = [
@@ -348,28 +355,31 @@ class Framework:
         return result, Status(Code.SUCCESS), set(narrowing)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows, start: int = 0
     ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
-        """Run the filter plugins over ``rows``: per row the first rejecting plugin, its code and reasons."""
+        """Run the filter plugins over ``rows``: per row the first rejecting plugin, its code and reasons.
+        ``start``: begin at that plugin, for rows every earlier plugin is known to pass."""
         k = len(rows)
         codes = np.zeros(k, dtype=np.int8)
         plugin_idx = np.full(k, -1, dtype=np.int16)
         reason_ids = np.zeros(k, dtype=np.int32)
         alive = np.arange(k)
+        every = True  # ``alive`` is still every row (no plugin has rejected one): ``rows`` itself
         for pi, p in enumerate(self.filter_plugins):
             if alive.size == 0:
                 break
-            if p.name in state.skip_filter:
+            if pi < start or p.name in state.skip_filter:
                 continue
-            sub = rows[alive]
+            sub = rows if every else rows[alive]
             if self._batch_filter[pi]:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
-            if (c == Code.ERROR).any():
-                raise RuntimeError(f"plugin {p.name} returned an error")
             bad = c != 0
             if bad.any():
+                if (c == _ERROR).any():
+                    raise RuntimeError(f"plugin {p.name} returned an error")
+                every = False
                 hit = alive[bad]
                 codes[hit] = c[bad]
                 plugin_idx[hit] = pi

@@ -55,6 +55,7 @@ MAX_SPEC_GPU: Final = 8_000
 # kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
 DEFAULT_MILLI_CPU: Final = 100
 REASON_GPU_SHARE: Final = GpuShareNoFit()
+_UNSCHEDULABLE: Final = np.int8(Code.UNSCHEDULABLE)
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -81,7 +82,20 @@ class GpuShape:
 
 def pod_shape(pod: Pod) -> GpuShape:
     """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
-    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000)."""
+    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
+    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
+    last = _last_shape[0]
+    if last is not None and last[0] is pod:
+        return last[1]
+    shape = _shape_of(pod)
+    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
+    return shape
+
+
+_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
+
+
+def _shape_of(pod: Pod) -> GpuShape:
     req = pod.requests
     total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
     count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
@@ -447,6 +461,7 @@ class GpuShare:
         self._select = SELECTORS[selection]
         self._handle = handle
         self._reason = handle.reasons.intern((REASON_GPU_SHARE,))
+        self._reason_id = np.int32(self._reason)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -463,7 +478,7 @@ class GpuShare:
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
         bad = ~self.ledger.fits(rows, pod_shape(pod))
-        return (bad * Code.UNSCHEDULABLE).astype(np.int8), (bad * self._reason).astype(np.int32)
+        return bad * _UNSCHEDULABLE, bad * self._reason_id
 
     def sign(self, pod: Pod) -> Hashable:
         shape = pod_shape(pod)

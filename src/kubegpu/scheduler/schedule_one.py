@@ -129,10 +129,9 @@ class Scheduler:
         if key is not None:
             entry = self._cache.get(key)
             if entry is not None:
-                dirty = np.flatnonzero(self.cluster.generation > entry.clock)
+                dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
                 if dirty.size:
-                    c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty.astype(np.intp))
-                    entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
+                    self._refilter(state, pod, entry, dirty)
                 entry.clock = self.cluster.clock
                 return entry.codes, entry.plugins, entry.reasons
         codes, plugins, reasons = self.framework.filter_rows(state, pod, self.cluster, all_rows)
@@ -140,6 +139,26 @@ class Scheduler:
             self._cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock)
             return codes.copy(), plugins.copy(), reasons.copy()
         return codes, plugins, reasons
+
+    def _refilter(self, state: CycleState, pod: Pod, entry: _CacheEntry, dirty: npt.NDArray[np.intp]) -> None:
+        """Bring ``entry`` up to date on the ``dirty`` rows. Where only pods changed on a node (its Node
+        object did not), the filters before ``first_pod_reader`` still say what they said: a row one of
+        them rejected keeps its result, and the others run from that plugin on."""
+        start = self.framework.first_pod_reader
+        if start:
+            by_node = entry.plugins[dirty]
+            keep = (by_node < 0) | (by_node >= start)  # rows no node-only filter rejected
+            if self.cluster.last_node_change > entry.clock:  # some Node object changed: those run in full
+                node_changed = self.cluster.node_generation[dirty] > entry.clock
+                full = dirty[node_changed]
+                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full)
+                entry.codes[full], entry.plugins[full], entry.reasons[full] = c, p, r
+                keep &= ~node_changed
+            dirty = dirty[keep]
+            if not dirty.size:
+                return
+        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start)
+        entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
 
     def with_nominated(
         self, state: CycleState, pod: Pod, plain: tuple[Codes, npt.NDArray[np.int16], ReasonIds]
@@ -218,9 +237,8 @@ class Scheduler:
         if fast is not None:
             return fast, diagnosis
         codes, plugins, reasons = self.with_nominated(state, pod, self.filter_all(state, pod))
-        candidates = np.ones(n, dtype=bool)
         if names is not None:
-            candidates[:] = False
+            candidates = np.zeros(n, dtype=bool)
             for name in names:
                 idx = self.cluster.index.get(name)
                 if idx is not None:
@@ -230,10 +248,15 @@ class Scheduler:
                 (OutsidePreFilterResult(tuple(sorted(narrowing))),),
             )
             diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        order = np.flatnonzero(candidates)
-        if names is None and n:
-            order = np.roll(np.arange(n, dtype=np.intp), -self.next_start_node_index)
-        feasible_in_order = codes[order] == 0
+        # every node, from where the previous cycle stopped (in node order when that is the first)
+        identity = names is None and not self.next_start_node_index
+        if names is None:
+            order = np.arange(n, dtype=np.intp)
+            if not identity:
+                order = np.roll(order, -self.next_start_node_index)
+        else:
+            order = np.flatnonzero(candidates)
+        feasible_in_order = codes == 0 if identity else codes[order] == 0
         to_find = num_feasible_nodes_to_find(len(order), self.framework.profile.percentage_of_nodes_to_score)
         feasible_pos = np.flatnonzero(feasible_in_order)
         if len(feasible_pos) > to_find:
@@ -241,18 +264,21 @@ class Scheduler:
             feasible_pos = feasible_pos[:to_find]
         else:
             processed = len(order)
-        seen = order[:processed]
-        rejected = seen[codes[seen] != 0]
+        if identity and processed == n:
+            rejected = np.flatnonzero(~feasible_in_order)
+        else:
+            seen = order[:processed]
+            rejected = seen[codes[seen] != 0]
         diagnosis.evaluated[rejected] = True
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
         diagnosis.unschedulable_plugins = {
-            self.framework.plugin_name(int(i)) for i in np.unique(plugins[rejected])
+            self.framework.plugin_name(i) for i in set(plugins[rejected].tolist())
         }
         if n:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return order[feasible_pos], diagnosis
+        return (feasible_pos if identity else order[feasible_pos]), diagnosis
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
         """``FitError.Error()`` for this diagnosis (PostFilter message included if set)."""

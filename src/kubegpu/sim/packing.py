@@ -31,7 +31,7 @@ from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.gpu_share import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
-from kubegpu.scheduler.schedule_one import ScheduleResult
+from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 from kubegpu.sim.openb import TracePod, to_pod
 
 DEFAULT_RATIO = 1.3
@@ -93,6 +93,18 @@ class PackingRun:
         return len(self.arrived)
 
 
+def packing_scheduler(
+    cluster: ClusterState, trace: Sequence[TracePod], policy: str, seed: int
+) -> tuple[Scheduler, GpuShareLedger]:
+    """The one place a packing run builds its scheduler: the GpuShare ledger over ``cluster`` with the
+    trace's typical pods, the FGD artifact's profile for ``policy``, and the core's scheduler."""
+    ledger = GpuShareLedger(cluster, typical_pods(trace))
+    # ties go to the first node in the seeded node order, as the paper's simulator does (inferred: see
+    # docs/fgd-reproduction.md); plugins keep the seeded generator (Random's draw, random GPU choice)
+    spec = SchedulerSpec("packing", policy=policy, seed=seed, tie_break="first")
+    return assemble(spec, cluster, sharing=ledger), ledger
+
+
 def run_packing(
     nodes: Sequence[Node],
     trace: Sequence[TracePod],
@@ -110,11 +122,7 @@ def run_packing(
     capacity = sum(n.allocatable.get(NVIDIA_GPU, 0) for n in nodes)
     workload = fgd_workload(trace, capacity, rng, ratio)
     cluster = ClusterState([nodes[int(i)] for i in rng.permutation(len(nodes))])
-    ledger = GpuShareLedger(cluster, typical_pods(trace))
-    # ties go to the first node in the seeded node order, as the paper's simulator does (inferred: see
-    # docs/fgd-reproduction.md); plugins keep the seeded generator (Random's draw, random GPU choice)
-    spec = SchedulerSpec("packing", policy=policy, seed=seed, tie_break="first")
-    scheduler = assemble(spec, cluster, sharing=ledger)
+    scheduler, ledger = packing_scheduler(cluster, trace, policy, seed)
     k = len(workload)
     arrived = np.zeros(k, dtype=np.int64)
     allocated = np.zeros(k, dtype=np.int64)

@@ -58,7 +58,20 @@ class InsufficientResource:
 def fit_request(
     pod: Pod, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> dict[str, int]:
-    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name."""
+    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name.
+    PreFilter and the pod's signature both ask for one pod (a frozen object): the last answer is kept."""
+    last = _last_request[0]
+    if last is not None and last[0] is pod and last[1] == (ignored, ignored_groups):
+        return dict(last[2])
+    out = _fit_request(pod, ignored, ignored_groups)
+    _last_request[0] = (pod, (ignored, ignored_groups), out)  # one assignment: consistent across threads
+    return dict(out)
+
+
+_last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
+
+
+def _fit_request(pod: Pod, ignored: frozenset[str], ignored_groups: frozenset[str]) -> dict[str, int]:
     req = pod.requests
     out = {r: req[r] for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(r, 0) > 0}
     for r in sorted(req):
@@ -97,6 +110,12 @@ class NodeResourcesFit:
         self.delegated: frozenset[str] = frozenset()
         if handle.behaviour.dra_extended_resource and isinstance(dra, DraObjects) and dra.classes:
             self.delegated = frozenset(ClassResolver(dra.classes).by_resource)
+        # hot-path memos: request columns per cluster, interned reasons per (request, shortage pattern)
+        self._vector_cluster: ClusterState | None = None
+        self._vectors: dict[
+            tuple[tuple[str, int], ...], tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]
+        ] = {}
+        self._pattern_ids: dict[tuple[tuple[tuple[str, int], ...], int], int] = {}
         strategy = dict(args.get("scoringStrategy") or {})
         self.strategy = strategy.get("type", "LeastAllocated")
         specs = strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
@@ -149,35 +168,52 @@ class NodeResourcesFit:
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
         request = self._request(state, pod)
-        names_ = [PODS, *request]
+        key = tuple(request.items())
+        cols, amounts = self._vector(cluster, key, request)
         too_many = cluster.pod_count[rows] + 1 > cluster.max_pods[rows]
-        short = np.zeros((len(rows), len(names_)), dtype=bool)
-        short[:, 0] = too_many
-        unres: npt.NDArray[np.bool_] = np.zeros(len(rows), dtype=bool)
-        if request:
-            cols, amounts = cluster.request_vector(request)
-            alloc = cluster.allocatable[np.ix_(rows, cols)]
-            free = alloc - cluster.requested[np.ix_(rows, cols)]
-            insufficient = amounts > free
-            for j, r in enumerate(request):
+        alloc = cluster.allocatable[rows][:, cols]
+        insufficient = amounts > alloc - cluster.requested[rows][:, cols]
+        if self.delegated:  # KEP-5004: left to DynamicResources on nodes whose allocatable has none of it
+            for j, (r, _) in enumerate(key):
                 if r in self.delegated:
                     insufficient[:, j] &= alloc[:, j] > 0
-            short[:, 1:] = insufficient
-            if self._above_alloc_unresolvable:
-                unres = np.asarray((insufficient & (amounts > alloc)).any(axis=1))
-        bits = short.astype(np.int64) @ (np.int64(1) << np.arange(len(names_), dtype=np.int64))
+        if not (too_many.any() or insufficient.any()):  # every row fits: nothing to intern
+            return np.zeros(len(rows), dtype=np.int8), np.zeros(len(rows), dtype=np.int32)
+        # per row, which of (pods, *request) is short, as bits: one reason tuple per distinct pattern
+        bits = too_many + insufficient.astype(np.int64) @ (np.int64(2) << np.arange(len(key), dtype=np.int64))
         reason_ids = np.zeros(len(rows), dtype=np.int32)
-        for pattern in np.unique(bits[bits > 0]):
+        for pattern in np.unique(bits[bits > 0]).tolist():
+            reason_ids[bits == pattern] = self._pattern_id(key, pattern)
+        if self._above_alloc_unresolvable:
+            unres = (insufficient & (amounts > alloc)).any(axis=1)
+            codes = np.where(unres, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
+        else:
+            codes = np.full(len(rows), Code.UNSCHEDULABLE, dtype=np.int8)
+        return np.where(bits > 0, codes, 0).astype(np.int8), reason_ids
+
+    def _vector(
+        self, cluster: ClusterState, key: tuple[tuple[str, int], ...], request: dict[str, int]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+        """The request's columns and amounts in ``cluster`` (columns are added, never moved: kept per
+        request while the cluster is the same)."""
+        if cluster is not self._vector_cluster:
+            self._vector_cluster, self._vectors = cluster, {}
+        vector = self._vectors.get(key)
+        if vector is None:
+            vector = self._vectors[key] = cluster.request_vector(request)
+        return vector
+
+    def _pattern_id(self, key: tuple[tuple[str, int], ...], pattern: int) -> int:
+        """The interned reasons for the resources short in ``pattern`` (bit 0: pods, bit j: the j-th of
+        ``key``), in upstream order."""
+        rid = self._pattern_ids.get((key, pattern))
+        if rid is None:
+            named = [(PODS, 1), *key]
             reasons = tuple(
-                insufficient_reason(n, request.get(n, 1))
-                for j, n in enumerate(names_)
-                if int(pattern) >> j & 1
+                insufficient_reason(n, amount) for j, (n, amount) in enumerate(named) if pattern >> j & 1
             )
-            reason_ids[bits == pattern] = self._reasons.intern(reasons)
-        codes = np.where(
-            bits > 0, np.where(unres, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE), 0
-        )
-        return codes.astype(np.int8), reason_ids
+            rid = self._pattern_ids[(key, pattern)] = self._reasons.intern(reasons)
+        return rid
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS

@@ -29,10 +29,12 @@ from kubegpu.scheduler.gpu_share import (
     MAX_SPEC_CPU,
     MAX_SPEC_GPU,
     MILLI,
+    GpuShape,
     GpuShareLedger,
     pod_shape,
     sharing_ledger,
 )
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
 RANDOM: Final = "RandomScore"
@@ -43,13 +45,23 @@ BEST_FIT: Final = "BestFitScore"
 
 
 class _LedgerScore:
-    """Shared plumbing: the ledger, a no-op PreScore and the scalar score via the batch one."""
+    """Shared plumbing: the ledger, a no-op PreScore, the scalar score via the batch one, and the batch one
+    via ``node_scores`` cached per pod shape and node (``node_cache``): every policy below but Random
+    scores a node from that node's state and the pod's shape alone, in element-wise integer or float
+    operations, so a node's score is the same whichever other rows are scored with it.
+
+    FGD and KubegpuCpuFrag are not cached this way: their fragment measure is a matrix–vector product
+    (``GpuShareLedger.combine``), and BLAS sums a row in an order that depends on how many rows the
+    product has, so a score computed for a few changed nodes can differ in the last bit from the one
+    computed over every feasible node — enough to turn a Δ of 0 (score 50) into 49 and change a run
+    (gpuspec33, seeds 42 and 43)."""
 
     name: ClassVar[str]
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.ledger: GpuShareLedger = sharing_ledger(self.name, handle)
         self.handle = handle
+        self._cache = NodeCache(self.ledger.cluster, np.int64)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS
@@ -58,6 +70,12 @@ class _LedgerScore:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
+        shape = pod_shape(pod)
+        out: Scores = self._cache.values(shape, rows, lambda stale: self.node_scores(shape, stale))
+        return out
+
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
+        """The policy's score of each of ``rows`` for a pod of ``shape``, from the rows' current state."""
         raise NotImplementedError
 
 
@@ -73,8 +91,7 @@ class RandomScore(_LedgerScore):
 class DotProductScore(_LedgerScore):
     name: ClassVar[str] = DOT_PRODUCT
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         gpu_free = self.ledger.gpu_left[rows].sum(axis=1)
         cpu_free = self.ledger.cpu_left(rows)
         cpu_term = (cpu_free / MAX_SPEC_CPU) * (shape.cpu / MAX_SPEC_CPU)
@@ -86,8 +103,7 @@ class DotProductScore(_LedgerScore):
 class GpuClusteringScore(_LedgerScore):
     name: ClassVar[str] = GPU_CLUSTERING
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         if not shape.count:
             return np.zeros(len(rows), dtype=np.int64)
         counts = self.ledger.kind_counts(rows)  # [K, kinds]
@@ -103,8 +119,7 @@ class GpuClusteringScore(_LedgerScore):
 class GpuPackingScore(_LedgerScore):
     name: ClassVar[str] = GPU_PACKING
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         if not shape.count:
             return np.zeros(len(rows), dtype=np.int64)
         left = self.ledger.gpu_left[rows]
@@ -126,8 +141,7 @@ class GpuPackingScore(_LedgerScore):
 class BestFitScore(_LedgerScore):
     name: ClassVar[str] = BEST_FIT
 
-    def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        shape = pod_shape(pod)
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         gpu_free = self.ledger.gpu_left[rows].sum(axis=1)
         cpu_free = self.ledger.cpu_left(rows)
         cpu_waste = (cpu_free - shape.cpu) / MAX_SPEC_CPU
