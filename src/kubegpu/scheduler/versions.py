@@ -39,6 +39,9 @@ class Behaviour:
     # DefaultPreemption's success says "found a potential placement for pod on node N, preempting K
     # victims" (PR #140180, 1.37); before, a successful preemption added no text
     preemption_success_text: bool
+    # A pod affinity term's matchLabelKeys/mismatchLabelKeys apply (MatchLabelKeysInPodAffinity: alpha 1.29,
+    # beta and on by default 1.31, GA 1.33, pkg/features/kube_features.go); 1.30's API server drops them
+    pod_affinity_label_keys: bool = True
 
     @property
     def name(self) -> str:
@@ -46,7 +49,7 @@ class Behaviour:
 
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
-    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success)
+    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 31)
 
 
 # Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists
