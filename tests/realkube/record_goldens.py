@@ -2,6 +2,7 @@
 
     python -m tests.realkube.record_goldens 1.37 1.36 ...   # default: the newest supported minor
     python -m tests.realkube.record_goldens --all            # every supported minor (builds each; slow)
+    python -m tests.realkube.record_goldens 1.37 --only a,b   # only cases a and b, merged into the golden
 
 Writes ``tests/realkube/golden/<version>.json`` (the release it came from is in the name and the file), so
 the minors not built in CI still have their real messages in the repo. Then prints where kubegpu differs.
@@ -19,12 +20,18 @@ from tests.realkube.harness import run_case
 from tests.realkube.test_differential import GOLDEN, differences, report
 
 
-def record(version: str) -> int:
+def record(version: str, only: set[str] | None = None) -> int:
+    """Record every case (or the ``only`` ones, merged into the release's golden, whose other cases stay as
+    recorded before) and report where kubegpu differs."""
     rel = build.release(version)
     build.build(rel)
+    path = GOLDEN / f"{rel}.json"
+    earlier = json.loads(path.read_text())["cases"] if only and path.exists() else {}
     cp = controlplane.start(rel)
     try:
-        verdicts = {c.name: run_case(cp, c, i) for i, c in enumerate(CASES)}
+        verdicts = {
+            c.name: run_case(cp, c, i).as_dict() for i, c in enumerate(CASES) if not only or c.name in only
+        }
     finally:
         cp.stop()
     GOLDEN.mkdir(exist_ok=True)
@@ -32,9 +39,9 @@ def record(version: str) -> int:
         "version": rel,
         "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "how": "kube-apiserver + kube-scheduler built from the Go module proxy (tools/kube/build.py), default profile",
-        "cases": {name: v.as_dict() for name, v in verdicts.items()},
+        "cases": {c.name: verdicts.get(c.name) or earlier[c.name] for c in CASES},
     }
-    (GOLDEN / f"{rel}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
+    path.write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
     diffs = differences(out["cases"], rel)
     print(report(diffs))
     print(f"Kubernetes {rel}: {len(CASES)} cases recorded, kubegpu differs on {len(diffs)}")
@@ -43,8 +50,13 @@ def record(version: str) -> int:
 
 def main(argv: list[str]) -> int:
     """Exit 1 when kubegpu differs from any release recorded (the goldens are written all the same)."""
+    only = None
+    if "--only" in argv:
+        at = argv.index("--only")
+        only = set(argv[at + 1].split(","))
+        argv = argv[:at] + argv[at + 2 :]
     versions = list(build.MINORS) if argv == ["--all"] else argv or [build.NEWEST]
-    return 1 if sum(record(v) for v in versions) else 0
+    return 1 if sum(record(v, only) for v in versions) else 0
 
 
 if __name__ == "__main__":
