@@ -148,5 +148,13 @@ def _affinity_cases(add: Any) -> None:
         .pod_affinity(ZONE, web, anti=True, mismatchLabelKeys=["ver"]).obj(),
         "mismatchLabelKeys [ver] adds ver NotIn (1): web-0 (ver=1) is not selected, so a fits")  # fmt: skip
 
+    add("anti-affinity-preemption", [
+        make_node("a").gpus(8).obj(),
+        make_pod("web-0").labels(app="web").priority(100, "low").on("a").obj(),
+    ], make_pod("p").labels(app="api").gpu(1).priority(1000, "high")
+        .pod_affinity("kubernetes.io/hostname", web, anti=True).obj(),
+        "evicting the lower-priority app=web pod clears p's anti-affinity: p is nominated to a",
+        high=1000, low=100)  # fmt: skip
+
 
 CASES = _cases()
