@@ -54,7 +54,11 @@ class PodGroups:
         self.affinity_groups: list[AffinityGroup] = []
         self.affinity_members: list[dict[int, int]] = []
         self._label_cache: dict[Hashable, list[int]] = {}
-        self._affinity_cache: dict[Hashable, tuple[int, list[int]]] = {}
+        self._label_index: dict[tuple[str, str], list[int]] = {}  # (key, value) → label groups carrying it
+        # affinity groups by one (key, value) every pod their terms select must carry (a term's first
+        # matchLabels pair); groups with a term lacking matchLabels are candidates for every pod
+        self._affinity_index: dict[tuple[str, str], list[int]] = {}
+        self._affinity_any: list[int] = []
         self._label_seen: dict[Hashable, int] = {}
 
     def add(self, pod: Pod, idx: int, delta: int) -> None:
@@ -65,6 +69,8 @@ class PodGroups:
             gid = self._label_ids[key] = len(self.label_groups)
             self.label_groups.append(LabelGroup(pod.namespace, dict(pod.labels), key[2]))
             self.label_members.append({})
+            for pair in labels:
+                self._label_index.setdefault(pair, []).append(gid)
         _bump(self.label_members[gid], idx, delta)
         if pod.pod_affinity:
             akey = (pod.namespace, labels, pod.pod_affinity)
@@ -73,34 +79,58 @@ class PodGroups:
                 aid = self._affinity_ids[akey] = len(self.affinity_groups)
                 self.affinity_groups.append(AffinityGroup(pod.namespace, dict(pod.labels), pod.pod_affinity))
                 self.affinity_members.append({})
+                self._index_affinity(aid, pod.pod_affinity)
             _bump(self.affinity_members[aid], idx, delta)
 
-    def label_groups_where(self, key: Hashable, selects: Callable[[LabelGroup], bool]) -> list[int]:
-        """The label groups ``selects`` accepts; ``key`` names the predicate (same key, same answer)."""
+    def label_groups_where(
+        self, key: Hashable, selects: Callable[[LabelGroup], bool], hint: tuple[str, str] | None = None
+    ) -> list[int]:
+        """The label groups ``selects`` accepts; ``key`` names the predicate (same key, same answer) and
+        ``hint``, when given, is a label every accepted group carries (only those groups are asked)."""
         found = self._label_cache.setdefault(key, [])
         seen = self._label_seen.get(key, 0)
-        for gid in range(seen, len(self.label_groups)):
+        pool = self._label_index.get(hint, []) if hint is not None else None
+        end = len(pool) if pool is not None else len(self.label_groups)
+        for i in range(seen, end):
+            gid = pool[i] if pool is not None else i
             if selects(self.label_groups[gid]):
                 found.append(gid)
-        self._label_seen[key] = len(self.label_groups)
+        self._label_seen[key] = end
         return found
 
-    def count_where(self, key: Hashable, selects: Callable[[LabelGroup], bool]) -> Counts:
-        """Per node, the placed pods of the label groups ``selects`` accepts."""
+    def count_where(
+        self, key: Hashable, selects: Callable[[LabelGroup], bool], hint: tuple[str, str] | None = None
+    ) -> Counts:
+        """Per node, the placed pods of the label groups ``selects`` accepts (``hint``: as above)."""
         out = np.zeros(self.n, dtype=np.int64)
-        for gid in self.label_groups_where(key, selects):
+        for gid in self.label_groups_where(key, selects, hint):
             for idx, c in self.label_members[gid].items():
                 out[idx] += c
         return out
 
-    def affinity_groups_where(self, key: Hashable, selects: Callable[[AffinityGroup], bool]) -> list[int]:
-        """The affinity groups ``selects`` accepts (cached like ``label_groups_where``), with pods placed."""
-        seen, found = self._affinity_cache.get(key, (0, []))
-        for aid in range(seen, len(self.affinity_groups)):
-            if selects(self.affinity_groups[aid]):
-                found.append(aid)
-        self._affinity_cache[key] = (len(self.affinity_groups), found)
-        return [a for a in found if self.affinity_members[a]]
+    def _index_affinity(self, aid: int, a: PodAffinity) -> None:
+        firsts = set()
+        for t in (*a.required, *a.preferred, *a.anti_required, *a.anti_preferred):
+            if t.selector is None:
+                continue  # selects nothing
+            if not t.selector.match_labels:
+                self._affinity_any.append(aid)
+                return
+            firsts.add(t.selector.match_labels[0])
+        for pair in firsts:
+            self._affinity_index.setdefault(pair, []).append(aid)
+
+    def affinity_groups_where(
+        self, labels: dict[str, str], selects: Callable[[AffinityGroup], bool]
+    ) -> list[int]:
+        """The affinity groups with pods placed that ``selects`` accepts, asked only of groups one of whose
+        terms could select a pod with ``labels``."""
+        candidates = set(self._affinity_any)
+        for pair in labels.items():
+            candidates.update(self._affinity_index.get(pair, ()))
+        return [
+            a for a in sorted(candidates) if self.affinity_members[a] and selects(self.affinity_groups[a])
+        ]
 
     def affinity_counts(self, aid: int) -> Counts:
         out = np.zeros(self.n, dtype=np.int64)

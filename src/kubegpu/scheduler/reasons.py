@@ -249,7 +249,9 @@ _BASE: Mapping[type[Reason], Renderer] = {
     PodAntiAffinityHit: lambda r: "node(s) didn't match pod anti-affinity rules",
     ExistingAntiAffinityHit: lambda r: "node(s) didn't satisfy existing pods anti-affinity rules",
     SpreadSkew: lambda r: "node(s) didn't match pod topology spread constraints",
-    SpreadLabelMissing: lambda r: "node(s) didn't match pod topology spread constraints (missing required label)",
+    SpreadLabelMissing: lambda r: (
+        "node(s) didn't match pod topology spread constraints (missing required label)"
+    ),
     DeviceRefused: _device_text,
     GpuShareNoFit: lambda r: "node(s) had no GPU with enough free milli-GPU",
     NoPreemptionVictims: lambda r: "No preemption victims found for incoming pod",

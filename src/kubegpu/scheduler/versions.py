@@ -49,7 +49,9 @@ class Behaviour:
 
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
-    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 31)
+    return Behaviour(
+        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 31
+    )
 
 
 # Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists

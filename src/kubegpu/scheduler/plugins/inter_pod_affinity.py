@@ -62,6 +62,8 @@ class PodTerms:
 
     def selects(self, term: PodAffinityTerm, owner_ns: str, owner_labels: Mapping[str, str], ns: str,
                 labels: Mapping[str, str]) -> bool:  # fmt: skip
+        if term.selector is None or any(labels.get(k) != v for k, v in term.selector.match_labels):
+            return False  # the common case, decided without building the merged selector
         sel = term_selector(term, owner_labels, self.label_keys)
         return term_matches(term, sel, owner_ns, ns, labels, self.cluster.namespace_labels)
 
@@ -74,7 +76,10 @@ class PodTerms:
         def ok(g: LabelGroup) -> bool:
             return all(self.selects(t, pod.namespace, pod.labels, g.namespace, g.labels) for t in terms)
 
-        return self.cluster.groups.count_where(self._key("all", pod, terms), ok)
+        hint = next(
+            (t.selector.match_labels[0] for t in terms if t.selector and t.selector.match_labels), None
+        )
+        return self.cluster.groups.count_where(self._key("all", pod, terms), ok, hint)
 
     def existing_terms(self, pod: Pod, tag: str) -> list[tuple[AffinityGroup, Counts, PodAffinityTerm, int]]:
         """Running pods' terms that select ``pod``: (group, its pods per node, term, sign) for ``tag``
@@ -96,7 +101,7 @@ class PodTerms:
             ]
 
         out: list[tuple[AffinityGroup, Counts, PodAffinityTerm, int]] = []
-        for aid in groups.affinity_groups_where(self._key(tag, pod, ()), lambda g: bool(matching(g))):
+        for aid in groups.affinity_groups_where(pod.labels, lambda g: bool(matching(g))):
             g = groups.affinity_groups[aid]
             counts = groups.affinity_counts(aid)
             out.extend((g, counts, t, s) for t, s in matching(g))
@@ -114,6 +119,13 @@ class InterPodAffinity:
         self._ids = [handle.reasons.intern((r,)) for r in (PodAffinityUnmet(), PodAntiAffinityHit(),
                                                            ExistingAntiAffinityHit())]  # fmt: skip
         self._fresh: PodKey | None = None  # the pod whose filter result depends on domains (not cacheable)
+        self._labelled_for: tuple[ClusterState, Counts] | None = None
+
+    def _labelled(self, cluster: ClusterState) -> Counts:
+        """1 for nodes with any label (upstream skips a running pod whose node has none), per cluster."""
+        if self._labelled_for is None or self._labelled_for[0] is not cluster:
+            self._labelled_for = (cluster, np.array([bool(n.labels) for n in cluster.nodes], dtype=np.int64))
+        return self._labelled_for[1]
 
     def terms(self, cluster: ClusterState) -> PodTerms:
         return PodTerms(cluster, self._label_keys)
@@ -201,7 +213,7 @@ class InterPodAffinity:
         if self.ignore_existing_preferred and not (a.preferred or a.anti_preferred):
             return SKIP
         terms = self.terms(cluster)
-        labelled = np.array([bool(n.labels) for n in cluster.nodes], dtype=np.int64)
+        labelled = self._labelled(cluster)
         topo: dict[str, Counts] = {}
         touched = False
 

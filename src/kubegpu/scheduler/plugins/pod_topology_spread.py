@@ -66,7 +66,8 @@ class Domains:
         def counts(g: LabelGroup) -> bool:
             return spread_counts(sel, g.namespace, pod.namespace, g.labels, g.terminating)
 
-        self.per_node: Counts = cluster.groups.count_where(("spread", pod.namespace, sel), counts)
+        hint = sel.match_labels[0] if sel is not None and sel.match_labels else None
+        self.per_node: Counts = cluster.groups.count_where(("spread", pod.namespace, sel), counts, hint)
 
 
 def eligible(cluster: ClusterState, pod: Pod, c: SpreadConstraint, every_key: Mask) -> Mask:
