@@ -72,7 +72,9 @@ class Engine:
             chosen = with_dynamic_resources(chosen, snapshot.dra)
         self.profile = chosen
         self.devices = device_models(snapshot, plugin_configs)
-        self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
+        self.cluster = ClusterState(
+            snapshot.nodes, snapshot.pods, self.devices, {ns.name: ns.labels for ns in snapshot.namespaces}
+        )
         for pod in snapshot.pending_pods(self.profile.scheduler_name):
             if (
                 pod.nominated_node_name
