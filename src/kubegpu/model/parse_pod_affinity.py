@@ -7,12 +7,27 @@ refuse is one clear input error naming the field, never a guess.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
-from kubegpu.model.objects import PodAffinity, PodAffinityTerm, SpreadConstraint
+from kubegpu.errors import InputError
+from kubegpu.model.objects import LabelSelector, PodAffinity, PodAffinityTerm, SpreadConstraint
 
-if TYPE_CHECKING:
-    from kubegpu.model.parse import Raw, _Ctx
+Raw = Mapping[str, Any]
+
+
+class _Ctx(Protocol):
+    """What ``parse._Ctx`` offers (the parser passes itself in; this module never imports it)."""
+
+    def fail(self, field: str, problem: str) -> InputError: ...
+    def mapping(self, value: Any, field: str) -> Raw: ...
+    def seq(self, value: Any, field: str) -> list[Any]: ...
+    def string(self, value: Any, field: str, *, required: bool = False) -> str: ...
+    def integer(self, value: Any, field: str, default: int = 0) -> int: ...
+
+
+# parse.parse_label_selector, passed in by the caller
+Selector = Callable[[Any, Any, str], LabelSelector | None]
 
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 INCLUSION_POLICIES = ("Honor", "Ignore")
@@ -24,17 +39,13 @@ def _keys(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
     return tuple(ctx.string(k, f"{field}[{i}]", required=True) for i, k in enumerate(ctx.seq(value, field)))
 
 
-def _term(ctx: _Ctx, raw: Any, field: str, weight: int = 0) -> PodAffinityTerm:
-    from kubegpu.model.parse import parse_label_selector
-
+def _term(ctx: _Ctx, selector: Selector, raw: Any, field: str, weight: int = 0) -> PodAffinityTerm:
     t = ctx.mapping(raw, field)
     return PodAffinityTerm(
         topology_key=ctx.string(t.get("topologyKey"), f"{field}.topologyKey", required=True),
-        selector=parse_label_selector(ctx, t.get("labelSelector"), f"{field}.labelSelector"),
+        selector=selector(ctx, t.get("labelSelector"), f"{field}.labelSelector"),
         namespaces=_keys(ctx, t.get("namespaces"), f"{field}.namespaces"),
-        namespace_selector=parse_label_selector(
-            ctx, t.get("namespaceSelector"), f"{field}.namespaceSelector"
-        ),
+        namespace_selector=selector(ctx, t.get("namespaceSelector"), f"{field}.namespaceSelector"),
         match_label_keys=_keys(ctx, t.get("matchLabelKeys"), f"{field}.matchLabelKeys"),
         mismatch_label_keys=_keys(ctx, t.get("mismatchLabelKeys"), f"{field}.mismatchLabelKeys"),
         weight=weight,
@@ -42,10 +53,10 @@ def _term(ctx: _Ctx, raw: Any, field: str, weight: int = 0) -> PodAffinityTerm:
 
 
 def _terms(
-    ctx: _Ctx, section: Raw, field: str
+    ctx: _Ctx, selector: Selector, section: Raw, field: str
 ) -> tuple[tuple[PodAffinityTerm, ...], tuple[PodAffinityTerm, ...]]:
     required = tuple(
-        _term(ctx, t, f"{field}.{REQUIRED}[{i}]")
+        _term(ctx, selector, t, f"{field}.{REQUIRED}[{i}]")
         for i, t in enumerate(ctx.seq(section.get(REQUIRED), f"{field}.{REQUIRED}"))
     )
     preferred = []
@@ -55,22 +66,20 @@ def _terms(
         weight = ctx.integer(w.get("weight"), f"{f}.weight")
         if not 1 <= weight <= 100:
             raise ctx.fail(f"{f}.weight", f"must be in the range 1-100, got {weight}")
-        preferred.append(_term(ctx, w.get("podAffinityTerm"), f"{f}.podAffinityTerm", weight))
+        preferred.append(_term(ctx, selector, w.get("podAffinityTerm"), f"{f}.podAffinityTerm", weight))
     return required, tuple(preferred)
 
 
-def pod_affinity(ctx: _Ctx, affinity: Raw) -> PodAffinity:
+def pod_affinity(ctx: _Ctx, selector: Selector, affinity: Raw) -> PodAffinity:
     """``spec.affinity``'s pod affinity and anti-affinity (``affinity`` is the ``spec.affinity`` mapping)."""
     aff = ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity")
     anti = ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity")
-    required, preferred = _terms(ctx, aff, "spec.affinity.podAffinity")
-    anti_required, anti_preferred = _terms(ctx, anti, "spec.affinity.podAntiAffinity")
+    required, preferred = _terms(ctx, selector, aff, "spec.affinity.podAffinity")
+    anti_required, anti_preferred = _terms(ctx, selector, anti, "spec.affinity.podAntiAffinity")
     return PodAffinity(required, preferred, anti_required, anti_preferred)
 
 
-def spread_constraints(ctx: _Ctx, spec: Raw) -> tuple[SpreadConstraint, ...]:
-    from kubegpu.model.parse import parse_label_selector
-
+def spread_constraints(ctx: _Ctx, selector: Selector, spec: Raw) -> tuple[SpreadConstraint, ...]:
     out = []
     for i, c in enumerate(ctx.seq(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")):
         f = f"spec.topologySpreadConstraints[{i}]"
@@ -101,7 +110,7 @@ def spread_constraints(ctx: _Ctx, spec: Raw) -> tuple[SpreadConstraint, ...]:
                 max_skew=max_skew,
                 topology_key=ctx.string(c.get("topologyKey"), f"{f}.topologyKey", required=True),
                 when_unsatisfiable=when,
-                selector=parse_label_selector(ctx, c.get("labelSelector"), f"{f}.labelSelector"),
+                selector=selector(ctx, c.get("labelSelector"), f"{f}.labelSelector"),
                 min_domains=min_domains,
                 node_affinity_policy=policies[0],
                 node_taints_policy=policies[1],
