@@ -181,6 +181,17 @@ def test_plain_pods_are_no_longer_flagged_unmodelled() -> None:
     assert pod.pod_affinity.required and pod.spread_constraints
 
 
+def test_two_constraints_on_one_key_and_action_are_refused() -> None:
+    """The API server refuses them (validation.go ValidateSpreadConstraintNotRepeat; kube-apiserver 1.32.13
+    answered ``spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value:
+    "{topology.kubernetes.io/zone, DoNotSchedule}"``), so kubegpu does too, with the same field and value."""
+    raw = make_pod("p").spread(ZONE, 1, WEB).spread(ZONE, 1, {"app": "db"}).obj()
+    with pytest.raises(InputError) as err:
+        parse.parse_pod(raw, "t.yaml")
+    assert err.value.field == "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}"
+    assert 'Duplicate value: "{topology.kubernetes.io/zone, DoNotSchedule}"' in str(err.value)
+
+
 @pytest.mark.parametrize(
     ("field", "mutate"),
     [

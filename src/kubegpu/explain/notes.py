@@ -32,7 +32,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     if pod.unmodelled_constraints:
         notes.append(
             f"the pod uses {', '.join(pod.unmodelled_constraints)}, which kubegpu does not evaluate yet: nodes shown "
-            "as feasible may still be rejected by kube-scheduler's InterPodAffinity/PodTopologySpread plugins."
+            "as feasible may still be rejected by kube-scheduler."
         )
     if (
         not pod.spread_constraints

@@ -80,7 +80,7 @@ def pod_affinity(ctx: _Ctx, selector: Selector, affinity: Raw) -> PodAffinity:
 
 
 def spread_constraints(ctx: _Ctx, selector: Selector, spec: Raw) -> tuple[SpreadConstraint, ...]:
-    out = []
+    out: list[SpreadConstraint] = []
     for i, c in enumerate(ctx.seq(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")):
         f = f"spec.topologySpreadConstraints[{i}]"
         c = ctx.mapping(c, f)
@@ -117,4 +117,11 @@ def spread_constraints(ctx: _Ctx, selector: Selector, spec: Raw) -> tuple[Spread
                 match_label_keys=_keys(ctx, c.get("matchLabelKeys"), f"{f}.matchLabelKeys"),
             )
         )
+    for i, sc in enumerate(out):  # ValidateSpreadConstraintNotRepeat: reported at the first of the two
+        pair = (sc.topology_key, sc.when_unsatisfiable)
+        if any((o.topology_key, o.when_unsatisfiable) == pair for o in out[i + 1 :]):
+            raise ctx.fail(
+                f"spec.topologySpreadConstraints[{i}].{{topologyKey, whenUnsatisfiable}}",
+                f'Duplicate value: "{{{pair[0]}, {pair[1]}}}"',
+            )
     return tuple(out)
