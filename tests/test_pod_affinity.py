@@ -211,3 +211,36 @@ def test_invalid_terms_are_one_input_error(field: str, mutate: Any) -> None:
     with pytest.raises(InputError) as err:
         parse.parse_pod(raw, "t.yaml")
     assert err.value.field == field
+
+
+def test_equivalence_cache_changes_no_decision_with_affinity() -> None:
+    """Pods whose verdict depends on topology domains are evaluated fresh (their ``sign`` is None, and so is
+    a plain pod's while a running pod's anti-affinity selects it): with the cache on, every placement and
+    message equals the uncached run's. The queue mixes plain pods, zone anti-affinity, zone spread, and a
+    guard whose anti-affinity later repels plain app=web pods from its zone."""
+    from kubegpu.model.snapshot import build_snapshot
+    from kubegpu.scheduler.cluster import ClusterState
+    from kubegpu.scheduler.framework import Framework
+    from kubegpu.scheduler.registry import default_profile, in_tree_registry
+    from kubegpu.scheduler.schedule_one import Scheduler
+
+    nodes = [make_node(f"n{i}").gpus(2).label(ZONE, f"z{i % 3}").obj() for i in range(9)]
+    queue = []
+    for j in range(40):
+        b = make_pod(f"p{j}").gpu(1).labels(app="web" if j % 2 else "api")
+        if j % 5 == 1:
+            b.pod_affinity(ZONE, WEB, anti=True)
+        elif j % 5 == 2:
+            b.spread(ZONE, 1, WEB)
+        elif j == 3:
+            b.labels(app="guard").pod_affinity(ZONE, WEB, anti=True)
+        queue.append(b.obj())
+    results = []
+    for cache in (True, False):
+        snap = build_snapshot([("t", o) for o in [*nodes, *queue]])
+        s = Scheduler(
+            Framework(default_profile(), in_tree_registry()), ClusterState(snap.nodes), use_cache=cache
+        )
+        results.append([(r.node, r.message) for r in (s.schedule_one(p) for p in snap.pending_pods())])
+    assert results[0] == results[1]
+    assert any(n is None for n, _ in results[0]) and any(n for n, _ in results[0])
