@@ -88,12 +88,14 @@ def test_the_scan_finds_a_hand_built_scheduler(tmp_path: Path) -> None:
 
 def test_default_spec_is_kube_schedulers_default_profile() -> None:
     """1.34's multiPoint list, restricted to what kubegpu models, in upstream's order and weights
-    (default_plugins.go): TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, BalancedAllocation 1."""
+    (default_plugins.go): TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
+    InterPodAffinity 2, BalancedAllocation 1."""
     chosen = profile(SchedulerSpec(kube_version="1.34"))
     assert chosen.scheduler_name == "default-scheduler"
     assert [(p.name, p.weight) for p in chosen.plugins] == [
         ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
-        ("NodePorts", 0), ("NodeResourcesFit", 1), ("DynamicResources", 0), ("DefaultPreemption", 0),
+        ("NodePorts", 0), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+        ("DynamicResources", 0), ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
     ]  # fmt: skip
 

@@ -99,6 +99,7 @@ def _cases() -> list[Case]:
         make_node("a").gpus(4).obj(), make_pod("lo").gpu(4).priority(100, "low").on("a").obj(),
     ], make_pod("p").gpu(4).priority(1000, "high-never").preemption_policy("Never").obj(),
         "preemptionPolicy: Never", low=100, **{"high-never": 1000})  # fmt: skip
+    _affinity_cases(add)
     out.extend(_dra_cases())
     return out
 
@@ -141,6 +142,67 @@ def _dra_cases() -> list[Case]:
     add("dra-extended-resource-too-many", mixed, make_pod("p").gpu(3).obj(),
         "3 nvidia.com/gpu: neither path has them")  # fmt: skip
     return out
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _zoned(*spec: tuple[str, str]) -> list[Raw]:
+    return [make_node(n).gpus(8).label(ZONE, z).obj() for n, z in spec]
+
+
+def _affinity_cases(add: Any) -> None:
+    """InterPodAffinity and PodTopologySpread (messages: interpodaffinity/filtering.go and
+    podtopologyspread/plugin.go ErrReason* of each release)."""
+    web = {"app": "web"}
+    add("pod-affinity-unmet", _zoned(("a", "z1"), ("b", "z2")),
+        make_pod("p").labels(app="web").gpu(1).pod_affinity(ZONE, {"app": "db"}).obj(),
+        "required affinity to app=db, which runs nowhere; p is not app=db itself")  # fmt: skip
+    add("pod-anti-affinity-hit", [*_zoned(("a", "z1"), ("b", "z1"), ("c", "z2")),
+        make_pod("web-0").labels(app="web").on("a").obj(), make_pod("web-1").labels(app="web").on("c").obj()],
+        make_pod("p").labels(app="web").gpu(1).pod_affinity(ZONE, web, anti=True).obj(),
+        "zone anti-affinity to app=web: both zones hold one; equal priorities leave no victims")  # fmt: skip
+    add("existing-anti-affinity", [
+        make_node("a").gpus(8).obj(), make_node("b").obj(),
+        make_pod("guard").labels(app="guard").pod_affinity("kubernetes.io/hostname", web, anti=True).on("a").obj(),
+    ], make_pod("p").labels(app="web").gpu(1).obj(),
+        "a running pod's hostname anti-affinity selects p on a; b has no GPU")  # fmt: skip
+    add("spread-skew", [
+        make_node("a").gpus(8).label(ZONE, "z1").obj(),
+        make_node("b").gpus(8).label(ZONE, "z2").taint("dedicated", "infer").obj(),
+        make_pod("web-0").labels(app="web").on("a").obj(), make_pod("web-1").labels(app="web").on("a").obj(),
+    ], make_pod("p").labels(app="web").gpu(1).spread(ZONE, 1, web).obj(),
+        "z1 holds 2, z2 (tainted, still a domain: nodeTaintsPolicy Ignore) 0: skew on a is 2 + 1 - 0 = 3 > 1")  # fmt: skip
+    add("spread-min-domains", [*_zoned(("a", "z1"), ("b", "z2")),
+        make_pod("web-0").labels(app="web").on("a").obj(), make_pod("web-1").labels(app="web").on("b").obj()],
+        make_pod("p").labels(app="web").gpu(1).spread(ZONE, 1, web, minDomains=3).obj(),
+        "2 domains < minDomains 3, so the minimum is 0: skew 1 + 1 - 0 = 2 > 1 on both")  # fmt: skip
+    add("spread-missing-label", [
+        make_node("a").gpus(8).label(ZONE, "z1").taint("dedicated", "infer").obj(), make_node("b").gpus(8).obj(),
+    ], make_pod("p").labels(app="web").gpu(1).spread(ZONE, 1, web).obj(),
+        "b has no zone label; a is tainted (TaintToleration runs first)")  # fmt: skip
+    add("spread-match-label-keys", [
+        make_node("a").gpus(8).label(ZONE, "z1").obj(),
+        make_node("b").gpus(8).label(ZONE, "z2").taint("dedicated", "infer").obj(),
+        make_pod("web-0").labels(app="web", ver="1").on("a").obj(),
+        make_pod("web-1").labels(app="web", ver="1").on("a").obj(),
+    ], make_pod("p").labels(app="web", ver="2").gpu(1).spread(ZONE, 1, web, matchLabelKeys=["ver"]).obj(),
+        "matchLabelKeys [ver]: the ver=1 pods do not count, so a fits (b is tainted)")  # fmt: skip
+    add("anti-affinity-mismatch-label-keys", [
+        make_node("a").gpus(8).label(ZONE, "z1").obj(),
+        make_node("b").gpus(8).label(ZONE, "z2").taint("dedicated", "infer").obj(),
+        make_pod("web-0").labels(app="web", ver="1").on("a").obj(),
+    ], make_pod("p").labels(app="web", ver="1").gpu(1)
+        .pod_affinity(ZONE, web, anti=True, mismatchLabelKeys=["ver"]).obj(),
+        "mismatchLabelKeys [ver] adds ver NotIn (1): web-0 (ver=1) is not selected, so a fits")  # fmt: skip
+
+    add("anti-affinity-preemption", [
+        make_node("a").gpus(8).obj(),
+        make_pod("web-0").labels(app="web").priority(100, "low").on("a").obj(),
+    ], make_pod("p").labels(app="api").gpu(1).priority(1000, "high")
+        .pod_affinity("kubernetes.io/hostname", web, anti=True).obj(),
+        "evicting the lower-priority app=web pod clears p's anti-affinity: p is nominated to a",
+        high=1000, low=100)  # fmt: skip
 
 
 CASES = _cases()

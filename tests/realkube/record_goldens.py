@@ -2,8 +2,8 @@
 
     python -m tests.realkube.record_goldens 1.37 1.36 ...   # default: the newest supported minor
     python -m tests.realkube.record_goldens --all            # every supported minor (builds each; slow)
-    python -m tests.realkube.record_goldens --only dra- 1.36 # only the cases named so; the rest of the
-                                                             # golden file is kept as recorded
+    python -m tests.realkube.record_goldens --only dra-,spread- 1.36  # only cases whose names start so
+                                                             # (comma-separated); the rest of the golden is kept
 
 Writes ``tests/realkube/golden/<version>.json`` (the release it came from is in the name and the file), so
 the minors not built in CI still have their real messages in the repo. Then prints where kubegpu differs.
@@ -22,9 +22,17 @@ from tests.realkube.test_differential import GOLDEN, cases_for, differences, rep
 
 
 def record(version: str, only: str = "") -> int:
+    """Record every case of the release (or only those whose names start with one of the comma-separated
+    prefixes in ``only``, merged into the release's golden, whose other cases stay as recorded before) and
+    report where kubegpu differs."""
+    prefixes = tuple(p for p in only.split(",") if p)
     rel = build.release(version)
     build.build(rel)
-    chosen = [(i, c) for i, c in enumerate(CASES) if c in cases_for(rel) and c.name.startswith(only)]
+    chosen = [
+        (i, c)
+        for i, c in enumerate(CASES)
+        if c in cases_for(rel) and (not prefixes or c.name.startswith(prefixes))
+    ]
     cp = controlplane.start(rel)
     try:
         verdicts = {c.name: run_case(cp, c, i) for i, c in chosen}

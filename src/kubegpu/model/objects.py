@@ -93,6 +93,54 @@ class LabelSelector:
 
 
 @dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """One ``PodAffinityTerm`` (required or, with ``weight``, preferred) of pod (anti-)affinity.
+
+    ``namespaces`` as written; ``namespace_selector`` None when absent. ``match_label_keys`` /
+    ``mismatch_label_keys`` are merged into the selector with the owning pod's label values
+    (``model.pod_affinity.selector_of``) where the release has them.
+    """
+
+    topology_key: str
+    selector: LabelSelector | None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+    weight: int = 0  # preferred terms only
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """One ``topologySpreadConstraints`` entry; policies as written ("" when absent)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    selector: LabelSelector | None
+    min_domains: int | None = None
+    node_affinity_policy: str = ""  # Honor (default) | Ignore
+    node_taints_policy: str = ""  # Ignore (default) | Honor
+    match_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinity:
+    """``spec.affinity.podAffinity`` and ``podAntiAffinity``: required and preferred terms of each."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[PodAffinityTerm, ...] = ()
+    anti_required: tuple[PodAffinityTerm, ...] = ()
+    anti_preferred: tuple[PodAffinityTerm, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.required or self.preferred or self.anti_required or self.anti_preferred)
+
+
+NO_POD_AFFINITY = PodAffinity()
+
+
+@dataclass(frozen=True, slots=True)
 class HostPort:
     port: int
     protocol: str = "TCP"
@@ -165,7 +213,9 @@ class Pod:
     preferred_affinity: tuple[PreferredTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
-    unmodelled_constraints: tuple[str, ...] = ()  # pod (anti-)affinity, topology spread: named, not applied
+    unmodelled_constraints: tuple[str, ...] = ()  # constraints kubegpu does not apply: named in the output
+    pod_affinity: PodAffinity = NO_POD_AFFINITY
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
     phase: str = "Pending"
     deletion_timestamp: str = ""
     # spec.terminationGracePeriodSeconds: a deleted pod keeps its node's resources this long (API default 30)

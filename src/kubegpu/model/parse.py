@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubegpu.errors import InputError
+from kubegpu.model import parse_pod_affinity
 from kubegpu.model.objects import (
     Container,
     ContainerState,
@@ -316,15 +317,6 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
                 preference=_term(ctx, p.get("preference"), f"{pref_field}[{i}].preference"),
             )
         )
-    unmodelled = tuple(
-        k
-        for k, present in (
-            ("podAffinity", bool(affinity.get("podAffinity"))),
-            ("podAntiAffinity", bool(affinity.get("podAntiAffinity"))),
-            ("topologySpreadConstraints", bool(spec.get("topologySpreadConstraints"))),
-        )
-        if present
-    )
     priority_class_name = ctx.string(spec.get("priorityClassName"), "spec.priorityClassName")
     priority = spec.get("priority")
     preemption_policy = ctx.string(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
@@ -375,7 +367,8 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         preferred_affinity=tuple(preferred),
         tolerations=tuple(tolerations),
         scheduling_gates=gates,
-        unmodelled_constraints=unmodelled,
+        pod_affinity=parse_pod_affinity.pod_affinity(ctx, parse_label_selector, affinity),
+        spread_constraints=parse_pod_affinity.spread_constraints(ctx, parse_label_selector, spec),
         phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
         deletion_timestamp=ctx.string(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
         termination_grace_period_seconds=grace,

@@ -154,7 +154,10 @@ class Engine:
             dra=spec.dra if spec.dra is not None else snapshot.dra,
         )
         self.devices = device_models(snapshot, spec.plugin_configs)
-        self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
+        # namespace labels: a pod affinity term's namespaceSelector reads them
+        self.cluster = ClusterState(
+            snapshot.nodes, snapshot.pods, self.devices, {ns.name: ns.labels for ns in snapshot.namespaces}
+        )
         self.scheduler = assemble(spec, self.cluster)
         self.framework = self.scheduler.framework
         self.profile = self.framework.profile

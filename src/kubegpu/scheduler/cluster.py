@@ -30,6 +30,7 @@ from kubegpu.devices.node_devices import NodeDevices
 from kubegpu.model.objects import HostPort, Node, Pod, PodKey, Taint
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubegpu.scheduler.device_ledger import Assignment, DeviceLedger
+from kubegpu.scheduler.pod_groups import PodGroups
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
@@ -112,6 +113,7 @@ class ClusterState:
         nodes: Sequence[Node],
         pods: Iterable[Pod] = (),
         device_models: Mapping[str, NodeDevices] | None = None,
+        namespace_labels: Mapping[str, dict[str, str]] | None = None,
     ) -> None:
         self.nodes: list[Node] = node_tree_order(nodes)
         self.index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
@@ -164,6 +166,10 @@ class ClusterState:
         self.nominated_top: IntArray = np.full(n, NO_NOMINATION, dtype=np.int64)
         self.nominated_version: IntArray = np.zeros(n, dtype=np.int64)
         self.listeners: list[PodListener] = []
+        # placed pods by label group and affinity group (inter-pod affinity, topology spread)
+        self.groups = PodGroups(n)
+        # namespace → its labels (a pod affinity term's namespaceSelector reads them); absent: no labels
+        self.namespace_labels: dict[str, dict[str, str]] = dict(namespace_labels or {})
         for pod in pods:
             if pod.node_name and not pod.is_terminal:
                 idx = self.index.get(pod.node_name)
@@ -236,6 +242,7 @@ class ClusterState:
         self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
+        self.groups.add(pod, idx, 1)
         assigned = self.devices.assign(pod, idx, devices, assumed)
         self.journal.append(("add", pod, idx, assigned, pod.key in self.devices.assumed))
         self._touch(idx)
@@ -253,6 +260,7 @@ class ClusterState:
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
+        self.groups.add(pod, idx, -1)
         was_assumed = pod.key in self.devices.assumed
         released = self.devices.release(pod, idx)
         self.journal.append(("remove", pod, idx, released, was_assumed))
@@ -265,7 +273,9 @@ class ClusterState:
         """Swap a placed pod's stored object for an updated copy with the same requests (a status change,
         such as ``metadata.deletionTimestamp`` set when it starts terminating); it stays where it is."""
         idx = self.placement[pod.key]
+        self.groups.add(self.pods_on[idx][pod.key], idx, -1)
         self.pods_on[idx][pod.key] = pod
+        self.groups.add(pod, idx, 1)
         self._touch(idx)
 
     def nominate(self, pod: Pod, node_name: str) -> None:

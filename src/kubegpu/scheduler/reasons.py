@@ -112,6 +112,45 @@ class OutsidePreFilterResult(Reason):
     plugins: tuple[str, ...]
 
 
+# --- InterPodAffinity, PodTopologySpread (texts identical in 1.30–1.37: interpodaffinity/filtering.go,
+# podtopologyspread/plugin.go ErrReason* constants of every release built) ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityUnmet(Reason):
+    """A required pod affinity term has no matching pod in the node's domain (UnschedulableAndUnresolvable)."""
+
+    kind: ClassVar[str] = "PodAffinityUnmet"
+
+
+@dataclass(frozen=True, slots=True)
+class PodAntiAffinityHit(Reason):
+    """A pod the incoming pod's required anti-affinity selects runs in the node's domain (Unschedulable)."""
+
+    kind: ClassVar[str] = "PodAntiAffinityHit"
+
+
+@dataclass(frozen=True, slots=True)
+class ExistingAntiAffinityHit(Reason):
+    """A pod in the node's domain has required anti-affinity that selects the incoming pod (Unschedulable)."""
+
+    kind: ClassVar[str] = "ExistingAntiAffinityHit"
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadSkew(Reason):
+    """Placing the pod on the node would exceed a DoNotSchedule constraint's maxSkew (Unschedulable)."""
+
+    kind: ClassVar[str] = "SpreadSkew"
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadLabelMissing(Reason):
+    """The node lacks a DoNotSchedule constraint's topologyKey label (UnschedulableAndUnresolvable)."""
+
+    kind: ClassVar[str] = "SpreadLabelMissing"
+
+
 # --- kubegpu's device plugins ------------------------------------------------------------------
 
 NO_DEVICES: Final = "no-devices"
@@ -206,6 +245,13 @@ _BASE: Mapping[type[Reason], Renderer] = {
     HostPortConflict: lambda r: "node(s) didn't have free ports for the requested pod ports",
     PreFilterExcluded: _excluded_text,
     OutsidePreFilterResult: lambda r: f"node(s) didn't satisfy plugin(s) [{' '.join(r.plugins)}]",
+    PodAffinityUnmet: lambda r: "node(s) didn't match pod affinity rules",
+    PodAntiAffinityHit: lambda r: "node(s) didn't match pod anti-affinity rules",
+    ExistingAntiAffinityHit: lambda r: "node(s) didn't satisfy existing pods anti-affinity rules",
+    SpreadSkew: lambda r: "node(s) didn't match pod topology spread constraints",
+    SpreadLabelMissing: lambda r: (
+        "node(s) didn't match pod topology spread constraints (missing required label)"
+    ),
     DeviceRefused: _device_text,
     GpuShareNoFit: lambda r: "node(s) had no GPU with enough free milli-GPU",
     NoPreemptionVictims: lambda r: "No preemption victims found for incoming pod",

@@ -5,9 +5,9 @@ NodeUnschedulable, NodeName, TaintToleration (3), NodeAffinity (2), NodePorts, N
 VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
 InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), ImageLocality (1),
 DefaultBinder; from 1.34 DynamicResources right before DefaultPreemption (DRA on by default,
-``scheduler.versions``). The volume plugins, PodTopologySpread, InterPodAffinity and ImageLocality are not
-modelled: pods that use those features are flagged by ``explain`` rather than silently treated as
-unconstrained. Filter order matters — a node's reported reason is its first failing
+``scheduler.versions``). PodTopologySpread and InterPodAffinity are modelled (weights 2 and 2 in every
+supported minor, ``apis/config/v1/default_plugins.go``); the volume plugins and ImageLocality are not:
+pods that use those features are flagged by ``explain`` rather than silently treated as unconstrained. Filter order matters — a node's reported reason is its first failing
 filter — and is kept as upstream.
 """
 
@@ -24,11 +24,13 @@ from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreem
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, DynamicResources
 from kubegpu.scheduler.plugins.gpu_device_fit import GpuDeviceFit
+from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
 from kubegpu.scheduler.plugins.node_name import NodeName
 from kubegpu.scheduler.plugins.node_ports import NodePorts
 from kubegpu.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from kubegpu.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from kubegpu.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from kubegpu.scheduler.plugins.taint_toleration import TaintToleration
 from kubegpu.scheduler.versions import behaviour
 
@@ -47,6 +49,8 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_PORTS: NodePorts,
         names.NODE_RESOURCES_FIT: NodeResourcesFit,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
+        names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
+        names.INTER_POD_AFFINITY: InterPodAffinity,
         names.BALANCED_ALLOCATION: BalancedAllocation,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
         DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: Handle.dra
@@ -119,6 +123,8 @@ def default_profile(
         (names.NODE_AFFINITY, 2),
         (names.NODE_PORTS, 0),
         (names.NODE_RESOURCES_FIT, 1),
+        (names.POD_TOPOLOGY_SPREAD, 2),
+        (names.INTER_POD_AFFINITY, 2),
         *(((DYNAMIC_RESOURCES, 0),) if behaviour(kube_version).dynamic_resources else ()),
         (names.DEFAULT_PREEMPTION, 0),
         (names.BALANCED_ALLOCATION, 1),

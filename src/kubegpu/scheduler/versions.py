@@ -46,6 +46,9 @@ class Behaviour:
     # DynamicResources there. Feature gate DRAExtendedResource (pkg/features/kube_features.go): alpha, off
     # in 1.34-1.35; beta, on in 1.36; GA, locked on in 1.37
     dra_extended_resource: bool
+    # A pod affinity term's matchLabelKeys/mismatchLabelKeys apply (MatchLabelKeysInPodAffinity: alpha 1.29,
+    # beta and on by default 1.31, GA 1.33, pkg/features/kube_features.go); 1.30's API server drops them
+    pod_affinity_label_keys: bool = True
 
     @property
     def name(self) -> str:
@@ -54,7 +57,7 @@ class Behaviour:
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
     return Behaviour(
-        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 36
+        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 36, minor >= 31
     )
 
 

@@ -133,6 +133,39 @@ class PodBuilder:
         )
         return self
 
+    def pod_affinity(
+        self,
+        topology_key: str,
+        selector: dict[str, str],
+        *,
+        anti: bool = False,
+        weight: int = 0,
+        **extra: Any,
+    ) -> PodBuilder:
+        """One pod (anti-)affinity term selecting ``selector`` (matchLabels): required, or preferred with
+        ``weight``; ``extra`` adds term fields as written (``namespaces``, ``matchLabelKeys``, …)."""
+        kind = "podAntiAffinity" if anti else "podAffinity"
+        term: Raw = {"topologyKey": topology_key, "labelSelector": {"matchLabels": dict(selector)}, **extra}
+        aff = self._spec.setdefault("affinity", {}).setdefault(kind, {})
+        if weight:
+            aff.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term}
+            )
+        else:
+            aff.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        return self
+
+    def spread(
+        self, topology_key: str, max_skew: int, selector: dict[str, str],
+        when: str = "DoNotSchedule", **extra: Any,
+    ) -> PodBuilder:  # fmt: skip
+        """One topology spread constraint; ``extra`` adds fields as written (``minDomains``, …)."""
+        self._spec.setdefault("topologySpreadConstraints", []).append({
+            "maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": dict(selector)}, **extra,
+        })  # fmt: skip
+        return self
+
     def host_port(self, port: int, protocol: str = "TCP", ip: str = "") -> PodBuilder:
         p: Raw = {"containerPort": port, "hostPort": port, "protocol": protocol}
         if ip:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubegpu.explain.causes import affinity, devices, dra, node, resources, taints
+from kubegpu.explain.causes import affinity, devices, dra, node, pod_affinity, resources, taints
 from kubegpu.explain.causes.base import NO_ADVICE, Advice, Context, Hooks
 from kubegpu.scheduler.reasons import Reason
 
@@ -24,6 +24,7 @@ HOOKS: Mapping[type[Reason], Hooks] = {
     **node.HOOKS,
     **devices.HOOKS,
     **dra.HOOKS,
+    **pod_affinity.HOOKS,
 }
 
 

@@ -10,6 +10,8 @@ NODE_PORTS: Final = "NodePorts"
 NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
 BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+INTER_POD_AFFINITY: Final = "InterPodAffinity"
 PRIORITY_SORT: Final = "PrioritySort"
 
 # kubegpu's own plugins (not in kube-scheduler)
