@@ -10,6 +10,7 @@ import pytest
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
+from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 
@@ -30,7 +31,7 @@ def scheduler_for(
     (None: the newest supported minor)."""
     snap = snapshot_of(*objects)
     cluster = ClusterState(snap.nodes, snap.pods)
-    chosen = profile or default_profile(kube_version=kube_version)
+    chosen = with_volumes(profile or default_profile(kube_version=kube_version), snap.volumes)
     return Scheduler(Framework(chosen, in_tree_registry(), snap.pdbs), cluster, seed=seed)
 
 

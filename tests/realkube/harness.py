@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.realkube import storage
 from tests.realkube.cases import Case
 
 Raw = dict[str, Any]
@@ -97,6 +98,7 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     and return what kube-scheduler did; everything the case made is deleted afterwards."""
     ns, prefix = f"case-{index}", f"c{index}-"
     created_nodes: list[str] = []
+    made: list[tuple[str, str]] = []
     classes: set[str] = set()
     try:
         create_namespace(cp, ns)
@@ -104,6 +106,8 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
         for obj in case.objects:
             if obj["kind"] == "Node":
                 created_nodes.append(create_node(cp, obj, prefix))
+            elif obj["kind"] in storage.KINDS:  # classes, PVs, claims, CSINodes (after their nodes)
+                made.append(storage.create(cp, obj, ns, prefix))
             else:
                 pods.append(obj)
         for obj in [*pods, case.pod]:
@@ -123,6 +127,12 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
         return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout)
     finally:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
+        for path, name in made:
+            cp.request(
+                "DELETE",
+                f"{path}/{name}",
+                {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
+            )
 
 
 _COUNT = re.compile(r"^0/(\d+) nodes are available")

@@ -2,6 +2,7 @@
 
     python -m tests.realkube.record_goldens 1.37 1.36 ...   # default: the newest supported minor
     python -m tests.realkube.record_goldens --all            # every supported minor (builds each; slow)
+    python -m tests.realkube.record_goldens --volumes 1.35   # the storage cases (golden/volumes/)
 
 Writes ``tests/realkube/golden/<version>.json`` (the release it came from is in the name and the file), so
 the minors not built in CI still have their real messages in the repo. Then prints where kubegpu differs.
@@ -12,38 +13,44 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
-from tests.realkube.cases import CASES
+from tests.realkube.cases import CASES, Case
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.harness import run_case
 from tests.realkube.test_differential import GOLDEN, differences, report
+from tests.realkube.volume_cases import VOLUME_CASES
 
 
-def record(version: str) -> int:
+def record(version: str, cases: list[Case] = CASES, where: Path = GOLDEN) -> int:
     rel = build.release(version)
     build.build(rel)
     cp = controlplane.start(rel)
     try:
-        verdicts = {c.name: run_case(cp, c, i) for i, c in enumerate(CASES)}
+        verdicts = {c.name: run_case(cp, c, i) for i, c in enumerate(cases)}
     finally:
         cp.stop()
-    GOLDEN.mkdir(exist_ok=True)
+    where.mkdir(exist_ok=True)
     out = {
         "version": rel,
         "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "how": "kube-apiserver + kube-scheduler built from the Go module proxy (tools/kube/build.py), default profile",
         "cases": {name: v.as_dict() for name, v in verdicts.items()},
     }
-    (GOLDEN / f"{rel}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
-    diffs = differences(out["cases"], rel)
+    (where / f"{rel}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
+    diffs = differences(out["cases"], rel, cases)
     print(report(diffs))
-    print(f"Kubernetes {rel}: {len(CASES)} cases recorded, kubegpu differs on {len(diffs)}")
+    print(f"Kubernetes {rel}: {len(cases)} cases recorded, kubegpu differs on {len(diffs)}")
     return len(diffs)
 
 
 def main(argv: list[str]) -> int:
     """Exit 1 when kubegpu differs from any release recorded (the goldens are written all the same)."""
+    volumes = "--volumes" in argv
+    argv = [a for a in argv if a != "--volumes"]
     versions = list(build.MINORS) if argv == ["--all"] else argv or [build.NEWEST]
+    if volumes:
+        return 1 if sum(record(v, VOLUME_CASES, GOLDEN / "volumes") for v in versions) else 0
     return 1 if sum(record(v) for v in versions) else 0
 
 

@@ -42,8 +42,8 @@ def kubegpu_verdict(case: Case, version: str) -> Verdict:
                    result.nominated_node)  # fmt: skip
 
 
-def golden(version: str) -> dict[str, Any]:
-    path = GOLDEN / f"{version}.json"
+def golden(version: str, where: Path = GOLDEN) -> dict[str, Any]:
+    path = where / f"{version}.json"
     if not path.exists():
         pytest.fail(f"no golden file for Kubernetes {version}: run `python -m tests.realkube.record_goldens`")
     data: dict[str, Any] = json.loads(path.read_text())
@@ -51,11 +51,11 @@ def golden(version: str) -> dict[str, Any]:
 
 
 def differences(
-    real: dict[str, dict[str, Any]], version: str
+    real: dict[str, dict[str, Any]], version: str, cases: list[Case] = CASES
 ) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     """case → (kubegpu's verdict, the real one) for every case where they differ."""
-    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in CASES}
-    return {n: (ours[n], real[n]) for n in NAMES if ours[n] != real[n]}
+    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in cases}
+    return {c.name: (ours[c.name], real[c.name]) for c in cases if ours[c.name] != real[c.name]}
 
 
 def report(diffs: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> str:

@@ -65,6 +65,8 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it
         if exp.recorded_message and exp.recorded_message != exp.message:
             console.print(Text(f"(the cluster last recorded: {exp.recorded_message})"), style="dim")
+    for line in exp.unverified:  # the verdict rests on something kubegpu does not model
+        console.print(Text(f"unverified: {line}"), style="yellow")
     if exp.nodes:
         table = Table(title="evidence per node", title_justify="left", show_lines=False)
         for col in ("node", "first failing filter", "reason", "evidence"):

@@ -23,6 +23,7 @@ from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, Profile
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, with_dynamic_resources
+from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.versions import choose
@@ -70,7 +71,7 @@ class Engine:
         chosen = profile or default_profile(kube_version=snapshot.kube_version)
         if any(p.name == DYNAMIC_RESOURCES for p in chosen.plugins):  # 1.34+: the snapshot's DRA objects
             chosen = with_dynamic_resources(chosen, snapshot.dra)
-        self.profile = chosen
+        self.profile = with_volumes(chosen, snapshot.volumes)  # the storage plugins' PVCs, PVs, classes
         self.devices = device_models(snapshot, plugin_configs)
         self.cluster = ClusterState(snapshot.nodes, snapshot.pods, self.devices)
         for pod in snapshot.pending_pods(self.profile.scheduler_name):

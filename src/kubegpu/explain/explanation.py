@@ -79,6 +79,8 @@ class Explanation:
     devices_synthesized: bool = False
     kubelet: dict[str, Any] | None = None  # admission outcome on the chosen node, when it fails
     queue: dict[str, Any] | None = None  # batch layer: queue, position, quota shortfall, gang members
+    # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
+    unverified: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,4 +98,6 @@ class Explanation:
             "devicesSynthesized": self.devices_synthesized,
             "kubelet": self.kubelet,
             "queue": self.queue,
+            "verified": not self.unverified,
+            "unverified": self.unverified,
         }

@@ -18,6 +18,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
+from kubegpu.explain.unverified import unverified
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.reasons import Reason, render
 from kubegpu.scheduler.status import Code
@@ -48,6 +49,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         victims=[v.key for v in result.victims],
         notes=notes,
         recorded_message=_recorded_condition(pod),
+        unverified=unverified(engine, pod),
     )
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
     exp.queue = workload_status(engine.snapshot, pod)

@@ -412,7 +412,7 @@ class Framework:
             result, status = p.post_filter(state, pod, diagnosis)
             if status.is_success:
                 return result, status
-            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):  # an error ends it too
                 return result, status.with_plugin(p.name)
             kept = result or kept
             reasons.extend(status.reasons)

@@ -5,9 +5,9 @@ NodeUnschedulable, NodeName, TaintToleration (3), NodeAffinity (2), NodePorts, N
 VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
 InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), ImageLocality (1),
 DefaultBinder; from 1.34 DynamicResources right before DefaultPreemption (DRA on by default,
-``scheduler.versions``). The volume plugins, PodTopologySpread, InterPodAffinity and ImageLocality are not
-modelled: pods that use those features are flagged by ``explain`` rather than silently treated as
-unconstrained. Filter order matters — a node's reported reason is its first failing
+``scheduler.versions``). The storage plugins get a snapshot's PVCs, PVs, StorageClasses and CSINodes through
+``plugins.volume_objects.with_volumes``. PodTopologySpread and InterPodAffinity are not modelled here: pods
+that use those features are flagged by ``explain`` rather than silently treated as unconstrained. Filter order matters — a node's reported reason is its first failing
 filter — and is kept as upstream.
 """
 
@@ -24,17 +24,21 @@ from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreem
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, DynamicResources
 from kubegpu.scheduler.plugins.gpu_device_fit import GpuDeviceFit
+from kubegpu.scheduler.plugins.image_locality import ImageLocality
 from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
 from kubegpu.scheduler.plugins.node_name import NodeName
 from kubegpu.scheduler.plugins.node_ports import NodePorts
 from kubegpu.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from kubegpu.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from kubegpu.scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from kubegpu.scheduler.plugins.taint_toleration import TaintToleration
+from kubegpu.scheduler.plugins.volume_binding import VolumeBinding
+from kubegpu.scheduler.plugins.volume_restrictions import VolumeRestrictions
+from kubegpu.scheduler.plugins.volume_zone import VolumeZone
 from kubegpu.scheduler.versions import behaviour
 
 UNMODELLED_DEFAULT_PLUGINS = (
-    "SchedulingGates", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-    "PodTopologySpread", "InterPodAffinity", "ImageLocality",
+    "SchedulingGates", "PodTopologySpread", "InterPodAffinity",
 )  # fmt: skip
 
 
@@ -48,6 +52,11 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_RESOURCES_FIT: NodeResourcesFit,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.BALANCED_ALLOCATION: BalancedAllocation,
+        names.VOLUME_RESTRICTIONS: VolumeRestrictions,
+        names.NODE_VOLUME_LIMITS: NodeVolumeLimits,
+        names.VOLUME_BINDING: VolumeBinding,
+        names.VOLUME_ZONE: VolumeZone,
+        names.IMAGE_LOCALITY: ImageLocality,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
         DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: with_dynamic_resources
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
@@ -118,9 +127,14 @@ def default_profile(
         (names.NODE_AFFINITY, 2),
         (names.NODE_PORTS, 0),
         (names.NODE_RESOURCES_FIT, 1),
+        (names.VOLUME_RESTRICTIONS, 0),
+        (names.NODE_VOLUME_LIMITS, 0),
+        (names.VOLUME_BINDING, 0),  # its Score (StorageCapacityScoring) is not modelled
+        (names.VOLUME_ZONE, 0),
         *(((DYNAMIC_RESOURCES, 0),) if behaviour(kube_version).dynamic_resources else ()),
         (names.DEFAULT_PREEMPTION, 0),
         (names.BALANCED_ALLOCATION, 1),
+        (names.IMAGE_LOCALITY, 1),
     )
     return Profile(
         scheduler_name=scheduler_name,

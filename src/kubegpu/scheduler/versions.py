@@ -39,6 +39,12 @@ class Behaviour:
     # DefaultPreemption's success says "found a potential placement for pod on node N, preempting K
     # victims" (PR #140180, 1.37); before, a successful preemption added no text
     preemption_success_text: bool
+    # VolumeBinding's bound-PV node affinity reason says "node(s) didn't match PersistentVolume's node
+    # affinity" instead of "node(s) had volume node affinity conflict" (kubernetes PR #129887, 1.33)
+    pv_affinity_text: bool = True
+    # VolumeRestrictions' ReadWriteOncePod reason says "node(s) unavailable due to PersistentVolumeClaim with
+    # ReadWriteOncePod access mode already in-use by another pod" (PR #129145, issue #129143; 1.34)
+    rwop_in_use_text: bool = True
 
     @property
     def name(self) -> str:
@@ -46,7 +52,9 @@ class Behaviour:
 
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
-    return Behaviour(minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success)
+    return Behaviour(
+        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 33, minor >= 34
+    )
 
 
 # Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists

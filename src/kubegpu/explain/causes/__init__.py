@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubegpu.explain.causes import affinity, devices, node, resources, taints
+from kubegpu.explain.causes import affinity, devices, node, resources, taints, volumes
 from kubegpu.explain.causes.base import NO_ADVICE, Advice, Context, Hooks
 from kubegpu.scheduler.reasons import Reason
 
@@ -23,6 +23,7 @@ HOOKS: Mapping[type[Reason], Hooks] = {
     **affinity.HOOKS,
     **node.HOOKS,
     **devices.HOOKS,
+    **volumes.HOOKS,
 }
 
 

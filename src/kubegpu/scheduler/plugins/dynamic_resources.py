@@ -47,6 +47,9 @@ NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 IN_USE: Final = "resourceclaim in use"
 CLASS_MISSING: Final = "request {request}: device class {cls} does not exist"
 NO_NEW_CLAIMS: Final = "no new claims to deallocate"
+# PostFilter after another plugin's PreFilter rejection (1.34+): no state was written, and cs.Read's
+# framework.ErrNotFound ("not found") ends PostFilter as an error, so DefaultPreemption never runs
+STATE_NOT_FOUND: Final = "not found"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 STILL_NOT: Final = "still not schedulable"
 NOT_CREATED: Final = 'pod "{pod}": ResourceClaim not created yet'
@@ -227,7 +230,11 @@ class DynamicResources:
         (its state holds no claims), which is why every FailedScheduling message of a 1.34 scheduler
         reads ``… no new claims to deallocate, preemption: …``."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims:
+        if (
+            s is None
+        ):  # an earlier PreFilter rejected the pod: upstream's getStateData fails (framework.ErrNotFound)
+            return None, Status(Code.ERROR, (Message(STATE_NOT_FOUND),))
+        if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, (Message(NO_NEW_CLAIMS),) if self._no_claims_text else ())
         for i in sorted(s.unavailable):
             c = s.claims[i]
