@@ -131,6 +131,29 @@ def engine_options(f: F) -> F:
     return f
 
 
+def scheduler_config_option(f: F) -> F:
+    """--scheduler-config: a kube-scheduler KubeSchedulerConfiguration file (explain, schedule, diagnose)."""
+    return click.option(
+        "--scheduler-config", "scheduler_config", type=click.Path(path_type=Path), default=None,
+        help="kube-scheduler's KubeSchedulerConfiguration (v1) file: its profile (the pods' schedulerName, else "
+             "the first) replaces --profile; what kubegpu cannot reproduce is named in the output.",
+    )(f)  # fmt: skip
+
+
+def load_scheduler_config(path: Path, kube_version: str | None) -> Any:
+    """The file's ``SchedulerConfig`` (``scheduler.kube_config``); a bad file is one ``KubegpuError`` line."""
+    import yaml
+
+    from kubegpu.errors import ConfigError, read_text
+    from kubegpu.scheduler.kube_config import parse_scheduler_config
+
+    try:
+        doc = yaml.safe_load(read_text(path, "the scheduler configuration"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+    return parse_scheduler_config(doc, str(path), kube_version)
+
+
 def make_engine(
     snap: ClusterSnapshot,
     profile: str,
@@ -138,6 +161,7 @@ def make_engine(
     seed: int,
     scheduler_name: str | None = None,
     plugin_args: Mapping[str, Mapping[str, object]] | None = None,
+    scheduler_config: Path | None = None,
 ) -> Engine:
     from kubegpu.devices.plugin_config import load_plugin_config
     from kubegpu.explain.engine import Engine
@@ -147,9 +171,10 @@ def make_engine(
     for item in plugin_configs:
         name, _, path = item.rpartition("=")
         configs[name] = load_plugin_config(Path(path))
-    return Engine(
-        snap,
-        profile_named(profile, scheduler_name, plugin_args, kube_version=snap.kube_version),
-        seed=seed,
-        plugin_configs=configs,
-    )
+    if scheduler_config is not None:
+        if profile != "default":
+            raise click.UsageError("give --profile or --scheduler-config, not both")
+        chosen = load_scheduler_config(scheduler_config, snap.kube_version).profile(scheduler_name)
+    else:
+        chosen = profile_named(profile, scheduler_name, plugin_args, kube_version=snap.kube_version)
+    return Engine(snap, chosen, seed=seed, plugin_configs=configs)

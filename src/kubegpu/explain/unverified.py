@@ -41,7 +41,7 @@ def unverified(engine: Engine, pod: Pod) -> list[str]:
             f"the pod asks for scheduler {pod.scheduler_name!r}; kubegpu reproduces the profile "
             f"{profile.scheduler_name!r} (give that scheduler's KubeSchedulerConfiguration with --scheduler-config)"
         )
-    out.extend(str(line) for line in getattr(profile, "unmodelled", ()))
+    out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
     return out
 

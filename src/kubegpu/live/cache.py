@@ -226,7 +226,9 @@ class InformerCache(Preemption):
             models = self._device_models()
             cluster = ClusterState(list(self.nodes.values()), reconcile_records(placed, models), models)
             self._seed_nominations(cluster)
-            profile = profile_named(self.config.profile, self.config.scheduler_name)
+            profile = profile_named(
+                self.config.profile, self.config.scheduler_name, kube_version=self.config.kube_version
+            )
             framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
             self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)
             self._nodes_dirty = False

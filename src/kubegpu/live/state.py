@@ -58,6 +58,7 @@ class LiveConfig:
     min_watch_timeout_s: int = 300
     seed: int = 0
     checkpoint_deadline_s: float = 0.0  # > 0: ask victims to checkpoint, evict after it or the deadline
+    kube_version: str | None = None  # the kube-scheduler minor reproduced (scheduler.versions); None: newest
 
 
 def pod_path(namespace: str, name: str, sub: str = "") -> str:

@@ -219,6 +219,8 @@ class Profile:
     plugins: tuple[PluginSpec, ...] = ()
     percentage_of_nodes_to_score: int | None = None
     kube_version: str | None = None  # the release reproduced (``scheduler.versions``); None: the newest
+    # what a KubeSchedulerConfiguration asked that kubegpu cannot reproduce (``scheduler.kube_config``)
+    unmodelled: tuple[str, ...] = ()
 
 
 PluginFactory = Callable[[Mapping[str, Any], Handle], object]
