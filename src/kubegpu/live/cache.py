@@ -1,7 +1,7 @@
 """The informer cache: informer events applied to the scheduler's view on the scheduling thread, and the
 core's ``ClusterState`` kept current (rebuilt after node changes, pods added and removed one by one).
 
-Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``synced``, nominations seeded on a
+Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes), ``synced``, nominations seeded on a
 rebuild, device models. May not import the admission part, nor another face.
 """
 
@@ -24,8 +24,10 @@ from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.volumes import KINDS as VOLUME_KINDS
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import in_tree_registry, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 
@@ -89,8 +91,24 @@ class InformerCache(Preemption):
                 self._apply_simple(raw, event_type, self.pdbs, parse_pdb, pdb_key)
             if self.scheduler is not None:
                 self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
+        elif kind in VOLUME_KINDS:
+            self._apply_storage(kind, event_type, items)
         if event_type == SYNC:
             self.synced.add(kind)
+
+    def _apply_storage(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
+        if event_type == SYNC:
+            self.volumes.clear(kind)
+        for raw in items:
+            name = meta_str(raw, "name")
+            key = f"{meta_str(raw, 'namespace')}/{name}" if kind == "PersistentVolumeClaim" else name
+            self.volumes.remove(kind, key)
+            if event_type == "DELETED":
+                continue
+            try:
+                self.volumes.add({**raw, "kind": kind}, "watch")
+            except InputError as exc:
+                log.warning("ignoring %s", exc)
 
     def _apply_simple(
         self, raw: dict[str, Any], event_type: str, store: dict[str, Any], parse: Callable[..., Any], key: str
@@ -226,8 +244,12 @@ class InformerCache(Preemption):
             models = self._device_models()
             cluster = ClusterState(list(self.nodes.values()), reconcile_records(placed, models), models)
             self._seed_nominations(cluster)
-            profile = profile_named(
-                self.config.profile, self.config.scheduler_name, kube_version=self.config.kube_version
+            profile = with_volumes(
+                profile_named(
+                    self.config.profile, self.config.scheduler_name, kube_version=self.config.kube_version
+                ),
+                self.volumes,
+                binds=False,  # no PreBind here: pods whose claims need binding are refused, saying why
             )
             framework = Framework(profile, in_tree_registry(), list(self.pdbs.values()))
             self.scheduler = Scheduler(framework, cluster, seed=self.config.seed)

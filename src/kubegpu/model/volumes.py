@@ -118,6 +118,22 @@ class VolumeObjects:
             n = parse_csinode(raw, source)
             self.csinodes[n.name] = n
 
+    def clear(self, kind: str) -> None:
+        """Forget every object of ``kind`` (an informer's relist replaces them all)."""
+        self.seen.add(kind)
+        self._store(kind).clear()
+
+    def remove(self, kind: str, key: str) -> None:
+        """Forget one object (``ns/name`` for a claim, the name otherwise): a watch's DELETED event."""
+        self._store(kind).pop(key, None)
+
+    def _store(self, kind: str) -> dict[str, Any]:
+        stores: dict[str, dict[str, Any]] = {
+            "PersistentVolumeClaim": self.claims, "PersistentVolume": self.volumes,
+            "StorageClass": self.classes, "CSINode": self.csinodes,
+        }  # fmt: skip
+        return stores[kind]
+
     def volumes_of_class(self, name: str) -> list[Volume]:
         """``pvCache.ListPVs(class)``: the PVs whose class is ``name``."""
         return [v for v in self.volumes.values() if v.storage_class == name]

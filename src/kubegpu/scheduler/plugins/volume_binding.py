@@ -40,6 +40,7 @@ from kubegpu.scheduler.reasons import (
     EPHEMERAL_NOT_CREATED,
     UNBOUND_IMMEDIATE,
     ClaimProblem,
+    Message,
     Reason,
     VolumeBindConflict,
     VolumeMissing,
@@ -48,6 +49,10 @@ from kubegpu.scheduler.reasons import (
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 
 STATE_KEY: Final = names.VOLUME_BINDING
+# kubegpu's live scheduler writes no PV bindings (upstream's PreBind): it refuses such pods with this text
+NO_BINDER: Final = (
+    "kubegpu does not bind volumes: claim(s) {} wait for their first consumer; use kube-scheduler"
+)
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,7 @@ class VolumeBinding:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = objects_of(args)
+        self.binds = bool(args.get("binds", True))
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -164,6 +170,8 @@ class VolumeBinding:
         claims, immediate = sort_claims(pod, self.objects)
         if immediate:
             return None, unresolvable(ClaimProblem(UNBOUND_IMMEDIATE))
+        if claims.delayed and not self.binds:
+            return None, unresolvable(Message(NO_BINDER.format(", ".join(c.name for c in claims.delayed))))
         state.write(STATE_KEY, claims)
         return None, SUCCESS
 

@@ -38,10 +38,13 @@ def checkable(pod: Pod, objects: VolumeObjects) -> bool:
     return "PersistentVolumeClaim" in objects.seen and any(True for _ in claim_volumes(pod))
 
 
-def with_volumes(profile: Profile, objects: VolumeObjects) -> Profile:
-    """``profile`` with the snapshot's storage objects given to each storage plugin it has."""
+def with_volumes(profile: Profile, objects: VolumeObjects, *, binds: bool = True) -> Profile:
+    """``profile`` with the snapshot's storage objects given to each storage plugin it has. ``binds=False``
+    (the live scheduler, which writes no PV bindings): VolumeBinding refuses pods whose claims it would have
+    to bind, saying so, instead of binding the pod beside a claim nobody binds."""
+    extra: dict[str, Any] = {"volumes": objects} if binds else {"volumes": objects, "binds": False}
     plugins = tuple(
-        PluginSpec(p.name, p.weight, {**p.args, "volumes": objects}) if p.name in STORAGE_PLUGINS else p
+        PluginSpec(p.name, p.weight, {**p.args, **extra}) if p.name in STORAGE_PLUGINS else p
         for p in profile.plugins
     )
     return replace(profile, plugins=plugins)
