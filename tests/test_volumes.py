@@ -60,8 +60,9 @@ def test_wffc_picks_the_node_whose_pv_fits_and_selected_node_pins() -> None:
 
 
 def test_bound_and_unbound_reasons_keep_upstream_order() -> None:
-    """FindPodVolumes appends ErrReasonNodeConflict, then ErrReasonBindConflict: a node failing both gets
-    both texts, joined by ", " in one histogram entry each (1.32 texts: PR #129887 changed the first in 1.33)."""
+    """FindPodVolumes does not stop at a bound claim's conflict: a node failing both a bound PV's affinity and
+    the unbound claim's match gets ErrReasonNodeConflict and ErrReasonBindConflict, one histogram entry each
+    (sorted by text in the message; 1.32 texts: PR #129887 changed the first in 1.33)."""
     objs = [make_node("a").capacity(**CPU).label("disk", "ssd-x").obj(),
             storage_class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer"),
             volume("pv-bound", "local", claim_name="logs", disk="ssd-a"), claim("logs", "local", volume="pv-bound"),
