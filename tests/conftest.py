@@ -32,7 +32,12 @@ def scheduler_for(
     # the snapshot's DRA objects reach DynamicResources (and NodeResourcesFit's KEP-5004 delegation) through
     # the handle, as every face builds it
     spec = SchedulerSpec(
-        profile or "default", kube_version=kube_version, seed=seed, pdbs=tuple(snap.pdbs), dra=snap.dra
+        profile or "default",
+        kube_version=kube_version,
+        seed=seed,
+        pdbs=tuple(snap.pdbs),
+        dra=snap.dra,
+        volumes=snap.volumes,
     )
     return assemble(spec, ClusterState(snap.nodes, snap.pods))
 

@@ -39,6 +39,10 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"Profile", "default_profile", "kubegpu_profile"}),
         "defines the profiles: kubegpu's and profile_named build on the default one",
     ),
+    "scheduler/kube_config.py": (
+        frozenset({"Profile", "default_profile", "in_tree_registry"}),
+        "reads a KubeSchedulerConfiguration into a profile on the default one (the registry: its known names)",
+    ),
 }
 
 
@@ -88,15 +92,17 @@ def test_the_scan_finds_a_hand_built_scheduler(tmp_path: Path) -> None:
 
 def test_default_spec_is_kube_schedulers_default_profile() -> None:
     """1.34's multiPoint list, restricted to what kubegpu models, in upstream's order and weights
-    (default_plugins.go): TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
-    InterPodAffinity 2, BalancedAllocation 1."""
+    (default_plugins.go): TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, the four storage filters,
+    PodTopologySpread 2, InterPodAffinity 2, DynamicResources (no score in 1.34), BalancedAllocation 1,
+    ImageLocality 1."""
     chosen = profile(SchedulerSpec(kube_version="1.34"))
     assert chosen.scheduler_name == "default-scheduler"
     assert [(p.name, p.weight) for p in chosen.plugins] == [
         ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
-        ("NodePorts", 0), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-        ("DynamicResources", 0), ("DefaultPreemption", 0),
-        ("NodeResourcesBalancedAllocation", 1),
+        ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+        ("DynamicResources", 0), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1),
     ]  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import BatchFilterPlugin, BatchScorePlugin, CycleState, Framework
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.scheduler.status import Code
 from kubegpu.testing.builders import make_node, make_pod
 
 POOLS = ["train", "infer", "dev"]
@@ -109,7 +110,9 @@ def test_batch_filters_and_scores_equal_the_scalar_reference(
                 # same reason values (kind and data), hence the same text
                 assert fw.reason_values(int(reason_ids[i])) == scalar.reasons, (plugin.name, i)
                 assert fw.reason_strings(int(reason_ids[i])) == scalar.texts(), (plugin.name, i)
-        for plugin in fw.score_plugins:
+        for plugin in fw.score_plugins:  # PreScore first, as run_scores does (spread and affinity need it)
+            if plugin.pre_score(state, pod, cluster, rows).code == Code.SKIP:
+                continue
             if isinstance(plugin, BatchScorePlugin):
                 batch = plugin.score_batch(state, pod, cluster, rows)
                 assert batch.tolist() == [plugin.score(state, pod, cluster.view(int(i))) for i in rows], (

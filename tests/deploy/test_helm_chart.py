@@ -220,6 +220,9 @@ SCHEDULER_RULES = {
     *(("", r, v, "") for r in ("nodes", "pods") for v in LIST_WATCH),
     *(("scheduling.k8s.io", "priorityclasses", v, "") for v in LIST_WATCH),
     *(("policy", "poddisruptionbudgets", v, "") for v in LIST_WATCH),
+    # the storage plugins' objects (live/cache.py watches them)
+    *(("", r, v, "") for r in ("persistentvolumeclaims", "persistentvolumes") for v in LIST_WATCH),
+    *(("storage.k8s.io", r, v, "") for r in ("storageclasses", "csinodes") for v in LIST_WATCH),
     # queue admission (live/batch.py): ResourceQuotas and the batch CRDs
     *(("", "resourcequotas", v, "") for v in LIST_WATCH),
     *(("kubegpu.io", r, v, "") for r in ("gpuqueues", "gpucohorts") for v in LIST_WATCH),

@@ -59,6 +59,11 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
     "poddisruptionbudgets": ("policy", "v1", "PodDisruptionBudget", True),
     "leases": ("coordination.k8s.io", "v1", "Lease", True),
     "events": ("events.k8s.io", "v1", "Event", True),
+    # the storage plugins' objects (the live scheduler watches them)
+    "persistentvolumeclaims": ("", "v1", "PersistentVolumeClaim", True),
+    "persistentvolumes": ("", "v1", "PersistentVolume", False),
+    "storageclasses": ("storage.k8s.io", "v1", "StorageClass", False),
+    "csinodes": ("storage.k8s.io", "v1", "CSINode", False),
 }
 # Custom resources, keyed "<plural>.<group>" (the CRD's metadata.name): two APIs share "podgroups".
 CRDS: dict[str, tuple[str, str, str, bool]] = {

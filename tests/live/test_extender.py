@@ -95,14 +95,16 @@ def test_filter_with_a_node_list_echoes_the_passing_node_objects(extender: int) 
 
 
 def test_prioritize_scales_the_core_score_to_max_extender_priority(extender: int) -> None:
-    """Default weights TaintToleration 3 + NodeAffinity 2 + NodeResourcesFit 1 + PodTopologySpread 2 +
-    InterPodAffinity 2 + BalancedAllocation 1 = 11, so the top is 1100 (the last two skip this pod: 0). gpu-3 (only the incoming pod: cpu 1/63.5, memory 1Gi/500Gi): 3×100 + 2×0 +
-    LeastAllocated (98 + 99) / 2 = 98 + Balanced int((1 − |0.01575 − 0.002| / 2) × 100) = 99 → 497;
-    gpu-1 (with the resident pod): 300 + 0 + (96 + 99) / 2 = 97 + 98 → 495. Both × 10 // 1100 = 4."""
+    """Default weights (1.37) TaintToleration 3 + NodeAffinity 2 + NodeResourcesFit 1 + PodTopologySpread 2 +
+    InterPodAffinity 2 + DynamicResources 2 + BalancedAllocation 1 + ImageLocality 1 = 14, so the top is 1400
+    (spread, pod affinity and DRA skip this pod; ImageLocality scores 0: the nodes list no images). gpu-3
+    (only the incoming pod: cpu 1/63.5, memory 1Gi/500Gi): 3×100 + 2×0 + LeastAllocated (98 + 99) / 2 = 98
+    + Balanced int((1 − |0.01575 − 0.002| / 2) × 100) = 99 → 497; gpu-1 (with the resident pod): 300 + 0 +
+    (96 + 99) / 2 = 97 + 98 → 495. Both × 10 // 1400 = 3."""
     scores = call(
         extender, "prioritize", {"Pod": incoming(1), "Nodes": None, "NodeNames": ["gpu-1", "gpu-3"]}
     )
-    assert scores == [{"Host": "gpu-1", "Score": 4}, {"Host": "gpu-3", "Score": 4}]
+    assert scores == [{"Host": "gpu-1", "Score": 3}, {"Host": "gpu-3", "Score": 3}]
 
 
 def test_bind_posts_the_binding_and_reports_the_api_server_refusal(

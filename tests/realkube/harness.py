@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.realkube import storage
 from tests.realkube.cases import Case
 
 Raw = dict[str, Any]
@@ -128,6 +129,7 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     and return what kube-scheduler did; everything the case made is deleted afterwards."""
     ns, prefix = f"case-{index}", f"c{index}-"
     created_nodes: list[str] = []
+    made: list[tuple[str, str]] = []
     classes: set[str] = set()
     dra_made: list[tuple[str, str]] = []
     try:
@@ -136,12 +138,14 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
         for obj in case.objects:
             if obj["kind"] == "Node":
                 created_nodes.append(create_node(cp, obj, prefix))
+            elif obj["kind"] in storage.KINDS:  # classes, PVs, claims, CSINodes (after their nodes)
+                made.append(storage.create(cp, obj, ns, prefix))
             elif obj["kind"] == "Pod":
                 pods.append(obj)
             else:
-                made = create_dra(cp, obj, ns, prefix)
-                if made:
-                    dra_made.append(made)
+                dra_obj = create_dra(cp, obj, ns, prefix)
+                if dra_obj:
+                    dra_made.append(dra_obj)
         for obj in [*pods, case.pod]:
             pod, pc = _pod_for_server(obj, ns, prefix)
             if pc and pc[0] not in classes:
@@ -161,6 +165,12 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
         for path, name in dra_made:
             cp.request("DELETE", f"{path}/{name}")
+        for path, name in made:
+            cp.request(
+                "DELETE",
+                f"{path}/{name}",
+                {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
+            )
 
 
 _COUNT = re.compile(r"^0/(\d+) nodes are available")

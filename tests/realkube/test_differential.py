@@ -39,23 +39,23 @@ def minor_number(version: str) -> int:
     return int(version.split(".")[1])
 
 
-def cases_for(version: str) -> list[Case]:
+def cases_for(version: str, cases: list[Case] = CASES) -> list[Case]:
     """The cases the release's API server can hold (DRA's v1 objects from 1.34)."""
-    return [c for c in CASES if c.applies(minor_number(version))]
+    return [c for c in cases if c.applies(minor_number(version))]
 
 
 def kubegpu_verdict(case: Case, version: str) -> Verdict:
     """What kubegpu's core predicts for the case (default profile of that minor, as kube-scheduler ships).
     The pending pod joins the snapshot too when the case has DRA objects: its claim references live there."""
-    dra = any(o["kind"] not in ("Node", "Pod") for o in case.objects)
+    dra = any(str(o.get("apiVersion", "")).startswith("resource.k8s.io/") for o in case.objects)
     s = scheduler_for(*case.objects, *((case.pod,) if dra else ()), kube_version=minor_of(version))
     result = s.schedule_one(parse.parse_pod(case.pod, "case"))
     return Verdict(result.scheduled, result.node or "", "" if result.scheduled else result.message,
                    result.nominated_node)  # fmt: skip
 
 
-def golden(version: str) -> dict[str, Any]:
-    path = GOLDEN / f"{version}.json"
+def golden(version: str, where: Path = GOLDEN) -> dict[str, Any]:
+    path = where / f"{version}.json"
     if not path.exists():
         pytest.fail(f"no golden file for Kubernetes {version}: run `python -m tests.realkube.record_goldens`")
     data: dict[str, Any] = json.loads(path.read_text())
@@ -63,10 +63,10 @@ def golden(version: str) -> dict[str, Any]:
 
 
 def differences(
-    real: dict[str, dict[str, Any]], version: str
+    real: dict[str, dict[str, Any]], version: str, cases: list[Case] = CASES
 ) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     """case → (kubegpu's verdict, the real one) for every case where they differ."""
-    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in cases_for(version)}
+    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in cases_for(version, cases)}
     return {n: (ours[n], real[n]) for n in ours if ours[n] != real.get(n)}
 
 

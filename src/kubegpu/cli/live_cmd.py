@@ -21,6 +21,7 @@ import click
 from kubegpu.admission.gpu_access import Exemptions
 from kubegpu.admission.lint import LintContext, env_sources, lint_object, namespace_labels, node_facts
 from kubegpu.admission.mutate import MutationOptions
+from kubegpu.cli.options import check_kube_version
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kube.client import ApiError, KubeApi
@@ -43,6 +44,9 @@ from kubegpu.sources import read_path
               help="Schedule the pods whose spec.schedulerName is this.")  # fmt: skip
 @click.option("--profile", type=click.Choice(["default", "kubegpu"]), default="default", show_default=True,
               help="kubegpu: device-level placement; the chosen device IDs are recorded on the pod.")  # fmt: skip
+@click.option("--kube-version", default=None, metavar="1.MINOR",
+              help="kube-scheduler release whose decisions and messages to reproduce (default: the API "
+                   "server's /version, else the newest supported).")  # fmt: skip
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True)
 @click.option("--lease-namespace", default="kube-system", show_default=True)
 @click.option("--lease-name", default="kubegpu-scheduler", show_default=True)
@@ -65,6 +69,7 @@ def scheduler(
     in_cluster: bool,
     scheduler_name: str,
     profile: str,
+    kube_version: str | None,
     leader_elect: bool,
     lease_namespace: str,
     lease_name: str,
@@ -81,6 +86,7 @@ def scheduler(
 ) -> None:
     """Run kubegpu as a second scheduler: bind the pods with spec.schedulerName = --scheduler-name."""
     _logging(verbose)
+    check_kube_version(kube_version)
     try:
         lease = LeaseConfig(lease_namespace, lease_name, lease_duration, renew_deadline, retry_period)
     except ValueError as exc:
@@ -103,6 +109,7 @@ def scheduler(
         )
     except KubegpuError as exc:
         raise click.ClickException(str(exc)) from None
+    config.kube_version = _compatible_with(api, kube_version)
     if not leader_elect:  # a second active replica would bind beside the holder: refused, not raced
         _refuse_beside_holder(api, ident, lease)
     metrics = SchedulerMetrics(scheduler_name)
@@ -118,6 +125,24 @@ def scheduler(
     if code:
         click.echo("leader election lost", err=True)
     sys.exit(code)
+
+
+def _compatible_with(api: KubeApi, given: str | None) -> str:
+    """The release the live scheduler reproduces: ``--kube-version``, else the API server's ``/version``
+    (``versions.choose``, the rule every command uses), else the newest supported; said on stderr."""
+    from kubegpu.scheduler.versions import choose
+
+    server = ""
+    if given is None:
+        try:
+            server = str(api.get("/version").get("gitVersion") or "")
+        except ApiError as exc:
+            click.echo(f"warning: could not read the API server's /version ({exc})", err=True)
+    chosen, where, warning = choose(given, server, [])
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"kubegpu scheduler: compatible with kube-scheduler {chosen.name} (from {where})", err=True)
+    return chosen.name
 
 
 def _refuse_beside_holder(api: KubeApi, identity: str, lease: LeaseConfig) -> None:

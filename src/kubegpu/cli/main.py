@@ -15,6 +15,7 @@ from kubegpu.cli.options import (
     load_snapshot,
     make_engine,
     output_option,
+    scheduler_config_option,
     source_options,
     version_line,
     versioned,
@@ -99,9 +100,11 @@ def cli() -> None:
 @source_options
 @output_option
 @engine_options
+@scheduler_config_option
 def explain(
-    pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any
-) -> None:
+    pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int,
+    scheduler_config: Path | None, **src: Any
+) -> None:  # fmt: skip
     """Explain whether and where NAMESPACE/POD schedules, which devices it gets, and why not."""
     from kubegpu.cli import render
     from kubegpu.explain.pending import explain_pod
@@ -116,7 +119,9 @@ def explain(
             f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending",
             err=True,
         )
-    exp = explain_pod(make_engine(snap, profile, plugin_configs, seed), target)
+    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config,
+                         scheduler_name=target.scheduler_name if scheduler_config else None)  # fmt: skip
+    exp = explain_pod(engine, target)
     emit(versioned(exp.to_dict(), snap), output, lambda: version_line(snap, render.explanation, exp))
 
 
@@ -143,8 +148,10 @@ def explain(
     help="Schedule pods with this spec.schedulerName (default: the profile's, default-scheduler or kubegpu).",
 )
 @engine_options
+@scheduler_config_option
 def schedule(output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str | None, profile: str,
-             plugin_configs: tuple[str, ...], seed: int, **src: Any) -> None:  # fmt: skip
+             plugin_configs: tuple[str, ...], seed: int, scheduler_config: Path | None,
+             **src: Any) -> None:  # fmt: skip
     """Schedule the pending pods in queue order (priority, then creation time) and print each outcome."""
     from kubegpu.admission.admit import admit_pods
     from kubegpu.cli import render
@@ -160,7 +167,9 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
         for err in errors:
             click.echo(f"error: {err.one_line()}", err=True)
     new_pods = [a.pod for a in admissions if a.pod is not None]
-    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_name)
+    engine = make_engine(
+        snap, profile, plugin_configs, seed, scheduler_name, scheduler_config=scheduler_config
+    )
     ours = engine.profile.scheduler_name
     pending = [p for p in snap.pending_pods() if not p.scheduling_gates]
     others = [p for p in pending if p.scheduler_name != ours]
@@ -199,9 +208,10 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     help="Exit 2 when a finding is critical, 1 when the worst is a warning, else 0 (as `inspect`).",
 )
 @engine_options  # fmt: skip
+@scheduler_config_option
 def diagnose(
     output: str, pool_label: str, one_pod: str | None, one_node: str | None, everything: bool, profile: str,
-    plugin_configs: tuple[str, ...], seed: int, with_exit_code: bool, **src: Any
+    plugin_configs: tuple[str, ...], seed: int, with_exit_code: bool, scheduler_config: Path | None, **src: Any
 ) -> None:  # fmt: skip
     """The main job: a headline, every Pending GPU pod explained (grouped by shape and cause on large
     clusters), the GPU nodes by pool, and what the snapshot shows is broken."""
@@ -210,7 +220,8 @@ def diagnose(
     from kubegpu.explain.summary import pod_shape
 
     snap = load_snapshot(**src)
-    report = run_diagnose(make_engine(snap, profile, plugin_configs, seed), pool_label=pool_label)
+    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config)
+    report = run_diagnose(engine, pool_label=pool_label)
     shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
     # the table view never needs the full dict (every node's evidence for every pod: 800 MB at 5,000 nodes)
     emit(versioned(report.to_dict(), snap) if output != "table" else None, output,

@@ -143,7 +143,32 @@ def load_plugin_configs(plugin_configs: tuple[str, ...]) -> dict[str, PluginConf
     for item in plugin_configs:
         name, _, path = item.rpartition("=")
         configs[name] = load_plugin_config(Path(path))
+        for warning in configs[name].warnings:  # what the NVIDIA plugin would ignore: accepted, but said
+            click.echo(f"warning: {warning}", err=True)
     return configs
+
+
+def scheduler_config_option(f: F) -> F:
+    """--scheduler-config: a kube-scheduler KubeSchedulerConfiguration file (explain, schedule, diagnose)."""
+    return click.option(
+        "--scheduler-config", "scheduler_config", type=click.Path(path_type=Path), default=None,
+        help="kube-scheduler's KubeSchedulerConfiguration (v1) file: its profile (the pods' schedulerName, else "
+             "the first) replaces --profile; what kubegpu cannot reproduce is named in the output.",
+    )(f)  # fmt: skip
+
+
+def load_scheduler_config(path: Path, kube_version: str | None) -> Any:
+    """The file's ``SchedulerConfig`` (``scheduler.kube_config``); a bad file is one ``KubegpuError`` line."""
+    import yaml
+
+    from kubegpu.errors import ConfigError, read_text
+    from kubegpu.scheduler.kube_config import parse_scheduler_config
+
+    try:
+        doc = yaml.safe_load(read_text(path, "the scheduler configuration"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+    return parse_scheduler_config(doc, str(path), kube_version)
 
 
 def make_engine(
@@ -153,15 +178,17 @@ def make_engine(
     seed: int,
     scheduler_name: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    scheduler_config: Path | None = None,
 ) -> Engine:
     """The engine the engine options declare, built by the one assembly (``scheduler.assembly``)."""
     from kubegpu.scheduler.assembly import Engine, SchedulerSpec
 
-    spec = SchedulerSpec(
-        profile,
-        scheduler_name,
-        seed=seed,
-        clock=clock,
-        plugin_configs=load_plugin_configs(plugin_configs),
-    )
+    configs = load_plugin_configs(plugin_configs)
+    if scheduler_config is None:
+        spec = SchedulerSpec(profile, scheduler_name, seed=seed, clock=clock, plugin_configs=configs)
+    else:
+        if profile != "default":
+            raise click.UsageError("give --profile or --scheduler-config, not both")
+        chosen = load_scheduler_config(scheduler_config, snap.kube_version).profile(scheduler_name)
+        spec = SchedulerSpec(chosen, seed=seed, clock=clock, plugin_configs=configs)
     return Engine(snap, spec)

@@ -82,6 +82,8 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         )
         for why in o["likelyReasons"]:
             console.print(Text(f"  likely: {why}"), style="dim", soft_wrap=True)
+    for line in exp.unverified:  # the verdict rests on something kubegpu does not model
+        console.print(Text(f"unverified: {line}"), style="yellow")
     if exp.nodes:
         table = Table(title="evidence per node", title_justify="left", show_lines=False)
         for col in ("node", "first failing filter", "reason", "evidence"):

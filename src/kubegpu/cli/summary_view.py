@@ -57,6 +57,12 @@ def headline(s: Summary) -> None:
 
 def grouped(s: Summary, report: Diagnosis) -> None:
     echo = click.echo
+    unverified = [e for e in report.pending if e.unverified]
+    if unverified:  # never silently optimistic: the verdicts that rest on something not modelled
+        first = unverified[0]
+        echo(f"Unverified: {len(unverified)} Pending pod(s) use what kubegpu does not model, e.g. {first.pod}: "
+             f"{first.unverified[0]} (--pod for all)")  # fmt: skip
+        echo("")
     echo(f"Pending GPU pods by shape and cause ({len(s.groups)} group(s)):")
     for g in s.groups[:MAX_GROUPS]:
         spaces = g.namespaces()

@@ -83,6 +83,8 @@ class Explanation:
     handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
+    # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
+    unverified: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,4 +106,6 @@ class Explanation:
             "handledBy": self.handled_by or None,
             "waiting": self.waiting or None,
             "observed": self.observed,
+            "verified": not self.unverified,
+            "unverified": self.unverified,
         }

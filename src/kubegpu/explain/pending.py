@@ -20,6 +20,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
+from kubegpu.explain.unverified import unverified
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.reasons import Reason, render
 from kubegpu.scheduler.status import Code
@@ -69,6 +70,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         scheduler=pod.scheduler_name,
         handled_by=who.other,
         waiting=who.waiting,
+        unverified=unverified(engine, pod),
     )
     exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())

@@ -1,7 +1,7 @@
 """Read a live cluster's scheduling inputs: list calls only, through the official ``kubernetes`` client.
 
 ``read_cluster`` lists Namespaces, Nodes, PriorityClasses, Pods (all namespaces), ResourceQuotas,
-LimitRanges and PodDisruptionBudgets, following ``limit``/``continue`` pagination. It never watches and
+LimitRanges, PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, following ``limit``/``continue`` pagination. It never watches and
 never writes: the kubeconfig is loaded with ``persist_config=False`` so even a refreshed token is not
 written back.
 
@@ -13,7 +13,7 @@ is tagged with a source such as ``cluster prod/api/v1/nodes`` (``cluster in-clus
 
 Failures (no kubeconfig, unknown context, unreachable server, 401, 403 on a kind the scheduler cannot do
 without, a response that is not a Kubernetes list) raise ``InputError`` with a one-line message, never a
-client traceback. A 403 or 404 on an optional kind (PriorityClasses, LimitRanges, PDBs) is not fatal: the
+client traceback. A 403 or 404 on an optional kind (PriorityClasses, LimitRanges, PDBs, the storage kinds) is not fatal: the
 kind is skipped and a warning saying what that costs is returned in ``LiveRead.warnings``.
 
 ``BATCH_LISTED_KINDS`` are the batch layer's custom resources (GpuQueue, GpuCohort, Volcano's and
@@ -117,6 +117,53 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
     ListedKind(
         "Event", "v1", "/api/v1/events", "CoreV1Api", "list_event_for_all_namespaces",
         optional=True, without_it="the scheduler's own FailedScheduling messages and FailedCreate events are not compared",
+    ),
+    # the storage plugins' objects (model.volumes); without claims a pod's volumes are not checked (explain
+    # says so), without the others the claims' PVs, classes or attach limits are missing
+    *(
+        ListedKind(
+            kind,
+            version,
+            path,
+            api,
+            method,
+            optional=True,
+            without_it=f"pods' volumes are checked without {what}",
+        )
+        for kind, version, path, api, method, what in (
+            (
+                "PersistentVolumeClaim",
+                "v1",
+                "/api/v1/persistentvolumeclaims",
+                "CoreV1Api",
+                "list_persistent_volume_claim_for_all_namespaces",
+                "their claims (reported as not checked)",
+            ),
+            (
+                "PersistentVolume",
+                "v1",
+                "/api/v1/persistentvolumes",
+                "CoreV1Api",
+                "list_persistent_volume",
+                "PersistentVolumes",
+            ),
+            (
+                "StorageClass",
+                "storage.k8s.io/v1",
+                "/apis/storage.k8s.io/v1/storageclasses",
+                "StorageV1Api",
+                "list_storage_class",
+                "StorageClasses",
+            ),
+            (
+                "CSINode",
+                "storage.k8s.io/v1",
+                "/apis/storage.k8s.io/v1/csinodes",
+                "StorageV1Api",
+                "list_csi_node",
+                "CSINode attach limits",
+            ),
+        )
     ),
 )  # fmt: skip
 

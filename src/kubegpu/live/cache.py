@@ -1,7 +1,7 @@
 """The informer cache: informer events applied to the scheduler's view on the scheduling thread, and the
 core's ``ClusterState`` kept current (rebuilt after node changes, pods added and removed one by one).
 
-Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``synced``, nominations seeded on a
+Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes), ``synced``, nominations seeded on a
 rebuild, device models. May not import the admission part, nor another face.
 """
 
@@ -23,6 +23,7 @@ from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, meta_str, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.volumes import KINDS as VOLUME_KINDS
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble, plugin_config_for
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.schedule_one import Scheduler
@@ -85,8 +86,24 @@ class InformerCache(Preemption):
             apply_to_store(self.pdbs, event_type, items, lambda raw: parse_pdb(raw, "watch"))
             if self.scheduler is not None:
                 self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
+        elif kind in VOLUME_KINDS:
+            self._apply_storage(kind, event_type, items)
         if event_type == SYNC:
             self.synced.add(kind)
+
+    def _apply_storage(self, kind: str, event_type: str, items: list[dict[str, Any]]) -> None:
+        if event_type == SYNC:
+            self.volumes.clear(kind)
+        for raw in items:
+            name = meta_str(raw, "name")
+            key = f"{meta_str(raw, 'namespace')}/{name}" if kind == "PersistentVolumeClaim" else name
+            self.volumes.remove(kind, key)
+            if event_type == "DELETED":
+                continue
+            try:
+                self.volumes.add({**raw, "kind": kind}, "watch")
+            except InputError as exc:
+                log.warning("ignoring %s", exc)
 
     def _apply_nodes(self, event_type: str, items: list[dict[str, Any]]) -> None:
         apply_to_store(self.nodes, event_type, items, lambda raw: parse_node(raw, "watch"))
@@ -220,8 +237,11 @@ class InformerCache(Preemption):
             spec = SchedulerSpec(
                 self.config.profile,
                 self.config.scheduler_name,
+                kube_version=self.config.kube_version,
                 seed=self.config.seed,
                 pdbs=tuple(self.pdbs.values()),
+                volumes=self.volumes,
+                binds_volumes=False,  # no PreBind here: pods whose claims need binding are refused, saying why
             )
             self.scheduler = assemble(spec, cluster)
             self._nodes_dirty = False

@@ -90,6 +90,7 @@ from kubegpu.live.state import (
     LiveConfig,
 )
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
+from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,7 @@ class LiveScheduler(AdmissionCycle):
         self.pod_conditions: dict[PodKey, tuple[str, str, str, str]] = {}  # PodScheduled as stored
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.volumes = VolumeObjects()  # the storage plugins read it in place: events need no rebuild
         self.assumed: dict[PodKey, tuple[Pod, str]] = {}  # bound by us, not yet seen bound by the watch
         self.synced: set[str] = set()
         self.scheduler: Scheduler | None = None

@@ -27,6 +27,7 @@ from kubegpu.live.metrics import SchedulerMetrics
 from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.podgroup import rfc3339
+from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.messages import truncate_event_message
 from kubegpu.scheduler.schedule_one import Scheduler
 
@@ -34,7 +35,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SCHEDULER_NAME = "kubegpu"
 WATCHED_KINDS = (
-    "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup"
+    "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup",
+    # the storage plugins' objects (model.volumes), kept in ``volumes``
+    "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 )  # fmt: skip
 REQUIRED_KINDS = frozenset({"Node", "Pod"})  # scheduling waits for these caches to sync
 # Kinds the batch admission keeps (``live.batch``); their events travel as ``BATCH + <collection path>``
@@ -58,6 +61,7 @@ class LiveConfig:
     min_watch_timeout_s: int = 300
     seed: int = 0
     checkpoint_deadline_s: float = 0.0  # > 0: ask victims to checkpoint, evict after it or the deadline
+    kube_version: str | None = None  # the kube-scheduler minor reproduced (scheduler.versions); None: newest
 
 
 def pod_path(namespace: str, name: str, sub: str = "") -> str:
@@ -81,6 +85,7 @@ class SchedulerState:
     pod_conditions: dict[PodKey, tuple[str, str, str, str]]  # PodScheduled as stored
     priority_classes: dict[str, PriorityClass]
     pdbs: dict[str, PodDisruptionBudget]
+    volumes: VolumeObjects
     assumed: dict[PodKey, tuple[Pod, str]]  # bound by us, not yet seen bound by the watch
     synced: set[str]
     batch_synced: frozenset[str] | set[str]

@@ -188,6 +188,21 @@ DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest, bytes
 
 
+@dataclass(frozen=True, slots=True)
+class PodVolume:
+    """One ``spec.volumes[]`` entry, as far as the volume plugins read it. ``kind`` is the volume source's
+    field name (``persistentVolumeClaim``, ``ephemeral``, ``configMap``, …); ``claim`` the PVC it uses (for
+    ``ephemeral``: ``<pod>-<volume>``, upstream ``ephemeral.VolumeClaimName``); ``disk`` the identity
+    VolumeRestrictions compares for the four in-tree disk kinds: (kind, id, ceph monitors, readOnly);
+    ``image`` an image volume's reference (ImageLocality counts it)."""
+
+    name: str
+    kind: str
+    claim: str = ""
+    disk: tuple[str, str, tuple[str, ...], bool] | None = None
+    image: str = ""
+
+
 @dataclass(frozen=True)
 class Pod:
     namespace: str
@@ -216,6 +231,7 @@ class Pod:
     unmodelled_constraints: tuple[str, ...] = ()  # constraints kubegpu does not apply: named in the output
     pod_affinity: PodAffinity = NO_POD_AFFINITY
     spread_constraints: tuple[SpreadConstraint, ...] = ()
+    volumes: tuple[PodVolume, ...] = ()  # spec.volumes (kubegpu.model.volumes has the objects they use)
     phase: str = "Pending"
     deletion_timestamp: str = ""
     # spec.terminationGracePeriodSeconds: a deleted pod keeps its node's resources this long (API default 30)
@@ -308,6 +324,9 @@ class Node:
     ready: bool = True
     conditions: tuple[tuple[str, str, str], ...] = ()  # (type, status, message)
     source: str = ""
+    images: tuple[
+        tuple[tuple[str, ...], int], ...
+    ] = ()  # status.images: (names, sizeBytes) for ImageLocality
 
 
 @dataclass(frozen=True, slots=True)

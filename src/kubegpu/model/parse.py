@@ -28,6 +28,7 @@ from kubegpu.model.objects import (
     OwnerRef,
     Pod,
     PodDisruptionBudget,
+    PodVolume,
     PreferredTerm,
     PriorityClass,
     Requirement,
@@ -155,6 +156,7 @@ def parse_node(raw: Raw, source: str = "") -> Node:
         ready=ready,
         conditions=tuple(conditions),
         source=source,
+        images=_images(ctx, status.get("images")),
     )
 
 
@@ -369,6 +371,7 @@ def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, Priorit
         scheduling_gates=gates,
         pod_affinity=parse_pod_affinity.pod_affinity(ctx, parse_label_selector, affinity),
         spread_constraints=parse_pod_affinity.spread_constraints(ctx, parse_label_selector, spec),
+        volumes=_volumes(ctx, spec.get("volumes"), name),
         phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
         deletion_timestamp=ctx.string(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
         termination_grace_period_seconds=grace,
@@ -413,6 +416,45 @@ def _container_states(ctx: _Ctx, status: Raw) -> tuple[ContainerState, ...]:
                     running=state.get("running") is not None,
                 )
             )
+    return tuple(out)
+
+
+def _images(ctx: _Ctx, value: Any) -> tuple[tuple[tuple[str, ...], int], ...]:
+    out = []
+    for i, img in enumerate(ctx.seq(value, "status.images")):
+        img = ctx.mapping(img, f"status.images[{i}]")
+        names = tuple(str(n) for n in ctx.seq(img.get("names"), f"status.images[{i}].names"))
+        out.append((names, ctx.integer(img.get("sizeBytes"), f"status.images[{i}].sizeBytes")))
+    return tuple(out)
+
+
+# The in-tree disks VolumeRestrictions compares (volume_restrictions.go ``isVolumeConflict``): field → id key
+_DISKS = {"gcePersistentDisk": "pdName", "awsElasticBlockStore": "volumeID", "iscsi": "iqn", "rbd": "image"}
+
+
+def _volumes(ctx: _Ctx, value: Any, pod_name: str) -> tuple[PodVolume, ...]:
+    out = []
+    for i, v in enumerate(ctx.seq(value, "spec.volumes")):
+        f = f"spec.volumes[{i}]"
+        v = ctx.mapping(v, f)
+        name = ctx.string(v.get("name"), f"{f}.name", required=True)
+        kind = next((k for k in v if k != "name"), "emptyDir")  # the API server defaults an empty source
+        src = ctx.mapping(v.get(kind), f"{f}.{kind}")
+        claim, disk, image = "", None, ""
+        if kind == "persistentVolumeClaim":
+            claim = ctx.string(src.get("claimName"), f"{f}.persistentVolumeClaim.claimName", required=True)
+        elif kind == "ephemeral":
+            claim = f"{pod_name}-{name}"  # ephemeral.VolumeClaimName
+        elif kind == "image":
+            image = ctx.string(src.get("reference"), f"{f}.image.reference")
+        elif kind in _DISKS:
+            ident = ctx.string(src.get(_DISKS[kind]), f"{f}.{kind}.{_DISKS[kind]}")
+            monitors: tuple[str, ...] = ()
+            if kind == "rbd":  # defaults as the API server applies them (SetDefaults_RBDVolumeSource)
+                ident = f"{ctx.string(src.get('pool'), f'{f}.rbd.pool') or 'rbd'}/{ident}"
+                monitors = tuple(str(m) for m in ctx.seq(src.get("monitors"), f"{f}.rbd.monitors"))
+            disk = (kind, ident, monitors, src.get("readOnly") is True)
+        out.append(PodVolume(name, kind, claim, disk, image))
     return tuple(out)
 
 

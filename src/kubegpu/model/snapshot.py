@@ -29,6 +29,8 @@ from kubegpu.model.objects import (
 )
 from kubegpu.model.records import KINDS as RECORD_KINDS
 from kubegpu.model.records import Records
+from kubegpu.model.volumes import KINDS as VOLUME_KINDS
+from kubegpu.model.volumes import VolumeObjects
 
 # Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
 # carries them, and refusing them would make ordinary dumps unusable.
@@ -36,7 +38,7 @@ IGNORED_KINDS = frozenset(
     {
         "CronJob", "Service", "Endpoints",
         "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Ingress", "NetworkPolicy",
-        "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "Role", "RoleBinding", "ClusterRole",
+        "Role", "RoleBinding", "ClusterRole",
         "ClusterRoleBinding", "HorizontalPodAutoscaler", "Lease", "RuntimeClass", "ControllerRevision",
         "CustomResourceDefinition", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
         "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
@@ -63,6 +65,7 @@ class ClusterSnapshot:
     raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
     dra: DraObjects = field(default_factory=DraObjects)  # resource.k8s.io objects, pods' claims
+    volumes: VolumeObjects = field(default_factory=VolumeObjects)  # PVCs, PVs, StorageClasses, CSINodes
     server_version: str = ""  # a live cluster's API server version (``--kube``)
     # the kube-scheduler release the core reproduces for this snapshot, and how it was chosen
     kube_version: str | None = None
@@ -154,14 +157,17 @@ def build_snapshot(
                 snap.dra.add(raw, source)
             elif kind in RECORD_KINDS:
                 snap.records.add(raw, source)
+            elif kind in VOLUME_KINDS:
+                snap.volumes.add(raw, source)
             elif kind in IGNORED_KINDS:
                 snap.ignored[kind] += 1
                 continue
             else:
                 raise InputError(
                     f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
-                    "PodDisruptionBudget, Namespace, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, Deployment, "
-                    "StatefulSet, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",
+                    "PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
+                    "GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, Deployment, StatefulSet, Event, "
+                    "Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",
                     source=source,
                     obj=parse.describe(raw),
                     field="kind",

@@ -37,10 +37,12 @@ from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTA
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
 from kubegpu.model.objects import Node, PodDisruptionBudget
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.versions import choose
@@ -68,6 +70,10 @@ class SchedulerSpec:
     use_cache: bool = True  # the per-equivalence-class filter cache
     pdbs: tuple[PodDisruptionBudget, ...] = ()  # Engine: the snapshot's
     dra: DraObjects | None = None  # DynamicResources' objects (Engine: the snapshot's)
+    # the storage plugins' PVCs, PVs, StorageClasses, CSINodes (Engine: the snapshot's); ``binds_volumes``
+    # False (the live scheduler, which writes no PV bindings): VolumeBinding refuses pods it would have to bind
+    volumes: VolumeObjects | None = None
+    binds_volumes: bool = True
     clock: Callable[[], datetime] | None = None  # None: UTC wall time, read per cycle
     plugin_configs: Mapping[str, PluginConfig] = field(default_factory=dict)  # Engine: device models
 
@@ -97,6 +103,8 @@ def profile(spec: SchedulerSpec) -> Profile:
             for p in chosen.plugins
         )
         chosen = replace(chosen, plugins=plugins)
+    if spec.volumes is not None:
+        chosen = with_volumes(chosen, spec.volumes, binds=spec.binds_volumes)
     return chosen
 
 
@@ -152,6 +160,7 @@ class Engine:
             kube_version=spec.kube_version or snapshot.kube_version,
             pdbs=spec.pdbs or tuple(snapshot.pdbs),
             dra=spec.dra if spec.dra is not None else snapshot.dra,
+            volumes=spec.volumes if spec.volumes is not None else snapshot.volumes,
         )
         self.devices = device_models(snapshot, spec.plugin_configs)
         # namespace labels: a pod affinity term's namespaceSelector reads them

@@ -235,6 +235,8 @@ class Profile:
     plugins: tuple[PluginSpec, ...] = ()
     percentage_of_nodes_to_score: int | None = None
     kube_version: str | None = None  # the release reproduced (``scheduler.versions``); None: the newest
+    # what a KubeSchedulerConfiguration asked that kubegpu cannot reproduce (``scheduler.kube_config``)
+    unmodelled: tuple[str, ...] = ()
 
 
 PluginFactory = Callable[[Mapping[str, Any], Handle], object]
@@ -447,7 +449,7 @@ class Framework:
             result, status = p.post_filter(state, pod, diagnosis)
             if status.is_success:
                 return result, status
-            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):  # an error ends it too
                 return result, status.with_plugin(p.name)
             kept = result or kept
             reasons.extend(status.reasons)

@@ -151,6 +151,75 @@ class SpreadLabelMissing(Reason):
     kind: ClassVar[str] = "SpreadLabelMissing"
 
 
+# --- VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits ----------------------------
+# PreFilter problems of a pod's claims (upstream's error texts, kept as data: which claim, which volume)
+CLAIM_NOT_FOUND: Final = "claim-not-found"
+EPHEMERAL_NOT_CREATED: Final = "ephemeral-not-created"
+CLAIM_LOST: Final = "claim-lost"
+CLAIM_DELETING: Final = "claim-deleting"
+CLAIM_NOT_OWNED: Final = "claim-not-owned"
+UNBOUND_IMMEDIATE: Final = "unbound-immediate"
+PV_NOT_FOUND: Final = "pv-not-found"
+CLASS_NOT_FOUND: Final = "class-not-found"
+NO_PV_NO_CLASS: Final = "no-pv-no-class"
+NO_PV_NAME: Final = "no-pv-name"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimProblem(Reason):
+    """A PreFilter rejection over the pod's PersistentVolumeClaims (VolumeRestrictions, VolumeBinding,
+    VolumeZone): ``problem`` one of the constants above; ``namespace``/``claim``/``pod`` name the objects,
+    ``other`` the PV or StorageClass concerned."""
+
+    kind: ClassVar[str] = "ClaimProblem"
+    problem: str
+    claim: str = ""
+    other: str = ""
+    namespace: str = ""
+    pod: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeNodeConflict(Reason):
+    """A bound claim's PersistentVolume has required node affinity the node does not match."""
+
+    kind: ClassVar[str] = "VolumeNodeConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeBindConflict(Reason):
+    """A WaitForFirstConsumer claim can be neither bound to an available PV nor provisioned on the node."""
+
+    kind: ClassVar[str] = "VolumeBindConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeMissing(Reason):
+    """A bound claim's PersistentVolume does not exist."""
+
+    kind: ClassVar[str] = "VolumeMissing"
+
+
+@dataclass(frozen=True, slots=True)
+class DiskConflict(Reason):
+    kind: ClassVar[str] = "DiskConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadWriteOncePodInUse(Reason):
+    kind: ClassVar[str] = "ReadWriteOncePodInUse"
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeZoneConflict(Reason):
+    kind: ClassVar[str] = "VolumeZoneConflict"
+
+
+@dataclass(frozen=True, slots=True)
+class MaxVolumeCount(Reason):
+    kind: ClassVar[str] = "MaxVolumeCount"
+
+
 # --- kubegpu's device plugins ------------------------------------------------------------------
 
 NO_DEVICES: Final = "no-devices"
@@ -231,6 +300,21 @@ def _excluded_text(r: PreFilterExcluded) -> str:
     return f"node(s) didn't satisfy plugin(s) [{' '.join(r.plugins)}] simultaneously"
 
 
+def _claim_text(r: ClaimProblem) -> str:
+    return {
+        CLAIM_NOT_FOUND: f'persistentvolumeclaim "{r.claim}" not found',
+        EPHEMERAL_NOT_CREATED: f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{r.claim}"',
+        CLAIM_LOST: f'persistentvolumeclaim "{r.claim}" bound to non-existent persistentvolume "{r.other}"',
+        CLAIM_DELETING: f'persistentvolumeclaim "{r.claim}" is being deleted',
+        CLAIM_NOT_OWNED: f"PVC {r.namespace}/{r.claim} was not created for pod {r.namespace}/{r.pod} (pod is not owner)",
+        UNBOUND_IMMEDIATE: "pod has unbound immediate PersistentVolumeClaims",
+        PV_NOT_FOUND: f'persistentvolume "{r.other}" not found',
+        CLASS_NOT_FOUND: f'storageclass.storage.k8s.io "{r.other}" not found',
+        NO_PV_NO_CLASS: "PersistentVolumeClaim had no pv name and storageClass name",
+        NO_PV_NAME: "PersistentVolume had no name",
+    }[r.problem]
+
+
 Renderer = Callable[[Any], str]
 
 # kube-scheduler 1.34's text per kind (the sources are cited in each plugin's module docstring).
@@ -258,15 +342,41 @@ _BASE: Mapping[type[Reason], Renderer] = {
     PreemptionNotHelpful: lambda r: "Preemption is not helpful for scheduling",
     NotEligible: lambda r: _NOT_ELIGIBLE[r.cause],
     Message: lambda r: r.text,
+    # volume plugins (pkg/scheduler/framework/plugins/volume*/, nodevolumelimits/csi.go)
+    ClaimProblem: _claim_text,
+    VolumeNodeConflict: lambda r: "node(s) had volume node affinity conflict",
+    VolumeBindConflict: lambda r: "node(s) didn't find available persistent volumes to bind",
+    VolumeMissing: lambda r: "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+    DiskConflict: lambda r: "node(s) had no available disk",
+    ReadWriteOncePodInUse: lambda r: (
+        "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    ),
+    VolumeZoneConflict: lambda r: "node(s) had no available volume zone",
+    MaxVolumeCount: lambda r: "node(s) exceed max volume count",
 }
 
 # kubernetes PR #134740 (1.35; cherry-picked to 1.34 by #135023): one text for every untolerated taint
 _TAINTS_MERGED: Mapping[type[Reason], Renderer] = {
     UntoleratedTaint: lambda r: "node(s) had untolerated taint(s)"
 }
+# PR #129887 (1.33) and PR #129145 (1.34): the volume texts that changed
+_PV_AFFINITY: Mapping[type[Reason], Renderer] = {
+    VolumeNodeConflict: lambda r: "node(s) didn't match PersistentVolume's node affinity"
+}
+_RWOP_IN_USE: Mapping[type[Reason], Renderer] = {
+    ReadWriteOncePodInUse: lambda r: (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use "
+        "by another pod"
+    )
+}
 # Per Kubernetes minor, the kinds whose text differs from the base text.
 VARIANTS: Mapping[str, Mapping[type[Reason], Renderer]] = {
-    b.name: (_TAINTS_MERGED if b.taints_merged else {}) for b in BEHAVIOURS.values()
+    b.name: {
+        **(_TAINTS_MERGED if b.taints_merged else {}),
+        **(_PV_AFFINITY if b.pv_affinity_text else {}),
+        **(_RWOP_IN_USE if b.rwop_in_use_text else {}),
+    }
+    for b in BEHAVIOURS.values()
 }
 
 

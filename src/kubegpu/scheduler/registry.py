@@ -5,10 +5,11 @@ NodeUnschedulable, NodeName, TaintToleration (3), NodeAffinity (2), NodePorts, N
 VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread (2),
 InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), ImageLocality (1),
 DefaultBinder; from 1.34 DynamicResources right before DefaultPreemption (DRA on by default,
-``scheduler.versions``). PodTopologySpread and InterPodAffinity are modelled (weights 2 and 2 in every
-supported minor, ``apis/config/v1/default_plugins.go``); the volume plugins and ImageLocality are not:
-pods that use those features are flagged by ``explain`` rather than silently treated as unconstrained. Filter order matters — a node's reported reason is its first failing
-filter — and is kept as upstream.
+``scheduler.versions``; weight 2 from 1.35). All are modelled: PodTopologySpread and InterPodAffinity
+(weights 2 and 2 in every supported minor, ``apis/config/v1/default_plugins.go``), the storage plugins
+(their PVCs, PVs, StorageClasses and CSINodes reach them through ``plugins.volume_objects.with_volumes``),
+ImageLocality. What a pod uses beyond them is stated by ``explain`` (``explain.unverified``). Filter
+order matters — a node's reported reason is its first failing filter — and is kept as upstream.
 """
 
 from __future__ import annotations
@@ -24,19 +25,23 @@ from kubegpu.scheduler.plugins.checkpoint_preemption import CheckpointAwarePreem
 from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES, DynamicResources
 from kubegpu.scheduler.plugins.gpu_device_fit import GpuDeviceFit
+from kubegpu.scheduler.plugins.image_locality import ImageLocality
 from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from kubegpu.scheduler.plugins.node_affinity import NodeAffinity
 from kubegpu.scheduler.plugins.node_name import NodeName
 from kubegpu.scheduler.plugins.node_ports import NodePorts
 from kubegpu.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from kubegpu.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from kubegpu.scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from kubegpu.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from kubegpu.scheduler.plugins.taint_toleration import TaintToleration
+from kubegpu.scheduler.plugins.volume_binding import VolumeBinding
+from kubegpu.scheduler.plugins.volume_restrictions import VolumeRestrictions
+from kubegpu.scheduler.plugins.volume_zone import VolumeZone
 from kubegpu.scheduler.versions import behaviour
 
 UNMODELLED_DEFAULT_PLUGINS = (
-    "SchedulingGates", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-    "PodTopologySpread", "InterPodAffinity", "ImageLocality",
+    "SchedulingGates", "PodTopologySpread", "InterPodAffinity",
 )  # fmt: skip
 
 
@@ -52,6 +57,11 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
         names.INTER_POD_AFFINITY: InterPodAffinity,
         names.BALANCED_ALLOCATION: BalancedAllocation,
+        names.VOLUME_RESTRICTIONS: VolumeRestrictions,
+        names.NODE_VOLUME_LIMITS: NodeVolumeLimits,
+        names.VOLUME_BINDING: VolumeBinding,
+        names.VOLUME_ZONE: VolumeZone,
+        names.IMAGE_LOCALITY: ImageLocality,
         names.GPU_DEVICE_FIT: GpuDeviceFit,
         DYNAMIC_RESOURCES: DynamicResources,  # in the default profile from 1.34; its objects: Handle.dra
         names.CHECKPOINT_AWARE_PREEMPTION: CheckpointAwarePreemption,
@@ -116,6 +126,7 @@ def default_profile(
     kube_version: str | None = None,
 ) -> Profile:
     args = plugin_args or {}
+    rel = behaviour(kube_version)
     order = (
         (names.NODE_UNSCHEDULABLE, 0),
         (names.NODE_NAME, 0),
@@ -123,11 +134,16 @@ def default_profile(
         (names.NODE_AFFINITY, 2),
         (names.NODE_PORTS, 0),
         (names.NODE_RESOURCES_FIT, 1),
+        (names.VOLUME_RESTRICTIONS, 0),
+        (names.NODE_VOLUME_LIMITS, 0),
+        (names.VOLUME_BINDING, 0),  # its Score (StorageCapacityScoring) is not modelled
+        (names.VOLUME_ZONE, 0),
         (names.POD_TOPOLOGY_SPREAD, 2),
         (names.INTER_POD_AFFINITY, 2),
-        *(((DYNAMIC_RESOURCES, 0),) if behaviour(kube_version).dynamic_resources else ()),
+        *(((DYNAMIC_RESOURCES, rel.dra_score_weight),) if rel.dynamic_resources else ()),
         (names.DEFAULT_PREEMPTION, 0),
         (names.BALANCED_ALLOCATION, 1),
+        (names.IMAGE_LOCALITY, 1),
     )
     return Profile(
         scheduler_name=scheduler_name,

@@ -49,6 +49,16 @@ class Behaviour:
     # A pod affinity term's matchLabelKeys/mismatchLabelKeys apply (MatchLabelKeysInPodAffinity: alpha 1.29,
     # beta and on by default 1.31, GA 1.33, pkg/features/kube_features.go); 1.30's API server drops them
     pod_affinity_label_keys: bool = True
+    # VolumeBinding's bound-PV node affinity reason says "node(s) didn't match PersistentVolume's node
+    # affinity" instead of "node(s) had volume node affinity conflict" (kubernetes PR #129887, 1.33)
+    pv_affinity_text: bool = True
+    # VolumeRestrictions' ReadWriteOncePod reason says "node(s) unavailable due to PersistentVolumeClaim with
+    # ReadWriteOncePod access mode already in-use by another pod" (PR #129145, issue #129143; 1.34)
+    rwop_in_use_text: bool = True
+    # DynamicResources scores nodes (the sum of 8 − i over firstAvailable subrequests allocated as the i-th
+    # alternative, dynamicresources.go computeScore) with weight 2 in the default profile from 1.35
+    # (apis/config/v1/default_plugins.go applyDynamicResources: Weight ptr.To[int32](2); 1.34 has no Score)
+    dra_score_weight: int = 0
 
     @property
     def name(self) -> str:
@@ -57,7 +67,18 @@ class Behaviour:
 
 def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, success: bool) -> Behaviour:
     return Behaviour(
-        minor, f"1.{minor}.{patch}", merged, unresolvable, minor >= 34, dra, success, minor >= 36, minor >= 31
+        minor,
+        f"1.{minor}.{patch}",
+        merged,
+        unresolvable,
+        minor >= 34,
+        dra,
+        success,
+        minor >= 36,
+        minor >= 31,
+        minor >= 33,
+        minor >= 34,
+        2 if minor >= 35 else 0,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubegpu.explain.causes import affinity, devices, dra, node, pod_affinity, resources, taints
+from kubegpu.explain.causes import affinity, devices, dra, node, pod_affinity, resources, taints, volumes
 from kubegpu.explain.causes.base import NO_ADVICE, Advice, Context, Hooks
 from kubegpu.scheduler.reasons import Reason
 
@@ -25,6 +25,7 @@ HOOKS: Mapping[type[Reason], Hooks] = {
     **devices.HOOKS,
     **dra.HOOKS,
     **pod_affinity.HOOKS,
+    **volumes.HOOKS,
 }
 
 

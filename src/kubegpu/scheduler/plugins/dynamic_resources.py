@@ -48,7 +48,14 @@ from kubegpu.scheduler.dra_extended import (
     extended_requests,
     is_dra_extended_name,
 )
-from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
+from kubegpu.scheduler.framework import (
+    CycleState,
+    Diagnosis,
+    Handle,
+    PostFilterResult,
+    Scores,
+    default_normalize,
+)
 from kubegpu.scheduler.reasons import Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
@@ -59,8 +66,12 @@ STATE_KEY: Final = DYNAMIC_RESOURCES
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 IN_USE: Final = "resourceclaim in use"
+FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 CLASS_MISSING: Final = "request {request}: device class {cls} does not exist"
 NO_NEW_CLAIMS: Final = "no new claims to deallocate"
+# PostFilter after another plugin's PreFilter rejection (1.34+): no state was written, and cs.Read's
+# framework.ErrNotFound ("not found") ends PostFilter as an error, so DefaultPreemption never runs
+STATE_NOT_FOUND: Final = "not found"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 STILL_NOT: Final = "still not schedulable"
 NOT_CREATED: Final = 'pod "{pod}": ResourceClaim not created yet'
@@ -320,7 +331,11 @@ class DynamicResources:
         (its state holds no claims), which is why every FailedScheduling message of a 1.34 scheduler
         reads ``… no new claims to deallocate, preemption: …``."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims:
+        if (
+            s is None
+        ):  # an earlier PreFilter rejected the pod: upstream's getStateData fails (framework.ErrNotFound)
+            return None, Status(Code.ERROR, (Message(STATE_NOT_FOUND),))
+        if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, (Message(NO_NEW_CLAIMS),) if self._no_claims_text else ())
         for i in sorted(s.unavailable):
             c = s.claims[i]
@@ -332,6 +347,32 @@ class DynamicResources:
         if s.special is not None and s.special.name != IN_MEMORY_NAME:
             return None, Status(Code.UNSCHEDULABLE, (Message(DELETED),))  # upstream deletes the stale claim
         return None, Status(Code.UNSCHEDULABLE, (Message(STILL_NOT),) if self._no_claims_text else ())
+
+    def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
+        """Upstream ``Score`` (1.35+, weight 2 in the default profile; ``scheduler.versions``): for each claim
+        request with ``firstAvailable`` alternatives, 8 − i when the i-th alternative was allocated on the
+        node (``FirstAvailableDeviceRequestMaxSize`` − i, ``computeScore``), summed; 0 without claims.
+        Claims allocated in an earlier cycle count with their recorded allocation (1.37's ``computeScore``;
+        1.35–1.36 index those by position instead, an upstream bug fixed in 1.37 that kubegpu does not copy)."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return 0
+        results = s.results.get(node.name)
+        if results is None:
+            return 0
+        fresh = iter(results)
+        total = 0
+        for claim in s.claims:
+            devices = claim.allocated if claim.allocated is not None else next(fresh, None)
+            chosen = {d.request for d in (devices.devices if isinstance(devices, Result) else devices or ())}
+            for req in claim.requests:
+                for i, sub in enumerate(req.first_available):
+                    if f"{req.name}/{sub.name}" in chosen:
+                        total += FIRST_AVAILABLE_MAX - i
+        return total
+
+    def normalize(self, state: CycleState, pod: Pod, scores: Scores) -> Scores:
+        return default_normalize(scores, reverse=False)
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         s: _State | None = state.get(STATE_KEY)

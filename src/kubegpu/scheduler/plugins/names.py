@@ -17,3 +17,10 @@ PRIORITY_SORT: Final = "PrioritySort"
 # kubegpu's own plugins (not in kube-scheduler)
 GPU_DEVICE_FIT: Final = "GpuDeviceFit"
 CHECKPOINT_AWARE_PREEMPTION: Final = "CheckpointAwarePreemption"
+
+# the storage plugins and ImageLocality (their objects: ``plugins.volume_objects``)
+VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
+NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
+VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_ZONE: Final = "VolumeZone"
+IMAGE_LOCALITY: Final = "ImageLocality"

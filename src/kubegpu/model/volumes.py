@@ -1,0 +1,322 @@
+"""Storage objects the volume plugins read: PersistentVolumeClaims, PersistentVolumes, StorageClasses,
+CSINodes, and the rules upstream shares between the scheduler and the PV controller
+(``k8s.io/component-helpers/storage/volume``: ``GetPersistentVolumeClaimClass``, ``IsDelayBindingMode``,
+``FindMatchingVolume``, ``CheckNodeAffinity``).
+
+``VolumeObjects`` holds a snapshot's storage objects; ``seen`` records which of the four kinds the snapshot
+carried at all, so a snapshot taken without them says "not checked" instead of "claim not found".
+Pure model: imports ``kubegpu.model`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kubegpu.model import affinity
+from kubegpu.model.objects import LabelSelector, NodeSelectorTerm
+from kubegpu.model.parse import _Ctx, _meta, _term, parse_label_selector
+
+KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
+# The resource names `kubectl get` takes for them (the README's snapshot command, `--kube`'s lists)
+RESOURCES: Final = "persistentvolumeclaims,persistentvolumes,storageclasses,csinodes"
+
+BETA_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"  # v1.BetaStorageClassAnnotation
+BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"  # volume.AnnBindCompleted
+SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"  # volume.AnnSelectedNode
+NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"  # volume.NotSupportedProvisioner
+WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
+RWOP: Final = "ReadWriteOncePod"
+
+
+@dataclass(frozen=True)
+class Claim:
+    namespace: str
+    name: str
+    uid: str = ""
+    storage_class: str = ""  # GetPersistentVolumeClaimClass: beta annotation, else spec ("" when neither)
+    volume_name: str = ""
+    access_modes: tuple[str, ...] = ()
+    request: int = 0  # spec.resources.requests.storage, milli-units
+    volume_mode: str = "Filesystem"
+    selector: LabelSelector | None = None
+    phase: str = "Pending"
+    deleting: bool = False
+    annotations: dict[str, str] = field(default_factory=dict)
+    controller_uid: str = ""  # the controlling ownerReference's uid (generic ephemeral volumes)
+    attributes_class: str = ""
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def fully_bound(self) -> bool:
+        """``isPVCFullyBound``: a volume name AND the bind-completed annotation (the PV controller's mark)."""
+        return bool(self.volume_name) and BIND_COMPLETED in self.annotations
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    storage_class: str = ""  # GetPersistentVolumeClass
+    capacity: int = 0
+    access_modes: tuple[str, ...] = ()
+    volume_mode: str = "Filesystem"
+    claim_ref: tuple[str, str, str] | None = None  # (namespace, name, uid)
+    phase: str = "Pending"
+    node_affinity: tuple[NodeSelectorTerm, ...] | None = None  # spec.nodeAffinity.required
+    csi: tuple[str, str] | None = None  # (driver, volumeHandle)
+    deleting: bool = False
+    attributes_class: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class StorageClass:
+    name: str
+    provisioner: str = ""
+    binding_mode: str = "Immediate"  # volumeBindingMode, defaulted as the API server does
+    # allowedTopologies: per term, (key, values) expressions
+    allowed_topologies: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CsiNode:
+    name: str
+    limits: dict[str, int] = field(default_factory=dict)  # driver → spec.drivers[].allocatable.count
+    drivers: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass
+class VolumeObjects:
+    claims: dict[str, Claim] = field(default_factory=dict)  # "ns/name"
+    volumes: dict[str, Volume] = field(default_factory=dict)
+    classes: dict[str, StorageClass] = field(default_factory=dict)
+    csinodes: dict[str, CsiNode] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)  # which of KINDS the snapshot carried
+
+    def add(self, raw: Mapping[str, Any], source: str) -> None:
+        """Parse one storage object (raises ``InputError`` naming file, object and field)."""
+        kind = str(raw.get("kind"))
+        self.seen.add(kind)
+        if kind == "PersistentVolumeClaim":
+            c = parse_claim(raw, source)
+            self.claims[c.key] = c
+        elif kind == "PersistentVolume":
+            v = parse_volume(raw, source)
+            self.volumes[v.name] = v
+        elif kind == "StorageClass":
+            sc = parse_storage_class(raw, source)
+            self.classes[sc.name] = sc
+        elif kind == "CSINode":
+            n = parse_csinode(raw, source)
+            self.csinodes[n.name] = n
+
+    def clear(self, kind: str) -> None:
+        """Forget every object of ``kind`` (an informer's relist replaces them all)."""
+        self.seen.add(kind)
+        self._store(kind).clear()
+
+    def remove(self, kind: str, key: str) -> None:
+        """Forget one object (``ns/name`` for a claim, the name otherwise): a watch's DELETED event."""
+        self._store(kind).pop(key, None)
+
+    def _store(self, kind: str) -> dict[str, Any]:
+        stores: dict[str, dict[str, Any]] = {
+            "PersistentVolumeClaim": self.claims, "PersistentVolume": self.volumes,
+            "StorageClass": self.classes, "CSINode": self.csinodes,
+        }  # fmt: skip
+        return stores[kind]
+
+    def volumes_of_class(self, name: str) -> list[Volume]:
+        """``pvCache.ListPVs(class)``: the PVs whose class is ``name``."""
+        return [v for v in self.volumes.values() if v.storage_class == name]
+
+
+def _storage(ctx: _Ctx, value: Any, field: str) -> int:
+    return ctx.resources(ctx.mapping(value, field), field).get("storage", 0)
+
+
+def _modes(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
+    return tuple(ctx.string(m, f"{field}[{i}]") for i, m in enumerate(ctx.seq(value, field)))
+
+
+def parse_claim(raw: Mapping[str, Any], source: str = "") -> Claim:
+    ctx = _Ctx(source, raw)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    annotations = ctx.str_map(meta.get("annotations"), "metadata.annotations")
+    cls = annotations.get(BETA_CLASS_ANNOTATION)
+    if cls is None:
+        cls = ctx.string(spec.get("storageClassName"), "spec.storageClassName")
+    controller = ""
+    for i, ref in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        ref = ctx.mapping(ref, f"metadata.ownerReferences[{i}]")
+        if ref.get("controller") is True:
+            controller = ctx.string(ref.get("uid"), f"metadata.ownerReferences[{i}].uid")
+    resources = ctx.mapping(spec.get("resources"), "spec.resources")
+    return Claim(
+        namespace=ns,
+        name=name,
+        uid=ctx.string(meta.get("uid"), "metadata.uid"),
+        storage_class=cls,
+        volume_name=ctx.string(spec.get("volumeName"), "spec.volumeName"),
+        access_modes=_modes(ctx, spec.get("accessModes"), "spec.accessModes"),
+        request=_storage(ctx, resources.get("requests"), "spec.resources.requests"),
+        volume_mode=ctx.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+        selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
+        phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
+        deleting=bool(meta.get("deletionTimestamp")),
+        annotations=annotations,
+        controller_uid=controller,
+        attributes_class=ctx.string(spec.get("volumeAttributesClassName"), "spec.volumeAttributesClassName"),
+        source=source,
+    )
+
+
+def parse_volume(raw: Mapping[str, Any], source: str = "") -> Volume:
+    ctx = _Ctx(source, raw)
+    meta, _, name = _meta(ctx, raw, namespaced=False)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    annotations = ctx.str_map(meta.get("annotations"), "metadata.annotations")
+    cls = annotations.get(BETA_CLASS_ANNOTATION)
+    if cls is None:
+        cls = ctx.string(spec.get("storageClassName"), "spec.storageClassName")
+    ref = None
+    if spec.get("claimRef") is not None:
+        r = ctx.mapping(spec.get("claimRef"), "spec.claimRef")
+        ref = (
+            ctx.string(r.get("namespace"), "spec.claimRef.namespace"),
+            ctx.string(r.get("name"), "spec.claimRef.name"),
+            ctx.string(r.get("uid"), "spec.claimRef.uid"),
+        )
+    terms = None
+    required = ctx.mapping(spec.get("nodeAffinity"), "spec.nodeAffinity").get("required")
+    if required is not None:
+        f = "spec.nodeAffinity.required.nodeSelectorTerms"
+        req = ctx.mapping(required, "spec.nodeAffinity.required")
+        terms = tuple(
+            _term(ctx, t, f"{f}[{i}]") for i, t in enumerate(ctx.seq(req.get("nodeSelectorTerms"), f))
+        )
+    csi = None
+    if spec.get("csi") is not None:
+        c = ctx.mapping(spec.get("csi"), "spec.csi")
+        csi = (
+            ctx.string(c.get("driver"), "spec.csi.driver", required=True),
+            ctx.string(c.get("volumeHandle"), "spec.csi.volumeHandle", required=True),
+        )
+    return Volume(
+        name=name,
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        storage_class=cls,
+        capacity=_storage(ctx, spec.get("capacity"), "spec.capacity"),
+        access_modes=_modes(ctx, spec.get("accessModes"), "spec.accessModes"),
+        volume_mode=ctx.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+        claim_ref=ref,
+        phase=ctx.string(ctx.mapping(raw.get("status"), "status").get("phase"), "status.phase") or "Pending",
+        node_affinity=terms,
+        csi=csi,
+        deleting=bool(meta.get("deletionTimestamp")),
+        attributes_class=ctx.string(spec.get("volumeAttributesClassName"), "spec.volumeAttributesClassName"),
+        source=source,
+    )
+
+
+def parse_storage_class(raw: Mapping[str, Any], source: str = "") -> StorageClass:
+    ctx = _Ctx(source, raw)
+    _, _, name = _meta(ctx, raw, namespaced=False)
+    terms = []
+    for i, t in enumerate(ctx.seq(raw.get("allowedTopologies"), "allowedTopologies")):
+        f = f"allowedTopologies[{i}].matchLabelExpressions"
+        exprs = []
+        for j, e in enumerate(
+            ctx.seq(ctx.mapping(t, f"allowedTopologies[{i}]").get("matchLabelExpressions"), f)
+        ):
+            e = ctx.mapping(e, f"{f}[{j}]")
+            values = tuple(str(v) for v in ctx.seq(e.get("values"), f"{f}[{j}].values"))
+            exprs.append((ctx.string(e.get("key"), f"{f}[{j}].key", required=True), values))
+        terms.append(tuple(exprs))
+    return StorageClass(
+        name=name,
+        provisioner=ctx.string(raw.get("provisioner"), "provisioner"),
+        binding_mode=ctx.string(raw.get("volumeBindingMode"), "volumeBindingMode") or "Immediate",
+        allowed_topologies=tuple(terms),
+        source=source,
+    )
+
+
+def parse_csinode(raw: Mapping[str, Any], source: str = "") -> CsiNode:
+    ctx = _Ctx(source, raw)
+    _, _, name = _meta(ctx, raw, namespaced=False)
+    limits: dict[str, int] = {}
+    drivers = []
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    for i, d in enumerate(ctx.seq(spec.get("drivers"), "spec.drivers")):
+        d = ctx.mapping(d, f"spec.drivers[{i}]")
+        driver = ctx.string(d.get("name"), f"spec.drivers[{i}].name", required=True)
+        drivers.append(driver)
+        alloc = ctx.mapping(d.get("allocatable"), f"spec.drivers[{i}].allocatable")
+        if alloc.get("count") is not None:
+            limits[driver] = ctx.integer(alloc.get("count"), f"spec.drivers[{i}].allocatable.count")
+    return CsiNode(name=name, limits=limits, drivers=tuple(drivers), source=source)
+
+
+# --- shared rules (component-helpers/storage/volume) -------------------------------------------
+
+
+def node_affinity_matches(volume: Volume, labels: Mapping[str, str]) -> bool:
+    """``CheckNodeAffinity``: the PV's required terms against the node's labels (no field values: upstream
+    builds a node from the labels alone)."""
+    if volume.node_affinity is None:
+        return True
+    return any(affinity.term_matches(t, labels, "") for t in volume.node_affinity)
+
+
+def topology_allows(cls: StorageClass, labels: Mapping[str, str]) -> bool:
+    """``v1helper.MatchTopologySelectorTerms``: no terms admit every node; else any term whose every
+    expression has the node's label value among its values."""
+    if not cls.allowed_topologies:
+        return True
+    return any(all(labels.get(k) in vs for k, vs in term) for term in cls.allowed_topologies)
+
+
+def bound_to(volume: Volume, claim: Claim) -> bool:
+    """``IsVolumeBoundToClaim``."""
+    if volume.claim_ref is None:
+        return False
+    ns, name, uid = volume.claim_ref
+    return ns == claim.namespace and name == claim.name and (not uid or uid == claim.uid)
+
+
+def find_matching_volume(
+    claim: Claim, volumes: list[Volume], labels: Mapping[str, str], excluded: set[str]
+) -> Volume | None:
+    """``FindMatchingVolume`` on the scheduler path (a node given, delayed binding, VolumeAttributesClass
+    on): the volume pre-bound to the claim if it suits the node, else the smallest available match."""
+    best: Volume | None = None
+    for v in volumes:
+        if v.name in excluded or (v.claim_ref is not None and not bound_to(v, claim)):
+            continue
+        if v.capacity < claim.request or v.volume_mode != claim.volume_mode:
+            continue
+        if v.attributes_class != claim.attributes_class or v.deleting:
+            continue
+        fits_node = node_affinity_matches(v, labels)
+        if bound_to(v, claim):
+            return v if fits_node else None
+        if v.phase != "Available" or (claim.selector is not None and not claim.selector.matches(v.labels)):
+            continue
+        if v.storage_class != claim.storage_class or not fits_node:
+            continue
+        if not set(claim.access_modes) <= set(v.access_modes):
+            continue
+        if best is None or best.capacity > v.capacity:
+            best = v
+    return best

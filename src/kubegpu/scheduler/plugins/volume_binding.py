@@ -1,0 +1,187 @@
+"""VolumeBinding: a pod's PersistentVolumeClaims must be bound, or bindable, to volumes the node can reach.
+
+Mirrors kube-scheduler's ``plugins/volumebinding`` (``volume_binding.go`` PreFilter/Filter, ``binder.go``
+``GetPodVolumeClaims``/``FindPodVolumes``), the same in 1.30–1.37 except one text (PR #129887, 1.33:
+``node(s) had volume node affinity conflict`` → ``node(s) didn't match PersistentVolume's node affinity``,
+rendered per minor by ``scheduler.reasons``).
+
+PreFilter (``podHasPVCs``): a claim that does not exist (``persistentvolumeclaim "x" not found``; for a
+generic ephemeral volume ``waiting for ephemeral volume controller …``), is Lost, is being deleted or (ephemeral)
+is not controlled by the pod rejects the pod on every node (UnschedulableAndUnresolvable). A claim that is not
+fully bound (``spec.volumeName`` plus the ``pv.kubernetes.io/bind-completed`` annotation) and is not a
+WaitForFirstConsumer claim without a volume name is "unbound immediate": ``pod has unbound immediate
+PersistentVolumeClaims``. Filter, per node: bound claims' PVs must exist (``… bound to non-existent pv(s)``) and
+their node affinity must match; each WaitForFirstConsumer claim needs an available matching PV whose node
+affinity matches (``FindMatchingVolume``), else a class that provisions (not ``kubernetes.io/no-provisioner``)
+onto the node's topology (``allowedTopologies``); a claim already given a node (``volume.kubernetes.io/
+selected-node``) fits that node only. Reasons keep upstream's order; all are UnschedulableAndUnresolvable.
+
+Not modelled (said by ``explain``): CSIStorageCapacity (a provisioner's free capacity: provisioning is taken
+to fit), in-tree PVs translated to CSI topology, the Score (StorageCapacityScoring, on by default in 1.37).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+from kubegpu.model import volumes as vol
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.cluster import NodeView
+from kubegpu.scheduler.framework import CycleState, Handle
+from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes, objects_of
+from kubegpu.scheduler.reasons import (
+    CLAIM_DELETING,
+    CLAIM_LOST,
+    CLAIM_NOT_FOUND,
+    CLAIM_NOT_OWNED,
+    EPHEMERAL_NOT_CREATED,
+    UNBOUND_IMMEDIATE,
+    ClaimProblem,
+    Message,
+    Reason,
+    VolumeBindConflict,
+    VolumeMissing,
+    VolumeNodeConflict,
+)
+from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
+
+STATE_KEY: Final = names.VOLUME_BINDING
+# kubegpu's live scheduler writes no PV bindings (upstream's PreBind): it refuses such pods with this text
+NO_BINDER: Final = (
+    "kubegpu does not bind volumes: claim(s) {} wait for their first consumer; use kube-scheduler"
+)
+
+
+@dataclass(frozen=True)
+class PodClaims:
+    """``PodVolumeClaims``: the pod's bound claims and its unbound WaitForFirstConsumer claims."""
+
+    bound: tuple[vol.Claim, ...]
+    delayed: tuple[vol.Claim, ...]
+
+
+def claim_problem(pod: Pod, objects: vol.VolumeObjects) -> ClaimProblem | None:
+    """``podHasPVCs``: the first claim the pod cannot use at all, as upstream's PreFilter reports it."""
+    for v in claim_volumes(pod):
+        claim = objects.claims.get(f"{pod.namespace}/{v.claim}")
+        ephemeral = v.kind == "ephemeral"
+        if claim is None:
+            return ClaimProblem(EPHEMERAL_NOT_CREATED if ephemeral else CLAIM_NOT_FOUND, v.claim)
+        if claim.phase == "Lost":
+            return ClaimProblem(CLAIM_LOST, claim.name, claim.volume_name)
+        if claim.deleting:
+            return ClaimProblem(CLAIM_DELETING, claim.name)
+        if ephemeral and (not pod.uid or claim.controller_uid != pod.uid):
+            return ClaimProblem(CLAIM_NOT_OWNED, claim.name, namespace=pod.namespace, pod=pod.name)
+    return None
+
+
+def delayed_binding(claim: vol.Claim, objects: vol.VolumeObjects) -> bool:
+    """``IsDelayBindingMode``: the claim's class exists and waits for the first consumer."""
+    cls = objects.classes.get(claim.storage_class) if claim.storage_class else None
+    return cls is not None and cls.binding_mode == vol.WAIT_FOR_FIRST_CONSUMER
+
+
+def sort_claims(pod: Pod, objects: vol.VolumeObjects) -> tuple[PodClaims, bool]:
+    """``GetPodVolumeClaims``: (bound and delayed claims, whether any claim is unbound immediate)."""
+    bound, delayed, immediate = [], [], False
+    for v in claim_volumes(pod):
+        claim = objects.claims[f"{pod.namespace}/{v.claim}"]
+        if claim.fully_bound:
+            bound.append(claim)
+        elif delayed_binding(claim, objects) and not claim.volume_name:
+            delayed.append(claim)
+        else:  # prebound claims count as unbound immediate, as upstream says
+            immediate = True
+    return PodClaims(tuple(bound), tuple(delayed)), immediate
+
+
+def provisionable(claim: vol.Claim, objects: vol.VolumeObjects, labels: Mapping[str, str]) -> bool:
+    """``checkVolumeProvisions`` for one claim (capacity not modelled: taken as sufficient)."""
+    cls = objects.classes[claim.storage_class]  # a delayed claim's class exists (delayed_binding)
+    if cls.provisioner in ("", vol.NO_PROVISIONER):
+        return False
+    return vol.topology_allows(cls, labels)
+
+
+def node_reasons(
+    claims: PodClaims, objects: vol.VolumeObjects, node_name: str, labels: Mapping[str, str]
+) -> tuple[Reason, ...]:
+    """``FindPodVolumes``' reasons for one node, in upstream's order (node conflict, bind conflict, PV missing)."""
+    bound_ok, pvs_found, unbound_ok = True, True, True
+    for claim in claims.bound:  # checkBoundClaims: the first bad claim decides
+        pv = objects.volumes.get(claim.volume_name)
+        if pv is None:
+            pvs_found = False
+            break
+        if not vol.node_affinity_matches(pv, labels):
+            bound_ok = False
+            break
+    to_match = []
+    for claim in claims.delayed:
+        selected = claim.annotations.get(vol.SELECTED_NODE)
+        if selected is None:
+            to_match.append(claim)
+        elif selected != node_name:
+            unbound_ok = False  # the fast path returns at once
+            break
+    else:
+        chosen: set[str] = set()
+        to_provision = [c for c in claims.delayed if vol.SELECTED_NODE in c.annotations]
+        for claim in sorted(to_match, key=lambda c: c.request):  # byPVCSize: smallest request first
+            pv = vol.find_matching_volume(
+                claim, objects.volumes_of_class(claim.storage_class), labels, chosen
+            )
+            if pv is None:
+                unbound_ok = False
+                to_provision.append(claim)
+            else:
+                chosen.add(pv.name)
+        if to_provision:
+            unbound_ok = all(provisionable(c, objects, labels) for c in to_provision)
+    out: list[Reason] = []
+    if not bound_ok:
+        out.append(VolumeNodeConflict())
+    if not unbound_ok:
+        out.append(VolumeBindConflict())
+    if not pvs_found:
+        out.append(VolumeMissing())
+    return tuple(out)
+
+
+class VolumeBinding:
+    name: ClassVar[str] = names.VOLUME_BINDING
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.objects = objects_of(args)
+        self.binds = bool(args.get("binds", True))
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, cluster: object
+    ) -> tuple[frozenset[str] | None, Status]:
+        if not checkable(pod, self.objects):
+            return None, SKIP
+        problem = claim_problem(pod, self.objects)
+        if problem is not None:
+            return None, unresolvable(problem)
+        claims, immediate = sort_claims(pod, self.objects)
+        if immediate:
+            return None, unresolvable(ClaimProblem(UNBOUND_IMMEDIATE))
+        if claims.delayed and not self.binds:
+            return None, unresolvable(Message(NO_BINDER.format(", ".join(c.name for c in claims.delayed))))
+        state.write(STATE_KEY, claims)
+        return None, SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
+        claims = state.get(STATE_KEY)
+        if claims is None:
+            return SUCCESS
+        reasons = node_reasons(claims, self.objects, node.name, node.node.labels)
+        return unresolvable(*reasons) if reasons else SUCCESS
+
+    def sign(self, pod: Pod) -> Hashable | None:
+        """A pod with claims is evaluated fresh (its answer depends on the claims, not only the pod)."""
+        return None if any(True for _ in claim_volumes(pod)) else ()

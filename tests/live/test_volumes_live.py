@@ -1,0 +1,52 @@
+"""The live scheduler with storage: it watches PVCs, PVs, StorageClasses and CSINodes (RBAC in
+``deploy/scheduler/scheduler.yaml``) and filters with the storage plugins; it writes no PV bindings, so a pod
+whose WaitForFirstConsumer claim would need one is refused with a message saying so, never bound beside a
+claim nobody binds. Objects are shaped as in ``tests/realkube/volume_cases.py`` (a bound local PV with
+required node affinity, kubernetes/kubernetes#81020)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.live.apiserver import RunningApiServer, wait_until
+from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.test_scheduler import node_of, scheduled_condition
+from tests.realkube.volume_cases import claim, storage_class, volume
+
+
+def _in_ml(raw: dict[str, Any]) -> dict[str, Any]:
+    raw["metadata"]["namespace"] = "ml"
+    return raw
+
+
+def _uses(pod: dict[str, Any], claim_name: str) -> dict[str, Any]:
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}]
+    return pod
+
+
+def test_bound_pv_node_affinity_and_unbindable_claims(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """gpu-1 has disk=ssd-a, gpu-2 ssd-b; the PV bound to "data" requires ssd-b, so "on-pv" lands on gpu-2
+    (VolumeBinding's Filter); "wffc" uses an unbound WaitForFirstConsumer claim: refused, message naming it."""
+    em = api.emulator
+    em.create("nodes", gpu_node("gpu-1", labels={"disk": "ssd-a"}))
+    em.create("nodes", gpu_node("gpu-2", labels={"disk": "ssd-b"}))
+    em.create(
+        "storageclasses", storage_class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+    )
+    pv = volume("pv-b", "local", "10Gi", claim_name="data", disk="ssd-b")
+    pv["spec"]["claimRef"]["namespace"] = "ml"
+    em.create("persistentvolumes", pv)
+    em.create("persistentvolumeclaims", _in_ml(claim("data", "local", "10Gi", volume="pv-b")))
+    em.create("persistentvolumeclaims", _in_ml(claim("scratch", "local", "5Gi")))
+    em.create("pods", _uses(gpu_pod("on-pv", 1), "data"))
+    em.create("pods", _uses(gpu_pod("wffc", 1), "scratch"))
+    start_scheduler()
+    wait_until(lambda: node_of(api, "on-pv"), what="on-pv bound")
+    assert node_of(api, "on-pv") == "gpu-2"
+    cond = wait_until(lambda: scheduled_condition(api, "wffc"), what="wffc's PodScheduled condition")
+    assert cond["status"] == "False"
+    assert "kubegpu does not bind volumes: claim(s) scratch wait for their first consumer" in cond["message"]
+    assert node_of(api, "wffc") == ""
