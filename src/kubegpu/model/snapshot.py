@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kubegpu.errors import InputError
 from kubegpu.model import parse
@@ -27,6 +27,8 @@ from kubegpu.model.objects import (
     PriorityClass,
     ResourceQuota,
 )
+
+T = TypeVar("T")
 
 # Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
 # carries them, and refusing them would make ordinary dumps unusable.
@@ -76,11 +78,24 @@ class ClusterSnapshot:
                     out.append(info["kubeletVersion"])
         return out
 
+    # name → position of the first node / pod with that name, with the list (identity, length) it indexes:
+    # ``node`` and ``pod`` are asked once per node and reason on thousands of nodes, so not a scan each
+    _node_at: tuple[int, int, dict[str, int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _pod_at: tuple[int, int, dict[str, int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     def node(self, name: str) -> Node | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        if self._node_at is None or self._node_at[:2] != (id(self.nodes), len(self.nodes)):
+            self._node_at = (id(self.nodes), len(self.nodes), _first_positions(n.name for n in self.nodes))
+        return _lookup(self.nodes, self._node_at[2], name, lambda n: n.name)
 
     def pod(self, key: str) -> Pod | None:
-        return next((p for p in self.pods if p.key == key), None)
+        if self._pod_at is None or self._pod_at[:2] != (id(self.pods), len(self.pods)):
+            self._pod_at = (id(self.pods), len(self.pods), _first_positions(p.key for p in self.pods))
+        return _lookup(self.pods, self._pod_at[2], key, lambda p: p.key)
 
     def pods_on(self, node_name: str) -> list[Pod]:
         return [p for p in self.pods if p.node_name == node_name and not p.is_terminal]
@@ -94,6 +109,22 @@ class ClusterSnapshot:
             and not p.deletion_timestamp
             and (scheduler_name is None or p.scheduler_name == scheduler_name)
         ]
+
+
+def _first_positions(names: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i, name in enumerate(names):
+        out.setdefault(name, i)
+    return out
+
+
+def _lookup(items: list[T], positions: dict[str, int], name: str, name_of: Callable[[T], str]) -> T | None:
+    """``items``' first element named ``name``; the index is checked against the list, and a list changed
+    in place (same identity and length) falls back to the scan the index replaces."""
+    pos = positions.get(name)
+    if pos is not None and name_of(items[pos]) == name:
+        return items[pos]
+    return next((x for x in items if name_of(x) == name), None)
 
 
 def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
