@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.model.bulk import bulk_load
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot, split_documents
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -70,8 +71,9 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
 
 def load_files(*paths: Path) -> ClusterSnapshot:
     errors: list[InputError] = []
-    objects = [o for p in paths for o in read_path(p, errors)]
-    snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
+    with bulk_load():
+        objects = [o for p in paths for o in read_path(p, errors)]
+        snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
     snap.errors[:0] = errors
     return snap
 
@@ -97,7 +99,8 @@ def load_live(
     from kubegpu.kube import live  # the kubernetes client is imported only when a cluster is asked for
 
     read = live.read_cluster(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
-    snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
+    with bulk_load():
+        snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
     snap.server_version = read.server_version
     snap.errors[:0] = [InputError(w, source="cluster") for w in read.warnings]
     return snap

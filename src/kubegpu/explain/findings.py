@@ -314,15 +314,23 @@ def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> lis
         return []
     engine = engine or Engine(snapshot)
     tables: dict[str, dict[str, int]] = {}
+    # per resource, the nodes holding free ones and their text: the same for every pod (the tables do not
+    # change), and a walk over every node, so computed once and not once per Pending pod
+    spreads: dict[str, tuple[list[str], str]] = {}
     out = []
     for pod in pending:
         for r, need, total, largest in scattered(engine, pod, tables):
-            holding = sorted((n, f) for n, f in tables[r].items() if f)
-            spread = ", ".join(f"{n} {format_milli(r, f)}" for n, f in holding)
+            if r not in spreads:
+                held = sorted((n, f) for n, f in tables[r].items() if f)
+                spreads[r] = (
+                    [f"node/{n}" for n, _ in held],
+                    ", ".join(f"{n} {format_milli(r, f)}" for n, f in held),
+                )
+            holding, spread = spreads[r]
             out.append(Finding(
                 "warning", "scheduling",
                 f"{pod.key} needs {format_milli(r, need)} {r} on one node; the free ones are scattered",
-                [f"pod/{pod.key}", *(f"node/{n}" for n, _ in holding)],
+                [f"pod/{pod.key}", *holding],
                 f"{format_milli(r, total)} {r} are free in total ({spread}), but a pod's devices come from ONE node and "
                 f"the most free on any is {format_milli(r, largest)}: free GPUs on different nodes do not add up. "
                 "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs), "

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kubegpu.errors import InputError
 from kubegpu.model import parse
@@ -78,24 +78,20 @@ class ClusterSnapshot:
                     out.append(info["kubeletVersion"])
         return out
 
-    # name → position of the first node / pod with that name, with the list (identity, length) it indexes:
-    # ``node`` and ``pod`` are asked once per node and reason on thousands of nodes, so not a scan each
-    _node_at: tuple[int, int, dict[str, int]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    _pod_at: tuple[int, int, dict[str, int]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    # name → first node / pod of that name: ``node`` and ``pod`` are asked once per node and reason on
+    # thousands of nodes, so an index instead of a scan each; rebuilt when the list is replaced or resized
+    _node_at: _Index[Node] | None = field(default=None, init=False, repr=False, compare=False)
+    _pod_at: _Index[Pod] | None = field(default=None, init=False, repr=False, compare=False)
 
     def node(self, name: str) -> Node | None:
-        if self._node_at is None or self._node_at[:2] != (id(self.nodes), len(self.nodes)):
-            self._node_at = (id(self.nodes), len(self.nodes), _first_positions(n.name for n in self.nodes))
-        return _lookup(self.nodes, self._node_at[2], name, lambda n: n.name)
+        if self._node_at is None or not self._node_at.indexes(self.nodes):
+            self._node_at = _Index(self.nodes, [n.name for n in self.nodes])
+        return self._node_at.at.get(name)
 
     def pod(self, key: str) -> Pod | None:
-        if self._pod_at is None or self._pod_at[:2] != (id(self.pods), len(self.pods)):
-            self._pod_at = (id(self.pods), len(self.pods), _first_positions(p.key for p in self.pods))
-        return _lookup(self.pods, self._pod_at[2], key, lambda p: p.key)
+        if self._pod_at is None or not self._pod_at.indexes(self.pods):
+            self._pod_at = _Index(self.pods, [p.key for p in self.pods])
+        return self._pod_at.at.get(key)
 
     def pods_on(self, node_name: str) -> list[Pod]:
         return [p for p in self.pods if p.node_name == node_name and not p.is_terminal]
@@ -111,20 +107,21 @@ class ClusterSnapshot:
         ]
 
 
-def _first_positions(names: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i, name in enumerate(names):
-        out.setdefault(name, i)
-    return out
+class _Index(Generic[T]):
+    """The first element of a list by name, for the list it was built from (same object, same length,
+    same first and last element: the lists are built whole by ``build_snapshot`` or replaced whole)."""
 
+    def __init__(self, items: list[T], names: list[str]) -> None:
+        self.items, self.length = items, len(items)
+        self.ends = (items[0], items[-1]) if items else None
+        self.at: dict[str, T] = {}
+        for name, item in zip(names, items, strict=True):
+            self.at.setdefault(name, item)
 
-def _lookup(items: list[T], positions: dict[str, int], name: str, name_of: Callable[[T], str]) -> T | None:
-    """``items``' first element named ``name``; the index is checked against the list, and a list changed
-    in place (same identity and length) falls back to the scan the index replaces."""
-    pos = positions.get(name)
-    if pos is not None and name_of(items[pos]) == name:
-        return items[pos]
-    return next((x for x in items if name_of(x) == name), None)
+    def indexes(self, items: list[T]) -> bool:
+        if items is not self.items or len(items) != self.length:
+            return False
+        return self.ends is None or (items[0] is self.ends[0] and items[-1] is self.ends[1])
 
 
 def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
