@@ -82,7 +82,8 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         plugin, reasons, texts = known
         name = cluster_nodes[idx].name
         evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
-        exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence))
+        kinds = tuple(r.kind for r in reasons)
+        exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence, kinds))
         for r, text in zip(reasons, texts, strict=True):
             groups.setdefault(text, (r, []))[1].append(name)
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
