@@ -97,8 +97,15 @@ def load_live(
 ) -> ClusterSnapshot:
     """A live cluster, listed read-only through the official client (``kubegpu.kube.live``)."""
     from kubegpu.kube import live  # the kubernetes client is imported only when a cluster is asked for
+    from kubegpu.kube.progress import StderrProgress
 
-    read = live.read_cluster(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
+    progress = StderrProgress()  # quiet unless the read takes more than a couple of seconds
+    try:
+        read = live.read_cluster(
+            context=context, kubeconfig=kubeconfig, in_cluster=in_cluster, progress=progress
+        )
+    finally:
+        progress.close()
     with bulk_load():
         snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
     snap.server_version = read.server_version
