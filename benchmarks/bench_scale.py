@@ -12,7 +12,8 @@ For each size it prints, in one table: the file's ``json.load`` time, kubegpu's 
 the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
 of one Pending pod, the peak RSS of the diagnose process, and ``diagnose -o json`` (wall time, size of the
 output, peak RSS); and the ratios issue 25 sets: load <= 10 x json.load, diagnose <= 2 x load, <= 400 lines,
-<= 1 GB. Every measured command runs in a fresh process
+<= 1 GB. The last two columns are the same ratios on CPU seconds (user + system of the process), which
+hold still when other jobs share the machine and wall times stretch. Every measured command runs in a fresh process
 (``resource.getrusage(RUSAGE_CHILDREN)`` read from a wrapper process per command, so one command's peak
 never hides another's).
 
@@ -149,23 +150,24 @@ while chunk := p.stdout.read(1 << 20):
         sys.exit(1)
 rc = p.wait()
 wall = time.perf_counter() - t
-print(json.dumps({"rc": rc, "wall": wall, "lines": lines, "bytes": size,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "lines": lines, "bytes": size,
+                  "rss_mb": ru.ru_maxrss / 1024}))
 """
 
 _LOAD = """
 import json, sys, time
 from pathlib import Path
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 with open(sys.argv[1], "rb") as f:
     json.load(f)
-j = time.perf_counter() - t
+j, jc = time.perf_counter() - t, time.process_time() - c
 from kubegpu import sources
 from kubegpu.explain.engine import Engine
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 snap = sources.load_files(Path(sys.argv[1]))
 Engine(snap)
-print(json.dumps({"json": j, "load": time.perf_counter() - t}))
+print(json.dumps({"json": j, "load": time.perf_counter() - t, "json_cpu": jc, "load_cpu": time.process_time() - c}))
 """
 
 
@@ -234,7 +236,8 @@ def _print(
     rows: list[tuple[int, int, int, dict[str, Any], dict[str, Any], dict[str, Any] | None, dict[str, Any]]],
 ) -> None:
     head = ("nodes", "running", "pending", "json.load s", "load s", "load/json", "diagnose s", "diag/load",
-            "lines", "explain-one s", "peak RSS MB", "-o json s", "-o json MB out", "-o json peak RSS MB")  # fmt: skip
+            "lines", "explain-one s", "peak RSS MB", "-o json s", "-o json MB out", "-o json peak RSS MB",
+            "CPU: load/json", "CPU: diag/load")  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for nodes, running, pending, load, diag, one, as_json in rows:
@@ -249,6 +252,8 @@ def _print(
             (">" if json_out else "") + f"{as_json['wall']:.1f}",
             "-" if as_json.get("bytes") is None else f"{as_json['bytes'] / 1e6:,.0f}",
             _fmt(as_json["rss_mb"], ".0f"),
+            f"{load['load_cpu'] / load['json_cpu']:.1f}x",
+            "-" if diag.get("cpu") is None else f"{diag['cpu'] / load['load_cpu']:.1f}x",
         )  # fmt: skip
         print("| " + " | ".join(cells) + " |")
     sys.stdout.flush()
