@@ -289,20 +289,27 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
 
 
 def scattered(
-    engine: Engine, pod: Pod, tables: dict[str, dict[str, int]] | None = None
+    engine: Engine,
+    pod: Pod,
+    tables: dict[str, dict[str, int]] | None = None,
+    sums: dict[str, tuple[int, int]] | None = None,
 ) -> list[tuple[str, int, int, int]]:
     """The pod's GPU requests that the free devices of Ready, uncordoned nodes add up to but no one node
     holds (R17.5): (resource, requested, free in total, most free on one node), milli-units. ``tables``
-    keeps each resource's free-per-node table across calls on an engine that does not change."""
+    keeps each resource's free-per-node table, and ``sums`` its total and largest entry, across calls on
+    an engine that does not change."""
     tables = {} if tables is None else tables
+    sums = {} if sums is None else sums
     out = []
     for r, need in sorted(fit_request(pod).items()):
         if not is_gpu(r) or not need:
             continue
         if r not in tables:
             tables[r] = engine.free(r, open_only=True)
-        free = tables[r].values()
-        total, largest = sum(free), max(free, default=0)
+        if r not in sums:
+            free = tables[r].values()
+            sums[r] = sum(free), max(free, default=0)
+        total, largest = sums[r]
         if total >= need > largest:
             out.append((r, need, total, largest))
     return out
@@ -317,9 +324,10 @@ def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> lis
     # per resource, the nodes holding free ones and their text: the same for every pod (the tables do not
     # change), and a walk over every node, so computed once and not once per Pending pod
     spreads: dict[str, tuple[list[str], str]] = {}
+    sums: dict[str, tuple[int, int]] = {}
     out = []
     for pod in pending:
-        for r, need, total, largest in scattered(engine, pod, tables):
+        for r, need, total, largest in scattered(engine, pod, tables, sums):
             if r not in spreads:
                 held = sorted((n, f) for n, f in tables[r].items() if f)
                 spreads[r] = (

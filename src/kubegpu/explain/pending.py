@@ -65,7 +65,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     codes, evaluated = diag.codes.tolist(), diag.evaluated.tolist()
     plugins, reason_ids = diag.plugins.tolist(), diag.reason_ids.tolist()
     # thousands of nodes share a handful of (plugin, reason id) pairs: name and render each pair once
-    seen: dict[tuple[int, int] | None, tuple[str, tuple[Reason, ...], tuple[str, ...]]] = {}
+    seen: dict[tuple[int, int] | None, tuple[str, tuple[Reason, ...], tuple[str, ...], tuple[str, ...]]] = {}
     code_names = {c: Code(c).name for c in set(codes) if c}
     for idx, code in enumerate(codes):
         if code == 0:
@@ -78,11 +78,11 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
             else:
                 plugin = diag.absent.plugin if diag.absent else ""
                 reasons = diag.absent.reasons if diag.absent else ()
-            known = seen[key] = plugin, reasons, tuple(render(r, version) for r in reasons)  # as the message
-        plugin, reasons, texts = known
+            texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
+            known = seen[key] = plugin, reasons, texts, tuple(r.kind for r in reasons)
+        plugin, reasons, texts, kinds = known
         name = cluster_nodes[idx].name
         evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
-        kinds = tuple(r.kind for r in reasons)
         exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence, kinds))
         for r, text in zip(reasons, texts, strict=True):
             groups.setdefault(text, (r, []))[1].append(name)
