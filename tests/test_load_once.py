@@ -77,3 +77,25 @@ def test_json_stream_writes_what_json_dumps_writes() -> None:
         out = io.StringIO()
         json_stream.dump(empty, out.write)
         assert out.getvalue() == json.dumps(empty, indent=2) + "\n"
+
+
+def test_bulk_load_pauses_the_collector_and_restores_it() -> None:
+    import gc
+
+    from kubegpu.model.bulk import bulk_load
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with bulk_load():
+            assert not gc.isenabled()
+            with bulk_load():  # a load inside a load (an Engine built while loading) stays paused
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()  # a caller that had it off keeps it off
+        with bulk_load():
+            pass
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

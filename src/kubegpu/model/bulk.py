@@ -11,9 +11,11 @@ so memory stays bounded by what the load keeps, and cycles made later are collec
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_lock = threading.Lock()  # loads in several threads (a server reloading) share the one process-wide switch
 _depth = 0
 _was_enabled = False
 
@@ -21,13 +23,15 @@ _was_enabled = False
 @contextmanager
 def bulk_load() -> Iterator[None]:
     global _depth, _was_enabled
-    if _depth == 0:
-        _was_enabled = gc.isenabled()
-        gc.disable()
-    _depth += 1
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        _depth -= 1
-        if _depth == 0 and _was_enabled:
-            gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _was_enabled:
+                gc.enable()
