@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.model.bulk import bulk_load
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot, split_documents
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -92,8 +93,9 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
 
 def load_files(*paths: Path) -> ClusterSnapshot:
     errors: list[InputError] = []
-    objects = [o for p in paths for o in read_path(p, errors)]
-    snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
+    with bulk_load():
+        objects = [o for p in paths for o in read_path(p, errors)]
+        snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
     snap.errors[:0] = errors
     return snap
 
@@ -117,9 +119,17 @@ def load_live(
 ) -> ClusterSnapshot:
     """A live cluster, listed read-only through the official client (``kubegpu.kube.live``)."""
     from kubegpu.kube import live  # the kubernetes client is imported only when a cluster is asked for
+    from kubegpu.kube.progress import StderrProgress
 
-    read = live.read_cluster(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
-    snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
+    progress = StderrProgress()  # quiet unless the read takes more than a couple of seconds
+    try:
+        read = live.read_cluster(
+            context=context, kubeconfig=kubeconfig, in_cluster=in_cluster, progress=progress
+        )
+    finally:
+        progress.close()
+    with bulk_load():
+        snap = build_snapshot(read.objects, description=f"live cluster {context or '(current context)'}")
     snap.server_version = read.server_version
     snap.errors[:0] = [InputError(w, source="cluster") for w in read.warnings]
     return snap

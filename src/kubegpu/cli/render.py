@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kubegpu.admission.admit import Admission
-from kubegpu.batch.session import BatchSession
-from kubegpu.explain.diagnose import Diagnosis
-from kubegpu.explain.findings import Finding
-from kubegpu.explain.inspect import Inspection
-from kubegpu.explain.pending import Explanation
 from kubegpu.model.names import pitfall_name
-from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
-from kubegpu.scheduler.loop import Outcome
+
+if TYPE_CHECKING:  # types only: importing the batch session, admission and inspection costs ~0.5 s at start
+    from kubegpu.admission.admit import Admission
+    from kubegpu.batch.session import BatchSession
+    from kubegpu.explain.diagnose import Diagnosis
+    from kubegpu.explain.findings import Finding
+    from kubegpu.explain.inspect import Inspection
+    from kubegpu.explain.pending import Explanation
+    from kubegpu.model.objects import Pod
+    from kubegpu.scheduler.loop import Outcome
 
 
 def _console() -> Console:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 import click
 
-from kubegpu.cli import render
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.summary import Summary, summarize
 
@@ -32,6 +31,8 @@ def show(
         return
     summary = summarize(report, shapes)
     if everything or (len(report.pending) <= DETAIL_PENDING and len(report.nodes) <= DETAIL_NODES):
+        from kubegpu.cli import render  # rich: only the per-pod view needs it, not the grouped one
+
         headline(summary)
         render.diagnosis(report)
     else:
@@ -106,6 +107,8 @@ def grouped(s: Summary, report: Diagnosis) -> None:
 
 
 def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
+    from kubegpu.cli import render
+
     if pod is not None:
         exp = next((e for e in report.pending if e.pod == pod), None)
         if exp is None:

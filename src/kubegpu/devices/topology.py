@@ -98,6 +98,12 @@ class Topology:
 
 def topology_from_inventory(inv: NodeInventory) -> Topology:
     """Build the link model of a node from its inventory; asymmetric NVLink counts raise ``InputError``."""
+    if not any(d.nvlinks or d.peers for d in inv.devices):  # nothing recorded (synthesised devices): no links
+        return Topology(
+            devices=tuple(d.uuid for d in inv.devices),
+            numa={d.uuid: d.numa_node for d in inv.devices},
+            links={},
+        )
     by_bus = {d.pci_bus_id.lower(): d for d in inv.devices}
     by_index = {d.index: d for d in inv.devices}
     direct: dict[tuple[int, int], int] = {}

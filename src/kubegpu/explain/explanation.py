@@ -16,6 +16,9 @@ class NodeEvidence:
     reasons: list[str]
     code: str
     evidence: list[str] = field(default_factory=list)
+    # the structured kinds behind ``reasons`` (``scheduler.reasons.Reason.kind``), for code that sorts nodes
+    # by cause without reading the texts; not part of the output
+    kinds: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,7 +89,9 @@ class Explanation:
     # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
     unverified: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, shallow: bool = False) -> dict[str, Any]:
+        """``shallow``: ``nodes`` and ``groups`` stay the lists of objects, for a writer that encodes a list
+        shared by the pods of one equivalence class once (``cli.json_stream``)."""
         return {
             "pod": self.pod,
             "schedulable": self.schedulable,
@@ -94,8 +99,8 @@ class Explanation:
             "message": self.message,
             "nominatedNode": self.nominated_node or None,
             "victims": self.victims,
-            "nodes": [n.to_dict() for n in self.nodes],
-            "groups": [g.to_dict() for g in self.groups],
+            "nodes": self.nodes if shallow else [n.to_dict() for n in self.nodes],
+            "groups": self.groups if shallow else [g.to_dict() for g in self.groups],
             "notes": self.notes,
             "recordedMessage": self.recorded_message or None,
             "allocation": [g.to_dict() for g in self.allocation],

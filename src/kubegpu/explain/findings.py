@@ -371,20 +371,27 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
 
 
 def scattered(
-    engine: Engine, pod: Pod, tables: dict[str, dict[str, int]] | None = None
+    engine: Engine,
+    pod: Pod,
+    tables: dict[str, dict[str, int]] | None = None,
+    sums: dict[str, tuple[int, int]] | None = None,
 ) -> list[tuple[str, int, int, int]]:
     """The pod's GPU requests that the free devices of Ready, uncordoned nodes add up to but no one node
     holds (R17.5): (resource, requested, free in total, most free on one node), milli-units. ``tables``
-    keeps each resource's free-per-node table across calls on an engine that does not change."""
+    keeps each resource's free-per-node table, and ``sums`` its total and largest entry, across calls on
+    an engine that does not change."""
     tables = {} if tables is None else tables
+    sums = {} if sums is None else sums
     out = []
     for r, need in sorted(fit_request(pod).items()):
         if not is_gpu(r) or not need:
             continue
         if r not in tables:
             tables[r] = engine.free(r, open_only=True)
-        free = tables[r].values()
-        total, largest = sum(free), max(free, default=0)
+        if r not in sums:
+            free = tables[r].values()
+            sums[r] = sum(free), max(free, default=0)
+        total, largest = sums[r]
         if total >= need > largest:
             out.append((r, need, total, largest))
     return out
@@ -396,15 +403,24 @@ def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> lis
         return []
     engine = engine or Engine(snapshot)
     tables: dict[str, dict[str, int]] = {}
+    # per resource, the nodes holding free ones and their text: the same for every pod (the tables do not
+    # change), and a walk over every node, so computed once and not once per Pending pod
+    spreads: dict[str, tuple[list[str], str]] = {}
+    sums: dict[str, tuple[int, int]] = {}
     out = []
     for pod in pending:
-        for r, need, total, largest in scattered(engine, pod, tables):
-            holding = sorted((n, f) for n, f in tables[r].items() if f)
-            spread = ", ".join(f"{n} {format_milli(r, f)}" for n, f in holding)
+        for r, need, total, largest in scattered(engine, pod, tables, sums):
+            if r not in spreads:
+                held = sorted((n, f) for n, f in tables[r].items() if f)
+                spreads[r] = (
+                    [f"node/{n}" for n, _ in held],
+                    ", ".join(f"{n} {format_milli(r, f)}" for n, f in held),
+                )
+            holding, spread = spreads[r]
             out.append(Finding(
                 "warning", "scheduling",
                 f"{pod.key} needs {format_milli(r, need)} {r} on one node; the free ones are scattered",
-                [f"pod/{pod.key}", *(f"node/{n}" for n, _ in holding)],
+                [f"pod/{pod.key}", *holding],
                 f"{format_milli(r, total)} {r} are free in total ({spread}), but a pod's devices come from ONE node and "
                 f"the most free on any is {format_milli(r, largest)}: free GPUs on different nodes do not add up. "
                 "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs), "

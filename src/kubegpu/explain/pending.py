@@ -84,21 +84,30 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     # grouped by text, as the FailedScheduling histogram counts them; the first value speaks for the group
     groups: dict[str, tuple[Reason, list[str]]] = {}
     fw = engine.framework
-    for idx in range(len(engine.cluster)):
-        code = int(diag.codes[idx])
+    version = fw.version
+    cluster_nodes = engine.cluster.nodes
+    codes, evaluated = diag.codes.tolist(), diag.evaluated.tolist()
+    plugins, reason_ids = diag.plugins.tolist(), diag.reason_ids.tolist()
+    # thousands of nodes share a handful of (plugin, reason id) pairs: name and render each pair once
+    seen: dict[tuple[int, int] | None, tuple[str, tuple[Reason, ...], tuple[str, ...], tuple[str, ...]]] = {}
+    code_names = {c: Code(c).name for c in set(codes) if c}
+    for idx, code in enumerate(codes):
         if code == 0:
             continue
-        name = engine.cluster.nodes[idx].name
-        reasons: tuple[Reason, ...] = ()
-        if diag.evaluated[idx]:
-            plugin = fw.plugin_name(int(diag.plugins[idx]))
-            reasons = fw.reason_values(int(diag.reason_ids[idx]))
-        else:
-            plugin = diag.absent.plugin if diag.absent else ""
-            reasons = diag.absent.reasons if diag.absent else ()
-        texts = [render(r, fw.version) for r in reasons]  # the release reproduced, as the message
+        key = (plugins[idx], reason_ids[idx]) if evaluated[idx] else None
+        known = seen.get(key)
+        if known is None:
+            if key is not None:
+                plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
+            else:
+                plugin = diag.absent.plugin if diag.absent else ""
+                reasons = diag.absent.reasons if diag.absent else ()
+            texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
+            known = seen[key] = plugin, reasons, texts, tuple(r.kind for r in reasons)
+        plugin, reasons, texts, kinds = known
+        name = cluster_nodes[idx].name
         evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
-        exp.nodes.append(NodeEvidence(name, plugin, texts, Code(code).name, evidence))
+        exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence, kinds))
         for r, text in zip(reasons, texts, strict=True):
             groups.setdefault(text, (r, []))[1].append(name)
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):

@@ -24,7 +24,7 @@ from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY, is_gpu
-from kubegpu.scheduler.reasons import AffinityMismatch, render
+from kubegpu.scheduler.reasons import AffinityMismatch, Insufficient, render
 
 # kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
 SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same in every minor)
@@ -144,7 +144,7 @@ def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
 
 def _nearest(exp: Explanation, free: dict[str, int]) -> list[NodeEvidence]:
     """Nodes that fail only on resources, the most free GPUs first: the ones closest to fitting."""
-    misses = [n for n in exp.nodes if n.reasons and all(r.startswith("Insufficient") for r in n.reasons)]
+    misses = [n for n in exp.nodes if n.kinds and all(k == Insufficient.kind for k in n.kinds)]
     misses.sort(key=lambda n: (-free.get(n.name, 0), n.name))
     return misses[:NEAREST_MISSES]
 
@@ -167,14 +167,7 @@ def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
     causes: Counter[str] = Counter()
     for g in ordered:
         causes[g.cause] += len(g.pods)
-    blocked = [g for g in ordered if g.cause != "schedulable now"]
-    first = (
-        f"{blocked[0].fix} ({len(blocked[0].pods)} pod(s): {blocked[0].shape})"
-        if blocked and blocked[0].fix
-        else "nothing is blocked"
-        if not blocked
-        else f"read the evidence of the largest group ({len(blocked[0].pods)} pod(s): {blocked[0].shape})"
-    )
+    first = _first_step(ordered, causes)
     totals = report.totals.values()
     return Summary(
         gpu_nodes=len(report.nodes),
@@ -189,6 +182,25 @@ def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
         node_groups=node_groups(report.nodes),
         anomalies=anomalies(report.nodes),
     )
+
+
+def _first_step(ordered: list[PendingGroup], causes: Counter[str]) -> str:
+    """The fix for the cause that blocks the most Pending pods (summed over its groups), told through that
+    cause's largest group; a tie keeps the order the groups are listed in (largest group first)."""
+    blocked = [g for g in ordered if g.cause != "schedulable now"]
+    if not blocked:
+        return "nothing is blocked"
+    most = max(causes[g.cause] for g in blocked)
+    top = next(g for g in blocked if causes[g.cause] == most)  # the cause's largest group: listed first
+    shapes = sum(1 for g in blocked if g.cause == top.cause)
+    who = (
+        f"{len(top.pods)} pod(s): {top.shape}"
+        if shapes == 1
+        else f"{most} pod(s) in {shapes} groups, the largest {len(top.pods)} pod(s): {top.shape}"
+    )
+    if top.fix:
+        return f"{top.fix} ({who})"
+    return f"read the evidence of the largest group ({who})"
 
 
 def node_groups(rows: list[NodeRow]) -> list[NodeGroup]:

@@ -47,6 +47,9 @@ from kubegpu.errors import InputError
 _load_incluster_config: Callable[..., None] = k8s_config.load_incluster_config
 _load_kube_config: Callable[..., None] = k8s_config.load_kube_config
 
+# told after each page: kind, pages and objects so far, whether the kind's list is complete
+Progress = Callable[[str, int, int, bool], None]
+
 DEFAULT_PAGE_SIZE = 500  # what kubectl uses for chunked lists
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -247,13 +250,15 @@ def read_cluster(
     *,
     page_size: int = DEFAULT_PAGE_SIZE,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    progress: Progress | None = None,
 ) -> LiveRead:
     """List every kind in ``LISTED_KINDS``, ``BATCH_LISTED_KINDS`` and ``DRA_LISTED_KINDS`` from one cluster; see the module
     docstring for the contract.
 
     ``context``/``kubeconfig`` pick the cluster as kubectl would (``$KUBECONFIG``, then ``~/.kube/config``,
     the current context); ``in_cluster=True`` uses the pod's service account instead and ignores both.
-    ``page_size`` is the ``limit`` of each list call; ``timeout_s`` bounds each HTTP request.
+    ``page_size`` is the ``limit`` of each list call; ``timeout_s`` bounds each HTTP request; ``progress``
+    is told after each page (kind, pages and objects so far, whether the kind is complete).
     """
     if page_size < 1:
         raise ValueError(f"page_size must be positive, got {page_size}")
@@ -276,8 +281,9 @@ def read_cluster(
                 continue  # a newer resource.k8s.io version answered already
             source = label + listed.path
             list_fn = _list_function(api_client, listed)
+            on_page = functools.partial(progress, listed.kind) if progress is not None else None
             try:
-                items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s)
+                items, _ = _list_all(list_fn, listed, source, result, page_size, timeout_s, on_page)
             except _OptionalKindUnavailable as skipped:
                 if listed not in LISTED_KINDS and skipped.status == 404:
                     continue  # its CRD / API version is not served: nothing to read, nothing lost
@@ -409,11 +415,13 @@ def _list_all(
     result: LiveRead,
     page_size: int,
     timeout_s: float,
+    on_page: Callable[[int, int, bool], None] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Every item of one collection, page by page, and the list's resourceVersion (the first page's: the
     API server serves every page from that one snapshot); a 410 (expired continue token) restarts the list
-    once."""
+    once. ``on_page(pages, objects, done)`` is told after each page."""
     restarted = False
+    pages = 0
     items: list[dict[str, Any]] = []
     token: str | None = None
     seen_tokens: set[str] = set()
@@ -429,13 +437,16 @@ def _list_all(
                 ) from None
             restarted = True
             result.warnings.append(f"{source}: continue token expired (HTTP 410); restarted the list")
-            items, token, seen_tokens = [], None, set()
+            items, token, seen_tokens, pages = [], None, set(), 0
             continue
         items.extend(_items_of(page, listed, source))
+        pages += 1
         metadata = page.get("metadata")
         if token is None and isinstance(metadata, dict):
             resource_version = str(metadata.get("resourceVersion") or "")
         next_token = metadata.get("continue") if isinstance(metadata, dict) else None
+        if on_page is not None:
+            on_page(pages, len(items), not next_token)
         if not next_token:
             return items, resource_version
         if not isinstance(next_token, str) or next_token in seen_tokens:

@@ -59,14 +59,22 @@ def describe(raw: Raw) -> str:
 class _Ctx:
     """Carries where we are, so every error names source, object and field."""
 
+    __slots__ = ("raw", "source")
+
     def __init__(self, source: str, raw: Raw) -> None:
         self.source = source
-        self.obj = describe(raw)
+        self.raw = raw  # described only when something fails: most objects never do
+
+    @property
+    def obj(self) -> str:
+        return describe(self.raw)
 
     def fail(self, field: str, problem: str) -> InputError:
         return InputError(problem, source=self.source, obj=self.obj, field=field)
 
     def mapping(self, value: Any, field: str) -> Raw:
+        if type(value) is dict:  # what JSON and YAML give: skip the ABC check (the load's hottest test)
+            return value
         if value is None:
             return {}
         if not isinstance(value, Mapping):
@@ -98,6 +106,8 @@ class _Ctx:
 
     def str_map(self, value: Any, field: str) -> dict[str, str]:
         out: dict[str, str] = {}
+        if value is None:
+            return out
         for k, v in self.mapping(value, field).items():
             if not isinstance(v, str):
                 raise self.fail(f"{field}[{k}]", f"expected a string value, got {v!r}")
@@ -106,6 +116,8 @@ class _Ctx:
 
     def resources(self, value: Any, field: str) -> ResourceList:
         out: ResourceList = {}
+        if value is None:
+            return out
         for name, q in self.mapping(value, field).items():
             try:
                 out[str(name)] = to_milli_text(str(name), q)

@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from kubegpu.errors import InputError
 from kubegpu.model import parse
@@ -31,6 +31,8 @@ from kubegpu.model.records import KINDS as RECORD_KINDS
 from kubegpu.model.records import Records
 from kubegpu.model.volumes import KINDS as VOLUME_KINDS
 from kubegpu.model.volumes import VolumeObjects
+
+T = TypeVar("T")
 
 # Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
 # carries them, and refusing them would make ordinary dumps unusable.
@@ -83,11 +85,20 @@ class ClusterSnapshot:
                     out.append(info["kubeletVersion"])
         return out
 
+    # name → first node / pod of that name: ``node`` and ``pod`` are asked once per node and reason on
+    # thousands of nodes, so an index instead of a scan each; rebuilt when the list is replaced or resized
+    _node_at: _Index[Node] | None = field(default=None, init=False, repr=False, compare=False)
+    _pod_at: _Index[Pod] | None = field(default=None, init=False, repr=False, compare=False)
+
     def node(self, name: str) -> Node | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        if self._node_at is None or not self._node_at.indexes(self.nodes):
+            self._node_at = _Index(self.nodes, [n.name for n in self.nodes])
+        return self._node_at.at.get(name)
 
     def pod(self, key: str) -> Pod | None:
-        return next((p for p in self.pods if p.key == key), None)
+        if self._pod_at is None or not self._pod_at.indexes(self.pods):
+            self._pod_at = _Index(self.pods, [p.key for p in self.pods])
+        return self._pod_at.at.get(key)
 
     def pods_on(self, node_name: str) -> list[Pod]:
         return [p for p in self.pods if p.node_name == node_name and not p.is_terminal]
@@ -101,6 +112,23 @@ class ClusterSnapshot:
             and not p.deletion_timestamp
             and (scheduler_name is None or p.scheduler_name == scheduler_name)
         ]
+
+
+class _Index(Generic[T]):
+    """The first element of a list by name, for the list it was built from (same object, same length,
+    same first and last element: the lists are built whole by ``build_snapshot`` or replaced whole)."""
+
+    def __init__(self, items: list[T], names: list[str]) -> None:
+        self.items, self.length = items, len(items)
+        self.ends = (items[0], items[-1]) if items else None
+        self.at: dict[str, T] = {}
+        for name, item in zip(names, items, strict=True):
+            self.at.setdefault(name, item)
+
+    def indexes(self, items: list[T]) -> bool:
+        if items is not self.items or len(items) != self.length:
+            return False
+        return self.ends is None or (items[0] is self.ends[0] and items[-1] is self.ends[1])
 
 
 def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:

@@ -175,9 +175,10 @@ class ClusterState:
                 idx = self.index.get(pod.node_name)
                 if idx is None:
                     self.orphans.append(pod)
-                else:
-                    self.add_pod(pod, idx)
-        self.journal.clear()
+                else:  # counts now, device IDs when the node's devices are first used (DeviceLedger)
+                    self._account(pod, idx)
+                    self.devices.defer(pod, idx)
+                    self._touch(idx)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -230,8 +231,8 @@ class ClusterState:
         seen[stale] = self.generation[stale]
         return stale
 
-    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None, assumed: bool = False) -> None:
-        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
+    def _account(self, pod: Pod, idx: int) -> None:
+        """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""
         for r, amount in pod.requests.items():
             col = self.column(r)  # may widen the arrays: index them only afterwards
             self.requested[idx, col] += amount
@@ -243,8 +244,12 @@ class ClusterState:
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
         self.groups.add(pod, idx, 1)
+
+    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None, assumed: bool = False) -> None:
+        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
+        self._account(pod, idx)
         assigned = self.devices.assign(pod, idx, devices, assumed)
-        self.journal.append(("add", pod, idx, assigned, pod.key in self.devices.assumed))
+        self.journal.append(("add", pod, idx, assigned, self.devices.is_assumed(pod.key, idx)))
         self._touch(idx)
         for listener in self.listeners:
             listener.pod_added(pod, idx)
@@ -261,7 +266,7 @@ class ClusterState:
         self.pod_count[idx] -= 1
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
         self.groups.add(pod, idx, -1)
-        was_assumed = pod.key in self.devices.assumed
+        was_assumed = self.devices.is_assumed(pod.key, idx)
         released = self.devices.release(pod, idx)
         self.journal.append(("remove", pod, idx, released, was_assumed))
         self._touch(idx)

@@ -192,17 +192,66 @@ def recorded_assignment(pod: Pod) -> Assignment | None:
 
 
 class DeviceLedger:
-    """Per node: device model and which IDs are held by which pod; changes are undone by the cluster journal."""
+    """Per node: device model and which IDs are held by which pod; changes are undone by the cluster journal.
+
+    The pods a ``ClusterState`` starts with are replayed per node on first use (``defer``): a node's
+    devices are chosen, in the order its pods were added, the first time anything reads or changes that
+    node's devices, so a command that never looks at device IDs (``diagnose`` of the default profile
+    on thousands of nodes) does not pay for choosing them. The answers are those of an eager replay: a
+    node's choices depend only on that node's model and its earlier pods. ``held``, ``assignments`` and
+    ``assumed`` (read from outside) replay every node first."""
 
     def __init__(self, models: list[NodeDevices | None]) -> None:
         self.models = models
-        self.held: list[dict[str, dict[str, PodKey]]] = [{} for _ in models]  # node → resource → id → pod
-        self.assignments: dict[PodKey, Assignment] = {}
-        self.assumed: set[PodKey] = set()
+        self._held: list[dict[str, dict[str, PodKey]]] = [{} for _ in models]  # node → resource → id → pod
+        self._assignments: dict[PodKey, Assignment] = {}
+        self._assumed: set[PodKey] = set()
+        self._deferred: dict[int, list[Pod]] = {}  # node → its pods whose devices are not replayed yet
+
+    def defer(self, pod: Pod, idx: int) -> None:
+        """Record ``pod`` on node ``idx`` now, its devices when node ``idx``'s devices are first used."""
+        if self.models[idx] is not None and container_requests(pod):
+            self._deferred.setdefault(idx, []).append(pod)
+
+    def settle(self, idx: int) -> None:
+        """Replay the deferred pods of node ``idx`` (nothing when there are none)."""
+        pods = self._deferred.pop(idx, None)
+        for pod in pods or ():
+            self._assign(pod, idx, None, False)
+
+    def settle_all(self) -> None:
+        for idx in sorted(self._deferred):
+            self.settle(idx)
+
+    @property
+    def held(self) -> list[dict[str, dict[str, PodKey]]]:
+        self.settle_all()
+        return self._held
+
+    @property
+    def assignments(self) -> dict[PodKey, Assignment]:
+        self.settle_all()
+        return self._assignments
+
+    @property
+    def assumed(self) -> set[PodKey]:
+        self.settle_all()
+        return self._assumed
+
+    def is_assumed(self, key: PodKey, idx: int) -> bool:
+        """Whether ``key``, placed on node ``idx``, holds a stand-in assignment nobody recorded."""
+        self.settle(idx)
+        return key in self._assumed
+
+    def assignment(self, key: PodKey, idx: int) -> Assignment | None:
+        """The devices ``key`` holds on node ``idx`` (None: none, or count-only)."""
+        self.settle(idx)
+        return self._assignments.get(key)
 
     def taken(self, idx: int, excluding: PodKey | None = None) -> dict[str, set[str]]:
         """Device IDs held on node ``idx`` per resource (those of ``excluding`` left out)."""
-        held = self.held[idx]
+        self.settle(idx)
+        held = self._held[idx]
         if excluding is None:  # the filter's and score's call, once per pod and node: no per-ID test
             return {r: set(ids) for r, ids in held.items()}
         return {r: {i for i, k in ids.items() if k != excluding} for r, ids in held.items()}
@@ -212,6 +261,10 @@ class DeviceLedger:
     ) -> Assignment | None:
         """Record ``pod``'s devices on node ``idx``; without an assignment, recover or assume one.
         ``assumed`` keeps a restored stand-in assignment flagged as such (journal rollback)."""
+        self.settle(idx)
+        return self._assign(pod, idx, assignment, assumed)
+
+    def _assign(self, pod: Pod, idx: int, assignment: Assignment | None, assumed: bool) -> Assignment | None:
         model = self.models[idx]
         if model is None or not container_requests(pod):
             return None
@@ -221,22 +274,24 @@ class DeviceLedger:
             assignment, _ = choose(pod, model, self.taken(idx))
             if assignment is None:
                 return None  # over-committed already (snapshot disagrees with itself): count only
-            self.assumed.add(pod.key)
+            self._assumed.add(pod.key)
         elif assumed:
-            self.assumed.add(pod.key)
+            self._assumed.add(pod.key)
+        held = self._held[idx]
         for res in assignment.values():
             for r, ids in res.items():
                 for i in ids:
-                    self.held[idx].setdefault(r, {})[i] = pod.key
-        self.assignments[pod.key] = assignment
+                    held.setdefault(r, {})[i] = pod.key
+        self._assignments[pod.key] = assignment
         return assignment
 
     def release(self, pod: Pod, idx: int) -> Assignment | None:
-        assignment = self.assignments.pop(pod.key, None)
-        self.assumed.discard(pod.key)
+        self.settle(idx)
+        assignment = self._assignments.pop(pod.key, None)
+        self._assumed.discard(pod.key)
         if assignment:
             for res in assignment.values():
                 for r, ids in res.items():
                     for i in ids:
-                        self.held[idx].get(r, {}).pop(i, None)
+                        self._held[idx].get(r, {}).pop(i, None)
         return assignment

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.model import affinity
-from kubegpu.model.objects import Pod
+from kubegpu.model.objects import Node, Pod
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import AffinityMismatch, AffinityTermsConflict, PreFilterExcluded, Reason
 
 
 def affinity_evidence(ctx: Context, reason: object, idx: int) -> list[str]:
     pod, node = ctx.pod, ctx.engine.cluster.nodes[idx]
+    if pod.required_affinity:  # terms can match on any label or the node's name: no shorter key
+        return _affinity_lines(pod, node)
+    # a nodeSelector alone: the lines depend only on the node's values of the selector's keys
+    key = (affinity_evidence, *(node.labels.get(k) for k in pod.node_selector))
+    lines = ctx.memo.get(key)
+    if lines is None:
+        lines = ctx.memo[key] = _affinity_lines(pod, node)
+    return list(lines)
+
+
+def _affinity_lines(pod: Pod, node: Node) -> list[str]:
     out = []
     for k, v in pod.node_selector.items():
         have = node.labels.get(k)

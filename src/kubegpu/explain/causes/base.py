@@ -14,6 +14,9 @@ from kubegpu.model.objects import Pod
 class Context:
     engine: Engine
     pod: Pod
+    # evidence lines already made for this pod, by what they depend on: thousands of nodes in a
+    # pool give the same lines (same free count, same labels), so each distinct line is made once
+    memo: dict[tuple[object, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def cmd(self, rest: str) -> str:
         """A kubectl command in the pod's namespace."""

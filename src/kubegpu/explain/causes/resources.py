@@ -56,14 +56,25 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     view = ctx.engine.cluster.view(idx)
     r = reason.resource
     alloc, used = view.allocatable(r), view.requested(r)
+    if alloc == 0:  # the node's labels and offers enter the line too
+        return _insufficient_lines(ctx, reason, view.node, alloc, used)
+    key = (Insufficient, reason, alloc, used)  # everything the line depends on
+    lines = ctx.memo.get(key)
+    if lines is None:
+        lines = ctx.memo[key] = _insufficient_lines(ctx, reason, view.node, alloc, used)
+    return list(lines)
+
+
+def _insufficient_lines(ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int) -> list[str]:
+    r = reason.resource
     line = (
         f"{r}: pod requests {format_milli(r, reason.requested)}, node has {format_milli(r, max(alloc - used, 0))} free "
         f"(allocatable {format_milli(r, alloc)}, already requested {format_milli(r, used)})"
     )
     if reason.requested > alloc:
         line += " — more than the node's whole allocatable: preemption cannot help"
-    if alloc == 0 and r.startswith(NVIDIA_PREFIX) and has_gpu_labels(view.node):
-        offered = offered_gpus(view.node)
+    if alloc == 0 and r.startswith(NVIDIA_PREFIX) and has_gpu_labels(node):
+        offered = offered_gpus(node)
         if r.startswith(MIG_RESOURCE_PREFIX) and offered:
             line += (
                 f"; the node offers {_offer_list(offered)} (a different MIG layout: see `kubegpu plan mig`)"
@@ -89,6 +100,15 @@ def mig_only(nodes: list[Node]) -> dict[str, dict[str, int]]:
     }
 
 
+def _mig_only_among(ctx: Context, nodes: list[str]) -> dict[str, dict[str, int]]:
+    """``mig_only`` of the named nodes; at once empty when no node of the cluster has a MIG column."""
+    cluster = ctx.engine.cluster
+    if not any(r.startswith(MIG_RESOURCE_PREFIX) for r in cluster.resources):
+        return {}  # no node advertises a MIG resource: none offers only MIG slices
+    snapshot = ctx.engine.snapshot
+    return mig_only([n for n in (snapshot.node(name) for name in nodes) if n is not None])
+
+
 def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
     """One sentence per cause the data shows, each with its own fix; empty when none but fragmentation."""
     r, need = reason.resource, reason.requested
@@ -96,7 +116,7 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     group = [n for n in (snapshot.node(name) for name in nodes) if n is not None]
     out = []
     if r == NVIDIA_GPU:
-        for name, offered in mig_only(group).items():
+        for name, offered in _mig_only_among(ctx, nodes).items():
             out.append(
                 f"{name} is MIG-partitioned: it offers {_offer_list(offered)}, not whole GPUs. If a slice is enough, "
                 f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
@@ -172,9 +192,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     # a resource every node lists at 0 (a plugin that registered no device) is advertised nowhere
     advertised = sorted({r for n in engine.snapshot.nodes for r, v in n.capacity.items() if v})
     # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
-    partitioned = resource == NVIDIA_GPU and mig_only(
-        [n for n in (engine.snapshot.node(name) for name in nodes) if n is not None]
-    )
+    partitioned = resource == NVIDIA_GPU and _mig_only_among(ctx, nodes)
     if is_scheduler_resource(resource):
         return _scheduler_resource_advice(ctx, resource)
     if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
@@ -201,7 +219,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     free = engine.free(resource)
     here = [free[n] for n in nodes]
     total, largest = sum(here), max(here, default=0)
-    elsewhere = sum(f for n, f in free.items() if n not in nodes)
+    allowed = set(nodes)
+    elsewhere = sum(f for n, f in free.items() if n not in allowed)
     frag = ""
     if total >= need > largest:
         frag = (

@@ -1,0 +1,84 @@
+"""The diagnose headline's "First:" line names the fix for the cause that blocks the most Pending pods (all
+its groups together), and the nearest-miss nodes are picked by structured reason kind, not by text.
+
+Issue 25, "An answer, not a dump": the headline gives "the top causes with counts, and the first thing to
+do". Before, "First:" took the largest single group; on the embedded demo that was one pod blocked by
+"Insufficient nvidia.com/gpu" while three pods were blocked by untolerated taints (listed above it).
+The filter order that decides each node's reason (TaintToleration before NodeResourcesFit) is
+kube-scheduler's default profile, pkg/scheduler/apis/config/v1/default_plugins.go.
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.diagnose import diagnose
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.explanation import Explanation, NodeEvidence
+from kubegpu.explain.summary import pod_shape, summarize
+from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
+
+TAINT = "node(s) had untolerated taint(s)"
+NO_GPU = "Insufficient nvidia.com/gpu"
+
+
+def _cluster(one_gpu: int, two_gpu: int, eight_gpu: int) -> ClusterSnapshot:
+    """Three nodes of 4 GPUs tainted dedicated=infer:NoSchedule and one untainted node of 4 GPUs, full.
+
+    A pod without the toleration is refused by the taint on the three (TaintToleration runs first) and
+    by NodeResourcesFit on the full one: its cause is the taint (3 nodes of 4). An 8-GPU pod that
+    tolerates the taint is refused by NodeResourcesFit everywhere: "Insufficient nvidia.com/gpu"."""
+    nodes = [make_node(f"t{i}").gpus(4).taint("dedicated", "infer").obj() for i in range(3)]
+    nodes.append(make_node("full").gpus(4).obj())
+    objs = [*nodes, make_pod("holder").ns("ops").gpu(4).on("full").obj()]
+    objs += [make_pod(f"one-{i}").ns("team-a").gpu(1).obj() for i in range(one_gpu)]
+    objs += [make_pod(f"two-{i}").ns("team-a").gpu(2).obj() for i in range(two_gpu)]
+    objs += [
+        make_pod(f"eight-{i}").ns("team-b").gpu(8).tolerate("dedicated", "infer", "NoSchedule", "Equal").obj()
+        for i in range(eight_gpu)
+    ]
+    return build_snapshot([("hand-built.yaml", o) for o in objs])
+
+
+def _summary(snap: ClusterSnapshot):  # type: ignore[no-untyped-def]
+    report = diagnose(Engine(snap))
+    return summarize(report, {str(p.key): pod_shape(p) for p in snap.pending_pods()})
+
+
+def test_first_step_is_the_cause_with_the_most_pods_not_the_largest_group() -> None:
+    # taint: 2 one-GPU + 2 two-GPU pods = 4 pods in two groups of 2; Insufficient: one group of 3 pods
+    s = _summary(_cluster(one_gpu=2, two_gpu=2, eight_gpu=3))
+    assert dict(s.causes) == {TAINT: 4, NO_GPU: 3}
+    assert [(g.cause, len(g.pods)) for g in s.groups] == [(NO_GPU, 3), (TAINT, 2), (TAINT, 2)]
+    # the largest group is the 3-pod Insufficient one, but the taint blocks 4 pods: its fix comes first,
+    # told through its first-listed group (equal sizes: shapes in order, "1 nvidia.com/gpu" before "2 …")
+    assert s.first_step.startswith("These nodes keep pods off with taint dedicated=infer:NoSchedule.")
+    assert "(4 pod(s) in 2 groups, the largest 2 pod(s): 1 nvidia.com/gpu" in s.first_step
+
+
+def test_first_step_tie_keeps_the_order_the_groups_are_listed_in() -> None:
+    # 2 pods blocked by the taint, 2 by Insufficient: groups of equal size are listed by shape, and
+    # "1 nvidia.com/gpu …" sorts before "8 nvidia.com/gpu …", so the taint's group is listed first
+    s = _summary(_cluster(one_gpu=2, two_gpu=0, eight_gpu=2))
+    assert dict(s.causes) == {TAINT: 2, NO_GPU: 2}
+    assert s.groups[0].cause == TAINT
+    assert s.first_step.startswith("These nodes keep pods off with taint dedicated=infer:NoSchedule.")
+    assert s.first_step.endswith("(2 pod(s): " + s.groups[0].shape + ")")
+
+
+def test_nearest_misses_are_chosen_by_reason_kind_not_text() -> None:
+    """A node refused by a free-form message that happens to read "Insufficient …" (an extender's text,
+    kind Message) is not a resource-only miss; one refused by NodeResourcesFit (kind Insufficient) is."""
+    snap = _cluster(one_gpu=0, two_gpu=0, eight_gpu=1)
+    report = diagnose(Engine(snap))
+    exp: Explanation = report.pending[0]
+    assert {n.name for n in exp.nodes} == {"t0", "t1", "t2", "full"}
+    assert all(n.kinds == ("Insufficient",) for n in exp.nodes)
+    # t0 (4 GPUs free, the nearest) refused instead by a free-form message that reads "Insufficient …"
+    at = next(i for i, n in enumerate(exp.nodes) if n.name == "t0")
+    exp.nodes[at] = NodeEvidence("t0", "Extender", ["Insufficient nvidia.com/gpu on the extender's books"],
+                                 "Unschedulable", kinds=("Message",))  # fmt: skip
+    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    nearest = summarize(report, shapes).groups[0].nearest
+    # resource-only misses, most free GPUs first, then by name: t1 and t2 (4 free), full (0 free); a test
+    # of the text would have kept t0 first
+    assert [n.name for n in nearest] == ["t1", "t2", "full"]
