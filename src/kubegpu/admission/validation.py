@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.admission.canonical import canonical
+from kubegpu.model.parse import LIMIT_REQUIRED, NEGATIVE, NOT_INTEGER, request_limit_problem
 from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity
 from kubegpu.model.resources import is_extended, is_hugepages
 
-NOT_INTEGER = "must be an integer"
-LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
 # Exact arithmetic on 1e999999999 takes forever (and memory without bound): the webhook checks the size of
 # every quantity before any arithmetic. 10^30 is far above anything a node holds (2^63 milli-units).
 OUT_OF_RANGE = "quantity out of range: more than 40 digits or an exponent beyond ±30"
@@ -100,11 +99,7 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             continue
         parsed_limits[name] = value
         if value < 0:
-            errors.append(
-                FieldError(
-                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
-                )
-            )
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
         if _integer_resource(name) and milli_value(value) % 1000:
             errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
     for name, q in sorted(requests.items()):
@@ -115,33 +110,16 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             errors.append(FieldError(fp, "Invalid value", str(q), str(exc)))
             continue
         if value < 0:
-            errors.append(
-                FieldError(
-                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
-                )
-            )
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
         if _integer_resource(name) and milli_value(value) % 1000:
             errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
         if name in parsed_limits:
             limit = parsed_limits[name]
             limit_text = canonical(limits[name])
-            if value != limit and not _overcommit_allowed(name):
+            problem = request_limit_problem(name, limit_text, value > limit) if value != limit else ""
+            if problem:
                 errors.append(
-                    FieldError(
-                        f"{path}.resources.requests",
-                        "Invalid value",
-                        canonical(q),
-                        f"must be equal to {name} limit of {limit_text}",
-                    )
-                )
-            elif value > limit:
-                errors.append(
-                    FieldError(
-                        f"{path}.resources.requests",
-                        "Invalid value",
-                        canonical(q),
-                        f"must be less than or equal to {name} limit of {limit_text}",
-                    )
+                    FieldError(f"{path}.resources.requests", "Invalid value", canonical(q), problem)
                 )
         elif not _overcommit_allowed(name):
             errors.append(FieldError(f"{path}.resources.limits", "Required value", None, LIMIT_REQUIRED))

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.errors import InputError
-from kubegpu.model.parse import describe
+from kubegpu.model.parse import describe, name_problem
 from kubegpu.model.podgroup import parse_time
 from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity, to_milli
 from kubegpu.model.resources import ResourceList
@@ -168,10 +168,17 @@ def parse_batch_objects(
     for source, raw in objects:
         obj = describe(raw)
         meta = raw.get("metadata") or {}
-        name = str(meta.get("name") or "")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
         try:
+            if not isinstance(meta, Mapping):
+                raise InputError(f"expected an object, got {type(meta).__name__}", source=source, obj=obj,
+                                 field="metadata")  # fmt: skip
             if not name:
                 raise InputError("required field is missing", source=source, obj=obj, field="metadata.name")
+            if not isinstance(name, str) or name_problem(name):
+                problem = name_problem(name) if isinstance(name, str) else f"expected a string, got {name!r}"
+                raise InputError(f"Invalid value: {str(name)[:300]!r}: {problem}", source=source, obj=obj,
+                                 field="metadata.name")  # fmt: skip
             spec = _spec(raw, source)
             kind = raw.get("kind")
             if kind == "GpuQueue":

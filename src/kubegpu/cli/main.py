@@ -15,11 +15,12 @@ from kubegpu.cli.options import (
     load_snapshot,
     make_engine,
     output_option,
+    report_errors,
     source_options,
     version_line,
     versioned,
 )
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError
 
 # The commands that live in their own modules: name -> (module, attribute, the line `kubegpu --help` shows).
 # Imported only when run (or asked for their own --help), so that `kubegpu --help` and the commands
@@ -118,6 +119,7 @@ def explain(
         )
     exp = explain_pod(make_engine(snap, profile, plugin_configs, seed), target)
     emit(versioned(exp.to_dict(), snap), output, lambda: version_line(snap, render.explanation, exp))
+    report_errors(snap)
 
 
 @cli.command()
@@ -156,9 +158,12 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     admissions = []
     if pods_file is not None:
         errors: list[Any] = []
-        admissions = admit_pods(snap, read_path(pods_file, errors))
-        for err in errors:
-            click.echo(f"error: {err.one_line()}", err=True)
+        try:
+            admissions = admit_pods(snap, read_path(pods_file, errors))
+        except KubegpuError as exc:  # a missing file or directory: an input error like any other
+            errors.append(exc)
+        errors += [e for e in (a.input_error() for a in admissions) if e is not None]
+        report_errors(snap, errors)
     new_pods = [a.pod for a in admissions if a.pod is not None]
     engine = make_engine(snap, profile, plugin_configs, seed, scheduler_name)
     ours = engine.profile.scheduler_name
@@ -172,6 +177,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
         written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
         write_snapshot(snap, outcomes, write_to, written)
         click.echo(f"wrote {write_to}", err=True)
+    report_errors(snap)
 
 
 @cli.command()
@@ -210,6 +216,7 @@ def diagnose(
     emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
          lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
                               node=one_node))  # fmt: skip
+    report_errors(snap)
 
 
 @cli.command()
@@ -231,9 +238,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
     from kubegpu.cli.when import command_now
 
     snap = load_snapshot(**src)
-    queue_objs, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
-    for err in errors:
-        click.echo(f"error: {err.one_line()}", err=True)
+    queue_objs, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)  # errors: load_snapshot's
     at = command_now(snap, now)
     args = {"CheckpointAwarePreemption": {"now": at.isoformat()}}
     engine = make_engine(snap, "kubegpu", plugin_configs, seed, plugin_args=args)
@@ -246,6 +251,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
         "decisions": [d.to_dict() for d in decisions],
     }
     emit(data, output, lambda: render.queues_table(data))
+    report_errors(snap)
 
 
 @cli.command()
@@ -267,6 +273,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     snap = load_snapshot(**src)
     rows = quota_rows(snap, what_if)
     emit({"quotas": rows}, output, lambda: render.quota_table(rows))
+    report_errors(snap)
 
 
 @cli.command()
@@ -303,7 +310,14 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
     from kubegpu.sources import load_files
 
     snap = load_snapshot(**src)
-    before = load_files(previous) if previous is not None else None
+    before = None
+    if previous is not None:
+        try:
+            before = load_files(previous)
+        except InputError as exc:  # a missing file: said, and the inspection goes on without it
+            report_errors(snap, [exc])
+        else:
+            report_errors(snap, [*before.errors])
     at = command_now(snap, now)
     from kubegpu.explain.device_metrics import Prometheus
 
@@ -312,6 +326,7 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
     emit(report.to_dict(), output, lambda: render.inspection(report))
     if save_to is not None:
         write_snapshot(snap, [], save_to)
+    report_errors(snap)
     raise SystemExit(report.exit_code)
 
 

@@ -22,13 +22,12 @@ Must not: call NVML or open files other than the one ``load_reading`` is handed.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NewType, TypeVar
 
-from kubegpu.errors import InputError, read_text
+from kubegpu.errors import InputError, json_document, read_text
 
 GpuUuid = NewType("GpuUuid", str)
 _E = TypeVar("_E", bound=enum.Enum)
@@ -196,11 +195,7 @@ class NodeInventory:
 
 def load_reading(path: Path) -> NodeInventory:
     """Read a reading file (the fixture format) into an inventory; bad input raises ``InputError``."""
-    text = read_text(path, "reading")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg} at line {exc.lineno}", source=str(path)) from exc
+    raw = json_document(read_text(path, "reading"), str(path))
     return parse_reading(raw, source=str(path))
 
 

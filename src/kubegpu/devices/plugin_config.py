@@ -34,8 +34,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
-
 from kubegpu.devices.sharing import (
     DEFAULT_MPS_ROOT,
     GPU_RESOURCE,
@@ -47,7 +45,7 @@ from kubegpu.devices.sharing import (
     PluginConfig,
     ReplicatedResource,
 )
-from kubegpu.errors import InputError, read_text
+from kubegpu.errors import InputError, read_text, yaml_documents
 
 # The v0.20.0 structs' JSON keys (flags.go CommandLineFlags, PluginCommandLineFlags, GFDCommandLineFlags).
 TOP_KEYS = ("version", "flags", "resources", "sharing", "imex")
@@ -126,10 +124,8 @@ def _join(where: str, key: str) -> str:
 
 def parse(text: str, *, source: str = "") -> PluginConfig:
     """Parse the device plugin config (YAML or JSON); refusals raise ``InputError``, the rest warns."""
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not YAML: {str(exc).splitlines()[0]}", source=source) from None
+    docs = yaml_documents(text, source)  # bounded: depth, aliases, duplicate keys
+    raw = docs[0] if docs else None
     r = _Reader(source)
     top = r.obj(raw, "", TOP_KEYS)
     version = top.get("version", "v1")

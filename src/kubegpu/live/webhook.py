@@ -177,6 +177,22 @@ def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOp
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
+def answer_body(
+    path: str, raw: bytes, ctx: LintContext, policy: Policy, mutation: MutationOptions
+) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON answer to one POSTed body: 400 for a body that is not an AdmissionReview
+    (not JSON, nested too deeply, another kind), else 200 with the review (``/validate``) or patch (``/mutate``)."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: thousands of nested brackets
+        return 400, {"error": "the body is not JSON"}
+    if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
+        return 400, {"error": "expected an AdmissionReview"}
+    if path == "/mutate":
+        return 200, mutate_review(body, ctx, mutation)
+    return 200, review(body, ctx, policy)
+
+
 @dataclass(frozen=True)
 class Policy:
     """What the chart configures about who may do what (``webhook.exemptions``, the scheduler's account)."""
@@ -351,21 +367,13 @@ class WebhookServer:
                     self.close_connection = True  # an unread body must not be taken for the next request
                     self.reply(400 if known else 404, b"{}", "application/json")
                     return
-                try:
-                    body = json.loads(self.rfile.read(length))
-                except ValueError:
-                    self.reply(400, b'{"error": "the body is not JSON"}', "application/json")
-                    return
-                if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
-                    self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
-                    return
-                if path == "/mutate":
-                    answer = mutate_review(body, server.facts.context(), server.mutation)
-                else:
-                    answer = review(body, server.facts.context(), server.policy)
-                self.reply(200, json.dumps(answer).encode(), "application/json")
-                allowed = "true" if answer["response"]["allowed"] else "false"
-                server.latency.labels(allowed).observe(time.perf_counter() - start)
+                status, answer = answer_body(
+                    path, self.rfile.read(length), server.facts.context(), server.policy, server.mutation
+                )
+                self.reply(status, json.dumps(answer).encode(), "application/json")
+                if status == 200:
+                    allowed = "true" if answer["response"]["allowed"] else "false"
+                    server.latency.labels(allowed).observe(time.perf_counter() - start)
 
         return Handler
 
