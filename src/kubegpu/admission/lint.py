@@ -163,7 +163,7 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     if any(e.detail == OUT_OF_RANGE for e in errors):
         return out  # parsing the pod would do exact arithmetic on a quantity too large to bound
     try:
-        pod = parse_pod(pod_raw)
+        pod = parse_pod(pod_raw, validate_resources=not errors)  # errors: reported above, once
     except InputError as exc:
         return [*out, Violation("invalid", prefix + exc.field, exc.problem)]
     gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))

@@ -79,8 +79,23 @@ def _integer_resource(name: str) -> bool:
     return is_extended(name) or name == "pods"
 
 
+def _not_an_object(value: object, path: str) -> list[FieldError]:
+    """A field that must be an object but is not: the API server's decoder refuses the whole object."""
+    if value is None or isinstance(value, Mapping):
+        return []
+    return [
+        FieldError(path, "Invalid value", str(value)[:64], f"expected an object, got {type(value).__name__}")
+    ]
+
+
 def validate_container_resources(container: Mapping[str, Any], path: str) -> list[FieldError]:
     res = container.get("resources") or {}
+    shape = _not_an_object(res, f"{path}.resources")
+    if not shape:
+        shape = [*_not_an_object(res.get("limits"), f"{path}.resources.limits"),
+                 *_not_an_object(res.get("requests"), f"{path}.resources.requests")]  # fmt: skip
+    if shape:
+        return shape
     limits: Mapping[str, Any] = res.get("limits") or {}
     requests: Mapping[str, Any] = res.get("requests") or {}
     errors = [
@@ -129,8 +144,8 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
 def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
     """``SetDefaults_Pod`` runs before validation: a limit without a request becomes the request too."""
     res = container.get("resources") or {}
-    limits = res.get("limits") or {}
-    if not isinstance(limits, Mapping) or not limits:
+    limits = res.get("limits") or {} if isinstance(res, Mapping) else {}
+    if not isinstance(limits, Mapping) or not limits or not isinstance(res.get("requests") or {}, Mapping):
         return container
     requests = dict(res.get("requests") or {})
     for name, q in limits.items():
@@ -141,13 +156,16 @@ def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
 def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
     """Validate every init container and container of a raw Pod, after defaulting, as the API server does."""
     spec = raw.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        return _not_an_object(spec, "spec")
     errors = quantity_errors(spec.get("overhead"), "spec.overhead")
     pod_level = spec.get("resources") or {}
     if isinstance(pod_level, Mapping):
         errors += quantity_errors(pod_level.get("limits"), "spec.resources.limits")
         errors += quantity_errors(pod_level.get("requests"), "spec.resources.requests")
     for key in ("containers", "initContainers"):
-        for i, c in enumerate(spec.get(key) or []):
+        items = spec.get(key) or []
+        for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, Mapping):
                 errors.extend(validate_container_resources(_defaulted(c), f"spec.{key}[{i}]"))
     return errors

@@ -48,6 +48,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from kubegpu.admission.gpu_access import Exemptions, Requester
 from kubegpu.admission.lint import LintContext, NodeFacts, facts_of, lint_object
 from kubegpu.admission.mutate import MutationOptions, mutate_object
+from kubegpu.errors import InputError, json_document
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
@@ -183,9 +184,10 @@ def answer_body(
     """The HTTP status and JSON answer to one POSTed body: 400 for a body that is not an AdmissionReview
     (not JSON, nested too deeply, another kind), else 200 with the review (``/validate``) or patch (``/mutate``)."""
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: thousands of nested brackets
-        return 400, {"error": "the body is not JSON"}
+        # UTF-8 only (RFC 8259, and what the API server sends): json.loads would guess UTF-16 from bytes
+        body = json_document(raw.decode("utf-8"), "the request body")
+    except (UnicodeDecodeError, InputError) as exc:
+        return 400, {"error": str(exc) if isinstance(exc, InputError) else "the body is not UTF-8 JSON"}
     if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
         return 400, {"error": "expected an AdmissionReview"}
     if path == "/mutate":

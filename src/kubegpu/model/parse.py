@@ -57,9 +57,10 @@ def describe(raw: Raw) -> str:
 class _Ctx:
     """Carries where we are, so every error names source, object and field."""
 
-    def __init__(self, source: str, raw: Raw) -> None:
+    def __init__(self, source: str, raw: Raw, validate: bool = True) -> None:
         self.source = source
         self.obj = describe(raw)
+        self.validate = validate  # False: the caller reported the API server's resource validation itself
 
     def fail(self, field: str, problem: str) -> InputError:
         return InputError(problem, source=self.source, obj=self.obj, field=field)
@@ -111,9 +112,9 @@ class _Ctx:
             key = f"{field}[{name}]"
             try:
                 amount = to_milli_text(str(name), q)
-                if amount < 0:
+                if self.validate and amount < 0:
                     raise self.fail(key, f"Invalid value: {_shown(q)}: {NEGATIVE}")
-                if is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
+                if self.validate and is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
                     raise self.fail(key, f"Invalid value: {_shown(q)}: {NOT_INTEGER}")
                 out[str(name)] = amount
             except QuantityError as exc:
@@ -270,7 +271,8 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     requests = ctx.resources(res.get("requests"), f"{field}.resources.requests")
     for name, amount in limits.items():  # SetDefaults_Pod: a limit alone implies the request
         requests.setdefault(name, amount)
-    _requests_within_limits(ctx, f"{field}.resources", requests, limits)
+    if ctx.validate:
+        _requests_within_limits(ctx, f"{field}.resources", requests, limits)
     ports = []
     for i, p in enumerate(ctx.seq(c.get("ports"), f"{field}.ports")):
         p = ctx.mapping(p, f"{field}.ports[{i}]")
@@ -295,10 +297,18 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     )
 
 
-def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, PriorityClass] | None = None) -> Pod:
+def parse_pod(
+    raw: Raw,
+    source: str = "",
+    priority_classes: Mapping[str, PriorityClass] | None = None,
+    *,
+    validate_resources: bool = True,
+) -> Pod:
     """Parse a Pod. ``priority_classes`` resolves ``priorityClassName`` when ``spec.priority`` is unset,
-    as the Priority admission plugin does for pods that were never admitted (manifests)."""
-    ctx = _Ctx(source, raw)
+    as the Priority admission plugin does for pods that were never admitted (manifests).
+    ``validate_resources=False``: the caller has reported ``ValidateResourceRequirements``' errors itself
+    (``admission.validation``) and wants the pod read anyway, amounts rounded as the API server would."""
+    ctx = _Ctx(source, raw, validate_resources)
     meta, ns, name = _meta(ctx, raw, namespaced=True)
     spec = ctx.mapping(raw.get("spec"), "spec")
     status = ctx.mapping(raw.get("status"), "status")
