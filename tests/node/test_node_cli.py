@@ -64,7 +64,7 @@ def test_broken_reading_is_one_line_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "nvml.json"
     bad.write_text('{"driver": "1.2", "nvml": "x", "cuda_driver": 12000, "devices": [{"index": "zero"}]}')
     code, out = _run("discover", "--reading", str(bad))
-    assert code == 1
+    assert code == 2  # bad input: exit 2, as on every command
     assert out == f"Error: {bad}: device 0: index: expected an integer, got 'zero'\n"
 
 
@@ -72,7 +72,7 @@ def test_bad_config_is_one_line_naming_the_field(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text("flags: {migStrategy: sometimes}")
     code, out = _run("labels", "--reading", str(H200), "--config", str(config))
-    assert code == 1
+    assert code == 2
     assert out.startswith(f"Error: {config}: flags.migStrategy: unknown MIG strategy: sometimes")
     assert "Traceback" not in out
 

@@ -129,6 +129,10 @@ def is_linted_kind(kind: str) -> bool:
     return kind == "Pod" or kind in TEMPLATE_PATHS
 
 
+# the rules that report an object the API server itself would refuse (its validation, or unreadable fields)
+INVALID_RULES = frozenset({"invalid-resources", "invalid"})
+
+
 def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     """The violations of one Pod or workload (other kinds have none)."""
     kind = str(obj.get("kind") or "")

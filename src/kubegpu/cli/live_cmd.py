@@ -19,7 +19,14 @@ from pathlib import Path
 import click
 
 from kubegpu.admission.gpu_access import Exemptions
-from kubegpu.admission.lint import LintContext, env_sources, lint_object, namespace_labels, node_facts
+from kubegpu.admission.lint import (
+    INVALID_RULES,
+    LintContext,
+    env_sources,
+    lint_object,
+    namespace_labels,
+    node_facts,
+)
 from kubegpu.admission.mutate import MutationOptions
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.errors import InputError, KubegpuError
@@ -259,10 +266,13 @@ def extender(
 @click.command("lint")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def lint(files: tuple[Path, ...], output: str) -> None:
+@click.option("--strict", is_flag=True,
+              help="Exit with status 2 also for objects the API server would refuse as invalid (not only for "
+                   "unreadable files).")  # fmt: skip
+def lint(files: tuple[Path, ...], output: str, strict: bool) -> None:
     """Check Pod and workload manifests against the webhook's GPU rules. Namespaces and Nodes among the
     FILES supply namespace labels (opt-out, GPU namespaces) and the resource names nodes offer.
-    Exit status: 0 clean, 1 violations found, 2 unreadable input."""
+    Exit status: 0 clean, 1 violations found, 2 unreadable input (with --strict: or invalid objects)."""
     errors: list[InputError] = []
     objects = []
     for path in files:
@@ -281,7 +291,8 @@ def lint(files: tuple[Path, ...], output: str) -> None:
             click.echo(f"{source}: {describe(obj)}: {v.field}: {v.message} [{v.rule}]")
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    sys.exit(2 if errors else 1 if findings else 0)
+    invalid = strict and any(v.rule in INVALID_RULES for _, _, v in findings)
+    sys.exit(2 if errors or invalid else 1 if findings else 0)
 
 
 def _logging(verbose: int) -> None:

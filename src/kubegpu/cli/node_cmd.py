@@ -409,10 +409,17 @@ def _config(config_file: Path | None, mig_strategy: str | None) -> PluginConfig:
     return config
 
 
+class _BadInput(click.ClickException):
+    exit_code = 2
+
+
 def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; bad input and a missing NVML become one line on stderr and exit code 1."""
+    """Run ``fn``; bad input becomes one line on stderr and exit code 2 (as on every command), a missing
+    NVML one line and exit code 1."""
     try:
         return fn()
+    except InputError as exc:
+        raise _BadInput(str(exc)) from exc
     except (KubegpuError, NvmlUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
 

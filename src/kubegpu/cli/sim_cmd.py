@@ -239,12 +239,15 @@ def bench_openb(
 @click.option("--context", default=None, help="kubeconfig context for --kube.")
 @click.option("--kubeconfig", default=None, help="kubeconfig file for --kube.")
 @click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 2 if any input object was rejected (simulate always does: it never replays "
+                   "a workload with an input it could not read; accepted like on every command).")  # fmt: skip
 def simulate(
     data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
     policies: str | None, add_nodes: str | None, time_slicing: int | None, queue_nominal: tuple[str, ...],
     relabels: tuple[str, ...], mig_layouts: tuple[str, ...], preemption: bool, report_path: Path | None, seed: int, nodes: int | None, nodes_fraction: float | None,
     time_scale: float, series: Path | None, kube: bool, context: str | None, kubeconfig: str | None,
-    in_cluster: bool,
+    in_cluster: bool, strict: bool,
 ) -> None:  # fmt: skip
     """Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with
     queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."""

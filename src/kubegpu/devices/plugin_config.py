@@ -64,6 +64,8 @@ GFD_TYPES: dict[str, type] = {
 SHARING_KEYS = ("timeSlicing", "mps")
 REPLICATED_KEYS = ("renameByDefault", "failRequestsGreaterThanOne", "resources")
 RESOURCE_KEYS = ("name", "rename", "devices", "replicas")
+# upstream sets no bound; every replica is one device ID in ListAndWatch, so 10**9 of them would never end
+MAX_REPLICAS = 1024
 IMEX_KEYS = ("channelIDs", "required")
 DISCOVERY_STRATEGIES = ("auto", "nvml", "tegra")  # the plugin's validateFlags; GFD also takes vfio
 ALLOCATION_POLICIES = ("distributed", "packed")
@@ -226,6 +228,10 @@ def _replicated(r: _Reader, raw: object, where: str) -> tuple[bool, bool, tuple[
         replicas = r.typed(res, "replicas", int, at, 0)
         if replicas < 2:
             raise r.fail(f"{at}.replicas", "number of replicas must be >= 2")
+        if replicas > MAX_REPLICAS:  # the plugin would advertise replicas x GPUs device IDs to kubelet
+            raise r.fail(
+                f"{at}.replicas", f"{replicas} replicas per GPU: kubegpu models at most {MAX_REPLICAS}"
+            )
         if "rename" in res:
             renamed = _resource_name(r, res["rename"], f"{at}.rename")
             if renamed != (name + SHARED_SUFFIX if rename_default else ""):
