@@ -454,7 +454,7 @@ def pods_manifest_cases(rng: random.Random, demo: list[dict[str, Any]]) -> Itera
     pod["metadata"] = {"name": "new-pod", "namespace": ns, "labels": {"app": "new"}}
     pod.pop("status", None)
     commands = (("schedule", "--snapshot", "{dir}/snap.yaml", "--pods", "{dir}/pods.yaml", "--strict"),
-                ("lint", "{dir}/pods.yaml"))  # fmt: skip
+                ("lint", "{dir}/pods.yaml", "--strict"))  # fmt: skip
     res = ("spec", "containers", 0, "resources")
     extremes = [("resources 'lots'", res, "lots", True),
                 ("gpu request -4", (*res, "requests", "nvidia.com/gpu"), "-4", True),

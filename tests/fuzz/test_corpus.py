@@ -17,6 +17,7 @@ printed at the end gives the corpus size (inputs × kinds × commands).
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ import pytest
 from tests.fuzz.corpus import Case, all_cases
 from tests.fuzz.runner import Outcome, cli_main, run_all, warm
 
-MEMORY_GROWTH = 1024**3
+MEMORY_GROWTH = 1024**3  # the child may grow by less than this
 
 
 class _Prometheus(BaseHTTPRequestHandler):
@@ -123,9 +124,6 @@ def problems(case: Case, args: tuple[str, ...], out: Outcome) -> list[str]:
         if command == "review":
             if out.code == 0:
                 found.append("silent: the webhook allowed it")
-        elif command == "lint":
-            if out.code == 0:
-                found.append("silent: lint exit 0")
         elif out.code != 2:
             found.append(f"silent: exit {out.code} (--strict must exit 2)")
         named = [line for line in error_lines if any(Path(f).name in line for f in case.files)]
@@ -137,11 +135,20 @@ def problems(case: Case, args: tuple[str, ...], out: Outcome) -> list[str]:
 
 
 def test_every_input_kind_through_every_command(tmp_path: Path, prometheus: str) -> None:
+    """CI runs each input through one of the commands that read its kind, in turn (so every command meets
+    every kind several times: 9 snapshot commands over 19-42 inputs of each snapshot kind) and stays within
+    about two minutes on two cores; ``KUBEGPU_FUZZ_FULL=1`` runs every input through every command."""
     warm()
     cases = all_cases()
+    full = os.environ.get("KUBEGPU_FUZZ_FULL") == "1"
     jobs = []
+    turn = Counter[str]()
     for i, case in enumerate(cases):
-        for args, fn in materialise(case, tmp_path / f"c{i:04d}", prometheus):
+        runs = materialise(case, tmp_path / f"c{i:04d}", prometheus)
+        if not full:
+            runs = [runs[turn[case.kind] % len(runs)]]
+            turn[case.kind] += 1
+        for args, fn in runs:
             jobs.append((case, args, fn))
     outcomes = run_all([fn for _, _, fn in jobs], workers=2)
     failures = Counter[str]()

@@ -24,10 +24,10 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.errors import InputError
-from kubegpu.model.parse import describe, name_problem
+from kubegpu.model.parse import NEGATIVE, NOT_INTEGER, describe, name_problem
 from kubegpu.model.podgroup import parse_time
-from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity, to_milli
-from kubegpu.model.resources import ResourceList
+from kubegpu.model.quantity import CPU, QuantityError, to_milli_text
+from kubegpu.model.resources import ResourceList, is_extended
 
 QUEUE_LABEL = "kubegpu.io/queue"
 DEFAULT_QUEUE = "default"
@@ -74,11 +74,17 @@ def _resources(raw: Any, source: str, obj: str, field_: str, *, exact: bool = Fa
         raise InputError("expected a resource list", source=source, obj=obj, field=field_)
     out: ResourceList = {}
     for name, q in raw.items():
+        where = f"{field_}[{name}]"
         try:
-            quantity = parse_quantity(q)
-            out[str(name)] = milli_value(quantity) if exact else to_milli(str(name), quantity)
+            # bounded (to_milli_text refuses what does not fit int64 milli-units, never computing 10**e)
+            amount = to_milli_text(CPU, q) if exact else to_milli_text(str(name), q)
         except QuantityError as exc:
-            raise InputError(str(exc), source=source, obj=obj, field=f"{field_}[{name}]") from None
+            raise InputError(str(exc), source=source, obj=obj, field=where) from None
+        if amount < 0:
+            raise InputError(f"Invalid value: {q!r}: {NEGATIVE}", source=source, obj=obj, field=where)
+        if not exact and is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
+            raise InputError(f"Invalid value: {q!r}: {NOT_INTEGER}", source=source, obj=obj, field=where)
+        out[str(name)] = amount
     return out
 
 

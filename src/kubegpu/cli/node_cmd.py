@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from kubegpu.cli.options import BadInput
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.devices import (
     MigStrategy,
@@ -409,17 +410,13 @@ def _config(config_file: Path | None, mig_strategy: str | None) -> PluginConfig:
     return config
 
 
-class _BadInput(click.ClickException):
-    exit_code = 2
-
-
 def _guard(fn: Callable[[], T]) -> T:
     """Run ``fn``; bad input becomes one line on stderr and exit code 2 (as on every command), a missing
     NVML one line and exit code 1."""
     try:
         return fn()
     except InputError as exc:
-        raise _BadInput(str(exc)) from exc
+        raise BadInput(str(exc)) from exc
     except (KubegpuError, NvmlUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
 

@@ -26,6 +26,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "yaml"])
 
 
+class BadInput(click.ClickException):
+    """Bad input (an ``InputError``) as one ``Error:`` line and exit status 2, as ``cli.main`` does."""
+
+    exit_code = 2
+
+
 def source_options(f: F) -> F:
     """--snapshot / --demo / --kube: the three sources behind one interface."""
     options = [

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kubegpu.cli.options import BadInput
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.sim.bench import (
@@ -141,6 +142,8 @@ def bench_openb(
                 folder, trace_list, policy_list, seed_list, out,
                 executor=runner, published=published, on_done=done,
             )  # fmt: skip
+    except InputError as e:
+        raise BadInput(str(e)) from e  # one line and exit 2, as on every command
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
     rows = table(results, published)
@@ -271,6 +274,8 @@ def simulate(
         after = names[1] if len(names) == 2 else None
         change = Change(after, count, like, time_slicing, nominal, relabel, mig)
         reports = compare(scenario, names[0], change, seed, preemption)
+    except InputError as e:
+        raise BadInput(str(e)) from e  # one line and exit 2, as on every command
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
     where = f"openb {trace} on the free capacity of {len(live)} live node(s), " if live else ""
