@@ -53,8 +53,8 @@ class Child:
     """One forked child running ``fn`` (its return value is the exit status) with stdout/stderr captured."""
 
     def __init__(self, fn: Callable[[], int], timeout: float = TIMEOUT_S) -> None:
-        self.out = tempfile.TemporaryFile()
-        self.err = tempfile.TemporaryFile()
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115  # closed in poll()
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115
         sys.stdout.flush()
         sys.stderr.flush()
         self.base_rss = _rss_bytes()
@@ -68,6 +68,9 @@ class Child:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
                 os.dup2(self.out.fileno(), 1)
                 os.dup2(self.err.fileno(), 2)
+                # pytest's capture replaces sys.stdout/stderr with in-memory objects: write to the fds
+                sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
                 try:
                     code = fn()
                 except SystemExit as exc:

@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import TAINT_EFFECTS, _Ctx, _term
+from kubegpu.model.parse import TAINT_EFFECTS, _Ctx, _meta, _term
 from kubegpu.model.quantity import QuantityError, parse_quantity
 
 GROUP = "resource.k8s.io"
@@ -214,10 +214,7 @@ def _version(ctx: _Ctx, raw: Mapping[str, Any]) -> str:
 
 
 def _name(ctx: _Ctx, raw: Mapping[str, Any], namespaced: bool) -> tuple[Mapping[str, Any], str, str]:
-    meta = ctx.mapping(raw.get("metadata"), "metadata")
-    name = ctx.string(meta.get("name"), "metadata.name", required=True)
-    ns = (ctx.string(meta.get("namespace"), "metadata.namespace") or "default") if namespaced else ""
-    return meta, ns, name
+    return _meta(ctx, raw, namespaced=namespaced)  # names validated as the API server does
 
 
 def _selectors(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
