@@ -115,7 +115,8 @@ def problems(case: Case, args: tuple[str, ...], out: Outcome) -> list[str]:
     if out.peak_rss_growth > MEMORY_GROWTH:
         found.append(f"memory grew by {out.peak_rss_growth >> 20} MiB")
     text = out.out + out.err
-    error_lines = [line for line in text.splitlines() if "error" in line.lower()]
+    # lint reports on stdout, one `<file>: <object>: <field>: <problem> [rule]` line per violation
+    error_lines = [line for line in text.splitlines() if "error" in line.lower() or args[0] == "lint"]
     command = args[0]
     if case.name == "valid":
         if out.code not in ((0, 1) if command == "inspect" else (0,)):

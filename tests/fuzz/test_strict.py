@@ -63,7 +63,16 @@ SNAPSHOT_COMMANDS = {
     "plan drain": ["plan", "drain", CONTEXT_NODE],
     "plan quota": ["plan", "quota", "research/gpu-quota", "--hard", "requests.nvidia.com/gpu=2"],
     "plan time-slicing": ["plan", "time-slicing", CONTEXT_NODE, "--replicas", "2"],
-    "plan upgrade": ["plan", "upgrade", "--pool", "training", "--component", "device-plugin", "--to", "v0.17.0"],
+    "plan upgrade": [
+        "plan",
+        "upgrade",
+        "--pool",
+        "training",
+        "--component",
+        "device-plugin",
+        "--to",
+        "v0.17.0",
+    ],
     "plan kubelet-policy": ["plan", "kubelet-policy", "--pool", "training", "--cpu-manager", "static"],
     "plan mig": ["plan", "mig", CONTEXT_NODE, "--config", "{mig}", "--config-name", "all-1g.18gb"],
 }
@@ -94,7 +103,9 @@ def test_schedule_pods_that_the_api_server_refuses_make_strict_exit_2(files: dic
     assert lenient.code == 0 and strict.code == 2
     assert any(str(files["pods"]) in line and "must be greater than or equal to 0" in line
                for line in strict.err.splitlines() if line.startswith("error:")), strict.err  # fmt: skip
-    missing = run_cli(["schedule", "--snapshot", str(files["good"]), "--pods", "/nonexistent.yaml", "--strict"])
+    missing = run_cli(
+        ["schedule", "--snapshot", str(files["good"]), "--pods", "/nonexistent.yaml", "--strict"]
+    )
     assert missing.code == 2 and "error: /nonexistent.yaml: no such file or directory" in missing.err
 
 
@@ -107,7 +118,9 @@ def test_inspect_previous_unreadable_is_said_and_strict_exits_2(files: dict[str,
 
 def test_simulate_and_the_node_readers_exit_2_with_or_without_strict(files: dict[str, Path]) -> None:
     for extra in ([], ["--strict"]):
-        sim = run_cli(["simulate", "--snapshot", str(files["good"]), "--workload", str(files["work"]), *extra])
+        sim = run_cli(
+            ["simulate", "--snapshot", str(files["good"]), "--workload", str(files["work"]), *extra]
+        )
         assert sim.code == 2 and str(files["work"]) in sim.err, sim.err
         bad_snap = run_cli(["simulate", "--snapshot", str(files["snap"]), *extra])
         assert bad_snap.code == 2 and "Node gpu-bad" in bad_snap.err, bad_snap.err

@@ -196,7 +196,7 @@ def test_simulate_reports_bad_workload_without_a_traceback(tmp_path: Path) -> No
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(deployment("three")))
     result = CliRunner().invoke(simulate, ["--demo", "--workload", str(path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: exit 2, as on every command
     assert f"{path}: Deployment serve/web: spec.replicas: must be an integer" in result.output
     assert "Traceback" not in result.output
 

@@ -181,6 +181,10 @@ def parse_batch_objects(
                                  field="metadata")  # fmt: skip
             if not name:
                 raise InputError("required field is missing", source=source, obj=obj, field="metadata.name")
+            namespace = meta.get("namespace")
+            if namespace is not None and not isinstance(namespace, str):
+                raise InputError(f"expected a string, got {namespace!r}", source=source, obj=obj,
+                                 field="metadata.namespace")  # fmt: skip
             if not isinstance(name, str) or name_problem(name):
                 problem = name_problem(name) if isinstance(name, str) else f"expected a string, got {name!r}"
                 raise InputError(f"Invalid value: {str(name)[:300]!r}: {problem}", source=source, obj=obj,
@@ -190,6 +194,9 @@ def parse_batch_objects(
             if kind == "GpuQueue":
                 weight = _positive_int(spec.get("weight", 1), source, obj, "spec.weight")
                 consumed, consumed_at = _consumed(raw, source, obj)
+                if not isinstance(spec.get("cohort") or "", str):
+                    raise InputError(f"expected a string, got {spec['cohort']!r}", source=source, obj=obj,
+                                     field="spec.cohort")  # fmt: skip
                 queues[name] = Queue(
                     name=name,
                     cohort=str(spec.get("cohort") or ""),

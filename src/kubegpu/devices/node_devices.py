@@ -19,7 +19,6 @@ otherwise it is inferred from what GFD publishes (replicas, sharing strategy, MI
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from kubegpu.devices.inventory import GpuDevice, GpuUuid, Health, MigDevice, NodeInventory, parse_reading
@@ -36,7 +35,7 @@ from kubegpu.devices.sharing import (
 )
 from kubegpu.devices.smi_xml import parse_smi_xml
 from kubegpu.devices.topology import Topology, topology_from_inventory
-from kubegpu.errors import ConfigError, InputError
+from kubegpu.errors import ConfigError, json_document
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_MEMORY_LABEL as MEMORY_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
@@ -102,17 +101,14 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
     cfg = config or infer_config(node)
     problems: list[str] = []
     if raw is not None:
-        where = f"node {node.name} annotation {INVENTORY_ANNOTATION}"
-        try:
-            # the NVML reading (JSON), or `nvidia-smi -q -x` output pasted as is
-            inventory = (
-                parse_smi_xml(raw, source=where)
-                if raw.lstrip().startswith("<")
-                else parse_reading(json.loads(raw), source=where)
-            )
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", source=node.source, obj=f"Node {node.name}",
-                             field=f"metadata.annotations[{INVENTORY_ANNOTATION}]") from None  # fmt: skip
+        # the file, the Node and the field, as every input error (the parsers add the device and its field)
+        where = f"{node.source}: Node {node.name}: metadata.annotations[{INVENTORY_ANNOTATION}]"
+        # the NVML reading (JSON, bounded), or `nvidia-smi -q -x` output pasted as is
+        inventory = (
+            parse_smi_xml(raw, source=where)
+            if raw.lstrip().startswith("<")
+            else parse_reading(json_document(raw, where), source=where)
+        )
         synthesized = False
     else:
         inventory = _synthesize(node, cfg, gpu_capacity)
