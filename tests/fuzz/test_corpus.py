@@ -127,7 +127,11 @@ def problems(case: Case, args: tuple[str, ...], out: Outcome) -> list[str]:
                 found.append("silent: the webhook allowed it")
         elif out.code != 2:
             found.append(f"silent: exit {out.code} (--strict must exit 2)")
-        named = [line for line in error_lines if any(Path(f).name in line for f in case.files)]
+        # the input's name: its file, or for a Prometheus answer the URL it came from
+        names = [Path(f).name for f in case.files] + (
+            ["/api/v1/query"] if case.kind == "Prometheus response" else []
+        )
+        named = [line for line in error_lines if any(n in line for n in names)]
         if command != "review" and not named:
             found.append(
                 "vague: no error line names the file: " + (error_lines[:1] or [text.strip()[-200:]])[0]

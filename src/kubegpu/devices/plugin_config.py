@@ -37,6 +37,7 @@ from typing import TypeVar
 from kubegpu.devices.sharing import (
     DEFAULT_MPS_ROOT,
     GPU_RESOURCE,
+    MAX_REPLICAS,
     MIG_RESOURCE_PREFIX,
     SHARED_SUFFIX,
     DeviceIdStrategy,
@@ -64,8 +65,6 @@ GFD_TYPES: dict[str, type] = {
 SHARING_KEYS = ("timeSlicing", "mps")
 REPLICATED_KEYS = ("renameByDefault", "failRequestsGreaterThanOne", "resources")
 RESOURCE_KEYS = ("name", "rename", "devices", "replicas")
-# upstream sets no bound; every replica is one device ID in ListAndWatch, so 10**9 of them would never end
-MAX_REPLICAS = 1024
 IMEX_KEYS = ("channelIDs", "required")
 DISCOVERY_STRATEGIES = ("auto", "nvml", "tegra")  # the plugin's validateFlags; GFD also takes vfio
 ALLOCATION_POLICIES = ("distributed", "packed")
