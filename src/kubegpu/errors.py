@@ -191,6 +191,8 @@ def json_document(text: str | bytes, source: str, what: str = "JSON") -> object:
     def constant(name: str) -> object:
         raise InputError(f"invalid {what}: {name} is not a JSON value", source=source)
 
+    if isinstance(text, bytes):  # UTF-8 only (RFC 8259): json.loads would guess UTF-16 or UTF-32 from bytes
+        text = decode_text(text, source, what)
     if _json_depth(text) > MAX_DEPTH:
         raise InputError(f"invalid {what}: nested more than {MAX_DEPTH} levels deep", source=source)
     try:

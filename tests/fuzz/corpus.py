@@ -325,6 +325,28 @@ def snapshot_cases(rng: random.Random) -> Iterator[Case]:
         yield from object_cases(kind, seed, demo, rng)
     for seed in dra_seeds():
         yield from object_cases(seed["kind"], seed, demo, rng)
+    yield from extreme_node_cases(demo)
+
+
+def extreme_node_cases(demo: list[dict[str, Any]]) -> Iterator[Case]:
+    """Legal but extreme counts on a node (the API server takes any label value and any integer capacity):
+    kubegpu must answer or refuse at once, never loop over them. ``invalid``: refused as not modelled."""
+    node = copy.deepcopy(next(o for o in demo if o["kind"] == "Node"))
+    labels, alloc = ("metadata", "labels"), ("status", "allocatable")
+    variants = [
+        ("gpu.count label 10**12", (*labels, "nvidia.com/gpu.count"), str(10**12), True),
+        ("gpu.replicas label 10**9", (*labels, "nvidia.com/gpu.replicas"), str(10**9), True),
+        ("gpu.replicas label 'two'", (*labels, "nvidia.com/gpu.replicas"), "two", True),
+        ("MIG capacity 10**9", (*alloc, "nvidia.com/mig-1g.18gb"), str(10**9), False),
+        ("GPU capacity 10**9", (*alloc, "nvidia.com/gpu"), str(10**9), False),
+    ]
+    ctx = context(demo, "Node")
+    for name, at, value, invalid in variants:
+        obj = put(node, at, value)
+        if at[-1] == "nvidia.com/gpu" or at[-1].startswith("nvidia.com/mig"):
+            obj = put(obj, ("status", "capacity", at[-1]), value)
+        yield Case("Node (extreme counts)", name, {"snap.yaml": yaml.safe_dump_all([obj, *ctx]).encode()},
+                   snapshot_commands(), invalid)  # fmt: skip
 
 
 # --- inputs that are not snapshot objects ---------------------------------------------------------------
@@ -396,7 +418,7 @@ PROMETHEUS_VECTOR = {  # prometheus/docs/querying/api.md, an instant vector
     "data": {
         "resultType": "vector",
         "result": [{"metric": {"Hostname": CONTEXT_NODE, "UUID": "GPU-0", "gpu": "0"},
-                    "value": [1764633600.0, "97.5"]}],
+                    "value": [1764633600.0, "0"]}],
     },
 }  # fmt: skip
 
