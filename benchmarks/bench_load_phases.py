@@ -6,7 +6,7 @@ them (so each phase gets the previous phase's output):
 - ``read``: the file's text (``Path.read_text``);
 - ``parse``: ``sources.read_text``, JSON/YAML to dicts and ``List`` items split into objects;
 - ``objects``: ``model.snapshot.build_snapshot``, typed ``Node`` / ``Pod`` / … objects;
-- ``device models``: ``explain.engine.device_models``, one device model per GPU node;
+- ``device models``: ``scheduler.assembly.device_models``, one device model per GPU node;
 - ``state build``: ``scheduler.cluster.ClusterState``, the columns (allocatable, requested, pods);
 - ``device replay``: which device IDs each running pod holds (recorded, or chosen as the device plugin
   would). The state replays a node's devices the first time something asks for them, so a command that
@@ -44,7 +44,7 @@ ref = time.process_time() - t
 
 from kubegpu import sources
 from kubegpu.errors import InputError
-from kubegpu.explain import engine as engine_mod
+from kubegpu.scheduler import assembly as engine_mod
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler import cluster as cluster_mod
 

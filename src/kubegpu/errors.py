@@ -7,7 +7,9 @@ is invalid at construction time.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any
 
 
 class KubegpuError(Exception):
@@ -37,11 +39,170 @@ def read_text(path: Path, what: str) -> str:
     """``path`` as UTF-8 text, or one ``InputError`` naming the file: unreadable (``cannot read <what>: <OS
     reason>``) or not UTF-8 (a UTF-16 or Latin-1 file), never a traceback."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror}", source=str(path)) from exc
+    return decode_text(raw, str(path), what)
+
+
+def decode_text(raw: bytes, source: str, what: str) -> str:
+    """UTF-8 text (a leading byte-order mark dropped), or one ``InputError`` saying which encoding it
+    looks like: kubectl, the API server and NVIDIA's tools read and write UTF-8 only."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            f"cannot read {what}: UTF-16 text (byte-order mark); save it as UTF-8", source=source
+        )
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"cannot read {what}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-            source=str(path),
-        ) from exc
+            f"cannot read {what}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
+            "Latin-1 or another encoding?)",
+            source=source,
+        ) from None
+
+
+# --- bounded parsing: every YAML and JSON text kubegpu reads goes through these two -----------------------
+# kubectl's YAML and JSON never nest this deep (a CRD's OpenAPI schema is a few dozen levels); beyond it
+# PyYAML's recursive composer and json's decoder would raise RecursionError instead of an answer.
+MAX_DEPTH = 200
+# YAML aliases may add at most this many nodes to a document (kubectl never writes aliases; PyYAML's
+# dumper writes a few for shared objects). The "billion laughs" document expands nine aliases nine levels
+# deep into 9**9 strings: refused while still a small graph, before anything is built from it.
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def yaml_documents(text: str, source: str) -> list[object]:
+    """Every document of a YAML stream, refusing what the API server's decoder refuses (duplicate keys:
+    "mapping key already defined", as sigs.k8s.io/yaml's strict decoding) and what would not end: nesting
+    beyond ``MAX_DEPTH`` and alias expansion beyond ``MAX_ALIAS_EXPANSION``. One ``InputError`` naming the
+    file, line and column, never a traceback or a hang."""
+    import yaml
+
+    out: list[object] = []
+    loader = None
+    try:
+        loader = _loader_class()(text)  # its reader refuses non-printable characters (a NUL) at once
+        while loader.check_node():
+            node = loader.get_node()
+            distinct, expanded = _expanded_size(node)
+            if expanded - distinct > MAX_ALIAS_EXPANSION:
+                raise _refused(
+                    f"excessive aliasing: the document expands to more than {MAX_ALIAS_EXPANSION} nodes",
+                    node.start_mark,
+                )
+            out.append(loader.construct_document(node))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+    except RecursionError:
+        raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", source=source) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    return out
+
+
+def _refused(problem: str, mark: Any) -> Exception:
+    import yaml
+
+    return yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
+
+
+@functools.cache
+def _loader_class() -> Any:
+    """PyYAML's ``SafeLoader`` that counts nesting while composing (PyYAML composes recursively) and
+    refuses duplicate mapping keys with their line; built on first use so that importing this module
+    does not import yaml."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def __init__(self, text: str) -> None:
+            super().__init__(text)
+            self.depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    event = self.peek_event()  # type: ignore[no-untyped-call]
+                    raise _refused(f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                self.flatten_mapping(node)
+                seen: set[object] = set()
+                for key_node, _ in node.value:
+                    key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+                    if key in seen:
+                        raise _refused(f"mapping key {key!r} already defined", key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
+def _expanded_size(root: Any) -> tuple[int, int]:
+    """(distinct nodes, nodes once every alias is expanded) of a composed document, iteratively: the
+    composed graph of a "billion laughs" document is a few dozen nodes, only its expansion is huge, so it
+    is measured before anything is constructed from it."""
+    import yaml
+
+    size: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in size:
+            continue
+        if isinstance(node, yaml.SequenceNode):
+            kids = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            kids = [n for pair in node.value for n in pair]
+        else:
+            kids = []
+        if children_done or not kids:
+            size[id(node)] = 1 + sum(size[id(k)] for k in kids)
+            if size[id(node)] > MAX_ALIAS_EXPANSION + len(size) + 1:
+                return len(size), size[id(node)]
+            continue
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in size)
+    return len(size), size[id(root)]
+
+
+def json_document(text: str | bytes, source: str, what: str = "JSON") -> object:
+    """One JSON document, refusing what Go's decoder refuses (``NaN``/``Infinity`` literals), duplicate
+    keys (the API server's strict field validation: "duplicate field") and nesting deeper than the
+    interpreter's recursion limit."""
+    import json
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        out = dict(items)  # C speed: this runs for every object of a 100 MB snapshot
+        if len(out) != len(items):
+            seen: set[str] = set()
+            key = next(k for k, _ in items if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+            raise InputError(f"invalid {what}: duplicate field {key!r}", source=source)
+        return out
+
+    def constant(name: str) -> object:
+        raise InputError(f"invalid {what}: {name} is not a JSON value", source=source)
+
+    if isinstance(text, bytes):  # UTF-8 only (RFC 8259): json.loads would guess UTF-16 or UTF-32 from bytes
+        text = decode_text(text, source, what)
+    # deeper nesting than the interpreter's recursion limit ends in RecursionError below (json's C scanner
+    # counts it); a Python scan of every bracket first would cost more than the parse of a large snapshot
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid {what} at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid {what}: not UTF-8 text (offset {exc.start})", source=source) from None
+    except RecursionError:
+        raise InputError(f"invalid {what}: nested too deeply", source=source) from None

@@ -9,16 +9,14 @@ file's broken document onwards; everything else still loads.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, json_document, yaml_documents
+from kubegpu.errors import read_text as read_file
 from kubegpu.model.bulk import bulk_load
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot, split_documents
 
@@ -26,21 +24,14 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any]:
-    if source.endswith(".json"):
-        try:
-            yield json.loads(text)
-        except json.JSONDecodeError as exc:
-            errors.append(
-                InputError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source)
-            )
-        return
+    # bounded: nesting, alias expansion and duplicate keys are refused with the file, line and column
     try:
-        yield from yaml.safe_load_all(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        errors.append(InputError(f"invalid YAML{where}: {problem}", source=source))
+        if source.endswith(".json"):
+            yield json_document(text, source)
+        else:
+            yield from yaml_documents(text.removeprefix("\ufeff"), source)
+    except InputError as exc:
+        errors.append(exc)
 
 
 # `kubectl describe` prints "Name:" first, then fields such as these, never apiVersion/kind
@@ -81,9 +72,9 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
     objects: list[tuple[str, Mapping[str, Any]]] = []
     for f in files:
         try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(InputError(f"cannot read: {exc}", source=str(f)))
+            text = read_file(f, "manifest")
+        except InputError as exc:
+            errors.append(exc)
             continue
         if f == path and is_describe_text(text):  # the one file given holds no object at all
             raise InputError(DESCRIBE_HINT, source=str(f))

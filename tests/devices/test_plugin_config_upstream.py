@@ -141,7 +141,7 @@ def test_a_config_that_is_not_utf8_is_one_input_error_not_a_traceback(tmp_path: 
     path = tmp_path / "config.yaml"
     path.write_text("version: v1\n", encoding="utf-16")
     with pytest.raises(
-        InputError, match=r"cannot read config: not UTF-8 text \(byte 0xff at offset 0\)"
+        InputError, match=r"cannot read config: UTF-16 text \(byte-order mark\); save it as UTF-8"
     ) as err:
         load_plugin_config(path)
     assert err.value.source == str(path)

@@ -59,7 +59,7 @@ def test_device_list_strategy_may_be_a_list() -> None:
         ("sharing: {timeSlicing: {renameByDefault: yes please}}", "sharing.timeSlicing.renameByDefault",
          "true or false"),
         ("sharing: [1, 2]", "sharing", "expected a mapping"),
-        ("version: v1\n  bad: indent: here", "", "not YAML"),
+        ("version: v1\n  bad: indent: here", "", "invalid YAML at line 2"),
     ],
     ids=[
         "version", "mig strategy", "device list strategy", "zero replicas", "no name", "foreign resource",

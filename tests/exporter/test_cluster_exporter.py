@@ -96,8 +96,8 @@ def test_fgd_fragmentation_of_shared_gpus_worked_by_hand() -> None:
     objects = [
         make_node("s1").gpus(2).capacity(cpu=16, **{MILLI_GPU: 2000}).label(POOL, "share").obj(),
         make_node("w1").gpus(4).label(POOL, "whole").obj(),
-        make_pod("half").requests(cpu="1", **{MILLI_GPU: "500"}).on("s1").obj(),
-        make_pod("third").requests(cpu="1", **{MILLI_GPU: "300"}).on("s1").obj(),
+        make_pod("half").requests(cpu="1").limits(**{MILLI_GPU: "500"}).on("s1").obj(),
+        make_pod("third").requests(cpu="1").limits(**{MILLI_GPU: "300"}).on("s1").obj(),
         make_pod("pair").requests(cpu="2").gpu(2).on("w1").obj(),
         make_pod("q").requests(cpu="2").gpu(2).obj(),
     ]

@@ -31,7 +31,7 @@ def test_a_bad_reading_is_one_line_naming_the_file_and_exit_1(tmp_path: Path) ->
     assert result.exit_code == 1
     assert (
         result.output
-        == f"Error: device reading failed: {bad}: not JSON: Expecting property name enclosed in double quotes at line 1\n"
+        == f"Error: device reading failed: {bad}: invalid JSON at line 1, column 2: Expecting property name enclosed in double quotes\n"
     )
 
 

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -148,6 +149,35 @@ def test_renamed_time_sliced_resource_is_served_and_registered_on_its_own_socket
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=TIMEOUT) == 0
         assert not (plugin_dir / "nvidia-gpu.shared.sock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kubelet.stop()
+
+
+def test_started_before_kubelet_it_waits_registers_when_kubelet_comes_up_and_stops_on_sigterm(
+    plugin_dir: Path,
+) -> None:
+    """The NVIDIA plugin retries a failed start instead of exiting ("Retrying in 30s..."): no kubelet.sock
+    for a while, then kubelet starts and gets the registration; SIGTERM then exits 0 and removes the socket."""
+    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    kubelet = TestKubelet(plugin_dir)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (plugin_dir / "nvidia-gpu.sock").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (plugin_dir / "nvidia-gpu.sock").is_socket()  # serving, not registered yet
+        time.sleep(1.5)  # at least one refused attempt
+        assert proc.poll() is None, proc.communicate()[0]
+        kubelet.start()
+        reg = kubelet.requests.get(timeout=TIMEOUT)
+        assert (reg.endpoint, reg.resource_name) == ("nvidia-gpu.sock", "nvidia.com/gpu")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0, out
+        assert "registered nvidia.com/gpu with kubelet" in out
+        assert not (plugin_dir / "nvidia-gpu.sock").exists()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -171,7 +171,7 @@ def test_bad_queue_object_and_unknown_queue_are_clear_errors(tmp_path: Path) -> 
     bad["spec"]["weight"] = 0
     work = write(tmp_path / "work.yaml", bad, pod("p", 0, 10, "a"))
     result = CliRunner().invoke(simulate, ["--snapshot", cluster, "--workload", work])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: exit 2 on every command
     assert "work.yaml" in result.output and "GpuQueue a" in result.output and "spec.weight" in result.output
     work = write(tmp_path / "work2.yaml", queue("a", 1), pod("p", 0, 10, "a"))
     args = ["--snapshot", cluster, "--workload", work, "--queue-nominal", "zz=nvidia.com/gpu=1"]
@@ -251,4 +251,4 @@ def test_mig_layout_advertises_the_slices_and_moves_the_gpu_pods(tmp_path: Path)
     bad = CliRunner().invoke(
         simulate, ["--snapshot", cluster, "--mig-layout", f"a=b:{tmp_path / 'none.yaml'}"]
     )
-    assert bad.exit_code == 1 and "none.yaml" in bad.output and "cannot read MIG config" in bad.output
+    assert bad.exit_code == 2 and "none.yaml" in bad.output and "cannot read MIG config" in bad.output

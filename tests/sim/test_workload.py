@@ -22,7 +22,8 @@ from kubegpu.sim.workload import load_workload
 from kubegpu.testing.builders import make_node
 
 POD_SPEC = {
-    "containers": [{"name": "main", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]
+    # in limits: the API server refuses an extended-resource request without an equal limit
+    "containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]
 }
 
 
@@ -172,7 +173,7 @@ def test_bad_input_names_file_object_and_field(doc: dict[str, Any], message: str
 def test_simulate_on_the_demo_with_a_workload_and_added_nodes(tmp_path: Path) -> None:
     """The demo cluster plus a Job of 8-GPU pods that cannot all fit at once; adding two 8-GPU nodes
     must not leave more pods pending than before, and the table has both columns."""
-    big = {"containers": [{"name": "main", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}
+    big = {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
     doc = {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": "wide", "annotations": {"kubegpu.io/sim-duration-seconds": "600"}},
            "spec": {"parallelism": 6, "completions": 6, "template": {"spec": big}}}  # fmt: skip
@@ -195,7 +196,7 @@ def test_simulate_reports_bad_workload_without_a_traceback(tmp_path: Path) -> No
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(deployment("three")))
     result = CliRunner().invoke(simulate, ["--demo", "--workload", str(path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: exit 2, as on every command
     assert f"{path}: Deployment serve/web: spec.replicas: must be an integer" in result.output
     assert "Traceback" not in result.output
 

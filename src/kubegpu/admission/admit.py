@@ -30,6 +30,10 @@ class Admission:
     pod: Pod | None
     message: str = ""  # why the API server rejected it
     raw: Mapping[str, Any] | None = None  # the object as the API server would store it
+    invalid: bool = False  # rejected as invalid input (validation), not by quota: an input error
+
+    def input_error(self) -> InputError | None:
+        return InputError(self.message, source=self.source) if self.invalid else None
 
     @property
     def admitted(self) -> bool:
@@ -61,11 +65,9 @@ def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str
     results: list[Admission] = []
     extra_usage: dict[str, dict[str, int]] = {}
     for source, raw in manifests:
-        name = str(
-            ((raw.get("metadata") or {}).get("name"))
-            or ((raw.get("metadata") or {}).get("generateName"))
-            or ""
-        )
+        meta = raw.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name = str(meta.get("name") or meta.get("generateName") or "")
         if raw.get("kind") != "Pod":
             results.append(
                 Admission(
@@ -73,18 +75,20 @@ def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str
                     name,
                     None,
                     f"{raw.get('kind')} is not a Pod: kubegpu schedule takes Pod manifests",
+                    invalid=True,
                 )
             )
             continue
-        errors = validate_pod_resources(raw)
-        if errors:
-            results.append(Admission(source, name, None, invalid_pod_message(name, errors)))
-            continue
-        stored = apply_limit_range_defaults(raw, snapshot.limit_ranges)
         try:
+            errors = validate_pod_resources(raw)
+            if errors:
+                results.append(Admission(source, name, None, invalid_pod_message(name, errors), invalid=True))
+                continue
+            stored = apply_limit_range_defaults(raw, snapshot.limit_ranges)
             pod = parse_pod(stored, source, snapshot.priority_classes)
         except InputError as exc:
-            results.append(Admission(source, name, None, exc.one_line()))
+            results.append(Admission(source, name, None, exc.problem, invalid=True))
+            results[-1].message = exc.one_line().removeprefix(f"{source}: ")
             continue
         quotas = [_with_usage(q, snapshot, extra_usage.get(q.namespace, {})) for q in snapshot.quotas]
         decision = quota_admission.admit(pod, quotas, snapshot.pods)

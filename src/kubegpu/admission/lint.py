@@ -129,9 +129,37 @@ def is_linted_kind(kind: str) -> bool:
     return kind == "Pod" or kind in TEMPLATE_PATHS
 
 
+# the rules that report an object the API server itself would refuse (its validation, or unreadable fields)
+INVALID_RULES = frozenset({"invalid-resources", "invalid"})
+
+
+def allocation_violations(prefix: str, annotations: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
+    """The device-assignment annotation, set or changed by anyone but kubegpu's scheduler: on a Pod (CREATE,
+    UPDATE) and on a Binding (``pods/binding``: the API server copies a Binding's annotations onto the pod,
+    pkg/registry/core/pod/storage ``setPodNodeAndMetadata``)."""
+    if ALLOCATION_ANNOTATION not in annotations or (
+        ctx.requester is not None and ctx.requester.username == ctx.scheduler_user
+    ):
+        return []
+    if (ctx.old_annotations or {}).get(ALLOCATION_ANNOTATION) == annotations[ALLOCATION_ANNOTATION]:
+        return []  # unchanged by this update
+    who = "a manifest" if ctx.requester is None else f"user {ctx.requester.username!r}"
+    return [Violation(
+        "allocation-annotation", f"{prefix}metadata.annotations[{ALLOCATION_ANNOTATION}]",
+        f"{ALLOCATION_ANNOTATION} is set by {who}: only kubegpu's scheduler "
+        f"({ctx.scheduler_user or 'its service account'}) records which devices a pod got, and the node "
+        "agent hands those devices over. Fix: remove the annotation.",
+    )]  # fmt: skip
+
+
 def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
-    """The violations of one Pod or workload (other kinds have none)."""
+    """The violations of one Pod or workload, and of a Binding the allocation annotation (other kinds have
+    none)."""
     kind = str(obj.get("kind") or "")
+    if kind == "Binding":
+        meta = obj.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+        return allocation_violations("", annotations if isinstance(annotations, Mapping) else {}, ctx)
     if not is_linted_kind(kind):
         return []
     meta = obj.get("metadata") or {}
@@ -163,7 +191,7 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     if any(e.detail == OUT_OF_RANGE for e in errors):
         return out  # parsing the pod would do exact arithmetic on a quantity too large to bound
     try:
-        pod = parse_pod(pod_raw)
+        pod = parse_pod(pod_raw, validate_resources=not errors)  # errors: reported above, once
     except InputError as exc:
         return [*out, Violation("invalid", prefix + exc.field, exc.problem)]
     gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))
@@ -302,18 +330,7 @@ def access_violations(
             f"CDI annotation {key}={annotations[key]!r} asks the runtime for devices directly, past the device "
             f"plugin's allocation. {fix_gpu}",
         ))  # fmt: skip
-    if ALLOCATION_ANNOTATION in annotations and (
-        ctx.requester is None or ctx.requester.username != ctx.scheduler_user
-    ):
-        old = (ctx.old_annotations or {}).get(ALLOCATION_ANNOTATION)
-        if old != annotations[ALLOCATION_ANNOTATION]:
-            who = "a manifest" if ctx.requester is None else f"user {ctx.requester.username!r}"
-            out.append(Violation(
-                "allocation-annotation", f"{prefix}metadata.annotations[{ALLOCATION_ANNOTATION}]",
-                f"{ALLOCATION_ANNOTATION} is set by {who}: only kubegpu's scheduler "
-                f"({ctx.scheduler_user or 'its service account'}) records which devices a pod got, and the node "
-                "agent hands those devices over. Fix: remove the annotation.",
-            ))  # fmt: skip
+    out.extend(allocation_violations(prefix, annotations, ctx))
     claims = spec.get("resourceClaims")
     if claims:
         out.append(Violation(

@@ -92,7 +92,12 @@ TOLERATIONS_ONLY = Mutable(env=False, scheduler_name=False)
 
 def _gpu_resources(container: Mapping[str, Any]) -> set[str]:
     resources = container.get("resources") or {}
-    names = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    if not isinstance(resources, Mapping):
+        return set()  # not an object: /validate denies it, there is nothing to mutate
+    names: dict[str, Any] = {}
+    for key in ("limits", "requests"):
+        if isinstance(resources.get(key), Mapping):
+            names.update(resources[key])
     return {r for r, v in names.items() if is_gpu(r) and str(v) not in ("0", "")}
 
 

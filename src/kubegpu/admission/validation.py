@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.admission.canonical import canonical
+from kubegpu.model.parse import LIMIT_REQUIRED, NEGATIVE, NOT_INTEGER, request_limit_problem
 from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity
 from kubegpu.model.resources import is_extended, is_hugepages
 
-NOT_INTEGER = "must be an integer"
-LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
 # Exact arithmetic on 1e999999999 takes forever (and memory without bound): the webhook checks the size of
 # every quantity before any arithmetic. 10^30 is far above anything a node holds (2^63 milli-units).
 OUT_OF_RANGE = "quantity out of range: more than 40 digits or an exponent beyond ±30"
@@ -80,8 +79,23 @@ def _integer_resource(name: str) -> bool:
     return is_extended(name) or name == "pods"
 
 
+def _not_an_object(value: object, path: str) -> list[FieldError]:
+    """A field that must be an object but is not: the API server's decoder refuses the whole object."""
+    if value is None or isinstance(value, Mapping):
+        return []
+    return [
+        FieldError(path, "Invalid value", str(value)[:64], f"expected an object, got {type(value).__name__}")
+    ]
+
+
 def validate_container_resources(container: Mapping[str, Any], path: str) -> list[FieldError]:
     res = container.get("resources") or {}
+    shape = _not_an_object(res, f"{path}.resources")
+    if not shape:
+        shape = [*_not_an_object(res.get("limits"), f"{path}.resources.limits"),
+                 *_not_an_object(res.get("requests"), f"{path}.resources.requests")]  # fmt: skip
+    if shape:
+        return shape
     limits: Mapping[str, Any] = res.get("limits") or {}
     requests: Mapping[str, Any] = res.get("requests") or {}
     errors = [
@@ -100,11 +114,7 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             continue
         parsed_limits[name] = value
         if value < 0:
-            errors.append(
-                FieldError(
-                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
-                )
-            )
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
         if _integer_resource(name) and milli_value(value) % 1000:
             errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
     for name, q in sorted(requests.items()):
@@ -115,33 +125,16 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             errors.append(FieldError(fp, "Invalid value", str(q), str(exc)))
             continue
         if value < 0:
-            errors.append(
-                FieldError(
-                    fp, "Invalid value", canonical(q), "must be greater than or equal to 0", quoted=False
-                )
-            )
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
         if _integer_resource(name) and milli_value(value) % 1000:
             errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
         if name in parsed_limits:
             limit = parsed_limits[name]
             limit_text = canonical(limits[name])
-            if value != limit and not _overcommit_allowed(name):
+            problem = request_limit_problem(name, limit_text, value > limit) if value != limit else ""
+            if problem:
                 errors.append(
-                    FieldError(
-                        f"{path}.resources.requests",
-                        "Invalid value",
-                        canonical(q),
-                        f"must be equal to {name} limit of {limit_text}",
-                    )
-                )
-            elif value > limit:
-                errors.append(
-                    FieldError(
-                        f"{path}.resources.requests",
-                        "Invalid value",
-                        canonical(q),
-                        f"must be less than or equal to {name} limit of {limit_text}",
-                    )
+                    FieldError(f"{path}.resources.requests", "Invalid value", canonical(q), problem)
                 )
         elif not _overcommit_allowed(name):
             errors.append(FieldError(f"{path}.resources.limits", "Required value", None, LIMIT_REQUIRED))
@@ -151,8 +144,8 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
 def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
     """``SetDefaults_Pod`` runs before validation: a limit without a request becomes the request too."""
     res = container.get("resources") or {}
-    limits = res.get("limits") or {}
-    if not isinstance(limits, Mapping) or not limits:
+    limits = res.get("limits") or {} if isinstance(res, Mapping) else {}
+    if not isinstance(limits, Mapping) or not limits or not isinstance(res.get("requests") or {}, Mapping):
         return container
     requests = dict(res.get("requests") or {})
     for name, q in limits.items():
@@ -163,13 +156,16 @@ def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
 def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
     """Validate every init container and container of a raw Pod, after defaulting, as the API server does."""
     spec = raw.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        return _not_an_object(spec, "spec")
     errors = quantity_errors(spec.get("overhead"), "spec.overhead")
     pod_level = spec.get("resources") or {}
     if isinstance(pod_level, Mapping):
         errors += quantity_errors(pod_level.get("limits"), "spec.resources.limits")
         errors += quantity_errors(pod_level.get("requests"), "spec.resources.requests")
     for key in ("containers", "initContainers"):
-        for i, c in enumerate(spec.get(key) or []):
+        items = spec.get(key) or []
+        for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, Mapping):
                 errors.extend(validate_container_resources(_defaulted(c), f"spec.{key}[{i}]"))
     return errors

@@ -24,10 +24,10 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.errors import InputError
-from kubegpu.model.parse import describe
+from kubegpu.model.parse import NEGATIVE, NOT_INTEGER, describe, name_problem
 from kubegpu.model.podgroup import parse_time
-from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity, to_milli
-from kubegpu.model.resources import ResourceList
+from kubegpu.model.quantity import CPU, QuantityError, to_milli_text
+from kubegpu.model.resources import ResourceList, is_extended
 
 QUEUE_LABEL = "kubegpu.io/queue"
 DEFAULT_QUEUE = "default"
@@ -74,11 +74,17 @@ def _resources(raw: Any, source: str, obj: str, field_: str, *, exact: bool = Fa
         raise InputError("expected a resource list", source=source, obj=obj, field=field_)
     out: ResourceList = {}
     for name, q in raw.items():
+        where = f"{field_}[{name}]"
         try:
-            quantity = parse_quantity(q)
-            out[str(name)] = milli_value(quantity) if exact else to_milli(str(name), quantity)
+            # bounded (to_milli_text refuses what does not fit int64 milli-units, never computing 10**e)
+            amount = to_milli_text(CPU, q) if exact else to_milli_text(str(name), q)
         except QuantityError as exc:
-            raise InputError(str(exc), source=source, obj=obj, field=f"{field_}[{name}]") from None
+            raise InputError(str(exc), source=source, obj=obj, field=where) from None
+        if amount < 0:
+            raise InputError(f"Invalid value: {q!r}: {NEGATIVE}", source=source, obj=obj, field=where)
+        if not exact and is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
+            raise InputError(f"Invalid value: {q!r}: {NOT_INTEGER}", source=source, obj=obj, field=where)
+        out[str(name)] = amount
     return out
 
 
@@ -168,15 +174,29 @@ def parse_batch_objects(
     for source, raw in objects:
         obj = describe(raw)
         meta = raw.get("metadata") or {}
-        name = str(meta.get("name") or "")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
         try:
+            if not isinstance(meta, Mapping):
+                raise InputError(f"expected an object, got {type(meta).__name__}", source=source, obj=obj,
+                                 field="metadata")  # fmt: skip
             if not name:
                 raise InputError("required field is missing", source=source, obj=obj, field="metadata.name")
+            namespace = meta.get("namespace")
+            if namespace is not None and not isinstance(namespace, str):
+                raise InputError(f"expected a string, got {namespace!r}", source=source, obj=obj,
+                                 field="metadata.namespace")  # fmt: skip
+            if not isinstance(name, str) or name_problem(name):
+                problem = name_problem(name) if isinstance(name, str) else f"expected a string, got {name!r}"
+                raise InputError(f"Invalid value: {str(name)[:300]!r}: {problem}", source=source, obj=obj,
+                                 field="metadata.name")  # fmt: skip
             spec = _spec(raw, source)
             kind = raw.get("kind")
             if kind == "GpuQueue":
                 weight = _positive_int(spec.get("weight", 1), source, obj, "spec.weight")
                 consumed, consumed_at = _consumed(raw, source, obj)
+                if not isinstance(spec.get("cohort") or "", str):
+                    raise InputError(f"expected a string, got {spec['cohort']!r}", source=source, obj=obj,
+                                     field="spec.cohort")  # fmt: skip
                 queues[name] = Queue(
                     name=name,
                     cohort=str(spec.get("cohort") or ""),

@@ -19,7 +19,14 @@ from pathlib import Path
 import click
 
 from kubegpu.admission.gpu_access import Exemptions
-from kubegpu.admission.lint import LintContext, env_sources, lint_object, namespace_labels, node_facts
+from kubegpu.admission.lint import (
+    INVALID_RULES,
+    LintContext,
+    env_sources,
+    lint_object,
+    namespace_labels,
+    node_facts,
+)
 from kubegpu.admission.mutate import MutationOptions
 from kubegpu.cli.options import check_kube_version
 from kubegpu.cli.signals import stop_on_signals
@@ -29,7 +36,7 @@ from kubegpu.kube.leader import LeaseConfig, other_holder
 from kubegpu.live import extender as extender_api
 from kubegpu.live.metrics import SchedulerMetrics, serve
 from kubegpu.live.scheduler import DEFAULT_SCHEDULER_NAME, LiveConfig, LiveScheduler
-from kubegpu.live.webhook import ClusterFacts, Policy, WebhookServer, start_informers
+from kubegpu.live.webhook import ClusterFacts, Limits, Policy, WebhookServer, start_informers
 from kubegpu.model.parse import describe
 from kubegpu.sources import read_path
 
@@ -205,6 +212,41 @@ def _refuse_beside_holder(api: KubeApi, identity: str, lease: LeaseConfig) -> No
     help="The one user that may set kubegpu.io/allocated-devices on a pod "
     "(system:serviceaccount:<namespace>:<scheduler account>); empty: nobody.",
 )
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1),
+    default=Limits.max_body,
+    show_default=True,
+    help="Largest AdmissionReview accepted; a larger one is answered 400 without being read.",
+)
+@click.option(
+    "--handshake-timeout",
+    type=click.FloatRange(min=0.1),
+    default=Limits.handshake_s,
+    show_default=True,
+    help="Seconds a client has for its TLS handshake.",
+)
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(min=0.1),
+    default=Limits.request_s,
+    show_default=True,
+    help="Seconds from a request's first byte to its answer (a slow sender is cut off).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0.1),
+    default=Limits.idle_s,
+    show_default=True,
+    help="Seconds a keep-alive connection may wait for its next request.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=Limits.max_connections,
+    show_default=True,
+    help="Connections open at once; beyond it the oldest idle one is closed.",
+)
 @click.option("-v", "--verbose", count=True)
 def webhook(
     tls_cert_file: str,
@@ -219,6 +261,11 @@ def webhook(
     mutate_scheduler_name: str,
     exempt_daemonsets: tuple[str, ...],
     scheduler_user: str,
+    max_body_bytes: int,
+    handshake_timeout: float,
+    request_timeout: float,
+    idle_timeout: float,
+    max_connections: int,
     verbose: int,
 ) -> None:
     """Serve the GPU admission rules (POST /validate) and GPU pod mutations (POST /mutate), AdmissionReview v1."""
@@ -234,7 +281,10 @@ def webhook(
     mutation = MutationOptions(mutate_gpu_toleration, mutate_visible_devices, mutate_scheduler_name)
     exemptions = Exemptions.parse(list(exempt_daemonsets)) if exempt_daemonsets else Exemptions()
     policy = Policy(exemptions, scheduler_user)
-    server = WebhookServer(facts, bind_address, port, tls_cert_file, tls_private_key_file, mutation, policy)
+    limits = Limits(max_body_bytes, handshake_timeout, request_timeout, idle_timeout, max_connections)
+    server = WebhookServer(
+        facts, bind_address, port, tls_cert_file, tls_private_key_file, mutation, policy, limits=limits
+    )
     click.echo(f"kubegpu webhook: https on port {server.port}", err=True)
     stop_on_signals(stop)
     threading.Thread(
@@ -284,10 +334,13 @@ def extender(
 @click.command("lint")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def lint(files: tuple[Path, ...], output: str) -> None:
+@click.option("--strict", is_flag=True,
+              help="Exit with status 2 also for objects the API server would refuse as invalid (not only for "
+                   "unreadable files).")  # fmt: skip
+def lint(files: tuple[Path, ...], output: str, strict: bool) -> None:
     """Check Pod and workload manifests against the webhook's GPU rules. Namespaces and Nodes among the
     FILES supply namespace labels (opt-out, GPU namespaces) and the resource names nodes offer.
-    Exit status: 0 clean, 1 violations found, 2 unreadable input."""
+    Exit status: 0 clean, 1 violations found, 2 unreadable input (with --strict: or invalid objects)."""
     errors: list[InputError] = []
     objects = []
     for path in files:
@@ -306,7 +359,8 @@ def lint(files: tuple[Path, ...], output: str) -> None:
             click.echo(f"{source}: {describe(obj)}: {v.field}: {v.message} [{v.rule}]")
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    sys.exit(2 if errors else 1 if findings else 0)
+    invalid = strict and any(v.rule in INVALID_RULES for _, _, v in findings)
+    sys.exit(2 if errors or invalid else 1 if findings else 0)
 
 
 def _logging(verbose: int) -> None:

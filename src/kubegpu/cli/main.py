@@ -16,12 +16,13 @@ from kubegpu.cli.options import (
     load_snapshot,
     make_engine,
     output_option,
+    report_errors,
     scheduler_config_option,
     source_options,
     version_line,
     versioned,
 )
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError
 
 # The commands that live in their own modules: name -> (module, attribute, the line `kubegpu --help` shows).
 # Imported only when run (or asked for their own --help), so that `kubegpu --help` and the commands
@@ -124,6 +125,7 @@ def explain(
                          scheduler_name=target.scheduler_name if scheduler_config else None)  # fmt: skip
     exp = explain_pod(engine, target)
     emit(versioned(exp.to_dict(), snap), output, lambda: version_line(snap, render.explanation, exp))
+    report_errors(snap)
 
 
 @cli.command()
@@ -164,9 +166,12 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     admissions = []
     if pods_file is not None:
         errors: list[Any] = []
-        admissions = admit_pods(snap, read_path(pods_file, errors))
-        for err in errors:
-            click.echo(f"error: {err.one_line()}", err=True)
+        try:
+            admissions = admit_pods(snap, read_path(pods_file, errors))
+        except KubegpuError as exc:  # a missing file or directory: an input error like any other
+            errors.append(exc)
+        errors += [e for e in (a.input_error() for a in admissions) if e is not None]
+        report_errors(snap, errors)
     new_pods = [a.pod for a in admissions if a.pod is not None]
     engine = make_engine(
         snap, profile, plugin_configs, seed, scheduler_name, scheduler_config=scheduler_config
@@ -182,6 +187,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
         written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
         write_snapshot(snap, outcomes, write_to, written)
         click.echo(f"wrote {write_to}", err=True)
+    report_errors(snap)
 
 
 @cli.command()
@@ -233,11 +239,11 @@ def diagnose(
         from kubegpu.cli import json_stream
 
         json_stream.dump(versioned(report.to_dict(shallow=True), snap), sys.stdout.write)
-        return
-    # the table view never needs the full dict
-    emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
-         lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
-                              node=one_node))  # fmt: skip
+    else:  # the table view never needs the full dict
+        emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
+             lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
+                                  node=one_node))  # fmt: skip
+    report_errors(snap)  # --strict: exit 2 on any input error, also those the engine found
     if with_exit_code:
         from kubegpu.explain.findings import exit_code
 
@@ -263,9 +269,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
     from kubegpu.cli.when import command_now
 
     snap = load_snapshot(**src)
-    queue_objs, cohorts, groups, errors = parse_batch_objects(snap.batch_objects)
-    for err in errors:
-        click.echo(f"error: {err.one_line()}", err=True)
+    queue_objs, cohorts, groups, _ = parse_batch_objects(snap.batch_objects)  # errors: load_snapshot's
     at = command_now(snap, now)
     engine = make_engine(
         snap, "kubegpu", plugin_configs, seed, clock=lambda: at
@@ -279,6 +283,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
         "decisions": [d.to_dict() for d in decisions],
     }
     emit(data, output, lambda: render.queues_table(data))
+    report_errors(snap)
 
 
 @cli.command()
@@ -300,6 +305,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     snap = load_snapshot(**src)
     rows = quota_rows(snap, what_if)
     emit({"quotas": rows}, output, lambda: render.quota_table(rows))
+    report_errors(snap)
 
 
 @cli.command()
@@ -336,7 +342,14 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
     from kubegpu.sources import load_files
 
     snap = load_snapshot(**src)
-    before = load_files(previous) if previous is not None else None
+    before = None
+    if previous is not None:
+        try:
+            before = load_files(previous)
+        except InputError as exc:  # a missing file: said, and the inspection goes on without it
+            report_errors(snap, [exc])
+        else:
+            report_errors(snap, [*before.errors])
     at = command_now(snap, now)
     from kubegpu.explain.device_metrics import Prometheus
 
@@ -345,6 +358,7 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
     emit(report.to_dict(), output, lambda: render.inspection(report))
     if save_to is not None:
         write_snapshot(snap, [], save_to)
+    report_errors(snap)
     raise SystemExit(report.exit_code)
 
 

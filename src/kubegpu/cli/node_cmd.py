@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from kubegpu.cli.options import BadInput
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.devices import (
     MigStrategy,
@@ -237,9 +238,8 @@ def device_plugin(
     Re-registers every resource when kubelet.sock is recreated (kubelet restarted).
     """
     # grpc is imported here, not at the top: discover/labels/cdi must work on hosts without grpc.
-    import grpc
 
-    from kubegpu.node.plugin import DevicePluginServer, serve_until
+    from kubegpu.node.plugin import DevicePluginServer, register_with_retry, serve_until
 
     inv = _inventory(backend, reading)
     if config_dir is not None:
@@ -272,15 +272,13 @@ def device_plugin(
             supervise(mps, done)
         for s in servers:
             s.start()
-            s.register()
-            click.echo(f"serving {s.resource_name} on {s.socket_path}, registered with kubelet")
+            click.echo(f"serving {s.resource_name} on {s.socket_path}")
+        # kubelet may not answer yet: retried with backoff (logged), never a reason to exit
+        if register_with_retry(servers, done):
+            click.echo(f"registered {', '.join(s.resource_name for s in servers)} with kubelet")
         if inv.source == "nvml":
             watcher = _start_health(inv, servers, health_recovery_seconds, disable_healthchecks, done)
         serve_until(servers, plugin_dir, done)
-    except grpc.RpcError as exc:
-        raise click.ClickException(
-            f"registration with kubelet at {plugin_dir}/kubelet.sock failed: {_rpc_text(exc)}"
-        ) from exc
     finally:
         done.set()
         if watcher is not None:
@@ -413,9 +411,12 @@ def _config(config_file: Path | None, mig_strategy: str | None) -> PluginConfig:
 
 
 def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; bad input and a missing NVML become one line on stderr and exit code 1."""
+    """Run ``fn``; bad input becomes one line on stderr and exit code 2 (as on every command), a missing
+    NVML one line and exit code 1."""
     try:
         return fn()
+    except InputError as exc:
+        raise BadInput(str(exc)) from exc
     except (KubegpuError, NvmlUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -461,9 +462,3 @@ def _print_inventory(inv: NodeInventory) -> None:
             str(g.health) + (f" ({g.health_reason})" if g.health_reason else ""),
         )
     console.print(table)
-
-
-def _rpc_text(exc: Exception) -> str:
-    # A failed call is also a grpc.Call whose details() is the server's one-line message.
-    details = getattr(exc, "details", None)
-    return str(details()) if callable(details) else str(exc)

@@ -11,7 +11,7 @@ import time (the core, sources and the engine are imported inside the helpers).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,11 +21,18 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from kubegpu.devices.sharing import PluginConfig
+    from kubegpu.errors import InputError
     from kubegpu.model.snapshot import ClusterSnapshot
     from kubegpu.scheduler.assembly import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "yaml"])
+
+
+class BadInput(click.ClickException):
+    """Bad input (an ``InputError``) as one ``Error:`` line and exit status 2, as ``cli.main`` does."""
+
+    exit_code = 2
 
 
 def source_options(f: F) -> F:
@@ -67,12 +74,41 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
         snap = sources.load_live(context=context, kubeconfig=kubeconfig, in_cluster=in_cluster)
     else:
         snap = sources.load_files(*snapshots)
-    for err in snap.errors:
-        click.echo(f"error: {err.one_line()}", err=True)
-    if snap.errors and strict:
-        raise SystemExit(2)
+    _check_batch_objects(snap)
+    _STRICT[id(snap)] = (strict, 0)
+    report_errors(snap)
     choose_kube_version(snap, kube_version)
     return snap
+
+
+# id(snapshot) -> (--strict given, how many of its errors were printed)
+_STRICT: dict[int, tuple[bool, int]] = {}
+
+
+def report_errors(snap: ClusterSnapshot, extra: Sequence[InputError] = ()) -> None:
+    """Print the input errors not printed yet (``extra``: errors of other inputs the command read, such as
+    ``--pods`` or ``--previous``, joined to the snapshot's); with ``--strict``, exit 2 if there is any.
+
+    Called once the snapshot is read, and again at the end of every command: the engine finds some
+    errors only when it looks (a node's device inventory or plugin config annotation), and ``--strict``
+    means exit 2 whenever any input object was rejected, whenever that was found."""
+    snap.errors.extend(extra)
+    strict, printed = _STRICT.get(id(snap), (False, 0))
+    for err in snap.errors[printed:]:
+        click.echo(f"error: {err.one_line()}", err=True)
+    _STRICT[id(snap)] = (strict, len(snap.errors))
+    if snap.errors and strict:
+        raise SystemExit(2)
+
+
+def _check_batch_objects(snap: ClusterSnapshot) -> None:
+    """GpuQueue, GpuCohort and PodGroup objects are read by every command, so that a broken one is an
+    input error everywhere (and ``--strict`` exits 2), not only where queues are used."""
+    if not snap.batch_objects:
+        return
+    from kubegpu.batch.objects import parse_batch_objects
+
+    snap.errors.extend(parse_batch_objects(snap.batch_objects)[3])
 
 
 def check_kube_version(given: str | None) -> None:

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from kubegpu.cli.options import load_snapshot, source_options
 from kubegpu.cli.when import command_now
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, read_text, yaml_documents
 from kubegpu.model.objects import Node
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 
@@ -286,10 +286,7 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
             raise InputError(exc.problem, obj=f"ResourceQuota {ns}/{name}", field=f"--hard {h}") from None
     manifests: list[tuple[str, Any]] = []
     for path in pod_files:
-        try:
-            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(f"cannot read pod manifests: {exc}", source=str(path)) from None
+        docs = yaml_documents(read_text(path, "pod manifests"), str(path))
         for doc in docs:
             manifests.extend(split_documents(doc, str(path)))
     _emit(plan_quota(snap, ns, name, limits, manifests), output)

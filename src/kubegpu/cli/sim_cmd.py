@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kubegpu.cli.options import BadInput
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.sim.bench import (
@@ -141,6 +142,8 @@ def bench_openb(
                 folder, trace_list, policy_list, seed_list, out,
                 executor=runner, published=published, on_done=done,
             )  # fmt: skip
+    except InputError as e:
+        raise BadInput(str(e)) from e  # one line and exit 2, as on every command
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
     rows = table(results, published)
@@ -239,12 +242,15 @@ def bench_openb(
 @click.option("--context", default=None, help="kubeconfig context for --kube.")
 @click.option("--kubeconfig", default=None, help="kubeconfig file for --kube.")
 @click.option("--in-cluster", is_flag=True, help="Use the in-cluster service account for --kube.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 2 if any input object was rejected (simulate always does: it never replays "
+                   "a workload with an input it could not read; accepted like on every command).")  # fmt: skip
 def simulate(
     data: Path | None, trace: str, snapshots: tuple[Path, ...], demo: bool, workloads: tuple[Path, ...],
     policies: str | None, add_nodes: str | None, time_slicing: int | None, queue_nominal: tuple[str, ...],
     relabels: tuple[str, ...], mig_layouts: tuple[str, ...], preemption: bool, report_path: Path | None, seed: int, nodes: int | None, nodes_fraction: float | None,
     time_scale: float, series: Path | None, kube: bool, context: str | None, kubeconfig: str | None,
-    in_cluster: bool,
+    in_cluster: bool, strict: bool,
 ) -> None:  # fmt: skip
     """Replay a workload in time (kube-scheduler's queue, node events) before and after a change; with
     queue objects or pod groups among the inputs, through the batch layer (queues, quota, gangs)."""
@@ -268,6 +274,8 @@ def simulate(
         after = names[1] if len(names) == 2 else None
         change = Change(after, count, like, time_slicing, nominal, relabel, mig)
         reports = compare(scenario, names[0], change, seed, preemption)
+    except InputError as e:
+        raise BadInput(str(e)) from e  # one line and exit 2, as on every command
     except KubegpuError as e:
         raise click.ClickException(str(e)) from e
     where = f"openb {trace} on the free capacity of {len(live)} live node(s), " if live else ""

@@ -22,13 +22,12 @@ Must not: call NVML or open files other than the one ``load_reading`` is handed.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NewType, TypeVar
 
-from kubegpu.errors import InputError, read_text
+from kubegpu.errors import InputError, json_document, read_text
 
 GpuUuid = NewType("GpuUuid", str)
 _E = TypeVar("_E", bound=enum.Enum)
@@ -194,13 +193,13 @@ class NodeInventory:
         raise KeyError(uuid)
 
 
+MAX_READING_INT = 2**63 - 1
+MAX_GPU_INDEX = 1023
+
+
 def load_reading(path: Path) -> NodeInventory:
     """Read a reading file (the fixture format) into an inventory; bad input raises ``InputError``."""
-    text = read_text(path, "reading")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg} at line {exc.lineno}", source=str(path)) from exc
+    raw = json_document(read_text(path, "reading"), str(path))
     return parse_reading(raw, source=str(path))
 
 
@@ -305,6 +304,8 @@ def _is_err(value: object) -> bool:
 def _parse_device(raw: object, source: str, position: int) -> GpuDevice:
     f = _Fields(raw, source, f"device {position}", "")
     index = f.integer("index")
+    if index > MAX_GPU_INDEX:  # the index names /dev/nvidia<index> and is looped over
+        raise f.error("index", f"{index} is more than kubegpu models (GPU indexes up to {MAX_GPU_INDEX})")
     f = _Fields(raw, source, f"device {index}", "")
     mig_mode = f.get("mig_mode")
     if _is_err(mig_mode):
@@ -446,6 +447,9 @@ class _Fields:
         # bool is an int subclass in Python; a reading never stores a count as true/false.
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.error(key, f"expected an integer, got {value!r}")
+        # NVML's counters and sizes are unsigned 64-bit; kubegpu's columns are int64
+        if not 0 <= value <= MAX_READING_INT:
+            raise self.error(key, f"{value} is out of range (0 to {MAX_READING_INT})")
         return value
 
     def int_list(self, key: str, *, length: int) -> list[int]:

@@ -34,9 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from kubegpu.errors import ConfigError, InputError, read_text
+from kubegpu.errors import ConfigError, InputError, read_text, yaml_documents
 from kubegpu.model.names import MIG_RESOURCE_PREFIX as MIG_RESOURCE_PREFIX
 
 MEMORY_SLICES = 8
@@ -381,10 +379,8 @@ def parse_mig_parted_config(text: str, *, source: str = "") -> MigPartedConfig:
     Profile names are checked for form (``<n>g.<m>gb`` with an optional ``+me``, ``+me.all``, ``+gfx`` or ``-me``) here and against a GPU's catalog by
     ``validate_layout``, since one file usually serves several GPU models.
     """
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not YAML: {exc}", source=source) from exc
+    docs = yaml_documents(text, source)  # bounded: depth, aliases, duplicate keys
+    raw = docs[0] if docs else None
     if not isinstance(raw, dict):
         raise InputError("expected a mapping with version and mig-configs", source=source)
     unknown = sorted(str(k) for k in raw if k not in ("version", "mig-configs"))

@@ -19,12 +19,12 @@ otherwise it is inferred from what GFD publishes (replicas, sharing strategy, MI
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from kubegpu.devices.inventory import GpuDevice, GpuUuid, Health, MigDevice, NodeInventory, parse_reading
 from kubegpu.devices.sharing import (
     GPU_RESOURCE,
+    MAX_REPLICAS,
     MIG_RESOURCE_PREFIX,
     SHARED_SUFFIX,
     MigStrategy,
@@ -36,7 +36,7 @@ from kubegpu.devices.sharing import (
 )
 from kubegpu.devices.smi_xml import parse_smi_xml
 from kubegpu.devices.topology import Topology, topology_from_inventory
-from kubegpu.errors import ConfigError, InputError
+from kubegpu.errors import ConfigError, InputError, json_document
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_MEMORY_LABEL as MEMORY_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
@@ -77,9 +77,22 @@ class NodeDevices:
         return None
 
 
+MAX_NODE_GPUS = 1024  # stand-in devices are built one by one: a count beyond this is refused, never looped
+
+
+def _label_count(node: Node, label: str, default: str, maximum: int) -> int:
+    """A GFD count label (``nvidia.com/gpu.count``, ``nvidia.com/gpu.replicas``): ASCII digits, at most
+    ``maximum``; anything else is an input error naming the label, never a guess or a long loop."""
+    raw = node.labels.get(label) or default
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12 or int(raw) > maximum:
+        raise InputError(f"expected a count up to {maximum}, got {raw[:40]!r}", source=node.source,
+                         obj=f"Node {node.name}", field=f"metadata.labels[{label}]")  # fmt: skip
+    return int(raw)
+
+
 def infer_config(node: Node) -> PluginConfig:
     """The device plugin config GFD's labels imply (flags GFD does not publish keep their defaults)."""
-    replicas = int(node.labels.get(REPLICAS_LABEL, "1") or "1")
+    replicas = _label_count(node, REPLICAS_LABEL, "1", MAX_REPLICAS)
     renamed = GPU_RESOURCE + SHARED_SUFFIX in node.capacity
     mig = node.labels.get(MIG_STRATEGY_LABEL, "none")
     shared = (ReplicatedResource(GPU_RESOURCE, replicas),) if replicas > 1 else ()
@@ -102,17 +115,14 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
     cfg = config or infer_config(node)
     problems: list[str] = []
     if raw is not None:
-        where = f"node {node.name} annotation {INVENTORY_ANNOTATION}"
-        try:
-            # the NVML reading (JSON), or `nvidia-smi -q -x` output pasted as is
-            inventory = (
-                parse_smi_xml(raw, source=where)
-                if raw.lstrip().startswith("<")
-                else parse_reading(json.loads(raw), source=where)
-            )
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", source=node.source, obj=f"Node {node.name}",
-                             field=f"metadata.annotations[{INVENTORY_ANNOTATION}]") from None  # fmt: skip
+        # the file, the Node and the field, as every input error (the parsers add the device and its field)
+        where = f"{node.source}: Node {node.name}: metadata.annotations[{INVENTORY_ANNOTATION}]"
+        # the NVML reading (JSON, bounded), or `nvidia-smi -q -x` output pasted as is
+        inventory = (
+            parse_smi_xml(raw, source=where)
+            if raw.lstrip().startswith("<")
+            else parse_reading(json_document(raw, where), source=where)
+        )
         synthesized = False
     else:
         inventory = _synthesize(node, cfg, gpu_capacity)
@@ -175,8 +185,11 @@ def _synthesize(node: Node, cfg: PluginConfig, capacity: dict[str, int]) -> Node
     """Stand-in devices that reproduce the node's advertised counts and unhealthy devices."""
     replicas = max((r.replicas for r in cfg.shared_resources), default=1)
     whole = capacity.get(GPU_RESOURCE, capacity.get(GPU_RESOURCE + SHARED_SUFFIX, 0))
-    label_count = node.labels.get(COUNT_LABEL, "")
-    n_gpus = int(label_count) if label_count.isdigit() else whole // replicas
+    n_gpus = _label_count(node, COUNT_LABEL, str(whole // replicas), MAX_NODE_GPUS)
+    if n_gpus > MAX_NODE_GPUS or sum(capacity.values()) > MAX_NODE_GPUS * MAX_REPLICAS:
+        raise InputError(f"{max(n_gpus, sum(capacity.values()))} GPU devices: more than kubegpu models on one node "
+                         f"({MAX_NODE_GPUS} GPUs)", source=node.source, obj=f"Node {node.name}",
+                         field="status.capacity")  # fmt: skip
     mig = {r[len(MIG_RESOURCE_PREFIX) :]: n for r, n in capacity.items() if r.startswith(MIG_RESOURCE_PREFIX)}
     memory_mib = int(node.labels.get(MEMORY_LABEL, "0") or "0")
 

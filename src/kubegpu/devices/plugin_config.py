@@ -34,11 +34,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
-
 from kubegpu.devices.sharing import (
     DEFAULT_MPS_ROOT,
     GPU_RESOURCE,
+    MAX_REPLICAS,
     MIG_RESOURCE_PREFIX,
     SHARED_SUFFIX,
     DeviceIdStrategy,
@@ -47,7 +46,7 @@ from kubegpu.devices.sharing import (
     PluginConfig,
     ReplicatedResource,
 )
-from kubegpu.errors import InputError, read_text
+from kubegpu.errors import InputError, read_text, yaml_documents
 
 # The v0.20.0 structs' JSON keys (flags.go CommandLineFlags, PluginCommandLineFlags, GFDCommandLineFlags).
 TOP_KEYS = ("version", "flags", "resources", "sharing", "imex")
@@ -126,10 +125,8 @@ def _join(where: str, key: str) -> str:
 
 def parse(text: str, *, source: str = "") -> PluginConfig:
     """Parse the device plugin config (YAML or JSON); refusals raise ``InputError``, the rest warns."""
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not YAML: {str(exc).splitlines()[0]}", source=source) from None
+    docs = yaml_documents(text, source)  # bounded: depth, aliases, duplicate keys
+    raw = docs[0] if docs else None
     r = _Reader(source)
     top = r.obj(raw, "", TOP_KEYS)
     version = top.get("version", "v1")
@@ -230,6 +227,10 @@ def _replicated(r: _Reader, raw: object, where: str) -> tuple[bool, bool, tuple[
         replicas = r.typed(res, "replicas", int, at, 0)
         if replicas < 2:
             raise r.fail(f"{at}.replicas", "number of replicas must be >= 2")
+        if replicas > MAX_REPLICAS:  # the plugin would advertise replicas x GPUs device IDs to kubelet
+            raise r.fail(
+                f"{at}.replicas", f"{replicas} replicas per GPU: kubegpu models at most {MAX_REPLICAS}"
+            )
         if "rename" in res:
             renamed = _resource_name(r, res["rename"], f"{at}.rename")
             if renamed != (name + SHARED_SUFFIX if rename_default else ""):

@@ -48,6 +48,9 @@ from kubegpu.model.names import NVIDIA_GPU
 
 GPU_RESOURCE = NVIDIA_GPU  # defined once, in kubegpu.model.names; the name other modules import from here
 SHARED_SUFFIX = ".shared"
+# upstream sets no bound on time-slicing replicas; every replica is one device ID in ListAndWatch and one
+# stand-in here, so 10**9 of them would never end: kubegpu refuses more than this
+MAX_REPLICAS = 1024
 REPLICA_SEPARATOR = "::"
 
 

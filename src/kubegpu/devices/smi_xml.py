@@ -34,8 +34,12 @@ def _text(node: ET.Element, path: str, source: str, obj: str, *, required: bool 
 
 def _mib(text: str, source: str, obj: str, field: str) -> int:
     number, _, unit = text.partition(" ")
-    if unit != "MiB" or not number.isdigit():
-        raise InputError(f"expected '<n> MiB', got {text!r}", source=source, obj=obj, field=field)
+    if unit != "MiB" or not (number.isascii() and number.isdigit()):  # ASCII digits: isdigit() takes "²"
+        raise InputError(f"expected '<n> MiB', got {text[:60]!r}", source=source, obj=obj, field=field)
+    if len(number) > 10 or int(number) > 2**33:  # 8 PiB: far above any GPU, and inside int64 bytes
+        raise InputError(
+            f"{number[:40]} MiB is more than kubegpu models (2**33 MiB)", source=source, obj=obj, field=field
+        )
     return int(number) * MIB
 
 

@@ -27,7 +27,7 @@ are per device (Hostname, UUID, MIG instance), naming every pod on it.
 
 from __future__ import annotations
 
-import json
+import math
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -37,7 +37,7 @@ from typing import Any
 
 from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.gpu_series import ALLOCATED, HEALTHY, SINCE_PROCESS
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError, json_document
 from kubegpu.explain.findings import Finding
 from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
 from kubegpu.model.podgroup import rfc3339
@@ -71,12 +71,12 @@ class Prometheus:
             with urllib.request.urlopen(
                 f"{where}?{urllib.parse.urlencode(params)}", timeout=self.timeout_s
             ) as reply:
-                body = json.loads(reply.read())
+                body = _json(reply.read(), where)
         except urllib.error.HTTPError as exc:
             # Prometheus answers 400/422 with a JSON body naming the error
             try:
-                body = json.loads(exc.read())
-            except ValueError:
+                body = _json(exc.read(), where)
+            except PrometheusError:
                 raise PrometheusError(f"{where}: HTTP {exc.code} for query {expr!r}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
@@ -86,14 +86,26 @@ class Prometheus:
                 f"{where}: {body.get('errorType', 'error')}: {body.get('error', body)} (query {expr!r})"
             )
         data = body.get("data") or {}
-        if data.get("resultType") != kind:
-            raise PrometheusError(f"{where}: expected a {kind} for {expr!r}, got {data.get('resultType')}")
-        return list(data.get("result", []))
+        if not isinstance(data, dict) or data.get("resultType") != kind:
+            got = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+            raise PrometheusError(f"{where}: expected a {kind} for {expr!r}, got {got}")
+        result = data.get("result", [])
+        if not isinstance(result, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("metric"), dict)
+            and all(isinstance(v, str) for v in r["metric"].values()) for r in result
+        ):  # fmt: skip
+            raise PrometheusError(
+                f"{where}: data.result for {expr!r} is not a list of series with string labels"
+            )
+        return result
 
     def query(self, expr: str, at: datetime) -> list[Series]:
-        """``/api/v1/query``: one value per series at ``at``."""
+        """``/api/v1/query``: one value per series at ``at`` (series whose value is NaN or ±Inf left out: no
+        finding can be drawn from them)."""
+        where = f"{self.url}/api/v1/query"
         result = self._get("/api/v1/query", {"query": expr, "time": f"{at.timestamp():.3f}"}, expr, "vector")
-        return [(dict(r["metric"]), float(r["value"][1])) for r in result]
+        out = [(dict(r["metric"]), _sample(r.get("value"), where)[1]) for r in result]
+        return [(labels, value) for labels, value in out if math.isfinite(value)]
 
     def query_range(
         self, expr: str, start: datetime, end: datetime, step_s: int
@@ -105,8 +117,37 @@ class Prometheus:
             "end": f"{end.timestamp():.3f}",
             "step": str(step_s),
         }
+        where = f"{self.url}/api/v1/query_range"
         result = self._get("/api/v1/query_range", params, expr, "matrix")
-        return [(dict(r["metric"]), [(float(t), float(v)) for t, v in r["values"]]) for r in result]
+        values: list[tuple[dict[str, Any], list[Any]]] = []
+        for r in result:
+            if not isinstance(r.get("values"), list):
+                raise PrometheusError(f"{where}: a series of {expr!r} has no list of values")
+            values.append((r, r["values"]))
+        return [
+            (dict(r["metric"]), [s for s in (_sample(p, where) for p in v) if math.isfinite(s[1])])
+            for r, v in values
+        ]
+
+
+def _json(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        body = json_document(raw, where, "Prometheus answer")
+    except InputError as exc:
+        raise PrometheusError(str(exc)) from None
+    if not isinstance(body, dict):
+        raise PrometheusError(f"{where}: the answer is not a JSON object")
+    return body
+
+
+def _sample(pair: object, where: str) -> tuple[float, float]:
+    """``[<unix time>, "<value>"]`` as the API sends it; NaN and ±Inf are values Prometheus may send."""
+    if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], str)):
+        raise PrometheusError(f'{where}: a sample is not [<time>, "<value>"]: {str(pair)[:80]}')
+    try:
+        return float(pair[0]), float(pair[1])
+    except (TypeError, ValueError):
+        raise PrometheusError(f"{where}: a sample value is not a number: {str(pair)[:80]}") from None
 
 
 def _device(labels: Mapping[str, str]) -> tuple[str, str, str]:

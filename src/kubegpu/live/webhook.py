@@ -48,6 +48,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from kubegpu.admission.gpu_access import Exemptions, Requester
 from kubegpu.admission.lint import LintContext, NodeFacts, facts_of, lint_object
 from kubegpu.admission.mutate import MutationOptions, mutate_object
+from kubegpu.errors import InputError, json_document
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
@@ -131,11 +132,11 @@ def review(body: Mapping[str, Any], ctx: LintContext, policy: Policy | None = No
         return _answer(uid, problem or "the AdmissionReview has no request")
     if request.get("operation") not in ("CREATE", "UPDATE"):
         return _answer(uid)
-    user = (request.get("userInfo") or {}).get("username")
+    info = request.get("userInfo")
+    user = info.get("username") if isinstance(info, Mapping) else None
     old = request.get("oldObject")
-    old_annotations = (
-        ((old or {}).get("metadata") or {}).get("annotations") if isinstance(old, Mapping) else None
-    )
+    old_meta = old.get("metadata") if isinstance(old, Mapping) else None
+    old_annotations = old_meta.get("annotations") if isinstance(old_meta, Mapping) else None
     ctx = dataclasses.replace(
         ctx,
         requester=Requester(str(user)) if isinstance(user, str) else None,
@@ -155,15 +156,23 @@ def _in_namespace(obj: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """``obj`` with the request's namespace (on CREATE the object may carry none yet) and its kind (the
     ``pods/ephemeralcontainers`` subresource sends the Pod; ``request.kind`` says what the object is)."""
     out = dict(obj) if isinstance(obj, Mapping) else {}
-    out.setdefault("kind", str((request.get("kind") or {}).get("kind") or ""))
-    out["metadata"] = {**(out.get("metadata") or {}), "namespace": request.get("namespace") or "default"}
+    kind = request.get("kind")
+    out.setdefault("kind", str(kind.get("kind") or "") if isinstance(kind, Mapping) else "")
+    meta = out.get("metadata")
+    namespace = request.get("namespace")
+    out["metadata"] = {**(meta if isinstance(meta, Mapping) else {}),
+                       "namespace": namespace if isinstance(namespace, str) and namespace else "default"}  # fmt: skip
     return out
 
 
 def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOptions) -> dict[str, Any]:
     """The AdmissionReview answer of ``/mutate``: always allowed, with a JSON Patch when something changes."""
-    request = body.get("request") or {}
-    kind = request.get("kind") or {}
+    request = body.get("request")
+    if not isinstance(request, Mapping) or malformed(body):
+        # nothing to patch in a review that cannot be read; /validate denies it
+        uid = request.get("uid") if isinstance(request, Mapping) else ""
+        return _answer(str(uid or ""))
+    kind: Mapping[str, Any] = request["kind"] if isinstance(request.get("kind"), Mapping) else {}
     patch = None
     if not request.get("subResource"):
         namespace = str(request.get("namespace") or "default")
@@ -177,6 +186,34 @@ def mutate_review(body: Mapping[str, Any], ctx: LintContext, options: MutationOp
             options,
         )
     return _answer(str(request.get("uid") or ""), patch=patch)
+
+
+def answer_body(
+    path: str, raw: bytes, ctx: LintContext, policy: Policy, mutation: MutationOptions
+) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON answer to one POSTed body: 400 for a body that is not an AdmissionReview
+    (not JSON, nested too deeply, another kind), else 200 with the review (``/validate``) or patch (``/mutate``)."""
+    try:
+        # UTF-8 only (RFC 8259, and what the API server sends): json.loads would guess UTF-16 from bytes
+        body = json_document(raw.decode("utf-8"), "the request body")
+    except (UnicodeDecodeError, InputError) as exc:
+        return 400, {"error": str(exc) if isinstance(exc, InputError) else "the body is not UTF-8 JSON"}
+    if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
+        return 400, {"error": "expected an AdmissionReview"}
+    if path == "/mutate":
+        return 200, mutate_review(body, ctx, mutation)
+    return 200, review(body, ctx, policy)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may cost the server (chart values ``webhook.limits``; flags of ``kubegpu webhook``)."""
+
+    max_body: int = MAX_BODY  # bytes of one AdmissionReview; larger bodies are answered 400 unread
+    handshake_s: float = 5.0  # a TLS handshake
+    request_s: float = 10.0  # from a request's first byte to its answer
+    idle_s: float = 30.0  # between keep-alive requests
+    max_connections: int = 256  # open at once; beyond it the oldest idle one is closed
 
 
 @dataclass(frozen=True)
@@ -205,9 +242,15 @@ class _Connections(ThreadingHTTPServer):
     IDLE_S = 30.0
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext,
-                 max_connections: int) -> None:  # fmt: skip
+                 max_connections: int, limits: Limits | None = None) -> None:  # fmt: skip
         self.tls = tls
         self.max_connections = max_connections
+        if limits is not None:  # instance values shadow the class defaults
+            self.HANDSHAKE_S, self.REQUEST_S, self.IDLE_S = (
+                limits.handshake_s,
+                limits.request_s,
+                limits.idle_s,
+            )
         self.lock = threading.Lock()
         # socket -> (deadline, busy answering a request, opened at)
         self.open: dict[socket.socket, tuple[float, bool, float]] = {}
@@ -285,9 +328,13 @@ class WebhookServer:
         key_file: str,
         mutation: MutationOptions | None = None,
         policy: Policy | None = None,
-        max_connections: int = 256,
+        max_connections: int | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.facts = facts
+        self.limits = limits or Limits()
+        if max_connections is None:
+            max_connections = self.limits.max_connections
         self.mutation = mutation or MutationOptions()
         self.policy = policy or Policy()
         self.registry = CollectorRegistry(auto_describe=True)
@@ -301,7 +348,7 @@ class WebhookServer:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.minimum_version = ssl.TLSVersion.TLSv1_2
         tls.load_cert_chain(cert_file, key_file)
-        self.httpd = _Connections((host, port), self._handler(), tls, max_connections)
+        self.httpd = _Connections((host, port), self._handler(), tls, max_connections, self.limits)
 
     @property
     def port(self) -> int:
@@ -349,25 +396,17 @@ class WebhookServer:
                 # kube-apiserver posts to `<path>?timeout=<timeoutSeconds>s` (client-go rest.Request.Timeout)
                 path = self.path.partition("?")[0]
                 known = path in ("/validate", "/mutate")
-                if not known or not 0 < length <= MAX_BODY:
+                if not known or not 0 < length <= server.limits.max_body:
                     self.close_connection = True  # an unread body must not be taken for the next request
                     self.reply(400 if known else 404, b"{}", "application/json")
                     return
-                try:
-                    body = json.loads(self.rfile.read(length))
-                except ValueError:
-                    self.reply(400, b'{"error": "the body is not JSON"}', "application/json")
-                    return
-                if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
-                    self.reply(400, b'{"error": "expected an AdmissionReview"}', "application/json")
-                    return
-                if path == "/mutate":
-                    answer = mutate_review(body, server.facts.context(), server.mutation)
-                else:
-                    answer = review(body, server.facts.context(), server.policy)
-                self.reply(200, json.dumps(answer).encode(), "application/json")
-                allowed = "true" if answer["response"]["allowed"] else "false"
-                server.latency.labels(allowed).observe(time.perf_counter() - start)
+                status, answer = answer_body(
+                    path, self.rfile.read(length), server.facts.context(), server.policy, server.mutation
+                )
+                self.reply(status, json.dumps(answer).encode(), "application/json")
+                if status == 200:
+                    allowed = "true" if answer["response"]["allowed"] else "false"
+                    server.latency.labels(allowed).observe(time.perf_counter() - start)
 
         return Handler
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import _Ctx, parse_node_selector, parse_taints
+from kubegpu.model.parse import _Ctx, _meta, parse_node_selector, parse_taints
 from kubegpu.model.quantity import QuantityError, parse_quantity
 
 GROUP = "resource.k8s.io"
@@ -231,10 +231,7 @@ def _version(ctx: _Ctx, raw: Mapping[str, Any]) -> str:
 
 
 def _name(ctx: _Ctx, raw: Mapping[str, Any], namespaced: bool) -> tuple[Mapping[str, Any], str, str]:
-    meta = ctx.mapping(raw.get("metadata"), "metadata")
-    name = ctx.string(meta.get("name"), "metadata.name", required=True)
-    ns = (ctx.string(meta.get("namespace"), "metadata.namespace") or "default") if namespaced else ""
-    return meta, ns, name
+    return _meta(ctx, raw, namespaced=namespaced)  # names validated as the API server does
 
 
 def _selectors(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ before anything stored the object: a container limit without a request implies a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,8 +37,8 @@ from kubegpu.model.objects import (
     Taint,
     Toleration,
 )
-from kubegpu.model.quantity import QuantityError, to_milli_text
-from kubegpu.model.resources import ResourceList
+from kubegpu.model.quantity import CPU, QuantityError, format_milli, to_milli_text
+from kubegpu.model.resources import ResourceList, is_extended, is_hugepages
 
 Raw = Mapping[str, Any]
 
@@ -59,11 +60,12 @@ def describe(raw: Raw) -> str:
 class _Ctx:
     """Carries where we are, so every error names source, object and field."""
 
-    __slots__ = ("raw", "source")
+    __slots__ = ("raw", "source", "validate")
 
-    def __init__(self, source: str, raw: Raw) -> None:
+    def __init__(self, source: str, raw: Raw, validate: bool = True) -> None:
         self.source = source
         self.raw = raw  # described only when something fails: most objects never do
+        self.validate = validate  # False: the caller reported the API server's resource validation itself
 
     @property
     def obj(self) -> str:
@@ -115,21 +117,79 @@ class _Ctx:
         return out
 
     def resources(self, value: Any, field: str) -> ResourceList:
+        """A resource list, validated as ``ValidateResourceQuantityValue`` does (pkg/apis/core/validation):
+        no negative amount ("must be greater than or equal to 0"), and whole amounts of extended
+        resources ("must be an integer": ``MilliValue() % 1000 != 0``, before any rounding)."""
         out: ResourceList = {}
         if value is None:
             return out
         for name, q in self.mapping(value, field).items():
+            key = f"{field}[{name}]"
             try:
-                out[str(name)] = to_milli_text(str(name), q)
+                amount = to_milli_text(str(name), q)
+                if self.validate and amount < 0:
+                    raise self.fail(key, f"Invalid value: {_shown(q)}: {NEGATIVE}")
+                if self.validate and is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
+                    raise self.fail(key, f"Invalid value: {_shown(q)}: {NOT_INTEGER}")
+                out[str(name)] = amount
             except QuantityError as exc:
-                raise self.fail(f"{field}[{name}]", str(exc)) from None
+                raise self.fail(key, str(exc)) from None
         return out
 
 
-def _meta(ctx: _Ctx, raw: Raw, *, namespaced: bool) -> tuple[Raw, str, str]:
+# pkg/apis/core/validation's messages, here once (admission.validation reports them on raw manifests)
+NEGATIVE = "must be greater than or equal to 0"  # apimachinery IsNegativeErrorMsg
+NOT_INTEGER = "must be an integer"
+LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
+
+
+def request_limit_problem(name: str, limit_text: str, over: bool) -> str:
+    """``ValidateResourceRequirements``' message for a request that differs from its limit (``over``: it is
+    above it): extended resources and hugepages must equal theirs, others may not exceed it."""
+    if not (is_extended(name) or is_hugepages(name)):
+        return f"must be less than or equal to {name} limit of {limit_text}" if over else ""
+    return f"must be equal to {name} limit of {limit_text}"
+
+
+def _shown(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+# k8s.io/apimachinery/pkg/util/validation/validation.go: IsDNS1123Subdomain / IsDNS1123Label
+_DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = _DNS_LABEL + r"(\." + _DNS_LABEL + ")*"
+_SUBDOMAIN_RE = re.compile(f"^{_DNS_SUBDOMAIN}$")
+_LABEL_RE = re.compile(f"^{_DNS_LABEL}$")
+
+
+def name_problem(name: str, *, label: bool = False) -> str:
+    """The API server's complaint about an object name ("" when valid): a DNS-1123 subdomain (most kinds,
+    ``NameIsDNSSubdomain``) or label (Namespace, ``ValidateNamespaceName``)."""
+    limit, regex = (63, _LABEL_RE) if label else (253, _SUBDOMAIN_RE)
+    if len(name) > limit:
+        return f"must be no more than {limit} characters"
+    if regex.match(name):
+        return ""
+    if label:
+        return ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                f"start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                f"validation is '{_DNS_LABEL}')")  # fmt: skip
+    return ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+            f"must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+            f"is '{_DNS_SUBDOMAIN}')")  # fmt: skip
+
+
+def _meta(ctx: _Ctx, raw: Raw, *, namespaced: bool, label: bool = False) -> tuple[Raw, str, str]:
     meta = ctx.mapping(raw.get("metadata"), "metadata")
     name = ctx.string(meta.get("name"), "metadata.name", required=True)
+    problem = name_problem(name, label=label)
+    if problem:
+        raise ctx.fail("metadata.name", f"Invalid value: {_shown(name[:300])}: {problem}")
     ns = ctx.string(meta.get("namespace"), "metadata.namespace") or "default" if namespaced else ""
+    if namespaced and name_problem(ns, label=True):
+        raise ctx.fail(
+            "metadata.namespace", f"Invalid value: {_shown(ns[:300])}: {name_problem(ns, label=True)}"
+        )
     return meta, ns, name
 
 
@@ -241,6 +301,8 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     requests = ctx.resources(res.get("requests"), f"{field}.resources.requests")
     for name, amount in limits.items():  # SetDefaults_Pod: a limit alone implies the request
         requests.setdefault(name, amount)
+    if ctx.validate:
+        _requests_within_limits(ctx, f"{field}.resources", requests, limits)
     ports = []
     for i, p in enumerate(ctx.seq(c.get("ports"), f"{field}.ports")):
         p = ctx.mapping(p, f"{field}.ports[{i}]")
@@ -275,10 +337,18 @@ def parse_owner(ctx: _Ctx, meta: Raw) -> OwnerRef | None:
     return owner
 
 
-def parse_pod(raw: Raw, source: str = "", priority_classes: Mapping[str, PriorityClass] | None = None) -> Pod:
+def parse_pod(
+    raw: Raw,
+    source: str = "",
+    priority_classes: Mapping[str, PriorityClass] | None = None,
+    *,
+    validate_resources: bool = True,
+) -> Pod:
     """Parse a Pod. ``priority_classes`` resolves ``priorityClassName`` when ``spec.priority`` is unset,
-    as the Priority admission plugin does for pods that were never admitted (manifests)."""
-    ctx = _Ctx(source, raw)
+    as the Priority admission plugin does for pods that were never admitted (manifests).
+    ``validate_resources=False``: the caller has reported ``ValidateResourceRequirements``' errors itself
+    (``admission.validation``) and wants the pod read anyway, amounts rounded as the API server would."""
+    ctx = _Ctx(source, raw, validate_resources)
     meta, ns, name = _meta(ctx, raw, namespaced=True)
     spec = ctx.mapping(raw.get("spec"), "spec")
     status = ctx.mapping(raw.get("status"), "status")
@@ -539,8 +609,24 @@ def parse_pdb(raw: Raw, source: str = "") -> PodDisruptionBudget:
 
 def parse_namespace(raw: Raw, source: str = "") -> Namespace:
     ctx = _Ctx(source, raw)
-    meta, _, name = _meta(ctx, raw, namespaced=False)
+    meta, _, name = _meta(ctx, raw, namespaced=False, label=True)
     return Namespace(name=name, labels=ctx.str_map(meta.get("labels"), "metadata.labels"))
+
+
+def _requests_within_limits(ctx: _Ctx, field: str, requests: ResourceList, limits: ResourceList) -> None:
+    """``ValidateResourceRequirements``: a resource that cannot be overcommitted (extended resources and
+    hugepages: not ``IsOvercommitAllowed``) needs a limit equal to its request; any other request may not
+    exceed its limit."""
+    for name, amount in requests.items():
+        if name not in limits:
+            if is_extended(name) or is_hugepages(name):
+                raise ctx.fail(f"{field}.limits", f"Required value: {LIMIT_REQUIRED}")
+            continue
+        if amount != limits[name]:
+            shown, limit = format_milli(name, amount), format_milli(name, limits[name])
+            problem = request_limit_problem(name, limit, amount > limits[name])
+            if problem:
+                raise ctx.fail(f"{field}.requests", f'Invalid value: "{shown}": {problem}')
 
 
 def _pod_level_requests(ctx: _Ctx, spec: Raw) -> ResourceList:

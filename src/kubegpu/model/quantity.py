@@ -40,8 +40,10 @@ _DECIMAL = {
 }
 # The grammar of resource.ParseQuantity: <signedNumber><suffix>; the number needs a digit on at least
 # one side of the point, and an exponent suffix is e/E followed by a signed integer.
+# [0-9], not \d: Go's regexp (and ParseQuantity's own digit loop) takes ASCII digits only, where Python's
+# \d also matches Arabic-Indic or fullwidth digits ("٣", "１").
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+    r"^(?P<num>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 )
 
 CPU = "cpu"

@@ -57,6 +57,16 @@ from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
 log = logging.getLogger(__name__)
 
+# gRPC's synchronous server runs each RPC on a pool thread, and a ListAndWatch stream keeps its thread for
+# as long as it is open: WORKERS threads, at most MAX_STREAMS of them held by streams, so at least
+# WORKERS - MAX_STREAMS always serve Allocate, GetPreferredAllocation and the options call.
+WORKERS = 16
+MAX_STREAMS = 4
+# Registration retries: the NVIDIA plugin retries a failed start every 30 s ("Failed to start one or more
+# plugins. Retrying in 30s...", cmd/nvidia-device-plugin/main.go); kubegpu starts at 1 s and doubles to it.
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 30.0
+
 
 def endpoint_name(resource: str) -> str:
     """Socket file name for a resource: ``nvidia.com/gpu`` → ``nvidia-gpu.sock``."""
@@ -177,11 +187,42 @@ class DevicePluginServicer(pb_grpc.DevicePluginServicer):
     """The v1beta1 ``DevicePlugin`` service over one ``PluginState``."""
 
     def __init__(
-        self, state: PluginState, poll_seconds: float = 1.0, choice: SchedulerChoice | None = None
+        self,
+        state: PluginState,
+        poll_seconds: float = 1.0,
+        choice: SchedulerChoice | None = None,
+        max_streams: int = MAX_STREAMS,
     ) -> None:
         self.state = state
         self.poll_seconds = poll_seconds
         self.choice = choice
+        self.max_streams = max_streams
+        self._streams_lock = threading.Lock()
+        self._streams: list[threading.Event] = []  # one "end now" flag per open stream, oldest first
+
+    def _open_stream(self) -> threading.Event:
+        """Register a new ListAndWatch stream; beyond ``max_streams`` the oldest is told to end.
+
+        Each open stream holds one of the server's worker threads while it waits for a change, so
+        without a bound a client that opens streams and keeps them would leave no thread for Allocate.
+        kubelet keeps one stream per plugin and opens a new one after it restarts, so the newest stream
+        is the live one and the oldest the likeliest to be stale."""
+        ended = threading.Event()
+        with self._streams_lock:
+            self._streams.append(ended)
+            while len(self._streams) > self.max_streams:
+                self._streams.pop(0).set()
+        return ended
+
+    def _close_stream(self, ended: threading.Event) -> None:
+        with self._streams_lock:
+            if ended in self._streams:
+                self._streams.remove(ended)
+
+    @property
+    def open_streams(self) -> int:
+        with self._streams_lock:
+            return len(self._streams)
 
     def GetDevicePluginOptions(
         self, request: pb.Empty, context: grpc.ServicerContext
@@ -192,13 +233,17 @@ class DevicePluginServicer(pb_grpc.DevicePluginServicer):
         self, request: pb.Empty, context: grpc.ServicerContext
     ) -> Iterator[pb.ListAndWatchResponse]:
         seen = -1
-        while not self.state.stopped and context.is_active():
-            # Polling with a timeout lets the stream end when kubelet hangs up, not only on a change.
-            change = self.state.wait_change(seen, self.poll_seconds)
-            if change is None:
-                continue
-            seen, plan = change
-            yield pb.ListAndWatchResponse(devices=[_device_message(d) for d in plan.devices])
+        ended = self._open_stream()
+        try:
+            while not self.state.stopped and not ended.is_set() and context.is_active():
+                # Polling with a timeout lets the stream end when kubelet hangs up, not only on a change.
+                change = self.state.wait_change(seen, self.poll_seconds)
+                if change is None or ended.is_set():
+                    continue
+                seen, plan = change
+                yield pb.ListAndWatchResponse(devices=[_device_message(d) for d in plan.devices])
+        finally:
+            self._close_stream(ended)
 
     def GetPreferredAllocation(
         self, request: pb.PreferredAllocationRequest, context: grpc.ServicerContext
@@ -259,6 +304,7 @@ class DevicePluginServer:
         disable_healthchecks: str = "",
         poll_seconds: float = 1.0,
         choice: SchedulerChoice | None = None,
+        max_streams: int = MAX_STREAMS,
     ) -> None:
         self.state = PluginState(inventory, config, base_name, disable_healthchecks)
         self.choice = choice
@@ -266,7 +312,10 @@ class DevicePluginServer:
         self.socket_dir = socket_dir
         self.endpoint = endpoint_name(self.resource_name)
         self._poll_seconds = poll_seconds
+        self._max_streams = max_streams
         self._server: grpc.Server | None = None
+        self.servicer: DevicePluginServicer | None = None
+        self.socket_identity: tuple[int, int] | None = None
 
     @property
     def socket_path(self) -> Path:
@@ -275,14 +324,14 @@ class DevicePluginServer:
     def start(self) -> None:
         # A socket left by a previous run would make bind fail; kubelet expects the plugin to replace it.
         self.socket_path.unlink(missing_ok=True)
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS))
+        self.servicer = DevicePluginServicer(self.state, self._poll_seconds, self.choice, self._max_streams)
         # Generated gRPC code carries no annotations; the messages it moves are typed (api_pb2.pyi).
-        pb_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
-            DevicePluginServicer(self.state, self._poll_seconds, self.choice), server
-        )
+        pb_grpc.add_DevicePluginServicer_to_server(self.servicer, server)  # type: ignore[no-untyped-call]
         server.add_insecure_port(f"unix://{self.socket_path}")
         server.start()
         self._server = server
+        self.socket_identity = socket_identity(self.socket_path)
 
     def register(self, timeout: float = 5.0) -> None:
         """Call kubelet's ``Registration.Register`` for this resource; ``grpc.RpcError`` on refusal."""
@@ -318,35 +367,77 @@ class DevicePluginServer:
         self.socket_path.unlink(missing_ok=True)
 
 
-def kubelet_socket_identity(socket_dir: Path) -> tuple[int, int] | None:
-    """Inode and change time of kubelet.sock: a new value means kubelet restarted; None while it is absent."""
+def socket_identity(path: Path) -> tuple[int, int] | None:
+    """Inode and change time of a socket file: a new value means it was recreated; None while it is absent."""
     try:
-        st = (socket_dir / KUBELET_SOCKET).stat()
+        st = path.stat()
     except FileNotFoundError:
         return None
     return st.st_ino, st.st_ctime_ns
 
 
+def kubelet_socket_identity(socket_dir: Path) -> tuple[int, int] | None:
+    """The identity of kubelet.sock: a new value means kubelet restarted."""
+    return socket_identity(socket_dir / KUBELET_SOCKET)
+
+
+def register_with_retry(
+    servers: list[DevicePluginServer],
+    done: threading.Event,
+    first_s: float = RETRY_FIRST_S,
+    max_s: float = RETRY_MAX_S,
+    restart: bool = False,
+) -> bool:
+    """Register (``restart``: serve on a fresh socket, then register) every server, retrying failures with
+    a doubling delay up to ``max_s`` until each is registered or ``done`` is set; True when all are.
+
+    kubelet may not be up yet when the agent starts (or is restarting itself), so a refused or unanswered
+    Register is a reason to wait and try again, never to exit."""
+    delay = first_s
+    todo = list(servers)
+    while todo:
+        failed = []
+        for server in todo:
+            try:
+                server.restart() if restart else server.register()
+            except grpc.RpcError as exc:
+                log.warning("registering %s with kubelet failed, retrying in %.0f s: %s",
+                            server.resource_name, delay, _rpc_text(exc))  # fmt: skip
+                failed.append(server)
+        todo = failed
+        if todo and done.wait(delay):
+            return False
+        delay = min(delay * 2, max_s)
+    return True
+
+
+def _rpc_text(exc: grpc.RpcError) -> str:
+    details = getattr(exc, "details", None)
+    return str(details()) if callable(details) else str(exc)
+
+
 def serve_until(
     servers: list[DevicePluginServer], socket_dir: Path, done: threading.Event, poll_seconds: float = 1.0
 ) -> None:
-    """Keep ``servers`` registered until ``done`` is set.
+    """Keep ``servers`` serving and registered until ``done`` is set.
 
-    When kubelet restarts it recreates ``kubelet.sock`` and forgets every plugin; the NVIDIA plugin
-    watches the directory and restarts its servers. kubegpu polls the socket's identity instead of
-    using inotify (no extra dependency) and re-serves and re-registers each resource when it changes.
+    When kubelet restarts it deletes every socket in the device plugin directory, recreates
+    ``kubelet.sock`` and forgets every plugin; the NVIDIA plugin watches the directory (fsnotify, a Create
+    of kubelet.sock: "inotify: kubelet.sock created, restarting.") and restarts its servers. kubegpu polls
+    the identities instead (no inotify dependency): a new kubelet.sock, or its own socket gone or replaced,
+    and it serves on a fresh socket and registers again, retrying with backoff while kubelet does not answer.
     """
     seen = kubelet_socket_identity(socket_dir)
     while not done.wait(poll_seconds):
         now = kubelet_socket_identity(socket_dir)
-        if now is None or now == seen:
-            continue
-        log.warning("kubelet.sock was recreated: kubelet restarted; registering again")
-        try:
-            for server in servers:
-                server.restart()
-        except grpc.RpcError as exc:
-            # The new kubelet may not answer yet; the identity stays unseen, so the next poll retries.
-            log.warning("registration after kubelet restart failed, retrying: %s", exc)
-            continue
-        seen = now
+        kubelet_restarted = now is not None and now != seen
+        lost = [s for s in servers if socket_identity(s.socket_path) != s.socket_identity]
+        if kubelet_restarted:
+            log.warning("kubelet.sock was recreated: kubelet restarted; serving and registering again")
+        for s in lost:
+            log.warning("%s was removed or replaced; serving on a new socket", s.socket_path)
+        stale = servers if kubelet_restarted else lost
+        if stale and now is not None:
+            if not register_with_retry(stale, done, first_s=poll_seconds, restart=True):
+                return
+            seen = now

@@ -15,12 +15,13 @@ becomes required node affinity ``nvidia.com/gpu.product In (…)``.
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, read_text
 from kubegpu.model.objects import Container, Node, NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from kubegpu.scheduler.gpu_share import GPU_COUNT_ANNOTATION, GPU_MILLI_RESOURCE, GPU_PRODUCT_LABEL, MILLI
@@ -71,12 +72,17 @@ class TraceNode:
     model: str
 
 
+# Bounds that keep every derived amount inside an int64 milli-unit column (memory_mib × 2**20 × 1000) and
+# every loop over GPUs short; a value beyond one is refused as not modelled, never wrapped or looped over.
+MAX_VALUE: Final = 2**40
+MAX_MEMORY_MIB: Final = 2**32  # 4 PiB
+MAX_GPUS: Final = 1024  # per node or pod; the openb trace has at most 8
+
+
 def _rows(path: Path, layouts: tuple[tuple[str, ...], ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    try:
-        f = path.open(newline="", encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", source=str(path)) from e
-    with f:
+    # one reader for every input: unreadable, UTF-16 or Latin-1 files are one error naming the file
+    text = read_text(path, "trace")
+    with io.StringIO(text, newline="") as f:
         reader = csv.reader(f)
         header = tuple(next(reader, ()))
         if header not in layouts:
@@ -93,8 +99,16 @@ def _int(path: Path, line: int, row: dict[str, str], column: str, *, optional: b
     raw = row.get(column, "")
     if raw == "" and optional:
         return None
-    if not raw.isdigit():
+    # ASCII digits only: str.isdigit() also accepts "²", "٣" and "３", which int() then reads or refuses
+    if not (raw.isascii() and raw.isdigit()):
         raise InputError(f"{raw!r} is not a non-negative integer", source=f"{path}:{line}", field=column)
+    limit = (
+        MAX_GPUS if column in ("gpu", "num_gpu") else MAX_MEMORY_MIB if column == "memory_mib" else MAX_VALUE
+    )
+    if len(raw) > 20 or int(raw) > limit:
+        raise InputError(
+            f"{raw[:40]} is more than kubegpu models ({limit})", source=f"{path}:{line}", field=column
+        )
     return int(raw)
 
 
@@ -164,6 +178,8 @@ def read_nodes(path: Path) -> list[TraceNode]:
                 row["model"],
             )
         )
+    if not nodes:
+        raise InputError("no nodes: the file holds only its header", source=str(path))
     return nodes
 
 

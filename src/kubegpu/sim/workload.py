@@ -47,6 +47,10 @@ from kubegpu.model.snapshot import BATCH_KINDS
 from kubegpu.sim.replay import NODE_ACTIONS, NodeEvent, SimPod
 
 SIM_WORKLOAD = "SimWorkload"
+# bounds on what one workload may ask for: times and durations up to ~31 years of seconds, and pods per
+# template (each is an object in memory and an event in the replay); beyond them the input is refused
+MAX_NUMBER = 1e9
+MAX_PODS = 100_000
 ARRIVAL_ANNOTATION = "kubegpu.io/sim-arrival-seconds"
 DURATION_ANNOTATION = "kubegpu.io/sim-duration-seconds"
 ARRIVAL_TYPES = ("Fixed", "Uniform", "Poisson")
@@ -79,11 +83,22 @@ class _Where:
             )
         return value
 
-    def number(self, value: Any, field_: str, *, minimum: float = 0.0, integer: bool = False) -> float:
+    def number(
+        self,
+        value: Any,
+        field_: str,
+        *,
+        minimum: float = 0.0,
+        integer: bool = False,
+        maximum: float = MAX_NUMBER,
+    ) -> float:
         ok = isinstance(value, int) if integer else isinstance(value, int | float)
-        if not ok or isinstance(value, bool) or value < minimum:
+        # NaN compares false with everything: without isfinite it would pass the bound checks
+        if not ok or isinstance(value, bool) or not math.isfinite(value) or value < minimum:
             kind = "an integer" if integer else "a number"
             raise self.fail(field_, f"must be {kind} ≥ {minimum:g}, got {value!r}")
+        if value > maximum:
+            raise self.fail(field_, f"{value!r} is more than kubegpu simulates ({maximum:g})")
         return float(value)
 
     def annotation_seconds(self, meta: Mapping[str, Any], key: str, default: float) -> float:
@@ -154,7 +169,7 @@ def _sim_workload(where: _Where, raw: Mapping[str, Any], seed: int, out: SimInpu
         tname = t.get("name")
         if not isinstance(tname, str) or not tname:
             raise where.fail(f"{f}.name", "required field is missing")
-        count = int(where.number(t.get("count"), f"{f}.count", minimum=1, integer=True))
+        count = int(where.number(t.get("count"), f"{f}.count", minimum=1, integer=True, maximum=MAX_PODS))
         rng = np.random.default_rng([seed, *wname.encode(), 0, i])
         times = arrival_times(
             where, where.mapping(t.get("arrival"), f"{f}.arrival", True), count, rng, f"{f}.arrival"

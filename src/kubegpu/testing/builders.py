@@ -79,6 +79,9 @@ class PodBuilder:
             "image": "registry.example.com/init:1",
             "resources": {"requests": dict(requests)},
         }
+        extended = {k: v for k, v in requests.items() if "/" in k}
+        if extended:  # the API server: "Limit must be set for non overcommitable resources"
+            c["resources"]["limits"] = extended
         if sidecar:
             c["restartPolicy"] = "Always"
         self._spec.setdefault("initContainers", []).append(c)

@@ -53,6 +53,7 @@ from kubegpu.scheduler.framework import (
     Diagnosis,
     Handle,
     PostFilterResult,
+    Rows,
     Scores,
     default_normalize,
 )
@@ -348,6 +349,12 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE, (Message(DELETED),))  # upstream deletes the stale claim
         return None, Status(Code.UNSCHEDULABLE, (Message(STILL_NOT),) if self._no_claims_text else ())
 
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
+        """Upstream has no PreScore; its Score is 0 on every node for a pod without claims, which normalizes
+        to 0: skipping the plugin for such a pod gives the same totals."""
+        s: _State | None = state.get(STATE_KEY)
+        return SUCCESS if s is not None and s.claims else SKIP
+
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
         """Upstream ``Score`` (1.35+, weight 2 in the default profile; ``scheduler.versions``): for each claim
         request with ``firstAvailable`` alternatives, 8 − i when the i-th alternative was allocated on the
@@ -367,7 +374,7 @@ class DynamicResources:
             chosen = {d.request for d in (devices.devices if isinstance(devices, Result) else devices or ())}
             for req in claim.requests:
                 for i, sub in enumerate(req.first_available):
-                    if f"{req.name}/{sub.name}" in chosen:
+                    if sub.name in chosen:  # model.dra names subrequests "<request>/<subrequest>" already
                         total += FIRST_AVAILABLE_MAX - i
         return total
 
