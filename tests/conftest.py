@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ from kubegpu.scheduler.framework import Profile
 from kubegpu.scheduler.schedule_one import Scheduler
 
 REPO = Path(__file__).resolve().parents[1]
+# The table view honours COLUMNS (also when piped): a CI runner's own COLUMNS must not reflow the output the
+# tests read; tests/test_narrow_output.py sets it where width is what it tests.
+os.environ.pop("COLUMNS", None)
 SHARED = REPO.parent / "shared"
 
 

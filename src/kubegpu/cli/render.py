@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -25,12 +26,25 @@ if TYPE_CHECKING:  # types only: importing the batch session, admission and insp
 
 
 def _console() -> Console:
-    """Wide enough for the node table when output is piped (rich would fall back to 80 columns)."""
+    """The terminal's width, or ``COLUMNS`` when set (also when piped); else, piped, wide enough for the node
+    table (rich would fall back to 80 columns)."""
     probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 150)
+    return Console(highlight=False, width=None if probe.is_terminal or _columns() else 150)
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` as a width, when set to a number (rich reads it too; this says whether it was given)."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 console = _console()
+# Columns of the GPU node table a narrow screen drops first, by width (the rest wrap inside their cells)
+NARROW_DROPS: tuple[tuple[int, str], ...] = (
+    (120, "held by"), (110, "state"), (100, "product"), (90, "cap"),  # capacity: allocatable is what schedules
+)  # fmt: skip
+NARROW_MIN = {"pool": 8, "taints": 10, "resource": 10}  # so that a word fits on a line of the cell
+
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -155,7 +169,8 @@ def _holders_summary(holders: list[str]) -> str:
 def diagnosis(report: Diagnosis) -> None:
     console.rule(f"[bold]kubegpu diagnose — {report.description}")
     table = Table(title="GPU nodes (requested = pods' requests, not utilisation)", title_justify="left")
-    for col in (
+    dropped = {col for below, col in NARROW_DROPS if console.width < below}
+    columns = (
         "node",
         "pool",
         "product",
@@ -167,8 +182,12 @@ def diagnosis(report: Diagnosis) -> None:
         "req",
         "free",
         "held by",
-    ):
-        table.add_column(col, overflow="fold", no_wrap=col in ("node", "resource"))
+    )
+    numbers = ("cap", "alloc", "req", "free")
+    for col in columns:
+        if col not in dropped:  # names and numbers never fold; the rest share what width is left
+            table.add_column(col, overflow="fold", no_wrap=col == "node" or col in numbers,
+                             min_width=len(col) if col in numbers else NARROW_MIN.get(col))  # fmt: skip
     for row in report.nodes:
         state = "Ready" if row.ready else "NotReady"
         if row.unschedulable:
@@ -178,11 +197,12 @@ def diagnosis(report: Diagnosis) -> None:
         ]
         for i, (r, v) in enumerate(resources):
             first = i == 0
-            table.add_row(
+            cells = dict(zip(columns, (
                 row.name if first else "", row.pool if first else "", row.product if first else "",
                 state if first else "", "\n".join(row.taints) if first else "", r, v["capacity"], v["allocatable"],
                 v["requested"], v["free"], _holders_summary(row.holders) if first else "",
-            )  # fmt: skip
+            ), strict=True))  # fmt: skip
+            table.add_row(*(cells[c] for c in columns if c not in dropped))
     console.print(table)
     for r, t in sorted(report.totals.items()):
         console.print(f"{r}: capacity {t['capacity']}, allocatable {t['allocatable']}, requested {t['requested']}, "

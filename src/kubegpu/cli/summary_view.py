@@ -8,6 +8,10 @@ line with the flag that shows the rest.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import textwrap
 from collections.abc import Mapping
 
 import click
@@ -41,8 +45,28 @@ def show(
         grouped(summary, report)
 
 
+def wrap_width() -> int | None:
+    """The width plain lines are wrapped to: ``COLUMNS`` when set (also when piped), else the terminal's;
+    None (not wrapped) when output is piped without ``COLUMNS``, so scripts and greps see whole lines."""
+    value = os.environ.get("COLUMNS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def echo_wrapped(text: str = "") -> None:
+    """``click.echo``, with a line longer than ``wrap_width()`` wrapped at spaces, its continuation lines
+    indented under the text."""
+    width = wrap_width()
+    if width is None or len(text) <= width:
+        click.echo(text)
+        return
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 4)
+    click.echo(textwrap.fill(text, width=width, subsequent_indent=indent, break_on_hyphens=False))
+
+
 def headline(s: Summary) -> None:
-    echo = click.echo
+    echo = echo_wrapped
     echo(
         f"{s.gpu_nodes} GPU nodes, {s.gpus} GPUs allocatable, {s.requested} requested, {s.free} free; "
         f"{s.pending} Pending GPU pod(s)"
@@ -57,7 +81,7 @@ def headline(s: Summary) -> None:
 
 
 def grouped(s: Summary, report: Diagnosis) -> None:
-    echo = click.echo
+    echo = echo_wrapped
     unverified = [e for e in report.pending if e.unverified]
     if unverified:  # never silently optimistic: the verdicts that rest on something not modelled
         first = unverified[0]
