@@ -16,8 +16,8 @@ from kubegpu.model.objects import LabelSelector, PodAffinity, PodAffinityTerm, S
 Raw = Mapping[str, Any]
 
 
-class _Ctx(Protocol):
-    """What ``parse._Ctx`` offers (the parser passes itself in; this module never imports it)."""
+class ParseContext(Protocol):
+    """What ``parse.ParseContext`` offers (the parser passes itself in; this module never imports it)."""
 
     def fail(self, field: str, problem: str) -> InputError: ...
     def mapping(self, value: Any, field: str) -> Raw: ...
@@ -35,11 +35,11 @@ REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
-def _keys(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
+def _keys(ctx: ParseContext, value: Any, field: str) -> tuple[str, ...]:
     return tuple(ctx.string(k, f"{field}[{i}]", required=True) for i, k in enumerate(ctx.seq(value, field)))
 
 
-def _term(ctx: _Ctx, selector: Selector, raw: Any, field: str, weight: int = 0) -> PodAffinityTerm:
+def _term(ctx: ParseContext, selector: Selector, raw: Any, field: str, weight: int = 0) -> PodAffinityTerm:
     t = ctx.mapping(raw, field)
     return PodAffinityTerm(
         topology_key=ctx.string(t.get("topologyKey"), f"{field}.topologyKey", required=True),
@@ -53,7 +53,7 @@ def _term(ctx: _Ctx, selector: Selector, raw: Any, field: str, weight: int = 0) 
 
 
 def _terms(
-    ctx: _Ctx, selector: Selector, section: Raw, field: str
+    ctx: ParseContext, selector: Selector, section: Raw, field: str
 ) -> tuple[tuple[PodAffinityTerm, ...], tuple[PodAffinityTerm, ...]]:
     required = tuple(
         _term(ctx, selector, t, f"{field}.{REQUIRED}[{i}]")
@@ -70,7 +70,7 @@ def _terms(
     return required, tuple(preferred)
 
 
-def pod_affinity(ctx: _Ctx, selector: Selector, affinity: Raw) -> PodAffinity:
+def pod_affinity(ctx: ParseContext, selector: Selector, affinity: Raw) -> PodAffinity:
     """``spec.affinity``'s pod affinity and anti-affinity (``affinity`` is the ``spec.affinity`` mapping)."""
     aff = ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity")
     anti = ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity")
@@ -79,7 +79,7 @@ def pod_affinity(ctx: _Ctx, selector: Selector, affinity: Raw) -> PodAffinity:
     return PodAffinity(required, preferred, anti_required, anti_preferred)
 
 
-def spread_constraints(ctx: _Ctx, selector: Selector, spec: Raw) -> tuple[SpreadConstraint, ...]:
+def spread_constraints(ctx: ParseContext, selector: Selector, spec: Raw) -> tuple[SpreadConstraint, ...]:
     out: list[SpreadConstraint] = []
     for i, c in enumerate(ctx.seq(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")):
         f = f"spec.topologySpreadConstraints[{i}]"
