@@ -123,50 +123,22 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
     ),
     # the storage plugins' objects (model.volumes); without claims a pod's volumes are not checked (explain
     # says so), without the others the claims' PVs, classes or attach limits are missing
-    *(
-        ListedKind(
-            kind,
-            version,
-            path,
-            api,
-            method,
-            optional=True,
-            without_it=f"pods' volumes are checked without {what}",
-        )
-        for kind, version, path, api, method, what in (
-            (
-                "PersistentVolumeClaim",
-                "v1",
-                "/api/v1/persistentvolumeclaims",
-                "CoreV1Api",
-                "list_persistent_volume_claim_for_all_namespaces",
-                "their claims (reported as not checked)",
-            ),
-            (
-                "PersistentVolume",
-                "v1",
-                "/api/v1/persistentvolumes",
-                "CoreV1Api",
-                "list_persistent_volume",
-                "PersistentVolumes",
-            ),
-            (
-                "StorageClass",
-                "storage.k8s.io/v1",
-                "/apis/storage.k8s.io/v1/storageclasses",
-                "StorageV1Api",
-                "list_storage_class",
-                "StorageClasses",
-            ),
-            (
-                "CSINode",
-                "storage.k8s.io/v1",
-                "/apis/storage.k8s.io/v1/csinodes",
-                "StorageV1Api",
-                "list_csi_node",
-                "CSINode attach limits",
-            ),
-        )
+    ListedKind(
+        "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", "CoreV1Api",
+        "list_persistent_volume_claim_for_all_namespaces",
+        optional=True, without_it="pods' volumes are checked without their claims (reported as not checked)",
+    ),
+    ListedKind(
+        "PersistentVolume", "v1", "/api/v1/persistentvolumes", "CoreV1Api", "list_persistent_volume",
+        optional=True, without_it="pods' volumes are checked without PersistentVolumes",
+    ),
+    ListedKind(
+        "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", "StorageV1Api",
+        "list_storage_class", optional=True, without_it="pods' volumes are checked without StorageClasses",
+    ),
+    ListedKind(
+        "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", "StorageV1Api", "list_csi_node",
+        optional=True, without_it="pods' volumes are checked without CSINode attach limits",
     ),
 )  # fmt: skip
 
