@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -10,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kubegpu.cli.summary_view import columns_env
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
@@ -29,13 +29,7 @@ def _console() -> Console:
     """The terminal's width, or ``COLUMNS`` when set (also when piped); else, piped, wide enough for the node
     table (rich would fall back to 80 columns)."""
     probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal or _columns() else 150)
-
-
-def _columns() -> int | None:
-    """``COLUMNS`` as a width, when set to a number (rich reads it too; this says whether it was given)."""
-    value = os.environ.get("COLUMNS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+    return Console(highlight=False, width=None if probe.is_terminal or columns_env() else 150)
 
 
 console = _console()

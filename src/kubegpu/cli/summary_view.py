@@ -45,12 +45,18 @@ def show(
         grouped(summary, report)
 
 
+def columns_env() -> int | None:
+    """``COLUMNS`` as a width, when set to a positive number (the tables' console reads it too)."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def wrap_width() -> int | None:
     """The width plain lines are wrapped to: ``COLUMNS`` when set (also when piped), else the terminal's;
     None (not wrapped) when output is piped without ``COLUMNS``, so scripts and greps see whole lines."""
-    value = os.environ.get("COLUMNS", "")
-    if value.isdigit() and int(value) > 0:
-        return int(value)
+    given = columns_env()
+    if given is not None:
+        return given
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
