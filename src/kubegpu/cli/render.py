@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kubegpu.cli.summary_view import columns_env
+from kubegpu.cli.width import columns_env
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
