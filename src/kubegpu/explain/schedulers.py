@@ -46,13 +46,12 @@ FAMILIES = {
     VOLCANO_SCHEDULER: "Volcano",
     KAI_SCHEDULER: "KAI",
 }
-OWN_RESOURCES = {HAMI_SCHEDULER: HAMI_RESOURCES, VOLCANO_SCHEDULER: VOLCANO_RESOURCES}
+SCHEDULER_RESOURCES = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)  # resolved by those schedulers, on no node
 
 
 def own_resources(pod: Pod) -> dict[str, int]:
     """The pod's requests that only HAMi's or Volcano's scheduler understands."""
-    names = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)
-    return {r: v for r, v in pod.requests.items() if r in names and v}
+    return {r: v for r, v in pod.requests.items() if v and is_scheduler_resource(r)}
 
 
 def kai_annotations(pod: Pod) -> dict[str, str]:
@@ -66,7 +65,7 @@ def wants_gpu_elsewhere(pod: Pod) -> bool:
 
 def is_scheduler_resource(name: str) -> bool:
     """A resource a GPU scheduler resolves itself, which no node advertises by design."""
-    return name in HAMI_RESOURCES or name in VOLCANO_RESOURCES
+    return name in SCHEDULER_RESOURCES
 
 
 def _strip(c: Container, names: tuple[str, ...]) -> Container:
@@ -80,11 +79,10 @@ def _strip(c: Container, names: tuple[str, ...]) -> Container:
 def common_pod(pod: Pod, modelled: str) -> Pod:
     """The pod as any scheduler's node checks see it: scheduler-only resources removed, no gates, and the
     modelled profile's name (so the core evaluates it)."""
-    names = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)
     return replace(
         pod,
-        containers=tuple(_strip(c, names) for c in pod.containers),
-        init_containers=tuple(_strip(c, names) for c in pod.init_containers),
+        containers=tuple(_strip(c, SCHEDULER_RESOURCES) for c in pod.containers),
+        init_containers=tuple(_strip(c, SCHEDULER_RESOURCES) for c in pod.init_containers),
         scheduler_name=modelled,
         scheduling_gates=(),
     )
@@ -232,12 +230,12 @@ def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
     if wl is not None and not lq_name:
         lq_name = str(_spec(wl).get("queueName", ""))
     cq_name = ""
-    for lq in snapshot.records.queue_objects("LocalQueue"):
+    local_queues = snapshot.records.queue_objects("LocalQueue")
+    for lq in local_queues:
         if _meta(lq).get("name") == lq_name and _meta(lq).get("namespace", "default") == pod.namespace:
             cq_name = str(_spec(lq).get("clusterQueue", ""))
     where = f"LocalQueue {lq_name}" if lq_name else "no queue-name label"
     where += f" → ClusterQueue {cq_name}" if cq_name else ""
-    local_queues = snapshot.records.queue_objects("LocalQueue")
     if lq_name and local_queues and not any(_meta(q).get("name") == lq_name for q in local_queues):
         parts.append(f"LocalQueue {lq_name} does not exist in {pod.namespace}, so Kueue never admits it")
     for cq in snapshot.records.queue_objects("ClusterQueue"):

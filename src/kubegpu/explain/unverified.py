@@ -68,14 +68,11 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
         out.append(
             "provisioning is taken to fit: the provisioner's free capacity (CSIStorageCapacity) is not modelled"
         )
-    if delayed and behaviour(engine.profile.kube_version).minor >= 37:
+    minor = behaviour(engine.profile.kube_version).minor
+    if delayed and minor >= 37:
         out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) is not modelled: "
                    "among feasible nodes the one chosen may differ")  # fmt: skip
-    if (
-        behaviour(engine.profile.kube_version).minor >= 35
-        and attachable(pod, objects)
-        and any(n.limits for n in objects.csinodes.values())
-    ):
+    if minor >= 35 and attachable(pod, objects) and any(n.limits for n in objects.csinodes.values()):
         out.append("VolumeAttachments (counted by NodeVolumeLimits from 1.35) are not read: attach limits count "
                    "only the volumes of the node's pods")  # fmt: skip
     return out
