@@ -20,6 +20,7 @@ Each step quotes the objects and the Warning events about them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from kubegpu.model.affinity import required_matches
@@ -382,6 +383,12 @@ def keeps_plugin_off(snapshot: ClusterSnapshot, node: Node, taint: Taint) -> lis
         and not selector_gap(ds, node)
         and untolerated(ds, node) == taint
     ]
+
+
+# The names NVIDIA's device plugin registers: nvidia.com/gpu, its renamed shared form (sharing.renameByDefault)
+# and MIG profiles (mixed strategy, nvidia.com/mig-<g>g.<mem>gb[+me], shared too); anything else close to
+# them is a misspelling, not a plugin problem.
+PLUGIN_RESOURCE = re.compile(r"nvidia\.com/(gpu|mig-\d+g\.\d+gb(\+me)?)(\.shared)?")
 
 
 def registered_by_plugin(resource: str) -> bool:
