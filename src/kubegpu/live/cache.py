@@ -15,12 +15,12 @@ from typing import Any
 
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.errors import InputError
-from kubegpu.kube.informer import SYNC, apply_to_store
+from kubegpu.kube.informer import SYNC, apply_to_store, object_key
 from kubegpu.kube.live import ListedKind
 from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
 from kubegpu.live.preemption import Preemption
-from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, meta_str, utc_now
+from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, utc_now
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.model.volumes import KINDS as VOLUME_KINDS
@@ -73,7 +73,7 @@ class InformerCache(Preemption):
             self._apply_nodes(event_type, items)
         elif kind == "Pod":
             if event_type == SYNC:
-                listed = {f"{meta_str(o, 'namespace')}/{meta_str(o, 'name')}" for o in items}
+                listed = {object_key(o) for o in items}
                 for key in [k for k in self.pods if k not in listed]:
                     self._delete_pod(key)
             for raw in items:
@@ -95,9 +95,7 @@ class InformerCache(Preemption):
         if event_type == SYNC:
             self.volumes.clear(kind)
         for raw in items:
-            name = meta_str(raw, "name")
-            key = f"{meta_str(raw, 'namespace')}/{name}" if kind == "PersistentVolumeClaim" else name
-            self.volumes.remove(kind, key)
+            self.volumes.remove(kind, object_key(raw))  # namespace/name for claims, name for the rest
             if event_type == "DELETED":
                 continue
             try:
@@ -114,7 +112,7 @@ class InformerCache(Preemption):
         self.queue.move_all()
 
     def _apply_pod(self, event_type: str, raw: dict[str, Any]) -> None:
-        key = PodKey(f"{meta_str(raw, 'namespace')}/{meta_str(raw, 'name')}")
+        key = PodKey(object_key(raw))
         if event_type == "DELETED":
             self._delete_pod(key)
             return

@@ -230,10 +230,6 @@ def _version(ctx: _Ctx, raw: Mapping[str, Any]) -> str:
     )
 
 
-def _name(ctx: _Ctx, raw: Mapping[str, Any], namespaced: bool) -> tuple[Mapping[str, Any], str, str]:
-    return _meta(ctx, raw, namespaced=namespaced)  # names validated as the API server does
-
-
 def _selectors(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
     out = []
     for i, s in enumerate(ctx.seq(value, field)):
@@ -247,7 +243,7 @@ def _selectors(ctx: _Ctx, value: Any, field: str) -> tuple[str, ...]:
 def parse_device_class(raw: Mapping[str, Any], source: str = "") -> DeviceClass:
     ctx = _Ctx(source, raw)
     _version(ctx, raw)
-    meta, _, name = _name(ctx, raw, namespaced=False)
+    meta, _, name = _meta(ctx, raw, namespaced=False)
     spec = ctx.mapping(raw.get("spec"), "spec")
     return DeviceClass(
         name=name,
@@ -305,7 +301,7 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
     ctx = _Ctx(source, raw)
     v1beta1 = _version(ctx, raw) == "v1beta1"
-    _, _, name = _name(ctx, raw, namespaced=False)
+    _, _, name = _meta(ctx, raw, namespaced=False)
     spec = ctx.mapping(raw.get("spec"), "spec")
     driver = ctx.string(spec.get("driver"), "spec.driver", required=True)
     pool = ctx.mapping(spec.get("pool"), "spec.pool")
@@ -426,7 +422,7 @@ def _requests(
 def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceClaim:
     ctx = _Ctx(source, raw)
     v1beta1 = _version(ctx, raw) == "v1beta1"
-    meta, ns, name = _name(ctx, raw, namespaced=True)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
     owners = tuple(
         OwnerRef(
             kind=ctx.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind"),
@@ -488,7 +484,7 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
 def parse_resource_claim_template(raw: Mapping[str, Any], source: str = "") -> ResourceClaimTemplate:
     ctx = _Ctx(source, raw)
     v1beta1 = _version(ctx, raw) == "v1beta1"
-    _, ns, name = _name(ctx, raw, namespaced=True)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
     spec = ctx.mapping(ctx.mapping(raw.get("spec"), "spec").get("spec"), "spec.spec")
     requests, constraints = _requests(ctx, spec, "spec.spec", v1beta1)
     return ResourceClaimTemplate(ns, name, requests, constraints, source)
@@ -501,7 +497,7 @@ def parse_pod_claims(raw: Mapping[str, Any], source: str = "") -> tuple[str, Pod
     entries = ctx.seq(spec.get("resourceClaims"), "spec.resourceClaims")
     if not entries:
         return None
-    meta, ns, name = _name(ctx, raw, namespaced=True)
+    meta, ns, name = _meta(ctx, raw, namespaced=True)
     refs = []
     for i, e in enumerate(entries):
         f = f"spec.resourceClaims[{i}]"

@@ -148,7 +148,6 @@ class DynamicResources:
         # only asks (``assume=False``) therefore leaves no trace.
         self.assumed: dict[str, tuple[Result, str, str]] = {}  # claim key → (result, node, pod uid)
         self._pending: dict[str, tuple[list[Result], str]] = {}  # pod key → (results, node)
-        self._listening: set[int] = set()
 
     def index(self) -> SliceIndex:
         if self._index is None:
@@ -228,8 +227,9 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
     ) -> tuple[frozenset[str] | None, Status]:
-        if id(cluster) not in self._listening:
-            self._listening.add(id(cluster))
+        if (
+            self not in cluster.listeners
+        ):  # the cluster's own list: an id() could be reused by a later cluster
             cluster.listeners.append(self)
         s = _State()
         state.write(STATE_KEY, s)

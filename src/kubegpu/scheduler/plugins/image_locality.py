@@ -63,11 +63,12 @@ class ImageLocality:
     name: ClassVar[str] = names.IMAGE_LOCALITY
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self._states: tuple[int, dict[str, tuple[int, int]]] | None = None
+        self._states: tuple[ClusterState, dict[str, tuple[int, int]]] | None = None
 
     def _image_states(self, cluster: ClusterState) -> dict[str, tuple[int, int]]:
-        if self._states is None or self._states[0] != id(cluster):  # nodes are fixed rows per cluster
-            self._states = (id(cluster), image_states(cluster))
+        # nodes are fixed rows per cluster; the cluster itself is kept (an id may be reused once it is freed)
+        if self._states is None or self._states[0] is not cluster:
+            self._states = (cluster, image_states(cluster))
         return self._states[1]
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:

@@ -171,8 +171,9 @@ class NodeResourcesFit:
         key = tuple(request.items())
         cols, amounts = self._vector(cluster, key, request)
         too_many = cluster.pod_count[rows] + 1 > cluster.max_pods[rows]
-        alloc = cluster.allocatable[rows][:, cols]
-        insufficient = amounts > alloc - cluster.requested[rows][:, cols]
+        picked = np.ix_(rows, cols)  # only the request's columns are copied, not whole rows
+        alloc = cluster.allocatable[picked]
+        insufficient = amounts > alloc - cluster.requested[picked]
         if self.delegated:  # KEP-5004: left to DynamicResources on nodes whose allocatable has none of it
             for j, (r, _) in enumerate(key):
                 if r in self.delegated:
