@@ -101,10 +101,14 @@ class PodTerms:
             ]
 
         out: list[tuple[AffinityGroup, Counts, PodAffinityTerm, int]] = []
-        for aid in groups.affinity_groups_where(pod.labels, lambda g: bool(matching(g))):
+        for aid in groups.affinity_groups_where(
+            pod.labels, lambda g: True
+        ):  # each group's terms matched once
             g = groups.affinity_groups[aid]
-            counts = groups.affinity_counts(aid)
-            out.extend((g, counts, t, s) for t, s in matching(g))
+            found = matching(g)
+            if found:
+                counts = groups.affinity_counts(aid)
+                out.extend((g, counts, t, s) for t, s in found)
         return out
 
 
