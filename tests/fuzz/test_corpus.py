@@ -117,7 +117,10 @@ def problems(case: Case, args: tuple[str, ...], out: Outcome) -> list[str]:
         found.append(f"memory grew by {out.peak_rss_growth >> 20} MiB")
     text = out.out + out.err
     # lint reports on stdout, one `<file>: <object>: <field>: <problem> [rule]` line per violation
-    error_lines = [line for line in text.splitlines() if "error" in line.lower() or args[0] == "lint"]
+    # the others report an input error as one `error: …` line (click's own usage errors: `Error: …`)
+    error_lines = [
+        line for line in text.splitlines() if args[0] == "lint" or line.lower().startswith("error:")
+    ]
     command = args[0]
     if case.name == "valid" and case.kind == "Prometheus response":
         # the fake answers one vector to every query (Xid, memory, idle), so inspect may find errors in it
