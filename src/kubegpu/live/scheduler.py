@@ -141,6 +141,9 @@ class LiveScheduler(AdmissionCycle):
         watched = [k for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in WATCHED_KINDS]
         # what an admission cycle waits for: the scheduling caches and every batch kind's
         self.batch_synced = REQUIRED_KINDS | {k.path for k in watched if k.kind in BATCH_KINDS}
+        # scheduling waits for every cache it filters with, as kube-scheduler's WaitForCacheSync: without the
+        # storage kinds a pod's unbound claim would go unchecked (an optional kind not served syncs empty)
+        self.scheduling_synced = REQUIRED_KINDS | {k.kind for k in watched if k.kind not in BATCH_KINDS}
         self.reflectors = [
             Reflector(
                 api, listed, self._sink_for(listed), self.stop, min_watch_timeout_s=config.min_watch_timeout_s
@@ -181,7 +184,7 @@ class LiveScheduler(AdmissionCycle):
         self._advance_handshakes()
         self._record_usage()
         self._admit_batch()
-        pod = self.queue.pop() if self.synced >= REQUIRED_KINDS and self.is_leader() else None
+        pod = self.queue.pop() if self.synced >= self.scheduling_synced and self.is_leader() else None
         self._publish_depths()
         if pod is None:
             ready_in = self.queue.next_ready_in()

@@ -39,7 +39,8 @@ WATCHED_KINDS = (
     # the storage plugins' objects (model.volumes), kept in ``volumes``
     "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 )  # fmt: skip
-REQUIRED_KINDS = frozenset({"Node", "Pod"})  # scheduling waits for these caches to sync
+# always watched; scheduling also waits for every other watched kind (LiveScheduler.scheduling_synced)
+REQUIRED_KINDS = frozenset({"Node", "Pod"})
 # Kinds the batch admission keeps (``live.batch``); their events travel as ``BATCH + <collection path>``
 # (two PodGroup APIs share a kind name), and admission cycles wait for all of them to sync.
 BATCH_KINDS = frozenset({"ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup"})
