@@ -9,7 +9,7 @@ and ``Scheduler`` in ``kubegpu`` and ``profile`` the only place a profile is cho
 
 Plugins get what they share through the framework ``Handle``, typed, never as plugin args: the cluster
 state (the scheduler sets it), the clock (``SchedulerSpec.clock``), the GPU-share ledger (``sharing``),
-the DRA objects (``dra``), the PDBs and the kube-scheduler release reproduced (``behaviour``). Plugin args are what a
+the DRA objects (``dra``), the storage objects (``volumes``), the PDBs and the kube-scheduler release reproduced (``behaviour``). Plugin args are what a
 ``KubeSchedulerConfiguration`` would carry (``pluginConfig[].args``, e.g. NodeResourcesFit's
 ``scoringStrategy``) and kubegpu's own tuning knobs.
 
@@ -45,7 +45,6 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.versions import choose
@@ -60,7 +59,7 @@ class SchedulerSpec:
 
     # ``default`` (kube-scheduler as shipped), ``kubegpu`` (plus device-level placement), ``packing``
     # (the FGD artifact's scheduler; ``policy`` names its score plugin) or a ready ``Profile``, taken with
-    # its own name, args and release (``preemption``, ``dra`` still apply)
+    # its own name, args and release (``preemption``, ``dra``, ``volumes`` still apply)
     profile: str | Profile = "default"
     scheduler_name: str | None = None  # None: the profile's own (default-scheduler, kubegpu, …)
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per plugin name
@@ -106,8 +105,6 @@ def profile(spec: SchedulerSpec) -> Profile:
             for p in chosen.plugins
         )
         chosen = replace(chosen, plugins=plugins)
-    if spec.volumes is not None:
-        chosen = with_volumes(chosen, spec.volumes, binds=spec.binds_volumes)
     return chosen
 
 
@@ -115,7 +112,14 @@ def assemble(spec: SchedulerSpec, cluster: ClusterState, sharing: GpuShareLedger
     """The one place a scheduler is built: ``spec``'s profile, plugins and handle over ``cluster``.
     ``sharing``: the GPU-share ledger over ``cluster`` that the packing plugins read (``packing``)."""
     framework = Framework(
-        profile(spec), in_tree_registry(), list(spec.pdbs), sharing=sharing, clock=spec.clock, dra=spec.dra
+        profile(spec),
+        in_tree_registry(),
+        list(spec.pdbs),
+        sharing=sharing,
+        clock=spec.clock,
+        dra=spec.dra,
+        volumes=spec.volumes,
+        binds_volumes=spec.binds_volumes,
     )
     return Scheduler(framework, cluster, seed=spec.seed, use_cache=spec.use_cache, tie_break=spec.tie_break)
 

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod, PodDisruptionBudget
+from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
 from kubegpu.scheduler.status import Code, Status
@@ -84,7 +85,8 @@ def utc_now() -> datetime:
 @dataclass
 class Handle:
     """What plugins may use besides their arguments (upstream ``framework.Handle``, kept small): the state,
-    the clock, the GPU-share ledger, the DRA objects and the release reproduced. ``scheduler.assembly`` fills it."""
+    the clock, the GPU-share ledger, the DRA and storage objects and the release reproduced.
+    ``scheduler.assembly`` fills it."""
 
     reasons: ReasonTable
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
@@ -101,6 +103,12 @@ class Handle:
     sharing: object | None = None
     # the DRA objects DynamicResources reads (slices, claims, device classes): the snapshot's
     dra: DraObjects = field(default_factory=DraObjects)
+    # the storage plugins' PVCs, PVs, StorageClasses, CSINodes: the snapshot's (the live scheduler's cache,
+    # read in place). Empty (nothing ``seen``): the storage plugins skip every pod and explain says so
+    volumes: VolumeObjects = field(default_factory=VolumeObjects)
+    # False (the live scheduler, which writes no PV bindings): VolumeBinding refuses the pods whose claims it
+    # would have to bind, saying so, instead of binding the pod beside a claim nobody binds
+    binds_volumes: bool = True
 
 
 @runtime_checkable
@@ -269,6 +277,8 @@ class Framework:
         sharing: object | None = None,
         clock: Callable[[], datetime] | None = None,
         dra: DraObjects | None = None,
+        volumes: VolumeObjects | None = None,
+        binds_volumes: bool = True,
     ) -> None:
         """Built by ``scheduler.assembly.assemble`` (tests build their own)."""
         self.profile = profile
@@ -280,6 +290,8 @@ class Framework:
             clock=clock or utc_now,
             sharing=sharing,
             dra=dra if dra is not None else DraObjects(),
+            volumes=volumes if volumes is not None else VolumeObjects(),
+            binds_volumes=binds_volumes,
         )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}

@@ -7,7 +7,7 @@ InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1), Im
 DefaultBinder; from 1.34 DynamicResources right before DefaultPreemption (DRA on by default,
 ``scheduler.versions``; weight 2 from 1.35). All are modelled: PodTopologySpread and InterPodAffinity
 (weights 2 and 2 in every supported minor, ``apis/config/v1/default_plugins.go``), the storage plugins
-(their PVCs, PVs, StorageClasses and CSINodes reach them through ``plugins.volume_objects.with_volumes``),
+(their PVCs, PVs, StorageClasses and CSINodes reach them through the framework handle, ``Handle.volumes``),
 ImageLocality. What a pod uses beyond them is stated by ``explain`` (``explain.unverified``). Filter
 order matters — a node's reported reason is its first failing filter — and is kept as upstream.
 """

@@ -18,7 +18,7 @@ PRIORITY_SORT: Final = "PrioritySort"
 GPU_DEVICE_FIT: Final = "GpuDeviceFit"
 CHECKPOINT_AWARE_PREEMPTION: Final = "CheckpointAwarePreemption"
 
-# the storage plugins and ImageLocality (their objects: ``plugins.volume_objects``)
+# the storage plugins (their objects: ``Handle.volumes``) and ImageLocality
 VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
 NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
 VOLUME_BINDING: Final = "VolumeBinding"

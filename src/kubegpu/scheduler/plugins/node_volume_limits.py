@@ -22,7 +22,7 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes, objects_of
+from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes
 from kubegpu.scheduler.reasons import MaxVolumeCount
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unschedulable
 
@@ -52,7 +52,7 @@ class NodeVolumeLimits:
     name: ClassVar[str] = names.NODE_VOLUME_LIMITS
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.objects = objects_of(args)
+        self.objects = handle.volumes  # read in place: the live cache updates it
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object

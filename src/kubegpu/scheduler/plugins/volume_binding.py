@@ -31,7 +31,7 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes, objects_of
+from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes
 from kubegpu.scheduler.reasons import (
     CLAIM_DELETING,
     CLAIM_LOST,
@@ -156,8 +156,8 @@ class VolumeBinding:
     name: ClassVar[str] = names.VOLUME_BINDING
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.objects = objects_of(args)
-        self.binds = bool(args.get("binds", True))
+        self.objects = handle.volumes  # read in place: the live cache updates it
+        self.binds = handle.binds_volumes
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object

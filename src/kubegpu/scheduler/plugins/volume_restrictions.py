@@ -23,7 +23,6 @@ from kubegpu.model.objects import Pod, PodVolume
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_objects import objects_of
 from kubegpu.scheduler.reasons import CLAIM_NOT_FOUND, ClaimProblem, DiskConflict, ReadWriteOncePodInUse
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable, unschedulable
 
@@ -64,7 +63,7 @@ class VolumeRestrictions:
     name: ClassVar[str] = names.VOLUME_RESTRICTIONS
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.objects = objects_of(args)
+        self.objects = handle.volumes  # read in place: the live cache updates it
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState

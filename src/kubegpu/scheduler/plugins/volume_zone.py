@@ -21,7 +21,6 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_objects import objects_of
 from kubegpu.scheduler.reasons import (
     CLAIM_NOT_FOUND,
     CLASS_NOT_FOUND,
@@ -99,7 +98,7 @@ class VolumeZone:
     name: ClassVar[str] = names.VOLUME_ZONE
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        self.objects = objects_of(args)
+        self.objects = handle.volumes  # read in place: the live cache updates it
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
