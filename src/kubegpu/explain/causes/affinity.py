@@ -16,10 +16,7 @@ def affinity_evidence(ctx: Context, reason: object, idx: int) -> list[str]:
         return _affinity_lines(pod, node)
     # a nodeSelector alone: the lines depend only on the node's values of the selector's keys
     key = (affinity_evidence, *(node.labels.get(k) for k in pod.node_selector))
-    lines = ctx.memo.get(key)
-    if lines is None:
-        lines = ctx.memo[key] = _affinity_lines(pod, node)
-    return list(lines)
+    return list(ctx.once(key, lambda: _affinity_lines(pod, node)))
 
 
 def _affinity_lines(pod: Pod, node: Node) -> list[str]:

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from kubegpu.explain.engine import Engine
 from kubegpu.model.objects import Pod
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Context:
     engine: Engine
     pod: Pod
-    # evidence lines already made for this pod, by what they depend on: thousands of nodes in a
-    # pool give the same lines (same free count, same labels), so each distinct line is made once
-    memo: dict[tuple[object, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
+    # what a cause already worked out for this pod, by what it depends on (``once``): thousands of nodes in
+    # a pool give the same lines (same free count, same labels), and cluster-wide facts (the pods a term
+    # selects, the slices in reach) are the same for every node, so each is made once per pod
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """``make()``, computed on the first call for ``key`` and kept for this pod. The key's first item
+        names the function whose result it is, so two causes never share a slot."""
+        if key in self.memo:
+            return cast(T, self.memo[key])
+        made = self.memo[key] = make()
+        return made
 
     def cmd(self, rest: str) -> str:
         """A kubectl command in the pod's namespace."""

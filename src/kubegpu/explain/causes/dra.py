@@ -5,7 +5,8 @@ claims`` has device-level evidence. Per node, each request of the pod's unalloca
 class serves one of its extended resources and the node's device plugin does not, the special claim's
 requests) as ``explain.dra.explain_request`` counts it: devices in reach, admitted by the class and by
 the selectors (the first rejecting clause of one rejected device), held by whom, free, short; the fix.
-Advice: the nearest node (fewest devices short) and its fix.
+Advice: the nearest node (fewest devices short) and its fix. The slice index, the device holders and the
+pod's resolved claims are the same for every node: made once per pod (``Context.once``), not per node.
 """
 
 from __future__ import annotations
@@ -20,12 +21,25 @@ from kubegpu.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE, resolve
 from kubegpu.scheduler.reasons import Message, Reason
 
 
+def _index(ctx: Context) -> SliceIndex:
+    return ctx.once((_index,), lambda: SliceIndex(ctx.engine.snapshot.dra.slices))
+
+
+def _unallocated(ctx: Context) -> tuple[list[ResourceClaim], ClassResolver]:
+    """The pod's claims not yet allocated, and the classes' extended-resource mapping."""
+
+    def make() -> tuple[list[ResourceClaim], ClassResolver]:
+        dra = ctx.engine.snapshot.dra
+        claims, _ = resolve_claims(ctx.pod, dra)
+        return [c for c in claims if c.allocated is None], ClassResolver(dra.classes)
+
+    return ctx.once((_unallocated,), make)
+
+
 def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
     """The pod's unallocated claims, plus the special claim this node would need (KEP-5004)."""
-    dra = ctx.engine.snapshot.dra
-    claims, _ = resolve_claims(ctx.pod, dra)
-    out = [c for c in claims if c.allocated is None]
-    resolver = ClassResolver(dra.classes)
+    unallocated, resolver = _unallocated(ctx)
+    out = list(unallocated)
     need = [r for r in resolver.mapped(ctx.pod.requests) if node.allocatable.get(r, 0) == 0]
     if need and ctx.engine.framework.handle.behaviour.dra_extended_resource:
         reqs = extended_requests(ctx.pod, need, resolver)
@@ -35,7 +49,7 @@ def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
 
 def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
     dra = ctx.engine.snapshot.dra
-    index, held = SliceIndex(dra.slices), holders(dra)
+    index, held = _index(ctx), ctx.once((holders,), lambda: holders(dra))
     return [(c, explain_request(c, sub, node, dra, index, held))
             for c in _claims(ctx, node) for req in c.requests
             for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
@@ -56,7 +70,7 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
 def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]) -> list[str]:
     """Per ``matchAttribute``: the free admitted devices of its requests by attribute value, and how many
     one value must give (the requests' counts), since each request alone may fit while together they do not."""
-    by_name = {(d.name): d for p in SliceIndex(ctx.engine.snapshot.dra.slices).pools(node.name, node.labels)
+    by_name = {(d.name): d for p in _index(ctx).pools(node.name, node.labels)
                for s in p.slices for d in s.devices}  # fmt: skip
     out = []
     for claim in dict.fromkeys(c for c, _ in rows):

@@ -3,7 +3,9 @@ where they run (domain by domain, with counts), the skew a placement would make;
 numbers (which domain is short, which pods block, how many domains exist against ``minDomains``).
 
 Reads the cluster state and the pod (the reasons carry no data: the verdict is per domain, the numbers
-come from the placed pods), through the same matching rule the plugins use (``model.pod_affinity``).
+come from the placed pods), through the same matching rule the plugins use (``model.pod_affinity``). What
+does not depend on the node (the pods a term selects, per domain; the running pods whose anti-affinity
+selects this pod; a constraint's counts) is worked out once per pod (``Context.once``), not per node.
 """
 
 from __future__ import annotations
@@ -49,11 +51,22 @@ def _placed(cluster: ClusterState) -> list[tuple[Pod, int]]:
 
 def _selected(ctx: Context, term: PodAffinityTerm) -> list[tuple[Pod, int]]:
     """Placed pods that the incoming pod's ``term`` selects, with their nodes."""
+    return ctx.once((_selected, term), lambda: _select(ctx, term))
+
+
+def _select(ctx: Context, term: PodAffinityTerm) -> list[tuple[Pod, int]]:
     pod, cluster = ctx.pod, ctx.engine.cluster
     keys = ctx.engine.framework.handle.behaviour.pod_affinity_label_keys
     sel = term_selector(term, pod.labels, keys)
     return [(p, i) for p, i in _placed(cluster)
             if term_matches(term, sel, pod.namespace, p.namespace, p.labels, cluster.namespace_labels)]  # fmt: skip
+
+
+def _domains(ctx: Context, term: PodAffinityTerm) -> dict[str, list[str]]:
+    """The pods ``term`` selects, by their node's value of the term's topology key."""
+    return ctx.once(
+        (_domains, term), lambda: _by_domain(ctx.engine.cluster, term.topology_key, _selected(ctx, term))
+    )
 
 
 def _by_domain(cluster: ClusterState, key: str, pods: list[tuple[Pod, int]]) -> dict[str, list[str]]:
@@ -73,7 +86,7 @@ def affinity_evidence(ctx: Context, reason: PodAffinityUnmet, idx: int) -> list[
     node = ctx.engine.cluster.nodes[idx]
     out = []
     for t in ctx.pod.pod_affinity.required:
-        domains = _by_domain(ctx.engine.cluster, t.topology_key, _selected(ctx, t))
+        domains = _domains(ctx, t)
         where = "; ".join(f"{v}: {len(n)}" for v, n in sorted(domains.items())) or "none anywhere"
         have = node.labels.get(t.topology_key)
         at = (
@@ -92,11 +105,7 @@ def anti_evidence(ctx: Context, reason: PodAntiAffinityHit, idx: int) -> list[st
     out = []
     for t in ctx.pod.pod_affinity.anti_required:
         have = node.labels.get(t.topology_key)
-        names = (
-            _by_domain(ctx.engine.cluster, t.topology_key, _selected(ctx, t)).get(have or "", [])
-            if have
-            else []
-        )
+        names = _domains(ctx, t).get(have, []) if have else []
         if names:
             out.append(f"required podAntiAffinity {_sel(t.selector)} by {t.topology_key}: {t.topology_key}={have} "
                        f"already runs {len(names)}: {_names(names)}")  # fmt: skip
@@ -105,18 +114,28 @@ def anti_evidence(ctx: Context, reason: PodAntiAffinityHit, idx: int) -> list[st
 
 def _blockers(ctx: Context, idx: int) -> list[tuple[Pod, PodAffinityTerm]]:
     """Running pods in node ``idx``'s domains whose required anti-affinity selects the incoming pod."""
+    labels = ctx.engine.cluster.nodes[idx].labels
+    return [
+        (p, t)
+        for p, t, v in ctx.once((_blockers,), lambda: _anti_holders(ctx))
+        if labels.get(t.topology_key) == v
+    ]
+
+
+def _anti_holders(ctx: Context) -> list[tuple[Pod, PodAffinityTerm, str]]:
+    """Every running pod whose required anti-affinity term selects the incoming pod, with the term and the
+    value of its topology key on the pod's node (the domain it keeps the incoming pod out of)."""
     pod, cluster = ctx.pod, ctx.engine.cluster
     keys = ctx.engine.framework.handle.behaviour.pod_affinity_label_keys
-    node = cluster.nodes[idx]
     out = []
     for p, i in _placed(cluster):
         for t in p.pod_affinity.anti_required:
             v = cluster.nodes[i].labels.get(t.topology_key)
-            if v is None or node.labels.get(t.topology_key) != v:
+            if v is None:
                 continue
             if term_matches(t, term_selector(t, p.labels, keys), p.namespace, pod.namespace, pod.labels,
                             cluster.namespace_labels):  # fmt: skip
-                out.append((p, t))
+                out.append((p, t, v))
     return out
 
 
@@ -127,7 +146,11 @@ def existing_evidence(ctx: Context, reason: ExistingAntiAffinityHit, idx: int) -
 
 def _spread(ctx: Context, c: SpreadConstraint) -> tuple[Counter[str], int]:
     """Matching pods per domain of ``c`` (every node carrying the key is a domain; inclusion policies are
-    the plugin's business) and the minimum the skew is measured from."""
+    the plugin's business) and the minimum the skew is measured from. Read only: shared by every node."""
+    return ctx.once((_spread, c), lambda: _count_spread(ctx, c))
+
+
+def _count_spread(ctx: Context, c: SpreadConstraint) -> tuple[Counter[str], int]:
     pod, cluster = ctx.pod, ctx.engine.cluster
     sel = spread_selector(c, pod.labels)
     counts: Counter[str] = Counter(

@@ -59,10 +59,7 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     if alloc == 0:  # the node's labels and offers enter the line too
         return _insufficient_lines(ctx, reason, view.node, alloc, used)
     key = (Insufficient, reason, alloc, used)  # everything the line depends on
-    lines = ctx.memo.get(key)
-    if lines is None:
-        lines = ctx.memo[key] = _insufficient_lines(ctx, reason, view.node, alloc, used)
-    return list(lines)
+    return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used)))
 
 
 def _insufficient_lines(ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int) -> list[str]:
