@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kubegpu.errors import InputError
@@ -140,6 +141,32 @@ def test_image_locality_score_by_hand() -> None:
         and normalized("nginx") == "nginx:latest"
         and normalized("r:5000/x") == "r:5000/x:latest"
     )
+
+
+def test_image_locality_batch_scores_every_node_by_hand() -> None:
+    """image_locality.go over four nodes: nginx:1.27 (500 MiB) on a and b, py:3.12 (300 MiB) on a, busybox
+    (100 MiB, listed as busybox:latest) on c. scaledImageScore: nginx int64(500 MiB * 2/4) = 250 MiB, py
+    int64(300 MiB * 1/4) = 75 MiB, busybox 25 MiB. The pod uses busybox (init), nginx and py: 3 images, so
+    calculatePriority clamps to [23 MiB, 3000 MiB]: a 250 + 75 = 325 → 100 * 302 / 2977 = 10; b 250 →
+    100 * 227 / 2977 = 7; c 25 → 100 * 2 / 2977 = 0; d 0 → 0. The batch gives each node's scalar answer."""
+    mib = 1024 * 1024
+    objs = [make_node(n).obj() for n in "abcd"]
+    objs[0]["status"]["images"] = [{"names": ["nginx:1.27"], "sizeBytes": 500 * mib},
+                                   {"names": ["py:3.12"], "sizeBytes": 300 * mib}]  # fmt: skip
+    objs[1]["status"]["images"] = [
+        {"names": ["docker.io/library/nginx:1.27", "nginx:1.27"], "sizeBytes": 500 * mib}
+    ]
+    objs[2]["status"]["images"] = [{"names": ["busybox:latest"], "sizeBytes": 100 * mib}]
+    s = scheduler_for(*objs)
+    plugin = next(p for p in s.framework.plugins if isinstance(p, ImageLocality))
+    spec = {"initContainers": [{"name": "i", "image": "busybox"}],
+            "containers": [{"name": "c", "image": "nginx:1.27"}, {"name": "d", "image": "py:3.12"}]}  # fmt: skip
+    pod = parse.parse_pod({**make_pod("p").obj(), "spec": spec}, "t")
+    rows = np.array([s.cluster.index[n] for n in "abcd"], dtype=np.intp)
+    batch = plugin.score_batch(None, pod, s.cluster, rows)  # type: ignore[arg-type]
+    assert batch.tolist() == [10, 7, 0, 0]
+    assert [plugin.score(None, pod, s.cluster.view(int(i))) for i in rows] == [10, 7, 0, 0]  # type: ignore[arg-type]
+    assert plugin.score_batch(None, pod, s.cluster, rows[::-1]).tolist() == [0, 0, 7, 10]  # type: ignore[arg-type]
 
 
 def test_version_texts_follow_the_minor() -> None:
