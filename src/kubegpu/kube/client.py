@@ -17,7 +17,6 @@ scheduler and the read-only ``--kube`` source accept the same flags and fail wit
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +26,7 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
+from kubegpu.backoff import doubling
 from kubegpu.kube import live
 
 JSON = dict[str, Any]
@@ -198,8 +198,7 @@ def backoff_delay(attempt: int, retry_after: float | None) -> float:
     capped exponential backoff with jitter (0.1 s, 0.2 s, … up to 5 s) for transport failures."""
     if retry_after is not None:
         return float(min(retry_after, RETRY_MAX_S * 6))
-    base: float = min(RETRY_INITIAL_S * 2.0 ** (attempt - 1), RETRY_MAX_S)
-    return base * (0.5 + random.random() / 2)
+    return doubling(attempt, RETRY_INITIAL_S, RETRY_MAX_S, jitter=True)
 
 
 def _retry_after(headers: Any) -> float | None:

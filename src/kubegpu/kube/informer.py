@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kubegpu.backoff import doubling
 from kubegpu.errors import InputError
 from kubegpu.kube import live
 from kubegpu.kube.client import ApiError, KubeApi
@@ -78,11 +79,9 @@ UNAVAILABLE_MAX_S = 30.0
 
 def backoff_s(failures: int, cap_s: float) -> float:
     """The wait after the ``failures``-th failure in a row: doubling from ``BACKOFF_INITIAL_S`` up to
-    ``cap_s``, jittered down to half so replicas that failed together do not retry together."""
-    # the exponent is bounded (0.1 s · 2^64 is past any cap): 2 ** 1024 does not convert to a float, and
-    # the OverflowError would end the reflector's thread after ~1,000 failures in a row (an API server
-    # down for an hour at the 5 s cap, a CRD missing for hours at 30 s)
-    return min(BACKOFF_INITIAL_S * 2.0 ** min(failures - 1, 64), cap_s) * (0.5 + random.random() / 2)
+    ``cap_s``, jittered down to half so replicas that failed together do not retry together (bounded for
+    any number of failures: an API server down for an hour, a CRD missing for days)."""
+    return doubling(failures, BACKOFF_INITIAL_S, cap_s, jitter=True)
 
 
 class Reflector:

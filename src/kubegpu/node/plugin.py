@@ -35,6 +35,7 @@ from pathlib import Path
 
 import grpc
 
+from kubegpu.backoff import doubling
 from kubegpu.devices import (
     AdvertisedDevice,
     NodeInventory,
@@ -393,9 +394,10 @@ def register_with_retry(
 
     kubelet may not be up yet when the agent starts (or is restarting itself), so a refused or unanswered
     Register is a reason to wait and try again, never to exit."""
-    delay = first_s
-    todo = list(servers)
+    todo, rounds = list(servers), 0
     while todo:
+        rounds += 1
+        delay = doubling(rounds, first_s, max_s)
         failed = []
         for server in todo:
             try:
@@ -407,7 +409,6 @@ def register_with_retry(
         todo = failed
         if todo and done.wait(delay):
             return False
-        delay = min(delay * 2, max_s)
     return True
 
 
