@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
 from kubegpu.model.snapshot import build_snapshot
-from kubegpu.sim.replay_input import free_capacity_nodes
+from kubegpu.sim.onto_cluster import free_capacity_nodes
 from tests.live.apiserver import RunningApiServer
 from tests.live.conftest import gpu_node, gpu_pod
 

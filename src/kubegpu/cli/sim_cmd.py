@@ -317,10 +317,10 @@ def _scenario(
     from kubegpu import sources
     from kubegpu.model.podgroup import snapshot_time
     from kubegpu.sim.bench import load_nodes, load_trace
+    from kubegpu.sim.onto_cluster import without_gpu_models
     from kubegpu.sim.openb_replay import node_subset, sim_pods
     from kubegpu.sim.packing import typical_pods
     from kubegpu.sim.replay import EPOCH
-    from kubegpu.sim.replay_input import without_gpu_models
     from kubegpu.sim.whatif import Scenario, batch_setup
 
     if sum((bool(snapshots), demo, live is not None)) > 1:
@@ -339,7 +339,7 @@ def _scenario(
         return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch, dra=snap.dra)
     folder = _data_dir(data)
     if live is not None:
-        # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.sim.replay_input)
+        # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.sim.onto_cluster)
         chosen, openb_pods = live, without_gpu_models(load_trace(folder, trace))
     else:
         all_nodes = load_nodes(folder)
@@ -361,7 +361,7 @@ def _live_nodes(
     context: str | None, kubeconfig: str | None, in_cluster: bool, nodes: int | None
 ) -> list[Node]:
     """The live cluster's schedulable nodes, each with its allocatable minus what bound pods request."""
-    from kubegpu.sim.replay_input import free_capacity_nodes
+    from kubegpu.sim.onto_cluster import free_capacity_nodes
     from kubegpu.sources import load_live
 
     found = free_capacity_nodes(load_live(context, kubeconfig, in_cluster))[:nodes]

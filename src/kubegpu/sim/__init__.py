@@ -3,8 +3,9 @@
 Owns replay mode (``replay``, ``schedqueue``: pods arrive, queue, run and leave in simulated time),
 packing mode (``packing``, ``bench``, ``ray_executor``: the FGD paper's protocol over the openb trace),
 the openb trace readers (``openb``, ``openb_replay``), workloads from YAML (``workload``), the
-before/after of ``kubegpu simulate`` (``whatif``, ``node_changes``, ``html_report``), a snapshot as replay
-input (``replay_input``), the queue benchmark (``queue_bench``) and the packed openb cluster as report
+before/after of ``kubegpu simulate`` (``whatif``, ``node_changes``, ``html_report``), a replay's inputs
+(``replay_inputs``: the pod, node-event and batch types), a trace replayed onto a live cluster's free
+capacity (``onto_cluster``), the queue benchmark (``queue_bench``) and the packed openb cluster as report
 data (``packed``).
 
 Layer (``.importlinter``, checked by ``lint-imports`` in CI): a face. It may import the core (``explain``,

@@ -1,7 +1,8 @@
 """A replay's inputs: the pods with their arrival, duration and deadline, node events, the batch
 layer's objects, and which PostFilter a replay runs (``sim.replay`` runs them).
 
-Owns: the input types and their validation. May not import ``sim.replay`` nor another face.
+Owns: the input types and their validation. May not import ``sim.replay`` nor another face. (Nodes built
+from a live cluster's free capacity, for ``simulate --kube``, are ``sim.onto_cluster``.)
 """
 
 from collections.abc import Callable, Mapping, Sequence

@@ -1,4 +1,6 @@
-"""A cluster snapshot (e.g. ``--kube``) as the replay simulator's input: what a trace would meet there now.
+"""A trace replayed onto a cluster snapshot (e.g. ``--kube``): the nodes it would meet there now.
+
+(The replay's input types, pods, node events and batch objects, are ``sim.replay_inputs``.)
 
 ``kubegpu simulate --kube`` replays an openb trace onto the free capacity of a live cluster instead of
 the trace's own node list: per schedulable node, allocatable minus what the pods bound to it request
