@@ -21,7 +21,8 @@ registry (``pkg/registry/core/pod/storage``):
   ``type``); ``POST pods/<name>/eviction`` deletes the pod unless a PDB's ``disruptionsAllowed`` is 0
   (429 ``Cannot evict pod as it would violate the pod's disruption budget.``);
 * ``faults``: one-shot injected answers (status, body, headers) for matching requests, to provoke 409s,
-  429s and 5xx;
+  429s and 5xx; ``hold``: matching requests wait (the loop keeps serving others) until the test releases
+  them, as a slow list of a large collection does;
 * custom resources (``CRDS``: kubegpu's GpuQueue/GpuCohort, Volcano's and coscheduling's PodGroup) are
   served only once ``install_crd`` ran; before, their paths answer what kube-apiserver answers for a
   group/version it does not serve: 404 ``the server could not find the requested resource``.
@@ -102,6 +103,17 @@ class Fault:
 
 
 @dataclass
+class Hold:
+    """Requests matching ``method`` and ``path`` (a regex; not watches) wait until ``release`` is set;
+    ``reached`` is set when the first one arrives."""
+
+    method: str
+    path: str
+    release: threading.Event = field(default_factory=threading.Event)
+    reached: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class Served:
     method: str
     path: str
@@ -168,6 +180,7 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         self.store: dict[str, dict[tuple[str, str], JSON]] = {plural: {} for plural in RESOURCES}
         self.history: dict[str, list[tuple[int, str, JSON]]] = {plural: [] for plural in RESOURCES}
         self.faults: list[Fault] = []
+        self.holds: list[Hold] = []
         self.served: list[Served] = []
         self.bindings: list[tuple[str, str, str]] = []  # (ns/name, node, user agent) of accepted bindings
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -222,6 +235,13 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
         assert self.loop is not None
         self.loop.call_soon_threadsafe(self._drop_now)
 
+    def hold(self, method: str, path: str) -> Hold:
+        """Hold the requests matching ``method`` and ``path`` (a regex) until ``Hold.release`` is set."""
+        held = Hold(method, path)
+        with self.lock:
+            self.holds.append(held)
+        return held
+
     def requests_to(self, method: str, pattern: str) -> list[Served]:
         with self.lock:
             return [s for s in self.served if s.method == method and re.fullmatch(pattern, s.path)]
@@ -242,10 +262,17 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
             return self._reply(method, path, query, user_agent, 404, status_body(404, "NotFound", NOT_SERVED))
         if plural not in RESOURCES:
             return await super()._handle(request)  # discovery and the like: kmock's own answers
-        fault = self._take_fault(method, path, query.get("watch") in ("true", "1"))
+        watch = query.get("watch") in ("true", "1")
+        with self.lock:
+            holds = [h for h in self.holds if not watch and h.method == method and re.fullmatch(h.path, path)]
+        for held in holds:
+            held.reached.set()
+            while not held.release.is_set():  # wait without blocking the loop: other requests go on
+                await asyncio.sleep(0.02)
+        fault = self._take_fault(method, path, watch)
         if fault is not None and not fault.after:
             return self._fault_reply(raw, method, path, query, user_agent, fault)
-        if method == "GET" and query.get("watch") in ("true", "1"):
+        if method == "GET" and watch:
             self._record(method, path, query, user_agent, 200)
             return await self._watch(raw, plural, request.namespace, query)
         body: JSON = {}

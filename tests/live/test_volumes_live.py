@@ -6,6 +6,7 @@ required node affinity, kubernetes/kubernetes#81020)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,39 @@ def test_bound_pv_node_affinity_and_unbindable_claims(
     start_scheduler()
     wait_until(lambda: node_of(api, "on-pv"), what="on-pv bound")
     assert node_of(api, "on-pv") == "gpu-2"
+    cond = wait_until(lambda: scheduled_condition(api, "wffc"), what="wffc's PodScheduled condition")
+    assert cond["status"] == "False"
+    assert "kubegpu does not bind volumes: claim(s) scratch wait for their first consumer" in cond["message"]
+    assert node_of(api, "wffc") == ""
+
+
+def test_no_pod_is_scheduled_before_the_claims_are_listed(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """kube-scheduler schedules only after ``WaitForCacheSync`` of every informer it started
+    (``cmd/kube-scheduler/app/server.go`` Run: ``cc.InformerFactory.WaitForCacheSync``), PVCs included.
+    The PVC list is held: Nodes, Pods and the Lease are there, yet "wffc" (an unbound WaitForFirstConsumer
+    claim) stays unbound; before the claims are known VolumeBinding could not see it needs a PV binding,
+    and the pod would be bound beside a claim nobody binds. Once the list is answered the pod is refused,
+    naming the claim. (Scheduling that waited for Nodes and Pods only binds it to gpu-1 while held.)"""
+    em = api.emulator
+    em.create("nodes", gpu_node("gpu-1"))
+    em.create(
+        "storageclasses", storage_class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+    )
+    em.create("persistentvolumeclaims", _in_ml(claim("scratch", "local", "5Gi")))
+    em.create("pods", _uses(gpu_pod("wffc", 1), "scratch"))
+    held = em.hold("GET", r"/api/v1/persistentvolumeclaims")
+    start_scheduler()
+    try:
+        assert held.reached.wait(20), "the scheduler never listed PersistentVolumeClaims"
+        wait_until(lambda: em.requests_to("GET", r"/api/v1/nodes") and em.requests_to("GET", r"/api/v1/pods")
+                   and em.objects("leases"), what="Nodes and Pods listed, the Lease taken")  # fmt: skip
+        time.sleep(2.0)  # ample for a cycle: the 0.1 s pod backoff, a bind within milliseconds
+        assert node_of(api, "wffc") == ""
+        assert not em.requests_to("POST", r"/api/v1/namespaces/ml/pods/wffc/binding")
+    finally:
+        held.release.set()
     cond = wait_until(lambda: scheduled_condition(api, "wffc"), what="wffc's PodScheduled condition")
     assert cond["status"] == "False"
     assert "kubegpu does not bind volumes: claim(s) scratch wait for their first consumer" in cond["message"]
