@@ -40,6 +40,22 @@ def test_backoff_doubles_from_1s_to_a_10s_cap() -> None:
     assert waits == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
 
 
+def test_a_pod_retried_thousands_of_times_keeps_the_cap() -> None:
+    """The 1,100th attempt still waits the 10 s cap (1 s * 2 ** 1099 does not convert to a float: the
+    OverflowError would have ended the scheduling loop for a pod failing for hours)."""
+    clock = ManualClock(1000)
+    q = SchedulingQueue(clock=clock)
+    p = pod("stuck")
+    q.add(p)
+    for _ in range(1099):
+        assert q.pop() == p
+        q.requeue_backoff(p)
+        clock.now += 10
+    assert q.pop() == p
+    q.requeue_backoff(p)
+    assert q.next_ready_in() == 10.0
+
+
 def test_unschedulable_pods_wait_for_a_cluster_event_then_their_backoff() -> None:
     clock = ManualClock(1000)
     q = SchedulingQueue(clock=clock)

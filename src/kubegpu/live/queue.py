@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kubegpu.backoff import doubling
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.scheduler.queue import priority_sort
 
@@ -126,7 +127,7 @@ class SchedulingQueue:
         entry = self._entries.setdefault(pod.key, _Entry(pod))
         entry.pod = pod
         entry.attempts += 1
-        delay = min(self.initial_backoff_s * 2 ** (entry.attempts - 1), self.max_backoff_s)
+        delay = doubling(entry.attempts, self.initial_backoff_s, self.max_backoff_s)
         entry.backoff_until = self.clock() + delay
         self._active.pop(pod.key, None)
         self._in_flight.discard(pod.key)
