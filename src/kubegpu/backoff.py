@@ -2,7 +2,9 @@
 
 The live control plane's API client and reflectors (``kubegpu.kube``) jitter it so replicas that failed
 together do not retry together (client-go's ``wait.Backoff`` with ``Factor: 2`` and a ``Cap``); the node
-agent's kubelet registration (``kubegpu.node.plugin``) does not (one agent per node: nothing to spread).
+agent's kubelet registration (``kubegpu.node.plugin``) does not (one agent per node: nothing to spread),
+nor does a pod's backoff in the scheduling queues (``live.queue``, ``sim.schedqueue``: kube-scheduler's
+``calculateBackoffDuration``, 1 s doubled per attempt up to 10 s).
 
 Imports nothing of kubegpu (layer: bottom, beside ``kubegpu.errors``): every layer may use it.
 """

@@ -31,6 +31,8 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from kubegpu.backoff import doubling
+
 INITIAL_BACKOFF_S = 1.0  # DefaultPodInitialBackoffDuration
 MAX_BACKOFF_S = 10.0  # DefaultPodMaxBackoffDuration
 MAX_IN_UNSCHEDULABLE_S = 300.0  # DefaultPodMaxInUnschedulablePodsDuration
@@ -40,12 +42,7 @@ UNSCHEDULABLE_FLUSH_PERIOD_S = 30.0  # flushUnschedulablePodsLeftover
 
 def backoff_duration(attempts: int, initial: float = INITIAL_BACKOFF_S, cap: float = MAX_BACKOFF_S) -> float:
     """``calculateBackoffDuration``: initial, doubled for every attempt after the first, at most ``cap``."""
-    duration = initial
-    for _ in range(1, attempts):
-        duration *= 2
-        if duration > cap:
-            return cap
-    return min(duration, cap)
+    return doubling(attempts, initial, cap)
 
 
 def next_tick(t: float, period: float) -> float:
