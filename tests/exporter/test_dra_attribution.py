@@ -19,18 +19,21 @@ Pins:
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from exporter_helpers import DGX1, H200, ReadingBackend, Scraper, fake_kubelet, labels
 from exporter_helpers import dgx_labels as _dgx
 from exporter_helpers import h200_labels as _h200
 
 from kubegpu.devices.inventory import MIB
+from kubegpu.exporter import dra_devices
 from kubegpu.exporter.collector import GpuCollector, PodSources
-from kubegpu.exporter.podresources import list_pod_resources
+from kubegpu.exporter.podresources import ClaimDevice, list_pod_resources
 from kubegpu.exporter.podresources.v1 import api_pb2 as pb
 
 UID = "dab5ab50-d59a-42a6-af16-cfd4628c0f7a"  # the claim UID in cdi.go's GetClaimDeviceName comment
@@ -233,3 +236,46 @@ def _h200_with_mig() -> dict[str, Any]:
     ]
     reading["mig_minors"] = ["config 1", "monitor 2", "gpu0/gi9/access 84", "gpu0/gi9/ci0/access 85"]
     return reading
+
+
+def test_cdi_specs_are_parsed_again_only_when_a_file_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One spec, read on three scrapes: parsed on the first, not on the second (same mtime and size), again
+    # on the third after the driver rewrote it for another device; a removed spec is forgotten.
+    parsed: list[str] = []
+    real = dra_devices._spec_devices
+
+    def counting(path: Path) -> dict[str, tuple[str, ...]]:
+        parsed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(dra_devices, "_spec_devices", counting)
+    with tempfile.TemporaryDirectory() as tmp:
+        cdi = Path(tmp)
+        specs = dra_devices.CdiSpecs((cdi, cdi / "absent"))
+        write_claim_spec(cdi, {"gpu-0": ["/dev/nvidia0"]})
+        assert specs.devices().nodes == {f"{KIND}={UID}-gpu-0": ("/dev/nvidia0",)}
+        assert specs.devices().nodes == {f"{KIND}={UID}-gpu-0": ("/dev/nvidia0",)}
+        write_claim_spec(cdi, {"gpu-12": ["/dev/nvidia12"]})  # one byte longer: a new size
+        assert specs.devices().nodes == {f"{KIND}={UID}-gpu-12": ("/dev/nvidia12",)}
+        for f in cdi.iterdir():
+            f.unlink()
+        assert specs.devices().nodes == {}
+    assert parsed == [f"k8s.gpu.nvidia.com-claim_{UID}.yaml"] * 2
+
+
+def test_an_unresolvable_claim_device_is_logged_once_not_per_scrape(caplog: pytest.LogCaptureFixture) -> None:
+    # A MIG device name without its spec cannot be matched (above); three scrapes, one warning naming it.
+    inv = ReadingBackend(_h200_with_mig()).inventory()
+    device = "gpu-0-mig-1g18gb-19-0"
+    claim = ClaimDevice(
+        "ml", "tiny", "c", "mig", "ml", "gpu.nvidia.com", POOL, device, (f"{KIND}={UID}-{device}",)
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        specs = dra_devices.CdiSpecs((Path(tmp),))
+        with caplog.at_level(logging.WARNING, logger=dra_devices.__name__):
+            got = [dra_devices.resolve_all(inv, [claim], specs) for _ in range(3)]
+    assert got == [{claim: None}] * 3
+    assert [r.getMessage() for r in caplog.records] == [
+        f"DRA device gpu.nvidia.com/{POOL}/{device} of claim ml/mig (pod ml/tiny) matches no GPU on this node: "
+        "no pod labels"
+    ]

@@ -59,7 +59,7 @@ from kubegpu.devices.gpu_series import (
 )
 from kubegpu.exporter.attribution import Holder, holders_by_device, per_container, process_memory
 from kubegpu.exporter.cgroups import owner_of_pid
-from kubegpu.exporter.dra_devices import resolve_all
+from kubegpu.exporter.dra_devices import CdiSpecs, resolve_all
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_pod_resources
 from kubegpu.exporter.process_util import latest_sm
@@ -138,6 +138,7 @@ class GpuCollector:
         self._idle = _IdleClock(started=clock())
         self._pod_index = PodIndex()
         self._pod_index_ok = True  # no read of kubelet's /pods has failed (none may have been needed yet)
+        self._cdi = CdiSpecs(pods.cdi_dirs if pods is not None else ())
 
     def collect(self) -> Iterator[Metric]:
         return iter(self._cache.get().families)
@@ -190,7 +191,7 @@ class GpuCollector:
         holders: dict[str, tuple[Holder, ...]] | None = None
         try:
             listing = list_pod_resources(pods.socket)
-            claims = resolve_all(inv, listing.claim_devices, pods.cdi_dirs)
+            claims = resolve_all(inv, listing.claim_devices, self._cdi)
             holders = holders_by_device(inv, listing.assignments, pods.extra_resources, claims)
             up.add_sample(SOURCE_UP[0], {"source": "pod-resources"}, 1)
         except PodResourcesError as exc:

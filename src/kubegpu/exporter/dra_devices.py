@@ -59,6 +59,7 @@ _GPU_NAME = re.compile(r"gpu-(\d+)")
 _GPU_NODE = re.compile(r"/dev/nvidia(\d+)")
 # CDI reads *.json and *.yaml spec files from each directory (container-device-interface pkg/cdi/cache.go).
 _SPEC_SUFFIXES = (".json", ".yaml")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,26 +69,48 @@ class CdiDevices:
     nodes: dict[str, tuple[str, ...]]  # "<vendor>/<class>=<name>" -> deviceNodes[].path
 
 
-def read_cdi_devices(dirs: Iterable[Path]) -> CdiDevices:
-    """Index every spec in ``dirs``; a spec that cannot be read or parsed is skipped with a warning naming
-    the file and field, as CDI's cache skips it (the other specs still resolve)."""
-    nodes: dict[str, tuple[str, ...]] = {}
-    for directory in dirs:
-        try:
-            files = sorted(p for p in directory.iterdir() if p.suffix in _SPEC_SUFFIXES)
-        except OSError:
-            continue  # no such directory (or not mounted): nothing to index there
-        for path in files:
+class CdiSpecs:
+    """The CDI spec directories, indexed on demand; a file is parsed again only when its mtime or size
+    changed (a scrape every few seconds must not re-parse NVIDIA's full-node spec each time). A spec that
+    cannot be read or parsed is skipped with one warning per version of the file naming it and the field,
+    as CDI's own cache skips it: the other specs still resolve."""
+
+    def __init__(self, dirs: Iterable[Path]) -> None:
+        self.dirs = tuple(dirs)
+        self._files: dict[Path, tuple[tuple[int, int], dict[str, tuple[str, ...]]]] = {}
+        self.unresolved: set[ClaimDevice] = set()  # claim devices already warned about
+
+    def devices(self) -> CdiDevices:
+        seen: dict[Path, tuple[tuple[int, int], dict[str, tuple[str, ...]]]] = {}
+        for directory in self.dirs:
             try:
-                nodes.update(_spec_devices(path))
-            except (OSError, ValueError, yaml.YAMLError) as exc:
-                log.warning("CDI spec %s skipped: %s", path, exc)
-    return CdiDevices(nodes)
+                files = sorted(p for p in directory.iterdir() if p.suffix in _SPEC_SUFFIXES)
+            except OSError:
+                continue  # no such directory (or not mounted): nothing to index there
+            for path in files:
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue  # removed since the listing (a claim unprepared)
+                version = (st.st_mtime_ns, st.st_size)
+                cached = self._files.get(path)
+                if cached is None or cached[0] != version:
+                    try:
+                        cached = (version, _spec_devices(path))
+                    except (OSError, ValueError, yaml.YAMLError) as exc:
+                        log.warning("CDI spec %s skipped: %s", path, exc)
+                        cached = (version, {})
+                seen[path] = cached
+        self._files = seen
+        nodes: dict[str, tuple[str, ...]] = {}
+        for _, devices in seen.values():
+            nodes.update(devices)
+        return CdiDevices(nodes)
 
 
 def _spec_devices(path: Path) -> dict[str, tuple[str, ...]]:
     text = path.read_text(encoding="utf-8")
-    raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_LOADER)
     if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or "/" not in raw["kind"]:
         raise ValueError("kind: missing or not <vendor>/<class>")
     devices = raw.get("devices")
@@ -150,11 +173,20 @@ def _gpu_by_minor(inv: NodeInventory, minors: set[int]) -> str | None:
 
 
 def resolve_all(
-    inv: NodeInventory, claims: Iterable[ClaimDevice], cdi_dirs: Iterable[Path]
+    inv: NodeInventory, claims: Iterable[ClaimDevice], specs: CdiSpecs
 ) -> Mapping[ClaimDevice, str | None]:
     """``resolve`` for each NVIDIA claim device; the CDI directories are read only when there is one."""
     ours = [c for c in claims if c.driver == NVIDIA_GPU_DRIVER]
     if not ours:
         return {}
-    cdi = read_cdi_devices(cdi_dirs)
-    return {c: resolve(inv, c, cdi) for c in ours}
+    cdi = specs.devices()
+    out = {c: resolve(inv, c, cdi) for c in ours}
+    specs.unresolved &= out.keys()  # forget claims that are gone: the set stays as small as the node's
+    for c, uuid in out.items():
+        if uuid is None and c not in specs.unresolved:  # said once per claim device, not per scrape
+            specs.unresolved.add(c)
+            log.warning(
+                "DRA device %s/%s/%s of claim %s/%s (pod %s/%s) matches no GPU on this node: no pod labels",
+                c.driver, c.pool, c.device, c.claim_namespace, c.claim_name, c.namespace, c.pod,
+            )  # fmt: skip
+    return out
