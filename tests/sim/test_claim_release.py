@@ -13,14 +13,19 @@ hand in each test from the timeline.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from kubegpu.cli.sim_cmd import simulate
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.sim.replay_inputs import NodeEvent, SimPod
 from kubegpu.sim.replay_report import ReplayReport
 from kubegpu.sim.whatif import Scenario, run
 from kubegpu.testing.builders import make_node
 from tests.dra import objects as o
+from tests.sim.test_simulate_batch import simulate_table, write
 
 TEMPLATE: dict[str, Any] = {
     "apiVersion": o.API,
@@ -114,3 +119,48 @@ def test_each_replay_works_on_its_own_copy_of_the_snapshots_claims() -> None:
     assert [replay(s).placed for _ in range(2)] == [2, 2]
     loaded = s.dra.claims["default/shared"]
     assert (loaded.allocated, loaded.reserved_for) == (None, ())
+
+
+def job(completions: int, parallelism: int, run_s: int) -> dict[str, Any]:
+    """A Job whose pods each get a 1-GPU claim from the workload's template ``one-gpu``."""
+    claim_pod = o.pod("x", ("gpu", "", "one-gpu"))
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "annotations": {"kubegpu.io/sim-duration-seconds": str(run_s)}},
+        "spec": {
+            "completions": completions,
+            "parallelism": parallelism,
+            "template": {"spec": claim_pod["spec"]},
+        },
+    }
+
+
+ONE_GPU: dict[str, Any] = {**TEMPLATE, "metadata": {"name": "one-gpu", "namespace": "default"}}
+ONE_GPU["spec"] = {"spec": {"devices": {"requests": [o.request("gpu")]}}}
+
+
+def test_simulate_gives_a_jobs_later_pods_the_devices_its_finished_pods_claimed(tmp_path: Path) -> None:
+    # kubegpu simulate --snapshot (2-GPU DRA node) --workload (template one-gpu, Job parallelism 2,
+    # completions 4, 100 s per pod). Each pod's claim is generated from the template (train-<i>-gpu). At 0
+    # train-0 and train-1 take the two GPUs; at 100 both complete, their claims are deleted, and the Job's
+    # replacements train-2 and train-3 (created at 100) get the GPUs at once: 4 placed, none after
+    # waiting, none pending. With the claims kept allocated, train-2 and train-3 would wait forever.
+    cluster = write(tmp_path / "cluster.yaml", *o.gpu_classes(), *o.gpu_node("n1", 2))
+    work = write(tmp_path / "work.yaml", ONE_GPU, job(4, 2, 100))
+    _, rows = simulate_table("--snapshot", cluster, "--workload", work)
+    assert rows["placed"] == ["4"]
+    assert rows["placed after waiting"] == ["0"]
+    assert rows["still pending at the end"] == ["0"]
+
+
+def test_a_workload_pod_naming_a_missing_template_is_refused_with_file_pod_and_field(tmp_path: Path) -> None:
+    cluster = write(tmp_path / "cluster.yaml", *o.gpu_classes(), *o.gpu_node("n1", 2))
+    work = write(tmp_path / "work.yaml", job(1, 1, 100))  # no ResourceClaimTemplate one-gpu anywhere
+    result = CliRunner().invoke(simulate, ["--snapshot", cluster, "--workload", work])
+    assert result.exit_code != 0
+    assert (
+        f"{work}: Pod default/train-0: spec.resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate "
+        "default/one-gpu is not in the snapshot or the workload"
+    ) in result.output
+    assert "Traceback" not in result.output
