@@ -189,6 +189,13 @@ def test_other_drivers_and_unparsable_specs_attribute_nothing_but_spoil_nothing(
         write_claim_spec(cdi, {"gpu-5": ["/dev/nvidia5"]})
         (cdi / "broken.yaml").write_text("kind: [unclosed\n", encoding="utf-8")
         (cdi / "nokind.json").write_text(json.dumps({"devices": []}), encoding="utf-8")
+        bad_edits = {"kind": KIND, "devices": [{"name": "x", "containerEdits": ["/dev/nvidia0"]}]}
+        (cdi / "badedits.json").write_text(json.dumps(bad_edits), encoding="utf-8")
+        bad_nodes = {
+            "kind": KIND,
+            "devices": [{"name": "y", "containerEdits": {"deviceNodes": "/dev/nvidia1"}}],
+        }
+        (cdi / "badnodes.json").write_text(json.dumps(bad_nodes), encoding="utf-8")
         kubelet.pods = [("ml", "a", {"c": []})]
         kubelet.dynamic[("ml", "a", "c")] = [
             kubelet_claim("ok", "ml", "gpu.nvidia.com", [("gpu-5", [f"{KIND}={UID}-gpu-5"])]),

@@ -122,7 +122,10 @@ def _spec_devices(path: Path) -> dict[str, tuple[str, ...]]:
         if not isinstance(name, str) or not name:
             raise ValueError(f"devices[{i}].name: missing or not a string")
         edits = dev.get("containerEdits") or {}
-        paths = [n.get("path") for n in (edits.get("deviceNodes") or []) if isinstance(n, dict)]
+        nodes = (edits.get("deviceNodes") or []) if isinstance(edits, dict) else None
+        if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+            raise ValueError(f"devices[{i}].containerEdits.deviceNodes: not a list of device nodes")
+        paths = [n.get("path") for n in nodes]
         if not all(isinstance(p, str) for p in paths):
             raise ValueError(f"devices[{i}].containerEdits.deviceNodes: path not a string")
         out[f"{raw['kind']}={name}"] = tuple(str(p) for p in paths)
