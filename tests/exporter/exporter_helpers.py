@@ -56,6 +56,29 @@ def labels(**kw: str) -> Labels:
     return frozenset(kw.items())
 
 
+def dgx_labels(index: int) -> dict[str, str]:
+    """dcgm-exporter's device labels of GPU ``index`` of the DGX-1 reading (``DGX1``)."""
+    bus = ["06", "07", "0A", "0B", "85", "86", "89", "8A"][index]
+    return {
+        "gpu": str(index),
+        "UUID": f"GPU-0000d6e1-0000-4000-8000-00000000000{index}",
+        "pci_bus_id": f"00000000:{bus}:00.0",
+        "device": f"nvidia{index}",
+        "modelName": "Tesla V100-SXM2-16GB",
+    }
+
+
+def h200_labels() -> dict[str, str]:
+    """dcgm-exporter's device labels of the recorded H200 (``H200``)."""
+    return {
+        "gpu": "0",
+        "UUID": H200_UUID,
+        "pci_bus_id": "00000000:00:06.0",
+        "device": "nvidia0",
+        "modelName": "NVIDIA H200",
+    }
+
+
 @dataclass
 class Scrape:
     """One parsed scrape: raw text, and per family its type, HELP and {label set: value}."""
@@ -116,10 +139,12 @@ class Scraper:
 
 
 class FakePodResources(pb_grpc.PodResourcesListerServicer):  # type: ignore[misc]
-    """kubelet's Pod Resources API: answers List with ``pods`` (namespace, name, {container: devices})."""
+    """kubelet's Pod Resources API: answers List with ``pods`` (namespace, name, {container: devices}) and,
+    per (namespace, pod, container), the ``dynamic`` resources (DRA claims) kubelet would add."""
 
     def __init__(self) -> None:
         self.pods: list[tuple[str, str, dict[str, list[tuple[str, list[str]]]]]] = []
+        self.dynamic: dict[tuple[str, str, str], list[pb.DynamicResource]] = {}
         self.allocatable: list[tuple[str, list[str]]] = []
         self.calls = 0
 
@@ -136,6 +161,7 @@ class FakePodResources(pb_grpc.PodResourcesListerServicer):  # type: ignore[misc
                         pb.ContainerResources(
                             name=cname,
                             devices=[pb.ContainerDevices(resource_name=r, device_ids=ids) for r, ids in devs],
+                            dynamic_resources=self.dynamic.get((ns, name, cname), []),
                         )
                         for cname, devs in containers.items()
                     ],

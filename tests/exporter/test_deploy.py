@@ -1,4 +1,4 @@
-"""The deploy manifests: the DaemonSet mounts only kubelet's pod-resources directory, runs with hostPID,
+"""The deploy manifests: the DaemonSet mounts kubelet's pod-resources directory and /var/run/cdi, runs with hostPID,
 probes /healthz, and passes flags the ``exporter`` command accepts.
 
 (``deploy/prometheus/scrape-config.yaml`` is not checked with promtool: Debian builds Prometheus without
@@ -20,13 +20,16 @@ def _objects(path: Path) -> dict[str, dict]:
     return {o["kind"]: o for o in yaml.safe_load_all(path.read_text()) if o}
 
 
-def test_daemonset_mounts_only_pod_resources_and_probes_healthz() -> None:
+def test_daemonset_mounts_pod_resources_and_cdi_specs_and_probes_healthz() -> None:
     ds = _objects(DEPLOY / "exporter" / "daemonset.yaml")["DaemonSet"]
     spec = ds["spec"]["template"]["spec"]
     assert spec["hostPID"] is True  # NVML's PIDs are host PIDs; /proc/<pid>/cgroup must be the host's
-    assert [v["hostPath"]["path"] for v in spec["volumes"]] == ["/var/lib/kubelet/pod-resources"]
+    # /var/run/cdi: where NVIDIA's DRA driver writes each claim's CDI spec (kubegpu.exporter.dra_devices).
+    paths = ["/var/lib/kubelet/pod-resources", "/var/run/cdi"]
+    assert [v["hostPath"]["path"] for v in spec["volumes"]] == paths
     (container,) = spec["containers"]
-    assert [m["mountPath"] for m in container["volumeMounts"]] == ["/var/lib/kubelet/pod-resources"]
+    assert [m["mountPath"] for m in container["volumeMounts"]] == paths
+    assert all(m["readOnly"] for m in container["volumeMounts"])
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["ports"][0]["containerPort"] == 9400
 

@@ -13,7 +13,17 @@ import json
 from pathlib import Path
 
 import pytest
-from exporter_helpers import DGX1, H200, H200_UUID, ReadingBackend, Scraper, fake_kubelet, labels
+from exporter_helpers import (
+    DGX1,
+    H200,
+    H200_UUID,
+    ReadingBackend,
+    Scraper,
+    fake_kubelet,
+    labels,
+)
+from exporter_helpers import dgx_labels as dgx
+from exporter_helpers import h200_labels as _h200
 
 from kubegpu.devices.inventory import MIB
 from kubegpu.exporter.collector import GpuCollector, PodSources
@@ -92,17 +102,6 @@ def _scrape(backend: object, socket: Path, extra: tuple[str, ...] = ()) -> dict:
         return scraper.scrape()
     finally:
         scraper.close()
-
-
-def dgx(index: int) -> dict[str, str]:
-    bus = ["06", "07", "0A", "0B", "85", "86", "89", "8A"][index]
-    return {
-        "gpu": str(index),
-        "UUID": f"GPU-0000d6e1-0000-4000-8000-00000000000{index}",
-        "pci_bus_id": f"00000000:{bus}:00.0",
-        "device": f"nvidia{index}",
-        "modelName": "Tesla V100-SXM2-16GB",
-    }
 
 
 def test_whole_gpus_get_the_pod_labels_of_the_container_holding_them() -> None:
@@ -186,13 +185,3 @@ def test_device_series_survive_a_kubelet_that_does_not_answer(tmp_path: Path) ->
     assert got.one("kubegpu_exporter_source_up", source="pod-resources") == 0
     assert got.series["DCGM_FI_DEV_GPU_TEMP"] == {labels(**_h200()): 37}
     assert "kubegpu_gpu_allocated_containers" not in got.series  # unknown, not "0 containers"
-
-
-def _h200() -> dict[str, str]:
-    return {
-        "gpu": "0",
-        "UUID": H200_UUID,
-        "pci_bus_id": "00000000:00:06.0",
-        "device": "nvidia0",
-        "modelName": "NVIDIA H200",
-    }

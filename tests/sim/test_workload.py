@@ -160,7 +160,8 @@ def test_job_keeps_parallelism_running_until_completions() -> None:
         ),
         (
             {"apiVersion": "v1", "kind": "ConfigMapList"},
-            "d.yaml: ConfigMapList <no name>: kind: the simulator runs SimWorkload, Pod, Deployment, StatefulSet and Job, not 'ConfigMapList'",
+            "d.yaml: ConfigMapList <no name>: kind: the simulator runs SimWorkload, Pod, Deployment, StatefulSet and Job "
+            "(with ResourceClaim and ResourceClaimTemplate), not 'ConfigMapList'",
         ),
     ],
 )

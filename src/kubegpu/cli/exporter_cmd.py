@@ -17,6 +17,7 @@ import click
 from prometheus_client.registry import CollectorRegistry
 
 from kubegpu.cli.signals import stop_on_signals
+from kubegpu.devices.cdi import CDI_DIRS
 from kubegpu.exporter.collector import DEFAULT_TTL_S, GpuCollector, PodSources
 from kubegpu.exporter.exposition import encode
 from kubegpu.exporter.kubelet_pods import KubeletPods
@@ -88,6 +89,14 @@ SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/toke
     help="Extra resource names to attribute (e.g. nvidia.com/gpu.shared); repeatable.",
 )
 @click.option(
+    "--cdi-spec-dir",
+    "cdi_spec_dirs",
+    type=click.Path(file_okay=False, path_type=Path),
+    multiple=True,
+    help=f"Where DRA drivers write per-claim CDI specs, to map a claim's device to its GPU; repeatable "
+    f"[default: {', '.join(CDI_DIRS)}].",
+)
+@click.option(
     "--cache-ttl",
     type=click.FloatRange(min=0),
     default=DEFAULT_TTL_S,
@@ -115,6 +124,7 @@ def exporter(
     kubelet_insecure_skip_tls_verify: bool,
     proc_root: Path,
     resource_names: tuple[str, ...],
+    cdi_spec_dirs: tuple[Path, ...],
     cache_ttl: float,
     xid: bool,
     once: bool,
@@ -141,7 +151,8 @@ def exporter(
         url = kubelet_pods_url or f"https://{os.environ.get('NODE_IP', '127.0.0.1')}:10250/pods"
         token = kubelet_token_file or (SERVICE_ACCOUNT_TOKEN if SERVICE_ACCOUNT_TOKEN.exists() else None)
         index = KubeletPods(url, token, kubelet_ca_file, verify=not kubelet_insecure_skip_tls_verify)
-        pods = PodSources(pod_resources_socket, index, proc_root, resource_names)
+        cdi_dirs = cdi_spec_dirs or tuple(Path(d) for d in CDI_DIRS)
+        pods = PodSources(pod_resources_socket, index, proc_root, resource_names, cdi_dirs)
     xids = XidLog(os.environ.get("DP_DISABLE_HEALTHCHECKS", "")) if xid and counters is not None else None
     collector = GpuCollector(
         source,

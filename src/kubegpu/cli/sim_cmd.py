@@ -336,7 +336,12 @@ def _scenario(
         events = tuple(extra.node_events) if extra else ()
         epoch = snapshot_time(snap.pods) or EPOCH
         batch = batch_setup([*snap.batch_objects, *(extra.batch_objects if extra else ())])
-        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch, dra=snap.dra)
+        dra = snap.dra
+        if extra is not None:  # the workload's claims and templates, and the claims its pods' templates yield
+            from kubegpu.sim.workload_claims import with_workload_claims
+
+            dra = with_workload_claims(snap.dra, extra)
+        return Scenario(list(snap.nodes), pods, False, None, bound, events, epoch, batch=batch, dra=dra)
     folder = _data_dir(data)
     if live is not None:
         # the trace meets the live cluster's GPUs, not Alibaba's models (kubegpu.sim.onto_cluster)
@@ -347,6 +352,10 @@ def _scenario(
         openb_pods = load_trace(folder, trace)
     if nodes_fraction is not None:
         chosen = node_subset(chosen, nodes_fraction, seed)
+    if extra is not None and (extra.dra_objects or extra.claim_pods):
+        raise click.UsageError(
+            "workload pods with DRA claims need --snapshot (the cluster's slices and classes)"
+        )
     if extra is not None:
         batch = batch_setup(extra.batch_objects)
         return Scenario(

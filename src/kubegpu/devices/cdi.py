@@ -26,6 +26,9 @@ from kubegpu.devices.inventory import NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
 
 CDI_VERSION = "0.5.0"
+# Where CDI-aware runtimes read specs (container-device-interface pkg/cdi: DefaultStaticDir, DefaultDynamicDir);
+# DRA drivers write their per-claim ("transient") specs to the second.
+CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 CDI_KIND = "nvidia.com/gpu"
 CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 

@@ -106,3 +106,10 @@ LABEL_POD = "pod"
 LABEL_NAMESPACE = "namespace"
 LABEL_CONTAINER = "container"
 LABEL_VGPU = "vgpu"
+# The DRA labels its PodMapper adds with --kubernetes-enable-dra (transformation/const.go: draClaimName, …):
+# the claim a container got the device through and the device's driver/pool/device triplet.
+LABEL_DRA_CLAIM_NAME = "dra_claim_name"
+LABEL_DRA_CLAIM_NAMESPACE = "dra_claim_namespace"
+LABEL_DRA_DRIVER_NAME = "dra_driver_name"
+LABEL_DRA_POOL_NAME = "dra_pool_name"
+LABEL_DRA_DEVICE_NAME = "dra_device_name"

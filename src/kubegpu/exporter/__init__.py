@@ -2,7 +2,8 @@
 
 Owns the metrics a GPU node serves: the DCGM fields NVML can give, with dcgm-exporter's names, types,
 HELP texts and labels (``values``, ``nvml_counters``, ``xids``); which pod holds which device,
-from kubelet's Pod Resources API v1 (``podresources``), and how much GPU memory each container's
+from kubelet's Pod Resources API v1 (``podresources``; a DRA claim's device mapped to its GPU through
+the driver's per-claim CDI spec, ``dra_devices``), and how much GPU memory each container's
 processes use, from NVML per-process memory, ``/proc/<pid>/cgroup`` and kubelet's ``/pods``
 (``cgroups``, ``kubelet_pods``, ``attribution``); kubegpu's own series for allocated-but-idle GPUs,
 time-sliced memory pressure and health; the client_python custom collector that reads all of it at

@@ -8,7 +8,8 @@ Two joins, both pure:
   IDs are GPU UUIDs, MIG UUIDs (``MIG-…``), time-slicing replicas ``<id>::<n>`` (the replica number
   becomes dcgm-exporter's ``vgpu`` label) or, under the device plugin's ``deviceIDStrategy: index``, GPU
   indexes. An ID that names no device NVML sees (another vendor's, or a GPU gone from the bus) matches
-  nothing.
+  nothing. Devices a container got through a DRA claim join the same map, each already resolved to its
+  GPU or MIG UUID (``kubegpu.exporter.dra_devices``), their holders carrying the claim.
 * ``per_container``: a per-process value (NVML's used memory; SM utilisation from
   ``nvmlDeviceGetProcessUtilization``) summed per container that owns the process (PID -> cgroup -> pod
   UID/container ID -> names). Values of processes no pod owns (host processes, pods kubelet no longer
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from kubegpu.devices import NodeInventory, strip_annotation
 from kubegpu.devices.sharing import GPU_RESOURCE, MIG_RESOURCE_PREFIX, REPLICA_SEPARATOR
 from kubegpu.exporter.kubelet_pods import ContainerRef
-from kubegpu.exporter.podresources import Assignment
+from kubegpu.exporter.podresources import Assignment, ClaimDevice
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,7 @@ class Holder:
 
     ref: ContainerRef
     replica: str = ""  # "<n>" of "<id>::<n>"; "" for a whole device
+    claim: ClaimDevice | None = None  # the DRA claim device it came through; None for a device plugin's
 
 
 def is_gpu_resource(name: str, extra: Iterable[str] = ()) -> bool:
@@ -47,9 +49,13 @@ def is_gpu_resource(name: str, extra: Iterable[str] = ()) -> bool:
 
 
 def holders_by_device(
-    inv: NodeInventory, assignments: Iterable[Assignment], extra_resources: Iterable[str] = ()
+    inv: NodeInventory,
+    assignments: Iterable[Assignment],
+    extra_resources: Iterable[str] = (),
+    claim_devices: Mapping[ClaimDevice, str | None] | None = None,
 ) -> dict[str, tuple[Holder, ...]]:
-    """GPU or MIG UUID -> the containers holding it, in kubelet's order."""
+    """GPU or MIG UUID -> the containers holding it, in kubelet's order: device-plugin assignments, then
+    DRA claim devices (``claim_devices``: each with the UUID it resolved to, or None when it did not)."""
     extra = frozenset(extra_resources)
     by_id: dict[str, str] = {}
     for g in inv.devices:
@@ -69,6 +75,11 @@ def holders_by_device(
             holder = Holder(ContainerRef(a.namespace, a.pod, a.container), replica)
             if holder not in out[uuid]:
                 out[uuid].append(holder)
+    for claim, resolved in (claim_devices or {}).items():
+        if resolved is not None:
+            holder = Holder(ContainerRef(claim.namespace, claim.pod, claim.container), claim=claim)
+            if holder not in out[resolved]:
+                out[resolved].append(holder)
     return {uuid: tuple(holders) for uuid, holders in out.items()}
 
 

@@ -13,6 +13,10 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
   ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
   mode, a device no container holds keeps its series (without pod labels) instead of disappearing.
+  A device a container got through a DRA claim (Pod Resources ``dynamic_resources``, mapped to its UUID
+  by ``dra_devices``) gets the same pod labels plus dcgm-exporter's ``dra_claim_name``,
+  ``dra_claim_namespace``, ``dra_driver_name``, ``dra_pool_name`` and ``dra_device_name``; a claimed MIG
+  device labels the MIG device's series (as a device plugin's MIG device does), not its parent's.
 * kubegpu's own (``kubegpu_*``), which dcgm-exporter cannot give:
   ``kubegpu_pod_gpu_memory_used_bytes`` and ``kubegpu_pod_gpu_sm_utilization_percent`` (per container,
   from NVML per-process memory and utilisation samples, PID -> cgroup -> pod),
@@ -41,6 +45,7 @@ from prometheus_client.metrics_core import Metric
 
 from kubegpu.devices import GpuDevice, Health, NodeInventory
 from kubegpu.devices import dcgm_fields as F
+from kubegpu.devices.cdi import CDI_DIRS
 from kubegpu.devices.gpu_series import (
     ALLOCATED,
     HEALTHY,
@@ -54,8 +59,9 @@ from kubegpu.devices.gpu_series import (
 )
 from kubegpu.exporter.attribution import Holder, holders_by_device, per_container, process_memory
 from kubegpu.exporter.cgroups import owner_of_pid
+from kubegpu.exporter.dra_devices import CdiSpecs, resolve_all
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
-from kubegpu.exporter.podresources import PodResourcesError, list_assignments
+from kubegpu.exporter.podresources import PodResourcesError, list_pod_resources
 from kubegpu.exporter.process_util import latest_sm
 from kubegpu.exporter.values import Counters, gpu_values, mig_values
 from kubegpu.exporter.xids import XidLog
@@ -75,6 +81,8 @@ class PodSources:
     pod_index: Callable[[], PodIndex] | None = None
     proc_root: Path = Path("/proc")
     extra_resources: tuple[str, ...] = ()
+    # Where DRA drivers' per-claim CDI specs are (read to map a claim's device to its UUID; dra_devices).
+    cdi_dirs: tuple[Path, ...] = tuple(Path(d) for d in CDI_DIRS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +138,7 @@ class GpuCollector:
         self._idle = _IdleClock(started=clock())
         self._pod_index = PodIndex()
         self._pod_index_ok = True  # no read of kubelet's /pods has failed (none may have been needed yet)
+        self._cdi = CdiSpecs(pods.cdi_dirs if pods is not None else ())
 
     def collect(self) -> Iterator[Metric]:
         return iter(self._cache.get().families)
@@ -181,7 +190,9 @@ class GpuCollector:
         pods = self._pods
         holders: dict[str, tuple[Holder, ...]] | None = None
         try:
-            holders = holders_by_device(inv, list_assignments(pods.socket), pods.extra_resources)
+            listing = list_pod_resources(pods.socket)
+            claims = resolve_all(inv, listing.claim_devices, self._cdi)
+            holders = holders_by_device(inv, listing.assignments, pods.extra_resources, claims)
             up.add_sample(SOURCE_UP[0], {"source": "pod-resources"}, 1)
         except PodResourcesError as exc:
             log.warning("%s", exc)
@@ -284,13 +295,28 @@ def _dcgm_families(targets: list[_Target], holders: dict[str, tuple[Holder, ...]
             if value is None:
                 continue  # NVML cannot give this field on this device: absent, not 0
             held = (holders or {}).get(t.uuid, ())
-            for labels in [t.labels | _pod_labels(h.ref, h.replica) for h in held] or [t.labels]:
+            for labels in [t.labels | _holder_labels(h) for h in held] or [t.labels]:
                 family.add_sample(f.name, labels, value)
         if family.samples:
             families.append(family)
     return families
 
 
-def _pod_labels(ref: ContainerRef, replica: str = "") -> dict[str, str]:
-    labels = {F.LABEL_POD: ref.pod, F.LABEL_NAMESPACE: ref.namespace, F.LABEL_CONTAINER: ref.container}
-    return labels | {F.LABEL_VGPU: replica} if replica else labels
+def _pod_labels(ref: ContainerRef) -> dict[str, str]:
+    return {F.LABEL_POD: ref.pod, F.LABEL_NAMESPACE: ref.namespace, F.LABEL_CONTAINER: ref.container}
+
+
+def _holder_labels(h: Holder) -> dict[str, str]:
+    """dcgm-exporter's pod labels, plus ``vgpu`` for a replica or its ``dra_*`` labels for a claim's device."""
+    labels = _pod_labels(h.ref)
+    if h.replica:
+        labels[F.LABEL_VGPU] = h.replica
+    if h.claim is not None:
+        labels |= {
+            F.LABEL_DRA_CLAIM_NAME: h.claim.claim_name,
+            F.LABEL_DRA_CLAIM_NAMESPACE: h.claim.claim_namespace,
+            F.LABEL_DRA_DRIVER_NAME: h.claim.driver,
+            F.LABEL_DRA_POOL_NAME: h.claim.pool,
+            F.LABEL_DRA_DEVICE_NAME: h.claim.device,
+        }
+    return labels

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kubegpu.devices import NodeInventory
+from kubegpu.devices.cdi import CDI_DIRS
 from kubegpu.node.discovery import NvmlBackend, NvmlUnavailable, RecordedBackend
 
 NVIDIA_VENDOR = "0x10de"
 TOOLKIT_BINARIES = ("nvidia-container-runtime", "nvidia-ctk", "nvidia-container-toolkit")
-CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 CHECKPOINT = "kubelet_internal_checkpoint"
 
 

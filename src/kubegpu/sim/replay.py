@@ -35,8 +35,9 @@ terminate for their grace period (their GPUs still count as allocated, their rep
 deletion), and the admitted pods, placed at once so nothing else takes the room, start together when
 the last pod terminating on their nodes is deleted; their pending time runs to that start.
 
-A pod still pending at its deadline is given up (deleted) and counted. Pending time is measured from
-arrival to first start. Deterministic for a seed: the only randomness is the scheduler's tie-break RNG.
+DRA claims are released as the resourceclaim controller releases them when a pod completes or is deleted
+(``sim.claim_controller``). A pod still pending at its deadline is given up (deleted) and counted.
+Pending time is measured from arrival to first start. Deterministic for a seed: the only randomness is the scheduler's tie-break RNG.
 """
 
 import heapq
@@ -56,6 +57,7 @@ from kubegpu.model.podgroup import gpu_milli_of, group_key, rfc3339, seconds_at_
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_share import MILLI
+from kubegpu.sim.claim_controller import ClaimController
 from kubegpu.sim.replay_inputs import (
     EPOCH,
     NODE_ACTIONS,
@@ -133,6 +135,8 @@ class Replay:
         self.report = ReplayReport(label=label, pods=len(pods))
         self._rebuilds = 0
         self.scheduler, self.ledger = make_scheduler(self.nodes, seed)
+        self.claims = ClaimController()  # DRA claims released when their pods are done
+        self.claims.attach(self.scheduler)
         self.queue = SchedulingQueue(order_by_creation=mode == "batch")
         self.events: list[tuple[float, int, int, object]] = []
         self._seq = 0
@@ -250,6 +254,7 @@ class Replay:
         del self.running[key]
         self.version += 1
         self.scheduler.cluster.remove_pod(run.pod)
+        self.claims.pod_done(run.pod)
         self.allocated -= gpu_milli_of(run.pod)
         if self.session is not None:
             self.session.finished(run.pod)
@@ -285,7 +290,8 @@ class Replay:
         for pod in list(cluster.pods_on[idx].values()):
             if pod.key in gone:
                 continue
-            if pod.key in self.binding:  # admitted, not started: recreated, nothing lost
+            if pod.key in self.binding:  # admitted, not started: deleted and recreated, nothing lost
+                self.claims.pod_done(pod)
                 self._requeue(self.binding.pop(pod.key).pod, t)
                 continue
             lost += self._evicted(pod.key, t, grace=False)
@@ -300,6 +306,7 @@ class Replay:
         old, old_ledger = self.scheduler.cluster, self.ledger
         self._rebuilds += 1
         self.scheduler, self.ledger = self.make_scheduler(nodes, self.seed + self._rebuilds)
+        self.claims.attach(self.scheduler)
         cluster = self.scheduler.cluster
         # batch victims were taken off the cluster state by the session already: they stay off
         still_placed = [r for r in self.terminating.values() if r.pod.key in old.placement]
@@ -336,6 +343,7 @@ class Replay:
         self.version += 1
         cluster = self.scheduler.cluster
         self.running[key] = _Run(pod, t, self._seq, cluster.nodes[cluster.placement[key]].name)
+        self.claims.pod_bound(pod)
         if math.isfinite(self.work[key]):
             self._push(t + self.work[key], DEPART, (key, self._seq))
         self.allocated += gpu_milli_of(pod)
@@ -385,7 +393,8 @@ class Replay:
         self.queue.move_all(t)
 
     def _deleted(self, pod: Pod, t: float) -> None:
-        """An evicted pod is gone from the cluster: its GPUs no longer count, its replacement is queued."""
+        """An evicted pod is gone from the cluster: its GPUs and DRA claims are freed, its replacement queued."""
+        self.claims.pod_done(pod)
         self.allocated -= gpu_milli_of(pod)
         self._requeue(pod, t)
 
@@ -560,15 +569,10 @@ class Replay:
             self._set_now(t)
             while self.events and self.events[0][0] == t:
                 _, kind, _, payload = heapq.heappop(self.events)
-                if kind == DEPART:
+                if kind in (DEPART, GONE, START):  # (pod key, run token)
                     assert isinstance(payload, tuple)
-                    self._depart(str(payload[0]), int(payload[1]), t)
-                elif kind == GONE:
-                    assert isinstance(payload, tuple)
-                    self._gone(str(payload[0]), int(payload[1]), t)
-                elif kind == START:
-                    assert isinstance(payload, tuple)
-                    self._bound(str(payload[0]), int(payload[1]), t)
+                    on = self._depart if kind == DEPART else self._gone if kind == GONE else self._bound
+                    on(str(payload[0]), int(payload[1]), t)
                 elif kind == NODE:
                     assert isinstance(payload, NodeEvent)
                     self._node_event(payload, t)

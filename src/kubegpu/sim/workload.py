@@ -27,7 +27,10 @@ or ``StatefulSet`` ``spec.replicas`` pods (default 1), a ``Job`` keeps ``spec.pa
 next; without ``completions``, ``parallelism`` pods). Timing comes from annotations on the object:
 ``kubegpu.io/sim-arrival-seconds`` (default 0) and ``kubegpu.io/sim-duration-seconds`` (default: runs
 to the end). Queue objects and pod groups (``GpuQueue``, ``GpuCohort``, ``PodGroup``) are kept raw for
-the batch layer (``batch.objects`` parses them); objects the simulator does not run (Namespace,
+the batch layer (``batch.objects`` parses them), and so are ResourceClaims and ResourceClaimTemplates
+(``sim.workload_claims`` adds them, and the claims a template yields per pod, to the snapshot's DRA
+objects); a pod with ``spec.resourceClaims`` gets a UID if it has none (claims name their consumers
+and owners by UID); objects the simulator does not run (Namespace,
 ConfigMap, …) are skipped; anything wrong is an ``InputError`` naming the file, the object and the field.
 """
 
@@ -54,6 +57,7 @@ MAX_PODS = 100_000
 ARRIVAL_ANNOTATION = "kubegpu.io/sim-arrival-seconds"
 DURATION_ANNOTATION = "kubegpu.io/sim-duration-seconds"
 ARRIVAL_TYPES = ("Fixed", "Uniform", "Poisson")
+DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 SKIPPED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "Service", "ServiceAccount", "PriorityClass"})
 
 
@@ -63,6 +67,8 @@ class SimInput:
     node_events: list[NodeEvent] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
+    dra_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw DRA_KINDS
+    claim_pods: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw pods with claims
 
 
 class _Where:
@@ -116,7 +122,9 @@ class _Where:
         return value
 
 
-def _pod(where: _Where, meta: Mapping[str, Any], spec: Any, name: str, namespace: str, prefix: str) -> Pod:
+def _pod(
+    where: _Where, meta: Mapping[str, Any], spec: Any, name: str, namespace: str, prefix: str, out: SimInput
+) -> Pod:
     """Parse a pod built from a template; a template error names the enclosing object and field."""
     raw = {
         "apiVersion": "v1", "kind": "Pod",
@@ -124,9 +132,22 @@ def _pod(where: _Where, meta: Mapping[str, Any], spec: Any, name: str, namespace
         "spec": spec,
     }  # fmt: skip
     try:
-        return parse_pod(raw, where.source)
+        return parse_pod(_claim_pod(raw, where.source, out), where.source)
     except InputError as exc:
         raise where.fail(f"{prefix}.{exc.field}" if exc.field else prefix, exc.problem) from None
+
+
+def _claim_pod(raw: Mapping[str, Any], source: str, out: SimInput) -> Mapping[str, Any]:
+    """A pod with ``spec.resourceClaims``, kept raw for its claims, with a UID (its own, else one made
+    from its namespace and name); any other pod as it is."""
+    spec, meta = raw.get("spec"), raw.get("metadata")
+    if not isinstance(spec, Mapping) or not spec.get("resourceClaims") or not isinstance(meta, Mapping):
+        return raw
+    if not meta.get("uid"):
+        uid = f"sim-{meta.get('namespace') or 'default'}-{meta.get('name')}"
+        raw = {**raw, "metadata": {**meta, "uid": uid}}
+    out.claim_pods.append((source, raw))
+    return raw
 
 
 def arrival_times(
@@ -183,7 +204,9 @@ def _sim_workload(where: _Where, raw: Mapping[str, Any], seed: int, out: SimInpu
         pod_raw = where.mapping(t.get("pod"), f"{f}.pod", required=True)
         pod_meta = where.mapping(pod_raw.get("metadata"), f"{f}.pod.metadata")
         for k, at in enumerate(times):
-            pod = _pod(where, pod_meta, pod_raw.get("spec"), f"{wname}-{tname}-{k}", namespace, f"{f}.pod")
+            pod = _pod(
+                where, pod_meta, pod_raw.get("spec"), f"{wname}-{tname}-{k}", namespace, f"{f}.pod", out
+            )
             out.pods.append(SimPod(pod, at, duration, None if patience is None else at + patience))
     for i, ev in enumerate(spec.get("nodeEvents") or []):
         f = f"spec.nodeEvents[{i}]"
@@ -217,7 +240,7 @@ def _controller(where: _Where, raw: Mapping[str, Any], out: SimInput) -> None:
     duration = where.annotation_seconds(meta, DURATION_ANNOTATION, math.inf)
     if kind == "Pod":
         try:
-            pod = parse_pod(raw, where.source)
+            pod = parse_pod(_claim_pod(raw, where.source, out), where.source)
         except InputError as exc:
             raise where.fail(exc.field, exc.problem) from None
         out.pods.append(SimPod(pod, arrival, duration))
@@ -228,7 +251,7 @@ def _controller(where: _Where, raw: Mapping[str, Any], out: SimInput) -> None:
     if kind in ("Deployment", "StatefulSet"):
         replicas = int(where.number(spec.get("replicas", 1), "spec.replicas", integer=True))
         for i in range(replicas):
-            pod = _pod(where, tmeta, template.get("spec"), f"{name}-{i}", namespace, "spec.template")
+            pod = _pod(where, tmeta, template.get("spec"), f"{name}-{i}", namespace, "spec.template", out)
             out.pods.append(SimPod(pod, arrival, duration))
         return
     parallelism = int(where.number(spec.get("parallelism", 1), "spec.parallelism", integer=True))
@@ -237,7 +260,7 @@ def _controller(where: _Where, raw: Mapping[str, Any], out: SimInput) -> None:
         completions = int(where.number(spec["completions"], "spec.completions", minimum=1, integer=True))
     keys: list[str] = []
     for i in range(completions):
-        pod = _pod(where, tmeta, template.get("spec"), f"{name}-{i}", namespace, "spec.template")
+        pod = _pod(where, tmeta, template.get("spec"), f"{name}-{i}", namespace, "spec.template", out)
         # the first ``parallelism`` start together; each later one replaces a finished one
         after = keys[i - parallelism] if i >= parallelism else None
         out.pods.append(SimPod(pod, arrival, duration, after=after))
@@ -260,11 +283,15 @@ def load_workload(documents: Iterable[tuple[str, Any]], seed: int = 0) -> SimInp
             _controller(where, raw, out)
         elif kind in BATCH_KINDS:
             out.batch_objects.append((source, raw))
+        elif kind in DRA_KINDS:
+            out.dra_objects.append((source, raw))
         elif kind in SKIPPED_KINDS:
             out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
         else:
             raise where.fail(
-                "kind", f"the simulator runs SimWorkload, Pod, Deployment, StatefulSet and Job, not {kind!r}"
+                "kind",
+                "the simulator runs SimWorkload, Pod, Deployment, StatefulSet and Job (with ResourceClaim "
+                f"and ResourceClaimTemplate), not {kind!r}",
             )
     keys = [p.pod.key for p in out.pods]
     if len(set(keys)) != len(keys):
