@@ -64,7 +64,12 @@ def test_cached_fragment_follows_placements() -> None:
 
 
 def test_incremental_share_and_sub_forms_equal_the_reference() -> None:
-    """The per-GPU (sharing) and whole-GPU shortcuts against recomputing the node from scratch."""
+    """The per-GPU (sharing) and whole-GPU shortcuts against recomputing the node from scratch: equal
+    exactly, since both are integer sums of popularity weight × milli-GPU (``combine``)."""
+
+    def reference(k: int, gl: np.ndarray) -> int:
+        return int(b.ledger.combine(rows[[k]], cpu[[k]] - 3000, *b.ledger.counts_of(gl))[0])
+
     b = Bench([node(f"n{i}", 8) for i in range(30)], "FGD", TARGET)
     rng = np.random.default_rng(3)
     b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
@@ -75,14 +80,14 @@ def test_incremental_share_and_sub_forms_equal_the_reference() -> None:
     for k, v, f in zip(pos, values, after, strict=True):
         gl = b.ledger.gpu_left[[k]].copy()
         gl[0, int(np.flatnonzero(gl[0] == v)[0])] -= 500
-        assert f == pytest.approx(b.ledger.frag_of(rows[[k]], cpu[[k]] - 3000, gl)[0])
+        assert f == reference(k, gl)
     whole = b.ledger.frag_after_sub(rows, GpuShape(3000, 2, 1000))
     for k in rows:
         gl = np.sort(b.ledger.gpu_left[[k]], axis=1)
         taken = np.flatnonzero(gl[0] >= 1000)[:2]
         if len(taken) == 2:
             gl[0, taken] = 0
-            assert whole[k] == pytest.approx(b.ledger.frag_of(rows[[k]], cpu[[k]] - 3000, gl)[0])
+            assert whole[k] == reference(k, gl)
 
 
 def test_typical_pods_cover_95_percent_by_popularity() -> None:

@@ -44,10 +44,11 @@ class FragmentationGradientDescent:
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         shape = pod_shape(pod)
-        before = self.ledger.node_frag(rows)
+        lg = self.ledger
+        before = lg.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
         if shape.is_share:  # each node scores its best GPU
-            pos, _, after = self.ledger.share_candidates(rows, shape.cpu, shape.milli)
+            pos, _, after = lg.share_candidates(rows, shape.cpu, shape.milli)
             best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, fgd_scores(before[pos] - after))
+            np.maximum.at(best, pos, fgd_scores(lg.milli(before[pos] - after)))
             return best
-        return fgd_scores(before - self.ledger.frag_after_sub(rows, shape))
+        return fgd_scores(lg.milli(before - lg.frag_after_sub(rows, shape)))
