@@ -6,6 +6,8 @@ S2 = 1 GPU × 1000 milli, 1 CPU, 0.25; S3 = CPU-only, 2 CPU, 0.25.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,33 @@ def test_incremental_share_and_sub_forms_equal_the_reference() -> None:
         if len(taken) == 2:
             gl[0, taken] = 0
             assert whole[k] == reference(k, gl)
+
+
+def test_fragment_amount_is_the_exact_sum_rounded_once_whatever_rows_are_computed_together() -> None:
+    """1,200 random 8-GPU nodes (enough rows for a BLAS product to block them, which made a row's sum
+    depend on how many rows were multiplied with it): every node's fragment amount, computed over all
+    rows and for the node alone, equals the exact rational Σ_t p_t · F_t rounded once to a float, F_t
+    derived here from the definition (free milli on GPUs below the shape's milli when the shape fits
+    by GPUs and CPU, else all free milli; the CPU shape: all free milli). Popularities 1/3 each, which
+    no float holds exactly."""
+    target = typical((1000, 1, 500, 1 / 3), (2000, 2, 1000, 1 / 3), (2000, 0, 0, 1 / 3))
+    b = Bench([node(f"n{i}", 8) for i in range(1200)], "FGD", target)
+    rng = np.random.default_rng(7)
+    gl = rng.choice([0, 120, 250, 500, 730, 1000], size=(1200, 8))
+    cpu = rng.choice([0, 1000, 1500, 4000], size=1200)
+    rows = np.arange(1200)
+    together = b.ledger.frag_of(rows, cpu, gl)
+    for k in range(0, 1200, 7):
+        alone = b.ledger.frag_of(rows[[k]], cpu[[k]], gl[[k]])[0]
+        exact = Fraction(0)
+        for cpu_t, count_t, milli_t, weight_t in zip(
+            target.cpu, target.count, target.milli, target.weight, strict=True
+        ):
+            free = [int(v) for v in gl[k]]
+            fits = milli_t > 0 and sum(v >= milli_t for v in free) >= count_t and cpu[k] >= cpu_t
+            lost = sum(v for v in free if v < milli_t) if fits else sum(free)
+            exact += Fraction(int(weight_t), target.scale) * lost
+        assert together[k] == alone == float(exact), k
 
 
 def test_typical_pods_cover_95_percent_by_popularity() -> None:

@@ -102,6 +102,7 @@ from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_share import (
     MILLI,
     FloatArray,
+    GpuShape,
     GpuShareLedger,
     IntArray,
     TypicalPods,
@@ -109,6 +110,7 @@ from kubegpu.scheduler.gpu_share import (
     pod_shape,
     sharing_ledger,
 )
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
 CPU_AWARE_FRAG: Final = "CpuAwareFragmentation"
@@ -192,6 +194,7 @@ class CpuAwareFragmentation:
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
+        self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
         self._multi = np.flatnonzero(self._copy_gpus > 1)  # the only columns that need dividing (hot path)
@@ -286,19 +289,30 @@ class CpuAwareFragmentation:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        lg, t, shape = self.ledger, self.typical, pod_shape(pod)
+        """``int(100 · σ((Δ − reserve) / 1000))`` per row, Δ the node's best decrease of the measure less
+        the balance charge (``node_delta``, cached per pod shape and node: a node's Δ is element-wise
+        arithmetic on that node's state and exact integer sums, so it is the same whichever rows are
+        computed with it), the reserve charge relative to the least scarcity among ``rows``."""
+        shape = pod_shape(pod)
+        best = self._cache.values(shape, rows, lambda stale: self.node_delta(shape, stale))
+        scores: Scores = np.where(
+            best > -np.inf, fgd_scores(best - self.reserved(rows, shape.total_milli)), -1
+        )  # -1: no GPU of the node fits a sharing pod (never a feasible node)
+        return scores
+
+    def node_delta(self, shape: GpuShape, rows: Rows) -> FloatArray:
+        """Per row: the decrease of the measure when a pod of ``shape`` lands there (on its best GPU for a
+        sharing pod; −∞ when no GPU fits it) less the balance charge."""
+        lg, t = self.ledger, self.typical
         cpu = lg.cpu_left(rows)
         memory_free = lg.left(rows, MEMORY)
         memory = memory_free - shape.memory
         fit, below, total = lg.counts(rows)
         units, before = self._now(rows)
-        # the balance charge is node-local; the reserve charge (relative to the least scarcity among
-        # ``rows``) is subtracted last, from the node's best Δ
         charge = self.balance * (
             self.unfed(total - shape.total_milli, cpu - shape.cpu, memory)
             - self.unfed(total, cpu, memory_free)
         )
-        reserve = self.reserved(rows, shape.total_milli)
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
             old, new, tm = value[:, None], value[:, None] - shape.milli, t.milli[None, :]
@@ -315,8 +329,7 @@ class CpuAwareFragmentation:
             )
             best = np.full(len(rows), -np.inf)
             np.maximum.at(best, pos, before[pos] - after - charge[pos])
-            scores: Scores = np.where(best > -np.inf, fgd_scores(best - reserve), -1)  # -1: no GPU fits
-            return scores
+            return best
         if not shape.count:
             after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
         elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
@@ -330,7 +343,8 @@ class CpuAwareFragmentation:
         else:
             left = lg.left_after_sub(rows, shape)
             after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
-        return fgd_scores(before - after - charge - reserve)
+        out: FloatArray = before - after - charge
+        return out
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
         """The cost of taking ``milli`` of the GPUs of ``rows`` that model-restricted shapes will want:
