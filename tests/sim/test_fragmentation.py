@@ -89,7 +89,7 @@ def test_incremental_share_and_sub_forms_equal_the_reference() -> None:
         taken = np.flatnonzero(gl[0] >= 1000)[:2]
         if len(taken) == 2:
             gl[0, taken] = 0
-            assert whole[k] == reference(k, gl)
+            assert whole[k] == reference(int(k), gl)
 
 
 def test_fragment_amount_is_the_exact_sum_rounded_once_whatever_rows_are_computed_together() -> None:
