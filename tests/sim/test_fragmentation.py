@@ -136,3 +136,21 @@ def test_typical_pods_carry_the_mean_memory_of_their_pods() -> None:
     t = build_typical_pods([(small, None), (big, None), (other, None)], 100)
     assert list(t.milli) == [500, 1000]
     assert t.memory is not None and list(t.memory) == [15, 7]
+
+
+def test_fragment_measured_in_a_dry_run_is_not_served_after_a_real_change() -> None:
+    """``what_if`` restores node generations, so a dry-run pod and a later real one on the same node
+    leave it at the same generation. A 2-GPU node with 64 CPUs; dry run: a CPU pod of 63,500 milli leaves
+    500, too little for S1 and S2 (1 CPU each), so all 2000 free milli count for every shape: 2000. Real:
+    a CPU pod of 1,000 leaves 63,000; S1 and S2 fit with no GPU too small, S3 sees 2000 · 0.25 = 500.
+    Cached against the generation, the dry run's 2000 would be served; the per-node version never
+    repeats (as ``node_cache.NodeCache``'s)."""
+    b = Bench([node("n", 2)], "FGD", TARGET)
+    row = np.array([0])
+    with b.cluster.what_if():
+        b.cluster.add_pod(pod("dry", 0, 0, cpu=63_500), 0)
+        dry_generation = int(b.cluster.generation[0])
+        assert float(b.ledger.node_frag(row)[0]) == 2000
+    b.cluster.add_pod(pod("real", 0, 0, cpu=1000), 0)
+    assert int(b.cluster.generation[0]) == dry_generation  # the collision
+    assert float(b.ledger.node_frag(row)[0]) == 500

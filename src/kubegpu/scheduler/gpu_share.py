@@ -223,7 +223,7 @@ class GpuShareLedger:
         self.typical = typical
         self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
         # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
-        # generation equals ``_frag_gen``
+        # version (``ClusterState.moved``) equals ``_frag_gen``
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
         self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
         # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
@@ -355,7 +355,7 @@ class GpuShareLedger:
         return self.typical
 
     def node_frag_weighted(self, rows: Rows) -> IntArray:
-        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster generation moved
+        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
         (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
         stale = self.cluster.moved(rows, self._frag_gen)
         if stale.size:

@@ -190,7 +190,7 @@ class CpuAwareFragmentation:
         self._per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)  # copies a whole free GPU holds
         n = len(self.ledger.cluster)
         # per node and shape Σ_g ⌊free_g / milli_t⌋, and per node the measure, both valid while the node's
-        # generation equals ``_gen`` (only nodes changed since the last pod are recomputed)
+        # version (``ClusterState.moved``) equals ``_gen`` (only nodes changed since the last pod are recomputed)
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
