@@ -36,7 +36,9 @@ def typical(
         cpu=np.array([s[0] for s in shapes], dtype=np.int64),
         count=np.array([s[1] for s in shapes], dtype=np.int64),
         milli=np.array([s[2] for s in shapes], dtype=np.int64),
-        freq=np.array([s[3] for s in shapes], dtype=np.float64),
+        # popularity as an exact integer weight over 10⁶ (every popularity below has ≤ 6 decimals)
+        weight=np.array([round(s[3] * 1_000_000) for s in shapes], dtype=np.int64),
+        scale=1_000_000,
         models=models or tuple(None for _ in shapes),
         memory=np.array([TracePod("", 0, m, 0, 0).memory_request for m in memory_mib], dtype=np.int64)
         if memory_mib

@@ -30,8 +30,9 @@ from kubegpu.sim.openb import to_node
 from tests.sim.builders import Bench, node, pod, typical
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# the policies whose scores are cached per (pod shape, node): packing_policies._LedgerScore says why not FGD's
-CACHED = ["DotProd", "GpuClustering", "GpuPacking", "BestFit"]
+# the policies whose scores are cached per (pod shape, node): all but Random (FGD's and KubegpuCpuFrag's
+# since their popularity-weighted sums are exact integers, ``GpuShareLedger.combine``)
+CACHED = ["DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "KubegpuCpuFrag"]
 TARGET = typical((4000, 1, 500, 0.4), (8000, 1, 1000, 0.3), (16_000, 2, 1000, 0.2), (2000, 0, 0, 0.1))
 
 

@@ -225,10 +225,12 @@ class ClusterState:
         self.version[idx] = self._versions
 
     def moved(self, rows: npt.NDArray[np.intp], seen: IntArray) -> npt.NDArray[np.intp]:
-        """Of ``rows``, those whose generation differs from ``seen`` (a cache's per-node stamps), with
-        ``seen`` brought up to date for them: the nodes a per-node cache must recompute now."""
-        stale: npt.NDArray[np.intp] = rows[self.generation[rows] != seen[rows]]
-        seen[stale] = self.generation[stale]
+        """Of ``rows``, those whose version differs from ``seen`` (a cache's per-node stamps), with
+        ``seen`` brought up to date for them: the nodes a per-node cache must recompute now. The version,
+        not the generation: a ``what_if`` rollback restores generations, so a value computed in a dry run
+        would match a later real change of the same generation."""
+        stale: npt.NDArray[np.intp] = rows[self.version[rows] != seen[rows]]
+        seen[stale] = self.version[stale]
         return stale
 
     def _account(self, pod: Pod, idx: int) -> None:

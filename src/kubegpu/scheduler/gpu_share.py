@@ -105,24 +105,39 @@ def _shape_of(pod: Pod) -> GpuShape:
 
 @dataclass(frozen=True)
 class TypicalPods:
-    """The target workload: popular shapes with normalised popularity and the GPU models each may use
+    """The target workload: popular shapes with their popularity and the GPU models each may use
     (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
-    ``memory``: each shape's mean memory request (None: not known, and not counted)."""
+    ``memory``: each shape's mean memory request (None: not known, and not counted).
+
+    Popularity is kept exact: p_t = ``weight[t]`` / ``scale`` (integers; the pod count of shape t over the
+    pods the shapes cover), so a popularity-weighted sum of integer milli-GPU is an integer divided once
+    (``GpuShareLedger.combine``): the same bits whichever rows are computed together and on any CPU."""
 
     cpu: IntArray
     count: IntArray
     milli: IntArray
-    freq: FloatArray
+    weight: IntArray
     models: tuple[frozenset[str] | None, ...]
     memory: IntArray | None = None
+    scale: int = 0  # 0: Σ weight (popularity normalised to 1)
+
+    def __post_init__(self) -> None:
+        if not self.scale:
+            object.__setattr__(self, "scale", int(self.weight.sum()) or 1)
 
     def __len__(self) -> int:
-        return len(self.freq)
+        return len(self.weight)
 
     @property
-    def gpu_demand(self) -> FloatArray:
-        """Each shape's popularity-weighted GPU demand, p_t · count_t · milli_t."""
-        out: FloatArray = self.freq * self.count * self.milli
+    def freq(self) -> FloatArray:
+        """Popularity p_t (each an exact quotient, rounded once)."""
+        out: FloatArray = self.weight / self.scale
+        return out
+
+    @property
+    def gpu_demand(self) -> IntArray:
+        """Each shape's GPU demand in weight units, weight_t · count_t · milli_t (∝ p_t · count_t · milli_t)."""
+        out: IntArray = self.weight * self.count * self.milli
         return out
 
     def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
@@ -163,14 +178,14 @@ def build_typical_pods(
             break
         chosen.append((key, n))
         cum += n
-    freq = np.array([n / cum for _, n in chosen], dtype=np.float64)
     return TypicalPods(
         cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
         count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
         milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
-        freq=freq,
+        weight=np.array([n for _, n in chosen], dtype=np.int64),
         models=tuple(model_sets[k[3]] for k, _ in chosen),
         memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
+        scale=cum,
     )
 
 
@@ -207,8 +222,9 @@ class GpuShareLedger:
         self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
         self.typical = typical
         self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
-        # per-node fragment amount, valid while the node's cluster generation equals ``_frag_gen``
-        self._frag: FloatArray = np.zeros(n, dtype=np.float64)
+        # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
+        # version (``ClusterState.moved``) equals ``_frag_gen``
+        self._frag: IntArray = np.zeros(n, dtype=np.int64)
         self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
         # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
         shapes = len(typical) if typical is not None else 0
@@ -249,16 +265,22 @@ class GpuShareLedger:
         fit: IntArray,
         below: IntArray,
         total: IntArray,
-        extra: FloatArray | None = None,
         fits: npt.NDArray[np.bool_] | None = None,
-    ) -> FloatArray:
-        """Σ_t p_t · F_t from per-shape counts: F_t = ``below`` (+ ``extra[K, T]``, a policy's further
-        unusable milli) where shape t fits (model, GPUs, CPU), else all free milli-GPU (``total``).
-        ``fits``: the ``satisfied`` mask of these rows, when the caller has it already."""
+    ) -> IntArray:
+        """Σ_t weight_t · F_t from per-shape counts, an exact integer (the fragment amount × the target's
+        ``scale``): F_t = ``below`` where shape t fits (model, GPUs, CPU), else all free milli-GPU
+        (``total``). ``fits``: the ``satisfied`` mask of these rows, when the caller has it already.
+        Integer sums are exact in any order, so a node's value never depends on which other rows are
+        computed with it (a float matrix product's does: BLAS sums a row in an order that depends on how
+        many rows there are and on the CPU's kernel)."""
         if fits is None:
             fits = self.satisfied(rows, cpu_left, fit)
-        usable_loss = below if extra is None else below + extra
-        out: FloatArray = np.where(fits, usable_loss, total[:, None]) @ self._typical().freq
+        out: IntArray = (np.where(fits, below, total[:, None]) * self._typical().weight).sum(axis=1)
+        return out
+
+    def milli(self, weighted: IntArray | int) -> FloatArray:
+        """A ``combine`` value (or a sum of them) as milli-GPU: one division, correctly rounded."""
+        out: FloatArray = np.divide(weighted, self._typical().scale, dtype=np.float64)
         return out
 
     def satisfied(self, rows: Rows, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
@@ -275,18 +297,18 @@ class GpuShareLedger:
         not, and free milli in all."""
         return self._fit[rows], self._below[rows], self._total[rows]
 
-    def frag(self, rows: Rows) -> FloatArray:
-        """Fragment amount (milli-GPU, popularity-weighted) of ``rows`` in their current state."""
+    def frag(self, rows: Rows) -> IntArray:
+        """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
         return self.combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
 
     def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
-        """Fragment amount of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the reference the
-        incremental forms below are held equal to)."""
-        return self.combine(rows, cpu_left, *self.counts_of(gpu_left))
+        """Fragment amount (milli-GPU) of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the
+        reference the incremental forms below are held equal to)."""
+        return self.milli(self.combine(rows, cpu_left, *self.counts_of(gpu_left)))
 
-    def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, FloatArray]:
+    def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, IntArray]:
         """For a sharing pod (``cpu``, ``milli`` on ONE GPU): every distinct free value v ≥ ``milli`` on each
-        row, as (position in ``rows``, v, fragment amount after the pod lands on a GPU with v free). GPUs
+        row, as (position in ``rows``, v, fragment amount × scale after the pod lands on a GPU with v free). GPUs
         with equal free milli give equal results, and only that GPU and the CPU change, so the cached
         per-shape counts are adjusted rather than recomputed."""
         t = self._typical()
@@ -307,8 +329,8 @@ class GpuShareLedger:
         pos, col = np.nonzero(distinct & (ordered >= milli))
         return pos.astype(np.intp), ordered[pos, col]
 
-    def frag_after_sub(self, rows: Rows, shape: GpuShape) -> FloatArray:
-        """Fragment amount of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
+    def frag_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
+        """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
         the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
         cpu_after = self.cpu_left(rows) - shape.cpu
         fit, below, total = self._fit[rows], self._below[rows], self._total[rows]
@@ -316,7 +338,7 @@ class GpuShareLedger:
             return self.combine(rows, cpu_after, fit, below, total)
         if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
             return self.combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
-        return self.frag_of(rows, cpu_after, self.left_after_sub(rows, shape))
+        return self.combine(rows, cpu_after, *self.counts_of(self.left_after_sub(rows, shape)))
 
     def left_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
@@ -332,14 +354,22 @@ class GpuShareLedger:
             raise ConfigError("fragmentation needs a target workload (typical pods) in the GpuShare ledger")
         return self.typical
 
-    def node_frag(self, rows: Rows) -> FloatArray:
-        """Current fragment amount of ``rows``, recomputing only nodes whose cluster generation moved (every
-        GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
+    def node_frag_weighted(self, rows: Rows) -> IntArray:
+        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
+        (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
         stale = self.cluster.moved(rows, self._frag_gen)
         if stale.size:
             self._frag[stale] = self.frag(stale)
-        out: FloatArray = self._frag[rows]
+        out: IntArray = self._frag[rows]
         return out
+
+    def node_frag(self, rows: Rows) -> FloatArray:
+        """Current fragment amount (milli-GPU) of each of ``rows``."""
+        return self.milli(self.node_frag_weighted(rows))
+
+    def frag_total(self, rows: Rows) -> float:
+        """The fragment amount (milli-GPU) of ``rows`` together: the exact sum, divided once."""
+        return float(self.milli(int(self.node_frag_weighted(rows).sum())))
 
     @staticmethod
     def kind_of(shape: GpuShape) -> int:
@@ -415,7 +445,8 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
     row = np.array([idx], dtype=np.intp)
     _, values, after = ledger.share_candidates(row, shape.cpu, shape.milli)
-    score_of = dict(zip(values.tolist(), fgd_scores(ledger.node_frag(row)[0] - after).tolist(), strict=True))
+    delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
+    score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
     per_gpu = [score_of.get(int(v), -1) for v in ledger.gpu_left[idx]]
     return int(np.argmax(per_gpu))
 

@@ -140,7 +140,7 @@ def run_packing(
         if observe is not None:
             observe(result, ledger)
         arrived[i], allocated[i] = arrived_sum, allocated_sum
-        frag[i] = ledger.node_frag(all_rows).sum()
+        frag[i] = ledger.frag_total(all_rows)
     return PackingRun(
         trace=trace_name,
         policy=policy,

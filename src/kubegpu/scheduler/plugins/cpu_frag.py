@@ -102,6 +102,7 @@ from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_share import (
     MILLI,
     FloatArray,
+    GpuShape,
     GpuShareLedger,
     IntArray,
     TypicalPods,
@@ -109,6 +110,7 @@ from kubegpu.scheduler.gpu_share import (
     pod_shape,
     sharing_ledger,
 )
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
 CPU_AWARE_FRAG: Final = "CpuAwareFragmentation"
@@ -137,6 +139,10 @@ def model_scarcity(t: TypicalPods, ledger: GpuShareLedger) -> FloatArray:
     ratio = np.divide(demand / max(need.sum(), 1), share, out=np.zeros_like(demand), where=share > 0)
     out: FloatArray = np.minimum(ratio, 1.0)
     return out
+
+
+def _dot(a: IntArray, b: IntArray) -> int:
+    return sum(x * y for x, y in zip(a.tolist(), b.tolist(), strict=True))
 
 
 def fraction_arg(args: Mapping[str, Any], key: str, default: float) -> float:
@@ -184,10 +190,11 @@ class CpuAwareFragmentation:
         self._per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)  # copies a whole free GPU holds
         n = len(self.ledger.cluster)
         # per node and shape Σ_g ⌊free_g / milli_t⌋, and per node the measure, both valid while the node's
-        # generation equals ``_gen`` (only nodes changed since the last pod are recomputed)
+        # version (``ClusterState.moved``) equals ``_gen`` (only nodes changed since the last pod are recomputed)
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
+        self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
         self._multi = np.flatnonzero(self._copy_gpus > 1)  # the only columns that need dividing (hot path)
@@ -195,13 +202,14 @@ class CpuAwareFragmentation:
         # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
         self._memory = t.memory
         # the target workload's CPU and memory per milli-GPU (0: it asks none, or no GPU; not counted)
-        demand = float(t.gpu_demand.sum())
-        self._cpu_per_milli = float(t.freq @ t.cpu) / demand if demand else 0.0
-        self._memory_per_milli = float(t.freq @ t.memory) / demand if demand and t.memory is not None else 0.0
+        # exact ratios of Python integers (memory × weight overflows int64): the same bits on any CPU
+        demand = _dot(t.weight, t.count * t.milli)
+        self._cpu_per_milli = _dot(t.weight, t.cpu) / demand if demand else 0.0
+        self._memory_per_milli = _dot(t.weight, t.memory) / demand if demand and t.memory is not None else 0.0
         # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
         alloc = lg.cluster.allocatable
-        self._empty: FloatArray = self.stranded(
+        self._empty: IntArray = self.stranded(
             alloc[:, lg.cluster.col[CPU]],
             alloc[:, lg.cluster.col[MEMORY]],
             lg.gpu_count[:, None] * self._per_gpu,
@@ -234,16 +242,16 @@ class CpuAwareFragmentation:
                 out = np.maximum(out, gpu_left - left / per_milli)
         return out
 
-    def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> FloatArray:
-        """λ · milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and
-        memory cannot feed."""
+    def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> IntArray:
+        """Milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and memory
+        cannot feed (λ is applied to the weighted sum, in ``measure``: integers stay exact until then)."""
         gpu_copies = units.copy()
         gpu_copies[:, self._multi] //= self._copy_gpus[self._multi]
         fed = cpu_left[:, None] // self.typical.cpu[None, :]
         if self._memory is not None:  # a shape asking no memory is never short of it
             by_memory = memory_left[:, None] // self._memory.clip(min=1)[None, :]
             fed = np.minimum(fed, np.where(self._memory[None, :] > 0, by_memory, fed))
-        out: FloatArray = self.weight * np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
+        out: IntArray = np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
         return out
 
     def measure(
@@ -257,16 +265,17 @@ class CpuAwareFragmentation:
         """Σ_t p_t · F_t of ``rows`` in the state given by free CPU and memory, FGD's per-shape counts and
         units: FGD's part, with a shape the node's free memory cannot hold counted as not fitting, plus
         the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum."""
-        fit, below, total = counts
+        lg, fit, below, total = self.ledger, *counts
+        # S_t − S⁰_t over λ (λ ≥ 0 commutes with the max), and both parts as exact weighted integer sums
         extra = np.maximum(self.stranded(cpu_left, memory_left, units) - self._empty[rows], 0)
-        fits = self.ledger.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
+        fits = lg.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
         if self._memory is not None:
             fits &= memory_left[:, None] >= self._memory[None, :]
+        plain = lg.combine(rows, cpu_left, fit, below, total, fits=fits)
+        cpu_part = self.weight * (np.where(fits, extra, 0) * self.typical.weight).sum(axis=1)
         if not self.quantum:  # nothing to round
-            return self.ledger.combine(rows, cpu_left, fit, below, total, extra, fits=fits)
-        plain = self.ledger.combine(rows, cpu_left, fit, below, total, fits=fits)
-        cpu_part = np.where(fits, extra, 0) @ self.typical.freq
-        out: FloatArray = plain + np.round(cpu_part / self.quantum) * self.quantum
+            return lg.milli(plain + cpu_part)
+        out: FloatArray = lg.milli(plain) + np.round(lg.milli(cpu_part) / self.quantum) * self.quantum
         return out
 
     def frag(self, rows: Rows) -> FloatArray:
@@ -280,13 +289,27 @@ class CpuAwareFragmentation:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        lg, t, shape = self.ledger, self.typical, pod_shape(pod)
+        """``int(100 · σ((Δ − reserve) / 1000))`` per row, Δ the node's best decrease of the measure less
+        the balance charge (``node_delta``, cached per pod shape and node: a node's Δ is element-wise
+        arithmetic on that node's state and exact integer sums, so it is the same whichever rows are
+        computed with it), the reserve charge relative to the least scarcity among ``rows``."""
+        shape = pod_shape(pod)
+        best = self._cache.values(shape, rows, lambda stale: self.node_delta(shape, stale))
+        scores: Scores = np.where(
+            best > -np.inf, fgd_scores(best - self.reserved(rows, shape.total_milli)), -1
+        )  # -1: no GPU of the node fits a sharing pod (never a feasible node)
+        return scores
+
+    def node_delta(self, shape: GpuShape, rows: Rows) -> FloatArray:
+        """Per row: the decrease of the measure when a pod of ``shape`` lands there (on its best GPU for a
+        sharing pod; −∞ when no GPU fits it) less the balance charge."""
+        lg, t = self.ledger, self.typical
         cpu = lg.cpu_left(rows)
         memory_free = lg.left(rows, MEMORY)
         memory = memory_free - shape.memory
         fit, below, total = lg.counts(rows)
         units, before = self._now(rows)
-        charge = self.reserved(rows, shape.total_milli) + self.balance * (
+        charge = self.balance * (
             self.unfed(total - shape.total_milli, cpu - shape.cpu, memory)
             - self.unfed(total, cpu, memory_free)
         )
@@ -304,8 +327,8 @@ class CpuAwareFragmentation:
                 ),
                 units[pos] - old // self._milli[None, :] + new // self._milli[None, :],
             )
-            best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, fgd_scores(before[pos] - after - charge[pos]))
+            best = np.full(len(rows), -np.inf)
+            np.maximum.at(best, pos, before[pos] - after - charge[pos])
             return best
         if not shape.count:
             after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
@@ -320,7 +343,8 @@ class CpuAwareFragmentation:
         else:
             left = lg.left_after_sub(rows, shape)
             after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
-        return fgd_scores(before - after - charge)
+        out: FloatArray = before - after - charge
+        return out
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
         """The cost of taking ``milli`` of the GPUs of ``rows`` that model-restricted shapes will want:

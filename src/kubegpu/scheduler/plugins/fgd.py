@@ -23,7 +23,8 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
-from kubegpu.scheduler.gpu_share import fgd_scores, pod_shape, sharing_ledger
+from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, pod_shape, sharing_ledger
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
 FGD: Final = "FGD"
@@ -35,6 +36,7 @@ class FragmentationGradientDescent:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.ledger = sharing_ledger(FGD, handle)
         self.ledger._typical()  # fails at construction, not mid-run, when no target workload is set
+        self._cache = NodeCache(self.ledger.cluster, np.int64)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS
@@ -43,11 +45,20 @@ class FragmentationGradientDescent:
         return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
+        """The rows' scores, cached per pod shape and node (``node_cache``): a node's score is element-wise
+        arithmetic on that node's state and exact integer sums, so it is the same whichever rows are
+        computed with it, and only nodes changed since the shape was last scored are recomputed."""
         shape = pod_shape(pod)
-        before = self.ledger.node_frag(rows)
+        key = (shape.cpu, shape.count, shape.milli)  # FGD's measure does not read memory
+        out: Scores = self._cache.values(key, rows, lambda stale: self.node_scores(shape, stale))
+        return out
+
+    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
+        lg = self.ledger
+        before = lg.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
         if shape.is_share:  # each node scores its best GPU
-            pos, _, after = self.ledger.share_candidates(rows, shape.cpu, shape.milli)
+            pos, _, after = lg.share_candidates(rows, shape.cpu, shape.milli)
             best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, fgd_scores(before[pos] - after))
+            np.maximum.at(best, pos, fgd_scores(lg.milli(before[pos] - after)))
             return best
-        return fgd_scores(before - self.ledger.frag_after_sub(rows, shape))
+        return fgd_scores(lg.milli(before - lg.frag_after_sub(rows, shape)))

@@ -48,13 +48,8 @@ class _LedgerScore:
     """Shared plumbing: the ledger, a no-op PreScore, the scalar score via the batch one, and the batch one
     via ``node_scores`` cached per pod shape and node (``node_cache``): every policy below but Random
     scores a node from that node's state and the pod's shape alone, in element-wise integer or float
-    operations, so a node's score is the same whichever other rows are scored with it.
-
-    FGD and KubegpuCpuFrag are not cached this way: their fragment measure is a matrix–vector product
-    (``GpuShareLedger.combine``), and BLAS sums a row in an order that depends on how many rows the
-    product has, so a score computed for a few changed nodes can differ in the last bit from the one
-    computed over every feasible node — enough to turn a Δ of 0 (score 50) into 49 and change a run
-    (gpuspec33, seeds 42 and 43)."""
+    operations, so a node's score is the same whichever other rows are scored with it. (FGD and
+    KubegpuCpuFrag cache theirs the same way; their popularity-weighted sums are exact integers.)"""
 
     name: ClassVar[str]
 
