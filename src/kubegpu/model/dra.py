@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kubegpu.model.dra_capacity import CapacityPolicy, Counters, counters, policy, quantity
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
 from kubegpu.model.parse import _Ctx, _meta, parse_node_selector, parse_taints
-from kubegpu.model.quantity import QuantityError, parse_quantity
 
 GROUP = "resource.k8s.io"
 VERSIONS = ("v1", "v1beta2", "v1beta1")
@@ -58,6 +58,12 @@ class Device:
     capacity: Mapping[str, Fraction]  # qualified name → exact quantity
     capacity_text: Mapping[str, str]  # as written, for messages
     taints: tuple[Taint, ...] = ()
+    # partitionable devices (KEP-4815): the counters this device takes from its pool's shared counter sets
+    consumes_counters: Counters = ()
+    # consumable capacity (KEP-5075): the device may be shared by several allocations, each consuming
+    # part of its capacity (qualified name → policy)
+    allow_multiple: bool = False
+    request_policy: Mapping[str, CapacityPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +78,7 @@ class ResourceSlice:
     all_nodes: bool = False
     devices: tuple[Device, ...] = ()
     source: str = ""
+    shared_counters: Counters = ()  # spec.sharedCounters (a slice holds devices or counter sets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,7 @@ class DeviceSubRequest:
     allocation_mode: str = "ExactCount"
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: tuple[tuple[str, Fraction], ...] = ()  # capacity.requests (name as written, amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +117,12 @@ class DeviceRequest:
 class DeviceConstraint:
     """``spec.devices.constraints[]``: every device allocated for ``requests`` (all the claim's requests when
     empty; a name may be ``request`` or ``request/subrequest``) has the same value of ``match_attribute``
-    (fully qualified, ``domain/id``)."""
+    (fully qualified, ``domain/id``), or, with ``distinct_attribute`` set instead (KEP-5075), pairwise
+    different values of it."""
 
     requests: tuple[str, ...]
     match_attribute: str
+    distinct_attribute: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,8 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False
+    share_id: str = ""  # set when the device allows multiple allocations (KEP-5075)
+    consumed: tuple[tuple[str, Fraction], ...] = ()  # consumedCapacity (qualified name, amount)
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -287,15 +299,27 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         attrs[_qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
     cap: dict[str, Fraction] = {}
     cap_text: dict[str, str] = {}
+    policies: dict[str, CapacityPolicy] = {}
     for k, v in ctx.mapping(body.get("capacity"), f"{body_field}.capacity").items():
-        f = f"{body_field}.capacity[{k}].value"
-        q = ctx.mapping(v, f"{body_field}.capacity[{k}]").get("value")
-        try:
-            cap[_qualify(str(k), driver)] = parse_quantity(q)
-        except QuantityError as exc:
-            raise ctx.fail(f, str(exc)) from None
+        f = f"{body_field}.capacity[{k}]"
+        q = ctx.mapping(v, f).get("value")
+        cap[_qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
         cap_text[_qualify(str(k), driver)] = str(q)
-    return Device(name, attrs, cap, cap_text, parse_taints(ctx, body.get("taints"), f"{body_field}.taints"))
+        pol = policy(ctx, ctx.mapping(v, f).get("requestPolicy"), f"{f}.requestPolicy")
+        if pol is not None:
+            policies[_qualify(str(k), driver)] = pol
+    return Device(
+        name,
+        attrs,
+        cap,
+        cap_text,
+        parse_taints(ctx, body.get("taints"), f"{body_field}.taints"),
+        consumes_counters=counters(
+            ctx, body.get("consumesCounters"), f"{body_field}.consumesCounters", "counterSet"
+        ),
+        allow_multiple=body.get("allowMultipleAllocations") is True,
+        request_policy=policies,
+    )
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -308,7 +332,10 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
     all_nodes = spec.get("allNodes") is True
     terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
-    if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
+    shared = counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name")
+    # a slice of counter sets only (KEP-4815) may leave node selection out in 1.36, where every node sees it
+    selected = sum((bool(node_name), all_nodes, terms is not None))
+    if selected != 1 and not spec.get("perDeviceNodeSelection") and not (shared and selected == 0):
         raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
     if spec.get("perDeviceNodeSelection"):
         raise ctx.fail("spec.perDeviceNodeSelection", "per-device node selection is not modelled by kubegpu")
@@ -327,6 +354,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
         all_nodes=all_nodes,
         devices=devices,
         source=source,
+        shared_counters=shared,
     )
 
 
@@ -361,6 +389,13 @@ def _sub_request(ctx: _Ctx, r: Mapping[str, Any], field: str, name: str) -> Devi
         allocation_mode=mode,
         count=count,
         tolerations=_tolerations(ctx, r.get("tolerations"), f"{field}.tolerations"),
+        capacity=tuple(
+            (str(k), quantity(ctx, v, f"{field}.capacity.requests[{k}]"))
+            for k, v in ctx.mapping(
+                ctx.mapping(r.get("capacity"), f"{field}.capacity").get("requests"),
+                f"{field}.capacity.requests",
+            ).items()
+        ),
     )
 
 
@@ -369,18 +404,20 @@ def _constraints(ctx: _Ctx, devices: Mapping[str, Any], field: str) -> tuple[Dev
     for i, c in enumerate(ctx.seq(devices.get("constraints"), f"{field}.devices.constraints")):
         f = f"{field}.devices.constraints[{i}]"
         c = ctx.mapping(c, f)
-        if c.get("distinctAttribute") is not None:
-            raise ctx.fail(
-                f"{f}.distinctAttribute", "distinctAttribute (consumable capacity) is not modelled"
-            )
-        attr = ctx.string(c.get("matchAttribute"), f"{f}.matchAttribute", required=True)
+        key = "distinctAttribute" if c.get("distinctAttribute") is not None else "matchAttribute"
+        if c.get("distinctAttribute") is not None and c.get("matchAttribute") is not None:
+            raise ctx.fail(f, 'exactly one of "matchAttribute" or "distinctAttribute" is required')
+        attr = ctx.string(c.get(key), f"{f}.{key}", required=True)
         if "/" not in attr:  # API validation: a fully qualified name
-            raise ctx.fail(f"{f}.matchAttribute", f"must be a fully qualified name (domain/id), got {attr!r}")
+            raise ctx.fail(f"{f}.{key}", f"must be a fully qualified name (domain/id), got {attr!r}")
         names = tuple(
             ctx.string(r, f"{f}.requests[{j}]", required=True)
             for j, r in enumerate(ctx.seq(c.get("requests"), f"{f}.requests"))
         )
-        out.append(DeviceConstraint(names, attr))
+        if key == "distinctAttribute":
+            out.append(DeviceConstraint(names, "", attr))
+        else:
+            out.append(DeviceConstraint(names, attr))
     return tuple(out)
 
 
@@ -453,6 +490,14 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                     pool=ctx.string(r.get("pool"), f"{f}.pool", required=True),
                     device=ctx.string(r.get("device"), f"{f}.device", required=True),
                     admin_access=r.get("adminAccess") is True,
+                    share_id=ctx.string(r.get("shareID"), f"{f}.shareID"),
+                    consumed=tuple(
+                        (
+                            _qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
+                            quantity(ctx, v, f"{f}.consumedCapacity[{k}]"),
+                        )
+                        for k, v in ctx.mapping(r.get("consumedCapacity"), f"{f}.consumedCapacity").items()
+                    ),
                 )
             )
         allocated = tuple(results)
