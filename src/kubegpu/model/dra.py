@@ -332,10 +332,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
     all_nodes = spec.get("allNodes") is True
     terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
-    shared = counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name")
-    # a slice of counter sets only (KEP-4815) may leave node selection out in 1.36, where every node sees it
-    selected = sum((bool(node_name), all_nodes, terms is not None))
-    if selected != 1 and not spec.get("perDeviceNodeSelection") and not (shared and selected == 0):
+    if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
         raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
     if spec.get("perDeviceNodeSelection"):
         raise ctx.fail("spec.perDeviceNodeSelection", "per-device node selection is not modelled by kubegpu")
@@ -354,7 +351,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
         all_nodes=all_nodes,
         devices=devices,
         source=source,
-        shared_counters=shared,
+        shared_counters=counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name"),
     )
 
 

@@ -161,7 +161,7 @@ def counters_short(available: CounterSets, consumed_now: CounterSets) -> str:
             have = available[set_name][name]
             used = consumed_now.get(set_name, {}).get(name, Fraction(0))
             if have < used:
-                return f"counter set {set_name} counter {name}: needs {_q(used)}, {_q(have)} left"
+                return f"counter set {set_name} counter {name}: needs {_q(used)} in all, {_q(have)} available"
     return ""
 
 
