@@ -194,6 +194,24 @@ def _dra_gated_cases(pod: Raw) -> list[Case]:
         return [*dra.gpu_classes(), *_mig_node("n1", per_gpu), c]
 
     add("dra-distinct-attribute-fits", distinct([1, 1]), "two MIG devices of different parent GPUs")  # fmt: skip
+    # One request of 3 with distinctAttribute over devices whose parents are A, B, A in slice order: 1.36
+    # compares each device with the request's previous one only (constraint.go v0.36.3 keeps one value per
+    # request name) and takes all three; 1.37 compares with every value taken (a list) and finds none.
+    aba = [dra.mig_device(0, 0, "n1"), dra.mig_device(1, 0, "n1"), dra.mig_device(0, 1, "n1")]
+    three = dra.claim("c", dra.request("m", "mig.nvidia.com", count=3))
+    three["spec"]["devices"]["constraints"] = [{"distinctAttribute": "gpu.nvidia.com/parentUUID"}]
+    add("dra-distinct-attribute-per-request", [*dra.gpu_classes(), make_node("n1").obj(),
+                                               dra.node_slice("n1", aba), three],
+        "3 MIG devices with distinct parents from parents A, B, A: 1.36 takes them, 1.37 does not")  # fmt: skip
+    all_gpus = [
+        make_node("n1").obj(),
+        dra.node_slice("n1", [dra.gpu_device(0, "n1"), dra.gpu_device(1, "n1")]),
+    ]
+    all_gpus[1]["spec"]["devices"][1]["taints"] = [
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}
+    ]
+    add("dra-device-taint-all-mode", [*dra.gpu_classes(), *all_gpus, dra.claim("c", dra.request("g", mode="All"))],
+        "allocationMode All over two GPUs, one tainted: the taint fails the request, it does not shrink it")  # fmt: skip
     add("dra-distinct-attribute-unsatisfiable", distinct([2]),
         "two MIG devices of different parent GPUs: both are on gpu-0")  # fmt: skip
     return out

@@ -27,7 +27,7 @@ from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.dra_allocator import AllocationError, Allocator, DeviceId, SliceIndex
+from kubegpu.scheduler.dra_allocator import AllocationError, Allocator, DeviceId, SliceIndex, slice_index
 from kubegpu.scheduler.dra_capacity import (
     Features,
     add_consumption,
@@ -234,7 +234,7 @@ def allocation_refusals(
     devices refused only in combination (counters or a shared capacity the claims' other devices already
     take, a constraint). Empty when the claims fit or an error stops the search."""
     in_use, shared = allocated_state(dra, f)
-    alloc = Allocator(claims, dra.classes, SliceIndex(dra.slices), in_use, f, shared)
+    alloc = Allocator(claims, dra.classes, slice_index(dra, f), in_use, f, shared)
     try:
         if alloc.allocate(node.name, node.labels) is not None:
             return {}
@@ -257,7 +257,7 @@ def explain_claims(
     claims: list[ResourceClaim], nodes: list[Node], dra: DraObjects, features: Features | None = None
 ) -> dict[str, list[RequestOnNode]]:
     """Per node, each unallocated claim's requests (``firstAvailable``: every alternative, in order)."""
-    index = SliceIndex(dra.slices)
+    index = slice_index(dra, features or Features())
     held_by = holders(dra)
     out: dict[str, list[RequestOnNode]] = {}
     for n in nodes:

@@ -18,13 +18,16 @@ from fractions import Fraction
 from typing import Any
 
 from kubegpu.model.dra_capacity import CapacityPolicy, Counters, counters, policy, quantity
+from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import _Ctx, _meta, parse_node_selector, parse_taints
+from kubegpu.model.parse import _Ctx, _meta, parse_node_selector
 
 GROUP = "resource.k8s.io"
 VERSIONS = ("v1", "v1beta2", "v1beta1")
-KINDS = frozenset({"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"})
+KINDS = frozenset(
+    {"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"}
+)
 ALLOCATION_MODES = ("ExactCount", "All")
 # Kubernetes' bounds (k8s.io/api/resource/v1 types.go): AllocationResultsMaxSize; DeviceTaintsMaxLength
 ALLOCATION_RESULTS_MAX = 32
@@ -203,9 +206,17 @@ class DraObjects:
     claims: dict[str, ResourceClaim] = field(default_factory=dict)  # "ns/name"
     templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)
     pod_claims: dict[str, PodClaims] = field(default_factory=dict)  # pod "ns/name"
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # DeviceTaintRule objects (KEP-5055)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.slices or self.claims or self.templates or self.pod_claims)
+        return bool(
+            self.classes
+            or self.slices
+            or self.claims
+            or self.templates
+            or self.pod_claims
+            or self.taint_rules
+        )
 
     def add(self, raw: Mapping[str, Any], source: str) -> None:
         """Parse one DRA object (raises ``InputError`` naming file, object and field)."""
@@ -218,6 +229,8 @@ class DraObjects:
         elif kind == "ResourceClaim":
             c = parse_resource_claim(raw, source)
             self.claims[c.key] = c
+        elif kind == "DeviceTaintRule":
+            self.taint_rules.append(parse_device_taint_rule(raw, source))
         elif kind == "ResourceClaimTemplate":
             t = parse_resource_claim_template(raw, source)
             self.templates[f"{t.namespace}/{t.name}"] = t
@@ -313,7 +326,7 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         attrs,
         cap,
         cap_text,
-        parse_taints(ctx, body.get("taints"), f"{body_field}.taints"),
+        parse_device_taints(ctx, body.get("taints"), f"{body_field}.taints"),
         consumes_counters=counters(
             ctx, body.get("consumesCounters"), f"{body_field}.consumesCounters", "counterSet"
         ),

@@ -30,7 +30,7 @@ conditions, per-device node selection, DeviceTaintRule objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from kubegpu.model.affinity import term_matches
@@ -43,9 +43,11 @@ from kubegpu.model.dra import (
     DeviceConstraint,
     DeviceRequest,
     DeviceSubRequest,
+    DraObjects,
     ResourceClaim,
     ResourceSlice,
 )
+from kubegpu.model.dra_taints import with_rules
 from kubegpu.scheduler.dra_capacity import (
     CounterSets,
     Features,
@@ -169,6 +171,23 @@ class SliceIndex:
             sets, all_slices, invalid = self._counters((d, p), gen)
             out.append(Pool(d, p, tuple(ss), False, sets, all_slices, invalid))
         return out
+
+
+def slice_index(dra: DraObjects, f: Features) -> SliceIndex:
+    """The slices as the scheduler lists them (``ListWithDeviceTaintRules``): with DRADeviceTaintRules on,
+    each device carries the taints of the DeviceTaintRules that select it."""
+    if not (f.taint_rules and dra.taint_rules):
+        return SliceIndex(dra.slices)
+    rules = dra.taint_rules
+    return SliceIndex(
+        replace(
+            s,
+            devices=tuple(
+                replace(d, taints=with_rules(d.taints, rules, s.driver, s.pool, d.name)) for d in s.devices
+            ),
+        )
+        for s in dra.slices
+    )
 
 
 class _Match:

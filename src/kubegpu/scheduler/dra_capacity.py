@@ -36,6 +36,7 @@ class Features:
     """The allocator features a scheduler has (structured.Features): off fields are ignored."""
 
     device_taints: bool = False  # DRADeviceTaints
+    taint_rules: bool = False  # DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select
     partitionable: bool = False  # DRAPartitionableDevices
     consumable: bool = False  # DRAConsumableCapacity
     # 1.36's distinctAttributeConstraint keeps one value per request name (a map; constraint.go v0.36.3),
@@ -50,6 +51,7 @@ class Features:
     def for_minor(cls, minor: int) -> Features:
         return cls(
             device_taints=dra_gate(minor, "DRADeviceTaints"),
+            taint_rules=dra_gate(minor, "DRADeviceTaintRules"),
             partitionable=dra_gate(minor, "DRAPartitionableDevices"),
             consumable=dra_gate(minor, "DRAConsumableCapacity"),
             distinct_per_request=minor == 36,

@@ -18,7 +18,7 @@ from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.dra import RequestOnNode, allocation_refusals, explain_request, fix, holders, nearest
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Node
-from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, SliceIndex
+from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, slice_index
 from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
 from kubegpu.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE, resolve_claims
@@ -44,7 +44,8 @@ def _features(ctx: Context) -> Features:
 
 def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
     dra = ctx.engine.snapshot.dra
-    index, held, f = SliceIndex(dra.slices), holders(dra), _features(ctx)
+    f = _features(ctx)
+    index, held = slice_index(dra, f), holders(dra)
     return [(c, explain_request(c, sub, node, dra, index, held, f))
             for c in _claims(ctx, node) for req in c.requests
             for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
@@ -67,7 +68,7 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
 def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]) -> list[str]:
     """Per ``matchAttribute``: the free admitted devices of its requests by attribute value, and how many
     one value must give (the requests' counts), since each request alone may fit while together they do not."""
-    by_name = {(d.name): d for p in SliceIndex(ctx.engine.snapshot.dra.slices).pools(node.name, node.labels)
+    by_name = {(d.name): d for p in slice_index(ctx.engine.snapshot.dra, _features(ctx)).pools(node.name, node.labels)
                for s in p.slices for d in s.devices}  # fmt: skip
     out = []
     for claim in dict.fromkeys(c for c, _ in rows):

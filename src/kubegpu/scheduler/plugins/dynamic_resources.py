@@ -44,6 +44,7 @@ from kubegpu.scheduler.dra_allocator import (
     DeviceId,
     Result,
     SliceIndex,
+    slice_index,
 )
 from kubegpu.scheduler.dra_capacity import Features, add_consumption
 from kubegpu.scheduler.dra_extended import (
@@ -159,7 +160,7 @@ class DynamicResources:
 
     def index(self) -> SliceIndex:
         if self._index is None:
-            self._index = SliceIndex(self.dra.slices)
+            self._index = slice_index(self.dra, self.features)
         return self._index
 
     def resolver(self) -> ClassResolver:
