@@ -212,6 +212,12 @@ def _dra_gated_cases(pod: Raw) -> list[Case]:
     ]
     add("dra-device-taint-all-mode", [*dra.gpu_classes(), *all_gpus, dra.claim("c", dra.request("g", mode="All"))],
         "allocationMode All over two GPUs, one tainted: the taint fails the request, it does not shrink it")  # fmt: skip
+    rule = {"apiVersion": dra.API, "kind": "DeviceTaintRule", "metadata": {"name": "xid-79-n1-gpu-0"},
+            "spec": {"deviceSelector": {"driver": dra.DRIVER, "pool": "n1", "device": "gpu-0"},
+                     "taint": {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}}}  # fmt: skip
+    clean = [make_node("n1").obj(), dra.node_slice("n1", [dra.gpu_device(0, "n1")])]
+    out.append(Case("dra-device-taint-rule", (*dra.gpu_classes(), *clean, rule, dra.claim("c", dra.request("g"))),
+                    pod, "a DeviceTaintRule (GA, on in 1.37) taints the only GPU", min_minor=37))  # fmt: skip
     add("dra-distinct-attribute-unsatisfiable", distinct([2]),
         "two MIG devices of different parent GPUs: both are on gpu-0")  # fmt: skip
     return out
