@@ -257,3 +257,31 @@ def test_gated_slice_fields_are_unverified_where_the_gate_is_off() -> None:
                for u in lines), lines  # fmt: skip
     snap.kube_version = "1.36"
     assert not [u for u in explain_pod(Engine(snap), snap.pod("default/p")).unverified if "DRA" in u]
+
+
+# -- pools: 1.34 and 1.35+ (structured allocator v0.34 vs v0.35 GatherPools) ------------------------------
+
+
+def test_a_pool_split_over_node_selectors_is_complete_from_1_35() -> None:
+    # one pool, resourceSliceCount 2: slice a reaches n1 (zone=a), slice b only zone=b nodes. 1.34's
+    # GatherPools counts the slices reaching n1 (1 of 2: incomplete → All is an error); 1.35+ finds both
+    # among all slices (checkSlicesInPool) → complete, and All takes n1's one GPU.
+    def zone_slice(name: str, zone: str, gpu: int) -> dict[str, Any]:
+        sl = o.node_slice("pool", [o.gpu_device(gpu, "pool")], count=2, name=name)
+        del sl["spec"]["nodeName"]
+        sl["spec"]["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "zone", "operator": "In", "values": [zone]}]}]}  # fmt: skip
+        return sl
+
+    objs = [*o.gpu_classes(), make_node("n1").label("zone", "a").obj(), zone_slice("sa", "a", 0),
+            zone_slice("sb", "b", 1), o.claim("c", o.request("g", mode="All")), o.pod("p", ("g", "c", ""))]  # fmt: skip
+    assert outcome("1.35", *objs) == "n1"
+    s, snap = scheduler("1.34", *objs)
+    pod = snap.pod("default/p")
+    state = CycleState()
+    assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
+    st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
+    assert st.texts() == (
+        "claim default/c, request g: asks for all devices, but resource pool gpu.nvidia.com/pool is currently "
+        "being updated",
+    )

@@ -141,6 +141,13 @@ def _dra_cases() -> list[Case]:
         "2 nvidia.com/gpu: the device plugin node has 1, the DRA node 2 GPUs its class serves")  # fmt: skip
     add("dra-extended-resource-too-many", mixed, make_pod("p").gpu(3).obj(),
         "3 nvidia.com/gpu: neither path has them")  # fmt: skip
+    # resourceSliceCount 2, one slice published: 1.34's allocator takes a device of an incomplete pool for
+    # ExactCount; from 1.35 allocateOne skips the pool ("We don't allocate devices from invalid or
+    # incomplete pools", structured/internal/stable v0.35.4)
+    add("dra-incomplete-pool", [*dra.gpu_classes(), make_node("n1").obj(),
+                                dra.node_slice("n1", [dra.gpu_device(0, "n1")], count=2),
+                                dra.claim("c", dra.request("g"))], pod,
+        "one GPU in a pool that announces 2 slices and has published 1")  # fmt: skip
     out.extend(_dra_gated_cases(pod))
     return out
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from weakref import ref
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
@@ -142,7 +143,7 @@ def explain_request(
     f = features or Features()
     in_use, shared = allocated_state(dra, f)
     probe = Allocator([], dra.classes, index, in_use, f, shared)
-    for pool in index.pools(node.name, node.labels, f.partitionable):
+    for pool in index.pools(node.name, node.labels, f.partitionable, f.pool_check):
         if pool.invalid:
             for s in pool.slices:
                 for d in s.devices:
@@ -209,11 +210,28 @@ def _refused(
     return f"taint {t.key}={t.value}:{t.effect} not tolerated" if t is not None else ""
 
 
-def allocated_state(
-    dra: DraObjects, f: Features
-) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
+_State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
+# the last snapshot's allocated state and slice index (one slot: an explanation visits every node and
+# request of one snapshot), checked by identity (a weak reference) and by the objects' counts
+_LAST: list[tuple[ref[DraObjects], tuple[Features, int, int, int], tuple[_State, SliceIndex]]] = []
+
+
+def _cached(dra: DraObjects, f: Features) -> tuple[_State, SliceIndex]:
+    key = (f, len(dra.claims), len(dra.slices), len(dra.taint_rules))
+    if _LAST and _LAST[0][0]() is dra and _LAST[0][1] == key:
+        return _LAST[0][2]
+    got = (_allocated_state(dra, f), slice_index(dra, f))
+    _LAST[:] = [(ref(dra), key, got)]
+    return got
+
+
+def allocated_state(dra: DraObjects, f: Features) -> _State:
     """The plugin's rule (``DynamicResources.in_use``) over the snapshot's claims: devices held whole, and
     the capacity consumable-capacity shares consume."""
+    return _cached(dra, f)[0]
+
+
+def _allocated_state(dra: DraObjects, f: Features) -> _State:
     in_use: set[DeviceId] = set()
     shared: dict[DeviceId, dict[str, Fraction]] = {}
     for c in dra.claims.values():
@@ -233,8 +251,8 @@ def allocation_refusals(
     """What the allocator refused on ``node`` while searching (claim, request, device) → (kind, why):
     devices refused only in combination (counters or a shared capacity the claims' other devices already
     take, a constraint). Empty when the claims fit or an error stops the search."""
-    in_use, shared = allocated_state(dra, f)
-    alloc = Allocator(claims, dra.classes, slice_index(dra, f), in_use, f, shared)
+    (in_use, shared), index = _cached(dra, f)
+    alloc = Allocator(claims, dra.classes, index, in_use, f, shared)
     try:
         if alloc.allocate(node.name, node.labels) is not None:
             return {}

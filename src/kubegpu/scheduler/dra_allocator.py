@@ -140,10 +140,14 @@ class SliceIndex:
                             return {}, (), f"counter {c} not found in counter set {set_name}"
         return sets, devices, ""
 
-    def pools(self, node: str, labels: Mapping[str, str], partitionable: bool = False) -> list[Pool]:
+    def pools(
+        self, node: str, labels: Mapping[str, str], partitionable: bool = False, pool_check: bool = False
+    ) -> list[Pool]:
         """Upstream ``GatherPools``: the newest generation of each pool that reaches ``node``. A pool's
-        counter slices count towards its ``resourceSliceCount`` wherever they are (upstream finds them
-        among all slices when the node's own are short: ``checkSlicesInPool``)."""
+        counter slices count towards its ``resourceSliceCount`` wherever they are. ``pool_check`` (1.35+):
+        a pool whose slices reaching the node are short is looked up among all slices
+        (``checkSlicesInPool``): obsolete when a newer generation exists, else complete when every slice
+        of its generation exists somewhere; 1.34 counts the reaching ones."""
         newest: dict[tuple[str, str], list[ResourceSlice]] = {}
         reach = list(self.by_node.get(node, ()))
         for s in self.network:
@@ -165,6 +169,11 @@ class SliceIndex:
                 1 for s in self.by_pool.get((d, p), ()) if s.shared_counters and s.generation == gen
             )
             incomplete = len(ss) + counter_slices != ss[0].slice_count
+            if pool_check and incomplete:
+                everywhere = self.by_pool.get((d, p), [])
+                if everywhere and everywhere[0].generation > gen:
+                    continue  # obsolete
+                incomplete = len(everywhere) != ss[0].slice_count
             if not partitionable or incomplete:
                 out.append(Pool(d, p, tuple(ss), incomplete))
                 continue
@@ -394,8 +403,8 @@ class Allocator:
                     )
         out = []
         for p in pools:
-            if p.invalid or (p.incomplete and self.features.skip_incomplete):
-                continue  # upstream allocateOne skips invalid (and, incubating, incomplete) pools
+            if p.invalid or (p.incomplete and self.features.pool_check):
+                continue  # upstream allocateOne skips invalid (and, from 1.35, incomplete) pools
             for s in p.slices:
                 for d in s.devices:
                     if not self.selectable(ci, sub, s, d):
@@ -415,7 +424,7 @@ class Allocator:
         if self.too_many:
             raise AllocationError(self.too_many)
         f = self.features
-        pools = self.index.pools(node, labels, f.partitionable)
+        pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
         matches = [
             [
                 _Distinct(m, f.distinct_per_request) if m.distinct_attribute else _Match(m)

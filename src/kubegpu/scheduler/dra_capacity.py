@@ -42,10 +42,12 @@ class Features:
     # 1.36's distinctAttributeConstraint keeps one value per request name (a map; constraint.go v0.36.3),
     # so a request's next device is compared only with its previous one; 1.37 keeps every value (a list)
     distinct_per_request: bool = False
-    # the incubating allocator (selected from 1.36, where consumable capacity is on: allocator.go picks the
-    # first implementation supporting every enabled feature) takes no device from an incomplete pool;
-    # the stable one (1.34-1.35) only refuses such a pool under allocationMode All
-    skip_incomplete: bool = False
+    # from 1.35 (structured/internal/stable and incubating v0.35+): a pool whose slices reaching the node
+    # are short is checked against all slices (GatherPools checkSlicesInPool: obsolete when a newer
+    # generation exists, else complete when every slice of its generation exists), and allocateOne takes no
+    # device from an incomplete pool; 1.34 (v0.34) counts the reaching slices and refuses an incomplete pool
+    # only under allocationMode All. Checked on the real 1.34.4 and 1.35.4 (realkube dra-incomplete-pool).
+    pool_check: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -55,7 +57,7 @@ class Features:
             partitionable=dra_gate(minor, "DRAPartitionableDevices"),
             consumable=dra_gate(minor, "DRAConsumableCapacity"),
             distinct_per_request=minor == 36,
-            skip_incomplete=dra_gate(minor, "DRAConsumableCapacity"),
+            pool_check=minor >= 35,
         )
 
 
