@@ -285,3 +285,16 @@ def test_a_pool_split_over_node_selectors_is_complete_from_1_35() -> None:
         "claim default/c, request g: asks for all devices, but resource pool gpu.nvidia.com/pool is currently "
         "being updated",
     )
+
+
+def test_a_device_name_twice_in_a_pool_makes_it_invalid() -> None:
+    # poolIsInvalid (v0.34, v0.35 stable) / validateDeviceNames (incubating): "duplicate device name gpu-0";
+    # an invalid pool gives no device (1.34 included: allocateOne skips IsInvalid pools)
+    objs = [*o.gpu_classes(), make_node("n1").obj(),
+            o.node_slice("n1", [o.gpu_device(0, "n1")], count=2, name="s1"),
+            o.node_slice("n1", [o.gpu_device(0, "n1")], count=2, name="s2"),
+            o.claim("c", o.request("g")), o.pod("p", ("g", "c", ""))]  # fmt: skip
+    for version in ("1.34", "1.37"):
+        assert outcome(version, *objs).startswith("0/1 nodes are available: 1 cannot allocate all claims."), (
+            version
+        )

@@ -174,12 +174,24 @@ class SliceIndex:
                 if everywhere and everywhere[0].generation > gen:
                     continue  # obsolete
                 incomplete = len(everywhere) != ss[0].slice_count
+            duplicate = _duplicate_name(ss)
             if not partitionable or incomplete:
-                out.append(Pool(d, p, tuple(ss), incomplete))
+                out.append(Pool(d, p, tuple(ss), incomplete, invalid=duplicate))
                 continue
             sets, all_slices, invalid = self._counters((d, p), gen)
-            out.append(Pool(d, p, tuple(ss), False, sets, all_slices, invalid))
+            out.append(Pool(d, p, tuple(ss), False, sets, all_slices, duplicate or invalid))
         return out
+
+
+def _duplicate_name(slices: Iterable[ResourceSlice]) -> str:
+    """Upstream ``poolIsInvalid`` / ``validateDeviceNames``: a device name twice in a pool's slices."""
+    seen: set[str] = set()
+    for s in slices:
+        for d in s.devices:
+            if d.name in seen:
+                return f"duplicate device name {d.name}"
+            seen.add(d.name)
+    return ""
 
 
 def slice_index(dra: DraObjects, f: Features) -> SliceIndex:
