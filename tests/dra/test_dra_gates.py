@@ -298,3 +298,22 @@ def test_a_device_name_twice_in_a_pool_makes_it_invalid() -> None:
         assert outcome(version, *objs).startswith("0/1 nodes are available: 1 cannot allocate all claims."), (
             version
         )
+
+
+def test_the_claim_limit_text_names_the_request_from_1_37() -> None:
+    # AllocationResultsMaxSize 32: 20 + 13 = 33. 1.36 (allocator_incubating.go v0.36.3): the claim's total;
+    # 1.37 (v0.37.2): request b would add 13 to the 20 already counted, 13 > 32 − 20
+    c = o.claim("c", o.request("a", count=20), o.request("b", count=13))
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 1), c, o.pod("p", ("gpu", "c", ""))]
+    want = {
+        "1.36": "claim default/c: number of requested devices 33 exceeds the claim limit of 32",
+        "1.37": "claim default/c, request b: adding 13 devices exceeds the claim limit of 32, with 20 already "
+        "accounted for",
+    }
+    for version, text in want.items():
+        s, snap = scheduler(version, *objs)
+        pod = snap.pod("default/p")
+        state = CycleState()
+        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
+        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
+        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version

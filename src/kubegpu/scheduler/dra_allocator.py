@@ -332,10 +332,18 @@ class Allocator:
         # All counting as none up front) may not exceed AllocationResultsMaxSize
         self.too_many = ""
         for c in claims:
-            least = sum(
-                min((a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req))
-                for req in c.requests
-            )
+            least = 0
+            for req in c.requests:
+                fewest = min(
+                    (a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req)
+                )
+                if self.features.limit_per_request and fewest > ALLOCATION_RESULTS_MAX - least:
+                    self.too_many = self.too_many or (
+                        f"claim {c.key}, request {req.name}: adding {fewest} devices exceeds the claim limit "
+                        f"of {ALLOCATION_RESULTS_MAX}, with {least} already accounted for"
+                    )
+                    break
+                least += fewest
             if least > ALLOCATION_RESULTS_MAX and not self.too_many:
                 self.too_many = (
                     f"claim {c.key}: number of requested devices {least} exceeds the claim limit of "

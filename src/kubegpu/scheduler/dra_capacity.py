@@ -48,6 +48,10 @@ class Features:
     # device from an incomplete pool; 1.34 (v0.34) counts the reaching slices and refuses an incomplete pool
     # only under allocationMode All. Checked on the real 1.34.4 and 1.35.4 (realkube dra-incomplete-pool).
     pool_check: bool = False
+    # 1.37 checks the claim limit (AllocationResultsMaxSize) request by request, naming the request that
+    # crosses it ("claim C, request R: adding N devices exceeds the claim limit of 32, with M already
+    # accounted for"); before, the claim's total ("claim C: number of requested devices N exceeds ...")
+    limit_per_request: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -58,6 +62,7 @@ class Features:
             consumable=dra_gate(minor, "DRAConsumableCapacity"),
             distinct_per_request=minor == 36,
             pool_check=minor >= 35,
+            limit_per_request=minor >= 37,
         )
 
 
