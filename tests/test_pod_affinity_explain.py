@@ -18,7 +18,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import build_snapshot
-from kubegpu.scheduler.dra_allocator import SliceIndex
+from kubegpu.scheduler.dra_allocator import SliceIndex, slice_index
 from kubegpu.testing.builders import PodBuilder, make_node, make_pod
 from tests.dra import objects as o
 
@@ -139,11 +139,13 @@ def test_dra_slice_index_is_built_once_per_pod(monkeypatch: pytest.MonkeyPatch) 
     the cluster) is the same for each node: built once for the pod, not per node and again per advice."""
     built: list[int] = []
 
-    def index(slices: Any) -> SliceIndex:
-        built.append(1)
-        return SliceIndex(slices)
+    real = slice_index
 
-    monkeypatch.setattr(dra_cause, "SliceIndex", index)
+    def index(dra: Any, features: Any) -> SliceIndex:
+        built.append(1)
+        return real(dra, features)
+
+    monkeypatch.setattr(dra_cause, "slice_index", index)
     objs = [*o.gpu_classes(), *(x for n in ("n1", "n2", "n3") for x in o.gpu_node(n, 1)),
             o.claim("train", o.request("gpu", count=2)), o.pod("p", ("gpu", "train", ""))]  # fmt: skip
     snap = build_snapshot([("t", x) for x in objs])

@@ -7,6 +7,16 @@ issue #719 (an AKS node with ``NVIDIA A100 80GB PCIe`` GPUs, driver 580.95.5): p
 capacity ``memory``; ``nodeName`` set, pool named after the node, generation 1, one slice.
 DeviceClasses: the driver chart's ``gpu.nvidia.com`` / ``mig.nvidia.com`` selectors
 (``device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'`` resp. ``'mig'``).
+
+Partitionable devices (KEP-4815) as the driver's DynamicMIG path publishes them
+(kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/partitions.go and its test): one counter set
+per GPU named ``gpu-<i>-counter-set`` with ``multiprocessors``, ``copy-engines`` and one
+``memory-slice-<k>`` counter per memory slice; the full GPU consumes the whole set, a MIG device
+``gpu-<i>-mig-1g10gb-19-<start>`` consumes its multiprocessors, one copy engine and the memory slices of its
+placement. Counter values: an H100 80GB (132 multiprocessors, 8 copy engines, 8 memory slices; 1g.10gb:
+16 multiprocessors, one slice). Consumable capacity (KEP-5075): the driver's ``consumableShares=memory``
+option (cmd/gpu-kubelet-plugin/consumable_shares.go): ``allowMultipleAllocations: true`` and the memory
+capacity's requestPolicy ``default`` = the memory, ``validRange`` 1Mi..memory in 1Mi steps.
 """
 
 from __future__ import annotations
@@ -102,10 +112,62 @@ def gpu_node(name: str, gpus: int, product: str = A100_80, memory: str = "80Gi")
     ]
 
 
+def partitionable_node(node: str, migs: tuple[int, ...], gpu: int = 0) -> list[dict[str, Any]]:
+    """A DRA node whose GPU ``gpu`` is published with its counter set (one slice) and, in a second slice of
+    the same pool, the full GPU and 1g.10gb MIG devices placed at the memory slices ``migs``."""
+    cs = f"gpu-{gpu}-counter-set"
+    whole = {"multiprocessors": "132", "copy-engines": "8", **{f"memory-slice-{k}": "1" for k in range(8)}}
+    full = gpu_device(gpu, node, "NVIDIA H100 80GB HBM3")
+    full["consumesCounters"] = [{"counterSet": cs, "counters": {k: {"value": v} for k, v in whole.items()}}]
+    devices = [full]
+    for start in migs:
+        d = mig_device(gpu, start, node)
+        d["name"] = f"gpu-{gpu}-mig-1g10gb-19-{start}"
+        d["attributes"]["productName"] = {"string": "NVIDIA H100 80GB HBM3"}
+        d["consumesCounters"] = [
+            {
+                "counterSet": cs,
+                "counters": {
+                    "multiprocessors": {"value": "16"},
+                    "copy-engines": {"value": "1"},
+                    f"memory-slice-{start}": {"value": "1"},
+                },
+            }
+        ]
+        devices.append(d)
+    counters = node_slice(node, [], count=2, name=f"{node}-{DRIVER}-counters")
+    del counters["spec"]["devices"]
+    counters["spec"]["sharedCounters"] = [
+        {"name": cs, "counters": {k: {"value": v} for k, v in whole.items()}}
+    ]
+    return [make_node(node).obj(), counters, node_slice(node, devices, count=2)]
+
+
+def shared_gpu_device(i: int, node: str, memory: str = "80Gi") -> dict[str, Any]:
+    """A GPU the driver lets several claims share, each taking part of its memory (consumableShares=memory)."""
+    d = gpu_device(i, node, memory=memory)
+    d["allowMultipleAllocations"] = True
+    d["capacity"]["memory"]["requestPolicy"] = {
+        "default": memory,
+        "validRange": {"min": "1Mi", "max": memory, "step": "1Mi"},
+    }
+    return d
+
+
 def request(
-    name: str, cls: str = "gpu.nvidia.com", count: int = 1, selectors: tuple[str, ...] = (), mode: str = ""
+    name: str,
+    cls: str = "gpu.nvidia.com",
+    count: int = 1,
+    selectors: tuple[str, ...] = (),
+    mode: str = "",
+    capacity: dict[str, str] | None = None,
+    tolerations: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     exactly: dict[str, Any] = {"deviceClassName": cls}
+    if capacity:
+        exactly["capacity"] = {"requests": capacity}
+    if tolerations:
+        exactly["tolerations"] = tolerations
     if mode:
         exactly["allocationMode"] = mode
     else:

@@ -157,9 +157,10 @@ def test_values_compare_by_type_an_int_is_not_a_bool() -> None:
     ("constraint", "text"),
     [
         (
-            {"distinctAttribute": "gpu.nvidia.com/uuid"},
-            "distinctAttribute (consumable capacity) is not modelled",
+            {"distinctAttribute": "gpu.nvidia.com/uuid", "matchAttribute": "gpu.nvidia.com/uuid"},
+            'exactly one of "matchAttribute" or "distinctAttribute" is required',
         ),
+        ({"distinctAttribute": "uuid"}, "must be a fully qualified name (domain/id), got 'uuid'"),
         ({"matchAttribute": "parentUUID"}, "must be a fully qualified name (domain/id), got 'parentUUID'"),
     ],
 )

@@ -289,8 +289,9 @@ def test_admin_access_neither_needs_nor_takes_a_free_device() -> None:
 
 
 def test_device_taints_count_only_with_the_feature_gate() -> None:
-    # DRADeviceTaints is alpha (off) in 1.34: a NoSchedule device taint is ignored by default; with the
-    # gate on, an untolerated taint makes the device unselectable (allocator isSelectable).
+    # DRADeviceTaints (pkg/features/kube_features.go): alpha, off in 1.34-1.35; beta, on in 1.36; GA in 1.37.
+    # An untolerated NoSchedule device taint refuses the device (allocator_incubating.go allocateDevice,
+    # taintPreventsAllocation) where the gate is on; the plugin arg deviceTaints turns it on in 1.35.
     sl = o.node_slice("n1", [o.gpu_device(0, "n1")])
     sl["spec"]["devices"][0]["taints"] = [{"key": "nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
     objs = [
@@ -303,11 +304,16 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
     snap = build_snapshot([("t", x) for x in objs])
     pod = snap.pod("default/p")
     assert pod is not None
-    for gate, expected in ((False, "n1"), (True, "")):
-        profile = default_profile()  # the newest: DynamicResources is in it
-        if gate:
+    for version, gate, expected in (
+        ("1.35", None, "n1"),
+        ("1.35", True, ""),
+        ("1.36", None, ""),
+        ("1.37", None, ""),
+    ):
+        profile = default_profile(kube_version=version)
+        if gate is not None:
             specs = tuple(
-                PluginSpec(p.name, p.weight, {**p.args, "deviceTaints": True})
+                PluginSpec(p.name, p.weight, {**p.args, "deviceTaints": gate})
                 if p.name == "DynamicResources"
                 else p
                 for p in profile.plugins
@@ -316,7 +322,7 @@ def test_device_taints_count_only_with_the_feature_gate() -> None:
         s = Scheduler(
             Framework(profile, in_tree_registry(), dra=snap.dra), ClusterState(snap.nodes, snap.pods)
         )
-        assert (s.schedule_one(pod, assume=False).node or "") == expected
+        assert (s.schedule_one(pod, assume=False).node or "") == expected, version
 
 
 def test_more_than_32_devices_per_claim_is_an_error() -> None:

@@ -141,6 +141,92 @@ def _dra_cases() -> list[Case]:
         "2 nvidia.com/gpu: the device plugin node has 1, the DRA node 2 GPUs its class serves")  # fmt: skip
     add("dra-extended-resource-too-many", mixed, make_pod("p").gpu(3).obj(),
         "3 nvidia.com/gpu: neither path has them")  # fmt: skip
+    # resourceSliceCount 2, one slice published: 1.34's allocator takes a device of an incomplete pool for
+    # ExactCount; from 1.35 allocateOne skips the pool ("We don't allocate devices from invalid or
+    # incomplete pools", structured/internal/stable v0.35.4)
+    add("dra-incomplete-pool", [*dra.gpu_classes(), make_node("n1").obj(),
+                                dra.node_slice("n1", [dra.gpu_device(0, "n1")], count=2),
+                                dra.claim("c", dra.request("g"))], pod,
+        "one GPU in a pool that announces 2 slices and has published 1")  # fmt: skip
+    out.extend(_dra_gated_cases(pod))
+    return out
+
+
+def _dra_gated_cases(pod: Raw) -> list[Case]:
+    """The DRA gates on by default from 1.36 (kube_features.go): device taints (beta 1.36, GA 1.37),
+    partitionable devices and consumable capacity (beta 1.36). The API server drops their fields before."""
+    out: list[Case] = []
+
+    def add(name: str, objects: list[Raw], about: str) -> None:
+        out.append(Case(name, tuple(objects), pod, about, min_minor=36))
+
+    def tainted(node: str) -> list[Raw]:
+        sl = dra.node_slice(node, [dra.gpu_device(0, node)])
+        sl["spec"]["devices"][0]["taints"] = [
+            {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}
+        ]
+        return [make_node(node).obj(), sl]
+
+    xid = [{"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoSchedule"}]
+    add("dra-device-taint-untolerated", [*dra.gpu_classes(), *tainted("n1"), dra.claim("c", dra.request("g"))],
+        "the only GPU has a NoSchedule device taint the claim does not tolerate")  # fmt: skip
+    add("dra-device-taint-tolerated", [*dra.gpu_classes(), *tainted("n1"),
+                                       dra.claim("c", dra.request("g", tolerations=xid))],
+        "the claim's request tolerates the taint")  # fmt: skip
+    whole_and_mig = dra.claim("c", dra.request("g"), dra.request("m", "mig.nvidia.com"))
+    add("dra-counters-exhausted", [*dra.gpu_classes(), *dra.partitionable_node("n1", (0, 1)), whole_and_mig],
+        "the full GPU and a MIG device of it: together they consume more than the GPU's counter set")  # fmt: skip
+    two_migs = dra.claim("c", dra.request("m", "mig.nvidia.com", count=2))
+    add("dra-counters-fit", [*dra.gpu_classes(), *dra.partitionable_node("n1", (0, 1)), two_migs],
+        "two MIG devices on different memory slices: the counter set holds both")  # fmt: skip
+    shared = [
+        *dra.gpu_classes(),
+        make_node("n1").obj(),
+        dra.node_slice("n1", [dra.shared_gpu_device(0, "n1")]),
+    ]
+
+    def halves(amount: str) -> Raw:
+        return dra.claim(
+            "c", dra.request("a", capacity={"memory": amount}), dra.request("b", capacity={"memory": amount})
+        )
+
+    add("dra-consumable-capacity-fits", [*shared, halves("40Gi")],
+        "two shares of one GPU's 80Gi memory, 40Gi each")  # fmt: skip
+    add("dra-consumable-capacity-too-much", [*shared, halves("50Gi")],
+        "two shares of 50Gi: each fits alone, together they exceed 80Gi")  # fmt: skip
+
+    def distinct(per_gpu: list[int]) -> list[Raw]:
+        c = dra.claim("c", dra.request("a", "mig.nvidia.com"), dra.request("b", "mig.nvidia.com"))
+        c["spec"]["devices"]["constraints"] = [{"distinctAttribute": "gpu.nvidia.com/parentUUID"}]
+        return [*dra.gpu_classes(), *_mig_node("n1", per_gpu), c]
+
+    add("dra-distinct-attribute-fits", distinct([1, 1]), "two MIG devices of different parent GPUs")  # fmt: skip
+    # One request of 3 with distinctAttribute over devices whose parents are A, B, A in slice order: 1.36
+    # compares each device with the request's previous one only (constraint.go v0.36.3 keeps one value per
+    # request name) and takes all three; 1.37 compares with every value taken (a list) and finds none.
+    aba = [dra.mig_device(0, 0, "n1"), dra.mig_device(1, 0, "n1"), dra.mig_device(0, 1, "n1")]
+    three = dra.claim("c", dra.request("m", "mig.nvidia.com", count=3))
+    three["spec"]["devices"]["constraints"] = [{"distinctAttribute": "gpu.nvidia.com/parentUUID"}]
+    add("dra-distinct-attribute-per-request", [*dra.gpu_classes(), make_node("n1").obj(),
+                                               dra.node_slice("n1", aba), three],
+        "3 MIG devices with distinct parents from parents A, B, A: 1.36 takes them, 1.37 does not")  # fmt: skip
+    all_gpus = [
+        make_node("n1").obj(),
+        dra.node_slice("n1", [dra.gpu_device(0, "n1"), dra.gpu_device(1, "n1")]),
+    ]
+    all_gpus[1]["spec"]["devices"][1]["taints"] = [
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}
+    ]
+    add("dra-device-taint-all-mode", [*dra.gpu_classes(), *all_gpus, dra.claim("c", dra.request("g", mode="All"))],
+        "allocationMode All over two GPUs, one tainted: the taint fails the request, it does not shrink it")  # fmt: skip
+    rule = {"apiVersion": dra.API, "kind": "DeviceTaintRule", "metadata": {"name": "xid-79-n1-gpu-0"},
+            "spec": {"deviceSelector": {"driver": dra.DRIVER, "pool": "n1", "device": "gpu-0"},
+                     "taint": {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}}}  # fmt: skip
+    clean = [make_node("n1").obj(), dra.node_slice("n1", [dra.gpu_device(0, "n1")])]
+    out.append(Case("dra-device-taint-rule", (*dra.gpu_classes(), *clean, rule, dra.claim("c", dra.request("g"))),
+                    pod, "a DeviceTaintRule (GA, on in 1.37) taints the only GPU", min_minor=37))  # fmt: skip
+    add("dra-distinct-attribute-unsatisfiable", distinct([2]),
+        "two MIG devices of different parent GPUs: both are on gpu-0")  # fmt: skip
     return out
 
 

@@ -6,7 +6,8 @@ for every priority (the Priority admission plugin refuses a pod that sets ``spec
 ``default`` ServiceAccount that the (absent) controller-manager would create. DRA objects
 (``resource.k8s.io/v1``): DeviceClasses under their own names (claims name them; deleted after the case),
 ResourceSlices with the case's prefix on their name, node and pool (a claim allocated by an earlier case
-keeps its devices, so pools never repeat), ResourceClaims in the case's namespace.
+keeps its devices, so pools never repeat), DeviceTaintRules with it on the pool they select (deleted after
+the case), ResourceClaims in the case's namespace.
 """
 
 from __future__ import annotations
@@ -118,6 +119,11 @@ def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | Non
             spec["nodeName"] = prefix + spec["nodeName"]
         spec["pool"]["name"] = prefix + spec["pool"]["name"]
         path = f"{DRA}/resourceslices"
+    elif kind == "DeviceTaintRule":  # selects devices by pool: the case's pools carry its prefix
+        selector = obj["spec"].get("deviceSelector") or {}
+        if selector.get("pool"):
+            selector["pool"] = prefix + selector["pool"]
+        path = f"{DRA}/devicetaintrules"
     else:
         path = f"{DRA}/deviceclasses"
     ok(cp.request("POST", path, obj), f"{kind} {obj['metadata']['name']}")

@@ -5,7 +5,11 @@ with the same pieces the allocator uses (``SliceIndex.pools``, ``compiled`` sele
 so it never disagrees with it. Per node and request: the devices in reach, which the class admits,
 which the request's selectors admit (and, for a rejected device, the first ``&&`` clause of the
 expression that is false, with the attribute values it reads), which are held and by which claim, which
-are tainted; then how many are short, the nearest node, and the fix. ``double_counting`` finds nodes
+are tainted; with the minor's DRA gates (``scheduler.dra_capacity.Features``) which a device taint, the
+pool's shared counters or the device's consumable capacity refuse, with the values (``refused``); then
+how many are short, the nearest node, and the fix. ``allocation_refusals`` replays the allocator on a node
+and returns what it refused while trying every combination (a counter set or a shared device's capacity
+that two requests overdraw together, a ``distinctAttribute``), device by device. ``double_counting`` finds nodes
 that publish GPUs through both the device plugin (``nvidia.com/gpu``) and NVIDIA's DRA driver.
 Imports model and scheduler; no cluster client.
 """
@@ -15,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
+from weakref import ref
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
@@ -22,7 +28,14 @@ from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.dra_allocator import DeviceId, SliceIndex
+from kubegpu.scheduler.dra_allocator import AllocationError, Allocator, DeviceId, SliceIndex, slice_index
+from kubegpu.scheduler.dra_capacity import (
+    Features,
+    add_consumption,
+    capacity_short,
+    counters_short,
+    untolerated,
+)
 from kubegpu.scheduler.dra_cel import CelError, compiled
 
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
@@ -98,6 +111,7 @@ class RequestOnNode:
     free: list[str] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)  # device → holding claim
     tainted: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # device → taint, counters or capacity, with values
     rejected: dict[str, str] = field(default_factory=dict)  # device → why (class or selector clause)
 
     @property
@@ -122,10 +136,20 @@ def explain_request(
     dra: DraObjects,
     index: SliceIndex,
     held_by: Mapping[DeviceId, str],
+    features: Features | None = None,
 ) -> RequestOnNode:
     r = RequestOnNode(sub.name, sub.count if sub.allocation_mode == "ExactCount" else -1)
     cls = dra.classes.get(sub.device_class_name)
-    for pool in index.pools(node.name, node.labels):
+    f = features or Features()
+    in_use, shared = allocated_state(dra, f)
+    probe = Allocator([], dra.classes, index, in_use, f, shared)
+    for pool in index.pools(node.name, node.labels, f.partitionable, f.pool_check):
+        if pool.invalid:
+            for s in pool.slices:
+                for d in s.devices:
+                    r.in_reach += 1
+                    r.rejected[d.name] = f"pool {pool.pool_id} is invalid: {pool.invalid}"
+            continue
         for s in pool.slices:
             for d in s.devices:
                 r.in_reach += 1
@@ -141,15 +165,100 @@ def explain_request(
                     r.rejected[d.name] = why
                     continue
                 r.selector_admits += 1
-                holder = held_by.get((s.driver, s.pool, d.name))
-                if holder and holder != claim.key:
+                did = (s.driver, s.pool, d.name)
+                holder = held_by.get(did)
+                multi = probe.multi(d)
+                if holder and holder != claim.key and not multi:
                     r.held[d.name] = holder
-                elif any(t.effect in ("NoSchedule", "NoExecute") for t in d.taints) and not sub.tolerations:
-                    r.tainted.append(d.name)
-                    r.free.append(d.name)  # taints only count with DRADeviceTaints (off in 1.34)
-                else:
-                    r.free.append(d.name)
+                    continue
+                why = _refused(
+                    sub, s.driver, d, did, f, shared, probe.available(pool) if f.partitionable else {}
+                )
+                if why:
+                    r.refused[d.name] = why
+                    if why.startswith("taint"):
+                        r.tainted.append(d.name)
+                    continue
+                if untolerated(d, sub) is not None:
+                    r.tainted.append(d.name)  # listed, not refused: DRADeviceTaints is off in this minor
+                r.free.append(d.name)
     return r
+
+
+def _refused(
+    sub: DeviceSubRequest,
+    driver: str,
+    d: Device,
+    did: DeviceId,
+    f: Features,
+    shared: Mapping[DeviceId, Mapping[str, Fraction]],
+    available: dict[str, dict[str, Fraction]],
+) -> str:
+    """Why the allocator refuses ``d`` for ``sub`` on its own, in its order (capacity, counters, taint)."""
+    if f.consumable:
+        why = capacity_short(sub, driver, d, shared.get(did, {}), {})
+        if why:
+            return why
+    if f.partitionable and d.consumes_counters and not (f.consumable and d.allow_multiple and did in shared):
+        mine: dict[str, dict[str, Fraction]] = {}
+        for set_name, cs in d.consumes_counters:
+            add_consumption(mine.setdefault(set_name, {}), cs)
+        why = counters_short(available, mine)
+        if why:
+            return why
+    t = untolerated(d, sub) if f.device_taints else None
+    return f"taint {t.key}={t.value}:{t.effect} not tolerated" if t is not None else ""
+
+
+_State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
+# the last snapshot's allocated state and slice index (one slot: an explanation visits every node and
+# request of one snapshot), checked by identity (a weak reference) and by the objects' counts
+_LAST: list[tuple[ref[DraObjects], tuple[Features, int, int, int], tuple[_State, SliceIndex]]] = []
+
+
+def _cached(dra: DraObjects, f: Features) -> tuple[_State, SliceIndex]:
+    key = (f, len(dra.claims), len(dra.slices), len(dra.taint_rules))
+    if _LAST and _LAST[0][0]() is dra and _LAST[0][1] == key:
+        return _LAST[0][2]
+    got = (_allocated_state(dra, f), slice_index(dra, f))
+    _LAST[:] = [(ref(dra), key, got)]
+    return got
+
+
+def allocated_state(dra: DraObjects, f: Features) -> _State:
+    """The plugin's rule (``DynamicResources.in_use``) over the snapshot's claims: devices held whole, and
+    the capacity consumable-capacity shares consume."""
+    return _cached(dra, f)[0]
+
+
+def _allocated_state(dra: DraObjects, f: Features) -> _State:
+    in_use: set[DeviceId] = set()
+    shared: dict[DeviceId, dict[str, Fraction]] = {}
+    for c in dra.claims.values():
+        for d in c.allocated or ():
+            if d.admin_access:
+                continue
+            if d.share_id and f.consumable:
+                add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
+            else:
+                in_use.add(d.device_id)
+    return in_use, shared
+
+
+def allocation_refusals(
+    claims: list[ResourceClaim], node: Node, dra: DraObjects, f: Features
+) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """What the allocator refused on ``node`` while searching (claim, request, device) → (kind, why):
+    devices refused only in combination (counters or a shared capacity the claims' other devices already
+    take, a constraint). Empty when the claims fit or an error stops the search."""
+    (in_use, shared), index = _cached(dra, f)
+    alloc = Allocator(claims, dra.classes, index, in_use, f, shared)
+    try:
+        if alloc.allocate(node.name, node.labels) is not None:
+            return {}
+    except AllocationError:
+        return {}
+    return alloc.refusals
 
 
 def _rejected_by(selectors: Iterable[str], driver: str, device: Device, owner: str) -> str:
@@ -163,10 +272,10 @@ def _rejected_by(selectors: Iterable[str], driver: str, device: Device, owner: s
 
 
 def explain_claims(
-    claims: list[ResourceClaim], nodes: list[Node], dra: DraObjects
+    claims: list[ResourceClaim], nodes: list[Node], dra: DraObjects, features: Features | None = None
 ) -> dict[str, list[RequestOnNode]]:
     """Per node, each unallocated claim's requests (``firstAvailable``: every alternative, in order)."""
-    index = SliceIndex(dra.slices)
+    index = slice_index(dra, features or Features())
     held_by = holders(dra)
     out: dict[str, list[RequestOnNode]] = {}
     for n in nodes:
@@ -176,7 +285,7 @@ def explain_claims(
                 continue
             for req in c.requests:
                 for sub in (req.exactly,) if req.exactly is not None else req.first_available:
-                    rows.append(explain_request(c, sub, n, dra, index, held_by))
+                    rows.append(explain_request(c, sub, n, dra, index, held_by, features))
         out[n.name] = rows
     return out
 
@@ -202,11 +311,27 @@ def fix(r: RequestOnNode) -> str:
     if r.short and r.held:
         owners = sorted(set(r.held.values()))
         return f"{len(r.held)} matching device(s) are allocated to {', '.join(owners)}; free {r.short} more or ask for fewer"
+    if r.short and r.refused:
+        d, why = next(iter(sorted(r.refused.items())))
+        return f"{len(r.refused)} matching device(s) refused ({d}: {why}): {_refusal_hint(why)}"
     if r.short:
         return (
             f"only {len(r.free)} matching device(s) here, {r.short} short: ask for fewer or use a larger node"
         )
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
+
+
+def _refusal_hint(why: str) -> str:
+    if why.startswith("taint"):
+        return (
+            "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear it "
+            "(a driver taints a device it found unhealthy)"
+        )
+    if why.startswith("counter set"):
+        return (
+            "allocated partitions of the same GPU hold its counters: free them or ask for a smaller partition"
+        )
+    return "the device's capacity is taken by its other shares: ask for less or free a share"
 
 
 def dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from kubegpu.explain.dra_gates import claim_lines, slice_lines
 from kubegpu.explain.engine import Engine
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.plugins.node_volume_limits import attachable
 from kubegpu.scheduler.plugins.volume_binding import delayed_binding
 from kubegpu.scheduler.plugins.volume_objects import claim_volumes
@@ -43,7 +45,18 @@ def unverified(engine: Engine, pod: Pod) -> list[str]:
         )
     out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
+    out.extend(_dra_lines(engine, pod))
     return out
+
+
+def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
+    """DRA fields whose gate is off by default in the minor reproduced (``explain.dra_gates``)."""
+    dra = engine.snapshot.dra
+    if pod.key not in dra.pod_claims:
+        return []
+    claims, _ = resolve_claims(pod, dra)
+    minor = behaviour(engine.profile.kube_version).minor
+    return claim_lines(claims, minor) + slice_lines(dra, minor)
 
 
 def _volume_lines(engine: Engine, pod: Pod) -> list[str]:

@@ -167,6 +167,7 @@ BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
 
 # resource.k8s.io (DRA): v1 since 1.34, v1beta2 on 1.33, v1beta1 on 1.32; each kind is read at the
 # first version the cluster serves (404: not served at that version) and parsed by model.dra.
+_CLAIMS_LOST = "pods with resourceClaims are explained without their claims"
 DRA_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
     ListedKind(
         kind,
@@ -175,17 +176,20 @@ DRA_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
         "CustomObjectsApi",
         "list_cluster_custom_object",
         optional=True,
-        without_it="pods with resourceClaims are explained without their claims",
+        without_it=without_it,
         args=("resource.k8s.io", version, plural),
     )
-    for kind, plural in (
-        ("DeviceClass", "deviceclasses"),
-        ("ResourceSlice", "resourceslices"),
-        ("ResourceClaim", "resourceclaims"),
-        ("ResourceClaimTemplate", "resourceclaimtemplates"),
+    for kind, plural, versions, without_it in (
+        ("DeviceClass", "deviceclasses", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
+        ("ResourceSlice", "resourceslices", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
+        ("ResourceClaim", "resourceclaims", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
+        ("ResourceClaimTemplate", "resourceclaimtemplates", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
+        # device taints applied by rules (v1 in 1.37, where the scheduler applies them; v1beta2 in 1.36)
+        ("DeviceTaintRule", "devicetaintrules", ("v1", "v1beta2"),
+         "devices are taken without the taints DeviceTaintRules add"),
     )
-    for version in ("v1", "v1beta2", "v1beta1")
-)
+    for version in versions
+)  # fmt: skip
 
 
 def listed_path(kind: str) -> str:

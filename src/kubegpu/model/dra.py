@@ -17,14 +17,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kubegpu.model.dra_capacity import CapacityPolicy, Counters, counters, policy, quantity
+from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
-from kubegpu.model.parse import _Ctx, _meta, parse_node_selector, parse_taints
-from kubegpu.model.quantity import QuantityError, parse_quantity
+from kubegpu.model.parse import _Ctx, _meta, parse_node_selector
 
 GROUP = "resource.k8s.io"
 VERSIONS = ("v1", "v1beta2", "v1beta1")
-KINDS = frozenset({"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"})
+KINDS = frozenset(
+    {"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"}
+)
 ALLOCATION_MODES = ("ExactCount", "All")
 # Kubernetes' bounds (k8s.io/api/resource/v1 types.go): AllocationResultsMaxSize; DeviceTaintsMaxLength
 ALLOCATION_RESULTS_MAX = 32
@@ -58,6 +61,12 @@ class Device:
     capacity: Mapping[str, Fraction]  # qualified name → exact quantity
     capacity_text: Mapping[str, str]  # as written, for messages
     taints: tuple[Taint, ...] = ()
+    # partitionable devices (KEP-4815): the counters this device takes from its pool's shared counter sets
+    consumes_counters: Counters = ()
+    # consumable capacity (KEP-5075): the device may be shared by several allocations, each consuming
+    # part of its capacity (qualified name → policy)
+    allow_multiple: bool = False
+    request_policy: Mapping[str, CapacityPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,7 @@ class ResourceSlice:
     all_nodes: bool = False
     devices: tuple[Device, ...] = ()
     source: str = ""
+    shared_counters: Counters = ()  # spec.sharedCounters (a slice holds devices or counter sets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +103,7 @@ class DeviceSubRequest:
     allocation_mode: str = "ExactCount"
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: tuple[tuple[str, Fraction], ...] = ()  # capacity.requests (name as written, amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +120,12 @@ class DeviceRequest:
 class DeviceConstraint:
     """``spec.devices.constraints[]``: every device allocated for ``requests`` (all the claim's requests when
     empty; a name may be ``request`` or ``request/subrequest``) has the same value of ``match_attribute``
-    (fully qualified, ``domain/id``)."""
+    (fully qualified, ``domain/id``), or, with ``distinct_attribute`` set instead (KEP-5075), pairwise
+    different values of it."""
 
     requests: tuple[str, ...]
     match_attribute: str
+    distinct_attribute: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +135,8 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False
+    share_id: str = ""  # set when the device allows multiple allocations (KEP-5075)
+    consumed: tuple[tuple[str, Fraction], ...] = ()  # consumedCapacity (qualified name, amount)
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -191,9 +206,17 @@ class DraObjects:
     claims: dict[str, ResourceClaim] = field(default_factory=dict)  # "ns/name"
     templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)
     pod_claims: dict[str, PodClaims] = field(default_factory=dict)  # pod "ns/name"
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # DeviceTaintRule objects (KEP-5055)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.slices or self.claims or self.templates or self.pod_claims)
+        return bool(
+            self.classes
+            or self.slices
+            or self.claims
+            or self.templates
+            or self.pod_claims
+            or self.taint_rules
+        )
 
     def add(self, raw: Mapping[str, Any], source: str) -> None:
         """Parse one DRA object (raises ``InputError`` naming file, object and field)."""
@@ -206,6 +229,8 @@ class DraObjects:
         elif kind == "ResourceClaim":
             c = parse_resource_claim(raw, source)
             self.claims[c.key] = c
+        elif kind == "DeviceTaintRule":
+            self.taint_rules.append(parse_device_taint_rule(raw, source))
         elif kind == "ResourceClaimTemplate":
             t = parse_resource_claim_template(raw, source)
             self.templates[f"{t.namespace}/{t.name}"] = t
@@ -287,15 +312,27 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         attrs[_qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
     cap: dict[str, Fraction] = {}
     cap_text: dict[str, str] = {}
+    policies: dict[str, CapacityPolicy] = {}
     for k, v in ctx.mapping(body.get("capacity"), f"{body_field}.capacity").items():
-        f = f"{body_field}.capacity[{k}].value"
-        q = ctx.mapping(v, f"{body_field}.capacity[{k}]").get("value")
-        try:
-            cap[_qualify(str(k), driver)] = parse_quantity(q)
-        except QuantityError as exc:
-            raise ctx.fail(f, str(exc)) from None
+        f = f"{body_field}.capacity[{k}]"
+        q = ctx.mapping(v, f).get("value")
+        cap[_qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
         cap_text[_qualify(str(k), driver)] = str(q)
-    return Device(name, attrs, cap, cap_text, parse_taints(ctx, body.get("taints"), f"{body_field}.taints"))
+        pol = policy(ctx, ctx.mapping(v, f).get("requestPolicy"), f"{f}.requestPolicy")
+        if pol is not None:
+            policies[_qualify(str(k), driver)] = pol
+    return Device(
+        name,
+        attrs,
+        cap,
+        cap_text,
+        parse_device_taints(ctx, body.get("taints"), f"{body_field}.taints"),
+        consumes_counters=counters(
+            ctx, body.get("consumesCounters"), f"{body_field}.consumesCounters", "counterSet"
+        ),
+        allow_multiple=body.get("allowMultipleAllocations") is True,
+        request_policy=policies,
+    )
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -327,6 +364,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
         all_nodes=all_nodes,
         devices=devices,
         source=source,
+        shared_counters=counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name"),
     )
 
 
@@ -361,6 +399,13 @@ def _sub_request(ctx: _Ctx, r: Mapping[str, Any], field: str, name: str) -> Devi
         allocation_mode=mode,
         count=count,
         tolerations=_tolerations(ctx, r.get("tolerations"), f"{field}.tolerations"),
+        capacity=tuple(
+            (str(k), quantity(ctx, v, f"{field}.capacity.requests[{k}]"))
+            for k, v in ctx.mapping(
+                ctx.mapping(r.get("capacity"), f"{field}.capacity").get("requests"),
+                f"{field}.capacity.requests",
+            ).items()
+        ),
     )
 
 
@@ -369,18 +414,20 @@ def _constraints(ctx: _Ctx, devices: Mapping[str, Any], field: str) -> tuple[Dev
     for i, c in enumerate(ctx.seq(devices.get("constraints"), f"{field}.devices.constraints")):
         f = f"{field}.devices.constraints[{i}]"
         c = ctx.mapping(c, f)
-        if c.get("distinctAttribute") is not None:
-            raise ctx.fail(
-                f"{f}.distinctAttribute", "distinctAttribute (consumable capacity) is not modelled"
-            )
-        attr = ctx.string(c.get("matchAttribute"), f"{f}.matchAttribute", required=True)
+        key = "distinctAttribute" if c.get("distinctAttribute") is not None else "matchAttribute"
+        if c.get("distinctAttribute") is not None and c.get("matchAttribute") is not None:
+            raise ctx.fail(f, 'exactly one of "matchAttribute" or "distinctAttribute" is required')
+        attr = ctx.string(c.get(key), f"{f}.{key}", required=True)
         if "/" not in attr:  # API validation: a fully qualified name
-            raise ctx.fail(f"{f}.matchAttribute", f"must be a fully qualified name (domain/id), got {attr!r}")
+            raise ctx.fail(f"{f}.{key}", f"must be a fully qualified name (domain/id), got {attr!r}")
         names = tuple(
             ctx.string(r, f"{f}.requests[{j}]", required=True)
             for j, r in enumerate(ctx.seq(c.get("requests"), f"{f}.requests"))
         )
-        out.append(DeviceConstraint(names, attr))
+        if key == "distinctAttribute":
+            out.append(DeviceConstraint(names, "", attr))
+        else:
+            out.append(DeviceConstraint(names, attr))
     return tuple(out)
 
 
@@ -453,6 +500,14 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                     pool=ctx.string(r.get("pool"), f"{f}.pool", required=True),
                     device=ctx.string(r.get("device"), f"{f}.device", required=True),
                     admin_access=r.get("adminAccess") is True,
+                    share_id=ctx.string(r.get("shareID"), f"{f}.shareID"),
+                    consumed=tuple(
+                        (
+                            _qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
+                            quantity(ctx, v, f"{f}.consumedCapacity[{k}]"),
+                        )
+                        for k, v in ctx.mapping(r.get("consumedCapacity"), f"{f}.consumedCapacity").items()
+                    ),
                 )
             )
         allocated = tuple(results)

@@ -15,30 +15,48 @@ A claim's ``matchAttribute`` constraints are checked as each device is taken (up
 ``matchAttributeConstraint``: the first device of the constrained requests fixes the value, a device
 without the attribute never fits, values compare by type and value); under ``All`` a device that breaks
 one is upstream's error ``cannot add device … because a claim constraint would not be satisfied``.
-Not modelled: ``distinctAttribute`` (refused at parse time), partitionable devices, consumable capacity,
-binding conditions. Device taints apply only with ``device_taints`` (the DRADeviceTaints gate,
-alpha and off in 1.34).
+Per device taken, in upstream's ``allocateDevice`` order (``Features`` says which apply; a gate off means
+the API server dropped the field, so it is ignored): the request's capacity (consumable capacity, checked
+first by ``allocateOne``), the pool's shared counters (partitionable devices: the counters the device
+consumes on top of allocated and in-flight devices may not exceed a counter set), taints (an untolerated
+NoSchedule/NoExecute taint), then the claim's constraints (``matchAttribute``; ``distinctAttribute``:
+pairwise different values). Under ``All`` a device refused by counters or a taint fails the request without
+error, as upstream. A device with ``allowMultipleAllocations`` is never taken whole: each allocation is a
+share consuming capacity (``shareID``), and allocated shares count as consumed capacity, not as in use.
+Each refusal is kept per device (``Allocator.refusals``) for the explainer. Not modelled: binding
+conditions, per-device node selection, DeviceTaintRule objects.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from kubegpu.model.affinity import term_matches
 from kubegpu.model.dra import (
     ALLOCATION_RESULTS_MAX,
     AllocatedDevice,
-    AttrValue,
     Device,
     DeviceClass,
-    DeviceConstraint,
     DeviceRequest,
     DeviceSubRequest,
+    DraObjects,
     ResourceClaim,
     ResourceSlice,
 )
+from kubegpu.model.dra_taints import with_rules
+from kubegpu.scheduler.dra_capacity import (
+    CounterSets,
+    Features,
+    add_consumption,
+    capacity_short,
+    consumption,
+    counters_short,
+    untolerated,
+)
 from kubegpu.scheduler.dra_cel import CelError, compiled
+from kubegpu.scheduler.dra_constraints import DistinctAttribute, MatchAttribute
 
 DeviceId = tuple[str, str, str]  # driver, pool, device
 # The search visits at most this many candidate devices per node before it gives up (upstream bounds the
@@ -55,8 +73,13 @@ class AllocationError(Exception):
 class Pool:
     driver: str
     name: str
-    slices: tuple[ResourceSlice, ...]
+    slices: tuple[ResourceSlice, ...]  # the slices of devices that reach the node
     incomplete: bool
+    # partitionable devices: the pool's counter sets, every device slice of its generation (counters are
+    # pool-wide: devices of other nodes' slices consume them too), and why the pool is invalid
+    counter_sets: CounterSets | None = None
+    all_slices: tuple[ResourceSlice, ...] = ()
+    invalid: str = ""
 
     @property
     def pool_id(self) -> str:
@@ -68,6 +91,7 @@ class Candidate:
     device_id: DeviceId
     device: Device
     slice: ResourceSlice
+    pool: Pool
 
 
 class SliceIndex:
@@ -76,14 +100,53 @@ class SliceIndex:
     def __init__(self, slices: Iterable[ResourceSlice]) -> None:
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.network: list[ResourceSlice] = []
+        self.by_pool: dict[
+            tuple[str, str], list[ResourceSlice]
+        ] = {}  # newest generation, devices or counters
         for s in sorted(slices, key=lambda s: s.name):
+            have = self.by_pool.get((s.driver, s.pool))
+            if have is None or s.generation > have[0].generation:
+                self.by_pool[(s.driver, s.pool)] = [s]
+            elif s.generation == have[0].generation:
+                have.append(s)
+            if s.shared_counters:
+                continue  # counter slices are read per pool (by_pool), never as devices
             if s.node_name:
                 self.by_node.setdefault(s.node_name, []).append(s)
             else:
                 self.network.append(s)
 
-    def pools(self, node: str, labels: Mapping[str, str]) -> list[Pool]:
-        """Upstream ``GatherPools``: the newest generation of each pool that reaches ``node``."""
+    def _counters(
+        self, key: tuple[str, str], generation: int
+    ) -> tuple[CounterSets, tuple[ResourceSlice, ...], str]:
+        """Upstream ``buildPool`` for partitionable devices: the pool's counter sets and device slices, or
+        why the pool is invalid (``getAndValidateCounterSets``, ``validateDeviceCounterConsumption``)."""
+        slices = [s for s in self.by_pool.get(key, ()) if s.generation == generation]
+        sets: CounterSets = {}
+        for s in slices:
+            for name, counters in s.shared_counters:
+                if name in sets:
+                    return {}, (), f"duplicate counter set name {name}"
+                sets[name] = dict(counters)
+        devices = tuple(s for s in slices if not s.shared_counters)
+        for s in devices:
+            for d in s.devices:
+                for set_name, counters in d.consumes_counters:
+                    if set_name not in sets:
+                        return {}, (), f"counter set {set_name} not found"
+                    for c in counters:
+                        if c not in sets[set_name]:
+                            return {}, (), f"counter {c} not found in counter set {set_name}"
+        return sets, devices, ""
+
+    def pools(
+        self, node: str, labels: Mapping[str, str], partitionable: bool = False, pool_check: bool = False
+    ) -> list[Pool]:
+        """Upstream ``GatherPools``: the newest generation of each pool that reaches ``node``. A pool's
+        counter slices count towards its ``resourceSliceCount`` wherever they are. ``pool_check`` (1.35+):
+        a pool whose slices reaching the node are short is looked up among all slices
+        (``checkSlicesInPool``): obsolete when a newer generation exists, else complete when every slice
+        of its generation exists somewhere; 1.34 counts the reaching ones."""
         newest: dict[tuple[str, str], list[ResourceSlice]] = {}
         reach = list(self.by_node.get(node, ()))
         for s in self.network:
@@ -98,41 +161,53 @@ class SliceIndex:
                 newest[key] = [s]
             elif s.generation == have[0].generation:
                 have.append(s)
-        return [Pool(d, p, tuple(ss), len(ss) != ss[0].slice_count) for (d, p), ss in sorted(newest.items())]
+        out = []
+        for (d, p), ss in sorted(newest.items()):
+            gen = ss[0].generation
+            counter_slices = sum(
+                1 for s in self.by_pool.get((d, p), ()) if s.shared_counters and s.generation == gen
+            )
+            incomplete = len(ss) + counter_slices != ss[0].slice_count
+            if pool_check and incomplete:
+                everywhere = self.by_pool.get((d, p), [])
+                if everywhere and everywhere[0].generation > gen:
+                    continue  # obsolete
+                incomplete = len(everywhere) != ss[0].slice_count
+            duplicate = _duplicate_name(ss)
+            if not partitionable or incomplete:
+                out.append(Pool(d, p, tuple(ss), incomplete, invalid=duplicate))
+                continue
+            sets, all_slices, invalid = self._counters((d, p), gen)
+            out.append(Pool(d, p, tuple(ss), False, sets, all_slices, duplicate or invalid))
+        return out
 
 
-class _Match:
-    """One ``matchAttribute`` constraint while a claim is being allocated (upstream keeps the first value
-    and a count, not the devices)."""
+def _duplicate_name(slices: Iterable[ResourceSlice]) -> str:
+    """Upstream ``poolIsInvalid`` / ``validateDeviceNames``: a device name twice in a pool's slices."""
+    seen: set[str] = set()
+    for s in slices:
+        for d in s.devices:
+            if d.name in seen:
+                return f"duplicate device name {d.name}"
+            seen.add(d.name)
+    return ""
 
-    __slots__ = ("attribute", "count", "requests", "value")
 
-    def __init__(self, c: DeviceConstraint) -> None:
-        self.requests = frozenset(c.requests)
-        self.attribute = c.match_attribute
-        self.value: tuple[type, AttrValue] | None = None
-        self.count = 0
-
-    def applies(self, sub: DeviceSubRequest) -> bool:
-        """Every request when none is named; else the request (``sub.name``'s parent) or the subrequest."""
-        if not self.requests:
-            return True
-        return sub.name in self.requests or sub.name.partition("/")[0] in self.requests
-
-    def add(self, device: Device) -> bool:
-        got = device.attributes.get(self.attribute)
-        if got is None:
-            return False
-        typed = (type(got), got)  # bool is not int here: an int 1 never matches a bool true
-        if self.count == 0:
-            self.value = typed
-        elif typed != self.value:
-            return False
-        self.count += 1
-        return True
-
-    def remove(self) -> None:
-        self.count -= 1
+def slice_index(dra: DraObjects, f: Features) -> SliceIndex:
+    """The slices as the scheduler lists them (``ListWithDeviceTaintRules``): with DRADeviceTaintRules on,
+    each device carries the taints of the DeviceTaintRules that select it."""
+    if not (f.taint_rules and dra.taint_rules):
+        return SliceIndex(dra.slices)
+    rules = dra.taint_rules
+    return SliceIndex(
+        replace(
+            s,
+            devices=tuple(
+                replace(d, taints=with_rules(d.taints, rules, s.driver, s.pool, d.name)) for d in s.devices
+            ),
+        )
+        for s in dra.slices
+    )
 
 
 def _alternatives(req: DeviceRequest) -> tuple[DeviceSubRequest, ...]:
@@ -147,8 +222,17 @@ class Result:
     devices: tuple[AllocatedDevice, ...]
 
 
+# Why a selectable, free device was not taken (``Allocator.refusals``), for the explainer.
+REFUSED_CAPACITY = "capacity"
+REFUSED_COUNTERS = "counters"
+REFUSED_TAINT = "taint"
+REFUSED_CONSTRAINT = "constraint"
+
+
 class Allocator:
-    """Allocates ``claims`` (the pod's unallocated ones) on one node at a time."""
+    """Allocates ``claims`` (the pod's unallocated ones) on one node at a time. ``in_use``: devices held
+    whole by allocated claims; ``shared``: capacity allocated shares of a device already consume
+    (consumable capacity; with the gate off every share is in ``in_use``)."""
 
     def __init__(
         self,
@@ -156,14 +240,19 @@ class Allocator:
         classes: Mapping[str, DeviceClass],
         index: SliceIndex,
         in_use: set[DeviceId],
-        device_taints: bool = False,
+        features: Features | None = None,
+        shared: Mapping[DeviceId, Mapping[str, Fraction]] | None = None,
     ) -> None:
         self.claims = claims
         self.classes = classes
         self.index = index
         self.in_use = in_use
-        self.device_taints = device_taints
+        self.features = features or Features()
+        self.shared = shared or {}
         self._evaluated: dict[tuple[str, str, str], bool | CelError] = {}  # (slice, device, expression)
+        self._available: dict[str, CounterSets] = {}  # pool id → counters left by allocated devices
+        # the last node's refusals: (claim key, request, device) → why, with values
+        self.refusals: dict[tuple[str, str, str], tuple[str, str]] = {}
         # (claim index, request index) in order, with the request's admin-access flag
         self.slots = [
             (ci, req.name, _alternatives(req), req.admin_access)
@@ -174,10 +263,18 @@ class Allocator:
         # All counting as none up front) may not exceed AllocationResultsMaxSize
         self.too_many = ""
         for c in claims:
-            least = sum(
-                min((a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req))
-                for req in c.requests
-            )
+            least = 0
+            for req in c.requests:
+                fewest = min(
+                    (a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req)
+                )
+                if self.features.limit_per_request and fewest > ALLOCATION_RESULTS_MAX - least:
+                    self.too_many = self.too_many or (
+                        f"claim {c.key}, request {req.name}: adding {fewest} devices exceeds the claim limit "
+                        f"of {ALLOCATION_RESULTS_MAX}, with {least} already accounted for"
+                    )
+                    break
+                least += fewest
             if least > ALLOCATION_RESULTS_MAX and not self.too_many:
                 self.too_many = (
                     f"claim {c.key}: number of requested devices {least} exceeds the claim limit of "
@@ -218,13 +315,29 @@ class Allocator:
                 raise AllocationError(
                     f"claim {self.claims[ci].key}: selector #{i}: CEL runtime error: {exc}"
                 ) from None
-        if self.device_taints:
-            for t in device.taints:
-                if t.effect in ("NoSchedule", "NoExecute") and not any(
-                    tol.tolerates(t) for tol in sub.tolerations
-                ):
-                    return False
         return True
+
+    def multi(self, device: Device) -> bool:
+        """Shared by several allocations (consumable capacity), never taken whole."""
+        return self.features.consumable and device.allow_multiple
+
+    def available(self, pool: Pool) -> CounterSets:
+        """The pool's counters minus what its allocated devices consume (upstream caches this per
+        allocator: allocated claims do not change during a cycle). May go negative."""
+        got = self._available.get(pool.pool_id)
+        if got is None:
+            got = {k: dict(v) for k, v in (pool.counter_sets or {}).items()}
+            for s in pool.all_slices:
+                for d in s.devices:
+                    did = (s.driver, s.pool, d.name)
+                    if did not in self.in_use and did not in self.shared:
+                        continue
+                    for set_name, counters in d.consumes_counters:
+                        for name, v in counters.items():
+                            if name in got.get(set_name, {}):
+                                got[set_name][name] -= v
+            self._available[pool.pool_id] = got
+        return got
 
     def candidates(self, ci: int, sub: DeviceSubRequest, pools: list[Pool]) -> list[Candidate]:
         if sub.allocation_mode == "All":
@@ -234,24 +347,51 @@ class Allocator:
                         f"claim {self.claims[ci].key}, request {sub.name}: asks for all devices, but resource "
                         f"pool {p.pool_id} is currently being updated"
                     )
+                if p.invalid:
+                    raise AllocationError(
+                        f"claim {self.claims[ci].key}, request {sub.name}: asks for all devices, but resource "
+                        f"pool {p.pool_id} is currently invalid"
+                    )
         out = []
         for p in pools:
+            if p.invalid or (p.incomplete and self.features.pool_check):
+                continue  # upstream allocateOne skips invalid (and, from 1.35, incomplete) pools
             for s in p.slices:
                 for d in s.devices:
-                    if self.selectable(ci, sub, s, d):
-                        out.append(Candidate((s.driver, s.pool, d.name), d, s))
+                    if not self.selectable(ci, sub, s, d):
+                        continue
+                    did = (s.driver, s.pool, d.name)
+                    if (
+                        sub.allocation_mode == "All"
+                        and self.features.consumable
+                        and capacity_short(sub, s.driver, d, self.shared.get(did, {}), {})
+                    ):
+                        continue  # validateDeviceRequest leaves it out of "all"
+                    out.append(Candidate(did, d, s, p))
         return out
 
     def allocate(self, node: str, labels: Mapping[str, str]) -> list[Result] | None:
         """Every claim's devices on ``node``, or None when they do not all fit."""
         if self.too_many:
             raise AllocationError(self.too_many)
-        pools = self.index.pools(node, labels)
-        matches = [[_Match(m) for m in c.constraints] for c in self.claims]
+        f = self.features
+        pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
+        matches = [
+            [
+                DistinctAttribute(m, f.distinct_per_request) if m.distinct_attribute else MatchAttribute(m)
+                for m in c.constraints
+                if f.consumable or not m.distinct_attribute  # the API server refuses it with the gate off
+            ]
+            for c in self.claims
+        ]
         chosen: list[list[AllocatedDevice]] = [[] for _ in self.claims]
+        counted_stack: list[list[bool]] = [[] for _ in self.claims]  # per chosen device: counters taken
         taken: set[DeviceId] = set()
+        allocating: dict[DeviceId, dict[str, Fraction]] = {}  # shares taken this cycle
+        consumed_counters: dict[str, CounterSets] = {}  # pool id → counters taken this cycle
         cache: dict[tuple[int, str], list[Candidate]] = {}
         budget = [SEARCH_LIMIT]
+        self.refusals = {}
 
         def free(c: Candidate, admin: bool) -> bool:
             return admin or (c.device_id not in self.in_use and c.device_id not in taken)
@@ -275,40 +415,96 @@ class Allocator:
                     return True
             return False
 
-        def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> bool:
-            """Take ``c`` unless one of the claim's constraints refuses it (then nothing changes)."""
-            applied: list[_Match] = []
+        def counters(c: Candidate, sign: int) -> None:
+            pool = consumed_counters.setdefault(c.pool.pool_id, {})
+            for set_name, cs in c.device.consumes_counters:
+                add_consumption(pool.setdefault(set_name, {}), cs, sign)
+
+        def refuse(ci: int, sub: DeviceSubRequest, c: Candidate, kind: str, why: str) -> str:
+            self.refusals.setdefault((self.claims[ci].key, sub.name, c.device.name), (kind, why))
+            return kind
+
+        def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> str:
+            """Take ``c`` (upstream ``allocateDevice``), or say which check refused it (nothing changes)."""
+            multi = self.multi(c.device)
+            if f.consumable:
+                held = self.shared.get(c.device_id, {})
+                why = capacity_short(sub, c.slice.driver, c.device, held, allocating.get(c.device_id, {}))
+                if why:
+                    return refuse(ci, sub, c, REFUSED_CAPACITY, why)
+            in_use_shared = multi and (c.device_id in self.shared or c.device_id in allocating)
+            counted = f.partitionable and bool(c.device.consumes_counters) and not in_use_shared
+            if counted:
+                counters(c, 1)
+                why = counters_short(self.available(c.pool), consumed_counters[c.pool.pool_id])
+                if why:
+                    counters(c, -1)
+                    return refuse(ci, sub, c, REFUSED_COUNTERS, why)
+            if f.device_taints:
+                t = untolerated(c.device, sub)
+                if t is not None:
+                    if counted:
+                        counters(c, -1)
+                    why = f"taint {t.key}={t.value}:{t.effect} not tolerated"
+                    return refuse(ci, sub, c, REFUSED_TAINT, why)
+            applied: list[MatchAttribute] = []
             for m in matches[ci]:
                 if not m.applies(sub):
                     continue
-                if not m.add(c.device):
-                    for a in applied:
-                        a.remove()
-                    return False
+                if not m.add(sub, c.device):
+                    for a in reversed(applied):
+                        a.remove(sub)
+                    if counted:
+                        counters(c, -1)
+                    return refuse(ci, sub, c, REFUSED_CONSTRAINT, m.attribute)
                 applied.append(m)
-            taken.add(c.device_id)
-            chosen[ci].append(AllocatedDevice(sub.name, *c.device_id, admin_access=admin))
-            return True
+            share: tuple[tuple[str, Fraction], ...] = ()
+            if multi:
+                share = tuple(consumption(sub, c.slice.driver, c.device).items())
+                add_consumption(allocating.setdefault(c.device_id, {}), share)
+            else:
+                taken.add(c.device_id)
+            chosen[ci].append(
+                AllocatedDevice(
+                    sub.name,
+                    *c.device_id,
+                    admin_access=admin,
+                    share_id="new" if multi else "",
+                    consumed=share,
+                )
+            )
+            counted_stack[ci].append(counted)
+            return ""
 
         def drop(ci: int, sub: DeviceSubRequest, c: Candidate) -> None:
-            for m in matches[ci]:
+            for m in reversed(matches[ci]):
                 if m.applies(sub):
-                    m.remove()
-            taken.discard(c.device_id)
-            chosen[ci].pop()
+                    m.remove(sub)
+            got = chosen[ci].pop()
+            if got.share_id:
+                add_consumption(allocating[c.device_id], got.consumed, -1)
+                if not any(d.device_id == c.device_id and d.share_id for ds in chosen for d in ds):
+                    del allocating[c.device_id]  # no share left: the next share counts the counters again
+            else:
+                taken.discard(c.device_id)
+            if counted_stack[ci].pop():
+                counters(c, -1)
 
         def pick_all(k: int, ci: int, sub: DeviceSubRequest, cands: list[Candidate], admin: bool) -> bool:
             for i, c in enumerate(cands):
-                if not free(c, admin):  # in device order, as upstream: in use before the constraints
-                    for d in reversed(cands[:i]):
-                        drop(ci, sub, d)
-                    return False
-                if not take(ci, sub, c, admin):
+                why = "" if free(c, admin) else "in use"  # in device order, as upstream: in use first
+                if not why:
+                    why = take(ci, sub, c, admin)
+                if why == REFUSED_CONSTRAINT:
                     # upstream allocateDevice(must=true): a constraint that excludes one of "all" devices
                     raise AllocationError(
                         f"claim {self.claims[ci].key}, request {sub.name.rpartition('/')[2]}: cannot add "
                         f"device {'/'.join(c.device_id)} because a claim constraint would not be satisfied"
                     )
+                if why:  # in use, counters, a taint, capacity: "all" cannot be had, no error
+                    for d in reversed(cands[:i]):
+                        drop(ci, sub, d)
+                    return False
             if place(k + 1):
                 return True
             for c in reversed(cands):
@@ -325,7 +521,7 @@ class Allocator:
                 if budget[0] < 0:
                     raise AllocationError(TIMED_OUT)
                 c = cands[i]
-                if not free(c, admin) or c.device_id in taken or not take(ci, sub, c, admin):
+                if not free(c, admin) or c.device_id in taken or take(ci, sub, c, admin):
                     continue
                 if pick(k, ci, sub, cands, admin, i + 1, need - 1):
                     return True

@@ -99,6 +99,38 @@ BEHAVIOURS: dict[int, Behaviour] = {
 NEWEST = max(BEHAVIOURS)
 SUPPORTED_RANGE = f"1.{min(BEHAVIOURS)} to 1.{NEWEST}"
 
+# DRA feature gates' defaults per minor, as kube-scheduler and the API server of that release ship them
+# (kubernetes pkg/features/kube_features.go of v1.34.4, v1.35.4, v1.36.3, v1.37.2; read from each tag's
+# versioned spec, the last entry at or below the minor). Off before 1.34 for every gate here (DRA itself is
+# off by default in 1.32–1.33). A gate off means the API server drops the field on create (pkg/registry/
+# resource/resourceslice/strategy.go dropDisabledFields, pkg/api/resourceclaimspec/util.go
+# DropDisabledFields) and the allocator leaves it out (structured.Features, dynamicresources.go
+# AllocatorFeatures); a constraint left with neither matchAttribute nor distinctAttribute is refused
+# (validation.go validateDeviceConstraint: "matchAttribute: Required value").
+DRA_GATES: dict[str, dict[int, bool]] = {
+    # KEP-5055 device taints (ResourceSlice devices[].taints, requests' tolerations): alpha 1.33-1.35,
+    # beta on 1.36, GA 1.37
+    "DRADeviceTaints": {34: False, 35: False, 36: True, 37: True},
+    # DeviceTaintRule objects (resource.k8s.io): alpha 1.35, beta but off 1.36 (its API is off by default),
+    # GA 1.37
+    "DRADeviceTaintRules": {34: False, 35: False, 36: False, 37: True},
+    # KEP-5075 consumable capacity (allowMultipleAllocations, requestPolicy, requests' capacity,
+    # distinctAttribute, shareID): alpha 1.34-1.35, beta on 1.36-1.37
+    "DRAConsumableCapacity": {34: False, 35: False, 36: True, 37: True},
+    # KEP-4815 partitionable devices (sharedCounters / consumesCounters): alpha 1.33-1.35, beta on 1.36-1.37
+    "DRAPartitionableDevices": {34: False, 35: False, 36: True, 37: True},
+    # KEP-4816 firstAvailable: beta on 1.34-1.35, GA 1.36, locked on 1.37
+    "DRAPrioritizedList": {34: True, 35: True, 36: True, 37: True},
+    # KEP-5018 adminAccess: beta on 1.34-1.35, GA and locked on 1.36-1.37
+    "DRAAdminAccess": {34: True, 35: True, 36: True, 37: True},
+}
+
+
+def dra_gate(minor: int, gate: str) -> bool:
+    """Whether DRA feature gate ``gate`` is on by default in ``minor`` (``DRA_GATES``; off before 1.34)."""
+    return DRA_GATES[gate].get(minor, False) if minor <= NEWEST else DRA_GATES[gate][NEWEST]
+
+
 # "v1.34.3-eks-113cf36", "1.35", "v1.35.1+k3s1": major.minor, optional patch, optional vendor suffix
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$")
 

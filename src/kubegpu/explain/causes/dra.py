@@ -5,24 +5,30 @@ claims`` has device-level evidence. Per node, each request of the pod's unalloca
 class serves one of its extended resources and the node's device plugin does not, the special claim's
 requests) as ``explain.dra.explain_request`` counts it: devices in reach, admitted by the class and by
 the selectors (the first rejecting clause of one rejected device), held by whom, free, short; the fix.
-Advice: the nearest node (fewest devices short) and its fix. The slice index, the device holders and the
-pod's resolved claims are the same for every node: made once per pod (``Context.once``), not per node.
+With the minor's DRA gates (device taints, partitionable devices, consumable capacity): per request the
+devices a taint, the pool's counters or the device's capacity refuse, one with its values; per claim the
+devices the allocator refused only in combination (``allocation_refusals``: counters or a shared device's
+capacity the claim's other devices already take, a constraint), with values; per ``distinctAttribute``
+the free devices by value. Advice: the nearest node (fewest devices short) and its fix. The slice index,
+the device holders and the pod's resolved claims are the same for every node: made once per pod
+(``Context.once``), not per node.
 """
 
 from __future__ import annotations
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
-from kubegpu.explain.dra import RequestOnNode, explain_request, fix, holders, nearest
+from kubegpu.explain.dra import RequestOnNode, allocation_refusals, explain_request, fix, holders, nearest
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Node
-from kubegpu.scheduler.dra_allocator import SliceIndex
+from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, SliceIndex, slice_index
+from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
 from kubegpu.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE, resolve_claims
 from kubegpu.scheduler.reasons import Message, Reason
 
 
 def _index(ctx: Context) -> SliceIndex:
-    return ctx.once((_index,), lambda: SliceIndex(ctx.engine.snapshot.dra.slices))
+    return ctx.once((_index,), lambda: slice_index(ctx.engine.snapshot.dra, _features(ctx)))
 
 
 def _unallocated(ctx: Context) -> tuple[list[ResourceClaim], ClassResolver]:
@@ -47,10 +53,14 @@ def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
     return out
 
 
+def _features(ctx: Context) -> Features:
+    return Features.for_minor(ctx.engine.framework.handle.behaviour.minor)
+
+
 def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
     dra = ctx.engine.snapshot.dra
     index, held = _index(ctx), ctx.once((holders,), lambda: holders(dra))
-    return [(c, explain_request(c, sub, node, dra, index, held))
+    return [(c, explain_request(c, sub, node, dra, index, held, _features(ctx)))
             for c in _claims(ctx, node) for req in c.requests
             for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
 
@@ -61,6 +71,8 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
              f"selectors admit {r.selector_admits}", f"free {len(r.free)}"]  # fmt: skip
     if r.held:
         parts.append("held: " + ", ".join(f"{d} by {c}" for d, c in sorted(r.held.items())))
+    if r.refused:
+        parts.append("refused: " + "; ".join(f"{d}: {why}" for d, why in sorted(r.refused.items())))
     if r.rejected and r.selector_admits:  # with none admitted the fix quotes the rejecting clause itself
         d, why = next(iter(r.rejected.items()))
         parts.append(f"e.g. {d}: {why}")
@@ -75,21 +87,37 @@ def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, 
     out = []
     for claim in dict.fromkeys(c for c, _ in rows):
         for m in claim.constraints:
+            attr = m.match_attribute or m.distinct_attribute
             mine = [r for c, r in rows if c is claim and (not m.requests or r.request in m.requests
                                                            or r.request.partition("/")[0] in m.requests)]  # fmt: skip
             values: dict[str, set[str]] = {}
             for r in mine:
                 for name in r.free:
-                    v = by_name[name].attributes.get(m.match_attribute) if name in by_name else None
+                    v = by_name[name].attributes.get(attr) if name in by_name else None
                     values.setdefault(
                         "absent" if v is None else str(v[1] if isinstance(v, tuple) else v), set()
                     ).add(name)
             need = sum(max(r.wanted, 1) for r in mine)
             counts = ", ".join(f"{v}: {len(n)}" for v, n in sorted(values.items())) or "none"
-            out.append(f"claim {claim.key} matchAttribute {m.match_attribute} over "
-                       f"{', '.join(r.request for r in mine)}: {need} device(s) must share one value; free "
+            rule = "must share one value" if m.match_attribute else "must all have different values"
+            kind = "matchAttribute" if m.match_attribute else "distinctAttribute"
+            out.append(f"claim {claim.key} {kind} {attr} over "
+                       f"{', '.join(r.request for r in mine)}: {need} device(s) {rule}; free "
                        f"devices by value: {counts}")  # fmt: skip
     return out
+
+
+def _together(
+    ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]
+) -> list[tuple[str, str, str, str]]:
+    """(claim, request, device, why) for the devices the allocator refused only together with the claims'
+    other devices (alone refusals are on the request's line; a constraint's are counted per value by
+    ``_constraint_lines``), with values."""
+    dra = ctx.engine.snapshot.dra
+    alone = {(c.key, r.request, d) for c, r in rows for d in r.refused}
+    got = allocation_refusals(_claims(ctx, node), node, dra, _features(ctx))
+    return [(c, r, d, why) for (c, r, d), (kind, why) in sorted(got.items())
+            if kind != REFUSED_CONSTRAINT and (c, r, d) not in alone]  # fmt: skip
 
 
 def evidence(ctx: Context, reason: Message, idx: int) -> list[str]:
@@ -97,7 +125,14 @@ def evidence(ctx: Context, reason: Message, idx: int) -> list[str]:
         return []
     node = ctx.engine.cluster.nodes[idx]
     rows = _rows(ctx, node)
-    return [_line(c, r) for c, r in rows] + _constraint_lines(ctx, node, rows)
+    return (
+        [_line(c, r) for c, r in rows]
+        + _constraint_lines(ctx, node, rows)
+        + [
+            f"claim {c} request {r}: {d} refused together with the claim's other devices: {why}"
+            for c, r, d, why in _together(ctx, node, rows)
+        ]
+    )
 
 
 def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
@@ -115,10 +150,19 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
         )
     short = [r for r in per_node[best] if r.short]
     constrained = [c for c in _claims(ctx, by_name[best]) if c.constraints]
-    if not short and constrained:
-        attrs = ", ".join(m.match_attribute for c in constrained for m in c.constraints)
-        text = (f"every request fits alone, but the devices of {constrained[0].key} must share one value of "
-                f"{attrs} and no value has enough free devices (the evidence counts them per value)")  # fmt: skip
+    together = [] if short else _together(ctx, by_name[best], _rows(ctx, by_name[best]))
+    if together:
+        c, r, d, why = together[0]
+        text = f"every request fits alone, but together they do not: {d} for claim {c} request {r}: {why}"
+    elif not short and constrained:
+        ms = [m for c in constrained for m in c.constraints]
+        attrs = ", ".join(m.match_attribute or m.distinct_attribute for m in ms)
+        if all(m.match_attribute for m in ms):
+            rule, lack = "share one value of", "no value has enough free devices"
+        else:
+            rule, lack = "satisfy the constraints on", "the free devices do not have enough values for that"
+        text = (f"every request fits alone, but the devices of {constrained[0].key} must {rule} {attrs} and "
+                f"{lack} (the evidence counts them per value)")  # fmt: skip
     else:
         text = fix((short or per_node[best])[0])
     return Advice(

@@ -20,14 +20,17 @@ together with the pod's own claims.
 Every rejection is UnschedulableAndUnresolvable (upstream ``statusUnschedulable``), so preemption never
 helps a DRA rejection. Statuses carry these reason strings (one constant each below). The DRA objects
 come from the framework handle (``Handle.dra``, a ``model.dra.DraObjects``: the snapshot's, set by
-``scheduler.assembly``); the plugin is in the default profile from 1.34 (``scheduler.versions``). Args:
-``deviceTaints`` (the DRADeviceTaints gate). Imports model and scheduler only.
+``scheduler.assembly``); the plugin is in the default profile from 1.34 (``scheduler.versions``). The
+allocator's features (device taints, partitionable devices, consumable capacity) are the minor's default
+gates (``versions.DRA_GATES``); args: ``deviceTaints`` overrides the DRADeviceTaints gate. Imports model
+and scheduler only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, ClassVar, Final
 
 from kubegpu.model.affinity import term_matches
@@ -41,7 +44,9 @@ from kubegpu.scheduler.dra_allocator import (
     DeviceId,
     Result,
     SliceIndex,
+    slice_index,
 )
+from kubegpu.scheduler.dra_capacity import Features, add_consumption
 from kubegpu.scheduler.dra_extended import (
     IN_MEMORY_NAME,
     ClassResolver,
@@ -127,6 +132,7 @@ class _State:
     special: ResourceClaim | None = None  # the special claim for extended resources (also last in claims)
     to_allocate: list[ResourceClaim] = field(default_factory=list)  # the pod's own unallocated claims
     in_use: set[DeviceId] = field(default_factory=set)
+    shared: dict[DeviceId, dict[str, Fraction]] = field(default_factory=dict)  # consumed by allocated shares
     by_requests: dict[Hashable, Allocator] = field(
         default_factory=dict
     )  # special claim's requests → allocator
@@ -137,7 +143,10 @@ class DynamicResources:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.dra: DraObjects = handle.dra
-        self.device_taints = bool(args.get("deviceTaints", False))
+        features = Features.for_minor(handle.behaviour.minor)
+        if "deviceTaints" in args:
+            features = replace(features, device_taints=bool(args["deviceTaints"]))
+        self.features = features
         self._extended = handle.behaviour.dra_extended_resource
         self._resolver: ClassResolver | None = None
         # "no new claims to deallocate" for a pod without claims: 1.34–1.36 (scheduler.versions)
@@ -151,7 +160,7 @@ class DynamicResources:
 
     def index(self) -> SliceIndex:
         if self._index is None:
-            self._index = SliceIndex(self.dra.slices)
+            self._index = slice_index(self.dra, self.features)
         return self._index
 
     def resolver(self) -> ClassResolver:
@@ -206,18 +215,24 @@ class DynamicResources:
             reserved_for=(*claim.reserved_for, uid),
         )
 
-    def in_use(self) -> set[DeviceId]:
-        """Upstream ``ListAllAllocatedDevices``: every device an allocated claim holds, admin access aside."""
+    def in_use(self) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
+        """Upstream ``ListAllAllocatedDevices`` / ``GatherAllocatedState``: every device an allocated claim
+        holds, admin access aside; with consumable capacity a share (``shareID``) adds its consumed capacity
+        to the device instead (without the gate a share holds the device whole)."""
         out: set[DeviceId] = set()
-        for c in self.dra.claims.values():
-            c = self.claim_view(c)
-            for d in c.allocated or ():
-                if not d.admin_access:
-                    out.add(d.device_id)
+        shared: dict[DeviceId, dict[str, Fraction]] = {}
+        results = [d for c in self.dra.claims.values() for d in self.claim_view(c).allocated or ()]
         for key, (result, _, _) in self.assumed.items():  # special claims this run made
             if key not in self.dra.claims:
-                out.update(d.device_id for d in result.devices if not d.admin_access)
-        return out
+                results.extend(result.devices)
+        for d in results:
+            if d.admin_access:
+                continue
+            if d.share_id and self.features.consumable:
+                add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
+            else:
+                out.add(d.device_id)
+        return out, shared
 
     def pre_enqueue(self, pod: Pod) -> Status:
         """Upstream ``PreEnqueue``: the pod stays out of the active queue, with no event, while this fails."""
@@ -264,7 +279,7 @@ class DynamicResources:
         s.claims = claims
         s.to_allocate = to_allocate
         if to_allocate or (special is not None and special.allocated is None):
-            s.in_use = self.in_use()
+            s.in_use, s.shared = self.in_use()
             try:
                 s.allocator = self._allocator(s, None)
             except AllocationError as exc:
@@ -279,7 +294,7 @@ class DynamicResources:
         if got is None:
             claims = [*s.to_allocate, *((node_claim,) if node_claim is not None else ())]
             got = s.by_requests[key] = Allocator(
-                claims, self.dra.classes, self.index(), s.in_use, self.device_taints
+                claims, self.dra.classes, self.index(), s.in_use, self.features, s.shared
             )
         return got
 
