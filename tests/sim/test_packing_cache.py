@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kubegpu.model.objects import Pod
@@ -116,6 +116,9 @@ def random_pod(rng: np.random.Generator, name: str) -> Pod:
 
 @SETTINGS
 @given(st.integers(0, 2**32 - 1), st.sampled_from(CACHED))
+# seed 1333 draws nodes of at most 3 GPUs and a 4-GPU pod: GpuClustering's kind column for 4 did not
+# exist and the score raised IndexError (found by hypothesis; kept so it runs every time)
+@example(1333, "GpuClustering")
 def test_cached_packing_scores_equal_scores_computed_from_scratch(seed: int, policy: str) -> None:
     """Random nodes and pods, scheduled through the core (so the cache sees placements between asks);
     after each, three probe shapes are scored over every node by the policy's plugin (cached), by a new

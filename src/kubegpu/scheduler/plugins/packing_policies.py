@@ -102,7 +102,9 @@ class GpuClusteringScore(_LedgerScore):
         if not shape.count:
             return np.zeros(len(rows), dtype=np.int64)
         counts = self.ledger.kind_counts(rows)  # [K, kinds]
-        same = counts[:, self.ledger.kind_of(shape)] > 0
+        kind = self.ledger.kind_of(shape)
+        # a pod asking more GPUs than any node has is a kind no node holds (its column would not exist)
+        same = counts[:, kind] > 0 if kind < counts.shape[1] else np.zeros(len(rows), dtype=np.bool_)
         kinds = (counts > 0).sum(axis=1)
         band = np.select([same & (kinds == 1), same, kinds == 0], [3, 2, 1], 0)
         free = self.ledger.gpu_left[rows].sum(axis=1)
