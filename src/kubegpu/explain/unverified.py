@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Final
 
 from kubegpu.explain.engine import Engine
+from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_volume_limits import attachable
+from kubegpu.scheduler.plugins.pod_topology_spread import spread_defaults
 from kubegpu.scheduler.plugins.volume_binding import delayed_binding
 from kubegpu.scheduler.plugins.volume_objects import claim_volumes
 from kubegpu.scheduler.versions import behaviour
@@ -33,7 +35,8 @@ MIGRATABLE: Final = frozenset(
 )
 
 
-def unverified(engine: Engine, pod: Pod) -> list[str]:
+def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
+    """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node."""
     out = [f"the pod uses {c}, which kubegpu does not evaluate" for c in pod.unmodelled_constraints]
     profile = engine.profile
     if pod.scheduler_name != profile.scheduler_name:
@@ -43,7 +46,28 @@ def unverified(engine: Engine, pod: Pod) -> list[str]:
         )
     out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
+    out.extend(_default_spread_lines(engine, pod, scheduled))
     return out
+
+
+def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> list[str]:
+    """A pod without its own spread constraints is spread with the profile's defaults, whose selector comes
+    from the Services and controllers selecting it: without those kinds it cannot be computed. ScheduleAnyway
+    defaults (the system ones) only rank nodes, which matters only when the pod fits."""
+    spec = next((p for p in engine.profile.plugins if p.name == names.POD_TOPOLOGY_SPREAD), None)
+    if pod.spread_constraints or spec is None:
+        return []
+    defaults, _ = spread_defaults(spec.args, spec.name)
+    if not any(c.when_unsatisfiable == "DoNotSchedule" or (scheduled and spec.weight > 0) for c in defaults):
+        return []
+    missing = default_spread.SpreadOwners.of(engine.snapshot.records).missing(pod)
+    if not missing:
+        return []
+    return [
+        f"PodTopologySpread's default constraints take their selector from the Services and controllers "
+        f"selecting the pod, and the snapshot holds no {' or '.join(missing)} objects: the default spread could not "
+        f"be computed, so the node ranking may differ (add {default_spread.RESOURCES} to the snapshot)"
+    ]
 
 
 def _volume_lines(engine: Engine, pod: Pod) -> list[str]:

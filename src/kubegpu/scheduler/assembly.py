@@ -35,6 +35,7 @@ from kubegpu.devices.plugin_config import parse_plugin_config
 from kubegpu.devices.sharing import PluginConfig
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.bulk import bulk_load
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
@@ -45,6 +46,7 @@ from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
 from kubegpu.scheduler.gpu_share import GpuShareLedger
 from kubegpu.scheduler.plugins import names
+from kubegpu.scheduler.plugins.pod_topology_spread import with_spread_owners
 from kubegpu.scheduler.plugins.volume_objects import with_volumes
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
@@ -77,6 +79,9 @@ class SchedulerSpec:
     # False (the live scheduler, which writes no PV bindings): VolumeBinding refuses pods it would have to bind
     volumes: VolumeObjects | None = None
     binds_volumes: bool = True
+    # PodTopologySpread's default constraints read the Services and controllers selecting a pod (Engine: the
+    # snapshot's); None: there are none, so pods without their own constraints are not spread
+    spread_owners: SpreadOwners | None = None
     clock: Callable[[], datetime] | None = None  # None: UTC wall time, read per cycle
     plugin_configs: Mapping[str, PluginConfig] = field(default_factory=dict)  # Engine: device models
 
@@ -108,6 +113,8 @@ def profile(spec: SchedulerSpec) -> Profile:
         chosen = replace(chosen, plugins=plugins)
     if spec.volumes is not None:
         chosen = with_volumes(chosen, spec.volumes, binds=spec.binds_volumes)
+    if spec.spread_owners is not None:
+        chosen = with_spread_owners(chosen, spec.spread_owners)
     return chosen
 
 
@@ -164,6 +171,7 @@ class Engine:
             pdbs=spec.pdbs or tuple(snapshot.pdbs),
             dra=spec.dra if spec.dra is not None else snapshot.dra,
             volumes=spec.volumes if spec.volumes is not None else snapshot.volumes,
+            spread_owners=spec.spread_owners or SpreadOwners.of(snapshot.records),
         )
         with bulk_load():  # the cyclic collector paused while millions of small objects are made
             self.devices = device_models(snapshot, spec.plugin_configs)

@@ -24,6 +24,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginSpec, Profile
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES
+from kubegpu.scheduler.plugins.pod_topology_spread import spread_defaults
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
@@ -53,11 +54,14 @@ _POINTS: Final[Mapping[str, frozenset[str]]] = {
     names.DEFAULT_PREEMPTION: frozenset({"postFilter"}),
     names.BALANCED_ALLOCATION: frozenset({"preScore", "score"}),
     names.IMAGE_LOCALITY: frozenset({"score"}),
+    names.POD_TOPOLOGY_SPREAD: frozenset({"preFilter", "filter", "preScore", "score"}),
+    names.INTER_POD_AFFINITY: frozenset({"preFilter", "filter", "preScore", "score"}),
 }
 MODELLED_ARGS: Final[Mapping[str, frozenset[str]]] = {
     names.NODE_RESOURCES_FIT: frozenset({"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}),
     names.BALANCED_ALLOCATION: frozenset({"resources"}),
     names.DEFAULT_PREEMPTION: frozenset({"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}),
+    names.POD_TOPOLOGY_SPREAD: frozenset({"defaultingType", "defaultConstraints"}),
 }
 _TYPE_META: Final = frozenset({"apiVersion", "kind"})
 
@@ -201,6 +205,8 @@ def _profile(
         args = dict(_map(source, pc.get("args"), f"{field}.pluginConfig[{i}].args"))
         if not isinstance(cname, str) or cname not in specs:
             continue  # args of a plugin the profile does not run do nothing
+        if cname == names.POD_TOPOLOGY_SPREAD:  # checked here, where the file and field can be named
+            spread_defaults(args, f"{source}: {KIND}: {field}.pluginConfig[{i}].args")
         extra = sorted(set(args) - _TYPE_META - MODELLED_ARGS.get(cname, frozenset()))
         if extra:
             notes.append(f"pluginConfig of {cname} in profile {name!r}: {', '.join(extra)} not modelled")
