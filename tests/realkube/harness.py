@@ -6,7 +6,9 @@ for every priority (the Priority admission plugin refuses a pod that sets ``spec
 ``default`` ServiceAccount that the (absent) controller-manager would create. DRA objects
 (``resource.k8s.io/v1``): DeviceClasses under their own names (claims name them; deleted after the case),
 ResourceSlices with the case's prefix on their name, node and pool (a claim allocated by an earlier case
-keeps its devices, so pools never repeat), ResourceClaims in the case's namespace.
+keeps its devices, so pools never repeat), ResourceClaims in the case's namespace. Services, ReplicaSets,
+StatefulSets and ReplicationControllers (what PodTopologySpread's default selector reads) in the case's
+namespace; with no controller-manager they only exist, and pods keep their ``ownerReferences`` to them.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def ok(result: tuple[int, Raw], what: str) -> Raw:
 
 def _pod_for_server(raw: Raw, ns: str, prefix: str) -> tuple[Raw, tuple[str, int, str] | None]:
     pod = copy.deepcopy(raw)
-    pod["metadata"] = {k: v for k, v in pod["metadata"].items() if k in ("name", "labels", "annotations")}
+    keep = ("name", "labels", "annotations", "ownerReferences")
+    pod["metadata"] = {k: v for k, v in pod["metadata"].items() if k in keep}
     pod["metadata"]["namespace"] = ns
     pod.pop("status", None)
     spec = pod["spec"]
@@ -97,6 +100,25 @@ def create_node(cp: Any, raw: Raw, prefix: str = "") -> str:
 
 
 DRA = "/apis/resource.k8s.io/v1"
+# kind → collection under /api/v1 or /apis/apps/v1, namespaced (PodTopologySpread's DefaultSelector)
+SELECTING: dict[str, str] = {
+    "Service": "/api/v1/namespaces/{ns}/services",
+    "ReplicationController": "/api/v1/namespaces/{ns}/replicationcontrollers",
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",
+    "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets",
+}
+
+
+def create_selecting(cp: Any, raw: Raw, ns: str) -> None:
+    """POST a Service or controller into the case's namespace (deleted with it)."""
+    obj = copy.deepcopy(raw)
+    obj["metadata"] = {"name": obj["metadata"]["name"], "namespace": ns, **{
+        k: v for k, v in obj["metadata"].items() if k in ("labels", "annotations")}}  # fmt: skip
+    obj.pop("status", None)
+    ok(
+        cp.request("POST", SELECTING[obj["kind"]].format(ns=ns), obj),
+        f"{obj['kind']} {obj['metadata']['name']}",
+    )
 
 
 def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | None:
@@ -142,6 +164,8 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
                 made.append(storage.create(cp, obj, ns, prefix))
             elif obj["kind"] == "Pod":
                 pods.append(obj)
+            elif obj["kind"] in SELECTING:
+                create_selecting(cp, obj, ns)
             else:
                 dra_obj = create_dra(cp, obj, ns, prefix)
                 if dra_obj:
