@@ -88,14 +88,18 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
         )
     delayed = [c for c in (objects.claims.get(f"{pod.namespace}/{n}") for n in claims)
                if c is not None and not c.volume_name and delayed_binding(c, objects)]  # fmt: skip
-    if any(objects.classes[c.storage_class].provisioner not in ("", vol.NO_PROVISIONER) for c in delayed):
+    provisioned = any(
+        objects.classes[c.storage_class].provisioner not in ("", vol.NO_PROVISIONER) for c in delayed
+    )
+    if provisioned:
         out.append(
             "provisioning is taken to fit: the provisioner's free capacity (CSIStorageCapacity) is not modelled"
         )
-    minor = behaviour(engine.profile.kube_version).minor
-    if delayed and minor >= 37:
-        out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) is not modelled: "
-                   "among feasible nodes the one chosen may differ")  # fmt: skip
+    rel = behaviour(engine.profile.kube_version)
+    minor = rel.minor
+    if provisioned and rel.storage_capacity_scoring:
+        out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) of a volume to provision "
+                   "reads CSIStorageCapacity, not modelled (scored 0): among feasible nodes the one chosen may differ")  # fmt: skip
     if minor >= 35 and attachable(pod, objects) and any(n.limits for n in objects.csinodes.values()):
         out.append("VolumeAttachments (counted by NodeVolumeLimits from 1.35) are not read: attach limits count "
                    "only the volumes of the node's pods")  # fmt: skip
