@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,7 +185,9 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
             if obj is case.pod:
                 time.sleep(1.0)  # let the scheduler's informers see the nodes and running pods first
             ok(cp.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), f"pod {pod['metadata']['name']}")
-        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout)
+        available = [name for path, name in made if path.endswith("/persistentvolumes")]
+        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout,
+                             lambda: storage.complete_bindings(cp, ns, available) if available else None)  # fmt: skip
     finally:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
         for path, name in dra_made:
@@ -200,10 +203,19 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
 _COUNT = re.compile(r"^0/(\d+) nodes are available")
 
 
-def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout: float) -> Verdict:
+def _wait_verdict(
+    cp: Any,
+    ns: str,
+    name: str,
+    prefix: str,
+    nodes: int,
+    timeout: float,
+    tick: Callable[[], None] = lambda: None,
+) -> Verdict:
     deadline = time.monotonic() + timeout
     last: Verdict | None = None
     while time.monotonic() < deadline:
+        tick()  # the absent PV controller's part of a WaitForFirstConsumer binding (storage.complete_bindings)
         pod = ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
         node = pod["spec"].get("nodeName", "")
         if node:
