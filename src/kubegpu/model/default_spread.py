@@ -19,12 +19,13 @@ Must not import: anything above ``kubegpu.model``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+from kubegpu.errors import InputError
 from kubegpu.model.objects import LabelSelector, Pod, Requirement
-from kubegpu.model.records import SERVICE, Controller, Records, Service
+from kubegpu.model.records import SERVICE, Controller, Records, Service, parse_controller, parse_service
 
 # helper/spread.go rcKind, rsKind, ssKind: the controller kinds whose selector is read, by apiVersion
 CONTROLLER_GVKS: Final = frozenset(
@@ -32,15 +33,17 @@ CONTROLLER_GVKS: Final = frozenset(
 )
 # what a snapshot needs for the default selector (``kubectl get`` resource names, for messages)
 RESOURCES: Final = "services,replicationcontrollers,replicasets,statefulsets"
+KINDS: Final = frozenset({SERVICE, *(kind for _, kind in CONTROLLER_GVKS)})
 
 
 @dataclass
 class SpreadOwners:
-    """The Services and the ReplicationControllers, ReplicaSets and StatefulSets of a snapshot, per namespace."""
+    """The Services and the ReplicationControllers, ReplicaSets and StatefulSets of a snapshot, per namespace
+    (or of a live scheduler's informers, kept by ``apply``)."""
 
-    services: dict[str, list[Service]] = field(default_factory=dict)
+    services: dict[str, dict[str, Service]] = field(default_factory=dict)  # namespace → name → Service
     controllers: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
-    seen: frozenset[str] = frozenset()  # which kinds the snapshot carried
+    seen: set[str] = field(default_factory=set)  # which kinds the snapshot carried (or were listed)
 
     @classmethod
     def of(cls, records: Records) -> SpreadOwners:
@@ -50,13 +53,40 @@ class SpreadOwners:
     def build(
         cls, services: Iterable[Service], controllers: Iterable[Controller], seen: Iterable[str]
     ) -> SpreadOwners:
-        out = cls(seen=frozenset(seen))
+        out = cls(seen=set(seen))
         for s in services:
-            if s.selector is not None:  # services with nil selectors match nothing, not everything
-                out.services.setdefault(s.namespace, []).append(s)
+            out.services.setdefault(s.namespace, {})[s.name] = s
         for c in controllers:
             out.controllers[(c.kind, c.namespace, c.name)] = c
         return out
+
+    def apply(self, kind: str, event_type: str, items: Iterable[Mapping[str, Any]]) -> list[InputError]:
+        """An informer's event for one of ``KINDS`` (``SYNC``, ``kube.informer``'s: the full list, replacing
+        the kind's objects; ``DELETED``; else added or modified). Objects that cannot be parsed are left out
+        and returned as errors."""
+        errors: list[InputError] = []
+        if event_type == "SYNC":
+            self.seen.add(kind)
+            if kind == SERVICE:
+                self.services.clear()
+            else:
+                for key in [k for k in self.controllers if k[0] == kind]:
+                    del self.controllers[key]
+        for raw in items:
+            meta = raw.get("metadata") or {}
+            ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+            try:
+                if kind == SERVICE:
+                    self.services.get(ns, {}).pop(name, None)
+                    if event_type != "DELETED":
+                        self.services.setdefault(ns, {})[name] = parse_service({**raw, "kind": kind}, "watch")
+                else:
+                    self.controllers.pop((kind, ns, name), None)
+                    if event_type != "DELETED":
+                        self.controllers[(kind, ns, name)] = parse_controller({**raw, "kind": kind}, "watch")
+            except InputError as exc:
+                errors.append(exc)
+        return errors
 
     def controller_of(self, pod: Pod) -> tuple[str, str] | None:
         """The pod's controller as (kind, name) when its kind is one DefaultSelector reads."""
@@ -68,8 +98,10 @@ class SpreadOwners:
     def default_selector(self, pod: Pod) -> LabelSelector | None:
         """``helper.DefaultSelector``; None when it is empty (then the pod has no default constraints)."""
         merged: dict[str, str] = {}
-        for s in self.services.get(pod.namespace, ()):
-            sel = s.selector or {}
+        for s in self.services.get(pod.namespace, {}).values():
+            sel = s.selector
+            if sel is None:  # services with nil selectors match nothing, not everything
+                continue
             if all(pod.labels.get(k) == v for k, v in sel.items()):
                 merged.update(sel)  # they all match the pod, so no key conflicts (spread.go)
         extra: tuple[Requirement, ...] = ()
