@@ -14,15 +14,18 @@ import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.pending import explain_pod
 from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.objects import LabelSelector, Requirement
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.kube_config import parse_scheduler_config
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.testing.builders import make_node, make_pod
-from tests.conftest import scheduler_for
+from tests.conftest import scheduler_for, snapshot_of
 
 ZONE = "topology.kubernetes.io/zone"
 Raw = dict[str, Any]
@@ -239,3 +242,54 @@ def test_invalid_spread_args_name_file_and_field(args: Raw, message: str) -> Non
 def test_spread_args_are_modelled_not_noted() -> None:
     profile = list_profile({"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"})
     assert profile.unmodelled == ()
+
+
+# --- explain ------------------------------------------------------------------------------------------------
+
+
+def explained(*objects: Raw, pod: Raw, profile: Any = None) -> Any:
+    snap = snapshot_of(*objects, pod)
+    engine = Engine(snap, SchedulerSpec(profile or "default"))
+    return explain_pod(engine, snap.pod("default/p"))
+
+
+def test_explain_says_the_default_spread_could_not_be_computed_without_services() -> None:
+    """A snapshot with no Service: the pod fits, so the default spread would rank the nodes; it cannot be
+    computed, and the verdict is marked unverified (never assumed to have no selector)."""
+    exp = explained(make_node("a").obj(), make_node("b").obj(), pod=make_pod("p").labels(app="x").obj())
+    assert exp.schedulable
+    assert any("the snapshot holds no Service objects: the default spread could not be computed" in line
+               for line in exp.unverified)  # fmt: skip
+
+
+def test_explain_is_silent_when_the_kinds_are_there_or_ranking_does_not_matter() -> None:
+    """With a Service in the snapshot (selecting the pod or not) the default spread was computed; a pod that
+    fits nowhere is not ranked (System defaults are ScheduleAnyway); a pod with its own constraints has no
+    defaults."""
+    nodes = [make_node("a").obj(), make_node("b").obj()]
+    with_service = explained(*nodes, service("kubernetes", None), pod=make_pod("p").labels(app="x").obj())
+    no_fit = explained(*nodes, pod=make_pod("p").labels(app="x").requests(cpu="64").obj())
+    own = explained(
+        *nodes, pod=make_pod("p").labels(app="x").spread(ZONE, 1, {"app": "x"}, when="ScheduleAnyway").obj()
+    )
+    assert [e.unverified for e in (with_service, no_fit, own)] == [[], [], []]
+    owned = explained(*nodes, service("kubernetes", None),
+                      pod=make_pod("p").labels(app="x").owner("StatefulSet", "db").obj())  # fmt: skip
+    assert any("no StatefulSet objects" in line for line in owned.unverified)
+
+
+def test_explain_shows_a_list_default_constraint_as_the_evidence() -> None:
+    """List default hostname maxSkew 1 DoNotSchedule, Service app=x; two app=x pods on a, b cordoned (still a
+    domain with 0): on a 2 + 1 − 0 = 3 > 1 (filtering.go), the evidence names the deduced selector."""
+    profile = list_profile(
+        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}
+    )
+    exp = explained(make_node("a").obj(), make_node("b").cordon().obj(), service("web", {"app": "x"}),
+                    *(make_pod(f"w{i}").labels(app="x").on("a").obj() for i in range(2)),
+                    pod=make_pod("p").labels(app="x").obj(), profile=profile)  # fmt: skip
+    assert not exp.schedulable
+    (a,) = [n for n in exp.nodes if n.name == "a"]
+    assert a.evidence == [
+        "spread {app=x} (a default constraint of the scheduler configuration) by kubernetes.io/hostname "
+        "(maxSkew 1): a=2, b=0; here kubernetes.io/hostname=a: 2 + 1 - 0 = skew 3 > 1"
+    ]
