@@ -293,3 +293,20 @@ def test_explain_shows_a_list_default_constraint_as_the_evidence() -> None:
         "spread {app=x} (a default constraint of the scheduler configuration) by kubernetes.io/hostname "
         "(maxSkew 1): a=2, b=0; here kubernetes.io/hostname=a: 2 + 1 - 0 = skew 3 > 1"
     ]
+
+
+def test_disabling_spread_at_some_points_is_said_not_dropped() -> None:
+    """kube_config: PodTopologySpread disabled at filter and preFilter only (kube-scheduler would still score
+    with it) cannot be reproduced by a plugin that runs at every point it has: said, not silently ignored;
+    disabled at all four points it is removed."""
+
+    def profile(points: list[str]) -> Any:
+        plugins = {p: {"disabled": [{"name": "PodTopologySpread"}]} for p in points}
+        doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+               "profiles": [{"plugins": plugins}]}  # fmt: skip
+        return parse_scheduler_config(doc, "cfg.yaml").profiles[0]
+
+    partial = profile(["filter", "preFilter"])
+    assert any("plugin PodTopologySpread disabled at filter, preFilter only" in n for n in partial.unmodelled)
+    gone = profile(["filter", "preFilter", "preScore", "score"])
+    assert names.POD_TOPOLOGY_SPREAD not in [p.name for p in gone.plugins] and gone.unmodelled == ()
