@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
@@ -42,6 +43,7 @@ def scheduler_for(
         pdbs=tuple(snap.pdbs),
         dra=snap.dra,
         volumes=snap.volumes,
+        spread_owners=SpreadOwners.of(snap.records),
     )
     return assemble(spec, ClusterState(snap.nodes, snap.pods))
 

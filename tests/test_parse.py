@@ -56,7 +56,7 @@ def test_unknown_kind_is_an_error_but_ordinary_kinds_are_ignored_quietly() -> No
             ("f.yaml", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
             (
                 "f.yaml",
-                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "d", "namespace": "x"}},
+                {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "d", "namespace": "x"}},
             ),
             ("f.yaml", make_node("n1").obj()),
         ]
@@ -64,10 +64,10 @@ def test_unknown_kind_is_an_error_but_ordinary_kinds_are_ignored_quietly() -> No
     assert [e.one_line() for e in snap.errors] == [
         "f.yaml: Widget w: kind: unknown kind 'Widget' (kubegpu reads Node, Pod, ResourceQuota, LimitRange, "
         "PriorityClass, PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, "
-        "CSINode, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, Deployment, StatefulSet, Event, "
-        "Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)"
+        "CSINode, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
+        "StatefulSet, Service, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)"
     ]
-    assert snap.ignored == {"Service": 1}
+    assert snap.ignored == {"Endpoints": 1}
     assert [n.name for n in snap.nodes] == ["n1"]
 
 

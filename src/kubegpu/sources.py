@@ -40,7 +40,8 @@ _DESCRIBE_FIELDS = re.compile(
 )
 DESCRIBE_HINT = (
     "this is `kubectl describe` output, which is for people and cannot be read back; save the objects instead: "
-    "kubectl get nodes,pods,daemonsets,replicasets,jobs,events,resourcequotas,limitranges,priorityclasses,"
+    "kubectl get nodes,pods,daemonsets,replicasets,statefulsets,replicationcontrollers,services,jobs,events,"
+    "resourcequotas,limitranges,priorityclasses,"
     "poddisruptionbudgets,namespaces -A -o yaml > cluster.yaml"
 )
 

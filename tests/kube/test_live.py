@@ -195,6 +195,10 @@ def full_cluster() -> dict[str, list[dict[str, Any]]]:
         "/apis/apps/v1/daemonsets": [],
         "/apis/apps/v1/replicasets": [],
         "/apis/batch/v1/jobs": [],
+        # PodTopologySpread's default selector (model.default_spread)
+        "/apis/apps/v1/statefulsets": [],
+        "/api/v1/replicationcontrollers": [],
+        "/api/v1/services": [],
         "/api/v1/events": [],
         # the storage kinds, empty lists (a cluster without volumes): listed, nothing to warn about
         "/api/v1/persistentvolumeclaims": [],

@@ -67,6 +67,11 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
     "persistentvolumes": ("", "v1", "PersistentVolume", False),
     "storageclasses": ("storage.k8s.io", "v1", "StorageClass", False),
     "csinodes": ("storage.k8s.io", "v1", "CSINode", False),
+    # PodTopologySpread's default selector reads these (the live scheduler watches them)
+    "services": ("", "v1", "Service", True),
+    "replicationcontrollers": ("", "v1", "ReplicationController", True),
+    "replicasets": ("apps", "v1", "ReplicaSet", True),
+    "statefulsets": ("apps", "v1", "StatefulSet", True),
 }
 # Custom resources, keyed "<plural>.<group>" (the CRD's metadata.name): two APIs share "podgroups".
 CRDS: dict[str, tuple[str, str, str, bool]] = {

@@ -101,6 +101,7 @@ def _cases() -> list[Case]:
         "preemptionPolicy: Never", low=100, **{"high-never": 1000})  # fmt: skip
     _affinity_cases(add)
     out.extend(_dra_cases())
+    _default_spread_cases(add)
     return out
 
 
@@ -289,6 +290,49 @@ def _affinity_cases(add: Any) -> None:
         .pod_affinity("kubernetes.io/hostname", web, anti=True).obj(),
         "evicting the lower-priority app=web pod clears p's anti-affinity: p is nominated to a",
         high=1000, low=100)  # fmt: skip
+
+
+def _service(name: str, selector: dict[str, str]) -> Raw:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": selector, "ports": [{"port": 80}]}}  # fmt: skip
+
+
+def _replicaset(name: str, labels: dict[str, str]) -> Raw:
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}  # fmt: skip
+
+
+def _default_spread_cases(add: Any) -> None:
+    """PodTopologySpread's system default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway;
+    podtopologyspread/plugin.go) with helper/spread.go DefaultSelector. No GPUs: two or three feasible nodes,
+    scores decide. Without spreading, NodeResourcesFit (LeastAllocated) prefers a, whose pods request 2×100m
+    CPU against b's 1 CPU (4-CPU nodes); the default spread (weight 2, hostname: a 80, b 200) overrides it."""
+
+    def nodes(*names: str) -> list[Raw]:
+        return [make_node(n).capacity(cpu="4", memory="8Gi").obj() for n in names]
+
+    x = {"app": "x"}
+    load = [make_pod("x-0").labels(app="x").requests(cpu="100m").on("a").obj(),
+            make_pod("x-1").labels(app="x").requests(cpu="100m").on("a").obj(),
+            make_pod("big").labels(app="other").requests(cpu="1").on("b").obj()]  # fmt: skip
+    pod = make_pod("p").labels(app="x").requests(cpu="100m")
+    add("default-spread-service", [*nodes("a", "b"), _service("web", x), *load], pod.obj(),
+        "a Service selects app=x: two of them on a, none on b → b, against LeastAllocated")  # fmt: skip
+    add("default-spread-no-service", [*nodes("a", "b"), _service("web", {"app": "y"}), *load], pod.obj(),
+        "the Service selects app=y, not p: no default spread, LeastAllocated picks a")  # fmt: skip
+    owned = make_pod("p").labels(app="x").requests(cpu="100m").owner("ReplicaSet", "rs-x")
+    add("default-spread-replicaset", [*nodes("a", "b"), _replicaset("rs-x", x), *load], owned.obj(),
+        "no Service; p's controller is ReplicaSet rs-x (app=x): its selector spreads p to b")  # fmt: skip
+    zoned = [make_node("a").capacity(cpu="4", memory="8Gi").label(ZONE, "z1").obj(),
+             make_node("b").capacity(cpu="4", memory="8Gi").label(ZONE, "z1").obj(),
+             make_node("c").capacity(cpu="4", memory="8Gi").obj(), _service("web", x),
+             make_pod("x-0").labels(app="x").requests(cpu="100m").on("a").obj(),
+             make_pod("o-0").labels(app="other").requests(cpu="100m").on("b").obj(),
+             make_pod("o-1").labels(app="other").requests(cpu="100m").on("c").obj()]  # fmt: skip
+    add("default-spread-no-zone-label", zoned, pod.obj(),
+        "c has no zone label yet is scored (system defaults do not require every key): spread a 44, b 88, "
+        "c 200; b and c carry equal load")  # fmt: skip
 
 
 CASES = _cases()

@@ -7,7 +7,9 @@ for every priority (the Priority admission plugin refuses a pod that sets ``spec
 (``resource.k8s.io/v1``): DeviceClasses under their own names (claims name them; deleted after the case),
 ResourceSlices with the case's prefix on their name, node and pool (a claim allocated by an earlier case
 keeps its devices, so pools never repeat), DeviceTaintRules with it on the pool they select (deleted after
-the case), ResourceClaims in the case's namespace.
+the case), ResourceClaims in the case's namespace. Services, ReplicaSets, StatefulSets and
+ReplicationControllers (what PodTopologySpread's default selector reads) in the case's namespace; with no
+controller-manager they only exist, and pods keep their ``ownerReferences`` to them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +57,8 @@ def ok(result: tuple[int, Raw], what: str) -> Raw:
 
 def _pod_for_server(raw: Raw, ns: str, prefix: str) -> tuple[Raw, tuple[str, int, str] | None]:
     pod = copy.deepcopy(raw)
-    pod["metadata"] = {k: v for k, v in pod["metadata"].items() if k in ("name", "labels", "annotations")}
+    keep = ("name", "labels", "annotations", "ownerReferences")
+    pod["metadata"] = {k: v for k, v in pod["metadata"].items() if k in keep}
     pod["metadata"]["namespace"] = ns
     pod.pop("status", None)
     spec = pod["spec"]
@@ -98,6 +102,25 @@ def create_node(cp: Any, raw: Raw, prefix: str = "") -> str:
 
 
 DRA = "/apis/resource.k8s.io/v1"
+# kind → collection under /api/v1 or /apis/apps/v1, namespaced (PodTopologySpread's DefaultSelector)
+SELECTING: dict[str, str] = {
+    "Service": "/api/v1/namespaces/{ns}/services",
+    "ReplicationController": "/api/v1/namespaces/{ns}/replicationcontrollers",
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",
+    "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets",
+}
+
+
+def create_selecting(cp: Any, raw: Raw, ns: str) -> None:
+    """POST a Service or controller into the case's namespace (deleted with it)."""
+    obj = copy.deepcopy(raw)
+    obj["metadata"] = {"name": obj["metadata"]["name"], "namespace": ns, **{
+        k: v for k, v in obj["metadata"].items() if k in ("labels", "annotations")}}  # fmt: skip
+    obj.pop("status", None)
+    ok(
+        cp.request("POST", SELECTING[obj["kind"]].format(ns=ns), obj),
+        f"{obj['kind']} {obj['metadata']['name']}",
+    )
 
 
 def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | None:
@@ -148,6 +171,8 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
                 made.append(storage.create(cp, obj, ns, prefix))
             elif obj["kind"] == "Pod":
                 pods.append(obj)
+            elif obj["kind"] in SELECTING:
+                create_selecting(cp, obj, ns)
             else:
                 dra_obj = create_dra(cp, obj, ns, prefix)
                 if dra_obj:
@@ -166,7 +191,9 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
             if obj is case.pod:
                 time.sleep(1.0)  # let the scheduler's informers see the nodes and running pods first
             ok(cp.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), f"pod {pod['metadata']['name']}")
-        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout)
+        available = [name for path, name in made if path.endswith("/persistentvolumes")]
+        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout,
+                             lambda: storage.complete_bindings(cp, ns, available) if available else None)  # fmt: skip
     finally:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
         for path, name in dra_made:
@@ -182,10 +209,19 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
 _COUNT = re.compile(r"^0/(\d+) nodes are available")
 
 
-def _wait_verdict(cp: Any, ns: str, name: str, prefix: str, nodes: int, timeout: float) -> Verdict:
+def _wait_verdict(
+    cp: Any,
+    ns: str,
+    name: str,
+    prefix: str,
+    nodes: int,
+    timeout: float,
+    tick: Callable[[], None] = lambda: None,
+) -> Verdict:
     deadline = time.monotonic() + timeout
     last: Verdict | None = None
     while time.monotonic() < deadline:
+        tick()  # the absent PV controller's part of a WaitForFirstConsumer binding (storage.complete_bindings)
         pod = ok(cp.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), "get pod")
         node = pod["spec"].get("nodeName", "")
         if node:

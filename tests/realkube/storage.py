@@ -4,6 +4,11 @@ Cluster-scoped objects get the case's prefix (``c<index>-``) and every reference
 class and volume name, a PV's class; a CSINode is named after its renamed node); a PV's ``claimRef`` moves to
 the case's namespace. ``status.phase`` (a PV's ``Available``/``Bound``, a claim's ``Bound``) goes through the
 ``status`` subresource: a POST's status is dropped, and no PV controller is running to set it.
+
+``complete_bindings`` stands in for the PV controller's half of a WaitForFirstConsumer binding: once
+kube-scheduler's PreBind has written a PV's ``claimRef`` (``bindAPIUpdate``), it binds the claim to it (volume
+name, ``pv.kubernetes.io/bind-completed``, phases Bound) as ``syncUnboundClaim`` would, so PreBind's
+``checkBindings`` passes and the pod is bound where the scheduler chose (instead of timing out after 600 s).
 """
 
 from __future__ import annotations
@@ -50,3 +55,31 @@ def create(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str]:
         ok(cp.request("PATCH", f"{path}/{name}/status", {"status": status}, "application/merge-patch+json"),
            f"{obj['kind']} {name} status")  # fmt: skip
     return path, name
+
+
+def complete_bindings(cp: Any, ns: str, pvs: list[str]) -> None:
+    """Bind each claim of ``ns`` that one of ``pvs`` (initially Available) now refers to by ``claimRef``."""
+    from tests.realkube.harness import ok
+
+    for pv_name in pvs:
+        status, pv = cp.request("GET", f"/api/v1/persistentvolumes/{pv_name}")
+        ref = pv.get("spec", {}).get("claimRef") if status == 200 else None
+        if not ref or ref.get("namespace") != ns or pv.get("status", {}).get("phase") == "Bound":
+            continue
+        path = f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{ref['name']}"
+        pvc = ok(cp.request("GET", path), f"claim {ref['name']}")
+        if not pvc["spec"].get("volumeName"):
+            patch = {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                     "spec": {"volumeName": pv_name}}  # fmt: skip
+            ok(cp.request("PATCH", path, patch, "application/merge-patch+json"), f"bind claim {ref['name']}")
+        spec = pv["spec"]
+        done = {
+            "status": {
+                "phase": "Bound",
+                "accessModes": spec.get("accessModes", []),
+                "capacity": spec.get("capacity", {}),
+            }
+        }
+        ok(cp.request("PATCH", f"{path}/status", done, "application/merge-patch+json"), "claim status")
+        ok(cp.request("PATCH", f"/api/v1/persistentvolumes/{pv_name}/status", {"status": {"phase": "Bound"}},
+                      "application/merge-patch+json"), f"PV {pv_name} status")  # fmt: skip

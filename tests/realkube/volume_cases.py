@@ -3,8 +3,9 @@ and a real kube-scheduler like ``cases.py``, recorded in ``golden/volumes/<relea
 
 The real control plane has no PV controller, so every state is made as that controller would have left it:
 a bound claim has ``spec.volumeName``, the ``pv.kubernetes.io/bind-completed`` annotation and ``status.phase:
-Bound``; its PV has a ``claimRef`` and ``status.phase: Bound``; an unbound PV is ``Available``. No case
-lets kube-scheduler bind a WaitForFirstConsumer claim: its PreBind would wait for the absent controller.
+Bound``; its PV has a ``claimRef`` and ``status.phase: Bound``; an unbound PV is ``Available``. When
+kube-scheduler binds a WaitForFirstConsumer claim to a PV (``wffc-capacity-score``), the harness completes the
+binding as that controller would (``storage.complete_bindings``), so PreBind finishes and the pod is bound.
 Cluster-scoped objects (PVs, StorageClasses, CSINodes) are renamed per case by the harness, so PV node
 affinity selects on a ``disk`` label (not the renamed hostname) and no expected text names a PV or class.
 
@@ -140,6 +141,15 @@ def _cases() -> list[Case]:
         make_node("a").capacity(**cpu).obj(), gce_disk(make_pod("writer").requests(cpu="1").on("a").obj(), "pd-1"),
     ], gce_disk(make_pod("p").requests(cpu="1").obj(), "pd-1"),
         "the same GCE PD mounted read-write twice on one node")  # fmt: skip
+    add("wffc-capacity-score", [
+        make_node("a").capacity(**cpu).label("disk", "ssd-a").obj(),
+        make_node("b").capacity(**cpu).label("disk", "ssd-b").obj(),
+        storage_class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer"),
+        volume("big-pv", "local", "1000Gi", disk="ssd-a"), volume("tight-pv", "local", "11Gi", disk="ssd-b"),
+        claim("data", "local", "10Gi"), make_pod("busy").requests(cpu="1").on("a").obj(),
+    ], uses(make_pod("p").requests(cpu="100m").obj(), "data"),
+        "a 10Gi WaitForFirstConsumer claim: a's PV is 1% used by it, b's 90%. StorageCapacityScoring (on by "
+        "default in 1.37 only) prefers a by 99 − 10 = 89 points; before, b's lighter CPU load wins")  # fmt: skip
     return out
 
 

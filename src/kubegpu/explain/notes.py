@@ -37,16 +37,6 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
             f"the pod uses {', '.join(pod.unmodelled_constraints)}, which kubegpu does not evaluate yet: nodes shown "
             "as feasible may still be rejected by kube-scheduler."
         )
-    if (
-        not pod.spread_constraints
-        and pod.owner
-        and pod.owner.kind in ("ReplicaSet", "StatefulSet", "ReplicationController")
-    ):
-        notes.append(
-            "kube-scheduler also scores this pod with PodTopologySpread's cluster-default constraints (spread by "
-            "hostname and zone, ScheduleAnyway), whose selector comes from the Services and controllers selecting "
-            "it; kubegpu does not read those objects, so its node ranking may differ (feasibility does not)."
-        )
     for quota in engine.snapshot.quotas:
         if quota.namespace != pod.namespace:
             continue

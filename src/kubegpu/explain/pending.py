@@ -70,7 +70,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         scheduler=pod.scheduler_name,
         handled_by=who.other,
         waiting=who.waiting,
-        unverified=unverified(engine, pod),
+        unverified=unverified(engine, pod, result.scheduled),
     )
     exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())

@@ -11,11 +11,13 @@ from typing import Final
 
 from kubegpu.explain.dra_gates import claim_lines, slice_lines
 from kubegpu.explain.engine import Engine
+from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.plugins.node_volume_limits import attachable
+from kubegpu.scheduler.plugins.pod_topology_spread import spread_defaults
 from kubegpu.scheduler.plugins.volume_binding import delayed_binding
 from kubegpu.scheduler.plugins.volume_objects import claim_volumes
 from kubegpu.scheduler.versions import behaviour
@@ -35,7 +37,8 @@ MIGRATABLE: Final = frozenset(
 )
 
 
-def unverified(engine: Engine, pod: Pod) -> list[str]:
+def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
+    """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node."""
     out = [f"the pod uses {c}, which kubegpu does not evaluate" for c in pod.unmodelled_constraints]
     profile = engine.profile
     if pod.scheduler_name != profile.scheduler_name:
@@ -46,6 +49,7 @@ def unverified(engine: Engine, pod: Pod) -> list[str]:
     out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
     out.extend(_dra_lines(engine, pod))
+    out.extend(_default_spread_lines(engine, pod, scheduled))
     return out
 
 
@@ -57,6 +61,26 @@ def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
     claims, _ = resolve_claims(pod, dra)
     minor = behaviour(engine.profile.kube_version).minor
     return claim_lines(claims, minor) + slice_lines(dra, minor)
+
+
+def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> list[str]:
+    """A pod without its own spread constraints is spread with the profile's defaults, whose selector comes
+    from the Services and controllers selecting it: without those kinds it cannot be computed. ScheduleAnyway
+    defaults (the system ones) only rank nodes, which matters only when the pod fits."""
+    spec = next((p for p in engine.profile.plugins if p.name == names.POD_TOPOLOGY_SPREAD), None)
+    if pod.spread_constraints or spec is None:
+        return []
+    defaults, _ = spread_defaults(spec.args, spec.name)
+    if not any(c.when_unsatisfiable == "DoNotSchedule" or (scheduled and spec.weight > 0) for c in defaults):
+        return []
+    missing = default_spread.SpreadOwners.of(engine.snapshot.records).missing(pod)
+    if not missing:
+        return []
+    return [
+        f"PodTopologySpread's default constraints take their selector from the Services and controllers "
+        f"selecting the pod, and the snapshot holds no {' or '.join(missing)} objects: the default spread could not "
+        f"be computed, so the node ranking may differ (add {default_spread.RESOURCES} to the snapshot)"
+    ]
 
 
 def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
@@ -77,14 +101,18 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
         )
     delayed = [c for c in (objects.claims.get(f"{pod.namespace}/{n}") for n in claims)
                if c is not None and not c.volume_name and delayed_binding(c, objects)]  # fmt: skip
-    if any(objects.classes[c.storage_class].provisioner not in ("", vol.NO_PROVISIONER) for c in delayed):
+    provisioned = any(
+        objects.classes[c.storage_class].provisioner not in ("", vol.NO_PROVISIONER) for c in delayed
+    )
+    if provisioned:
         out.append(
             "provisioning is taken to fit: the provisioner's free capacity (CSIStorageCapacity) is not modelled"
         )
-    minor = behaviour(engine.profile.kube_version).minor
-    if delayed and minor >= 37:
-        out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) is not modelled: "
-                   "among feasible nodes the one chosen may differ")  # fmt: skip
+    rel = behaviour(engine.profile.kube_version)
+    minor = rel.minor
+    if provisioned and rel.storage_capacity_scoring:
+        out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) of a volume to provision "
+                   "reads CSIStorageCapacity, not modelled (scored 0): among feasible nodes the one chosen may differ")  # fmt: skip
     if minor >= 35 and attachable(pod, objects) and any(n.limits for n in objects.csinodes.values()):
         out.append("VolumeAttachments (counted by NodeVolumeLimits from 1.35) are not read: attach limits count "
                    "only the volumes of the node's pods")  # fmt: skip

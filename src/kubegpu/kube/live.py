@@ -113,6 +113,20 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
         "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
         optional=True, without_it="a ReplicaSet whose pods a quota rejects at creation is not reported",
     ),
+    # PodTopologySpread's default constraints take their selector from these (model.default_spread)
+    ListedKind(
+        "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
+        optional=True, without_it="the default topology spread of StatefulSet pods is not computed",
+    ),
+    ListedKind(
+        "ReplicationController", "v1", "/api/v1/replicationcontrollers", "CoreV1Api",
+        "list_replication_controller_for_all_namespaces",
+        optional=True, without_it="the default topology spread of ReplicationController pods is not computed",
+    ),
+    ListedKind(
+        "Service", "v1", "/api/v1/services", "CoreV1Api", "list_service_for_all_namespaces",
+        optional=True, without_it="the default topology spread (from the Services selecting a pod) is not computed",
+    ),
     ListedKind(
         "Job", "batch/v1", "/apis/batch/v1/jobs", "BatchV1Api", "list_job_for_all_namespaces",
         optional=True, without_it="suspended (queued) Jobs and their FailedCreate are not reported",

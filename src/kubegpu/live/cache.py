@@ -1,7 +1,8 @@
 """The informer cache: informer events applied to the scheduler's view on the scheduling thread, and the
 core's ``ClusterState`` kept current (rebuilt after node changes, pods added and removed one by one).
 
-Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes), ``synced``, nominations seeded on a
+Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes),
+``spread_owners`` (Services and controllers: PodTopologySpread's default selector), ``synced``, nominations seeded on a
 rebuild, device models. May not import the admission part, nor another face.
 """
 
@@ -21,6 +22,7 @@ from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
 from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, utc_now
+from kubegpu.model.default_spread import KINDS as SPREAD_KINDS
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.model.volumes import KINDS as VOLUME_KINDS
@@ -88,6 +90,9 @@ class InformerCache(Preemption):
                 self.scheduler.framework.handle.pdbs = list(self.pdbs.values())
         elif kind in VOLUME_KINDS:
             self._apply_storage(kind, event_type, items)
+        elif kind in SPREAD_KINDS:
+            for exc in self.spread_owners.apply(kind, event_type, items):
+                log.warning("ignoring %s", exc)
         if event_type == SYNC:
             self.synced.add(kind)
 
@@ -240,6 +245,7 @@ class InformerCache(Preemption):
                 pdbs=tuple(self.pdbs.values()),
                 volumes=self.volumes,
                 binds_volumes=False,  # no PreBind here: pods whose claims need binding are refused, saying why
+                spread_owners=self.spread_owners,
             )
             self.scheduler = assemble(spec, cluster)
             self._nodes_dirty = False

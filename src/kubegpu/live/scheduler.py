@@ -89,6 +89,7 @@ from kubegpu.live.state import (
     WATCHED_KINDS,
     LiveConfig,
 )
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
@@ -115,6 +116,7 @@ class LiveScheduler(AdmissionCycle):
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.volumes = VolumeObjects()  # the storage plugins read it in place: events need no rebuild
+        self.spread_owners = SpreadOwners()  # PodTopologySpread's default selector reads it in place too
         self.assumed: dict[PodKey, tuple[Pod, str]] = {}  # bound by us, not yet seen bound by the watch
         self.synced: set[str] = set()
         self.scheduler: Scheduler | None = None

@@ -25,6 +25,7 @@ from kubegpu.live.checkpoint import Handshakes
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.metrics import SchedulerMetrics
 from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.volumes import VolumeObjects
@@ -38,6 +39,8 @@ WATCHED_KINDS = (
     "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup",
     # the storage plugins' objects (model.volumes), kept in ``volumes``
     "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+    # PodTopologySpread's default selector (model.default_spread), kept in ``spread_owners``
+    "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
 )  # fmt: skip
 # always watched; scheduling also waits for every other watched kind (LiveScheduler.scheduling_synced)
 REQUIRED_KINDS = frozenset({"Node", "Pod"})
@@ -87,6 +90,7 @@ class SchedulerState:
     priority_classes: dict[str, PriorityClass]
     pdbs: dict[str, PodDisruptionBudget]
     volumes: VolumeObjects
+    spread_owners: SpreadOwners
     assumed: dict[PodKey, tuple[Pod, str]]  # bound by us, not yet seen bound by the watch
     synced: set[str]
     batch_synced: frozenset[str] | set[str]

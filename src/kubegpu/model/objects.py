@@ -182,6 +182,8 @@ class ContainerState:
 class OwnerRef:
     kind: str
     name: str
+    api_version: str = ""
+    controller: bool = False  # ``controller: true`` (``metav1.GetControllerOf`` reads only that one)
 
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest

@@ -331,7 +331,12 @@ def parse_owner(ctx: _Ctx, meta: Raw) -> OwnerRef | None:
     for i, o in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
         o = ctx.mapping(o, f"metadata.ownerReferences[{i}]")
         if o.get("controller") is True or owner is None:
-            owner = OwnerRef(str(o.get("kind", "")), str(o.get("name", "")))
+            owner = OwnerRef(
+                str(o.get("kind", "")),
+                str(o.get("name", "")),
+                str(o.get("apiVersion", "")),
+                o.get("controller") is True,
+            )
     return owner
 
 

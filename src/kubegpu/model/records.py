@@ -21,16 +21,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.model.objects import OwnerRef, Pod
-from kubegpu.model.parse import _Ctx, _meta, parse_owner, parse_pod
+from kubegpu.model.objects import LabelSelector, OwnerRef, Pod
+from kubegpu.model.parse import _Ctx, _meta, parse_label_selector, parse_owner, parse_pod
 
 DAEMONSET = "DaemonSet"
 EVENT = "Event"
+SERVICE = (
+    "Service"  # read for its selector: PodTopologySpread's default constraints (``model.default_spread``)
+)
 CONTROLLER_KINDS = frozenset({"ReplicaSet", "Job", "Deployment", "StatefulSet", "ReplicationController"})
 # Kueue (kueue.x-k8s.io), KAI (scheduling.run.ai) and Volcano (scheduling.volcano.sh) queueing objects.
 # ``Queue`` exists in both KAI and Volcano; the apiVersion tells them apart.
 QUEUE_KINDS = frozenset({"Workload", "LocalQueue", "ClusterQueue", "ResourceFlavor", "Queue"})
-KINDS = frozenset({DAEMONSET, EVENT, *CONTROLLER_KINDS, *QUEUE_KINDS})
+KINDS = frozenset({DAEMONSET, EVENT, SERVICE, *CONTROLLER_KINDS, *QUEUE_KINDS})
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,18 @@ class Controller:
     conditions: tuple[tuple[str, str, str, str], ...]  # (type, status, reason, message)
     suspended: bool = False  # Job spec.suspend (Kueue suspends the Jobs it has not admitted)
     source: str = ""
+    # spec.selector (a ReplicationController's map as matchLabels); None when absent
+    selector: LabelSelector | None = None
+
+
+@dataclass(frozen=True)
+class Service:
+    """A Service: only its ``spec.selector`` (None when absent: it selects no pod)."""
+
+    namespace: str
+    name: str
+    selector: dict[str, str] | None
+    source: str = ""
 
 
 @dataclass
@@ -87,6 +102,7 @@ class Records:
     daemonsets: list[DaemonSet] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     controllers: list[Controller] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
     queues: list[Mapping[str, Any]] = field(default_factory=list)  # raw QUEUE_KINDS objects
     seen: set[str] = field(default_factory=set)  # kinds present in the snapshot (even if zero parsed)
 
@@ -100,6 +116,8 @@ class Records:
             self.events.append(parse_event(raw, source))
         elif kind in CONTROLLER_KINDS:
             self.controllers.append(parse_controller(raw, source))
+        elif kind == SERVICE:
+            self.services.append(parse_service(raw, source))
         else:
             self.queues.append(raw)
 
@@ -210,5 +228,27 @@ def parse_controller(raw: Mapping[str, Any], source: str = "") -> Controller:
         owner=parse_owner(ctx, meta),
         conditions=tuple(conditions),
         suspended=spec.get("suspend") is True,
+        source=source,
+        selector=_controller_selector(ctx, raw.get("kind"), spec.get("selector")),
+    )
+
+
+def _controller_selector(ctx: _Ctx, kind: Any, value: Any) -> LabelSelector | None:
+    if value is None:
+        return None
+    if kind == "ReplicationController":  # a plain map (core/v1 ReplicationControllerSpec.Selector)
+        return LabelSelector(tuple(sorted(ctx.str_map(value, "spec.selector").items())))
+    return parse_label_selector(ctx, value, "spec.selector")
+
+
+def parse_service(raw: Mapping[str, Any], source: str = "") -> Service:
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    selector = spec.get("selector")
+    return Service(
+        namespace=ns,
+        name=name,
+        selector=None if selector is None else ctx.str_map(selector, "spec.selector"),
         source=source,
     )

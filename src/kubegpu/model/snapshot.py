@@ -38,7 +38,7 @@ T = TypeVar("T")
 # carries them, and refusing them would make ordinary dumps unusable.
 IGNORED_KINDS = frozenset(
     {
-        "CronJob", "Service", "Endpoints",
+        "CronJob", "Endpoints",
         "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Ingress", "NetworkPolicy",
         "Role", "RoleBinding", "ClusterRole",
         "ClusterRoleBinding", "HorizontalPodAutoscaler", "Lease", "RuntimeClass", "ControllerRevision",
@@ -194,7 +194,8 @@ def build_snapshot(
                 raise InputError(
                     f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
                     "PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
-                    "GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, Job, Deployment, StatefulSet, Event, "
+                    "GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
+                    "StatefulSet, Service, Event, "
                     "Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",
                     source=source,
                     obj=parse.describe(raw),

@@ -35,6 +35,7 @@ from kubegpu.devices.plugin_config import parse_plugin_config
 from kubegpu.devices.sharing import PluginConfig
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.bulk import bulk_load
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
@@ -76,6 +77,9 @@ class SchedulerSpec:
     # False (the live scheduler, which writes no PV bindings): VolumeBinding refuses pods it would have to bind
     volumes: VolumeObjects | None = None
     binds_volumes: bool = True
+    # PodTopologySpread's default constraints read the Services and controllers selecting a pod (Engine: the
+    # snapshot's); None: there are none, so pods without their own constraints are not spread
+    spread_owners: SpreadOwners | None = None
     clock: Callable[[], datetime] | None = None  # None: UTC wall time, read per cycle
     plugin_configs: Mapping[str, PluginConfig] = field(default_factory=dict)  # Engine: device models
 
@@ -120,6 +124,7 @@ def assemble(spec: SchedulerSpec, cluster: ClusterState, sharing: GpuShareLedger
         dra=spec.dra,
         volumes=spec.volumes,
         binds_volumes=spec.binds_volumes,
+        spread_owners=spec.spread_owners,
     )
     return Scheduler(framework, cluster, seed=spec.seed, use_cache=spec.use_cache, tie_break=spec.tie_break)
 
@@ -168,6 +173,7 @@ class Engine:
             pdbs=spec.pdbs or tuple(snapshot.pdbs),
             dra=spec.dra if spec.dra is not None else snapshot.dra,
             volumes=spec.volumes if spec.volumes is not None else snapshot.volumes,
+            spread_owners=spec.spread_owners or SpreadOwners.of(snapshot.records),
         )
         with bulk_load():  # the cyclic collector paused while millions of small objects are made
             self.devices = device_models(snapshot, spec.plugin_configs)

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.model.volumes import VolumeObjects
@@ -109,6 +110,9 @@ class Handle:
     # False (the live scheduler, which writes no PV bindings): VolumeBinding refuses the pods whose claims it
     # would have to bind, saying so, instead of binding the pod beside a claim nobody binds
     binds_volumes: bool = True
+    # the Services and controllers PodTopologySpread's default selector reads: the snapshot's (the live
+    # scheduler's cache, read in place). Empty: no default constraint has a selector
+    spread_owners: SpreadOwners = field(default_factory=SpreadOwners)
 
 
 @runtime_checkable
@@ -279,6 +283,7 @@ class Framework:
         dra: DraObjects | None = None,
         volumes: VolumeObjects | None = None,
         binds_volumes: bool = True,
+        spread_owners: SpreadOwners | None = None,
     ) -> None:
         """Built by ``scheduler.assembly.assemble`` (tests build their own)."""
         self.profile = profile
@@ -292,6 +297,7 @@ class Framework:
             dra=dra if dra is not None else DraObjects(),
             volumes=volumes if volumes is not None else VolumeObjects(),
             binds_volumes=binds_volumes,
+            spread_owners=spread_owners if spread_owners is not None else SpreadOwners(),
         )
         self.plugins: list[object] = []
         self.weights: dict[str, int] = {}

@@ -24,7 +24,10 @@ from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import PluginSpec, Profile
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES
+from kubegpu.scheduler.plugins.pod_topology_spread import spread_defaults
+from kubegpu.scheduler.plugins.volume_binding import parse_shape
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
+from kubegpu.scheduler.versions import behaviour
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
@@ -53,11 +56,15 @@ _POINTS: Final[Mapping[str, frozenset[str]]] = {
     names.DEFAULT_PREEMPTION: frozenset({"postFilter"}),
     names.BALANCED_ALLOCATION: frozenset({"preScore", "score"}),
     names.IMAGE_LOCALITY: frozenset({"score"}),
+    names.POD_TOPOLOGY_SPREAD: frozenset({"preFilter", "filter", "preScore", "score"}),
+    names.INTER_POD_AFFINITY: frozenset({"preFilter", "filter", "preScore", "score"}),
 }
 MODELLED_ARGS: Final[Mapping[str, frozenset[str]]] = {
     names.NODE_RESOURCES_FIT: frozenset({"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}),
     names.BALANCED_ALLOCATION: frozenset({"resources"}),
     names.DEFAULT_PREEMPTION: frozenset({"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}),
+    names.POD_TOPOLOGY_SPREAD: frozenset({"defaultingType", "defaultConstraints"}),
+    names.VOLUME_BINDING: frozenset({"shape"}),  # where StorageCapacityScoring is on (1.37): _volume_shape
 }
 _TYPE_META: Final = frozenset({"apiVersion", "kind"})
 
@@ -201,8 +208,26 @@ def _profile(
         args = dict(_map(source, pc.get("args"), f"{field}.pluginConfig[{i}].args"))
         if not isinstance(cname, str) or cname not in specs:
             continue  # args of a plugin the profile does not run do nothing
+        if cname == names.POD_TOPOLOGY_SPREAD:  # checked here, where the file and field can be named
+            spread_defaults(args, f"{source}: {KIND}: {field}.pluginConfig[{i}].args")
+        if cname == names.VOLUME_BINDING and "shape" in args:
+            notes.extend(
+                _volume_shape(args, f"{source}: {KIND}: {field}.pluginConfig[{i}].args", name, kube_version)
+            )
         extra = sorted(set(args) - _TYPE_META - MODELLED_ARGS.get(cname, frozenset()))
         if extra:
             notes.append(f"pluginConfig of {cname} in profile {name!r}: {', '.join(extra)} not modelled")
         specs[cname] = replace(specs[cname], args={**specs[cname].args, **args})
     return Profile(name, tuple(specs[n] for n in order), pct, kube_version, tuple(notes))
+
+
+def _volume_shape(args: Mapping[str, Any], where: str, profile: str, kube_version: str | None) -> list[str]:
+    """VolumeBinding's ``shape``: checked and modelled where StorageCapacityScoring is on by default (1.37);
+    before, kube-scheduler accepts it only with ``--feature-gates=StorageCapacityScoring=true``, a flag kubegpu
+    does not read, so the score it would turn on is said to be unmodelled."""
+    rel = behaviour(kube_version)
+    if rel.storage_capacity_scoring:
+        parse_shape(args, where)
+        return []
+    return [f"pluginConfig of VolumeBinding in profile {profile!r}: shape (StorageCapacityScoring is off by default "
+            f"in {rel.name}; the score a feature gate would turn on is not modelled)"]  # fmt: skip

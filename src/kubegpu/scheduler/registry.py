@@ -136,7 +136,7 @@ def default_profile(
         (names.NODE_RESOURCES_FIT, 1),
         (names.VOLUME_RESTRICTIONS, 0),
         (names.NODE_VOLUME_LIMITS, 0),
-        (names.VOLUME_BINDING, 0),  # its Score (StorageCapacityScoring) is not modelled
+        (names.VOLUME_BINDING, 1 if rel.storage_capacity_scoring else 0),  # its Score: StorageCapacityScoring
         (names.VOLUME_ZONE, 0),
         (names.POD_TOPOLOGY_SPREAD, 2),
         (names.INTER_POD_AFFINITY, 2),

@@ -59,6 +59,11 @@ class Behaviour:
     # alternative, dynamicresources.go computeScore) with weight 2 in the default profile from 1.35
     # (apis/config/v1/default_plugins.go applyDynamicResources: Weight ptr.To[int32](2); 1.34 has no Score)
     dra_score_weight: int = 0
+    # VolumeBinding scores nodes by the utilization of the PVs it would bind (KEP-4049 StorageCapacityScoring,
+    # pkg/features/kube_features.go: alpha, off in 1.33-1.36; beta, on by default in 1.37; 1.32 has only the
+    # older VolumeCapacityPriority, alpha and off), default shape utilization 0 -> 10, 100 -> 0
+    # (apis/config/v1/defaults.go SetDefaults_VolumeBindingArgs), weight 1 (default_plugins.go, no weight)
+    storage_capacity_scoring: bool = False
 
     @property
     def name(self) -> str:
@@ -79,6 +84,7 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
         minor >= 33,
         minor >= 34,
         2 if minor >= 35 else 0,
+        storage_capacity_scoring=minor >= 37,
     )
 
 

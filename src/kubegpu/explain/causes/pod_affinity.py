@@ -22,6 +22,7 @@ from kubegpu.model.pod_affinity import (
     term_selector,
 )
 from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from kubegpu.scheduler.reasons import (
     ExistingAntiAffinityHit,
     PodAffinityUnmet,
@@ -144,15 +145,29 @@ def existing_evidence(ctx: Context, reason: ExistingAntiAffinityHit, idx: int) -
             f"which selects this pod" for p, t in _blockers(ctx, idx)]  # fmt: skip
 
 
-def _spread(ctx: Context, c: SpreadConstraint) -> tuple[Counter[str], int]:
+def _hard(ctx: Context) -> list[tuple[SpreadConstraint, LabelSelector | None]]:
+    """The DoNotSchedule constraints the profile's PodTopologySpread applies to the pod: its own (with
+    matchLabelKeys merged), else the ``List`` defaults with the deduced selector (``model.default_spread``)."""
+    plugin = next((p for p in ctx.engine.framework.plugins if isinstance(p, PodTopologySpread)), None)
+    if plugin is not None:
+        return list(plugin.constraints(ctx.pod, "DoNotSchedule"))
+    return [(c, spread_selector(c, ctx.pod.labels)) for c in ctx.pod.spread_constraints
+            if c.when_unsatisfiable == "DoNotSchedule"]  # fmt: skip
+
+
+def _what(ctx: Context, c: SpreadConstraint, sel: LabelSelector | None) -> str:
+    own = any(c is o for o in ctx.pod.spread_constraints)
+    return _sel(c.selector) if own else f"{_sel(sel)} (a default constraint of the scheduler configuration)"
+
+
+def _spread(ctx: Context, c: SpreadConstraint, sel: LabelSelector | None) -> tuple[Counter[str], int]:
     """Matching pods per domain of ``c`` (every node carrying the key is a domain; inclusion policies are
     the plugin's business) and the minimum the skew is measured from. Read only: shared by every node."""
-    return ctx.once((_spread, c), lambda: _count_spread(ctx, c))
+    return ctx.once((_spread, c, sel), lambda: _count_spread(ctx, c, sel))
 
 
-def _count_spread(ctx: Context, c: SpreadConstraint) -> tuple[Counter[str], int]:
+def _count_spread(ctx: Context, c: SpreadConstraint, sel: LabelSelector | None) -> tuple[Counter[str], int]:
     pod, cluster = ctx.pod, ctx.engine.cluster
-    sel = spread_selector(c, pod.labels)
     counts: Counter[str] = Counter(
         {n.labels[c.topology_key]: 0 for n in cluster.nodes if c.topology_key in n.labels}
     )
@@ -169,12 +184,12 @@ def _count_spread(ctx: Context, c: SpreadConstraint) -> tuple[Counter[str], int]
 def skew_evidence(ctx: Context, reason: SpreadSkew, idx: int) -> list[str]:
     node = ctx.engine.cluster.nodes[idx]
     out = []
-    for c in ctx.pod.spread_constraints:
-        if c.when_unsatisfiable != "DoNotSchedule" or c.topology_key not in node.labels:
+    for c, sel in _hard(ctx):
+        if c.topology_key not in node.labels:
             continue
-        counts, low = _spread(ctx, c)
+        counts, low = _spread(ctx, c, sel)
         v = node.labels[c.topology_key]
-        own = int(spread_self_match(spread_selector(c, ctx.pod.labels), ctx.pod.labels))
+        own = int(spread_self_match(sel, ctx.pod.labels))
         skew = counts[v] + own - low
         if skew > c.max_skew:
             per = ", ".join(f"{d}={n}" for d, n in sorted(counts.items()))
@@ -183,16 +198,15 @@ def skew_evidence(ctx: Context, reason: SpreadSkew, idx: int) -> list[str]:
                 if low == 0 and c.min_domains and len(counts) < c.min_domains
                 else ""
             )
-            out.append(f"spread {_sel(c.selector)} by {c.topology_key} (maxSkew {c.max_skew}): {per}{md}; "
+            out.append(f"spread {_what(ctx, c, sel)} by {c.topology_key} (maxSkew {c.max_skew}): {per}{md}; "
                        f"here {c.topology_key}={v}: {counts[v]} + {own} - {low} = skew {skew} > {c.max_skew}")  # fmt: skip
     return out
 
 
 def missing_evidence(ctx: Context, reason: SpreadLabelMissing, idx: int) -> list[str]:
     node = ctx.engine.cluster.nodes[idx]
-    return [f"node has no {c.topology_key} label, which spread constraint {_sel(c.selector)} needs"
-            for c in ctx.pod.spread_constraints
-            if c.when_unsatisfiable == "DoNotSchedule" and c.topology_key not in node.labels]  # fmt: skip
+    return [f"node has no {c.topology_key} label, which spread constraint {_what(ctx, c, sel)} needs"
+            for c, sel in _hard(ctx) if c.topology_key not in node.labels]  # fmt: skip
 
 
 def affinity_advice(ctx: Context, reason: PodAffinityUnmet, nodes: list[str]) -> Advice:
@@ -251,10 +265,8 @@ def existing_advice(ctx: Context, reason: ExistingAntiAffinityHit, nodes: list[s
 
 def skew_advice(ctx: Context, reason: SpreadSkew, nodes: list[str]) -> Advice:
     lines = []
-    for c in ctx.pod.spread_constraints:
-        if c.when_unsatisfiable != "DoNotSchedule":
-            continue
-        counts, low = _spread(ctx, c)
+    for c, sel in _hard(ctx):
+        counts, low = _spread(ctx, c, sel)
         emptiest = sorted(d for d, n in counts.items() if n == min(counts.values())) if counts else []
         if c.min_domains and len(counts) < c.min_domains:
             lines.append(f"only {len(counts)} {c.topology_key} domain(s) exist, fewer than minDomains {c.min_domains}: "
@@ -272,9 +284,7 @@ def skew_advice(ctx: Context, reason: SpreadSkew, nodes: list[str]) -> Advice:
 
 
 def missing_advice(ctx: Context, reason: SpreadLabelMissing, nodes: list[str]) -> Advice:
-    keys = sorted(
-        {c.topology_key for c in ctx.pod.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"}
-    )
+    keys = sorted({c.topology_key for c, _ in _hard(ctx)})
     return Advice(f"Label these nodes with {', '.join(keys)}, or keep the pod off them with node affinity.", "",
                   [f"kubectl get nodes -L {','.join(keys)}"])  # fmt: skip
 

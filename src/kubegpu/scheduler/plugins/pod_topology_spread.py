@@ -1,11 +1,11 @@
 """PodTopologySpread: DoNotSchedule constraints filter, ScheduleAnyway constraints score.
 
-Mirrors kube-scheduler ``plugins/podtopologyspread`` (``common.go``, ``filtering.go``, ``scoring.go``; the
-texts are the same in 1.30–1.37). For each constraint of the pod (with ``matchLabelKeys`` merged), the
-nodes counted are those carrying *every* constraint's ``topologyKey`` and admitted by its inclusion
-policies (``nodeAffinityPolicy`` Honor by default: the pod's nodeSelector/required node affinity;
-``nodeTaintsPolicy`` Ignore by default; both GA-on in every supported minor); each distinct value among
-them is a domain, counting the non-terminating pods of the pod's namespace the selector matches.
+Mirrors kube-scheduler ``plugins/podtopologyspread`` (``common.go``, ``filtering.go``, ``scoring.go``,
+``plugin.go``; the behaviour is the same in 1.30–1.37, only refactored). For each constraint of the pod (with
+``matchLabelKeys`` merged), the nodes counted are those carrying *every* constraint's ``topologyKey`` and
+admitted by its inclusion policies (``nodeAffinityPolicy`` Honor by default: the pod's nodeSelector/required
+node affinity; ``nodeTaintsPolicy`` Ignore by default; both GA-on in every supported minor); each distinct
+value among them is a domain, counting the non-terminating pods of the pod's namespace the selector matches.
 
 Filter, per node and constraint in order: a node without the ``topologyKey`` label is
 ``node(s) didn't match pod topology spread constraints (missing required label)``
@@ -18,10 +18,17 @@ a gives 2 + 1 − 0 = 3 > 1 (rejected), b gives 0 + 1 − 0 = 1 (fits).
 Score (ScheduleAnyway): over the feasible nodes that carry every key, ``Σ count·log(size + 2) + maxSkew − 1``
 per constraint (size: domains among them, or their number for ``kubernetes.io/hostname``, whose count is
 the node's own pods), rounded; NormalizeScore maps ``100·(max + min − s) / max`` and 0 for nodes lacking a
-key. Not modelled: the cluster-default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway)
-for pods without their own, whose selector comes from the Services, ReplicaSets, ReplicationControllers
-and StatefulSets selecting the pod (``helper.DefaultSelector``), objects a snapshot does not carry; they
-change only scores, and ``explain`` says so.
+key.
+
+Default constraints (``plugin.go`` ``New``, ``common.go`` ``buildDefaultConstraints``): a pod with no
+``topologySpreadConstraints`` of its own gets the profile's defaults — with ``defaultingType: System`` (the
+default) ``kubernetes.io/hostname`` maxSkew 3 and ``topology.kubernetes.io/zone`` maxSkew 5, both
+ScheduleAnyway; with ``List`` the args' ``defaultConstraints`` — all with the selector
+``model.default_spread`` deduces from the Services and controllers selecting the pod (none when it is empty;
+a default constraint's own ``matchLabelKeys`` are overwritten by it). System-defaulted scoring does not
+require every key (``scoring.go`` ``requireAllTopologies``): no node is ignored, a node without the zone label
+gets no zone term and counts, with every such node, in the domain of value "" (which also adds one to the
+zone's size). The objects come from the snapshot through the handle (``Handle.spread_owners``); without them there are none.
 """
 
 from __future__ import annotations
@@ -33,10 +40,19 @@ from typing import Any, ClassVar, Final
 import numpy as np
 import numpy.typing as npt
 
-from kubegpu.model.objects import Pod, SpreadConstraint
+from kubegpu.errors import ConfigError
+from kubegpu.model.objects import LabelSelector, Pod, SpreadConstraint
 from kubegpu.model.pod_affinity import spread_counts, spread_selector, spread_self_match
-from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, Codes, CycleState, Handle, ReasonIds, Rows, Scores
+from kubegpu.scheduler.cluster import ZONE_LABEL, ClusterState, NodeView
+from kubegpu.scheduler.framework import (
+    MAX_NODE_SCORE,
+    Codes,
+    CycleState,
+    Handle,
+    ReasonIds,
+    Rows,
+    Scores,
+)
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.plugins.taint_toleration import first_untolerated
@@ -48,19 +64,77 @@ Mask = npt.NDArray[np.bool_]
 HOSTNAME: Final = "kubernetes.io/hostname"
 NO_DOMAIN: Final = 2**31 - 1  # upstream's critical path starts at math.MaxInt32
 SCORE_KEY: Final = "PreScorePodTopologySpread"
+SYSTEM: Final = "System"
+LIST: Final = "List"
+# plugin.go systemDefaultConstraints (1.30–1.37), in its order
+SYSTEM_DEFAULTS: Final = (
+    SpreadConstraint(3, HOSTNAME, "ScheduleAnyway", None),
+    SpreadConstraint(5, ZONE_LABEL, "ScheduleAnyway", None),
+)
+ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+# (constraint, its selector): the pod's own with matchLabelKeys merged, or a default with the deduced one
+Bound = tuple[SpreadConstraint, LabelSelector | None]
 
 
-def constraints_of(pod: Pod, action: str) -> tuple[SpreadConstraint, ...]:
-    return tuple(c for c in pod.spread_constraints if c.when_unsatisfiable == action)
+def spread_defaults(args: Mapping[str, Any], where: str) -> tuple[tuple[SpreadConstraint, ...], bool]:
+    """``PodTopologySpreadArgs``' default constraints and whether they are the system ones, checked as
+    ``validation.ValidatePodTopologySpreadArgs`` does (1.30–1.37); ``ConfigError`` names ``where`` and the field."""
+
+    def fail(field: str, problem: str) -> ConfigError:
+        return ConfigError(f"{where}.{field}: {problem}")
+
+    kind = args.get("defaultingType") or SYSTEM  # SetDefaults_PodTopologySpreadArgs
+    raw = args.get("defaultConstraints") or []
+    if kind not in (SYSTEM, LIST):
+        raise fail("defaultingType", f'Unsupported value: {kind!r}: supported values: "{SYSTEM}", "{LIST}"')
+    if not isinstance(raw, list):
+        raise fail("defaultConstraints", f"expected a list, got {type(raw).__name__}")
+    if kind == SYSTEM:
+        if raw:
+            raise fail("defaultingType", f'Invalid value: "{SYSTEM}": when .defaultConstraints are not empty')
+        return SYSTEM_DEFAULTS, True
+    out: list[SpreadConstraint] = []
+    for i, c in enumerate(raw):
+        f = f"defaultConstraints[{i}]"
+        if not isinstance(c, Mapping):
+            raise fail(f, f"expected an object, got {type(c).__name__}")
+        skew, key, action = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
+        if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
+            raise fail(f"{f}.maxSkew", f"Invalid value: {skew!r}: not in valid range (0, inf)")
+        if not isinstance(key, str) or not key:
+            raise fail(f"{f}.topologyKey", "Required value: can not be empty")
+        if action not in ACTIONS:
+            raise fail(
+                f"{f}.whenUnsatisfiable",
+                f'Unsupported value: {action!r}: supported values: "{ACTIONS[0]}", "{ACTIONS[1]}"',
+            )
+        if c.get("labelSelector") is not None:
+            raise fail(
+                f"{f}.labelSelector",
+                "Forbidden: constraint must not define a selector, as they deduced for each pod",
+            )
+        if any(o.topology_key == key and o.when_unsatisfiable == action for o in out):
+            raise fail(f, f"Duplicate value: {{{key}, {action}}}")
+        min_domains = c.get("minDomains")
+        out.append(
+            SpreadConstraint(
+                skew, key, action, None,
+                min_domains=min_domains if isinstance(min_domains, int) and not isinstance(min_domains, bool) else None,
+                node_affinity_policy=str(c.get("nodeAffinityPolicy") or ""),
+                node_taints_policy=str(c.get("nodeTaintsPolicy") or ""),
+            )
+        )  # fmt: skip
+    return tuple(out), False
 
 
 class Domains:
     """One constraint's domains over ``cluster``: label ids per node, pods counted per node."""
 
-    def __init__(self, cluster: ClusterState, pod: Pod, c: SpreadConstraint) -> None:
+    def __init__(
+        self, cluster: ClusterState, pod: Pod, c: SpreadConstraint, sel: LabelSelector | None
+    ) -> None:
         self.c = c
         self.ids, self.values = cluster.label_column(c.topology_key)
-        sel = spread_selector(c, pod.labels)
         self.self_match = spread_self_match(sel, pod.labels)
 
         def counts(g: LabelGroup) -> bool:
@@ -69,24 +143,39 @@ class Domains:
         hint = sel.match_labels[0] if sel is not None and sel.match_labels else None
         self.per_node: Counts = cluster.groups.count_where(("spread", pod.namespace, sel), counts, hint)
 
-
-def eligible(cluster: ClusterState, pod: Pod, c: SpreadConstraint, every_key: Mask) -> Mask:
-    """Nodes whose pods count for ``c``: every constraint's key present, and ``c``'s inclusion policies."""
-    ok = every_key.copy()
-    rows = np.arange(len(cluster), dtype=np.intp)
-    if c.node_affinity_policy in ("", "Honor"):
-        ok &= required_mask(pod, cluster, rows)
-    if c.node_taints_policy == "Honor":
-        per_set = np.array(
-            [first_untolerated(t, pod.tolerations) is None for t in cluster.taint_sets], dtype=bool
-        )
-        ok &= per_set[cluster.taint_set_id]
-    return ok
+    def ids_or_blank(self) -> npt.NDArray[np.int32]:
+        """Value ids with an absent label read as the value "" (``node.Labels[key]`` in Go)."""
+        blank = self.values.index("") if "" in self.values else len(self.values)
+        return np.where(self.ids >= 0, self.ids, blank).astype(np.int32)
 
 
-def every_key_mask(cluster: ClusterState, constraints: tuple[SpreadConstraint, ...]) -> Mask:
+class Inclusion:
+    """Nodes whose pods count, per distinct (nodeAffinityPolicy, nodeTaintsPolicy): computed once each."""
+
+    def __init__(self, cluster: ClusterState, pod: Pod, base: Mask) -> None:
+        self.cluster, self.pod, self.base = cluster, pod, base
+        self._memo: dict[tuple[bool, bool], Mask] = {}
+
+    def mask(self, c: SpreadConstraint) -> Mask:
+        key = (c.node_affinity_policy in ("", "Honor"), c.node_taints_policy == "Honor")
+        got = self._memo.get(key)
+        if got is None:
+            got = self.base.copy()
+            cluster, pod = self.cluster, self.pod
+            if key[0]:
+                got &= required_mask(pod, cluster, np.arange(len(cluster), dtype=np.intp))
+            if key[1]:
+                per_set = np.array(
+                    [first_untolerated(t, pod.tolerations) is None for t in cluster.taint_sets], dtype=bool
+                )
+                got &= per_set[cluster.taint_set_id]
+            self._memo[key] = got
+        return got
+
+
+def every_key_mask(cluster: ClusterState, constraints: tuple[Bound, ...]) -> Mask:
     ok = np.ones(len(cluster), dtype=bool)
-    for c in constraints:
+    for c, _ in constraints:
         ok &= cluster.label_column(c.topology_key)[0] >= 0
     return ok
 
@@ -98,25 +187,38 @@ class PodTopologySpread:
         self._handle = handle
         self._skew = handle.reasons.intern((SpreadSkew(),))
         self._missing = handle.reasons.intern((SpreadLabelMissing(),))
+        self.defaults, self.system = spread_defaults(args, f"{self.name} args")
+        self.owners = handle.spread_owners  # read in place: the live cache updates it
+
+    def constraints(self, pod: Pod, action: str) -> tuple[Bound, ...]:
+        """``getConstraints`` / ``initPreScoreState``: the pod's own constraints of ``action`` when it has any
+        (of either action), else the defaults of ``action`` with the deduced selector (none if it is empty)."""
+        if pod.spread_constraints:
+            return tuple(
+                (c, spread_selector(c, pod.labels)) for c in pod.spread_constraints if c.when_unsatisfiable == action
+            )  # fmt: skip
+        defaults = tuple(c for c in self.defaults if c.when_unsatisfiable == action)
+        sel = self.owners.default_selector(pod) if defaults else None
+        return () if sel is None else tuple((c, sel) for c in defaults)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
     ) -> tuple[frozenset[str] | None, Status]:
-        return None, (SUCCESS if constraints_of(pod, "DoNotSchedule") else SKIP)
+        return None, (SUCCESS if self.constraints(pod, "DoNotSchedule") else SKIP)
 
     def sign(self, pod: Pod) -> Hashable | None:
-        return None if constraints_of(pod, "DoNotSchedule") else ()
+        return None if self.constraints(pod, "DoNotSchedule") else ()
 
     def filter_batch(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
-        constraints = constraints_of(pod, "DoNotSchedule")
+        constraints = self.constraints(pod, "DoNotSchedule")
         codes = np.zeros(len(rows), dtype=np.int8)
         reasons = np.zeros(len(rows), dtype=np.int32)
-        every = every_key_mask(cluster, constraints)
-        for c in constraints:
-            d = Domains(cluster, pod, c)
-            ok = eligible(cluster, pod, c, every)
+        inclusion = Inclusion(cluster, pod, every_key_mask(cluster, constraints))
+        for c, sel in constraints:
+            d = Domains(cluster, pod, c, sel)
+            ok = inclusion.mask(c)
             n_values = len(d.values)
             present = np.bincount(d.ids[ok], minlength=n_values) > 0
             matched = np.bincount(d.ids[ok], weights=d.per_node[ok], minlength=n_values).astype(np.int64)
@@ -140,24 +242,28 @@ class PodTopologySpread:
         return Status(Code(int(codes[0])), self._handle.reasons.reasons(int(reasons[0])))
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
-        constraints = constraints_of(pod, "ScheduleAnyway")
+        constraints = self.constraints(pod, "ScheduleAnyway")
         if not constraints or not len(cluster):
             return SKIP
-        every = every_key_mask(cluster, constraints)
+        # scoring.go: only system-defaulted constraints let nodes lacking a key be scored
+        require_all = bool(pod.spread_constraints) or not self.system
+        every = every_key_mask(cluster, constraints) if require_all else np.ones(len(cluster), dtype=bool)
         ignored = ~every[rows]
         kept = rows[~ignored]
+        inclusion = Inclusion(cluster, pod, every)
         parts = []
-        for c in constraints:
-            d = Domains(cluster, pod, c)
+        for c, sel in constraints:
+            d = Domains(cluster, pod, c, sel)
             if c.topology_key == HOSTNAME:
                 size = len(kept)
                 per_row = d.per_node[rows]
             else:
-                in_feasible = np.zeros(max(len(d.values), 1), dtype=bool)
-                in_feasible[d.ids[kept][d.ids[kept] >= 0]] = True
+                all_ids = d.ids if require_all else d.ids_or_blank()
+                in_feasible = np.zeros(len(d.values) + 1, dtype=bool)
+                in_feasible[all_ids[kept][all_ids[kept] >= 0]] = True
                 size = int(in_feasible.sum())
-                ok = eligible(cluster, pod, c, every) & (d.ids >= 0)
-                per_value = np.bincount(d.ids[ok], weights=d.per_node[ok], minlength=len(in_feasible))
+                ok = inclusion.mask(c) & (all_ids >= 0)
+                per_value = np.bincount(all_ids[ok], weights=d.per_node[ok], minlength=len(in_feasible))
                 ids = d.ids[rows]
                 per_row = np.where(ids >= 0, per_value[np.where(ids >= 0, ids, 0)], 0).astype(np.int64)
             parts.append((d.ids[rows] >= 0, per_row, math.log(size + 2), c.max_skew - 1))

@@ -16,8 +16,18 @@ affinity matches (``FindMatchingVolume``), else a class that provisions (not ``k
 onto the node's topology (``allowedTopologies``); a claim already given a node (``volume.kubernetes.io/
 selected-node``) fits that node only. Reasons keep upstream's order; all are UnschedulableAndUnresolvable.
 
+Score (KEP-4049 StorageCapacityScoring; ``pkg/features/kube_features.go``: alpha and off in 1.33–1.36 — 1.32
+has the older VolumeCapacityPriority, alpha and off — beta and on by default in 1.37, ``Behaviour.
+storage_capacity_scoring``): per feasible node, the PVs FindPodVolumes matched to the pod's WaitForFirstConsumer
+claims (static bindings) grouped by the PV's class, each class scored ``shape(requested·100 / capacity)``
+(bytes, rounded up; a class over capacity or of capacity 0 gets ``shape(100)``) and the node the rounded mean
+(``scorer.go``); no static binding: 0 (upstream then reads CSIStorageCapacity for volumes to provision, which
+kubegpu does not, and ``explain`` says so). ``shape`` (``VolumeBindingArgs``, the ``pluginConfig`` arg) defaults
+to utilization 0 → score 10, 100 → 0 (``apis/config/v1/defaults.go``), each score ×10 and interpolated linearly
+between points (``helper.BuildBrokenLinearFunction``): the emptier PV wins. The default profile weighs it 1.
+
 Not modelled (said by ``explain``): CSIStorageCapacity (a provisioner's free capacity: provisioning is taken
-to fit), in-tree PVs translated to CSI topology, the Score (StorageCapacityScoring, on by default in 1.37).
+to fit, and scored 0), in-tree PVs translated to CSI topology.
 """
 
 from __future__ import annotations
@@ -26,10 +36,11 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from kubegpu.errors import ConfigError
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
-from kubegpu.scheduler.cluster import NodeView
-from kubegpu.scheduler.framework import CycleState, Handle
+from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.volume_objects import checkable, claim_volumes
 from kubegpu.scheduler.reasons import (
@@ -49,6 +60,10 @@ from kubegpu.scheduler.reasons import (
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 
 STATE_KEY: Final = names.VOLUME_BINDING
+MAX_CUSTOM_SCORE: Final = 10  # config.MaxCustomPriorityScore: a shape point's score range is [0, 10]
+# SetDefaults_VolumeBindingArgs when StorageCapacityScoring is on: (utilization, score), scores ×10
+DEFAULT_SHAPE: Final = ((0, 100), (100, 0))
+Shape = tuple[tuple[int, int], ...]
 # kubegpu's live scheduler writes no PV bindings (upstream's PreBind): it refuses such pods with this text
 NO_BINDER: Final = (
     "kubegpu does not bind volumes: claim(s) {} wait for their first consumer; use kube-scheduler"
@@ -107,11 +122,39 @@ def provisionable(claim: vol.Claim, objects: vol.VolumeObjects, labels: Mapping[
     return vol.topology_allows(cls, labels)
 
 
+def match_delayed(
+    claims: PodClaims, objects: vol.VolumeObjects, node_name: str, labels: Mapping[str, str]
+) -> tuple[bool, list[tuple[vol.Claim, vol.Volume]]]:
+    """``FindPodVolumes`` for the delayed claims on one node: (all satisfied, the static bindings found)."""
+    to_match = []
+    for claim in claims.delayed:
+        selected = claim.annotations.get(vol.SELECTED_NODE)
+        if selected is None:
+            to_match.append(claim)
+        elif selected != node_name:
+            return False, []  # the fast path returns at once
+    chosen: set[str] = set()
+    bindings: list[tuple[vol.Claim, vol.Volume]] = []
+    satisfied = True
+    to_provision = [c for c in claims.delayed if vol.SELECTED_NODE in c.annotations]
+    for claim in sorted(to_match, key=lambda c: c.request):  # byPVCSize: smallest request first
+        pv = vol.find_matching_volume(claim, objects.volumes_of_class(claim.storage_class), labels, chosen)
+        if pv is None:
+            satisfied = False
+            to_provision.append(claim)
+        else:
+            chosen.add(pv.name)
+            bindings.append((claim, pv))
+    if to_provision:
+        satisfied = all(provisionable(c, objects, labels) for c in to_provision)
+    return satisfied, bindings
+
+
 def node_reasons(
     claims: PodClaims, objects: vol.VolumeObjects, node_name: str, labels: Mapping[str, str]
 ) -> tuple[Reason, ...]:
     """``FindPodVolumes``' reasons for one node, in upstream's order (node conflict, bind conflict, PV missing)."""
-    bound_ok, pvs_found, unbound_ok = True, True, True
+    bound_ok, pvs_found = True, True
     for claim in claims.bound:  # checkBoundClaims: the first bad claim decides
         pv = objects.volumes.get(claim.volume_name)
         if pv is None:
@@ -120,28 +163,7 @@ def node_reasons(
         if not vol.node_affinity_matches(pv, labels):
             bound_ok = False
             break
-    to_match = []
-    for claim in claims.delayed:
-        selected = claim.annotations.get(vol.SELECTED_NODE)
-        if selected is None:
-            to_match.append(claim)
-        elif selected != node_name:
-            unbound_ok = False  # the fast path returns at once
-            break
-    else:
-        chosen: set[str] = set()
-        to_provision = [c for c in claims.delayed if vol.SELECTED_NODE in c.annotations]
-        for claim in sorted(to_match, key=lambda c: c.request):  # byPVCSize: smallest request first
-            pv = vol.find_matching_volume(
-                claim, objects.volumes_of_class(claim.storage_class), labels, chosen
-            )
-            if pv is None:
-                unbound_ok = False
-                to_provision.append(claim)
-            else:
-                chosen.add(pv.name)
-        if to_provision:
-            unbound_ok = all(provisionable(c, objects, labels) for c in to_provision)
+    unbound_ok, _ = match_delayed(claims, objects, node_name, labels)
     out: list[Reason] = []
     if not bound_ok:
         out.append(VolumeNodeConflict())
@@ -152,12 +174,75 @@ def node_reasons(
     return tuple(out)
 
 
+def parse_shape(args: Mapping[str, Any], where: str) -> Shape:
+    """``VolumeBindingArgs.shape`` as ``validateFunctionShape`` accepts it, scores ×10; absent: the default."""
+    raw = args.get("shape")
+    if raw is None:
+        return DEFAULT_SHAPE
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}.shape: Required value: at least one point must be specified")
+    out: list[tuple[int, int]] = []
+    for i, point in enumerate(raw):
+        got = []
+        for name, hi in (("utilization", 100), ("score", MAX_CUSTOM_SCORE)):
+            v = point.get(name, 0) if isinstance(point, Mapping) else None
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
+                raise ConfigError(
+                    f"{where}.shape[{i}].{name}: Invalid value: {v!r}: not in valid range [0, {hi}]"
+                )
+            got.append(v)
+        u, score = got
+        if out and out[-1][0] >= u:
+            raise ConfigError(
+                f"{where}.shape[{i}].utilization: Invalid value: {u}: values must be sorted in increasing order"
+            )
+        out.append((u, score * (MAX_NODE_SCORE // MAX_CUSTOM_SCORE)))
+    return tuple(out)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Go's integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def broken_linear(shape: Shape, p: int) -> int:
+    """``helper.BuildBrokenLinearFunction``."""
+    for i, (u, sc) in enumerate(shape):
+        if p <= u:
+            if i == 0:
+                return sc
+            u0, s0 = shape[i - 1]
+            return s0 + _trunc_div((sc - s0) * (p - u0), u - u0)
+    return shape[-1][1]
+
+
+def capacity_score(bindings: list[tuple[vol.Claim, vol.Volume]], shape: Shape) -> int:
+    """``buildScorerFunction`` over the static bindings, grouped by the PV's class (``scorer.go``)."""
+    classes: dict[str, list[int]] = {}
+    for claim, pv in bindings:
+        c = classes.setdefault(pv.storage_class, [0, 0])
+        c[0] += -(-claim.request // 1000)  # Quantity.Value(): milli-units rounded up
+        c[1] += -(-pv.capacity // 1000)
+    if not classes:
+        return 0
+    total = 0
+    for requested, capacity in classes.values():
+        full = capacity == 0 or requested > capacity
+        total += broken_linear(shape, 100 if full else requested * 100 // capacity)
+    n = len(classes)
+    return (2 * total + n) // (2 * n)  # math.Round of a non-negative mean
+
+
 class VolumeBinding:
     name: ClassVar[str] = names.VOLUME_BINDING
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = handle.volumes  # read in place: the live cache updates it
         self.binds = handle.binds_volumes
+        # the scorer exists only with StorageCapacityScoring on (volume_binding.go New)
+        self.scoring = handle.behaviour.storage_capacity_scoring
+        self.shape = parse_shape(args, f"{self.name} args") if self.scoring else DEFAULT_SHAPE
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -181,6 +266,15 @@ class VolumeBinding:
             return SUCCESS
         reasons = node_reasons(claims, self.objects, node.name, node.node.labels)
         return unresolvable(*reasons) if reasons else SUCCESS
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
+        # a pod without delayed claims scores 0 everywhere upstream: skipping it changes no total
+        claims = state.get(STATE_KEY)
+        return SUCCESS if self.scoring and claims is not None and claims.delayed else SKIP
+
+    def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
+        _, bindings = match_delayed(state.read(STATE_KEY), self.objects, node.name, node.node.labels)
+        return capacity_score(bindings, self.shape)
 
     def sign(self, pod: Pod) -> Hashable | None:
         """A pod with claims is evaluated fresh (its answer depends on the claims, not only the pod)."""
