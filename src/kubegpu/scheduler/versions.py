@@ -97,8 +97,8 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
 
 # Checked against the real kube-scheduler of each release whose tests/realkube/golden/<release>.json exists
 # (recorded by tests/realkube/record_goldens.py from binaries tools/kube/build.py builds off the module proxy;
-# kubegpu must equal every one on every case). Minors without a golden rest on the sources named on each
-# field; record one with `python -m tests.realkube.record_goldens 1.3x`.
+# kubegpu must equal every one on every case). Every supported minor has one, base and storage (1.30.14,
+# 1.31.13, ..., 1.37.2); re-record one with `python -m tests.realkube.record_goldens [--volumes] 1.3x`.
 BEHAVIOURS: dict[int, Behaviour] = {
     30: _b(30, 14, merged=False, unresolvable=False, dra=False, success=False),
     31: _b(31, 13, merged=False, unresolvable=False, dra=False, success=False),
