@@ -120,3 +120,37 @@ def test_preferred_terms_score_by_weight() -> None:
     assert result.node == "h100"
     # NodeAffinity scores [50, 10] normalise to [100, 20], times weight 2
     assert result.scores["NodeAffinity"] == 200
+
+
+@pytest.mark.parametrize(
+    ("version", "histogram"),
+    [
+        ("1.30", " 1 Insufficient nvidia.com/gpu."),
+        ("1.31", " 1 Insufficient nvidia.com/gpu."),
+        ("1.32", " 1 Insufficient nvidia.com/gpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
+    ],
+)
+def test_nodes_left_out_by_the_prefilter_result_are_counted_from_1_32_only(
+    version: str, histogram: str
+) -> None:
+    """kubernetes PR #126022 (1.32) gave the FitError an absent-nodes status, so the nodes NodeAffinity's
+    PreFilter left out are counted; 1.30 and 1.31's ``FitError.Error()`` ranges over ``NodeToStatusMap``, which
+    holds only the nodes Filter ran on (framework/types.go, v1.30.14 and v1.31.13). Expected by hand: c alone
+    is evaluated and lacks 2 GPUs; a and b are the 2 left out. The real 1.30.14 and 1.32.13 print these
+    (tests/realkube/golden, case pinned-node-full)."""
+    s = scheduler_for(
+        make_node("a").obj(), make_node("b").obj(), make_node("c").gpus(1).obj(), kube_version=version
+    )
+    pod = make_pod("p").gpu(2).require([], fields=[("metadata.name", "In", ["c"])]).parsed()
+    assert s.schedule_one(pod, preempt=False).message == "0/3 nodes are available:" + histogram
+
+
+def test_a_pin_to_a_missing_node_on_1_30_prints_no_histogram_at_all() -> None:
+    """1.30: no node is evaluated and none is counted, so ``FitError.Error()`` is ``0/N nodes are available:``
+    followed directly by the PostFilter text; preemption takes the absent nodes as unresolvable (PR #125197,
+    cherry-picked to 1.30 by #125306). The real 1.30.14 prints this (golden case pinned-node-gone)."""
+    s = scheduler_for(make_node("a").gpus(8).obj(), make_node("b").gpus(8).obj(), kube_version="1.30")
+    pod = make_pod("p").gpu(1).require([], fields=[("metadata.name", "In", ["gone"])]).parsed()
+    assert s.schedule_one(pod).message == (
+        "0/2 nodes are available: preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )

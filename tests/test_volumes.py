@@ -225,3 +225,20 @@ def test_bad_storage_objects_name_the_field() -> None:
         )
     with pytest.raises(InputError, match="allowedTopologies"):
         parse_storage_class({"kind": "StorageClass", "metadata": {"name": "x"}, "allowedTopologies": {}})
+
+
+@pytest.mark.parametrize(("version", "named"), [("1.30", True), ("1.31", False), ("1.37", False)])
+def test_the_in_tree_volume_limit_plugins_of_1_30_are_said_to_be_unmodelled(
+    version: str, named: bool
+) -> None:
+    """1.30's default profile still holds EBSLimits, GCEPDLimits and AzureDiskLimits (kubernetes v1.30.14
+    pkg/scheduler/apis/config/v1/default_plugins.go); PR #124500 dropped them in 1.31. kubegpu does not count
+    them, so a pod with an in-tree GCE PD is unverified on 1.30 for that reason, and only on 1.30."""
+    from kubegpu.scheduler.assembly import SchedulerSpec
+    from kubegpu.scheduler.registry import default_profile
+    from tests.realkube.volume_cases import gce_disk
+
+    snap = snapshot_of(make_node("a").capacity(**CPU).obj(), gce_disk(make_pod("p").obj(), "disk-1"))
+    engine = Engine(snap, SchedulerSpec(default_profile(kube_version=version)))
+    lines = explain_pod(engine, snap.pods[0]).unverified
+    assert any("GCEPDLimits" in line and "['gcePersistentDisk']" in line for line in lines) is named

@@ -72,6 +72,18 @@ def _cases() -> list[Case]:
         make_node("other-0").gpus(8).label("pool", "infer").obj(),
         make_pod("hog-0").gpu(8).on("full-0").obj(),
     ], make_pod("p").gpu(1).require([("pool", "In", ["train"])]).obj(), "the seed's example")  # fmt: skip
+
+    # a pod pinned the way the DaemonSet controller pins its pods (a required matchFields metadata.name term,
+    # pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity): NodeAffinity's PreFilter narrows the
+    # nodes to a; b and c are counted as "didn't satisfy plugin(s) [NodeAffinity]" from 1.32 (PR #126022) only
+    def pinned(node: str) -> Raw:
+        return make_pod("p").gpu(4).require([], fields=[("metadata.name", "In", [node])]).obj()
+
+    three = [*_gpu_nodes(("a", 4), ("b", 8), ("c", 8)), make_pod("r").gpu(2).on("a").obj()]
+    add("pinned-node-full", three, pinned("a"),
+        "pinned to a, whose running pod (same priority) leaves 2 of 4 GPUs; b and c are left out")  # fmt: skip
+    add("pinned-node-gone", three, pinned("gone"),
+        "pinned to a node that does not exist (a DaemonSet pod whose node was deleted): every node left out")  # fmt: skip
     add("cordoned", [make_node("a").gpus(8).cordon().obj(), make_node("b").gpus(1).obj()],
         make_pod("p").gpu(2).obj())  # fmt: skip
     add("cpu-and-memory", [make_node("a").capacity(cpu="1", memory="1Gi").obj()],

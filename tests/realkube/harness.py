@@ -64,6 +64,14 @@ def _pod_for_server(raw: Raw, ns: str, prefix: str) -> tuple[Raw, tuple[str, int
     spec = pod["spec"]
     if spec.get("nodeName"):
         spec["nodeName"] = prefix + spec["nodeName"]
+    # so are the node names a required matchFields metadata.name term pins (as DaemonSet pods are pinned)
+    required = (
+        spec.get("affinity", {}).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    )
+    for term in (required or {}).get("nodeSelectorTerms", []):
+        for req in term.get("matchFields", []):
+            if req.get("key") == "metadata.name":
+                req["values"] = [prefix + v for v in req.get("values", [])]
     pc = None
     if "priority" in spec:
         name = spec.get("priorityClassName") or f"p{spec['priority']}"

@@ -40,6 +40,20 @@ def test_a_minor_names_its_pinned_patch_and_a_release_names_itself() -> None:
 
 @pytest.mark.parametrize("bad", ["1.29", "latest", "1.37.x", ""])
 def test_an_unsupported_or_malformed_version_is_refused_with_the_supported_list(bad: str) -> None:
-    supported = "supported minors: 1.32, 1.33, 1.34, 1.35, 1.36, 1.37"
+    supported = "supported minors: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37"
     with pytest.raises(ValueError, match=re.escape(supported)):
         build.release(bad)
+
+
+def test_every_supported_minor_is_built_as_the_release_its_behaviour_models_and_has_goldens() -> None:
+    """The build table and the behaviour table name the same release per minor (1.31: 1.31.13, since the proxy
+    refuses k8s.io/kube-scheduler@v0.31.14), and that release's real messages are committed, base and storage."""
+    from pathlib import Path
+
+    from kubegpu.scheduler.versions import BEHAVIOURS
+
+    golden = Path(__file__).resolve().parent / "golden"
+    assert sorted(build.MINORS) == sorted(b.name for b in BEHAVIOURS.values())
+    for b in BEHAVIOURS.values():
+        assert build.MINORS[b.name] == b.release
+        assert (golden / f"{b.release}.json").exists() and (golden / "volumes" / f"{b.release}.json").exists()

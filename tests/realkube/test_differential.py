@@ -7,8 +7,9 @@ verdict, rendered for that minor (``kubegpu.scheduler.versions``), must equal it
 
 The goldens of minors not built in this run are checked the same way without a control plane. The
 differences the first runs showed (untolerated taint(s), kubernetes PR #134740/#135023; DynamicResources'
-"no new claims to deallocate" in 1.34–1.36, gone by #140222; the 1.37 preemption success text, #140180)
-are now modelled per minor in that table.
+"no new claims to deallocate" in 1.34–1.36, gone by #140222; the 1.37 preemption success text, #140180;
+1.30 and 1.31 not counting the nodes a PreFilter result leaves out, counted from 1.32 by #126022) are now
+modelled per minor in that table.
 """
 
 from __future__ import annotations

@@ -141,12 +141,20 @@ def test_unschedulable_pod_gets_the_condition_and_the_real_scheduler_leaves_it_a
         return next((c for c in conds if c["type"] == "PodScheduled" and c["status"] == "False"), None)
 
     cond = wait_for("PodScheduled=False on big", condition, 60, [r])
-    # hand-derived, 1.34.0's text (kubegpu's core): neither node has 8 GPUs, so both fail NodeResourcesFit and
-    # preemption cannot help on either (evicting every pod still leaves 4 and 2)
+    # hand-derived, the text of the API server's release (kubegpu scheduler reads /version): neither node has
+    # 8 GPUs, so both fail NodeResourcesFit. From 1.34 a request above allocatable is unresolvable (kubernetes
+    # PR #131345) and preemption skips both nodes; before, it dry-runs them and finds no victim (no pod runs);
+    # 1.34-1.36 put DynamicResources' "no new claims to deallocate" first (dropped by PR #140222 in 1.37)
+    minor = int(control_plane.version.split(".")[1])
+    preemption = (
+        "Preemption is not helpful for scheduling"
+        if minor >= 34
+        else "No preemption victims found for incoming pod"
+    )
+    dra = "no new claims to deallocate, " if 34 <= minor <= 36 else ""
     assert cond["reason"] == "Unschedulable"
     assert cond["message"] == (
-        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        f"0/2 nodes are available: 2 Insufficient nvidia.com/gpu. {dra}preemption: 0/2 nodes are available: 2 {preemption}."
     )
     warnings = [e for e in events_of(control_plane, ns, "big") if e["reason"] == "FailedScheduling"]
     assert warnings and {e["reportingComponent"] for e in warnings} == {SCHEDULER}, (

@@ -27,12 +27,17 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# Supported minors and the patch built for each: the newest the module proxy served when last checked.
-# kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py). The module proxy lists k8s.io/kubernetes
-# from v1.30, but refuses the staging modules of 1.31.14 and older (k8s.io/kube-scheduler@v0.31.14: "403 This
-# module version is not available", 2026-12-04), so the builds start at 1.32. Each minor is built as the newest
-# patch the proxy served when last checked.
+# Supported minors and the patch built for each: the newest whose modules `go build` needs the module proxy
+# served when last checked (2026-12-04). kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py).
+# 1.31 is built as 1.31.13, not 1.31.14: the proxy refuses k8s.io/kube-scheduler@v0.31.14 ("403 This module
+# version is not available", for its .zip as well as its .info). For 1.31.13 it refuses the .info of
+# k8s.io/cloud-provider@v0.31.13 but serves its .mod and .zip, all that `go mod tidy` fetches for a replace that
+# names an exact version; the other modules it refuses for 1.31.13 and 1.30.14 (k8s.io/kube-proxy,
+# k8s.io/cri-client, k8s.io/sample-*) neither binary imports. 1.30 and 1.31 name Go 1.22 in their go.mod and
+# build with the Go 1.26 toolchain of the newer minors (GOTOOLCHAIN=local).
 MINORS = {
+    "1.30": "1.30.14",
+    "1.31": "1.31.13",
     "1.32": "1.32.13",
     "1.33": "1.33.13",
     "1.34": "1.34.4",

@@ -36,6 +36,9 @@ MIGRATABLE: Final = frozenset(
     }
 )
 
+# The kinds 1.30's non-CSI volume limit plugins count (nodevolumelimits/non_csi.go: ebs, gcePD, azureDisk filters)
+NON_CSI_LIMITED: Final = frozenset({"awsElasticBlockStore", "gcePersistentDisk", "azureDisk"})
+
 
 def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
     """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node."""
@@ -98,6 +101,12 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
     if inline:
         out.append(
             f"in-tree volumes {inline} count against CSI attach limits once migrated to CSI: not counted"
+        )
+    limited = sorted({v.kind for v in pod.volumes if v.kind in NON_CSI_LIMITED})
+    if limited and behaviour(engine.profile.kube_version).non_csi_volume_limits:
+        out.append(
+            f"in-tree volumes {limited} count against EBSLimits/GCEPDLimits/AzureDiskLimits, in the default "
+            "profile up to 1.30: not modelled"
         )
     delayed = [c for c in (objects.claims.get(f"{pod.namespace}/{n}") for n in claims)
                if c is not None and not c.volume_name and delayed_binding(c, objects)]  # fmt: skip

@@ -290,7 +290,11 @@ class Scheduler:
             for r in self.framework.reason_strings(int(rid))
         ]
         absent_nodes = diagnosis.num_all_nodes - int(explicit.sum())
-        if diagnosis.absent is not None and absent_nodes:
+        if (
+            diagnosis.absent is not None
+            and absent_nodes
+            and self.framework.handle.behaviour.absent_nodes_counted
+        ):
             reasons.extend((r, absent_nodes) for r in diagnosis.absent.texts(self.framework.version))
         return messages.fit_error_message(
             diagnosis.num_all_nodes, reasons, diagnosis.pre_filter_msg, diagnosis.post_filter_msg
