@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -173,6 +174,7 @@ def main() -> None:
         # CPU seconds of this process: the figure that holds on a machine shared with other work
         ("schedule CPU (s)", f"{c3 - c2:.2f}"),
         ("throughput per CPU second (pods/s)", f"{len(outcomes) / (c3 - c2):.0f}"),
+        ("peak RSS (MB)", f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}"),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:

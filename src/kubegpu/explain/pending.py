@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes, observed, schedulers
 from kubegpu.explain.engine import Engine
@@ -86,27 +88,37 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     fw = engine.framework
     version = fw.version
     cluster_nodes = engine.cluster.nodes
-    codes, evaluated = diag.codes.tolist(), diag.evaluated.tolist()
-    plugins, reason_ids = diag.plugins.tolist(), diag.reason_ids.tolist()
-    # thousands of nodes share a handful of (plugin, reason id) pairs: name and render each pair once
-    seen: dict[tuple[int, int] | None, tuple[str, tuple[Reason, ...], tuple[str, ...], tuple[str, ...]]] = {}
-    code_names = {c: Code(c).name for c in set(codes) if c}
-    for idx, code in enumerate(codes):
-        if code == 0:
-            continue
-        key = (plugins[idx], reason_ids[idx]) if evaluated[idx] else None
-        known = seen.get(key)
-        if known is None:
-            if key is not None:
-                plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
-            else:
-                plugin = diag.absent.plugin if diag.absent else ""
-                reasons = diag.absent.reasons if diag.absent else ()
-            texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
-            known = seen[key] = plugin, reasons, texts, tuple(r.kind for r in reasons)
-        plugin, reasons, texts, kinds = known
+    rejected = np.flatnonzero(diag.codes)
+    rows = rejected.tolist()
+    codes = diag.codes[rejected].tolist()
+    # thousands of nodes share a handful of (plugin, reason id) pairs: the nodes of each pair together,
+    # their reasons named and rendered once and their evidence asked for as one batch
+    by_key: dict[tuple[int, int] | None, list[int]] = {}
+    for idx, evaluated, plugin_idx, rid in zip(
+        rows,
+        diag.evaluated[rejected].tolist(),
+        diag.plugins[rejected].tolist(),
+        diag.reason_ids[rejected].tolist(),
+        strict=True,
+    ):
+        by_key.setdefault((plugin_idx, rid) if evaluated else None, []).append(idx)
+    known: dict[int, tuple[str, tuple[Reason, ...], tuple[str, ...], tuple[str, ...], list[str]]] = {}
+    for key, idxs in by_key.items():
+        if key is not None:
+            plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
+        else:
+            plugin = diag.absent.plugin if diag.absent else ""
+            reasons = diag.absent.reasons if diag.absent else ()
+        texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
+        kinds = tuple(r.kind for r in reasons)
+        per_reason = [causes.evidence_many(ctx, r, idxs) for r in reasons]
+        for j, idx in enumerate(idxs):
+            evidence = [line for lines in per_reason for line in lines[j]]
+            known[idx] = plugin, reasons, texts, kinds, evidence
+    code_names = {c: Code(c).name for c in set(codes)}
+    for idx, code in zip(rows, codes, strict=True):  # in node order, as the histogram and the JSON list them
+        plugin, reasons, texts, kinds, evidence = known[idx]
         name = cluster_nodes[idx].name
-        evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
         exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence, kinds))
         for r, text in zip(reasons, texts, strict=True):
             groups.setdefault(text, (r, []))[1].append(name)
