@@ -69,6 +69,7 @@ class _CacheEntry:
     plugins: npt.NDArray[np.int16]
     reasons: ReasonIds
     clock: int
+    stop: int | None = None  # the results of the filters before this one only (a prefix class)
 
 
 @dataclass
@@ -114,6 +115,9 @@ class Scheduler:
         self.next_start_node_index = 0
         self.use_cache = use_cache
         self._cache: dict[Hashable, _CacheEntry] = {}
+        # pods without a whole class (required pod affinity, DoNotSchedule spread): the verdicts of the
+        # filters before the first one that cannot sign them, per class of those filters' signs
+        self._prefix_cache: dict[Hashable, _CacheEntry] = {}
         self._nominated_cache: dict[tuple[Hashable, int], _FirstPass] = {}  # (class, priority) → rows
 
     def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
@@ -123,21 +127,46 @@ class Scheduler:
 
     def filter_all(self, state: CycleState, pod: Pod) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Filter results for every node (cached per equivalence class, refreshed where nodes changed)."""
-        n = len(self.cluster)
-        all_rows = np.arange(n, dtype=np.intp)
         key = self.class_key(state, pod)
         if key is not None:
-            entry = self._cache.get(key)
-            if entry is not None:
-                dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
-                if dirty.size:
-                    self._refilter(state, pod, entry, dirty)
-                entry.clock = self.cluster.clock
-                return entry.codes, entry.plugins, entry.reasons
-        codes, plugins, reasons = self.framework.filter_rows(state, pod, self.cluster, all_rows)
-        if key is not None:
-            self._cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock)
-            return codes.copy(), plugins.copy(), reasons.copy()
+            entry = self._cached(state, pod, self._cache, key, None)
+            return entry.codes, entry.plugins, entry.reasons
+        if self.use_cache:
+            stop, signs = self.framework.signed_prefix(pod)
+            if stop:
+                return self._filter_after_prefix(state, pod, stop, (signs, frozenset(state.skip_filter)))
+        all_rows = np.arange(len(self.cluster), dtype=np.intp)
+        return self.framework.filter_rows(state, pod, self.cluster, all_rows)
+
+    def _cached(
+        self, state: CycleState, pod: Pod, cache: dict[Hashable, _CacheEntry], key: Hashable, stop: int | None
+    ) -> _CacheEntry:
+        """The class's cache entry, brought up to date (made on the class's first pod)."""
+        entry = cache.get(key)
+        if entry is None:
+            all_rows = np.arange(len(self.cluster), dtype=np.intp)
+            codes, plugins, reasons = self.framework.filter_rows(
+                state, pod, self.cluster, all_rows, stop=stop
+            )
+            entry = cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock, stop)
+            return entry
+        dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
+        if dirty.size:
+            self._refilter(state, pod, entry, dirty)
+        entry.clock = self.cluster.clock
+        return entry
+
+    def _filter_after_prefix(
+        self, state: CycleState, pod: Pod, stop: int, key: Hashable
+    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
+        """The prefix class's shared verdicts, then the filters from ``stop`` on over the rows they
+        passed: per row the first rejecting plugin, as one pass over every filter gives."""
+        entry = self._cached(state, pod, self._prefix_cache, key, stop)
+        codes, plugins, reasons = entry.codes.copy(), entry.plugins.copy(), entry.reasons.copy()
+        alive = np.flatnonzero(codes == 0)
+        if alive.size:
+            c, p, r = self.framework.filter_rows(state, pod, self.cluster, alive, stop)
+            codes[alive], plugins[alive], reasons[alive] = c, p, r
         return codes, plugins, reasons
 
     def _refilter(self, state: CycleState, pod: Pod, entry: _CacheEntry, dirty: npt.NDArray[np.intp]) -> None:
@@ -151,13 +180,13 @@ class Scheduler:
             if self.cluster.last_node_change > entry.clock:  # some Node object changed: those run in full
                 node_changed = self.cluster.node_generation[dirty] > entry.clock
                 full = dirty[node_changed]
-                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full)
+                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full, stop=entry.stop)
                 entry.codes[full], entry.plugins[full], entry.reasons[full] = c, p, r
                 keep &= ~node_changed
             dirty = dirty[keep]
             if not dirty.size:
                 return
-        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start)
+        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start, entry.stop)
         entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
 
     def with_nominated(
