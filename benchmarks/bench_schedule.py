@@ -22,6 +22,9 @@ cluster for the whole run, as pods waiting out their victims' grace period: ever
 nominated-pods first pass on those K nodes (kube-scheduler's RunFilterPluginsWithNominatedPods), and the
 figure shows what that costs against K = 0.
 
+The before/after table of the latest performance round (pods per CPU second and per wall second, peak
+RSS) is in docs/scheduling-core.md, "Performance design".
+
     python benchmarks/bench_schedule.py [--nodes 5000] [--pods 10000] [--seed 0] [--no-cache] [--profile kubegpu]
         [--nominated 0] [--affinity 0.2]
 """

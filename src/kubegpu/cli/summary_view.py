@@ -144,7 +144,9 @@ def finding_kinds(report: Diagnosis) -> list[tuple[tuple[str, str], list[str]]]:
         tuple[str, str], set[str]
     ] = {}  # each kind's names as a set: thousands of nodes share a kind
     for f in report.findings:
-        pods = [o for o in f.objects if o.startswith("pod/")]
+        # exactly the names starting "pod/" ("0" follows "/"): a comparison, not a method call, per object
+        # (a scattered-GPU finding names every node holding a free GPU: 873k objects at 5,000 nodes)
+        pods = [o for o in f.objects if "pod/" <= o < "pod0"]
         title = f.title
         for obj in pods:
             title = title.replace(obj[4:], "{pod}")
