@@ -22,6 +22,9 @@ cluster for the whole run, as pods waiting out their victims' grace period: ever
 nominated-pods first pass on those K nodes (kube-scheduler's RunFilterPluginsWithNominatedPods), and the
 figure shows what that costs against K = 0.
 
+The before/after table of the latest performance round (pods per CPU second and per wall second, peak
+RSS) is in docs/scheduling-core.md, "Performance design".
+
     python benchmarks/bench_schedule.py [--nodes 5000] [--pods 10000] [--seed 0] [--no-cache] [--profile kubegpu]
         [--nominated 0] [--affinity 0.2]
 """
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -173,6 +177,7 @@ def main() -> None:
         # CPU seconds of this process: the figure that holds on a machine shared with other work
         ("schedule CPU (s)", f"{c3 - c2:.2f}"),
         ("throughput per CPU second (pods/s)", f"{len(outcomes) / (c3 - c2):.0f}"),
+        ("peak RSS (MB)", f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}"),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:

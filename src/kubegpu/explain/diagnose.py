@@ -72,16 +72,6 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     pending = priority_sort(p for p in snapshot.pending_pods())
     gpu_pending = [p for p in pending if is_gpu_pod(p)]
     rows = node_rows(engine, pool_label)
-    totals: dict[str, dict[str, int]] = {}
-    for node in snapshot.nodes:
-        idx = engine.cluster.index[node.name]
-        view = engine.cluster.view(idx)
-        for r, cap in node.capacity.items():
-            if r.startswith("nvidia.com/"):
-                t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
-                t["capacity"] += cap // 1000
-                t["allocatable"] += node.allocatable.get(r, 0) // 1000
-                t["requested"] += view.requested(r) // 1000
     return Diagnosis(
         description=snapshot.description,
         nodes=rows,
@@ -89,9 +79,29 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         findings=double_counting(snapshot) + find(snapshot, pool_label, engine),  # errors first
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
-        totals=totals,
+        totals=gpu_totals(engine),
         selector_matches=selector_matches(engine, gpu_pending),
     )
+
+
+def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
+    """Per ``nvidia.com/*`` resource: whole units of capacity, allocatable and requested, summed over the
+    nodes whose capacity lists it (each node's amount truncated before the sum)."""
+    cluster = engine.cluster
+    totals: dict[str, dict[str, int]] = {}
+    holders: dict[str, list[int]] = {}  # resource → rows of the nodes listing it, for one column sum
+    for node in engine.snapshot.nodes:
+        for r, cap in node.capacity.items():
+            if r.startswith("nvidia.com/"):
+                t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
+                t["capacity"] += cap // 1000
+                t["allocatable"] += node.allocatable.get(r, 0) // 1000
+                holders.setdefault(r, []).append(cluster.index[node.name])
+    for r, idxs in holders.items():
+        col = cluster.col.get(r)
+        if col is not None:
+            totals[r]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
+    return totals
 
 
 def equivalence_key(pod: Pod) -> str | None:

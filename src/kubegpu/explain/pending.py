@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes, observed, schedulers
 from kubegpu.explain.engine import Engine
@@ -81,35 +83,56 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     if diag is None:
         return exp
     ctx = causes.Context(engine, checked)
-    # grouped by text, as the FailedScheduling histogram counts them; the first value speaks for the group
-    groups: dict[str, tuple[Reason, list[str]]] = {}
     fw = engine.framework
     version = fw.version
     cluster_nodes = engine.cluster.nodes
-    codes, evaluated = diag.codes.tolist(), diag.evaluated.tolist()
-    plugins, reason_ids = diag.plugins.tolist(), diag.reason_ids.tolist()
-    # thousands of nodes share a handful of (plugin, reason id) pairs: name and render each pair once
-    seen: dict[tuple[int, int] | None, tuple[str, tuple[Reason, ...], tuple[str, ...], tuple[str, ...]]] = {}
-    code_names = {c: Code(c).name for c in set(codes) if c}
-    for idx, code in enumerate(codes):
-        if code == 0:
-            continue
-        key = (plugins[idx], reason_ids[idx]) if evaluated[idx] else None
-        known = seen.get(key)
-        if known is None:
-            if key is not None:
-                plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
-            else:
-                plugin = diag.absent.plugin if diag.absent else ""
-                reasons = diag.absent.reasons if diag.absent else ()
-            texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
-            known = seen[key] = plugin, reasons, texts, tuple(r.kind for r in reasons)
-        plugin, reasons, texts, kinds = known
-        name = cluster_nodes[idx].name
-        evidence = [line for r in reasons for line in causes.evidence(ctx, r, idx)]
-        exp.nodes.append(NodeEvidence(name, plugin, list(texts), code_names[code], evidence, kinds))
+    rejected = np.flatnonzero(diag.codes)
+    all_codes = diag.codes.tolist()
+    # thousands of nodes share a handful of (plugin, reason id) pairs: the nodes of each pair together,
+    # their reasons named and rendered once and their evidence asked for as one batch
+    by_key: dict[tuple[int, int] | None, list[int]] = {}
+    for idx, evaluated, plugin_idx, rid in zip(
+        rejected.tolist(),
+        diag.evaluated[rejected].tolist(),
+        diag.plugins[rejected].tolist(),
+        diag.reason_ids[rejected].tolist(),
+        strict=True,
+    ):
+        by_key.setdefault((plugin_idx, rid) if evaluated else None, []).append(idx)
+    code_names = {c: Code(c).name for c in set(diag.codes[rejected].tolist())}
+    slots: list[NodeEvidence | None] = [None] * len(cluster_nodes)
+    # per reason text, each pair's (first node, reason, nodes) that renders it
+    parts: dict[str, list[tuple[int, Reason, list[int]]]] = {}
+    for key, idxs in by_key.items():
+        if key is not None:
+            plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
+        else:
+            plugin = diag.absent.plugin if diag.absent else ""
+            reasons = diag.absent.reasons if diag.absent else ()
+        texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
+        kinds = tuple(r.kind for r in reasons)
+        per_reason = [causes.evidence_many(ctx, r, idxs) for r in reasons]
+        if len(per_reason) == 1:
+            evidence = per_reason[0]
+        else:
+            evidence = [[line for lines in per_reason for line in lines[j]] for j in range(len(idxs))]
+        for idx, lines in zip(idxs, evidence, strict=True):
+            node = NodeEvidence(
+                cluster_nodes[idx].name, plugin, list(texts), code_names[all_codes[idx]], lines, kinds
+            )
+            slots[idx] = node
         for r, text in zip(reasons, texts, strict=True):
-            groups.setdefault(text, (r, []))[1].append(name)
+            parts.setdefault(text, []).append((idxs[0], r, idxs))
+    exp.nodes.extend(
+        n for n in slots if n is not None
+    )  # in node order, as the histogram and the JSON list them
+    # grouped by text, as the FailedScheduling histogram counts them; the first node's reason speaks for
+    # the group, whose nodes are in node order
+    groups: dict[str, tuple[Reason, list[str]]] = {}
+    for text, found in parts.items():
+        found.sort(key=lambda part: part[0])
+        idxs = found[0][2] if len(found) == 1 else sorted(i for part in found for i in part[2])
+        groups[text] = (found[0][1], [cluster_nodes[i].name for i in idxs])
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
         reason, nodes = groups[text]
         advice = causes.advice(ctx, reason, nodes)

@@ -59,7 +59,7 @@ def is_scalar(name: str) -> bool:
 
 def is_gpu(name: str) -> bool:
     """NVIDIA device-plugin resources: whole, renamed shared (``.shared``) and MIG (``mig-*``) GPUs."""
-    return name.startswith("nvidia.com/gpu") or name.startswith("nvidia.com/mig-")
+    return name.startswith(("nvidia.com/gpu", "nvidia.com/mig-"))
 
 
 def gpu_requests(resources: ResourceList) -> ResourceList:

@@ -38,6 +38,19 @@ FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 IntArray = npt.NDArray[np.int64]
 NO_PODS = np.iinfo(np.int64).max
 NO_NOMINATION = np.iinfo(np.int64).min
+# fewer rows than this are picked row first (whole rows, then the columns), more column by column
+FEW_ROWS = 64
+
+
+def columns(matrix: IntArray, rows: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]) -> IntArray:
+    """``matrix[rows][:, cols]`` without copying every column of many rows: numpy's 2-D fancy indexing
+    (``np.ix_``) costs ~80 ns an element, a column view then its rows ~20 ns."""
+    if len(rows) < FEW_ROWS:
+        return matrix.take(rows, axis=0).take(cols, axis=1)
+    out = np.empty((len(rows), len(cols)), dtype=matrix.dtype)
+    for j, c in enumerate(cols.tolist()):
+        out[:, j] = matrix[:, c][rows]
+    return out
 
 
 def node_tree_order(nodes: Sequence[Node]) -> list[Node]:

@@ -331,6 +331,7 @@ class Framework:
             len(self.filter_plugins),
         )
         self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
+        self._signs = [isinstance(p, SignPlugin) for p in self.filter_plugins]
         self._signable = len(self._signers) == len(self.filter_plugins)
         self._score_paths = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
@@ -348,6 +349,17 @@ class Framework:
                 return None
             parts.append(s)
         return tuple(parts)
+
+    def signed_prefix(self, pod: Pod) -> tuple[int, Hashable]:
+        """For a pod without a whole signature: how many leading filter plugins sign it, and their signs.
+        Those plugins' verdicts can still be shared by the pods of that prefix class."""
+        parts = []
+        for p, signs in zip(self.filter_plugins, self._signs, strict=True):
+            s = p.sign(pod) if signs else None  # type: ignore[attr-defined]
+            if s is None:
+                break
+            parts.append(s)
+        return len(parts), tuple(parts)
 
     def run_pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
@@ -375,17 +387,24 @@ class Framework:
         return result, Status(Code.SUCCESS), set(narrowing)
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows, start: int = 0
+        self,
+        state: CycleState,
+        pod: Pod,
+        cluster: ClusterState,
+        rows: Rows,
+        start: int = 0,
+        stop: int | None = None,
     ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Run the filter plugins over ``rows``: per row the first rejecting plugin, its code and reasons.
-        ``start``: begin at that plugin, for rows every earlier plugin is known to pass."""
+        ``start``: begin at that plugin, for rows every earlier plugin is known to pass; ``stop``: end
+        before that plugin (the rows passing so far are then to be continued from ``stop``)."""
         k = len(rows)
         codes = np.zeros(k, dtype=np.int8)
         plugin_idx = np.full(k, -1, dtype=np.int16)
         reason_ids = np.zeros(k, dtype=np.int32)
         alive = np.arange(k)
         every = True  # ``alive`` is still every row (no plugin has rejected one): ``rows`` itself
-        for pi, p in enumerate(self.filter_plugins):
+        for pi, p in enumerate(self.filter_plugins[:stop]):
             if alive.size == 0:
                 break
             if pi < start or p.name in state.skip_filter:

@@ -45,30 +45,40 @@ def allocatable_and_requested(
 ) -> tuple[Matrix, Matrix]:
     """Per node and scored resource: (allocatable, node requested + pod request); zeros mean "skip"."""
     pod_req = pod.requests if use_requested else pod.non_zero_requests
-    alloc = np.zeros((len(rows), len(resources)), dtype=np.int64)
-    req = np.zeros_like(alloc)
-    for j, spec in enumerate(resources):
+    allocs: list[npt.NDArray[np.int64]] = []
+    reqs: list[npt.NDArray[np.int64]] = []
+    for spec in resources:
         amount = pod_req.get(spec.name, 0)
-        if amount == 0 and is_scalar(spec.name):
-            continue
         col = cluster.col.get(spec.name)
-        if col is None:
+        if col is None or (amount == 0 and is_scalar(spec.name)):
+            allocs.append(np.zeros(len(rows), dtype=np.int64))
+            reqs.append(allocs[-1])
             continue
         if spec.name == CPU and not use_requested:
             node_req = cluster.nonzero_cpu[rows]
         elif spec.name == MEMORY and not use_requested:
             node_req = cluster.nonzero_memory[rows]
         else:
-            node_req = cluster.requested[rows, col]
-        a = cluster.allocatable[rows, col]
-        alloc[:, j] = a
+            node_req = cluster.requested[:, col][rows]  # a column view, then rows: 2.5x faster
+        a = cluster.allocatable[:, col][rows]
+        allocs.append(a)
+        total = node_req + amount
         # upstream fills requested only where allocatable is non-zero
-        req[:, j] = np.where(a != 0, node_req + amount, 0)
-    return alloc, req
+        reqs.append(total if a.all() else np.where(a != 0, total, 0))
+    if not allocs:
+        empty = np.zeros((len(rows), 0), dtype=np.int64)
+        return empty, empty.copy()
+    # rows × resources, as transposed views of resources × rows (cheaper to build than np.stack)
+    return np.array(allocs).T, np.array(reqs).T
 
 
 def _weighted_mean(per_resource: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
     used = alloc != 0
+    if used.all():  # every resource counts on every node (the usual case): one weight sum for all rows
+        total = int(weights.sum())
+        if total > 0:
+            scores: Scores = (per_resource * weights).sum(axis=1) // total
+            return scores
     weight_sum = (used * weights).sum(axis=1)
     node_score = (per_resource * used * weights).sum(axis=1)
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
@@ -76,8 +86,8 @@ def _weighted_mean(per_resource: Matrix, alloc: Matrix, weights: npt.NDArray[np.
 
 def least_allocated(req: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
     """``leastRequestedScore``: (capacity − requested) × 100 / capacity, 0 when over capacity."""
-    safe = np.maximum(alloc, 1)
-    per = np.where((alloc == 0) | (req > alloc), 0, (alloc - req) * MAX_NODE_SCORE // safe)
+    free = alloc - req
+    per = np.where((alloc == 0) | (free < 0), 0, free * MAX_NODE_SCORE // np.maximum(alloc, 1))
     return _weighted_mean(per, alloc, weights)
 
 
@@ -139,6 +149,10 @@ def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> Scorer:
 def balanced(req: Matrix, alloc: Matrix) -> Scores:
     """``balancedResourceScorer``: (1 − std of the used fractions) × 100, truncated like Go's int64()."""
     used = alloc != 0
+    if alloc.shape[1] == 2 and used.all():  # the default (cpu, memory) on nodes that have both
+        frac = np.minimum(req / alloc, 1.0)
+        std2 = np.abs((frac[:, 0] - frac[:, 1]) / 2)
+        return ((1 - std2) * MAX_NODE_SCORE).astype(np.int64)
     frac = np.where(used, req / np.where(used, alloc, 1), 0.0)
     frac = np.minimum(frac, 1.0)
     n = used.sum(axis=1)

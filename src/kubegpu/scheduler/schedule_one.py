@@ -69,6 +69,7 @@ class _CacheEntry:
     plugins: npt.NDArray[np.int16]
     reasons: ReasonIds
     clock: int
+    stop: int | None = None  # the results of the filters before this one only (a prefix class)
 
 
 @dataclass
@@ -114,6 +115,9 @@ class Scheduler:
         self.next_start_node_index = 0
         self.use_cache = use_cache
         self._cache: dict[Hashable, _CacheEntry] = {}
+        # pods without a whole class (required pod affinity, DoNotSchedule spread): the verdicts of the
+        # filters before the first one that cannot sign them, per class of those filters' signs
+        self._prefix_cache: dict[Hashable, _CacheEntry] = {}
         self._nominated_cache: dict[tuple[Hashable, int], _FirstPass] = {}  # (class, priority) → rows
 
     def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
@@ -123,21 +127,46 @@ class Scheduler:
 
     def filter_all(self, state: CycleState, pod: Pod) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Filter results for every node (cached per equivalence class, refreshed where nodes changed)."""
-        n = len(self.cluster)
-        all_rows = np.arange(n, dtype=np.intp)
         key = self.class_key(state, pod)
         if key is not None:
-            entry = self._cache.get(key)
-            if entry is not None:
-                dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
-                if dirty.size:
-                    self._refilter(state, pod, entry, dirty)
-                entry.clock = self.cluster.clock
-                return entry.codes, entry.plugins, entry.reasons
-        codes, plugins, reasons = self.framework.filter_rows(state, pod, self.cluster, all_rows)
-        if key is not None:
-            self._cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock)
-            return codes.copy(), plugins.copy(), reasons.copy()
+            entry = self._cached(state, pod, self._cache, key, None)
+            return entry.codes, entry.plugins, entry.reasons
+        if self.use_cache:
+            stop, signs = self.framework.signed_prefix(pod)
+            if stop:
+                return self._filter_after_prefix(state, pod, stop, (signs, frozenset(state.skip_filter)))
+        all_rows = np.arange(len(self.cluster), dtype=np.intp)
+        return self.framework.filter_rows(state, pod, self.cluster, all_rows)
+
+    def _cached(
+        self, state: CycleState, pod: Pod, cache: dict[Hashable, _CacheEntry], key: Hashable, stop: int | None
+    ) -> _CacheEntry:
+        """The class's cache entry, brought up to date (made on the class's first pod)."""
+        entry = cache.get(key)
+        if entry is None:
+            all_rows = np.arange(len(self.cluster), dtype=np.intp)
+            codes, plugins, reasons = self.framework.filter_rows(
+                state, pod, self.cluster, all_rows, stop=stop
+            )
+            entry = cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock, stop)
+            return entry
+        dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
+        if dirty.size:
+            self._refilter(state, pod, entry, dirty)
+        entry.clock = self.cluster.clock
+        return entry
+
+    def _filter_after_prefix(
+        self, state: CycleState, pod: Pod, stop: int, key: Hashable
+    ) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
+        """The prefix class's shared verdicts, then the filters from ``stop`` on over the rows they
+        passed: per row the first rejecting plugin, as one pass over every filter gives."""
+        entry = self._cached(state, pod, self._prefix_cache, key, stop)
+        codes, plugins, reasons = entry.codes.copy(), entry.plugins.copy(), entry.reasons.copy()
+        alive = np.flatnonzero(codes == 0)
+        if alive.size:
+            c, p, r = self.framework.filter_rows(state, pod, self.cluster, alive, stop)
+            codes[alive], plugins[alive], reasons[alive] = c, p, r
         return codes, plugins, reasons
 
     def _refilter(self, state: CycleState, pod: Pod, entry: _CacheEntry, dirty: npt.NDArray[np.intp]) -> None:
@@ -151,13 +180,13 @@ class Scheduler:
             if self.cluster.last_node_change > entry.clock:  # some Node object changed: those run in full
                 node_changed = self.cluster.node_generation[dirty] > entry.clock
                 full = dirty[node_changed]
-                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full)
+                c, p, r = self.framework.filter_rows(state, pod, self.cluster, full, stop=entry.stop)
                 entry.codes[full], entry.plugins[full], entry.reasons[full] = c, p, r
                 keep &= ~node_changed
             dirty = dirty[keep]
             if not dirty.size:
                 return
-        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start)
+        c, p, r = self.framework.filter_rows(state, pod, self.cluster, dirty, start, entry.stop)
         entry.codes[dirty], entry.plugins[dirty], entry.reasons[dirty] = c, p, r
 
     def with_nominated(
@@ -216,69 +245,112 @@ class Scheduler:
             return np.array([idx], dtype=np.intp)
         return None
 
-    def find_nodes_that_fit(self, state: CycleState, pod: Pod) -> tuple[npt.NDArray[np.intp], Diagnosis]:
+    def find_nodes_that_fit(
+        self, state: CycleState, pod: Pod
+    ) -> tuple[npt.NDArray[np.intp], Diagnosis | None, int]:
+        """The feasible nodes found (at most ``numFeasibleNodesToFind``), the diagnosis when there is none
+        (None otherwise: a cycle that found a node never reads it), and how many nodes the search
+        rejected on its way."""
         n = len(self.cluster)
-        empty_codes = np.zeros(n, dtype=np.int8)
-        diagnosis = Diagnosis(
-            num_all_nodes=n,
-            codes=empty_codes,
-            plugins=np.full(n, -1, dtype=np.int16),
-            reason_ids=np.zeros(n, dtype=np.int32),
-            evaluated=np.zeros(n, dtype=bool),
-        )
         names, status, narrowing = self.framework.run_pre_filter(state, pod, self.cluster)
         if not status.is_success:
+            diagnosis = self._diagnosis(n)
             diagnosis.absent = status
             diagnosis.codes[:] = status.code
             diagnosis.pre_filter_msg = status.message(self.framework.version)
             diagnosis.unschedulable_plugins = {status.plugin}
-            return np.zeros(0, dtype=np.intp), diagnosis
+            return np.zeros(0, dtype=np.intp), diagnosis, 0
         fast = self.evaluate_nominated_node(state, pod)
         if fast is not None:
-            return fast, diagnosis
+            return fast, None, 0
         codes, plugins, reasons = self.with_nominated(state, pod, self.filter_all(state, pod))
-        if names is not None:
-            candidates = np.zeros(n, dtype=bool)
-            for name in names:
-                idx = self.cluster.index.get(name)
-                if idx is not None:
-                    candidates[idx] = True
-            diagnosis.absent = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (OutsidePreFilterResult(tuple(sorted(narrowing))),),
-            )
-            diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        # every node, from where the previous cycle stopped (in node order when that is the first)
-        identity = names is None and not self.next_start_node_index
         if names is None:
-            order = np.arange(n, dtype=np.intp)
-            if not identity:
-                order = np.roll(order, -self.next_start_node_index)
-        else:
-            order = np.flatnonzero(candidates)
-        feasible_in_order = codes == 0 if identity else codes[order] == 0
+            return self._search_all(codes, plugins, reasons)
+        candidates = np.zeros(n, dtype=bool)
+        for name in names:
+            idx = self.cluster.index.get(name)
+            if idx is not None:
+                candidates[idx] = True
+        diagnosis = self._diagnosis(n)
+        diagnosis.absent = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (OutsidePreFilterResult(tuple(sorted(narrowing))),),
+        )
+        diagnosis.codes[~candidates] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        # the PreFilter's nodes in node order (upstream walks that list, not the node tree)
+        order = np.flatnonzero(candidates)
         to_find = num_feasible_nodes_to_find(len(order), self.framework.profile.percentage_of_nodes_to_score)
-        feasible_pos = np.flatnonzero(feasible_in_order)
+        feasible_pos = np.flatnonzero(codes[order] == 0)
         if len(feasible_pos) > to_find:
             processed = int(feasible_pos[to_find - 1]) + 1
             feasible_pos = feasible_pos[:to_find]
         else:
             processed = len(order)
-        if identity and processed == n:
-            rejected = np.flatnonzero(~feasible_in_order)
+        seen = order[:processed]
+        rejected = seen[codes[seen] != 0]
+        self._advance(processed)
+        if len(feasible_pos):
+            return order[feasible_pos], None, len(rejected)
+        self._record(diagnosis, codes, plugins, reasons, rejected)
+        return order[feasible_pos], diagnosis, len(rejected)
+
+    def _search_all(
+        self, codes: Codes, plugins: npt.NDArray[np.int16], reasons: ReasonIds
+    ) -> tuple[npt.NDArray[np.intp], Diagnosis | None, int]:
+        """Every node in node-tree order from where the previous cycle stopped: the first
+        ``numFeasibleNodesToFind`` feasible ones. Computed on the node indices (feasible ones sorted, then
+        rotated to the start), never on a rotated copy of every row."""
+        n = len(codes)
+        start = self.next_start_node_index
+        to_find = num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score)
+        feasible = np.flatnonzero(codes == 0)
+        if start:
+            cut = int(np.searchsorted(feasible, start))
+            feasible = np.concatenate((feasible[cut:], feasible[:cut]))
+        if len(feasible) > to_find:
+            feasible = feasible[:to_find]
+            processed = (int(feasible[-1]) - start) % n + 1
         else:
-            seen = order[:processed]
-            rejected = seen[codes[seen] != 0]
+            processed = n
+        self._advance(processed)
+        if len(feasible):
+            return feasible, None, processed - len(feasible)
+        # none fits: every node was evaluated and rejected
+        diagnosis = self._diagnosis(n)
+        self._record(diagnosis, codes, plugins, reasons, slice(None))
+        return feasible, diagnosis, n
+
+    def _advance(self, processed: int) -> None:
+        n = len(self.cluster)
+        if n:
+            self.next_start_node_index = (self.next_start_node_index + processed) % n
+
+    @staticmethod
+    def _diagnosis(n: int) -> Diagnosis:
+        return Diagnosis(
+            num_all_nodes=n,
+            codes=np.zeros(n, dtype=np.int8),
+            plugins=np.full(n, -1, dtype=np.int16),
+            reason_ids=np.zeros(n, dtype=np.int32),
+            evaluated=np.zeros(n, dtype=bool),
+        )
+
+    def _record(
+        self,
+        diagnosis: Diagnosis,
+        codes: Codes,
+        plugins: npt.NDArray[np.int16],
+        reasons: ReasonIds,
+        rejected: npt.NDArray[np.intp] | slice,
+    ) -> None:
+        """The rejected nodes' statuses into ``diagnosis`` (copied: the arrays may be the cache's)."""
         diagnosis.evaluated[rejected] = True
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
         diagnosis.unschedulable_plugins = {
-            self.framework.plugin_name(i) for i in set(plugins[rejected].tolist())
+            self.framework.plugin_name(i) for i in np.unique(plugins[rejected]).tolist()
         }
-        if n:
-            self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return (feasible_pos if identity else order[feasible_pos]), diagnosis
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
         """``FitError.Error()`` for this diagnosis (PostFilter message included if set)."""
@@ -319,9 +391,9 @@ class Scheduler:
                 pod, message=messages.NO_NODES_AVAILABLE_TO_SCHEDULE, clears_nomination=True
             )
         state = CycleState()
-        feasible, diagnosis = self.find_nodes_that_fit(state, pod)
-        if len(feasible) == 0:
-            result = ScheduleResult(pod, diagnosis=diagnosis, evaluated_nodes=int(diagnosis.evaluated.sum()))
+        feasible, diagnosis, rejected = self.find_nodes_that_fit(state, pod)
+        if diagnosis is not None:
+            result = ScheduleResult(pod, diagnosis=diagnosis, evaluated_nodes=rejected)
             if preempt and self.framework.post_filter_plugins:
                 post, status = self.framework.run_post_filter(state, pod, diagnosis)
                 diagnosis.post_filter_msg = status.message(self.framework.version)
@@ -375,7 +447,7 @@ class Scheduler:
             pod,
             node=self.cluster.nodes[chosen].name,
             feasible_nodes=len(feasible),
-            evaluated_nodes=int(diagnosis.evaluated.sum()) + len(feasible),
+            evaluated_nodes=rejected + len(feasible),
             scores=parts,
             allocation=allocation,
         )

@@ -35,10 +35,21 @@ def evidence(ctx: Context, reason: Reason, idx: int) -> list[str]:
     return hooks.evidence(ctx, reason, idx) if hooks and hooks.evidence else []
 
 
+def evidence_many(ctx: Context, reason: Reason, idxs: list[int]) -> list[list[str]]:
+    """``evidence`` for each node of ``idxs`` (one list per node), through the kind's batch hook if it has one."""
+    hooks = HOOKS.get(type(reason))
+    if hooks is None or hooks.evidence is None:
+        return [[] for _ in idxs]
+    if hooks.evidence_many is not None:
+        return hooks.evidence_many(ctx, reason, idxs)
+    one = hooks.evidence
+    return [one(ctx, reason, idx) for idx in idxs]
+
+
 def advice(ctx: Context, reason: Reason, nodes: list[str]) -> Advice:
     """Advice for the nodes that ``reason`` rejected (``nodes`` in cluster order, never empty)."""
     hooks = HOOKS.get(type(reason))
     return hooks.advice(ctx, reason, nodes) if hooks and hooks.advice else NO_ADVICE
 
 
-__all__ = ["Advice", "Context", "advice", "evidence"]
+__all__ = ["Advice", "Context", "advice", "evidence", "evidence_many"]

@@ -46,11 +46,16 @@ NO_ADVICE = Advice()
 # evidence(ctx, reason, node index) -> lines;  advice(ctx, reason, node names) -> Advice
 Evidence = Callable[[Context, Any, int], list[str]]
 AdviceHook = Callable[[Context, Any, list[str]], Advice]
+# evidence_many(ctx, reason, node indices) -> lines per node, equal to ``evidence`` on each
+EvidenceMany = Callable[[Context, Any, list[int]], list[list[str]]]
 
 
 @dataclass(frozen=True)
 class Hooks:
-    """One reason kind's hooks; either may be absent (no evidence lines / no advice)."""
+    """One reason kind's hooks; either may be absent (no evidence lines / no advice). ``evidence_many``
+    (optional) answers for many nodes at once, as ``evidence`` would on each: for kinds that reject
+    thousands of nodes."""
 
     evidence: Evidence | None = None
     advice: AdviceHook | None = None
+    evidence_many: EvidenceMany | None = None

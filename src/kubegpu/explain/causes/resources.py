@@ -62,6 +62,27 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used)))
 
 
+def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[int]) -> list[list[str]]:
+    """``insufficient_evidence`` on each node, the numbers read as two columns (no view per node)."""
+    cluster = ctx.engine.cluster
+    col = cluster.col.get(reason.resource)
+    if col is None:  # no node has the resource: each line names the node's labels
+        return [insufficient_evidence(ctx, reason, idx) for idx in idxs]
+    out = []
+    for idx, alloc, used in zip(
+        idxs, cluster.allocatable[idxs, col].tolist(), cluster.requested[idxs, col].tolist(), strict=True
+    ):
+        if alloc == 0:
+            out.append(_insufficient_lines(ctx, reason, cluster.nodes[idx], alloc, used))
+            continue
+        key = (Insufficient, reason, alloc, used)
+        lines = ctx.memo.get(key)
+        if lines is None:
+            lines = ctx.memo[key] = _insufficient_lines(ctx, reason, cluster.nodes[idx], alloc, used)
+        out.append(list(lines))
+    return out
+
+
 def _insufficient_lines(ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int) -> list[str]:
     r = reason.resource
     line = (
@@ -245,5 +266,5 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
 
 HOOKS: dict[type[Reason], Hooks] = {
     TooManyPods: Hooks(too_many_pods_evidence, too_many_pods_advice),
-    Insufficient: Hooks(insufficient_evidence, insufficient_advice),
+    Insufficient: Hooks(insufficient_evidence, insufficient_advice, insufficient_evidence_many),
 }

@@ -26,6 +26,11 @@ def taint_evidence(ctx: Context, reason: UntoleratedTaint, idx: int) -> list[str
     return [f"taint {reason.taint} is not tolerated by the pod"]
 
 
+def taint_evidence_many(ctx: Context, reason: UntoleratedTaint, idxs: list[int]) -> list[list[str]]:
+    line = f"taint {reason.taint} is not tolerated by the pod"  # the same on every node
+    return [[line] for _ in idxs]
+
+
 def keeps_device_plugin_off(taint: Taint) -> bool:
     return not any(t.tolerates(taint) for t in DEVICE_PLUGIN_TOLERATIONS)
 
@@ -41,7 +46,7 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     dark = [
         n
         for n in (snapshot.node(name) for name in nodes)
-        if n is not None and has_gpu_labels(n) and not offered_gpus(n)
+        if n is not None and not offered_gpus(n) and has_gpu_labels(n)  # the cheap test first
     ]
     known_plugins = [ds for ds in snapshot.records.daemonsets if (k := device_plugin.known(ds)) and k.plugin]
     if known_plugins:  # the DaemonSets the cluster runs decide, not the stock manifest
@@ -76,4 +81,6 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     )
 
 
-HOOKS: dict[type[Reason], Hooks] = {UntoleratedTaint: Hooks(taint_evidence, taint_advice)}
+HOOKS: dict[type[Reason], Hooks] = {
+    UntoleratedTaint: Hooks(taint_evidence, taint_advice, taint_evidence_many)
+}

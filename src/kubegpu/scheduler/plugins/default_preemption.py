@@ -16,6 +16,7 @@ Dry runs remove and re-add pods through the cluster journal and roll back; nothi
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -158,12 +159,14 @@ class DefaultPreemption:
         potential = np.flatnonzero(diagnosis.evaluated & (diagnosis.codes == Code.UNSCHEDULABLE))
         if diagnosis.absent is not None and diagnosis.absent.code == Code.UNSCHEDULABLE:
             potential = np.union1d(potential, np.flatnonzero(~diagnosis.evaluated))
-        statuses: list[Status] = []
+        # each failed node's status, counted: equal statuses are rendered once for the histogram
+        statuses: Counter[Status] = Counter()
         candidates: list[Candidate] = []
         # A node with no strictly-lower-priority pod answers "No preemption victims" whatever the order:
         # decide those in one array operation instead of one dry run each.
         no_victims = int((cluster.min_priority[potential] >= pod.priority).sum())
-        statuses.extend([NO_VICTIMS_STATUS] * no_victims)
+        if no_victims:
+            statuses[NO_VICTIMS_STATUS] = no_victims
         potential = potential[cluster.min_priority[potential] < pod.priority]
         if len(potential):
             offset = int(self.handle.rng.integers(len(potential)))
@@ -177,15 +180,15 @@ class DefaultPreemption:
                     if non_violating > 0 and len(candidates) >= wanted:
                         break
                 else:
-                    statuses.append(status)
+                    statuses[status] += 1
         # upstream returns non-violating candidates before violating ones; ties keep that order
         candidates = [c for c in candidates if c.pdb_violations == 0] + [
             c for c in candidates if c.pdb_violations
         ]
         if not candidates:
             version = self.handle.behaviour.name
-            reasons = [(r, 1) for s in statuses for r in s.texts(version)]
-            absent = diagnosis.num_all_nodes - len(statuses)
+            reasons = [(r, n) for s, n in statuses.items() for r in s.texts(version)]
+            absent = diagnosis.num_all_nodes - statuses.total()
             if absent:
                 reasons.append((render(NOT_HELPFUL, version), absent))
             # upstream returns NewPostFilterResultWithNominatedNode(""): any earlier nomination is dropped

@@ -26,7 +26,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.cluster import ClusterState, NodeView, columns
 from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
@@ -171,9 +171,8 @@ class NodeResourcesFit:
         key = tuple(request.items())
         cols, amounts = self._vector(cluster, key, request)
         too_many = cluster.pod_count[rows] + 1 > cluster.max_pods[rows]
-        picked = np.ix_(rows, cols)  # only the request's columns are copied, not whole rows
-        alloc = cluster.allocatable[picked]
-        insufficient = amounts > alloc - cluster.requested[picked]
+        alloc = columns(cluster.allocatable, rows, cols)  # only the request's columns
+        insufficient = amounts > alloc - columns(cluster.requested, rows, cols)
         if self.delegated:  # KEP-5004: left to DynamicResources on nodes whose allocatable has none of it
             for j, (r, _) in enumerate(key):
                 if r in self.delegated:
