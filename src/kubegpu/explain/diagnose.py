@@ -70,7 +70,9 @@ class Diagnosis:
 def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     snapshot = engine.snapshot
     pending = priority_sort(p for p in snapshot.pending_pods())
-    gpu_pending = [p for p in pending if is_gpu_pod(p)]
+    # a pod whose devices come only through DRA claims asks for no nvidia.com/* resource, yet is a GPU pod
+    claims = snapshot.dra.pod_claims
+    gpu_pending = [p for p in pending if is_gpu_pod(p) or p.key in claims]
     rows = node_rows(engine, pool_label)
     return Diagnosis(
         description=snapshot.description,
@@ -118,8 +120,11 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
     """``explain_pod`` for each pod, evaluating each equivalence class once (see module docstring)."""
     shared: dict[str, Explanation] = {}
     out = []
+    claims = engine.snapshot.dra.pod_claims
     for pod in pods:
-        key = equivalence_key(pod)
+        # a pod's claims live beside the pod model (``dra.pod_claims``), out of the key's sight: such a pod
+        # is evaluated on its own
+        key = equivalence_key(pod) if pod.key not in claims else None
         first = shared.get(key) if key is not None else None
         if first is None:
             exp = explain_pod(engine, pod)

@@ -10,6 +10,7 @@ For a GPU resource the advice names the cause the data shows, because each has a
 from __future__ import annotations
 
 import difflib
+from functools import partial
 
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
@@ -75,10 +76,10 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
         if alloc == 0:
             out.append(_insufficient_lines(ctx, reason, cluster.nodes[idx], alloc, used))
             continue
-        key = (Insufficient, reason, alloc, used)
-        lines = ctx.memo.get(key)
-        if lines is None:
-            lines = ctx.memo[key] = _insufficient_lines(ctx, reason, cluster.nodes[idx], alloc, used)
+        node = cluster.nodes[idx]
+        lines = ctx.once(
+            (Insufficient, reason, alloc, used), partial(_insufficient_lines, ctx, reason, node, alloc, used)
+        )
         out.append(list(lines))
     return out
 

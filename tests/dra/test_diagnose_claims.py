@@ -1,0 +1,47 @@
+"""``kubegpu diagnose`` and Pending pods that get their GPUs only through DRA claims (no ``nvidia.com/*``
+request): they are GPU pods to explain, not "other pending pods that request no GPU", and two pods whose
+specs differ only in the claims they name are evaluated each on its own (the claims live beside the pod
+model, so the pod equivalence class cannot see them).
+
+Expected values by hand: n1 publishes 1 GPU, n2 publishes 2 (``tests.dra.objects.gpu_node``); claim
+``small`` asks 1 GPU (fits either node), claim ``big`` asks 3 (fits none): kube-scheduler's
+DynamicResources Filter says ``cannot allocate all claims`` on each node (the real scheduler's text is
+pinned in tests/realkube/golden/1.34.4.json, case dra-gpu-count-too-many).
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.diagnose import diagnose
+from kubegpu.explain.engine import Engine
+from kubegpu.model.snapshot import build_snapshot
+from tests.dra import objects as o
+
+
+def _snapshot() -> object:
+    objs = [
+        *o.gpu_classes(),
+        *o.gpu_node("n1", 1),
+        *o.gpu_node("n2", 2),
+        o.claim("small", o.request("gpu", count=1)),
+        o.claim("big", o.request("gpu", count=3)),
+        o.pod("a", ("gpu", "small", "")),
+        o.pod("b", ("gpu", "big", "")),
+    ]
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    snap.kube_version = "1.34"
+    return snap
+
+
+def test_claim_only_pending_pods_are_explained_as_gpu_pods() -> None:
+    d = diagnose(Engine(_snapshot()))  # type: ignore[arg-type]
+    assert d.other_pending == 0
+    assert sorted(e.pod for e in d.pending) == ["default/a", "default/b"]
+
+
+def test_pods_naming_different_claims_are_not_one_equivalence_class() -> None:
+    d = diagnose(Engine(_snapshot()))  # type: ignore[arg-type]
+    by_pod = {e.pod: e for e in d.pending}
+    assert by_pod["default/a"].schedulable is True
+    assert by_pod["default/b"].schedulable is False
+    assert "cannot allocate all claims" in by_pod["default/b"].message
