@@ -222,7 +222,7 @@ SCHEDULER_RULES = {
     *(("policy", "poddisruptionbudgets", v, "") for v in LIST_WATCH),
     # the storage plugins' objects (live/cache.py watches them)
     *(("", r, v, "") for r in ("persistentvolumeclaims", "persistentvolumes") for v in LIST_WATCH),
-    *(("storage.k8s.io", r, v, "") for r in ("storageclasses", "csinodes") for v in LIST_WATCH),
+    *(("storage.k8s.io", r, v, "") for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities") for v in LIST_WATCH),
     # PodTopologySpread's default selector (model/default_spread.py; live/cache.py watches them)
     *(("", r, v, "") for r in ("services", "replicationcontrollers") for v in LIST_WATCH),
     *(("apps", r, v, "") for r in ("replicasets", "statefulsets") for v in LIST_WATCH),

@@ -205,6 +205,8 @@ def full_cluster() -> dict[str, list[dict[str, Any]]]:
         "/api/v1/persistentvolumes": [],
         "/apis/storage.k8s.io/v1/storageclasses": [],
         "/apis/storage.k8s.io/v1/csinodes": [],
+        "/apis/storage.k8s.io/v1/csidrivers": [],
+        "/apis/storage.k8s.io/v1/csistoragecapacities": [],
     }
 
 

@@ -67,6 +67,8 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
     "persistentvolumes": ("", "v1", "PersistentVolume", False),
     "storageclasses": ("storage.k8s.io", "v1", "StorageClass", False),
     "csinodes": ("storage.k8s.io", "v1", "CSINode", False),
+    "csidrivers": ("storage.k8s.io", "v1", "CSIDriver", False),
+    "csistoragecapacities": ("storage.k8s.io", "v1", "CSIStorageCapacity", True),
     # PodTopologySpread's default selector reads these (the live scheduler watches them)
     "services": ("", "v1", "Service", True),
     "replicationcontrollers": ("", "v1", "ReplicationController", True),

@@ -169,6 +169,7 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
     made: list[tuple[str, str]] = []
     classes: set[str] = set()
     dra_made: list[tuple[str, str]] = []
+    provisioned: list[str] = []  # PVs the stand-in external-provisioner made (storage.provision)
     try:
         create_namespace(cp, ns)
         pods: list[Raw] = []
@@ -200,12 +201,19 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
                 time.sleep(1.0)  # let the scheduler's informers see the nodes and running pods first
             ok(cp.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), f"pod {pod['metadata']['name']}")
         available = [name for path, name in made if path.endswith("/persistentvolumes")]
-        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout,
-                             lambda: storage.complete_bindings(cp, ns, available) if available else None)  # fmt: skip
+
+        def tick() -> None:  # the absent PV controller and provisioner
+            if made:
+                storage.provision(cp, ns, prefix, provisioned)
+                storage.complete_bindings(cp, ns, available + provisioned)
+
+        return _wait_verdict(cp, ns, case.pod["metadata"]["name"], prefix, len(created_nodes), timeout, tick)
     finally:
         cleanup(cp, ns, created_nodes, {f"{prefix}{c}" for c in classes})
         for path, name in dra_made:
             cp.request("DELETE", f"{path}/{name}")
+        for name in provisioned:
+            cp.request("DELETE", f"/api/v1/persistentvolumes/{name}")
         for path, name in made:
             cp.request(
                 "DELETE",

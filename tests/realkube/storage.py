@@ -9,6 +9,11 @@ the case's namespace. ``status.phase`` (a PV's ``Available``/``Bound``, a claim'
 kube-scheduler's PreBind has written a PV's ``claimRef`` (``bindAPIUpdate``), it binds the claim to it (volume
 name, ``pv.kubernetes.io/bind-completed``, phases Bound) as ``syncUnboundClaim`` would, so PreBind's
 ``checkBindings`` passes and the pod is bound where the scheduler chose (instead of timing out after 600 s).
+It stands in for a CSI external-provisioner too: a claim PreBind gave a node (``volume.kubernetes.io/
+selected-node``) gets a PV of its size and class, named ``<prefix>pv-<claim>`` and deleted with the case.
+
+A CSIDriver keeps its name (a StorageClass's provisioner names it; the cases give it a name of their own); a
+CSIStorageCapacity moves to the case's namespace and its ``storageClassName`` follows the class's prefix.
 """
 
 from __future__ import annotations
@@ -18,20 +23,32 @@ from typing import Any
 
 Raw = dict[str, Any]
 
-KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "CSINode")
+KINDS = (
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+)
 _PATHS = {
     "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
     "PersistentVolume": "/api/v1/persistentvolumes",
     "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
 }
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 
 def _renamed(raw: Raw, ns: str, prefix: str) -> Raw:
     obj = copy.deepcopy(raw)
     kind, spec = obj["kind"], obj.get("spec", {})
-    if kind != "PersistentVolumeClaim":
+    if kind == "CSIStorageCapacity":
+        obj["metadata"]["namespace"] = ns
+        obj["storageClassName"] = prefix + obj["storageClassName"]
+    elif kind not in ("PersistentVolumeClaim", "CSIDriver"):
         obj["metadata"]["name"] = prefix + obj["metadata"]["name"]
-    else:
+    elif kind == "PersistentVolumeClaim":
         obj["metadata"]["namespace"] = ns
         if spec.get("volumeName"):
             spec["volumeName"] = prefix + spec["volumeName"]
@@ -49,12 +66,38 @@ def create(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str]:
     obj = _renamed(raw, ns, prefix)
     status = obj.pop("status", None)
     name = obj["metadata"]["name"]
-    path = _PATHS.get(obj["kind"], f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
+    namespaced = {"CSIStorageCapacity": f"/apis/storage.k8s.io/v1/namespaces/{ns}/csistoragecapacities"}
+    path = _PATHS.get(obj["kind"]) or namespaced.get(
+        obj["kind"], f"/api/v1/namespaces/{ns}/persistentvolumeclaims"
+    )
     ok(cp.request("POST", path, obj), f"{obj['kind']} {name}")
     if status:
         ok(cp.request("PATCH", f"{path}/{name}/status", {"status": status}, "application/merge-patch+json"),
            f"{obj['kind']} {name} status")  # fmt: skip
     return path, name
+
+
+def provision(cp: Any, ns: str, prefix: str, made: list[str]) -> None:
+    """Give each claim of ``ns`` that PreBind sent to a node and that has no volume a PV of its size and class
+    with a ``claimRef`` to it (as external-provisioner does), appending its name to ``made``; the binding is
+    then completed like any other (``complete_bindings``)."""
+    from tests.realkube.harness import ok
+
+    claims = ok(cp.request("GET", f"/api/v1/namespaces/{ns}/persistentvolumeclaims"), "list claims")
+    for pvc in claims.get("items", []):
+        meta, spec = pvc["metadata"], pvc["spec"]
+        name = f"{prefix}pv-{meta['name']}"
+        if SELECTED_NODE not in meta.get("annotations", {}) or spec.get("volumeName") or name in made:
+            continue
+        pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+              "spec": {"storageClassName": spec["storageClassName"], "accessModes": spec["accessModes"],
+                       "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+                       "persistentVolumeReclaimPolicy": "Delete",
+                       "csi": {"driver": "provisioned.example.com", "volumeHandle": name},
+                       "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": meta["name"],
+                                    "uid": meta["uid"]}}}  # fmt: skip
+        ok(cp.request("POST", "/api/v1/persistentvolumes", pv), f"PV {name}")
+        made.append(name)
 
 
 def complete_bindings(cp: Any, ns: str, pvs: list[str]) -> None:

@@ -71,6 +71,27 @@ def csinode(node: str, count: int) -> Raw:
                                   "topologyKeys": ["topology.ebs.csi.aws.com/zone"]}]}}  # fmt: skip
 
 
+CAPACITY_DRIVER = "capacity.csi.kubegpu.example"  # a CSIDriver of the cases' own (kept unrenamed)
+
+
+def csidriver(name: str = CAPACITY_DRIVER) -> Raw:
+    """A CSIDriver opting into storage capacity tracking, as csi-driver-host-path deploys it
+    (kubernetes-csi/csi-driver-host-path deploy/kubernetes-1.2x/hostpath/csi-hostpath-driverinfo.yaml)."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
+            "spec": {"attachRequired": False, "storageCapacity": True, "volumeLifecycleModes": ["Persistent"]}}  # fmt: skip
+
+
+def capacity(name: str, cls: str, pool: str, size: str, max_size: str = "") -> Raw:
+    """A CSIStorageCapacity as external-provisioner publishes it (one per class and topology segment), the
+    segment selecting the nodes labelled ``pool`` (node names are renamed per case)."""
+    raw: Raw = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                "metadata": {"name": name, "namespace": "default"}, "storageClassName": cls,
+                "nodeTopology": {"matchLabels": {"pool": pool}}, "capacity": size}  # fmt: skip
+    if max_size:
+        raw["maximumVolumeSize"] = max_size
+    return raw
+
+
 def uses(pod: Raw, *claims: str) -> Raw:
     pod["spec"]["volumes"] = [
         {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)
@@ -150,6 +171,26 @@ def _cases() -> list[Case]:
     ], uses(make_pod("p").requests(cpu="100m").obj(), "data"),
         "a 10Gi WaitForFirstConsumer claim: a's PV is 1% used by it, b's 90%. StorageCapacityScoring (on by "
         "default in 1.37 only) prefers a by 99 − 10 = 89 points; before, b's lighter CPU load wins")  # fmt: skip
+    wffc = storage_class("capcsi", CAPACITY_DRIVER, "WaitForFirstConsumer")
+    add("csi-capacity-not-enough", [
+        make_node("a").capacity(**cpu).label("pool", "a").obj(),
+        make_node("b").capacity(cpu="1", memory="8Gi").label("pool", "b").obj(),
+        make_node("c").capacity(**cpu).label("pool", "c").obj(),
+        csidriver(), wffc, claim("data", "capcsi", "10Gi"),
+        capacity("cap-a", "capcsi", "a", "100Gi", max_size="5Gi"), capacity("cap-b", "capcsi", "b", "50Gi"),
+    ], uses(make_pod("p").requests(cpu="2").obj(), "data"),
+        "a 10Gi claim to provision by a driver tracking capacity: a's pool has 100Gi but volumes of at most 5Gi "
+        "(maximumVolumeSize wins), b's 50Gi fits but b has 1 CPU, c has no CSIStorageCapacity")  # fmt: skip
+    add("csi-capacity-score", [
+        make_node("a").capacity(**cpu).label("pool", "a").obj(),
+        make_node("b").capacity(**cpu).label("pool", "b").obj(),
+        make_node("c").capacity(**cpu).label("pool", "c").obj(),
+        csidriver(), wffc, claim("data", "capcsi", "10Gi"),
+        capacity("cap-a", "capcsi", "a", "5Gi"), capacity("cap-b", "capcsi", "b", "1000Gi"),
+        capacity("cap-c", "capcsi", "c", "12Gi"), make_pod("busy").requests(cpu="1").on("b").obj(),
+    ], uses(make_pod("p").requests(cpu="100m").obj(), "data"),
+        "a 10Gi claim to provision: a's 5Gi is too small; b's 1000Gi is 1% used by it (score 99), c's 12Gi "
+        "83% (17). StorageCapacityScoring (1.37) picks b despite its CPU load; before, c (the emptier node)")  # fmt: skip
     return out
 
 

@@ -86,6 +86,19 @@ def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> list[str
     ]
 
 
+def _capacity_kinds_missing(objects: vol.VolumeObjects, provisioners: set[str]) -> list[str]:
+    """The kinds VolumeBinding's capacity check reads that the snapshot did not carry: without CSIDrivers no
+    provisioner is known to track capacity; with one that does, its CSIStorageCapacities decide."""
+    if not provisioners:
+        return []
+    if "CSIDriver" not in objects.seen:
+        return (
+            ["CSIDriver", "CSIStorageCapacity"] if "CSIStorageCapacity" not in objects.seen else ["CSIDriver"]
+        )
+    tracked = any(d.storage_capacity for p in provisioners if (d := objects.drivers.get(p)) is not None)
+    return ["CSIStorageCapacity"] if tracked and "CSIStorageCapacity" not in objects.seen else []
+
+
 def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
     objects = engine.snapshot.volumes
     claims = [v.claim for v in claim_volumes(pod)]
@@ -110,18 +123,14 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
         )
     delayed = [c for c in (objects.claims.get(f"{pod.namespace}/{n}") for n in claims)
                if c is not None and not c.volume_name and delayed_binding(c, objects)]  # fmt: skip
-    provisioned = any(
-        objects.classes[c.storage_class].provisioner not in ("", vol.NO_PROVISIONER) for c in delayed
-    )
-    if provisioned:
-        out.append(
-            "provisioning is taken to fit: the provisioner's free capacity (CSIStorageCapacity) is not modelled"
-        )
-    rel = behaviour(engine.profile.kube_version)
-    minor = rel.minor
-    if provisioned and rel.storage_capacity_scoring:
-        out.append("VolumeBinding's score (StorageCapacityScoring, on by default from 1.37) of a volume to provision "
-                   "reads CSIStorageCapacity, not modelled (scored 0): among feasible nodes the one chosen may differ")  # fmt: skip
+    provisioners = {objects.classes[c.storage_class].provisioner for c in delayed} - {"", vol.NO_PROVISIONER}
+    missing = _capacity_kinds_missing(objects, provisioners)
+    if missing:
+        scored = " and scored" if behaviour(engine.profile.kube_version).storage_capacity_scoring else ""
+        out.append(f"the pod's claims are provisioned by {sorted(provisioners)} but the snapshot holds no "
+                   f"{' or '.join(missing)} objects: the provisioner's free storage was not checked{scored} "
+                   f"(add {vol.RESOURCES} to the snapshot)")  # fmt: skip
+    minor = behaviour(engine.profile.kube_version).minor
     if minor >= 35 and attachable(pod, objects) and any(n.limits for n in objects.csinodes.values()):
         out.append("VolumeAttachments (counted by NodeVolumeLimits from 1.35) are not read: attach limits count "
                    "only the volumes of the node's pods")  # fmt: skip

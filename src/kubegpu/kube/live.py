@@ -1,7 +1,7 @@
 """Read a live cluster's scheduling inputs: list calls only, through the official ``kubernetes`` client.
 
 ``read_cluster`` lists Namespaces, Nodes, PriorityClasses, Pods (all namespaces), ResourceQuotas,
-LimitRanges, PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, following ``limit``/``continue`` pagination. It never watches and
+LimitRanges, PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities, following ``limit``/``continue`` pagination. It never watches and
 never writes: the kubeconfig is loaded with ``persist_config=False`` so even a refreshed token is not
 written back.
 
@@ -153,6 +153,15 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
     ListedKind(
         "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", "StorageV1Api", "list_csi_node",
         optional=True, without_it="pods' volumes are checked without CSINode attach limits",
+    ),
+    ListedKind(
+        "CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", "StorageV1Api", "list_csi_driver",
+        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
+    ),
+    ListedKind(
+        "CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities", "StorageV1Api",
+        "list_csi_storage_capacity_for_all_namespaces",
+        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
     ),
 )  # fmt: skip
 

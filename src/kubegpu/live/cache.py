@@ -1,7 +1,7 @@
 """The informer cache: informer events applied to the scheduler's view on the scheduling thread, and the
 core's ``ClusterState`` kept current (rebuilt after node changes, pods added and removed one by one).
 
-Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes),
+Owns: ``nodes``, ``pods``, ``priority_classes``, ``pdbs``, ``volumes`` (PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities),
 ``spread_owners`` (Services and controllers: PodTopologySpread's default selector), ``synced``, nominations seeded on a
 rebuild, device models. May not import the admission part, nor another face.
 """

@@ -38,7 +38,7 @@ DEFAULT_SCHEDULER_NAME = "kubegpu"
 WATCHED_KINDS = (
     "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "GpuQueue", "GpuCohort", "PodGroup",
     # the storage plugins' objects (model.volumes), kept in ``volumes``
-    "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+    "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
     # PodTopologySpread's default selector (model.default_spread), kept in ``spread_owners``
     "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
 )  # fmt: skip

@@ -1,9 +1,9 @@
 """Storage objects the volume plugins read: PersistentVolumeClaims, PersistentVolumes, StorageClasses,
-CSINodes, and the rules upstream shares between the scheduler and the PV controller
+CSINodes, CSIDrivers and CSIStorageCapacities (storage.k8s.io/v1, GA in 1.24), and the rules upstream shares between the scheduler and the PV controller
 (``k8s.io/component-helpers/storage/volume``: ``GetPersistentVolumeClaimClass``, ``IsDelayBindingMode``,
 ``FindMatchingVolume``, ``CheckNodeAffinity``).
 
-``VolumeObjects`` holds a snapshot's storage objects; ``seen`` records which of the four kinds the snapshot
+``VolumeObjects`` holds a snapshot's storage objects; ``seen`` records which of the kinds the snapshot
 carried at all, so a snapshot taken without them says "not checked" instead of "claim not found".
 Pure model: imports ``kubegpu.model`` only.
 """
@@ -17,10 +17,15 @@ from typing import Any, Final
 from kubegpu.model import affinity
 from kubegpu.model.objects import LabelSelector, NodeSelectorTerm
 from kubegpu.model.parse import _Ctx, _meta, _term, parse_label_selector
+from kubegpu.model.quantity import QuantityError, to_milli_text
 
-KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
+KINDS: Final = (
+    "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
+)  # fmt: skip
 # The resource names `kubectl get` takes for them (the README's snapshot command, `--kube`'s lists)
-RESOURCES: Final = "persistentvolumeclaims,persistentvolumes,storageclasses,csinodes"
+RESOURCES: Final = (
+    "persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,csidrivers,csistoragecapacities"
+)
 
 BETA_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"  # v1.BetaStorageClassAnnotation
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"  # volume.AnnBindCompleted
@@ -39,6 +44,7 @@ class Claim:
     volume_name: str = ""
     access_modes: tuple[str, ...] = ()
     request: int = 0  # spec.resources.requests.storage, milli-units
+    request_set: bool = False  # requests.storage given at all (hasEnoughCapacity: none = nothing to check)
     volume_mode: str = "Filesystem"
     selector: LabelSelector | None = None
     phase: str = "Pending"
@@ -93,12 +99,38 @@ class CsiNode:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class CsiDriver:
+    name: str
+    storage_capacity: bool = False  # spec.storageCapacity: the driver publishes CSIStorageCapacity objects
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CsiStorageCapacity:
+    """A CSI driver's free space for one class in one topology segment (``storagev1.CSIStorageCapacity``)."""
+
+    namespace: str
+    name: str
+    storage_class: str  # storageClassName (top level)
+    node_topology: LabelSelector | None = None  # None: the segment is reachable from no node
+    capacity: int | None = None  # milli-units; None when absent
+    maximum_volume_size: int | None = None
+
+    @property
+    def limit(self) -> int | None:
+        """``volumeLimit``: maximumVolumeSize when set (more precise), else capacity."""
+        return self.maximum_volume_size if self.maximum_volume_size is not None else self.capacity
+
+
 @dataclass
 class VolumeObjects:
     claims: dict[str, Claim] = field(default_factory=dict)  # "ns/name"
     volumes: dict[str, Volume] = field(default_factory=dict)
     classes: dict[str, StorageClass] = field(default_factory=dict)
     csinodes: dict[str, CsiNode] = field(default_factory=dict)
+    drivers: dict[str, CsiDriver] = field(default_factory=dict)
+    capacities: dict[str, CsiStorageCapacity] = field(default_factory=dict)  # "ns/name"
     seen: set[str] = field(default_factory=set)  # which of KINDS the snapshot carried
 
     def add(self, raw: Mapping[str, Any], source: str) -> None:
@@ -117,6 +149,12 @@ class VolumeObjects:
         elif kind == "CSINode":
             n = parse_csinode(raw, source)
             self.csinodes[n.name] = n
+        elif kind == "CSIDriver":
+            d = parse_csidriver(raw, source)
+            self.drivers[d.name] = d
+        elif kind == "CSIStorageCapacity":
+            cap = parse_capacity(raw, source)
+            self.capacities[f"{cap.namespace}/{cap.name}"] = cap
 
     def clear(self, kind: str) -> None:
         """Forget every object of ``kind`` (an informer's relist replaces them all)."""
@@ -124,13 +162,14 @@ class VolumeObjects:
         self._store(kind).clear()
 
     def remove(self, kind: str, key: str) -> None:
-        """Forget one object (``ns/name`` for a claim, the name otherwise): a watch's DELETED event."""
+        """Forget one object (``ns/name`` for a claim or capacity, the name otherwise): a watch's DELETED event."""
         self._store(kind).pop(key, None)
 
     def _store(self, kind: str) -> dict[str, Any]:
         stores: dict[str, dict[str, Any]] = {
             "PersistentVolumeClaim": self.claims, "PersistentVolume": self.volumes,
             "StorageClass": self.classes, "CSINode": self.csinodes,
+            "CSIDriver": self.drivers, "CSIStorageCapacity": self.capacities,
         }  # fmt: skip
         return stores[kind]
 
@@ -170,6 +209,7 @@ def parse_claim(raw: Mapping[str, Any], source: str = "") -> Claim:
         volume_name=ctx.string(spec.get("volumeName"), "spec.volumeName"),
         access_modes=_modes(ctx, spec.get("accessModes"), "spec.accessModes"),
         request=_storage(ctx, resources.get("requests"), "spec.resources.requests"),
+        request_set="storage" in ctx.mapping(resources.get("requests"), "spec.resources.requests"),
         volume_mode=ctx.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
         selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
         phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
@@ -266,6 +306,61 @@ def parse_csinode(raw: Mapping[str, Any], source: str = "") -> CsiNode:
         if alloc.get("count") is not None:
             limits[driver] = ctx.integer(alloc.get("count"), f"spec.drivers[{i}].allocatable.count")
     return CsiNode(name=name, limits=limits, drivers=tuple(drivers), source=source)
+
+
+def parse_csidriver(raw: Mapping[str, Any], source: str = "") -> CsiDriver:
+    ctx = _Ctx(source, raw)
+    _, _, name = _meta(ctx, raw, namespaced=False)
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    flag = spec.get("storageCapacity")
+    if flag is not None and not isinstance(flag, bool):
+        raise ctx.fail("spec.storageCapacity", f"expected true or false, got {flag!r}")
+    return CsiDriver(name=name, storage_capacity=flag is True, source=source)
+
+
+def parse_capacity(raw: Mapping[str, Any], source: str = "") -> CsiStorageCapacity:
+    ctx = _Ctx(source, raw)
+    _, ns, name = _meta(ctx, raw, namespaced=True)
+    sizes: dict[str, int] = {}
+    for key in ("capacity", "maximumVolumeSize"):
+        if raw.get(key) is not None:
+            try:
+                sizes[key] = to_milli_text("storage", raw[key])
+            except QuantityError as exc:
+                raise ctx.fail(key, str(exc)) from None
+    return CsiStorageCapacity(
+        namespace=ns,
+        name=name,
+        storage_class=ctx.string(raw.get("storageClassName"), "storageClassName", required=True),
+        node_topology=parse_label_selector(ctx, raw.get("nodeTopology"), "nodeTopology"),
+        capacity=sizes.get("capacity"),
+        maximum_volume_size=sizes.get("maximumVolumeSize"),
+    )
+
+
+def bytes_of(milli: int) -> int:
+    """``Quantity.Value()``: whole units, rounded up."""
+    return -(-milli // 1000)
+
+
+def capacity_for(
+    objects: VolumeObjects, cls: StorageClass, claim: Claim, labels: Mapping[str, str]
+) -> tuple[bool, CsiStorageCapacity | None]:
+    """``hasEnoughCapacity``: (enough, the capacity object chosen). Checked only for a claim requesting
+    storage whose class's provisioner is a CSIDriver with ``storageCapacity: true``; then the first
+    CSIStorageCapacity (upstream's lister order; kubegpu's: the snapshot's) of the claim's class whose limit
+    (maximumVolumeSize, else capacity) holds the request and whose nodeTopology selects the node."""
+    driver = objects.drivers.get(cls.provisioner)
+    if not claim.request_set or driver is None or not driver.storage_capacity:
+        return True, None
+    size = bytes_of(claim.request)
+    for cap in objects.capacities.values():
+        limit = cap.limit
+        if cap.storage_class != cls.name or limit is None or bytes_of(limit) < size:
+            continue
+        if cap.node_topology is not None and cap.node_topology.matches(dict(labels)):
+            return True, cap
+    return False, None
 
 
 # --- shared rules (component-helpers/storage/volume) -------------------------------------------

@@ -194,6 +194,14 @@ class VolumeBindConflict(Reason):
 
 
 @dataclass(frozen=True, slots=True)
+class VolumeNoSpace(Reason):
+    """A WaitForFirstConsumer claim to provision: no CSIStorageCapacity reachable from the node holds it
+    (binder.go ``hasEnoughCapacity``, ``ErrReasonNotEnoughSpace``)."""
+
+    kind: ClassVar[str] = "VolumeNoSpace"
+
+
+@dataclass(frozen=True, slots=True)
 class VolumeMissing(Reason):
     """A bound claim's PersistentVolume does not exist."""
 
@@ -346,6 +354,7 @@ _BASE: Mapping[type[Reason], Renderer] = {
     ClaimProblem: _claim_text,
     VolumeNodeConflict: lambda r: "node(s) had volume node affinity conflict",
     VolumeBindConflict: lambda r: "node(s) didn't find available persistent volumes to bind",
+    VolumeNoSpace: lambda r: "node(s) did not have enough free storage",
     VolumeMissing: lambda r: "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
     DiskConflict: lambda r: "node(s) had no available disk",
     ReadWriteOncePodInUse: lambda r: (

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import NodeSelectorTerm
+from kubegpu.model.quantity import format_milli
 from kubegpu.scheduler.plugins import volume_zone
 from kubegpu.scheduler.plugins.node_volume_limits import attachable
 from kubegpu.scheduler.plugins.volume_objects import claim_volumes
@@ -31,6 +32,7 @@ from kubegpu.scheduler.reasons import (
     VolumeBindConflict,
     VolumeMissing,
     VolumeNodeConflict,
+    VolumeNoSpace,
     VolumeZoneConflict,
 )
 
@@ -155,6 +157,42 @@ def bind_conflict_advice(ctx: Context, reason: VolumeBindConflict, nodes: list[s
     )
 
 
+def _size(milli: int | None) -> str:
+    return "unset" if milli is None else format_milli("storage", milli)
+
+
+def no_space_evidence(ctx: Context, reason: VolumeNoSpace, idx: int) -> list[str]:
+    """Per claim to provision whose driver tracks capacity: its request against every CSIStorageCapacity of
+    its class that the node reaches (the limit compared: maximumVolumeSize, else capacity)."""
+    objects, node = _objects(ctx), ctx.engine.cluster.nodes[idx]
+    out = []
+    for _, c in _claims(ctx):
+        cls = objects.classes.get(c.storage_class) if c is not None and not c.volume_name else None
+        if c is None or cls is None or cls.binding_mode != vol.WAIT_FOR_FIRST_CONSUMER:
+            continue
+        enough, _ = vol.capacity_for(objects, cls, c, node.labels)
+        if enough:
+            continue
+        caps = [k for k, cap in objects.capacities.items() if cap.storage_class == cls.name]
+        reach = [f"{k} (maximumVolumeSize {_size(cap.maximum_volume_size)}, capacity {_size(cap.capacity)})"
+                 for k in caps if (cap := objects.capacities[k]).node_topology is not None
+                 and cap.node_topology.matches(dict(node.labels))]  # fmt: skip
+        out.append(f"claim {c.name} requests {_size(c.request)} of class {cls.name}, provisioned by {cls.provisioner} "
+                   f"(CSIDriver storageCapacity: true); CSIStorageCapacity reachable from this node: "
+                   f"{', '.join(reach) or 'none'} ({len(caps)} of the class in all)")  # fmt: skip
+    return out
+
+
+def no_space_advice(ctx: Context, reason: VolumeNoSpace, nodes: list[str]) -> Advice:
+    return Advice(
+        "The CSI driver reports too little free storage for the claim in these nodes' topology: free space in "
+        "the storage pool, request a smaller volume, or use nodes whose pool has room.",
+        "The CSIStorageCapacity objects are published by the driver's external-provisioner; stale ones clear "
+        "when it republishes.",
+        ["kubectl get csistoragecapacities -A -o wide", "kubectl get csidrivers -o yaml"],
+    )
+
+
 def missing_evidence(ctx: Context, reason: VolumeMissing, idx: int) -> list[str]:
     return [f"claim {c.name} is bound to PV {c.volume_name}, which does not exist" for c, pv in _bound_pvs(ctx)
             if pv is None]  # fmt: skip
@@ -226,6 +264,7 @@ HOOKS: dict[type[Reason], Hooks] = {
     ClaimProblem: Hooks(claim_evidence, claim_advice),
     VolumeNodeConflict: Hooks(node_conflict_evidence, node_conflict_advice),
     VolumeBindConflict: Hooks(bind_conflict_evidence, bind_conflict_advice),
+    VolumeNoSpace: Hooks(no_space_evidence, no_space_advice),
     VolumeMissing: Hooks(missing_evidence),
     DiskConflict: Hooks(disk_evidence),
     ReadWriteOncePodInUse: Hooks(rwop_evidence, rwop_advice),

@@ -13,21 +13,28 @@ WaitForFirstConsumer claim without a volume name is "unbound immediate": ``pod h
 PersistentVolumeClaims``. Filter, per node: bound claims' PVs must exist (``… bound to non-existent pv(s)``) and
 their node affinity must match; each WaitForFirstConsumer claim needs an available matching PV whose node
 affinity matches (``FindMatchingVolume``), else a class that provisions (not ``kubernetes.io/no-provisioner``)
-onto the node's topology (``allowedTopologies``); a claim already given a node (``volume.kubernetes.io/
-selected-node``) fits that node only. Reasons keep upstream's order; all are UnschedulableAndUnresolvable.
+onto the node's topology (``allowedTopologies``) with room there (``checkVolumeProvisions``/
+``hasEnoughCapacity``: when the provisioner is a CSIDriver with ``storageCapacity: true``, a CSIStorageCapacity of
+the class whose nodeTopology selects the node and whose maximumVolumeSize, else capacity, holds the request, else
+``node(s) did not have enough free storage``); a claim already given a node (``volume.kubernetes.io/
+selected-node``) fits that node only. The claims to provision are checked in order and the first that fails
+decides (no provisioner or topology: a bind conflict; no room: not enough storage). Reasons keep upstream's
+order; all are UnschedulableAndUnresolvable.
 
 Score (KEP-4049 StorageCapacityScoring; ``pkg/features/kube_features.go``: alpha and off in 1.33–1.36 — 1.32
 has the older VolumeCapacityPriority, alpha and off — beta and on by default in 1.37, ``Behaviour.
 storage_capacity_scoring``): per feasible node, the PVs FindPodVolumes matched to the pod's WaitForFirstConsumer
 claims (static bindings) grouped by the PV's class, each class scored ``shape(requested·100 / capacity)``
 (bytes, rounded up; a class over capacity or of capacity 0 gets ``shape(100)``) and the node the rounded mean
-(``scorer.go``); no static binding: 0 (upstream then reads CSIStorageCapacity for volumes to provision, which
-kubegpu does not, and ``explain`` says so). ``shape`` (``VolumeBindingArgs``, the ``pluginConfig`` arg) defaults
+(``scorer.go``). With no static binding and StorageCapacityScoring on (1.33+ when enabled; 1.37 by default),
+the volumes to provision instead: per class, the requests summed against the ``capacity`` (not
+maximumVolumeSize) of the CSIStorageCapacity ``hasEnoughCapacity`` chose for the last of them (``Score``: "cannot
+be +="); a claim checked without one (no CSIDriver opting in, no request) is left out. ``shape`` (``VolumeBindingArgs``, the ``pluginConfig`` arg) defaults
 to utilization 0 → score 10, 100 → 0 (``apis/config/v1/defaults.go``), each score ×10 and interpolated linearly
 between points (``helper.BuildBrokenLinearFunction``): the emptier PV wins. The default profile weighs it 1.
 
-Not modelled (said by ``explain``): CSIStorageCapacity (a provisioner's free capacity: provisioning is taken
-to fit, and scored 0), in-tree PVs translated to CSI topology.
+Not modelled (said by ``explain``): in-tree PVs translated to CSI topology. A snapshot without CSIDrivers or
+CSIStorageCapacities is checked as if no driver opted in (``explain`` says so).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ from kubegpu.scheduler.reasons import (
     VolumeBindConflict,
     VolumeMissing,
     VolumeNodeConflict,
+    VolumeNoSpace,
 )
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 
@@ -114,25 +122,47 @@ def sort_claims(pod: Pod, objects: vol.VolumeObjects) -> tuple[PodClaims, bool]:
     return PodClaims(tuple(bound), tuple(delayed)), immediate
 
 
-def provisionable(claim: vol.Claim, objects: vol.VolumeObjects, labels: Mapping[str, str]) -> bool:
-    """``checkVolumeProvisions`` for one claim (capacity not modelled: taken as sufficient)."""
-    cls = objects.classes[claim.storage_class]  # a delayed claim's class exists (delayed_binding)
-    if cls.provisioner in ("", vol.NO_PROVISIONER):
-        return False
-    return vol.topology_allows(cls, labels)
+Provision = tuple[vol.Claim, "vol.CsiStorageCapacity | None"]  # DynamicProvision: claim, NodeCapacity
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """``FindPodVolumes``' verdict on the delayed claims for one node."""
+
+    satisfied: bool  # unboundVolumesSatisfied
+    sufficient: bool = True  # sufficientStorage
+    bindings: tuple[tuple[vol.Claim, vol.Volume], ...] = ()  # StaticBindings
+    provisions: tuple[Provision, ...] = ()  # DynamicProvisions (only when every claim can be provisioned)
+
+
+def check_provisions(
+    to_provision: list[vol.Claim], objects: vol.VolumeObjects, labels: Mapping[str, str]
+) -> tuple[bool, bool, tuple[Provision, ...]]:
+    """``checkVolumeProvisions``: (provision satisfied, sufficient storage, the provisions); the first claim
+    that fails returns at once."""
+    out: list[Provision] = []
+    for claim in to_provision:
+        cls = objects.classes[claim.storage_class]  # a delayed claim's class exists (delayed_binding)
+        if cls.provisioner in ("", vol.NO_PROVISIONER) or not vol.topology_allows(cls, labels):
+            return False, True, ()
+        enough, cap = vol.capacity_for(objects, cls, claim, labels)
+        if not enough:
+            return True, False, ()
+        out.append((claim, cap))
+    return True, True, tuple(out)
 
 
 def match_delayed(
     claims: PodClaims, objects: vol.VolumeObjects, node_name: str, labels: Mapping[str, str]
-) -> tuple[bool, list[tuple[vol.Claim, vol.Volume]]]:
-    """``FindPodVolumes`` for the delayed claims on one node: (all satisfied, the static bindings found)."""
+) -> Delayed:
+    """``FindPodVolumes`` for the delayed claims on one node."""
     to_match = []
     for claim in claims.delayed:
         selected = claim.annotations.get(vol.SELECTED_NODE)
         if selected is None:
             to_match.append(claim)
         elif selected != node_name:
-            return False, []  # the fast path returns at once
+            return Delayed(False)  # the fast path returns at once
     chosen: set[str] = set()
     bindings: list[tuple[vol.Claim, vol.Volume]] = []
     satisfied = True
@@ -145,9 +175,10 @@ def match_delayed(
         else:
             chosen.add(pv.name)
             bindings.append((claim, pv))
-    if to_provision:
-        satisfied = all(provisionable(c, objects, labels) for c in to_provision)
-    return satisfied, bindings
+    if not to_provision:
+        return Delayed(satisfied, True, tuple(bindings))
+    satisfied, sufficient, provisions = check_provisions(to_provision, objects, labels)
+    return Delayed(satisfied, sufficient, tuple(bindings), provisions)
 
 
 def node_reasons(
@@ -163,12 +194,14 @@ def node_reasons(
         if not vol.node_affinity_matches(pv, labels):
             bound_ok = False
             break
-    unbound_ok, _ = match_delayed(claims, objects, node_name, labels)
+    delayed = match_delayed(claims, objects, node_name, labels)
     out: list[Reason] = []
     if not bound_ok:
         out.append(VolumeNodeConflict())
-    if not unbound_ok:
+    if not delayed.satisfied:
         out.append(VolumeBindConflict())
+    if not delayed.sufficient:
+        out.append(VolumeNoSpace())
     if not pvs_found:
         out.append(VolumeMissing())
     return tuple(out)
@@ -217,13 +250,29 @@ def broken_linear(shape: Shape, p: int) -> int:
     return shape[-1][1]
 
 
-def capacity_score(bindings: list[tuple[vol.Claim, vol.Volume]], shape: Shape) -> int:
-    """``buildScorerFunction`` over the static bindings, grouped by the PV's class (``scorer.go``)."""
+def class_resources(delayed: Delayed) -> dict[str, list[int]]:
+    """``Score``'s classResourceMap (StorageCapacityScoring on): class → [requested, capacity] in bytes, from
+    the static bindings (the PV's class, capacities summed) or, without any, the provisions that found a
+    CSIStorageCapacity (the claim's class, the last capacity object's ``capacity``: "cannot be +=")."""
     classes: dict[str, list[int]] = {}
-    for claim, pv in bindings:
+    for claim, pv in delayed.bindings:
         c = classes.setdefault(pv.storage_class, [0, 0])
-        c[0] += -(-claim.request // 1000)  # Quantity.Value(): milli-units rounded up
-        c[1] += -(-pv.capacity // 1000)
+        c[0] += vol.bytes_of(claim.request)  # Quantity.Value(): milli-units rounded up
+        c[1] += vol.bytes_of(pv.capacity)
+    if delayed.bindings:
+        return classes
+    for claim, cap in delayed.provisions:
+        if cap is None:
+            continue
+        c = classes.setdefault(claim.storage_class, [0, 0])
+        # upstream reads Capacity.Value() (nil capacity: a nil dereference there; 0 here)
+        c[1] = vol.bytes_of(cap.capacity or 0)
+        c[0] += vol.bytes_of(claim.request)
+    return classes
+
+
+def capacity_score(classes: dict[str, list[int]], shape: Shape) -> int:
+    """``buildScorerFunction`` (``scorer.go``): each class's utilization shaped, the node the rounded mean."""
     if not classes:
         return 0
     total = 0
@@ -273,8 +322,8 @@ class VolumeBinding:
         return SUCCESS if self.scoring and claims is not None and claims.delayed else SKIP
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        _, bindings = match_delayed(state.read(STATE_KEY), self.objects, node.name, node.node.labels)
-        return capacity_score(bindings, self.shape)
+        delayed = match_delayed(state.read(STATE_KEY), self.objects, node.name, node.node.labels)
+        return capacity_score(class_resources(delayed), self.shape)
 
     def sign(self, pod: Pod) -> Hashable | None:
         """A pod with claims is evaluated fresh (its answer depends on the claims, not only the pod)."""
