@@ -84,3 +84,23 @@ def test_no_pod_is_scheduled_before_the_claims_are_listed(
     assert cond["status"] == "False"
     assert "kubegpu does not bind volumes: claim(s) scratch wait for their first consumer" in cond["message"]
     assert node_of(api, "wffc") == ""
+
+
+def test_csidrivers_and_storage_capacities_are_watched(
+    api: RunningApiServer, start_scheduler: Callable[..., Component]
+) -> None:
+    """VolumeBinding's capacity check reads CSIDrivers and CSIStorageCapacities (binder.go ``hasEnoughCapacity``;
+    kube-scheduler's informers for both, ``volume_binding.go`` New); the live scheduler lists and watches them
+    like the other storage kinds (RBAC in ``deploy/scheduler/scheduler.yaml``), and scheduling, which waits
+    for every watched kind to sync, goes on: "plain" (no volumes) is bound."""
+    from tests.realkube.volume_cases import capacity, csidriver
+
+    em = api.emulator
+    em.create("nodes", gpu_node("gpu-1", labels={"pool": "a"}))
+    em.create("csidrivers", csidriver())
+    em.create("csistoragecapacities", _in_ml(capacity("cap-a", "fast", "a", "100Gi")))
+    em.create("pods", gpu_pod("plain", 1))
+    start_scheduler()
+    wait_until(lambda: node_of(api, "plain"), what="plain bound")
+    assert em.requests_to("GET", r"/apis/storage.k8s.io/v1/csidrivers")
+    assert em.requests_to("GET", r"/apis/storage.k8s.io/v1/csistoragecapacities")

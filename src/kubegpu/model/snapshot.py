@@ -67,7 +67,7 @@ class ClusterSnapshot:
     raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
     dra: DraObjects = field(default_factory=DraObjects)  # resource.k8s.io objects, pods' claims
-    volumes: VolumeObjects = field(default_factory=VolumeObjects)  # PVCs, PVs, StorageClasses, CSINodes
+    volumes: VolumeObjects = field(default_factory=VolumeObjects)  # PVCs, PVs, StorageClasses, CSI objects
     server_version: str = ""  # a live cluster's API server version (``--kube``)
     # the kube-scheduler release the core reproduces for this snapshot, and how it was chosen
     kube_version: str | None = None
@@ -194,6 +194,7 @@ def build_snapshot(
                 raise InputError(
                     f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
                     "PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
+                    "CSIDriver, CSIStorageCapacity, "
                     "GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
                     "StatefulSet, Service, Event, "
                     "Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",

@@ -348,8 +348,10 @@ def capacity_for(
 ) -> tuple[bool, CsiStorageCapacity | None]:
     """``hasEnoughCapacity``: (enough, the capacity object chosen). Checked only for a claim requesting
     storage whose class's provisioner is a CSIDriver with ``storageCapacity: true``; then the first
-    CSIStorageCapacity (upstream's lister order; kubegpu's: the snapshot's) of the claim's class whose limit
-    (maximumVolumeSize, else capacity) holds the request and whose nodeTopology selects the node."""
+    CSIStorageCapacity of the claim's class whose limit (maximumVolumeSize, else capacity) holds the request and
+    whose nodeTopology selects the node. "First" upstream is the informer's list order (a map: unordered), so
+    which pool's capacity the 1.37 score reads is not fixed when several qualify; kubegpu takes the
+    snapshot's order (the filter's verdict does not depend on it)."""
     driver = objects.drivers.get(cls.provisioner)
     if not claim.request_set or driver is None or not driver.storage_capacity:
         return True, None
