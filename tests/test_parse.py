@@ -64,7 +64,7 @@ def test_unknown_kind_is_an_error_but_ordinary_kinds_are_ignored_quietly() -> No
     assert [e.one_line() for e in snap.errors] == [
         "f.yaml: Widget w: kind: unknown kind 'Widget' (kubegpu reads Node, Pod, ResourceQuota, LimitRange, "
         "PriorityClass, PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, "
-        "CSINode, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
+        "CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
         "StatefulSet, Service, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)"
     ]
     assert snap.ignored == {"Endpoints": 1}
