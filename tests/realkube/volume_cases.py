@@ -75,15 +75,18 @@ CAPACITY_DRIVER = "capacity.csi.kubegpu.example"  # a CSIDriver of the cases' ow
 
 
 def csidriver(name: str = CAPACITY_DRIVER) -> Raw:
-    """A CSIDriver opting into storage capacity tracking, as csi-driver-host-path deploys it
-    (kubernetes-csi/csi-driver-host-path deploy/kubernetes-1.2x/hostpath/csi-hostpath-driverinfo.yaml)."""
+    """A CSIDriver opting into storage capacity tracking (``spec.storageCapacity``, k8s.io/api storage/v1
+    ``CSIDriverSpec``; the Kubernetes docs' concepts/storage/storage-capacity, kubernetes/website#21634)."""
     return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
             "spec": {"attachRequired": False, "storageCapacity": True, "volumeLifecycleModes": ["Persistent"]}}  # fmt: skip
 
 
 def capacity(name: str, cls: str, pool: str, size: str, max_size: str = "") -> Raw:
-    """A CSIStorageCapacity as external-provisioner publishes it (one per class and topology segment), the
-    segment selecting the nodes labelled ``pool`` (node names are renamed per case)."""
+    """A CSIStorageCapacity as external-provisioner publishes it (one per class and topology segment; fields of
+    k8s.io/api storage/v1 ``CSIStorageCapacity``), the segment selecting the nodes labelled ``pool`` (node names
+    are renamed per case). The shape of a report: a pod Pending while the driver's pools are too small
+    (piraeusdatastore/piraeus-operator#528, "stuck in a pending state while reporting insufficient free
+    storage")."""
     raw: Raw = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
                 "metadata": {"name": name, "namespace": "default"}, "storageClassName": cls,
                 "nodeTopology": {"matchLabels": {"pool": pool}}, "capacity": size}  # fmt: skip
