@@ -29,9 +29,10 @@ claims (static bindings) grouped by the PV's class, each class scored ``shape(re
 (``scorer.go``). With no static binding and StorageCapacityScoring on (1.33+ when enabled; 1.37 by default),
 the volumes to provision instead: per class, the requests summed against the ``capacity`` (not
 maximumVolumeSize) of the CSIStorageCapacity ``hasEnoughCapacity`` chose for the last of them (``Score``: "cannot
-be +="); a claim checked without one (no CSIDriver opting in, no request) is left out. ``shape`` (``VolumeBindingArgs``, the ``pluginConfig`` arg) defaults
-to utilization 0 → score 10, 100 → 0 (``apis/config/v1/defaults.go``), each score ×10 and interpolated linearly
-between points (``helper.BuildBrokenLinearFunction``): the emptier PV wins. The default profile weighs it 1.
+be +="); a claim checked without one (no CSIDriver opting in, no request) is left out. ``shape``
+(``VolumeBindingArgs``, the ``pluginConfig`` arg) defaults to utilization 0 → score 10, 100 → 0
+(``apis/config/v1/defaults.go``), each score ×10 and interpolated linearly between points
+(``helper.BuildBrokenLinearFunction``): the emptier PV wins. The default profile weighs it 1.
 
 Not modelled (said by ``explain``): in-tree PVs translated to CSI topology. A snapshot without CSIDrivers or
 CSIStorageCapacities is checked as if no driver opted in (``explain`` says so).
