@@ -28,11 +28,12 @@ from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
-from kubegpu.scheduler.status import Code, Status
+from kubegpu.scheduler.status import SUCCESS, Code, Status
 from kubegpu.scheduler.versions import Behaviour
 from kubegpu.scheduler.versions import behaviour as behaviour_of
 
 MAX_NODE_SCORE = 100
+_SKIP = Code.SKIP
 _ERROR = Code.ERROR  # read per plugin call: an enum member lookup costs more than a global
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
 ALLOCATION_KEY = "kubegpu/allocation"
@@ -369,7 +370,7 @@ class Framework:
         narrowing: list[str] = []
         for p in self.pre_filter_plugins:
             names, status = p.pre_filter(state, pod, cluster)
-            if status.code == Code.SKIP:
+            if status.code == _SKIP:
                 state.skip_filter.add(p.name)
                 continue
             if not status.is_success:
@@ -384,7 +385,7 @@ class Framework:
                         Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), p.name),
                         set(narrowing),
                     )
-        return result, Status(Code.SUCCESS), set(narrowing)
+        return result, SUCCESS, set(narrowing)
 
     def filter_rows(
         self,
@@ -414,8 +415,8 @@ class Framework:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
-            bad = c != 0
-            if bad.any():
+            if c.any():
+                bad = c != 0
                 if (c == _ERROR).any():
                     raise RuntimeError(f"plugin {p.name} returned an error")
                 every = False
@@ -460,7 +461,7 @@ class Framework:
         total = np.zeros(len(rows), dtype=np.int64)
         parts: dict[str, Scores] = {}
         for p, batch, normalizes in self._score_paths:
-            if p.pre_score(state, pod, cluster, rows).code == Code.SKIP:
+            if p.pre_score(state, pod, cluster, rows).code == _SKIP:
                 continue
             if batch:
                 s = p.score_batch(state, pod, cluster, rows)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ becomes required node affinity ``nvidia.com/gpu.product In (…)``.
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 from collections.abc import Iterator
@@ -219,3 +220,17 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
         scheduler_name="kubegpu-packing",
         source="openb",
     )
+
+
+def warmed(pod: Pod) -> Pod:
+    """``pod`` with the requests the scheduler reads computed (``renamed`` copies keep them)."""
+    _ = pod.requests, pod.non_zero_requests, pod.host_ports
+    return pod
+
+
+def renamed(pod: Pod, name: str) -> Pod:
+    """``pod`` under another name: a shallow copy keeping the cached requests, which depend on the pod's
+    spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
+    out = copy.copy(pod)
+    object.__setattr__(out, "name", name)
+    return out
