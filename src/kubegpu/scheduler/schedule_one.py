@@ -172,7 +172,7 @@ class Scheduler:
             )
             entry = cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock, stop)
             return entry
-        dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
+        dirty = np.flatnonzero(self.cluster.generation > entry.clock)
         if dirty.size:
             self._refilter(state, pod, entry, dirty)
         entry.clock = self.cluster.clock

@@ -14,7 +14,6 @@ becomes required node affinity ``nvidia.com/gpu.product In (…)``.
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 from collections.abc import Iterator
@@ -222,15 +221,10 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
     )
 
 
-def warmed(pod: Pod) -> Pod:
-    """``pod`` with the requests the scheduler reads computed (``renamed`` copies keep them)."""
-    _ = pod.requests, pod.non_zero_requests, pod.host_ports
-    return pod
-
-
 def renamed(pod: Pod, name: str) -> Pod:
-    """``pod`` under another name: a shallow copy keeping the cached requests, which depend on the pod's
-    spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
-    out = copy.copy(pod)
+    """``pod`` under another name: a shallow copy keeping the requests it has computed, which depend on
+    the pod's spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
+    out = object.__new__(Pod)
+    out.__dict__.update(pod.__dict__)
     object.__setattr__(out, "name", name)
     return out
