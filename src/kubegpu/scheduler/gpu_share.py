@@ -227,7 +227,6 @@ class GpuShareLedger:
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
         self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
         self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
-        self._all_rows = np.arange(n, dtype=np.intp)
         # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
         shapes = len(typical) if typical is not None else 0
         self._fit: IntArray = np.zeros((n, shapes), dtype=np.int64)
@@ -359,14 +358,13 @@ class GpuShareLedger:
     def node_frag_weighted(self, rows: Rows) -> IntArray:
         """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
         (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
-        self._refresh_frag(rows)
+        self._refresh_frag(self.cluster.moved(rows, self._frag_gen))
         out: IntArray = self._frag[rows]
         return out
 
-    def _refresh_frag(self, rows: Rows) -> None:
-        """Recompute the cached fragment amount of those of ``rows`` whose cluster version moved, keeping
+    def _refresh_frag(self, stale: Rows) -> None:
+        """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
         the exact sum over every node (``cluster_frag``) in step."""
-        stale = self.cluster.moved(rows, self._frag_gen)
         if stale.size:
             fresh = self.frag(stale)
             self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
@@ -376,7 +374,7 @@ class GpuShareLedger:
         """The fragment amount (milli-GPU) of the whole cluster, as ``frag_total`` over every node: the
         exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
         re-added), divided once."""
-        self._refresh_frag(self._all_rows)
+        self._refresh_frag(self.cluster.moved_any(self._frag_gen))
         return float(self.milli(self._frag_sum))
 
     def node_frag(self, rows: Rows) -> FloatArray:
