@@ -400,31 +400,41 @@ class Framework:
         ``start``: begin at that plugin, for rows every earlier plugin is known to pass; ``stop``: end
         before that plugin (the rows passing so far are then to be continued from ``stop``)."""
         k = len(rows)
-        codes = np.zeros(k, dtype=np.int8)
-        plugin_idx = np.full(k, -1, dtype=np.int16)
-        reason_ids = np.zeros(k, dtype=np.int32)
-        alive = np.arange(k)
-        every = True  # ``alive`` is still every row (no plugin has rejected one): ``rows`` itself
-        for pi, p in enumerate(self.filter_plugins[:stop]):
-            if alive.size == 0:
-                break
-            if pi < start or p.name in state.skip_filter:
+        plugins = self.filter_plugins
+        end = len(plugins) if stop is None else min(stop, len(plugins))
+        codes: Codes | None = None  # None while no plugin has rejected a row: every row is alive
+        plugin_idx = np.empty(0, dtype=np.int16)
+        reason_ids: ReasonIds = np.empty(0, dtype=np.int32)
+        alive = np.empty(0, dtype=np.intp)  # positions in ``rows`` still passing, once ``codes`` is set
+        for pi in range(start, end if k else start):  # no row: no plugin runs
+            p = plugins[pi]
+            if p.name in state.skip_filter:
                 continue
-            sub = rows if every else rows[alive]
+            sub = rows if codes is None else rows[alive]
             if self._batch_filter[pi]:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
-            if c.any():
-                bad = c != 0
-                if (c == _ERROR).any():
-                    raise RuntimeError(f"plugin {p.name} returned an error")
-                every = False
+            if not c.any():
+                continue
+            bad = c != 0
+            if (c == _ERROR).any():
+                raise RuntimeError(f"plugin {p.name} returned an error")
+            if codes is None:  # the first rejections: this plugin's results are every row's
+                codes = c.astype(np.int8)  # a copy: ``c`` may be the plugin's own
+                plugin_idx = np.where(bad, np.int16(pi), np.int16(-1))
+                reason_ids = np.where(bad, r, 0).astype(np.int32)
+                alive = np.flatnonzero(~bad)
+            else:
                 hit = alive[bad]
                 codes[hit] = c[bad]
                 plugin_idx[hit] = pi
                 reason_ids[hit] = r[bad]
                 alive = alive[~bad]
+            if not alive.size:
+                break
+        if codes is None:
+            return np.zeros(k, dtype=np.int8), np.full(k, -1, dtype=np.int16), np.zeros(k, dtype=np.int32)
         return codes, plugin_idx, reason_ids
 
     def run_filters(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
