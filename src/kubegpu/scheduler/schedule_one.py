@@ -84,6 +84,12 @@ class ScheduleResult:
     def scheduled(self) -> bool:
         return self.node is not None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its message as text (a function giving it does not pickle)."""
+        state = dict(self.__dict__)
+        state["_message"] = self.message
+        return state
+
 
 @dataclass
 class _CacheEntry:
