@@ -34,3 +34,18 @@ def test_random_tie_break_spreads_over_equal_nodes() -> None:
 def test_unknown_tie_break_is_refused() -> None:
     with pytest.raises(ConfigError):
         scheduler("last", 0)
+
+
+def test_failed_cycle_message_is_the_fit_error_text_read_lazily() -> None:
+    """A failed cycle's message is upstream's ``FitError.Error()`` (pkg/scheduler/framework/types.go:
+    "0/%v nodes are available: %s." with "<count> <reason>"), built only when read; a pickled result
+    carries the text. Hand-derived: 9 GPUs asked of 8 nodes with 8 each → every node short of GPUs."""
+    import pickle
+
+    result = scheduler("first", 0).schedule_one(make_pod("big").gpu(9).parsed(), assume=False, preempt=False)
+    assert not result.scheduled
+    assert "_message" in vars(result) and not isinstance(vars(result)["_message"], str)  # not built yet
+    expected = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+    assert pickle.loads(pickle.dumps(result)).message == expected
+    assert result.message == expected
+    assert vars(result)["_message"] == expected  # built once, kept

@@ -246,6 +246,12 @@ class ClusterState:
         seen[stale] = self.version[stale]
         return stale
 
+    def moved_any(self, seen: IntArray) -> npt.NDArray[np.intp]:
+        """``moved`` over every node (no gather of every row)."""
+        stale = np.flatnonzero(self.version != seen)
+        seen[stale] = self.version[stale]
+        return stale
+
     def _account(self, pod: Pod, idx: int) -> None:
         """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""
         for r, amount in pod.requests.items():

@@ -28,11 +28,12 @@ from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.reasons import PreFilterExcluded, Reason, render_all
-from kubegpu.scheduler.status import Code, Status
+from kubegpu.scheduler.status import SUCCESS, Code, Status
 from kubegpu.scheduler.versions import Behaviour
 from kubegpu.scheduler.versions import behaviour as behaviour_of
 
 MAX_NODE_SCORE = 100
+_SKIP = Code.SKIP
 _ERROR = Code.ERROR  # read per plugin call: an enum member lookup costs more than a global
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
 ALLOCATION_KEY = "kubegpu/allocation"
@@ -369,7 +370,7 @@ class Framework:
         narrowing: list[str] = []
         for p in self.pre_filter_plugins:
             names, status = p.pre_filter(state, pod, cluster)
-            if status.code == Code.SKIP:
+            if status.code == _SKIP:
                 state.skip_filter.add(p.name)
                 continue
             if not status.is_success:
@@ -384,7 +385,7 @@ class Framework:
                         Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), p.name),
                         set(narrowing),
                     )
-        return result, Status(Code.SUCCESS), set(narrowing)
+        return result, SUCCESS, set(narrowing)
 
     def filter_rows(
         self,
@@ -399,31 +400,41 @@ class Framework:
         ``start``: begin at that plugin, for rows every earlier plugin is known to pass; ``stop``: end
         before that plugin (the rows passing so far are then to be continued from ``stop``)."""
         k = len(rows)
-        codes = np.zeros(k, dtype=np.int8)
-        plugin_idx = np.full(k, -1, dtype=np.int16)
-        reason_ids = np.zeros(k, dtype=np.int32)
-        alive = np.arange(k)
-        every = True  # ``alive`` is still every row (no plugin has rejected one): ``rows`` itself
-        for pi, p in enumerate(self.filter_plugins[:stop]):
-            if alive.size == 0:
-                break
-            if pi < start or p.name in state.skip_filter:
+        plugins = self.filter_plugins
+        end = len(plugins) if stop is None else min(stop, len(plugins))
+        codes: Codes | None = None  # None while no plugin has rejected a row: every row is alive
+        plugin_idx = np.empty(0, dtype=np.int16)
+        reason_ids: ReasonIds = np.empty(0, dtype=np.int32)
+        alive = np.empty(0, dtype=np.intp)  # positions in ``rows`` still passing, once ``codes`` is set
+        for pi in range(start, end if k else start):  # no row: no plugin runs
+            p = plugins[pi]
+            if p.name in state.skip_filter:
                 continue
-            sub = rows if every else rows[alive]
+            sub = rows if codes is None else rows[alive]
             if self._batch_filter[pi]:
                 c, r = p.filter_batch(state, pod, cluster, sub)  # type: ignore[attr-defined]
             else:
                 c, r = filter_each(p, self.reasons, state, pod, cluster, sub)
+            if not c.any():
+                continue
             bad = c != 0
-            if bad.any():
-                if (c == _ERROR).any():
-                    raise RuntimeError(f"plugin {p.name} returned an error")
-                every = False
+            if (c == _ERROR).any():
+                raise RuntimeError(f"plugin {p.name} returned an error")
+            if codes is None:  # the first rejections: this plugin's results are every row's
+                codes = c.astype(np.int8)  # a copy: ``c`` may be the plugin's own
+                plugin_idx = np.where(bad, np.int16(pi), np.int16(-1))
+                reason_ids = np.where(bad, r, 0).astype(np.int32)
+                alive = np.flatnonzero(~bad)
+            else:
                 hit = alive[bad]
                 codes[hit] = c[bad]
                 plugin_idx[hit] = pi
                 reason_ids[hit] = r[bad]
                 alive = alive[~bad]
+            if not alive.size:
+                break
+        if codes is None:
+            return np.zeros(k, dtype=np.int8), np.full(k, -1, dtype=np.int16), np.zeros(k, dtype=np.int32)
         return codes, plugin_idx, reason_ids
 
     def run_filters(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
@@ -460,7 +471,7 @@ class Framework:
         total = np.zeros(len(rows), dtype=np.int64)
         parts: dict[str, Scores] = {}
         for p, batch, normalizes in self._score_paths:
-            if p.pre_score(state, pod, cluster, rows).code == Code.SKIP:
+            if p.pre_score(state, pod, cluster, rows).code == _SKIP:
                 continue
             if batch:
                 s = p.score_batch(state, pod, cluster, rows)  # type: ignore[attr-defined]

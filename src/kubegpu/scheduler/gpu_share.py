@@ -226,6 +226,7 @@ class GpuShareLedger:
         # version (``ClusterState.moved``) equals ``_frag_gen``
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
         self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
+        self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
         # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
         shapes = len(typical) if typical is not None else 0
         self._fit: IntArray = np.zeros((n, shapes), dtype=np.int64)
@@ -357,11 +358,24 @@ class GpuShareLedger:
     def node_frag_weighted(self, rows: Rows) -> IntArray:
         """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
         (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
-        stale = self.cluster.moved(rows, self._frag_gen)
-        if stale.size:
-            self._frag[stale] = self.frag(stale)
+        self._refresh_frag(self.cluster.moved(rows, self._frag_gen))
         out: IntArray = self._frag[rows]
         return out
+
+    def _refresh_frag(self, stale: Rows) -> None:
+        """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
+        the exact sum over every node (``cluster_frag``) in step."""
+        if stale.size:
+            fresh = self.frag(stale)
+            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
+            self._frag[stale] = fresh
+
+    def cluster_frag(self) -> float:
+        """The fragment amount (milli-GPU) of the whole cluster, as ``frag_total`` over every node: the
+        exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
+        re-added), divided once."""
+        self._refresh_frag(self.cluster.moved_any(self._frag_gen))
+        return float(self.milli(self._frag_sum))
 
     def node_frag(self, rows: Rows) -> FloatArray:
         """Current fragment amount (milli-GPU) of each of ``rows``."""

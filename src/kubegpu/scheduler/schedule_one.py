@@ -14,8 +14,9 @@ moved since, which is what makes 10,000 pods over 5,000 nodes cheap.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,11 +44,32 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> in
     return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+class _LazyMessage:
+    """A ``str`` field that may be set to a function giving the text, called on the first read: a failed
+    cycle's ``FitError`` text is built only when someone reads it (a packing run never does). The text
+    depends only on the cycle's own ``Diagnosis`` and the append-only reason table, so it is the same
+    whenever it is built."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> str:
+        if obj is None:
+            return ""  # the dataclass default
+        value = obj.__dict__[self._slot]
+        if not isinstance(value, str):
+            value = obj.__dict__[self._slot] = value()
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: str | Callable[[], str]) -> None:
+        obj.__dict__[self._slot] = value
+
+
 @dataclass
 class ScheduleResult:
     pod: Pod
     node: str | None = None
-    message: str = ""
+    message: _LazyMessage = _LazyMessage()
     diagnosis: Diagnosis | None = None
     nominated_node: str = ""
     clears_nomination: bool = False  # upstream's clearNominatedNode: drop the pod's nominatedNodeName
@@ -61,6 +83,12 @@ class ScheduleResult:
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its message as text (a function giving it does not pickle)."""
+        state = dict(self.__dict__)
+        state["_message"] = self.message
+        return state
 
 
 @dataclass
@@ -150,7 +178,7 @@ class Scheduler:
             )
             entry = cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock, stop)
             return entry
-        dirty = np.flatnonzero(self.cluster.generation > entry.clock).astype(np.intp)
+        dirty = np.flatnonzero(self.cluster.generation > entry.clock)
         if dirty.size:
             self._refilter(state, pod, entry, dirty)
         entry.clock = self.cluster.clock
@@ -404,7 +432,7 @@ class Scheduler:
                     result.clears_nomination = not post.nominated_node
             else:
                 result.clears_nomination = True
-            result.message = self.fit_error_message(diagnosis)
+            result.message = lambda: self.fit_error_message(diagnosis)
             return result
         if len(feasible) == 1:
             chosen, parts = int(feasible[0]), {}

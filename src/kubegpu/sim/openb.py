@@ -219,3 +219,12 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
         scheduler_name="kubegpu-packing",
         source="openb",
     )
+
+
+def renamed(pod: Pod, name: str) -> Pod:
+    """``pod`` under another name: a shallow copy keeping the requests it has computed, which depend on
+    the pod's spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
+    out = object.__new__(Pod)
+    out.__dict__.update(pod.__dict__)
+    object.__setattr__(out, "name", name)
+    return out

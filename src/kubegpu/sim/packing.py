@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from kubegpu.model.objects import Node
+from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.gpu_share import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
-from kubegpu.sim.openb import TracePod, to_pod
+from kubegpu.sim.openb import TracePod, renamed, to_pod
 
 DEFAULT_RATIO = 1.3
 
@@ -127,12 +127,14 @@ def run_packing(
     arrived = np.zeros(k, dtype=np.int64)
     allocated = np.zeros(k, dtype=np.int64)
     frag = np.zeros(k, dtype=np.float64)
-    all_rows = np.arange(len(cluster), dtype=np.intp)
     failed: Counter[str] = Counter()
     arrived_sum = allocated_sum = 0
+    built: dict[int, Pod] = {}  # per trace row (by identity): its first pod, whose requests are computed
     for i, (name, row) in enumerate(workload):
         arrived_sum += row.total_gpu_milli
-        result = scheduler.schedule_one(to_pod(row, name), preempt=False)
+        first = built.get(id(row))
+        pod = renamed(first, name) if first is not None else built.setdefault(id(row), to_pod(row, name))
+        result = scheduler.schedule_one(pod, preempt=False)
         if result.scheduled:
             allocated_sum += row.total_gpu_milli
         else:
@@ -140,7 +142,7 @@ def run_packing(
         if observe is not None:
             observe(result, ledger)
         arrived[i], allocated[i] = arrived_sum, allocated_sum
-        frag[i] = ledger.frag_total(all_rows)
+        frag[i] = ledger.cluster_frag()
     return PackingRun(
         trace=trace_name,
         policy=policy,

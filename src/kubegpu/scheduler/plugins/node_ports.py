@@ -14,7 +14,7 @@ from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import HostPortConflict
-from kubegpu.scheduler.status import SUCCESS, Code, Status, unschedulable
+from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unschedulable
 
 REASON: Final = HostPortConflict()
 
@@ -28,7 +28,7 @@ class NodePorts:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
     ) -> tuple[frozenset[str] | None, Status]:
-        return None, SUCCESS if pod.host_ports else Status(Code.SKIP)
+        return None, SUCCESS if pod.host_ports else SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         used = node.host_ports

@@ -26,7 +26,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.cluster import ClusterState, NodeView, columns
+from kubegpu.scheduler.cluster import FEW_ROWS, ClusterState, NodeView, columns
 from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
@@ -63,12 +63,32 @@ def fit_request(
     last = _last_request[0]
     if last is not None and last[0] is pod and last[1] == (ignored, ignored_groups):
         return dict(last[2])
-    out = _fit_request(pod, ignored, ignored_groups)
+    # pods of one shape (a packing run's thousands of pods of a few hundred shapes) share the answer
+    shape = (tuple(pod.requests.items()), ignored, ignored_groups)
+    out = _by_shape.get(shape)
+    if out is None:
+        if len(_by_shape) >= _BY_SHAPE_MAX:
+            _by_shape.clear()
+        out = _by_shape[shape] = _fit_request(pod, ignored, ignored_groups)
     _last_request[0] = (pod, (ignored, ignored_groups), out)  # one assignment: consistent across threads
     return dict(out)
 
 
+_UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
+_UNRESOLVABLE = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+_BITS: list[npt.NDArray[np.int64]] = []
+
+
+def _bit_values(n: int) -> npt.NDArray[np.int64]:
+    """2, 4, …, 2ⁿ: the bits of the request's ``n`` resources in a shortage pattern (bit 0 is pods)."""
+    while len(_BITS) <= n:
+        _BITS.append(np.int64(2) << np.arange(len(_BITS), dtype=np.int64))
+    return _BITS[n]
+
+
 _last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
+_by_shape: dict[tuple[tuple[tuple[str, int], ...], frozenset[str], frozenset[str]], dict[str, int]] = {}
+_BY_SHAPE_MAX = 4096  # bounded: a long-running scheduler sees ever new shapes
 
 
 def _fit_request(pod: Pod, ignored: frozenset[str], ignored_groups: frozenset[str]) -> dict[str, int]:
@@ -180,16 +200,20 @@ class NodeResourcesFit:
         if not (too_many.any() or insufficient.any()):  # every row fits: nothing to intern
             return np.zeros(len(rows), dtype=np.int8), np.zeros(len(rows), dtype=np.int32)
         # per row, which of (pods, *request) is short, as bits: one reason tuple per distinct pattern
-        bits = too_many + insufficient.astype(np.int64) @ (np.int64(2) << np.arange(len(key), dtype=np.int64))
+        bits = insufficient.astype(np.int64) @ _bit_values(len(key))
+        bits += too_many
+        failing = bits > 0
         reason_ids = np.zeros(len(rows), dtype=np.int32)
-        for pattern in np.unique(bits[bits > 0]).tolist():
+        short = bits[failing]
+        # the distinct patterns in ascending order (the order they are interned in); a set for the few
+        # rows of an incremental refresh, where ``np.unique``'s sort costs more than the rows
+        patterns = sorted(set(short.tolist())) if len(short) < FEW_ROWS else np.unique(short).tolist()
+        for pattern in patterns:
             reason_ids[bits == pattern] = self._pattern_id(key, pattern)
-        if self._above_alloc_unresolvable:
-            unres = (insufficient & (amounts > alloc)).any(axis=1)
-            codes = np.where(unres, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
-        else:
-            codes = np.full(len(rows), Code.UNSCHEDULABLE, dtype=np.int8)
-        return np.where(bits > 0, codes, 0).astype(np.int8), reason_ids
+        codes = failing.view(np.int8) * _UNSCHEDULABLE
+        if self._above_alloc_unresolvable:  # a row with a request above allocatable is a failing row
+            codes[(insufficient & (amounts > alloc)).any(axis=1)] = _UNRESOLVABLE
+        return codes, reason_ids
 
     def _vector(
         self, cluster: ClusterState, key: tuple[tuple[str, int], ...], request: dict[str, int]
