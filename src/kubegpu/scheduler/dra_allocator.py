@@ -52,6 +52,7 @@ from kubegpu.scheduler.dra_capacity import (
     add_consumption,
     capacity_short,
     consumption,
+    counters_left,
     counters_short,
     untolerated,
 )
@@ -116,7 +117,7 @@ class SliceIndex:
             else:
                 self.network.append(s)
 
-    def _counters(
+    def counters(
         self, key: tuple[str, str], generation: int
     ) -> tuple[CounterSets, tuple[ResourceSlice, ...], str]:
         """Upstream ``buildPool`` for partitionable devices: the pool's counter sets and device slices, or
@@ -177,7 +178,7 @@ class SliceIndex:
             if not partitionable or incomplete:
                 out.append(Pool(d, p, tuple(ss), incomplete, invalid=duplicate))
                 continue
-            sets, all_slices, invalid = self._counters((d, p), gen)
+            sets, all_slices, invalid = self.counters((d, p), gen)
             out.append(Pool(d, p, tuple(ss), False, sets, all_slices, duplicate or invalid))
         return out
 
@@ -326,16 +327,8 @@ class Allocator:
         allocator: allocated claims do not change during a cycle). May go negative."""
         got = self._available.get(pool.pool_id)
         if got is None:
-            got = {k: dict(v) for k, v in (pool.counter_sets or {}).items()}
-            for s in pool.all_slices:
-                for d in s.devices:
-                    did = (s.driver, s.pool, d.name)
-                    if did not in self.in_use and did not in self.shared:
-                        continue
-                    for set_name, counters in d.consumes_counters:
-                        for name, v in counters.items():
-                            if name in got.get(set_name, {}):
-                                got[set_name][name] -= v
+            taken = self.in_use | self.shared.keys()
+            got = counters_left(pool.counter_sets or {}, pool.all_slices, taken)
             self._available[pool.pool_id] = got
         return got
 
