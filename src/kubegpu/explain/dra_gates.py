@@ -42,12 +42,14 @@ def claim_lines(claims: list[ResourceClaim], minor: int) -> list[str]:
 
 def slice_lines(dra: DraObjects, minor: int) -> list[str]:
     """The gated fields the snapshot's slices (and DeviceTaintRules) use, one line per field."""
-    uses: dict[str, list[str]] = {"taints": [], "counters": [], "shared": []}
+    uses: dict[str, list[str]] = {"taints": [], "counters": [], "per_device": [], "shared": []}
     for s in dra.slices:
         if any(d.taints for d in s.devices):
             uses["taints"].append(s.name)
         if s.shared_counters or any(d.consumes_counters for d in s.devices):
             uses["counters"].append(s.name)
+        if s.per_device_node_selection:
+            uses["per_device"].append(s.name)
         if any(d.allow_multiple or d.request_policy for d in s.devices):
             uses["shared"].append(s.name)
     out = []
@@ -58,6 +60,12 @@ def slice_lines(dra: DraObjects, minor: int) -> list[str]:
             "DRAPartitionableDevices",
             "sharedCounters/consumesCounters",
             "them (a counter slice is skipped)",
+        ),
+        (
+            "per_device",
+            "DRAPartitionableDevices",
+            "perDeviceNodeSelection and the devices' nodeName/nodeSelector/allNodes",
+            "the slice (the scheduler skips a slice that sets perDeviceNodeSelection)",
         ),
         ("shared", "DRAConsumableCapacity", "allowMultipleAllocations/requestPolicy", "them"),
     )

@@ -31,7 +31,7 @@ class DraDevice:
     driver: str
     pool: str
     name: str
-    node: str  # "" for a device of a network slice (nodeSelector, allNodes)
+    node: str  # "" for a network device (its slice's, or per device, nodeSelector / allNodes)
     kind: str  # NVIDIA's "gpu" | "mig", else "" (another driver's device)
     gpu_index: int  # the physical GPU (index, or parentIndex of a MIG device); -1 unknown
     profile: str  # MIG profile ("1g.10gb"), "" otherwise
@@ -92,9 +92,8 @@ def devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> list[DraDe
                         else device_counters_short(left, d)
                     )
                 gpu = _int(a.get(index_attr))
-                out.append(
-                    DraDevice(s.driver, s.pool, d.name, s.node_name, kind, gpu, profile, claim, pods, why)
-                )
+                node = s.node_name or d.node_name  # per-device node selection: the device's own node
+                out.append(DraDevice(s.driver, s.pool, d.name, node, kind, gpu, profile, claim, pods, why))
     return out
 
 

@@ -67,6 +67,10 @@ class Device:
     # part of its capacity (qualified name → policy)
     allow_multiple: bool = False
     request_policy: Mapping[str, CapacityPolicy] = field(default_factory=dict)
+    # per-device node selection (KEP-4815, ``perDeviceNodeSelection`` slices): the nodes the device reaches
+    node_name: str = ""
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,7 @@ class ResourceSlice:
     devices: tuple[Device, ...] = ()
     source: str = ""
     shared_counters: Counters = ()  # spec.sharedCounters (a slice holds devices or counter sets)
+    per_device_node_selection: bool = False  # each device says which nodes it reaches (KEP-4815)
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,7 +337,18 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         ),
         allow_multiple=body.get("allowMultipleAllocations") is True,
         request_policy=policies,
+        node_name=ctx.string(body.get("nodeName"), f"{body_field}.nodeName"),
+        node_selector=parse_node_selector(ctx, body.get("nodeSelector"), f"{body_field}.nodeSelector"),
+        all_nodes=body.get("allNodes") is True,
     )
+
+
+_PER_DEVICE = {  # validateDevice's texts (v1.36.3), keyed by the slice's perDeviceNodeSelection
+    True: "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+    "is set to true in the ResourceSlice spec",
+    False: "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to "
+    "true in the ResourceSlice spec",
+}
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -343,16 +359,22 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     driver = ctx.string(spec.get("driver"), "spec.driver", required=True)
     pool = ctx.mapping(spec.get("pool"), "spec.pool")
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
-    all_nodes = spec.get("allNodes") is True
+    all_nodes, per_device = spec.get("allNodes") is True, spec.get("perDeviceNodeSelection") is True
     terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
-    if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
-        raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
-    if spec.get("perDeviceNodeSelection"):
-        raise ctx.fail("spec.perDeviceNodeSelection", "per-device node selection is not modelled by kubegpu")
+    # validation.go validateResourceSliceSpec / validateDevice (v1.36.3), with its texts
+    if sum((bool(node_name), all_nodes, terms is not None, per_device)) != 1:
+        raise ctx.fail(
+            "spec",
+            "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
+        )
     devices = tuple(
         _device(ctx, d, f"spec.devices[{i}]", driver, v1beta1)
         for i, d in enumerate(ctx.seq(spec.get("devices"), "spec.devices"))
     )
+    for i, d in enumerate(devices):
+        selected = sum((bool(d.node_name), d.all_nodes, d.node_selector is not None))
+        if selected != (1 if per_device else 0):
+            raise ctx.fail(f"spec.devices[{i}]", _PER_DEVICE[per_device])
     return ResourceSlice(
         name=name,
         driver=driver,
@@ -365,6 +387,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
         devices=devices,
         source=source,
         shared_counters=counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name"),
+        per_device_node_selection=per_device,
     )
 
 

@@ -23,8 +23,10 @@ NoSchedule/NoExecute taint), then the claim's constraints (``matchAttribute``; `
 pairwise different values). Under ``All`` a device refused by counters or a taint fails the request without
 error, as upstream. A device with ``allowMultipleAllocations`` is never taken whole: each allocation is a
 share consuming capacity (``shareID``), and allocated shares count as consumed capacity, not as in use.
-Each refusal is kept per device (``Allocator.refusals``) for the explainer. Not modelled: binding
-conditions, per-device node selection, DeviceTaintRule objects.
+Each refusal is kept per device (``Allocator.refusals``) for the explainer. A slice with
+``perDeviceNodeSelection`` (DRAPartitionableDevices) reaches a node through those of its devices whose own
+``nodeName`` / ``nodeSelector`` / ``allNodes`` match it, and only those are selectable there (upstream
+``GatherPools``, ``isSelectable``); with the gate off upstream skips the slice.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from kubegpu.model.dra import (
     ResourceSlice,
 )
 from kubegpu.model.dra_taints import with_rules
+from kubegpu.model.objects import NodeSelectorTerm
 from kubegpu.scheduler.dra_capacity import (
     CounterSets,
     Features,
@@ -151,10 +154,15 @@ class SliceIndex:
         newest: dict[tuple[str, str], list[ResourceSlice]] = {}
         reach = list(self.by_node.get(node, ()))
         for s in self.network:
-            if s.all_nodes or (
-                s.node_selector and any(term_matches(t, labels, node) for t in s.node_selector)
-            ):
-                reach.append(s)
+            if not s.per_device_node_selection:
+                if _reaches(s.node_name, s.all_nodes, s.node_selector, node, labels):
+                    reach.append(s)
+            elif partitionable:  # with the gate off upstream skips such a slice (pools_incubating.go)
+                mine = tuple(
+                    d for d in s.devices if _reaches(d.node_name, d.all_nodes, d.node_selector, node, labels)
+                )
+                if mine:  # the slice reaches the node; only its devices that do are selectable
+                    reach.append(replace(s, devices=mine) if len(mine) < len(s.devices) else s)
         for s in reach:
             key = (s.driver, s.pool)
             have = newest.get(key)
@@ -181,6 +189,21 @@ class SliceIndex:
             sets, all_slices, invalid = self.counters((d, p), gen)
             out.append(Pool(d, p, tuple(ss), False, sets, all_slices, duplicate or invalid))
         return out
+
+
+def _reaches(
+    node_name: str,
+    all_nodes: bool,
+    selector: tuple[NodeSelectorTerm, ...] | None,
+    node: str,
+    labels: Mapping[str, str],
+) -> bool:
+    """Upstream ``NodeMatches`` for a slice or, with per-device node selection, a device."""
+    if node_name:
+        return node_name == node
+    if all_nodes:
+        return True
+    return selector is not None and any(term_matches(t, labels, node) for t in selector)
 
 
 def _duplicate_name(slices: Iterable[ResourceSlice]) -> str:
