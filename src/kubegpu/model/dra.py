@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubegpu.model.dra_capacity import CapacityPolicy, Counters, counters, policy, quantity
+from kubegpu.model.dra_binding import Binding, DeviceConditions, parse_binding, parse_device_conditions
+from kubegpu.model.dra_capacity import CapacityPolicy, Counters, consumed_capacity, counters, policy, quantity
 from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
@@ -67,6 +68,7 @@ class Device:
     # part of its capacity (qualified name → policy)
     allow_multiple: bool = False
     request_policy: Mapping[str, CapacityPolicy] = field(default_factory=dict)
+    binding: Binding | None = None  # bindingConditions & co. (KEP-5007)
     # per-device node selection (KEP-4815, ``perDeviceNodeSelection`` slices): the nodes the device reaches
     node_name: str = ""
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
@@ -94,9 +96,7 @@ class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
     extended_resource_name: str = ""
-    created: str = (
-        ""  # metadata.creationTimestamp (RFC 3339): the newer class wins a shared extendedResourceName
-    )
+    created: str = ""  # metadata.creationTimestamp (RFC 3339): newer wins a shared extendedResourceName
     source: str = ""
 
 
@@ -142,6 +142,7 @@ class AllocatedDevice:
     admin_access: bool = False
     share_id: str = ""  # set when the device allows multiple allocations (KEP-5075)
     consumed: tuple[tuple[str, Fraction], ...] = ()  # consumedCapacity (qualified name, amount)
+    binding: Binding | None = None  # the device's binding conditions, as the allocator copied them
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -167,6 +168,8 @@ class ResourceClaim:
     deleting: bool = False
     allocated: tuple[AllocatedDevice, ...] | None = None  # status.allocation.devices.results
     allocation_node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    allocated_at: str = ""  # status.allocation.allocationTimestamp (RFC 3339)
+    device_conditions: DeviceConditions = ()  # status.devices (model.dra_binding)
     reserved_for: tuple[str, ...] = ()  # consumer UIDs
     extended_resource: bool = False  # the scheduler's special claim for extended resources (KEP-5004)
     source: str = ""
@@ -337,6 +340,7 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         ),
         allow_multiple=body.get("allowMultipleAllocations") is True,
         request_policy=policies,
+        binding=parse_binding(ctx, body, body_field),
         node_name=ctx.string(body.get("nodeName"), f"{body_field}.nodeName"),
         node_selector=parse_node_selector(ctx, body.get("nodeSelector"), f"{body_field}.nodeSelector"),
         all_nodes=body.get("allNodes") is True,
@@ -507,8 +511,7 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
     )
     status = ctx.mapping(raw.get("status"), "status")
     alloc_raw = status.get("allocation")
-    allocated = None
-    alloc_sel = None
+    allocated, alloc_sel, allocated_at = None, None, ""
     if alloc_raw is not None:
         alloc = ctx.mapping(alloc_raw, "status.allocation")
         results = []
@@ -524,22 +527,19 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                     device=ctx.string(r.get("device"), f"{f}.device", required=True),
                     admin_access=r.get("adminAccess") is True,
                     share_id=ctx.string(r.get("shareID"), f"{f}.shareID"),
-                    consumed=tuple(
-                        (
-                            _qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
-                            quantity(ctx, v, f"{f}.consumedCapacity[{k}]"),
-                        )
-                        for k, v in ctx.mapping(r.get("consumedCapacity"), f"{f}.consumedCapacity").items()
-                    ),
+                    consumed=consumed_capacity(ctx, r, f),
+                    binding=parse_binding(ctx, r, f),
                 )
             )
         allocated = tuple(results)
         alloc_sel = parse_node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
+        allocated_at = ctx.string(alloc.get("allocationTimestamp"), "status.allocation.allocationTimestamp")
     reserved = tuple(
         ctx.string(ctx.mapping(r, f"status.reservedFor[{i}]").get("uid"), f"status.reservedFor[{i}].uid")
         for i, r in enumerate(ctx.seq(status.get("reservedFor"), "status.reservedFor"))
     )
     requests, constraints = _requests(ctx, ctx.mapping(raw.get("spec"), "spec"), "spec", v1beta1)
+    annotations = ctx.mapping(meta.get("annotations"), "metadata.annotations")
     return ResourceClaim(
         namespace=ns,
         name=name,
@@ -550,11 +550,10 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
         deleting=bool(meta.get("deletionTimestamp")),
         allocated=allocated,
         allocation_node_selector=alloc_sel,
+        allocated_at=allocated_at,
+        device_conditions=parse_device_conditions(ctx, status),
         reserved_for=reserved,
-        extended_resource=ctx.mapping(meta.get("annotations"), "metadata.annotations").get(
-            DRA_EXTENDED_CLAIM_ANNOTATION
-        )
-        == "true",
+        extended_resource=annotations.get(DRA_EXTENDED_CLAIM_ANNOTATION) == "true",
         source=source,
     )
 

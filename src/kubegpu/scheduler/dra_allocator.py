@@ -23,7 +23,9 @@ NoSchedule/NoExecute taint), then the claim's constraints (``matchAttribute``; `
 pairwise different values). Under ``All`` a device refused by counters or a taint fails the request without
 error, as upstream. A device with ``allowMultipleAllocations`` is never taken whole: each allocation is a
 share consuming capacity (``shareID``), and allocated shares count as consumed capacity, not as in use.
-Each refusal is kept per device (``Allocator.refusals``) for the explainer. A slice with
+Each refusal is kept per device (``Allocator.refusals``) for the explainer. With DRADeviceBindingConditions
+(and DRAResourceClaimDeviceStatus) on, pools holding a device with binding conditions are tried last and a
+result carries its device's conditions (PreBind then waits for them: ``explain.dra_binding``). A slice with
 ``perDeviceNodeSelection`` (DRAPartitionableDevices) reaches a node through those of its devices whose own
 ``nodeName`` / ``nodeSelector`` / ``allNodes`` match it, and only those are selectable there (upstream
 ``GatherPools``, ``isSelectable``); with the gate off upstream skips the slice.
@@ -392,6 +394,10 @@ class Allocator:
             raise AllocationError(self.too_many)
         f = self.features
         pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
+        if f.binding:  # GatherPools: pools with a device that has binding conditions come last
+            pools.sort(
+                key=lambda p: any(d.binding and d.binding.conditions for s in p.slices for d in s.devices)
+            )
         matches = [
             [
                 DistinctAttribute(m, f.distinct_per_request) if m.distinct_attribute else MatchAttribute(m)
@@ -486,6 +492,7 @@ class Allocator:
                     *c.device_id,
                     admin_access=admin,
                     share_id="new" if multi else "",
+                    binding=c.device.binding if f.binding else None,
                     consumed=share,
                 )
             )

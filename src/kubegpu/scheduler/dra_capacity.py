@@ -53,6 +53,9 @@ class Features:
     # crosses it ("claim C, request R: adding N devices exceeds the claim limit of 32, with M already
     # accounted for"); before, the claim's total ("claim C: number of requested devices N exceeds ...")
     limit_per_request: bool = False
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (dynamicresources.go
+    # DeviceBindingAndStatus): devices' binding conditions are honoured
+    binding: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -64,6 +67,8 @@ class Features:
             distinct_per_request=minor == 36,
             pool_check=minor >= 35,
             limit_per_request=minor >= 37,
+            binding=dra_gate(minor, "DRADeviceBindingConditions")
+            and dra_gate(minor, "DRAResourceClaimDeviceStatus"),
         )
 
 
