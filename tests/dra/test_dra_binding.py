@@ -23,6 +23,7 @@ from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.scheduler.dra_allocator import Allocator, SliceIndex
 from kubegpu.scheduler.dra_capacity import Features
 from tests.dra import objects as o
+from tests.dra.test_dra_gates import outcome
 
 ATTACH = {
     "bindingConditions": ["Attached"],
@@ -97,8 +98,8 @@ def wait_text(conditions: list[dict[str, Any]] | None, minor: int = 36) -> str:
 def test_the_pod_waits_for_conditions_not_yet_true() -> None:
     head = ('allocated, waiting in PreBind for device binding conditions (event BindingConditionsPending: '
             '"waiting for binding conditions for device on node n1"), not a Filter failure; not yet True: ')  # fmt: skip
-    tail = (". kube-scheduler checks every 5s and gives up 600s after the allocation (2026-12-04T10:00:00Z) "
-            "(bindingTimeout), then deallocates the claim and tries other devices")  # fmt: skip
+    tail = (". kube-scheduler checks every 5s and gives up 600s (bindingTimeout) after the "
+            "allocation at 2026-12-04T10:00:00Z, then deallocates the claim and tries other devices")  # fmt: skip
     dev = "claim default/c device gpu.nvidia.com/a-fabric/fabric-gpu"
     assert wait_text(None) == f"{head}{dev}: Attached (not set){tail}"  # no status.devices entry yet
     assert wait_text([cond("Attached", "False")]) == f"{head}{dev}: Attached (False){tail}"
@@ -126,3 +127,22 @@ def test_explain_says_what_the_pod_waits_for_and_1_35_flags_the_fields() -> None
     assert line.startswith(
         "ResourceSlices a-fabric-slice use bindingConditions/bindingFailureConditions/bindsToNode"
     )
+
+
+def test_a_failed_binding_makes_the_claim_unavailable_on_every_node_from_1_36() -> None:
+    # dynamicresources.go Filter: an allocated claim whose isClaimReadyForBinding errs (AttachFailed True) is
+    # unavailable ("resourceclaim not available on the node") and PostFilter deallocates it; 1.35 drops the
+    # fields, so the allocated claim simply binds to its node n1
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 0), attachable("a-fabric"),
+            waiting_claim([cond("AttachFailed", "True", "FabricError", "no free port")]),
+            o.pod("p", ("g", "c", ""), uid="uid-p")]  # fmt: skip
+    got = outcome("1.36", *objs)
+    # Filter's text, then PostFilter's (the claim is reserved only for this pod: it is deallocated)
+    assert got == (
+        "0/1 nodes are available: 1 resourceclaim not available on the node. deallocation of ResourceClaim "
+        "completed, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    assert outcome("1.35", *objs) == "n1"
+    # conditions merely not met: Filter passes (PreBind waits), the node is n1
+    objs[-2] = waiting_claim([cond("Attached", "False")])
+    assert outcome("1.36", *objs) == "n1"

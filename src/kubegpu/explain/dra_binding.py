@@ -7,8 +7,9 @@ PreBind then records the event ``BindingConditionsPending`` ("waiting for bindin
 node N") and polls every 5s, up to ``bindingTimeout`` (600s by default), until every binding condition of
 every result is True in the claim's ``status.devices[].conditions`` (``isClaimReadyForBinding``). A binding
 failure condition that is True fails PreBind with "device binding failed: claim=C, reason=R, message=M";
-running out of time with "device binding timeout: claim=C". On its next attempt PreFilter finds the claim
-unavailable and PostFilter deallocates it, so other devices are tried. None of this is a Filter failure:
+running out of time with "device binding timeout: claim=C". On its next attempt Filter finds the claim
+unavailable ("resourceclaim not available on the node", ``plugins.dynamic_resources``) and PostFilter
+deallocates it, so other devices are tried. None of this is a Filter failure:
 the pod is Pending while a driver or controller prepares the device (attaches it to the node). With the
 gates off the API server drops the fields (resourceslice strategy ``dropDisabledFields``) and nothing
 waits. Imports model and scheduler only.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 
 from kubegpu.model.dra import DraObjects, ResourceClaim
+from kubegpu.model.dra_binding import conditions_of, failed, unmet
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.versions import dra_gate
@@ -44,20 +46,14 @@ def _claim_lines(claim: ResourceClaim) -> list[str]:
     for r in claim.allocated or ():
         if r.binding is None or not r.binding.conditions:
             continue
-        conds = {c.type: c for did, cs in claim.device_conditions if did == r.device_id for c in cs}
-        failed = next(
-            (conds[f] for f in r.binding.failure_conditions if f in conds and conds[f].status == "True"), None
-        )
-        if failed is not None:  # Go's %q quotes the message
-            text = FAILED.format(claim=claim.name, reason=failed.reason, message=json.dumps(failed.message))
+        conds = conditions_of(claim.device_conditions, r.device_id)
+        bad = failed(r.binding, conds)
+        if bad is not None:  # Go's %q quotes the message
+            text = FAILED.format(claim=claim.name, reason=bad.reason, message=json.dumps(bad.message))
             return [
-                f"{text} (binding failure condition {failed.type} of device {'/'.join(r.device_id)} is True)"
+                f"{text} (binding failure condition {bad.type} of device {'/'.join(r.device_id)} is True)"
             ]
-        missing = [
-            f"{t} ({conds[t].status})" if t in conds else f"{t} (not set)"
-            for t in r.binding.conditions
-            if t not in conds or conds[t].status != "True"
-        ]
+        missing = unmet(r.binding, conds)
         if missing:
             waits.append(f"claim {claim.key} device {'/'.join(r.device_id)}: {', '.join(missing)}")
     return waits
@@ -76,8 +72,8 @@ def binding_wait(pod: Pod, dra: DraObjects, minor: int) -> str:
         got = _claim_lines(c)
         if got and got[0].startswith("device binding failed"):
             return (
-                f"{got[0]}: kube-scheduler's PreBind fails; its next attempt finds the claim unavailable and "
-                "deallocates it (PostFilter) so that other devices are tried"
+                f"{got[0]}: kube-scheduler's PreBind fails; its next attempt finds the claim unavailable on "
+                "every node and deallocates it (PostFilter) so that other devices are tried"
             )
         if got:
             lines += got
@@ -86,13 +82,13 @@ def binding_wait(pod: Pod, dra: DraObjects, minor: int) -> str:
     if not lines:
         return ""
     deadline = (
-        f"{BINDING_TIMEOUT_SECONDS}s after the allocation ({since})"
+        f"{BINDING_TIMEOUT_SECONDS}s (bindingTimeout) after the allocation at {since}"
         if since
-        else f"{BINDING_TIMEOUT_SECONDS}s"
+        else f"{BINDING_TIMEOUT_SECONDS}s (bindingTimeout) after the allocation"
     )
     return (
         f"allocated, waiting in PreBind for device binding conditions (event BindingConditionsPending: "
         f'"{PENDING_EVENT.format(node=node or "?")}"), not a Filter failure; not yet True: {"; ".join(lines)}. '
-        f"kube-scheduler checks every {POLL_SECONDS}s and gives up {deadline} (bindingTimeout), then "
+        f"kube-scheduler checks every {POLL_SECONDS}s and gives up {deadline}, then "
         "deallocates the claim and tries other devices"
     )

@@ -72,3 +72,24 @@ def parse_device_conditions(ctx: _Ctx, status: Mapping[str, Any]) -> DeviceCondi
             )
         out.append(((key[0], key[1], key[2]), tuple(conds)))
     return tuple(out)
+
+
+def conditions_of(statuses: DeviceConditions, device: tuple[str, str, str]) -> dict[str, DeviceCondition]:
+    """The conditions ``status.devices`` holds for ``device``, by type."""
+    return {c.type: c for did, cs in statuses if did == device for c in cs}
+
+
+def failed(binding: Binding, conds: Mapping[str, DeviceCondition]) -> DeviceCondition | None:
+    """The first binding failure condition that is True (``isClaimReadyForBinding`` fails the claim)."""
+    return next(
+        (conds[f] for f in binding.failure_conditions if f in conds and conds[f].status == "True"), None
+    )
+
+
+def unmet(binding: Binding, conds: Mapping[str, DeviceCondition]) -> list[str]:
+    """The binding conditions not True yet, each with its status ("not set" when absent)."""
+    return [
+        f"{t} ({conds[t].status})" if t in conds else f"{t} (not set)"
+        for t in binding.conditions
+        if t not in conds or conds[t].status != "True"
+    ]
