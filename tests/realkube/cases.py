@@ -238,6 +238,21 @@ def _dra_gated_cases(pod: Raw) -> list[Case]:
     clean = [make_node("n1").obj(), dra.node_slice("n1", [dra.gpu_device(0, "n1")])]
     out.append(Case("dra-device-taint-rule", (*dra.gpu_classes(), *clean, rule, dra.claim("c", dra.request("g"))),
                     pod, "a DeviceTaintRule (GA, on in 1.37) taints the only GPU", min_minor=37))  # fmt: skip
+    # per-device node selection (KEP-4815, GatherPools / isSelectable): gpu-a on n1 by name, gpu-b on zone z2
+    # (no such node), gpu-c on all nodes; 2 devices: n1 reaches gpu-a and gpu-c, n3 only gpu-c → n1
+    zone = "topology.kubernetes.io/zone"
+    a, b, c = (dra.gpu_device(i, "fabric") for i in range(3))
+    a["nodeName"], c["allNodes"] = "n1", True
+    b["nodeSelector"] = {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": zone, "operator": "In", "values": ["z2"]}]}]
+    }
+    fabric = dra.node_slice("fabric", [a, b, c])
+    fabric["spec"].pop("nodeName")
+    fabric["spec"]["perDeviceNodeSelection"] = True
+    add("dra-per-device-node-selection", [*dra.gpu_classes(), make_node("n1").label(zone, "z1").obj(),
+                                          make_node("n3").label(zone, "z1").obj(), fabric,
+                                          dra.claim("c", dra.request("g", count=2))],
+        "a slice whose devices each select their nodes: only n1 reaches 2 of them")  # fmt: skip
     add("dra-distinct-attribute-unsatisfiable", distinct([2]),
         "two MIG devices of different parent GPUs: both are on gpu-0")  # fmt: skip
     return out

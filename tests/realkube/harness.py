@@ -148,6 +148,9 @@ def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | Non
         spec = obj["spec"]
         if spec.get("nodeName"):
             spec["nodeName"] = prefix + spec["nodeName"]
+        for device in spec.get("devices") or ():  # per-device node selection names nodes too
+            if device.get("nodeName"):
+                device["nodeName"] = prefix + device["nodeName"]
         spec["pool"]["name"] = prefix + spec["pool"]["name"]
         path = f"{DRA}/resourceslices"
     elif kind == "DeviceTaintRule":  # selects devices by pool: the case's pools carry its prefix

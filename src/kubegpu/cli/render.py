@@ -49,6 +49,8 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
     if exp.waiting:
         console.print(Text(f"SchedulingGated — {exp.waiting}", style="yellow"), soft_wrap=True)
         console.print(Text("once the gates are removed, the checks below apply:"), style="dim")
+    if exp.binding:
+        console.print(Text(f"BindingConditionsPending — {exp.binding}", style="yellow"), soft_wrap=True)
     if exp.handled_by:
         console.print(Text(exp.handled_by, style="yellow"), soft_wrap=True)
         verdict = f"pass on {exp.node}" if exp.schedulable else f"fail on every node: {exp.message}"

@@ -19,7 +19,8 @@ resource, ``node`` where per node):
 * ``kubegpu_pending_gpu_pods{resource}``;
 * ``kubegpu_pool_dra_devices{pool,driver}``, ``kubegpu_pool_dra_devices_allocated{pool,driver}``,
   ``kubegpu_pool_dra_devices_free{pool,driver}`` (DRA: devices the ResourceSlices publish, those
-  allocated claims hold, the rest; absent without ResourceSlices);
+  allocated claims hold, those still allocatable: a device whose pool's shared counters its allocated
+  devices take, a full GPU beside its allocated MIG device, is neither; absent without ResourceSlices);
 * ``kubegpu_cluster_exporter_source_up``, ``kubegpu_cluster_exporter_rejected_objects``.
 
 A snapshot that cannot be taken (informers not yet synced, an unreadable file) or measured leaves only
@@ -68,7 +69,7 @@ HELP = {
     "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint).',
     "kubegpu_pool_dra_devices": "Devices a DRA driver publishes in the ResourceSlices of the pool's nodes (newest pool generation).",
     "kubegpu_pool_dra_devices_allocated": "DRA devices of the pool held by an allocated ResourceClaim (admin access takes none).",
-    "kubegpu_pool_dra_devices_free": "DRA devices of the pool no allocated ResourceClaim holds.",
+    "kubegpu_pool_dra_devices_free": "DRA devices of the pool no allocated ResourceClaim holds and whose shared counters (partitionable devices) the allocated devices leave.",
     "kubegpu_cluster_exporter_source_up": "1 when the exporter's last snapshot of the cluster was taken and measured, else 0.",
     "kubegpu_cluster_exporter_rejected_objects": "Objects of the last snapshot that could not be parsed (`kubegpu diagnose` on the same source names them).",
 }
@@ -157,11 +158,11 @@ def families_of(m: ClusterMeasure) -> list[Metric]:
         put("kubegpu_node_accepts_pods", labels, 1 if n.accepts_pods else 0)
         if n.fragmentation is not None:
             put("kubegpu_node_fragmentation_gpus", labels, n.fragmentation.fragment_milli / MILLI)
-    for (pool_name, driver), (total, allocated) in sorted(m.dra.items()):
+    for (pool_name, driver), (total, allocated, free) in sorted(m.dra.items()):
         labels = {POOL: pool_name, DRIVER: driver}
         put("kubegpu_pool_dra_devices", labels, total)
         put("kubegpu_pool_dra_devices_allocated", labels, allocated)
-        put("kubegpu_pool_dra_devices_free", labels, total - allocated)
+        put("kubegpu_pool_dra_devices_free", labels, free)
     # 0 for every GPU resource the cluster has: no Pending pod is a value, not a missing one.
     for resource in sorted({r for _, r in m.devices} | set(m.pending)):
         put("kubegpu_pending_gpu_pods", {RESOURCE: resource}, m.pending.get(resource, 0))

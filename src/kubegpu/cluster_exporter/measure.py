@@ -14,8 +14,9 @@ in ``kubegpu.explain.cards.UNPOOLED``):
   allocatable and those placed pods request, as the scheduler counts them;
 * per node, the same idle/stranded/fragment numbers, and whether the node takes new pods;
 * Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for;
-* per pool and DRA driver, the devices the ResourceSlices publish and those allocated claims hold
-  (``kubegpu.explain.dra_inventory``; a network slice's devices in the unpooled pool).
+* per pool and DRA driver, the devices the ResourceSlices publish, those allocated claims hold and those
+  still allocatable (``kubegpu.explain.dra_inventory``: a device whose pool's shared counters are taken is
+  neither; a network slice's devices in the unpooled pool).
 
 Must not: read the cluster, format metrics, or decide what is idle or stranded itself (the report's
 summary does); every number comes from the scheduling core's objects.
@@ -36,6 +37,7 @@ from kubegpu.explain.overview import node_rows
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE, MILLI
+from kubegpu.scheduler.versions import dra_gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +64,9 @@ class ClusterMeasure:
     devices: dict[tuple[str, str], tuple[int, int]]  # (pool, resource) -> (allocatable, requested)
     pending: dict[str, int]  # GPU resource asked for ("" for a pod that only tolerates the GPU taint) -> pods
     rejected_objects: int  # objects of the snapshot that did not parse
-    dra: dict[tuple[str, str], tuple[int, int]] = field(
+    dra: dict[tuple[str, str], tuple[int, int, int]] = field(
         default_factory=dict
-    )  # (pool, driver) -> (devices, allocated)
+    )  # (pool, driver) -> (devices, allocated, free)
 
 
 def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
@@ -90,7 +92,8 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         # A pool with no GPU in the fragmentation model (MIG-only nodes, no device plugin yet) has no value.
         fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None
         pools.append(PoolMeasure(summary, fragment, sum(f.free_milli for f in in_pool)))
-    dra = pool_counts(snap, pool_label, UNPOOLED) if snap.dra.slices else {}
+    partitionable = dra_gate(engine.framework.handle.behaviour.minor, "DRAPartitionableDevices")
+    dra = pool_counts(snap, pool_label, UNPOOLED, partitionable) if snap.dra.slices else {}
     return ClusterMeasure(
         tuple(pools),
         nodes,

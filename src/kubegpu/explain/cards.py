@@ -38,6 +38,7 @@ from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.device_ledger import container_requests, recorded_assignment
+from kubegpu.scheduler.versions import dra_gate
 
 UNPOOLED = "(no pool label)"
 
@@ -220,7 +221,10 @@ def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) ->
     ledger = engine.cluster.devices
     rows = {r.name: r for r in node_rows}
     dra_by_node: dict[str, list[DraDevice]] = {}
-    for pub in dra_devices(engine.snapshot) if engine.snapshot.dra.slices else ():
+    partitionable = dra_gate(engine.framework.handle.behaviour.minor, "DRAPartitionableDevices")
+    for pub in dra_devices(engine.snapshot, partitionable) if engine.snapshot.dra.slices else ():
+        if pub.unavailable:
+            continue  # its pool's shared counters are taken (a full GPU beside its allocated MIG device)
         dra_by_node.setdefault(pub.node, []).append(pub)
     cards = []
     for idx, node in enumerate(engine.cluster.nodes):

@@ -33,7 +33,7 @@ from kubegpu.scheduler.dra_capacity import (
     Features,
     add_consumption,
     capacity_short,
-    counters_short,
+    device_counters_short,
     untolerated,
 )
 from kubegpu.scheduler.dra_cel import CelError, compiled
@@ -199,11 +199,8 @@ def _refused(
         why = capacity_short(sub, driver, d, shared.get(did, {}), {})
         if why:
             return why
-    if f.partitionable and d.consumes_counters and not (f.consumable and d.allow_multiple and did in shared):
-        mine: dict[str, dict[str, Fraction]] = {}
-        for set_name, cs in d.consumes_counters:
-            add_consumption(mine.setdefault(set_name, {}), cs)
-        why = counters_short(available, mine)
+    if f.partitionable and not (f.consumable and d.allow_multiple and did in shared):
+        why = device_counters_short(available, d)
         if why:
             return why
     t = untolerated(d, sub) if f.device_taints else None

@@ -42,12 +42,16 @@ def claim_lines(claims: list[ResourceClaim], minor: int) -> list[str]:
 
 def slice_lines(dra: DraObjects, minor: int) -> list[str]:
     """The gated fields the snapshot's slices (and DeviceTaintRules) use, one line per field."""
-    uses: dict[str, list[str]] = {"taints": [], "counters": [], "shared": []}
+    uses: dict[str, list[str]] = {"taints": [], "counters": [], "per_device": [], "shared": [], "binding": []}
     for s in dra.slices:
         if any(d.taints for d in s.devices):
             uses["taints"].append(s.name)
         if s.shared_counters or any(d.consumes_counters for d in s.devices):
             uses["counters"].append(s.name)
+        if s.per_device_node_selection:
+            uses["per_device"].append(s.name)
+        if any(d.binding for d in s.devices):
+            uses["binding"].append(s.name)
         if any(d.allow_multiple or d.request_policy for d in s.devices):
             uses["shared"].append(s.name)
     out = []
@@ -59,7 +63,19 @@ def slice_lines(dra: DraObjects, minor: int) -> list[str]:
             "sharedCounters/consumesCounters",
             "them (a counter slice is skipped)",
         ),
+        (
+            "per_device",
+            "DRAPartitionableDevices",
+            "perDeviceNodeSelection and the devices' nodeName/nodeSelector/allNodes",
+            "the slice (the scheduler skips a slice that sets perDeviceNodeSelection)",
+        ),
         ("shared", "DRAConsumableCapacity", "allowMultipleAllocations/requestPolicy", "them"),
+        (
+            "binding",
+            "DRADeviceBindingConditions",
+            "bindingConditions/bindingFailureConditions/bindsToNode",
+            "them (nothing waits in PreBind)",
+        ),
     )
     for key, gate, what, it in gated:
         if uses[key] and not dra_gate(minor, gate):

@@ -85,6 +85,7 @@ class Explanation:
     scheduler: str = "default-scheduler"  # spec.schedulerName
     handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
+    binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
     # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
     unverified: list[str] = field(default_factory=list)
@@ -110,6 +111,7 @@ class Explanation:
             "schedulerName": self.scheduler,
             "handledBy": self.handled_by or None,
             "waiting": self.waiting or None,
+            "bindingWait": self.binding or None,
             "observed": self.observed,
             "verified": not self.unverified,
             "unverified": self.unverified,

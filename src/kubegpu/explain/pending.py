@@ -18,6 +18,7 @@ import numpy as np
 
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes, observed, schedulers
+from kubegpu.explain.dra_binding import binding_wait
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
@@ -74,6 +75,8 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         waiting=who.waiting,
         unverified=unverified(engine, pod, result.scheduled),
     )
+    if engine.snapshot.dra.claims:
+        exp.binding = binding_wait(pod, engine.snapshot.dra, engine.framework.handle.behaviour.minor)
     exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
     exp.queue = workload_status(engine.snapshot, pod)

@@ -126,6 +126,9 @@ def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
         return f"handled by {exp.scheduler}", exp.handled_by
+    if exp.binding:  # allocated; PreBind waits for the devices' binding conditions (not a Filter failure)
+        failed = exp.binding.startswith("device binding failed")
+        return ("device binding failed" if failed else "waiting for device binding conditions"), exp.binding
     if exp.schedulable:
         return "schedulable now", ""
     if not exp.groups:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubegpu.model.dra_capacity import CapacityPolicy, Counters, counters, policy, quantity
+from kubegpu.model.dra_binding import Binding, DeviceConditions, parse_binding, parse_device_conditions
+from kubegpu.model.dra_capacity import CapacityPolicy, Counters, consumed_capacity, counters, policy, quantity
 from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
@@ -67,6 +68,11 @@ class Device:
     # part of its capacity (qualified name → policy)
     allow_multiple: bool = False
     request_policy: Mapping[str, CapacityPolicy] = field(default_factory=dict)
+    binding: Binding | None = None  # bindingConditions & co. (KEP-5007)
+    # per-device node selection (KEP-4815, ``perDeviceNodeSelection`` slices): the nodes the device reaches
+    node_name: str = ""
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,7 @@ class ResourceSlice:
     devices: tuple[Device, ...] = ()
     source: str = ""
     shared_counters: Counters = ()  # spec.sharedCounters (a slice holds devices or counter sets)
+    per_device_node_selection: bool = False  # each device says which nodes it reaches (KEP-4815)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +96,7 @@ class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
     extended_resource_name: str = ""
-    created: str = (
-        ""  # metadata.creationTimestamp (RFC 3339): the newer class wins a shared extendedResourceName
-    )
+    created: str = ""  # metadata.creationTimestamp (RFC 3339): newer wins a shared extendedResourceName
     source: str = ""
 
 
@@ -137,6 +142,7 @@ class AllocatedDevice:
     admin_access: bool = False
     share_id: str = ""  # set when the device allows multiple allocations (KEP-5075)
     consumed: tuple[tuple[str, Fraction], ...] = ()  # consumedCapacity (qualified name, amount)
+    binding: Binding | None = None  # the device's binding conditions, as the allocator copied them
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -162,6 +168,8 @@ class ResourceClaim:
     deleting: bool = False
     allocated: tuple[AllocatedDevice, ...] | None = None  # status.allocation.devices.results
     allocation_node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    allocated_at: str = ""  # status.allocation.allocationTimestamp (RFC 3339)
+    device_conditions: DeviceConditions = ()  # status.devices (model.dra_binding)
     reserved_for: tuple[str, ...] = ()  # consumer UIDs
     extended_resource: bool = False  # the scheduler's special claim for extended resources (KEP-5004)
     source: str = ""
@@ -332,7 +340,19 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         ),
         allow_multiple=body.get("allowMultipleAllocations") is True,
         request_policy=policies,
+        binding=parse_binding(ctx, body, body_field),
+        node_name=ctx.string(body.get("nodeName"), f"{body_field}.nodeName"),
+        node_selector=parse_node_selector(ctx, body.get("nodeSelector"), f"{body_field}.nodeSelector"),
+        all_nodes=body.get("allNodes") is True,
     )
+
+
+_PER_DEVICE = {  # validateDevice's texts (v1.36.3), keyed by the slice's perDeviceNodeSelection
+    True: "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+    "is set to true in the ResourceSlice spec",
+    False: "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to "
+    "true in the ResourceSlice spec",
+}
 
 
 def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSlice:
@@ -343,16 +363,22 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
     driver = ctx.string(spec.get("driver"), "spec.driver", required=True)
     pool = ctx.mapping(spec.get("pool"), "spec.pool")
     node_name = ctx.string(spec.get("nodeName"), "spec.nodeName")
-    all_nodes = spec.get("allNodes") is True
+    all_nodes, per_device = spec.get("allNodes") is True, spec.get("perDeviceNodeSelection") is True
     terms = parse_node_selector(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
-    if sum((bool(node_name), all_nodes, terms is not None)) != 1 and not spec.get("perDeviceNodeSelection"):
-        raise ctx.fail("spec", "exactly one of nodeName, nodeSelector, allNodes must be set")
-    if spec.get("perDeviceNodeSelection"):
-        raise ctx.fail("spec.perDeviceNodeSelection", "per-device node selection is not modelled by kubegpu")
+    # validation.go validateResourceSliceSpec / validateDevice (v1.36.3), with its texts
+    if sum((bool(node_name), all_nodes, terms is not None, per_device)) != 1:
+        raise ctx.fail(
+            "spec",
+            "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
+        )
     devices = tuple(
         _device(ctx, d, f"spec.devices[{i}]", driver, v1beta1)
         for i, d in enumerate(ctx.seq(spec.get("devices"), "spec.devices"))
     )
+    for i, d in enumerate(devices):
+        selected = sum((bool(d.node_name), d.all_nodes, d.node_selector is not None))
+        if selected != (1 if per_device else 0):
+            raise ctx.fail(f"spec.devices[{i}]", _PER_DEVICE[per_device])
     return ResourceSlice(
         name=name,
         driver=driver,
@@ -365,6 +391,7 @@ def parse_resource_slice(raw: Mapping[str, Any], source: str = "") -> ResourceSl
         devices=devices,
         source=source,
         shared_counters=counters(ctx, spec.get("sharedCounters"), "spec.sharedCounters", "name"),
+        per_device_node_selection=per_device,
     )
 
 
@@ -484,8 +511,7 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
     )
     status = ctx.mapping(raw.get("status"), "status")
     alloc_raw = status.get("allocation")
-    allocated = None
-    alloc_sel = None
+    allocated, alloc_sel, allocated_at = None, None, ""
     if alloc_raw is not None:
         alloc = ctx.mapping(alloc_raw, "status.allocation")
         results = []
@@ -501,22 +527,19 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                     device=ctx.string(r.get("device"), f"{f}.device", required=True),
                     admin_access=r.get("adminAccess") is True,
                     share_id=ctx.string(r.get("shareID"), f"{f}.shareID"),
-                    consumed=tuple(
-                        (
-                            _qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
-                            quantity(ctx, v, f"{f}.consumedCapacity[{k}]"),
-                        )
-                        for k, v in ctx.mapping(r.get("consumedCapacity"), f"{f}.consumedCapacity").items()
-                    ),
+                    consumed=consumed_capacity(ctx, r, f),
+                    binding=parse_binding(ctx, r, f),
                 )
             )
         allocated = tuple(results)
         alloc_sel = parse_node_selector(ctx, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
+        allocated_at = ctx.string(alloc.get("allocationTimestamp"), "status.allocation.allocationTimestamp")
     reserved = tuple(
         ctx.string(ctx.mapping(r, f"status.reservedFor[{i}]").get("uid"), f"status.reservedFor[{i}].uid")
         for i, r in enumerate(ctx.seq(status.get("reservedFor"), "status.reservedFor"))
     )
     requests, constraints = _requests(ctx, ctx.mapping(raw.get("spec"), "spec"), "spec", v1beta1)
+    annotations = ctx.mapping(meta.get("annotations"), "metadata.annotations")
     return ResourceClaim(
         namespace=ns,
         name=name,
@@ -527,11 +550,10 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
         deleting=bool(meta.get("deletionTimestamp")),
         allocated=allocated,
         allocation_node_selector=alloc_sel,
+        allocated_at=allocated_at,
+        device_conditions=parse_device_conditions(ctx, status),
         reserved_for=reserved,
-        extended_resource=ctx.mapping(meta.get("annotations"), "metadata.annotations").get(
-            DRA_EXTENDED_CLAIM_ANNOTATION
-        )
-        == "true",
+        extended_resource=annotations.get(DRA_EXTENDED_CLAIM_ANNOTATION) == "true",
         source=source,
     )
 

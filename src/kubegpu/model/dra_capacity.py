@@ -35,6 +35,15 @@ def quantity(ctx: _Ctx, value: Any, field: str) -> Fraction:
         raise ctx.fail(field, str(exc)) from None
 
 
+def consumed_capacity(ctx: _Ctx, result: Mapping[str, Any], field: str) -> tuple[tuple[str, Fraction], ...]:
+    """An allocation result's ``consumedCapacity`` (qualified name, amount)."""
+    driver = ctx.string(result.get("driver"), f"{field}.driver")
+    return tuple(
+        (k if "/" in str(k) else f"{driver}/{k}", quantity(ctx, v, f"{field}.consumedCapacity[{k}]"))
+        for k, v in ctx.mapping(result.get("consumedCapacity"), f"{field}.consumedCapacity").items()
+    )
+
+
 def counters(ctx: _Ctx, value: Any, field: str, key: str) -> Counters:
     """``sharedCounters`` (``key`` "name") or ``consumesCounters`` (``key`` "counterSet"):
     ``[{<key>: set, counters: {name: {value: q}}}]``."""

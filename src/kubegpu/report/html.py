@@ -362,6 +362,8 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
         out.append(f"<p>Requests {_t(requests[e.pod])}.</p>")
     if e.waiting:
         out.append(f"<p><b>SchedulingGated</b>: {_t(e.waiting)}</p>")
+    if e.binding:
+        out.append(f"<p><b>BindingConditionsPending</b>: {_t(e.binding)}</p>")
     if e.handled_by:
         out.append(f"<p>{_t(e.handled_by)}</p>")
     if e.message:

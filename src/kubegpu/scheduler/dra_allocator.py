@@ -23,8 +23,12 @@ NoSchedule/NoExecute taint), then the claim's constraints (``matchAttribute``; `
 pairwise different values). Under ``All`` a device refused by counters or a taint fails the request without
 error, as upstream. A device with ``allowMultipleAllocations`` is never taken whole: each allocation is a
 share consuming capacity (``shareID``), and allocated shares count as consumed capacity, not as in use.
-Each refusal is kept per device (``Allocator.refusals``) for the explainer. Not modelled: binding
-conditions, per-device node selection, DeviceTaintRule objects.
+Each refusal is kept per device (``Allocator.refusals``) for the explainer. With DRADeviceBindingConditions
+(and DRAResourceClaimDeviceStatus) on, pools holding a device with binding conditions are tried last and a
+result carries its device's conditions (PreBind then waits for them: ``explain.dra_binding``). A slice with
+``perDeviceNodeSelection`` (DRAPartitionableDevices) reaches a node through those of its devices whose own
+``nodeName`` / ``nodeSelector`` / ``allNodes`` match it, and only those are selectable there (upstream
+``GatherPools``, ``isSelectable``); with the gate off upstream skips the slice.
 """
 
 from __future__ import annotations
@@ -46,12 +50,14 @@ from kubegpu.model.dra import (
     ResourceSlice,
 )
 from kubegpu.model.dra_taints import with_rules
+from kubegpu.model.objects import NodeSelectorTerm
 from kubegpu.scheduler.dra_capacity import (
     CounterSets,
     Features,
     add_consumption,
     capacity_short,
     consumption,
+    counters_left,
     counters_short,
     untolerated,
 )
@@ -116,7 +122,7 @@ class SliceIndex:
             else:
                 self.network.append(s)
 
-    def _counters(
+    def counters(
         self, key: tuple[str, str], generation: int
     ) -> tuple[CounterSets, tuple[ResourceSlice, ...], str]:
         """Upstream ``buildPool`` for partitionable devices: the pool's counter sets and device slices, or
@@ -150,10 +156,15 @@ class SliceIndex:
         newest: dict[tuple[str, str], list[ResourceSlice]] = {}
         reach = list(self.by_node.get(node, ()))
         for s in self.network:
-            if s.all_nodes or (
-                s.node_selector and any(term_matches(t, labels, node) for t in s.node_selector)
-            ):
-                reach.append(s)
+            if not s.per_device_node_selection:
+                if _reaches(s.node_name, s.all_nodes, s.node_selector, node, labels):
+                    reach.append(s)
+            elif partitionable:  # with the gate off upstream skips such a slice (pools_incubating.go)
+                mine = tuple(
+                    d for d in s.devices if _reaches(d.node_name, d.all_nodes, d.node_selector, node, labels)
+                )
+                if mine:  # the slice reaches the node; only its devices that do are selectable
+                    reach.append(replace(s, devices=mine) if len(mine) < len(s.devices) else s)
         for s in reach:
             key = (s.driver, s.pool)
             have = newest.get(key)
@@ -177,9 +188,24 @@ class SliceIndex:
             if not partitionable or incomplete:
                 out.append(Pool(d, p, tuple(ss), incomplete, invalid=duplicate))
                 continue
-            sets, all_slices, invalid = self._counters((d, p), gen)
+            sets, all_slices, invalid = self.counters((d, p), gen)
             out.append(Pool(d, p, tuple(ss), False, sets, all_slices, duplicate or invalid))
         return out
+
+
+def _reaches(
+    node_name: str,
+    all_nodes: bool,
+    selector: tuple[NodeSelectorTerm, ...] | None,
+    node: str,
+    labels: Mapping[str, str],
+) -> bool:
+    """Upstream ``NodeMatches`` for a slice or, with per-device node selection, a device."""
+    if node_name:
+        return node_name == node
+    if all_nodes:
+        return True
+    return selector is not None and any(term_matches(t, labels, node) for t in selector)
 
 
 def _duplicate_name(slices: Iterable[ResourceSlice]) -> str:
@@ -326,16 +352,8 @@ class Allocator:
         allocator: allocated claims do not change during a cycle). May go negative."""
         got = self._available.get(pool.pool_id)
         if got is None:
-            got = {k: dict(v) for k, v in (pool.counter_sets or {}).items()}
-            for s in pool.all_slices:
-                for d in s.devices:
-                    did = (s.driver, s.pool, d.name)
-                    if did not in self.in_use and did not in self.shared:
-                        continue
-                    for set_name, counters in d.consumes_counters:
-                        for name, v in counters.items():
-                            if name in got.get(set_name, {}):
-                                got[set_name][name] -= v
+            taken = self.in_use | self.shared.keys()
+            got = counters_left(pool.counter_sets or {}, pool.all_slices, taken)
             self._available[pool.pool_id] = got
         return got
 
@@ -376,6 +394,10 @@ class Allocator:
             raise AllocationError(self.too_many)
         f = self.features
         pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
+        if f.binding:  # GatherPools: pools with a device that has binding conditions come last
+            pools.sort(
+                key=lambda p: any(d.binding and d.binding.conditions for s in p.slices for d in s.devices)
+            )
         matches = [
             [
                 DistinctAttribute(m, f.distinct_per_request) if m.distinct_attribute else MatchAttribute(m)
@@ -470,6 +492,7 @@ class Allocator:
                     *c.device_id,
                     admin_access=admin,
                     share_id="new" if multi else "",
+                    binding=c.device.binding if f.binding else None,
                     consumed=share,
                 )
             )

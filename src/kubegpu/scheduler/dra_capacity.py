@@ -9,7 +9,8 @@
   (``violatesPolicy``) and ``capacity_short`` (``CmpRequestOverCapacity``: the first capacity that does not
   fit, or "" when all do).
 - device taints (KEP-5055, allocator_incubating.go ``taintPreventsAllocation``): ``untolerated``.
-- partitionable devices (KEP-4815, ``checkAvailableCounters``): ``counters_short``.
+- partitionable devices (KEP-4815, ``checkAvailableCounters``): ``counters_left`` (a pool's counters minus
+  what its allocated devices consume), ``counters_short`` and ``device_counters_short`` (one device alone).
 
 Quantities are exact ``Fraction`` values (upstream rounds a range's min/step/request to integers with
 ``Quantity.Value()`` in 1.36; identical for integer quantities, which is what drivers publish).
@@ -18,12 +19,12 @@ Imports the model and ``scheduler.versions`` only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
-from kubegpu.model.dra import Device, DeviceSubRequest
+from kubegpu.model.dra import Device, DeviceSubRequest, ResourceSlice
 from kubegpu.model.dra_capacity import CapacityPolicy
 from kubegpu.model.objects import Taint
 from kubegpu.scheduler.versions import dra_gate
@@ -52,6 +53,9 @@ class Features:
     # crosses it ("claim C, request R: adding N devices exceeds the claim limit of 32, with M already
     # accounted for"); before, the claim's total ("claim C: number of requested devices N exceeds ...")
     limit_per_request: bool = False
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (dynamicresources.go
+    # DeviceBindingAndStatus): devices' binding conditions are honoured
+    binding: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -63,6 +67,8 @@ class Features:
             distinct_per_request=minor == 36,
             pool_check=minor >= 35,
             limit_per_request=minor >= 37,
+            binding=dra_gate(minor, "DRADeviceBindingConditions")
+            and dra_gate(minor, "DRAResourceClaimDeviceStatus"),
         )
 
 
@@ -159,6 +165,35 @@ def consumption(sub: DeviceSubRequest, driver: str, device: Device) -> dict[str,
         name: consumed(asked.get(name), value, device.request_policy.get(name))
         for name, value in device.capacity.items()
     }
+
+
+def counters_left(
+    sets: CounterSets, slices: Iterable[ResourceSlice], taken: Container[tuple[str, str, str]]
+) -> CounterSets:
+    """The pool's counter ``sets`` minus what the devices of ``slices`` (its device slices, every node's)
+    that ``taken`` holds (driver, pool, device) consume: upstream's allocator counts them once per cycle
+    from the allocated claims (a device in use whole, or a share of one). May go negative."""
+    got = {k: dict(v) for k, v in sets.items()}
+    for s in slices:
+        for d in s.devices:
+            if (s.driver, s.pool, d.name) not in taken:
+                continue
+            for set_name, cs in d.consumes_counters:
+                for name, v in cs.items():
+                    if name in got.get(set_name, {}):
+                        got[set_name][name] -= v
+    return got
+
+
+def device_counters_short(available: CounterSets, device: Device) -> str:
+    """``counters_short`` for ``device`` taken alone on top of the allocated devices ("" when it fits or
+    consumes no counter): the rule the allocator applies first to each device of a partitionable pool."""
+    if not device.consumes_counters:
+        return ""
+    mine: CounterSets = {}
+    for set_name, cs in device.consumes_counters:
+        add_consumption(mine.setdefault(set_name, {}), cs)
+    return counters_short(available, mine)
 
 
 def counters_short(available: CounterSets, consumed_now: CounterSets) -> str:

@@ -138,6 +138,10 @@ DRA_GATES: dict[str, dict[int, bool]] = {
     "DRAConsumableCapacity": {34: False, 35: False, 36: True, 37: True},
     # KEP-4815 partitionable devices (sharedCounters / consumesCounters): alpha 1.33-1.35, beta on 1.36-1.37
     "DRAPartitionableDevices": {34: False, 35: False, 36: True, 37: True},
+    # KEP-5007 device binding conditions (devices' bindingConditions, PreBind waits): alpha 1.34-1.35, beta on
+    # 1.36-1.37; it needs DRAResourceClaimDeviceStatus (claims' status.devices): beta on 1.33, GA 1.37
+    "DRADeviceBindingConditions": {34: False, 35: False, 36: True, 37: True},
+    "DRAResourceClaimDeviceStatus": {34: True, 35: True, 36: True, 37: True},
     # KEP-4816 firstAvailable: beta on 1.34-1.35, GA 1.36, locked on 1.37
     "DRAPrioritizedList": {34: True, 35: True, 36: True, 37: True},
     # KEP-5018 adminAccess: beta on 1.34-1.35, GA and locked on 1.36-1.37

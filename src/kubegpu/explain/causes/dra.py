@@ -82,7 +82,8 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
 def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]) -> list[str]:
     """Per ``matchAttribute``: the free admitted devices of its requests by attribute value, and how many
     one value must give (the requests' counts), since each request alone may fit while together they do not."""
-    by_name = {(d.name): d for p in _index(ctx).pools(node.name, node.labels)
+    f = _features(ctx)
+    by_name = {(d.name): d for p in _index(ctx).pools(node.name, node.labels, f.partitionable, f.pool_check)
                for s in p.slices for d in s.devices}  # fmt: skip
     out = []
     for claim in dict.fromkeys(c for c, _ in rows):

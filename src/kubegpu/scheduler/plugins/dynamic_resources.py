@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Final
 
 from kubegpu.model.affinity import term_matches
 from kubegpu.model.dra import RESERVED_FOR_MAX, DraObjects, ResourceClaim
+from kubegpu.model.dra_binding import conditions_of, failed
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.dra_allocator import (
@@ -90,6 +91,16 @@ CANNOT_FIT: Final = "cannot fit resource"
 DELETED: Final = "deletion of ResourceClaim completed"
 
 
+def _binding_failed(c: ResourceClaim) -> bool:
+    """Upstream Filter's ``isClaimReadyForBinding`` error: a result's binding failure condition is True.
+    (The binding timeout needs the clock: not modelled.)"""
+    return any(
+        r.binding is not None
+        and failed(r.binding, conditions_of(c.device_conditions, r.device_id)) is not None
+        for r in c.allocated or ()
+    )
+
+
 def resolve_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
     """Upstream ``foreachPodResourceClaim``: the pod's claims in spec order, or the first problem's text.
     A template entry whose status names no claim (the controller decided none is needed) is skipped."""
@@ -129,6 +140,8 @@ class _State:
     allocator: Allocator | None = None
     results: dict[str, list[Result]] = field(default_factory=dict)  # node → allocation (Filter's cache)
     unavailable: set[int] = field(default_factory=set)
+    # allocated claims whose device binding failed (a True bindingFailureCondition): unavailable on every node
+    binding_failed: set[int] = field(default_factory=set)
     special: ResourceClaim | None = None  # the special claim for extended resources (also last in claims)
     to_allocate: list[ResourceClaim] = field(default_factory=list)  # the pod's own unallocated claims
     in_use: set[DeviceId] = field(default_factory=set)
@@ -265,6 +278,8 @@ class DynamicResources:
                     return None, unresolvable(Message(IN_USE))
                 if c.allocation_node_selector is not None:
                     s.node_selectors[i] = c.allocation_node_selector
+                if self.features.binding and _binding_failed(c):
+                    s.binding_failed.add(i)
                 continue
             if c is special:  # validated per node in Filter
                 continue
@@ -323,6 +338,7 @@ class DynamicResources:
             for i, terms in s.node_selectors.items()
             if not any(term_matches(t, n.labels, n.name) for t in terms)
         ]
+        bad += sorted(s.binding_failed.difference(bad))  # unavailable wherever it is allocated
         got: list[Result] | None = None
         if s.allocator is not None and (s.to_allocate or node_claim is not None):
             try:

@@ -1,0 +1,79 @@
+"""The DRA inventory (report GPU map, cluster exporter) applies the allocator's shared-counter rule.
+
+Upstream: KEP-4815 partitionable devices; k8s.io/dynamic-resource-allocation structured/internal/incubating
+(v0.36.3) ``allocateDevice`` → ``checkAvailableCounters``: a device is allocatable only when the counters it
+consumes fit in its pool's counter sets minus what the allocated devices consume. DRAPartitionableDevices is
+beta, on by default from 1.36 (pkg/features/kube_features.go v1.36.3); off (1.35) the API server drops
+``sharedCounters`` / ``consumesCounters`` (resourceslice strategy ``dropDisabledFields``).
+Fixture: NVIDIA DRA driver partitions.go shapes (``tests.dra.objects.partitionable_node``): gpu-0's counter
+set has copy-engines 8, multiprocessors 132, memory-slice-0..7 1 each; the full GPU consumes all of them, a
+1g.10gb MIG device at memory slice k consumes copy-engines 1, multiprocessors 16, memory-slice-k 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.cluster_exporter.collector import families_of
+from kubegpu.cluster_exporter.measure import measure
+from kubegpu.explain.cards import node_cards
+from kubegpu.explain.dra_inventory import devices, pool_counts
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.overview import node_rows
+from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from tests.dra import objects as o
+
+POOL = "accelerator.example.com/pool"
+
+
+def cluster(*extra: dict[str, Any], version: str = "1.36") -> ClusterSnapshot:
+    node = o.partitionable_node("n1", (0, 1))
+    node[0]["metadata"]["labels"][POOL] = "a"
+    snap = build_snapshot([("t", x) for x in (*o.gpu_classes(), *node, *extra)])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    snap.kube_version = version
+    return snap
+
+
+def held_mig() -> dict[str, Any]:
+    """Claim ``held`` allocated the MIG device at memory slice 0 of gpu-0."""
+    return o.claim("held", o.request("m", "mig.nvidia.com"),
+                   status=o.allocated("n1", ("m", "gpu-0-mig-1g10gb-19-0")))  # fmt: skip
+
+
+def test_a_full_gpu_beside_its_allocated_mig_device_is_not_free() -> None:
+    got = {d.name: (d.claim, d.unavailable, d.free) for d in devices(cluster(held_mig()))}
+    # copy-engines (checked first, name order): 8 − 1 (the held MIG) = 7 left, the full GPU needs 8.
+    # MIG at slice 1: copy-engines 1 ≤ 7, memory-slice-1 1 ≤ 1, multiprocessors 16 ≤ 132 − 16 → free.
+    assert got == {
+        "gpu-0": (
+            "",
+            "counter set gpu-0-counter-set counter copy-engines: needs 8 in all, 7 available",
+            False,
+        ),
+        "gpu-0-mig-1g10gb-19-0": ("default/held", "", False),
+        "gpu-0-mig-1g10gb-19-1": ("", "", True),
+    }
+    # 3 devices, 1 allocated, 1 free (the full GPU is neither)
+    assert pool_counts(cluster(held_mig()), POOL, "-") == {("a", "gpu.nvidia.com"): (3, 1, 1)}
+
+
+def test_nothing_allocated_every_device_is_free_and_1_35_ignores_counters() -> None:
+    assert pool_counts(cluster(), POOL, "-") == {("a", "gpu.nvidia.com"): (3, 0, 3)}
+    # gate off: no device consumes counters, so only the held MIG is taken: 3, 1, 2
+    assert pool_counts(cluster(held_mig()), POOL, "-", partitionable=False) == {
+        ("a", "gpu.nvidia.com"): (3, 1, 2)
+    }
+
+
+def test_exporter_and_gpu_map_follow_the_minor() -> None:
+    for version, free in (("1.36", 1), ("1.35", 2)):
+        engine = Engine(cluster(held_mig(), version=version))
+        fams = {f.name: f for f in families_of(measure(engine, POOL))}
+        (sample,) = fams["kubegpu_pool_dra_devices_free"].samples
+        assert sample.value == free, version
+        (card,) = node_cards(engine, node_rows(engine, POOL), POOL)
+        names = [s.device_id.rpartition("/")[2] for g in card.gpus for s in g.slots]
+        # 1.36: the full GPU is no slot (its counters are taken); 1.35: all three devices are slots
+        expected = ["gpu-0-mig-1g10gb-19-0", "gpu-0-mig-1g10gb-19-1"]
+        assert names == (expected if version == "1.36" else ["gpu-0", *expected]), version
