@@ -317,3 +317,34 @@ def test_the_claim_limit_text_names_the_request_from_1_37() -> None:
         assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
         st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
         assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+
+
+def test_all_mode_counts_the_node_s_devices_against_the_claim_limit() -> None:
+    # validateDeviceRequest (allocator_stable.go v0.36.3 l.454-481; v0.37.2 likewise) sets an All request's
+    # numDevices to the selectable devices it lists on the node: 40 GPUs on n1 → 40 > 32
+    # (AllocationResultsMaxSize). 1.34-1.36: the claim's total (allocator_stable.go v0.36.3 l.212); 1.37: per
+    # request, with 0 counted before it (allocator_stable.go v0.37.2 l.205). Both are Filter errors. Before
+    # the fix All counted as 0 devices and all 40 were allocated. Reproducer: review all_limit.py.
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 40), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    want = {
+        "1.34": "claim default/c: number of requested devices 40 exceeds the claim limit of 32",
+        "1.36": "claim default/c: number of requested devices 40 exceeds the claim limit of 32",
+        "1.37": "claim default/c, request all: adding 40 devices exceeds the claim limit of 32, with 0 already "
+        "accounted for",
+    }
+    for version, text in want.items():
+        s, snap = scheduler(version, *objs)
+        pod = snap.pod("default/p")
+        state = CycleState()
+        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
+        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
+        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+
+
+def test_all_mode_within_the_claim_limit_takes_every_device() -> None:
+    # 32 devices is the limit itself (> 32 fails, allocator_stable.go v0.36.3 l.212): All takes all 32
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 32), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    for version in ("1.34", "1.37"):
+        assert outcome(version, *objs) == "n1", version

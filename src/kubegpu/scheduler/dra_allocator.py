@@ -6,7 +6,8 @@ For one node: gather the pools whose slices reach it (``nodeName``, ``allNodes``
 (all-or-nothing) by depth-first search with backtracking: a device is selectable when every selector of
 its class and then of the request evaluates true; it is free when no allocated claim holds it (admin
 access neither takes nor needs a free device). ``ExactCount`` takes ``count`` devices, ``All`` takes
-every selectable device and fails when one is in use or a pool is incomplete; ``firstAvailable`` tries
+every selectable device (they count against the claim limit of 32 devices, per node) and fails when one
+is in use or a pool is incomplete; ``firstAvailable`` tries
 its subrequests in order. Pools, slices and devices are tried in name order (upstream sorts pools by ID).
 
 Errors upstream turns into a Filter error (a broken selector, an incomplete pool under ``All``) raise
@@ -259,24 +260,33 @@ class Allocator:
             for ci, c in enumerate(claims)
             for req in c.requests
         ]
-        # structured allocator: the fewest devices a claim can get (each request's cheapest alternative,
-        # All counting as none up front) may not exceed AllocationResultsMaxSize
-        self.too_many = ""
-        for c in claims:
+
+    def _check_limit(self, cache: dict[tuple[int, str], list[Candidate]], pools: list[Pool]) -> None:
+        """Upstream ``Allocate``'s sanity check, per node, claim by claim in request order: the fewest
+        devices a claim can get (each request's cheapest alternative; ``All`` counts the devices
+        ``validateDeviceRequest`` lists on this node) may not exceed AllocationResultsMaxSize. 1.37 checks
+        before adding each request, earlier minors the claim's total. ``All`` lists go into ``cache``."""
+        k = 0
+        for ci, c in enumerate(self.claims):
             least = 0
             for req in c.requests:
-                fewest = min(
-                    (a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req)
-                )
+                fewest = None
+                for sub in _alternatives(req):
+                    if sub.allocation_mode == "All":
+                        n = len(cache.setdefault((k, sub.name), self.candidates(ci, sub, pools)))
+                    else:
+                        n = sub.count
+                    fewest = n if fewest is None else min(fewest, n)
+                k += 1
+                fewest = fewest or 0
                 if self.features.limit_per_request and fewest > ALLOCATION_RESULTS_MAX - least:
-                    self.too_many = self.too_many or (
+                    raise AllocationError(
                         f"claim {c.key}, request {req.name}: adding {fewest} devices exceeds the claim limit "
                         f"of {ALLOCATION_RESULTS_MAX}, with {least} already accounted for"
                     )
-                    break
                 least += fewest
-            if least > ALLOCATION_RESULTS_MAX and not self.too_many:
-                self.too_many = (
+            if least > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(
                     f"claim {c.key}: number of requested devices {least} exceeds the claim limit of "
                     f"{ALLOCATION_RESULTS_MAX}"
                 )
@@ -372,10 +382,10 @@ class Allocator:
 
     def allocate(self, node: str, labels: Mapping[str, str]) -> list[Result] | None:
         """Every claim's devices on ``node``, or None when they do not all fit."""
-        if self.too_many:
-            raise AllocationError(self.too_many)
         f = self.features
         pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
+        cache: dict[tuple[int, str], list[Candidate]] = {}
+        self._check_limit(cache, pools)
         matches = [
             [
                 DistinctAttribute(m, f.distinct_per_request) if m.distinct_attribute else MatchAttribute(m)
@@ -389,7 +399,6 @@ class Allocator:
         taken: set[DeviceId] = set()
         allocating: dict[DeviceId, dict[str, Fraction]] = {}  # shares taken this cycle
         consumed_counters: dict[str, CounterSets] = {}  # pool id → counters taken this cycle
-        cache: dict[tuple[int, str], list[Candidate]] = {}
         budget = [SEARCH_LIMIT]
         self.refusals = {}
 
