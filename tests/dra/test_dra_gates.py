@@ -348,3 +348,17 @@ def test_all_mode_within_the_claim_limit_takes_every_device() -> None:
     objs.append(o.pod("p", ("a", "c", "")))
     for version in ("1.34", "1.37"):
         assert outcome(version, *objs) == "n1", version
+
+
+def test_all_mode_lists_devices_by_static_capacity_from_1_37() -> None:
+    # Two shared 80Gi GPUs, a share holds 60Gi of gpu-0; a claim asks All devices with 30Gi each.
+    # 1.36 (allocator_incubating.go v0.36.3 validateDeviceRequest → alloc.CmpRequestOverCapacity with the
+    # allocated shares): 60 + 30 > 80 leaves gpu-0 out of "all", gpu-1 alone is taken → n1.
+    # 1.37 (v0.37.2 passes emptyConsumedCapacity, "Static capacity only"): 30 ≤ 80 keeps gpu-0 in "all",
+    # allocateDevice then finds 60 + 30 > 80 and All fails without error. Reproducer: review all_static.py.
+    devs = [o.shared_gpu_device(0, "n1"), o.shared_gpu_device(1, "n1")]
+    c = o.claim("c", o.request("all", mode="All", capacity={"memory": "30Gi"}))
+    objs = [*o.gpu_classes(), make_node("n1").obj(), o.node_slice("n1", devs), share("60Gi"), c]
+    objs.append(o.pod("p", ("a", "c", "")))
+    assert outcome("1.36", *objs) == "n1"
+    assert outcome("1.37", *objs).startswith("0/1 nodes are available: 1 cannot allocate all claims.")

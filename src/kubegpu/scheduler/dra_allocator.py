@@ -371,10 +371,11 @@ class Allocator:
                     if not self.selectable(ci, sub, s, d):
                         continue
                     did = (s.driver, s.pool, d.name)
+                    held = {} if self.features.all_static_capacity else self.shared.get(did, {})
                     if (
                         sub.allocation_mode == "All"
                         and self.features.consumable
-                        and capacity_short(sub, s.driver, d, self.shared.get(did, {}), {})
+                        and capacity_short(sub, s.driver, d, held, {})
                     ):
                         continue  # validateDeviceRequest leaves it out of "all"
                     out.append(Candidate(did, d, s, p))

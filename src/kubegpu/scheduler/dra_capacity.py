@@ -52,6 +52,11 @@ class Features:
     # crosses it ("claim C, request R: adding N devices exceeds the claim limit of 32, with M already
     # accounted for"); before, the claim's total ("claim C: number of requested devices N exceeds ...")
     limit_per_request: bool = False
+    # 1.37 lists an All request's devices by their static capacity (validateDeviceRequest v0.37.2 passes
+    # emptyConsumedCapacity: "Static capacity only: remaining capacity is checked in allocateDevice so
+    # capacity-blocked matching devices stay in allDevices and All fails"); 1.36 (v0.36.3
+    # alloc.CmpRequestOverCapacity) leaves out a device other claims' shares already fill
+    all_static_capacity: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -63,6 +68,7 @@ class Features:
             distinct_per_request=minor == 36,
             pool_check=minor >= 35,
             limit_per_request=minor >= 37,
+            all_static_capacity=minor >= 37,
         )
 
 
