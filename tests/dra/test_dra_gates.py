@@ -245,6 +245,11 @@ def test_device_taint_effects() -> None:
     with pytest.raises(InputError) as err:
         parse_resource_slice(sl, "slices.yaml")
     assert "spec.devices[0].taints[0].effect" in str(err.value) and "PreferNoSchedule" in str(err.value)
+    # the allowed values as a list a person reads, not a Python tuple repr (the three DeviceTaintEffect
+    # constants of k8s.io/api resource/v1 types.go v0.37.2, the ones that repel first)
+    assert str(err.value).endswith(
+        "unsupported value 'PreferNoSchedule': must be one of NoSchedule, NoExecute, None"
+    ), str(err.value)
 
 
 def test_gated_slice_fields_are_unverified_where_the_gate_is_off() -> None:

@@ -279,7 +279,8 @@ def parse_device_class(raw: Mapping[str, Any], source: str = "") -> DeviceClass:
     )
 
 
-def _qualify(name: str, driver: str) -> str:
+def qualify(name: str, driver: str) -> str:
+    """An attribute or capacity name as the driver publishes it: unqualified names belong to the driver."""
     return name if "/" in name else f"{driver}/{name}"
 
 
@@ -309,18 +310,18 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         body = ctx.mapping(d.get("basic"), body_field)
     attrs: dict[str, AttrValue] = {}
     for k, v in ctx.mapping(body.get("attributes"), f"{body_field}.attributes").items():
-        attrs[_qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
+        attrs[qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
     cap: dict[str, Fraction] = {}
     cap_text: dict[str, str] = {}
     policies: dict[str, CapacityPolicy] = {}
     for k, v in ctx.mapping(body.get("capacity"), f"{body_field}.capacity").items():
         f = f"{body_field}.capacity[{k}]"
         q = ctx.mapping(v, f).get("value")
-        cap[_qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
-        cap_text[_qualify(str(k), driver)] = str(q)
+        cap[qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
+        cap_text[qualify(str(k), driver)] = str(q)
         pol = policy(ctx, ctx.mapping(v, f).get("requestPolicy"), f"{f}.requestPolicy")
         if pol is not None:
-            policies[_qualify(str(k), driver)] = pol
+            policies[qualify(str(k), driver)] = pol
     return Device(
         name,
         attrs,
@@ -503,7 +504,7 @@ def parse_resource_claim(raw: Mapping[str, Any], source: str = "") -> ResourceCl
                     share_id=ctx.string(r.get("shareID"), f"{f}.shareID"),
                     consumed=tuple(
                         (
-                            _qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
+                            qualify(str(k), ctx.string(r.get("driver"), f"{f}.driver")),
                             quantity(ctx, v, f"{f}.consumedCapacity[{k}]"),
                         )
                         for k, v in ctx.mapping(r.get("consumedCapacity"), f"{f}.consumedCapacity").items()

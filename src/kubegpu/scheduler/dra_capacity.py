@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
-from kubegpu.model.dra import Device, DeviceSubRequest
+from kubegpu.model.dra import Device, DeviceSubRequest, qualify
 from kubegpu.model.dra_capacity import CapacityPolicy
-from kubegpu.model.objects import Taint
+from kubegpu.model.objects import FILTER_EFFECTS, Taint
 from kubegpu.scheduler.versions import dra_gate
 
 CounterSets = dict[str, dict[str, Fraction]]  # counter set → counter → value
@@ -72,15 +72,11 @@ class Features:
         )
 
 
-def qualify(name: str, driver: str) -> str:
-    return name if "/" in name else f"{driver}/{name}"
-
-
 def untolerated(device: Device, sub: DeviceSubRequest) -> Taint | None:
     """The first NoSchedule/NoExecute taint no toleration of the request tolerates (other effects,
     ``None`` included, never prevent allocation)."""
     for t in device.taints:
-        if t.effect in ("NoSchedule", "NoExecute") and not any(tol.tolerates(t) for tol in sub.tolerations):
+        if t.effect in FILTER_EFFECTS and not any(tol.tolerates(t) for tol in sub.tolerations):
             return t
     return None
 
