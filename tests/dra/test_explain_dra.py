@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from kubegpu.explain.dra import double_counting, explain_claims, fix, nearest, split_conjuncts
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.dra_allocator import REFUSED_TAINT
+from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
 
@@ -115,3 +117,22 @@ def test_diagnose_findings_include_double_counting_with_the_extended_resource_pa
         "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin=false --overwrite",
         "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin-  # rollback",
     ]
+
+
+def test_a_refusal_keeps_its_kind_and_the_fix_follows_the_kind() -> None:
+    # 1.37 (DRADeviceTaints GA): n1's only GPU carries k=v:NoSchedule, the request tolerates nothing →
+    # the allocator's check (Allocator.refusal, allocator_incubating.go taintPreventsAllocation) refuses it
+    # as a taint; 1 wanted, 0 free → 1 short, and the fix is the taint's, chosen by the kind.
+    sl = o.node_slice("n1", [o.gpu_device(0, "n1")])
+    sl["spec"]["devices"][0]["taints"] = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    c = o.claim("c", o.request("gpu"))
+    snap = build_snapshot([("t", x) for x in (*o.gpu_classes(), make_node("n1").obj(), sl, c)])
+    assert not snap.errors
+    (r,) = explain_claims([snap.dra.claims["default/c"]], snap.nodes, snap.dra, Features.for_minor(37))["n1"]
+    assert r.refused == {"gpu-0": (REFUSED_TAINT, "taint k=v:NoSchedule not tolerated")}
+    assert (r.tainted, r.short) == (["gpu-0"], 1)
+    assert fix(r) == (
+        "1 matching device(s) refused (gpu-0: taint k=v:NoSchedule not tolerated): tolerate the taint in the "
+        "request (spec.devices.requests[].exactly.tolerations) or clear it (a driver taints a device it found "
+        "unhealthy)"
+    )

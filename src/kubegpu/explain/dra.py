@@ -28,14 +28,18 @@ from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.dra_allocator import AllocationError, Allocator, DeviceId, SliceIndex, slice_index
-from kubegpu.scheduler.dra_capacity import (
-    Features,
-    add_consumption,
-    capacity_short,
-    counters_short,
-    untolerated,
+from kubegpu.scheduler.dra_allocator import (
+    REFUSED_CAPACITY,
+    REFUSED_COUNTERS,
+    REFUSED_TAINT,
+    AllocationError,
+    Allocator,
+    Candidate,
+    DeviceId,
+    SliceIndex,
+    slice_index,
 )
+from kubegpu.scheduler.dra_capacity import Features, add_consumption, untolerated
 from kubegpu.scheduler.dra_cel import CelError, compiled
 
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
@@ -111,7 +115,8 @@ class RequestOnNode:
     free: list[str] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)  # device → holding claim
     tainted: list[str] = field(default_factory=list)
-    refused: dict[str, str] = field(default_factory=dict)  # device → taint, counters or capacity, with values
+    # device → (kind, why with values): a taint, counters or capacity (``Allocator.refusal``)
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # device → why (class or selector clause)
 
     @property
@@ -171,43 +176,16 @@ def explain_request(
                 if holder and holder != claim.key and not multi:
                     r.held[d.name] = holder
                     continue
-                why = _refused(
-                    sub, s.driver, d, did, f, shared, probe.available(pool) if f.partitionable else {}
-                )
-                if why:
-                    r.refused[d.name] = why
-                    if why.startswith("taint"):
+                refused = probe.refusal(sub, Candidate(did, d, s, pool), {}, {})
+                if refused is not None:
+                    r.refused[d.name] = refused
+                    if refused[0] == REFUSED_TAINT:
                         r.tainted.append(d.name)
                     continue
                 if untolerated(d, sub) is not None:
                     r.tainted.append(d.name)  # listed, not refused: DRADeviceTaints is off in this minor
                 r.free.append(d.name)
     return r
-
-
-def _refused(
-    sub: DeviceSubRequest,
-    driver: str,
-    d: Device,
-    did: DeviceId,
-    f: Features,
-    shared: Mapping[DeviceId, Mapping[str, Fraction]],
-    available: dict[str, dict[str, Fraction]],
-) -> str:
-    """Why the allocator refuses ``d`` for ``sub`` on its own, in its order (capacity, counters, taint)."""
-    if f.consumable:
-        why = capacity_short(sub, driver, d, shared.get(did, {}), {})
-        if why:
-            return why
-    if f.partitionable and d.consumes_counters and not (f.consumable and d.allow_multiple and did in shared):
-        mine: dict[str, dict[str, Fraction]] = {}
-        for set_name, cs in d.consumes_counters:
-            add_consumption(mine.setdefault(set_name, {}), cs)
-        why = counters_short(available, mine)
-        if why:
-            return why
-    t = untolerated(d, sub) if f.device_taints else None
-    return f"taint {t.key}={t.value}:{t.effect} not tolerated" if t is not None else ""
 
 
 _State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
@@ -312,8 +290,8 @@ def fix(r: RequestOnNode) -> str:
         owners = sorted(set(r.held.values()))
         return f"{len(r.held)} matching device(s) are allocated to {', '.join(owners)}; free {r.short} more or ask for fewer"
     if r.short and r.refused:
-        d, why = next(iter(sorted(r.refused.items())))
-        return f"{len(r.refused)} matching device(s) refused ({d}: {why}): {_refusal_hint(why)}"
+        d, (kind, why) = next(iter(sorted(r.refused.items())))
+        return f"{len(r.refused)} matching device(s) refused ({d}: {why}): {_REFUSAL_HINTS[kind]}"
     if r.short:
         return (
             f"only {len(r.free)} matching device(s) here, {r.short} short: ask for fewer or use a larger node"
@@ -321,17 +299,13 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
-def _refusal_hint(why: str) -> str:
-    if why.startswith("taint"):
-        return (
-            "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear it "
-            "(a driver taints a device it found unhealthy)"
-        )
-    if why.startswith("counter set"):
-        return (
-            "allocated partitions of the same GPU hold its counters: free them or ask for a smaller partition"
-        )
-    return "the device's capacity is taken by its other shares: ask for less or free a share"
+_REFUSAL_HINTS = {
+    REFUSED_TAINT: "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear "
+    "it (a driver taints a device it found unhealthy)",
+    REFUSED_COUNTERS: "allocated partitions of the same GPU hold its counters: free them or ask for a "
+    "smaller partition",
+    REFUSED_CAPACITY: "the device's capacity is taken by its other shares: ask for less or free a share",
+}
 
 
 def dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:

@@ -349,6 +349,43 @@ class Allocator:
             self._available[pool.pool_id] = got
         return got
 
+    def counted(self, c: Candidate, allocating: Mapping[DeviceId, Mapping[str, Fraction]]) -> bool:
+        """Taking ``c`` consumes its pool's counters: partitionable devices, unless ``c`` is a shared device
+        whose counters an earlier share (allocated or in flight) already took."""
+        in_use_shared = self.multi(c.device) and (c.device_id in self.shared or c.device_id in allocating)
+        return self.features.partitionable and bool(c.device.consumes_counters) and not in_use_shared
+
+    def refusal(
+        self,
+        sub: DeviceSubRequest,
+        c: Candidate,
+        allocating: Mapping[DeviceId, Mapping[str, Fraction]],
+        consumed: Mapping[str, CounterSets],
+    ) -> tuple[str, str] | None:
+        """Why upstream ``allocateDevice`` refuses ``c`` for ``sub`` before the claim's constraints, in its
+        order (kind, why with values): the request's capacity on top of allocated shares and those taken
+        this cycle (``allocating``), the pool's counters on top of those taken this cycle (``consumed``,
+        pool id → counters), an untolerated taint; None when all pass. The explainer asks it with nothing
+        taken this cycle."""
+        f = self.features
+        if f.consumable:
+            held = self.shared.get(c.device_id, {})
+            why = capacity_short(sub, c.slice.driver, c.device, held, allocating.get(c.device_id, {}))
+            if why:
+                return REFUSED_CAPACITY, why
+        if self.counted(c, allocating):
+            mine = {k: dict(v) for k, v in consumed.get(c.pool.pool_id, {}).items()}
+            for set_name, cs in c.device.consumes_counters:
+                add_consumption(mine.setdefault(set_name, {}), cs)
+            why = counters_short(self.available(c.pool), mine)
+            if why:
+                return REFUSED_COUNTERS, why
+        if f.device_taints:
+            t = untolerated(c.device, sub)
+            if t is not None:
+                return REFUSED_TAINT, f"taint {t.key}={t.value}:{t.effect} not tolerated"
+        return None
+
     def candidates(self, ci: int, sub: DeviceSubRequest, pools: list[Pool]) -> list[Candidate]:
         if sub.allocation_mode == "All":
             for p in pools:
@@ -436,27 +473,13 @@ class Allocator:
 
         def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> str:
             """Take ``c`` (upstream ``allocateDevice``), or say which check refused it (nothing changes)."""
+            refused = self.refusal(sub, c, allocating, consumed_counters)
+            if refused is not None:
+                return refuse(ci, sub, c, *refused)
             multi = self.multi(c.device)
-            if f.consumable:
-                held = self.shared.get(c.device_id, {})
-                why = capacity_short(sub, c.slice.driver, c.device, held, allocating.get(c.device_id, {}))
-                if why:
-                    return refuse(ci, sub, c, REFUSED_CAPACITY, why)
-            in_use_shared = multi and (c.device_id in self.shared or c.device_id in allocating)
-            counted = f.partitionable and bool(c.device.consumes_counters) and not in_use_shared
+            counted = self.counted(c, allocating)
             if counted:
                 counters(c, 1)
-                why = counters_short(self.available(c.pool), consumed_counters[c.pool.pool_id])
-                if why:
-                    counters(c, -1)
-                    return refuse(ci, sub, c, REFUSED_COUNTERS, why)
-            if f.device_taints:
-                t = untolerated(c.device, sub)
-                if t is not None:
-                    if counted:
-                        counters(c, -1)
-                    why = f"taint {t.key}={t.value}:{t.effect} not tolerated"
-                    return refuse(ci, sub, c, REFUSED_TAINT, why)
             applied: list[MatchAttribute] = []
             for m in matches[ci]:
                 if not m.applies(sub):

@@ -72,7 +72,7 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
     if r.held:
         parts.append("held: " + ", ".join(f"{d} by {c}" for d, c in sorted(r.held.items())))
     if r.refused:
-        parts.append("refused: " + "; ".join(f"{d}: {why}" for d, why in sorted(r.refused.items())))
+        parts.append("refused: " + "; ".join(f"{d}: {why}" for d, (_, why) in sorted(r.refused.items())))
     if r.rejected and r.selector_admits:  # with none admitted the fix quotes the rejecting clause itself
         d, why = next(iter(r.rejected.items()))
         parts.append(f"e.g. {d}: {why}")
