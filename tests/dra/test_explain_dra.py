@@ -7,7 +7,11 @@ devices in use), so the explainer's counts must agree with the Filter's verdict.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from fractions import Fraction
+
 from kubegpu.explain.dra import double_counting, explain_claims, fix, nearest, split_conjuncts
+from kubegpu.model.dra import AllocatedDevice
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.dra_allocator import REFUSED_TAINT
 from kubegpu.scheduler.dra_capacity import Features
@@ -136,3 +140,33 @@ def test_a_refusal_keeps_its_kind_and_the_fix_follows_the_kind() -> None:
         "request (spec.devices.requests[].exactly.tolerations) or clear it (a driver taints a device it found "
         "unhealthy)"
     )
+
+
+def test_the_explainer_sees_a_claim_replaced_in_place() -> None:
+    # sim/claim_controller.py replaces claims in dra.claims in place (same object, same counts). n1's
+    # shared 80Gi GPU (1.36: consumable capacity on): first the claim "held" is unallocated, so a 30Gi
+    # request fits (0 + 30 ≤ 80); then "held" is replaced by its allocated form holding a 60Gi share, so
+    # the same request is refused (60 + 30 > 80: 20Gi of 80Gi left; capacity_short's wording). A cache
+    # keyed on the DraObjects' identity and object counts kept the first answer.
+    dev = o.shared_gpu_device(0, "n1")
+    want = o.claim("want", o.request("g", capacity={"memory": "30Gi"}))
+    objs = (
+        *o.gpu_classes(),
+        make_node("n1").obj(),
+        o.node_slice("n1", [dev]),
+        o.claim("held", o.request("g")),
+        want,
+    )
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors
+    dra, f = snap.dra, Features.for_minor(36)
+    (r,) = explain_claims([dra.claims["default/want"]], snap.nodes, dra, f)["n1"]
+    assert (r.free, r.refused) == (["gpu-0"], {})
+    gib = Fraction(1 << 30)
+    share = AllocatedDevice(
+        "g", "gpu.nvidia.com", "n1", "gpu-0", share_id="s1", consumed=(("gpu.nvidia.com/memory", 60 * gib),)
+    )
+    dra.claims["default/held"] = replace(dra.claims["default/held"], allocated=(share,))
+    (r,) = explain_claims([dra.claims["default/want"]], snap.nodes, dra, f)["n1"]
+    assert r.free == []
+    assert r.refused["gpu-0"][1] == "capacity memory: needs 30Gi, 20Gi of 80Gi left"

@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from weakref import ref
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
@@ -39,7 +38,7 @@ from kubegpu.scheduler.dra_allocator import (
     SliceIndex,
     slice_index,
 )
-from kubegpu.scheduler.dra_capacity import Features, add_consumption, untolerated
+from kubegpu.scheduler.dra_capacity import Features, allocated_state, untolerated
 from kubegpu.scheduler.dra_cel import CelError, compiled
 
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
@@ -142,11 +141,14 @@ def explain_request(
     index: SliceIndex,
     held_by: Mapping[DeviceId, str],
     features: Features | None = None,
+    state: State | None = None,
 ) -> RequestOnNode:
+    """One request on one node; ``state``: ``claims_state(dra, features)``, made once by the caller for
+    many nodes and requests (computed here when absent)."""
     r = RequestOnNode(sub.name, sub.count if sub.allocation_mode == "ExactCount" else -1)
     cls = dra.classes.get(sub.device_class_name)
     f = features or Features()
-    in_use, shared = allocated_state(dra, f)
+    in_use, shared = state if state is not None else claims_state(dra, f)
     probe = Allocator([], dra.classes, index, in_use, f, shared)
     for pool in index.pools(node.name, node.labels, f.partitionable, f.pool_check):
         if pool.invalid:
@@ -188,49 +190,31 @@ def explain_request(
     return r
 
 
-_State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
-# the last snapshot's allocated state and slice index (one slot: an explanation visits every node and
-# request of one snapshot), checked by identity (a weak reference) and by the objects' counts
-_LAST: list[tuple[ref[DraObjects], tuple[Features, int, int, int], tuple[_State, SliceIndex]]] = []
+State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
 
 
-def _cached(dra: DraObjects, f: Features) -> tuple[_State, SliceIndex]:
-    key = (f, len(dra.claims), len(dra.slices), len(dra.taint_rules))
-    if _LAST and _LAST[0][0]() is dra and _LAST[0][1] == key:
-        return _LAST[0][2]
-    got = (_allocated_state(dra, f), slice_index(dra, f))
-    _LAST[:] = [(ref(dra), key, got)]
-    return got
-
-
-def allocated_state(dra: DraObjects, f: Features) -> _State:
-    """The plugin's rule (``DynamicResources.in_use``) over the snapshot's claims: devices held whole, and
-    the capacity consumable-capacity shares consume."""
-    return _cached(dra, f)[0]
-
-
-def _allocated_state(dra: DraObjects, f: Features) -> _State:
-    in_use: set[DeviceId] = set()
-    shared: dict[DeviceId, dict[str, Fraction]] = {}
-    for c in dra.claims.values():
-        for d in c.allocated or ():
-            if d.admin_access:
-                continue
-            if d.share_id and f.consumable:
-                add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
-            else:
-                in_use.add(d.device_id)
-    return in_use, shared
+def claims_state(dra: DraObjects, f: Features) -> State:
+    """The plugin's rule (``allocated_state``, as ``DynamicResources.in_use`` applies it) over the
+    snapshot's claims as they are now: devices held whole, and the capacity consumable-capacity shares
+    consume. Not cached here: the claim controller replaces claims in place, so a cache keyed on the
+    object would go stale; callers memoise per pod (``Context.once``)."""
+    return allocated_state((d for c in dra.claims.values() for d in c.allocated or ()), f)
 
 
 def allocation_refusals(
-    claims: list[ResourceClaim], node: Node, dra: DraObjects, f: Features
+    claims: list[ResourceClaim],
+    node: Node,
+    dra: DraObjects,
+    f: Features,
+    state: State | None = None,
+    index: SliceIndex | None = None,
 ) -> dict[tuple[str, str, str], tuple[str, str]]:
     """What the allocator refused on ``node`` while searching (claim, request, device) → (kind, why):
     devices refused only in combination (counters or a shared capacity the claims' other devices already
-    take, a constraint). Empty when the claims fit or an error stops the search."""
-    (in_use, shared), index = _cached(dra, f)
-    alloc = Allocator(claims, dra.classes, index, in_use, f, shared)
+    take, a constraint). Empty when the claims fit or an error stops the search. ``state``, ``index``: made
+    once by the caller for many nodes (computed here when absent)."""
+    in_use, shared = state if state is not None else claims_state(dra, f)
+    alloc = Allocator(claims, dra.classes, index or slice_index(dra, f), in_use, f, shared)
     try:
         if alloc.allocate(node.name, node.labels) is not None:
             return {}
@@ -255,6 +239,7 @@ def explain_claims(
     """Per node, each unallocated claim's requests (``firstAvailable``: every alternative, in order)."""
     index = slice_index(dra, features or Features())
     held_by = holders(dra)
+    state = claims_state(dra, features or Features())
     out: dict[str, list[RequestOnNode]] = {}
     for n in nodes:
         rows = []
@@ -263,7 +248,7 @@ def explain_claims(
                 continue
             for req in c.requests:
                 for sub in (req.exactly,) if req.exactly is not None else req.first_available:
-                    rows.append(explain_request(c, sub, n, dra, index, held_by, features))
+                    rows.append(explain_request(c, sub, n, dra, index, held_by, features, state))
         out[n.name] = rows
     return out
 

@@ -56,10 +56,10 @@ from kubegpu.scheduler.dra_capacity import (
     counters_short,
     untolerated,
 )
+from kubegpu.scheduler.dra_capacity import DeviceId as DeviceId  # re-exported: callers name it here
 from kubegpu.scheduler.dra_cel import CelError, compiled
 from kubegpu.scheduler.dra_constraints import DistinctAttribute, MatchAttribute
 
-DeviceId = tuple[str, str, str]  # driver, pool, device
 # The search visits at most this many candidate devices per node before it gives up (upstream bounds the
 # search by the Filter timeout instead; the answer is then "timed out trying to allocate devices").
 SEARCH_LIMIT = 100_000

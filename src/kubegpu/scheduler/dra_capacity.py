@@ -18,17 +18,18 @@ Imports the model and ``scheduler.versions`` only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
-from kubegpu.model.dra import Device, DeviceSubRequest, qualify
+from kubegpu.model.dra import AllocatedDevice, Device, DeviceSubRequest, qualify
 from kubegpu.model.dra_capacity import CapacityPolicy
 from kubegpu.model.objects import FILTER_EFFECTS, Taint
 from kubegpu.scheduler.versions import dra_gate
 
 CounterSets = dict[str, dict[str, Fraction]]  # counter set → counter → value
+DeviceId = tuple[str, str, str]  # driver, pool, device
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,24 @@ class Features:
             limit_per_request=minor >= 37,
             all_static_capacity=minor >= 37,
         )
+
+
+def allocated_state(
+    results: Iterable[AllocatedDevice], f: Features
+) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
+    """Upstream ``ListAllAllocatedDevices`` / ``GatherAllocatedState`` over allocated claims' results: every
+    device they hold (admin access aside), and, with consumable capacity, the capacity each device's shares
+    (``shareID``) consume instead (without the gate a share holds the device whole)."""
+    in_use: set[DeviceId] = set()
+    shared: dict[DeviceId, dict[str, Fraction]] = {}
+    for d in results:
+        if d.admin_access:
+            continue
+        if d.share_id and f.consumable:
+            add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
+        else:
+            in_use.add(d.device_id)
+    return in_use, shared
 
 
 def untolerated(device: Device, sub: DeviceSubRequest) -> Taint | None:
