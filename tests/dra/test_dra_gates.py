@@ -367,3 +367,19 @@ def test_all_mode_lists_devices_by_static_capacity_from_1_37() -> None:
     objs.append(o.pod("p", ("a", "c", "")))
     assert outcome("1.36", *objs) == "n1"
     assert outcome("1.37", *objs).startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+def test_a_filter_error_ends_the_cycle_with_the_wrapped_text() -> None:
+    # RunFilterPlugins wraps a Filter error as `running "DynamicResources" filter plugin: <err>`
+    # (framework.go v1.36.3 l.1118, v1.37.2 l.1130); findNodesThatPassFilters ends the cycle with it and
+    # schedulingCycle returns it as the pod's error with the nomination cleared (schedule_one.go v1.37.2
+    # l.178). Before, kubegpu's core raised RuntimeError("plugin DynamicResources returned an error").
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 40), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    s, snap = scheduler("1.36", *objs)
+    got = s.schedule_one(snap.pod("default/p"), assume=False)
+    assert (got.node, got.clears_nomination) == (None, True)
+    assert got.message == (
+        'running "DynamicResources" filter plugin: claim default/c: number of requested devices 40 exceeds the '
+        "claim limit of 32"
+    )

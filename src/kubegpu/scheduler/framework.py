@@ -42,6 +42,12 @@ Codes = npt.NDArray[np.int8]
 ReasonIds = npt.NDArray[np.int32]
 
 
+class FilterError(Exception):
+    """A Filter plugin returned an error: upstream ``RunFilterPlugins`` wraps it (``running %q filter plugin:
+    %w``, framework.go v1.35.4-v1.37.2) and ``findNodesThatPassFilters`` ends the cycle with it (no FitError,
+    no PostFilter); the pod keeps the text as its scheduling error."""
+
+
 class CycleState:
     """Data plugins share within one scheduling cycle (upstream ``CycleState``); keys are plugin-owned."""
 
@@ -417,7 +423,9 @@ class Framework:
             bad = c != 0
             if bad.any():
                 if (c == _ERROR).any():
-                    raise RuntimeError(f"plugin {p.name} returned an error")
+                    first = int(np.flatnonzero(c == _ERROR)[0])  # the first node in the search's order
+                    text = "; ".join(self.reason_strings(int(r[first])))
+                    raise FilterError(f'running "{p.name}" filter plugin: {text}')
                 every = False
                 hit = alive[bad]
                 codes[hit] = c[bad]
