@@ -245,6 +245,11 @@ def test_device_taint_effects() -> None:
     with pytest.raises(InputError) as err:
         parse_resource_slice(sl, "slices.yaml")
     assert "spec.devices[0].taints[0].effect" in str(err.value) and "PreferNoSchedule" in str(err.value)
+    # the allowed values as a list a person reads, not a Python tuple repr (the three DeviceTaintEffect
+    # constants of k8s.io/api resource/v1 types.go v0.37.2, the ones that repel first)
+    assert str(err.value).endswith(
+        "unsupported value 'PreferNoSchedule': must be one of NoSchedule, NoExecute, None"
+    ), str(err.value)
 
 
 def test_gated_slice_fields_are_unverified_where_the_gate_is_off() -> None:
@@ -317,3 +322,64 @@ def test_the_claim_limit_text_names_the_request_from_1_37() -> None:
         assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
         st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
         assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+
+
+def test_all_mode_counts_the_node_s_devices_against_the_claim_limit() -> None:
+    # validateDeviceRequest (allocator_stable.go v0.36.3 l.454-481; v0.37.2 likewise) sets an All request's
+    # numDevices to the selectable devices it lists on the node: 40 GPUs on n1 → 40 > 32
+    # (AllocationResultsMaxSize). 1.34-1.36: the claim's total (allocator_stable.go v0.36.3 l.212); 1.37: per
+    # request, with 0 counted before it (allocator_stable.go v0.37.2 l.205). Both are Filter errors. Before
+    # the fix All counted as 0 devices and all 40 were allocated. Reproducer: review all_limit.py.
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 40), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    want = {
+        "1.34": "claim default/c: number of requested devices 40 exceeds the claim limit of 32",
+        "1.36": "claim default/c: number of requested devices 40 exceeds the claim limit of 32",
+        "1.37": "claim default/c, request all: adding 40 devices exceeds the claim limit of 32, with 0 already "
+        "accounted for",
+    }
+    for version, text in want.items():
+        s, snap = scheduler(version, *objs)
+        pod = snap.pod("default/p")
+        state = CycleState()
+        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
+        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
+        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+
+
+def test_all_mode_within_the_claim_limit_takes_every_device() -> None:
+    # 32 devices is the limit itself (> 32 fails, allocator_stable.go v0.36.3 l.212): All takes all 32
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 32), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    for version in ("1.34", "1.37"):
+        assert outcome(version, *objs) == "n1", version
+
+
+def test_all_mode_lists_devices_by_static_capacity_from_1_37() -> None:
+    # Two shared 80Gi GPUs, a share holds 60Gi of gpu-0; a claim asks All devices with 30Gi each.
+    # 1.36 (allocator_incubating.go v0.36.3 validateDeviceRequest → alloc.CmpRequestOverCapacity with the
+    # allocated shares): 60 + 30 > 80 leaves gpu-0 out of "all", gpu-1 alone is taken → n1.
+    # 1.37 (v0.37.2 passes emptyConsumedCapacity, "Static capacity only"): 30 ≤ 80 keeps gpu-0 in "all",
+    # allocateDevice then finds 60 + 30 > 80 and All fails without error. Reproducer: review all_static.py.
+    devs = [o.shared_gpu_device(0, "n1"), o.shared_gpu_device(1, "n1")]
+    c = o.claim("c", o.request("all", mode="All", capacity={"memory": "30Gi"}))
+    objs = [*o.gpu_classes(), make_node("n1").obj(), o.node_slice("n1", devs), share("60Gi"), c]
+    objs.append(o.pod("p", ("a", "c", "")))
+    assert outcome("1.36", *objs) == "n1"
+    assert outcome("1.37", *objs).startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+def test_a_filter_error_ends_the_cycle_with_the_wrapped_text() -> None:
+    # RunFilterPlugins wraps a Filter error as `running "DynamicResources" filter plugin: <err>`
+    # (framework.go v1.36.3 l.1118, v1.37.2 l.1130); findNodesThatPassFilters ends the cycle with it and
+    # schedulingCycle returns it as the pod's error with the nomination cleared (schedule_one.go v1.37.2
+    # l.178). Before, kubegpu's core raised RuntimeError("plugin DynamicResources returned an error").
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 40), o.claim("c", o.request("all", mode="All"))]
+    objs.append(o.pod("p", ("a", "c", "")))
+    s, snap = scheduler("1.36", *objs)
+    got = s.schedule_one(snap.pod("default/p"), assume=False)
+    assert (got.node, got.clears_nomination) == (None, True)
+    assert got.message == (
+        'running "DynamicResources" filter plugin: claim default/c: number of requested devices 40 exceeds the '
+        "claim limit of 32"
+    )

@@ -7,8 +7,14 @@ devices in use), so the explainer's counts must agree with the Filter's verdict.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from fractions import Fraction
+
 from kubegpu.explain.dra import double_counting, explain_claims, fix, nearest, split_conjuncts
+from kubegpu.model.dra import AllocatedDevice
 from kubegpu.model.snapshot import build_snapshot
+from kubegpu.scheduler.dra_allocator import REFUSED_TAINT
+from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
 
@@ -115,3 +121,52 @@ def test_diagnose_findings_include_double_counting_with_the_extended_resource_pa
         "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin=false --overwrite",
         "kubectl -n default label node n1 nvidia.com/gpu.deploy.device-plugin-  # rollback",
     ]
+
+
+def test_a_refusal_keeps_its_kind_and_the_fix_follows_the_kind() -> None:
+    # 1.37 (DRADeviceTaints GA): n1's only GPU carries k=v:NoSchedule, the request tolerates nothing →
+    # the allocator's check (Allocator.refusal, allocator_incubating.go taintPreventsAllocation) refuses it
+    # as a taint; 1 wanted, 0 free → 1 short, and the fix is the taint's, chosen by the kind.
+    sl = o.node_slice("n1", [o.gpu_device(0, "n1")])
+    sl["spec"]["devices"][0]["taints"] = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    c = o.claim("c", o.request("gpu"))
+    snap = build_snapshot([("t", x) for x in (*o.gpu_classes(), make_node("n1").obj(), sl, c)])
+    assert not snap.errors
+    (r,) = explain_claims([snap.dra.claims["default/c"]], snap.nodes, snap.dra, Features.for_minor(37))["n1"]
+    assert r.refused == {"gpu-0": (REFUSED_TAINT, "taint k=v:NoSchedule not tolerated")}
+    assert (r.tainted, r.short) == (["gpu-0"], 1)
+    assert fix(r) == (
+        "1 matching device(s) refused (gpu-0: taint k=v:NoSchedule not tolerated): tolerate the taint in the "
+        "request (spec.devices.requests[].exactly.tolerations) or clear it (a driver taints a device it found "
+        "unhealthy)"
+    )
+
+
+def test_the_explainer_sees_a_claim_replaced_in_place() -> None:
+    # sim/claim_controller.py replaces claims in dra.claims in place (same object, same counts). n1's
+    # shared 80Gi GPU (1.36: consumable capacity on): first the claim "held" is unallocated, so a 30Gi
+    # request fits (0 + 30 ≤ 80); then "held" is replaced by its allocated form holding a 60Gi share, so
+    # the same request is refused (60 + 30 > 80: 20Gi of 80Gi left; capacity_short's wording). A cache
+    # keyed on the DraObjects' identity and object counts kept the first answer.
+    dev = o.shared_gpu_device(0, "n1")
+    want = o.claim("want", o.request("g", capacity={"memory": "30Gi"}))
+    objs = (
+        *o.gpu_classes(),
+        make_node("n1").obj(),
+        o.node_slice("n1", [dev]),
+        o.claim("held", o.request("g")),
+        want,
+    )
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors
+    dra, f = snap.dra, Features.for_minor(36)
+    (r,) = explain_claims([dra.claims["default/want"]], snap.nodes, dra, f)["n1"]
+    assert (r.free, r.refused) == (["gpu-0"], {})
+    gib = Fraction(1 << 30)
+    share = AllocatedDevice(
+        "g", "gpu.nvidia.com", "n1", "gpu-0", share_id="s1", consumed=(("gpu.nvidia.com/memory", 60 * gib),)
+    )
+    dra.claims["default/held"] = replace(dra.claims["default/held"], allocated=(share,))
+    (r,) = explain_claims([dra.claims["default/want"]], snap.nodes, dra, f)["n1"]
+    assert r.free == []
+    assert r.refused["gpu-0"][1] == "capacity memory: needs 30Gi, 20Gi of 80Gi left"

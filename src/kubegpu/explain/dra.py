@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from weakref import ref
 
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
@@ -28,14 +27,18 @@ from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.dra_allocator import AllocationError, Allocator, DeviceId, SliceIndex, slice_index
-from kubegpu.scheduler.dra_capacity import (
-    Features,
-    add_consumption,
-    capacity_short,
-    device_counters_short,
-    untolerated,
+from kubegpu.scheduler.dra_allocator import (
+    REFUSED_CAPACITY,
+    REFUSED_COUNTERS,
+    REFUSED_TAINT,
+    AllocationError,
+    Allocator,
+    Candidate,
+    DeviceId,
+    SliceIndex,
+    slice_index,
 )
+from kubegpu.scheduler.dra_capacity import Features, allocated_state, untolerated
 from kubegpu.scheduler.dra_cel import CelError, compiled
 
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
@@ -111,7 +114,8 @@ class RequestOnNode:
     free: list[str] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)  # device → holding claim
     tainted: list[str] = field(default_factory=list)
-    refused: dict[str, str] = field(default_factory=dict)  # device → taint, counters or capacity, with values
+    # device → (kind, why with values): a taint, counters or capacity (``Allocator.refusal``)
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # device → why (class or selector clause)
 
     @property
@@ -137,11 +141,14 @@ def explain_request(
     index: SliceIndex,
     held_by: Mapping[DeviceId, str],
     features: Features | None = None,
+    state: State | None = None,
 ) -> RequestOnNode:
+    """One request on one node; ``state``: ``claims_state(dra, features)``, made once by the caller for
+    many nodes and requests (computed here when absent)."""
     r = RequestOnNode(sub.name, sub.count if sub.allocation_mode == "ExactCount" else -1)
     cls = dra.classes.get(sub.device_class_name)
     f = features or Features()
-    in_use, shared = allocated_state(dra, f)
+    in_use, shared = state if state is not None else claims_state(dra, f)
     probe = Allocator([], dra.classes, index, in_use, f, shared)
     for pool in index.pools(node.name, node.labels, f.partitionable, f.pool_check):
         if pool.invalid:
@@ -171,12 +178,10 @@ def explain_request(
                 if holder and holder != claim.key and not multi:
                     r.held[d.name] = holder
                     continue
-                why = _refused(
-                    sub, s.driver, d, did, f, shared, probe.available(pool) if f.partitionable else {}
-                )
-                if why:
-                    r.refused[d.name] = why
-                    if why.startswith("taint"):
+                refused = probe.refusal(sub, Candidate(did, d, s, pool), {}, {})
+                if refused is not None:
+                    r.refused[d.name] = refused
+                    if refused[0] == REFUSED_TAINT:
                         r.tainted.append(d.name)
                     continue
                 if untolerated(d, sub) is not None:
@@ -185,71 +190,31 @@ def explain_request(
     return r
 
 
-def _refused(
-    sub: DeviceSubRequest,
-    driver: str,
-    d: Device,
-    did: DeviceId,
-    f: Features,
-    shared: Mapping[DeviceId, Mapping[str, Fraction]],
-    available: dict[str, dict[str, Fraction]],
-) -> str:
-    """Why the allocator refuses ``d`` for ``sub`` on its own, in its order (capacity, counters, taint)."""
-    if f.consumable:
-        why = capacity_short(sub, driver, d, shared.get(did, {}), {})
-        if why:
-            return why
-    if f.partitionable and not (f.consumable and d.allow_multiple and did in shared):
-        why = device_counters_short(available, d)
-        if why:
-            return why
-    t = untolerated(d, sub) if f.device_taints else None
-    return f"taint {t.key}={t.value}:{t.effect} not tolerated" if t is not None else ""
+State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
 
 
-_State = tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]
-# the last snapshot's allocated state and slice index (one slot: an explanation visits every node and
-# request of one snapshot), checked by identity (a weak reference) and by the objects' counts
-_LAST: list[tuple[ref[DraObjects], tuple[Features, int, int, int], tuple[_State, SliceIndex]]] = []
-
-
-def _cached(dra: DraObjects, f: Features) -> tuple[_State, SliceIndex]:
-    key = (f, len(dra.claims), len(dra.slices), len(dra.taint_rules))
-    if _LAST and _LAST[0][0]() is dra and _LAST[0][1] == key:
-        return _LAST[0][2]
-    got = (_allocated_state(dra, f), slice_index(dra, f))
-    _LAST[:] = [(ref(dra), key, got)]
-    return got
-
-
-def allocated_state(dra: DraObjects, f: Features) -> _State:
-    """The plugin's rule (``DynamicResources.in_use``) over the snapshot's claims: devices held whole, and
-    the capacity consumable-capacity shares consume."""
-    return _cached(dra, f)[0]
-
-
-def _allocated_state(dra: DraObjects, f: Features) -> _State:
-    in_use: set[DeviceId] = set()
-    shared: dict[DeviceId, dict[str, Fraction]] = {}
-    for c in dra.claims.values():
-        for d in c.allocated or ():
-            if d.admin_access:
-                continue
-            if d.share_id and f.consumable:
-                add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
-            else:
-                in_use.add(d.device_id)
-    return in_use, shared
+def claims_state(dra: DraObjects, f: Features) -> State:
+    """The plugin's rule (``allocated_state``, as ``DynamicResources.in_use`` applies it) over the
+    snapshot's claims as they are now: devices held whole, and the capacity consumable-capacity shares
+    consume. Not cached here: the claim controller replaces claims in place, so a cache keyed on the
+    object would go stale; callers memoise per pod (``Context.once``)."""
+    return allocated_state((d for c in dra.claims.values() for d in c.allocated or ()), f)
 
 
 def allocation_refusals(
-    claims: list[ResourceClaim], node: Node, dra: DraObjects, f: Features
+    claims: list[ResourceClaim],
+    node: Node,
+    dra: DraObjects,
+    f: Features,
+    state: State | None = None,
+    index: SliceIndex | None = None,
 ) -> dict[tuple[str, str, str], tuple[str, str]]:
     """What the allocator refused on ``node`` while searching (claim, request, device) → (kind, why):
     devices refused only in combination (counters or a shared capacity the claims' other devices already
-    take, a constraint). Empty when the claims fit or an error stops the search."""
-    (in_use, shared), index = _cached(dra, f)
-    alloc = Allocator(claims, dra.classes, index, in_use, f, shared)
+    take, a constraint). Empty when the claims fit or an error stops the search. ``state``, ``index``: made
+    once by the caller for many nodes (computed here when absent)."""
+    in_use, shared = state if state is not None else claims_state(dra, f)
+    alloc = Allocator(claims, dra.classes, index or slice_index(dra, f), in_use, f, shared)
     try:
         if alloc.allocate(node.name, node.labels) is not None:
             return {}
@@ -274,6 +239,7 @@ def explain_claims(
     """Per node, each unallocated claim's requests (``firstAvailable``: every alternative, in order)."""
     index = slice_index(dra, features or Features())
     held_by = holders(dra)
+    state = claims_state(dra, features or Features())
     out: dict[str, list[RequestOnNode]] = {}
     for n in nodes:
         rows = []
@@ -282,7 +248,7 @@ def explain_claims(
                 continue
             for req in c.requests:
                 for sub in (req.exactly,) if req.exactly is not None else req.first_available:
-                    rows.append(explain_request(c, sub, n, dra, index, held_by, features))
+                    rows.append(explain_request(c, sub, n, dra, index, held_by, features, state))
         out[n.name] = rows
     return out
 
@@ -309,8 +275,8 @@ def fix(r: RequestOnNode) -> str:
         owners = sorted(set(r.held.values()))
         return f"{len(r.held)} matching device(s) are allocated to {', '.join(owners)}; free {r.short} more or ask for fewer"
     if r.short and r.refused:
-        d, why = next(iter(sorted(r.refused.items())))
-        return f"{len(r.refused)} matching device(s) refused ({d}: {why}): {_refusal_hint(why)}"
+        d, (kind, why) = next(iter(sorted(r.refused.items())))
+        return f"{len(r.refused)} matching device(s) refused ({d}: {why}): {_REFUSAL_HINTS[kind]}"
     if r.short:
         return (
             f"only {len(r.free)} matching device(s) here, {r.short} short: ask for fewer or use a larger node"
@@ -318,17 +284,13 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
-def _refusal_hint(why: str) -> str:
-    if why.startswith("taint"):
-        return (
-            "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear it "
-            "(a driver taints a device it found unhealthy)"
-        )
-    if why.startswith("counter set"):
-        return (
-            "allocated partitions of the same GPU hold its counters: free them or ask for a smaller partition"
-        )
-    return "the device's capacity is taken by its other shares: ask for less or free a share"
+_REFUSAL_HINTS = {
+    REFUSED_TAINT: "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear "
+    "it (a driver taints a device it found unhealthy)",
+    REFUSED_COUNTERS: "allocated partitions of the same GPU hold its counters: free them or ask for a "
+    "smaller partition",
+    REFUSED_CAPACITY: "the device's capacity is taken by its other shares: ask for less or free a share",
+}
 
 
 def dra_users(snapshot: ClusterSnapshot, node: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kubegpu.model.dra_binding import Binding, DeviceConditions, parse_binding, parse_device_conditions
 from kubegpu.model.dra_capacity import CapacityPolicy, Counters, consumed_capacity, counters, policy, quantity
+from kubegpu.model.dra_capacity import qualify as qualify  # the one rule; its users import it from here
 from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
 from kubegpu.model.objects import NodeSelectorTerm, Taint
@@ -287,10 +288,6 @@ def parse_device_class(raw: Mapping[str, Any], source: str = "") -> DeviceClass:
     )
 
 
-def _qualify(name: str, driver: str) -> str:
-    return name if "/" in name else f"{driver}/{name}"
-
-
 def _attribute(ctx: _Ctx, value: Any, field: str) -> AttrValue:
     v = ctx.mapping(value, field)
     kinds = [k for k in ("int", "bool", "string", "version") if v.get(k) is not None]
@@ -317,18 +314,18 @@ def _device(ctx: _Ctx, value: Any, field: str, driver: str, v1beta1: bool) -> De
         body = ctx.mapping(d.get("basic"), body_field)
     attrs: dict[str, AttrValue] = {}
     for k, v in ctx.mapping(body.get("attributes"), f"{body_field}.attributes").items():
-        attrs[_qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
+        attrs[qualify(str(k), driver)] = _attribute(ctx, v, f"{body_field}.attributes[{k}]")
     cap: dict[str, Fraction] = {}
     cap_text: dict[str, str] = {}
     policies: dict[str, CapacityPolicy] = {}
     for k, v in ctx.mapping(body.get("capacity"), f"{body_field}.capacity").items():
         f = f"{body_field}.capacity[{k}]"
         q = ctx.mapping(v, f).get("value")
-        cap[_qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
-        cap_text[_qualify(str(k), driver)] = str(q)
+        cap[qualify(str(k), driver)] = quantity(ctx, q, f"{f}.value")
+        cap_text[qualify(str(k), driver)] = str(q)
         pol = policy(ctx, ctx.mapping(v, f).get("requestPolicy"), f"{f}.requestPolicy")
         if pol is not None:
-            policies[_qualify(str(k), driver)] = pol
+            policies[qualify(str(k), driver)] = pol
     return Device(
         name,
         attrs,

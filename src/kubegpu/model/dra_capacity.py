@@ -35,11 +35,16 @@ def quantity(ctx: _Ctx, value: Any, field: str) -> Fraction:
         raise ctx.fail(field, str(exc)) from None
 
 
+def qualify(name: str, driver: str) -> str:
+    """An attribute or capacity name as the driver publishes it: unqualified names belong to the driver."""
+    return name if "/" in name else f"{driver}/{name}"
+
+
 def consumed_capacity(ctx: _Ctx, result: Mapping[str, Any], field: str) -> tuple[tuple[str, Fraction], ...]:
     """An allocation result's ``consumedCapacity`` (qualified name, amount)."""
     driver = ctx.string(result.get("driver"), f"{field}.driver")
     return tuple(
-        (k if "/" in str(k) else f"{driver}/{k}", quantity(ctx, v, f"{field}.consumedCapacity[{k}]"))
+        (qualify(str(k), driver), quantity(ctx, v, f"{field}.consumedCapacity[{k}]"))
         for k, v in ctx.mapping(result.get("consumedCapacity"), f"{field}.consumedCapacity").items()
     )
 

@@ -31,7 +31,8 @@ def _taint(ctx: _Ctx, value: Any, field: str) -> Taint:
     effect = ctx.string(t.get("effect"), f"{field}.effect", required=True)
     if effect not in DEVICE_TAINT_EFFECTS:
         raise ctx.fail(
-            f"{field}.effect", f"unsupported value {effect!r}: must be one of {DEVICE_TAINT_EFFECTS}"
+            f"{field}.effect",
+            f"unsupported value {effect!r}: must be one of {', '.join(DEVICE_TAINT_EFFECTS)}",
         )
     return Taint(
         key=ctx.string(t.get("key"), f"{field}.key", required=True),

@@ -15,6 +15,9 @@ from typing import NewType
 from kubegpu.model.resources import ResourceList, add, maximum
 
 PodKey = NewType("PodKey", str)  # "namespace/name"
+# the taint effects that keep pods off a node (v1helper.DoNotScheduleTaintsFilterFunc) and, on a device,
+# keep the structured allocator from it (allocator_incubating.go taintPreventsAllocation)
+FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ For one node: gather the pools whose slices reach it (``nodeName``, ``allNodes``
 (all-or-nothing) by depth-first search with backtracking: a device is selectable when every selector of
 its class and then of the request evaluates true; it is free when no allocated claim holds it (admin
 access neither takes nor needs a free device). ``ExactCount`` takes ``count`` devices, ``All`` takes
-every selectable device and fails when one is in use or a pool is incomplete; ``firstAvailable`` tries
+every selectable device (they count against the claim limit of 32 devices, per node) and fails when one
+is in use or a pool is incomplete; ``firstAvailable`` tries
 its subrequests in order. Pools, slices and devices are tried in name order (upstream sorts pools by ID).
 
 Errors upstream turns into a Filter error (a broken selector, an incomplete pool under ``All``) raise
@@ -61,10 +62,10 @@ from kubegpu.scheduler.dra_capacity import (
     counters_short,
     untolerated,
 )
+from kubegpu.scheduler.dra_capacity import DeviceId as DeviceId  # re-exported: callers name it here
 from kubegpu.scheduler.dra_cel import CelError, compiled
 from kubegpu.scheduler.dra_constraints import DistinctAttribute, MatchAttribute
 
-DeviceId = tuple[str, str, str]  # driver, pool, device
 # The search visits at most this many candidate devices per node before it gives up (upstream bounds the
 # search by the Filter timeout instead; the answer is then "timed out trying to allocate devices").
 SEARCH_LIMIT = 100_000
@@ -285,24 +286,33 @@ class Allocator:
             for ci, c in enumerate(claims)
             for req in c.requests
         ]
-        # structured allocator: the fewest devices a claim can get (each request's cheapest alternative,
-        # All counting as none up front) may not exceed AllocationResultsMaxSize
-        self.too_many = ""
-        for c in claims:
+
+    def _check_limit(self, cache: dict[tuple[int, str], list[Candidate]], pools: list[Pool]) -> None:
+        """Upstream ``Allocate``'s sanity check, per node, claim by claim in request order: the fewest
+        devices a claim can get (each request's cheapest alternative; ``All`` counts the devices
+        ``validateDeviceRequest`` lists on this node) may not exceed AllocationResultsMaxSize. 1.37 checks
+        before adding each request, earlier minors the claim's total. ``All`` lists go into ``cache``."""
+        k = 0
+        for ci, c in enumerate(self.claims):
             least = 0
             for req in c.requests:
-                fewest = min(
-                    (a.count if a.allocation_mode == "ExactCount" else 0) for a in _alternatives(req)
-                )
+                fewest = None
+                for sub in _alternatives(req):
+                    if sub.allocation_mode == "All":
+                        n = len(cache.setdefault((k, sub.name), self.candidates(ci, sub, pools)))
+                    else:
+                        n = sub.count
+                    fewest = n if fewest is None else min(fewest, n)
+                k += 1
+                fewest = fewest or 0
                 if self.features.limit_per_request and fewest > ALLOCATION_RESULTS_MAX - least:
-                    self.too_many = self.too_many or (
+                    raise AllocationError(
                         f"claim {c.key}, request {req.name}: adding {fewest} devices exceeds the claim limit "
                         f"of {ALLOCATION_RESULTS_MAX}, with {least} already accounted for"
                     )
-                    break
                 least += fewest
-            if least > ALLOCATION_RESULTS_MAX and not self.too_many:
-                self.too_many = (
+            if least > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(
                     f"claim {c.key}: number of requested devices {least} exceeds the claim limit of "
                     f"{ALLOCATION_RESULTS_MAX}"
                 )
@@ -357,6 +367,43 @@ class Allocator:
             self._available[pool.pool_id] = got
         return got
 
+    def counted(self, c: Candidate, allocating: Mapping[DeviceId, Mapping[str, Fraction]]) -> bool:
+        """Taking ``c`` consumes its pool's counters: partitionable devices, unless ``c`` is a shared device
+        whose counters an earlier share (allocated or in flight) already took."""
+        in_use_shared = self.multi(c.device) and (c.device_id in self.shared or c.device_id in allocating)
+        return self.features.partitionable and bool(c.device.consumes_counters) and not in_use_shared
+
+    def refusal(
+        self,
+        sub: DeviceSubRequest,
+        c: Candidate,
+        allocating: Mapping[DeviceId, Mapping[str, Fraction]],
+        consumed: Mapping[str, CounterSets],
+    ) -> tuple[str, str] | None:
+        """Why upstream ``allocateDevice`` refuses ``c`` for ``sub`` before the claim's constraints, in its
+        order (kind, why with values): the request's capacity on top of allocated shares and those taken
+        this cycle (``allocating``), the pool's counters on top of those taken this cycle (``consumed``,
+        pool id → counters), an untolerated taint; None when all pass. The explainer asks it with nothing
+        taken this cycle."""
+        f = self.features
+        if f.consumable:
+            held = self.shared.get(c.device_id, {})
+            why = capacity_short(sub, c.slice.driver, c.device, held, allocating.get(c.device_id, {}))
+            if why:
+                return REFUSED_CAPACITY, why
+        if self.counted(c, allocating):
+            mine = {k: dict(v) for k, v in consumed.get(c.pool.pool_id, {}).items()}
+            for set_name, cs in c.device.consumes_counters:
+                add_consumption(mine.setdefault(set_name, {}), cs)
+            why = counters_short(self.available(c.pool), mine)
+            if why:
+                return REFUSED_COUNTERS, why
+        if f.device_taints:
+            t = untolerated(c.device, sub)
+            if t is not None:
+                return REFUSED_TAINT, f"taint {t.key}={t.value}:{t.effect} not tolerated"
+        return None
+
     def candidates(self, ci: int, sub: DeviceSubRequest, pools: list[Pool]) -> list[Candidate]:
         if sub.allocation_mode == "All":
             for p in pools:
@@ -379,10 +426,11 @@ class Allocator:
                     if not self.selectable(ci, sub, s, d):
                         continue
                     did = (s.driver, s.pool, d.name)
+                    held = {} if self.features.all_static_capacity else self.shared.get(did, {})
                     if (
                         sub.allocation_mode == "All"
                         and self.features.consumable
-                        and capacity_short(sub, s.driver, d, self.shared.get(did, {}), {})
+                        and capacity_short(sub, s.driver, d, held, {})
                     ):
                         continue  # validateDeviceRequest leaves it out of "all"
                     out.append(Candidate(did, d, s, p))
@@ -390,14 +438,14 @@ class Allocator:
 
     def allocate(self, node: str, labels: Mapping[str, str]) -> list[Result] | None:
         """Every claim's devices on ``node``, or None when they do not all fit."""
-        if self.too_many:
-            raise AllocationError(self.too_many)
         f = self.features
         pools = self.index.pools(node, labels, f.partitionable, f.pool_check)
         if f.binding:  # GatherPools: pools with a device that has binding conditions come last
             pools.sort(
                 key=lambda p: any(d.binding and d.binding.conditions for s in p.slices for d in s.devices)
             )
+        cache: dict[tuple[int, str], list[Candidate]] = {}
+        self._check_limit(cache, pools)
         matches = [
             [
                 DistinctAttribute(m, f.distinct_per_request) if m.distinct_attribute else MatchAttribute(m)
@@ -411,7 +459,6 @@ class Allocator:
         taken: set[DeviceId] = set()
         allocating: dict[DeviceId, dict[str, Fraction]] = {}  # shares taken this cycle
         consumed_counters: dict[str, CounterSets] = {}  # pool id → counters taken this cycle
-        cache: dict[tuple[int, str], list[Candidate]] = {}
         budget = [SEARCH_LIMIT]
         self.refusals = {}
 
@@ -448,27 +495,13 @@ class Allocator:
 
         def take(ci: int, sub: DeviceSubRequest, c: Candidate, admin: bool) -> str:
             """Take ``c`` (upstream ``allocateDevice``), or say which check refused it (nothing changes)."""
+            refused = self.refusal(sub, c, allocating, consumed_counters)
+            if refused is not None:
+                return refuse(ci, sub, c, *refused)
             multi = self.multi(c.device)
-            if f.consumable:
-                held = self.shared.get(c.device_id, {})
-                why = capacity_short(sub, c.slice.driver, c.device, held, allocating.get(c.device_id, {}))
-                if why:
-                    return refuse(ci, sub, c, REFUSED_CAPACITY, why)
-            in_use_shared = multi and (c.device_id in self.shared or c.device_id in allocating)
-            counted = f.partitionable and bool(c.device.consumes_counters) and not in_use_shared
+            counted = self.counted(c, allocating)
             if counted:
                 counters(c, 1)
-                why = counters_short(self.available(c.pool), consumed_counters[c.pool.pool_id])
-                if why:
-                    counters(c, -1)
-                    return refuse(ci, sub, c, REFUSED_COUNTERS, why)
-            if f.device_taints:
-                t = untolerated(c.device, sub)
-                if t is not None:
-                    if counted:
-                        counters(c, -1)
-                    why = f"taint {t.key}={t.value}:{t.effect} not tolerated"
-                    return refuse(ci, sub, c, REFUSED_TAINT, why)
             applied: list[MatchAttribute] = []
             for m in matches[ci]:
                 if not m.applies(sub):

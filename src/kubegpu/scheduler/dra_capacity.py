@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
-from kubegpu.model.dra import Device, DeviceSubRequest, ResourceSlice
+from kubegpu.model.dra import AllocatedDevice, Device, DeviceSubRequest, ResourceSlice, qualify
 from kubegpu.model.dra_capacity import CapacityPolicy
-from kubegpu.model.objects import Taint
+from kubegpu.model.objects import FILTER_EFFECTS, Taint
 from kubegpu.scheduler.versions import dra_gate
 
 CounterSets = dict[str, dict[str, Fraction]]  # counter set → counter → value
+DeviceId = tuple[str, str, str]  # driver, pool, device
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,11 @@ class Features:
     # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (dynamicresources.go
     # DeviceBindingAndStatus): devices' binding conditions are honoured
     binding: bool = False
+    # 1.37 lists an All request's devices by their static capacity (validateDeviceRequest v0.37.2 passes
+    # emptyConsumedCapacity: "Static capacity only: remaining capacity is checked in allocateDevice so
+    # capacity-blocked matching devices stay in allDevices and All fails"); 1.36 (v0.36.3
+    # alloc.CmpRequestOverCapacity) leaves out a device other claims' shares already fill
+    all_static_capacity: bool = False
 
     @classmethod
     def for_minor(cls, minor: int) -> Features:
@@ -69,18 +75,33 @@ class Features:
             limit_per_request=minor >= 37,
             binding=dra_gate(minor, "DRADeviceBindingConditions")
             and dra_gate(minor, "DRAResourceClaimDeviceStatus"),
+            all_static_capacity=minor >= 37,
         )
 
 
-def qualify(name: str, driver: str) -> str:
-    return name if "/" in name else f"{driver}/{name}"
+def allocated_state(
+    results: Iterable[AllocatedDevice], f: Features
+) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
+    """Upstream ``ListAllAllocatedDevices`` / ``GatherAllocatedState`` over allocated claims' results: every
+    device they hold (admin access aside), and, with consumable capacity, the capacity each device's shares
+    (``shareID``) consume instead (without the gate a share holds the device whole)."""
+    in_use: set[DeviceId] = set()
+    shared: dict[DeviceId, dict[str, Fraction]] = {}
+    for d in results:
+        if d.admin_access:
+            continue
+        if d.share_id and f.consumable:
+            add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
+        else:
+            in_use.add(d.device_id)
+    return in_use, shared
 
 
 def untolerated(device: Device, sub: DeviceSubRequest) -> Taint | None:
     """The first NoSchedule/NoExecute taint no toleration of the request tolerates (other effects,
     ``None`` included, never prevent allocation)."""
     for t in device.taints:
-        if t.effect in ("NoSchedule", "NoExecute") and not any(tol.tolerates(t) for tol in sub.tolerations):
+        if t.effect in FILTER_EFFECTS and not any(tol.tolerates(t) for tol in sub.tolerations):
             return t
     return None
 

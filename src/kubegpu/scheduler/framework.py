@@ -43,6 +43,12 @@ Codes = npt.NDArray[np.int8]
 ReasonIds = npt.NDArray[np.int32]
 
 
+class FilterError(Exception):
+    """A Filter plugin returned an error: upstream ``RunFilterPlugins`` wraps it (``running %q filter plugin:
+    %w``, framework.go v1.35.4-v1.37.2) and ``findNodesThatPassFilters`` ends the cycle with it (no FitError,
+    no PostFilter); the pod keeps the text as its scheduling error."""
+
+
 class CycleState:
     """Data plugins share within one scheduling cycle (upstream ``CycleState``); keys are plugin-owned."""
 
@@ -419,7 +425,9 @@ class Framework:
                 continue
             bad = c != 0
             if (c == _ERROR).any():
-                raise RuntimeError(f"plugin {p.name} returned an error")
+                first = int(np.flatnonzero(c == _ERROR)[0])  # the first node in the search's order
+                text = "; ".join(self.reason_strings(int(r[first])))
+                raise FilterError(f'running "{p.name}" filter plugin: {text}')
             if codes is None:  # the first rejections: this plugin's results are every row's
                 codes = c.astype(np.int8)  # a copy: ``c`` may be the plugin's own
                 plugin_idx = np.where(bad, np.int16(pi), np.int16(-1))

@@ -26,7 +26,15 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler import messages
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.device_ledger import Assignment
-from kubegpu.scheduler.framework import ALLOCATION_KEY, Codes, CycleState, Diagnosis, Framework, ReasonIds
+from kubegpu.scheduler.framework import (
+    ALLOCATION_KEY,
+    Codes,
+    CycleState,
+    Diagnosis,
+    FilterError,
+    Framework,
+    ReasonIds,
+)
 from kubegpu.scheduler.reasons import OutsidePreFilterResult
 from kubegpu.scheduler.status import Code, Status
 
@@ -419,7 +427,10 @@ class Scheduler:
                 pod, message=messages.NO_NODES_AVAILABLE_TO_SCHEDULE, clears_nomination=True
             )
         state = CycleState()
-        feasible, diagnosis, rejected = self.find_nodes_that_fit(state, pod)
+        try:
+            feasible, diagnosis, rejected = self.find_nodes_that_fit(state, pod)
+        except FilterError as exc:  # schedulingCycle: a non-FitError clears the nomination
+            return ScheduleResult(pod, message=str(exc), clears_nomination=True)
         if diagnosis is not None:
             result = ScheduleResult(pod, diagnosis=diagnosis, evaluated_nodes=rejected)
             if preempt and self.framework.post_filter_plugins:

@@ -17,7 +17,16 @@ the device holders and the pod's resolved claims are the same for every node: ma
 from __future__ import annotations
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
-from kubegpu.explain.dra import RequestOnNode, allocation_refusals, explain_request, fix, holders, nearest
+from kubegpu.explain.dra import (
+    RequestOnNode,
+    State,
+    allocation_refusals,
+    claims_state,
+    explain_request,
+    fix,
+    holders,
+    nearest,
+)
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Node
 from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, SliceIndex, slice_index
@@ -29,6 +38,10 @@ from kubegpu.scheduler.reasons import Message, Reason
 
 def _index(ctx: Context) -> SliceIndex:
     return ctx.once((_index,), lambda: slice_index(ctx.engine.snapshot.dra, _features(ctx)))
+
+
+def _state(ctx: Context) -> State:
+    return ctx.once((_state,), lambda: claims_state(ctx.engine.snapshot.dra, _features(ctx)))
 
 
 def _unallocated(ctx: Context) -> tuple[list[ResourceClaim], ClassResolver]:
@@ -60,7 +73,7 @@ def _features(ctx: Context) -> Features:
 def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
     dra = ctx.engine.snapshot.dra
     index, held = _index(ctx), ctx.once((holders,), lambda: holders(dra))
-    return [(c, explain_request(c, sub, node, dra, index, held, _features(ctx)))
+    return [(c, explain_request(c, sub, node, dra, index, held, _features(ctx), _state(ctx)))
             for c in _claims(ctx, node) for req in c.requests
             for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
 
@@ -72,7 +85,7 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
     if r.held:
         parts.append("held: " + ", ".join(f"{d} by {c}" for d, c in sorted(r.held.items())))
     if r.refused:
-        parts.append("refused: " + "; ".join(f"{d}: {why}" for d, why in sorted(r.refused.items())))
+        parts.append("refused: " + "; ".join(f"{d}: {why}" for d, (_, why) in sorted(r.refused.items())))
     if r.rejected and r.selector_admits:  # with none admitted the fix quotes the rejecting clause itself
         d, why = next(iter(r.rejected.items()))
         parts.append(f"e.g. {d}: {why}")
@@ -116,7 +129,7 @@ def _together(
     ``_constraint_lines``), with values."""
     dra = ctx.engine.snapshot.dra
     alone = {(c.key, r.request, d) for c, r in rows for d in r.refused}
-    got = allocation_refusals(_claims(ctx, node), node, dra, _features(ctx))
+    got = allocation_refusals(_claims(ctx, node), node, dra, _features(ctx), _state(ctx), _index(ctx))
     return [(c, r, d, why) for (c, r, d), (kind, why) in sorted(got.items())
             if kind != REFUSED_CONSTRAINT and (c, r, d) not in alone]  # fmt: skip
 

@@ -47,7 +47,7 @@ from kubegpu.scheduler.dra_allocator import (
     SliceIndex,
     slice_index,
 )
-from kubegpu.scheduler.dra_capacity import Features, add_consumption
+from kubegpu.scheduler.dra_capacity import Features, allocated_state
 from kubegpu.scheduler.dra_extended import (
     IN_MEMORY_NAME,
     ClassResolver,
@@ -229,23 +229,13 @@ class DynamicResources:
         )
 
     def in_use(self) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
-        """Upstream ``ListAllAllocatedDevices`` / ``GatherAllocatedState``: every device an allocated claim
-        holds, admin access aside; with consumable capacity a share (``shareID``) adds its consumed capacity
-        to the device instead (without the gate a share holds the device whole)."""
-        out: set[DeviceId] = set()
-        shared: dict[DeviceId, dict[str, Fraction]] = {}
+        """``allocated_state`` over the claims as the assume cache sees them, plus the special claims this
+        run made."""
         results = [d for c in self.dra.claims.values() for d in self.claim_view(c).allocated or ()]
         for key, (result, _, _) in self.assumed.items():  # special claims this run made
             if key not in self.dra.claims:
                 results.extend(result.devices)
-        for d in results:
-            if d.admin_access:
-                continue
-            if d.share_id and self.features.consumable:
-                add_consumption(shared.setdefault(d.device_id, {}), d.consumed)
-            else:
-                out.add(d.device_id)
-        return out, shared
+        return allocated_state(results, self.features)
 
     def pre_enqueue(self, pod: Pod) -> Status:
         """Upstream ``PreEnqueue``: the pod stays out of the active queue, with no event, while this fails."""
