@@ -28,6 +28,7 @@ from kubegpu.explain.overview import NodeRow, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
 
@@ -76,14 +77,14 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
 
 
 def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
-    """Per ``nvidia.com/*`` resource: whole units of capacity, allocatable and requested, summed over the
+    """Per GPU resource (``model.resources.is_gpu``: whole, shared and MIG): whole units of capacity, allocatable and requested, summed over the
     nodes whose capacity lists it (each node's amount truncated before the sum)."""
     cluster = engine.cluster
     totals: dict[str, dict[str, int]] = {}
     holders: dict[str, list[int]] = {}  # resource → rows of the nodes listing it, for one column sum
     for node in engine.snapshot.nodes:
         for r, cap in node.capacity.items():
-            if r.startswith("nvidia.com/"):
+            if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
                 t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000

@@ -50,11 +50,10 @@ from kubegpu.devices.nvcaps import (
     parse_mig_minors,
 )
 from kubegpu.exporter.podresources import ClaimDevice
+from kubegpu.model.names import NVIDIA_DRA_DRIVER  # main.go DriverName (dcgm-exporter: DRAGPUDriverName)
 
 log = logging.getLogger(__name__)
 
-# k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/main.go: DriverName (dcgm-exporter: DRAGPUDriverName).
-NVIDIA_GPU_DRIVER = "gpu.nvidia.com"
 _GPU_NAME = re.compile(r"gpu-(\d+)")
 _GPU_NODE = re.compile(r"/dev/nvidia(\d+)")
 # CDI reads *.json and *.yaml spec files from each directory (container-device-interface pkg/cdi/cache.go).
@@ -140,7 +139,7 @@ def own_cdi_names(claim: ClaimDevice) -> tuple[str, ...]:
 
 def resolve(inv: NodeInventory, claim: ClaimDevice, cdi: CdiDevices) -> str | None:
     """The GPU or MIG UUID the claim device is, or None (another driver, or not resolvable exactly)."""
-    if claim.driver != NVIDIA_GPU_DRIVER:
+    if claim.driver != NVIDIA_DRA_DRIVER:
         return None
     specs = [cdi.nodes[n] for n in own_cdi_names(claim) if n in cdi.nodes]
     if specs:
@@ -179,7 +178,7 @@ def resolve_all(
     inv: NodeInventory, claims: Iterable[ClaimDevice], specs: CdiSpecs
 ) -> Mapping[ClaimDevice, str | None]:
     """``resolve`` for each NVIDIA claim device; the CDI directories are read only when there is one."""
-    ours = [c for c in claims if c.driver == NVIDIA_GPU_DRIVER]
+    ours = [c for c in claims if c.driver == NVIDIA_DRA_DRIVER]
     if not ours:
         return {}
     cdi = specs.devices()
