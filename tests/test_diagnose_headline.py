@@ -10,6 +10,8 @@ kube-scheduler's default profile, pkg/scheduler/apis/config/v1/default_plugins.g
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation, NodeEvidence
@@ -82,3 +84,24 @@ def test_nearest_misses_are_chosen_by_reason_kind_not_text() -> None:
     # resource-only misses, most free GPUs first, then by name: t1 and t2 (4 free), full (0 free); a test
     # of the text would have kept t0 first
     assert [n.name for n in nearest] == ["t1", "t2", "full"]
+
+
+def test_with_nothing_blocked_a_critical_finding_is_the_first_step() -> None:
+    """docs/examples/dra/mixed-double-counting.yaml: no Pending pod, and the node advertising its GPUs
+    through both stacks is a critical finding (docs/dra.md case 3): "First:" names it instead of saying
+    "nothing is blocked"."""
+    from kubegpu import sources
+
+    snap = sources.load_files(Path(__file__).parent.parent / "docs/examples/dra/mixed-double-counting.yaml")
+    snap.kube_version = "1.34"
+    s = _summary(snap)
+    assert s.pending == 0
+    assert s.first_step == (
+        "no Pending GPU pod is blocked, but fix the critical finding: mixed-1 advertises its GPUs twice: "
+        "2 through the device plugin and 2 through the DRA driver"
+    )
+
+
+def test_with_nothing_blocked_and_no_critical_finding_nothing_is_blocked() -> None:
+    s = _summary(_cluster(one_gpu=0, two_gpu=0, eight_gpu=0))
+    assert s.first_step == "nothing is blocked"

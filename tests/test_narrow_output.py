@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 
-VERBATIM = ("0/", "UnexpectedAdmissionError", "TopologyAffinityError")
+# proposed commands too: each is one line to copy (a wrapped one put ``--dry-run=server`` on a line of its
+# own, and copying the first line ran the real change)
+VERBATIM = ("0/", "UnexpectedAdmissionError", "TopologyAffinityError", "  $ kubectl ")
 
 
 def diagnose(columns: str | None) -> list[str]:
@@ -47,3 +49,12 @@ def test_a_wide_screen_gets_every_column_and_piped_output_keeps_whole_lines() ->
     piped = diagnose(None)  # no COLUMNS, not a terminal: 150-column tables, plain lines never wrapped
     first = next(line for line in piped if line.startswith("First: "))
     assert len(first) > 150 and first.endswith(")")
+
+
+def test_a_proposed_command_is_printed_whole_at_80_columns() -> None:
+    """The demo proposes ``kubectl label node ... --overwrite --dry-run=server -o yaml`` (the pool-label
+    finding): at 80 columns that line is longer than the width, and must still be one line."""
+    lines = diagnose("80")
+    dry = [line for line in lines if "--dry-run=server" in line]
+    assert dry and all(line.startswith("  $ kubectl -n ") and len(line) > 80 for line in dry), dry
+    assert not any(line.strip(" │").startswith("--dry-run") for line in lines)

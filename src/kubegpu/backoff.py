@@ -17,6 +17,13 @@ import random
 # and the OverflowError would end a retry loop that has failed ~1,000 times in a row
 MAX_DOUBLINGS = 64
 
+# A pod's backoff in kube-scheduler's queue, used by both queues (``live.queue``, ``sim.schedqueue``):
+# pkg/scheduler/internal/queue/scheduling_queue.go DefaultPodInitialBackoffDuration (1 s),
+# DefaultPodMaxBackoffDuration (10 s), DefaultPodMaxInUnschedulablePodsDuration (5 min)
+POD_INITIAL_BACKOFF_S = 1.0
+POD_MAX_BACKOFF_S = 10.0
+POD_MAX_IN_UNSCHEDULABLE_S = 300.0
+
 
 def doubling(failures: int, first_s: float, cap_s: float, *, jitter: bool = False) -> float:
     """Seconds to wait after the ``failures``-th failure in a row (1-based): ``first_s`` doubled for each

@@ -13,10 +13,11 @@ import re
 from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from kubegpu.errors import InputError, json_document, yaml_documents
 from kubegpu.errors import read_text as read_file
+from kubegpu.model import default_spread, volumes
 from kubegpu.model.bulk import bulk_load
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot, split_documents
 
@@ -38,11 +39,21 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
 _DESCRIBE_FIELDS = re.compile(
     r"^(Namespace|Labels|Annotations|Status|Events|Capacity|Allocatable|Containers|Taints):", re.M
 )
+# What a snapshot should hold: one list, shown by README.md and docs/demo.md (tests/test_snapshot_kinds.py
+# compares them) and by the hint below. The Services and controllers PodTopologySpread's default selector
+# reads, and the storage objects the volume plugins read, come from the modules that read them.
+_BASE_KINDS = (
+    "nodes", "pods", "daemonsets", "replicasets", "deployments", "statefulsets", "replicationcontrollers",
+    "services", "jobs", "events", "resourcequotas", "limitranges", "priorityclasses", "poddisruptionbudgets",
+    "namespaces",
+)  # fmt: skip
+SNAPSHOT_KINDS: Final = ",".join(
+    dict.fromkeys([*_BASE_KINDS, *default_spread.RESOURCES.split(","), *volumes.RESOURCES.split(",")])
+)
+SNAPSHOT_COMMAND: Final = f"kubectl get {SNAPSHOT_KINDS} -A -o yaml > cluster.yaml"
 DESCRIBE_HINT = (
     "this is `kubectl describe` output, which is for people and cannot be read back; save the objects instead: "
-    "kubectl get nodes,pods,daemonsets,replicasets,statefulsets,replicationcontrollers,services,jobs,events,"
-    "resourcequotas,limitranges,priorityclasses,"
-    "poddisruptionbudgets,namespaces -A -o yaml > cluster.yaml"
+    + SNAPSHOT_COMMAND
 )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.model.snapshot import build_snapshot
 from tests.dra import objects as o
 
@@ -45,3 +46,58 @@ def test_pods_naming_different_claims_are_not_one_equivalence_class() -> None:
     assert by_pod["default/a"].schedulable is True
     assert by_pod["default/b"].schedulable is False
     assert "cannot allocate all claims" in by_pod["default/b"].message
+
+
+# kubernetes-sigs/dranet README ("DeviceClass that selects all the network interfaces"): the NIC driver's
+# class names its own driver, ``device.driver == "dra.net"``
+DRANET_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "dranet"},
+    "spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.net"'}}]},
+}
+
+
+def _nic_snapshot() -> object:
+    objs = [
+        *o.gpu_classes(),
+        DRANET_CLASS,
+        *o.gpu_node("n1", 1),
+        o.claim("nic", o.request("eth", cls="dranet")),
+        o.claim("gpu1", o.request("gpu", count=1)),
+        o.pod("net-only", ("eth", "nic", "")),
+        o.pod("both", ("eth", "nic", ""), ("gpu", "gpu1", "")),
+        o.pod("missing-claim", ("gpu", "absent", "")),
+    ]
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    snap.kube_version = "1.34"
+    return snap
+
+
+def test_a_nic_claim_alone_is_not_a_gpu_pod() -> None:
+    """net-only names only the dranet claim (class selects driver dra.net): not a GPU pod; "both" also
+    names a gpu.nvidia.com claim; "missing-claim" names a claim the snapshot lacks, which cannot be read
+    and so is explained rather than hidden. Expected: 2 explained, 1 other."""
+    snap = _nic_snapshot()
+    d = diagnose(Engine(snap))  # type: ignore[arg-type]
+    assert sorted(e.pod for e in d.pending) == ["default/both", "default/missing-claim"]
+    assert d.other_pending == 1
+    dra = snap.dra  # type: ignore[attr-defined]
+    pods = {p.name: p for p in snap.pods}  # type: ignore[attr-defined]
+    assert not is_gpu_pod(pods["net-only"], dra)
+    assert is_gpu_pod(pods["both"], dra)
+
+
+def test_an_allocated_claim_counts_by_the_driver_of_its_results() -> None:
+    """An allocated claim's results name the driver (tests.dra.objects.allocated writes gpu.nvidia.com),
+    whatever its class says: the class here is the NIC one, the result is a GPU."""
+    objs = [
+        DRANET_CLASS,
+        *o.gpu_node("n1", 1),
+        o.claim("c", o.request("gpu", cls="dranet"), status=o.allocated("n1", ("gpu", "gpu-0"))),
+        o.pod("p", ("gpu", "c", "")),
+    ]
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    assert is_gpu_pod(next(p for p in snap.pods if p.name == "p"), snap.dra)

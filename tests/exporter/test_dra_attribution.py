@@ -168,8 +168,7 @@ def test_a_claimed_mig_device_labels_the_mig_series_through_its_capability_nodes
     assert got.series["DCGM_FI_DEV_FB_USED"][labels(**_h200(), **mig, **pod, **dra("mig", device))] == 512
 
 
-def test_without_a_spec_a_whole_gpu_resolves_by_its_minor_and_a_mig_device_does_not() -> None:
-    # No CDI directory: gpu-3 -> minor 3 -> NVML index 4; the MIG name is left unresolved (no guess).
+def _no_spec_scrape(reading: dict[str, Any]) -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp, fake_kubelet() as (kubelet, socket):
         kubelet.pods = [("ml", "a", {"c": []})]
         kubelet.dynamic[("ml", "a", "c")] = [
@@ -178,9 +177,29 @@ def test_without_a_spec_a_whole_gpu_resolves_by_its_minor_and_a_mig_device_does_
                 "m", "ml", "gpu.nvidia.com", [("gpu-2-mig-1-0-1", [f"{KIND}={UID}-gpu-2-mig-1-0-1"])]
             ),
         ]
-        got = scrape(dgx_minors_reversed(), socket, (Path(tmp) / "absent",))
-    held = [dict(k) for k in got.series["DCGM_FI_DEV_FB_USED"] if "pod" in dict(k)]
-    assert held == [{**_dgx(4), "pod": "a", "namespace": "ml", "container": "c", **dra("one", "gpu-3")}]
+        got = scrape(reading, socket, (Path(tmp) / "absent",))
+    return [dict(k) for k in got.series["DCGM_FI_DEV_FB_USED"] if "pod" in dict(k)]
+
+
+def test_without_a_spec_a_whole_gpu_resolves_by_its_name_where_index_is_minor() -> None:
+    # No CDI directory; the DGX-1 reading as recorded has minor == index on all 8 GPUs, so gpu-3 is the
+    # GPU of index 3 whichever way the driver release named it; the MIG name is left unresolved (no guess).
+    reading = json.loads(DGX1.read_text(encoding="utf-8"))
+    assert all(d.get("minor", d["index"]) == d["index"] for d in reading["devices"])
+    held = _no_spec_scrape(reading)
+    assert held == [{**_dgx(3), "pod": "a", "namespace": "ml", "container": "c", **dra("one", "gpu-3")}]
+
+
+def test_without_a_spec_a_name_is_not_guessed_where_index_and_minor_differ(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Minors 7..0 for indexes 0..7: gpu-3 is minor 3 (index 4) for k8s-dra-driver-gpu's CanonicalName
+    # (gpu-<minor>) but index 3 for the older NVIDIA/k8s-dra-driver (gpu-<index>): not resolved, said once.
+    with caplog.at_level(logging.WARNING, logger="kubegpu.exporter.dra_devices"):
+        held = _no_spec_scrape(dgx_minors_reversed())
+    assert held == []
+    said = [r for r in caplog.records if "GPU indexes differ from their device minors" in r.getMessage()]
+    assert len(said) == 1
 
 
 def test_other_drivers_and_unparsable_specs_attribute_nothing_but_spoil_nothing() -> None:

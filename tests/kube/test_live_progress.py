@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from tests.kube.test_live import FakeApiServer, api, full_cluster, read
+from tests.kube.live_fakes import FakeApiServer, api, full_cluster, read
 
 from kubegpu.kube.progress import StderrProgress
 

@@ -1,7 +1,8 @@
 """``kubegpu scheduler`` spreads pods without their own constraints as kube-scheduler does: PodTopologySpread's
 system default constraints (``podtopologyspread/plugin.go`` systemDefaultConstraints: hostname maxSkew 3, zone
 maxSkew 5, ScheduleAnyway) with the selector ``helper/spread.go`` DefaultSelector deduces from the Services it
-watches. The same decision on kube-scheduler 1.32.13–1.37.2: ``tests/realkube`` ``default-spread-service``.
+watches. The same decision on kube-scheduler 1.30.14–1.37.2: ``tests/realkube`` ``default-spread-service`` (its
+goldens).
 """
 
 from __future__ import annotations

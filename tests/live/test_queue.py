@@ -42,7 +42,11 @@ def test_backoff_doubles_from_1s_to_a_10s_cap() -> None:
 
 def test_a_pod_retried_thousands_of_times_keeps_the_cap() -> None:
     """The 1,100th attempt still waits the 10 s cap (1 s * 2 ** 1099 does not convert to a float: the
-    OverflowError would have ended the scheduling loop for a pod failing for hours)."""
+    OverflowError would have ended the scheduling loop for a pod failing for hours). Upstream:
+    kubernetes pkg/scheduler/backend/queue/backoff_queue.go ``calculateBackoffDuration`` doubles
+    podInitialBackoff (DefaultPodInitialBackoffDuration, 1 s) and returns podMaxBackoff
+    (DefaultPodMaxBackoffDuration, 10 s) as soon as the next doubling would pass it ("Use subtraction
+    instead of addition or multiplication to avoid overflow"), however many the attempts."""
     clock = ManualClock(1000)
     q = SchedulingQueue(clock=clock)
     p = pod("stuck")

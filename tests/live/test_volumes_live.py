@@ -6,7 +6,6 @@ required node affinity, kubernetes/kubernetes#81020)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -70,12 +69,17 @@ def test_no_pod_is_scheduled_before_the_claims_are_listed(
     em.create("persistentvolumeclaims", _in_ml(claim("scratch", "local", "5Gi")))
     em.create("pods", _uses(gpu_pod("wffc", 1), "scratch"))
     held = em.hold("GET", r"/api/v1/persistentvolumeclaims")
-    start_scheduler()
+    scheduler = start_scheduler()
     try:
         assert held.reached.wait(20), "the scheduler never listed PersistentVolumeClaims"
         wait_until(lambda: em.requests_to("GET", r"/api/v1/nodes") and em.requests_to("GET", r"/api/v1/pods")
                    and em.objects("leases"), what="Nodes and Pods listed, the Lease taken")  # fmt: skip
-        time.sleep(2.0)  # ample for a cycle: the 0.1 s pod backoff, a bind within milliseconds
+        # the positive signal: with Nodes and Pods synced the scheduler says it waits for the claims' cache
+        # alone (a slow scheduler that simply had not got to the pod would not say it)
+        wait_until(
+            lambda: "waiting for caches to sync: PersistentVolumeClaim\n" in scheduler.output(),
+            what="the scheduler waiting for the PersistentVolumeClaim cache only",
+        )
         assert node_of(api, "wffc") == ""
         assert not em.requests_to("POST", r"/api/v1/namespaces/ml/pods/wffc/binding")
     finally:

@@ -335,8 +335,8 @@ def access_violations(
     if claims:
         out.append(Violation(
             "dra-claim", f"{prefix}spec.resourceClaims",
-            "resource claims (dynamic resource allocation) are not modelled by kubegpu, and a claim's device class "
-            f"(e.g. gpu.nvidia.com) is not visible to the webhook: GPUs claimed this way bypass its rules. {fix_gpu}",
+            "resource claims (dynamic resource allocation): the webhook sees only the pod, not the claim's device "
+            f"class (e.g. gpu.nvidia.com), so GPUs claimed this way bypass its rules. {fix_gpu}",
         ))  # fmt: skip
     if scope.gpu_namespace:
         for flag in ("hostPID", "hostIPC"):

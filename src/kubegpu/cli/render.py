@@ -112,9 +112,9 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         if g.pitfall:
             body.append("pitfall: ", style="bold yellow")
             body.append(g.pitfall + "\n")
-        for cmd in g.commands:
-            body.append(f"  $ {cmd}\n", style="cyan")
+        body.rstrip()  # the commands follow under the panel
         console.print(Panel(body, title=g.reason, title_align="left"))
+        print_commands(g.commands)
     if exp.queue:
         q = exp.queue
         line = f"queue {q['queue']}" + ("" if q["queueDefined"] else " (no GpuQueue defines it)")
@@ -132,13 +132,20 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
         console.print(Text(f"note: {note}"))
 
 
+def print_commands(commands: list[str]) -> None:
+    """Proposed commands, each on one line however narrow the terminal: a wrapped command would put
+    ``--dry-run=server`` on a line of its own, and copying the first line would run the real change. So
+    they are printed under their panel, not inside it, with soft wrapping (the terminal folds a long
+    line for display; a copy of it is still the one command)."""
+    for cmd in commands:
+        console.print(Text(f"  $ {cmd}", style="cyan"), soft_wrap=True)
+
+
 def _finding_panel(f: Finding) -> None:
     body = Text()
     body.append(f"{', '.join(f.objects)}\n", style="dim")
     body.append(f.detail + "\n")
-    body.append(f"(layer: {f.layer})\n", style="dim")
-    for cmd in f.commands:
-        body.append(f"  $ {cmd}\n", style="cyan")
+    body.append(f"(layer: {f.layer})", style="dim")
     console.print(
         Panel(
             body,
@@ -149,6 +156,7 @@ def _finding_panel(f: Finding) -> None:
             title_align="left",
         )
     )
+    print_commands(f.commands)
 
 
 def inspection(report: Inspection) -> None:

@@ -354,7 +354,7 @@ def _scenario(
         chosen = node_subset(chosen, nodes_fraction, seed)
     if extra is not None and (extra.dra_objects or extra.claim_pods):
         raise click.UsageError(
-            "workload pods with DRA claims need --snapshot (the cluster's slices and classes)"
+            "workload pods with DRA claims need --snapshot or --demo (the cluster's slices and classes)"
         )
     if extra is not None:
         batch = batch_setup(extra.batch_objects)

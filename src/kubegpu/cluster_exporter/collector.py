@@ -66,7 +66,7 @@ HELP = {
     "kubegpu_node_gpus_stranded": "Idle GPUs of the node when it takes no new pod, else 0.",
     "kubegpu_node_fragmentation_gpus": "FGD fragment amount of the node, in GPUs.",
     "kubegpu_node_accepts_pods": "1 when the node takes new pods (schedulable, Ready, pod slots, CPU and memory left), else 0.",
-    "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint).',
+    "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint or get GPUs through DRA claims).',
     "kubegpu_pool_dra_devices": "Devices a DRA driver publishes in the ResourceSlices of the pool's nodes (newest pool generation).",
     "kubegpu_pool_dra_devices_allocated": "DRA devices of the pool held by an allocated ResourceClaim (admin access takes none).",
     "kubegpu_pool_dra_devices_free": "DRA devices of the pool no allocated ResourceClaim holds and whose shared counters (partitionable devices) the allocated devices leave.",

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
 from kubegpu.explain.cards import UNPOOLED, PoolSummary, node_cards
 from kubegpu.explain.cards import pools as pools_of
-from kubegpu.explain.diagnose import is_gpu_pod
 from kubegpu.explain.dra_inventory import pool_counts
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import node_rows
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.gpu_share import GPU_MILLI_RESOURCE, MILLI
@@ -98,7 +99,7 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         tuple(pools),
         nodes,
         _devices(engine, pool_label),
-        _pending(snap.pending_pods()),
+        _pending(snap.pending_pods(), snap.dra),
         len(snap.errors),
         dra,
     )
@@ -116,10 +117,10 @@ def _devices(engine: Engine, pool_label: str) -> dict[tuple[str, str], tuple[int
     return out
 
 
-def _pending(pending: list[Pod]) -> dict[str, int]:
+def _pending(pending: list[Pod], dra: DraObjects) -> dict[str, int]:
     out: Counter[str] = Counter()
     for pod in pending:
-        if not (is_gpu_pod(pod) or pod.requests.get(GPU_MILLI_RESOURCE)):
+        if not (is_gpu_pod(pod, dra) or pod.requests.get(GPU_MILLI_RESOURCE)):
             continue
         asked = [
             r

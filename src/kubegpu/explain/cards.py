@@ -309,7 +309,7 @@ def _requests(engine: Engine, diagnosis: Diagnosis) -> dict[str, str]:
     for e in diagnosis.pending:
         pod = engine.snapshot.pod(e.pod)
         if pod is not None:
-            # every nvidia.com/* name, as ``diagnose.is_gpu_pod`` counts them: a misspelt one is the point
+            # every nvidia.com/* name, as ``gpu_pod.is_gpu_pod`` counts them: a misspelt one is the point
             asked = [
                 f"{format_milli(r, v)} {r}"
                 for r, v in sorted(pod.requests.items())

@@ -1,7 +1,7 @@
 """``kubegpu diagnose``: the overview, every Pending GPU pod explained, and the findings (R2, R11, R16, R17).
 
-A pending pod is "GPU" when it asks for any ``nvidia.com/*`` resource or tolerates the GPU taint; the rest
-are counted but not explained (the tool is about GPUs). Each pod is explained against the same cluster
+A pending pod is "GPU" by ``gpu_pod.is_gpu_pod`` (an ``nvidia.com/*`` request, the GPU taint tolerated,
+another scheduler's GPU, or a DRA claim for NVIDIA's GPU driver); the rest are counted but not explained (the tool is about GPUs). Each pod is explained against the same cluster
 state, independently, as the scheduler would see it on its next attempt.
 
 Pending pods that differ only in name (kube-scheduler's equivalence idea: the replicas of one Deployment,
@@ -23,22 +23,14 @@ from kubegpu.batch.status import workload_status
 from kubegpu.explain.dra import double_counting
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
+from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import NodeRow, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
-from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
-
-
-def is_gpu_pod(pod: Pod) -> bool:
-    """Asks for an nvidia.com/* resource, Volcano's vGPUs or a KAI GPU share, or tolerates an nvidia.com taint."""
-    return (
-        any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items())
-        or any(t.key.startswith("nvidia.com/") for t in pod.tolerations)
-        or wants_gpu_elsewhere(pod)
-    )
 
 
 @dataclass
@@ -70,9 +62,7 @@ class Diagnosis:
 def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     snapshot = engine.snapshot
     pending = priority_sort(p for p in snapshot.pending_pods())
-    # a pod whose devices come only through DRA claims asks for no nvidia.com/* resource, yet is a GPU pod
-    claims = snapshot.dra.pod_claims
-    gpu_pending = [p for p in pending if is_gpu_pod(p) or p.key in claims]
+    gpu_pending = [p for p in pending if is_gpu_pod(p, snapshot.dra)]
     rows = node_rows(engine, pool_label)
     return Diagnosis(
         description=snapshot.description,
@@ -87,14 +77,14 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
 
 
 def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
-    """Per ``nvidia.com/*`` resource: whole units of capacity, allocatable and requested, summed over the
+    """Per GPU resource (``model.resources.is_gpu``: whole, shared and MIG): whole units of capacity, allocatable and requested, summed over the
     nodes whose capacity lists it (each node's amount truncated before the sum)."""
     cluster = engine.cluster
     totals: dict[str, dict[str, int]] = {}
     holders: dict[str, list[int]] = {}  # resource → rows of the nodes listing it, for one column sum
     for node in engine.snapshot.nodes:
         for r, cap in node.capacity.items():
-            if r.startswith("nvidia.com/"):
+            if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
                 t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.explain.device_metrics import Prometheus, device_findings
-from kubegpu.explain.diagnose import is_gpu_pod
 from kubegpu.explain.dra import double_counting
 from kubegpu.explain.findings import SEVERITY_ORDER, Finding, exit_code, find
+from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import parse_time
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -59,7 +59,9 @@ def inspect(current: ClusterSnapshot, now: datetime, previous: ClusterSnapshot |
     if prometheus is not None:
         out.findings.extend(device_findings(prometheus, current, now))
     waiting = [
-        p for p in current.pending_pods() if is_gpu_pod(p) and _pending_age(p, now) > pending_threshold_s
+        p
+        for p in current.pending_pods()
+        if is_gpu_pod(p, current.dra) and _pending_age(p, now) > pending_threshold_s
     ]
     if waiting:
         oldest = max(waiting, key=lambda p: _pending_age(p, now))
@@ -107,8 +109,8 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
                            [p.key for p in after.pods if is_device_plugin(p) and not p.ready],
                            f"{ready_before} → {ready_after} Ready: their nodes stop advertising GPUs after a restart",
                            "R3.3, R16", ["kubectl -n gpu-operator get pods -o wide -l app=nvidia-device-plugin-daemonset"]))  # fmt: skip
-    pend_before = {p.key for p in before.pending_pods() if is_gpu_pod(p)}
-    pend_after = [p for p in after.pending_pods() if is_gpu_pod(p)]
+    pend_before = {p.key for p in before.pending_pods() if is_gpu_pod(p, before.dra)}
+    pend_after = [p for p in after.pending_pods() if is_gpu_pod(p, after.dra)]
     if len(pend_after) > len(pend_before):
         still = [p.key for p in pend_after if p.key in pend_before]
         out.append(Finding("warning", "scheduling", "Pending GPU pods growing", [f"pod/{p.key}" for p in pend_after],
@@ -138,7 +140,7 @@ def _recreated_pending(before: ClusterSnapshot, after: ClusterSnapshot) -> list[
     def by_owner(snap: ClusterSnapshot) -> dict[tuple[str, str, str], list[Pod]]:
         out: dict[tuple[str, str, str], list[Pod]] = {}
         for p in snap.pending_pods():
-            if p.owner is not None and is_gpu_pod(p):
+            if p.owner is not None and is_gpu_pod(p, snap.dra):
                 out.setdefault((p.namespace, p.owner.kind, p.owner.name), []).append(p)
         return out
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
@@ -170,7 +171,7 @@ def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
     causes: Counter[str] = Counter()
     for g in ordered:
         causes[g.cause] += len(g.pods)
-    first = _first_step(ordered, causes)
+    first = _first_step(ordered, causes, report.findings)
     totals = report.totals.values()
     return Summary(
         gpu_nodes=len(report.nodes),
@@ -187,11 +188,16 @@ def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
     )
 
 
-def _first_step(ordered: list[PendingGroup], causes: Counter[str]) -> str:
+def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: list[Finding]) -> str:
     """The fix for the cause that blocks the most Pending pods (summed over its groups), told through that
-    cause's largest group; a tie keeps the order the groups are listed in (largest group first)."""
+    cause's largest group; a tie keeps the order the groups are listed in (largest group first). With no
+    Pending pod blocked, the first critical finding (findings list errors first) is the first step:
+    "nothing is blocked" above a critical finding would read as "nothing to do"."""
     blocked = [g for g in ordered if g.cause != "schedulable now"]
     if not blocked:
+        critical = next((f for f in findings if f.severity == "critical"), None)
+        if critical is not None:
+            return f"no Pending GPU pod is blocked, but fix the critical finding: {critical.title}"
         return "nothing is blocked"
     most = max(causes[g.cause] for g in blocked)
     top = next(g for g in blocked if causes[g.cause] == most)  # the cause's largest group: listed first

@@ -106,19 +106,19 @@ def _volume_lines(engine: Engine, pod: Pod) -> list[str]:
     storage = [p for p in engine.profile.plugins if p.name == names.VOLUME_BINDING]
     if claims and storage and "PersistentVolumeClaim" not in objects.seen:
         out.append(
-            f"the pod uses PersistentVolumeClaims {claims} but the snapshot holds none: volumes were not checked "
+            f"the pod uses PersistentVolumeClaims {', '.join(claims)} but the snapshot holds none: volumes were not checked "
             f"(add {vol.RESOURCES} to the snapshot)"
         )
         return out
     inline = sorted({v.kind for v in pod.volumes if v.kind in MIGRATABLE})
     if inline:
         out.append(
-            f"in-tree volumes {inline} count against CSI attach limits once migrated to CSI: not counted"
+            f"in-tree volumes {', '.join(inline)} count against CSI attach limits once migrated to CSI: not counted"
         )
     limited = sorted({v.kind for v in pod.volumes if v.kind in NON_CSI_LIMITED})
     if limited and behaviour(engine.profile.kube_version).non_csi_volume_limits:
         out.append(
-            f"in-tree volumes {limited} count against EBSLimits/GCEPDLimits/AzureDiskLimits, in the default "
+            f"in-tree volumes {', '.join(limited)} count against EBSLimits/GCEPDLimits/AzureDiskLimits, in the default "
             "profile up to 1.30: not modelled"
         )
     delayed = [c for c in (objects.claims.get(f"{pod.namespace}/{n}") for n in claims)

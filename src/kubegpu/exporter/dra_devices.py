@@ -20,8 +20,11 @@ k8s-dra-driver-gpu ``cmd/gpu-kubelet-plugin``) joins them as follows, and this m
 So a claim device is resolved through its CDI device's nodes: the ``nvidia-cap`` nodes, looked up in the
 reading's ``mig_minors`` (``kubegpu.devices.nvcaps``), name one MIG device exactly; otherwise the
 ``/dev/nvidia<minor>`` node names the GPU. Where no spec holds the CDI device (the exporter cannot read
-``/var/run/cdi``) a whole GPU is still resolved from its ``gpu-<minor>`` device name, and a MIG device is
-left unresolved, never guessed. The ResourceSlice's ``uuid`` attribute (what dcgm-exporter reads with an
+``/var/run/cdi``) a whole GPU is still resolved from its ``gpu-<N>`` device name, and a MIG device is
+left unresolved, never guessed. That name is read as a minor only where it cannot be misread: older
+releases (NVIDIA/k8s-dra-driver ``cmd/nvidia-dra-plugin/deviceinfo.go``: ``fmt.Sprintf("gpu-%d",
+d.index)``) named a GPU by its NVML index, so the fallback is used only on a node where every GPU's
+index equals its minor; elsewhere the device stays unresolved and the exporter says so once. The ResourceSlice's ``uuid`` attribute (what dcgm-exporter reads with an
 informer under ``--kubernetes-enable-dra``) would need API-server access, which this face does not have.
 
 Among a claim's CDI names kubelet sends, the device's own is the one ending in ``-<device name>``: since
@@ -50,11 +53,10 @@ from kubegpu.devices.nvcaps import (
     parse_mig_minors,
 )
 from kubegpu.exporter.podresources import ClaimDevice
+from kubegpu.model.names import NVIDIA_DRA_DRIVER  # main.go DriverName (dcgm-exporter: DRAGPUDriverName)
 
 log = logging.getLogger(__name__)
 
-# k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/main.go: DriverName (dcgm-exporter: DRAGPUDriverName).
-NVIDIA_GPU_DRIVER = "gpu.nvidia.com"
 _GPU_NAME = re.compile(r"gpu-(\d+)")
 _GPU_NODE = re.compile(r"/dev/nvidia(\d+)")
 # CDI reads *.json and *.yaml spec files from each directory (container-device-interface pkg/cdi/cache.go).
@@ -79,6 +81,7 @@ class CdiSpecs:
         self.dirs = tuple(dirs)
         self._files: dict[Path, tuple[tuple[int, int], dict[str, tuple[str, ...]]]] = {}
         self.unresolved: set[ClaimDevice] = set()  # claim devices already warned about
+        self.said_name_ambiguous = False  # the index-vs-minor warning is logged once per process
 
     def devices(self) -> CdiDevices:
         seen: dict[Path, tuple[tuple[int, int], dict[str, tuple[str, ...]]]] = {}
@@ -140,14 +143,20 @@ def own_cdi_names(claim: ClaimDevice) -> tuple[str, ...]:
 
 def resolve(inv: NodeInventory, claim: ClaimDevice, cdi: CdiDevices) -> str | None:
     """The GPU or MIG UUID the claim device is, or None (another driver, or not resolvable exactly)."""
-    if claim.driver != NVIDIA_GPU_DRIVER:
+    if claim.driver != NVIDIA_DRA_DRIVER:
         return None
     specs = [cdi.nodes[n] for n in own_cdi_names(claim) if n in cdi.nodes]
     if specs:
         return _by_nodes(inv, {p for nodes in specs for p in nodes})
-    # No spec to read: a whole GPU's name carries its minor; a MIG device's does not identify it.
+    # No spec to read: a whole GPU's name carries its minor (its NVML index in older releases: read only
+    # where the two agree on every GPU); a MIG device's does not identify it.
     m = _GPU_NAME.fullmatch(claim.device)
-    return _gpu_by_minor(inv, {int(m[1])}) if m else None
+    return _gpu_by_minor(inv, {int(m[1])}) if m and index_is_minor(inv) else None
+
+
+def index_is_minor(inv: NodeInventory) -> bool:
+    """Every GPU's NVML index equals its device minor: ``gpu-<N>`` names the same GPU read either way."""
+    return all(g.index == g.device_minor for g in inv.devices)
 
 
 def _by_nodes(inv: NodeInventory, nodes: set[str]) -> str | None:
@@ -179,11 +188,21 @@ def resolve_all(
     inv: NodeInventory, claims: Iterable[ClaimDevice], specs: CdiSpecs
 ) -> Mapping[ClaimDevice, str | None]:
     """``resolve`` for each NVIDIA claim device; the CDI directories are read only when there is one."""
-    ours = [c for c in claims if c.driver == NVIDIA_GPU_DRIVER]
+    ours = [c for c in claims if c.driver == NVIDIA_DRA_DRIVER]
     if not ours:
         return {}
     cdi = specs.devices()
     out = {c: resolve(inv, c, cdi) for c in ours}
+    if not specs.said_name_ambiguous and not index_is_minor(inv):
+        by_name = [c for c, uuid in out.items() if uuid is None and _GPU_NAME.fullmatch(c.device)]
+        if by_name and not any(n in cdi.nodes for c in by_name for n in own_cdi_names(c)):
+            specs.said_name_ambiguous = True
+            log.warning(
+                "no CDI spec of NVIDIA's DRA driver is readable (%s) and this node's GPU indexes differ from "
+                "their device minors: a device name gpu-<N> may be either (older driver releases used the "
+                "index), so DRA devices named that way are left without pod labels",
+                ", ".join(str(d) for d in specs.dirs) or "no directory given",
+            )
     specs.unresolved &= out.keys()  # forget claims that are gone: the set stays as small as the node's
     for c, uuid in out.items():
         if uuid is None and c not in specs.unresolved:  # said once per claim device, not per scrape

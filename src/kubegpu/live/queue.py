@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubegpu.backoff import doubling
+from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S, POD_MAX_IN_UNSCHEDULABLE_S, doubling
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.scheduler.queue import priority_sort
 
-INITIAL_BACKOFF_S = 1.0
-MAX_BACKOFF_S = 10.0
-MAX_IN_UNSCHEDULABLE_S = 300.0
+INITIAL_BACKOFF_S = POD_INITIAL_BACKOFF_S
+MAX_BACKOFF_S = POD_MAX_BACKOFF_S
+MAX_IN_UNSCHEDULABLE_S = POD_MAX_IN_UNSCHEDULABLE_S
 
 
 @dataclass

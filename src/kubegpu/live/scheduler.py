@@ -119,6 +119,7 @@ class LiveScheduler(AdmissionCycle):
         self.spread_owners = SpreadOwners()  # PodTopologySpread's default selector reads it in place too
         self.assumed: dict[PodKey, tuple[Pod, str]] = {}  # bound by us, not yet seen bound by the watch
         self.synced: set[str] = set()
+        self._unsynced_said: frozenset[str] = frozenset()  # the missing caches last logged
         self.scheduler: Scheduler | None = None
         self._nodes_dirty = True
         self.recorder = EventRecorder(api, config.scheduler_name)
@@ -186,13 +187,23 @@ class LiveScheduler(AdmissionCycle):
         self._advance_handshakes()
         self._record_usage()
         self._admit_batch()
-        pod = self.queue.pop() if self.synced >= self.scheduling_synced and self.is_leader() else None
+        pod = self.queue.pop() if self._caches_synced() and self.is_leader() else None
         self._publish_depths()
         if pod is None:
             ready_in = self.queue.next_ready_in()
             self._drain_events(block_s=wait_s if ready_in is None else min(wait_s, ready_in))
             return
         self._schedule(pod)
+
+    def _caches_synced(self) -> bool:
+        """Every scheduling cache listed; while not, which are missing is logged once per change, as
+        client-go's WaitForNamedCacheSync logs "Waiting for caches to sync for <name>"."""
+        missing = self.scheduling_synced - self.synced
+        if missing != self._unsynced_said:
+            self._unsynced_said = frozenset(missing)
+            if missing:
+                log.info("waiting for caches to sync: %s", ", ".join(sorted(missing)))
+        return not missing
 
     # -- one scheduling cycle and its outcome -------------------------------------------------------
 

@@ -31,11 +31,11 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kubegpu.backoff import doubling
+from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S, POD_MAX_IN_UNSCHEDULABLE_S, doubling
 
-INITIAL_BACKOFF_S = 1.0  # DefaultPodInitialBackoffDuration
-MAX_BACKOFF_S = 10.0  # DefaultPodMaxBackoffDuration
-MAX_IN_UNSCHEDULABLE_S = 300.0  # DefaultPodMaxInUnschedulablePodsDuration
+INITIAL_BACKOFF_S = POD_INITIAL_BACKOFF_S  # DefaultPodInitialBackoffDuration
+MAX_BACKOFF_S = POD_MAX_BACKOFF_S  # DefaultPodMaxBackoffDuration
+MAX_IN_UNSCHEDULABLE_S = POD_MAX_IN_UNSCHEDULABLE_S  # DefaultPodMaxInUnschedulablePodsDuration
 BACKOFF_FLUSH_PERIOD_S = 1.0  # flushBackoffQCompleted
 UNSCHEDULABLE_FLUSH_PERIOD_S = 30.0  # flushUnschedulablePodsLeftover
 

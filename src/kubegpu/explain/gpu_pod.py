@@ -1,0 +1,76 @@
+"""The one rule for "is this a GPU pod": what ``diagnose`` explains, ``inspect`` counts as a waiting GPU pod
+and the cluster exporter reports as a Pending GPU pod.
+
+A pod is a GPU pod when it asks for any ``nvidia.com/*`` resource (a misspelt one too: it is often the
+point), tolerates an ``nvidia.com/*`` taint, asks
+another scheduler's GPU (Volcano vGPU, a KAI share: ``schedulers.wants_gpu_elsewhere``), or names a DRA
+claim for a device of NVIDIA's GPU driver. A claim is a GPU claim when its allocation's results name the
+driver, or, unallocated, when one of its requests (or its template's) asks for a DeviceClass (or adds a
+selector) whose CEL selector names the driver as ``device.driver == "gpu.nvidia.com"`` — the form the
+driver's own DeviceClasses use (kubernetes-sigs/dra-driver-nvidia-gpu, deployments/helm DeviceClass
+``gpu.nvidia.com``: ``device.driver == 'gpu.nvidia.com' && ...``). A claim of another driver (a NIC, an
+FPGA) does not make a GPU pod. A claim, template or class the snapshot lacks cannot be read: such a pod
+counts as a GPU pod, so that ``diagnose`` explains it (it cannot schedule) instead of hiding it among the
+pods that request no GPU.
+
+Owns: that rule. May not import: faces, ``kubegpu.kube``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kubegpu.explain.schedulers import wants_gpu_elsewhere
+from kubegpu.model.dra import DeviceRequest, DraObjects
+from kubegpu.model.names import NVIDIA_DRA_DRIVER
+from kubegpu.model.objects import Pod
+
+# ``device.driver == "gpu.nvidia.com"`` in either quote style and either operand order
+_D = re.escape(NVIDIA_DRA_DRIVER)
+_DRIVER_IS_GPU = re.compile(rf"""device\.driver\s*==\s*(['"]){_D}\1|(['"]){_D}\2\s*==\s*device\.driver""")
+
+
+def is_gpu_pod(pod: Pod, dra: DraObjects | None = None) -> bool:
+    """See the module docstring; without ``dra`` (no DRA objects read) only the pod's own fields count."""
+    return (
+        any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items())
+        or any(t.key.startswith("nvidia.com/") for t in pod.tolerations)
+        or wants_gpu_elsewhere(pod)
+        or (dra is not None and claims_gpu(pod.key, dra))
+    )
+
+
+def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
+    """A claim the pod names is (or, unreadable, may be) for a device of NVIDIA's GPU driver."""
+    pc = dra.pod_claims.get(pod_key)
+    if pc is None:
+        return False
+    ns = pod_key.split("/", 1)[0]
+    for ref in pc.refs:
+        name = ref.claim_name or pc.statuses.get(ref.name) or ""
+        claim = dra.claims.get(f"{ns}/{name}") if name else None
+        if claim is not None:
+            if claim.allocated is not None:
+                if any(d.driver == NVIDIA_DRA_DRIVER for d in claim.allocated):
+                    return True
+                continue
+            if _requests_gpu(claim.requests, dra):
+                return True
+            continue
+        if ref.claim_name:
+            return True  # the named claim is not in the snapshot: cannot tell, so not hidden
+        template = dra.templates.get(f"{ns}/{ref.template_name}")
+        if template is None or _requests_gpu(template.requests, dra):
+            return True
+    return False
+
+
+def _requests_gpu(requests: tuple[DeviceRequest, ...], dra: DraObjects) -> bool:
+    for req in requests:
+        for sub in (req.exactly,) if req.exactly is not None else req.first_available:
+            if any(_DRIVER_IS_GPU.search(s) for s in sub.selectors):
+                return True
+            cls = dra.classes.get(sub.device_class_name)
+            if cls is None or any(_DRIVER_IS_GPU.search(s) for s in cls.selectors):
+                return True
+    return False
