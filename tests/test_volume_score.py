@@ -92,6 +92,18 @@ def test_custom_shape_from_the_scheduler_config() -> None:
         parse_scheduler_config(doc, "cfg.yaml", "1.37")
 
 
+def test_an_empty_shape_is_the_default_shape() -> None:
+    """``shape: []`` is defaulted, not refused: SetDefaults_VolumeBindingArgs (apis/config/v1/defaults.go,
+    v1.37.2) replaces an empty shape with 0 → 10, 100 → 0 when the gate is on, before validation sees it; so
+    the scores are the default shape's (the emptier PV preferred, as in the 1.37 default test above)."""
+    args: dict[str, Any] = {"shape": []}
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"pluginConfig": [{"name": "VolumeBinding", "args": args}]}]}  # fmt: skip
+    profile = parse_scheduler_config(doc, "cfg.yaml", "1.37").profiles[0]
+    pod = uses(make_pod("p").obj(), "data")
+    assert volume_scores(cluster(), pod, "1.37", profile) == volume_scores(cluster(), pod, "1.37")
+
+
 def test_broken_linear_truncates_toward_zero() -> None:
     """BuildBrokenLinearFunction in Go int64: (0 − 100)·(10 − 0)/30 = −33.3 truncates to −33 → 67 (floor
     division would give 66); below the first point its score, above the last the last score."""

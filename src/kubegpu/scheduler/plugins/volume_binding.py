@@ -209,12 +209,13 @@ def node_reasons(
 
 
 def parse_shape(args: Mapping[str, Any], where: str) -> Shape:
-    """``VolumeBindingArgs.shape`` as ``validateFunctionShape`` accepts it, scores ×10; absent: the default."""
+    """``VolumeBindingArgs.shape`` as ``validateFunctionShape`` accepts it, scores ×10; absent or empty: the
+    default (SetDefaults_VolumeBindingArgs fills an empty shape before validation sees it)."""
     raw = args.get("shape")
-    if raw is None:
+    if raw is None or raw == []:
         return DEFAULT_SHAPE
-    if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{where}.shape: Required value: at least one point must be specified")
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}.shape: Invalid value: must be a list of points (utilization, score)")
     out: list[tuple[int, int]] = []
     for i, point in enumerate(raw):
         got = []
