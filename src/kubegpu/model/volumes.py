@@ -10,7 +10,7 @@ Pure model: imports ``kubegpu.model`` only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -137,24 +137,11 @@ class VolumeObjects:
         """Parse one storage object (raises ``InputError`` naming file, object and field)."""
         kind = str(raw.get("kind"))
         self.seen.add(kind)
-        if kind == "PersistentVolumeClaim":
-            c = parse_claim(raw, source)
-            self.claims[c.key] = c
-        elif kind == "PersistentVolume":
-            v = parse_volume(raw, source)
-            self.volumes[v.name] = v
-        elif kind == "StorageClass":
-            sc = parse_storage_class(raw, source)
-            self.classes[sc.name] = sc
-        elif kind == "CSINode":
-            n = parse_csinode(raw, source)
-            self.csinodes[n.name] = n
-        elif kind == "CSIDriver":
-            d = parse_csidriver(raw, source)
-            self.drivers[d.name] = d
-        elif kind == "CSIStorageCapacity":
-            cap = parse_capacity(raw, source)
-            self.capacities[f"{cap.namespace}/{cap.name}"] = cap
+        parse = _PARSERS.get(kind)
+        if parse is not None:
+            obj = parse(raw, source)
+            key = f"{obj.namespace}/{obj.name}" if kind in _NAMESPACED else obj.name
+            self._store(kind)[key] = obj
 
     def clear(self, kind: str) -> None:
         """Forget every object of ``kind`` (an informer's relist replaces them all)."""
@@ -417,3 +404,11 @@ def find_matching_volume(
         if best is None or best.capacity > v.capacity:
             best = v
     return best
+
+
+# kind → its parser; claims and capacities are namespaced ("ns/name" keys), the rest cluster-scoped
+_PARSERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
+    "PersistentVolumeClaim": parse_claim, "PersistentVolume": parse_volume, "StorageClass": parse_storage_class,
+    "CSINode": parse_csinode, "CSIDriver": parse_csidriver, "CSIStorageCapacity": parse_capacity,
+}  # fmt: skip
+_NAMESPACED = frozenset({"PersistentVolumeClaim", "CSIStorageCapacity"})
