@@ -98,7 +98,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
+from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_share import (
     MILLI,
     FloatArray,
@@ -286,7 +286,7 @@ class CpuAwareFragmentation:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+        return score_one(self, state, pod, node)
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         """``int(100 · σ((Δ − reserve) / 1000))`` per row, Δ the node's best decrease of the measure less

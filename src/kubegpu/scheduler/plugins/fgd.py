@@ -22,7 +22,7 @@ import numpy as np
 
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
+from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, pod_shape, sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
@@ -42,7 +42,7 @@ class FragmentationGradientDescent:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+        return score_one(self, state, pod, node)
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         """The rows' scores, cached per pod shape and node (``node_cache``): a node's score is element-wise

@@ -33,7 +33,17 @@ import numpy.typing as npt
 from kubegpu.model.objects import Pod, PodAffinityTerm, PodKey
 from kubegpu.model.pod_affinity import term_matches, term_selector
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, Codes, CycleState, Handle, ReasonIds, Rows, Scores
+from kubegpu.scheduler.framework import (
+    MAX_NODE_SCORE,
+    Codes,
+    CycleState,
+    Handle,
+    ReasonIds,
+    Rows,
+    Scores,
+    filter_one,
+    score_one,
+)
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.pod_groups import AffinityGroup, Counts, LabelGroup, domain_counts
 from kubegpu.scheduler.reasons import ExistingAntiAffinityHit, PodAffinityUnmet, PodAntiAffinityHit
@@ -205,10 +215,7 @@ class InterPodAffinity:
         return codes, reasons
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        codes, reasons = self.filter_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))
-        if codes[0] == 0:
-            return SUCCESS
-        return Status(Code(int(codes[0])), self._handle.reasons.reasons(int(reasons[0])))
+        return filter_one(self, self._handle.reasons, state, pod, node)
 
     # --- score --------------------------------------------------------------------------------------
 
@@ -251,7 +258,7 @@ class InterPodAffinity:
         return total
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+        return score_one(self, state, pod, node)
 
     def normalize(self, state: CycleState, pod: Pod, scores: Scores) -> Scores:
         """Upstream's float min-max scaling: ``int64(100 * ((s - min) / (max - min)))``."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores
+from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_share import (
     MAX_SPEC_CPU,
     MAX_SPEC_GPU,
@@ -62,7 +62,7 @@ class _LedgerScore:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+        return score_one(self, state, pod, node)
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         shape = pod_shape(pod)

@@ -52,6 +52,8 @@ from kubegpu.scheduler.framework import (
     ReasonIds,
     Rows,
     Scores,
+    filter_one,
+    score_one,
 )
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_affinity import required_mask
@@ -236,10 +238,7 @@ class PodTopologySpread:
         return codes, reasons
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        codes, reasons = self.filter_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))
-        if codes[0] == 0:
-            return SUCCESS
-        return Status(Code(int(codes[0])), self._handle.reasons.reasons(int(reasons[0])))
+        return filter_one(self, self._handle.reasons, state, pod, node)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         constraints = self.constraints(pod, "ScheduleAnyway")
@@ -286,7 +285,7 @@ class PodTopologySpread:
         return out
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        return int(self.score_batch(state, pod, node.cluster, np.array([node.idx], dtype=np.intp))[0])
+        return score_one(self, state, pod, node)
 
     def normalize(self, state: CycleState, pod: Pod, scores: Scores) -> Scores:
         _, ignored, _ = state.read(SCORE_KEY)
