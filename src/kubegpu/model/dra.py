@@ -22,7 +22,7 @@ from kubegpu.model.dra_capacity import CapacityPolicy, Counters, consumed_capaci
 from kubegpu.model.dra_capacity import qualify as qualify  # the one rule; its users import it from here
 from kubegpu.model.dra_taints import DeviceTaintRule, parse_device_taint_rule, parse_device_taints
 from kubegpu.model.names import DRA_EXTENDED_CLAIM_ANNOTATION
-from kubegpu.model.objects import NodeSelectorTerm, Taint
+from kubegpu.model.objects import NodeSelectorTerm, OwnerRef, Taint
 from kubegpu.model.parse import _Ctx, _meta, parse_node_selector
 
 GROUP = "resource.k8s.io"
@@ -148,14 +148,6 @@ class AllocatedDevice:
     @property
     def device_id(self) -> tuple[str, str, str]:
         return (self.driver, self.pool, self.device)
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    kind: str
-    name: str
-    uid: str
-    controller: bool
 
 
 @dataclass(frozen=True, slots=True)

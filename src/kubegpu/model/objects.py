@@ -187,6 +187,7 @@ class OwnerRef:
     name: str
     api_version: str = ""
     controller: bool = False  # ``controller: true`` (``metav1.GetControllerOf`` reads only that one)
+    uid: str = ""
 
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest

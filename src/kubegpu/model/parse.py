@@ -336,6 +336,7 @@ def parse_owner(ctx: _Ctx, meta: Raw) -> OwnerRef | None:
                 str(o.get("name", "")),
                 str(o.get("apiVersion", "")),
                 o.get("controller") is True,
+                str(o.get("uid", "")),
             )
     return owner
 

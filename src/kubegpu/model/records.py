@@ -156,12 +156,7 @@ def parse_daemonset(raw: Mapping[str, Any], source: str = "") -> DaemonSet:
         problem = getattr(exc, "problem", str(exc))
         where = getattr(exc, "field", "")
         raise ctx.fail(f"spec.template.{where}" if where else "spec.template", problem) from None
-    images = tuple(
-        str(c.get("image", ""))
-        for key in ("initContainers", "containers")
-        for c in ctx.seq(tspec.get(key), f"spec.template.spec.{key}")
-        if isinstance(c, Mapping)
-    )
+    images = tuple(c.image for c in (*pod.init_containers, *pod.containers))
     return DaemonSet(
         namespace=ns,
         name=name,

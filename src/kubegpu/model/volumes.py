@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from kubegpu.model import affinity
 from kubegpu.model.objects import LabelSelector, NodeSelectorTerm
-from kubegpu.model.parse import _Ctx, _meta, _term, parse_label_selector
+from kubegpu.model.parse import _Ctx, _meta, _term, parse_label_selector, parse_owner
 from kubegpu.model.quantity import QuantityError, to_milli_text
 
 KINDS: Final = (
@@ -182,11 +182,8 @@ def parse_claim(raw: Mapping[str, Any], source: str = "") -> Claim:
     cls = annotations.get(BETA_CLASS_ANNOTATION)
     if cls is None:
         cls = ctx.string(spec.get("storageClassName"), "spec.storageClassName")
-    controller = ""
-    for i, ref in enumerate(ctx.seq(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        ref = ctx.mapping(ref, f"metadata.ownerReferences[{i}]")
-        if ref.get("controller") is True:
-            controller = ctx.string(ref.get("uid"), f"metadata.ownerReferences[{i}].uid")
+    owner = parse_owner(ctx, meta)
+    controller = owner.uid if owner is not None and owner.controller else ""
     resources = ctx.mapping(spec.get("resources"), "spec.resources")
     return Claim(
         namespace=ns,

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubegpu.errors import InputError
-from kubegpu.model.dra import DraObjects, OwnerRef, PodClaims, ResourceClaim, parse_pod_claims
+from kubegpu.model.dra import DraObjects, PodClaims, ResourceClaim, parse_pod_claims
+from kubegpu.model.objects import OwnerRef
 from kubegpu.sim.workload import SimInput
 
 
@@ -62,7 +63,7 @@ def with_workload_claims(base: DraObjects, extra: SimInput) -> DraObjects:
                 namespace,
                 f"{name}-{ref.name}",
                 uid=f"{pc.uid}-{ref.name}",
-                owners=(OwnerRef("Pod", name, pc.uid, True),),
+                owners=(OwnerRef("Pod", name, uid=pc.uid, controller=True),),
                 requests=template.requests,
                 constraints=template.constraints,
                 source=source,
