@@ -15,7 +15,7 @@ in-tree volumes migrated to CSI, CSIDriver ``preventPodSchedulingIfMissing``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
@@ -48,6 +48,9 @@ def attachable(pod: Pod, objects: vol.VolumeObjects) -> dict[str, str]:
     return out
 
 
+STATE_KEY: Final = names.NODE_VOLUME_LIMITS
+
+
 class NodeVolumeLimits:
     name: ClassVar[str] = names.NODE_VOLUME_LIMITS
 
@@ -57,10 +60,13 @@ class NodeVolumeLimits:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
     ) -> tuple[frozenset[str] | None, Status]:
-        return (None, SUCCESS) if checkable(pod, self.objects) else (None, SKIP)
+        if not checkable(pod, self.objects):
+            return None, SKIP
+        state.write(STATE_KEY, attachable(pod, self.objects))  # the pod's volumes: the same on every node
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        new = attachable(pod, self.objects)
+        new: dict[str, str] = state.read(STATE_KEY)
         csinode = self.objects.csinodes.get(node.name)
         if not new or csinode is None or not csinode.limits:
             return SUCCESS

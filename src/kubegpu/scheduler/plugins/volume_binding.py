@@ -69,6 +69,7 @@ from kubegpu.scheduler.reasons import (
 from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 
 STATE_KEY: Final = names.VOLUME_BINDING
+NODES_KEY: Final = f"{names.VOLUME_BINDING}/nodes"  # node name → its Delayed, filled by Filter, read by Score
 MAX_CUSTOM_SCORE: Final = 10  # config.MaxCustomPriorityScore: a shape point's score range is [0, 10]
 # SetDefaults_VolumeBindingArgs when StorageCapacityScoring is on: (utilization, score), scores ×10
 DEFAULT_SHAPE: Final = ((0, 100), (100, 0))
@@ -183,7 +184,7 @@ def match_delayed(
 
 
 def node_reasons(
-    claims: PodClaims, objects: vol.VolumeObjects, node_name: str, labels: Mapping[str, str]
+    claims: PodClaims, delayed: Delayed, objects: vol.VolumeObjects, labels: Mapping[str, str]
 ) -> tuple[Reason, ...]:
     """``FindPodVolumes``' reasons for one node, in upstream's order (node conflict, bind conflict, PV missing)."""
     bound_ok, pvs_found = True, True
@@ -195,7 +196,6 @@ def node_reasons(
         if not vol.node_affinity_matches(pv, labels):
             bound_ok = False
             break
-    delayed = match_delayed(claims, objects, node_name, labels)
     out: list[Reason] = []
     if not bound_ok:
         out.append(VolumeNodeConflict())
@@ -309,14 +309,24 @@ class VolumeBinding:
         if claims.delayed and not self.binds:
             return None, unresolvable(Message(NO_BINDER.format(", ".join(c.name for c in claims.delayed))))
         state.write(STATE_KEY, claims)
+        state.write(NODES_KEY, {})
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         claims = state.get(STATE_KEY)
         if claims is None:
             return SUCCESS
-        reasons = node_reasons(claims, self.objects, node.name, node.node.labels)
+        reasons = node_reasons(claims, self._delayed(state, claims, node), self.objects, node.node.labels)
         return unresolvable(*reasons) if reasons else SUCCESS
+
+    def _delayed(self, state: CycleState, claims: PodClaims, node: NodeView) -> Delayed:
+        """``match_delayed`` on ``node``, once per cycle (upstream keeps Filter's ``podVolumesByNode`` in the
+        cycle state for Score): it reads the claims, the storage objects and the node's labels, no pod."""
+        by_node: dict[str, Delayed] = state.read(NODES_KEY)
+        got = by_node.get(node.name)
+        if got is None:
+            got = by_node[node.name] = match_delayed(claims, self.objects, node.name, node.node.labels)
+        return got
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         # a pod without delayed claims scores 0 everywhere upstream: skipping it changes no total
@@ -324,7 +334,7 @@ class VolumeBinding:
         return SUCCESS if self.scoring and claims is not None and claims.delayed else SKIP
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        delayed = match_delayed(state.read(STATE_KEY), self.objects, node.name, node.node.labels)
+        delayed = self._delayed(state, state.read(STATE_KEY), node)
         return capacity_score(class_resources(delayed), self.shape)
 
     def sign(self, pod: Pod) -> Hashable | None:
