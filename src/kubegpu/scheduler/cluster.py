@@ -141,12 +141,18 @@ class ClusterState:
             for r, amount in node.allocatable.items():
                 self.allocatable[i, self.col[r]] = amount
         self.requested: IntArray = np.zeros_like(self.allocatable)
+        # allocatable − requested, kept in step by every change, so NodeResourcesFit's Filter gathers one
+        # matrix instead of two and a subtraction; its ``pods`` column is 1000 × the pods the node can
+        # still take (a pod "requests" 1000 there), so ``Too many pods`` is one more column of the compare
+        self.free: IntArray = self.allocatable.copy()
         self.nonzero_cpu: IntArray = np.zeros(n, dtype=np.int64)
         self.nonzero_memory: IntArray = np.zeros(n, dtype=np.int64)
         self.pod_count: IntArray = np.zeros(n, dtype=np.int64)
         # lowest pod priority per node (int64 max when empty): preemption skips nodes with nothing lower
         self.min_priority: IntArray = np.full(n, NO_PODS, dtype=np.int64)
         self.max_pods: IntArray = self.allocatable[:, self.col[PODS]] // 1000
+        self._pods_col = self.col[PODS]
+        self.free[:, self._pods_col] = self.max_pods * 1000
         self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
         self.taint_sets: list[tuple[Taint, ...]] = []
         taint_ids: dict[tuple[Taint, ...], int] = {}
@@ -209,6 +215,7 @@ class ClusterState:
             pad = np.zeros((len(self.nodes), 1), dtype=np.int64)
             self.allocatable = np.hstack([self.allocatable, pad])
             self.requested = np.hstack([self.requested, pad])
+            self.free = np.hstack([self.free, pad])
         return col
 
     def request_vector(self, requests: dict[str, int]) -> tuple[npt.NDArray[np.intp], IntArray]:
@@ -248,7 +255,9 @@ class ClusterState:
 
     def moved_any(self, seen: IntArray) -> npt.NDArray[np.intp]:
         """``moved`` over every node (no gather of every row)."""
-        stale = np.flatnonzero(self.version != seen)
+        stale: npt.NDArray[np.intp] = (self.version != seen).nonzero()[
+            0
+        ]  # ``nonzero`` directly: flatnonzero's wrappers cost 1 µs
         seen[stale] = self.version[stale]
         return stale
 
@@ -257,10 +266,13 @@ class ClusterState:
         for r, amount in pod.requests.items():
             col = self.column(r)  # may widen the arrays: index them only afterwards
             self.requested[idx, col] += amount
+            if col != self._pods_col:  # that column counts pods (a request for ``pods`` is no request)
+                self.free[idx, col] -= amount
         nz = pod.non_zero_requests
         self.nonzero_cpu[idx] += nz.get(CPU, 0)
         self.nonzero_memory[idx] += nz.get(MEMORY, 0)
         self.pod_count[idx] += 1
+        self.free[idx, self._pods_col] -= 1000
         self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
@@ -280,11 +292,15 @@ class ClusterState:
         idx = self.placement.pop(pod.key)
         pod = self.pods_on[idx].pop(pod.key)
         for r, amount in pod.requests.items():
-            self.requested[idx, self.col[r]] -= amount
+            col = self.col[r]
+            self.requested[idx, col] -= amount
+            if col != self._pods_col:
+                self.free[idx, col] += amount
         nz = pod.non_zero_requests
         self.nonzero_cpu[idx] -= nz.get(CPU, 0)
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
+        self.free[idx, self._pods_col] += 1000
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
         self.groups.add(pod, idx, -1)
         was_assumed = self.devices.is_assumed(pod.key, idx)

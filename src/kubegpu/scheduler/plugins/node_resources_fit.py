@@ -26,7 +26,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.cluster import FEW_ROWS, ClusterState, NodeView, columns
+from kubegpu.scheduler.cluster import ClusterState, NodeView, columns
 from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
@@ -76,16 +76,6 @@ def fit_request(
 
 _UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
 _UNRESOLVABLE = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-_BITS: list[npt.NDArray[np.int64]] = []
-
-
-def _bit_values(n: int) -> npt.NDArray[np.int64]:
-    """2, 4, …, 2ⁿ: the bits of the request's ``n`` resources in a shortage pattern (bit 0 is pods)."""
-    while len(_BITS) <= n:
-        _BITS.append(np.int64(2) << np.arange(len(_BITS), dtype=np.int64))
-    return _BITS[n]
-
-
 _last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
 _by_shape: dict[tuple[tuple[tuple[str, int], ...], frozenset[str], frozenset[str]], dict[str, int]] = {}
 _BY_SHAPE_MAX = 4096  # bounded: a long-running scheduler sees ever new shapes
@@ -115,6 +105,45 @@ def insufficient_resources(request: dict[str, int], node: NodeView) -> list[Insu
     return out
 
 
+PATTERN_BITS: Final = 12  # (pods, *request) columns up to which shortage patterns index a table (4096 ids)
+
+
+@dataclass(frozen=True, slots=True)
+class _Vector:
+    """One request's view of a cluster for the batch Filter: the columns of (pods, *request) and the
+    amounts (1000 for the pod itself: ``ClusterState.free`` counts pods in thousandths); per node,
+    whether a resource is above its allocatable (the request is then unresolvable there: it is always
+    short too, free being at most allocatable) and, with KEP-5004, which columns count (a delegated
+    resource does not where the node's allocatable has none); the shortage pattern → reason id table."""
+
+    cols: npt.NDArray[np.intp]
+    amounts: npt.NDArray[np.int64]
+    bit_values: npt.NDArray[np.int64]
+    above_allocatable: npt.NDArray[np.bool_]
+    delegated: npt.NDArray[np.bool_] | None
+    pattern_ids: npt.NDArray[np.int32] | None  # 0: not interned yet; None: more columns than PATTERN_BITS
+
+    @classmethod
+    def of(cls, cluster: ClusterState, request: dict[str, int], delegated: frozenset[str]) -> _Vector:
+        cols, amounts = cluster.request_vector(request)
+        alloc = cluster.allocatable[:, cols]
+        counts = np.ones((len(cluster), len(cols) + 1), dtype=bool)
+        for j, r in enumerate(request, start=1):
+            if r in delegated:
+                counts[:, j] = alloc[:, j - 1] > 0
+        width = len(cols) + 1
+        bits = np.int64(1) << np.arange(min(width, PATTERN_BITS), dtype=np.int64)
+        above = np.asarray(((amounts > alloc) & counts[:, 1:]).any(axis=1), dtype=np.bool_)
+        return cls(
+            cols=np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp),
+            amounts=np.concatenate(([1000], amounts)).astype(np.int64),
+            bit_values=bits,
+            above_allocatable=above,
+            delegated=None if counts.all() else counts,
+            pattern_ids=np.zeros(1 << width, dtype=np.int32) if width <= PATTERN_BITS else None,
+        )
+
+
 class NodeResourcesFit:
     name: ClassVar[str] = names.NODE_RESOURCES_FIT
 
@@ -132,9 +161,7 @@ class NodeResourcesFit:
             self.delegated = frozenset(ClassResolver(dra.classes).by_resource)
         # hot-path memos: request columns per cluster, interned reasons per (request, shortage pattern)
         self._vector_cluster: ClusterState | None = None
-        self._vectors: dict[
-            tuple[tuple[str, int], ...], tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]
-        ] = {}
+        self._vectors: dict[tuple[tuple[str, int], ...], _Vector] = {}
         self._pattern_ids: dict[tuple[tuple[tuple[str, int], ...], int], int] = {}
         strategy = dict(args.get("scoringStrategy") or {})
         self.strategy = strategy.get("type", "LeastAllocated")
@@ -189,42 +216,45 @@ class NodeResourcesFit:
     ) -> tuple[Codes, ReasonIds]:
         request = self._request(state, pod)
         key = tuple(request.items())
-        cols, amounts = self._vector(cluster, key, request)
-        too_many = cluster.pod_count[rows] + 1 > cluster.max_pods[rows]
-        alloc = columns(cluster.allocatable, rows, cols)  # only the request's columns
-        insufficient = amounts > alloc - columns(cluster.requested, rows, cols)
-        if self.delegated:  # KEP-5004: left to DynamicResources on nodes whose allocatable has none of it
-            for j, (r, _) in enumerate(key):
-                if r in self.delegated:
-                    insufficient[:, j] &= alloc[:, j] > 0
-        if not (too_many.any() or insufficient.any()):  # every row fits: nothing to intern
+        vec = self._vector(cluster, key, request)
+        # one compare over the free matrix: column 0 is the pod itself against the pods the node can still
+        # take (1000 per pod), the others the request; upstream checks the pod count first, so bit 0
+        short = vec.amounts > columns(cluster.free, rows, vec.cols)
+        if vec.delegated is not None:  # KEP-5004: left to DynamicResources where allocatable has none
+            short &= vec.delegated[rows]
+        if not np.count_nonzero(short):  # every row fits: nothing to intern
             return np.zeros(len(rows), dtype=np.int8), np.zeros(len(rows), dtype=np.int32)
-        # per row, which of (pods, *request) is short, as bits: one reason tuple per distinct pattern
-        bits = insufficient.astype(np.int64) @ _bit_values(len(key))
-        bits += too_many
-        failing = bits > 0
-        reason_ids = np.zeros(len(rows), dtype=np.int32)
-        short = bits[failing]
-        # the distinct patterns in ascending order (the order they are interned in); a set for the few
-        # rows of an incremental refresh, where ``np.unique``'s sort costs more than the rows
-        patterns = sorted(set(short.tolist())) if len(short) < FEW_ROWS else np.unique(short).tolist()
-        for pattern in patterns:
-            reason_ids[bits == pattern] = self._pattern_id(key, pattern)
-        codes = failing.view(np.int8) * _UNSCHEDULABLE
+        # per row, which of (pods, *request) is short, as bits; a pattern's reasons are interned on first
+        # sight, the new patterns of one call in ascending order
+        if vec.pattern_ids is None:  # too many columns for a table: one Python int per failing row
+            failing = np.asarray(short.any(axis=1), dtype=np.bool_)
+            reason_ids = np.zeros(len(rows), dtype=np.int32)
+            per_row = [sum(1 << int(j) for j in row.nonzero()[0]) for row in short[failing]]
+            ids = {p: self._pattern_id(key, p) for p in sorted(set(per_row))}
+            reason_ids[failing] = [ids[p] for p in per_row]
+        else:
+            bits = short @ vec.bit_values
+            failing = bits > 0
+            reason_ids = vec.pattern_ids[bits]
+            if np.count_nonzero(reason_ids) != np.count_nonzero(failing):
+                for pattern in sorted(set(bits[failing & (reason_ids == 0)].tolist())):
+                    vec.pattern_ids[pattern] = self._pattern_id(key, pattern)
+                reason_ids = vec.pattern_ids[bits]
+        codes: Codes = failing.view(np.int8) * _UNSCHEDULABLE
         if self._above_alloc_unresolvable:  # a row with a request above allocatable is a failing row
-            codes[(insufficient & (amounts > alloc)).any(axis=1)] = _UNRESOLVABLE
+            codes[vec.above_allocatable[rows]] = _UNRESOLVABLE
         return codes, reason_ids
 
     def _vector(
         self, cluster: ClusterState, key: tuple[tuple[str, int], ...], request: dict[str, int]
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
-        """The request's columns and amounts in ``cluster`` (columns are added, never moved: kept per
-        request while the cluster is the same)."""
+    ) -> _Vector:
+        """The request's columns and what depends only on the nodes' allocatable, kept per request while
+        the cluster is the same (columns are added, never moved; allocatable never changes)."""
         if cluster is not self._vector_cluster:
             self._vector_cluster, self._vectors = cluster, {}
         vector = self._vectors.get(key)
         if vector is None:
-            vector = self._vectors[key] = cluster.request_vector(request)
+            vector = self._vectors[key] = _Vector.of(cluster, request, self.delegated)
         return vector
 
     def _pattern_id(self, key: tuple[tuple[str, int], ...], pattern: int) -> int:
