@@ -8,16 +8,43 @@ person can point at the exact field (``spec.containers[0].resources.limits[nvidi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import NewType
+from typing import Any, Generic, NewType, TypeVar, overload
 
+from kubegpu.model.resources import CPU as CPU_NAME
+from kubegpu.model.resources import MEMORY as MEMORY_NAME
 from kubegpu.model.resources import ResourceList, add, maximum
 
 PodKey = NewType("PodKey", str)  # "namespace/name"
 # the taint effects that keep pods off a node (v1helper.DoNotScheduleTaintsFilterFunc) and, on a device,
 # keep the structured allocator from it (allocator_incubating.go taintPreventsAllocation)
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
+T = TypeVar("T")
+
+
+class memo(Generic[T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes an RLock on every first read;
+    3.12 dropped it): a scheduling cycle reads several of a new pod's derived fields once each. Two
+    threads reading first may both compute; the value is a function of the frozen object, so equal."""
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> memo[T]: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, objtype: type | None = None) -> T | memo[T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)  # the instance's dict answers later reads
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +276,9 @@ class Pod:
     source: str = ""
     container_states: tuple[ContainerState, ...] = ()  # status.(init)containerStatuses, as kubelet reported
 
-    @property
+    @memo
     def key(self) -> PodKey:
+        # cached: a scheduling cycle asks for it a dozen times (caches, ledgers, the journal)
         return PodKey(f"{self.namespace}/{self.name}")
 
     @property
@@ -262,7 +290,7 @@ class Pod:
     def is_assigned(self) -> bool:
         return bool(self.node_name)
 
-    @cached_property
+    @memo
     def requests(self) -> ResourceList:
         """The pod's effective request as the scheduler counts it (``resourcehelper.PodRequests``).
 
@@ -274,13 +302,20 @@ class Pod:
         """
         return _pod_requests(self, non_missing_defaults=False)
 
-    @cached_property
+    @memo
     def non_zero_requests(self) -> ResourceList:
         """Requests with upstream's scoring defaults (100m CPU, 200Mi memory) for containers missing them."""
+        if all(
+            CPU_NAME in c.requests and MEMORY_NAME in c.requests
+            for c in (*self.containers, *self.init_containers)
+        ):
+            return dict(self.requests)  # no container misses either: the defaults change nothing
         return _pod_requests(self, non_missing_defaults=True)
 
-    @cached_property
+    @memo
     def host_ports(self) -> tuple[HostPort, ...]:
+        if not self.init_containers and len(self.containers) == 1:
+            return self.containers[0].host_ports  # the common pod, without building a generator
         return tuple(p for c in (*self.init_containers, *self.containers) for p in c.host_ports)
 
     def tolerates(self, taint: Taint) -> bool:
@@ -289,8 +324,8 @@ class Pod:
 
 def _with_defaults(requests: ResourceList) -> ResourceList:
     filled = dict(requests)
-    filled.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
-    filled.setdefault("memory", DEFAULT_MEMORY_REQUEST * 1000)
+    filled.setdefault(CPU_NAME, DEFAULT_MILLI_CPU_REQUEST)
+    filled.setdefault(MEMORY_NAME, DEFAULT_MEMORY_REQUEST * 1000)
     return filled
 
 
@@ -313,7 +348,7 @@ def _pod_requests(pod: Pod, *, non_missing_defaults: bool) -> ResourceList:
         init_peak = maximum(init_peak, running)
     total = maximum(total, init_peak)
     for r, v in pod.pod_level_requests.items():  # pod-level cpu/memory/hugepages replace the aggregate
-        if r in ("cpu", "memory") or r.startswith("hugepages-"):
+        if r in (CPU_NAME, MEMORY_NAME) or r.startswith("hugepages-"):
             total[r] = v
     return add(total, pod.overhead) if pod.overhead else total
 

@@ -264,7 +264,9 @@ class ClusterState:
     def _account(self, pod: Pod, idx: int) -> None:
         """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""
         for r, amount in pod.requests.items():
-            col = self.column(r)  # may widen the arrays: index them only afterwards
+            col = self.col.get(r)
+            if col is None:
+                col = self.column(r)  # widens the arrays: index them only afterwards
             self.requested[idx, col] += amount
             if col != self._pods_col:  # that column counts pods (a request for ``pods`` is no request)
                 self.free[idx, col] -= amount

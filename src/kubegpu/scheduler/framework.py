@@ -37,6 +37,7 @@ _SKIP = Code.SKIP
 # compared with every batch plugin's codes: a numpy scalar, as an IntEnum member makes numpy look up
 # dunder attributes on the enum class first (EnumType.__getattr__, ~3 µs per compare)
 _ERROR = np.int8(Code.ERROR)
+_NONE: npt.NDArray[Any] = np.empty(0, dtype=np.intp)  # read-only placeholder, never written
 # Cycle-state key under which a Reserve plugin leaves the device IDs it chose (container → resource → IDs).
 ALLOCATION_KEY = "kubegpu/allocation"
 Rows = npt.NDArray[np.intp]
@@ -339,6 +340,9 @@ class Framework:
             (i for i, p in enumerate(self.filter_plugins) if getattr(p, "filter_reads_pods", True)),
             len(self.filter_plugins),
         )
+        # whether a filter may answer ERROR (``filter_errors``, default True): only those rows are searched
+        # for an error, which ends the cycle
+        self._may_error = [getattr(p, "filter_errors", True) for p in self.filter_plugins]
         self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
         self._signs = [isinstance(p, SignPlugin) for p in self.filter_plugins]
         self._signable = len(self._signers) == len(self.filter_plugins)
@@ -411,9 +415,7 @@ class Framework:
         plugins = self.filter_plugins
         end = len(plugins) if stop is None else min(stop, len(plugins))
         codes: Codes | None = None  # None while no plugin has rejected a row: every row is alive
-        plugin_idx = np.empty(0, dtype=np.int16)
-        reason_ids: ReasonIds = np.empty(0, dtype=np.int32)
-        alive = np.empty(0, dtype=np.intp)  # positions in ``rows`` still passing, once ``codes`` is set
+        plugin_idx = reason_ids = alive = _NONE  # set with ``codes``; ``alive``: positions still passing
         for pi in range(start, end if k else start):  # no row: no plugin runs
             p = plugins[pi]
             if p.name in state.skip_filter:
@@ -426,7 +428,7 @@ class Framework:
             if not np.count_nonzero(c):  # (``count_nonzero`` is C; ``.any()`` goes through Python wrappers)
                 continue
             bad = c != 0
-            if np.count_nonzero(c == _ERROR):
+            if self._may_error[pi] and np.count_nonzero(c == _ERROR):
                 first = int(np.flatnonzero(c == _ERROR)[0])  # the first node in the search's order
                 text = "; ".join(self.reason_strings(int(r[first])))
                 raise FilterError(f'running "{p.name}" filter plugin: {text}')
@@ -479,7 +481,7 @@ class Framework:
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Scores, dict[str, Scores]]:
         """PreScore, Score, NormalizeScore, weights; returns the totals and each plugin's weighted part."""
-        total = np.zeros(len(rows), dtype=np.int64)
+        total: Scores | None = None
         parts: dict[str, Scores] = {}
         for p, batch, normalizes in self._score_paths:
             if p.pre_score(state, pod, cluster, rows).code == _SKIP:
@@ -490,12 +492,13 @@ class Framework:
                 s = np.array([p.score(state, pod, cluster.view(int(i))) for i in rows], dtype=np.int64)
             if normalizes:
                 s = p.normalize(state, pod, s)  # type: ignore[attr-defined]
-            if s.size and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
+            # outside [0, 100] in one compare: as unsigned, a negative score is above 100 too
+            if np.count_nonzero(s.astype(np.int64, copy=False).view(np.uint64) > MAX_NODE_SCORE):
                 raise RuntimeError(f"plugin {p.name} returned a score outside [0, {MAX_NODE_SCORE}]")
             weighted = s * self.weights[p.name]
             parts[p.name] = weighted
-            total += weighted
-        return total, parts
+            total = weighted if total is None else total + weighted
+        return (np.zeros(len(rows), dtype=np.int64) if total is None else total), parts
 
     def run_post_filter(
         self, state: CycleState, pod: Pod, diagnosis: Diagnosis

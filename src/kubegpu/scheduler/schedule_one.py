@@ -387,9 +387,9 @@ class Scheduler:
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
-        diagnosis.unschedulable_plugins = {
-            self.framework.plugin_name(i) for i in np.unique(plugins[rejected]).tolist()
-        }
+        # the distinct plugin indices (-1 … len − 1) by counting: ``np.unique`` sorts every rejected row
+        present = np.bincount(plugins[rejected] + 1, minlength=1).nonzero()[0] - 1
+        diagnosis.unschedulable_plugins = {self.framework.plugin_name(i) for i in present.tolist()}
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
         """``FitError.Error()`` for this diagnosis (PostFilter message included if set)."""

@@ -226,5 +226,6 @@ def renamed(pod: Pod, name: str) -> Pod:
     the pod's spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
     out = object.__new__(Pod)
     out.__dict__.update(pod.__dict__)
+    out.__dict__.pop("key", None)  # the cached ``key`` is the name's
     object.__setattr__(out, "name", name)
     return out

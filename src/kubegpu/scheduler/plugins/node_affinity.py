@@ -77,6 +77,7 @@ class NodeAffinity:
     name: ClassVar[str] = names.NODE_AFFINITY
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
+    filter_errors: ClassVar[bool] = False
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reason_id = handle.reasons.intern((REASON_POD,))

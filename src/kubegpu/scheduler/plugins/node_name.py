@@ -22,6 +22,7 @@ class NodeName:
     name: ClassVar[str] = names.NODE_NAME
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
+    filter_errors: ClassVar[bool] = False
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons

@@ -21,6 +21,7 @@ REASON: Final = HostPortConflict()
 
 class NodePorts:
     name: ClassVar[str] = names.NODE_PORTS
+    filter_errors: ClassVar[bool] = False  # (``Framework.filter_rows``: no ERROR to look for)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         pass

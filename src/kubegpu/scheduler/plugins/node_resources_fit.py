@@ -146,6 +146,7 @@ class _Vector:
 
 class NodeResourcesFit:
     name: ClassVar[str] = names.NODE_RESOURCES_FIT
+    filter_errors: ClassVar[bool] = False  # (``Framework.filter_rows``: no ERROR to look for)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons

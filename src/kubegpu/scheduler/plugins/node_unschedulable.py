@@ -26,6 +26,7 @@ class NodeUnschedulable:
     name: ClassVar[str] = names.NODE_UNSCHEDULABLE
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
+    filter_errors: ClassVar[bool] = False
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reason_id = handle.reasons.intern((REASON,))

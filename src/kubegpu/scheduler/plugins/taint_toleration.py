@@ -47,6 +47,7 @@ class TaintToleration:
     name: ClassVar[str] = names.TAINT_TOLERATION
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
+    filter_errors: ClassVar[bool] = False
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons
