@@ -78,3 +78,35 @@ def test_unknown_header(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unexpected header") as err:
         read_pods(path)
     assert err.value.source == f"{path}:1"
+
+
+def test_to_pod_and_renamed_are_the_pods_the_constructor_builds() -> None:
+    """``to_pod`` copies a prototype's fields instead of calling the frozen dataclass's ``__init__`` and
+    ``renamed`` copies a built pod: both must give the object ``Pod(...)`` gives, ``key`` included (the
+    cached key is the name's, not the original's)."""
+    from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
+    from kubegpu.model.objects import Container, NodeSelectorTerm, Pod, Requirement
+    from kubegpu.sim.openb import NAMESPACE, TracePod, renamed
+
+    row = TracePod("openb-pod-0017", 8000, 30720, 2, 1000, frozenset({"V100M32", "A100"}))
+    pod = to_pod(row)
+    requests = {CPU: 8000, MEMORY: 30720 * 1024 * 1024 * 1000, GPU_MILLI_RESOURCE: 2000 * 1000}
+    want = Pod(
+        namespace=NAMESPACE,
+        name="openb-pod-0017",
+        annotations={GPU_COUNT_ANNOTATION: "2"},
+        containers=(Container(name="main", requests=requests, limits=dict(requests)),),
+        required_affinity=(
+            NodeSelectorTerm(match_expressions=(Requirement(GPU_PRODUCT_LABEL, "In", ("A100", "V100M32")),)),
+        ),
+        scheduler_name="kubegpu-packing",
+        source="openb",
+    )
+    assert pod == want
+    assert pod.key == "openb/openb-pod-0017" and pod.requests == requests
+    copy = renamed(pod, "openb-pod-0017-tuned-3")
+    assert copy.key == "openb/openb-pod-0017-tuned-3" and pod.key == "openb/openb-pod-0017"
+    assert copy.requests == requests and copy.name == "openb-pod-0017-tuned-3"
+    cpu_only = to_pod(TracePod("cpu-pod", 4000, 1024, 0, 0))
+    assert cpu_only.annotations == {} and cpu_only.required_affinity is None
+    assert cpu_only.annotations is not pod.annotations  # each pod its own annotations

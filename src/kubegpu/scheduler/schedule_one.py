@@ -343,13 +343,18 @@ class Scheduler:
         start = self.next_start_node_index
         to_find = num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score)
         feasible = (codes == 0).nonzero()[0]
-        if start:
-            cut = int(np.searchsorted(feasible, start))
-            feasible = np.concatenate((feasible[cut:], feasible[:cut]))
-        if len(feasible) > to_find:
-            feasible = feasible[:to_find]
+        total = len(feasible)
+        cut = int(feasible.searchsorted(start)) if start else 0
+        if total > to_find:  # the search stops at the to_find-th feasible node from ``start``
+            tail = total - cut
+            if tail >= to_find:  # found before wrapping around: a slice, no rotated copy
+                feasible = feasible[cut : cut + to_find]
+            else:
+                feasible = np.concatenate((feasible[cut:], feasible[: to_find - tail]))
             processed = (int(feasible[-1]) - start) % n + 1
         else:
+            if cut:
+                feasible = np.concatenate((feasible[cut:], feasible[:cut]))
             processed = n
         self._advance(processed)
         if len(feasible):

@@ -106,6 +106,8 @@ def insufficient_resources(request: dict[str, int], node: NodeView) -> list[Insu
 
 
 PATTERN_BITS: Final = 12  # (pods, *request) columns up to which shortage patterns index a table (4096 ids)
+_PATTERN_CODES: Final = np.full(1 << PATTERN_BITS, _UNSCHEDULABLE, dtype=np.int8)
+_PATTERN_CODES[0] = 0  # no shortage: success
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,15 +235,15 @@ class NodeResourcesFit:
             per_row = [sum(1 << int(j) for j in row.nonzero()[0]) for row in short[failing]]
             ids = {p: self._pattern_id(key, p) for p in sorted(set(per_row))}
             reason_ids[failing] = [ids[p] for p in per_row]
+            codes: Codes = failing.view(np.int8) * _UNSCHEDULABLE
         else:
             bits = short @ vec.bit_values
-            failing = bits > 0
             reason_ids = vec.pattern_ids[bits]
-            if np.count_nonzero(reason_ids) != np.count_nonzero(failing):
-                for pattern in sorted(set(bits[failing & (reason_ids == 0)].tolist())):
+            if np.count_nonzero(reason_ids) != np.count_nonzero(bits):
+                for pattern in sorted(set(bits[(bits > 0) & (reason_ids == 0)].tolist())):
                     vec.pattern_ids[pattern] = self._pattern_id(key, pattern)
                 reason_ids = vec.pattern_ids[bits]
-        codes: Codes = failing.view(np.int8) * _UNSCHEDULABLE
+            codes = _PATTERN_CODES[bits]  # any shortage is Unschedulable (a table read: one gather)
         if self._above_alloc_unresolvable:  # a row with a request above allocatable is a failing row
             codes[vec.above_allocatable[rows]] = _UNRESOLVABLE
         return codes, reason_ids
