@@ -319,7 +319,7 @@ class Pod:
         return tuple(p for c in (*self.init_containers, *self.containers) for p in c.host_ports)
 
     def tolerates(self, taint: Taint) -> bool:
-        return any(t.tolerates(taint) for t in self.tolerations)
+        return bool(self.tolerations) and any(t.tolerates(taint) for t in self.tolerations)
 
 
 def _with_defaults(requests: ResourceList) -> ResourceList:
@@ -330,6 +330,10 @@ def _with_defaults(requests: ResourceList) -> ResourceList:
 
 
 def _pod_requests(pod: Pod, *, non_missing_defaults: bool) -> ResourceList:
+    if len(pod.containers) == 1 and not (pod.init_containers or pod.pod_level_requests or pod.overhead):
+        only = pod.containers[0].requests  # one container and nothing else: its requests (a copy)
+        return _with_defaults(only) if non_missing_defaults else dict(only)
+
     def reqs(c: Container) -> ResourceList:
         return _with_defaults(c.requests) if non_missing_defaults else c.requests
 

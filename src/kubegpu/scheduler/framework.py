@@ -495,7 +495,8 @@ class Framework:
             # outside [0, 100] in one compare: as unsigned, a negative score is above 100 too
             if np.count_nonzero(s.astype(np.int64, copy=False).view(np.uint64) > MAX_NODE_SCORE):
                 raise RuntimeError(f"plugin {p.name} returned a score outside [0, {MAX_NODE_SCORE}]")
-            weighted = s * self.weights[p.name]
+            weight = self.weights[p.name]
+            weighted = s if weight == 1 else s * weight  # (never written to: ``s`` may be a plugin's cache)
             parts[p.name] = weighted
             total = weighted if total is None else total + weighted
         return (np.zeros(len(rows), dtype=np.int64) if total is None else total), parts

@@ -457,11 +457,11 @@ class Scheduler:
             chosen, parts = int(feasible[0]), {}
         else:
             total, weighted = self.framework.run_scores(state, pod, self.cluster, feasible)
-            best = (total == total.max()).nonzero()[0]
-            if len(best) > 1 and self.tie_break == "random":
-                pick = int(best[self.rng.integers(len(best))])
+            if self.tie_break == "first":
+                pick = int(total.argmax())  # the first of the highest
             else:
-                pick = int(best[0])
+                best = (total == total.max()).nonzero()[0]
+                pick = int(best[self.rng.integers(len(best))]) if len(best) > 1 else int(best[0])
             chosen = int(feasible[pick])
             parts = {name: int(s[pick]) for name, s in weighted.items()}
         view = self.cluster.view(chosen)
