@@ -151,3 +151,32 @@ def test_equivalence_cache_changes_no_decision(node_objs: list[dict[str, Any]], 
     for pod in pending:
         a, b = cached.schedule_one(pod), fresh.schedule_one(pod)
         assert (a.node, a.message, a.nominated_node) == (b.node, b.message, b.nominated_node)
+
+
+def free_matches(cluster: ClusterState) -> bool:
+    """``ClusterState.free`` by its definition: allocatable − requested, and the pods column 1000 × the
+    pods the node can still take."""
+    want = cluster.allocatable - cluster.requested
+    want[:, cluster.col["pods"]] = (cluster.max_pods - cluster.pod_count) * 1000
+    return bool((cluster.free == want).all())
+
+
+@SETTINGS
+@given(nodes(), st.data())
+def test_free_matrix_stays_allocatable_minus_requested_through_placements_removals_and_rollbacks(
+    node_objs: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    scheduler, pending = build(node_objs, data.draw(pods(12, "p")))
+    cluster = scheduler.cluster
+    assert free_matches(cluster)
+    placed = []
+    for pod in pending:  # with preemption: its dry runs remove and restore pods through the journal
+        if scheduler.schedule_one(pod).scheduled:
+            placed.append(pod)
+        assert free_matches(cluster)
+    mark = cluster.mark()
+    for pod in placed[::2]:
+        cluster.remove_pod(pod)
+        assert free_matches(cluster)
+    cluster.rollback(mark)
+    assert free_matches(cluster)
