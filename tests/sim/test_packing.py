@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kubegpu.scheduler.gpu_share import GpuShareLedger
 from kubegpu.sim.openb import TracePod, to_node
 from kubegpu.sim.packing import PackingRun, curves, fgd_workload, run_packing
 from tests.sim.builders import node
@@ -45,6 +46,24 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
     other = run_packing(nodes, trace(), "FGD", 43)
     assert np.array_equal(one.allocated, again.allocated) and np.array_equal(one.frag, again.frag)
     assert not np.array_equal(one.arrived, other.arrived)
+
+
+@pytest.mark.parametrize("policy", ["FGD", "BestFit", "Random"])
+def test_fragment_readings_equal_the_ledgers_sum_over_every_node_after_every_pod(policy: str) -> None:
+    """``FragReadings`` snapshots the changed nodes per cycle and works the readings out at the end; each
+    must equal the ledger's own reading of the whole cluster taken right after that pod
+    (``frag_total`` over every node), bit for bit, including after pods that fail (no change). Nodes
+    of 1, 2 and 4 GPUs with little CPU, so the run fills them and some pods fail."""
+    nodes = [to_node(node(f"n{i}", [1, 2, 4][i % 3], cpu=6_000)) for i in range(5)]
+    taken: list[float] = []
+
+    def observe(result: object, ledger: GpuShareLedger) -> None:
+        taken.append(ledger.frag_total(np.arange(len(ledger.cluster), dtype=np.intp)))
+
+    run = run_packing(nodes, trace(), policy, 7, observe=observe)
+    assert run.failed, "the case must include failed pods"
+    assert len(set(taken)) > 3, "the fragment amount must move during the run"
+    assert run.frag.tolist() == taken
 
 
 def test_curves_round_half_to_even_and_fall_back_to_neighbours() -> None:
