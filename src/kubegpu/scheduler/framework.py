@@ -343,6 +343,8 @@ class Framework:
         # whether a filter may answer ERROR (``filter_errors``, default True): only those rows are searched
         # for an error, which ends the cycle
         self._may_error = [getattr(p, "filter_errors", True) for p in self.filter_plugins]
+        # per filter plugin: [-1, its index], read with a rejected-row mask as 0/1 (one gather)
+        self._plugin_marks = [np.array([-1, i], dtype=np.int16) for i in range(len(self.filter_plugins))]
         self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
         self._signs = [isinstance(p, SignPlugin) for p in self.filter_plugins]
         self._signable = len(self._signers) == len(self.filter_plugins)
@@ -434,8 +436,7 @@ class Framework:
                 raise FilterError(f'running "{p.name}" filter plugin: {text}')
             if codes is None:  # the first rejections: this plugin's results are every row's
                 codes = c.astype(np.int8)  # a copy: ``c`` may be the plugin's own
-                plugin_idx = np.full(k, -1, dtype=np.int16)
-                plugin_idx[bad] = pi
+                plugin_idx = self._plugin_marks[pi][bad.view(np.int8)]  # pi where rejected, else -1
                 reason_ids = (r * bad).astype(np.int32, copy=False)  # a passing row's reason is 0
                 alive = (~bad).nonzero()[0]
             else:
