@@ -77,7 +77,12 @@ class GpuShape:
 
     @property
     def is_share(self) -> bool:
-        return self.count == 1 and self.milli < MILLI
+        return is_share(self.count, self.milli)
+
+
+def is_share(count: int, milli: int) -> bool:
+    """A sharing request: a part of ONE GPU (whole-GPU pods ask ``count`` GPUs of 1000 milli)."""
+    return count == 1 and milli < MILLI
 
 
 def pod_shape(pod: Pod) -> GpuShape:
@@ -227,15 +232,32 @@ class GpuShareLedger:
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
         self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
         self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
-        # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
+        # What one GPU with v free milli adds to a node's per-shape counts, per v in 0..MILLI (the range
+        # the ledger keeps; ``assign`` refuses to leave it): [fit_t (v ≥ milli_t) for each typical shape t,
+        # below_t (v when v < milli_t, else 0), v]. A node's counts are the sum over its GPUs (padding
+        # columns are GPUs with 0 free), and moving one GPU from v to w adds row w less row v: one
+        # integer rule for every count, looked up instead of recomputed (tiny arrays: per-call cost).
         shapes = len(typical) if typical is not None else 0
-        self._fit: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        self._below: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        self._total: IntArray = self.gpu_left.sum(axis=1)
+        free = np.arange(MILLI + 1, dtype=np.int64)
+        tm = typical.milli if typical is not None else np.zeros(0, dtype=np.int64)
+        fit = free[:, None] >= tm[None, :]
+        self._by_free: IntArray = np.concatenate(
+            [fit, np.where(fit, 0, free[:, None]), free[:, None]], axis=1, dtype=np.int64
+        )
+        self._shapes = shapes
+        # per node: the counts (the sum of ``_by_free`` over its GPUs); ``_fit``, ``_below``, ``_total``
+        # are views of its parts
+        self._counts: IntArray = np.zeros((n, 2 * shapes + 1), dtype=np.int64)
+        self._fit: IntArray = self._counts[:, :shapes]
+        self._below: IntArray = self._counts[:, shapes : 2 * shapes]
+        self._total: IntArray = self._counts[:, 2 * shapes]
+        # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
+        # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
+        self._sorted: IntArray = np.zeros_like(self.gpu_left)
         if typical is not None:
             gpu_shape = typical.milli > 0
             self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
-            self._recount(np.arange(n, dtype=np.intp))
+        self._recount(np.arange(n, dtype=np.intp))
 
     def cpu_left(self, rows: Rows) -> IntArray:
         return self.left(rows, CPU)
@@ -246,18 +268,23 @@ class GpuShareLedger:
         out: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
         return out
 
-    def _recount(self, rows: Rows) -> None:
-        """Refresh the per-shape GPU counts of ``rows`` from ``gpu_left`` (after their GPUs changed)."""
-        if self.typical is None:
-            return
-        self._fit[rows], self._below[rows], self._total[rows] = self.counts_of(self.gpu_left[rows])
+    def _recount(self, rows: Rows | int) -> None:
+        """Refresh the sorted free milli and per-shape counts of ``rows`` (an array, or one node index)
+        from ``gpu_left``, after their GPUs changed."""
+        left = self.gpu_left[rows]
+        self._sorted[rows] = np.sort(left)
+        self._counts[rows] = self._by_free[left].sum(axis=-2)
 
     def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """Per row of ``gpu_left[K, G]`` and typical shape: GPUs with enough free milli for the shape, free
-        milli on the GPUs without; and free milli in all."""
-        fits = gpu_left[:, None, :] >= self._typical().milli[None, :, None]  # [K, T, G]
-        below: IntArray = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)
-        return fits.sum(axis=2), below, gpu_left.sum(axis=1)
+        """Per row of ``gpu_left[K, G]`` (free milli in 0..MILLI) and typical shape: GPUs with enough free
+        milli for the shape, free milli on the GPUs without; and free milli in all."""
+        self._typical()
+        return self._parts(self._by_free[gpu_left].sum(axis=1))
+
+    def _parts(self, counts: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """``counts[K, 2T + 1]`` (sums of ``_by_free`` rows) as (fit, below, total)."""
+        t = self._shapes
+        return counts[:, :t], counts[:, t : 2 * t], counts[:, 2 * t]
 
     def combine(
         self,
@@ -276,7 +303,7 @@ class GpuShareLedger:
         many rows there are and on the CPU's kernel)."""
         if fits is None:
             fits = self.satisfied(rows, cpu_left, fit)
-        out: IntArray = (np.where(fits, below, total[:, None]) * self._typical().weight).sum(axis=1)
+        out: IntArray = np.where(fits, below, total[:, None]) @ self._typical().weight  # int64: exact
         return out
 
     def milli(self, weighted: IntArray | int) -> FloatArray:
@@ -288,23 +315,23 @@ class GpuShareLedger:
         """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
         t = self._typical()
         assert self.node_access is not None
-        out: npt.NDArray[np.bool_] = (
-            self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
-        )
+        out: npt.NDArray[np.bool_] = self.node_access[rows] & (fit >= t.count) & (cpu_left[:, None] >= t.cpu)
         return out
 
     def counts(self, rows: Rows) -> tuple[IntArray, IntArray, IntArray]:
         """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
         not, and free milli in all."""
-        return self._fit[rows], self._below[rows], self._total[rows]
+        return self._parts(self._counts[rows])
 
     def frag(self, rows: Rows) -> IntArray:
         """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
-        return self.combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
+        return self.combine(rows, self.cpu_left(rows), *self.counts(rows))
 
     def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
         """Fragment amount (milli-GPU) of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the
-        reference the incremental forms below are held equal to)."""
+        reference the incremental forms below are held equal to). Free milli outside 0..MILLI is refused."""
+        if gpu_left.size and (int(gpu_left.min()) < 0 or int(gpu_left.max()) > MILLI):
+            raise ValueError(f"free milli-GPU per GPU must be within 0..{MILLI}")
         return self.milli(self.combine(rows, cpu_left, *self.counts_of(gpu_left)))
 
     def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, IntArray]:
@@ -312,19 +339,19 @@ class GpuShareLedger:
         row, as (position in ``rows``, v, fragment amount × scale after the pod lands on a GPU with v free). GPUs
         with equal free milli give equal results, and only that GPU and the CPU change, so the cached
         per-shape counts are adjusted rather than recomputed."""
-        t = self._typical()
+        self._typical()
         pos, value = self.share_moves(rows, milli)
         r = rows[pos]
-        old, new, tm = value[:, None], value[:, None] - milli, t.milli[None, :]
-        fit = self._fit[r] - (old >= tm) + (new >= tm)
-        below = self._below[r] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0)
-        after = self.combine(r, self.cpu_left(rows)[pos] - cpu, fit, below, self._total[r] - milli)
+        counts = (
+            self._counts[r] - self._by_free[value] + self._by_free[value - milli]
+        )  # one GPU v → v − milli
+        after = self.combine(r, self.cpu_left(rows)[pos] - cpu, *self._parts(counts))
         return pos, value, after
 
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
         row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
-        ordered = np.sort(self.gpu_left[rows], axis=1)
+        ordered = self._sorted[rows]
         distinct = np.ones(ordered.shape, dtype=bool)
         distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         pos, col = np.nonzero(distinct & (ordered >= milli))
@@ -334,7 +361,7 @@ class GpuShareLedger:
         """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
         the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
         cpu_after = self.cpu_left(rows) - shape.cpu
-        fit, below, total = self._fit[rows], self._below[rows], self._total[rows]
+        fit, below, total = self.counts(rows)
         if not shape.count:
             return self.combine(rows, cpu_after, fit, below, total)
         if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
@@ -344,7 +371,7 @@ class GpuShareLedger:
     def left_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
         ``count`` GPUs taken from those with the least sufficient free milli."""
-        gl = np.sort(self.gpu_left[rows], axis=1)
+        gl = self._sorted[rows]
         ok = gl >= shape.milli
         take = ok & (np.cumsum(ok, axis=1) <= shape.count)
         out: IntArray = gl - shape.milli * take
@@ -367,7 +394,8 @@ class GpuShareLedger:
         the exact sum over every node (``cluster_frag``) in step."""
         if stale.size:
             fresh = self.frag(stale)
-            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
+            # Python ints: exact, and cheaper than two numpy reductions for the usual one or two rows
+            self._frag_sum += sum(fresh.tolist()) - sum(self._frag[stale].tolist())
             self._frag[stale] = fresh
 
     def cluster_frag(self) -> float:
@@ -387,18 +415,21 @@ class GpuShareLedger:
 
     @staticmethod
     def kind_of(shape: GpuShape) -> int:
-        return 0 if shape.is_share else shape.count
+        return gpu_kind(shape.count, shape.milli)
 
     def kind_counts(self, rows: Rows) -> IntArray:
         out: IntArray = self._kinds[rows]
         return out
 
     def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
+        row = self.gpu_left[idx]
+        if any(not 0 <= int(row[g]) - milli <= MILLI for g in gpus):
+            raise ValueError(f"{pod.key}: GPUs {gpus} of node {idx} do not have {milli} milli-GPU free each")
         for g in gpus:
-            self.gpu_left[idx, g] -= milli
+            row[g] -= milli
         self.held[pod.key] = (idx, gpus, milli)
-        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] += 1
-        self._recount(np.array([idx], dtype=np.intp))
+        self._kinds[idx, gpu_kind(len(gpus), milli)] += 1
+        self._recount(idx)
 
     def release(self, pod: Pod) -> int | None:
         """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
@@ -406,10 +437,11 @@ class GpuShareLedger:
         if held is None:
             return None
         idx, gpus, milli = held
+        row = self.gpu_left[idx]
         for g in gpus:
-            self.gpu_left[idx, g] += milli
-        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] -= 1
-        self._recount(np.array([idx], dtype=np.intp))
+            row[g] += milli
+        self._kinds[idx, gpu_kind(len(gpus), milli)] -= 1
+        self._recount(idx)
         return idx
 
     def pod_added(self, pod: Pod, idx: int) -> None:
@@ -427,15 +459,25 @@ class GpuShareLedger:
             self._released[pod.key] = held
             self.release(pod)
 
-    def fits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
-        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free."""
-        ok: npt.NDArray[np.bool_] = (self.gpu_left[rows] >= shape.milli).sum(axis=1) >= shape.count
+    def fits(self, rows: Rows | int, shape: GpuShape) -> npt.NDArray[np.bool_]:
+        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free, i.e. the node's
+        ``count``-th most free GPU has ``milli`` free (``rows``: an array, or one node index)."""
+        width = self._sorted.shape[1]
+        if not 0 < shape.count <= width:  # no GPU asked: every node; more than any node has: none
+            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count == 0)
+            return out
+        ok: npt.NDArray[np.bool_] = self._sorted[rows, width - shape.count] >= shape.milli
         return ok
 
     def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:
         """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
-        free = np.flatnonzero(self.gpu_left[idx] == MILLI)
-        return tuple(int(g) for g in free[: shape.count])
+        free = [g for g, left in enumerate(self.gpu_left[idx].tolist()) if left == MILLI]
+        return tuple(free[: shape.count])
+
+
+def gpu_kind(count: int, milli: int) -> int:
+    """A GPU pod's kind for GpuClustering's per-node counts: 0 for a sharing pod, else its GPU count."""
+    return 0 if is_share(count, milli) else count
 
 
 # (ledger, node index, shape, rng) -> the GPU a sharing pod gets
@@ -444,15 +486,14 @@ GpuSelector = Callable[["GpuShareLedger", int, GpuShape, np.random.Generator], i
 
 def select_best_fit(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """``allocateGpuIdBasedOnBestFit``: the GPU with the least free milli that still fits (lowest index on ties)."""
-    left = ledger.gpu_left[idx]
-    cand = np.where(left >= shape.milli, left, np.iinfo(np.int64).max)
-    return int(np.argmin(cand))
+    fitting = ((left, g) for g, left in enumerate(ledger.gpu_left[idx].tolist()) if left >= shape.milli)
+    return min(fitting, default=(0, 0))[1]
 
 
 def select_random(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """``allocateGpuIdBasedOnRandomFit``: uniformly among the GPUs that fit."""
-    cand = np.flatnonzero(ledger.gpu_left[idx] >= shape.milli)
-    return int(cand[rng.integers(len(cand))])
+    cand = [g for g, left in enumerate(ledger.gpu_left[idx].tolist()) if left >= shape.milli]
+    return cand[rng.integers(len(cand))]
 
 
 def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
@@ -461,8 +502,8 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
     _, values, after = ledger.share_candidates(row, shape.cpu, shape.milli)
     delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
     score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
-    per_gpu = [score_of.get(int(v), -1) for v in ledger.gpu_left[idx]]
-    return int(np.argmax(per_gpu))
+    per_gpu = [score_of.get(left, -1) for left in ledger.gpu_left[idx].tolist()]
+    return per_gpu.index(max(per_gpu))  # the first best, as ``argmax``
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:
@@ -514,8 +555,7 @@ class GpuShare:
         return None, SUCCESS if pod_shape(pod).count else SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        row = np.array([node.idx], dtype=np.intp)
-        if self.ledger.fits(row, pod_shape(pod))[0]:
+        if self.ledger.fits(node.idx, pod_shape(pod)):
             return SUCCESS
         return Status(Code.UNSCHEDULABLE, (REASON_GPU_SHARE,))
 
