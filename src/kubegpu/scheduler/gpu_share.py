@@ -59,6 +59,10 @@ _UNSCHEDULABLE: Final = np.int8(Code.UNSCHEDULABLE)
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+# rows of the ledger, or one node's index: the per-call cost on numpy's tiny arrays is the work of a
+# packing cycle, so the ledger's one-node reads take a plain index (no gather; a node's value comes
+# back one dimension lower) through the same code as many rows
+RowsOrNode = Rows | int
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,16 +263,16 @@ class GpuShareLedger:
             self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
         self._recount(np.arange(n, dtype=np.intp))
 
-    def cpu_left(self, rows: Rows) -> IntArray:
+    def cpu_left(self, rows: RowsOrNode) -> IntArray:
         return self.left(rows, CPU)
 
-    def left(self, rows: Rows, resource: str) -> IntArray:
+    def left(self, rows: RowsOrNode, resource: str) -> IntArray:
         """Allocatable minus requested ``resource`` on ``rows``."""
         c = self.cluster.col[resource]
         out: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
         return out
 
-    def _recount(self, rows: Rows | int) -> None:
+    def _recount(self, rows: RowsOrNode) -> None:
         """Refresh the sorted free milli and per-shape counts of ``rows`` (an array, or one node index)
         from ``gpu_left``, after their GPUs changed."""
         left = self.gpu_left[rows]
@@ -282,13 +286,13 @@ class GpuShareLedger:
         return self._parts(self._by_free[gpu_left].sum(axis=1))
 
     def _parts(self, counts: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """``counts[K, 2T + 1]`` (sums of ``_by_free`` rows) as (fit, below, total)."""
+        """``counts[K, 2T + 1]`` (sums of ``_by_free`` rows; or one node's ``[2T + 1]``) as (fit, below, total)."""
         t = self._shapes
-        return counts[:, :t], counts[:, t : 2 * t], counts[:, 2 * t]
+        return counts[..., :t], counts[..., t : 2 * t], counts[..., 2 * t]
 
     def combine(
         self,
-        rows: Rows,
+        rows: RowsOrNode,
         cpu_left: IntArray,
         fit: IntArray,
         below: IntArray,
@@ -303,27 +307,34 @@ class GpuShareLedger:
         many rows there are and on the CPU's kernel)."""
         if fits is None:
             fits = self.satisfied(rows, cpu_left, fit)
-        out: IntArray = np.where(fits, below, total[:, None]) @ self._typical().weight  # int64: exact
+        out: IntArray = np.where(fits, below, total[..., None]) @ self._typical().weight  # int64: exact
         return out
 
-    def milli(self, weighted: IntArray | int) -> FloatArray:
-        """A ``combine`` value (or a sum of them) as milli-GPU: one division, correctly rounded."""
+    def milli(self, weighted: IntArray) -> FloatArray:
+        """``combine`` values as milli-GPU: one division each, correctly rounded."""
         out: FloatArray = np.divide(weighted, self._typical().scale, dtype=np.float64)
         return out
 
-    def satisfied(self, rows: Rows, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
+    def milli_of(self, weighted: int) -> float:
+        """A sum of ``combine`` values (a Python int, any size) as milli-GPU: Python's int division is the
+        exact quotient rounded once, as ``milli``'s (whose operands are exact in float64, below 2**53)."""
+        return weighted / self._typical().scale
+
+    def satisfied(self, rows: RowsOrNode, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
         """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
         t = self._typical()
         assert self.node_access is not None
-        out: npt.NDArray[np.bool_] = self.node_access[rows] & (fit >= t.count) & (cpu_left[:, None] >= t.cpu)
+        out: npt.NDArray[np.bool_] = (
+            self.node_access[rows] & (fit >= t.count) & (cpu_left[..., None] >= t.cpu)
+        )
         return out
 
-    def counts(self, rows: Rows) -> tuple[IntArray, IntArray, IntArray]:
+    def counts(self, rows: RowsOrNode) -> tuple[IntArray, IntArray, IntArray]:
         """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
         not, and free milli in all."""
         return self._parts(self._counts[rows])
 
-    def frag(self, rows: Rows) -> IntArray:
+    def frag(self, rows: RowsOrNode) -> IntArray:
         """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
         return self.combine(rows, self.cpu_left(rows), *self.counts(rows))
 
@@ -342,20 +353,17 @@ class GpuShareLedger:
         self._typical()
         pos, value = self.share_moves(rows, milli)
         r = rows[pos]
-        counts = (
-            self._counts[r] - self._by_free[value] + self._by_free[value - milli]
-        )  # one GPU v → v − milli
-        after = self.combine(r, self.cpu_left(rows)[pos] - cpu, *self._parts(counts))
-        return pos, value, after
+        counts = self._counts[r] - self._by_free[value] + self._by_free[value - milli]  # a GPU: v → v − milli
+        return pos, value, self.combine(r, self.cpu_left(r) - cpu, *self._parts(counts))
 
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
         row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
         ordered = self._sorted[rows]
-        distinct = np.ones(ordered.shape, dtype=bool)
-        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        pos, col = np.nonzero(distinct & (ordered >= milli))
-        return pos.astype(np.intp), ordered[pos, col]
+        take = ordered >= milli
+        take[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]  # the first GPU of each free value
+        pos, col = take.nonzero()
+        return pos, ordered[pos, col]
 
     def frag_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
         """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
@@ -392,10 +400,14 @@ class GpuShareLedger:
     def _refresh_frag(self, stale: Rows) -> None:
         """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
         the exact sum over every node (``cluster_frag``) in step."""
-        if stale.size:
+        if stale.size == 1:  # the usual case after one pod: that node alone, by its index
+            idx = int(stale[0])
+            one = int(self.frag(idx))
+            self._frag_sum += one - int(self._frag[idx])
+            self._frag[idx] = one
+        elif stale.size:
             fresh = self.frag(stale)
-            # Python ints: exact, and cheaper than two numpy reductions for the usual one or two rows
-            self._frag_sum += sum(fresh.tolist()) - sum(self._frag[stale].tolist())
+            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
             self._frag[stale] = fresh
 
     def cluster_frag(self) -> float:
@@ -403,7 +415,7 @@ class GpuShareLedger:
         exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
         re-added), divided once."""
         self._refresh_frag(self.cluster.moved_any(self._frag_gen))
-        return float(self.milli(self._frag_sum))
+        return self.milli_of(self._frag_sum)
 
     def node_frag(self, rows: Rows) -> FloatArray:
         """Current fragment amount (milli-GPU) of each of ``rows``."""
@@ -411,7 +423,7 @@ class GpuShareLedger:
 
     def frag_total(self, rows: Rows) -> float:
         """The fragment amount (milli-GPU) of ``rows`` together: the exact sum, divided once."""
-        return float(self.milli(int(self.node_frag_weighted(rows).sum())))
+        return self.milli_of(int(self.node_frag_weighted(rows).sum()))
 
     @staticmethod
     def kind_of(shape: GpuShape) -> int:
@@ -507,10 +519,13 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:
-    """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU (exp overflows to 0 for very
-    negative Δ, which is the sigmoid's limit)."""
-    with np.errstate(over="ignore"):
-        scores: IntArray = np.floor(100.0 / (1.0 + np.exp(-delta / 1000.0))).astype(np.int64)
+    """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU; the conversion truncates, as
+    Go's ``int64()`` (the sigmoid is positive). For Δ below −709,000 the exponent is held at 709, where
+    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence."""
+    x: FloatArray = np.minimum(delta / -1000.0, 709.0)
+    np.exp(x, out=x)
+    x += 1.0
+    scores: IntArray = (100.0 / x).astype(np.int64)
     return scores
 
 
