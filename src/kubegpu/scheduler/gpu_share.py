@@ -258,9 +258,13 @@ class GpuShareLedger:
         # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
         # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
         self._sorted: IntArray = np.zeros_like(self.gpu_left)
+        self._need: IntArray = np.zeros((n, shapes), dtype=np.int64)
         if typical is not None:
             gpu_shape = typical.milli > 0
             self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
+            # [N, T]: the GPUs shape t needs on node n, or more than any node has where it may not use them
+            # (a count of fitting GPUs never exceeds ``width``): one comparison for both conditions
+            self._need = np.where(self.node_access, typical.count, width + 1)
         self._recount(np.arange(n, dtype=np.intp))
 
     def cpu_left(self, rows: RowsOrNode) -> IntArray:
@@ -322,11 +326,7 @@ class GpuShareLedger:
 
     def satisfied(self, rows: RowsOrNode, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
         """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
-        t = self._typical()
-        assert self.node_access is not None
-        out: npt.NDArray[np.bool_] = (
-            self.node_access[rows] & (fit >= t.count) & (cpu_left[..., None] >= t.cpu)
-        )
+        out: npt.NDArray[np.bool_] = (fit >= self._need[rows]) & (cpu_left[..., None] >= self._typical().cpu)
         return out
 
     def counts(self, rows: RowsOrNode) -> tuple[IntArray, IntArray, IntArray]:
@@ -350,11 +350,15 @@ class GpuShareLedger:
         row, as (position in ``rows``, v, fragment amount × scale after the pod lands on a GPU with v free). GPUs
         with equal free milli give equal results, and only that GPU and the CPU change, so the cached
         per-shape counts are adjusted rather than recomputed."""
-        self._typical()
         pos, value = self.share_moves(rows, milli)
-        r = rows[pos]
-        counts = self._counts[r] - self._by_free[value] + self._by_free[value - milli]  # a GPU: v → v − milli
-        return pos, value, self.combine(r, self.cpu_left(r) - cpu, *self._parts(counts))
+        return pos, value, self.after_share(rows[pos], value, cpu, milli)
+
+    def after_share(self, rows: RowsOrNode, value: IntArray, cpu: int, milli: int) -> IntArray:
+        """Fragment amount × scale of each row (or of one node, per value) after a sharing pod of ``cpu``
+        and ``milli`` lands on one of its GPUs with ``value`` free: that GPU goes from v to v − milli."""
+        self._typical()
+        counts = self._counts[rows] - self._by_free[value] + self._by_free[value - milli]
+        return self.combine(rows, self.cpu_left(rows) - cpu, *self._parts(counts))
 
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
@@ -511,7 +515,8 @@ def select_random(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.ran
 def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
     row = np.array([idx], dtype=np.intp)
-    _, values, after = ledger.share_candidates(row, shape.cpu, shape.milli)
+    _, values = ledger.share_moves(row, shape.milli)
+    after = ledger.after_share(idx, values, shape.cpu, shape.milli)
     delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
     score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
     per_gpu = [score_of.get(left, -1) for left in ledger.gpu_left[idx].tolist()]
