@@ -439,8 +439,12 @@ class GpuShareLedger:
 
     def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
         row = self.gpu_left[idx]
-        if any(not 0 <= int(row[g]) - milli <= MILLI for g in gpus):
-            raise ValueError(f"{pod.key}: GPUs {gpus} of node {idx} do not have {milli} milli-GPU free each")
+        left = row.tolist()
+        for g in gpus:
+            if not 0 <= left[g] - milli <= MILLI:  # the per-GPU counts are looked up by free value
+                raise ValueError(
+                    f"{pod.key}: GPU {g} of node {idx} has {left[g]} milli-GPU free, not {milli}"
+                )
         for g in gpus:
             row[g] -= milli
         self.held[pod.key] = (idx, gpus, milli)
@@ -516,10 +520,13 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
     row = np.array([idx], dtype=np.intp)
     _, values = ledger.share_moves(row, shape.milli)
+    left = ledger.gpu_left[idx].tolist()
+    if len(values) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
+        return left.index(int(values[0]))
     after = ledger.after_share(idx, values, shape.cpu, shape.milli)
     delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
     score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
-    per_gpu = [score_of.get(left, -1) for left in ledger.gpu_left[idx].tolist()]
+    per_gpu = [score_of.get(v, -1) for v in left]
     return per_gpu.index(max(per_gpu))  # the first best, as ``argmax``
 
 
