@@ -520,7 +520,7 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
     row = np.array([idx], dtype=np.intp)
     _, values = ledger.share_moves(row, shape.milli)
-    left = ledger.gpu_left[idx].tolist()
+    left: list[int] = ledger.gpu_left[idx].tolist()
     if len(values) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
         return left.index(int(values[0]))
     after = ledger.after_share(idx, values, shape.cpu, shape.milli)
