@@ -282,10 +282,10 @@ class GpuShareLedger:
         self._counts[rows] = self._by_free[left].sum(axis=-2)
 
     def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """Per row of ``gpu_left[K, G]`` (free milli in 0..MILLI) and typical shape: GPUs with enough free
-        milli for the shape, free milli on the GPUs without; and free milli in all."""
+        """Per row of ``gpu_left[K, G]`` (or of one node's ``[G]``; free milli in 0..MILLI) and typical shape:
+        GPUs with enough free milli for the shape, free milli on the GPUs without; and free milli in all."""
         self._typical()
-        return self._parts(self._by_free[gpu_left].sum(axis=1))
+        return self._parts(self._by_free[gpu_left].sum(axis=-2))
 
     def _parts(self, counts: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """``counts[K, 2T + 1]`` (sums of ``_by_free`` rows; or one node's ``[2T + 1]``) as (fit, below, total)."""
@@ -349,7 +349,8 @@ class GpuShareLedger:
         with equal free milli give equal results, and only that GPU and the CPU change, so the cached
         per-shape counts are adjusted rather than recomputed."""
         pos, value = self.share_moves(rows, milli)
-        return pos, value, self.after_share(rows[pos], value, cpu, milli)
+        node = _one(rows)
+        return pos, value, self.after_share(rows[pos] if node is rows else node, value, cpu, milli)
 
     def after_share(self, rows: RowsOrNode, value: IntArray, cpu: int, milli: int) -> IntArray:
         """Fragment amount × scale of each row (or of one node, per value) after a sharing pod of ``cpu``
@@ -361,29 +362,36 @@ class GpuShareLedger:
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
         row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
-        ordered = self._sorted[rows]
+        node = _one(rows)
+        ordered = self._sorted[node]
         take = ordered >= milli
-        take[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]  # the first GPU of each free value
-        pos, col = take.nonzero()
-        return pos, ordered[pos, col]
+        take[..., 1:] &= ordered[..., 1:] != ordered[..., :-1]  # the first GPU of each free value
+        if node is rows:
+            pos, col = take.nonzero()
+            return pos, ordered[pos, col]
+        (col,) = take.nonzero()
+        return np.zeros(len(col), dtype=np.intp), ordered[col]
 
     def frag_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
         """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
         the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
-        cpu_after = self.cpu_left(rows) - shape.cpu
-        fit, below, total = self.counts(rows)
+        node = _one(rows)
+        cpu_after = self.cpu_left(node) - shape.cpu
+        fit, below, total = self.counts(node)
         if not shape.count:
-            return self.combine(rows, cpu_after, fit, below, total)
-        if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            return self.combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
-        return self.combine(rows, cpu_after, *self.counts_of(self.left_after_sub(rows, shape)))
+            out = self.combine(node, cpu_after, fit, below, total)
+        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
+            out = self.combine(node, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
+        else:
+            out = self.combine(node, cpu_after, *self.counts_of(self.left_after_sub(node, shape)))
+        return out if node is rows else out[None]
 
-    def left_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
+    def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
         ``count`` GPUs taken from those with the least sufficient free milli."""
         gl = self._sorted[rows]
         ok = gl >= shape.milli
-        take = ok & (np.cumsum(ok, axis=1) <= shape.count)
+        take = ok & (np.cumsum(ok, axis=-1) <= shape.count)
         out: IntArray = gl - shape.milli * take
         return out
 
@@ -491,6 +499,11 @@ class GpuShareLedger:
         """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
         free = [g for g, left in enumerate(self.gpu_left[idx].tolist()) if left == MILLI]
         return tuple(free[: shape.count])
+
+
+def _one(rows: Rows) -> RowsOrNode:
+    """One row as its node index (read without gathers, values one dimension lower), else ``rows``."""
+    return int(rows[0]) if len(rows) == 1 else rows
 
 
 def gpu_kind(count: int, milli: int) -> int:
