@@ -355,9 +355,15 @@ class GpuShareLedger:
     def after_share(self, rows: RowsOrNode, value: IntArray, cpu: int, milli: int) -> IntArray:
         """Fragment amount × scale of each row (or of one node, per value) after a sharing pod of ``cpu``
         and ``milli`` lands on one of its GPUs with ``value`` free: that GPU goes from v to v − milli."""
+        return self.combine(rows, self.cpu_left(rows) - cpu, *self.share_counts(rows, value, milli))
+
+    def share_counts(
+        self, rows: RowsOrNode, value: IntArray, milli: int
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """The per-shape counts (``counts``) of each row, or of one node per value, after one of its GPUs
+        goes from ``value`` free to ``value − milli``: that GPU's table row out, its new row in."""
         self._typical()
-        counts = self._counts[rows] - self._by_free[value] + self._by_free[value - milli]
-        return self.combine(rows, self.cpu_left(rows) - cpu, *self._parts(counts))
+        return self._parts(self._counts[rows] - self._by_free[value] + self._by_free[value - milli])
 
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
