@@ -497,7 +497,7 @@ class GpuShareLedger:
         ``count``-th most free GPU has ``milli`` free (``rows``: an array, or one node index)."""
         width = self._sorted.shape[1]
         if not 0 < shape.count <= width:  # no GPU asked: every node; more than any node has: none
-            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count == 0)
+            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count <= 0)
             return out
         kth = self._sorted[:, width - shape.count]  # the column first: then ``rows`` is a 1-D gather
         ok: npt.NDArray[np.bool_] = kth[rows] >= shape.milli
