@@ -247,12 +247,8 @@ class GpuShareLedger:
             [fit, np.where(fit, 0, free[:, None]), free[:, None]], axis=1, dtype=np.int64
         )
         self._shapes = shapes
-        # per node: the counts (the sum of ``_by_free`` over its GPUs); ``_fit``, ``_below``, ``_total``
-        # are views of its parts
+        # per node: the counts, the sum of ``_by_free`` over its GPUs (``counts`` reads them as parts)
         self._counts: IntArray = np.zeros((n, 2 * shapes + 1), dtype=np.int64)
-        self._fit: IntArray = self._counts[:, :shapes]
-        self._below: IntArray = self._counts[:, shapes : 2 * shapes]
-        self._total: IntArray = self._counts[:, 2 * shapes]
         # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
         # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
         self._sorted: IntArray = np.zeros_like(self.gpu_left)
