@@ -1,441 +1,49 @@
-"""Fractional GPU sharing: per-GPU free milli-GPU state beside the cluster, and the GpuShare plugin (R9.2, R14.1).
+"""The GpuShare plugin: per-GPU Filter and the Reserve that picks a pod's physical GPUs (R9.2, R14.1).
 
-A GPU-sharing pod asks for a share of ONE physical GPU (``gpu_milli`` < 1000, as in Alibaba's openb
-trace and the open-gpu-share scheduler plugin); a whole-GPU pod asks for ``n`` GPUs of 1000 milli each.
-``ClusterState`` counts a node's total milli-GPU in the ``kubegpu.io/gpu-milli`` column, so
-NodeResourcesFit rejects nodes without enough in total; whether the request fits *per GPU* needs the
-free milli-GPU of every physical GPU, which ``GpuShareLedger`` keeps as ``gpu_left[N, G]`` (G = the most
-GPUs on any node; rows of smaller nodes are padded with 0, which no GPU request fits).
+``GpuShare`` is the Filter (per-GPU fit against ``GpuShareLedger``, batch and cached per equivalence
+class) and the Reserve that picks the physical GPUs — by best fit, at random, or by the policy's own
+choice (FGD's fragmentation gradient) — and records them in the ledger, the way open-gpu-share's Reserve
+updates its cache. The ledger, pod shapes and the fragment arithmetic live in ``gpu_ledger``; their names
+are importable from here as well (the packing plugins, the simulator and the exporter import them so).
 
-A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
-``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
-required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
-
-``GpuShare`` is the Filter (per-GPU fit, batch and cached per equivalence class) and the Reserve that
-picks the physical GPUs — by best fit, at random, or by the policy's own choice (FGD's fragmentation
-gradient) — and records them in the ledger, the way open-gpu-share's Reserve updates its cache.
-
-The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
-Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a departure, an
-eviction, a preemption dry run) frees its GPUs here, and a journal rollback that re-adds it gives it back
-the same GPUs (``pod_removed`` / ``pod_added``), so a preemption dry run leaves the ledger as it found it.
-
-Fragmentation (Weng et al., ATC '23, §4; the simulator's ``NodeGpuShareFragAmount``): for a target
-workload of typical pod shapes with popularity p_t, a node's fragment amount is Σ_t p_t · F_t, where F_t
-is the node's free milli-GPU that shape t cannot use: the free milli on GPUs with less free than the
-shape's per-GPU milli when the shape fits (CPU and enough GPUs), otherwise all free milli-GPU (CPU-only
-shapes and shapes whose GPU model the node lacks see every free GPU as fragment).
+Owns the plugin, the GPU selectors and FGD's score function; imports the ledger module, the model and
+the scheduler's framework types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.names import GPU_COUNT_ANNOTATION as GPU_COUNT_ANNOTATION
 from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
-from kubegpu.model.objects import Pod, PodKey
-from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
+from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
+from kubegpu.scheduler.gpu_ledger import DEFAULT_MILLI_CPU as DEFAULT_MILLI_CPU
+from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE as GPU_MILLI_RESOURCE
+from kubegpu.scheduler.gpu_ledger import MAX_SPEC_CPU as MAX_SPEC_CPU
+from kubegpu.scheduler.gpu_ledger import MAX_SPEC_GPU as MAX_SPEC_GPU
+from kubegpu.scheduler.gpu_ledger import MILLI as MILLI
+from kubegpu.scheduler.gpu_ledger import FloatArray as FloatArray
+from kubegpu.scheduler.gpu_ledger import GpuShape as GpuShape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger as GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import IntArray as IntArray
+from kubegpu.scheduler.gpu_ledger import RowsOrNode as RowsOrNode
+from kubegpu.scheduler.gpu_ledger import TypicalPods as TypicalPods
+from kubegpu.scheduler.gpu_ledger import build_typical_pods as build_typical_pods
+from kubegpu.scheduler.gpu_ledger import gpu_kind as gpu_kind
+from kubegpu.scheduler.gpu_ledger import is_share as is_share
+from kubegpu.scheduler.gpu_ledger import pod_shape as pod_shape
 from kubegpu.scheduler.reasons import GpuShareNoFit
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 GPU_SHARE: Final = "GpuShare"
-GPU_MILLI_RESOURCE: Final = GPU_MILLI
-MILLI: Final = 1000
-# open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
-MAX_SPEC_CPU: Final = 128_000
-MAX_SPEC_GPU: Final = 8_000
-# kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
-DEFAULT_MILLI_CPU: Final = 100
 REASON_GPU_SHARE: Final = GpuShareNoFit()
 _UNSCHEDULABLE: Final = np.int8(Code.UNSCHEDULABLE)
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class GpuShape:
-    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU,
-    and memory (request units; FGD's measure ignores it, ``KubegpuCpuFrag``'s counts it)."""
-
-    cpu: int
-    count: int
-    milli: int
-    memory: int = 0
-
-    @property
-    def total_milli(self) -> int:
-        return self.count * self.milli
-
-    @property
-    def is_share(self) -> bool:
-        return self.count == 1 and self.milli < MILLI
-
-
-def pod_shape(pod: Pod) -> GpuShape:
-    """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
-    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
-    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
-    last = _last_shape[0]
-    if last is not None and last[0] is pod:
-        return last[1]
-    shape = _shape_of(pod)
-    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
-    return shape
-
-
-_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
-
-
-def _shape_of(pod: Pod) -> GpuShape:
-    req = pod.requests
-    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
-    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
-    cpu = req.get(CPU, DEFAULT_MILLI_CPU)  # ``GetNonzeroRequests``: only a missing request gets the default
-    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
-
-
-@dataclass(frozen=True)
-class TypicalPods:
-    """The target workload: popular shapes with their popularity and the GPU models each may use
-    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
-    ``memory``: each shape's mean memory request (None: not known, and not counted).
-
-    Popularity is kept exact: p_t = ``weight[t]`` / ``scale`` (integers; the pod count of shape t over the
-    pods the shapes cover), so a popularity-weighted sum of integer milli-GPU is an integer divided once
-    (``GpuShareLedger.combine``): the same bits whichever rows are computed together and on any CPU."""
-
-    cpu: IntArray
-    count: IntArray
-    milli: IntArray
-    weight: IntArray
-    models: tuple[frozenset[str] | None, ...]
-    memory: IntArray | None = None
-    scale: int = 0  # 0: Σ weight (popularity normalised to 1)
-
-    def __post_init__(self) -> None:
-        if not self.scale:
-            object.__setattr__(self, "scale", int(self.weight.sum()) or 1)
-
-    def __len__(self) -> int:
-        return len(self.weight)
-
-    @property
-    def freq(self) -> FloatArray:
-        """Popularity p_t (each an exact quotient, rounded once)."""
-        out: FloatArray = self.weight / self.scale
-        return out
-
-    @property
-    def gpu_demand(self) -> IntArray:
-        """Each shape's GPU demand in weight units, weight_t · count_t · milli_t (∝ p_t · count_t · milli_t)."""
-        out: IntArray = self.weight * self.count * self.milli
-        return out
-
-    def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
-        out = np.ones((len(self), len(model_names)), dtype=bool)
-        for t, allowed in enumerate(self.models):
-            if allowed is not None:
-                out[t] = [m in allowed for m in model_names]
-        return out
-
-
-def build_typical_pods(
-    shapes: Iterable[tuple[GpuShape, frozenset[str] | None]], threshold_pct: int = 95
-) -> TypicalPods:
-    """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
-    (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
-    models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
-    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1.
-    Memory is not part of a shape (as in the simulator); each shape carries the mean memory request of
-    its pods."""
-    counts: dict[tuple[int, int, int, str], int] = {}
-    memory: dict[tuple[int, int, int, str], int] = {}
-    model_sets: dict[str, frozenset[str] | None] = {}
-    total = 0
-    for shape, models in shapes:
-        text = "|".join(sorted(models)) if models else ""
-        model_sets[text] = models or None
-        key = (shape.cpu, shape.milli, shape.count, text)
-        counts[key] = counts.get(key, 0) + 1
-        memory[key] = memory.get(key, 0) + shape.memory
-        total += 1
-    if not total:
-        raise ConfigError("typical pods: the workload is empty")
-    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    chosen: list[tuple[tuple[int, int, int, str], int]] = []
-    cum = 0
-    for key, n in ordered:
-        if cum * 100 >= threshold_pct * total:
-            break
-        chosen.append((key, n))
-        cum += n
-    return TypicalPods(
-        cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
-        count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
-        milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
-        weight=np.array([n for _, n in chosen], dtype=np.int64),
-        models=tuple(model_sets[k[3]] for k, _ in chosen),
-        memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
-        scale=cum,
-    )
-
-
-class GpuShareLedger:
-    """Per node and physical GPU: free milli-GPU; per placed GPU pod: its node, GPUs and milli per GPU.
-
-    With a target workload it also caches every node's fragment amount (recomputed only for nodes that
-    changed), which is what makes a fragmentation reading after every pod cheap."""
-
-    def __init__(self, cluster: ClusterState, typical: TypicalPods | None = None) -> None:
-        self.cluster = cluster
-        n = len(cluster)
-        col = cluster.col.get(NVIDIA_GPU)
-        self.gpu_count: IntArray = (
-            cluster.allocatable[:, col] // MILLI if col is not None else np.zeros(n, dtype=np.int64)
-        )
-        width = max(int(self.gpu_count.max()) if n else 0, 1)
-        # free milli per GPU (columns past a node's GPU count stay 0)
-        self.gpu_left: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
-        models: dict[str, int] = {}
-        self.model_id = np.array(
-            [
-                models.setdefault(node.labels.get(GPU_PRODUCT_LABEL, ""), len(models))
-                for node in cluster.nodes
-            ],
-            dtype=np.intp,
-        )
-        self.model_names = list(models)
-        self.held: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
-        # GPUs of pods the cluster removed, so that a journal rollback re-adding them restores the same GPUs
-        self._released: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
-        cluster.listeners.append(self)
-        # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
-        self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
-        self.typical = typical
-        self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
-        # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
-        # version (``ClusterState.moved``) equals ``_frag_gen``
-        self._frag: IntArray = np.zeros(n, dtype=np.int64)
-        self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
-        self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
-        # per node and typical shape: GPUs that fit the shape, free milli on GPUs that do not; free total
-        shapes = len(typical) if typical is not None else 0
-        self._fit: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        self._below: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        self._total: IntArray = self.gpu_left.sum(axis=1)
-        if typical is not None:
-            gpu_shape = typical.milli > 0
-            self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
-            self._recount(np.arange(n, dtype=np.intp))
-
-    def cpu_left(self, rows: Rows) -> IntArray:
-        return self.left(rows, CPU)
-
-    def left(self, rows: Rows, resource: str) -> IntArray:
-        """Allocatable minus requested ``resource`` on ``rows``."""
-        c = self.cluster.col[resource]
-        out: IntArray = self.cluster.allocatable[rows, c] - self.cluster.requested[rows, c]
-        return out
-
-    def _recount(self, rows: Rows) -> None:
-        """Refresh the per-shape GPU counts of ``rows`` from ``gpu_left`` (after their GPUs changed)."""
-        if self.typical is None:
-            return
-        self._fit[rows], self._below[rows], self._total[rows] = self.counts_of(self.gpu_left[rows])
-
-    def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """Per row of ``gpu_left[K, G]`` and typical shape: GPUs with enough free milli for the shape, free
-        milli on the GPUs without; and free milli in all."""
-        fits = gpu_left[:, None, :] >= self._typical().milli[None, :, None]  # [K, T, G]
-        below: IntArray = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)
-        return fits.sum(axis=2), below, gpu_left.sum(axis=1)
-
-    def combine(
-        self,
-        rows: Rows,
-        cpu_left: IntArray,
-        fit: IntArray,
-        below: IntArray,
-        total: IntArray,
-        fits: npt.NDArray[np.bool_] | None = None,
-    ) -> IntArray:
-        """Σ_t weight_t · F_t from per-shape counts, an exact integer (the fragment amount × the target's
-        ``scale``): F_t = ``below`` where shape t fits (model, GPUs, CPU), else all free milli-GPU
-        (``total``). ``fits``: the ``satisfied`` mask of these rows, when the caller has it already.
-        Integer sums are exact in any order, so a node's value never depends on which other rows are
-        computed with it (a float matrix product's does: BLAS sums a row in an order that depends on how
-        many rows there are and on the CPU's kernel)."""
-        if fits is None:
-            fits = self.satisfied(rows, cpu_left, fit)
-        out: IntArray = (np.where(fits, below, total[:, None]) * self._typical().weight).sum(axis=1)
-        return out
-
-    def milli(self, weighted: IntArray | int) -> FloatArray:
-        """A ``combine`` value (or a sum of them) as milli-GPU: one division, correctly rounded."""
-        out: FloatArray = np.divide(weighted, self._typical().scale, dtype=np.float64)
-        return out
-
-    def satisfied(self, rows: Rows, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
-        """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
-        t = self._typical()
-        assert self.node_access is not None
-        out: npt.NDArray[np.bool_] = (
-            self.node_access[rows] & (fit >= t.count[None, :]) & (cpu_left[:, None] >= t.cpu[None, :])
-        )
-        return out
-
-    def counts(self, rows: Rows) -> tuple[IntArray, IntArray, IntArray]:
-        """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
-        not, and free milli in all."""
-        return self._fit[rows], self._below[rows], self._total[rows]
-
-    def frag(self, rows: Rows) -> IntArray:
-        """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
-        return self.combine(rows, self.cpu_left(rows), self._fit[rows], self._below[rows], self._total[rows])
-
-    def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
-        """Fragment amount (milli-GPU) of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the
-        reference the incremental forms below are held equal to)."""
-        return self.milli(self.combine(rows, cpu_left, *self.counts_of(gpu_left)))
-
-    def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, IntArray]:
-        """For a sharing pod (``cpu``, ``milli`` on ONE GPU): every distinct free value v ≥ ``milli`` on each
-        row, as (position in ``rows``, v, fragment amount × scale after the pod lands on a GPU with v free). GPUs
-        with equal free milli give equal results, and only that GPU and the CPU change, so the cached
-        per-shape counts are adjusted rather than recomputed."""
-        t = self._typical()
-        pos, value = self.share_moves(rows, milli)
-        r = rows[pos]
-        old, new, tm = value[:, None], value[:, None] - milli, t.milli[None, :]
-        fit = self._fit[r] - (old >= tm) + (new >= tm)
-        below = self._below[r] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0)
-        after = self.combine(r, self.cpu_left(rows)[pos] - cpu, fit, below, self._total[r] - milli)
-        return pos, value, after
-
-    def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
-        """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
-        row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
-        ordered = np.sort(self.gpu_left[rows], axis=1)
-        distinct = np.ones(ordered.shape, dtype=bool)
-        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        pos, col = np.nonzero(distinct & (ordered >= milli))
-        return pos.astype(np.intp), ordered[pos, col]
-
-    def frag_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
-        """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
-        the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
-        cpu_after = self.cpu_left(rows) - shape.cpu
-        fit, below, total = self._fit[rows], self._below[rows], self._total[rows]
-        if not shape.count:
-            return self.combine(rows, cpu_after, fit, below, total)
-        if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            return self.combine(rows, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
-        return self.combine(rows, cpu_after, *self.counts_of(self.left_after_sub(rows, shape)))
-
-    def left_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
-        """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
-        ``count`` GPUs taken from those with the least sufficient free milli."""
-        gl = np.sort(self.gpu_left[rows], axis=1)
-        ok = gl >= shape.milli
-        take = ok & (np.cumsum(ok, axis=1) <= shape.count)
-        out: IntArray = gl - shape.milli * take
-        return out
-
-    def _typical(self) -> TypicalPods:
-        if self.typical is None:
-            raise ConfigError("fragmentation needs a target workload (typical pods) in the GpuShare ledger")
-        return self.typical
-
-    def node_frag_weighted(self, rows: Rows) -> IntArray:
-        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
-        (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
-        self._refresh_frag(self.cluster.moved(rows, self._frag_gen))
-        out: IntArray = self._frag[rows]
-        return out
-
-    def _refresh_frag(self, stale: Rows) -> None:
-        """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
-        the exact sum over every node (``cluster_frag``) in step."""
-        if stale.size:
-            fresh = self.frag(stale)
-            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
-            self._frag[stale] = fresh
-
-    def cluster_frag(self) -> float:
-        """The fragment amount (milli-GPU) of the whole cluster, as ``frag_total`` over every node: the
-        exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
-        re-added), divided once."""
-        self._refresh_frag(self.cluster.moved_any(self._frag_gen))
-        return float(self.milli(self._frag_sum))
-
-    def node_frag(self, rows: Rows) -> FloatArray:
-        """Current fragment amount (milli-GPU) of each of ``rows``."""
-        return self.milli(self.node_frag_weighted(rows))
-
-    def frag_total(self, rows: Rows) -> float:
-        """The fragment amount (milli-GPU) of ``rows`` together: the exact sum, divided once."""
-        return float(self.milli(int(self.node_frag_weighted(rows).sum())))
-
-    @staticmethod
-    def kind_of(shape: GpuShape) -> int:
-        return 0 if shape.is_share else shape.count
-
-    def kind_counts(self, rows: Rows) -> IntArray:
-        out: IntArray = self._kinds[rows]
-        return out
-
-    def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
-        for g in gpus:
-            self.gpu_left[idx, g] -= milli
-        self.held[pod.key] = (idx, gpus, milli)
-        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] += 1
-        self._recount(np.array([idx], dtype=np.intp))
-
-    def release(self, pod: Pod) -> int | None:
-        """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
-        held = self.held.pop(pod.key, None)
-        if held is None:
-            return None
-        idx, gpus, milli = held
-        for g in gpus:
-            self.gpu_left[idx, g] += milli
-        self._kinds[idx, self.kind_of(GpuShape(0, len(gpus), milli))] -= 1
-        self._recount(np.array([idx], dtype=np.intp))
-        return idx
-
-    def pod_added(self, pod: Pod, idx: int) -> None:
-        """The cluster re-added a pod it had removed (a rollback): it gets its GPUs back. A pod placed by
-        a cycle was recorded at Reserve already."""
-        if pod.key not in self.held:
-            earlier = self._released.pop(pod.key, None)
-            if earlier is not None and earlier[0] == idx:
-                self.assign(pod, idx, earlier[1], earlier[2])
-
-    def pod_removed(self, pod: Pod, idx: int) -> None:
-        """The cluster removed a pod (departure, eviction or a preemption dry run): free its GPUs."""
-        held = self.held.get(pod.key)
-        if held is not None:
-            self._released[pod.key] = held
-            self.release(pod)
-
-    def fits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
-        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free."""
-        ok: npt.NDArray[np.bool_] = (self.gpu_left[rows] >= shape.milli).sum(axis=1) >= shape.count
-        return ok
-
-    def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:
-        """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
-        free = np.flatnonzero(self.gpu_left[idx] == MILLI)
-        return tuple(int(g) for g in free[: shape.count])
 
 
 # (ledger, node index, shape, rng) -> the GPU a sharing pod gets
@@ -444,32 +52,38 @@ GpuSelector = Callable[["GpuShareLedger", int, GpuShape, np.random.Generator], i
 
 def select_best_fit(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """``allocateGpuIdBasedOnBestFit``: the GPU with the least free milli that still fits (lowest index on ties)."""
-    left = ledger.gpu_left[idx]
-    cand = np.where(left >= shape.milli, left, np.iinfo(np.int64).max)
-    return int(np.argmin(cand))
+    fitting = ((left, g) for g, left in enumerate(ledger.gpu_left[idx].tolist()) if left >= shape.milli)
+    return min(fitting, default=(0, 0))[1]
 
 
 def select_random(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """``allocateGpuIdBasedOnRandomFit``: uniformly among the GPUs that fit."""
-    cand = np.flatnonzero(ledger.gpu_left[idx] >= shape.milli)
-    return int(cand[rng.integers(len(cand))])
+    cand = [g for g, left in enumerate(ledger.gpu_left[idx].tolist()) if left >= shape.milli]
+    return cand[rng.integers(len(cand))]
 
 
 def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
     row = np.array([idx], dtype=np.intp)
-    _, values, after = ledger.share_candidates(row, shape.cpu, shape.milli)
+    _, values = ledger.share_moves(row, shape.milli)
+    left: list[int] = ledger.gpu_left[idx].tolist()
+    if len(values) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
+        return left.index(int(values[0]))
+    after = ledger.after_share(idx, values, shape.cpu, shape.milli)
     delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
     score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
-    per_gpu = [score_of.get(int(v), -1) for v in ledger.gpu_left[idx]]
-    return int(np.argmax(per_gpu))
+    per_gpu = [score_of.get(v, -1) for v in left]
+    return per_gpu.index(max(per_gpu))  # the first best, as ``argmax``
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:
-    """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU (exp overflows to 0 for very
-    negative Δ, which is the sigmoid's limit)."""
-    with np.errstate(over="ignore"):
-        scores: IntArray = np.floor(100.0 / (1.0 + np.exp(-delta / 1000.0))).astype(np.int64)
+    """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU; the conversion truncates, as
+    Go's ``int64()`` (the sigmoid is positive). For Δ below −709,000 the exponent is held at 709, where
+    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence."""
+    x: FloatArray = np.minimum(delta / -1000.0, 709.0)
+    np.exp(x, out=x)
+    x += 1.0
+    scores: IntArray = (100.0 / x).astype(np.int64)
     return scores
 
 
@@ -514,8 +128,7 @@ class GpuShare:
         return None, SUCCESS if pod_shape(pod).count else SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        row = np.array([node.idx], dtype=np.intp)
-        if self.ledger.fits(row, pod_shape(pod))[0]:
+        if self.ledger.fits(node.idx, pod_shape(pod)):
             return SUCCESS
         return Status(Code.UNSCHEDULABLE, (REASON_GPU_SHARE,))
 

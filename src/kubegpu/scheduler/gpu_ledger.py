@@ -1,0 +1,515 @@
+"""The GPU-share ledger: per-GPU free milli-GPU beside the cluster, pod shapes, and fragmentation (R9.2, R14.1).
+
+A GPU-sharing pod asks for a share of ONE physical GPU (``gpu_milli`` < 1000, as in Alibaba's openb
+trace and the open-gpu-share scheduler plugin); a whole-GPU pod asks for ``n`` GPUs of 1000 milli each.
+``ClusterState`` counts a node's total milli-GPU in the ``kubegpu.io/gpu-milli`` column, so
+NodeResourcesFit rejects nodes without enough in total; whether the request fits *per GPU* needs the
+free milli-GPU of every physical GPU, which ``GpuShareLedger`` keeps as ``gpu_left[N, G]`` (G = the most
+GPUs on any node; rows of smaller nodes are padded with 0, which no GPU request fits).
+
+A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
+``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
+required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
+
+The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
+GpuShare's Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a
+departure, an eviction, a preemption dry run) frees its GPUs here, and a journal rollback that re-adds it
+gives it back the same GPUs (``pod_removed`` / ``pod_added``), so a preemption dry run leaves the ledger
+as it found it.
+
+Fragmentation (Weng et al., ATC '23, §4; the simulator's ``NodeGpuShareFragAmount``): for a target
+workload of typical pod shapes with popularity p_t, a node's fragment amount is Σ_t p_t · F_t, where F_t
+is the node's free milli-GPU that shape t cannot use: the free milli on GPUs with less free than the
+shape's per-GPU milli when the shape fits (CPU and enough GPUs), otherwise all free milli-GPU (CPU-only
+shapes and shapes whose GPU model the node lacks see every free GPU as fragment).
+
+A packing run reads the ledger a few times per pod on one node or a handful (a scheduling cycle's stale
+rows, the placed node), so numpy's per-call cost, not per-row work, is what a cycle pays here: one-node
+reads take a plain index, and per-GPU counts are looked up in a table by free value.
+
+Owns the ledger and its arithmetic; imports the model and the scheduler's cluster state and framework
+types only (the GpuShare plugin, in ``gpu_share``, imports this module, never the reverse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
+from kubegpu.model.objects import Pod, PodKey
+from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
+from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.framework import Rows
+
+GPU_MILLI_RESOURCE: Final = GPU_MILLI
+MILLI: Final = 1000
+# open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
+MAX_SPEC_CPU: Final = 128_000
+MAX_SPEC_GPU: Final = 8_000
+# kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
+DEFAULT_MILLI_CPU: Final = 100
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+# rows of the ledger, or one node's index: the per-call cost on numpy's tiny arrays is the work of a
+# packing cycle, so the ledger's one-node reads take a plain index (no gather; a node's value comes
+# back one dimension lower) through the same code as many rows
+RowsOrNode = Rows | int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShape:
+    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU,
+    and memory (request units; FGD's measure ignores it, ``KubegpuCpuFrag``'s counts it)."""
+
+    cpu: int
+    count: int
+    milli: int
+    memory: int = 0
+
+    @property
+    def total_milli(self) -> int:
+        return self.count * self.milli
+
+    @property
+    def is_share(self) -> bool:
+        return is_share(self.count, self.milli)
+
+
+def is_share(count: int, milli: int) -> bool:
+    """A sharing request: a part of ONE GPU (whole-GPU pods ask ``count`` GPUs of 1000 milli)."""
+    return count == 1 and milli < MILLI
+
+
+def pod_shape(pod: Pod) -> GpuShape:
+    """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
+    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
+    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
+    last = _last_shape[0]
+    if last is not None and last[0] is pod:
+        return last[1]
+    shape = _shape_of(pod)
+    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
+    return shape
+
+
+_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
+
+
+def _shape_of(pod: Pod) -> GpuShape:
+    req = pod.requests
+    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
+    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
+    cpu = req.get(CPU, DEFAULT_MILLI_CPU)  # ``GetNonzeroRequests``: only a missing request gets the default
+    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
+
+
+@dataclass(frozen=True)
+class TypicalPods:
+    """The target workload: popular shapes with their popularity and the GPU models each may use
+    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
+    ``memory``: each shape's mean memory request (None: not known, and not counted).
+
+    Popularity is kept exact: p_t = ``weight[t]`` / ``scale`` (integers; the pod count of shape t over the
+    pods the shapes cover), so a popularity-weighted sum of integer milli-GPU is an integer divided once
+    (``GpuShareLedger.combine``): the same bits whichever rows are computed together and on any CPU."""
+
+    cpu: IntArray
+    count: IntArray
+    milli: IntArray
+    weight: IntArray
+    models: tuple[frozenset[str] | None, ...]
+    memory: IntArray | None = None
+    scale: int = 0  # 0: Σ weight (popularity normalised to 1)
+
+    def __post_init__(self) -> None:
+        if not self.scale:
+            object.__setattr__(self, "scale", int(self.weight.sum()) or 1)
+
+    def __len__(self) -> int:
+        return len(self.weight)
+
+    @property
+    def freq(self) -> FloatArray:
+        """Popularity p_t (each an exact quotient, rounded once)."""
+        out: FloatArray = self.weight / self.scale
+        return out
+
+    @property
+    def gpu_demand(self) -> IntArray:
+        """Each shape's GPU demand in weight units, weight_t · count_t · milli_t (∝ p_t · count_t · milli_t)."""
+        out: IntArray = self.weight * self.count * self.milli
+        return out
+
+    def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
+        out = np.ones((len(self), len(model_names)), dtype=bool)
+        for t, allowed in enumerate(self.models):
+            if allowed is not None:
+                out[t] = [m in allowed for m in model_names]
+        return out
+
+
+def build_typical_pods(
+    shapes: Iterable[tuple[GpuShape, frozenset[str] | None]], threshold_pct: int = 95
+) -> TypicalPods:
+    """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
+    (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
+    models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
+    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1.
+    Memory is not part of a shape (as in the simulator); each shape carries the mean memory request of
+    its pods."""
+    counts: dict[tuple[int, int, int, str], int] = {}
+    memory: dict[tuple[int, int, int, str], int] = {}
+    model_sets: dict[str, frozenset[str] | None] = {}
+    total = 0
+    for shape, models in shapes:
+        text = "|".join(sorted(models)) if models else ""
+        model_sets[text] = models or None
+        key = (shape.cpu, shape.milli, shape.count, text)
+        counts[key] = counts.get(key, 0) + 1
+        memory[key] = memory.get(key, 0) + shape.memory
+        total += 1
+    if not total:
+        raise ConfigError("typical pods: the workload is empty")
+    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    chosen: list[tuple[tuple[int, int, int, str], int]] = []
+    cum = 0
+    for key, n in ordered:
+        if cum * 100 >= threshold_pct * total:
+            break
+        chosen.append((key, n))
+        cum += n
+    return TypicalPods(
+        cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
+        count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
+        milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
+        weight=np.array([n for _, n in chosen], dtype=np.int64),
+        models=tuple(model_sets[k[3]] for k, _ in chosen),
+        memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
+        scale=cum,
+    )
+
+
+class GpuShareLedger:
+    """Per node and physical GPU: free milli-GPU; per placed GPU pod: its node, GPUs and milli per GPU.
+
+    With a target workload it also caches every node's fragment amount (recomputed only for nodes that
+    changed), which is what makes a fragmentation reading after every pod cheap."""
+
+    def __init__(self, cluster: ClusterState, typical: TypicalPods | None = None) -> None:
+        self.cluster = cluster
+        n = len(cluster)
+        col = cluster.col.get(NVIDIA_GPU)
+        self.gpu_count: IntArray = (
+            cluster.allocatable[:, col] // MILLI if col is not None else np.zeros(n, dtype=np.int64)
+        )
+        width = max(int(self.gpu_count.max()) if n else 0, 1)
+        # free milli per GPU (columns past a node's GPU count stay 0)
+        self.gpu_left: IntArray = np.where(np.arange(width)[None, :] < self.gpu_count[:, None], MILLI, 0)
+        models: dict[str, int] = {}
+        self.model_id = np.array(
+            [
+                models.setdefault(node.labels.get(GPU_PRODUCT_LABEL, ""), len(models))
+                for node in cluster.nodes
+            ],
+            dtype=np.intp,
+        )
+        self.model_names = list(models)
+        self.held: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
+        # GPUs of pods the cluster removed, so that a journal rollback re-adding them restores the same GPUs
+        self._released: dict[PodKey, tuple[int, tuple[int, ...], int]] = {}
+        cluster.listeners.append(self)
+        # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
+        self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
+        self.typical = typical
+        self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
+        # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
+        # version (``ClusterState.moved``) equals ``_frag_gen``
+        self._frag: IntArray = np.zeros(n, dtype=np.int64)
+        self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
+        self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
+        # What one GPU with v free milli adds to a node's per-shape counts, per v in 0..MILLI (the range
+        # the ledger keeps; ``assign`` refuses to leave it): [fit_t (v ≥ milli_t) for each typical shape t,
+        # below_t (v when v < milli_t, else 0), v]. A node's counts are the sum over its GPUs (padding
+        # columns are GPUs with 0 free), and moving one GPU from v to w adds row w less row v: one
+        # integer rule for every count, looked up instead of recomputed (tiny arrays: per-call cost).
+        shapes = len(typical) if typical is not None else 0
+        free = np.arange(MILLI + 1, dtype=np.int64)
+        tm = typical.milli if typical is not None else np.zeros(0, dtype=np.int64)
+        fit = free[:, None] >= tm[None, :]
+        self._by_free: IntArray = np.concatenate(
+            [fit, np.where(fit, 0, free[:, None]), free[:, None]], axis=1, dtype=np.int64
+        )
+        self._shapes = shapes
+        # per node: the counts, the sum of ``_by_free`` over its GPUs (``counts`` reads them as parts)
+        self._counts: IntArray = np.zeros((n, 2 * shapes + 1), dtype=np.int64)
+        # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
+        # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
+        self._sorted: IntArray = np.zeros_like(self.gpu_left)
+        self._need: IntArray = np.zeros((n, shapes), dtype=np.int64)
+        if typical is not None:
+            gpu_shape = typical.milli > 0
+            self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
+            # [N, T]: the GPUs shape t needs on node n, or more than any node has where it may not use them
+            # (a count of fitting GPUs never exceeds ``width``): one comparison for both conditions
+            self._need = np.where(self.node_access, typical.count, width + 1)
+        self._recount(np.arange(n, dtype=np.intp))
+
+    def cpu_left(self, rows: RowsOrNode) -> IntArray:
+        return self.left(rows, CPU)
+
+    def left(self, rows: RowsOrNode, resource: str) -> IntArray:
+        """Allocatable minus requested ``resource`` on ``rows``."""
+        c = self.cluster.col[resource]
+        # the column first: then ``rows`` is a 1-D gather (a [rows, c] pair index costs more per call)
+        out: IntArray = self.cluster.allocatable[:, c][rows] - self.cluster.requested[:, c][rows]
+        return out
+
+    def _recount(self, rows: RowsOrNode) -> None:
+        """Refresh the sorted free milli and per-shape counts of ``rows`` (an array, or one node index)
+        from ``gpu_left``, after their GPUs changed."""
+        left = self.gpu_left[rows]
+        self._sorted[rows] = np.sort(left)
+        self._counts[rows] = self._by_free[left].sum(axis=-2)
+
+    def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """Per row of ``gpu_left[K, G]`` (or of one node's ``[G]``; free milli in 0..MILLI) and typical shape:
+        GPUs with enough free milli for the shape, free milli on the GPUs without; and free milli in all."""
+        self._typical()
+        return self._parts(self._by_free[gpu_left].sum(axis=-2))
+
+    def _parts(self, counts: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """``counts[K, 2T + 1]`` (sums of ``_by_free`` rows; or one node's ``[2T + 1]``) as (fit, below, total)."""
+        t = self._shapes
+        return counts[..., :t], counts[..., t : 2 * t], counts[..., 2 * t]
+
+    def combine(
+        self,
+        rows: RowsOrNode,
+        cpu_left: IntArray,
+        fit: IntArray,
+        below: IntArray,
+        total: IntArray,
+        fits: npt.NDArray[np.bool_] | None = None,
+    ) -> IntArray:
+        """Σ_t weight_t · F_t from per-shape counts, an exact integer (the fragment amount × the target's
+        ``scale``): F_t = ``below`` where shape t fits (model, GPUs, CPU), else all free milli-GPU
+        (``total``). ``fits``: the ``satisfied`` mask of these rows, when the caller has it already.
+        Integer sums are exact in any order, so a node's value never depends on which other rows are
+        computed with it (a float matrix product's does: BLAS sums a row in an order that depends on how
+        many rows there are and on the CPU's kernel)."""
+        if fits is None:
+            fits = self.satisfied(rows, cpu_left, fit)
+        out: IntArray = np.where(fits, below, total[..., None]) @ self._typical().weight  # int64: exact
+        return out
+
+    def milli(self, weighted: IntArray) -> FloatArray:
+        """``combine`` values as milli-GPU: one division each, correctly rounded."""
+        out: FloatArray = np.divide(weighted, self._typical().scale, dtype=np.float64)
+        return out
+
+    def milli_of(self, weighted: int) -> float:
+        """A sum of ``combine`` values (a Python int, any size) as milli-GPU: Python's int division is the
+        exact quotient rounded once, as ``milli``'s (whose operands are exact in float64, below 2**53)."""
+        return weighted / self._typical().scale
+
+    def satisfied(self, rows: RowsOrNode, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
+        """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
+        out: npt.NDArray[np.bool_] = (fit >= self._need[rows]) & (cpu_left[..., None] >= self._typical().cpu)
+        return out
+
+    def counts(self, rows: RowsOrNode) -> tuple[IntArray, IntArray, IntArray]:
+        """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
+        not, and free milli in all."""
+        return self._parts(self._counts[rows])
+
+    def frag(self, rows: RowsOrNode) -> IntArray:
+        """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
+        return self.combine(rows, self.cpu_left(rows), *self.counts(rows))
+
+    def frag_of(self, rows: Rows, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
+        """Fragment amount (milli-GPU) of ``rows`` if they had ``cpu_left[K]`` and ``gpu_left[K, G]`` (the
+        reference the incremental forms below are held equal to). Free milli outside 0..MILLI is refused."""
+        if gpu_left.size and (int(gpu_left.min()) < 0 or int(gpu_left.max()) > MILLI):
+            raise ValueError(f"free milli-GPU per GPU must be within 0..{MILLI}")
+        return self.milli(self.combine(rows, cpu_left, *self.counts_of(gpu_left)))
+
+    def share_candidates(self, rows: Rows, cpu: int, milli: int) -> tuple[Rows, IntArray, IntArray]:
+        """For a sharing pod (``cpu``, ``milli`` on ONE GPU): every distinct free value v ≥ ``milli`` on each
+        row, as (position in ``rows``, v, fragment amount × scale after the pod lands on a GPU with v free). GPUs
+        with equal free milli give equal results, and only that GPU and the CPU change, so the cached
+        per-shape counts are adjusted rather than recomputed."""
+        pos, value = self.share_moves(rows, milli)
+        node = _one(rows)
+        return pos, value, self.after_share(rows[pos] if node is rows else node, value, cpu, milli)
+
+    def after_share(self, rows: RowsOrNode, value: IntArray, cpu: int, milli: int) -> IntArray:
+        """Fragment amount × scale of each row (or of one node, per value) after a sharing pod of ``cpu``
+        and ``milli`` lands on one of its GPUs with ``value`` free: that GPU goes from v to v − milli."""
+        return self.combine(rows, self.cpu_left(rows) - cpu, *self.share_counts(rows, value, milli))
+
+    def share_counts(
+        self, rows: RowsOrNode, value: IntArray, milli: int
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """The per-shape counts (``counts``) of each row, or of one node per value, after one of its GPUs
+        goes from ``value`` free to ``value − milli``: that GPU's table row out, its new row in."""
+        self._typical()
+        return self._parts(self._counts[rows] - self._by_free[value] + self._by_free[value - milli])
+
+    def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
+        """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
+        row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
+        node = _one(rows)
+        ordered = self._sorted[node]
+        take = ordered >= milli
+        take[..., 1:] &= ordered[..., 1:] != ordered[..., :-1]  # the first GPU of each free value
+        if node is rows:
+            pos, col = take.nonzero()
+            return pos, ordered[pos, col]
+        (col,) = take.nonzero()
+        return np.zeros(len(col), dtype=np.intp), ordered[col]
+
+    def frag_after_sub(self, rows: Rows, shape: GpuShape) -> IntArray:
+        """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
+        the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
+        node = _one(rows)
+        cpu_after = self.cpu_left(node) - shape.cpu
+        fit, below, total = self.counts(node)
+        if not shape.count:
+            out = self.combine(node, cpu_after, fit, below, total)
+        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
+            out = self.combine(node, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
+        else:
+            out = self.combine(node, cpu_after, *self.counts_of(self.left_after_sub(node, shape)))
+        return out if node is rows else out[None]
+
+    def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
+        """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
+        ``count`` GPUs taken from those with the least sufficient free milli."""
+        gl = self._sorted[rows]
+        ok = gl >= shape.milli
+        take = ok & (np.cumsum(ok, axis=-1) <= shape.count)
+        out: IntArray = gl - shape.milli * take
+        return out
+
+    def _typical(self) -> TypicalPods:
+        if self.typical is None:
+            raise ConfigError("fragmentation needs a target workload (typical pods) in the GpuShare ledger")
+        return self.typical
+
+    def node_frag_weighted(self, rows: Rows) -> IntArray:
+        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
+        (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
+        self._refresh_frag(self.cluster.moved(rows, self._frag_gen))
+        out: IntArray = self._frag[rows]
+        return out
+
+    def _refresh_frag(self, stale: Rows) -> None:
+        """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
+        the exact sum over every node (``cluster_frag``) in step."""
+        if stale.size == 1:  # the usual case after one pod: that node alone, by its index
+            idx = int(stale[0])
+            one = int(self.frag(idx))
+            self._frag_sum += one - int(self._frag[idx])
+            self._frag[idx] = one
+        elif stale.size:
+            fresh = self.frag(stale)
+            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
+            self._frag[stale] = fresh
+
+    def cluster_frag(self) -> float:
+        """The fragment amount (milli-GPU) of the whole cluster, as ``frag_total`` over every node: the
+        exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
+        re-added), divided once."""
+        self._refresh_frag(self.cluster.moved_any(self._frag_gen))
+        return self.milli_of(self._frag_sum)
+
+    def node_frag(self, rows: Rows) -> FloatArray:
+        """Current fragment amount (milli-GPU) of each of ``rows``."""
+        return self.milli(self.node_frag_weighted(rows))
+
+    def frag_total(self, rows: Rows) -> float:
+        """The fragment amount (milli-GPU) of ``rows`` together: the exact sum, divided once."""
+        return self.milli_of(int(self.node_frag_weighted(rows).sum()))
+
+    @staticmethod
+    def kind_of(shape: GpuShape) -> int:
+        return gpu_kind(shape.count, shape.milli)
+
+    def kind_counts(self, rows: Rows) -> IntArray:
+        out: IntArray = self._kinds[rows]
+        return out
+
+    def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
+        row = self.gpu_left[idx]
+        left = row.tolist()
+        for g in gpus:
+            if not 0 <= left[g] - milli <= MILLI:  # the per-GPU counts are looked up by free value
+                raise ValueError(
+                    f"{pod.key}: GPU {g} of node {idx} has {left[g]} milli-GPU free, not {milli}"
+                )
+        for g in gpus:
+            row[g] -= milli
+        self.held[pod.key] = (idx, gpus, milli)
+        self._kinds[idx, gpu_kind(len(gpus), milli)] += 1
+        self._recount(idx)
+
+    def release(self, pod: Pod) -> int | None:
+        """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
+        held = self.held.pop(pod.key, None)
+        if held is None:
+            return None
+        idx, gpus, milli = held
+        row = self.gpu_left[idx]
+        for g in gpus:
+            row[g] += milli
+        self._kinds[idx, gpu_kind(len(gpus), milli)] -= 1
+        self._recount(idx)
+        return idx
+
+    def pod_added(self, pod: Pod, idx: int) -> None:
+        """The cluster re-added a pod it had removed (a rollback): it gets its GPUs back. A pod placed by
+        a cycle was recorded at Reserve already."""
+        if pod.key not in self.held:
+            earlier = self._released.pop(pod.key, None)
+            if earlier is not None and earlier[0] == idx:
+                self.assign(pod, idx, earlier[1], earlier[2])
+
+    def pod_removed(self, pod: Pod, idx: int) -> None:
+        """The cluster removed a pod (departure, eviction or a preemption dry run): free its GPUs."""
+        held = self.held.get(pod.key)
+        if held is not None:
+            self._released[pod.key] = held
+            self.release(pod)
+
+    def fits(self, rows: Rows | int, shape: GpuShape) -> npt.NDArray[np.bool_]:
+        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free, i.e. the node's
+        ``count``-th most free GPU has ``milli`` free (``rows``: an array, or one node index)."""
+        width = self._sorted.shape[1]
+        if not 0 < shape.count <= width:  # no GPU asked: every node; more than any node has: none
+            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count <= 0)
+            return out
+        kth = self._sorted[:, width - shape.count]  # the column first: then ``rows`` is a 1-D gather
+        ok: npt.NDArray[np.bool_] = kth[rows] >= shape.milli
+        return ok
+
+    def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:
+        """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
+        free = [g for g, left in enumerate(self.gpu_left[idx].tolist()) if left == MILLI]
+        return tuple(free[: shape.count])
+
+
+def _one(rows: Rows) -> RowsOrNode:
+    """One row as its node index (read without gathers, values one dimension lower), else ``rows``."""
+    return int(rows[0]) if len(rows) == 1 else rows
+
+
+def gpu_kind(count: int, milli: int) -> int:
+    """A GPU pod's kind for GpuClustering's per-node counts: 0 for a sharing pod, else its GPU count."""
+    return 0 if is_share(count, milli) else count

@@ -1,0 +1,116 @@
+"""The GPU-share ledger's reads of one node against the same reads over many rows, its per-GPU Filter and
+its refusal of an over-committed GPU (the FGD artifact, hkust-adsl/kubernetes-scheduler-simulator:
+``pkg/utils/frag.go`` ``CanNodeHostPodOnGpuMemory`` counts the GPUs with enough milli left,
+``GetGpuFragMilli`` sums the milli left on the GPUs below a shape's request; ``pkg/type/resource.go``
+``Sub`` takes a pod's GPUs from those with the least sufficient milli left).
+
+Target workload, as in test_fragmentation: S1 = 1 GPU × 500 milli, 1 CPU, popularity 0.5;
+S2 = 1 GPU × 1000 milli, 1 CPU, 0.25; S3 = CPU-only, 2 CPU, 0.25.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, select_min_frag
+from tests.sim.builders import Bench, node, pod, typical
+
+TARGET = typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25))
+
+
+def random_bench() -> tuple[Bench, np.ndarray]:
+    """30 8-GPU nodes with free milli drawn from {0, 120, 500, 730, 1000} and CPU-only pods of 0–63 CPUs."""
+    b = Bench([node(f"n{i}", 8) for i in range(30)], "FGD", TARGET)
+    rng = np.random.default_rng(11)
+    b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
+    rows = np.arange(30, dtype=np.intp)
+    b.ledger._recount(rows)
+    for i in rows:
+        b.cluster.add_pod(pod(f"cpu{i}", 0, 0, cpu=int(rng.integers(0, 64)) * 1000), int(i))
+    return b, rows
+
+
+def test_one_node_read_by_index_equals_that_node_read_with_others() -> None:
+    """A one-row call reads its node by index (no gathers); every value must equal the node's entry of
+    the same call over all 30 rows: fragment amount, the sharing pod's candidates (distinct free values
+    ≥ 500 and the fragment after each), the fragment after ``Sub`` of whole-GPU, multi-GPU partial and
+    CPU-only pods, and the per-GPU Filter."""
+    b, rows = random_bench()
+    lg = b.ledger
+    together = lg.frag(rows)
+    pos, values, after = lg.share_candidates(rows, 3000, 500)
+    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 2, 500), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
+    subs = [lg.frag_after_sub(rows, s) for s in shapes]
+    for k in rows:
+        one = rows[[k]]
+        assert int(lg.frag(int(k))) == together[k] == lg.frag(one)[0]
+        p1, v1, a1 = lg.share_candidates(one, 3000, 500)
+        assert list(p1) == [0] * len(v1)
+        assert list(v1) == list(values[pos == k]) and list(a1) == list(after[pos == k])
+        for s, sub in zip(shapes, subs, strict=True):
+            assert lg.frag_after_sub(one, s).tolist() == [sub[k]]
+            assert bool(lg.fits(int(k), s)) == lg.fits(rows, s)[k] == lg.fits(one, s)[0]
+
+
+def test_counts_kept_by_assign_and_release_equal_a_recount() -> None:
+    """After a run of placements and departures, the per-shape counts kept node by node equal the counts
+    recomputed from the free milli per GPU: on a 4-GPU node, pods of 300 on GPU0, 2×1000 on GPU2–3, 500
+    on GPU0 leave free [200, 1000, 0, 0]: S1 (500) fits 1 GPU, below 200; S2 (1000) fits 1, below 200;
+    S3 (0 milli) counts all 4 GPUs as fitting; free 1200. Releasing the 2-GPU pod gives [200, 1000, 1000,
+    1000]: S1 fits 3, S2 fits 3, below 200 each; free 3200."""
+    b = Bench([node("n", 4)], "FGD", TARGET)
+    small, whole, half = pod("s", 1, 300), pod("w", 2, 1000), pod("h", 1, 500)
+    b.place(small, "n", (0,))
+    b.place(whole, "n", (2, 3))
+    b.place(half, "n", (0,))
+    fit, below, total = b.ledger.counts(np.array([0]))
+    assert fit.tolist() == [[1, 1, 4]] and below.tolist() == [[200, 200, 0]] and total.tolist() == [1200]
+    b.cluster.remove_pod(whole)
+    fit, below, total = b.ledger.counts(np.array([0]))
+    assert fit.tolist() == [[3, 3, 4]] and below.tolist() == [[200, 200, 0]] and total.tolist() == [3200]
+    again = b.ledger.counts_of(b.ledger.gpu_left[[0]])
+    assert [a.tolist() for a in again] == [fit.tolist(), below.tolist(), total.tolist()]
+
+
+def test_filter_needs_count_gpus_each_with_the_milli() -> None:
+    """Free [1000, 300, 600, 0]: 1×500 fits (1000, 600), 2×500 fits, 3×500 does not (300 < 500);
+    1×1000 fits, 2×1000 does not; a pod asking no GPU fits; 5 GPUs is more than the node has."""
+    b = Bench([node("n", 4)], "FGD", TARGET)
+    b.place(pod("a", 1, 700), "n", (1,))
+    b.place(pod("b", 1, 400), "n", (2,))
+    b.place(pod("c", 1, 1000), "n", (3,))
+    assert b.ledger.gpu_left[0].tolist() == [1000, 300, 600, 0]
+    wanted = {(1, 500): True, (2, 500): True, (3, 500): False, (1, 1000): True, (2, 1000): False}
+    wanted |= {(0, 0): True, (5, 100): False}
+    for (count, milli), ok in wanted.items():
+        assert bool(b.ledger.fits(0, GpuShape(1000, count, milli))) is ok, (count, milli)
+
+
+def test_assign_refuses_a_gpu_without_that_much_free() -> None:
+    """A 600-milli pod on GPU0, then another 600 on GPU0 (400 free): refused, naming the GPU, and the
+    ledger is left as it was."""
+    b = Bench([node("n", 2)], "FGD", TARGET)
+    b.place(pod("a", 1, 600), "n", (0,))
+    with pytest.raises(ValueError, match="GPU 0 of node 0 has 400 milli-GPU free, not 600"):
+        b.ledger.assign(pod("b", 1, 600), 0, (0,), 600)
+    assert b.ledger.gpu_left[0].tolist() == [400, 1000]
+
+
+def test_fgd_gpu_choice_with_one_free_value_takes_the_first_fitting_gpu() -> None:
+    """Free [300, 1000, 1000]: for a 500-milli pod only GPUs 1 and 2 fit, both with 1000 free, so both
+    score alike and the first, GPU1, is taken (GPU0 scores −1: it does not fit)."""
+    b = Bench([node("n", 3)], "FGD", TARGET)
+    b.place(pod("a", 1, 700), "n", (0,))
+    assert select_min_frag(b.ledger, 0, GpuShape(1000, 1, 500), np.random.default_rng(0)) == 1
+
+
+def test_fgd_scores_truncate_and_reach_zero_without_overflow() -> None:
+    """int(100 / (1 + e^(−Δ/1000))): Δ = 0 → 50; Δ = 1000 → int(73.1) = 73; Δ = −1000 → int(26.9) = 26;
+    Δ = −10⁹ (e^(10⁶) overflows a float) → 0, with no overflow warning; Δ = +∞ → 100."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = fgd_scores(np.array([0.0, 1000.0, -1000.0, -1e9, np.inf]))
+    assert scores.tolist() == [50, 73, 26, 0, 100]
