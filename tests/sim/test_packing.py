@@ -50,15 +50,16 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
 
 @pytest.mark.parametrize("policy", ["FGD", "BestFit", "Random"])
 def test_fragment_readings_equal_the_ledgers_sum_over_every_node_after_every_pod(policy: str) -> None:
-    """``FragReadings`` snapshots the changed nodes per cycle and works the readings out at the end; each
-    must equal the ledger's own reading of the whole cluster taken right after that pod
-    (``frag_total`` over every node), bit for bit, including after pods that fail (no change). Nodes
-    of 1, 2 and 4 GPUs with little CPU, so the run fills them and some pods fail."""
+    """The run's reading after each pod (``cluster_frag``: the exact sum kept node by node, only changed
+    nodes recomputed) must equal the ledger's reading of the whole cluster recomputed from every node
+    right after that pod (``frag`` of every node, no cache, summed and divided once), bit for bit, including after pods that fail
+    (no change). Nodes of 1, 2 and 4 GPUs with little CPU, so the run fills them and some pods fail."""
     nodes = [to_node(node(f"n{i}", [1, 2, 4][i % 3], cpu=6_000)) for i in range(5)]
     taken: list[float] = []
 
     def observe(result: object, ledger: GpuShareLedger) -> None:
-        taken.append(ledger.frag_total(np.arange(len(ledger.cluster), dtype=np.intp)))
+        every = ledger.frag(np.arange(len(ledger.cluster), dtype=np.intp))  # no per-node cache
+        taken.append(ledger.milli_of(int(every.sum())))
 
     run = run_packing(nodes, trace(), policy, 7, observe=observe)
     assert run.failed, "the case must include failed pods"

@@ -110,6 +110,7 @@ class GpuShare:
     pods get the first fully free GPUs by index, as in the simulator)."""
 
     name: ClassVar[str] = GPU_SHARE
+    filter_errors: ClassVar[bool] = False  # (``Framework.filter_rows``: no ERROR to look for)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         ledger = sharing_ledger(GPU_SHARE, handle)

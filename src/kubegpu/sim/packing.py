@@ -105,52 +105,6 @@ def packing_scheduler(
     return assemble(spec, cluster, sharing=ledger), ledger
 
 
-class FragReadings:
-    """The cluster's fragment amount after every pod of a run (what ``GpuShareLedger.frag_total`` over
-    every node reads), gathered per cycle as the state of the nodes that changed (their CPU left and
-    per-shape GPU counts the ledger keeps: a few small copies) and worked out at the end in one ``combine`` over all of them.
-    A node's weighted fragment amount is an exact integer whichever rows are computed together, so each
-    reading is the exact sum over the nodes, divided once, as a recount after every cycle gives, at a
-    fraction of its per-cycle cost."""
-
-    def __init__(self, ledger: GpuShareLedger) -> None:
-        self.ledger = ledger
-        self._seen = ledger.cluster.version.copy()  # per node: the version its last snapshot saw
-        self._clock = ledger.cluster.clock
-        self._initial = ledger.frag(np.arange(len(ledger.cluster), dtype=np.intp))
-        self._parts: list[tuple[int, npt.NDArray[np.intp], tuple[npt.NDArray[np.int64], ...]]] = []
-
-    def after(self, i: int) -> None:
-        """Cycle ``i`` is over: snapshot the nodes whose cluster version moved."""
-        cluster = self.ledger.cluster
-        if cluster.clock == self._clock:  # nothing placed or removed (a dry run's changes roll back whole)
-            return
-        self._clock = cluster.clock
-        stale = cluster.moved_any(self._seen)
-        if stale.size:
-            self._parts.append((i, stale, (self.ledger.cpu_left(stale), *self.ledger.counts(stale))))
-
-    def values(self, k: int) -> npt.NDArray[np.float64]:
-        """The reading after each of ``k`` cycles, in milli-GPU."""
-        change = np.zeros(k, dtype=np.int64)  # per cycle: the change of the exact weighted sum
-        if self._parts:
-            cycles = np.concatenate([np.full(len(p[1]), p[0]) for p in self._parts])
-            rows = np.concatenate([p[1] for p in self._parts])
-            cpu, fit, below, total = (
-                np.concatenate(c) for c in zip(*(p[2] for p in self._parts), strict=True)
-            )
-            now = self.ledger.combine(rows, cpu, fit, below, total)
-            # each snapshot's node value before it: the node's previous snapshot, else its first value
-            order = np.argsort(rows, kind="stable")  # by node, in cycle order within a node
-            by_node, value = rows[order], now[order]
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = by_node[1:] != by_node[:-1]
-            before = np.empty_like(now)
-            before[order] = np.where(first, self._initial[by_node], np.roll(value, 1))
-            np.add.at(change, cycles, now - before)
-        return self.ledger.milli(int(self._initial.sum()) + np.cumsum(change))
-
-
 def run_packing(
     nodes: Sequence[Node],
     trace: Sequence[TracePod],
@@ -172,7 +126,7 @@ def run_packing(
     k = len(workload)
     arrived = np.zeros(k, dtype=np.int64)
     allocated = np.zeros(k, dtype=np.int64)
-    readings = FragReadings(ledger)
+    frag = np.zeros(k, dtype=np.float64)
     failed: Counter[str] = Counter()
     arrived_sum = allocated_sum = 0
     built: dict[int, Pod] = {}  # per trace row (by identity): its first pod, whose requests are computed
@@ -188,8 +142,7 @@ def run_packing(
         if observe is not None:
             observe(result, ledger)
         arrived[i], allocated[i] = arrived_sum, allocated_sum
-        readings.after(i)
-    frag = readings.values(k)
+        frag[i] = ledger.cluster_frag()
     return PackingRun(
         trace=trace_name,
         policy=policy,
