@@ -275,7 +275,8 @@ class ClusterState:
         self.nonzero_memory[idx] += nz.get(MEMORY, 0)
         self.pod_count[idx] += 1
         self.free[idx, self._pods_col] -= 1000
-        self.min_priority[idx] = min(int(self.min_priority[idx]), pod.priority)
+        if pod.priority < self.min_priority[idx]:
+            self.min_priority[idx] = pod.priority
         self.pods_on[idx][pod.key] = pod
         self.placement[pod.key] = idx
         self.groups.add(pod, idx, 1)

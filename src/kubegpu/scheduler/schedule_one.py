@@ -155,6 +155,7 @@ class Scheduler:
         # filters before the first one that cannot sign them, per class of those filters' signs
         self._prefix_cache: dict[Hashable, _CacheEntry] = {}
         self._nominated_cache: dict[tuple[Hashable, int], _FirstPass] = {}  # (class, priority) → rows
+        self._to_find_for = (-1, 0)  # (nodes, numFeasibleNodesToFind)
 
     def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The pod's equivalence class for cached filter results (None: evaluate fresh)."""
@@ -341,7 +342,7 @@ class Scheduler:
         rotated to the start), never on a rotated copy of every row."""
         n = len(codes)
         start = self.next_start_node_index
-        to_find = num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score)
+        to_find = self._to_find(n)
         feasible = (codes == 0).nonzero()[0]
         total = len(feasible)
         cut = int(feasible.searchsorted(start)) if start else 0
@@ -359,10 +360,25 @@ class Scheduler:
         self._advance(processed)
         if len(feasible):
             return feasible, None, processed - len(feasible)
-        # none fits: every node was evaluated and rejected
-        diagnosis = self._diagnosis(n)
-        self._record(diagnosis, codes, plugins, reasons, slice(None))
+        # none fits: every node was evaluated and rejected (the statuses copied: they may be the cache's)
+        diagnosis = Diagnosis(
+            num_all_nodes=n,
+            codes=codes.copy(),
+            plugins=plugins.copy(),
+            reason_ids=reasons.astype(np.int32),
+            evaluated=np.ones(n, dtype=bool),
+        )
+        self._note_plugins(diagnosis, plugins)
         return feasible, diagnosis, n
+
+    def _to_find(self, n: int) -> int:
+        """``numFeasibleNodesToFind`` for ``n`` nodes under this profile (kept for the last ``n``)."""
+        if self._to_find_for[0] != n:
+            self._to_find_for = (
+                n,
+                num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score),
+            )
+        return self._to_find_for[1]
 
     def _advance(self, processed: int) -> None:
         n = len(self.cluster)
@@ -392,8 +408,12 @@ class Scheduler:
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
+        self._note_plugins(diagnosis, plugins[rejected])
+
+    def _note_plugins(self, diagnosis: Diagnosis, rejecting: npt.NDArray[np.int16]) -> None:
+        """The names of the plugins that rejected nodes (``rejecting``: each rejected node's plugin)."""
         # the distinct plugin indices (-1 … len − 1) by counting: ``np.unique`` sorts every rejected row
-        present = np.bincount(plugins[rejected] + 1, minlength=1).nonzero()[0] - 1
+        present = np.bincount(rejecting + 1, minlength=1).nonzero()[0] - 1
         diagnosis.unschedulable_plugins = {self.framework.plugin_name(i) for i in present.tolist()}
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
