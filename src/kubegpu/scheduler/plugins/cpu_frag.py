@@ -220,12 +220,13 @@ class CpuAwareFragmentation:
             alloc[:, lg.cluster.col[CPU]],
             alloc[:, lg.cluster.col[MEMORY]],
             lg.gpu_count[:, None] * self._per_gpu,
+            0,
         )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (a CPU-only shape's column is never read: it holds no
         copy, ``_copy_milli`` 0, so ``stranded`` is 0 there whatever it holds)."""
-        out: IntArray = (gpu_left[:, None, :] // self._milli[None, :, None]).sum(axis=2)
+        out: IntArray = np.add.reduce(gpu_left[:, :, None] // self._milli, axis=1)
         return out
 
     def unfed(self, gpu_left: IntArray, cpu_left: IntArray, memory_left: IntArray) -> FloatArray:
@@ -237,14 +238,19 @@ class CpuAwareFragmentation:
             np.maximum(out, gpu_left - lefts[i] / per_milli, out=out)
         return out
 
-    def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> IntArray:
+    def stranded(
+        self, cpu_left: IntArray, memory_left: IntArray, units: IntArray, beyond: IntArray | int
+    ) -> IntArray:
         """Milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and memory
-        cannot feed (λ is applied to the weighted sum, in ``measure``: integers stay exact until then)."""
+        cannot feed, less ``beyond`` (≥ 0) and at least 0 (λ is applied to the weighted sum, in
+        ``measure``: integers stay exact until then). One clip: max(0, max(0, copies − fed) · milli − b)
+        is max(0, (copies − fed) · milli − b) when b ≥ 0 and milli ≥ 0."""
         gpu_copies = units // self._copy_gpus
         fed = cpu_left[:, None] // self.typical.cpu
         if self._memory_div is not None:  # a shape asking no memory is never short of it
             np.minimum(fed, memory_left[:, None] // self._memory_div, out=fed, where=self._asks_memory)
-        out: IntArray = np.maximum(gpu_copies - fed, 0) * self._copy_milli
+        out: IntArray = (gpu_copies - fed) * self._copy_milli - beyond
+        np.maximum(out, 0, out=out)
         return out
 
     def measure(
@@ -261,8 +267,7 @@ class CpuAwareFragmentation:
         row (element-wise, and exact integer sums), so a row's value does not depend on the other rows."""
         lg, fit, below, total = self.ledger, *counts
         # S_t − S⁰_t over λ (λ ≥ 0 commutes with the max), and both parts as exact weighted integer sums
-        extra = self.stranded(cpu_left, memory_left, units) - self._empty.take(rows, axis=0)
-        np.maximum(extra, 0, out=extra)
+        extra = self.stranded(cpu_left, memory_left, units, self._empty.take(rows, axis=0))
         fits = lg.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
         if self._memory is not None:
             fits &= memory_left[:, None] >= self._memory
