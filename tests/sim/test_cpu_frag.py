@@ -279,6 +279,7 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
     memory = memory_free - pod("s").requests[MEMORY]
     gpu_milli = float((target.freq * target.count * target.milli).sum())
     c = float((target.freq * target.cpu).sum()) / gpu_milli
+    assert target.memory is not None
     m = float((target.freq * target.memory).sum()) / gpu_milli
 
     def unfed(gpu: float, cpu_free: float, memory_free: float) -> float:
