@@ -222,6 +222,12 @@ class CpuAwareFragmentation:
             lg.gpu_count[:, None] * self._per_gpu,
             0,
         )
+        # per free milli v = 0 … 1000 of one GPU: its part of the per-shape counts (GPUs that fit, milli
+        # below) and units, side by side [1001, 3T] (a node's are sums over its GPUs, so a sharing pod
+        # changes them by the row of its GPU's value after less the row before: one lookup, not a recount)
+        one_gpu = np.arange(MILLI + 1, dtype=np.int64)[:, None]
+        fit, below, _ = lg.counts_of(one_gpu)
+        self._one_gpu: IntArray = np.concatenate((fit, below, self.units_of(one_gpu)), axis=1)
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (a CPU-only shape's column is never read: it holds no
@@ -312,7 +318,7 @@ class CpuAwareFragmentation:
         a sharing pod, one state per distinct free value of a GPU that fits), then the current state of
         the rows whose cached measure is older than the node. The after-states are the current counts
         and units adjusted where the pod changes them (its GPUs and CPU), not recounted."""
-        lg, t = self.ledger, self.typical
+        lg = self.ledger
         version = lg.cluster.version
         renew = rows[version[rows] != self._gen[rows]]
         if renew.size:
@@ -328,13 +334,15 @@ class CpuAwareFragmentation:
         units = self._units.take(states, axis=0)
         cpu[:k] -= shape.cpu
         memory[:k] -= shape.memory
-        if shape.is_share:
-            old, new, tm = value[:, None], value[:, None] - shape.milli, t.milli
-            fit[:k] += new >= tm
-            fit[:k] -= old >= tm
-            below[:k] += np.where(new < tm, new, 0) - np.where(old < tm, old, 0)
+        if (
+            shape.is_share
+        ):  # the GPU's part of each count goes from its value at ``value`` to ``value − milli``
+            change = self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
+            n = len(self.typical)
+            fit[:k] += change[:, :n]
+            below[:k] += change[:, n : 2 * n]
             total[:k] -= shape.milli
-            units[:k] += new // self._milli - old // self._milli
+            units[:k] += change[:, 2 * n :]
         elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
             fit[:k] -= shape.count
             total[:k] -= shape.count * MILLI
