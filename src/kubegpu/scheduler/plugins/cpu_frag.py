@@ -334,9 +334,7 @@ class CpuAwareFragmentation:
         units = self._units.take(states, axis=0)
         cpu[:k] -= shape.cpu
         memory[:k] -= shape.memory
-        if (
-            shape.is_share
-        ):  # the GPU's part of each count goes from its value at ``value`` to ``value − milli``
+        if shape.is_share:  # the GPU's part of each count: its row at ``value − milli`` less at ``value``
             change = self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
             n = len(self.typical)
             fit[:k] += change[:, :n]
