@@ -200,6 +200,7 @@ class CpuAwareFragmentation:
         self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
+        self._multi = self._copy_gpus > 1
         self._copy_milli = t.count * t.milli
         # per shape: memory a copy asks for (None: the target workload does not say; memory not counted),
         # and whether it asks any (a shape asking none is never short of memory)
@@ -251,7 +252,8 @@ class CpuAwareFragmentation:
         cannot feed, less ``beyond`` (≥ 0) and at least 0 (λ is applied to the weighted sum, in
         ``measure``: integers stay exact until then). One clip: max(0, max(0, copies − fed) · milli − b)
         is max(0, (copies − fed) · milli − b) when b ≥ 0 and milli ≥ 0."""
-        gpu_copies = units // self._copy_gpus
+        gpu_copies = units.copy()  # divided only where a copy takes several GPUs (a division is costly)
+        np.floor_divide(gpu_copies, self._copy_gpus, out=gpu_copies, where=self._multi)
         fed = cpu_left[:, None] // self.typical.cpu
         if self._memory_div is not None:  # a shape asking no memory is never short of it
             np.minimum(fed, memory_left[:, None] // self._memory_div, out=fed, where=self._asks_memory)
