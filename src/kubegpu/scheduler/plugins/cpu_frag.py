@@ -191,7 +191,7 @@ class CpuAwareFragmentation:
         self._milli = np.maximum(t.milli, 1)  # CPU-only shapes never fit a node's GPUs: kept out below
         self._per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)  # copies a whole free GPU holds
         n = len(self.ledger.cluster)
-        # per node: Σ_t ⌊free_g / milli_t⌋ per shape, the measure and the unfed GPU, valid while the node's
+        # per node: Σ_g ⌊free_g / milli_t⌋ per shape t, the measure and the unfed GPU, valid while the node's
         # ``ClusterState.version`` equals ``_gen`` (only nodes changed since the last pod are recomputed)
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
@@ -200,7 +200,7 @@ class CpuAwareFragmentation:
         self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
-        self._multi = self._copy_gpus > 1
+        self._multi = self._copy_gpus > 1  # the only columns that need dividing (hot path)
         self._copy_milli = t.count * t.milli
         # per shape: memory a copy asks for (None: the target workload does not say; memory not counted),
         # and whether it asks any (a shape asking none is never short of memory)
