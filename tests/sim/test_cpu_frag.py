@@ -10,7 +10,7 @@ import pytest
 from kubegpu.errors import ConfigError
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
-from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods
+from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods, pod_shape
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import TracePod, to_node
@@ -257,8 +257,9 @@ def test_zero_weight_is_fgd() -> None:
 
 
 def test_incremental_forms_equal_recomputing_the_node() -> None:
-    """The sharing-pod and whole-GPU shortcuts against the measure recomputed from the GPUs after (with
-    shapes asking for memory, and each node's memory a random amount requested), with the balance
+    """The sharing-pod and whole-GPU shortcuts, and the 2 × 500 pod's GPUs after ``NodeResource.Sub``,
+    against the measure recomputed from the GPUs after (with shapes asking for memory, each node's
+    memory a random amount requested and 4–8 of its CPUs left, so that copies go unfed), with the balance
     charge written out here from its definition: β · the change of max(0, free milli-GPU − free CPU /
     c, free milli-GPU − free memory / m), c and m the target's Σ p·cpu and Σ p·memory over Σ p·GPUs·milli,
     and β = 0.25 · (1 − w): the 8-GPU shape (whole-node on these 8-GPU nodes) carries 0.05 · 8000 = 400 of
@@ -271,12 +272,14 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
     b, rows = random_state(target, 25, 9)
     for k in rows:
         use_memory(b, int(k), 100 + 20 * int(k) % 150)
+        use_cpu(b, int(k), 2000 * int(k) + 1000 * (int(k) % 5))  # 4–8 CPUs left: copies go unfed
     ours = plugin(b.ledger, balance=0.25)
     cpu = b.ledger.cpu_left(rows)
     memory_free = b.ledger.left(rows, MEMORY)
     memory = memory_free - pod("s").requests[MEMORY]
     gpu_milli = float((target.freq * target.count * target.milli).sum())
     c = float((target.freq * target.cpu).sum()) / gpu_milli
+    assert target.memory is not None
     m = float((target.freq * target.memory).sum()) / gpu_milli
 
     def unfed(gpu: float, cpu_free: float, memory_free: float) -> float:
@@ -296,6 +299,7 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
     before = ours.frag(rows)
     share = ours.score_batch(CycleState(), pod("s", 1, 500, cpu=3000), b.cluster, rows)
     whole = ours.score_batch(CycleState(), pod("w", 2, 1000, cpu=3000), b.cluster, rows)
+    halves = ours.score_batch(CycleState(), pod("h", 2, 500, cpu=3000), b.cluster, rows)
     for k in rows:
         left = b.ledger.gpu_left[k]
         best = -1
@@ -310,6 +314,37 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
             after[np.flatnonzero(left == 1000)[:2]] = 0
             delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 2000)
             assert whole[k] == int(100 / (1 + np.exp(-delta / 1000)))
+        if (left >= 500).sum() >= 2:  # NodeResource.Sub: the 2 GPUs with the least free ≥ 500 give 500 each
+            after = np.sort(left)
+            after[np.flatnonzero(after >= 500)[:2]] -= 500
+            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 1000)
+            assert halves[k] == int(100 / (1 + np.exp(-delta / 1000)))
+
+
+def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
+    """``node_delta`` measures the after-states of the rows it is given together with the current state
+    of those whose cached measure is stale, in one pass; every value is row by row, so a node's Δ is
+    the same bits whether it is computed alone, with all the others, or after another call has brought
+    part of the cache up to date. Checked for a sharing, a whole-GPU, a multi-GPU partial and a CPU-only
+    pod, with memory, balance and rounding in play."""
+    target = typical(
+        (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.2),
+        (3000, 0, 0, 0.1),
+        memory_mib=(2048, 30_000, 60_000, 1024, 4096),
+    )  # fmt: skip
+    b, rows = random_state(target, 25, 11)
+    for k in rows:
+        use_memory(b, int(k), 50 + 7 * int(k))
+        use_cpu(b, int(k), 1000 * (int(k) % 6))
+    for p in (pod("s", 1, 250, cpu=3000), pod("w", 2, 1000), pod("h", 2, 500), pod("c", 0, cpu=7000)):
+        shape = pod_shape(p)
+        together = plugin(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows)
+        alone = np.concatenate(
+            [plugin(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows[[k]]) for k in rows]
+        )
+        partly = plugin(b.ledger, quantum=300, balance=0.25)
+        partly.node_delta(shape, rows[::3])  # brings every third node's cached measure up to date
+        assert np.array_equal(together, alone) and np.array_equal(together, partly.node_delta(shape, rows))
 
 
 def test_same_seed_same_run() -> None:

@@ -185,27 +185,35 @@ class CpuAwareFragmentation:
         self.balance = balance * (1 - share)
         self.quantum = quantum * (min(1.0, share / full_at) if full_at else 1.0)
         self.scarcity = model_scarcity(t, self.ledger)
+        # whether the reserve charge can be non-zero: some model scarcer than another, with a weight
+        self._reserving = bool(self.reserve and np.ptp(self.scarcity) > 0) if len(self.scarcity) else False
         self._gpu_shape = t.milli > 0
         self._milli = np.maximum(t.milli, 1)  # CPU-only shapes never fit a node's GPUs: kept out below
         self._per_gpu = np.where(self._gpu_shape, MILLI // self._milli, 0)  # copies a whole free GPU holds
         n = len(self.ledger.cluster)
-        # per node and shape Σ_g ⌊free_g / milli_t⌋, and per node the measure, both valid while the node's
-        # version (``ClusterState.moved``) equals ``_gen`` (only nodes changed since the last pod are recomputed)
+        # per node: Σ_g ⌊free_g / milli_t⌋ per shape t, the measure and the unfed GPU, valid while the node's
+        # ``ClusterState.version`` equals ``_gen`` (only nodes changed since the last pod are recomputed)
         self._units: IntArray = np.zeros((n, len(t)), dtype=np.int64)
         self._frag: FloatArray = np.zeros(n, dtype=np.float64)
+        self._unfed: FloatArray = np.zeros(n, dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
         self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
         # per shape: GPUs a copy takes (≥ 1, CPU-only shapes divide by 1) and milli-GPU a copy holds
         self._copy_gpus = t.count.clip(min=1)
-        self._multi = np.flatnonzero(self._copy_gpus > 1)  # the only columns that need dividing (hot path)
+        self._multi = self._copy_gpus > 1  # the only columns that need dividing (hot path)
         self._copy_milli = t.count * t.milli
-        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted)
+        # per shape: memory a copy asks for (None: the target workload does not say; memory not counted),
+        # and whether it asks any (a shape asking none is never short of memory)
         self._memory = t.memory
+        self._asks_memory = t.memory > 0 if t.memory is not None else None
+        self._memory_div = t.memory.clip(min=1) if t.memory is not None else None
         # the target workload's CPU and memory per milli-GPU (0: it asks none, or no GPU; not counted)
         # exact ratios of Python integers (memory × weight overflows int64): the same bits on any CPU
         demand = _dot(t.weight, t.count * t.milli)
         self._cpu_per_milli = _dot(t.weight, t.cpu) / demand if demand else 0.0
         self._memory_per_milli = _dot(t.weight, t.memory) / demand if demand and t.memory is not None else 0.0
+        # (index in ``unfed``'s arguments, per milli-GPU) of the resources counted, CPU first
+        self._feeds = tuple((i, r) for i, r in enumerate((self._cpu_per_milli, self._memory_per_milli)) if r)
         # the stranding each node has when empty: its hardware's own CPU and memory per GPU, not a fragment
         lg = self.ledger
         alloc = lg.cluster.allocatable
@@ -213,45 +221,44 @@ class CpuAwareFragmentation:
             alloc[:, lg.cluster.col[CPU]],
             alloc[:, lg.cluster.col[MEMORY]],
             lg.gpu_count[:, None] * self._per_gpu,
+            0,
         )
+        # per free milli v = 0 … 1000 of one GPU: its part of the per-shape counts (GPUs that fit, milli
+        # below) and units, side by side [1001, 3T] (a node's are sums over its GPUs, so a sharing pod
+        # changes them by the row of its GPU's value after less the row before: one lookup, not a recount)
+        one_gpu = np.arange(MILLI + 1, dtype=np.int64)[:, None]
+        fit, below, _ = lg.counts_of(one_gpu)
+        self._one_gpu: IntArray = np.concatenate((fit, below, self.units_of(one_gpu)), axis=1)
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
-        """Σ_g ⌊free_g / milli_t⌋ per row and shape (0 for CPU-only shapes)."""
-        per_gpu = gpu_left[:, None, :] // self._milli[None, :, None]
-        out: IntArray = np.where(self._gpu_shape[None, :], per_gpu.sum(axis=2), 0)
+        """Σ_g ⌊free_g / milli_t⌋ per row and shape (a CPU-only shape's column is never read: it holds no
+        copy, ``_copy_milli`` 0, so ``stranded`` is 0 there whatever it holds)."""
+        out: IntArray = np.add.reduce(gpu_left[:, :, None] // self._milli, axis=1)
         return out
-
-    def _now(self, rows: Rows) -> tuple[IntArray, FloatArray]:
-        """Units and measure of ``rows`` in their current state, from the per-node cache."""
-        lg = self.ledger
-        stale = lg.cluster.moved(rows, self._gen)
-        if stale.size:
-            units = self.units_of(lg.gpu_left[stale])
-            self._units[stale] = units
-            self._frag[stale] = self.measure(
-                stale, lg.cpu_left(stale), lg.left(stale, MEMORY), lg.counts(stale), units
-            )
-        return self._units[rows], self._frag[rows]
 
     def unfed(self, gpu_left: IntArray, cpu_left: IntArray, memory_left: IntArray) -> FloatArray:
         """Free milli-GPU (``gpu_left``, per row) beyond what the free CPU and memory could feed at the target
         workload's CPU and memory per milli-GPU."""
         out: FloatArray = np.zeros(len(gpu_left), dtype=np.float64)
-        for left, per_milli in ((cpu_left, self._cpu_per_milli), (memory_left, self._memory_per_milli)):
-            if per_milli:
-                out = np.maximum(out, gpu_left - left / per_milli)
+        lefts = (cpu_left, memory_left)
+        for i, per_milli in self._feeds:
+            np.maximum(out, gpu_left - lefts[i] / per_milli, out=out)
         return out
 
-    def stranded(self, cpu_left: IntArray, memory_left: IntArray, units: IntArray) -> IntArray:
+    def stranded(
+        self, cpu_left: IntArray, memory_left: IntArray, units: IntArray, beyond: IntArray | int
+    ) -> IntArray:
         """Milli-GPU of the copies of each shape the node's GPUs could host but its free CPU and memory
-        cannot feed (λ is applied to the weighted sum, in ``measure``: integers stay exact until then)."""
-        gpu_copies = units.copy()
-        gpu_copies[:, self._multi] //= self._copy_gpus[self._multi]
-        fed = cpu_left[:, None] // self.typical.cpu[None, :]
-        if self._memory is not None:  # a shape asking no memory is never short of it
-            by_memory = memory_left[:, None] // self._memory.clip(min=1)[None, :]
-            fed = np.minimum(fed, np.where(self._memory[None, :] > 0, by_memory, fed))
-        out: IntArray = np.maximum(gpu_copies - fed, 0) * self._copy_milli[None, :]
+        cannot feed, less ``beyond`` (≥ 0) and at least 0 (λ is applied to the weighted sum, in
+        ``measure``: integers stay exact until then). One clip: max(0, max(0, copies − fed) · milli − b)
+        is max(0, (copies − fed) · milli − b) when b ≥ 0 and milli ≥ 0."""
+        gpu_copies = units.copy()  # divided only where a copy takes several GPUs (a division is costly)
+        np.floor_divide(gpu_copies, self._copy_gpus, out=gpu_copies, where=self._multi)
+        fed = cpu_left[:, None] // self.typical.cpu
+        if self._memory_div is not None:  # a shape asking no memory is never short of it
+            np.minimum(fed, memory_left[:, None] // self._memory_div, out=fed, where=self._asks_memory)
+        out: IntArray = (gpu_copies - fed) * self._copy_milli - beyond
+        np.maximum(out, 0, out=out)
         return out
 
     def measure(
@@ -264,15 +271,16 @@ class CpuAwareFragmentation:
     ) -> FloatArray:
         """Σ_t p_t · F_t of ``rows`` in the state given by free CPU and memory, FGD's per-shape counts and
         units: FGD's part, with a shape the node's free memory cannot hold counted as not fitting, plus
-        the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum."""
+        the stranding beyond the node's empty-state stranding, rounded to the whole-node quantum. Row by
+        row (element-wise, and exact integer sums), so a row's value does not depend on the other rows."""
         lg, fit, below, total = self.ledger, *counts
         # S_t − S⁰_t over λ (λ ≥ 0 commutes with the max), and both parts as exact weighted integer sums
-        extra = np.maximum(self.stranded(cpu_left, memory_left, units) - self._empty[rows], 0)
+        extra = self.stranded(cpu_left, memory_left, units, self._empty.take(rows, axis=0))
         fits = lg.satisfied(rows, cpu_left, fit)  # one mask for FGD's part and the CPU part
         if self._memory is not None:
-            fits &= memory_left[:, None] >= self._memory[None, :]
+            fits &= memory_left[:, None] >= self._memory
         plain = lg.combine(rows, cpu_left, fit, below, total, fits=fits)
-        cpu_part = self.weight * (np.where(fits, extra, 0) * self.typical.weight).sum(axis=1)
+        cpu_part = self.weight * np.dot(np.where(fits, extra, 0), self.typical.weight)  # integers: exact
         if not self.quantum:  # nothing to round
             return lg.milli(plain + cpu_part)
         out: FloatArray = lg.milli(plain) + np.round(lg.milli(cpu_part) / self.quantum) * self.quantum
@@ -280,7 +288,9 @@ class CpuAwareFragmentation:
 
     def frag(self, rows: Rows) -> FloatArray:
         """The measure of ``rows`` now."""
-        return self._now(rows)[1]
+        lg = self.ledger
+        units = self.units_of(lg.gpu_left[rows])
+        return self.measure(rows, lg.cpu_left(rows), lg.left(rows, MEMORY), lg.counts(rows), units)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Status:
         return SUCCESS
@@ -295,56 +305,63 @@ class CpuAwareFragmentation:
         computed with it), the reserve charge relative to the least scarcity among ``rows``."""
         shape = pod_shape(pod)
         best = self._cache.values(shape, rows, lambda stale: self.node_delta(shape, stale))
-        scores: Scores = np.where(
-            best > -np.inf, fgd_scores(best - self.reserved(rows, shape.total_milli)), -1
-        )  # -1: no GPU of the node fits a sharing pod (never a feasible node)
+        if self._reserving and shape.total_milli:  # else the charge is 0 on every row: nothing to subtract
+            best = best - self.reserved(rows, shape.total_milli)
+        if not shape.is_share:  # only a sharing pod's Δ is −∞ (on a node none of whose GPUs fits it)
+            return fgd_scores(best)
+        scores: Scores = np.where(best > -np.inf, fgd_scores(best), -1)  # -1: never a feasible node
         return scores
 
     def node_delta(self, shape: GpuShape, rows: Rows) -> FloatArray:
         """Per row: the decrease of the measure when a pod of ``shape`` lands there (on its best GPU for a
-        sharing pod; −∞ when no GPU fits it) less the balance charge."""
-        lg, t = self.ledger, self.typical
-        cpu = lg.cpu_left(rows)
-        memory_free = lg.left(rows, MEMORY)
-        memory = memory_free - shape.memory
-        fit, below, total = lg.counts(rows)
-        units, before = self._now(rows)
-        charge = self.balance * (
-            self.unfed(total - shape.total_milli, cpu - shape.cpu, memory)
-            - self.unfed(total, cpu, memory_free)
-        )
+        sharing pod; −∞ when no GPU fits it) less the balance charge.
+
+        One ``measure`` and one ``unfed`` pass over a stack of states: first each row after the pod (for
+        a sharing pod, one state per distinct free value of a GPU that fits), then the current state of
+        the rows whose cached measure is older than the node. The after-states are the current counts
+        and units adjusted where the pod changes them (its GPUs and CPU), not recounted."""
+        lg = self.ledger
+        version = lg.cluster.version
+        renew = rows[version[rows] != self._gen[rows]]
+        if renew.size:
+            self._units[renew] = self.units_of(lg.gpu_left[renew])
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
-            old, new, tm = value[:, None], value[:, None] - shape.milli, t.milli[None, :]
-            after = self.measure(
-                rows[pos],
-                cpu[pos] - shape.cpu,
-                memory[pos],
-                (
-                    fit[pos] - (old >= tm) + (new >= tm),
-                    below[pos] - np.where(old < tm, old, 0) + np.where(new < tm, new, 0),
-                    total[pos] - shape.milli,
-                ),
-                units[pos] - old // self._milli[None, :] + new // self._milli[None, :],
-            )
-            best = np.full(len(rows), -np.inf)
-            np.maximum.at(best, pos, before[pos] - after - charge[pos])
-            return best
-        if not shape.count:
-            after = self.measure(rows, cpu - shape.cpu, memory, (fit, below, total), units)
-        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            after = self.measure(
-                rows,
-                cpu - shape.cpu,
-                memory,
-                (fit - shape.count, below, total - shape.count * MILLI),
-                units - shape.count * self._per_gpu[None, :],
-            )
+            states = np.concatenate((rows[pos], renew))
         else:
+            states = np.concatenate((rows, renew)) if renew.size else rows
+        k = len(states) - len(renew)  # states[:k]: after the pod
+        cpu, memory = lg.cpu_left(states), lg.left(states, MEMORY)
+        fit, below, total = lg.counts(states)  # gathered (fancy-indexed) copies: adjusted in place below
+        units = self._units.take(states, axis=0)
+        cpu[:k] -= shape.cpu
+        memory[:k] -= shape.memory
+        if shape.is_share:  # the GPU's part of each count: its row at ``value − milli`` less at ``value``
+            change = self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
+            n = len(self.typical)
+            fit[:k] += change[:, :n]
+            below[:k] += change[:, n : 2 * n]
+            total[:k] -= shape.milli
+            units[:k] += change[:, 2 * n :]
+        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
+            fit[:k] -= shape.count
+            total[:k] -= shape.count * MILLI
+            units[:k] -= shape.count * self._per_gpu
+        elif shape.count:  # the simulator's ``NodeResource.Sub``: the GPUs after it, recounted
             left = lg.left_after_sub(rows, shape)
-            after = self.measure(rows, cpu - shape.cpu, memory, lg.counts_of(left), self.units_of(left))
-        out: FloatArray = before - after - charge
-        return out
+            fit[:k], below[:k], total[:k] = lg.counts_of(left)
+            units[:k] = self.units_of(left)
+        measured = self.measure(states, cpu, memory, (fit, below, total), units)
+        unfed = self.unfed(total, cpu, memory)
+        if renew.size:
+            self._frag[renew], self._unfed[renew], self._gen[renew] = measured[k:], unfed[k:], version[renew]
+        before, unfed_before = self._frag[rows], self._unfed[rows]
+        if not shape.is_share:
+            out: FloatArray = before - measured[:k] - self.balance * (unfed[:k] - unfed_before)
+            return out
+        best = np.full(len(rows), -np.inf)
+        np.maximum.at(best, pos, before[pos] - measured[:k] - self.balance * (unfed[:k] - unfed_before[pos]))
+        return best
 
     def reserved(self, rows: Rows, milli: int) -> FloatArray:
         """The cost of taking ``milli`` of the GPUs of ``rows`` that model-restricted shapes will want:
