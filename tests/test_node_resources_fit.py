@@ -150,3 +150,37 @@ def test_default_profile_does_not_score_gpus_at_all() -> None:
     s.framework.run_pre_filter(state, pod, s.cluster)
     total, _ = s.framework.run_scores(state, pod, s.cluster, np.array([0, 1]))
     assert total[0] == total[1]
+
+
+@pytest.mark.parametrize("k", [3, 11, 12, 14])
+def test_wide_requests_the_batch_filter_reports_as_the_per_node_filter(k: int) -> None:
+    """A request of ``k`` extended resources (plus cpu) on three nodes: n0 has 2 of each (fits), n1 has 1
+    of each (each short, and above allocatable: UnschedulableAndUnresolvable from 1.34, kubernetes PR
+    #131345), n2 has none (each short). The batch filter keys shortage patterns by a table up to 12
+    columns (pods + 11 resources) and per row past that: both must say what ``filter`` says per node,
+    the reasons in upstream order (cpu, memory, then scalar resources by name: fit.go fitsRequest)."""
+    names = [f"example.com/r{j:02d}" for j in range(k)]
+    nodes = [
+        make_node("n0").capacity(cpu="8", **dict.fromkeys(names, "2")),
+        make_node("n1").capacity(cpu="8", **dict.fromkeys(names, "1")),
+        make_node("n2").capacity(cpu="8"),
+    ]
+    # extended resources need limits equal to requests (the API server refuses them otherwise)
+    pod = make_pod("p").requests(cpu="1", **dict.fromkeys(names, "2")).limits(**dict.fromkeys(names, "2"))
+    s = scheduler_for(*(n.obj() for n in nodes), pod.obj())
+    from kubegpu.scheduler.framework import CycleState
+
+    state = CycleState()
+    parsed = pod.parsed()
+    s.framework.run_pre_filter(state, parsed, s.cluster)
+    fit = next(p for p in s.framework.filter_plugins if p.name == "NodeResourcesFit")
+    rows = np.arange(len(s.cluster), dtype=np.intp)
+    codes, reason_ids = fit.filter_batch(state, parsed, s.cluster, rows)  # type: ignore[attr-defined]
+    short = tuple(f"Insufficient {n}" for n in names)
+    want = {"n0": (Code.SUCCESS, ()), "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, short)}
+    want["n2"] = want["n1"]
+    for i in rows:
+        name = s.cluster.nodes[int(i)].name
+        scalar = fit.filter(state, parsed, s.cluster.view(int(i)))
+        got = (Code(int(codes[i])), s.framework.reason_strings(int(reason_ids[i])))
+        assert got == (scalar.code, scalar.texts()) == want[name], name

@@ -107,6 +107,12 @@ def test_to_pod_and_renamed_are_the_pods_the_constructor_builds() -> None:
     copy = renamed(pod, "openb-pod-0017-tuned-3")
     assert copy.key == "openb/openb-pod-0017-tuned-3" and pod.key == "openb/openb-pod-0017"
     assert copy.requests == requests and copy.name == "openb-pod-0017-tuned-3"
+    # values cached on built pods never reach the next pod built (it copies the dataclass fields only)
+    assert (pod.key, pod.requests, pod.non_zero_requests, pod.host_ports) and copy.key
     cpu_only = to_pod(TracePod("cpu-pod", 4000, 1024, 0, 0))
+    assert cpu_only.key == "openb/cpu-pod" and cpu_only.requests == {
+        CPU: 4000,
+        MEMORY: 1024 * 1024 * 1024 * 1000,
+    }
     assert cpu_only.annotations == {} and cpu_only.required_affinity is None
     assert cpu_only.annotations is not pod.annotations  # each pod its own annotations

@@ -52,13 +52,16 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
 def test_fragment_readings_equal_the_ledgers_sum_over_every_node_after_every_pod(policy: str) -> None:
     """The run's reading after each pod (``cluster_frag``: the exact sum kept node by node, only changed
     nodes recomputed) must equal the ledger's reading of the whole cluster recomputed from every node
-    right after that pod (``frag`` of every node, no cache, summed and divided once), bit for bit, including after pods that fail
+    right after that pod (every node's value recounted from its GPUs' free milli, summed and divided
+    once), bit for bit, including after pods that fail
     (no change). Nodes of 1, 2 and 4 GPUs with little CPU, so the run fills them and some pods fail."""
     nodes = [to_node(node(f"n{i}", [1, 2, 4][i % 3], cpu=6_000)) for i in range(5)]
     taken: list[float] = []
 
     def observe(result: object, ledger: GpuShareLedger) -> None:
-        every = ledger.frag(np.arange(len(ledger.cluster), dtype=np.intp))  # no per-node cache
+        rows = np.arange(len(ledger.cluster), dtype=np.intp)
+        # recounted from every node's free milli per GPU and CPU left: no kept count or cached value
+        every = ledger.combine(rows, ledger.cpu_left(rows), *ledger.counts_of(ledger.gpu_left[rows]))
         taken.append(ledger.milli_of(int(every.sum())))
 
     run = run_packing(nodes, trace(), policy, 7, observe=observe)

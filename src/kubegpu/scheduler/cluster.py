@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,9 @@ from kubegpu.scheduler.pod_groups import PodGroups
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+# what one pod takes of ``ClusterState.free``'s pods column (pods are counted in thousandths there, as
+# every column is in milli-units)
+POD_UNITS: Final = 1000
 
 IntArray = npt.NDArray[np.int64]
 NO_PODS = np.iinfo(np.int64).max
@@ -103,6 +106,8 @@ class NodeView:
         return 0 if col is None else int(self.cluster.requested[self.idx, col])
 
     def free(self, resource: str) -> int:
+        """Allocatable minus requested ``resource`` (for ``pods``: the pods column's allocatable, as the
+        node reports it; ``ClusterState.free`` keeps pods left in thousandths instead, for NodeResourcesFit)."""
         return self.allocatable(resource) - self.requested(resource)
 
     @property
@@ -142,8 +147,8 @@ class ClusterState:
                 self.allocatable[i, self.col[r]] = amount
         self.requested: IntArray = np.zeros_like(self.allocatable)
         # allocatable − requested, kept in step by every change, so NodeResourcesFit's Filter gathers one
-        # matrix instead of two and a subtraction; its ``pods`` column is 1000 × the pods the node can
-        # still take (a pod "requests" 1000 there), so ``Too many pods`` is one more column of the compare
+        # matrix instead of two and a subtraction; its ``pods`` column is POD_UNITS × the pods the node can
+        # still take (a pod "requests" POD_UNITS there), so ``Too many pods`` is one more column of the compare
         self.free: IntArray = self.allocatable.copy()
         self.nonzero_cpu: IntArray = np.zeros(n, dtype=np.int64)
         self.nonzero_memory: IntArray = np.zeros(n, dtype=np.int64)
@@ -152,7 +157,7 @@ class ClusterState:
         self.min_priority: IntArray = np.full(n, NO_PODS, dtype=np.int64)
         self.max_pods: IntArray = self.allocatable[:, self.col[PODS]] // 1000
         self._pods_col = self.col[PODS]
-        self.free[:, self._pods_col] = self.max_pods * 1000
+        self.free[:, self._pods_col] = self.max_pods * POD_UNITS
         self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
         self.taint_sets: list[tuple[Taint, ...]] = []
         taint_ids: dict[tuple[Taint, ...], int] = {}
@@ -255,9 +260,8 @@ class ClusterState:
 
     def moved_any(self, seen: IntArray) -> npt.NDArray[np.intp]:
         """``moved`` over every node (no gather of every row)."""
-        stale: npt.NDArray[np.intp] = (self.version != seen).nonzero()[
-            0
-        ]  # ``nonzero`` directly: flatnonzero's wrappers cost 1 µs
+        # ``nonzero`` directly: flatnonzero's wrappers cost 1 µs
+        stale: npt.NDArray[np.intp] = (self.version != seen).nonzero()[0]
         seen[stale] = self.version[stale]
         return stale
 
@@ -274,7 +278,7 @@ class ClusterState:
         self.nonzero_cpu[idx] += nz.get(CPU, 0)
         self.nonzero_memory[idx] += nz.get(MEMORY, 0)
         self.pod_count[idx] += 1
-        self.free[idx, self._pods_col] -= 1000
+        self.free[idx, self._pods_col] -= POD_UNITS
         if pod.priority < self.min_priority[idx]:
             self.min_priority[idx] = pod.priority
         self.pods_on[idx][pod.key] = pod
@@ -303,7 +307,7 @@ class ClusterState:
         self.nonzero_cpu[idx] -= nz.get(CPU, 0)
         self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
         self.pod_count[idx] -= 1
-        self.free[idx, self._pods_col] += 1000
+        self.free[idx, self._pods_col] += POD_UNITS
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
         self.groups.add(pod, idx, -1)
         was_assumed = self.devices.is_assumed(pod.key, idx)

@@ -109,7 +109,7 @@ class Handle:
     # "now" for plugins that price time (CheckpointAwarePreemption), read once per cycle: UTC wall time
     # for a live scheduler, a fixed or simulated instant for reproducible offline runs
     clock: Callable[[], datetime] = utc_now
-    # the ``gpu_share.GpuShareLedger`` over ``cluster`` (packing profiles); typed where it is read
+    # the ``gpu_ledger.GpuShareLedger`` over ``cluster`` (packing profiles); typed where it is read
     # (``gpu_share.sharing_ledger``), as gpu_share imports this module
     sharing: object | None = None
     # the DRA objects DynamicResources reads (slices, claims, device classes): the snapshot's

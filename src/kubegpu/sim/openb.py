@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Final
 
@@ -214,14 +214,20 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
     # arguments gives, without a frozen dataclass's per-field ``object.__setattr__`` (40 fields, ~5 µs,
     # once per trace row); the defaults it shares (empty labels, selectors, overhead) are never mutated
     out = object.__new__(Pod)
-    out.__dict__.update(_PROTOTYPE.__dict__)
+    out.__dict__.update(_PROTOTYPE_FIELDS)
     out.__dict__.update(
         name=name or p.name, annotations=annotations, containers=(container,), required_affinity=affinity
     )
     return out
 
 
-_PROTOTYPE: Final = Pod(namespace=NAMESPACE, name="", scheduler_name="kubegpu-packing", source="openb")
+# the prototype's dataclass fields only, taken once: its ``__dict__`` would also carry values cached on
+# it later (``key``, ``requests``: ``model.objects.memo``), which are the prototype's, not a trace pod's
+_PROTOTYPE_FIELDS: Final = {
+    f.name: getattr(proto, f.name)
+    for proto in (Pod(namespace=NAMESPACE, name="", scheduler_name="kubegpu-packing", source="openb"),)
+    for f in fields(Pod)
+}
 
 
 def renamed(pod: Pod, name: str) -> Pod:

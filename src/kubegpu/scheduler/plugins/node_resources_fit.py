@@ -26,7 +26,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.cluster import ClusterState, NodeView, columns
+from kubegpu.scheduler.cluster import POD_UNITS, ClusterState, NodeView, columns
 from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
@@ -113,7 +113,7 @@ _PATTERN_CODES[0] = 0  # no shortage: success
 @dataclass(frozen=True, slots=True)
 class _Vector:
     """One request's view of a cluster for the batch Filter: the columns of (pods, *request) and the
-    amounts (1000 for the pod itself: ``ClusterState.free`` counts pods in thousandths); per node,
+    amounts (``POD_UNITS`` for the pod itself: ``ClusterState.free`` counts pods in thousandths); per node,
     whether a resource is above its allocatable (the request is then unresolvable there: it is always
     short too, free being at most allocatable) and, with KEP-5004, which columns count (a delegated
     resource does not where the node's allocatable has none); the shortage pattern → reason id table."""
@@ -138,7 +138,7 @@ class _Vector:
         above = np.asarray(((amounts > alloc) & counts[:, 1:]).any(axis=1), dtype=np.bool_)
         return cls(
             cols=np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp),
-            amounts=np.concatenate(([1000], amounts)).astype(np.int64),
+            amounts=np.concatenate(([POD_UNITS], amounts)).astype(np.int64),
             bit_values=bits,
             above_allocatable=above,
             delegated=None if counts.all() else counts,
@@ -221,7 +221,7 @@ class NodeResourcesFit:
         key = tuple(request.items())
         vec = self._vector(cluster, key, request)
         # one compare over the free matrix: column 0 is the pod itself against the pods the node can still
-        # take (1000 per pod), the others the request; upstream checks the pod count first, so bit 0
+        # take (POD_UNITS per pod), the others the request; upstream checks the pod count first, so bit 0
         short = vec.amounts > columns(cluster.free, rows, vec.cols)
         if vec.delegated is not None:  # KEP-5004: left to DynamicResources where allocatable has none
             short &= vec.delegated[rows]
