@@ -257,6 +257,8 @@ class NodeResourcesFit:
             self._vector_cluster, self._vectors = cluster, {}
         vector = self._vectors.get(key)
         if vector is None:
+            if len(self._vectors) >= _BY_SHAPE_MAX:  # bounded: a vector holds per-node arrays
+                self._vectors.clear()
             vector = self._vectors[key] = _Vector.of(cluster, request, self.delegated)
         return vector
 
