@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, select_min_frag
+from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, select_min_frag, share_scores
 from tests.sim.builders import Bench, node, pod, typical
 
 TARGET = typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25))
@@ -114,3 +114,24 @@ def test_fgd_scores_truncate_and_reach_zero_without_overflow() -> None:
         warnings.simplefilter("error")
         scores = fgd_scores(np.array([0.0, 1000.0, -1000.0, -1e9, np.inf]))
     assert scores.tolist() == [50, 73, 26, 0, 100]
+
+
+def test_fgd_gpu_choice_reads_scores_kept_for_this_state_only() -> None:
+    """FGD's Score keeps its last one-node answer for Reserve's GPU choice; a change of the node since must
+    not be answered from it. Free [1000, 500, 1000] (pod a, 4 CPU, on GPU1), 60 of 64 CPUs free, a pod
+    of 1.5 CPU × 500 milli. Before: S1 fits, nothing below 500 (0); S2 fits, 500 below (0.25 · 500 =
+    125); S3 all 2500 free (625): 750. On GPU1 (500 → 0): S1 0, S2 0, S3 500: Δ 250, score
+    ⌊100·σ(0.25)⌋ = 56. On GPU0 (1000 → 500): S1 0, S2 1000 · 0.25, S3 500: Δ 0, score 50. GPU1.
+    Then a CPU-only pod takes 58 CPUs: 2 free, 0.5 after the pod, so S1 and S2 (1 CPU) no longer fit
+    after it and every shape sees all 2000 free milli: both choices score alike, the first GPU (GPU0)."""
+    b = Bench([node("n", 3)], "FGD", TARGET)
+    b.place(pod("a", 1, 500), "n", (1,))
+    shape = GpuShape(1500, 1, 500)
+    rows = np.array([0], dtype=np.intp)
+    _, values, scores = share_scores(b.ledger, rows, shape)
+    assert (values.tolist(), scores.tolist()) == ([500, 1000], [56, 50])
+    assert select_min_frag(b.ledger, 0, shape, np.random.default_rng(0)) == 1
+    b.place(pod("c", 0, 0, cpu=58_000), "n")
+    _, values, scores = share_scores(b.ledger, rows, shape)
+    assert scores[0] == scores[1]
+    assert select_min_frag(b.ledger, 0, shape, np.random.default_rng(0)) == 0

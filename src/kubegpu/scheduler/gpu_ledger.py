@@ -253,6 +253,9 @@ class GpuShareLedger:
         # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
         self._sorted: IntArray = np.zeros_like(self.gpu_left)
         self._need: IntArray = np.zeros((n, shapes), dtype=np.int64)
+        # FGD's last one-node share scores (``gpu_share.share_scores``: its stamp, values, scores), kept here
+        # so that they live and die with the state they were computed on
+        self.last_share: tuple[tuple[int, ...], IntArray, IntArray] | None = None
         if typical is not None:
             gpu_shape = typical.milli > 0
             self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
@@ -274,9 +277,12 @@ class GpuShareLedger:
     def _recount(self, rows: RowsOrNode) -> None:
         """Refresh the sorted free milli and per-shape counts of ``rows`` (an array, or one node index)
         from ``gpu_left``, after their GPUs changed."""
-        left = self.gpu_left[rows]
-        self._sorted[rows] = np.sort(left)
-        self._counts[rows] = self._by_free[left].sum(axis=-2)
+        left = self.gpu_left.take(
+            rows, axis=0
+        )  # a copy (``gpu_left[node]`` would be a view), sorted in place
+        self._counts[rows] = self._by_free.take(left, axis=0).sum(axis=-2)
+        left.sort(axis=-1)
+        self._sorted[rows] = left
 
     def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """Per row of ``gpu_left[K, G]`` (or of one node's ``[G]``; free milli in 0..MILLI) and typical shape:
@@ -306,7 +312,7 @@ class GpuShareLedger:
         many rows there are and on the CPU's kernel)."""
         if fits is None:
             fits = self.satisfied(rows, cpu_left, fit)
-        out: IntArray = np.where(fits, below, total[..., None]) @ self._typical().weight  # int64: exact
+        out: IntArray = np.where(fits, below, total[..., None]).dot(self._typical().weight)  # int64: exact
         return out
 
     def milli(self, weighted: IntArray) -> FloatArray:
@@ -321,13 +327,16 @@ class GpuShareLedger:
 
     def satisfied(self, rows: RowsOrNode, cpu_left: IntArray, fit: IntArray) -> npt.NDArray[np.bool_]:
         """[K, T]: shape t fits row k (a GPU model it may use, enough GPUs that fit it, enough CPU)."""
-        out: npt.NDArray[np.bool_] = (fit >= self._need[rows]) & (cpu_left[..., None] >= self._typical().cpu)
+        cpu = self._typical().cpu
+        # (``take``: a gather of whole rows costs less per call than ``[rows]``; a 0-d CPU needs no new axis)
+        out: npt.NDArray[np.bool_] = fit >= self._need.take(rows, axis=0)
+        out &= (cpu_left[:, None] if cpu_left.ndim else cpu_left) >= cpu
         return out
 
     def counts(self, rows: RowsOrNode) -> tuple[IntArray, IntArray, IntArray]:
         """The cached per-shape counts of ``rows``: GPUs that fit each shape, free milli on GPUs that do
         not, and free milli in all."""
-        return self._parts(self._counts[rows])
+        return self._parts(self._counts.take(rows, axis=0))
 
     def frag(self, rows: RowsOrNode) -> IntArray:
         """Fragment amount (popularity-weighted, × scale: ``combine``) of ``rows`` in their current state."""
@@ -360,13 +369,15 @@ class GpuShareLedger:
         """The per-shape counts (``counts``) of each row, or of one node per value, after one of its GPUs
         goes from ``value`` free to ``value − milli``: that GPU's table row out, its new row in."""
         self._typical()
-        return self._parts(self._counts[rows] - self._by_free[value] + self._by_free[value - milli])
+        counts = self._counts.take(rows, axis=0) - self._by_free.take(value, axis=0)
+        counts += self._by_free.take(value - milli, axis=0)
+        return self._parts(counts)
 
     def share_moves(self, rows: Rows, milli: int) -> tuple[Rows, IntArray]:
         """Where a sharing pod of ``milli`` can go, one entry per distinct free value v ≥ ``milli`` on each
         row (GPUs with equal free milli are equivalent): (position in ``rows``, v)."""
         node = _one(rows)
-        ordered = self._sorted[node]
+        ordered = self._sorted.take(node, axis=0)
         take = ordered >= milli
         take[..., 1:] &= ordered[..., 1:] != ordered[..., :-1]  # the first GPU of each free value
         if node is rows:

@@ -64,16 +64,43 @@ def select_random(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.ran
 
 def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.random.Generator) -> int:
     """FGD's GPU choice: the GPU whose use gives the highest (truncated) FGD score, lowest index on ties."""
-    row = np.array([idx], dtype=np.intp)
-    _, values = ledger.share_moves(row, shape.milli)
     left: list[int] = ledger.gpu_left[idx].tolist()
-    if len(values) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
-        return left.index(int(values[0]))
-    after = ledger.after_share(idx, values, shape.cpu, shape.milli)
-    delta = ledger.milli(ledger.node_frag_weighted(row)[0] - after)
-    score_of = dict(zip(values.tolist(), fgd_scores(delta).tolist(), strict=True))
+    fitting = {v for v in left if v >= shape.milli}
+    if len(fitting) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
+        return left.index(fitting.pop())
+    # FGD's Score has usually just computed them for this node (``share_scores`` keeps the last node's)
+    _, values, scores = share_scores(ledger, np.array([idx], dtype=np.intp), shape)
+    score_of = dict(zip(values.tolist(), scores.tolist(), strict=True))
     per_gpu = [score_of.get(v, -1) for v in left]
     return per_gpu.index(max(per_gpu))  # the first best, as ``argmax``
+
+
+def share_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> tuple[Rows, IntArray, IntArray]:
+    """FGD's score of a sharing pod on each choice of GPU on each of ``rows`` (GPUs with equal free milli
+    are equivalent): per distinct free value v ≥ ``milli`` of a row's GPUs, (position in ``rows``, v,
+    ``fgd_scores`` of the row's fragment decrease, exact integers divided once). FGD's Score and its GPU
+    choice at Reserve both read it; the last one-node answer is kept with the ledger, keyed by the node's
+    cluster version (which never repeats, and moves with every pod the node gains or loses: the key of
+    the ledger's own per-node fragment cache, ``node_frag_weighted``, which the answer is computed from),
+    so Reserve takes Score's answer for the node it scored in the same cycle, never one from another
+    state."""
+    if len(rows) == 1:
+        idx = int(rows[0])
+        last = ledger.last_share
+        if last is not None and last[0] == _stamp(ledger, idx, shape):
+            return np.zeros(len(last[1]), dtype=np.intp), last[1], last[2]
+    before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
+    pos, values, after = ledger.share_candidates(rows, shape.cpu, shape.milli)
+    scores = fgd_scores(ledger.milli(before[pos] - after))
+    if len(rows) == 1:
+        ledger.last_share = (_stamp(ledger, idx, shape), values, scores)  # one assignment: a matching triple
+    return pos, values, scores
+
+
+def _stamp(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple[int, ...]:
+    """What a node's share scores depend on besides the ledger's typical pods: the node's state (its
+    cluster version) and the pod's CPU and milli."""
+    return (idx, int(ledger.cluster.version[idx]), shape.cpu, shape.milli)
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:

@@ -23,7 +23,7 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
-from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, pod_shape, sharing_ledger
+from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, pod_shape, share_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -55,10 +55,10 @@ class FragmentationGradientDescent:
 
     def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
         lg = self.ledger
-        before = lg.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
         if shape.is_share:  # each node scores its best GPU
-            pos, _, after = lg.share_candidates(rows, shape.cpu, shape.milli)
+            pos, _, scores = share_scores(lg, rows, shape)
             best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, fgd_scores(lg.milli(before[pos] - after)))
+            np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
             return best
+        before = lg.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
         return fgd_scores(lg.milli(before - lg.frag_after_sub(rows, shape)))
