@@ -33,11 +33,12 @@ from kubegpu.cluster_exporter.measure import measure
 from kubegpu.explain.engine import Engine
 from kubegpu.exporter.server import start_server
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
+from kubegpu.model.names import GPU_COUNT_ANNOTATION
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_share import GPU_COUNT_ANNOTATION, GPU_MILLI_RESOURCE, MILLI, GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI, GpuShareLedger
 from kubegpu.sim.openb import (
     NAMESPACE,
     NODE_MAX_PODS,

@@ -19,7 +19,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble, profile
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_share import GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.testing.builders import make_node, make_pod
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kubegpu"

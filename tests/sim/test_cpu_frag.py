@@ -10,7 +10,7 @@ import pytest
 from kubegpu.errors import ConfigError
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
-from kubegpu.scheduler.gpu_share import GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger, TypicalPods, pod_shape
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import TracePod, to_node

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 import pytest
 
-from kubegpu.scheduler.gpu_share import GpuShape, fgd_scores, select_min_frag, share_scores
+from kubegpu.scheduler.gpu_ledger import GpuShape
+from kubegpu.scheduler.gpu_share import fgd_scores, select_min_frag, share_scores
 from tests.sim.builders import Bench, node, pod, typical
 
 TARGET = typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25))

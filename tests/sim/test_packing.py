@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubegpu.scheduler.gpu_share import GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.sim.openb import TracePod, to_node
 from kubegpu.sim.packing import PackingRun, curves, fgd_workload, run_packing
 from tests.sim.builders import node

@@ -22,7 +22,7 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import BatchScorePlugin, CycleState
-from kubegpu.scheduler.gpu_share import GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.registry import in_tree_registry
 from kubegpu.scheduler.schedule_one import Scheduler

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kubegpu.scheduler.gpu_share import MAX_SPEC_CPU
+from kubegpu.scheduler.gpu_ledger import MAX_SPEC_CPU
 from tests.sim.builders import Bench, node, pod, typical
 
 

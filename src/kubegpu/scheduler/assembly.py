@@ -44,7 +44,7 @@ from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.model.volumes import VolumeObjects
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework, PluginSpec, Profile
-from kubegpu.scheduler.gpu_share import GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler

@@ -27,8 +27,8 @@ A packing run reads the ledger a few times per pod on one node or a handful (a s
 rows, the placed node), so numpy's per-call cost, not per-row work, is what a cycle pays here: one-node
 reads take a plain index, and per-GPU counts are looked up in a table by free value.
 
-Owns the ledger and its arithmetic; imports the model and the scheduler's cluster state and framework
-types only (the GpuShare plugin, in ``gpu_share``, imports this module, never the reverse).
+Owns the ledger and its arithmetic; imports the model, ``errors`` and the scheduler's cluster state and
+framework types only (the GpuShare plugin, in ``gpu_share``, imports this module, never the reverse).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
-from kubegpu.model.objects import Pod, PodKey
+from kubegpu.model.objects import DEFAULT_MILLI_CPU_REQUEST, Pod, PodKey
 from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Rows
@@ -52,8 +52,6 @@ MILLI: Final = 1000
 # open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
 MAX_SPEC_CPU: Final = 128_000
 MAX_SPEC_GPU: Final = 8_000
-# kube-scheduler's non-zero CPU default, which the simulator's pod shapes use for a pod without a CPU request
-DEFAULT_MILLI_CPU: Final = 100
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -106,7 +104,9 @@ def _shape_of(pod: Pod) -> GpuShape:
     req = pod.requests
     total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
     count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
-    cpu = req.get(CPU, DEFAULT_MILLI_CPU)  # ``GetNonzeroRequests``: only a missing request gets the default
+    # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
+    # the simulator's pod shapes use for a pod without a CPU request
+    cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
     return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
 
 
@@ -390,15 +390,21 @@ class GpuShareLedger:
         """Fragment amount (× scale) of each row after the simulator's ``NodeResource.Sub``: the pod's GPUs taken from
         the GPUs with the least sufficient free milli first (only the multiset of free values matters)."""
         node = _one(rows)
-        cpu_after = self.cpu_left(node) - shape.cpu
-        fit, below, total = self.counts(node)
-        if not shape.count:
-            out = self.combine(node, cpu_after, fit, below, total)
-        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            out = self.combine(node, cpu_after, fit - shape.count, below, total - shape.count * MILLI)
-        else:
-            out = self.combine(node, cpu_after, *self.counts_of(self.left_after_sub(node, shape)))
+        out = self.combine(node, self.cpu_left(node) - shape.cpu, *self.counts_after_sub(node, shape))
         return out if node is rows else out[None]
+
+    def counts_after_sub(
+        self, rows: RowsOrNode, shape: GpuShape, counts: tuple[IntArray, IntArray, IntArray] | None = None
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """The per-shape counts (``counts``, or the given ones of ``rows``) after ``NodeResource.Sub`` of
+        ``shape``: unchanged without GPUs; whole GPUs take ``count`` fully free GPUs (each from 1000 free,
+        which fits every shape, to 0); otherwise the GPUs after it (``left_after_sub``), recounted."""
+        fit, below, total = self.counts(rows) if counts is None else counts
+        if not shape.count:
+            return fit, below, total
+        if shape.milli == MILLI:
+            return fit - shape.count, below, total - shape.count * MILLI
+        return self.counts_of(self.left_after_sub(rows, shape))
 
     def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
@@ -435,7 +441,7 @@ class GpuShareLedger:
             self._frag[stale] = fresh
 
     def cluster_frag(self) -> float:
-        """The fragment amount (milli-GPU) of the whole cluster, as ``frag_total`` over every node: the
+        """The fragment amount (milli-GPU) of the whole cluster, the sum over every node: the
         exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
         re-added), divided once."""
         self._refresh_frag(self.cluster.moved_any(self._frag_gen))
@@ -444,10 +450,6 @@ class GpuShareLedger:
     def node_frag(self, rows: Rows) -> FloatArray:
         """Current fragment amount (milli-GPU) of each of ``rows``."""
         return self.milli(self.node_frag_weighted(rows))
-
-    def frag_total(self, rows: Rows) -> float:
-        """The fragment amount (milli-GPU) of ``rows`` together: the exact sum, divided once."""
-        return self.milli_of(int(self.node_frag_weighted(rows).sum()))
 
     @staticmethod
     def kind_of(shape: GpuShape) -> int:

@@ -3,11 +3,10 @@
 ``GpuShare`` is the Filter (per-GPU fit against ``GpuShareLedger``, batch and cached per equivalence
 class) and the Reserve that picks the physical GPUs — by best fit, at random, or by the policy's own
 choice (FGD's fragmentation gradient) — and records them in the ledger, the way open-gpu-share's Reserve
-updates its cache. The ledger, pod shapes and the fragment arithmetic live in ``gpu_ledger``; their names
-are importable from here as well (the packing plugins, the simulator and the exporter import them so).
+updates its cache. The ledger, pod shapes and the fragment arithmetic live in ``gpu_ledger``.
 
-Owns the plugin, the GPU selectors and FGD's score function; imports the ledger module, the model and
-the scheduler's framework types.
+Owns the plugin, the GPU selectors and FGD's score function; imports the ledger module, the model,
+``errors`` and the scheduler's cluster state, framework types, reasons and statuses.
 """
 
 from __future__ import annotations
@@ -18,26 +17,16 @@ from typing import Any, ClassVar, Final
 import numpy as np
 
 from kubegpu.errors import ConfigError
-from kubegpu.model.names import GPU_COUNT_ANNOTATION as GPU_COUNT_ANNOTATION
-from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
-from kubegpu.scheduler.gpu_ledger import DEFAULT_MILLI_CPU as DEFAULT_MILLI_CPU
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE as GPU_MILLI_RESOURCE
-from kubegpu.scheduler.gpu_ledger import MAX_SPEC_CPU as MAX_SPEC_CPU
-from kubegpu.scheduler.gpu_ledger import MAX_SPEC_GPU as MAX_SPEC_GPU
-from kubegpu.scheduler.gpu_ledger import MILLI as MILLI
-from kubegpu.scheduler.gpu_ledger import FloatArray as FloatArray
-from kubegpu.scheduler.gpu_ledger import GpuShape as GpuShape
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger as GpuShareLedger
-from kubegpu.scheduler.gpu_ledger import IntArray as IntArray
-from kubegpu.scheduler.gpu_ledger import RowsOrNode as RowsOrNode
-from kubegpu.scheduler.gpu_ledger import TypicalPods as TypicalPods
-from kubegpu.scheduler.gpu_ledger import build_typical_pods as build_typical_pods
-from kubegpu.scheduler.gpu_ledger import gpu_kind as gpu_kind
-from kubegpu.scheduler.gpu_ledger import is_share as is_share
-from kubegpu.scheduler.gpu_ledger import pod_shape as pod_shape
+from kubegpu.scheduler.gpu_ledger import (
+    FloatArray,
+    GpuShape,
+    GpuShareLedger,
+    IntArray,
+    pod_shape,
+)
 from kubegpu.scheduler.reasons import GpuShareNoFit
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 

@@ -24,15 +24,10 @@ import numpy as np
 from kubegpu.explain.cards import GpuTile, NodeCard, ReportData, Slot, SlotKind, accepts_pods, pools
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.pending import Explanation
+from kubegpu.model.names import GPU_PRODUCT_LABEL
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY
-from kubegpu.scheduler.gpu_share import (
-    GPU_MILLI_RESOURCE,
-    GPU_PRODUCT_LABEL,
-    MILLI,
-    GpuShareLedger,
-    pod_shape,
-)
+from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI, GpuShareLedger, pod_shape
 from kubegpu.scheduler.schedule_one import ScheduleResult
 from kubegpu.sim.bench import load_nodes, load_trace
 from kubegpu.sim.packing import PackingRun, run_packing

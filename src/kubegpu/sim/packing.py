@@ -30,7 +30,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_share import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
+from kubegpu.scheduler.gpu_ledger import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 from kubegpu.sim.openb import TracePod, renamed, to_pod
 

@@ -99,17 +99,16 @@ from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
-from kubegpu.scheduler.gpu_share import (
+from kubegpu.scheduler.gpu_ledger import (
     MILLI,
     FloatArray,
     GpuShape,
     GpuShareLedger,
     IntArray,
     TypicalPods,
-    fgd_scores,
     pod_shape,
-    sharing_ledger,
 )
+from kubegpu.scheduler.gpu_share import fgd_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -223,12 +222,10 @@ class CpuAwareFragmentation:
             lg.gpu_count[:, None] * self._per_gpu,
             0,
         )
-        # per free milli v = 0 … 1000 of one GPU: its part of the per-shape counts (GPUs that fit, milli
-        # below) and units, side by side [1001, 3T] (a node's are sums over its GPUs, so a sharing pod
-        # changes them by the row of its GPU's value after less the row before: one lookup, not a recount)
-        one_gpu = np.arange(MILLI + 1, dtype=np.int64)[:, None]
-        fit, below, _ = lg.counts_of(one_gpu)
-        self._one_gpu: IntArray = np.concatenate((fit, below, self.units_of(one_gpu)), axis=1)
+        # per free milli v = 0 … 1000 of one GPU: its part of the units [1001, T] (a node's are sums over
+        # its GPUs, so a sharing pod changes them by the row of its GPU's value after less the row before:
+        # one lookup, not a recount; the ledger's ``share_counts`` does the same for FGD's counts)
+        self._one_gpu: IntArray = self.units_of(np.arange(MILLI + 1, dtype=np.int64)[:, None])
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (a CPU-only shape's column is never read: it holds no
@@ -321,8 +318,7 @@ class CpuAwareFragmentation:
         the rows whose cached measure is older than the node. The after-states are the current counts
         and units adjusted where the pod changes them (its GPUs and CPU), not recounted."""
         lg = self.ledger
-        version = lg.cluster.version
-        renew = rows[version[rows] != self._gen[rows]]
+        renew = lg.cluster.moved(rows, self._gen)  # (stamped now: their values are written below)
         if renew.size:
             self._units[renew] = self.units_of(lg.gpu_left[renew])
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
@@ -337,24 +333,18 @@ class CpuAwareFragmentation:
         cpu[:k] -= shape.cpu
         memory[:k] -= shape.memory
         if shape.is_share:  # the GPU's part of each count: its row at ``value − milli`` less at ``value``
-            change = self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
-            n = len(self.typical)
-            fit[:k] += change[:, :n]
-            below[:k] += change[:, n : 2 * n]
-            total[:k] -= shape.milli
-            units[:k] += change[:, 2 * n :]
-        elif shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free (fits every shape) to 0
-            fit[:k] -= shape.count
-            total[:k] -= shape.count * MILLI
-            units[:k] -= shape.count * self._per_gpu
-        elif shape.count:  # the simulator's ``NodeResource.Sub``: the GPUs after it, recounted
-            left = lg.left_after_sub(rows, shape)
-            fit[:k], below[:k], total[:k] = lg.counts_of(left)
-            units[:k] = self.units_of(left)
+            fit[:k], below[:k], total[:k] = lg.share_counts(states[:k], value, shape.milli)
+            units[:k] += self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
+        elif shape.count:  # the simulator's ``NodeResource.Sub`` (the ledger's rule for the counts)
+            fit[:k], below[:k], total[:k] = lg.counts_after_sub(rows, shape, (fit[:k], below[:k], total[:k]))
+            if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free to 0
+                units[:k] -= shape.count * self._per_gpu
+            else:
+                units[:k] = self.units_of(lg.left_after_sub(rows, shape))
         measured = self.measure(states, cpu, memory, (fit, below, total), units)
         unfed = self.unfed(total, cpu, memory)
         if renew.size:
-            self._frag[renew], self._unfed[renew], self._gen[renew] = measured[k:], unfed[k:], version[renew]
+            self._frag[renew], self._unfed[renew] = measured[k:], unfed[k:]
         before, unfed_before = self._frag[rows], self._unfed[rows]
         if not shape.is_share:
             out: FloatArray = before - measured[:k] - self.balance * (unfed[:k] - unfed_before)
