@@ -136,3 +136,29 @@ def test_fgd_gpu_choice_reads_scores_kept_for_this_state_only() -> None:
     _, values, scores = share_scores(b.ledger, rows, shape)
     assert scores[0] == scores[1]
     assert select_min_frag(b.ledger, 0, shape, np.random.default_rng(0)) == 0
+
+
+def test_a_pod_that_left_and_is_nominated_back_holds_no_gpus_in_the_first_pass() -> None:
+    """x (600 milli) leaves GPU0 of n for good; y (700) takes that GPU (300 free left); x, pending again,
+    is nominated to n. A later pod's filter pass adds x there for the first pass (upstream
+    ``addGENominatedPods``): x counts on the node but holds no GPU in the ledger, so nothing tries to put
+    it back on GPU0 (which has 300 free, not 600: that raised before). Only a rollback of x's removal
+    gives it its GPUs back."""
+    b = Bench([node("n", 1), node("m", 1)], "FGD", TARGET)
+    x = pod("x", 1, 600)
+    b.place(x, "n", (0,))
+    b.cluster.remove_pod(x)
+    b.place(pod("y", 1, 700), "n", (0,))
+    b.cluster.nominate(x, "n")
+    result = b.scheduler.schedule_one(pod("z", 1, 100), preempt=False)
+    assert result.scheduled
+    assert x.key not in b.ledger.held and b.ledger.gpu_left[b.cluster.index["n"], 0] in (300, 200)
+    # a rollback of a removal restores the pod's GPUs, as before
+    fresh = Bench([node("o", 1)], "FGD", TARGET)
+    w = pod("w", 1, 500)
+    fresh.place(w, "o", (0,))
+    mark = fresh.cluster.mark()
+    fresh.cluster.remove_pod(w)
+    assert fresh.ledger.gpu_left[0, 0] == 1000
+    fresh.cluster.rollback(mark)
+    assert fresh.ledger.held[w.key] == (0, (0,), 500) and fresh.ledger.gpu_left[0, 0] == 500

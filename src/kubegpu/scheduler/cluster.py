@@ -77,7 +77,9 @@ class PodListener(Protocol):
     """Told after every ``add_pod`` / ``remove_pod`` (journal rollbacks included), so a ledger kept beside
     the cluster state (the GpuShare ledger) stays equal to it through dry runs."""
 
-    def pod_added(self, pod: Pod, idx: int) -> None: ...
+    def pod_added(self, pod: Pod, idx: int, restored: bool = False) -> None:
+        """``restored``: a journal rollback re-adding a pod this state had removed (not a new placement)."""
+        ...
 
     def pod_removed(self, pod: Pod, idx: int) -> None: ...
 
@@ -285,14 +287,22 @@ class ClusterState:
         self.placement[pod.key] = idx
         self.groups.add(pod, idx, 1)
 
-    def add_pod(self, pod: Pod, idx: int, devices: Assignment | None = None, assumed: bool = False) -> None:
-        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled."""
+    def add_pod(
+        self,
+        pod: Pod,
+        idx: int,
+        devices: Assignment | None = None,
+        assumed: bool = False,
+        restored: bool = False,
+    ) -> None:
+        """Account ``pod`` on node ``idx`` (upstream ``NodeInfo.AddPod``) and its device IDs; journalled.
+        ``restored``: a rollback undoing this pod's removal (listeners give it back what it held)."""
         self._account(pod, idx)
         assigned = self.devices.assign(pod, idx, devices, assumed)
         self.journal.append(("add", pod, idx, assigned, self.devices.is_assumed(pod.key, idx)))
         self._touch(idx)
         for listener in self.listeners:
-            listener.pod_added(pod, idx)
+            listener.pod_added(pod, idx, restored)
 
     def remove_pod(self, pod: Pod) -> int:
         """Release ``pod`` from its node (upstream ``NodeInfo.RemovePod``); returns the node index."""
@@ -397,5 +407,5 @@ class ClusterState:
             if op == "add":
                 self.remove_pod(pod)
             else:
-                self.add_pod(pod, idx, assigned, assumed)
+                self.add_pod(pod, idx, assigned, assumed, restored=True)
             self.journal.pop()

@@ -486,10 +486,11 @@ class GpuShareLedger:
         self._recount(idx)
         return idx
 
-    def pod_added(self, pod: Pod, idx: int) -> None:
-        """The cluster re-added a pod it had removed (a rollback): it gets its GPUs back. A pod placed by
-        a cycle was recorded at Reserve already."""
-        if pod.key not in self.held:
+    def pod_added(self, pod: Pod, idx: int, restored: bool = False) -> None:
+        """A rollback re-added a pod the cluster had removed (``restored``): it gets its GPUs back. A pod
+        placed by a cycle was recorded at Reserve already; any other add (a nominated pod counted in a
+        filter's first pass, a pod that once left coming back) holds no GPUs here."""
+        if restored and pod.key not in self.held:
             earlier = self._released.pop(pod.key, None)
             if earlier is not None and earlier[0] == idx:
                 self.assign(pod, idx, earlier[1], earlier[2])

@@ -415,7 +415,7 @@ class DynamicResources:
     def unreserve(self, state: CycleState, pod: Pod, node: NodeView) -> None:
         self._pending.pop(pod.key, None)
 
-    def pod_added(self, pod: Pod, idx: int) -> None:
+    def pod_added(self, pod: Pod, idx: int, restored: bool = False) -> None:
         got = self._pending.pop(pod.key, None)
         if got is not None:
             for r in got[0]:
