@@ -162,3 +162,21 @@ def test_a_pod_that_left_and_is_nominated_back_holds_no_gpus_in_the_first_pass()
     assert fresh.ledger.gpu_left[0, 0] == 1000
     fresh.cluster.rollback(mark)
     assert fresh.ledger.held[w.key] == (0, (0,), 500) and fresh.ledger.gpu_left[0, 0] == 500
+
+
+def test_a_cycle_that_only_asks_leaves_the_ledger_as_it_was() -> None:
+    """``schedule_one(assume=False)`` (explain, plan effects, a failed pod's preemption retry) answers
+    where the pod would go without placing it: the GPUs its Reserve chose go back (Unreserve), so the
+    ledger holds nothing for it and FGD's kept GPU-choice scores are never read for a state the node is
+    not in. Free [1000, 700, 1000]: a 300-milli pod would land here, and afterwards FGD's choice for it
+    is the one a fresh computation gives."""
+    b = Bench([node("n", 3)], "FGD", TARGET)
+    b.place(pod("a", 1, 300), "n", (1,))
+    before = b.ledger.gpu_left[0].tolist()
+    q = pod("q", 1, 300, cpu=1500)
+    assert b.scheduler.schedule_one(q, assume=False, preempt=False).node == "n"
+    assert b.ledger.gpu_left[0].tolist() == before == [1000, 700, 1000] and q.key not in b.ledger.held
+    shape = GpuShape(1500, 1, 300)
+    kept = select_min_frag(b.ledger, 0, shape, np.random.default_rng(0))
+    b.ledger.last_share = None
+    assert kept == select_min_frag(b.ledger, 0, shape, np.random.default_rng(0))

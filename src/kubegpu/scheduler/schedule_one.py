@@ -510,6 +510,9 @@ class Scheduler:
         allocation = state.get(ALLOCATION_KEY)
         if assume:
             self.cluster.add_pod(pod, chosen, allocation)
+        else:  # a cycle that only asks leaves no trace: what Reserve recorded beside the cluster is undone
+            for undo in reversed(self.framework.reserve_plugins):
+                undo.unreserve(state, pod, view)
         return ScheduleResult(
             pod,
             node=self.cluster.nodes[chosen].name,
