@@ -212,7 +212,7 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
             affinity = (NodeSelectorTerm(match_expressions=(req,)),)
     container = Container(name="main", requests=requests, limits=dict(requests))
     # a copy of one prototype's fields with these four replaced: the same object ``Pod(...)`` with these
-    # arguments gives, without a frozen dataclass's per-field ``object.__setattr__`` (40 fields, ~5 µs,
+    # arguments gives, without a frozen dataclass's per-field ``object.__setattr__`` (34 fields, ~5 µs,
     # once per trace row); the defaults it shares (empty labels, selectors, overhead) are never mutated
     out = object.__new__(Pod)
     out.__dict__.update(_PROTOTYPE_FIELDS)
