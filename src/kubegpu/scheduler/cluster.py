@@ -267,20 +267,25 @@ class ClusterState:
         seen[stale] = self.version[stale]
         return stale
 
-    def _account(self, pod: Pod, idx: int) -> None:
-        """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""
+    def _charge(self, pod: Pod, idx: int, sign: int) -> None:
+        """Add (``sign`` 1) or take back (-1) ``pod``'s requests, non-zero requests and pod count on node
+        ``idx``, with ``free`` kept equal to allocatable − requested."""
         for r, amount in pod.requests.items():
             col = self.col.get(r)
             if col is None:
                 col = self.column(r)  # widens the arrays: index them only afterwards
-            self.requested[idx, col] += amount
+            self.requested[idx, col] += sign * amount
             if col != self._pods_col:  # that column counts pods (a request for ``pods`` is no request)
-                self.free[idx, col] -= amount
+                self.free[idx, col] -= sign * amount
         nz = pod.non_zero_requests
-        self.nonzero_cpu[idx] += nz.get(CPU, 0)
-        self.nonzero_memory[idx] += nz.get(MEMORY, 0)
-        self.pod_count[idx] += 1
-        self.free[idx, self._pods_col] -= POD_UNITS
+        self.nonzero_cpu[idx] += sign * nz.get(CPU, 0)
+        self.nonzero_memory[idx] += sign * nz.get(MEMORY, 0)
+        self.pod_count[idx] += sign
+        self.free[idx, self._pods_col] -= sign * POD_UNITS
+
+    def _account(self, pod: Pod, idx: int) -> None:
+        """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""
+        self._charge(pod, idx, 1)
         if pod.priority < self.min_priority[idx]:
             self.min_priority[idx] = pod.priority
         self.pods_on[idx][pod.key] = pod
@@ -308,16 +313,7 @@ class ClusterState:
         """Release ``pod`` from its node (upstream ``NodeInfo.RemovePod``); returns the node index."""
         idx = self.placement.pop(pod.key)
         pod = self.pods_on[idx].pop(pod.key)
-        for r, amount in pod.requests.items():
-            col = self.col[r]
-            self.requested[idx, col] -= amount
-            if col != self._pods_col:
-                self.free[idx, col] += amount
-        nz = pod.non_zero_requests
-        self.nonzero_cpu[idx] -= nz.get(CPU, 0)
-        self.nonzero_memory[idx] -= nz.get(MEMORY, 0)
-        self.pod_count[idx] -= 1
-        self.free[idx, self._pods_col] += POD_UNITS
+        self._charge(pod, idx, -1)
         self.min_priority[idx] = min((p.priority for p in self.pods_on[idx].values()), default=NO_PODS)
         self.groups.add(pod, idx, -1)
         was_assumed = self.devices.is_assumed(pod.key, idx)
