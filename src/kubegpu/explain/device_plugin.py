@@ -31,11 +31,10 @@ from kubegpu.model.names import (
     MIG_STRATEGY_LABEL,
     VOLCANO_VGPU_NUMBER,
 )
-from kubegpu.model.objects import Node, Pod, Taint, Toleration
+from kubegpu.model.objects import Node, Pod, Taint, Toleration, first_untolerated
 from kubegpu.model.records import DaemonSet
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.plugins.taint_toleration import first_untolerated
 
 # pkg/controller/daemon/util/daemonset_util.go AddOrUpdateDaemonPodTolerations: every daemon pod tolerates
 # these (the network-unavailable one only with hostNetwork, which is not modelled here).

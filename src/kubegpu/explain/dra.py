@@ -247,7 +247,7 @@ def explain_claims(
             if c.allocated is not None:
                 continue
             for req in c.requests:
-                for sub in (req.exactly,) if req.exactly is not None else req.first_available:
+                for sub in req.alternatives:
                     rows.append(explain_request(c, sub, n, dra, index, held_by, features, state))
         out[n.name] = rows
     return out

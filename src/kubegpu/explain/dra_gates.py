@@ -23,7 +23,7 @@ def _off(minor: int, gate: str, what: str, it: str = "them") -> str:
 def claim_lines(claims: list[ResourceClaim], minor: int) -> list[str]:
     out = []
     for c in claims:
-        subs = [s for r in c.requests for s in ((r.exactly,) if r.exactly is not None else r.first_available)]
+        subs = [s for r in c.requests for s in r.alternatives]
         if not dra_gate(minor, "DRADeviceTaints") and any(s.tolerations for s in subs):
             out.append(f"claim {c.key} sets device tolerations: " + _off(minor, "DRADeviceTaints", "them"))
         if not dra_gate(minor, "DRAConsumableCapacity"):

@@ -67,7 +67,7 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
 
 def _requests_gpu(requests: tuple[DeviceRequest, ...], dra: DraObjects) -> bool:
     for req in requests:
-        for sub in (req.exactly,) if req.exactly is not None else req.first_available:
+        for sub in req.alternatives:
             if any(_DRIVER_IS_GPU.search(s) for s in sub.selectors):
                 return True
             cls = dra.classes.get(sub.device_class_name)

@@ -121,6 +121,11 @@ class DeviceRequest:
     first_available: tuple[DeviceSubRequest, ...] = ()
     admin_access: bool = False
 
+    @property
+    def alternatives(self) -> tuple[DeviceSubRequest, ...]:
+        """The sub-requests tried in order: ``exactly`` alone, else ``first_available``."""
+        return (self.exactly,) if self.exactly is not None else self.first_available
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceConstraint:

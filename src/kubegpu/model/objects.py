@@ -8,9 +8,9 @@ person can point at the exact field (``spec.containers[0].resources.limits[nvidi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, NewType, TypeVar, overload
+from typing import Any, Generic, NewType, Protocol, TypeVar, overload
 
 from kubegpu.model.resources import CPU as CPU_NAME
 from kubegpu.model.resources import MEMORY as MEMORY_NAME
@@ -73,6 +73,22 @@ class Toleration:
         if self.operator in ("", "Equal"):
             return self.value == taint.value
         return self.operator == "Exists"
+
+
+class Tolerates(Protocol):
+    """A toleration as the taint checks read it: a Pod's ``Toleration`` or a DRA request's."""
+
+    def tolerates(self, taint: Taint) -> bool: ...
+
+
+def first_untolerated(taints: tuple[Taint, ...], tolerations: Sequence[Tolerates]) -> Taint | None:
+    """``v1helper.FindMatchingUntoleratedTaint`` with the DoNotSchedule filter: the first NoSchedule /
+    NoExecute taint no toleration tolerates (a node's for TaintToleration, a DRA device's for the
+    allocator)."""
+    for taint in taints:
+        if taint.effect in FILTER_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,6 @@ from kubegpu.model.dra import (
     AllocatedDevice,
     Device,
     DeviceClass,
-    DeviceRequest,
     DeviceSubRequest,
     DraObjects,
     ResourceClaim,
@@ -237,10 +236,6 @@ def slice_index(dra: DraObjects, f: Features) -> SliceIndex:
     )
 
 
-def _alternatives(req: DeviceRequest) -> tuple[DeviceSubRequest, ...]:
-    return (req.exactly,) if req.exactly is not None else req.first_available
-
-
 @dataclass(frozen=True, slots=True)
 class Result:
     """The devices chosen for one claim on one node."""
@@ -282,7 +277,7 @@ class Allocator:
         self.refusals: dict[tuple[str, str, str], tuple[str, str]] = {}
         # (claim index, request index) in order, with the request's admin-access flag
         self.slots = [
-            (ci, req.name, _alternatives(req), req.admin_access)
+            (ci, req.name, req.alternatives, req.admin_access)
             for ci, c in enumerate(claims)
             for req in c.requests
         ]
@@ -297,7 +292,7 @@ class Allocator:
             least = 0
             for req in c.requests:
                 fewest = None
-                for sub in _alternatives(req):
+                for sub in req.alternatives:
                     if sub.allocation_mode == "All":
                         n = len(cache.setdefault((k, sub.name), self.candidates(ci, sub, pools)))
                     else:

@@ -26,7 +26,7 @@ from math import ceil
 
 from kubegpu.model.dra import AllocatedDevice, Device, DeviceSubRequest, ResourceSlice, qualify
 from kubegpu.model.dra_capacity import CapacityPolicy
-from kubegpu.model.objects import FILTER_EFFECTS, Taint
+from kubegpu.model.objects import Taint, first_untolerated
 from kubegpu.scheduler.versions import dra_gate
 
 CounterSets = dict[str, dict[str, Fraction]]  # counter set → counter → value
@@ -100,10 +100,7 @@ def allocated_state(
 def untolerated(device: Device, sub: DeviceSubRequest) -> Taint | None:
     """The first NoSchedule/NoExecute taint no toleration of the request tolerates (other effects,
     ``None`` included, never prevent allocation)."""
-    for t in device.taints:
-        if t.effect in FILTER_EFFECTS and not any(tol.tolerates(t) for tol in sub.tolerations):
-            return t
-    return None
+    return first_untolerated(device.taints, sub.tolerations)
 
 
 def _round_up_range(requested: Fraction, p: CapacityPolicy) -> Fraction:

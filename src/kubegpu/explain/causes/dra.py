@@ -75,7 +75,7 @@ def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]
     index, held = _index(ctx), ctx.once((holders,), lambda: holders(dra))
     return [(c, explain_request(c, sub, node, dra, index, held, _features(ctx), _state(ctx)))
             for c in _claims(ctx, node) for req in c.requests
-            for sub in ((req.exactly,) if req.exactly is not None else req.first_available)]  # fmt: skip
+            for sub in req.alternatives]  # fmt: skip
 
 
 def _line(claim: ResourceClaim, r: RequestOnNode) -> str:

@@ -275,7 +275,7 @@ class DynamicResources:
                 continue
             to_allocate.append(c)
             for req in c.requests:
-                subs = (req.exactly,) if req.exactly is not None else req.first_available
+                subs = req.alternatives
                 for sub in subs:
                     if sub.device_class_name not in self.dra.classes:
                         return None, unresolvable(

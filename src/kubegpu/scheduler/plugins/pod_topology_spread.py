@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
-from kubegpu.model.objects import LabelSelector, Pod, SpreadConstraint
+from kubegpu.model.objects import LabelSelector, Pod, SpreadConstraint, first_untolerated
 from kubegpu.model.pod_affinity import spread_counts, spread_selector, spread_self_match
 from kubegpu.scheduler.cluster import ZONE_LABEL, ClusterState, NodeView
 from kubegpu.scheduler.framework import (
@@ -57,7 +57,6 @@ from kubegpu.scheduler.framework import (
 )
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_affinity import required_mask
-from kubegpu.scheduler.plugins.taint_toleration import first_untolerated
 from kubegpu.scheduler.pod_groups import Counts, LabelGroup
 from kubegpu.scheduler.reasons import SpreadLabelMissing, SpreadSkew
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status

@@ -16,20 +16,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from kubegpu.model.objects import FILTER_EFFECTS, Pod, Taint, Toleration
+from kubegpu.model.objects import Pod, Taint, Toleration, first_untolerated
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores, default_normalize
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import UntoleratedTaint
 from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
-
-
-def first_untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    """``v1helper.FindMatchingUntoleratedTaint`` with the DoNotSchedule filter."""
-    for taint in taints:
-        if taint.effect in FILTER_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
-            return taint
-    return None
 
 
 def count_intolerable_prefer_no_schedule(
