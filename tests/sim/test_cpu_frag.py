@@ -345,6 +345,7 @@ def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
         partly = plugin(b.ledger, quantum=300, balance=0.25)
         partly.node_delta(shape, rows[::3])  # brings every third node's cached measure up to date
         assert np.array_equal(together, alone) and np.array_equal(together, partly.node_delta(shape, rows))
+        assert len(np.unique(together)) > 1  # the nodes differ, and so do their Δ (values: the test above)
 
 
 def test_same_seed_same_run() -> None:

@@ -228,7 +228,6 @@ class GpuShareLedger:
         # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
         self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
         self.typical = typical
-        self.node_access: npt.NDArray[np.bool_] | None = None  # [N, T]: shape t may use node n's GPUs
         # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
         # version (``ClusterState.moved``) equals ``_frag_gen``
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
@@ -258,10 +257,12 @@ class GpuShareLedger:
         self.last_share: tuple[tuple[int, ...], IntArray, IntArray] | None = None
         if typical is not None:
             gpu_shape = typical.milli > 0
-            self.node_access = (typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]).T
+            node_access = (
+                typical.access(self.model_names)[:, self.model_id] & gpu_shape[:, None]
+            ).T  # [N, T]
             # [N, T]: the GPUs shape t needs on node n, or more than any node has where it may not use them
             # (a count of fitting GPUs never exceeds ``width``): one comparison for both conditions
-            self._need = np.where(self.node_access, typical.count, width + 1)
+            self._need = np.where(node_access, typical.count, width + 1)
         self._recount(np.arange(n, dtype=np.intp))
 
     def cpu_left(self, rows: RowsOrNode) -> IntArray:
@@ -394,17 +395,22 @@ class GpuShareLedger:
         return out if node is rows else out[None]
 
     def counts_after_sub(
-        self, rows: RowsOrNode, shape: GpuShape, counts: tuple[IntArray, IntArray, IntArray] | None = None
+        self,
+        rows: RowsOrNode,
+        shape: GpuShape,
+        counts: tuple[IntArray, IntArray, IntArray] | None = None,
+        left: IntArray | None = None,
     ) -> tuple[IntArray, IntArray, IntArray]:
         """The per-shape counts (``counts``, or the given ones of ``rows``) after ``NodeResource.Sub`` of
         ``shape``: unchanged without GPUs; whole GPUs take ``count`` fully free GPUs (each from 1000 free,
-        which fits every shape, to 0); otherwise the GPUs after it (``left_after_sub``), recounted."""
+        which fits every shape, to 0); otherwise the GPUs after it (``left``: ``left_after_sub``, when the
+        caller has it already), recounted."""
         fit, below, total = self.counts(rows) if counts is None else counts
         if not shape.count:
             return fit, below, total
         if shape.milli == MILLI:
             return fit - shape.count, below, total - shape.count * MILLI
-        return self.counts_of(self.left_after_sub(rows, shape))
+        return self.counts_of(self.left_after_sub(rows, shape) if left is None else left)
 
     def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its

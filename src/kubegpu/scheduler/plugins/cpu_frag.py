@@ -336,11 +336,15 @@ class CpuAwareFragmentation:
             fit[:k], below[:k], total[:k] = lg.share_counts(states[:k], value, shape.milli)
             units[:k] += self._one_gpu.take(value - shape.milli, axis=0) - self._one_gpu.take(value, axis=0)
         elif shape.count:  # the simulator's ``NodeResource.Sub`` (the ledger's rule for the counts)
-            fit[:k], below[:k], total[:k] = lg.counts_after_sub(rows, shape, (fit[:k], below[:k], total[:k]))
-            if shape.milli == MILLI:  # whole GPUs: ``count`` GPUs go from 1000 free to 0
+            whole = shape.milli == MILLI  # whole GPUs: ``count`` GPUs go from 1000 free to 0
+            left = None if whole else lg.left_after_sub(rows, shape)
+            fit[:k], below[:k], total[:k] = lg.counts_after_sub(
+                rows, shape, (fit[:k], below[:k], total[:k]), left
+            )
+            if left is None:
                 units[:k] -= shape.count * self._per_gpu
             else:
-                units[:k] = self.units_of(lg.left_after_sub(rows, shape))
+                units[:k] = self.units_of(left)
         measured = self.measure(states, cpu, memory, (fit, below, total), units)
         unfed = self.unfed(total, cpu, memory)
         if renew.size:
