@@ -14,10 +14,10 @@ import pytest
 
 from kubegpu.errors import ConfigError
 from kubegpu.model import parse
+from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.kube_config import parse_scheduler_config
 from kubegpu.scheduler.plugins import names
-from kubegpu.scheduler.plugins.volume_binding import broken_linear
 from kubegpu.testing.builders import make_node, make_pod
 from tests.conftest import scheduler_for
 from tests.realkube.volume_cases import claim, storage_class, uses, volume
@@ -108,6 +108,5 @@ def test_broken_linear_truncates_toward_zero() -> None:
     """BuildBrokenLinearFunction in Go int64: (0 − 100)·(10 − 0)/30 = −33.3 truncates to −33 → 67 (floor
     division would give 66); below the first point its score, above the last the last score."""
     shape = ((0, 100), (30, 0))
-    assert broken_linear(shape, 10) == 67
-    assert broken_linear(((20, 50), (100, 0)), 5) == 50
-    assert broken_linear(shape, 100) == 0
+    assert ra.broken_linear(shape)(np.array([10, 100])).tolist() == [67, 0]
+    assert ra.broken_linear(((20, 50), (100, 0)))(np.array([5])).tolist() == [50]

@@ -44,9 +44,12 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+import numpy as np
+
 from kubegpu.errors import ConfigError
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows
 from kubegpu.scheduler.plugins import names
@@ -70,7 +73,6 @@ from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 
 STATE_KEY: Final = names.VOLUME_BINDING
 NODES_KEY: Final = f"{names.VOLUME_BINDING}/nodes"  # node name → its Delayed, filled by Filter, read by Score
-MAX_CUSTOM_SCORE: Final = 10  # config.MaxCustomPriorityScore: a shape point's score range is [0, 10]
 # SetDefaults_VolumeBindingArgs when StorageCapacityScoring is on: (utilization, score), scores ×10
 DEFAULT_SHAPE: Final = ((0, 100), (100, 0))
 Shape = tuple[tuple[int, int], ...]
@@ -219,7 +221,7 @@ def parse_shape(args: Mapping[str, Any], where: str) -> Shape:
     out: list[tuple[int, int]] = []
     for i, point in enumerate(raw):
         got = []
-        for name, hi in (("utilization", 100), ("score", MAX_CUSTOM_SCORE)):
+        for name, hi in (("utilization", 100), ("score", ra.MAX_CUSTOM_PRIORITY_SCORE)):
             v = point.get(name, 0) if isinstance(point, Mapping) else None
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
                 raise ConfigError(
@@ -231,25 +233,8 @@ def parse_shape(args: Mapping[str, Any], where: str) -> Shape:
             raise ConfigError(
                 f"{where}.shape[{i}].utilization: Invalid value: {u}: values must be sorted in increasing order"
             )
-        out.append((u, score * (MAX_NODE_SCORE // MAX_CUSTOM_SCORE)))
+        out.append((u, score * (MAX_NODE_SCORE // ra.MAX_CUSTOM_PRIORITY_SCORE)))
     return tuple(out)
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """Go's integer division (toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def broken_linear(shape: Shape, p: int) -> int:
-    """``helper.BuildBrokenLinearFunction``."""
-    for i, (u, sc) in enumerate(shape):
-        if p <= u:
-            if i == 0:
-                return sc
-            u0, s0 = shape[i - 1]
-            return s0 + _trunc_div((sc - s0) * (p - u0), u - u0)
-    return shape[-1][1]
 
 
 def class_resources(delayed: Delayed) -> dict[str, list[int]]:
@@ -277,10 +262,11 @@ def capacity_score(classes: dict[str, list[int]], shape: Shape) -> int:
     """``buildScorerFunction`` (``scorer.go``): each class's utilization shaped, the node the rounded mean."""
     if not classes:
         return 0
-    total = 0
-    for requested, capacity in classes.values():
-        full = capacity == 0 or requested > capacity
-        total += broken_linear(shape, 100 if full else requested * 100 // capacity)
+    utilization = [
+        100 if capacity == 0 or requested > capacity else requested * 100 // capacity
+        for requested, capacity in classes.values()
+    ]
+    total = int(ra.broken_linear(shape)(np.array(utilization, dtype=np.int64)).sum())
     n = len(classes)
     return (2 * total + n) // (2 * n)  # math.Round of a non-negative mean
 
