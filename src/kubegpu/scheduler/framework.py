@@ -345,9 +345,7 @@ class Framework:
         self._may_error = [getattr(p, "filter_errors", True) for p in self.filter_plugins]
         # per filter plugin: [-1, its index], read with a rejected-row mask as 0/1 (one gather)
         self._plugin_marks = [np.array([-1, i], dtype=np.int16) for i in range(len(self.filter_plugins))]
-        self._signers = [p for p in self.filter_plugins if isinstance(p, SignPlugin)]
         self._signs = [isinstance(p, SignPlugin) for p in self.filter_plugins]
-        self._signable = len(self._signers) == len(self.filter_plugins)
         self._score_paths = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -355,19 +353,12 @@ class Framework:
 
     def signature(self, pod: Pod) -> Hashable | None:
         """The pod's equivalence class for filtering: every filter plugin's ``sign``, or None if any opts out."""
-        if not self._signable:
-            return None
-        parts = []
-        for p in self._signers:
-            s = p.sign(pod)
-            if s is None:
-                return None
-            parts.append(s)
-        return tuple(parts)
+        stop, signs = self.signed_prefix(pod)
+        return signs if stop == len(self.filter_plugins) else None
 
     def signed_prefix(self, pod: Pod) -> tuple[int, Hashable]:
-        """For a pod without a whole signature: how many leading filter plugins sign it, and their signs.
-        Those plugins' verdicts can still be shared by the pods of that prefix class."""
+        """How many leading filter plugins sign the pod, and their signs: all of them, the pod's whole class
+        (``signature``); fewer, a prefix class whose plugins' verdicts the pods of that class still share."""
         parts = []
         for p, signs in zip(self.filter_plugins, self._signs, strict=True):
             s = p.sign(pod) if signs else None  # type: ignore[attr-defined]

@@ -159,19 +159,21 @@ class Scheduler:
 
     def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The pod's equivalence class for cached filter results (None: evaluate fresh)."""
-        key = self.framework.signature(pod) if self.use_cache else None
-        return None if key is None else (key, frozenset(state.skip_filter))
+        if not self.use_cache:
+            return None
+        stop, signs = self.framework.signed_prefix(pod)
+        return (signs, frozenset(state.skip_filter)) if stop == len(self.framework.filter_plugins) else None
 
     def filter_all(self, state: CycleState, pod: Pod) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Filter results for every node (cached per equivalence class, refreshed where nodes changed)."""
-        key = self.class_key(state, pod)
-        if key is not None:
-            entry = self._cached(state, pod, self._cache, key, None)
-            return entry.codes, entry.plugins, entry.reasons
-        if self.use_cache:
+        if self.use_cache:  # the signs once: a whole class, else a prefix class
             stop, signs = self.framework.signed_prefix(pod)
+            key = (signs, frozenset(state.skip_filter))
+            if stop == len(self.framework.filter_plugins):
+                entry = self._cached(state, pod, self._cache, key, None)
+                return entry.codes, entry.plugins, entry.reasons
             if stop:
-                return self._filter_after_prefix(state, pod, stop, (signs, frozenset(state.skip_filter)))
+                return self._filter_after_prefix(state, pod, stop, key)
         all_rows = np.arange(len(self.cluster), dtype=np.intp)
         return self.framework.filter_rows(state, pod, self.cluster, all_rows)
 
