@@ -8,7 +8,7 @@ person can point at the exact field (``spec.containers[0].resources.limits[nvidi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, NewType, Protocol, TypeVar, overload
 
@@ -121,7 +121,7 @@ class LabelSelector:
     match_labels: tuple[tuple[str, str], ...] = ()
     match_expressions: tuple[Requirement, ...] = ()
 
-    def matches(self, labels: dict[str, str]) -> bool:
+    def matches(self, labels: Mapping[str, str]) -> bool:
         """``metav1.LabelSelectorAsSelector``: an empty selector matches everything."""
         if any(labels.get(k) != v for k, v in self.match_labels):
             return False

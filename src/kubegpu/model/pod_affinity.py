@@ -58,9 +58,9 @@ def term_matches(
     in ``namespace`` with ``labels``? ``namespace_labels``: the cluster's namespaces (absent: no labels)."""
     in_ns = namespace in term_namespaces(term, owner_namespace) or (
         term.namespace_selector is not None
-        and term.namespace_selector.matches(dict(namespace_labels.get(namespace, {})))
+        and term.namespace_selector.matches(namespace_labels.get(namespace, {}))
     )
-    return in_ns and selector is not None and selector.matches(dict(labels))
+    return in_ns and selector is not None and selector.matches(labels)
 
 
 def spread_selector(c: SpreadConstraint, pod_labels: Labels) -> LabelSelector | None:
@@ -84,9 +84,9 @@ def spread_counts(
     """Does a pod (``namespace``, ``labels``) count for a constraint of a pod in ``pod_namespace``?"""
     if sel is None or is_empty(sel) or terminating or namespace != pod_namespace:
         return False
-    return sel.matches(dict(labels))
+    return sel.matches(labels)
 
 
 def spread_self_match(sel: LabelSelector | None, labels: Labels) -> bool:
     """``c.Selector.Matches(podLabels)`` for the incoming pod itself (``{}`` matches, absent does not)."""
-    return sel is not None and sel.matches(dict(labels))
+    return sel is not None and sel.matches(labels)

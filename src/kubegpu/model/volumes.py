@@ -344,7 +344,7 @@ def capacity_for(
         limit = cap.limit
         if cap.storage_class != cls.name or limit is None or bytes_of(limit) < size:
             continue
-        if cap.node_topology is not None and cap.node_topology.matches(dict(labels)):
+        if cap.node_topology is not None and cap.node_topology.matches(labels):
             return True, cap
     return False, None
 

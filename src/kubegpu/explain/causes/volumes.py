@@ -176,7 +176,7 @@ def no_space_evidence(ctx: Context, reason: VolumeNoSpace, idx: int) -> list[str
         caps = [k for k, cap in objects.capacities.items() if cap.storage_class == cls.name]
         reach = [f"{k} (maximumVolumeSize {_size(cap.maximum_volume_size)}, capacity {_size(cap.capacity)})"
                  for k in caps if (cap := objects.capacities[k]).node_topology is not None
-                 and cap.node_topology.matches(dict(node.labels))]  # fmt: skip
+                 and cap.node_topology.matches(node.labels)]  # fmt: skip
         out.append(f"claim {c.name} requests {_size(c.request)} of class {cls.name}, provisioned by {cls.provisioner} "
                    f"(CSIDriver storageCapacity: true); CSIStorageCapacity reachable from this node: "
                    f"{', '.join(reach) or 'none'} ({len(caps)} of the class in all)")  # fmt: skip
