@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.sim.schedqueue import SchedulingQueue, backoff_duration
+from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S, doubling
+from kubegpu.sim.schedqueue import SchedulingQueue
 
 
 @pytest.mark.parametrize(("attempts", "seconds"), [(1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (9, 10)])
 def test_backoff_doubles_from_one_second_up_to_ten(attempts: int, seconds: float) -> None:
     """calculateBackoffDuration: 1 s for the first attempt, doubled per further attempt, capped at 10 s."""
-    assert backoff_duration(attempts) == seconds
+    assert doubling(attempts, POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S) == seconds
 
 
 def test_priority_sort_pops_higher_priority_then_earlier() -> None:

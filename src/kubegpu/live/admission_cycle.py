@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import time
 
+from kubegpu.backoff import POD_MAX_IN_UNSCHEDULABLE_S
 from kubegpu.kube.client import MERGE_PATCH, ApiError
 from kubegpu.live.batch import Admitted
 from kubegpu.live.cache import InformerCache
 from kubegpu.live.fair_usage import status_path
-from kubegpu.live.queue import MAX_IN_UNSCHEDULABLE_S
 from kubegpu.live.state import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, utc_now
 
 log = logging.getLogger(__name__)
@@ -23,9 +23,9 @@ log = logging.getLogger(__name__)
 class AdmissionCycle(InformerCache):
     def _admit_batch(self) -> None:
         """One queue admission cycle (``live.batch``) when something it depends on changed — at most once
-        per initial backoff — or after pods waited ``MAX_IN_UNSCHEDULABLE_S`` (as unschedulable pods)."""
+        per initial backoff — or after pods waited ``POD_MAX_IN_UNSCHEDULABLE_S`` (as unschedulable pods)."""
         mono = time.monotonic()
-        due = self._batch_dirty or mono - self._batch_last >= MAX_IN_UNSCHEDULABLE_S
+        due = self._batch_dirty or mono - self._batch_last >= POD_MAX_IN_UNSCHEDULABLE_S
         if (
             not self.batch_waiting or not due or mono - self._batch_last < self.config.initial_backoff_s
             or not self.synced >= self.batch_synced or not self.is_leader()

@@ -23,10 +23,6 @@ from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S, POD_MAX_IN
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.scheduler.queue import priority_sort
 
-INITIAL_BACKOFF_S = POD_INITIAL_BACKOFF_S
-MAX_BACKOFF_S = POD_MAX_BACKOFF_S
-MAX_IN_UNSCHEDULABLE_S = POD_MAX_IN_UNSCHEDULABLE_S
-
 
 @dataclass
 class _Entry:
@@ -39,8 +35,8 @@ class _Entry:
 class SchedulingQueue:
     def __init__(
         self,
-        initial_backoff_s: float = INITIAL_BACKOFF_S,
-        max_backoff_s: float = MAX_BACKOFF_S,
+        initial_backoff_s: float = POD_INITIAL_BACKOFF_S,
+        max_backoff_s: float = POD_MAX_BACKOFF_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.initial_backoff_s = initial_backoff_s
@@ -164,6 +160,6 @@ class SchedulingQueue:
         for key in [
             k
             for k in self._unschedulable
-            if now - self._entries[k].unschedulable_since >= MAX_IN_UNSCHEDULABLE_S
+            if now - self._entries[k].unschedulable_since >= POD_MAX_IN_UNSCHEDULABLE_S
         ]:
             self._release(key)

@@ -18,13 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S
 from kubegpu.kube.client import ApiError, KubeApi
 from kubegpu.kube.leader import LeaderElector, LeaseConfig
 from kubegpu.live.batch import BatchAdmission
 from kubegpu.live.checkpoint import Handshakes
 from kubegpu.live.events import EventRecorder, PodRef
 from kubegpu.live.metrics import SchedulerMetrics
-from kubegpu.live.queue import INITIAL_BACKOFF_S, MAX_BACKOFF_S, SchedulingQueue
+from kubegpu.live.queue import SchedulingQueue
 from kubegpu.model.default_spread import SpreadOwners
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PodKey, PriorityClass
 from kubegpu.model.podgroup import rfc3339
@@ -60,8 +61,8 @@ class LiveConfig:
     identity: str = field(default_factory=socket.gethostname)
     leader_elect: bool = True
     lease: LeaseConfig = field(default_factory=LeaseConfig)
-    initial_backoff_s: float = INITIAL_BACKOFF_S
-    max_backoff_s: float = MAX_BACKOFF_S
+    initial_backoff_s: float = POD_INITIAL_BACKOFF_S
+    max_backoff_s: float = POD_MAX_BACKOFF_S
     min_watch_timeout_s: int = 300
     seed: int = 0
     checkpoint_deadline_s: float = 0.0  # > 0: ask victims to checkpoint, evict after it or the deadline

@@ -33,16 +33,8 @@ from dataclasses import dataclass
 
 from kubegpu.backoff import POD_INITIAL_BACKOFF_S, POD_MAX_BACKOFF_S, POD_MAX_IN_UNSCHEDULABLE_S, doubling
 
-INITIAL_BACKOFF_S = POD_INITIAL_BACKOFF_S  # DefaultPodInitialBackoffDuration
-MAX_BACKOFF_S = POD_MAX_BACKOFF_S  # DefaultPodMaxBackoffDuration
-MAX_IN_UNSCHEDULABLE_S = POD_MAX_IN_UNSCHEDULABLE_S  # DefaultPodMaxInUnschedulablePodsDuration
 BACKOFF_FLUSH_PERIOD_S = 1.0  # flushBackoffQCompleted
 UNSCHEDULABLE_FLUSH_PERIOD_S = 30.0  # flushUnschedulablePodsLeftover
-
-
-def backoff_duration(attempts: int, initial: float = INITIAL_BACKOFF_S, cap: float = MAX_BACKOFF_S) -> float:
-    """``calculateBackoffDuration``: initial, doubled for every attempt after the first, at most ``cap``."""
-    return doubling(attempts, initial, cap)
 
 
 def next_tick(t: float, period: float) -> float:
@@ -64,9 +56,9 @@ class Entry:
 class SchedulingQueue:
     def __init__(
         self,
-        initial_backoff: float = INITIAL_BACKOFF_S,
-        max_backoff: float = MAX_BACKOFF_S,
-        max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE_S,
+        initial_backoff: float = POD_INITIAL_BACKOFF_S,
+        max_backoff: float = POD_MAX_BACKOFF_S,
+        max_in_unschedulable: float = POD_MAX_IN_UNSCHEDULABLE_S,
         order_by_creation: bool = False,
     ) -> None:
         self.order_by_creation = order_by_creation
@@ -100,7 +92,7 @@ class SchedulingQueue:
         return e.created if self.order_by_creation else e.timestamp
 
     def backoff_expiry(self, e: Entry) -> float:
-        return e.timestamp + backoff_duration(e.attempts, self.initial_backoff, self.max_backoff)
+        return e.timestamp + doubling(e.attempts, self.initial_backoff, self.max_backoff)
 
     def _to_active_or_backoff(self, e: Entry, now: float) -> None:
         expiry = self.backoff_expiry(e)
