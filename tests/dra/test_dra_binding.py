@@ -146,3 +146,27 @@ def test_a_failed_binding_makes_the_claim_unavailable_on_every_node_from_1_36() 
     # conditions merely not met: Filter passes (PreBind waits), the node is n1
     objs[-2] = waiting_claim([cond("Attached", "False")])
     assert outcome("1.36", *objs) == "n1"
+
+
+def test_binding_failure_reads_results_as_is_claim_ready_for_binding() -> None:
+    """``isClaimReadyForBinding`` (kubernetes v1.37.2, pkg/scheduler/framework/plugins/dynamicresources/
+    dynamicresources.go): a result without bindingConditions is skipped even if a failure condition of it
+    is True; the first device not ready yet (a binding condition not True) ends the walk without an error,
+    so a True failure condition of a later device is not reached; a True failure condition of a device
+    before that is the error."""
+    from kubegpu.model.dra import AllocatedDevice
+    from kubegpu.model.dra_binding import Binding, DeviceCondition, binding_failure
+
+    gate = Binding(conditions=("Attached",), failure_conditions=("AttachFailed",))
+    plain = AllocatedDevice("gpu", "drv", "p", "d0", binding=Binding(failure_conditions=("AttachFailed",)))
+    waiting = AllocatedDevice("gpu", "drv", "p", "d1", binding=gate)
+    broken = AllocatedDevice("gpu", "drv", "p", "d2", binding=gate)
+    fail = DeviceCondition("AttachFailed", "True", "NoPath", "no fabric path")
+    statuses = (
+        (("drv", "p", "d0"), (fail,)),
+        (("drv", "p", "d1"), (DeviceCondition("Attached", "False"),)),
+        (("drv", "p", "d2"), (fail,)),
+    )
+    assert binding_failure([plain], statuses) is None  # no binding conditions: skipped
+    assert binding_failure([waiting, broken], statuses) is None  # d1 not ready: the walk ends there
+    assert binding_failure([plain, broken, waiting], statuses) == (broken, fail)

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 
 from kubegpu.model.dra import DraObjects, ResourceClaim
-from kubegpu.model.dra_binding import conditions_of, failed, unmet
+from kubegpu.model.dra_binding import binding_failure, conditions_of, unmet
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
-from kubegpu.scheduler.versions import dra_gate
 
 POLL_SECONDS = 5  # wait.PollUntilContextTimeout(ctx, 5*time.Second, ...)
 BINDING_TIMEOUT_SECONDS = 600  # config.DynamicResourcesBindingTimeoutDefault
@@ -40,20 +40,23 @@ def _node(claim: ResourceClaim) -> str:
     return ""
 
 
+def _failure_line(claim: ResourceClaim) -> str:
+    """``isClaimReadyForBinding``'s error for one claim (``binding_failure``) as PreBind reports it, or ""."""
+    got = binding_failure(claim.allocated or (), claim.device_conditions)
+    if got is None:
+        return ""
+    r, bad = got
+    text = FAILED.format(claim=claim.name, reason=bad.reason, message=json.dumps(bad.message))  # Go's %q
+    return f"{text} (binding failure condition {bad.type} of device {'/'.join(r.device_id)} is True)"
+
+
 def _claim_lines(claim: ResourceClaim) -> list[str]:
-    """``isClaimReadyForBinding`` for one claim: a failure line, else the conditions not yet True."""
+    """The binding conditions of one claim's devices not yet True."""
     waits = []
     for r in claim.allocated or ():
         if r.binding is None or not r.binding.conditions:
             continue
-        conds = conditions_of(claim.device_conditions, r.device_id)
-        bad = failed(r.binding, conds)
-        if bad is not None:  # Go's %q quotes the message
-            text = FAILED.format(claim=claim.name, reason=bad.reason, message=json.dumps(bad.message))
-            return [
-                f"{text} (binding failure condition {bad.type} of device {'/'.join(r.device_id)} is True)"
-            ]
-        missing = unmet(r.binding, conds)
+        missing = unmet(r.binding, conditions_of(claim.device_conditions, r.device_id))
         if missing:
             waits.append(f"claim {claim.key} device {'/'.join(r.device_id)}: {', '.join(missing)}")
     return waits
@@ -62,19 +65,18 @@ def _claim_lines(claim: ResourceClaim) -> list[str]:
 def binding_wait(pod: Pod, dra: DraObjects, minor: int) -> str:
     """Why ``pod`` (not bound) waits in PreBind for its claims' device binding conditions, or "" when it
     does not: no allocated claim of it has a device with binding conditions that are not all True."""
-    if pod.node_name or not (
-        dra_gate(minor, "DRADeviceBindingConditions") and dra_gate(minor, "DRAResourceClaimDeviceStatus")
-    ):
+    if pod.node_name or not Features.for_minor(minor).binding:
         return ""
     claims, _ = resolve_claims(pod, dra)
     lines, since, node = [], "", ""
     for c in claims:
-        got = _claim_lines(c)
-        if got and got[0].startswith("device binding failed"):
+        failure = _failure_line(c)
+        if failure:
             return (
-                f"{got[0]}: kube-scheduler's PreBind fails; its next attempt finds the claim unavailable on "
+                f"{failure}: kube-scheduler's PreBind fails; its next attempt finds the claim unavailable on "
                 "every node and deallocates it (PostFilter) so that other devices are tried"
             )
+        got = _claim_lines(c)
         if got:
             lines += got
             since = since or c.allocated_at

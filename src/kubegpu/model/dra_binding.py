@@ -7,9 +7,9 @@ uses it); imports nothing but the model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kubegpu.model.parse import _Ctx
 
@@ -93,3 +93,33 @@ def unmet(binding: Binding, conds: Mapping[str, DeviceCondition]) -> list[str]:
         for t in binding.conditions
         if t not in conds or conds[t].status != "True"
     ]
+
+
+class _Result(Protocol):
+    """An allocation result as read here (``model.dra.AllocatedDevice``, which imports this module)."""
+
+    @property
+    def binding(self) -> Binding | None: ...
+
+    @property
+    def device_id(self) -> tuple[str, str, str]: ...
+
+
+R = TypeVar("R", bound=_Result)
+
+
+def binding_failure(results: Iterable[R], statuses: DeviceConditions) -> tuple[R, DeviceCondition] | None:
+    """Upstream ``isClaimReadyForBinding``'s error for a claim's allocation ``results`` and its
+    ``status.devices`` conditions: results without binding conditions are skipped; at the first device
+    whose failure condition is True, that (result, condition); at the first device not yet ready (no
+    status, or a binding condition not True) upstream stops without an error, and so does this."""
+    for r in results:
+        if r.binding is None or not r.binding.conditions:
+            continue
+        conds = conditions_of(statuses, r.device_id)
+        bad = failed(r.binding, conds)
+        if bad is not None:
+            return r, bad
+        if unmet(r.binding, conds):
+            return None
+    return None

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Final
 
 from kubegpu.model.affinity import term_matches
 from kubegpu.model.dra import RESERVED_FOR_MAX, DraObjects, ResourceClaim
-from kubegpu.model.dra_binding import conditions_of, failed
+from kubegpu.model.dra_binding import binding_failure
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.dra_allocator import (
@@ -92,13 +92,9 @@ DELETED: Final = "deletion of ResourceClaim completed"
 
 
 def _binding_failed(c: ResourceClaim) -> bool:
-    """Upstream Filter's ``isClaimReadyForBinding`` error: a result's binding failure condition is True.
-    (The binding timeout needs the clock: not modelled.)"""
-    return any(
-        r.binding is not None
-        and failed(r.binding, conditions_of(c.device_conditions, r.device_id)) is not None
-        for r in c.allocated or ()
-    )
+    """Upstream Filter's ``isClaimReadyForBinding`` error (``model.dra_binding.binding_failure``). (The
+    binding timeout needs the clock: not modelled.)"""
+    return binding_failure(c.allocated or (), c.device_conditions) is not None
 
 
 def resolve_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
