@@ -71,11 +71,19 @@ def _features(ctx: Context) -> Features:
 
 
 def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]:
+    """Each request's explanation on ``node`` (once per node: evidence and advice both read it)."""
     dra = ctx.engine.snapshot.dra
     index, held = _index(ctx), ctx.once((holders,), lambda: holders(dra))
-    return [(c, explain_request(c, sub, node, dra, index, held, _features(ctx), _state(ctx)))
-            for c in _claims(ctx, node) for req in c.requests
-            for sub in req.alternatives]  # fmt: skip
+    rows: list[tuple[ResourceClaim, RequestOnNode]] = ctx.once(
+        (_rows, node.name),
+        lambda: [
+            (c, explain_request(c, sub, node, dra, index, held, _features(ctx), _state(ctx)))
+            for c in _claims(ctx, node)
+            for req in c.requests
+            for sub in req.alternatives
+        ],
+    )
+    return rows
 
 
 def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
@@ -129,7 +137,10 @@ def _together(
     ``_constraint_lines``), with values."""
     dra = ctx.engine.snapshot.dra
     alone = {(c.key, r.request, d) for c, r in rows for d in r.refused}
-    got = allocation_refusals(_claims(ctx, node), node, dra, _features(ctx), _state(ctx), _index(ctx))
+    got = ctx.once(  # an allocator search over the node's devices: once per node (evidence, advice)
+        (_together, node.name),
+        lambda: allocation_refusals(_claims(ctx, node), node, dra, _features(ctx), _state(ctx), _index(ctx)),
+    )
     return [(c, r, d, why) for (c, r, d), (kind, why) in sorted(got.items())
             if kind != REFUSED_CONSTRAINT and (c, r, d) not in alone]  # fmt: skip
 
@@ -153,7 +164,8 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     if reason.text != CANNOT_ALLOCATE:
         return Advice()
     by_name = {n.name: n for n in ctx.engine.cluster.nodes}
-    per_node = {name: [r for _, r in _rows(ctx, by_name[name])] for name in nodes}
+    per_rows = {name: _rows(ctx, by_name[name]) for name in nodes}
+    per_node = {name: [r for _, r in rows] for name, rows in per_rows.items()}
     best = nearest(per_node)
     if not best:
         return Advice(
@@ -164,7 +176,7 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
         )
     short = [r for r in per_node[best] if r.short]
     constrained = [c for c in _claims(ctx, by_name[best]) if c.constraints]
-    together = [] if short else _together(ctx, by_name[best], _rows(ctx, by_name[best]))
+    together = [] if short else _together(ctx, by_name[best], per_rows[best])
     if together:
         c, r, d, why = together[0]
         text = f"every request fits alone, but together they do not: {d} for claim {c} request {r}: {why}"
