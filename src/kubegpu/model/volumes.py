@@ -19,13 +19,19 @@ from kubegpu.model.objects import LabelSelector, NodeSelectorTerm
 from kubegpu.model.parse import _Ctx, _meta, _term, parse_label_selector, parse_owner
 from kubegpu.model.quantity import QuantityError, to_milli_text
 
-KINDS: Final = (
-    "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
-)  # fmt: skip
-# The resource names `kubectl get` takes for them (the README's snapshot command, `--kube`'s lists)
-RESOURCES: Final = (
-    "persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,csidrivers,csistoragecapacities"
-)
+# kind → (the resource name `kubectl get` takes, the ``VolumeObjects`` field holding them, namespaced:
+# keyed "ns/name", else the name); the parsers are bound below (``_PARSERS``), where they are defined
+_KINDS: Final[dict[str, tuple[str, str, bool]]] = {
+    "PersistentVolumeClaim": ("persistentvolumeclaims", "claims", True),
+    "PersistentVolume": ("persistentvolumes", "volumes", False),
+    "StorageClass": ("storageclasses", "classes", False),
+    "CSINode": ("csinodes", "csinodes", False),
+    "CSIDriver": ("csidrivers", "drivers", False),
+    "CSIStorageCapacity": ("csistoragecapacities", "capacities", True),
+}
+KINDS: Final = tuple(_KINDS)
+# the resource names for them (the README's snapshot command, `--kube`'s lists)
+RESOURCES: Final = ",".join(resource for resource, _, _ in _KINDS.values())
 
 BETA_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"  # v1.BetaStorageClassAnnotation
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"  # volume.AnnBindCompleted
@@ -140,7 +146,7 @@ class VolumeObjects:
         parse = _PARSERS.get(kind)
         if parse is not None:
             obj = parse(raw, source)
-            key = f"{obj.namespace}/{obj.name}" if kind in _NAMESPACED else obj.name
+            key = f"{obj.namespace}/{obj.name}" if _KINDS[kind][2] else obj.name
             self._store(kind)[key] = obj
 
     def clear(self, kind: str) -> None:
@@ -153,12 +159,8 @@ class VolumeObjects:
         self._store(kind).pop(key, None)
 
     def _store(self, kind: str) -> dict[str, Any]:
-        stores: dict[str, dict[str, Any]] = {
-            "PersistentVolumeClaim": self.claims, "PersistentVolume": self.volumes,
-            "StorageClass": self.classes, "CSINode": self.csinodes,
-            "CSIDriver": self.drivers, "CSIStorageCapacity": self.capacities,
-        }  # fmt: skip
-        return stores[kind]
+        store: dict[str, Any] = getattr(self, _KINDS[kind][1])
+        return store
 
     def volumes_of_class(self, name: str) -> list[Volume]:
         """``pvCache.ListPVs(class)``: the PVs whose class is ``name``."""
@@ -403,9 +405,8 @@ def find_matching_volume(
     return best
 
 
-# kind → its parser; claims and capacities are namespaced ("ns/name" keys), the rest cluster-scoped
+# kind → its parser (every kind of ``_KINDS``)
 _PARSERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
     "PersistentVolumeClaim": parse_claim, "PersistentVolume": parse_volume, "StorageClass": parse_storage_class,
     "CSINode": parse_csinode, "CSIDriver": parse_csidriver, "CSIStorageCapacity": parse_capacity,
 }  # fmt: skip
-_NAMESPACED = frozenset({"PersistentVolumeClaim", "CSIStorageCapacity"})
