@@ -305,6 +305,17 @@ def test_a_device_name_twice_in_a_pool_makes_it_invalid() -> None:
         )
 
 
+def assert_filter_error_on_n1(objs: list[dict[str, Any]], want: dict[str, str]) -> None:
+    """Per minor: PreFilter passes and Filter on n1 ends the cycle with an error of exactly that text."""
+    for version, text in want.items():
+        s, snap = scheduler(version, *objs)
+        pod = snap.pod("default/p")
+        state = CycleState()
+        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
+        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
+        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+
+
 def test_the_claim_limit_text_names_the_request_from_1_37() -> None:
     # AllocationResultsMaxSize 32: 20 + 13 = 33. 1.36 (allocator_incubating.go v0.36.3): the claim's total;
     # 1.37 (v0.37.2): request b would add 13 to the 20 already counted, 13 > 32 − 20
@@ -315,13 +326,7 @@ def test_the_claim_limit_text_names_the_request_from_1_37() -> None:
         "1.37": "claim default/c, request b: adding 13 devices exceeds the claim limit of 32, with 20 already "
         "accounted for",
     }
-    for version, text in want.items():
-        s, snap = scheduler(version, *objs)
-        pod = snap.pod("default/p")
-        state = CycleState()
-        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
-        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
-        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+    assert_filter_error_on_n1(objs, want)
 
 
 def test_all_mode_counts_the_node_s_devices_against_the_claim_limit() -> None:
@@ -338,13 +343,7 @@ def test_all_mode_counts_the_node_s_devices_against_the_claim_limit() -> None:
         "1.37": "claim default/c, request all: adding 40 devices exceeds the claim limit of 32, with 0 already "
         "accounted for",
     }
-    for version, text in want.items():
-        s, snap = scheduler(version, *objs)
-        pod = snap.pod("default/p")
-        state = CycleState()
-        assert plugin(s).pre_filter(state, pod, s.cluster)[1].is_success
-        st = plugin(s).filter(state, pod, s.cluster.view(s.cluster.index["n1"]))
-        assert (st.code, st.texts()) == (Code.ERROR, (text,)), version
+    assert_filter_error_on_n1(objs, want)
 
 
 def test_all_mode_within_the_claim_limit_takes_every_device() -> None:
