@@ -49,3 +49,48 @@ def test_failed_cycle_message_is_the_fit_error_text_read_lazily() -> None:
     assert pickle.loads(pickle.dumps(result)).message == expected
     assert result.message == expected
     assert vars(result)["_message"] == expected  # built once, kept
+
+
+def test_unschedulable_plugins_name_the_filters_that_rejected_nodes() -> None:
+    """Upstream ``Diagnosis.UnschedulablePlugins`` (pkg/scheduler/schedule_one.go findNodesThatFitPod: the
+    plugins of the rejected nodes' statuses). Hand-built: n0 tainted (TaintToleration), n1 with 2 GPUs
+    (NodeResourcesFit, for a 4-GPU pod), n2 without the label the pod's nodeSelector asks (NodeAffinity)."""
+    nodes = [
+        make_node("n0").gpus(8).label("pool", "a").taint("dedicated", "x").obj(),
+        make_node("n1").gpus(2).label("pool", "a").obj(),
+        make_node("n2").gpus(8).obj(),
+    ]
+    snap = build_snapshot([("t", n) for n in nodes])
+    sched = Scheduler(Framework(default_profile(), in_tree_registry()), ClusterState(snap.nodes), 0)
+    result = sched.schedule_one(make_pod("p").gpu(4).node_selector(pool="a").parsed(), preempt=False)
+    assert result.diagnosis is not None
+    assert result.diagnosis.unschedulable_plugins == {"TaintToleration", "NodeResourcesFit", "NodeAffinity"}
+
+
+def test_signs_are_kept_on_a_pod_only_when_every_signing_filter_reads_the_spec_alone() -> None:
+    """``Framework.signed_prefix`` keeps a pod's signs (``Pod.derived``) when every signing filter says
+    ``sign_from_spec``; the kept value is matched by the framework's own owner object, so another framework
+    (or a pickled copy in another process) computes afresh; a profile with InterPodAffinity (its sign reads
+    the pod's key) or PodTopologySpread (the cluster's owners) never keeps them."""
+    import pickle
+
+    from kubegpu.scheduler.framework import Profile
+    from kubegpu.scheduler.plugins import names
+    from kubegpu.scheduler.plugins.dynamic_resources import DYNAMIC_RESOURCES
+
+    cluster_wide = {names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD, DYNAMIC_RESOURCES}
+    spec_only = Profile("s", tuple(p for p in default_profile().plugins if p.name not in cluster_wide))
+    pod = make_pod("p").gpu(1).parsed()
+    kept = Framework(spec_only, in_tree_registry())
+    default = Framework(default_profile(), in_tree_registry())
+    assert kept._sign_owner is not None and default._sign_owner is None
+    first = kept.signed_prefix(pod)
+    assert first[0] == len(kept.filter_plugins)  # every filter signed: the pod's whole class
+    assert vars(pod)["_derived"] == (kept._sign_owner, first)
+    assert kept.signed_prefix(pod) is first  # kept, not recomputed
+    assert default.signed_prefix(pod)[0] == len(default.filter_plugins)
+    assert vars(pod)["_derived"][0] is kept._sign_owner  # the default profile keeps nothing
+    other = Framework(spec_only, in_tree_registry())
+    assert other.signed_prefix(pod) == first and vars(pod)["_derived"][0] is other._sign_owner
+    copy = pickle.loads(pickle.dumps(pod))
+    assert vars(copy)["_derived"][0] is not other._sign_owner  # an unpickled owner matches no framework

@@ -116,3 +116,23 @@ def test_to_pod_and_renamed_are_the_pods_the_constructor_builds() -> None:
     }
     assert cpu_only.annotations == {} and cpu_only.required_affinity is None
     assert cpu_only.annotations is not pod.annotations  # each pod its own annotations
+
+
+def test_rows_with_one_spec_key_give_pods_that_differ_in_name_only() -> None:
+    """A packing run builds one pod per ``pod_spec_key`` and renames it for every other row of that key, so
+    the key must hold everything ``to_pod`` reads besides the name: rows equal in it build equal pods once
+    renamed; rows differing in any one of CPU, memory, GPU count, milli per GPU or GPU models differ."""
+    import dataclasses
+
+    from kubegpu.sim.openb import TracePod, pod_spec_key, renamed
+
+    base = TracePod("a", 8000, 30720, 2, 500, frozenset({"A100"}), qos="LS", creation_time=5)
+    twin = TracePod("b", 8000, 30720, 2, 500, frozenset({"A100"}), qos="BE", creation_time=9)
+    assert pod_spec_key(base) == pod_spec_key(twin)
+    assert renamed(to_pod(base), "b") == to_pod(twin)
+    for change in (
+        {"cpu_milli": 4000}, {"memory_mib": 1024}, {"num_gpu": 1}, {"gpu_milli": 1000}, {"gpu_spec": None},
+    ):  # fmt: skip
+        other = dataclasses.replace(base, **change)  # type: ignore[arg-type]
+        assert pod_spec_key(other) != pod_spec_key(base)
+        assert dataclasses.replace(to_pod(other), name="a") != to_pod(base)

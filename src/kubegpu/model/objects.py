@@ -292,6 +292,18 @@ class Pod:
     source: str = ""
     container_states: tuple[ContainerState, ...] = ()  # status.(init)containerStatuses, as kubelet reported
 
+    def derived(self, owner: object, compute: Callable[[Pod], T]) -> T:
+        """``compute(self)`` for ``owner``, kept on the pod: for values that depend on the pod's spec alone
+        (never its name) and on the owner's settings, such as a scheduler profile's filter signs. One
+        owner's value is kept at a time, matched by identity, so an owner is a live object (never a value
+        that another process or a later owner could equal: pods are pickled with what they keep)."""
+        kept = self.__dict__.get("_derived")
+        if kept is not None and kept[0] is owner:
+            return kept[1]  # type: ignore[no-any-return]
+        value = compute(self)
+        self.__dict__["_derived"] = (owner, value)
+        return value
+
     @memo
     def key(self) -> PodKey:
         # cached: a scheduling cycle asks for it a dozen times (caches, ledgers, the journal)

@@ -168,6 +168,10 @@ class SignPlugin(Protocol):
     def sign(self, pod: Pod) -> Hashable | None: ...
 
 
+# A SignPlugin whose ``sign`` reads only the pod's spec (never its name, key or any object beside the pod)
+# and the plugin's own settings says so with a class attribute ``sign_from_spec = True``.
+
+
 @dataclass(frozen=True)
 class PostFilterResult:
     """What a PostFilter plugin did: the node the pod is nominated to and the pods it must evict. A
@@ -276,7 +280,21 @@ class Diagnosis:
     absent: Status | None = None
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
-    unschedulable_plugins: set[str] = field(default_factory=set)
+    # the profile's filter plugins by index (what ``plugins`` holds), and a PreFilter that rejected the pod
+    filter_names: tuple[str, ...] = ()
+    rejecting_pre_filter: str = ""
+
+    @property
+    def unschedulable_plugins(self) -> set[str]:
+        """Upstream ``Diagnosis.UnschedulablePlugins``: the PreFilter that rejected the pod, else the filters
+        that rejected an evaluated node. Worked out when read (a packing run's thousands of failed cycles
+        never read it)."""
+        if self.rejecting_pre_filter:
+            return {self.rejecting_pre_filter}
+        rejecting = self.plugins[self.evaluated & (self.codes != 0)]
+        # the distinct plugin indices by counting: ``np.unique`` sorts every rejected row
+        present = np.bincount(rejecting + 1, minlength=1).nonzero()[0] - 1
+        return {self.filter_names[i] if i >= 0 else "" for i in present.tolist()}
 
 
 class Framework:
@@ -325,6 +343,7 @@ class Framework:
             self.weights[spec.name] = spec.weight
         self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
         self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.filter_names = tuple(p.name for p in self.filter_plugins)
         self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
         self.score_plugins = [
             p for p in self.plugins if isinstance(p, ScorePlugin) and self.weights[p.name] > 0
@@ -346,6 +365,15 @@ class Framework:
         # per filter plugin: [-1, its index], read with a rejected-row mask as 0/1 (one gather)
         self._plugin_marks = [np.array([-1, i], dtype=np.int16) for i in range(len(self.filter_plugins))]
         self._signs = [isinstance(p, SignPlugin) for p in self.filter_plugins]
+        # whether the signs are a function of the pod's spec and this profile alone (every signing filter
+        # says ``sign_from_spec``): then a pod keeps them (a packing run's pods of one spec share them); a
+        # fresh object per framework, so that no other framework's or process's value can match it
+        spec_only = all(
+            getattr(p, "sign_from_spec", False)
+            for p, s in zip(self.filter_plugins, self._signs, strict=True)
+            if s
+        )
+        self._sign_owner: object | None = object() if spec_only else None
         self._score_paths = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -358,7 +386,13 @@ class Framework:
 
     def signed_prefix(self, pod: Pod) -> tuple[int, Hashable]:
         """How many leading filter plugins sign the pod, and their signs: all of them, the pod's whole class
-        (``signature``); fewer, a prefix class whose plugins' verdicts the pods of that class still share."""
+        (``signature``); fewer, a prefix class whose plugins' verdicts the pods of that class still share.
+        Kept on the pod (``Pod.derived``) when every signing filter signs from the pod's spec alone."""
+        if self._sign_owner is not None:
+            return pod.derived(self._sign_owner, self._signed_prefix)
+        return self._signed_prefix(pod)
+
+    def _signed_prefix(self, pod: Pod) -> tuple[int, Hashable]:
         parts = []
         for p, signs in zip(self.filter_plugins, self._signs, strict=True):
             s = p.sign(pod) if signs else None  # type: ignore[attr-defined]

@@ -126,6 +126,7 @@ class GpuShare:
     pods get the first fully free GPUs by index, as in the simulator)."""
 
     name: ClassVar[str] = GPU_SHARE
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
     filter_errors: ClassVar[bool] = False  # (``Framework.filter_rows``: no ERROR to look for)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:

@@ -280,10 +280,13 @@ class Scheduler:
         """Upstream ``evaluateNominatedNode``: a pod nominated by an earlier preemption tries that node
         alone first; if it passes the filters (nominated pods of its priority or higher included) it is
         the only feasible node and no other node is evaluated."""
-        idx = self.cluster.index.get(self.cluster.nominated_node(pod))
+        cluster = self.cluster
+        if not pod.nominated_node_name and not cluster.nominated_to:  # nominated nowhere (no lookup by key)
+            return None
+        idx = cluster.index.get(cluster.nominated_node(pod))
         if idx is None:
             return None
-        if self.framework.run_filters_with_nominated(state, pod, self.cluster.view(idx)).is_success:
+        if self.framework.run_filters_with_nominated(state, pod, cluster.view(idx)).is_success:
             return np.array([idx], dtype=np.intp)
         return None
 
@@ -300,7 +303,7 @@ class Scheduler:
             diagnosis.absent = status
             diagnosis.codes[:] = status.code
             diagnosis.pre_filter_msg = status.message(self.framework.version)
-            diagnosis.unschedulable_plugins = {status.plugin}
+            diagnosis.rejecting_pre_filter = status.plugin
             return np.zeros(0, dtype=np.intp), diagnosis, 0
         fast = self.evaluate_nominated_node(state, pod)
         if fast is not None:
@@ -369,8 +372,8 @@ class Scheduler:
             plugins=plugins.copy(),
             reason_ids=reasons.astype(np.int32),
             evaluated=np.ones(n, dtype=bool),
+            filter_names=self.framework.filter_names,
         )
-        self._note_plugins(diagnosis, plugins)
         return feasible, diagnosis, n
 
     def _to_find(self, n: int) -> int:
@@ -387,14 +390,14 @@ class Scheduler:
         if n:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
 
-    @staticmethod
-    def _diagnosis(n: int) -> Diagnosis:
+    def _diagnosis(self, n: int) -> Diagnosis:
         return Diagnosis(
             num_all_nodes=n,
             codes=np.zeros(n, dtype=np.int8),
             plugins=np.full(n, -1, dtype=np.int16),
             reason_ids=np.zeros(n, dtype=np.int32),
             evaluated=np.zeros(n, dtype=bool),
+            filter_names=self.framework.filter_names,
         )
 
     def _record(
@@ -410,13 +413,6 @@ class Scheduler:
         diagnosis.codes[rejected] = codes[rejected]
         diagnosis.plugins[rejected] = plugins[rejected]
         diagnosis.reason_ids[rejected] = reasons[rejected]
-        self._note_plugins(diagnosis, plugins[rejected])
-
-    def _note_plugins(self, diagnosis: Diagnosis, rejecting: npt.NDArray[np.int16]) -> None:
-        """The names of the plugins that rejected nodes (``rejecting``: each rejected node's plugin)."""
-        # the distinct plugin indices (-1 … len − 1) by counting: ``np.unique`` sorts every rejected row
-        present = np.bincount(rejecting + 1, minlength=1).nonzero()[0] - 1
-        diagnosis.unschedulable_plugins = {self.framework.plugin_name(i) for i in present.tolist()}
 
     def fit_error_message(self, diagnosis: Diagnosis) -> str:
         """``FitError.Error()`` for this diagnosis (PostFilter message included if set)."""

@@ -231,9 +231,20 @@ _PROTOTYPE_FIELDS: Final = {
 }
 
 
+PodSpecKey = tuple[int, int, int, int, frozenset[str] | None]
+
+
+def pod_spec_key(p: TracePod) -> PodSpecKey:
+    """What ``to_pod`` reads of a trace row besides its name: rows with equal keys give pods that differ
+    in name only (the default trace's ~8,000 rows have far fewer distinct specs), so a run builds one pod
+    per key and renames it."""
+    return (p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, p.gpu_spec)
+
+
 def renamed(pod: Pod, name: str) -> Pod:
-    """``pod`` under another name: a shallow copy keeping the requests it has computed, which depend on
-    the pod's spec only (a packing run's resampled copies of one trace row differ in nothing else)."""
+    """``pod`` under another name: a shallow copy keeping what it has derived from its spec (requests, GPU
+    shape, a profile's filter signs: ``Pod.derived``); a packing run's pods of one spec differ in nothing
+    else. Only the cached ``key`` is the name's."""
     out = object.__new__(Pod)
     out.__dict__.update(pod.__dict__)
     out.__dict__.pop("key", None)  # the cached ``key`` is the name's

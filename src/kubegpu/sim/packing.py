@@ -32,7 +32,7 @@ from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.gpu_ledger import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
-from kubegpu.sim.openb import TracePod, renamed, to_pod
+from kubegpu.sim.openb import PodSpecKey, TracePod, pod_spec_key, renamed, to_pod
 
 DEFAULT_RATIO = 1.3
 
@@ -129,11 +129,13 @@ def run_packing(
     frag = np.zeros(k, dtype=np.float64)
     failed: Counter[str] = Counter()
     arrived_sum = allocated_sum = 0
-    built: dict[int, Pod] = {}  # per trace row (by identity): its first pod, whose requests are computed
+    # per pod spec: its first pod, whose derived fields (requests, GPU shape) the others copy
+    built: dict[PodSpecKey, Pod] = {}
     for i, (name, row) in enumerate(workload):
         arrived_sum += row.total_gpu_milli
-        first = built.get(id(row))
-        pod = renamed(first, name) if first is not None else built.setdefault(id(row), to_pod(row, name))
+        spec = pod_spec_key(row)
+        first = built.get(spec)
+        pod = renamed(first, name) if first is not None else built.setdefault(spec, to_pod(row, name))
         result = scheduler.schedule_one(pod, preempt=False)
         if result.scheduled:
             allocated_sum += row.total_gpu_milli

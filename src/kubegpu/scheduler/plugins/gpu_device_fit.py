@@ -40,6 +40,7 @@ from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 class GpuDeviceFit:
     name: ClassVar[str] = names.GPU_DEVICE_FIT
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons

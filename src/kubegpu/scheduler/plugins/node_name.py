@@ -20,6 +20,7 @@ from kubegpu.scheduler.status import SUCCESS, Code, Status, unresolvable
 
 class NodeName:
     name: ClassVar[str] = names.NODE_NAME
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
     filter_errors: ClassVar[bool] = False

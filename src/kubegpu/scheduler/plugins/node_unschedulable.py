@@ -24,6 +24,7 @@ UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSc
 
 class NodeUnschedulable:
     name: ClassVar[str] = names.NODE_UNSCHEDULABLE
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
     filter_errors: ClassVar[bool] = False

@@ -53,6 +53,7 @@ STATE_KEY: Final = names.NODE_VOLUME_LIMITS
 
 class NodeVolumeLimits:
     name: ClassVar[str] = names.NODE_VOLUME_LIMITS
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = handle.volumes  # read in place: the live cache updates it

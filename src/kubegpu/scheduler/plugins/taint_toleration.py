@@ -37,6 +37,7 @@ def count_intolerable_prefer_no_schedule(
 
 class TaintToleration:
     name: ClassVar[str] = names.TAINT_TOLERATION
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
     filter_errors: ClassVar[bool] = False

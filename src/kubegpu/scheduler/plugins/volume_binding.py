@@ -273,6 +273,7 @@ def capacity_score(classes: dict[str, list[int]], shape: Shape) -> int:
 
 class VolumeBinding:
     name: ClassVar[str] = names.VOLUME_BINDING
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = handle.volumes  # read in place: the live cache updates it

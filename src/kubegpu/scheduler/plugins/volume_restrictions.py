@@ -61,6 +61,7 @@ def rwop_users(pod_claims: frozenset[str], pods: list[Pod]) -> int:
 
 class VolumeRestrictions:
     name: ClassVar[str] = names.VOLUME_RESTRICTIONS
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = handle.volumes  # read in place: the live cache updates it

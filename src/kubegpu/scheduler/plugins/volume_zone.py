@@ -96,6 +96,7 @@ def zone_fits(topology: Topology, labels: Mapping[str, str]) -> bool:
 
 class VolumeZone:
     name: ClassVar[str] = names.VOLUME_ZONE
+    sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.objects = handle.volumes  # read in place: the live cache updates it
