@@ -184,3 +184,19 @@ def test_wide_requests_the_batch_filter_reports_as_the_per_node_filter(k: int) -
         scalar = fit.filter(state, parsed, s.cluster.view(int(i)))
         got = (Code(int(codes[i])), s.framework.reason_strings(int(reason_ids[i])))
         assert got == (scalar.code, scalar.texts()) == want[name], name
+
+
+def test_columns_gives_the_submatrix_by_either_path() -> None:
+    """``cluster.columns`` picks few rows row first and many column by column (a speed choice only): both
+    must be ``matrix[np.ix_(rows, cols)]``, columns in the order asked, repeated or not."""
+    import numpy as np
+
+    from kubegpu.scheduler.cluster import FEW_ROWS_PER_COLUMN, columns
+
+    rng = np.random.default_rng(7)
+    matrix = rng.integers(-(10**12), 10**12, size=(3000, 9))
+    for cols in ([4, 0, 2], [8], [1, 1, 5, 3, 0, 7]):
+        c = np.array(cols, dtype=np.intp)
+        for k in (0, 1, FEW_ROWS_PER_COLUMN * len(cols) - 1, FEW_ROWS_PER_COLUMN * len(cols), 3000):
+            rows = np.sort(rng.choice(3000, size=k, replace=False)).astype(np.intp)
+            assert np.array_equal(columns(matrix, rows, c), matrix[np.ix_(rows, c)])
