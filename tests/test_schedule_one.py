@@ -86,11 +86,28 @@ def test_signs_are_kept_on_a_pod_only_when_every_signing_filter_reads_the_spec_a
     assert kept._sign_owner is not None and default._sign_owner is None
     first = kept.signed_prefix(pod)
     assert first[0] == len(kept.filter_plugins)  # every filter signed: the pod's whole class
-    assert vars(pod)["_derived"] == (kept._sign_owner, first)
+    assert vars(pod)["_derived"][kept._sign_owner] == first
     assert kept.signed_prefix(pod) is first  # kept, not recomputed
-    assert default.signed_prefix(pod)[0] == len(default.filter_plugins)
-    assert vars(pod)["_derived"][0] is kept._sign_owner  # the default profile keeps nothing
+    signs = default.signed_prefix(pod)
+    assert signs[0] == len(default.filter_plugins)
+    assert signs not in vars(pod)["_derived"].values()  # the default profile keeps no signs
     other = Framework(spec_only, in_tree_registry())
-    assert other.signed_prefix(pod) == first and vars(pod)["_derived"][0] is other._sign_owner
+    assert other._sign_owner not in vars(pod)["_derived"]
+    assert other.signed_prefix(pod) == first and vars(pod)["_derived"][other._sign_owner] == first
     copy = pickle.loads(pickle.dumps(pod))
-    assert vars(copy)["_derived"][0] is not other._sign_owner  # an unpickled owner matches no framework
+    assert other._sign_owner not in vars(copy)["_derived"]  # an unpickled owner matches no framework
+
+
+def test_a_pod_keeps_a_bounded_number_of_derived_values() -> None:
+    """``Pod.derived``: one value per owner, recomputed for a new owner, at most ``_DERIVED_OWNERS`` kept
+    (frameworks come and go in a long-lived process; a pod must not hold all of them)."""
+    from kubegpu.model.objects import _DERIVED_OWNERS
+
+    pod = make_pod("p").gpu(1).parsed()
+    calls: list[int] = []
+    owners = [object() for _ in range(_DERIVED_OWNERS + 3)]
+    for i, owner in enumerate(owners):
+        assert pod.derived(owner, lambda p, i=i: calls.append(i) or i) == i
+        assert pod.derived(owner, lambda p: -1) == i  # kept: not computed again
+    assert calls == list(range(len(owners)))
+    assert len(vars(pod)["_derived"]) <= _DERIVED_OWNERS

@@ -252,6 +252,9 @@ class PodVolume:
     image: str = ""
 
 
+_DERIVED_OWNERS = 8  # values a pod keeps at once (``Pod.derived``)
+
+
 @dataclass(frozen=True)
 class Pod:
     namespace: str
@@ -294,14 +297,17 @@ class Pod:
 
     def derived(self, owner: object, compute: Callable[[Pod], T]) -> T:
         """``compute(self)`` for ``owner``, kept on the pod: for values that depend on the pod's spec alone
-        (never its name) and on the owner's settings, such as a scheduler profile's filter signs. One
-        owner's value is kept at a time, matched by identity, so an owner is a live object (never a value
-        that another process or a later owner could equal: pods are pickled with what they keep)."""
-        kept = self.__dict__.get("_derived")
-        if kept is not None and kept[0] is owner:
-            return kept[1]  # type: ignore[no-any-return]
-        value = compute(self)
-        self.__dict__["_derived"] = (owner, value)
+        (never its name) and on the owner's settings, such as a scheduler profile's filter signs. Owners
+        are matched by identity, so an owner is a bare ``object()`` its user holds (never a value another
+        process or a later owner could equal: pods are pickled with what they keep); a few are kept."""
+        kept: dict[object, Any] | None = self.__dict__.get("_derived")
+        if kept is None:
+            kept = self.__dict__["_derived"] = {}
+        elif owner in kept:
+            return kept[owner]  # type: ignore[no-any-return]
+        elif len(kept) >= _DERIVED_OWNERS:  # bounded: frameworks come and go in a long-lived process
+            kept.clear()
+        value = kept[owner] = compute(self)
         return value
 
     @memo

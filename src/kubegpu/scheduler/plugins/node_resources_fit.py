@@ -26,7 +26,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended, is_scalar
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.cluster import POD_UNITS, ClusterState, NodeView, columns
+from kubegpu.scheduler.cluster import FEW_ROWS_PER_COLUMN, POD_UNITS, ClusterState, NodeView, columns
 from kubegpu.scheduler.dra_extended import ClassResolver
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows, Scores
 from kubegpu.scheduler.plugins import names
@@ -34,6 +34,7 @@ from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
 from kubegpu.scheduler.status import SUCCESS, Code, Status
 
 STATE_KEY: Final = "PreFilter" + names.NODE_RESOURCES_FIT
+RequestKey = tuple[tuple[str, int], ...]  # a ``fit_request`` as its items: hashable
 
 
 def insufficient_reason(resource: str, requested: int) -> Reason:
@@ -77,7 +78,7 @@ def fit_request(
 _UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
 _UNRESOLVABLE = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 _last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
-_by_shape: dict[tuple[tuple[tuple[str, int], ...], frozenset[str], frozenset[str]], dict[str, int]] = {}
+_by_shape: dict[tuple[RequestKey, frozenset[str], frozenset[str]], dict[str, int]] = {}
 _BY_SHAPE_MAX = 4096  # bounded: a long-running scheduler sees ever new shapes
 
 
@@ -124,6 +125,11 @@ class _Vector:
     above_allocatable: npt.NDArray[np.bool_]
     delegated: npt.NDArray[np.bool_] | None
     pattern_ids: npt.NDArray[np.int32] | None  # 0: not interned yet; None: more columns than PATTERN_BITS
+    # the amounts and pattern bits laid over every column of ``free`` (the smallest int64 and no bit where
+    # the request names none), for comparing whole rows; None where that cannot say the same (KEP-5004
+    # delegation, a table-less width, a resource named ``pods`` sharing the pod count's column)
+    wide: npt.NDArray[np.int64] | None
+    wide_bits: npt.NDArray[np.int64] | None
 
     @classmethod
     def of(cls, cluster: ClusterState, request: dict[str, int], delegated: frozenset[str]) -> _Vector:
@@ -136,13 +142,24 @@ class _Vector:
         width = len(cols) + 1
         bits = np.int64(1) << np.arange(min(width, PATTERN_BITS), dtype=np.int64)
         above = np.asarray(((amounts > alloc) & counts[:, 1:]).any(axis=1), dtype=np.bool_)
+        all_cols = np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp)
+        all_amounts = np.concatenate(([POD_UNITS], amounts)).astype(np.int64)
+        delegating = None if counts.all() else counts
+        wide = wide_bits = None
+        if delegating is None and width <= PATTERN_BITS and len(set(all_cols.tolist())) == width:
+            wide = np.full(cluster.free.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
+            wide[all_cols] = all_amounts
+            wide_bits = np.zeros(cluster.free.shape[1], dtype=np.int64)
+            wide_bits[all_cols] = bits
         return cls(
-            cols=np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp),
-            amounts=np.concatenate(([POD_UNITS], amounts)).astype(np.int64),
+            cols=all_cols,
+            amounts=all_amounts,
             bit_values=bits,
             above_allocatable=above,
-            delegated=None if counts.all() else counts,
+            delegated=delegating,
             pattern_ids=np.zeros(1 << width, dtype=np.int32) if width <= PATTERN_BITS else None,
+            wide=wide,
+            wide_bits=wide_bits,
         )
 
 
@@ -163,10 +180,11 @@ class NodeResourcesFit:
         self.delegated: frozenset[str] = frozenset()
         if handle.behaviour.dra_extended_resource and isinstance(dra, DraObjects) and dra.classes:
             self.delegated = frozenset(ClassResolver(dra.classes).by_resource)
+        self._owner = object()  # this plugin's values kept on pods (``Pod.derived``)
         # hot-path memos: request columns per cluster, interned reasons per (request, shortage pattern)
         self._vector_cluster: ClusterState | None = None
-        self._vectors: dict[tuple[tuple[str, int], ...], _Vector] = {}
-        self._pattern_ids: dict[tuple[tuple[tuple[str, int], ...], int], int] = {}
+        self._vectors: dict[RequestKey, _Vector] = {}
+        self._pattern_ids: dict[tuple[RequestKey, int], int] = {}
         strategy = dict(args.get("scoringStrategy") or {})
         self.strategy = strategy.get("type", "LeastAllocated")
         specs = strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
@@ -191,15 +209,24 @@ class NodeResourcesFit:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
     ) -> tuple[frozenset[str] | None, Status]:
-        state.write(STATE_KEY, fit_request(pod, self.ignored, self.ignored_groups))
+        state.write(STATE_KEY, self._fit(pod))
         return None, SUCCESS
 
-    def _request(self, state: CycleState, pod: Pod) -> dict[str, int]:
-        req = state.get(STATE_KEY)
-        return req if req is not None else fit_request(pod, self.ignored, self.ignored_groups)
+    def _fit(self, pod: Pod) -> tuple[dict[str, int], RequestKey]:
+        """The pod's ``fit_request`` and its items, kept on the pod (``Pod.derived``: they depend on its
+        spec and this plugin's ignored resources alone). Never mutated: callers build new dicts."""
+        return pod.derived(self._owner, self._fit_of)
+
+    def _fit_of(self, pod: Pod) -> tuple[dict[str, int], RequestKey]:
+        request = fit_request(pod, self.ignored, self.ignored_groups)
+        return request, tuple(request.items())
+
+    def _request(self, state: CycleState, pod: Pod) -> tuple[dict[str, int], RequestKey]:
+        kept: tuple[dict[str, int], RequestKey] | None = state.get(STATE_KEY)
+        return kept if kept is not None else self._fit(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
-        request = self._request(state, pod)
+        request = self._request(state, pod)[0]
         if self.delegated:
             request = {r: a for r, a in request.items() if r not in self.delegated or node.allocatable(r) > 0}
         short = insufficient_resources(request, node)
@@ -213,19 +240,29 @@ class NodeResourcesFit:
         return Status(code, tuple(s.reason for s in short))
 
     def sign(self, pod: Pod) -> Hashable:
-        return tuple(fit_request(pod, self.ignored, self.ignored_groups).items())
+        return self._fit(pod)[1]
 
     def filter_batch(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
-        request = self._request(state, pod)
-        key = tuple(request.items())
+        request, key = self._request(state, pod)
         vec = self._vector(cluster, key, request)
-        # one compare over the free matrix: column 0 is the pod itself against the pods the node can still
-        # take (POD_UNITS per pod), the others the request; upstream checks the pod count first, so bit 0
-        short = vec.amounts > columns(cluster.free, rows, vec.cols)
-        if vec.delegated is not None:  # KEP-5004: left to DynamicResources where allocatable has none
-            short &= vec.delegated[rows]
+        # one compare over the free matrix: the pod itself against the pods the node can still take
+        # (POD_UNITS per pod), the request's amounts against their columns; upstream checks the pod count
+        # first, so bit 0. Few rows: their whole rows against ``wide`` (one gather; columns the request
+        # does not name compare against the smallest int64 and are never short)
+        if (
+            vec.wide is not None
+            and vec.wide_bits is not None
+            and len(rows) < FEW_ROWS_PER_COLUMN * len(vec.cols)
+        ):
+            short = vec.wide > cluster.free.take(rows, axis=0)
+            bit_values = vec.wide_bits
+        else:
+            short = vec.amounts > columns(cluster.free, rows, vec.cols)
+            if vec.delegated is not None:  # KEP-5004: left to DynamicResources where allocatable has none
+                short &= vec.delegated[rows]
+            bit_values = vec.bit_values
         if not np.count_nonzero(short):  # every row fits: nothing to intern
             return np.zeros(len(rows), dtype=np.int8), np.zeros(len(rows), dtype=np.int32)
         # per row, which of (pods, *request) is short, as bits; a pattern's reasons are interned on first
@@ -238,7 +275,7 @@ class NodeResourcesFit:
             reason_ids[failing] = [ids[p] for p in per_row]
             codes: Codes = failing.view(np.int8) * _UNSCHEDULABLE
         else:
-            bits = short @ vec.bit_values
+            bits = short @ bit_values
             reason_ids = vec.pattern_ids[bits]
             if np.count_nonzero(reason_ids) != np.count_nonzero(bits):
                 for pattern in sorted(set(bits[(bits > 0) & (reason_ids == 0)].tolist())):
@@ -249,21 +286,20 @@ class NodeResourcesFit:
             codes[vec.above_allocatable[rows]] = _UNRESOLVABLE
         return codes, reason_ids
 
-    def _vector(
-        self, cluster: ClusterState, key: tuple[tuple[str, int], ...], request: dict[str, int]
-    ) -> _Vector:
+    def _vector(self, cluster: ClusterState, key: RequestKey, request: dict[str, int]) -> _Vector:
         """The request's columns and what depends only on the nodes' allocatable, kept per request while
         the cluster is the same (columns are added, never moved; allocatable never changes)."""
         if cluster is not self._vector_cluster:
             self._vector_cluster, self._vectors = cluster, {}
         vector = self._vectors.get(key)
-        if vector is None:
+        if vector is None or (vector.wide is not None and len(vector.wide) != cluster.free.shape[1]):
+            # (made again when columns were added since: ``wide`` spans every column)
             if len(self._vectors) >= _BY_SHAPE_MAX:  # bounded: a vector holds per-node arrays
                 self._vectors.clear()
             vector = self._vectors[key] = _Vector.of(cluster, request, self.delegated)
         return vector
 
-    def _pattern_id(self, key: tuple[tuple[str, int], ...], pattern: int) -> int:
+    def _pattern_id(self, key: RequestKey, pattern: int) -> int:
         """The interned reasons for the resources short in ``pattern`` (bit 0: pods, bit j: the j-th of
         ``key``), in upstream order."""
         rid = self._pattern_ids.get((key, pattern))
