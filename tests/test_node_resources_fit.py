@@ -200,3 +200,51 @@ def test_columns_gives_the_submatrix_by_either_path() -> None:
         for k in (0, 1, FEW_ROWS_PER_COLUMN * len(cols) - 1, FEW_ROWS_PER_COLUMN * len(cols), 3000):
             rows = np.sort(rng.choice(3000, size=k, replace=False)).astype(np.intp)
             assert np.array_equal(columns(matrix, rows, c), matrix[np.ix_(rows, c)])
+
+
+def test_few_and_many_rows_and_a_column_added_later_filter_as_the_per_node_filter() -> None:
+    """The batch Filter compares few rows as whole rows of ``free`` and many column by column (a speed
+    choice): over 240 nodes of random capacity with pods placed, every subset gives per row what the
+    per-node ``filter`` gives (fit.go fitsRequest: Too many pods, cpu, memory, then scalars by name). A pod
+    asking for a resource no node has adds a column after the first pod's vector was made: still equal."""
+    from kubegpu.scheduler.framework import CycleState
+
+    rng = np.random.default_rng(11)
+    nodes = [
+        make_node(f"n{i}")
+        .capacity(cpu=str(int(rng.integers(1, 9))), memory=f"{int(rng.integers(1, 9))}Gi", pods="3")
+        .gpus(int(rng.integers(0, 4)))
+        .obj()
+        for i in range(240)
+    ]
+    placed = [
+        make_pod(f"q{j}").requests(cpu="1", memory="1Gi").on(f"n{int(rng.integers(0, 240))}").obj()
+        for j in range(300)
+    ]
+    s = scheduler_for(*nodes, *placed)
+    fit = next(p for p in s.framework.filter_plugins if p.name == "NodeResourcesFit")
+    pods = [
+        make_pod("a").requests(cpu="3", memory="2Gi").gpu(2).parsed(),
+        make_pod("b")
+        .requests(cpu="2", **{"example.com/new": "1"})
+        .limits(**{"example.com/new": "1"})
+        .parsed(),
+    ]
+    for pod in (*pods, pods[0]):  # "a" again: its vector was made before "b" added a column
+        state = CycleState()
+        s.framework.run_pre_filter(state, pod, s.cluster)
+        want = [fit.filter(state, pod, s.cluster.view(i)) for i in range(len(s.cluster))]
+        if pod.name == "a":  # fits some nodes, not others (short, and above allocatable on some)
+            assert {w.code for w in want} == {
+                Code.SUCCESS,
+                Code.UNSCHEDULABLE,
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            }
+        else:  # no node has the resource: above allocatable everywhere (1.34+, kubernetes PR #131345)
+            assert {w.code for w in want} == {Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
+        for rows in (np.arange(240), np.arange(0, 240, 7), np.array([5]), np.arange(17, 60)):
+            rows = rows.astype(np.intp)
+            codes, ids = fit.filter_batch(state, pod, s.cluster, rows)  # type: ignore[attr-defined]
+            for j, i in enumerate(rows.tolist()):
+                got = (Code(int(codes[j])), s.framework.reason_strings(int(ids[j])))
+                assert got == (want[i].code, want[i].texts()), (pod.name, i)
