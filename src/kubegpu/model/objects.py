@@ -325,6 +325,11 @@ class Pod:
         return bool(self.node_name)
 
     @memo
+    def sorted_labels(self) -> tuple[tuple[str, str], ...]:
+        """``labels`` as sorted pairs: a hashable key (the scheduler files placed pods by it)."""
+        return tuple(sorted(self.labels.items()))
+
+    @memo
     def requests(self) -> ResourceList:
         """The pod's effective request as the scheduler counts it (``resourcehelper.PodRequests``).
 

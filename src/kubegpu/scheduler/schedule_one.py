@@ -442,7 +442,8 @@ class Scheduler:
         result = self._cycle(pod, assume, preempt)
         if assume:
             if result.scheduled or result.clears_nomination:
-                self.cluster.unnominate(pod.key)
+                if self.cluster.nominated_to:  # (no pod nominated anywhere: nothing to drop)
+                    self.cluster.unnominate(pod.key)
             elif result.nominated_node:
                 self.cluster.nominate(pod, result.nominated_node)
         return result

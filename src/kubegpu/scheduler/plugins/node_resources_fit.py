@@ -135,16 +135,20 @@ class _Vector:
     def of(cls, cluster: ClusterState, request: dict[str, int], delegated: frozenset[str]) -> _Vector:
         cols, amounts = cluster.request_vector(request)
         alloc = cluster.allocatable[:, cols]
-        counts = np.ones((len(cluster), len(cols) + 1), dtype=bool)
-        for j, r in enumerate(request, start=1):
-            if r in delegated:
-                counts[:, j] = alloc[:, j - 1] > 0
+        above_each = amounts > alloc
+        delegating = None
+        if delegated and not delegated.isdisjoint(request):
+            counts = np.ones((len(cluster), len(cols) + 1), dtype=bool)
+            for j, r in enumerate(request, start=1):
+                if r in delegated:
+                    counts[:, j] = alloc[:, j - 1] > 0
+            above_each &= counts[:, 1:]
+            delegating = None if counts.all() else counts
         width = len(cols) + 1
         bits = np.int64(1) << np.arange(min(width, PATTERN_BITS), dtype=np.int64)
-        above = np.asarray(((amounts > alloc) & counts[:, 1:]).any(axis=1), dtype=np.bool_)
+        above = np.asarray(above_each.any(axis=1), dtype=np.bool_)
         all_cols = np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp)
         all_amounts = np.concatenate(([POD_UNITS], amounts)).astype(np.int64)
-        delegating = None if counts.all() else counts
         wide = wide_bits = None
         if delegating is None and width <= PATTERN_BITS and len(set(all_cols.tolist())) == width:
             wide = np.full(cluster.free.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
