@@ -204,7 +204,8 @@ def test_unfed_gpu_is_what_free_cpu_and_memory_cannot_feed_at_the_workloads_rati
     def unfed(target: TypicalPods) -> float:
         lg = b.ledger
         ours = plugin(GpuShareLedger(b.cluster, target))
-        return float(ours.unfed(lg.counts(row)[2], lg.cpu_left(row), lg.left(row, MEMORY))[0])
+        free = np.stack((lg.cpu_left(row), lg.left(row, MEMORY)))
+        return float(ours.unfed(lg.counts(row)[2], free)[0])
 
     assert unfed(ONE_GPU_8_CPU_32_GIB) == 0
     use_cpu(b, 0, 48_000)
