@@ -361,8 +361,8 @@ class CpuAwareFragmentation:
         self._strand(state, fed)
         pairs = state[self._above.start : self._units.stop].reshape(2, len(self._shapes), -1)  # a view
         np.multiply(pairs, fits, out=pairs)  # above and stranded where the shape fits
-        plain, stranded = self._weights @ state[self._total : self._units.stop]  # integers: exact
-        cpu_part = self.weight * stranded
+        sums = self._weights @ state[self._total : self._units.stop]  # integers: exact
+        plain, cpu_part = sums[0], self.weight * sums[1]
         unfed = self.unfed(state[self._total], state[:2])
         if not self.quantum:  # nothing to round
             return lg.milli(plain + cpu_part), unfed
@@ -373,7 +373,9 @@ class CpuAwareFragmentation:
         """The state (``_layout``) of ``rows`` now, or with ``gpu_left`` as their free milli per GPU."""
         cluster = self.ledger.cluster
         state = self._base.take(rows, axis=1)
-        state[:2] = (cluster.allocatable[rows, self._free] - cluster.requested[rows, self._free]).T
+        free = cluster.allocatable.take(rows, axis=0)[:, self._free]  # (whole rows: a cheaper gather)
+        free -= cluster.requested.take(rows, axis=0)[:, self._free]
+        state[:2] = free.T
         left = self.ledger.gpu_left.take(rows, axis=0) if gpu_left is None else gpu_left
         state[self._gpu] += self._table.take(left, axis=0).sum(axis=1).T
         return state
@@ -469,8 +471,8 @@ class CpuAwareFragmentation:
         if renew.size:
             self._now[0, renew], self._now[1, renew] = measured[k:], unfed[k:]
             measured, unfed = measured[:k], unfed[:k]
-        before, unfed_before = self._now.take(after, axis=1)
-        out: FloatArray = before - measured - self.balance * (unfed - unfed_before)
+        now = self._now.take(after, axis=1)
+        out: FloatArray = now[0] - measured - self.balance * (unfed - now[1])
         if not shape.is_share:
             return out
         best = np.full(len(rows), -np.inf)
