@@ -4,13 +4,16 @@ clusters are made up for the case (T4-labelled nodes, as in the other simulator 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShape, GpuShareLedger, TypicalPods, pod_shape
 from kubegpu.scheduler.plugins import cpu_frag as cplugin
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
@@ -509,6 +512,7 @@ def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
     rows = np.arange(len(nodes))
     cl, lg = b.cluster, b.ledger
     assert target.memory is not None
+    memory_of = target.memory.tolist()
     shapes = ours._shapes
     assert sorted(shapes.tolist()) == [0, 1, 2, 3, 4]  # the GPU shapes, multi-GPU first
     assert sorted(target.count[shapes].tolist()[:2]) == [2, 4]
@@ -527,12 +531,12 @@ def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
                 int(cl.allocatable[k, cl.col[CPU]]),
                 int(cl.allocatable[k, cl.col[MEMORY]]),
             )
-            fed = min(alloc_cpu // int(target.cpu[t]), alloc_memory // int(target.memory[t]))
+            fed = min(alloc_cpu // int(target.cpu[t]), alloc_memory // memory_of[t])
             empty.append(max(0, (gpus * (1000 // m) // c - fed) * c * m))
         return [cpu, memory, *fit, sum(free), *above, *units, *empty]
 
     rng = np.random.default_rng(3)
-    placed = []
+    placed: list[Pod] = []
     for step in range(80):
         if placed and rng.random() < 0.3:
             cl.remove_pod(placed.pop(int(rng.integers(len(placed)))))
@@ -580,7 +584,8 @@ def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int)
     def fed(free_cpu: list[int], free_memory: list[int]) -> list[list[int]]:
         state = np.zeros((ours._state.shape[0], len(free_cpu)), dtype=np.int64)
         state[0], state[1] = free_cpu, free_memory
-        return ours._fed(state)[np.argsort(ours._shapes)].tolist()
+        out: list[list[int]] = ours._fed(state)[np.argsort(ours._shapes)].tolist()
+        return out
 
     expected = [
         [min(c // bc, m // bm) for c, m in zip(cpu, memory, strict=True)]
@@ -593,3 +598,52 @@ def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int)
         for bc, bm in zip(cpu_div, memory_div, strict=True)
     ]
     assert fed(cpu, memory) == expected
+
+
+def spy(delta: Callable[[GpuShape, np.ndarray], np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
+    """``delta`` noting how many rows each call computes."""
+
+    def noted(shape: GpuShape, rows: np.ndarray) -> np.ndarray:
+        sizes.append(len(rows))
+        return delta(shape, rows)
+
+    return noted
+
+
+def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
+    """From ``GROUP_FROM`` rows on, ``node_delta`` computes one node per kind of the rows still empty
+    (nothing requested, every GPU free) and gives it to the others: their Δ must be the bits each gets
+    computed alone. 40 empty T4 nodes of 4 GPUs and 32 CPUs, 30 empty G2 nodes of 8 GPUs, 10 more
+    T4 nodes alike but for their CPU (64), and 12 that are not empty: CPU, memory or one GPU's milli
+    used. Checked for a sharing, a whole-GPU, a part-GPU and a CPU pod: 15 nodes computed, not 92."""
+    target = typical(
+        (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.2), (3000, 0, 0, 0.1),
+        models=(None, frozenset({"G2"}), None, None),
+        memory_mib=(2048, 30_000, 60_000, 4096),
+    )  # fmt: skip
+    nodes = [node(f"a{i}", 4, cpu=32_000) for i in range(40)]
+    nodes += [node(f"g{i}", 8, cpu=64_000, model="G2") for i in range(30)]
+    nodes += [node(f"c{i}", 4, cpu=64_000) for i in range(10)]
+    nodes += [node(f"u{i}", 4, cpu=32_000) for i in range(12)]
+    b = Bench(nodes, POLICY, target)
+    for i in range(12):
+        k = 80 + i
+        if i % 3 == 0:
+            use_cpu(b, k, 1000 * (i + 1))
+        elif i % 3 == 1:
+            use_memory(b, k, i)
+        else:
+            b.ledger.gpu_left[k, i % 4] = 1000 - 50 * i
+            b.ledger._recount(np.array([k]))
+    rows = np.arange(len(nodes))
+    assert len(rows) >= cplugin.GROUP_FROM
+    for p in (pod("s", 1, 300, cpu=2000), pod("w", 2, 1000), pod("h", 2, 500), pod("c", 0, cpu=7000)):
+        shape = pod_shape(p)
+        grouped = plugin(b.ledger, balance=0.25)
+        computed: list[int] = []
+        grouped._delta = spy(grouped._delta, computed)  # type: ignore[method-assign]
+        together = grouped.node_delta(shape, rows)
+        assert computed == [12 + 3]  # the 12 busy nodes and one of each of the 3 empty kinds
+        alone = plugin(b.ledger, balance=0.25)
+        assert np.array_equal(together, np.concatenate([alone.node_delta(shape, rows[[k]]) for k in rows]))
+        assert len(np.unique(together)) > 1
