@@ -449,8 +449,8 @@ class CpuAwareFragmentation:
         """Per row: the decrease of the measure when a pod of ``shape`` lands there (on its best GPU for a
         sharing pod; −∞ when no GPU fits it) less the balance charge (``_delta``). Of many rows, those
         still empty (no CPU or memory requested, every GPU free) are alike per ``_kind``: one of each is
-        computed (a node's Δ is a function of its own state), which a new pod shape's first cycles,
-        whose rows are every feasible node, mostly meet."""
+        computed (a node's Δ is a function of its own state: kind and empty state; on the default trace,
+        seed 42, 130k of the 194k rows of calls of ≥ ``GROUP_FROM`` rows)."""
         if len(rows) < GROUP_FROM:
             return self._delta(shape, rows)
         cluster, lg = self.ledger.cluster, self.ledger
