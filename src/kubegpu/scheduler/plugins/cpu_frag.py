@@ -110,7 +110,7 @@ from kubegpu.scheduler.gpu_ledger import (
     pod_shape,
 )
 from kubegpu.scheduler.gpu_share import fgd_scores, sharing_ledger
-from kubegpu.scheduler.node_cache import NodeCache
+from kubegpu.scheduler.node_cache import MAX_KEYS, NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
 BoolArray = npt.NDArray[np.bool_]
@@ -435,6 +435,8 @@ class CpuAwareFragmentation:
         1000 free, which fits every shape, to 0) the GPU rows."""
         step = self._steps.get(shape)
         if step is None:
+            if len(self._steps) >= MAX_KEYS:  # bounded, as the node cache's shapes
+                self._steps.clear()
             whole = shape.count and shape.milli == MILLI
             step = np.zeros((self._gpu.stop if whole else 2, 1), dtype=np.int64)
             step[:2, 0] = -shape.cpu, -shape.memory
