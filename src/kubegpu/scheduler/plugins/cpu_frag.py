@@ -386,6 +386,13 @@ class CpuAwareFragmentation:
         state[self._gpu] += self._table.take(left, axis=0).sum(axis=1).T
         return state
 
+    def _renew(self, node: int) -> None:
+        """``_state_of`` one node, written to its column."""
+        cluster, column = self.ledger.cluster, self._state[:, node]
+        column[:] = self._base[:, node]
+        column[:2] = cluster.allocatable[node, self._free] - cluster.requested[node, self._free]
+        column[self._gpu] += self._table[self.ledger.gpu_left[node]].sum(axis=0)
+
     def measure(
         self,
         rows: Rows,
@@ -479,7 +486,9 @@ class CpuAwareFragmentation:
         milli`` less at ``value``; a multi-GPU pod of part GPUs recounts its GPUs after."""
         lg = self.ledger
         renew = lg.cluster.moved(rows, self._gen)  # (stamped now: their values are written below)
-        if renew.size:
+        if len(renew) == 1:  # the usual case (the node the last pod took): by index, no gathers
+            self._renew(int(renew[0]))
+        elif renew.size:
             self._state[:, renew] = self._state_of(renew)
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
