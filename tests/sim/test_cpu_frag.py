@@ -4,13 +4,17 @@ clusters are made up for the case (T4-labelled nodes, as in the other simulator 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShape, GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.plugins import cpu_frag as cplugin
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import TracePod, to_node
@@ -204,7 +208,8 @@ def test_unfed_gpu_is_what_free_cpu_and_memory_cannot_feed_at_the_workloads_rati
     def unfed(target: TypicalPods) -> float:
         lg = b.ledger
         ours = plugin(GpuShareLedger(b.cluster, target))
-        return float(ours.unfed(lg.counts(row)[2], lg.cpu_left(row), lg.left(row, MEMORY))[0])
+        free = np.stack((lg.cpu_left(row), lg.left(row, MEMORY)))
+        return float(ours.unfed(lg.counts(row)[2], free)[0])
 
     assert unfed(ONE_GPU_8_CPU_32_GIB) == 0
     use_cpu(b, 0, 48_000)
@@ -484,3 +489,161 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
     unrounded = plugin(b.ledger, reserve=0.0, quantum=1)
     assert unrounded.score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 37]
     assert plugin(b.ledger, quantum=1).score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 29]
+
+
+def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
+    """The plugin keeps each node's state as one column (``_layout``), renewed only when the node's
+    version moved. After random placements (sharing, whole-GPU, part-GPU and CPU pods) and removals,
+    every column equals a recount written out here from the ledger's free milli per GPU and the
+    cluster's free CPU and memory: per GPU shape t, GPUs with free ≥ milli_t (less count_t, plus 1, where
+    t may use the node's model; < 1 where not), Σ free, Σ free on GPUs with free ≥ milli_t, Σ ⌊free /
+    milli_t⌋, and the empty node's stranding max(0, (⌊GPUs · ⌊1000 / milli_t⌋ / count_t⌋ − min(⌊CPU /
+    cpu_t⌋, ⌊memory / memory_t⌋)) · count_t · milli_t)."""
+    target = typical(
+        (1000, 1, 500, 0.3), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 1, 250, 0.1),
+        (3000, 4, 1000, 0.1), (3000, 0, 0, 0.1),
+        models=(None, frozenset({"G2"}), None, None, None, None),
+        memory_mib=(2048, 30_000, 60_000, 1024, 100_000, 4096),
+    )  # fmt: skip
+    nodes = [node(f"t{i}", 2 + 2 * (i % 4), cpu=16_000 + 8000 * i) for i in range(6)]
+    nodes += [node(f"g{i}", 8, cpu=48_000, model="G2", memory_mib=131_072) for i in range(3)]
+    b = Bench(nodes, POLICY, target)
+    ours = plugin(b.ledger, balance=0.25)
+    rows = np.arange(len(nodes))
+    cl, lg = b.cluster, b.ledger
+    assert target.memory is not None
+    memory_of = target.memory.tolist()
+    shapes = ours._shapes
+    assert sorted(shapes.tolist()) == [0, 1, 2, 3, 4]  # the GPU shapes, multi-GPU first
+    assert sorted(target.count[shapes].tolist()[:2]) == [2, 4]
+
+    def recount(k: int) -> list[int]:
+        free, gpus = lg.gpu_left[k].tolist(), int(lg.gpu_count[k])
+        cpu = int(cl.allocatable[k, cl.col[CPU]] - cl.requested[k, cl.col[CPU]])
+        memory = int(cl.allocatable[k, cl.col[MEMORY]] - cl.requested[k, cl.col[MEMORY]])
+        fit, above, units, empty = [], [], [], []
+        for t in shapes.tolist():
+            m, c = int(target.milli[t]), int(target.count[t])
+            fit.append(1 + sum(v >= m for v in free) - c)
+            above.append(sum(v for v in free if v >= m))
+            units.append(sum(v // m for v in free))
+            alloc_cpu, alloc_memory = (
+                int(cl.allocatable[k, cl.col[CPU]]),
+                int(cl.allocatable[k, cl.col[MEMORY]]),
+            )
+            fed = min(alloc_cpu // int(target.cpu[t]), alloc_memory // memory_of[t])
+            empty.append(max(0, (gpus * (1000 // m) // c - fed) * c * m))
+        return [cpu, memory, *fit, sum(free), *above, *units, *empty]
+
+    rng = np.random.default_rng(3)
+    placed: list[Pod] = []
+    for step in range(80):
+        if placed and rng.random() < 0.3:
+            cl.remove_pod(placed.pop(int(rng.integers(len(placed)))))
+        else:
+            kind = int(rng.integers(4))
+            gpus, milli = [(1, int(rng.choice([200, 500, 700]))), (1, 1000), (2, 500), (0, 0)][kind]
+            p = pod(f"p{step}", gpus, milli, cpu=int(rng.choice([1000, 4000, 9000])), memory_mib=4096)
+            if b.schedule(p)[0] is not None:
+                placed.append(p)
+        if step % 10 == 9 or step > 60:  # (after one change: one node renewed, by index)
+            ours.node_delta(pod_shape(pod("probe", 1, 500)), rows)  # renews the nodes that moved
+            for k in rows.tolist():
+                expected = recount(k)
+                got = ours._state[:, k].tolist()
+                if nodes[k].model != "G2":  # the G2-only shape never fits here, whatever its GPUs
+                    i = 2 + shapes.tolist().index(1)
+                    assert got[i] < 1
+                    got[i] = expected[i]
+                assert got == expected, (step, k)
+    assert len(placed) > 10
+
+
+@pytest.mark.parametrize("memory_mib", [1 << 20, 1 << 24])
+def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int) -> None:
+    """From ``FLOAT_FROM`` columns on, ``_fed`` divides in float64 where that is exact (every free amount
+    plus divisor below 2**53); its copies must be the integer quotients: checked against Python's ``//``
+    at a − 1, a and a + 1 for a = q · b, b each divisor, up to the node's memory (1 TiB; and 16 TiB,
+    1.8 · 10¹⁶ milli-bytes, beyond 2**53: there a − 1 is no double and only integer division is exact),
+    and with a negative free amount (an over-committed node) in the batch."""
+    target = typical((8000, 1, 1000, 0.6), (3000, 1, 500, 0.4), memory_mib=(32 * 1024, 7 * 1024 + 3))
+    b = Bench([node("n", 4, cpu=1 << 40, memory_mib=memory_mib)], POLICY, target)
+    ours = plugin(b.ledger)
+    assert target.memory is not None
+    cpu_div, memory_div = target.cpu.tolist(), target.memory.tolist()
+    top = int(b.cluster.allocatable[0, b.cluster.col[MEMORY]])
+    cpu, memory = [], []
+    for q in (0, 1, 2, 7, 1000, 123_456, top // max(memory_div), top // min(memory_div)):
+        for d in (-1, 0, 1):
+            for bc, bm in zip(cpu_div, memory_div, strict=True):  # CPU binding, then memory binding
+                # (free amounts never exceed allocatable: a pod only takes)
+                cpu += [max(q * bc + d, 0) % (1 << 40), 1 << 40]
+                memory += [top, min(max(q * bm + d, 0), top)]
+    assert len(cpu) >= cplugin.FLOAT_FROM
+
+    def fed(free_cpu: list[int], free_memory: list[int]) -> list[list[int]]:
+        state = np.zeros((ours._state.shape[0], len(free_cpu)), dtype=np.int64)
+        state[0], state[1] = free_cpu, free_memory
+        out: list[list[int]] = ours._fed(state)[np.argsort(ours._shapes)].tolist()
+        return out
+
+    expected = [
+        [min(c // bc, m // bm) for c, m in zip(cpu, memory, strict=True)]
+        for bc, bm in zip(cpu_div, memory_div, strict=True)
+    ]
+    assert fed(cpu, memory) == expected
+    memory[0] = -5  # free memory below 0: integer division (floor towards −∞)
+    expected = [
+        [min(c // bc, m // bm) for c, m in zip(cpu, memory, strict=True)]
+        for bc, bm in zip(cpu_div, memory_div, strict=True)
+    ]
+    assert fed(cpu, memory) == expected
+
+
+def spy(delta: Callable[[GpuShape, np.ndarray], np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
+    """``delta`` noting how many rows each call computes."""
+
+    def noted(shape: GpuShape, rows: np.ndarray) -> np.ndarray:
+        sizes.append(len(rows))
+        return delta(shape, rows)
+
+    return noted
+
+
+def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
+    """From ``GROUP_FROM`` rows on, ``node_delta`` computes one node per kind of the rows still empty
+    (nothing requested, every GPU free) and gives it to the others: their Δ must be the bits each gets
+    computed alone. 40 empty T4 nodes of 4 GPUs and 32 CPUs, 30 empty G2 nodes of 8 GPUs, 10 more
+    T4 nodes alike but for their CPU (64), and 12 that are not empty: CPU, memory or one GPU's milli
+    used. Checked for a sharing, a whole-GPU, a part-GPU and a CPU pod: 15 nodes computed, not 92."""
+    target = typical(
+        (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.2), (3000, 0, 0, 0.1),
+        models=(None, frozenset({"G2"}), None, None),
+        memory_mib=(2048, 30_000, 60_000, 4096),
+    )  # fmt: skip
+    nodes = [node(f"a{i}", 4, cpu=32_000) for i in range(40)]
+    nodes += [node(f"g{i}", 8, cpu=64_000, model="G2") for i in range(30)]
+    nodes += [node(f"c{i}", 4, cpu=64_000) for i in range(10)]
+    nodes += [node(f"u{i}", 4, cpu=32_000) for i in range(12)]
+    b = Bench(nodes, POLICY, target)
+    for i in range(12):
+        k = 80 + i
+        if i % 3 == 0:
+            use_cpu(b, k, 1000 * (i + 1))
+        elif i % 3 == 1:
+            use_memory(b, k, i)
+        else:
+            b.ledger.gpu_left[k, i % 4] = 1000 - 50 * i
+            b.ledger._recount(np.array([k]))
+    rows = np.arange(len(nodes))
+    assert len(rows) >= cplugin.GROUP_FROM
+    for p in (pod("s", 1, 300, cpu=2000), pod("w", 2, 1000), pod("h", 2, 500), pod("c", 0, cpu=7000)):
+        shape = pod_shape(p)
+        grouped = plugin(b.ledger, balance=0.25)
+        computed: list[int] = []
+        grouped._delta = spy(grouped._delta, computed)  # type: ignore[method-assign]
+        together = grouped.node_delta(shape, rows)
+        assert computed == [12 + 3]  # the 12 busy nodes and one of each of the 3 empty kinds
+        alone = plugin(b.ledger, balance=0.25)
+        assert np.array_equal(together, np.concatenate([alone.node_delta(shape, rows[[k]]) for k in rows]))
+        assert len(np.unique(together)) > 1
