@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
+from kubegpu.model.objects import Pod
 from kubegpu.scheduler.gpu_ledger import GpuShape, TypicalPods
 from kubegpu.scheduler.gpu_share import (
     fgd_node_scores,
@@ -122,7 +123,7 @@ def test_kept_counts_and_fragment_follow_placements_departures_and_rollbacks() -
     )
     lg, cluster, rng = b.ledger, b.cluster, np.random.default_rng(5)
     rows = np.arange(8, dtype=np.intp)
-    placed: list = []
+    placed: list[Pod] = []
 
     def check() -> None:
         recount = lg.counts_of(lg.gpu_left[rows])
