@@ -370,11 +370,27 @@ class GpuShareLedger:
         """Current fragment amount (milli-GPU) of each of ``rows``."""
         return self.milli(self.node_frag_weighted(rows))
 
+    def cpu_left_of(self, rows: RowsOrNode) -> IntArray | int:
+        """``cpu_left`` of ``rows``, or of one node as a Python int."""
+        return self._cpu_left_one(rows) if isinstance(rows, int) else self.cpu_left(rows)
+
+    def free_milli_of(self, rows: RowsOrNode) -> IntArray | int:
+        """Free milli-GPU in all of each of ``rows`` (or of one node, a Python int): the kept total."""
+        if isinstance(rows, int):
+            return int(self._counts[rows, -1])
+        out: IntArray = self._counts[:, -1][rows]
+        return out
+
+    def sorted_left(self, rows: RowsOrNode) -> IntArray:
+        """Free milli per GPU of ``rows`` (or one node), sorted ascending (padding zeros first)."""
+        out: IntArray = self._sorted[rows]
+        return out
+
     @staticmethod
     def kind_of(shape: GpuShape) -> int:
         return gpu_kind(shape.count, shape.milli)
 
-    def kind_counts(self, rows: Rows) -> IntArray:
+    def kind_counts(self, rows: RowsOrNode) -> IntArray:
         out: IntArray = self._kinds[rows]
         return out
 
