@@ -98,8 +98,9 @@ def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: Typical
     for s in [*shapes, GpuShape(3000, 1, 500), GpuShape(60_000, 1, 120)]:
         batch = fgd_node_scores(lg, rows, s)  # 30 rows: one numpy batch
         lg.last_share = None
-        by_node = np.concatenate([fgd_node_scores(lg, rows[i : i + 2], s) for i in range(0, 30, 2)])
-        assert by_node.tolist() == batch.tolist()
+        for step in (1, 3):  # one node (Python ints), three (sharing pods: a batch of three)
+            parts = np.concatenate([fgd_node_scores(lg, rows[i : i + step], s) for i in range(0, 30, step)])
+            assert parts.tolist() == batch.tolist()
         assert lg.misfits(rows, s).tolist() == (~lg.fits(rows, s)).tolist()
 
 

@@ -31,6 +31,7 @@ framework types only (the GpuShare plugin, in ``gpu_share``, imports this module
 
 from __future__ import annotations
 
+from operator import add, sub
 from typing import Final
 
 import numpy as np
@@ -114,6 +115,7 @@ class GpuShareLedger:
             [fit, np.where(fit, 0, free[:, None]), free[:, None]], axis=1, dtype=np.int64
         )
         self._shapes = shapes
+        self._changes: dict[tuple[int, int], IntArray] = {}  # (free before, after) → its row change
         # per node: the counts, the sum of ``_by_free`` over its GPUs (``counts`` reads them as parts)
         self._counts: IntArray = np.zeros((n, 2 * shapes + 1), dtype=np.int64)
         # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
@@ -331,8 +333,9 @@ class GpuShareLedger:
         stale.clear()
 
     def _cpu_left_one(self, idx: int) -> int:
-        c = self.cluster.col[CPU]
-        return int(self.cluster.allocatable[idx, c]) - int(self.cluster.requested[idx, c])
+        cluster = self.cluster
+        c = cluster.col[CPU]
+        return int(cluster.allocatable[idx, c]) - int(cluster.requested[idx, c])
 
     def cluster_frag(self) -> float:
         """The fragment amount (milli-GPU) of the whole cluster, the sum over every node: the
@@ -347,9 +350,11 @@ class GpuShareLedger:
         """``share_candidates`` of one node in Python ints: (v, fragment amount × scale after the pod
         lands on a GPU with v free) per distinct free value v ≥ ``milli``, ascending."""
         one = self._one_node()
+        values = sorted({v for v in self.gpu_left[idx].tolist() if v >= milli})
+        if not values:
+            return []
         counts: list[int] = self._counts[idx].tolist()
         cpu_left = self._cpu_left_one(idx) - cpu
-        values = sorted({v for v in self.gpu_left[idx].tolist() if v >= milli})
         return [(v, one.weighted(idx, cpu_left, one.moved(counts, v, milli))) for v in values]
 
     def after_sub_one(self, idx: int, shape: GpuShape) -> int:
@@ -415,13 +420,14 @@ class GpuShareLedger:
             old = left[g]
             left[g] = row[g] = old + change
             moves[old, old + change] = moves.get((old, old + change), 0) + 1
-        counts, table = self._counts[idx], self._by_free
-        for (old, new), times in moves.items():
-            if times == 1:
-                counts += table[new]
-                counts -= table[old]
-            else:
-                counts += (table[new] - table[old]) * times
+        counts, changes = self._counts[idx], self._changes
+        for move, times in moves.items():
+            step = changes.get(move)
+            if step is None:  # (kept: a run meets the same few moves over and over)
+                if len(changes) >= _CHANGES_KEPT:
+                    changes.clear()
+                step = changes[move] = self._by_free[move[1]] - self._by_free[move[0]]
+            counts += step if times == 1 else step * times
         left.sort()
         self._sorted[idx] = left
         if self._one is not None:
@@ -495,6 +501,8 @@ def gpu_kind(count: int, milli: int) -> int:
 
 # stale nodes refreshed one by one in Python ints; more (the first reading: every node) in one batch
 _ONE_BY_ONE: Final = 16
+# GPU moves (free value, milli) whose change of the counts is kept (beyond: forgotten, recomputed)
+_CHANGES_KEPT: Final = 4096
 
 
 class _OneNode:
@@ -517,6 +525,7 @@ class _OneNode:
             self.by_model.append((never, tuple((k, weight[k], cpu[k], count[k]) for k in allowed)))
         self.model_of: list[int] = ledger.model_id.tolist()
         self.by_free: list[list[int]] = ledger._by_free.tolist()
+        self.changes: dict[tuple[int, int], list[int]] = {}
 
     def weighted(self, idx: int, cpu_left: int, counts: list[int], taken: int = 0) -> int:
         """``combine`` of node ``idx`` with ``cpu_left`` and ``counts`` (its ``[fit…, below…, total]``)
@@ -530,6 +539,12 @@ class _OneNode:
         return out
 
     def moved(self, counts: list[int], value: int, milli: int) -> list[int]:
-        """``counts`` after one GPU goes from ``value`` free to ``value − milli``."""
-        out, into = self.by_free[value], self.by_free[value - milli]
-        return [c - o + i for c, o, i in zip(counts, out, into, strict=True)]
+        """``counts`` after one GPU goes from ``value`` free to ``value − milli``: its table row out, its
+        new row in (the difference kept per move: a run meets the same few moves over and over)."""
+        change = self.changes.get((value, milli))
+        if change is None:
+            if len(self.changes) >= _CHANGES_KEPT:
+                self.changes.clear()
+            out, into = self.by_free[value], self.by_free[value - milli]
+            change = self.changes[value, milli] = list(map(sub, into, out))
+        return list(map(add, counts, change))

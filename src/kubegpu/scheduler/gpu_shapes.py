@@ -76,7 +76,17 @@ def _shape_of(pod: Pod) -> GpuShape:
     # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
     # the simulator's pod shapes use for a pod without a CPU request
     cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
-    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
+    key = (cpu, count, total // count if count else 0, req.get(MEMORY, 0))
+    shape = _SHAPES.get(key)
+    if shape is None:  # a workload has a few hundred shapes over many pods: each made once
+        if len(_SHAPES) >= _SHAPES_KEPT:
+            _SHAPES.clear()
+        shape = _SHAPES[key] = GpuShape(*key)
+    return shape
+
+
+_SHAPES: dict[tuple[int, int, int, int], GpuShape] = {}
+_SHAPES_KEPT: Final = 4096
 
 
 @dataclass(frozen=True)
@@ -137,9 +147,12 @@ def build_typical_pods(
     memory: dict[tuple[int, int, int, str], int] = {}
     model_sets: dict[str, frozenset[str] | None] = {}
     total = 0
+    texts: dict[frozenset[str] | None, str] = {}  # (a trace holds a few model sets, on many pods)
     for shape, models in shapes:
-        text = "|".join(sorted(models)) if models else ""
-        model_sets[text] = models or None
+        text = texts.get(models)
+        if text is None:
+            text = texts[models] = "|".join(sorted(models)) if models else ""
+            model_sets[text] = models or None
         key = (shape.cpu, shape.milli, shape.count, text)
         counts[key] = counts.get(key, 0) + 1
         memory[key] = memory.get(key, 0) + shape.memory

@@ -92,15 +92,15 @@ def share_scores_one(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple
 
 def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntArray:
     """FGD's score of each of ``rows`` for a pod of ``shape``: a sharing pod's best GPU on the node
-    (-1 where none fits), else the score of the node after the simulator's ``Sub``. A few rows are
-    computed node by node in Python ints (``share_scores_one``, ``after_sub_one``), more in one batch:
-    the same integers either way, so the same scores."""
-    if len(rows) <= _NODE_BY_NODE:
-        if shape.is_share:
+    (-1 where none fits), else the score of the node after the simulator's ``Sub``. A few rows (one for
+    a sharing pod) are computed node by node in Python ints (``share_scores_one``, ``after_sub_one``),
+    more in one batch: the same integers either way, so the same scores."""
+    if shape.is_share:
+        if len(rows) == 1:
             return np.array(
-                [max(share_scores_one(ledger, idx, shape)[1], default=-1) for idx in rows.tolist()],
-                dtype=np.int64,
+                [max(share_scores_one(ledger, int(rows[0]), shape)[1], default=-1)], dtype=np.int64
             )
+    elif len(rows) <= _NODE_BY_NODE:
         deltas = [ledger.node_frag_one(i) - ledger.after_sub_one(i, shape) for i in rows.tolist()]
         return np.array(fgd_scores_of(ledger, deltas), dtype=np.int64)
     if shape.is_share:  # each node scores its best GPU
@@ -113,8 +113,9 @@ def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntA
 
 
 # rows up to this many are scored node by node in Python ints, more in one numpy batch (whose fixed cost
-# per call is what a few rows would pay)
-_NODE_BY_NODE: Final = 4
+# per call is what a few rows would pay); a sharing pod's candidates cost more each: one node only
+# (measured over an openb run: one node ~22 µs by node, 2–3 nodes ~65 µs, a batch of up to 10 ~52 µs)
+_NODE_BY_NODE: Final = 3
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:
