@@ -10,6 +10,7 @@ S2 = 1 GPU × 1000 milli, 1 CPU, 0.25; S3 = CPU-only, 2 CPU, 0.25.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -110,6 +111,13 @@ def test_fgd_scores_looked_up_equal_the_scores_computed() -> None:
     b = Bench([node("n", 1)], "FGD", TARGET)
     for _ in range(2):
         assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
+    # and equal to ``fgd_scores`` of the decreases divided as arrays (``milli``) where a score turns:
+    # Δ near σ⁻¹(k/100) · 1000 milli, on a 1-milli grid (× scale) and fractions of a milli between
+    weighted = np.concatenate(
+        [np.arange(-50, 51) * 10**6 + round(math.log(k / (100 - k)) * 1000 * 10**6) for k in range(1, 100)]
+        + [np.random.default_rng(3).integers(-(10**12), 10**12, 5000)]
+    )
+    assert fgd_scores_of(b.ledger, weighted.tolist()) == fgd_scores(b.ledger.milli(weighted)).tolist()
 
 
 def test_kept_counts_and_fragment_follow_placements_departures_and_rollbacks() -> None:

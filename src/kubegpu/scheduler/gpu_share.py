@@ -69,7 +69,7 @@ def share_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> tuple[R
     ``fgd_scores`` of the row's fragment decrease, exact integers divided once)."""
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
     pos, values, after = ledger.share_candidates(rows, shape.cpu, shape.milli)
-    return pos, values, fgd_scores(ledger.milli(before[pos] - after))
+    return pos, values, _scores(ledger, before[pos] - after)
 
 
 def share_scores_one(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple[list[int], list[int]]:
@@ -109,7 +109,18 @@ def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntA
         np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
         return best
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
-    return fgd_scores(ledger.milli(before - ledger.frag_after_sub(rows, shape)))
+    return _scores(ledger, before - ledger.frag_after_sub(rows, shape))
+
+
+def _scores(ledger: GpuShareLedger, weighted: IntArray) -> IntArray:
+    """``fgd_scores`` of fragment decreases × scale: looked up (``fgd_scores_of``) for a few, computed
+    for many (the first scoring of a pod shape, over every node)."""
+    if len(weighted) <= _LOOKED_UP:
+        return np.array(fgd_scores_of(ledger, weighted.tolist()), dtype=np.int64)
+    return fgd_scores(ledger.milli(weighted))
+
+
+_LOOKED_UP: Final = 64
 
 
 # rows up to this many are scored node by node in Python ints, more in one numpy batch (whose fixed cost
