@@ -31,7 +31,7 @@ framework types only (the GpuShare plugin, in ``gpu_share``, imports this module
 
 from __future__ import annotations
 
-from operator import add, sub
+from operator import add
 from typing import Final
 
 import numpy as np
@@ -524,7 +524,7 @@ class _OneNode:
             never = sum(weight[k] for k in range(t) if not access[k, m])
             self.by_model.append((never, tuple((k, weight[k], cpu[k], count[k]) for k in allowed)))
         self.model_of: list[int] = ledger.model_id.tolist()
-        self.by_free: list[list[int]] = ledger._by_free.tolist()
+        self.by_free = ledger._by_free  # (read a row pair per new move: no list of every row)
         self.changes: dict[tuple[int, int], list[int]] = {}
 
     def weighted(self, idx: int, cpu_left: int, counts: list[int], taken: int = 0) -> int:
@@ -545,6 +545,5 @@ class _OneNode:
         if change is None:
             if len(self.changes) >= _CHANGES_KEPT:
                 self.changes.clear()
-            out, into = self.by_free[value], self.by_free[value - milli]
-            change = self.changes[value, milli] = list(map(sub, into, out))
+            change = self.changes[value, milli] = (self.by_free[value - milli] - self.by_free[value]).tolist()
         return list(map(add, counts, change))
