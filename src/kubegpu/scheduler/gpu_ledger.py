@@ -317,7 +317,7 @@ class GpuShareLedger:
         """Recompute the cached fragment amount of the nodes that changed, keeping the exact sum over
         every node (``cluster_frag``) in step: a few nodes (the usual case: one pod's) in Python ints,
         many (the first reading) in one batch."""
-        stale = self._stale
+        stale, self._stale = self._stale, set()  # (swapped: a change heard meanwhile waits in the new set)
         one = self._one
         if one is not None and len(stale) <= _ONE_BY_ONE:
             frag = self._frag
@@ -330,7 +330,6 @@ class GpuShareLedger:
             fresh = self.frag(rows)
             self._frag_sum += int(fresh.sum()) - int(self._frag[rows].sum())
             self._frag[rows] = fresh
-        stale.clear()
 
     def _cpu_left_one(self, idx: int) -> int:
         cluster = self.cluster
@@ -340,8 +339,7 @@ class GpuShareLedger:
     def cluster_frag(self) -> float:
         """The fragment amount (milli-GPU) of the whole cluster, the sum over every node: the
         exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
-        re-added), divided once."""
-        self._typical()
+        re-added), divided once (a ledger without typical pods has nothing stale, and ``milli_of`` refuses)."""
         if self._stale:
             self._refresh_frag()
         return self.milli_of(self._frag_sum)
