@@ -44,6 +44,17 @@ GPU_PACKING: Final = "GpuPackingScore"
 BEST_FIT: Final = "BestFitScore"
 
 
+# rows up to this many are scored node by node in Python numbers, more in one batch of arrays (whose
+# fixed cost per numpy call is what a few rows would pay)
+_NODE_BY_NODE: Final = 3
+
+# A rule's operand: an array over rows, or one node's Python number. Each policy's rule is written once
+# for both: one node's score (most of a packing cycle's stale rows are one node) is then Python
+# arithmetic, not a dozen numpy calls on arrays of one; int and float operations are IEEE/exact either
+# way, so one node's score is the one the rule gives it among many rows.
+Num = Any
+
+
 class _LedgerScore:
     """Shared plumbing: the ledger, a no-op PreScore, the scalar score via the batch one, and the batch one
     via ``node_scores`` cached per pod shape and node (``node_cache``): every policy below but Random
@@ -76,7 +87,16 @@ class _LedgerScore:
         return shape.cpu, shape.total_milli
 
     def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        """The policy's score of each of ``rows`` for a pod of ``shape``, from the rows' current state."""
+        """The policy's score of each of ``rows`` for a pod of ``shape``, from the rows' current state,
+        truncated toward zero (Go's ``int64()``): a few rows node by node in Python numbers, more in one
+        batch of arrays (the same rule, so the same scores)."""
+        if len(rows) <= _NODE_BY_NODE:
+            return np.array([int(self.values(shape, idx)) for idx in rows.tolist()], dtype=np.int64)
+        out: Scores = self.values(shape, rows).astype(np.int64, copy=False)  # (a cast truncates, as np.trunc)
+        return out
+
+    def values(self, shape: GpuShape, rows: Rows | int) -> Num:
+        """The policy's rule over ``rows`` (arrays) or one node (a Python number)."""
         raise NotImplementedError
 
 
@@ -100,10 +120,8 @@ class RandomScore(_LedgerScore):
 class DotProductScore(_LedgerScore):
     name: ClassVar[str] = DOT_PRODUCT
 
-    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        one = _one(rows)
-        lg = self.ledger
-        return _truncated(self.rule(shape, lg.cpu_left_of(one), lg.free_milli_of(one)))
+    def values(self, shape: GpuShape, rows: Rows | int) -> Num:
+        return self.rule(shape, self.ledger.cpu_left_of(rows), self.ledger.free_milli_of(rows))
 
     @staticmethod
     def rule(shape: GpuShape, cpu_free: Num, gpu_free: Num) -> Num:
@@ -115,13 +133,12 @@ class DotProductScore(_LedgerScore):
 class GpuClusteringScore(_GpuKindScore):
     name: ClassVar[str] = GPU_CLUSTERING
 
-    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        if not shape.count:
-            return np.zeros(len(rows), dtype=np.int64)
+    def values(self, shape: GpuShape, rows: Rows | int) -> Num:
+        if not shape.count:  # CPU pods: 0
+            return 0 if isinstance(rows, int) else np.zeros(len(rows), dtype=np.int64)
         kind = self.ledger.kind_of(shape)
-        one = _one(rows)
-        if isinstance(one, int):
-            held: list[int] = self.ledger.kind_counts(one).tolist()
+        if isinstance(rows, int):
+            held: list[int] = self.ledger.kind_counts(rows).tolist()
             # a pod asking more GPUs than any node has is a kind no node holds (it has no count)
             same: Num = kind < len(held) and held[kind] > 0
             kinds: Num = len(held) - held.count(0)
@@ -129,7 +146,7 @@ class GpuClusteringScore(_GpuKindScore):
             counts = self.ledger.kind_counts(rows)  # [K, kinds]
             same = counts[:, kind] > 0 if kind < counts.shape[1] else np.zeros(len(rows), dtype=np.bool_)
             kinds = np.count_nonzero(counts, axis=1)
-        return _truncated(self.rule(same, kinds, self.ledger.free_milli_of(one)))
+        return self.rule(same, kinds, self.ledger.free_milli_of(rows))
 
     @staticmethod
     def rule(same: Num, kinds: Num, free: Num) -> Num:
@@ -144,26 +161,25 @@ class GpuClusteringScore(_GpuKindScore):
 class GpuPackingScore(_GpuKindScore):
     name: ClassVar[str] = GPU_PACKING
 
-    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        if not shape.count:
-            return np.zeros(len(rows), dtype=np.int64)
+    def values(self, shape: GpuShape, rows: Rows | int) -> Num:
+        if not shape.count:  # CPU pods: 0
+            return 0 if isinstance(rows, int) else np.zeros(len(rows), dtype=np.int64)
         lg = self.ledger
-        one = _one(rows)
-        if isinstance(one, int):
-            ordered: list[int] = lg.sorted_left(one).tolist()
+        if isinstance(rows, int):
+            ordered: list[int] = lg.sorted_left(rows).tolist()
             full_free: Num = ordered.count(MILLI)
             # GPUs the pod would use: least free first, among those with enough free (padding never fits)
             used = [v for v in ordered if v >= shape.milli][: shape.count]
             full_used: Num = used.count(MILLI)
             free_pct: Num = sum(v * 100 // MILLI for v in used)
-            return _truncated(self.rule(full_free, int(lg.gpu_count[one]), full_used, free_pct))
+            return self.rule(full_free, int(lg.gpu_count[rows]), full_used, free_pct)
         left = lg.sorted_left(rows)
         ok = left >= shape.milli
         chosen = ok & (np.cumsum(ok, axis=1) <= shape.count)
         full = left == MILLI
         full_free, full_used = full.sum(axis=1), (chosen & full).sum(axis=1)
         free_pct = np.where(chosen, left * 100 // MILLI, 0).sum(axis=1)
-        return _truncated(self.rule(full_free, lg.gpu_count[rows], full_used, free_pct))
+        return self.rule(full_free, lg.gpu_count[rows], full_used, free_pct)
 
     @staticmethod
     def rule(full_free: Num, count: Num, full_used: Num, free_pct: Num) -> Num:
@@ -176,10 +192,8 @@ class GpuPackingScore(_GpuKindScore):
 class BestFitScore(_LedgerScore):
     name: ClassVar[str] = BEST_FIT
 
-    def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        one = _one(rows)
-        lg = self.ledger
-        return _truncated(self.rule(shape, lg.cpu_left_of(one), lg.free_milli_of(one)))
+    def values(self, shape: GpuShape, rows: Rows | int) -> Num:
+        return self.rule(shape, self.ledger.cpu_left_of(rows), self.ledger.free_milli_of(rows))
 
     @staticmethod
     def rule(shape: GpuShape, cpu_free: Num, gpu_free: Num) -> Num:
@@ -198,25 +212,6 @@ class BestFitScore(_LedgerScore):
         out *= MAX_NODE_SCORE
         out //= high - low
         return out
-
-
-# A rule's operand: an array over rows, or one node's Python number. Each policy's rule is written once
-# for both: one node's score (most of a packing cycle's stale rows are one node) is then Python
-# arithmetic, not a dozen numpy calls on arrays of one; int and float operations are IEEE/exact either
-# way, so one node's score is the one the rule gives it among many rows.
-Num = Any
-
-
-def _one(rows: Rows) -> Rows | int:
-    return int(rows[0]) if len(rows) == 1 else rows
-
-
-def _truncated(value: Num) -> Scores:
-    """A rule's values as int64 scores, truncated toward zero (Go's ``int64()``), one node's as one row."""
-    if isinstance(value, np.ndarray):
-        out: Scores = value.astype(np.int64, copy=False)  # (a cast truncates toward zero, as ``np.trunc``)
-        return out
-    return np.array([int(value)], dtype=np.int64)
 
 
 def _maximum(a: Num, b: Num) -> Num:
