@@ -31,7 +31,6 @@ framework types only (the GpuShare plugin, in ``gpu_share``, imports this module
 
 from __future__ import annotations
 
-from operator import add
 from typing import Final
 
 import numpy as np
@@ -351,9 +350,10 @@ class GpuShareLedger:
         values = sorted({v for v in self.gpu_left[idx].tolist() if v >= milli})
         if not values:
             return []
-        counts: list[int] = self._counts[idx].tolist()
-        cpu_left = self._cpu_left_one(idx) - cpu
-        return [(v, one.weighted(idx, cpu_left, one.moved(counts, v, milli))) for v in values]
+        counts, cpu_left = self._counts[idx], self._cpu_left_one(idx) - cpu
+        return [
+            (v, one.weighted(idx, cpu_left, (counts + self._step(v, v - milli)).tolist())) for v in values
+        ]
 
     def after_sub_one(self, idx: int, shape: GpuShape) -> int:
         """``frag_after_sub`` of one node, a Python int."""
@@ -418,18 +418,25 @@ class GpuShareLedger:
             old = left[g]
             left[g] = row[g] = old + change
             moves[old, old + change] = moves.get((old, old + change), 0) + 1
-        counts, changes = self._counts[idx], self._changes
+        counts = self._counts[idx]
         for move, times in moves.items():
-            step = changes.get(move)
-            if step is None:  # (kept: a run meets the same few moves over and over)
-                if len(changes) >= _CHANGES_KEPT:
-                    changes.clear()
-                step = changes[move] = self._by_free[move[1]] - self._by_free[move[0]]
+            step = self._step(*move)
             counts += step if times == 1 else step * times
         left.sort()
         self._sorted[idx] = left
         if self._one is not None:
             self._stale.add(idx)
+
+    def _step(self, old: int, new: int) -> IntArray:
+        """What one GPU going from ``old`` free milli to ``new`` adds to its node's counts: its table row
+        out, its new row in (kept: a run meets the same few moves over and over)."""
+        changes = self._changes
+        step = changes.get((old, new))
+        if step is None:
+            if len(changes) >= _CHANGES_KEPT:
+                changes.clear()
+            step = changes[old, new] = self._by_free[new] - self._by_free[old]
+        return step
 
     def release(self, pod: Pod) -> int | None:
         """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
@@ -499,7 +506,7 @@ def gpu_kind(count: int, milli: int) -> int:
 
 # stale nodes refreshed one by one in Python ints; more (the first reading: every node) in one batch
 _ONE_BY_ONE: Final = 16
-# GPU moves (free value, milli) whose change of the counts is kept (beyond: forgotten, recomputed)
+# GPU moves (free before, after) whose change of the counts is kept (beyond: forgotten, recomputed)
 _CHANGES_KEPT: Final = 4096
 
 
@@ -522,8 +529,6 @@ class _OneNode:
             never = sum(weight[k] for k in range(t) if not access[k, m])
             self.by_model.append((never, tuple((k, weight[k], cpu[k], count[k]) for k in allowed)))
         self.model_of: list[int] = ledger.model_id.tolist()
-        self.by_free = ledger._by_free  # (read a row pair per new move: no list of every row)
-        self.changes: dict[tuple[int, int], list[int]] = {}
 
     def weighted(self, idx: int, cpu_left: int, counts: list[int], taken: int = 0) -> int:
         """``combine`` of node ``idx`` with ``cpu_left`` and ``counts`` (its ``[fit…, below…, total]``)
@@ -535,13 +540,3 @@ class _OneNode:
         for k, w, cpu, need in shapes:
             out += w * (counts[b + k] if counts[k] >= need + taken and cpu_left >= cpu else total)
         return out
-
-    def moved(self, counts: list[int], value: int, milli: int) -> list[int]:
-        """``counts`` after one GPU goes from ``value`` free to ``value − milli``: its table row out, its
-        new row in (the difference kept per move: a run meets the same few moves over and over)."""
-        change = self.changes.get((value, milli))
-        if change is None:
-            if len(self.changes) >= _CHANGES_KEPT:
-                self.changes.clear()
-            change = self.changes[value, milli] = (self.by_free[value - milli] - self.by_free[value]).tolist()
-        return list(map(add, counts, change))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Final
 
 import numpy as np
@@ -159,7 +160,7 @@ def build_typical_pods(
         total += 1
     if not total:
         raise ConfigError("typical pods: the workload is empty")
-    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    ordered = sorted(counts.items(), key=itemgetter(1, 0), reverse=True)  # (count, key) pairs
     chosen: list[tuple[tuple[int, int, int, str], int]] = []
     cum = 0
     for key, n in ordered:
