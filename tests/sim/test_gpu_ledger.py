@@ -107,7 +107,8 @@ def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: Typical
 
 def test_fgd_scores_looked_up_equal_the_scores_computed() -> None:
     """``fgd_scores_of`` takes decreases × scale (TARGET's scale 10⁶) and looks scores up once computed:
-    Δ 0 → 50, 1000 milli → 73, −1000 → 26 (as ``fgd_scores``), the same on a second call (read back)."""
+    Δ 0 → 50, 1000 milli → 73, −1000 → 26 (as ``fgd_scores``), the same on a second call (read back);
+    ``fgd_scores`` of up to 64 decreases looks them up too."""
     b = Bench([node("n", 1)], "FGD", TARGET)
     for _ in range(2):
         assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
@@ -117,7 +118,10 @@ def test_fgd_scores_looked_up_equal_the_scores_computed() -> None:
         [np.arange(-50, 51) * 10**6 + round(math.log(k / (100 - k)) * 1000 * 10**6) for k in range(1, 100)]
         + [np.random.default_rng(3).integers(-(10**12), 10**12, 5000)]
     )
-    assert fgd_scores_of(b.ledger, weighted.tolist()) == fgd_scores(b.ledger.milli(weighted)).tolist()
+    computed = fgd_scores(b.ledger.milli(weighted)).tolist()  # (over 64 at once: computed as an array)
+    assert fgd_scores_of(b.ledger, weighted.tolist()) == computed
+    looked_up = [fgd_scores(b.ledger.milli(weighted[i : i + 50])) for i in range(0, len(weighted), 50)]
+    assert np.concatenate(looked_up).tolist() == computed
 
 
 def test_kept_counts_and_fragment_follow_placements_departures_and_rollbacks() -> None:

@@ -69,7 +69,7 @@ def share_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> tuple[R
     ``fgd_scores`` of the row's fragment decrease, exact integers divided once)."""
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
     pos, values, after = ledger.share_candidates(rows, shape.cpu, shape.milli)
-    return pos, values, _scores(ledger, before[pos] - after)
+    return pos, values, fgd_scores(ledger.milli(before[pos] - after))
 
 
 def share_scores_one(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple[list[int], list[int]]:
@@ -109,18 +109,7 @@ def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntA
         np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
         return best
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
-    return _scores(ledger, before - ledger.frag_after_sub(rows, shape))
-
-
-def _scores(ledger: GpuShareLedger, weighted: IntArray) -> IntArray:
-    """``fgd_scores`` of fragment decreases × scale: looked up (``fgd_scores_of``) for a few, computed
-    for many (the first scoring of a pod shape, over every node)."""
-    if len(weighted) <= _LOOKED_UP:
-        return np.array(fgd_scores_of(ledger, weighted.tolist()), dtype=np.int64)
-    return fgd_scores(ledger.milli(weighted))
-
-
-_LOOKED_UP: Final = 64
+    return fgd_scores(ledger.milli(before - ledger.frag_after_sub(rows, shape)))
 
 
 # rows up to this many are scored node by node in Python ints, more in one numpy batch (whose fixed cost
@@ -132,7 +121,14 @@ _NODE_BY_NODE: Final = 3
 def fgd_scores(delta: FloatArray) -> IntArray:
     """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU; the conversion truncates, as
     Go's ``int64()`` (the sigmoid is positive). For Δ below −709,000 the exponent is held at 709, where
-    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence."""
+    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence.
+    A few scores (a cycle's stale rows) are looked up (``_looked_up``), many computed."""
+    if delta.ndim == 1 and len(delta) <= _LOOKED_UP:
+        return np.array(_looked_up(delta.tolist()), dtype=np.int64)
+    return _computed(delta)
+
+
+def _computed(delta: FloatArray) -> IntArray:
     x: FloatArray = np.minimum(delta / -1000.0, 709.0)
     np.exp(x, out=x)
     x += 1.0
@@ -142,20 +138,31 @@ def fgd_scores(delta: FloatArray) -> IntArray:
 
 def fgd_scores_of(ledger: GpuShareLedger, weighted: list[int]) -> list[int]:
     """``fgd_scores`` of fragment decreases given × scale (``combine``'s exact integers), each divided
-    once (``milli_of``: the same float as ``milli``'s). A packing run meets the same few decreases over
-    and over, so each score is computed once (by ``fgd_scores`` itself: the same bits) and looked up."""
-    delta = [ledger.milli_of(w) for w in weighted]
-    missing = [d for d in delta if d not in _SCORE_OF]
-    if missing:
-        if len(_SCORE_OF) > _SCORES_KEPT:
-            _SCORE_OF.clear()
-        _SCORE_OF.update(zip(missing, fgd_scores(np.array(missing, dtype=np.float64)).tolist(), strict=True))
-    return [_SCORE_OF[d] for d in delta]
+    once (``milli_of``: the same float as ``milli``'s)."""
+    return _looked_up([ledger.milli_of(w) for w in weighted])
 
 
-# Δ (milli-GPU, finite) → FGD score: a pure function, so one table serves every ledger and thread
+def _looked_up(delta: list[float]) -> list[int]:
+    """``_computed`` of each Δ, element-wise: a packing run meets the same few decreases over and over, so
+    each score is computed once (by ``_computed`` itself: the same bits) and looked up after (a NaN, never
+    found, is computed each time)."""
+    out = [_SCORE_OF.get(d, _MISSING) for d in delta]
+    if _MISSING not in out:
+        return out
+    at = [i for i, score in enumerate(out) if score == _MISSING]
+    computed: list[int] = _computed(np.array([delta[i] for i in at], dtype=np.float64)).tolist()
+    if len(_SCORE_OF) > _SCORES_KEPT:
+        _SCORE_OF.clear()
+    for i, score in zip(at, computed, strict=True):
+        out[i] = _SCORE_OF[delta[i]] = score
+    return out
+
+
+# Δ (milli-GPU) → FGD score: a pure function, so one table serves every ledger and thread
 _SCORE_OF: dict[float, int] = {}
 _SCORES_KEPT: Final = 1 << 16
+_LOOKED_UP: Final = 64  # scores looked up at most this many at once; more are computed in one batch
+_MISSING: Final = -1  # no score is negative but a NaN's (int64 min), which is never found anyway
 
 
 SELECTORS: Final[dict[str, GpuSelector]] = {
