@@ -200,6 +200,8 @@ class GpuShare:
         self._handle = handle
         self._reason = handle.reasons.intern((REASON_GPU_SHARE,))
         self._reason_id = np.int32(self._reason)
+        self._no_reasons: ReasonIds = np.zeros(len(ledger.cluster), dtype=np.int32)
+        self._no_reasons.flags.writeable = False  # handed out in slices: nobody may write them
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -215,6 +217,9 @@ class GpuShare:
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
         bad = self.ledger.misfits(rows, pod_shape(pod))
+        if not np.count_nonzero(bad) and len(rows) <= len(self._no_reasons):  # (every row fits: most calls)
+            codes: Codes = bad.view(np.int8)  # all 0, as the reasons: no products to compute
+            return codes, self._no_reasons[: len(rows)]
         return bad * _UNSCHEDULABLE, bad * self._reason_id
 
     def sign(self, pod: Pod) -> Hashable:
