@@ -10,21 +10,36 @@ S2 = 1 GPU × 1000 milli, 1 CPU, 0.25; S3 = CPU-only, 2 CPU, 0.25.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pytest
 
-from kubegpu.scheduler.gpu_ledger import GpuShape
-from kubegpu.scheduler.gpu_share import fgd_scores, select_min_frag, share_scores
+from kubegpu.model.objects import Pod
+from kubegpu.scheduler.gpu_ledger import GpuShape, TypicalPods
+from kubegpu.scheduler.gpu_share import (
+    fgd_node_scores,
+    fgd_scores,
+    fgd_scores_of,
+    select_min_frag,
+    share_scores,
+)
 from tests.sim.builders import Bench, node, pod, typical
 
 TARGET = typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25))
 
 
-def random_bench() -> tuple[Bench, np.ndarray]:
-    """30 8-GPU nodes with free milli drawn from {0, 120, 500, 730, 1000} and CPU-only pods of 0–63 CPUs."""
-    b = Bench([node(f"n{i}", 8) for i in range(30)], "FGD", TARGET)
+# TARGET with S1 allowed on V100 only: a T4 node sees all its free milli as S1's fragment
+TARGET_V100 = typical(
+    (1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25), models=(frozenset({"V100"}), None, None)
+)
+
+
+def random_bench(target: TypicalPods = TARGET) -> tuple[Bench, np.ndarray]:
+    """30 8-GPU nodes (T4 and V100 in turn) with free milli drawn from {0, 120, 500, 730, 1000} and
+    CPU-only pods of 0–63 CPUs."""
+    b = Bench([node(f"n{i}", 8, model=("T4", "V100")[i % 2]) for i in range(30)], "FGD", target)
     rng = np.random.default_rng(11)
     b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
     rows = np.arange(30, dtype=np.intp)
@@ -54,6 +69,102 @@ def test_one_node_read_by_index_equals_that_node_read_with_others() -> None:
         for s, sub in zip(shapes, subs, strict=True):
             assert lg.frag_after_sub(one, s).tolist() == [sub[k]]
             assert bool(lg.fits(int(k), s)) == lg.fits(rows, s)[k] == lg.fits(one, s)[0]
+
+
+@pytest.mark.parametrize("target", [TARGET, TARGET_V100], ids=["any-model", "S1-on-V100"])
+def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: TypicalPods) -> None:
+    """The one-node reads in Python ints (a node's kept fragment amount refreshed alone, a sharing pod's
+    candidates, ``Sub``, FGD's node scores over a few rows) must be the integers the numpy batch over all
+    30 rows gives (``combine``, held to hand-derived values in test_fragmentation), with and without a
+    shape the node's GPU model may not use. Each node is changed alone first (a 1-CPU pod), so its kept
+    amount is refreshed by the one-node path."""
+    b, rows = random_bench(target)
+    lg = b.ledger
+    lg.node_frag_weighted(rows)  # every node refreshed (in one batch)
+    for k in rows.tolist():
+        b.place(pod(f"one{k}", 0, 0, cpu=1000), f"n{k}")
+        assert lg.node_frag_one(k) == lg.frag(rows)[k]
+    together = lg.frag(rows)
+    assert lg.node_frag_weighted(rows).tolist() == together.tolist()
+    assert lg.cluster_frag() == int(together.sum()) / target.scale
+    pos, values, after = lg.share_candidates(rows, 3000, 500)
+    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 2, 500), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
+    subs = [lg.frag_after_sub(rows, s) for s in shapes]
+    for k in rows.tolist():
+        assert lg.share_after_one(k, 3000, 500) == list(
+            zip(values[pos == k].tolist(), after[pos == k].tolist(), strict=True)
+        )
+        for s, sub in zip(shapes, subs, strict=True):
+            assert lg.after_sub_one(k, s) == sub[k]
+    for s in [*shapes, GpuShape(3000, 1, 500), GpuShape(60_000, 1, 120)]:
+        batch = fgd_node_scores(lg, rows, s)  # 30 rows: one numpy batch
+        lg.last_share = None
+        for step in (1, 3):  # one node (Python ints), three (sharing pods: a batch of three)
+            parts = np.concatenate([fgd_node_scores(lg, rows[i : i + step], s) for i in range(0, 30, step)])
+            assert parts.tolist() == batch.tolist()
+        assert lg.misfits(rows, s).tolist() == (~lg.fits(rows, s)).tolist()
+
+
+def test_fgd_scores_looked_up_equal_the_scores_computed() -> None:
+    """``fgd_scores_of`` takes decreases × scale (TARGET's scale 10⁶) and looks scores up once computed:
+    Δ 0 → 50, 1000 milli → 73, −1000 → 26 (as ``fgd_scores``), the same on a second call (read back);
+    ``fgd_scores`` of up to 64 decreases looks them up too."""
+    b = Bench([node("n", 1)], "FGD", TARGET)
+    for _ in range(2):
+        assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
+    # and equal to ``fgd_scores`` of the decreases divided as arrays (``milli``) where a score turns:
+    # Δ near σ⁻¹(k/100) · 1000 milli, on a 1-milli grid (× scale) and fractions of a milli between
+    weighted = np.concatenate(
+        [np.arange(-50, 51) * 10**6 + round(math.log(k / (100 - k)) * 1000 * 10**6) for k in range(1, 100)]
+        + [np.random.default_rng(3).integers(-(10**12), 10**12, 5000)]
+    )
+    computed = fgd_scores(b.ledger.milli(weighted)).tolist()  # (over 64 at once: computed as an array)
+    assert fgd_scores_of(b.ledger, weighted.tolist()) == computed
+    looked_up = [fgd_scores(b.ledger.milli(weighted[i : i + 50])) for i in range(0, len(weighted), 50)]
+    assert np.concatenate(looked_up).tolist() == computed
+
+
+def test_kept_counts_and_fragment_follow_placements_departures_and_rollbacks() -> None:
+    """After each step of random placements (CPU only, 1–4 GPUs of 1000, or 1 GPU of 100–900 milli; 1, 2,
+    31, 32 or 63 of a node's 64 CPUs, so nodes run short of the shapes' 1–2 CPUs), departures and a dry run rolled back, every node's kept per-shape counts, sorted free milli and the cluster's kept
+    fragment amount equal a recount from the free milli per GPU and the CPU left (``counts_of``,
+    ``combine``: no kept value read)."""
+    b = Bench(
+        [node(f"n{i}", (1, 2, 4, 8)[i % 4], model=("T4", "V100")[i % 2]) for i in range(8)],
+        "FGD",
+        TARGET_V100,
+    )
+    lg, cluster, rng = b.ledger, b.cluster, np.random.default_rng(5)
+    rows = np.arange(8, dtype=np.intp)
+    placed: list[Pod] = []
+
+    def check() -> None:
+        recount = lg.counts_of(lg.gpu_left[rows])
+        assert [a.tolist() for a in lg.counts(rows)] == [a.tolist() for a in recount]
+        assert lg._sorted.tolist() == np.sort(lg.gpu_left, axis=1).tolist()
+        every = lg.combine(rows, lg.cpu_left(rows), *recount)
+        assert lg.cluster_frag() == lg.milli_of(int(every.sum()))
+
+    for i in range(120):
+        if placed and rng.random() < 0.3:
+            cluster.remove_pod(placed.pop(int(rng.integers(len(placed)))))
+        elif rng.random() < 0.1 and placed:
+            mark = cluster.mark()
+            cluster.remove_pod(placed[0])
+            check()
+            cluster.rollback(mark)
+        else:
+            kind = rng.random()
+            cpu = int(rng.choice([1, 2, 31, 32, 63])) * 1000  # on 64 CPUs: 1 or 0 left, under the shapes'
+            if kind < 0.3:  # CPU only: changes the node's fragment through its CPU left alone
+                p = pod(f"p{i}", 0, 0, cpu=cpu)
+            elif kind < 0.6:
+                p = pod(f"p{i}", int(rng.integers(1, 5)), 1000, cpu=cpu)
+            else:
+                p = pod(f"p{i}", 1, int(rng.integers(1, 10)) * 100, cpu=cpu)
+            if b.schedule(p)[0] is not None:
+                placed.append(p)
+        check()
 
 
 def test_counts_kept_by_assign_and_release_equal_a_recount() -> None:

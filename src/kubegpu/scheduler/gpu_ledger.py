@@ -7,9 +7,7 @@ NodeResourcesFit rejects nodes without enough in total; whether the request fits
 free milli-GPU of every physical GPU, which ``GpuShareLedger`` keeps as ``gpu_left[N, G]`` (G = the most
 GPUs on any node; rows of smaller nodes are padded with 0, which no GPU request fits).
 
-A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
-``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
-required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
+Pod shapes and the target workload (typical pods) are ``gpu_shapes``' (re-exported here).
 
 The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
 GpuShare's Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a
@@ -33,167 +31,35 @@ framework types only (the GpuShare plugin, in ``gpu_share``, imports this module
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
-from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
-from kubegpu.model.objects import DEFAULT_MILLI_CPU_REQUEST, Pod, PodKey
-from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY, NVIDIA_GPU
+from kubegpu.model.names import GPU_PRODUCT_LABEL
+from kubegpu.model.objects import Pod, PodKey
+from kubegpu.model.resources import CPU, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Rows
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE as GPU_MILLI_RESOURCE
+from kubegpu.scheduler.gpu_shapes import MILLI as MILLI
+from kubegpu.scheduler.gpu_shapes import FloatArray as FloatArray
+from kubegpu.scheduler.gpu_shapes import GpuShape as GpuShape
+from kubegpu.scheduler.gpu_shapes import IntArray as IntArray
+from kubegpu.scheduler.gpu_shapes import TypicalPods as TypicalPods
+from kubegpu.scheduler.gpu_shapes import build_typical_pods as build_typical_pods
+from kubegpu.scheduler.gpu_shapes import is_share
+from kubegpu.scheduler.gpu_shapes import pod_shape as pod_shape
 
-GPU_MILLI_RESOURCE: Final = GPU_MILLI
-MILLI: Final = 1000
 # open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
 MAX_SPEC_CPU: Final = 128_000
 MAX_SPEC_GPU: Final = 8_000
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 # rows of the ledger, or one node's index: the per-call cost on numpy's tiny arrays is the work of a
 # packing cycle, so the ledger's one-node reads take a plain index (no gather; a node's value comes
 # back one dimension lower) through the same code as many rows
 RowsOrNode = Rows | int
-
-
-@dataclass(frozen=True, slots=True)
-class GpuShape:
-    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU,
-    and memory (request units; FGD's measure ignores it, ``KubegpuCpuFrag``'s counts it)."""
-
-    cpu: int
-    count: int
-    milli: int
-    memory: int = 0
-
-    @property
-    def total_milli(self) -> int:
-        return self.count * self.milli
-
-    @property
-    def is_share(self) -> bool:
-        return is_share(self.count, self.milli)
-
-
-def is_share(count: int, milli: int) -> bool:
-    """A sharing request: a part of ONE GPU (whole-GPU pods ask ``count`` GPUs of 1000 milli)."""
-    return count == 1 and milli < MILLI
-
-
-def pod_shape(pod: Pod) -> GpuShape:
-    """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
-    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
-    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
-    last = _last_shape[0]
-    if last is not None and last[0] is pod:
-        return last[1]
-    shape = _shape_of(pod)
-    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
-    return shape
-
-
-_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
-
-
-def _shape_of(pod: Pod) -> GpuShape:
-    req = pod.requests
-    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
-    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
-    # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
-    # the simulator's pod shapes use for a pod without a CPU request
-    cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
-    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
-
-
-@dataclass(frozen=True)
-class TypicalPods:
-    """The target workload: popular shapes with their popularity and the GPU models each may use
-    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
-    ``memory``: each shape's mean memory request (None: not known, and not counted).
-
-    Popularity is kept exact: p_t = ``weight[t]`` / ``scale`` (integers; the pod count of shape t over the
-    pods the shapes cover), so a popularity-weighted sum of integer milli-GPU is an integer divided once
-    (``GpuShareLedger.combine``): the same bits whichever rows are computed together and on any CPU."""
-
-    cpu: IntArray
-    count: IntArray
-    milli: IntArray
-    weight: IntArray
-    models: tuple[frozenset[str] | None, ...]
-    memory: IntArray | None = None
-    scale: int = 0  # 0: Σ weight (popularity normalised to 1)
-
-    def __post_init__(self) -> None:
-        if not self.scale:
-            object.__setattr__(self, "scale", int(self.weight.sum()) or 1)
-
-    def __len__(self) -> int:
-        return len(self.weight)
-
-    @property
-    def freq(self) -> FloatArray:
-        """Popularity p_t (each an exact quotient, rounded once)."""
-        out: FloatArray = self.weight / self.scale
-        return out
-
-    @property
-    def gpu_demand(self) -> IntArray:
-        """Each shape's GPU demand in weight units, weight_t · count_t · milli_t (∝ p_t · count_t · milli_t)."""
-        out: IntArray = self.weight * self.count * self.milli
-        return out
-
-    def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
-        out = np.ones((len(self), len(model_names)), dtype=bool)
-        for t, allowed in enumerate(self.models):
-            if allowed is not None:
-                out[t] = [m in allowed for m in model_names]
-        return out
-
-
-def build_typical_pods(
-    shapes: Iterable[tuple[GpuShape, frozenset[str] | None]], threshold_pct: int = 95
-) -> TypicalPods:
-    """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
-    (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
-    models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
-    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1.
-    Memory is not part of a shape (as in the simulator); each shape carries the mean memory request of
-    its pods."""
-    counts: dict[tuple[int, int, int, str], int] = {}
-    memory: dict[tuple[int, int, int, str], int] = {}
-    model_sets: dict[str, frozenset[str] | None] = {}
-    total = 0
-    for shape, models in shapes:
-        text = "|".join(sorted(models)) if models else ""
-        model_sets[text] = models or None
-        key = (shape.cpu, shape.milli, shape.count, text)
-        counts[key] = counts.get(key, 0) + 1
-        memory[key] = memory.get(key, 0) + shape.memory
-        total += 1
-    if not total:
-        raise ConfigError("typical pods: the workload is empty")
-    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    chosen: list[tuple[tuple[int, int, int, str], int]] = []
-    cum = 0
-    for key, n in ordered:
-        if cum * 100 >= threshold_pct * total:
-            break
-        chosen.append((key, n))
-        cum += n
-    return TypicalPods(
-        cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
-        count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
-        milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
-        weight=np.array([n for _, n in chosen], dtype=np.int64),
-        models=tuple(model_sets[k[3]] for k, _ in chosen),
-        memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
-        scale=cum,
-    )
 
 
 class GpuShareLedger:
@@ -228,10 +94,12 @@ class GpuShareLedger:
         # GPU pods per node by kind (0 = sharing, k = k whole GPUs): GpuClustering's node "affinities"
         self._kinds: IntArray = np.zeros((n, width + 1), dtype=np.int64)
         self.typical = typical
-        # per-node fragment amount × the target's scale (an integer), valid while the node's cluster
-        # version (``ClusterState.moved``) equals ``_frag_gen``
+        # per-node fragment amount × the target's scale (an integer), valid for every node not in
+        # ``_stale``: the nodes whose inputs (CPU requested, free milli per GPU) changed since, which the
+        # ledger hears of itself (its listener calls and its own ``assign``/``release``/``_recount``), so
+        # that a reading where nothing changed (a failed pod) costs no scan of the cluster
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
-        self._frag_gen: IntArray = np.full(n, -1, dtype=np.int64)
+        self._stale: set[int] = set(range(n)) if typical is not None else set()
         self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
         # What one GPU with v free milli adds to a node's per-shape counts, per v in 0..MILLI (the range
         # the ledger keeps; ``assign`` refuses to leave it): [fit_t (v ≥ milli_t) for each typical shape t,
@@ -246,15 +114,17 @@ class GpuShareLedger:
             [fit, np.where(fit, 0, free[:, None]), free[:, None]], axis=1, dtype=np.int64
         )
         self._shapes = shapes
+        self._changes: dict[tuple[int, int], IntArray] = {}  # (free before, after) → its row change
         # per node: the counts, the sum of ``_by_free`` over its GPUs (``counts`` reads them as parts)
         self._counts: IntArray = np.zeros((n, 2 * shapes + 1), dtype=np.int64)
         # per node: free milli per GPU sorted ascending (the padding zeros first): the k-th most free GPU
         # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
         self._sorted: IntArray = np.zeros_like(self.gpu_left)
         self._need: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        # FGD's last one-node share scores (``gpu_share.share_scores``: its stamp, values, scores), kept here
-        # so that they live and die with the state they were computed on
-        self.last_share: tuple[tuple[int, ...], IntArray, IntArray] | None = None
+        self._one: _OneNode | None = None
+        # FGD's last one-node share scores (``gpu_share.share_scores_one``: its stamp, values, scores), kept
+        # here so that they live and die with the state they were computed on
+        self.last_share: tuple[tuple[int, ...], list[int], list[int]] | None = None
         if typical is not None:
             gpu_shape = typical.milli > 0
             node_access = (
@@ -263,6 +133,7 @@ class GpuShareLedger:
             # [N, T]: the GPUs shape t needs on node n, or more than any node has where it may not use them
             # (a count of fitting GPUs never exceeds ``width``): one comparison for both conditions
             self._need = np.where(node_access, typical.count, width + 1)
+        self._one = _OneNode(self, typical) if typical is not None else None
         self._recount(np.arange(n, dtype=np.intp))
 
     def cpu_left(self, rows: RowsOrNode) -> IntArray:
@@ -284,6 +155,8 @@ class GpuShareLedger:
         self._counts[rows] = self._by_free.take(left, axis=0).sum(axis=-2)
         left.sort(axis=-1)
         self._sorted[rows] = left
+        if self._one is not None:
+            self._stale.update([rows] if isinstance(rows, int) else rows.tolist())
 
     def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """Per row of ``gpu_left[K, G]`` (or of one node's ``[G]``; free milli in 0..MILLI) and typical shape:
@@ -427,57 +300,143 @@ class GpuShareLedger:
         return self.typical
 
     def node_frag_weighted(self, rows: Rows) -> IntArray:
-        """Current fragment amount × scale of ``rows``, recomputing only nodes whose cluster version moved
-        (every GPU change here comes with an ``add_pod``/``remove_pod`` on the cluster, which bumps it)."""
-        self._refresh_frag(self.cluster.moved(rows, self._frag_gen))
+        """Current fragment amount × scale of ``rows``, recomputing only the nodes that changed."""
+        if self._stale:
+            self._refresh_frag()
         out: IntArray = self._frag[rows]
         return out
 
-    def _refresh_frag(self, stale: Rows) -> None:
-        """Recompute the cached fragment amount of ``stale`` (nodes whose cluster version moved), keeping
-        the exact sum over every node (``cluster_frag``) in step."""
-        if stale.size == 1:  # the usual case after one pod: that node alone, by its index
-            idx = int(stale[0])
-            one = int(self.frag(idx))
-            self._frag_sum += one - int(self._frag[idx])
-            self._frag[idx] = one
-        elif stale.size:
-            fresh = self.frag(stale)
-            self._frag_sum += int(fresh.sum()) - int(self._frag[stale].sum())
-            self._frag[stale] = fresh
+    def node_frag_one(self, idx: int) -> int:
+        """``node_frag_weighted`` of one node, a Python int."""
+        if self._stale:
+            self._refresh_frag()
+        return int(self._frag[idx])
+
+    def _refresh_frag(self) -> None:
+        """Recompute the cached fragment amount of the nodes that changed, keeping the exact sum over
+        every node (``cluster_frag``) in step: a few nodes (the usual case: one pod's) in Python ints,
+        many (the first reading) in one batch."""
+        stale, self._stale = self._stale, set()  # (swapped: a change heard meanwhile waits in the new set)
+        one = self._one
+        if one is not None and len(stale) <= _ONE_BY_ONE:
+            frag = self._frag
+            for idx in stale:
+                value = one.weighted(idx, self._cpu_left_one(idx), self._counts[idx].tolist())
+                self._frag_sum += value - int(frag[idx])
+                frag[idx] = value
+        else:
+            rows = np.fromiter(stale, dtype=np.intp, count=len(stale))
+            fresh = self.frag(rows)
+            self._frag_sum += int(fresh.sum()) - int(self._frag[rows].sum())
+            self._frag[rows] = fresh
+
+    def _cpu_left_one(self, idx: int) -> int:
+        cluster = self.cluster
+        c = cluster.col[CPU]
+        return int(cluster.allocatable[idx, c]) - int(cluster.requested[idx, c])
 
     def cluster_frag(self) -> float:
         """The fragment amount (milli-GPU) of the whole cluster, the sum over every node: the
         exact integer sum, kept up to date node by node (only the nodes that changed are recomputed and
-        re-added), divided once."""
-        self._refresh_frag(self.cluster.moved_any(self._frag_gen))
+        re-added), divided once (a ledger without typical pods has nothing stale, and ``milli_of`` refuses)."""
+        if self._stale:
+            self._refresh_frag()
         return self.milli_of(self._frag_sum)
+
+    def share_after_one(self, idx: int, cpu: int, milli: int) -> list[tuple[int, int]]:
+        """``share_candidates`` of one node in Python ints: (v, fragment amount × scale after the pod
+        lands on a GPU with v free) per distinct free value v ≥ ``milli``, ascending."""
+        one = self._one_node()
+        values = sorted({v for v in self.gpu_left[idx].tolist() if v >= milli})
+        if not values:
+            return []
+        counts, cpu_left = self._counts[idx], self._cpu_left_one(idx) - cpu
+        return [
+            (v, one.weighted(idx, cpu_left, (counts + self._step(v, v - milli)).tolist())) for v in values
+        ]
+
+    def after_sub_one(self, idx: int, shape: GpuShape) -> int:
+        """``frag_after_sub`` of one node, a Python int."""
+        if shape.count and shape.milli != MILLI:  # a partial share of several GPUs: recounted (rare)
+            return int(self.frag_after_sub(np.array([idx], dtype=np.intp), shape)[0])
+        one = self._one_node()  # no GPUs, or ``count`` whole ones (``counts_after_sub``)
+        counts: list[int] = self._counts[idx].tolist()
+        return one.weighted(idx, self._cpu_left_one(idx) - shape.cpu, counts, shape.count)
+
+    def _one_node(self) -> _OneNode:
+        if self._one is None:
+            self._typical()  # raises: no target workload
+            raise AssertionError("a ledger with typical pods has its one-node tables")
+        return self._one
 
     def node_frag(self, rows: Rows) -> FloatArray:
         """Current fragment amount (milli-GPU) of each of ``rows``."""
         return self.milli(self.node_frag_weighted(rows))
 
+    def cpu_left_of(self, rows: RowsOrNode) -> IntArray | int:
+        """``cpu_left`` of ``rows``, or of one node as a Python int."""
+        return self._cpu_left_one(rows) if isinstance(rows, int) else self.cpu_left(rows)
+
+    def free_milli_of(self, rows: RowsOrNode) -> IntArray | int:
+        """Free milli-GPU in all of each of ``rows`` (or of one node, a Python int): the kept total."""
+        if isinstance(rows, int):
+            return int(self._counts[rows, -1])
+        out: IntArray = self._counts[:, -1][rows]
+        return out
+
+    def sorted_left(self, rows: RowsOrNode) -> IntArray:
+        """Free milli per GPU of ``rows`` (or one node), sorted ascending (padding zeros first)."""
+        out: IntArray = self._sorted[rows]
+        return out
+
     @staticmethod
     def kind_of(shape: GpuShape) -> int:
         return gpu_kind(shape.count, shape.milli)
 
-    def kind_counts(self, rows: Rows) -> IntArray:
+    def kind_counts(self, rows: RowsOrNode) -> IntArray:
         out: IntArray = self._kinds[rows]
         return out
 
     def assign(self, pod: Pod, idx: int, gpus: tuple[int, ...], milli: int) -> None:
-        row = self.gpu_left[idx]
-        left = row.tolist()
+        left: list[int] = self.gpu_left[idx].tolist()
         for g in gpus:
             if not 0 <= left[g] - milli <= MILLI:  # the per-GPU counts are looked up by free value
                 raise ValueError(
                     f"{pod.key}: GPU {g} of node {idx} has {left[g]} milli-GPU free, not {milli}"
                 )
-        for g in gpus:
-            row[g] -= milli
         self.held[pod.key] = (idx, gpus, milli)
         self._kinds[idx, gpu_kind(len(gpus), milli)] += 1
-        self._recount(idx)
+        self._move(idx, left, gpus, -milli)
+
+    def _move(self, idx: int, left: list[int], gpus: tuple[int, ...], change: int) -> None:
+        """Node ``idx``'s ``gpus`` (of ``left``, its free milli per GPU) gain ``change`` free milli each:
+        ``_recount`` of one node, its counts moved by each GPU's table row out and new row in (GPUs moving
+        between the same two values together: an exact integer update, so equal to a recount)."""
+        moves: dict[tuple[int, int], int] = {}
+        row = self.gpu_left[idx]
+        for g in gpus:
+            old = left[g]
+            left[g] = row[g] = old + change
+            moves[old, old + change] = moves.get((old, old + change), 0) + 1
+        counts = self._counts[idx]
+        for move, times in moves.items():
+            step = self._step(*move)
+            counts += step if times == 1 else step * times
+        left.sort()
+        self._sorted[idx] = left
+        if self._one is not None:
+            self._stale.add(idx)
+
+    def _step(self, old: int, new: int) -> IntArray:
+        """What one GPU going from ``old`` free milli to ``new`` adds to its node's counts: its table row
+        out, its new row in (kept: a run meets the same few moves over and over)."""
+        changes = self._changes
+        step = changes.get((old, new))
+        if step is None:
+            if len(changes) >= _CHANGES_KEPT:
+                changes.clear()
+            step = changes[old, new] = self._by_free[new] - self._by_free[old]
+        return step
 
     def release(self, pod: Pod) -> int | None:
         """Give back the pod's GPUs; returns its node index (None for a pod without GPUs here)."""
@@ -485,17 +444,16 @@ class GpuShareLedger:
         if held is None:
             return None
         idx, gpus, milli = held
-        row = self.gpu_left[idx]
-        for g in gpus:
-            row[g] += milli
         self._kinds[idx, gpu_kind(len(gpus), milli)] -= 1
-        self._recount(idx)
+        self._move(idx, self.gpu_left[idx].tolist(), gpus, milli)
         return idx
 
     def pod_added(self, pod: Pod, idx: int, restored: bool = False) -> None:
         """A rollback re-added a pod the cluster had removed (``restored``): it gets its GPUs back. A pod
         placed by a cycle was recorded at Reserve already; any other add (a nominated pod counted in a
         filter's first pass, a pod that once left coming back) holds no GPUs here."""
+        if self._one is not None:
+            self._stale.add(idx)  # its CPU requested changed
         if restored and pod.key not in self.held:
             earlier = self._released.pop(pod.key, None)
             if earlier is not None and earlier[0] == idx:
@@ -503,6 +461,8 @@ class GpuShareLedger:
 
     def pod_removed(self, pod: Pod, idx: int) -> None:
         """The cluster removed a pod (departure, eviction or a preemption dry run): free its GPUs."""
+        if self._one is not None:
+            self._stale.add(idx)
         held = self.held.get(pod.key)
         if held is not None:
             self._released[pod.key] = held
@@ -519,6 +479,15 @@ class GpuShareLedger:
         ok: npt.NDArray[np.bool_] = kth[rows] >= shape.milli
         return ok
 
+    def misfits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
+        """``~fits``: the rows the Filter rejects."""
+        width = self._sorted.shape[1]
+        if not 0 < shape.count <= width:
+            out: npt.NDArray[np.bool_] = np.full(len(rows), shape.count > width)
+            return out
+        bad: npt.NDArray[np.bool_] = self._sorted[:, width - shape.count][rows] < shape.milli
+        return bad
+
     def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:
         """``AllocateExclusiveGpuId``: the first ``count`` fully free GPUs by index."""
         free = [g for g, left in enumerate(self.gpu_left[idx].tolist()) if left == MILLI]
@@ -533,3 +502,41 @@ def _one(rows: Rows) -> RowsOrNode:
 def gpu_kind(count: int, milli: int) -> int:
     """A GPU pod's kind for GpuClustering's per-node counts: 0 for a sharing pod, else its GPU count."""
     return 0 if is_share(count, milli) else count
+
+
+# stale nodes refreshed one by one in Python ints; more (the first reading: every node) in one batch
+_ONE_BY_ONE: Final = 16
+# GPU moves (free before, after) whose change of the counts is kept (beyond: forgotten, recomputed)
+_CHANGES_KEPT: Final = 4096
+
+
+class _OneNode:
+    """The ledger's fragment arithmetic for ONE node in Python ints: the same integers as ``combine``
+    over a gather of rows (held equal in tests/sim/test_gpu_ledger.py), without numpy's per-call cost on
+    arrays of one row, which is what a packing cycle's few one-node reads would pay.
+
+    Per GPU model: the weight of the shapes the model never fits (CPU-only shapes, shapes not allowed
+    on it), which see all free milli as fragment, and (shape, weight, CPU, GPUs needed) of the others."""
+
+    def __init__(self, ledger: GpuShareLedger, typical: TypicalPods) -> None:
+        t = len(typical)
+        self.below = t  # offset of the ``below`` part in a node's counts list
+        access = typical.access(ledger.model_names) & (typical.milli > 0)[:, None]  # [T, M]
+        weight, cpu, count = typical.weight.tolist(), typical.cpu.tolist(), typical.count.tolist()
+        self.by_model: list[tuple[int, tuple[tuple[int, int, int, int], ...]]] = []
+        for m in range(len(ledger.model_names)):
+            allowed = [k for k in range(t) if access[k, m]]
+            never = sum(weight[k] for k in range(t) if not access[k, m])
+            self.by_model.append((never, tuple((k, weight[k], cpu[k], count[k]) for k in allowed)))
+        self.model_of: list[int] = ledger.model_id.tolist()
+
+    def weighted(self, idx: int, cpu_left: int, counts: list[int], taken: int = 0) -> int:
+        """``combine`` of node ``idx`` with ``cpu_left`` and ``counts`` (its ``[fit…, below…, total]``)
+        less ``taken`` fully free GPUs (``counts_after_sub`` of whole GPUs: each fitted every shape, so
+        every fit count and the total lose them; nothing below changes)."""
+        never, shapes = self.by_model[self.model_of[idx]]
+        total, b = counts[-1] - taken * MILLI, self.below
+        out = never * total
+        for k, w, cpu, need in shapes:
+            out += w * (counts[b + k] if counts[k] >= need + taken and cpu_left >= cpu else total)
+        return out

@@ -57,9 +57,8 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
     fitting = {v for v in left if v >= shape.milli}
     if len(fitting) == 1:  # the GPUs that fit all have one free value, so one score: the first of them
         return left.index(fitting.pop())
-    # FGD's Score has usually just computed them for this node (``share_scores`` keeps the last node's)
-    _, values, scores = share_scores(ledger, np.array([idx], dtype=np.intp), shape)
-    score_of = dict(zip(values.tolist(), scores.tolist(), strict=True))
+    # FGD's Score has usually just computed them for this node (``share_scores_one`` keeps the last node's)
+    score_of = dict(zip(*share_scores_one(ledger, idx, shape), strict=True))
     per_gpu = [score_of.get(v, -1) for v in left]
     return per_gpu.index(max(per_gpu))  # the first best, as ``argmax``
 
@@ -67,40 +66,103 @@ def select_min_frag(ledger: GpuShareLedger, idx: int, shape: GpuShape, rng: np.r
 def share_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> tuple[Rows, IntArray, IntArray]:
     """FGD's score of a sharing pod on each choice of GPU on each of ``rows`` (GPUs with equal free milli
     are equivalent): per distinct free value v ≥ ``milli`` of a row's GPUs, (position in ``rows``, v,
-    ``fgd_scores`` of the row's fragment decrease, exact integers divided once). FGD's Score and its GPU
-    choice at Reserve both read it; the last one-node answer is kept with the ledger, keyed by the node's
-    cluster version (which never repeats, and moves with every pod the node gains or loses: the key of
-    the ledger's own per-node fragment cache, ``node_frag_weighted``, which the answer is computed from),
-    so Reserve takes Score's answer for the node it scored in the same cycle, never one from another
-    state."""
-    if len(rows) == 1:
-        idx = int(rows[0])
-        last = ledger.last_share
-        if last is not None and last[0] == _stamp(ledger, idx, shape):
-            return np.zeros(len(last[1]), dtype=np.intp), last[1], last[2]
+    ``fgd_scores`` of the row's fragment decrease, exact integers divided once)."""
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
     pos, values, after = ledger.share_candidates(rows, shape.cpu, shape.milli)
-    scores = fgd_scores(ledger.milli(before[pos] - after))
-    if len(rows) == 1:
-        ledger.last_share = (_stamp(ledger, idx, shape), values, scores)  # one assignment: a matching triple
-    return pos, values, scores
+    return pos, values, fgd_scores(ledger.milli(before[pos] - after))
 
 
-def _stamp(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple[int, ...]:
-    """What a node's share scores depend on besides the ledger's typical pods: the node's state (its
-    cluster version) and the pod's CPU and milli."""
-    return (idx, int(ledger.cluster.version[idx]), shape.cpu, shape.milli)
+def share_scores_one(ledger: GpuShareLedger, idx: int, shape: GpuShape) -> tuple[list[int], list[int]]:
+    """``share_scores`` of one node in Python ints (the same integers, the same score function): its
+    distinct free values v ≥ ``milli`` and their scores. FGD's Score and its GPU choice at Reserve both
+    read it; the last answer is kept with the ledger, keyed by the node's cluster version (which never
+    repeats, and moves with every pod the node gains or loses), so Reserve takes Score's answer for the
+    node it scored in the same cycle, never one from another state."""
+    stamp = (idx, int(ledger.cluster.version[idx]), shape.cpu, shape.milli)
+    last = ledger.last_share
+    if last is not None and last[0] == stamp:
+        return last[1], last[2]
+    before = ledger.node_frag_one(idx)
+    moves = ledger.share_after_one(idx, shape.cpu, shape.milli)
+    values = [v for v, _ in moves]
+    scores = fgd_scores_of(ledger, [before - after for _, after in moves])
+    ledger.last_share = (stamp, values, scores)  # one assignment: a matching triple
+    return values, scores
+
+
+def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntArray:
+    """FGD's score of each of ``rows`` for a pod of ``shape``: a sharing pod's best GPU on the node
+    (-1 where none fits), else the score of the node after the simulator's ``Sub``. A few rows (one for
+    a sharing pod) are computed node by node in Python ints (``share_scores_one``, ``after_sub_one``),
+    more in one batch: the same integers either way, so the same scores."""
+    if shape.is_share:
+        if len(rows) == 1:
+            return np.array(
+                [max(share_scores_one(ledger, int(rows[0]), shape)[1], default=-1)], dtype=np.int64
+            )
+    elif len(rows) <= _NODE_BY_NODE:
+        deltas = [ledger.node_frag_one(i) - ledger.after_sub_one(i, shape) for i in rows.tolist()]
+        return np.array(fgd_scores_of(ledger, deltas), dtype=np.int64)
+    if shape.is_share:  # each node scores its best GPU
+        pos, _, scores = share_scores(ledger, rows, shape)
+        best = np.full(len(rows), -1, dtype=np.int64)
+        np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
+        return best
+    before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
+    return fgd_scores(ledger.milli(before - ledger.frag_after_sub(rows, shape)))
+
+
+# rows up to this many are scored node by node in Python ints, more in one numpy batch (whose fixed cost
+# per call is what a few rows would pay); a sharing pod's candidates cost more each: one node only
+# (measured over an openb run: one node ~22 µs by node, 2–3 nodes ~65 µs, a batch of up to 10 ~52 µs)
+_NODE_BY_NODE: Final = 3
 
 
 def fgd_scores(delta: FloatArray) -> IntArray:
     """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU; the conversion truncates, as
     Go's ``int64()`` (the sigmoid is positive). For Δ below −709,000 the exponent is held at 709, where
-    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence."""
+    e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence.
+    A few scores (a cycle's stale rows) are looked up (``_looked_up``), many computed."""
+    if delta.ndim == 1 and len(delta) <= _LOOKED_UP:
+        return np.array(_looked_up(delta.tolist()), dtype=np.int64)
+    return _computed(delta)
+
+
+def _computed(delta: FloatArray) -> IntArray:
     x: FloatArray = np.minimum(delta / -1000.0, 709.0)
     np.exp(x, out=x)
     x += 1.0
     scores: IntArray = (100.0 / x).astype(np.int64)
     return scores
+
+
+def fgd_scores_of(ledger: GpuShareLedger, weighted: list[int]) -> list[int]:
+    """``fgd_scores`` of fragment decreases given × scale (``combine``'s exact integers), each divided
+    once (``milli_of``: the same float as ``milli``'s)."""
+    return _looked_up([ledger.milli_of(w) for w in weighted])
+
+
+def _looked_up(delta: list[float]) -> list[int]:
+    """``_computed`` of each Δ, element-wise: a packing run meets the same few decreases over and over, so
+    each score is computed once (by ``_computed`` itself: the same bits) and looked up after (a NaN, never
+    found, is computed each time)."""
+    out = [_SCORE_OF.get(d, _MISSING) for d in delta]
+    if _MISSING not in out:
+        return out
+    at = [i for i, score in enumerate(out) if score == _MISSING]
+    computed: list[int] = _computed(np.array([delta[i] for i in at], dtype=np.float64)).tolist()
+    if len(_SCORE_OF) > _SCORES_KEPT:
+        _SCORE_OF.clear()
+    for i, score in zip(at, computed, strict=True):
+        out[i] = _SCORE_OF[delta[i]] = score
+    return out
+
+
+# Δ (milli-GPU) → FGD score: a pure function, so one table serves every ledger and thread
+_SCORE_OF: dict[float, int] = {}
+_SCORES_KEPT: Final = 1 << 16
+_LOOKED_UP: Final = 64  # scores looked up at most this many at once; more are computed in one batch
+_MISSING: Final = -1  # no score is negative but a NaN's (int64 min), which is never found anyway
 
 
 SELECTORS: Final[dict[str, GpuSelector]] = {
@@ -139,6 +201,8 @@ class GpuShare:
         self._handle = handle
         self._reason = handle.reasons.intern((REASON_GPU_SHARE,))
         self._reason_id = np.int32(self._reason)
+        self._no_reasons: ReasonIds = np.zeros(len(ledger.cluster), dtype=np.int32)
+        self._no_reasons.flags.writeable = False  # handed out in slices: nobody may write them
 
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
@@ -153,7 +217,10 @@ class GpuShare:
     def filter_batch(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
-        bad = ~self.ledger.fits(rows, pod_shape(pod))
+        bad = self.ledger.misfits(rows, pod_shape(pod))
+        if not np.count_nonzero(bad) and len(rows) <= len(self._no_reasons):  # (every row fits: most calls)
+            codes: Codes = bad.view(np.int8)  # all 0, as the reasons: no products to compute
+            return codes, self._no_reasons[: len(rows)]
         return bad * _UNSCHEDULABLE, bad * self._reason_id
 
     def sign(self, pod: Pod) -> Hashable:

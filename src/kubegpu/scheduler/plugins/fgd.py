@@ -24,7 +24,7 @@ from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_ledger import GpuShape, pod_shape
-from kubegpu.scheduler.gpu_share import fgd_scores, share_scores, sharing_ledger
+from kubegpu.scheduler.gpu_share import fgd_node_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -55,11 +55,4 @@ class FragmentationGradientDescent:
         return out
 
     def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        lg = self.ledger
-        if shape.is_share:  # each node scores its best GPU
-            pos, _, scores = share_scores(lg, rows, shape)
-            best = np.full(len(rows), -1, dtype=np.int64)
-            np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
-            return best
-        before = lg.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
-        return fgd_scores(lg.milli(before - lg.frag_after_sub(rows, shape)))
+        return fgd_node_scores(self.ledger, rows, shape)

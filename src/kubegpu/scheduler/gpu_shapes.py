@@ -1,0 +1,179 @@
+"""Pod GPU shapes and the target workload of typical shapes (R9.2, R14.1): what the GPU-share ledger
+(``gpu_ledger``) and the packing policies measure a pod and the fragmentation target by.
+
+A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
+``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
+required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
+
+Owns the shape rules and ``GetTypicalPods``; imports the model, ``errors`` and numpy only (``gpu_ledger``
+re-exports these names, which is where the scheduler's plugins and the faces import them from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.errors import ConfigError
+from kubegpu.model.names import GPU_COUNT_ANNOTATION
+from kubegpu.model.objects import DEFAULT_MILLI_CPU_REQUEST, Pod
+from kubegpu.model.resources import CPU, GPU_MILLI, MEMORY
+
+GPU_MILLI_RESOURCE: Final = GPU_MILLI
+MILLI: Final = 1000
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShape:
+    """What a pod needs of a node for packing: CPU (non-zero default applied), GPU count, milli per GPU,
+    and memory (request units; FGD's measure ignores it, ``KubegpuCpuFrag``'s counts it)."""
+
+    cpu: int
+    count: int
+    milli: int
+    memory: int = 0
+
+    @property
+    def total_milli(self) -> int:
+        return self.count * self.milli
+
+    @property
+    def is_share(self) -> bool:
+        return is_share(self.count, self.milli)
+
+
+def is_share(count: int, milli: int) -> bool:
+    """A sharing request: a part of ONE GPU (whole-GPU pods ask ``count`` GPUs of 1000 milli)."""
+    return count == 1 and milli < MILLI
+
+
+def pod_shape(pod: Pod) -> GpuShape:
+    """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
+    example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
+    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
+    last = _last_shape[0]
+    if last is not None and last[0] is pod:
+        return last[1]
+    shape = _shape_of(pod)
+    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
+    return shape
+
+
+_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
+
+
+def _shape_of(pod: Pod) -> GpuShape:
+    req = pod.requests
+    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
+    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
+    # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
+    # the simulator's pod shapes use for a pod without a CPU request
+    cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
+    key = (cpu, count, total // count if count else 0, req.get(MEMORY, 0))
+    shape = _SHAPES.get(key)
+    if shape is None:  # a workload has a few hundred shapes over many pods: each made once
+        if len(_SHAPES) >= _SHAPES_KEPT:
+            _SHAPES.clear()
+        shape = _SHAPES[key] = GpuShape(*key)
+    return shape
+
+
+_SHAPES: dict[tuple[int, int, int, int], GpuShape] = {}
+_SHAPES_KEPT: Final = 4096
+
+
+@dataclass(frozen=True)
+class TypicalPods:
+    """The target workload: popular shapes with their popularity and the GPU models each may use
+    (``models`` None = any). ``access[t, m]`` says whether shape t may use a GPU of model id m.
+    ``memory``: each shape's mean memory request (None: not known, and not counted).
+
+    Popularity is kept exact: p_t = ``weight[t]`` / ``scale`` (integers; the pod count of shape t over the
+    pods the shapes cover), so a popularity-weighted sum of integer milli-GPU is an integer divided once
+    (``GpuShareLedger.combine``): the same bits whichever rows are computed together and on any CPU."""
+
+    cpu: IntArray
+    count: IntArray
+    milli: IntArray
+    weight: IntArray
+    models: tuple[frozenset[str] | None, ...]
+    memory: IntArray | None = None
+    scale: int = 0  # 0: Σ weight (popularity normalised to 1)
+
+    def __post_init__(self) -> None:
+        if not self.scale:
+            object.__setattr__(self, "scale", int(self.weight.sum()) or 1)
+
+    def __len__(self) -> int:
+        return len(self.weight)
+
+    @property
+    def freq(self) -> FloatArray:
+        """Popularity p_t (each an exact quotient, rounded once)."""
+        out: FloatArray = self.weight / self.scale
+        return out
+
+    @property
+    def gpu_demand(self) -> IntArray:
+        """Each shape's GPU demand in weight units, weight_t · count_t · milli_t (∝ p_t · count_t · milli_t)."""
+        out: IntArray = self.weight * self.count * self.milli
+        return out
+
+    def access(self, model_names: Sequence[str]) -> npt.NDArray[np.bool_]:
+        out = np.ones((len(self), len(model_names)), dtype=bool)
+        for t, allowed in enumerate(self.models):
+            if allowed is not None:
+                out[t] = [m in allowed for m in model_names]
+        return out
+
+
+def build_typical_pods(
+    shapes: Iterable[tuple[GpuShape, frozenset[str] | None]], threshold_pct: int = 95
+) -> TypicalPods:
+    """The simulator's ``GetTypicalPods`` (CPU pods included, step 1, no GPU weighting): count each
+    (shape, models) pair, sort by count descending — ties by the larger shape first (cpu, milli, count,
+    models text), as ``sort.Reverse`` of the simulator's ``Less`` orders them — take shapes until their
+    cumulative count reaches ``threshold_pct`` % of all pods, and renormalise their popularity to 1.
+    Memory is not part of a shape (as in the simulator); each shape carries the mean memory request of
+    its pods."""
+    counts: dict[tuple[int, int, int, str], int] = {}
+    memory: dict[tuple[int, int, int, str], int] = {}
+    model_sets: dict[str, frozenset[str] | None] = {}
+    total = 0
+    texts: dict[frozenset[str] | None, str] = {}  # (a trace holds a few model sets, on many pods)
+    for shape, models in shapes:
+        text = texts.get(models)
+        if text is None:
+            text = texts[models] = "|".join(sorted(models)) if models else ""
+            model_sets[text] = models or None
+        key = (shape.cpu, shape.milli, shape.count, text)
+        counts[key] = counts.get(key, 0) + 1
+        memory[key] = memory.get(key, 0) + shape.memory
+        total += 1
+    if not total:
+        raise ConfigError("typical pods: the workload is empty")
+    ordered = sorted(counts.items(), key=itemgetter(1, 0), reverse=True)  # (count, key) pairs
+    chosen: list[tuple[tuple[int, int, int, str], int]] = []
+    cum = 0
+    for key, n in ordered:
+        if cum * 100 >= threshold_pct * total:
+            break
+        chosen.append((key, n))
+        cum += n
+    return TypicalPods(
+        cpu=np.array([k[0] for k, _ in chosen], dtype=np.int64),
+        count=np.array([k[2] for k, _ in chosen], dtype=np.int64),
+        milli=np.array([k[1] for k, _ in chosen], dtype=np.int64),
+        weight=np.array([n for _, n in chosen], dtype=np.int64),
+        models=tuple(model_sets[k[3]] for k, _ in chosen),
+        memory=np.array([memory[k] // n for k, n in chosen], dtype=np.int64),
+        scale=cum,
+    )
