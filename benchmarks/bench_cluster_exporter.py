@@ -38,7 +38,8 @@ from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI, GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
 from kubegpu.sim.openb import (
     NAMESPACE,
     NODE_MAX_PODS,

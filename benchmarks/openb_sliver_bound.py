@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kubegpu.model.resources import NVIDIA_GPU
-from kubegpu.scheduler.gpu_ledger import MILLI
+from kubegpu.scheduler.gpu_shapes import MILLI
 from kubegpu.sim.bench import default_data_dir, load_nodes, load_trace, parse_seeds
 from kubegpu.sim.openb import TracePod
 from kubegpu.sim.packing import fgd_workload, shape_kind

@@ -22,7 +22,7 @@ from kubegpu.cluster_exporter.collector import ClusterCollector
 from kubegpu.explain.cards import UNPOOLED
 from kubegpu.explain.engine import Engine
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE
 from kubegpu.testing.builders import make_node, make_pod
 
 POOL = DEFAULT_POOL_LABEL

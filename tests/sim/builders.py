@@ -7,7 +7,8 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_ledger import GpuShape, GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods, pod_shape
 from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
 
 

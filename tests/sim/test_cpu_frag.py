@@ -13,7 +13,8 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
-from kubegpu.scheduler.gpu_ledger import GpuShape, GpuShareLedger, TypicalPods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods, pod_shape
 from kubegpu.scheduler.plugins import cpu_frag as cplugin
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kubegpu.scheduler.gpu_ledger import GpuShape, build_typical_pods
+from kubegpu.scheduler.gpu_shapes import GpuShape, build_typical_pods
 from tests.sim.builders import Bench, node, pod, typical
 
 TARGET = typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.25), (2000, 0, 0, 0.25))

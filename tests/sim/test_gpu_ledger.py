@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from kubegpu.model.objects import Pod
-from kubegpu.scheduler.gpu_ledger import GpuShape, TypicalPods
+from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods
 from kubegpu.scheduler.gpu_share import (
     fgd_node_scores,
     fgd_scores,

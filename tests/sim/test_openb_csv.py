@@ -8,7 +8,7 @@ import pytest
 
 from kubegpu.errors import InputError
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, pod_shape
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, pod_shape
 from kubegpu.sim.openb import read_nodes, read_pods, to_node, to_pod
 
 LONG = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"

@@ -41,7 +41,7 @@ from prometheus_client.metrics_core import Metric
 from kubegpu.cluster_exporter.measure import ClusterMeasure, measure
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.gpu_ledger import MILLI
+from kubegpu.scheduler.gpu_shapes import MILLI
 from kubegpu.ttl_cache import TtlCache
 
 log = logging.getLogger(__name__)

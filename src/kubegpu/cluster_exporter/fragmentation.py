@@ -8,7 +8,7 @@ simulator's trace workload: on a live cluster they are mostly DaemonSets and con
 ask for a GPU, and every CPU-only shape counts all free GPU as fragment.
 
 A pod's GPU shape: ``kubegpu.io/gpu-milli`` pods (open-gpu-share, the openb trace) by
-``gpu_ledger.pod_shape``; ``nvidia.com/gpu: n`` pods as n whole GPUs (1000 milli each). GPU models a
+``gpu_shapes.pod_shape``; ``nvidia.com/gpu: n`` pods as n whole GPUs (1000 milli each). GPU models a
 shape may use come from a required node-affinity ``In`` or a nodeSelector on ``nvidia.com/gpu.product``.
 Placed pods are put back on their node's GPUs as open-gpu-share's best fit does (the GPUs with the least
 free milli that fit, lowest index first); only each node's multiset of free milli matters to the measure,
@@ -30,7 +30,8 @@ from kubegpu.explain.engine import Engine
 from kubegpu.model.names import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import NVIDIA_GPU
-from kubegpu.scheduler.gpu_ledger import MILLI, GpuShape, GpuShareLedger, build_typical_pods, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import MILLI, GpuShape, build_typical_pods, pod_shape
 
 
 @dataclass(frozen=True, slots=True)

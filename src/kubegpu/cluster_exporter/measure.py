@@ -37,7 +37,7 @@ from kubegpu.explain.overview import node_rows
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
 from kubegpu.scheduler.versions import dra_gate
 
 

@@ -7,7 +7,7 @@ NodeResourcesFit rejects nodes without enough in total; whether the request fits
 free milli-GPU of every physical GPU, which ``GpuShareLedger`` keeps as ``gpu_left[N, G]`` (G = the most
 GPUs on any node; rows of smaller nodes are padded with 0, which no GPU request fits).
 
-Pod shapes and the target workload (typical pods) are ``gpu_shapes``' (re-exported here).
+Pod shapes and the target workload (typical pods) are ``gpu_shapes``'.
 
 The ledger is a sibling of ``ClusterState``, not part of it, and listens to it (``ClusterState.listeners``):
 GpuShare's Reserve records a pod's GPUs and Unreserve releases them; every pod the cluster removes (a
@@ -42,15 +42,7 @@ from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import CPU, NVIDIA_GPU
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Rows
-from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE as GPU_MILLI_RESOURCE
-from kubegpu.scheduler.gpu_shapes import MILLI as MILLI
-from kubegpu.scheduler.gpu_shapes import FloatArray as FloatArray
-from kubegpu.scheduler.gpu_shapes import GpuShape as GpuShape
-from kubegpu.scheduler.gpu_shapes import IntArray as IntArray
-from kubegpu.scheduler.gpu_shapes import TypicalPods as TypicalPods
-from kubegpu.scheduler.gpu_shapes import build_typical_pods as build_typical_pods
-from kubegpu.scheduler.gpu_shapes import is_share
-from kubegpu.scheduler.gpu_shapes import pod_shape as pod_shape
+from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, is_share
 
 # open-gpu-share's normalisation constants (MaxSpecCpu, MaxSpecGpu): the largest openb node.
 MAX_SPEC_CPU: Final = 128_000

@@ -20,13 +20,8 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
-from kubegpu.scheduler.gpu_ledger import (
-    FloatArray,
-    GpuShape,
-    GpuShareLedger,
-    IntArray,
-    pod_shape,
-)
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import FloatArray, GpuShape, IntArray, pod_shape
 from kubegpu.scheduler.reasons import GpuShareNoFit
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 

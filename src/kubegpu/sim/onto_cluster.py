@@ -21,7 +21,7 @@ from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
 from kubegpu.sim.openb import TracePod
 
 

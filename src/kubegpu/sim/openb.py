@@ -25,7 +25,7 @@ from kubegpu.errors import InputError, read_text
 from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Container, Node, NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
 
 POD_COLUMNS_LONG: Final = (
     "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",

@@ -24,7 +24,8 @@ from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.objects import Node
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger, TypicalPods
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import TypicalPods
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.openb import TracePod, to_pod
 from kubegpu.sim.replay import SchedulerFactory, SimPod

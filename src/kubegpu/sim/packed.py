@@ -27,7 +27,8 @@ from kubegpu.explain.pending import Explanation
 from kubegpu.model.names import GPU_PRODUCT_LABEL
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY
-from kubegpu.scheduler.gpu_ledger import GPU_MILLI_RESOURCE, MILLI, GpuShareLedger, pod_shape
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI, pod_shape
 from kubegpu.scheduler.schedule_one import ScheduleResult
 from kubegpu.sim.bench import load_nodes, load_trace
 from kubegpu.sim.packing import PackingRun, run_packing

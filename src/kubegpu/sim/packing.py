@@ -30,7 +30,8 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_ledger import MILLI, GpuShape, GpuShareLedger, TypicalPods, build_typical_pods
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import MILLI, GpuShape, TypicalPods, build_typical_pods
 from kubegpu.scheduler.schedule_one import Scheduler, ScheduleResult
 from kubegpu.sim.openb import PodSpecKey, TracePod, pod_spec_key, renamed, to_pod
 

@@ -39,7 +39,7 @@ from kubegpu.batch.objects import QUEUE_LABEL, Cohort, PodGroup, Queue
 from kubegpu.model.objects import Node
 from kubegpu.model.podgroup import CHECKPOINT_INTERVAL_ANNOTATION, KUBEGPU_GROUP_LABEL
 from kubegpu.model.resources import GPU_MILLI
-from kubegpu.scheduler.gpu_ledger import MILLI
+from kubegpu.scheduler.gpu_shapes import MILLI
 from kubegpu.sim.openb import TracePod
 from kubegpu.sim.openb_replay import node_subset, packing_factory, sim_pods, timed
 from kubegpu.sim.packing import typical_pods

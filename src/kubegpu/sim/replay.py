@@ -56,7 +56,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.podgroup import gpu_milli_of, group_key, rfc3339, seconds_at_risk
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.scheduler.gpu_ledger import MILLI
+from kubegpu.scheduler.gpu_shapes import MILLI
 from kubegpu.sim.claim_controller import ClaimController
 from kubegpu.sim.replay_inputs import (
     EPOCH,

@@ -13,7 +13,8 @@ from kubegpu.batch.objects import DEFAULT_QUEUE, QUEUE_LABEL, Cohort, PodGroup, 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.podgroup import gpu_milli_of, group_key
-from kubegpu.scheduler.gpu_ledger import MILLI, GpuShareLedger
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import MILLI
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.schedule_one import Scheduler
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kubegpu.scheduler.gpu_ledger import MILLI
+from kubegpu.scheduler.gpu_shapes import MILLI
 
 
 @dataclass(frozen=True)

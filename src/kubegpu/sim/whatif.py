@@ -45,7 +45,8 @@ from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble, device_models
 from kubegpu.scheduler.cluster import ClusterState
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger, TypicalPods
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import TypicalPods
 from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.sim.node_changes import MigLayout, Relabel, mig_partitioned, relabeled

@@ -100,15 +100,8 @@ from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
-from kubegpu.scheduler.gpu_ledger import (
-    MILLI,
-    FloatArray,
-    GpuShape,
-    GpuShareLedger,
-    IntArray,
-    TypicalPods,
-    pod_shape,
-)
+from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, pod_shape
 from kubegpu.scheduler.gpu_share import fgd_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import MAX_KEYS, NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status

@@ -25,14 +25,8 @@ import numpy as np
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores, score_one
-from kubegpu.scheduler.gpu_ledger import (
-    MAX_SPEC_CPU,
-    MAX_SPEC_GPU,
-    MILLI,
-    GpuShape,
-    GpuShareLedger,
-    pod_shape,
-)
+from kubegpu.scheduler.gpu_ledger import MAX_SPEC_CPU, MAX_SPEC_GPU, GpuShareLedger
+from kubegpu.scheduler.gpu_shapes import MILLI, GpuShape, pod_shape
 from kubegpu.scheduler.gpu_share import sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.status import SUCCESS, Status
