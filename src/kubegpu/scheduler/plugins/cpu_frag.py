@@ -194,7 +194,10 @@ class CpuAwareFragmentation:
         # changed since are recomputed)
         self._now: FloatArray = np.zeros((2, n), dtype=np.float64)
         self._gen: IntArray = np.full(n, -1, dtype=np.int64)
-        self._cache = NodeCache(self.ledger.cluster, np.float64)  # ``node_delta`` per pod shape and node
+        # per pod shape and node: ``node_delta`` where a reserve charge applies (it is relative to the
+        # rows scored together, so only Δ is a node's own), else the score itself (Δ's score is element-wise)
+        self._deltas = NodeCache(self.ledger.cluster, np.float64)
+        self._scores = NodeCache(self.ledger.cluster, np.int64)
         self._steps: dict[GpuShape, IntArray] = {}  # per pod shape: ``_step``
         # the target workload's CPU and memory per milli-GPU (0: it asks none, or no GPU; not counted)
         # exact ratios of Python integers (memory × weight overflows int64): the same bits on any CPU
@@ -417,16 +420,26 @@ class CpuAwareFragmentation:
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
         """``int(100 · σ((Δ − reserve) / 1000))`` per row, Δ the node's best decrease of the measure less
-        the balance charge (``node_delta``, cached per pod shape and node: a node's Δ is element-wise
-        arithmetic on that node's state and exact integer sums, so it is the same whichever rows are
-        computed with it), the reserve charge relative to the least scarcity among ``rows``."""
+        the balance charge (``node_delta``: element-wise arithmetic on that node's state and exact integer
+        sums, so the same whichever rows are computed with it), the reserve charge relative to the least
+        scarcity among ``rows``. Cached per pod shape and node: the score itself where no reserve charge
+        applies (the default), else Δ, the charge being relative to the rows scored together."""
         shape = pod_shape(pod)
-        best = self._cache.values(shape, rows, lambda stale: self.node_delta(shape, stale))
-        if self._reserving and shape.total_milli:  # else the charge is 0 on every row: nothing to subtract
-            best = best - self.reserved(rows, shape.total_milli)
-        if not shape.is_share:  # only a sharing pod's Δ is −∞ (on a node none of whose GPUs fits it)
+        if not (self._reserving and shape.total_milli):  # no charge: each node's score is its own
+            kept: Scores = self._scores.values(
+                shape, rows, lambda stale: self._scored(shape, self.node_delta(shape, stale))
+            )
+            return kept
+        best = self._deltas.values(shape, rows, lambda stale: self.node_delta(shape, stale))
+        return self._scored(shape, best - self.reserved(rows, shape.total_milli))
+
+    @staticmethod
+    def _scored(shape: GpuShape, best: FloatArray) -> Scores:
+        """FGD's score of each decrease; -1 where a sharing pod's Δ is −∞ (none of the node's GPUs fits it:
+        never a feasible node, and only a sharing pod's Δ can be −∞)."""
+        if not shape.is_share:
             return fgd_scores(best)
-        scores: Scores = np.where(best > -np.inf, fgd_scores(best), -1)  # -1: never a feasible node
+        scores: Scores = np.where(best > -np.inf, fgd_scores(best), -1)
         return scores
 
     def _step(self, shape: GpuShape) -> IntArray:
