@@ -354,6 +354,29 @@ def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
         assert len(np.unique(together)) > 1  # the nodes differ, and so do their Δ (values: the test above)
 
 
+def test_kept_scores_equal_a_fresh_plugins_after_placements() -> None:
+    """``score_batch`` keeps per shape and node the score itself where no reserve charge applies, else Δ
+    (the charge is relative to the rows scored together). Either way, after pods land on some nodes, a
+    plugin that scored before gives every row what a fresh plugin computes now, over all rows and over a
+    subset (the kept values depend on the node alone; those of changed nodes are recomputed)."""
+    target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 0, 0, 0.2))
+    b, rows = random_state(target, 20, 7)
+    pods = (pod("s", 1, 250, cpu=3000), pod("w", 2, 1000, cpu=2000), pod("c", 0, cpu=5000))
+    for reserving in (False, True):
+        kept = plugin(b.ledger)
+        kept._reserving = reserving  # (the reserve charge is 0 here: both caches must give the same)
+        for p in pods:
+            kept.score_batch(CycleState(), p, b.cluster, rows)
+        for k, p in enumerate(pods):
+            b.place(pod(f"x{reserving}{k}", 0, cpu=1000), f"n{3 * k + 1}")  # the CPU changes: Δ moves
+        for p in pods:
+            fresh = plugin(b.ledger).score_batch(CycleState(), p, b.cluster, rows)
+            assert kept.score_batch(CycleState(), p, b.cluster, rows).tolist() == fresh.tolist()
+            some = rows[::3]
+            assert kept.score_batch(CycleState(), p, b.cluster, some).tolist() == fresh[::3].tolist()
+            assert len(set(fresh.tolist())) > 1  # the nodes differ, and so do their scores
+
+
 def test_same_seed_same_run() -> None:
     nodes = [to_node(node(f"n{i}", 4, cpu=16_000)) for i in range(3)]
     one = run_packing(nodes, trace(), POLICY, 42)
