@@ -367,7 +367,7 @@ def test_kept_scores_equal_a_fresh_plugins_after_placements() -> None:
         kept._reserving = reserving  # (the reserve charge is 0 here: both caches must give the same)
         for p in pods:
             kept.score_batch(CycleState(), p, b.cluster, rows)
-        for k, p in enumerate(pods):
+        for k in range(len(pods)):
             b.place(pod(f"x{reserving}{k}", 0, cpu=1000), f"n{3 * k + 1}")  # the CPU changes: Δ moves
         for p in pods:
             fresh = plugin(b.ledger).score_batch(CycleState(), p, b.cluster, rows)
