@@ -12,14 +12,15 @@ import pytest
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
+from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods, pod_shape
 from kubegpu.scheduler.plugins import cpu_frag as cplugin
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
-from kubegpu.sim.openb import TracePod, to_node
-from kubegpu.sim.packing import run_packing
+from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
+from kubegpu.sim.packing import packing_scheduler, run_packing
 from tests.sim.builders import Bench, node, pod, typical
 from tests.sim.test_packing import trace
 
@@ -671,3 +672,32 @@ def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
         alone = plugin(b.ledger, balance=0.25)
         assert np.array_equal(together, np.concatenate([alone.node_delta(shape, rows[[k]]) for k in rows]))
         assert len(np.unique(together)) > 1
+
+
+def test_a_shape_asking_no_cpu_scores_the_same_on_the_float_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typical GPU shape asking 0 CPU divides free CPU by 0: numpy's integer ``x // 0`` is 0, its float
+    ``x / 0.0`` inf, so ``_fed``'s float path (from ``FLOAT_FROM`` columns) must not run for it. On 40
+    nodes (past ``FLOAT_FROM``) with a 1 × 125-milli 0-CPU shape in the target (an odd milli: the overflow
+    does not cancel), 12 pods placed one by one land where the integer path (``FLOAT_FROM`` out of reach)
+    puts them, with the same scores: the case a reviewer's differential against the previous code found."""
+    trace = [
+        TracePod("a", 0, 0, 1, 125),
+        TracePod("b", 8000, 30000, 1, 1000),
+        TracePod("c", 4000, 4096, 2, 1000),
+    ]
+    nodes = [
+        TraceNode(f"n{i}", 32000 if i % 2 else 96000, 262144, 8 if i % 3 else 2, "V100M16") for i in range(40)
+    ]
+
+    def placements() -> list[tuple[str | None, dict[str, int]]]:
+        cluster = ClusterState([to_node(n) for n in nodes])
+        sched, _ = packing_scheduler(cluster, trace, POLICY, 1)
+        return [
+            (r.node, r.scores)
+            for r in (sched.schedule_one(to_pod(trace[i % 3], f"p{i}"), preempt=False) for i in range(12))
+        ]
+
+    float_path = placements()
+    monkeypatch.setattr(cplugin, "FLOAT_FROM", 1 << 30)
+    assert float_path == placements()
+    assert len({n for n, _ in float_path}) > 1

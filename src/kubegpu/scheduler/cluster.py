@@ -34,6 +34,7 @@ from kubegpu.scheduler.pod_groups import PodGroups
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+CPU_MEMORY_COLUMNS: Final = slice(0, 2)  # FIRST_COLUMNS' first two: the CPU and memory columns, together
 # what one pod takes of ``ClusterState.free``'s pods column (pods are counted in thousandths there, as
 # every column is in milli-units)
 POD_UNITS: Final = 1000

@@ -128,6 +128,14 @@ class GpuShareLedger:
         self._one = _OneNode(self, typical) if typical is not None else None
         self._recount(np.arange(n, dtype=np.intp))
 
+    @property
+    def gpus_needed(self) -> IntArray:
+        """[N, T]: the GPUs typical shape t needs on node n, or more than any node has where it may not use
+        that node's GPU model (read-only: the ledger's own)."""
+        view: IntArray = self._need.view()
+        view.flags.writeable = False
+        return view
+
     def cpu_left(self, rows: RowsOrNode) -> IntArray:
         return self.left(rows, CPU)
 

@@ -98,7 +98,7 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
-from kubegpu.scheduler.cluster import ClusterState, NodeView
+from kubegpu.scheduler.cluster import CPU_MEMORY_COLUMNS, ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, pod_shape
@@ -218,7 +218,7 @@ class CpuAwareFragmentation:
         GPUs: its F_t is all free milli-GPU and its stranding 0, a constant weight on the free
         milli-GPU), multi-GPU shapes first (the only units ``_strand`` divides). Rows: free CPU, free
         memory; per shape 1 + the GPUs that fit it − the GPUs it needs there (≥ 1: it fits by GPU; the
-        ledger's ``_need``); free milli-GPU; per shape the free milli on GPUs that fit it (free milli
+        ledger's ``gpus_needed``); free milli-GPU; per shape the free milli on GPUs that fit it (free milli
         less FGD's ``below``), its units Σ_g ⌊free_g / milli_t⌋, and the node's empty-state stranding.
         The GPU rows are sums over the node's GPUs of a row per free value (``_table``), so a pod's
         after-state is one gather of the state plus its ``_step`` (and for a sharing pod, its GPU's
@@ -233,9 +233,7 @@ class CpuAwareFragmentation:
         self._above, self._units = slice(3 + s, 3 + 2 * s), slice(3 + 2 * s, 3 + 3 * s)
         self._empty = slice(3 + 3 * s, 3 + 4 * s)
         self._gpu = slice(2, 3 + 3 * s)  # the rows a pod's GPUs change
-        if cluster.col[MEMORY] != cluster.col[CPU] + 1:  # ``ClusterState``'s first columns: CPU, memory
-            raise ValueError("the cluster's memory column must follow its CPU column")
-        self._free = slice(cluster.col[CPU], cluster.col[CPU] + 2)
+        self._free = CPU_MEMORY_COLUMNS
         self._multi = int((t.count[shapes] > 1).sum())
         self._copy_gpus = t.count[shapes][: self._multi, None]
         self._copy_milli = (t.count * t.milli)[shapes, None]  # milli-GPU a copy holds
@@ -253,7 +251,9 @@ class CpuAwareFragmentation:
         self._float_divisors = (self._cpu if self._divisors is None else self._divisors).astype(np.float64)
         top = max(int(cluster.allocatable[:, self._free].max(initial=0)), 0)
         bottom = int(self._divisors.max(initial=1)) if self._divisors is not None else 1
-        self._float_low = bottom - 2**53 if top + bottom < 2**53 else 2**63 - 1  # (never: int64 division)
+        # a shape asking no CPU divides by 0: numpy's integer ``x // 0`` is 0, its float ``x / 0.0`` inf
+        exact = top + bottom < 2**53 and bool((self._cpu >= 1).all())
+        self._float_low = bottom - 2**53 if exact else 2**63 - 1  # (2**63 − 1: never, integer division)
         # fitting by CPU and memory is feeding ≥ 1 copy when every shape asks some of each (else the
         # comparisons, ``_fits``)
         self._fed_fits = bool((self._cpu > 0).all()) and (self._memory is None or bool(self._memory.all()))
@@ -284,7 +284,7 @@ class CpuAwareFragmentation:
         self._strand(base, self._fed(base))
         base[self._empty] = base[self._units]
         base[:2] = base[self._units] = 0
-        base[self._fitm] = 1 - lg._need[:, shapes].T
+        base[self._fitm] = 1 - lg.gpus_needed[:, shapes].T
         self._base: IntArray = base
         self._state: IntArray = base.copy()
         # nodes alike when empty (the same constant rows, allocatable CPU and memory, and GPUs) share a
