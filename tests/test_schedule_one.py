@@ -51,26 +51,10 @@ def test_failed_cycle_message_is_the_fit_error_text_read_lazily() -> None:
     assert vars(result)["_message"] == expected  # built once, kept
 
 
-def test_unschedulable_plugins_name_the_filters_that_rejected_nodes() -> None:
-    """Upstream ``Diagnosis.UnschedulablePlugins`` (pkg/scheduler/schedule_one.go findNodesThatFitPod: the
-    plugins of the rejected nodes' statuses). Hand-built: n0 tainted (TaintToleration), n1 with 2 GPUs
-    (NodeResourcesFit, for a 4-GPU pod), n2 without the label the pod's nodeSelector asks (NodeAffinity)."""
-    nodes = [
-        make_node("n0").gpus(8).label("pool", "a").taint("dedicated", "x").obj(),
-        make_node("n1").gpus(2).label("pool", "a").obj(),
-        make_node("n2").gpus(8).obj(),
-    ]
-    snap = build_snapshot([("t", n) for n in nodes])
-    sched = Scheduler(Framework(default_profile(), in_tree_registry()), ClusterState(snap.nodes), 0)
-    result = sched.schedule_one(make_pod("p").gpu(4).node_selector(pool="a").parsed(), preempt=False)
-    assert result.diagnosis is not None
-    assert result.diagnosis.unschedulable_plugins == {"TaintToleration", "NodeResourcesFit", "NodeAffinity"}
-
-
 def test_signs_are_kept_on_a_pod_only_when_every_signing_filter_reads_the_spec_alone() -> None:
     """``Framework.signed_prefix`` keeps a pod's signs (``Pod.derived``) when every signing filter says
     ``sign_from_spec``; the kept value is matched by the framework's own owner object, so another framework
-    (or a pickled copy in another process) computes afresh; a profile with InterPodAffinity (its sign reads
+    computes afresh (a pickled copy carries none); a profile with InterPodAffinity (its sign reads
     the pod's key) or PodTopologySpread (the cluster's owners) never keeps them."""
     import pickle
 
@@ -95,7 +79,7 @@ def test_signs_are_kept_on_a_pod_only_when_every_signing_filter_reads_the_spec_a
     assert other._sign_owner not in vars(pod)["_derived"]
     assert other.signed_prefix(pod) == first and vars(pod)["_derived"][other._sign_owner] == first
     copy = pickle.loads(pickle.dumps(pod))
-    assert other._sign_owner not in vars(copy)["_derived"]  # an unpickled owner matches no framework
+    assert "_derived" not in vars(copy) and copy == pod  # kept values are this process's: not pickled
 
 
 def test_a_pod_keeps_a_bounded_number_of_derived_values() -> None:
@@ -111,3 +95,40 @@ def test_a_pod_keeps_a_bounded_number_of_derived_values() -> None:
         assert pod.derived(owner, lambda p: -1) == i  # kept: not computed again
     assert calls == list(range(len(owners)))
     assert len(vars(pod)["_derived"]) <= _DERIVED_OWNERS
+
+
+def test_filters_that_sign_from_the_spec_give_a_renamed_pod_the_same_sign() -> None:
+    """``sign_from_spec`` says a filter's sign reads the pod's spec alone (``Framework.signed_prefix`` then
+    keeps it on the pod, shared by ``sim.openb.renamed`` copies). Pinned: which filters say it (not the
+    three whose sign reads the pod's key or other objects: InterPodAffinity, PodTopologySpread,
+    DynamicResources), and that for varied pods each such sign is the same for the pod and for a copy
+    under another name (a sign reading the name or key would differ)."""
+    from kubegpu.scheduler.assembly import SchedulerSpec, assemble
+    from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+    from kubegpu.scheduler.registry import kubegpu_profile
+    from kubegpu.sim.openb import renamed
+
+    snap = build_snapshot([("t", make_node("n0").gpus(8).obj())])
+    cluster = ClusterState(snap.nodes)
+    frameworks = [
+        Framework(default_profile(), in_tree_registry()),
+        Framework(kubegpu_profile(), in_tree_registry()),
+        assemble(
+            SchedulerSpec("packing", policy="BestFit"), cluster, sharing=GpuShareLedger(cluster)
+        ).framework,
+    ]
+    spec_only = {p.name for f in frameworks for p in f.filter_plugins if getattr(p, "sign_from_spec", False)}
+    assert spec_only == {
+        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "GpuDeviceFit", "GpuShare",
+    }  # fmt: skip
+    pods = [
+        make_pod("a").gpu(2).tolerate("dedicated", "x", "NoSchedule").node_selector(pool="a").parsed(),
+        make_pod("b").requests(cpu="2", memory="1Gi").host_port(8080).parsed(),
+        make_pod("c").gpu(1).require([("gpu", "In", ["h100"])]).parsed(),
+    ]
+    for f in frameworks:
+        for p in f.filter_plugins:
+            if getattr(p, "sign_from_spec", False):
+                for pod in pods:
+                    assert p.sign(pod) == p.sign(renamed(pod, pod.name + "-copy")), (p.name, pod.name)

@@ -294,3 +294,34 @@ def test_a_cycle_that_only_asks_leaves_the_ledger_as_it_was() -> None:
     kept = select_min_frag(b.ledger, 0, shape, np.random.default_rng(0))
     b.ledger.last_share = None
     assert kept == select_min_frag(b.ledger, 0, shape, np.random.default_rng(0)) == 1
+
+
+def test_gpushare_filter_verdicts_and_the_all_fit_path() -> None:
+    """GpuShare's batch Filter: n0 free [1000, 300, 600, 0], n1 with every GPU taken. A 1 × 500 pod fits
+    n0 only; a 3 × 500 pod neither (n0 has two GPUs with 500 free); 5 GPUs is more than any node has
+    (past the sorted table's width): neither. A rejected row is Unschedulable with kubegpu's one reason
+    ("node(s) had no GPU with enough free milli-GPU": the FGD artifact's filter names none); when every
+    row fits (n0 alone, 1 × 500) the codes and reasons are all 0, as each node's scalar ``filter`` says."""
+    from kubegpu.scheduler.framework import CycleState
+    from kubegpu.scheduler.status import Code
+
+    b = Bench([node("n0", 4), node("n1", 4)], "FGD", TARGET)
+    b.place(pod("a", 1, 700), "n0", (1,))
+    b.place(pod("b", 1, 400), "n0", (2,))
+    b.place(pod("c", 1, 1000), "n0", (3,))
+    b.place(pod("d", 4, 1000), "n1", (0, 1, 2, 3))
+    fw = b.scheduler.framework
+    share = next(p for p in fw.filter_plugins if p.name == "GpuShare")
+    both, first = np.array([0, 1], dtype=np.intp), np.array([0], dtype=np.intp)
+    text = ("node(s) had no GPU with enough free milli-GPU",)
+    cases = {(1, 500, 2): [True, False], (3, 500, 2): [False, False], (5, 100, 2): [False, False]}
+    cases[(1, 500, 1)] = [True]
+    for (count, milli, k), fits in cases.items():
+        p = pod("p", count, milli)
+        rows = both if k == 2 else first
+        codes, reasons = share.filter_batch(CycleState(), p, b.cluster, rows)  # type: ignore[attr-defined]
+        for j, ok in enumerate(fits):
+            got = (Code(int(codes[j])), fw.reason_strings(int(reasons[j])))
+            assert got == ((Code.SUCCESS, ()) if ok else (Code.UNSCHEDULABLE, text)), (count, milli, j)
+            scalar = share.filter(CycleState(), p, b.cluster.view(int(rows[j])))
+            assert (scalar.code, scalar.texts()) == got

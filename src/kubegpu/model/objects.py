@@ -253,6 +253,7 @@ class PodVolume:
 
 
 _DERIVED_OWNERS = 8  # values a pod keeps at once (``Pod.derived``)
+_NOT_KEPT = object()
 
 
 @dataclass(frozen=True)
@@ -297,18 +298,24 @@ class Pod:
 
     def derived(self, owner: object, compute: Callable[[Pod], T]) -> T:
         """``compute(self)`` for ``owner``, kept on the pod: for values that depend on the pod's spec alone
-        (never its name) and on the owner's settings, such as a scheduler profile's filter signs. Owners
-        are matched by identity, so an owner is a bare ``object()`` its user holds (never a value another
-        process or a later owner could equal: pods are pickled with what they keep); a few are kept."""
+        (never its name) and on the owner's settings, such as a scheduler profile's filter signs. An owner
+        is a bare ``object()`` its user holds (it equals itself only, so no later owner matches; a pickled
+        pod leaves them behind). A few values are kept, in one
+        dict that ``sim.openb.renamed`` copies share (equal specs: one computation serves them all), so
+        the values must not be changed by their readers."""
         kept: dict[object, Any] | None = self.__dict__.get("_derived")
         if kept is None:
             kept = self.__dict__["_derived"] = {}
-        elif owner in kept:
-            return kept[owner]  # type: ignore[no-any-return]
-        elif len(kept) >= _DERIVED_OWNERS:  # bounded: frameworks come and go in a long-lived process
-            kept.clear()
-        value = kept[owner] = compute(self)
-        return value
+        value = kept.get(owner, _NOT_KEPT)
+        if value is _NOT_KEPT:
+            if len(kept) >= _DERIVED_OWNERS:  # bounded: frameworks come and go in a long-lived process
+                kept.clear()
+            value = kept[owner] = compute(self)
+        return value  # type: ignore[no-any-return]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without what it keeps for owners (``derived``): those are this process's caches."""
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
 
     @memo
     def key(self) -> PodKey:

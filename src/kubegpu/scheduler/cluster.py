@@ -227,7 +227,7 @@ class ClusterState:
             self.free = np.hstack([self.free, pad])
         return col
 
-    def request_vector(self, requests: dict[str, int]) -> tuple[npt.NDArray[np.intp], IntArray]:
+    def request_vector(self, requests: Mapping[str, int]) -> tuple[npt.NDArray[np.intp], IntArray]:
         cols = np.array([self.column(r) for r in requests], dtype=np.intp)
         return cols, np.array(list(requests.values()), dtype=np.int64)
 

@@ -280,21 +280,6 @@ class Diagnosis:
     absent: Status | None = None
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
-    # the profile's filter plugins by index (what ``plugins`` holds), and a PreFilter that rejected the pod
-    filter_names: tuple[str, ...] = ()
-    rejecting_pre_filter: str = ""
-
-    @property
-    def unschedulable_plugins(self) -> set[str]:
-        """Upstream ``Diagnosis.UnschedulablePlugins``: the PreFilter that rejected the pod, else the filters
-        that rejected an evaluated node. Worked out when read (a packing run's thousands of failed cycles
-        never read it)."""
-        if self.rejecting_pre_filter:
-            return {self.rejecting_pre_filter}
-        rejecting = self.plugins[self.evaluated & (self.codes != 0)]
-        # the distinct plugin indices by counting: ``np.unique`` sorts every rejected row
-        present = np.bincount(rejecting + 1, minlength=1).nonzero()[0] - 1
-        return {self.filter_names[i] if i >= 0 else "" for i in present.tolist()}
 
 
 class Framework:
@@ -343,7 +328,6 @@ class Framework:
             self.weights[spec.name] = spec.weight
         self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
         self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
-        self.filter_names = tuple(p.name for p in self.filter_plugins)
         self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
         self.score_plugins = [
             p for p in self.plugins if isinstance(p, ScorePlugin) and self.weights[p.name] > 0

@@ -267,23 +267,16 @@ class GpuShareLedger:
         out = self.combine(node, self.cpu_left(node) - shape.cpu, *self.counts_after_sub(node, shape))
         return out if node is rows else out[None]
 
-    def counts_after_sub(
-        self,
-        rows: RowsOrNode,
-        shape: GpuShape,
-        counts: tuple[IntArray, IntArray, IntArray] | None = None,
-        left: IntArray | None = None,
-    ) -> tuple[IntArray, IntArray, IntArray]:
-        """The per-shape counts (``counts``, or the given ones of ``rows``) after ``NodeResource.Sub`` of
-        ``shape``: unchanged without GPUs; whole GPUs take ``count`` fully free GPUs (each from 1000 free,
-        which fits every shape, to 0); otherwise the GPUs after it (``left``: ``left_after_sub``, when the
-        caller has it already), recounted."""
-        fit, below, total = self.counts(rows) if counts is None else counts
+    def counts_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> tuple[IntArray, IntArray, IntArray]:
+        """The per-shape counts (``counts``) of ``rows`` after ``NodeResource.Sub`` of ``shape``: unchanged
+        without GPUs; whole GPUs take ``count`` fully free GPUs (each from 1000 free, which fits every
+        shape, to 0); otherwise the GPUs after it (``left_after_sub``), recounted."""
+        fit, below, total = self.counts(rows)
         if not shape.count:
             return fit, below, total
         if shape.milli == MILLI:
             return fit - shape.count, below, total - shape.count * MILLI
-        return self.counts_of(self.left_after_sub(rows, shape) if left is None else left)
+        return self.counts_of(self.left_after_sub(rows, shape))
 
     def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
         """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its

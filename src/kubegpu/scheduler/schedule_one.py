@@ -303,7 +303,6 @@ class Scheduler:
             diagnosis.absent = status
             diagnosis.codes[:] = status.code
             diagnosis.pre_filter_msg = status.message(self.framework.version)
-            diagnosis.rejecting_pre_filter = status.plugin
             return np.zeros(0, dtype=np.intp), diagnosis, 0
         fast = self.evaluate_nominated_node(state, pod)
         if fast is not None:
@@ -372,7 +371,6 @@ class Scheduler:
             plugins=plugins.copy(),
             reason_ids=reasons.astype(np.int32),
             evaluated=np.ones(n, dtype=bool),
-            filter_names=self.framework.filter_names,
         )
         return feasible, diagnosis, n
 
@@ -390,14 +388,14 @@ class Scheduler:
         if n:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
 
-    def _diagnosis(self, n: int) -> Diagnosis:
+    @staticmethod
+    def _diagnosis(n: int) -> Diagnosis:
         return Diagnosis(
             num_all_nodes=n,
             codes=np.zeros(n, dtype=np.int8),
             plugins=np.full(n, -1, dtype=np.int16),
             reason_ids=np.zeros(n, dtype=np.int32),
             evaluated=np.zeros(n, dtype=bool),
-            filter_names=self.framework.filter_names,
         )
 
     def _record(

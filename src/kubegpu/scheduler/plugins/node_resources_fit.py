@@ -15,6 +15,7 @@ Scoring strategies: LeastAllocated (default), MostAllocated, RequestedToCapacity
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from types import MappingProxyType
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -60,24 +61,18 @@ def fit_request(
     pod: Pod, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> dict[str, int]:
     """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name.
-    PreFilter and the pod's signature both ask for one pod (a frozen object): the last answer is kept."""
-    last = _last_request[0]
-    if last is not None and last[0] is pod and last[1] == (ignored, ignored_groups):
-        return dict(last[2])
-    # pods of one shape (a packing run's thousands of pods of a few hundred shapes) share the answer
+    Pods of one shape (a deployment's replicas, a trace's rows) share the answer; each caller gets a copy."""
     shape = (tuple(pod.requests.items()), ignored, ignored_groups)
     out = _by_shape.get(shape)
     if out is None:
         if len(_by_shape) >= _BY_SHAPE_MAX:
             _by_shape.clear()
         out = _by_shape[shape] = _fit_request(pod, ignored, ignored_groups)
-    _last_request[0] = (pod, (ignored, ignored_groups), out)  # one assignment: consistent across threads
     return dict(out)
 
 
 _UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
 _UNRESOLVABLE = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-_last_request: list[tuple[Pod, tuple[frozenset[str], frozenset[str]], dict[str, int]] | None] = [None]
 _by_shape: dict[tuple[RequestKey, frozenset[str], frozenset[str]], dict[str, int]] = {}
 _BY_SHAPE_MAX = 4096  # bounded: a long-running scheduler sees ever new shapes
 
@@ -94,7 +89,7 @@ def _fit_request(pod: Pod, ignored: frozenset[str], ignored_groups: frozenset[st
     return out
 
 
-def insufficient_resources(request: dict[str, int], node: NodeView) -> list[InsufficientResource]:
+def insufficient_resources(request: Mapping[str, int], node: NodeView) -> list[InsufficientResource]:
     """``fitsRequest``: every resource the node cannot cover, with the numbers behind it."""
     out = []
     if node.pod_count + 1 > node.cluster.max_pods[node.idx]:
@@ -132,7 +127,7 @@ class _Vector:
     wide_bits: npt.NDArray[np.int64] | None
 
     @classmethod
-    def of(cls, cluster: ClusterState, request: dict[str, int], delegated: frozenset[str]) -> _Vector:
+    def of(cls, cluster: ClusterState, request: Mapping[str, int], delegated: frozenset[str]) -> _Vector:
         cols, amounts = cluster.request_vector(request)
         alloc = cluster.allocatable[:, cols]
         above_each = amounts > alloc
@@ -216,17 +211,17 @@ class NodeResourcesFit:
         state.write(STATE_KEY, self._fit(pod))
         return None, SUCCESS
 
-    def _fit(self, pod: Pod) -> tuple[dict[str, int], RequestKey]:
+    def _fit(self, pod: Pod) -> tuple[Mapping[str, int], RequestKey]:
         """The pod's ``fit_request`` and its items, kept on the pod (``Pod.derived``: they depend on its
-        spec and this plugin's ignored resources alone). Never mutated: callers build new dicts."""
+        spec and this plugin's ignored resources alone)."""
         return pod.derived(self._owner, self._fit_of)
 
-    def _fit_of(self, pod: Pod) -> tuple[dict[str, int], RequestKey]:
+    def _fit_of(self, pod: Pod) -> tuple[Mapping[str, int], RequestKey]:
         request = fit_request(pod, self.ignored, self.ignored_groups)
-        return request, tuple(request.items())
+        return MappingProxyType(request), tuple(request.items())  # read-only: renamed pods share it
 
-    def _request(self, state: CycleState, pod: Pod) -> tuple[dict[str, int], RequestKey]:
-        kept: tuple[dict[str, int], RequestKey] | None = state.get(STATE_KEY)
+    def _request(self, state: CycleState, pod: Pod) -> tuple[Mapping[str, int], RequestKey]:
+        kept: tuple[Mapping[str, int], RequestKey] | None = state.get(STATE_KEY)
         return kept if kept is not None else self._fit(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
@@ -290,7 +285,7 @@ class NodeResourcesFit:
             codes[vec.above_allocatable[rows]] = _UNRESOLVABLE
         return codes, reason_ids
 
-    def _vector(self, cluster: ClusterState, key: RequestKey, request: dict[str, int]) -> _Vector:
+    def _vector(self, cluster: ClusterState, key: RequestKey, request: Mapping[str, int]) -> _Vector:
         """The request's columns and what depends only on the nodes' allocatable, kept per request while
         the cluster is the same (columns are added, never moved; allocatable never changes)."""
         if cluster is not self._vector_cluster:
