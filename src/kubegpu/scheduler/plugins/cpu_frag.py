@@ -97,7 +97,6 @@ import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import CPU_MEMORY_COLUMNS, ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger

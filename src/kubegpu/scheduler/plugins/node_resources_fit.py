@@ -15,8 +15,8 @@ Scoring strategies: LeastAllocated (default), MostAllocated, RequestedToCapacity
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from types import MappingProxyType
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 import numpy as np
