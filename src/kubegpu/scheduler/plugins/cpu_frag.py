@@ -244,15 +244,17 @@ class CpuAwareFragmentation:
         self._cpu = t.cpu[shapes, None]
         self._memory = t.memory[shapes, None] if t.memory is not None else None
         self._asks_memory = self._memory > 0 if self._memory is not None else None
-        self._divisors = np.stack((self._cpu, self._memory.clip(min=1))) if self._memory is not None else None
+        # a shape asking no CPU feeds 0 copies by CPU (what numpy's integer ``x // 0`` gave, with a warning,
+        # before: kept as is), so its CPU divisor is 1 and its quotient set to 0 (``_no_cpu``)
+        self._cpu_div = cpu_div = self._cpu.clip(min=1)
+        self._no_cpu = np.flatnonzero(self._cpu == 0) if not self._cpu.all() else None
+        self._divisors = np.stack((cpu_div, self._memory.clip(min=1))) if self._memory is not None else None
         # float64 division is exact enough below 2**53 (``FLOAT_FROM``): free CPU and memory never exceed
         # allocatable (a pod only takes), so only a low bound is left to check, per call
-        self._float_divisors = (self._cpu if self._divisors is None else self._divisors).astype(np.float64)
+        self._float_divisors = (cpu_div if self._divisors is None else self._divisors).astype(np.float64)
         top = max(int(cluster.allocatable[:, self._free].max(initial=0)), 0)
         bottom = int(self._divisors.max(initial=1)) if self._divisors is not None else 1
-        # a shape asking no CPU divides by 0: numpy's integer ``x // 0`` is 0, its float ``x / 0.0`` inf
-        exact = top + bottom < 2**53 and bool((self._cpu >= 1).all())
-        self._float_low = bottom - 2**53 if exact else 2**63 - 1  # (2**63 − 1: never, integer division)
+        self._float_low = bottom - 2**53 if top + bottom < 2**53 else 2**63 - 1  # (never: int64 division)
         # fitting by CPU and memory is feeding ≥ 1 copy when every shape asks some of each (else the
         # comparisons, ``_fits``)
         self._fed_fits = bool((self._cpu > 0).all()) and (self._memory is None or bool(self._memory.all()))
@@ -312,7 +314,9 @@ class CpuAwareFragmentation:
     def _fed(self, state: IntArray) -> IntArray:
         """[S, K]: copies of each shape the free CPU and memory of each column of ``state`` can feed."""
         if self._divisors is None:
-            fed: IntArray = state[0:1] // self._cpu
+            fed: IntArray = state[0:1] // self._cpu_div
+            if self._no_cpu is not None:
+                fed[self._no_cpu] = 0
             return fed
         if state.shape[1] < FLOAT_FROM or state[:2].min() < self._float_low:
             both = state[:2, None] // self._divisors  # [2, S, K]: by CPU, by memory
@@ -320,6 +324,8 @@ class CpuAwareFragmentation:
             quotient = state[:2, None] / self._float_divisors
             both = np.floor(quotient, out=quotient).astype(np.int64)
         fed = both[0]
+        if self._no_cpu is not None:
+            fed[self._no_cpu] = 0
         if self._fed_fits:  # every shape asks memory
             np.minimum(fed, both[1], out=fed)
         else:  # a shape asking no memory is never short of it
