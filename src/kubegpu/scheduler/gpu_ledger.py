@@ -1,4 +1,4 @@
-"""The GPU-share ledger: per-GPU free milli-GPU beside the cluster, pod shapes, and fragmentation (R9.2, R14.1).
+"""The GPU-share ledger: per-GPU free milli-GPU beside the cluster, and fragmentation (R9.2, R14.1).
 
 A GPU-sharing pod asks for a share of ONE physical GPU (``gpu_milli`` < 1000, as in Alibaba's openb
 trace and the open-gpu-share scheduler plugin); a whole-GPU pod asks for ``n`` GPUs of 1000 milli each.
@@ -25,8 +25,9 @@ A packing run reads the ledger a few times per pod on one node or a handful (a s
 rows, the placed node), so numpy's per-call cost, not per-row work, is what a cycle pays here: one-node
 reads take a plain index, and per-GPU counts are looked up in a table by free value.
 
-Owns the ledger and its arithmetic; imports the model, ``errors`` and the scheduler's cluster state and
-framework types only (the GpuShare plugin, in ``gpu_share``, imports this module, never the reverse).
+Owns the ledger and its arithmetic; imports the model, ``errors``, the scheduler's cluster state and
+framework types and ``gpu_shapes`` only (the GpuShare plugin, in ``gpu_share``, imports this module, never
+the reverse).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an
 ``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
 required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
 
-Owns the shape rules and ``GetTypicalPods``; imports the model, ``errors`` and numpy only (``gpu_ledger``
-re-exports these names, which is where the scheduler's plugins and the faces import them from).
+Owns the shape rules and ``GetTypicalPods``; imports the model, ``errors`` and numpy only. Everything that
+reads a pod's shape or the target (the ledger, the plugins, the faces) imports these names from here.
 """
 
 from __future__ import annotations

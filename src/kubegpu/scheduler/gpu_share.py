@@ -3,10 +3,14 @@
 ``GpuShare`` is the Filter (per-GPU fit against ``GpuShareLedger``, batch and cached per equivalence
 class) and the Reserve that picks the physical GPUs — by best fit, at random, or by the policy's own
 choice (FGD's fragmentation gradient) — and records them in the ledger, the way open-gpu-share's Reserve
-updates its cache. The ledger, pod shapes and the fragment arithmetic live in ``gpu_ledger``.
+updates its cache. The ledger and the fragment arithmetic live in ``gpu_ledger``, pod shapes and the
+target workload in ``gpu_shapes``.
 
-Owns the plugin, the GPU selectors and FGD's score function; imports the ledger module, the model,
-``errors`` and the scheduler's cluster state, framework types, reasons and statuses.
+Owns the plugin, the GPU selectors and FGD's scoring: the score function of a decrease
+(``fgd_scores``, looked up for a few), a node's scores (``fgd_node_scores``: batch, or node by node in
+Python ints for a few rows) and a sharing pod's per-GPU scores (``share_scores``, ``share_scores_one``,
+which FGD's GPU choice at Reserve reads); imports the ledger and shapes modules, the model, ``errors``
+and the scheduler's cluster state, framework types, reasons and statuses.
 """
 
 from __future__ import annotations

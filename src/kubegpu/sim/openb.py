@@ -242,9 +242,9 @@ def pod_spec_key(p: TracePod) -> PodSpecKey:
 
 
 def renamed(pod: Pod, name: str) -> Pod:
-    """``pod`` under another name: a shallow copy keeping what it has derived from its spec (requests, GPU
-    shape, a profile's filter signs: ``Pod.derived``); a packing run's pods of one spec differ in nothing
-    else. Only the cached ``key`` is the name's."""
+    """``pod`` under another name: a shallow copy keeping what it has derived from its spec (requests,
+    sorted labels, what schedulers keep on it with ``Pod.derived``, such as a profile's filter signs); a
+    packing run's pods of one spec differ in nothing else. Only the cached ``key`` is the name's."""
     out = object.__new__(Pod)
     out.__dict__.update(pod.__dict__)
     out.__dict__.pop("key", None)  # the cached ``key`` is the name's

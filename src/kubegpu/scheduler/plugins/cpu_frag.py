@@ -403,7 +403,9 @@ class CpuAwareFragmentation:
         units: IntArray,
     ) -> FloatArray:
         """Σ_t p_t · F_t of ``rows`` in the state given by free CPU and memory, FGD's per-shape counts
-        (``GpuShareLedger.counts``) and units (``units_of``)."""
+        (``GpuShareLedger.counts``) and units (``units_of``): the measure from its definition's inputs,
+        which the tests recount a node's state into to check the kept per-node state (``_state``) and the
+        after-states ``node_delta`` builds (the scheduling path reads ``_measure`` of those directly)."""
         fit, below, total = counts
         state = self._base.take(rows, axis=1)
         shapes = self._shapes
