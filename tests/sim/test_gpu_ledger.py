@@ -325,3 +325,29 @@ def test_gpushare_filter_verdicts_and_the_all_fit_path() -> None:
             assert got == ((Code.SUCCESS, ()) if ok else (Code.UNSCHEDULABLE, text)), (count, milli, j)
             scalar = share.filter(CycleState(), p, b.cluster.view(int(rows[j])))
             assert (scalar.code, scalar.texts()) == got
+
+
+def test_sub_choice_and_the_packing_policies_one_node_values_equal_the_batch() -> None:
+    """The simulator's ``NodeResource.Sub`` choice (``count`` GPUs with the least sufficient free milli)
+    is written once for arrays (``sub_taken``) and once for one node in Python ints (``sub_taken_one``);
+    the baseline policies score one node in Python numbers and many in arrays from one rule each. On 30
+    random nodes every one-node answer equals that node's row of the 30-row batch, for whole, partial,
+    multi-GPU partial, CPU-only and too-large shapes."""
+    from kubegpu.scheduler.plugins import packing_policies as pp
+
+    b, rows = random_bench()
+    lg = b.ledger
+    shapes = [
+        GpuShape(3000, 1, 1000), GpuShape(3000, 2, 1000), GpuShape(3000, 1, 500), GpuShape(3000, 3, 500),
+        GpuShape(3000, 0, 0), GpuShape(3000, 1, 730), GpuShape(3000, 9, 100),
+    ]  # fmt: skip
+    classes = (pp.DotProductScore, pp.GpuClusteringScore, pp.GpuPackingScore, pp.BestFitScore)
+    plugins = [cls({}, b.scheduler.framework.handle) for cls in classes]
+    for s in shapes:
+        left, taken = lg.sub_taken(rows, s)
+        for k in rows.tolist():
+            assert lg.sub_taken_one(k, s) == left[k][taken[k]].tolist(), (s, k)
+        for p in plugins:
+            batch = np.asarray(p.values(s, rows))
+            one = [p.values(s, k) for k in rows.tolist()]
+            assert one == batch.tolist(), (type(p).__name__, s)  # the same numbers, floats bit for bit

@@ -279,12 +279,21 @@ class GpuShareLedger:
             return fit - shape.count, below, total - shape.count * MILLI
         return self.counts_of(self.left_after_sub(rows, shape))
 
-    def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
-        """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``: its
-        ``count`` GPUs taken from those with the least sufficient free milli."""
+    def sub_taken(self, rows: RowsOrNode, shape: GpuShape) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+        """Free milli per GPU of ``rows`` (sorted ascending) and the GPUs the simulator's
+        ``NodeResource.Sub`` of ``shape`` takes: its ``count`` GPUs with the least sufficient free milli
+        (padding columns, 0 free, never suffice)."""
         gl = self._sorted[rows]
         ok = gl >= shape.milli
-        take = ok & (np.cumsum(ok, axis=-1) <= shape.count)
+        return gl, ok & (np.cumsum(ok, axis=-1) <= shape.count)
+
+    def sub_taken_one(self, idx: int, shape: GpuShape) -> list[int]:
+        """``sub_taken`` of one node in Python ints: the free milli of the GPUs it takes."""
+        return [v for v in self._sorted[idx].tolist() if v >= shape.milli][: shape.count]
+
+    def left_after_sub(self, rows: RowsOrNode, shape: GpuShape) -> IntArray:
+        """Free milli per GPU of ``rows`` (sorted ascending) after ``NodeResource.Sub`` of ``shape``."""
+        gl, take = self.sub_taken(rows, shape)
         out: IntArray = gl - shape.milli * take
         return out
 

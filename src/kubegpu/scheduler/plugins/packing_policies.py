@@ -160,16 +160,12 @@ class GpuPackingScore(_GpuKindScore):
             return 0 if isinstance(rows, int) else np.zeros(len(rows), dtype=np.int64)
         lg = self.ledger
         if isinstance(rows, int):
-            ordered: list[int] = lg.sorted_left(rows).tolist()
-            full_free: Num = ordered.count(MILLI)
-            # GPUs the pod would use: least free first, among those with enough free (padding never fits)
-            used = [v for v in ordered if v >= shape.milli][: shape.count]
+            full_free: Num = lg.sorted_left(rows).tolist().count(MILLI)
+            used = lg.sub_taken_one(rows, shape)  # the GPUs the pod would use (the simulator's ``Sub``)
             full_used: Num = used.count(MILLI)
             free_pct: Num = sum(v * 100 // MILLI for v in used)
             return self.rule(full_free, int(lg.gpu_count[rows]), full_used, free_pct)
-        left = lg.sorted_left(rows)
-        ok = left >= shape.milli
-        chosen = ok & (np.cumsum(ok, axis=1) <= shape.count)
+        left, chosen = lg.sub_taken(rows, shape)
         full = left == MILLI
         full_free, full_used = full.sum(axis=1), (chosen & full).sum(axis=1)
         free_pct = np.where(chosen, left * 100 // MILLI, 0).sum(axis=1)
