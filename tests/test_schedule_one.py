@@ -132,3 +132,39 @@ def test_filters_that_sign_from_the_spec_give_a_renamed_pod_the_same_sign() -> N
             if getattr(p, "sign_from_spec", False):
                 for pod in pods:
                     assert p.sign(pod) == p.sign(renamed(pod, pod.name + "-copy")), (p.name, pod.name)
+
+
+def test_a_kept_pre_filter_outcome_replays_what_running_the_pre_filters_gives() -> None:
+    """Where every PreFilter says ``pre_filter_from_spec`` (the packing profiles: NodeAffinity, NodePorts,
+    NodeResourcesFit, GpuShare), a pod keeps its PreFilter outcome: the node names, status, narrowing
+    plugins, skipped filters and what the PreFilters wrote into the cycle state, replayed for the pod and
+    its renamed copies exactly as running them gives; the default profile (InterPodAffinity's and the
+    volume plugins' PreFilters read other objects) keeps nothing."""
+    from kubegpu.scheduler.assembly import SchedulerSpec, assemble
+    from kubegpu.scheduler.framework import CycleState
+    from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+    from kubegpu.sim.openb import renamed
+
+    snap = build_snapshot([("t", make_node("n0").gpus(8).label("pool", "a").obj())])
+    cluster = ClusterState(snap.nodes)
+    packing = assemble(SchedulerSpec("packing", policy="BestFit"), cluster, sharing=GpuShareLedger(cluster))
+    fw = packing.framework
+    assert fw._pre_filter_owner is not None
+    assert Framework(default_profile(), in_tree_registry())._pre_filter_owner is None
+    assert {p.name for p in fw.pre_filter_plugins if getattr(p, "pre_filter_from_spec", False)} == {
+        "NodeAffinity", "NodePorts", "NodeResourcesFit", "GpuShare",
+    }  # fmt: skip
+    pods = [
+        make_pod("a").gpu(2).node_selector(pool="a").parsed(),
+        make_pod("b").requests(cpu="2", memory="1Gi").host_port(8080).parsed(),
+        make_pod("c").require([], fields=[("metadata.name", "In", ["n0", "n9"])]).parsed(),
+        make_pod("d").require([], fields=[("metadata.name", "In", [])]).parsed(),
+    ]
+    for pod in pods:
+        want_state = CycleState()
+        want = fw._pre_filter(want_state, pod, cluster)
+        for copy in (pod, pod, renamed(pod, pod.name + "-copy")):
+            got_state = CycleState()
+            assert fw.run_pre_filter(got_state, copy, cluster) == want, pod.name
+            assert got_state.skip_filter == want_state.skip_filter
+            assert got_state.written() == want_state.written()

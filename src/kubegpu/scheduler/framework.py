@@ -69,6 +69,13 @@ class CycleState:
     def get(self, key: str) -> Any:
         return self._data.get(key)
 
+    def written(self) -> dict[str, Any]:
+        """Everything written so far (a copy): what a kept PreFilter outcome replays (``write_all``)."""
+        return dict(self._data)
+
+    def write_all(self, data: Mapping[str, Any]) -> None:
+        self._data.update(data)
+
 
 class ReasonTable:
     """Interns reason tuples so the hot path carries small integers; id 0 is "no reason" (success)."""
@@ -327,6 +334,10 @@ class Framework:
             self.plugins.append(factory(spec.args, self.handle))
             self.weights[spec.name] = spec.weight
         self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        # where every PreFilter reads the pod's spec alone and writes values nobody changes later
+        # (``pre_filter_from_spec``), a pod keeps its PreFilter outcome (``Pod.derived``), replayed per cycle
+        spec_pre = all(getattr(p, "pre_filter_from_spec", False) for p in self.pre_filter_plugins)
+        self._pre_filter_owner: object | None = object() if spec_pre else None
         self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
         self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
         self.score_plugins = [
@@ -388,7 +399,28 @@ class Framework:
     def run_pre_filter(
         self, state: CycleState, pod: Pod, cluster: ClusterState
     ) -> tuple[frozenset[str] | None, Status, set[str]]:
-        """Upstream ``RunPreFilterPlugins``: intersects node-name results, stops at the first rejection."""
+        """Upstream ``RunPreFilterPlugins``: intersects node-name results, stops at the first rejection.
+        A pod's outcome is kept where every PreFilter says ``pre_filter_from_spec``: then its names, status,
+        the filters it skips and what it wrote are replayed into ``state``."""
+        if self._pre_filter_owner is None:
+            return self._pre_filter(state, pod, cluster)
+        names, status, narrowing, skip, written = pod.derived(
+            self._pre_filter_owner, lambda p: self._pre_filter_kept(p, cluster)
+        )
+        state.skip_filter.update(skip)
+        state.write_all(written)
+        return names, status, set(narrowing)
+
+    def _pre_filter_kept(
+        self, pod: Pod, cluster: ClusterState
+    ) -> tuple[frozenset[str] | None, Status, frozenset[str], frozenset[str], dict[str, Any]]:
+        fresh = CycleState()
+        names, status, narrowing = self._pre_filter(fresh, pod, cluster)
+        return names, status, frozenset(narrowing), frozenset(fresh.skip_filter), fresh.written()
+
+    def _pre_filter(
+        self, state: CycleState, pod: Pod, cluster: ClusterState
+    ) -> tuple[frozenset[str] | None, Status, set[str]]:
         result: frozenset[str] | None = None
         narrowing: list[str] = []
         for p in self.pre_filter_plugins:
@@ -557,21 +589,3 @@ def filter_each(
             codes[j] = s.code
             reason_ids[j] = reasons.intern(s.reasons)
     return codes, reason_ids
-
-
-def one_row(node: NodeView) -> Rows:
-    return np.array([node.idx], dtype=np.intp)
-
-
-def filter_one(
-    plugin: BatchFilterPlugin, reasons: ReasonTable, state: CycleState, pod: Pod, node: NodeView
-) -> Status:
-    """A batch plugin's scalar ``filter``: its ``filter_batch`` over the node's one row (the reverse of
-    ``filter_each``), so the two cannot disagree."""
-    codes, ids = plugin.filter_batch(state, pod, node.cluster, one_row(node))
-    return SUCCESS if codes[0] == 0 else Status(Code(int(codes[0])), reasons.reasons(int(ids[0])))
-
-
-def score_one(plugin: BatchScorePlugin, state: CycleState, pod: Pod, node: NodeView) -> int:
-    """A batch plugin's scalar ``score``: its ``score_batch`` over the node's one row."""
-    return int(plugin.score_batch(state, pod, node.cluster, one_row(node))[0])

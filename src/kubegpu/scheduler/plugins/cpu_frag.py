@@ -98,11 +98,12 @@ import numpy.typing as npt
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import CPU_MEMORY_COLUMNS, ClusterState, NodeView
-from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
+from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, pod_shape
 from kubegpu.scheduler.gpu_share import fgd_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import MAX_KEYS, NodeCache
+from kubegpu.scheduler.plugin_calls import score_one
 from kubegpu.scheduler.status import SUCCESS, Status
 
 BoolArray = npt.NDArray[np.bool_]

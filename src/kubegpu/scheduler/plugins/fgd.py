@@ -22,10 +22,11 @@ import numpy as np
 
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores, score_one
+from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_shapes import GpuShape, pod_shape
 from kubegpu.scheduler.gpu_share import fgd_node_scores, sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
+from kubegpu.scheduler.plugin_calls import score_one
 from kubegpu.scheduler.status import SUCCESS, Status
 
 FGD: Final = "FGD"

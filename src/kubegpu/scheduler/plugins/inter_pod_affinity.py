@@ -41,9 +41,8 @@ from kubegpu.scheduler.framework import (
     ReasonIds,
     Rows,
     Scores,
-    filter_one,
-    score_one,
 )
+from kubegpu.scheduler.plugin_calls import filter_one, score_one
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.pod_groups import AffinityGroup, Counts, LabelGroup, domain_counts
 from kubegpu.scheduler.reasons import ExistingAntiAffinityHit, PodAffinityUnmet, PodAntiAffinityHit

@@ -76,6 +76,7 @@ def required_mask(pod: Pod, cluster: ClusterState, rows: Rows) -> Mask:
 class NodeAffinity:
     name: ClassVar[str] = names.NODE_AFFINITY
     sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
+    pre_filter_from_spec: ClassVar[bool] = True  # (Framework.run_pre_filter: kept per pod)
     # its Filter reads the node object alone, never the pods on it (upstream registers only Node events)
     filter_reads_pods: ClassVar[bool] = False
     filter_errors: ClassVar[bool] = False

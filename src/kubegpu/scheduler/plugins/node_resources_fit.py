@@ -165,6 +165,7 @@ class _Vector:
 class NodeResourcesFit:
     name: ClassVar[str] = names.NODE_RESOURCES_FIT
     sign_from_spec: ClassVar[bool] = True  # ``sign`` reads the pod's spec only (Framework.signed_prefix)
+    pre_filter_from_spec: ClassVar[bool] = True  # (Framework.run_pre_filter: kept per pod)
     filter_errors: ClassVar[bool] = False  # (``Framework.filter_rows``: no ERROR to look for)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:

@@ -24,11 +24,12 @@ import numpy as np
 
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import ClusterState, NodeView
-from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores, score_one
+from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_ledger import MAX_SPEC_CPU, MAX_SPEC_GPU, GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import MILLI, GpuShape, pod_shape
 from kubegpu.scheduler.gpu_share import sharing_ledger
 from kubegpu.scheduler.node_cache import NodeCache
+from kubegpu.scheduler.plugin_calls import score_one
 from kubegpu.scheduler.status import SUCCESS, Status
 
 RANDOM: Final = "RandomScore"

@@ -52,9 +52,8 @@ from kubegpu.scheduler.framework import (
     ReasonIds,
     Rows,
     Scores,
-    filter_one,
-    score_one,
 )
+from kubegpu.scheduler.plugin_calls import filter_one, score_one
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.pod_groups import Counts, LabelGroup
