@@ -60,20 +60,28 @@ class InsufficientResource:
 def fit_request(
     pod: Pod, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> dict[str, int]:
-    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name.
-    Pods of one shape (a deployment's replicas, a trace's rows) share the answer; each caller gets a copy."""
+    """The resources Fit checks, in upstream order: cpu, memory, ephemeral-storage, then scalars by name."""
+    return dict(shared_fit_request(pod, ignored, ignored_groups)[0])
+
+
+def shared_fit_request(
+    pod: Pod, ignored: frozenset[str], ignored_groups: frozenset[str]
+) -> tuple[Mapping[str, int], RequestKey]:
+    """``fit_request`` read-only and as its items, one pair for all pods of one request (a deployment's
+    replicas, a trace's rows): what NodeResourcesFit keeps on each pod is a reference, not a copy."""
     shape = (tuple(pod.requests.items()), ignored, ignored_groups)
     out = _by_shape.get(shape)
     if out is None:
         if len(_by_shape) >= _BY_SHAPE_MAX:
             _by_shape.clear()
-        out = _by_shape[shape] = _fit_request(pod, ignored, ignored_groups)
-    return dict(out)
+        request = _fit_request(pod, ignored, ignored_groups)
+        out = _by_shape[shape] = (MappingProxyType(request), tuple(request.items()))
+    return out
 
 
 _UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
 _UNRESOLVABLE = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-_by_shape: dict[tuple[RequestKey, frozenset[str], frozenset[str]], dict[str, int]] = {}
+_by_shape: dict[tuple[RequestKey, frozenset[str], frozenset[str]], tuple[Mapping[str, int], RequestKey]] = {}
 _BY_SHAPE_MAX = 4096  # bounded: a long-running scheduler sees ever new shapes
 
 
@@ -218,8 +226,7 @@ class NodeResourcesFit:
         return pod.derived(self._owner, self._fit_of)
 
     def _fit_of(self, pod: Pod) -> tuple[Mapping[str, int], RequestKey]:
-        request = fit_request(pod, self.ignored, self.ignored_groups)
-        return MappingProxyType(request), tuple(request.items())  # read-only: renamed pods share it
+        return shared_fit_request(pod, self.ignored, self.ignored_groups)
 
     def _request(self, state: CycleState, pod: Pod) -> tuple[Mapping[str, int], RequestKey]:
         kept: tuple[Mapping[str, int], RequestKey] | None = state.get(STATE_KEY)
