@@ -85,14 +85,24 @@ def test_signs_are_kept_on_a_pod_only_when_every_signing_filter_reads_the_spec_a
 def test_a_pod_keeps_a_bounded_number_of_derived_values() -> None:
     """``Pod.derived``: one value per owner, recomputed for a new owner, at most ``_DERIVED_OWNERS`` kept
     (frameworks come and go in a long-lived process; a pod must not hold all of them)."""
-    from kubegpu.model.objects import _DERIVED_OWNERS
+    from collections.abc import Callable
+
+    from kubegpu.model.objects import _DERIVED_OWNERS, Pod
 
     pod = make_pod("p").gpu(1).parsed()
     calls: list[int] = []
     owners = [object() for _ in range(_DERIVED_OWNERS + 3)]
+
+    def counted(i: int) -> Callable[[Pod], int]:
+        def compute(_: Pod) -> int:
+            calls.append(i)
+            return i
+
+        return compute
+
     for i, owner in enumerate(owners):
-        assert pod.derived(owner, lambda p, i=i: calls.append(i) or i) == i
-        assert pod.derived(owner, lambda p: -1) == i  # kept: not computed again
+        assert pod.derived(owner, counted(i)) == i
+        assert pod.derived(owner, counted(-1)) == i  # kept: not computed again
     assert calls == list(range(len(owners)))
     assert len(vars(pod)["_derived"]) <= _DERIVED_OWNERS
 
@@ -131,7 +141,8 @@ def test_filters_that_sign_from_the_spec_give_a_renamed_pod_the_same_sign() -> N
         for p in f.filter_plugins:
             if getattr(p, "sign_from_spec", False):
                 for pod in pods:
-                    assert p.sign(pod) == p.sign(renamed(pod, pod.name + "-copy")), (p.name, pod.name)
+                    sign = getattr(p, "sign")  # noqa: B009 (FilterPlugin does not declare it)
+                    assert sign(pod) == sign(renamed(pod, pod.name + "-copy")), (p.name, pod.name)
 
 
 def test_a_kept_pre_filter_outcome_replays_what_running_the_pre_filters_gives() -> None:
@@ -143,6 +154,7 @@ def test_a_kept_pre_filter_outcome_replays_what_running_the_pre_filters_gives() 
     from kubegpu.scheduler.assembly import SchedulerSpec, assemble
     from kubegpu.scheduler.framework import CycleState
     from kubegpu.scheduler.gpu_ledger import GpuShareLedger
+    from kubegpu.scheduler.status import Code
     from kubegpu.sim.openb import renamed
 
     snap = build_snapshot([("t", make_node("n0").gpus(8).label("pool", "a").obj())])
@@ -160,9 +172,26 @@ def test_a_kept_pre_filter_outcome_replays_what_running_the_pre_filters_gives() 
         make_pod("c").require([], fields=[("metadata.name", "In", ["n0", "n9"])]).parsed(),
         make_pod("d").require([], fields=[("metadata.name", "In", [])]).parsed(),
     ]
+    # hand-derived: every pod skips GpuShare (none asks kubegpu.io/gpu-milli: whole nvidia.com/gpu only);
+    # "a" and "c" skip NodePorts (no host port), "b" NodeAffinity (no selector, no affinity); "c" narrows
+    # to the nodes its matchFields name; "d"'s empty name set is NodeAffinity's PreFilter rejection
+    skips = {
+        "a": {"NodePorts", "GpuShare"},
+        "b": {"NodeAffinity", "GpuShare"},
+        "c": {"NodePorts", "GpuShare"},
+    }
+    names = {"a": None, "b": None, "c": frozenset({"n0", "n9"})}
     for pod in pods:
         want_state = CycleState()
         want = fw._pre_filter(want_state, pod, cluster)
+        if pod.name == "d":
+            assert want[1].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and want[1].plugin == "NodeAffinity"
+        else:
+            assert (
+                want[0] == names[pod.name]
+                and want[1].is_success
+                and want_state.skip_filter == skips[pod.name]
+            )
         for copy in (pod, pod, renamed(pod, pod.name + "-copy")):
             got_state = CycleState()
             assert fw.run_pre_filter(got_state, copy, cluster) == want, pod.name

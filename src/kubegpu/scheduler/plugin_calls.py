@@ -1,7 +1,8 @@
 """A batch plugin's one-node calls: its scalar ``filter`` and ``score`` as its batch method over the node's
 one row, so that the scalar and the batch answers cannot disagree.
 
-Owns no scheduling rule; imports numpy and the scheduler's cluster state, framework types and statuses.
+Owns no scheduling rule; imports numpy, ``model.objects`` and the scheduler's cluster state, framework
+types and statuses.
 """
 
 from __future__ import annotations
