@@ -240,13 +240,25 @@ def test_cpu_light_pod_goes_where_cpu_cannot_feed_the_gpus() -> None:
     assert ours.schedule(light)[0] == "a"
 
 
-def random_state(target: TypicalPods, nodes: int, seed: int) -> tuple[Bench, np.ndarray]:
-    """8-GPU nodes with 8, 10, 12 … CPUs and free milli per GPU drawn from a few values."""
+def random_state(
+    target: TypicalPods,
+    nodes: int,
+    seed: int,
+    memory_gib: Callable[[int], int] | None = None,
+    milli_cpu: Callable[[int], int] | None = None,
+) -> tuple[Bench, np.ndarray]:
+    """8-GPU nodes with 8, 10, 12 … CPUs and free milli per GPU drawn from a few values; when given, node
+    k's memory (GiB) and CPU (milli) marked requested: ``memory_gib(k)``, ``milli_cpu(k)``."""
     b = Bench([node(f"n{i}", 8, cpu=8_000 + 2000 * i) for i in range(nodes)], POLICY, target)
     rng = np.random.default_rng(seed)
     b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
     rows = np.arange(nodes)
     b.ledger._recount(rows)
+    for k in range(nodes):
+        if memory_gib is not None:
+            use_memory(b, k, memory_gib(k))
+        if milli_cpu is not None:
+            use_cpu(b, k, milli_cpu(k))
     return b, rows
 
 
@@ -276,10 +288,8 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
         (16_000, 8, 1000, 0.05),
         memory_mib=(2048, 30_000, 60_000, 1024, 100_000),
     )  # fmt: skip
-    b, rows = random_state(target, 25, 9)
-    for k in rows:
-        use_memory(b, int(k), 100 + 20 * int(k) % 150)
-        use_cpu(b, int(k), 2000 * int(k) + 1000 * (int(k) % 5))  # 4–8 CPUs left: copies go unfed
+    # 4–8 CPUs left on each node: copies go unfed
+    b, rows = random_state(target, 25, 9, lambda k: 100 + 20 * k % 150, lambda k: 2000 * k + 1000 * (k % 5))
     ours = plugin(b.ledger, balance=0.25)
     cpu = b.ledger.cpu_left(rows)
     memory_free = b.ledger.left(rows, MEMORY)
@@ -339,10 +349,7 @@ def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
         (3000, 0, 0, 0.1),
         memory_mib=(2048, 30_000, 60_000, 1024, 4096),
     )  # fmt: skip
-    b, rows = random_state(target, 25, 11)
-    for k in rows:
-        use_memory(b, int(k), 50 + 7 * int(k))
-        use_cpu(b, int(k), 1000 * (int(k) % 6))
+    b, rows = random_state(target, 25, 11, lambda k: 50 + 7 * k, lambda k: 1000 * (k % 6))
     for p in (pod("s", 1, 250, cpu=3000), pod("w", 2, 1000), pod("h", 2, 500), pod("c", 0, cpu=7000)):
         shape = pod_shape(p)
         together = plugin(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows)
