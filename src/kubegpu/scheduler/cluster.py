@@ -347,6 +347,8 @@ class ClusterState:
 
     def unnominate(self, key: PodKey) -> None:
         """Forget ``key``'s nomination (upstream ``DeleteNominatedPodIfExists``)."""
+        if not self.nominated_to:  # nothing nominated: every cycle of a run without preemption asks
+            return
         idx = self.nominated_to.pop(key, None)
         if idx is not None:
             pods = self.nominated[idx]
@@ -362,6 +364,8 @@ class ClusterState:
 
     def nominated_node(self, pod: Pod) -> str:
         """The node ``pod`` is nominated to: this state's record, else its ``status.nominatedNodeName``."""
+        if not self.nominated_to:  # (no record to look the pod's key up in)
+            return pod.nominated_node_name
         idx = self.nominated_to.get(pod.key)
         return self.nodes[idx].name if idx is not None else pod.nominated_node_name
 

@@ -155,14 +155,13 @@ class Scheduler:
         # filters before the first one that cannot sign them, per class of those filters' signs
         self._prefix_cache: dict[Hashable, _CacheEntry] = {}
         self._nominated_cache: dict[tuple[Hashable, int], _FirstPass] = {}  # (class, priority) → rows
-        self._to_find_for = (-1, 0)  # (nodes, numFeasibleNodesToFind)
 
     def class_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The pod's equivalence class for cached filter results (None: evaluate fresh)."""
         if not self.use_cache:
             return None
-        stop, signs = self.framework.signed_prefix(pod)
-        return (signs, frozenset(state.skip_filter)) if stop == len(self.framework.filter_plugins) else None
+        signs = self.framework.signature(pod)
+        return None if signs is None else (signs, frozenset(state.skip_filter))
 
     def filter_all(self, state: CycleState, pod: Pod) -> tuple[Codes, npt.NDArray[np.int16], ReasonIds]:
         """Filter results for every node (cached per equivalence class, refreshed where nodes changed)."""
@@ -281,8 +280,6 @@ class Scheduler:
         alone first; if it passes the filters (nominated pods of its priority or higher included) it is
         the only feasible node and no other node is evaluated."""
         cluster = self.cluster
-        if not pod.nominated_node_name and not cluster.nominated_to:  # nominated nowhere (no lookup by key)
-            return None
         idx = cluster.index.get(cluster.nominated_node(pod))
         if idx is None:
             return None
@@ -346,7 +343,7 @@ class Scheduler:
         rotated to the start), never on a rotated copy of every row."""
         n = len(codes)
         start = self.next_start_node_index
-        to_find = self._to_find(n)
+        to_find = num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score)
         feasible = (codes == 0).nonzero()[0]
         total = len(feasible)
         cut = int(feasible.searchsorted(start)) if start else 0
@@ -373,15 +370,6 @@ class Scheduler:
             evaluated=np.ones(n, dtype=bool),
         )
         return feasible, diagnosis, n
-
-    def _to_find(self, n: int) -> int:
-        """``numFeasibleNodesToFind`` for ``n`` nodes under this profile (kept for the last ``n``)."""
-        if self._to_find_for[0] != n:
-            self._to_find_for = (
-                n,
-                num_feasible_nodes_to_find(n, self.framework.profile.percentage_of_nodes_to_score),
-            )
-        return self._to_find_for[1]
 
     def _advance(self, processed: int) -> None:
         n = len(self.cluster)
@@ -440,8 +428,7 @@ class Scheduler:
         result = self._cycle(pod, assume, preempt)
         if assume:
             if result.scheduled or result.clears_nomination:
-                if self.cluster.nominated_to:  # (no pod nominated anywhere: nothing to drop)
-                    self.cluster.unnominate(pod.key)
+                self.cluster.unnominate(pod.key)
             elif result.nominated_node:
                 self.cluster.nominate(pod, result.nominated_node)
         return result
