@@ -81,9 +81,9 @@ def test_unknown_header(tmp_path: Path) -> None:
 
 
 def test_to_pod_and_renamed_are_the_pods_the_constructor_builds() -> None:
-    """``to_pod`` copies a prototype's fields instead of calling the frozen dataclass's ``__init__`` and
-    ``renamed`` copies a built pod: both must give the object ``Pod(...)`` gives, ``key`` included (the
-    cached key is the name's, not the original's)."""
+    """``to_pod`` builds the trace row's pod and ``renamed`` copies a built pod under another name: both
+    must give the object ``Pod(...)`` gives, ``key`` included (the cached key is the name's, not the
+    original's)."""
     from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
     from kubegpu.model.objects import Container, NodeSelectorTerm, Pod, Requirement
     from kubegpu.sim.openb import NAMESPACE, TracePod, renamed
@@ -107,9 +107,10 @@ def test_to_pod_and_renamed_are_the_pods_the_constructor_builds() -> None:
     copy = renamed(pod, "openb-pod-0017-tuned-3")
     assert copy.key == "openb/openb-pod-0017-tuned-3" and pod.key == "openb/openb-pod-0017"
     assert copy.requests == requests and copy.name == "openb-pod-0017-tuned-3"
-    # values cached on built pods never reach the next pod built (it copies the dataclass fields only)
-    assert (pod.key, pod.requests, pod.non_zero_requests, pod.host_ports) and copy.key
+    # values cached on one built pod never reach the next pod built
+    assert pod.non_zero_requests and pod.host_ports == ()  # (cached on ``pod`` now, as key and requests)
     cpu_only = to_pod(TracePod("cpu-pod", 4000, 1024, 0, 0))
+    assert not {"key", "requests", "non_zero_requests", "host_ports", "_derived"} & vars(cpu_only).keys()
     assert cpu_only.key == "openb/cpu-pod" and cpu_only.requests == {
         CPU: 4000,
         MEMORY: 1024 * 1024 * 1024 * 1000,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -211,24 +211,15 @@ def to_pod(p: TracePod, name: str | None = None) -> Pod:
             req = Requirement(GPU_PRODUCT_LABEL, "In", tuple(sorted(p.gpu_spec)))
             affinity = (NodeSelectorTerm(match_expressions=(req,)),)
     container = Container(name="main", requests=requests, limits=dict(requests))
-    # a copy of one prototype's fields with these four replaced: the same object ``Pod(...)`` with these
-    # arguments gives, without a frozen dataclass's per-field ``object.__setattr__`` (34 fields, ~5 µs,
-    # once per trace row); the defaults it shares (empty labels, selectors, overhead) are never mutated
-    out = object.__new__(Pod)
-    out.__dict__.update(_PROTOTYPE_FIELDS)
-    out.__dict__.update(
-        name=name or p.name, annotations=annotations, containers=(container,), required_affinity=affinity
+    return Pod(
+        namespace=NAMESPACE,
+        name=name or p.name,
+        annotations=annotations,
+        containers=(container,),
+        required_affinity=affinity,
+        scheduler_name="kubegpu-packing",
+        source="openb",
     )
-    return out
-
-
-# the prototype's dataclass fields only, taken once: its ``__dict__`` would also carry values cached on
-# it later (``key``, ``requests``: ``model.objects.memo``), which are the prototype's, not a trace pod's
-_PROTOTYPE_FIELDS: Final = {
-    f.name: getattr(proto, f.name)
-    for proto in (Pod(namespace=NAMESPACE, name="", scheduler_name="kubegpu-packing", source="openb"),)
-    for f in fields(Pod)
-}
 
 
 PodSpecKey = tuple[int, int, int, int, frozenset[str] | None]
