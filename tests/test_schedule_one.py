@@ -112,7 +112,8 @@ def test_filters_that_sign_from_the_spec_give_a_renamed_pod_the_same_sign() -> N
     keeps it on the pod, shared by ``sim.openb.renamed`` copies). Pinned: which filters say it (not the
     three whose sign reads the pod's key or other objects: InterPodAffinity, PodTopologySpread,
     DynamicResources), and that for varied pods each such sign is the same for the pod and for a copy
-    under another name (a sign reading the name or key would differ)."""
+    under another name (a sign reading the name or key would differ). A sign reading other objects
+    (volumes, the ledger) would pass here: the twelve were read by hand for that (review, 2026-12-05)."""
     from kubegpu.scheduler.assembly import SchedulerSpec, assemble
     from kubegpu.scheduler.gpu_ledger import GpuShareLedger
     from kubegpu.scheduler.registry import kubegpu_profile

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kubegpu.model.objects import NO_POD_AFFINITY, Pod, PodAffinity
+from kubegpu.model.objects import Pod, PodAffinity
 
 Counts = npt.NDArray[np.int64]
 LabelKey = tuple[str, tuple[tuple[str, str], ...], bool]  # namespace, sorted labels, terminating
@@ -72,7 +72,7 @@ class PodGroups:
             for pair in labels:
                 self._label_index.setdefault(pair, []).append(gid)
         _bump(self.label_members[gid], idx, delta)
-        if pod.pod_affinity is not NO_POD_AFFINITY and pod.pod_affinity:  # (the shared empty one: no call)
+        if pod.pod_affinity:
             akey = (pod.namespace, labels, pod.pod_affinity)
             aid = self._affinity_ids.get(akey)
             if aid is None:

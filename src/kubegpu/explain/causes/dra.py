@@ -164,8 +164,7 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     if reason.text != CANNOT_ALLOCATE:
         return Advice()
     by_name = {n.name: n for n in ctx.engine.cluster.nodes}
-    per_rows = {name: _rows(ctx, by_name[name]) for name in nodes}
-    per_node = {name: [r for _, r in rows] for name, rows in per_rows.items()}
+    per_node = {name: [r for _, r in _rows(ctx, by_name[name])] for name in nodes}
     best = nearest(per_node)
     if not best:
         return Advice(
@@ -176,7 +175,7 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
         )
     short = [r for r in per_node[best] if r.short]
     constrained = [c for c in _claims(ctx, by_name[best]) if c.constraints]
-    together = [] if short else _together(ctx, by_name[best], per_rows[best])
+    together = [] if short else _together(ctx, by_name[best], _rows(ctx, by_name[best]))
     if together:
         c, r, d, why = together[0]
         text = f"every request fits alone, but together they do not: {d} for claim {c} request {r}: {why}"

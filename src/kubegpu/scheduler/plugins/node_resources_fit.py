@@ -128,11 +128,10 @@ class _Vector:
     above_allocatable: npt.NDArray[np.bool_]
     delegated: npt.NDArray[np.bool_] | None
     pattern_ids: npt.NDArray[np.int32] | None  # 0: not interned yet; None: more columns than PATTERN_BITS
-    # the amounts and pattern bits laid over every column of ``free`` (the smallest int64 and no bit where
-    # the request names none), for comparing whole rows; None where that cannot say the same (KEP-5004
+    # (amounts, pattern bits) laid over every column of ``free`` (the smallest int64 and no bit where the
+    # request names none), for comparing whole rows; None where that cannot say the same (KEP-5004
     # delegation, a table-less width, a resource named ``pods`` sharing the pod count's column)
-    wide: npt.NDArray[np.int64] | None
-    wide_bits: npt.NDArray[np.int64] | None
+    wide: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None
 
     @classmethod
     def of(cls, cluster: ClusterState, request: Mapping[str, int], delegated: frozenset[str]) -> _Vector:
@@ -152,12 +151,13 @@ class _Vector:
         above = np.asarray(above_each.any(axis=1), dtype=np.bool_)
         all_cols = np.concatenate(([cluster.col[PODS]], cols)).astype(np.intp)
         all_amounts = np.concatenate(([POD_UNITS], amounts)).astype(np.int64)
-        wide = wide_bits = None
+        wide = None
         if delegating is None and width <= PATTERN_BITS and len(set(all_cols.tolist())) == width:
-            wide = np.full(cluster.free.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
-            wide[all_cols] = all_amounts
+            wide_amounts = np.full(cluster.free.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
+            wide_amounts[all_cols] = all_amounts
             wide_bits = np.zeros(cluster.free.shape[1], dtype=np.int64)
             wide_bits[all_cols] = bits
+            wide = (wide_amounts, wide_bits)
         return cls(
             cols=all_cols,
             amounts=all_amounts,
@@ -166,7 +166,6 @@ class _Vector:
             delegated=delegating,
             pattern_ids=np.zeros(1 << width, dtype=np.int32) if width <= PATTERN_BITS else None,
             wide=wide,
-            wide_bits=wide_bits,
         )
 
 
@@ -258,13 +257,9 @@ class NodeResourcesFit:
         # (POD_UNITS per pod), the request's amounts against their columns; upstream checks the pod count
         # first, so bit 0. Few rows: their whole rows against ``wide`` (one gather; columns the request
         # does not name compare against the smallest int64 and are never short)
-        if (
-            vec.wide is not None
-            and vec.wide_bits is not None
-            and len(rows) < FEW_ROWS_PER_COLUMN * len(vec.cols)
-        ):
-            short = vec.wide > cluster.free.take(rows, axis=0)
-            bit_values = vec.wide_bits
+        if vec.wide is not None and len(rows) < FEW_ROWS_PER_COLUMN * len(vec.cols):
+            wide_amounts, bit_values = vec.wide
+            short = wide_amounts > cluster.free.take(rows, axis=0)
         else:
             short = vec.amounts > columns(cluster.free, rows, vec.cols)
             if vec.delegated is not None:  # KEP-5004: left to DynamicResources where allocatable has none
@@ -299,7 +294,7 @@ class NodeResourcesFit:
         if cluster is not self._vector_cluster:
             self._vector_cluster, self._vectors = cluster, {}
         vector = self._vectors.get(key)
-        if vector is None or (vector.wide is not None and len(vector.wide) != cluster.free.shape[1]):
+        if vector is None or (vector.wide is not None and len(vector.wide[0]) != cluster.free.shape[1]):
             # (made again when columns were added since: ``wide`` spans every column)
             if len(self._vectors) >= _BY_SHAPE_MAX:  # bounded: a vector holds per-node arrays
                 self._vectors.clear()
