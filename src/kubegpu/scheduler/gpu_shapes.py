@@ -58,16 +58,11 @@ def is_share(count: int, milli: int) -> bool:
 def pod_shape(pod: Pod) -> GpuShape:
     """The pod's packing shape; milli-CPU and milli-GPU as integers (requests are milli-units). Worked
     example: requests cpu 4, ``kubegpu.io/gpu-milli: 2000``, annotation gpu-count 2 → (4000, 2, 1000).
-    A cycle asks several plugins for the shape of one pod (a frozen object): the last answer is kept."""
-    last = _last_shape[0]
-    if last is not None and last[0] is pod:
-        return last[1]
-    shape = _shape_of(pod)
-    _last_shape[0] = (pod, shape)  # one assignment: a reader in another thread sees a matching pair
-    return shape
+    A cycle asks several plugins for it: kept on the pod (``Pod.derived``; renamed copies share it)."""
+    return pod.derived(_SHAPE_OWNER, _shape_of)
 
 
-_last_shape: list[tuple[Pod, GpuShape] | None] = [None]
+_SHAPE_OWNER: Final = object()
 
 
 def _shape_of(pod: Pod) -> GpuShape:
@@ -77,17 +72,7 @@ def _shape_of(pod: Pod) -> GpuShape:
     # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
     # the simulator's pod shapes use for a pod without a CPU request
     cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
-    key = (cpu, count, total // count if count else 0, req.get(MEMORY, 0))
-    shape = _SHAPES.get(key)
-    if shape is None:  # a workload has a few hundred shapes over many pods: each made once
-        if len(_SHAPES) >= _SHAPES_KEPT:
-            _SHAPES.clear()
-        shape = _SHAPES[key] = GpuShape(*key)
-    return shape
-
-
-_SHAPES: dict[tuple[int, int, int, int], GpuShape] = {}
-_SHAPES_KEPT: Final = 4096
+    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
 
 
 @dataclass(frozen=True)
