@@ -92,7 +92,7 @@ class GpuShareLedger:
         # ledger hears of itself (its listener calls and its own ``assign``/``release``/``_recount``), so
         # that a reading where nothing changed (a failed pod) costs no scan of the cluster
         self._frag: IntArray = np.zeros(n, dtype=np.int64)
-        self._stale: set[int] = set(range(n)) if typical is not None else set()
+        self._stale: set[int] = set()  # (every node joins at the first ``_recount``, below)
         self._frag_sum = 0  # Σ ``_frag`` over every node (a Python int: exact)
         # What one GPU with v free milli adds to a node's per-shape counts, per v in 0..MILLI (the range
         # the ledger keeps; ``assign`` refuses to leave it): [fit_t (v ≥ milli_t) for each typical shape t,
@@ -114,7 +114,6 @@ class GpuShareLedger:
         # is column width − k, which is all the Filter and the simulator's ``Sub`` need of the order
         self._sorted: IntArray = np.zeros_like(self.gpu_left)
         self._need: IntArray = np.zeros((n, shapes), dtype=np.int64)
-        self._one: _OneNode | None = None
         # FGD's last one-node share scores (``gpu_share.share_scores_one``: its stamp, values, scores), kept
         # here so that they live and die with the state they were computed on
         self.last_share: tuple[tuple[int, ...], list[int], list[int]] | None = None
@@ -147,9 +146,9 @@ class GpuShareLedger:
         out: IntArray = self.cluster.allocatable[:, c][rows] - self.cluster.requested[:, c][rows]
         return out
 
-    def _recount(self, rows: RowsOrNode) -> None:
-        """Refresh the sorted free milli and per-shape counts of ``rows`` (an array, or one node index)
-        from ``gpu_left``, after their GPUs changed."""
+    def _recount(self, rows: Rows) -> None:
+        """Refresh the sorted free milli and per-shape counts of ``rows`` from ``gpu_left``, after their
+        GPUs changed (``assign``/``release`` move one node's counts by kept rows instead)."""
         left = self.gpu_left.take(
             rows, axis=0
         )  # a copy (``gpu_left[node]`` would be a view), sorted in place
@@ -157,7 +156,7 @@ class GpuShareLedger:
         left.sort(axis=-1)
         self._sorted[rows] = left
         if self._one is not None:
-            self._stale.update([rows] if isinstance(rows, int) else rows.tolist())
+            self._stale.update(rows.tolist())
 
     def counts_of(self, gpu_left: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """Per row of ``gpu_left[K, G]`` (or of one node's ``[G]``; free milli in 0..MILLI) and typical shape:
@@ -177,16 +176,13 @@ class GpuShareLedger:
         fit: IntArray,
         below: IntArray,
         total: IntArray,
-        fits: npt.NDArray[np.bool_] | None = None,
     ) -> IntArray:
         """Σ_t weight_t · F_t from per-shape counts, an exact integer (the fragment amount × the target's
         ``scale``): F_t = ``below`` where shape t fits (model, GPUs, CPU), else all free milli-GPU
-        (``total``). ``fits``: the ``satisfied`` mask of these rows, when the caller has it already.
-        Integer sums are exact in any order, so a node's value never depends on which other rows are
+        (``total``). Integer sums are exact in any order, so a node's value never depends on which other rows are
         computed with it (a float matrix product's does: BLAS sums a row in an order that depends on how
         many rows there are and on the CPU's kernel)."""
-        if fits is None:
-            fits = self.satisfied(rows, cpu_left, fit)
+        fits = self.satisfied(rows, cpu_left, fit)
         out: IntArray = np.where(fits, below, total[..., None]).dot(self._typical().weight)  # int64: exact
         return out
 
@@ -472,23 +468,20 @@ class GpuShareLedger:
             self.release(pod)
 
     def fits(self, rows: Rows | int, shape: GpuShape) -> npt.NDArray[np.bool_]:
-        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free, i.e. the node's
-        ``count``-th most free GPU has ``milli`` free (``rows``: an array, or one node index)."""
-        width = self._sorted.shape[1]
-        if not 0 < shape.count <= width:  # no GPU asked: every node; more than any node has: none
-            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count <= 0)
-            return out
-        kth = self._sorted[:, width - shape.count]  # the column first: then ``rows`` is a 1-D gather
-        ok: npt.NDArray[np.bool_] = kth[rows] >= shape.milli
+        """open-gpu-share's Filter: ``count`` GPUs each with at least ``milli`` free (``misfits`` negated;
+        ``rows``: an array, or one node index)."""
+        ok: npt.NDArray[np.bool_] = ~self.misfits(rows, shape)
         return ok
 
-    def misfits(self, rows: Rows, shape: GpuShape) -> npt.NDArray[np.bool_]:
-        """``~fits``: the rows the Filter rejects."""
+    def misfits(self, rows: Rows | int, shape: GpuShape) -> npt.NDArray[np.bool_]:
+        """The rows open-gpu-share's Filter rejects: the node's ``count``-th most free GPU has less than
+        ``milli`` free. No GPU asked: none; more GPUs than any node has: all."""
         width = self._sorted.shape[1]
         if not 0 < shape.count <= width:
-            out: npt.NDArray[np.bool_] = np.full(len(rows), shape.count > width)
+            out: npt.NDArray[np.bool_] = np.full(np.shape(rows), shape.count > width)
             return out
-        bad: npt.NDArray[np.bool_] = self._sorted[:, width - shape.count][rows] < shape.milli
+        kth = self._sorted[:, width - shape.count]  # the column first: then ``rows`` is a 1-D gather
+        bad: npt.NDArray[np.bool_] = kth[rows] < shape.milli
         return bad
 
     def exclusive_gpus(self, idx: int, shape: GpuShape) -> tuple[int, ...]:

@@ -94,19 +94,18 @@ def fgd_node_scores(ledger: GpuShareLedger, rows: Rows, shape: GpuShape) -> IntA
     (-1 where none fits), else the score of the node after the simulator's ``Sub``. A few rows (one for
     a sharing pod) are computed node by node in Python ints (``share_scores_one``, ``after_sub_one``),
     more in one batch: the same integers either way, so the same scores."""
-    if shape.is_share:
+    if shape.is_share:  # each node scores its best GPU
         if len(rows) == 1:
             return np.array(
                 [max(share_scores_one(ledger, int(rows[0]), shape)[1], default=-1)], dtype=np.int64
             )
-    elif len(rows) <= _NODE_BY_NODE:
-        deltas = [ledger.node_frag_one(i) - ledger.after_sub_one(i, shape) for i in rows.tolist()]
-        return np.array(fgd_scores_of(ledger, deltas), dtype=np.int64)
-    if shape.is_share:  # each node scores its best GPU
         pos, _, scores = share_scores(ledger, rows, shape)
         best = np.full(len(rows), -1, dtype=np.int64)
         np.maximum.at(best, pos, scores)  # (numpy ≥ 2: as fast as any other per-row maximum here)
         return best
+    if len(rows) <= _NODE_BY_NODE:
+        deltas = [ledger.node_frag_one(i) - ledger.after_sub_one(i, shape) for i in rows.tolist()]
+        return np.array(fgd_scores_of(ledger, deltas), dtype=np.int64)
     before = ledger.node_frag_weighted(rows)  # fragment amounts × scale: exact integers, so Δ is divided once
     return fgd_scores(ledger.milli(before - ledger.frag_after_sub(rows, shape)))
 

@@ -478,7 +478,7 @@ class CpuAwareFragmentation:
             return self._delta(shape, rows)
         cluster, lg = self.ledger.cluster, self.ledger
         empty = (cluster.requested.take(rows, axis=0)[:, self._free] == 0).all(axis=1)
-        empty &= lg.gpu_left.take(rows, axis=0).sum(axis=1) == self._full.take(rows)
+        empty &= lg.free_milli_of(rows) == self._full.take(rows)
         if not empty.any():
             return self._delta(shape, rows)
         alike = rows[empty]

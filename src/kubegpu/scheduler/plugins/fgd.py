@@ -1,7 +1,7 @@
 """FGD: Fragmentation Gradient Descent (Weng et al., USENIX ATC '23), a Score plugin over the GpuShare ledger.
 
 For each feasible node the plugin computes the node's fragment amount over the target workload now and
-after placing the pod (``GpuShareLedger.frag_of``), and scores the decrease Δ (milli-GPU) as
+after placing the pod (``gpu_share.fgd_node_scores``, from the ledger's kept counts), and scores the decrease Δ (milli-GPU) as
 ``int64(sigmoid(Δ / 1000) · 100)`` — the simulator's ``FGDScore``: the node whose fragmentation grows
 least (or shrinks most) wins. A sharing pod (one GPU, < 1000 milli) is tried on every GPU of the node
 that fits and the node scores its best GPU (lowest index on ties); GpuShare's Reserve with selection
