@@ -332,11 +332,22 @@ def test_sub_choice_and_the_packing_policies_one_node_values_equal_the_batch() -
     is written once for arrays (``sub_taken``) and once for one node in Python ints (``sub_taken_one``);
     the baseline policies score one node in Python numbers and many in arrays from one rule each. On 30
     random nodes every one-node answer equals that node's row of the 30-row batch, for whole, partial,
-    multi-GPU partial, CPU-only and too-large shapes."""
+    multi-GPU partial, CPU-only and too-large shapes; GPU pods of each kind (sharing, 1 and 2 whole GPUs)
+    placed on 12 of the nodes first, so that GpuClustering sees nodes of one kind, of another and mixed."""
     from kubegpu.scheduler.plugins import packing_policies as pp
 
     b, rows = random_bench()
     lg = b.ledger
+    for k in range(12):  # by node: sharing; 1 GPU; sharing + 2 GPUs (where the GPUs are free)
+        left = lg.gpu_left[k].tolist()
+        whole = [g for g, v in enumerate(left) if v == 1000]
+        share = next(g for g, v in enumerate(left) if v >= 120)
+        if k % 3 != 1:
+            b.place(pod(f"s{k}", 1, 120), f"n{k}", (share,))
+        if k % 3 == 1 and whole:
+            b.place(pod(f"w{k}", 1, 1000), f"n{k}", (whole[0],))
+        if k % 3 == 2 and len(whole) >= 3:
+            b.place(pod(f"d{k}", 2, 1000), f"n{k}", tuple(g for g in whole if g != share)[:2])
     shapes = [
         GpuShape(3000, 1, 1000), GpuShape(3000, 2, 1000), GpuShape(3000, 1, 500), GpuShape(3000, 3, 500),
         GpuShape(3000, 0, 0), GpuShape(3000, 1, 730), GpuShape(3000, 9, 100),
@@ -349,5 +360,7 @@ def test_sub_choice_and_the_packing_policies_one_node_values_equal_the_batch() -
             assert lg.sub_taken_one(k, s) == left[k][taken[k]].tolist(), (s, k)
         for p in plugins:
             batch = np.asarray(p.values(s, rows))
+            if isinstance(p, pp.GpuClusteringScore) and s.count:  # each band met, not only empty nodes
+                assert len(set(batch.tolist())) >= 4, (s, sorted(set(batch.tolist())))
             one = [p.values(s, k) for k in rows.tolist()]
             assert one == batch.tolist(), (type(p).__name__, s)  # the same numbers, floats bit for bit
