@@ -317,25 +317,28 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
     share = ours.score_batch(CycleState(), pod("s", 1, 500, cpu=3000), b.cluster, rows)
     whole = ours.score_batch(CycleState(), pod("w", 2, 1000, cpu=3000), b.cluster, rows)
     halves = ours.score_batch(CycleState(), pod("h", 2, 500, cpu=3000), b.cluster, rows)
-    for k in rows:
+
+    def expected(k: int, after: np.ndarray, milli: int) -> int:
+        """FGD's score of the decrease when node k's GPUs go to ``after`` and 3 CPUs go."""
+        delta = before[k] - recomputed(k, int(cpu[k]) - 3000, after) - charge(k, milli)
+        return int(100 / (1 + np.exp(-delta / 1000)))
+
+    for k in rows.tolist():
         left = b.ledger.gpu_left[k]
         best = -1
         for g in np.flatnonzero(left >= 500):
             after = left.copy()
             after[g] -= 500
-            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 500)
-            best = max(best, int(100 / (1 + np.exp(-delta / 1000))))
+            best = max(best, expected(k, after, 500))
         assert share[k] == best
         if (left == 1000).sum() >= 2:
             after = left.copy()
             after[np.flatnonzero(left == 1000)[:2]] = 0
-            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 2000)
-            assert whole[k] == int(100 / (1 + np.exp(-delta / 1000)))
+            assert whole[k] == expected(k, after, 2000)
         if (left >= 500).sum() >= 2:  # NodeResource.Sub: the 2 GPUs with the least free ≥ 500 give 500 each
             after = np.sort(left)
             after[np.flatnonzero(after >= 500)[:2]] -= 500
-            delta = before[k] - recomputed(int(k), int(cpu[k]) - 3000, after) - charge(int(k), 1000)
-            assert halves[k] == int(100 / (1 + np.exp(-delta / 1000)))
+            assert halves[k] == expected(k, after, 1000)
 
 
 def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
