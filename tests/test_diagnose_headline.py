@@ -15,7 +15,7 @@ from pathlib import Path
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation, NodeEvidence
-from kubegpu.explain.summary import pod_shape, summarize
+from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -43,7 +43,7 @@ def _cluster(one_gpu: int, two_gpu: int, eight_gpu: int) -> ClusterSnapshot:
 
 def _summary(snap: ClusterSnapshot):  # type: ignore[no-untyped-def]
     report = diagnose(Engine(snap))
-    return summarize(report, {str(p.key): pod_shape(p) for p in snap.pending_pods()})
+    return summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()})
 
 
 def test_first_step_is_the_cause_with_the_most_pods_not_the_largest_group() -> None:
@@ -79,7 +79,7 @@ def test_nearest_misses_are_chosen_by_reason_kind_not_text() -> None:
     at = next(i for i, n in enumerate(exp.nodes) if n.name == "t0")
     exp.nodes[at] = NodeEvidence("t0", "Extender", ["Insufficient nvidia.com/gpu on the extender's books"],
                                  "Unschedulable", kinds=("Message",))  # fmt: skip
-    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    shapes = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
     nearest = summarize(report, shapes).groups[0].nearest
     # resource-only misses, most free GPUs first, then by name: t1 and t2 (4 free), full (0 free); a test
     # of the text would have kept t0 first

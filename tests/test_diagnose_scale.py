@@ -15,7 +15,7 @@ from kubegpu.cli.main import cli
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
-from kubegpu.explain.summary import pod_shape, summarize
+from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
@@ -100,7 +100,7 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
     data = _generator().generate(40, 20)
     snap = build_snapshot([("gen.json", o) for o in data["items"]])
     report = diagnose(Engine(snap), pool_label="cloud.google.com/gke-nodepool")
-    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    shapes = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
     summary = summarize(report, shapes)
     causes = dict(summary.causes)
     assert causes == {
@@ -139,3 +139,44 @@ def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp
     assert len(as_json["pending"]) == 200 and len(as_json["nodes"]) == 60
     one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])
     assert one.exit_code == 0 and "team-a/train-00000" in one.output
+
+
+def test_pods_held_back_alike_share_a_group_whatever_their_cpu_and_memory() -> None:
+    """Three 8-GPU pods for pool train with different CPU and memory requests, on a cluster whose one train
+    node has 4 GPUs: each is refused by NodeResourcesFit for nvidia.com/gpu, so they form one group whose
+    phrase spans their requests (cpu 4, 8, 16 → 4–16; memory 64Gi, 16Gi, 32Gi → 16Gi–64Gi). A 1-GPU pod for
+    the same pool fits: another group. Before, every distinct CPU / memory request was a group of its own,
+    and 1,000 Pending pods with varied requests printed 1,058 lines."""
+    pool = "cloud.google.com/gke-nodepool"
+    objs = [make_node("train-0").gpus(4).label(pool, "train").obj()]
+    for name, cpu, memory in (("a", "4", "64Gi"), ("b", "16", "16Gi"), ("c", "8", "32Gi")):
+        objs.append(
+            make_pod(name).gpu(8).requests(cpu=cpu, memory=memory).node_selector(**{pool: "train"}).obj()
+        )
+    objs.append(make_pod("d").gpu(1).requests(cpu="2").node_selector(**{pool: "train"}).obj())
+    snap = build_snapshot([("hand-built.yaml", o) for o in objs])
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    assert [(g.shape, g.cause, len(g.pods)) for g in summary.groups] == [
+        (f"8 nvidia.com/gpu, cpu 4–16, memory 16Gi–64Gi on {pool}=train", "Insufficient nvidia.com/gpu", 3),
+        (f"1 nvidia.com/gpu, cpu 2 on {pool}=train", "schedulable now", 1),
+    ]
+
+
+def test_grouped_view_bounds_many_groups_and_pools(tmp_path: Path) -> None:
+    """60 pools of one node each (4 GPUs) and one 8-GPU Pending pod per pool: 60 groups (the pools differ)
+    and 60 pool rows. The view shows 12 groups with evidence, 40 in one line each, then "… 8 more group(s)
+    of 8 pod(s)"; 40 pool rows, then "… 20 more row(s) of 20 node(s)"."""
+    pool = "cloud.google.com/gke-nodepool"
+    objs = [make_node(f"n{i:02d}").gpus(4).label(pool, f"p{i:02d}").obj() for i in range(60)]
+    objs += [make_pod(f"big-{i:02d}").gpu(8).node_selector(**{pool: f"p{i:02d}"}).obj() for i in range(60)]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "Pending GPU pods by shape and cause (60 group(s)):" in lines
+    assert sum(1 for line in lines if line.startswith("    e.g. ")) == 12  # evidence for the first 12
+    assert sum(1 for line in lines if line.startswith("- 1 pod(s) want 8 nvidia.com/gpu")) == 40
+    assert "  … 8 more group(s) of 8 pod(s) (--all)" in lines
+    assert sum(1 for line in lines if line[:3] == "  p" and line[3:5].isdigit()) == 40  # rows "  p00 …"
+    assert "  … 20 more row(s) of 20 node(s) (--all)" in lines

@@ -224,7 +224,7 @@ def diagnose(
     clusters), the GPU nodes by pool, and what the snapshot shows is broken."""
     from kubegpu.cli import summary_view
     from kubegpu.explain.diagnose import diagnose as run_diagnose
-    from kubegpu.explain.summary import pod_shape
+    from kubegpu.explain.summary import pod_ask
     from kubegpu.model.bulk import bulk_load
 
     snap = load_snapshot(**src)
@@ -239,14 +239,14 @@ def diagnose(
     # Paused as during the load; it resumes before the report is written.
     with bulk_load():
         report = run_diagnose(engine, pool_label=pool_label)
-    shapes = {str(p.key): pod_shape(p) for p in snap.pending_pods()}
+    asks = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
     if output == "json":  # every node's evidence for every pod: 1.7 GB at 5,000 nodes, written piecewise
         from kubegpu.cli import json_stream
 
         json_stream.dump(versioned(report.to_dict(shallow=True), snap), sys.stdout.write)
     else:  # the table view never needs the full dict
         emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
-             lambda: version_line(snap, summary_view.show, report, shapes, everything=everything, pod=one_pod,
+             lambda: version_line(snap, summary_view.show, report, asks, everything=everything, pod=one_pod,
                                   node=one_node))  # fmt: skip
     report_errors(snap)  # --strict: exit 2 on any input error, also those the engine found
     if with_exit_code:

@@ -2,8 +2,9 @@
 node (small ones, ``--all``), and ``--pod`` / ``--node`` for one object's full detail.
 
 The grouped view is bounded whatever the cluster's size: at most ``MAX_GROUPS`` Pending groups with
-evidence, ``MAX_ANOMALIES`` anomalous nodes and ``MAX_FINDINGS`` findings, each overflow said in one
-line with the flag that shows the rest.
+evidence and ``MAX_LISTED_GROUPS`` more in one line each, ``MAX_NODE_GROUPS`` pool rows, ``MAX_ANOMALIES``
+anomalous nodes and ``MAX_FINDINGS`` findings, each overflow said in one line with the flag that shows the
+rest.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import click
 
 from kubegpu.cli.width import echo_wrapped
 from kubegpu.explain.diagnose import Diagnosis
-from kubegpu.explain.summary import Summary, summarize
+from kubegpu.explain.summary import PodAsk, Summary, summarize
 
 MAX_GROUPS = 12
+MAX_LISTED_GROUPS = 40  # groups after MAX_GROUPS, one line each
+MAX_NODE_GROUPS = 40  # pool × product × resource rows
 MAX_ANOMALIES = 20
 MAX_FINDINGS = 30
 # Below these the per-pod / per-node view is short enough to read whole, and is shown after the headline.
@@ -25,12 +28,12 @@ DETAIL_NODES = 30
 
 
 def show(
-    report: Diagnosis, shapes: Mapping[str, str], *, everything: bool, pod: str | None, node: str | None
+    report: Diagnosis, asks: Mapping[str, PodAsk], *, everything: bool, pod: str | None, node: str | None
 ) -> None:
     if pod is not None or node is not None:
         _one(report, pod, node)
         return
-    summary = summarize(report, shapes)
+    summary = summarize(report, asks)
     if everything or (len(report.pending) <= DETAIL_PENDING and len(report.nodes) <= DETAIL_NODES):
         from kubegpu.cli import render  # rich: only the per-pod view needs it, not the grouped one
 
@@ -76,18 +79,28 @@ def grouped(s: Summary, report: Diagnosis) -> None:
             echo(f"    {r.nodes:>6} node(s): {r.reason}" + (f" — {r.fix}" if r.fix else ""))
         for n in g.nearest:
             echo(f"    nearest miss {n.name}: {'; '.join(n.evidence[:2]) or ', '.join(n.reasons)}")
-    for g in s.groups[MAX_GROUPS:]:
+    listed = s.groups[MAX_GROUPS : MAX_GROUPS + MAX_LISTED_GROUPS]
+    for g in listed:
         echo(f"- {len(g.pods)} pod(s) want {g.shape}: {g.cause}")
+    rest = s.groups[MAX_GROUPS + len(listed) :]
+    if rest:
+        echo(f"  … {len(rest)} more group(s) of {sum(len(g.pods) for g in rest)} pod(s) (--all)")
     echo("")
     echo("GPU nodes by pool and product:")
     echo(
         f"  {'pool':<20} {'product':<28} {'resource':<16} {'nodes':>6} {'alloc':>7} {'req':>7} {'free':>7}  largest free block"
     )
-    for ng in s.node_groups:
+    # the rows with the most nodes, in the table's (pool, product) order
+    kept = {id(ng) for ng in sorted(s.node_groups, key=lambda ng: -ng.nodes)[:MAX_NODE_GROUPS]}
+    for ng in (ng for ng in s.node_groups if id(ng) in kept):
         echo(
             f"  {ng.pool or '(none)':<20} {ng.product or '(unlabelled)':<28} {ng.resource:<16} {ng.nodes:>6} "
             f"{ng.allocatable:>7} {ng.requested:>7} {ng.free:>7}  {ng.largest_free} on {ng.nodes_with_largest} node(s)"
         )
+    if len(s.node_groups) > len(kept):
+        hidden = len(s.node_groups) - len(kept)
+        nodes = sum(ng.nodes for ng in s.node_groups if id(ng) not in kept)
+        echo(f"  … {hidden} more row(s) of {nodes} node(s) (--all)")
     if s.anomalies:
         echo(f"Anomalies ({len(s.anomalies)}):")
         for name, problem in s.anomalies[:MAX_ANOMALIES]:

@@ -2,8 +2,9 @@
 
 Built from a ``Diagnosis`` (nothing is evaluated again): a headline (GPU nodes, GPUs, requested, free,
 Pending GPU pods, the top causes with their pod counts, the first thing to do); Pending GPU pods grouped
-by *shape* (what they ask for and where) and *cause* (the reason that rules out the most nodes), each
-group with per-reason node counts and the few nearest-miss nodes; node groups by pool and GPU product,
+by *shape* (the devices they ask for and where they may run; their CPU and memory shown as ranges) and
+*cause* (the reason that rules out the most nodes), each group with per-reason node counts and the few
+nearest-miss nodes of its first pod; node groups by pool and GPU product,
 with anomalies (NotReady, cordoned, more requested than allocatable) listed one by one. The per-pod and
 per-node detail stays in the ``Diagnosis`` (``--pod``, ``--node``, ``--all``, ``-o json``).
 
@@ -39,9 +40,21 @@ class ReasonCount:
     fix: str
 
 
+@dataclass(frozen=True, slots=True)
+class PodAsk:
+    """What a Pending pod asks for. The grouping key is its devices and where it may run; CPU and memory
+    (milli-units, 0 = not asked) vary from pod to pod among pods held back by the same thing, so a group
+    shows them as ranges instead of splitting into one group per distinct request."""
+
+    devices: str  # "8 nvidia.com/gpu"
+    where: str = ""  # "cloud.google.com/gke-nodepool=train, tolerates the GPU taint"
+    cpu: int = 0
+    memory: int = 0
+
+
 @dataclass
 class PendingGroup:
-    shape: str  # "8 nvidia.com/gpu, cpu 96, nodeSelector cloud.google.com/gke-nodepool=train"
+    shape: str  # "8 nvidia.com/gpu, cpu 96, memory 128Gi on cloud.google.com/gke-nodepool=train"
     cause: str  # the reason that rules out the most nodes, or "schedulable now"
     pods: list[str]  # namespace/name, in diagnose order
     message: str  # the scheduler's message for the group's first pod
@@ -105,16 +118,34 @@ class Summary:
         }  # fmt: skip
 
 
-def pod_shape(pod: Pod) -> str:
-    """What a pod asks for and where, in one phrase: the grouping key of Pending pods."""
-    asks = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
-    asks += [f"{r} {format_milli(r, pod.requests[r])}" for r in (CPU, MEMORY) if pod.requests.get(r)]
+def pod_ask(pod: Pod) -> PodAsk:
+    """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods."""
+    devices = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
     where = [f"{k}={v}" for k, v in sorted(pod.node_selector.items())]
     if pod.required_affinity:
         where.append("required node affinity")
     if tolerates_gpu_taint(pod):
         where.append("tolerates the GPU taint")
-    return ", ".join(asks) + (f" on {', '.join(where)}" if where else "")
+    return PodAsk(", ".join(devices), ", ".join(where), pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0))
+
+
+def _span(resource: str, values: list[int]) -> str:
+    """``cpu 4`` or ``cpu 1–119`` over the pods of a group; nothing when none of them asks any."""
+    low, high = min(values), max(values)
+    if not high:
+        return ""
+    text = (
+        format_milli(resource, low)
+        if low == high
+        else f"{format_milli(resource, low)}–{format_milli(resource, high)}"
+    )
+    return f"{resource} {text}"
+
+
+def _shape(ask: PodAsk, asks: list[PodAsk]) -> str:
+    """The group's phrase: its devices, its pods' CPU and memory (ranges where they differ), where."""
+    parts = [ask.devices, _span(CPU, [a.cpu for a in asks]), _span(MEMORY, [a.memory for a in asks])]
+    return ", ".join(p for p in parts if p) + (f" on {ask.where}" if ask.where else "")
 
 
 def _whole(text: str) -> int:
@@ -153,21 +184,26 @@ def _nearest(exp: Explanation, free: dict[str, int]) -> list[NodeEvidence]:
     return misses[:NEAREST_MISSES]
 
 
-def summarize(report: Diagnosis, shapes: Mapping[str, str]) -> Summary:
-    """``shapes``: pod key → what it asks for (the caller reads it off the pod; see ``pod_shape``)."""
+def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
+    """``asks``: pod key → what it asks for (the caller reads it off the pod; see ``pod_ask``). Pods are
+    grouped by devices, where and cause; the group's evidence is its first pod's."""
     free_gpus = {row.name: sum(_whole(v["free"]) for v in row.gpu.values()) for row in report.nodes}
-    groups: dict[tuple[str, str], PendingGroup] = {}
+    groups: dict[tuple[str, str, str], tuple[PendingGroup, list[PodAsk]]] = {}
+    unknown = PodAsk("")
     for exp in report.pending:
         cause, fix = _cause(exp, report.selector_matches.get(exp.pod))
-        key = (shapes.get(exp.pod, ""), cause)
-        group = groups.get(key)
-        if group is None:
+        ask = asks.get(exp.pod, unknown)
+        key = (ask.devices, ask.where, cause)
+        entry = groups.get(key)
+        if entry is None:
             reasons = [ReasonCount(g.reason, len(g.nodes), g.fix) for g in reversed(exp.groups)]
-            group = groups[key] = PendingGroup(
-                key[0], cause, [], exp.message, reasons, _nearest(exp, free_gpus), fix
-            )
-        group.pods.append(exp.pod)
-    ordered = sorted(groups.values(), key=lambda g: (-len(g.pods), g.shape, g.cause))
+            group = PendingGroup("", cause, [], exp.message, reasons, _nearest(exp, free_gpus), fix)
+            entry = groups[key] = (group, [])
+        entry[0].pods.append(exp.pod)
+        entry[1].append(ask)
+    for group, members in groups.values():
+        group.shape = _shape(members[0], members)
+    ordered = sorted((g for g, _ in groups.values()), key=lambda g: (-len(g.pods), g.shape, g.cause))
     causes: Counter[str] = Counter()
     for g in ordered:
         causes[g.cause] += len(g.pods)
