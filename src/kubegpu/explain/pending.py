@@ -6,12 +6,13 @@ rejected them (by its text, as kube-scheduler's histogram does) and asks the rea
 reads a formatted reason: the hooks get the structured reason values.
 
 Module map: ``explanation`` (the result as data), ``causes`` (evidence/advice per plugin's reasons),
-``grants`` (devices of a schedulable pod), ``notes`` (pod-level pitfalls), this module (the cycle and
-the grouping).
+``grants`` (devices of a schedulable pod), ``notes`` (pod-level pitfalls), ``shared_evidence`` (node
+evidence that pods explained against one engine share), this module (the cycle and the grouping).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,10 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
+from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
 from kubegpu.explain.unverified import unverified
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler.framework import Diagnosis
 from kubegpu.scheduler.reasons import Reason, render
 from kubegpu.scheduler.status import Code
 
@@ -86,63 +89,96 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     if diag is None:
         return exp
     ctx = causes.Context(engine, checked)
-    fw = engine.framework
-    version = fw.version
-    cluster_nodes = engine.cluster.nodes
-    rejected = np.flatnonzero(diag.codes)
-    all_codes = diag.codes.tolist()
-    # thousands of nodes share a handful of (plugin, reason id) pairs: the nodes of each pair together,
-    # their reasons named and rendered once and their evidence asked for as one batch
-    by_key: dict[tuple[int, int] | None, list[int]] = {}
-    for idx, evaluated, plugin_idx, rid in zip(
-        rejected.tolist(),
-        diag.evaluated[rejected].tolist(),
-        diag.plugins[rejected].tolist(),
-        diag.reason_ids[rejected].tolist(),
-        strict=True,
-    ):
-        by_key.setdefault((plugin_idx, rid) if evaluated else None, []).append(idx)
-    code_names = {c: Code(c).name for c in set(diag.codes[rejected].tolist())}
-    slots: list[NodeEvidence | None] = [None] * len(cluster_nodes)
-    # per reason text, each pair's (first node, reason, nodes) that renders it
-    parts: dict[str, list[tuple[int, Reason, list[int]]]] = {}
-    for key, idxs in by_key.items():
-        if key is not None:
-            plugin, reasons = fw.plugin_name(key[0]), fw.reason_values(key[1])
-        else:
-            plugin = diag.absent.plugin if diag.absent else ""
-            reasons = diag.absent.reasons if diag.absent else ()
-        texts = tuple(render(r, version) for r in reasons)  # the release reproduced, as the message
-        kinds = tuple(r.kind for r in reasons)
-        per_reason = [causes.evidence_many(ctx, r, idxs) for r in reasons]
-        if len(per_reason) == 1:
-            evidence = per_reason[0]
-        else:
-            evidence = [[line for lines in per_reason for line in lines[j]] for j in range(len(idxs))]
-        for idx, lines in zip(idxs, evidence, strict=True):
-            node = NodeEvidence(
-                cluster_nodes[idx].name, plugin, list(texts), code_names[all_codes[idx]], lines, kinds
-            )
-            slots[idx] = node
-        for r, text in zip(reasons, texts, strict=True):
-            parts.setdefault(text, []).append((idxs[0], r, idxs))
-    exp.nodes.extend(
-        n for n in slots if n is not None
-    )  # in node order, as the histogram and the JSON list them
-    # grouped by text, as the FailedScheduling histogram counts them; the first node's reason speaks for
-    # the group, whose nodes are in node order
-    groups: dict[str, tuple[Reason, list[str]]] = {}
-    for text, found in parts.items():
-        found.sort(key=lambda part: part[0])
-        idxs = found[0][2] if len(found) == 1 else sorted(i for part in found for i in part[2])
-        groups[text] = (found[0][1], [cluster_nodes[i].name for i in idxs])
-    for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
-        reason, nodes = groups[text]
-        advice = causes.advice(ctx, reason, nodes)
-        exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands)))
+    _add_node_evidence(engine, ctx, diag, exp)
     if result.nominated_node:
         exp.notes.append(
             f"preemption: the pod would be nominated to {result.nominated_node} after evicting {', '.join(exp.victims)} "
             "(lower priority). Preemption is never free: check the victims' checkpoints and PDBs first."
         )
     return exp
+
+
+def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp: Explanation) -> None:
+    """Each rejected node's evidence (``exp.nodes``, in node order) and the nodes grouped by reason text
+    (``exp.groups``, as the FailedScheduling histogram counts them), with each group's advice.
+
+    Thousands of nodes share a handful of (plugin, reason id, code) triples: each triple's nodes are found
+    with one sort, their reasons rendered once, and their ``NodeEvidence`` taken from the engine's
+    ``EvidenceStore`` where the reason kinds say what of the pod their lines read (``Hooks.pod_part``):
+    pods that differ elsewhere share the objects, built once per node."""
+    fw = engine.framework
+    version = fw.version
+    store = store_for(engine)
+    rejected = diag.codes.nonzero()[0]
+    slots: Objects = np.empty(len(diag.codes), dtype=object)
+    code_names = {c: Code(c).name for c in set(diag.codes[rejected].tolist())}
+    # per reason text, each triple's (first node, reason, nodes) that renders it
+    parts: dict[str, list[tuple[int, Reason, Rows]]] = {}
+    evaluated = diag.evaluated[rejected]
+    rows = rejected[evaluated]
+    # (plugin, reason id, code) as one integer: plugin < 2**15, reason id < 2**31, code < 2**8
+    triple = diag.plugins[rows].astype(np.int64) << 40
+    triple |= diag.reason_ids[rows].astype(np.int64) << 8
+    triple |= diag.codes[rows].astype(np.int64)
+    keys, inverse = np.unique(triple, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")  # stable: each triple's nodes stay in node order
+    split = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+    for key, idxs in zip(keys.tolist(), np.split(rows[order], split) if rows.size else [], strict=True):
+        plugin_idx, rid, code = key >> 40, (key >> 8) & 0xFFFFFFFF, key & 0xFF
+        plugin, reasons = fw.plugin_name(plugin_idx), fw.reason_values(rid)
+        texts = [render(r, version) for r in reasons]  # the release reproduced, as the message
+        build = _builder(ctx, store, plugin, reasons, texts, code_names[code])
+        part = causes.pod_part(ctx.pod, reasons)
+        slots[idxs] = build(idxs) if part is None else store.nodes((plugin_idx, rid, code, part), idxs, build)
+        for r, text in zip(reasons, texts, strict=True):
+            parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
+    absent = rejected[~evaluated]  # not evaluated: the pod-level status (``diag.absent``) speaks for them
+    if absent.size:
+        plugin = diag.absent.plugin if diag.absent else ""
+        reasons = diag.absent.reasons if diag.absent else ()
+        texts = [render(r, version) for r in reasons]
+        for code in sorted(set(diag.codes[absent].tolist())):
+            idxs = absent[diag.codes[absent] == code]
+            slots[idxs] = _builder(ctx, store, plugin, reasons, texts, code_names[code])(idxs)
+            for r, text in zip(reasons, texts, strict=True):
+                parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
+    exp.nodes.extend(slots[rejected].tolist())  # in node order, as the histogram and the JSON list them
+    # the first node's reason speaks for its text's group, whose nodes are in node order
+    groups: dict[str, tuple[Reason, list[str]]] = {}
+    for text, found in parts.items():
+        found.sort(key=lambda found_part: found_part[0])
+        idxs = found[0][2] if len(found) == 1 else np.sort(np.concatenate([f[2] for f in found]))
+        groups[text] = (found[0][1], store.names[idxs].tolist())
+    for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
+        reason, nodes = groups[text]
+        advice = causes.advice(ctx, reason, nodes)
+        exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands)))
+
+
+def _builder(
+    ctx: causes.Context,
+    store: EvidenceStore,
+    plugin: str,
+    reasons: tuple[Reason, ...],
+    texts: list[str],
+    code: str,
+) -> Callable[[Rows], list[NodeEvidence]]:
+    """What builds the ``NodeEvidence`` of nodes refused by ``plugin`` with ``reasons`` (rendered:
+    ``texts``, one list for all of them: never changed) and ``code``; the lines per node."""
+    kinds = tuple(r.kind for r in reasons)
+
+    def build(idxs: Rows) -> list[NodeEvidence]:
+        at = idxs.tolist()
+        per_reason = [causes.evidence_many(ctx, r, at) for r in reasons]
+        if len(per_reason) == 1:
+            evidence = per_reason[0]
+        else:
+            evidence = [[line for lines in per_reason for line in lines[j]] for j in range(len(at))]
+        names = store.names[idxs].tolist()
+        return [
+            NodeEvidence(name, plugin, texts, code, lines, kinds)
+            for name, lines in zip(names, evidence, strict=True)
+        ]
+
+    return build

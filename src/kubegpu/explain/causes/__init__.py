@@ -11,10 +11,11 @@ the scheduler never imports this package.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from kubegpu.explain.causes import affinity, devices, dra, node, pod_affinity, resources, taints, volumes
 from kubegpu.explain.causes.base import NO_ADVICE, Advice, Context, Hooks
+from kubegpu.model.objects import Pod
 from kubegpu.scheduler.reasons import Reason
 
 HOOKS: Mapping[type[Reason], Hooks] = {
@@ -46,10 +47,24 @@ def evidence_many(ctx: Context, reason: Reason, idxs: list[int]) -> list[list[st
     return [one(ctx, reason, idx) for idx in idxs]
 
 
+def pod_part(pod: Pod, reasons: tuple[Reason, ...]) -> Hashable | None:
+    """What of ``pod`` the evidence lines of ``reasons`` depend on (beyond their values and the node), for
+    pods to share them; None when a kind's lines may read anything of the pod."""
+    parts = []
+    for reason in reasons:
+        hooks = HOOKS.get(type(reason))
+        if hooks is None or hooks.evidence is None:
+            continue  # no lines at all
+        if hooks.pod_part is None:
+            return None
+        parts.append(hooks.pod_part(pod))
+    return tuple(parts)
+
+
 def advice(ctx: Context, reason: Reason, nodes: list[str]) -> Advice:
     """Advice for the nodes that ``reason`` rejected (``nodes`` in cluster order, never empty)."""
     hooks = HOOKS.get(type(reason))
     return hooks.advice(ctx, reason, nodes) if hooks and hooks.advice else NO_ADVICE
 
 
-__all__ = ["Advice", "Context", "advice", "evidence", "evidence_many"]
+__all__ = ["Advice", "Context", "advice", "evidence", "evidence_many", "pod_part"]

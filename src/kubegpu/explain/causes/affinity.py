@@ -84,8 +84,14 @@ def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) ->
     )
 
 
+def _selection(pod: Pod) -> str:
+    """What ``affinity_evidence`` reads of the pod: its nodeSelector (in order: the lines follow it) and
+    required terms."""
+    return repr((pod.node_selector, pod.required_affinity))
+
+
 HOOKS: dict[type[Reason], Hooks] = {
-    AffinityMismatch: Hooks(affinity_evidence, mismatch_advice),
-    AffinityTermsConflict: Hooks(affinity_evidence),
+    AffinityMismatch: Hooks(affinity_evidence, mismatch_advice, pod_part=_selection),
+    AffinityTermsConflict: Hooks(affinity_evidence, pod_part=_selection),
     PreFilterExcluded: Hooks(excluded_evidence),
 }

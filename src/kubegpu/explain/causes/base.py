@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -48,6 +48,12 @@ Evidence = Callable[[Context, Any, int], list[str]]
 AdviceHook = Callable[[Context, Any, list[str]], Advice]
 # evidence_many(ctx, reason, node indices) -> lines per node, equal to ``evidence`` on each
 EvidenceMany = Callable[[Context, Any, list[int]], list[list[str]]]
+PodPart = Callable[[Pod], Hashable]
+
+
+def nothing_of_the_pod(pod: Pod) -> Hashable:
+    """``Hooks.pod_part`` of a kind whose lines read only the reason's values and the node."""
+    return ()
 
 
 @dataclass(frozen=True)
@@ -59,3 +65,6 @@ class Hooks:
     evidence: Evidence | None = None
     advice: AdviceHook | None = None
     evidence_many: EvidenceMany | None = None
+    # what of the pod a node's evidence lines depend on beyond the reason's values and the node's state:
+    # pods giving the same value share those lines (``explain.shared_evidence``); None: each pod's own
+    pod_part: PodPart | None = None

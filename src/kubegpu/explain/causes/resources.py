@@ -14,7 +14,7 @@ from functools import partial
 
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
-from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.names import HAMI_RESOURCES
@@ -266,6 +266,9 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
 
 
 HOOKS: dict[type[Reason], Hooks] = {
-    TooManyPods: Hooks(too_many_pods_evidence, too_many_pods_advice),
-    Insufficient: Hooks(insufficient_evidence, insufficient_advice, insufficient_evidence_many),
+    # the lines read the reason (resource, amount requested) and the node only
+    TooManyPods: Hooks(too_many_pods_evidence, too_many_pods_advice, pod_part=nothing_of_the_pod),
+    Insufficient: Hooks(
+        insufficient_evidence, insufficient_advice, insufficient_evidence_many, pod_part=nothing_of_the_pod
+    ),
 }

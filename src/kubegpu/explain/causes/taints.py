@@ -11,9 +11,10 @@ a node with no GPU to give.
 from __future__ import annotations
 
 from kubegpu.explain import device_plugin
-from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.objects import Taint, Toleration
 from kubegpu.scheduler.reasons import Reason, UntoleratedTaint
@@ -31,6 +32,19 @@ def taint_evidence_many(ctx: Context, reason: UntoleratedTaint, idxs: list[int])
     return [[line] for _ in idxs]
 
 
+def _labelled_without_gpus(ctx: Context) -> frozenset[str]:
+    """The snapshot's nodes whose labels say GPUs but that advertise none: worked out once per engine (a
+    taint's group is thousands of nodes, asked for every Pending pod it refuses)."""
+    memo = store_for(ctx.engine).memo
+    found = memo.get(_labelled_without_gpus)
+    if found is None:
+        nodes = ctx.engine.snapshot.nodes
+        found = memo[_labelled_without_gpus] = frozenset(
+            n.name for n in nodes if not offered_gpus(n) and has_gpu_labels(n)
+        )
+    return found
+
+
 def keeps_device_plugin_off(taint: Taint) -> bool:
     return not any(t.tolerates(taint) for t in DEVICE_PLUGIN_TOLERATIONS)
 
@@ -43,11 +57,8 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
         "otherwise leave them alone."
     )
     snapshot = ctx.engine.snapshot
-    dark = [
-        n
-        for n in (snapshot.node(name) for name in nodes)
-        if n is not None and not offered_gpus(n) and has_gpu_labels(n)  # the cheap test first
-    ]
+    unoffered = _labelled_without_gpus(ctx)
+    dark = [n for n in (snapshot.node(name) for name in nodes if name in unoffered) if n is not None]
     known_plugins = [ds for ds in snapshot.records.daemonsets if (k := device_plugin.known(ds)) and k.plugin]
     if known_plugins:  # the DaemonSets the cluster runs decide, not the stock manifest
         blocked = sorted({d for n in dark for d in device_plugin.keeps_plugin_off(snapshot, n, taint)})
@@ -82,5 +93,5 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
 
 
 HOOKS: dict[type[Reason], Hooks] = {
-    UntoleratedTaint: Hooks(taint_evidence, taint_advice, taint_evidence_many)
+    UntoleratedTaint: Hooks(taint_evidence, taint_advice, taint_evidence_many, pod_part=nothing_of_the_pod)
 }
