@@ -6,7 +6,8 @@ three zones, the batch quarter tainted ``nvidia.com/gpu=present:NoSchedule``; ab
 (1/2/4 GPUs, never more than the node's 8) in ten namespaces ``team-a`` … ``team-j``; and P Pending pods
 with a mix of causes: 8 GPUs when no node has 8 free (40%), a pool selector naming a pool that does not
 exist (15%), the GPU taint not tolerated on tainted-only pool ``batch`` (15%), more CPU than any node has
-(10%), and small pods that fit (20%).
+(10%), and small pods that fit (20%). With ``--varied`` every Pending pod also asks its own memory, so no two
+share an evaluation (the equivalence classes' help gone; the causes the same).
 
 For each size it prints, in one table: the file's ``json.load`` time, kubegpu's load (read + parse +
 the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
@@ -20,12 +21,13 @@ process's figure, about 0.5 s). Every measured command runs in a fresh process
 never hides another's).
 
     python benchmarks/bench_scale.py [--sizes 500,5000] [--pending 100,1000] [--running-per-node 4]
-        [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
+        [--varied] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import statistics
@@ -104,7 +106,11 @@ def _pod(name: str, ns: str, gpus: int, cpu: str, *, node: str | None = None, **
     return pod
 
 
-def generate(nodes: int, pending: int, per_node: int = 4, seed: int = 0) -> dict[str, Any]:
+def generate(
+    nodes: int, pending: int, per_node: int = 4, seed: int = 0, varied: bool = False
+) -> dict[str, Any]:
+    """``varied``: every Pending pod asks its own memory (16 Gi per GPU plus j MiB), so no two are alike and
+    none shares another's evaluation (``diagnose.equivalence_key``); the causes stay the same."""
     rng = random.Random(seed)
     items = [_node(i) for i in range(nodes)]
     serial = 0
@@ -124,17 +130,27 @@ def generate(nodes: int, pending: int, per_node: int = 4, seed: int = 0) -> dict
     for j in range(pending):
         ns = NAMESPACES[j % len(NAMESPACES)]
         kind = j % 20
+        pod = _pod
+        if varied:
+            pod = functools.partial(_varied, j)
         if kind < 8:  # a full node: no node has 8 free GPUs
-            items.append(_pod(f"train-{j:05d}", ns, 8, "96", nodeSelector={POOL_LABEL: "train"}))
+            items.append(pod(f"train-{j:05d}", ns, 8, "96", nodeSelector={POOL_LABEL: "train"}))
         elif kind < 11:  # a pool that does not exist
-            items.append(_pod(f"infer-{j:05d}", ns, 1, "8", nodeSelector={POOL_LABEL: "inference"}))
+            items.append(pod(f"infer-{j:05d}", ns, 1, "8", nodeSelector={POOL_LABEL: "inference"}))
         elif kind < 14:  # the batch pool is tainted and this pod does not tolerate it
-            items.append(_pod(f"batch-{j:05d}", ns, 2, "16", nodeSelector={POOL_LABEL: "batch"}))
+            items.append(pod(f"batch-{j:05d}", ns, 2, "16", nodeSelector={POOL_LABEL: "batch"}))
         elif kind < 16:  # more CPU than any node has
-            items.append(_pod(f"cpu-{j:05d}", ns, 1, "300"))
+            items.append(pod(f"cpu-{j:05d}", ns, 1, "300"))
         else:  # fits somewhere
-            items.append(_pod(f"small-{j:05d}", ns, 1, "4"))
+            items.append(pod(f"small-{j:05d}", ns, 1, "4"))
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _varied(j: int, name: str, ns: str, gpus: int, cpu: str, **spec: Any) -> dict[str, Any]:
+    """``_pod`` with memory 16 Gi per GPU plus ``j`` MiB: a request no other Pending pod has."""
+    pod = _pod(name, ns, gpus, cpu, **spec)
+    pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = f"{16 * 1024 * max(gpus, 1) + j}Mi"
+    return pod
 
 
 # One measured command per process: the wrapper runs it, then prints wall seconds, peak RSS of the child
@@ -195,6 +211,10 @@ def main() -> None:
         "--pending", default="100,1000", help="Pending pods per size (one value, or one per size)"
     )
     ap.add_argument("--running-per-node", type=int, default=4)
+    ap.add_argument(
+        "--varied", action="store_true",
+        help="every Pending pod asks its own memory: no two share an evaluation (the same causes)",
+    )  # fmt: skip
     ap.add_argument("--out", type=Path, default=Path("/tmp/kubegpu-scale"))
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a command is given up on")
     ap.add_argument("--seed", type=int, default=0)
@@ -211,9 +231,9 @@ def main() -> None:
     kubegpu = [sys.executable, "-m", "kubegpu"]
     rows = []
     for nodes, pending in zip(sizes, pendings, strict=True):
-        path = args.out / f"cluster-{nodes}-{pending}.json"
+        path = args.out / f"cluster-{nodes}-{pending}{'-varied' if args.varied else ''}.json"
         if not path.exists():
-            data = generate(nodes, pending, args.running_per_node, args.seed)
+            data = generate(nodes, pending, args.running_per_node, args.seed, args.varied)
             path.write_text(json.dumps(data))
         data = json.loads(path.read_text())
         running = sum(1 for o in data["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName"))

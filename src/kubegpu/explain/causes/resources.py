@@ -17,6 +17,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.schedulers import is_scheduler_resource
+from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.names import HAMI_RESOURCES
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
@@ -131,8 +132,7 @@ def _mig_only_among(ctx: Context, nodes: list[str]) -> dict[str, dict[str, int]]
 def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
     """One sentence per cause the data shows, each with its own fix; empty when none but fragmentation."""
     r, need = reason.resource, reason.requested
-    snapshot = ctx.engine.snapshot
-    group = [n for n in (snapshot.node(name) for name in nodes) if n is not None]
+    unhealthy = _part_unhealthy(ctx, r)
     out = []
     if r == NVIDIA_GPU:
         for name, offered in _mig_only_among(ctx, nodes).items():
@@ -141,11 +141,13 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
                 f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
                 "the node's MIG layout (`kubegpu plan mig`)."
             )
-    for n in group:
-        cap, alloc = n.capacity.get(r, 0), n.allocatable.get(r, 0)
-        if cap > alloc and free.get(n.name, 0) + (cap - alloc) >= need:
+    for name in nodes:
+        if name not in unhealthy:
+            continue
+        cap, alloc = unhealthy[name]
+        if free.get(name, 0) + (cap - alloc) >= need:
             out.append(
-                f"{n.name} has {format_milli(r, cap - alloc)} of its {format_milli(r, cap)} {r} unhealthy (capacity "
+                f"{name} has {format_milli(r, cap - alloc)} of its {format_milli(r, cap)} {r} unhealthy (capacity "
                 f"{format_milli(r, cap)}, allocatable {format_milli(r, alloc)}), and the pod would fit there with all "
                 "of them healthy. Check the GPUs (XID errors in the kernel log, `nvidia-smi -q`, the device plugin's "
                 "log) and repair or replace them before adding capacity."
@@ -205,11 +207,50 @@ def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
     )
 
 
+def _part_unhealthy(ctx: Context, resource: str) -> dict[str, tuple[int, int]]:
+    """Node name → (capacity, allocatable) of ``resource`` where capacity is above allocatable (kubelet's
+    device manager counts every device in capacity, healthy ones in allocatable): once per engine."""
+    memo = store_for(ctx.engine).memo
+    key = (_part_unhealthy, resource)
+    found: dict[str, tuple[int, int]] | None = memo.get(key)
+    if found is None:
+        found = memo[key] = {
+            n.name: (n.capacity.get(resource, 0), n.allocatable.get(resource, 0))
+            for n in ctx.engine.snapshot.nodes
+            if n.capacity.get(resource, 0) > n.allocatable.get(resource, 0)
+        }
+    return found
+
+
+def _advertised(ctx: Context) -> list[str]:
+    """The resources some node lists above 0 in its capacity (a resource every node lists at 0, a plugin
+    that registered no device, is advertised nowhere): once per engine."""
+    memo = store_for(ctx.engine).memo
+    found: list[str] | None = memo.get(_advertised)
+    if found is None:
+        found = memo[_advertised] = sorted(
+            {r for n in ctx.engine.snapshot.nodes for r, v in n.capacity.items() if v}
+        )
+    return found
+
+
+def _free(ctx: Context, resource: str) -> dict[str, int]:
+    """``Engine.free``, kept while no node changes (the largest ``ClusterState.version`` moves with every
+    change and never repeats): asked for every Pending pod short of a GPU, over every node."""
+    cluster = ctx.engine.cluster
+    memo = store_for(ctx.engine).memo
+    key = (_free, resource)
+    stamp = int(cluster.version.max(initial=0))
+    kept: tuple[int, dict[str, int]] | None = memo.get(key)
+    if kept is None or kept[0] != stamp:
+        kept = memo[key] = (stamp, ctx.engine.free(resource))
+    return kept[1]
+
+
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
-    engine, resource = ctx.engine, reason.resource
+    resource = reason.resource
     first = nodes[0]
-    # a resource every node lists at 0 (a plugin that registered no device) is advertised nowhere
-    advertised = sorted({r for n in engine.snapshot.nodes for r, v in n.capacity.items() if v})
+    advertised = _advertised(ctx)
     # a whole-GPU request where only MIG slices are on offer is the MIG cause below, not a typo
     partitioned = resource == NVIDIA_GPU and _mig_only_among(ctx, nodes)
     if is_scheduler_resource(resource):
@@ -235,7 +276,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             [ctx.cmd(f"describe node {first}")],
         )
     need = reason.requested
-    free = engine.free(resource)
+    free = _free(ctx, resource)
     here = [free[n] for n in nodes]
     total, largest = sum(here), max(here, default=0)
     allowed = set(nodes)

@@ -28,8 +28,8 @@ def taint_evidence(ctx: Context, reason: UntoleratedTaint, idx: int) -> list[str
 
 
 def taint_evidence_many(ctx: Context, reason: UntoleratedTaint, idxs: list[int]) -> list[list[str]]:
-    line = f"taint {reason.taint} is not tolerated by the pod"  # the same on every node
-    return [[line] for _ in idxs]
+    lines = [f"taint {reason.taint} is not tolerated by the pod"]  # the same on every node: one list
+    return [lines] * len(idxs)
 
 
 def _labelled_without_gpus(ctx: Context) -> frozenset[str]:
