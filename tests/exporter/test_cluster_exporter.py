@@ -112,6 +112,41 @@ def test_fgd_fragmentation_of_shared_gpus_worked_by_hand() -> None:
     )
 
 
+def test_a_running_pod_whose_gpu_count_annotation_is_no_shape_is_left_out_and_said(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The API server takes any annotation text (apimachinery ``ValidateAnnotations``: keys and total size
+    only), so a running pod may carry ``kubegpu.io/gpu-count: "two"``; the exporter measures the rest and
+    says it (series and one log line per change), instead of failing the whole snapshot.
+    s1: 2 GPUs; ``small`` holds 300 milli of one (best fit): free [700, 1000]. ``bad`` (1500 milli,
+    "two") is left out. Pending q asks 2 whole GPUs. Typical shapes: T1 (1 CPU, 300) p=1/2, T2 (2 CPU,
+    2x1000) p=1/2. T1 fits both GPUs -> 0; T2 finds one full GPU only -> all 1700 free. 0.5*1700 = 850
+    milli = 0.85 GPU."""
+    bad = make_pod("bad").requests(cpu="1").limits(**{MILLI_GPU: "1500"}).on("s1").obj()
+    bad["metadata"]["annotations"] = {"kubegpu.io/gpu-count": "two"}
+    objects = [
+        make_node("s1").gpus(2).capacity(cpu=16, **{MILLI_GPU: 2000}).label(POOL, "share").obj(),
+        make_pod("small").requests(cpu="1").limits(**{MILLI_GPU: "300"}).on("s1").obj(),
+        bad,
+        make_pod("q").requests(cpu="2").gpu(2).obj(),
+    ]
+    scraper = serve(objects)
+    try:
+        with caplog.at_level("WARNING", logger="kubegpu.cluster_exporter.collector"):
+            got = scraper.scrape()
+            again = scraper.scrape()  # (ttl 0: measured again, the same pod left out: not said again)
+    finally:
+        scraper.close()
+    assert got.one("kubegpu_cluster_exporter_source_up") == 1
+    assert by_pool(got, "kubegpu_pool_fragmentation_gpus") == pytest.approx({"share": 0.85})
+    assert got.one("kubegpu_fragmentation_skipped_pods") == 1
+    assert again.one("kubegpu_fragmentation_skipped_pods") == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "fragmentation leaves out pod default/bad: kubegpu.io/gpu-milli 1500 with annotation "
+        'kubegpu.io/gpu-count: "two": not a GPU count (a whole number from 1)'
+    ]
+
+
 def test_no_gpu_pod_shapes_means_no_fragmentation_series_and_zero_pending() -> None:
     scraper = serve(
         [make_node("n1").gpus(4).label(POOL, "a").obj(), make_pod("web").requests(cpu="1").on("n1").obj()]

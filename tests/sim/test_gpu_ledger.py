@@ -298,7 +298,7 @@ def test_a_cycle_that_only_asks_leaves_the_ledger_as_it_was() -> None:
 
 def test_gpushare_filter_verdicts_and_the_all_fit_path() -> None:
     """GpuShare's batch Filter: n0 free [1000, 300, 600, 0], n1 with every GPU taken. A 1 × 500 pod fits
-    n0 only; a 3 × 500 pod neither (n0 has two GPUs with 500 free); 5 GPUs is more than any node has
+    n0 only; a 3-GPU pod neither (n0's third most free GPU has 300 free); 5 GPUs is more than any node has
     (past the sorted table's width): neither. A rejected row is Unschedulable with kubegpu's one reason
     ("node(s) had no GPU with enough free milli-GPU": the FGD artifact's filter names none); when every
     row fits (n0 alone, 1 × 500) the codes and reasons are all 0, as each node's scalar ``filter`` says."""
@@ -314,7 +314,7 @@ def test_gpushare_filter_verdicts_and_the_all_fit_path() -> None:
     share = next(p for p in fw.filter_plugins if p.name == "GpuShare")
     both, first = np.array([0, 1], dtype=np.intp), np.array([0], dtype=np.intp)
     text = ("node(s) had no GPU with enough free milli-GPU",)
-    cases = {(1, 500, 2): [True, False], (3, 500, 2): [False, False], (5, 100, 2): [False, False]}
+    cases = {(1, 500, 2): [True, False], (3, 1000, 2): [False, False], (5, 1000, 2): [False, False]}
     cases[(1, 500, 1)] = [True]
     for (count, milli, k), fits in cases.items():
         p = pod("p", count, milli)

@@ -37,7 +37,7 @@ from kubegpu.sim.ray_executor import ray_executor
 from kubegpu.sim.replay import SimPod
 
 if TYPE_CHECKING:
-    from kubegpu.model.objects import Node
+    from kubegpu.model.objects import Node, Pod
     from kubegpu.sim.whatif import Scenario
     from kubegpu.sim.workload import SimInput
 
@@ -288,6 +288,8 @@ def simulate(
     for label, values in table_rows(reports):
         t.add_row(label, *values)
     Console().print(t)
+    if scenario.openb:
+        _say_unshaped([sp.pod for sp in scenario.pods])
     if series is not None:
         from kubegpu.sim.replay import write_series
 
@@ -298,6 +300,21 @@ def simulate(
 
         report_path.write_text(render_replay(title, reports), encoding="utf-8")
         click.echo(f"wrote {report_path}")
+
+
+def _say_unshaped(pods: list[Pod]) -> None:
+    """The workload's pods whose GPU request is no GPU shape: the packing profile's GpuShare refuses them
+    at PreFilter, so they stay pending in every run, and the table does not say why (at most 10 named)."""
+    from kubegpu.scheduler.gpu_shapes import pod_shape
+
+    bad = [(p.key, why) for p in pods if (why := pod_shape(p).problem)]
+    for key, why in bad[:_NAMED]:
+        click.echo(f"note: pod {key} is never placed: {why}", err=True)
+    if len(bad) > _NAMED:
+        click.echo(f"note: and {len(bad) - _NAMED} more pod(s) whose GPU request is no GPU shape", err=True)
+
+
+_NAMED = 10
 
 
 def _add_nodes(value: str | None) -> tuple[int, str | None]:

@@ -17,6 +17,8 @@ resource, ``node`` where per node):
 * ``kubegpu_node_gpus_idle``, ``kubegpu_node_gpus_stranded``, ``kubegpu_node_fragmentation_gpus``,
   ``kubegpu_node_accepts_pods``;
 * ``kubegpu_pending_gpu_pods{resource}``;
+* ``kubegpu_fragmentation_skipped_pods`` (GPU pods whose request is no GPU shape, left out of the
+  fragmentation series; the log names them and why, once per change of that set);
 * ``kubegpu_pool_dra_devices{pool,driver}``, ``kubegpu_pool_dra_devices_allocated{pool,driver}``,
   ``kubegpu_pool_dra_devices_free{pool,driver}`` (DRA: devices the ResourceSlices publish, those
   allocated claims hold, those still allocatable: a device whose pool's shared counters its allocated
@@ -67,6 +69,7 @@ HELP = {
     "kubegpu_node_fragmentation_gpus": "FGD fragment amount of the node, in GPUs.",
     "kubegpu_node_accepts_pods": "1 when the node takes new pods (schedulable, Ready, pod slots, CPU and memory left), else 0.",
     "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint or get GPUs through DRA claims).',
+    "kubegpu_fragmentation_skipped_pods": "GPU pods left out of the fragmentation series: their kubegpu.io/gpu-milli request with annotation kubegpu.io/gpu-count is no GPU shape (the exporter's log names them).",
     "kubegpu_pool_dra_devices": "Devices a DRA driver publishes in the ResourceSlices of the pool's nodes (newest pool generation).",
     "kubegpu_pool_dra_devices_allocated": "DRA devices of the pool held by an allocated ResourceClaim (admin access takes none).",
     "kubegpu_pool_dra_devices_free": "DRA devices of the pool no allocated ResourceClaim holds and whose shared counters (partitionable devices) the allocated devices leave.",
@@ -97,6 +100,7 @@ class ClusterCollector:
         self._engine = engine
         self._pool_label = pool_label
         self._cache = TtlCache(self._read, ttl_s, clock)
+        self._said: tuple[tuple[str, str], ...] = ()  # the skipped pods last logged
 
     def collect(self) -> Iterator[Metric]:
         return iter(self._cache.get().families)
@@ -117,6 +121,10 @@ class ClusterCollector:
             up.add_sample(up.name, {}, 0)
             return _Result([up], problem=f"cluster snapshot failed: {exc}")
         up.add_sample(up.name, {}, 1)
+        if result.unshaped != self._said:  # said once per change, not on every computation
+            self._said = result.unshaped
+            for key, why in result.unshaped:
+                log.warning("fragmentation leaves out pod %s: %s", key, why)
         families = families_of(result)
         rejected = _family("kubegpu_cluster_exporter_rejected_objects")
         rejected.add_sample(rejected.name, {}, result.rejected_objects)
@@ -163,6 +171,7 @@ def families_of(m: ClusterMeasure) -> list[Metric]:
         put("kubegpu_pool_dra_devices", labels, total)
         put("kubegpu_pool_dra_devices_allocated", labels, allocated)
         put("kubegpu_pool_dra_devices_free", labels, free)
+    put("kubegpu_fragmentation_skipped_pods", {}, len(m.unshaped))  # (0 is a value)
     # 0 for every GPU resource the cluster has: no Pending pod is a value, not a missing one.
     for resource in sorted({r for _, r in m.devices} | set(m.pending)):
         put("kubegpu_pending_gpu_pods", {RESOURCE: resource}, m.pending.get(resource, 0))

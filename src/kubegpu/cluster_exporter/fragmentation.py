@@ -8,7 +8,10 @@ simulator's trace workload: on a live cluster they are mostly DaemonSets and con
 ask for a GPU, and every CPU-only shape counts all free GPU as fragment.
 
 A pod's GPU shape: ``kubegpu.io/gpu-milli`` pods (open-gpu-share, the openb trace) by
-``gpu_shapes.pod_shape``; ``nvidia.com/gpu: n`` pods as n whole GPUs (1000 milli each). GPU models a
+``gpu_shapes.pod_shape``; ``nvidia.com/gpu: n`` pods as n whole GPUs (1000 milli each). A pod whose
+``kubegpu.io/gpu-milli`` request with its ``kubegpu.io/gpu-count`` annotation is no shape (the API server
+takes any annotation) is left out of the target workload and the placed GPUs, and named with the reason
+(``ClusterFragmentation.skipped``): one bad annotation must not take the exporter's series down. GPU models a
 shape may use come from a required node-affinity ``In`` or a nodeSelector on ``nvidia.com/gpu.product``.
 Placed pods are put back on their node's GPUs as open-gpu-share's best fit does (the GPUs with the least
 free milli that fit, lowest index first); only each node's multiset of free milli matters to the measure,
@@ -42,10 +45,20 @@ class NodeFragmentation:
     free_milli: int
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterFragmentation:
+    """Node name -> fragmentation, for nodes with GPUs (None: the cluster has no GPU pod to shape), and the
+    pods left out, (pod key, why), in snapshot order."""
+
+    nodes: dict[str, NodeFragmentation] | None
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
 def gpu_shape(pod: Pod) -> GpuShape | None:
-    """The pod's GPU shape, or None for a pod that asks for no GPU."""
+    """The pod's GPU shape, or None for a pod that asks for no GPU. A shape with a ``problem`` is
+    returned as is (count 0): the caller leaves the pod out and says so."""
     shape = pod_shape(pod)
-    if shape.count:
+    if shape.count or shape.problem:
         return shape
     whole = pod.requests.get(NVIDIA_GPU, 0) // MILLI
     return GpuShape(shape.cpu, whole, MILLI, shape.memory) if whole else None
@@ -64,14 +77,23 @@ def gpu_models(pod: Pod) -> frozenset[str] | None:
     return frozenset(allowed) or None
 
 
-def node_fragmentation(engine: Engine) -> dict[str, NodeFragmentation] | None:
-    """Node name -> fragmentation, for nodes with GPUs; None when the cluster has no GPU pod to shape."""
+def node_fragmentation(engine: Engine) -> ClusterFragmentation:
+    """Every GPU node's fragmentation in the engine's snapshot, and the GPU pods left out."""
     pods = [p for p in engine.snapshot.pods if not p.is_terminal]
-    shaped = [(p, s) for p in pods if (s := gpu_shape(p)) is not None]
+    shaped: list[tuple[Pod, GpuShape]] = []
+    skipped: list[tuple[str, str]] = []
+    for p in pods:
+        s = gpu_shape(p)
+        if s is None:
+            continue
+        if s.problem:
+            skipped.append((str(p.key), s.problem))
+        else:
+            shaped.append((p, s))
     try:
         typical = build_typical_pods((s, gpu_models(p)) for p, s in shaped)
-    except ConfigError:
-        return None  # no GPU pod: no popular shape to measure against, so no value (not 0)
+    except ConfigError:  # no GPU pod: no popular shape to measure against, so no value (not 0)
+        return ClusterFragmentation(None, tuple(skipped))
     cluster = engine.cluster
     ledger = GpuShareLedger(cluster, typical)
     # Placed pods go back on plain lists (one pass over thousands of pods), then every node is measured in
@@ -92,7 +114,8 @@ def node_fragmentation(engine: Engine) -> dict[str, NodeFragmentation] | None:
     rows = np.flatnonzero(ledger.gpu_count > 0).astype(np.intp)
     frag = ledger.frag_of(rows, ledger.cpu_left(rows), gpu_left[rows])
     free = gpu_left[rows].sum(axis=1)
-    return {
+    nodes = {
         cluster.nodes[int(i)].name: NodeFragmentation(float(f), int(n))
         for i, f, n in zip(rows, frag, free, strict=True)
     }
+    return ClusterFragmentation(nodes, tuple(skipped))

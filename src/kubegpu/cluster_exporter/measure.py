@@ -14,6 +14,8 @@ in ``kubegpu.explain.cards.UNPOOLED``):
   allocatable and those placed pods request, as the scheduler counts them;
 * per node, the same idle/stranded/fragment numbers, and whether the node takes new pods;
 * Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for;
+* the GPU pods the fragmentation measure leaves out (a ``kubegpu.io/gpu-count`` annotation that makes
+  their request no GPU shape), with the reason;
 * per pool and DRA driver, the devices the ResourceSlices publish, those allocated claims hold and those
   still allocatable (``kubegpu.explain.dra_inventory``: a device whose pool's shared counters are taken is
   neither; a network slice's devices in the unpooled pool).
@@ -68,6 +70,8 @@ class ClusterMeasure:
     dra: dict[tuple[str, str], tuple[int, int, int]] = field(
         default_factory=dict
     )  # (pool, driver) -> (devices, allocated, free)
+    # GPU pods left out of the fragmentation measure: (pod key, why their GPU request is no shape)
+    unshaped: tuple[tuple[str, str], ...] = ()
 
 
 def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
@@ -75,7 +79,8 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
     snap = engine.snapshot
     # the report's node cards and pool summary only: no Pending pod is explained, no quota or queue read
     cards = node_cards(engine, node_rows(engine, pool_label), pool_label)
-    frag = node_fragmentation(engine) or {}
+    fragmentation = node_fragmentation(engine)
+    frag = fragmentation.nodes or {}
     nodes = tuple(
         NodeMeasure(
             card.name,
@@ -102,6 +107,7 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         _pending(snap.pending_pods(), snap.dra),
         len(snap.errors),
         dra,
+        fragmentation.skipped,
     )
 
 

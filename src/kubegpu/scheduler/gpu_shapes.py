@@ -3,7 +3,9 @@
 
 A pod's GPU shape: request ``kubegpu.io/gpu-milli`` = count × per-GPU milli (an integer quantity, e.g.
 ``"460"``) and annotation ``kubegpu.io/gpu-count`` (default 1). GPU-model constraints are ordinary
-required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule.
+required node affinity on ``nvidia.com/gpu.product`` and so stay NodeAffinity's rule. The API server
+takes any annotation text, so a pod whose request is not a shape (``gpu_request_problem``) is kept, with
+the reason in ``GpuShape.problem``: GpuShare's PreFilter refuses it, every other reader skips it.
 
 Owns the shape rules and ``GetTypicalPods``; imports the model, ``errors`` and numpy only. Everything that
 reads a pod's shape or the target (the ledger, the plugins, the faces) imports these names from here.
@@ -40,6 +42,9 @@ class GpuShape:
     count: int
     milli: int
     memory: int = 0
+    # why the pod's GPU request is no shape ("" for every shape): then count and milli are 0, so a reader
+    # that does not look sees a pod asking no GPU
+    problem: str = ""
 
     @property
     def total_milli(self) -> int:
@@ -67,12 +72,52 @@ _SHAPE_OWNER: Final = object()
 
 def _shape_of(pod: Pod) -> GpuShape:
     req = pod.requests
-    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI
-    count = int(pod.annotations.get(GPU_COUNT_ANNOTATION, "1")) if total else 0
+    total = req.get(GPU_MILLI_RESOURCE, 0) // MILLI  # (the loader refuses a non-integer extended resource)
     # kube-scheduler's non-zero CPU default (``GetNonzeroRequests``: only a missing request gets it), which
     # the simulator's pod shapes use for a pod without a CPU request
     cpu = req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
-    return GpuShape(cpu, count, total // count if count else 0, req.get(MEMORY, 0))
+    memory = req.get(MEMORY, 0)
+    if not total:
+        return GpuShape(cpu, 0, 0, memory)
+    raw = pod.annotations.get(GPU_COUNT_ANNOTATION)
+    # ASCII digits only: no sign, space, underscore or other script's digit, which ``int`` would take; and
+    # a bounded number of them (``int`` refuses over 4,300 digits; no count has more than a few)
+    digits = raw is None or (raw.isascii() and raw.isdigit() and len(raw) <= _COUNT_DIGITS)
+    count = (1 if raw is None else int(raw)) if digits else 0
+    why = gpu_request_problem(count, total) if count else _NOT_A_COUNT
+    if why:
+        said = _NO_ANNOTATION if raw is None else f"annotation {GPU_COUNT_ANNOTATION}: {_quoted(raw)}"
+        return GpuShape(cpu, 0, 0, memory, f"{GPU_MILLI_RESOURCE} {total} with {said}: {why}")
+    return GpuShape(cpu, count, total // count, memory)
+
+
+_NOT_A_COUNT: Final = "not a GPU count (a whole number from 1)"
+_COUNT_DIGITS: Final = 18
+_NO_ANNOTATION: Final = f"no annotation {GPU_COUNT_ANNOTATION} (1 GPU)"
+_SHOWN: Final = 40  # characters of an annotation value a message quotes (annotations may hold 256 KiB)
+
+
+def _quoted(value: str) -> str:
+    """The value quoted on one line (JSON escapes), cut at ``_SHOWN`` characters."""
+    import json
+
+    return json.dumps(value[:_SHOWN]) + ("…" if len(value) > _SHOWN else "")
+
+
+def gpu_request_problem(count: int, total: int) -> str:
+    """THE rule of a GPU request the packing model places (``count`` ≥ 1 GPUs, ``total`` ≥ 1 milli-GPU
+    over them): a share of ONE GPU (count 1, total ≤ 1000) or ``count`` whole GPUs (total = count × 1000).
+    "" when it is one, else why not. It is the FGD simulator's (hkust-adsl/kubernetes-scheduler-simulator,
+    pkg/type/open-gpu-share/utils/pod.go ``GetGpuAffinityFromPodAnnotation``: share iff count 1 and milli
+    < 1000, whole iff milli = 1000, else it panics) and the openb data's (README: ``gpu_milli`` is for
+    ``num_gpu == 1``; every trace row is (0, 0), (1, 1..1000) or (n, 1000)); ``sim.openb`` reads by it.
+    Worked examples: (1, 460) share; (2, 2000) whole; (1, 1500) and (2, 1500) are no shape (the ledger
+    would look for one GPU with 1500 free, or take whole GPUs and record 750 of each)."""
+    if count == 1:
+        return "" if total <= MILLI else f"one GPU has {MILLI} milli-GPU, not {total}"
+    if total == count * MILLI:
+        return ""
+    return f"{count} GPUs are taken whole ({count} × {MILLI} = {count * MILLI} milli-GPU), not {total}"
 
 
 @dataclass(frozen=True)

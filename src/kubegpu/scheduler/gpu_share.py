@@ -26,8 +26,8 @@ from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import Codes, CycleState, Handle, ReasonIds, Rows
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import FloatArray, GpuShape, IntArray, pod_shape
-from kubegpu.scheduler.reasons import GpuShareNoFit
-from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
+from kubegpu.scheduler.reasons import GpuRequestInvalid, GpuShareNoFit
+from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
 GPU_SHARE: Final = "GpuShare"
 REASON_GPU_SHARE: Final = GpuShareNoFit()
@@ -206,7 +206,10 @@ class GpuShare:
     def pre_filter(
         self, state: CycleState, pod: Pod, cluster: object
     ) -> tuple[frozenset[str] | None, Status]:
-        return None, SUCCESS if pod_shape(pod).count else SKIP
+        shape = pod_shape(pod)
+        if shape.problem:  # no node can help: the pod's request and annotation must change
+            return None, unresolvable(GpuRequestInvalid(shape.problem))
+        return None, SUCCESS if shape.count else SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         if self.ledger.fits(node.idx, pod_shape(pod)):
@@ -224,7 +227,7 @@ class GpuShare:
 
     def sign(self, pod: Pod) -> Hashable:
         shape = pod_shape(pod)
-        return (shape.count, shape.milli)
+        return (shape.count, shape.milli, shape.problem)  # (a refused pod is no CPU-only pod's equal)
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         shape = pod_shape(pod)

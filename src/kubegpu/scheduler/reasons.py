@@ -253,6 +253,16 @@ class GpuShareNoFit(Reason):
     kind: ClassVar[str] = "GpuShareNoFit"
 
 
+@dataclass(frozen=True, slots=True)
+class GpuRequestInvalid(Reason):
+    """GpuShare's PreFilter (UnschedulableAndUnresolvable): the pod's ``kubegpu.io/gpu-milli`` request with
+    its ``kubegpu.io/gpu-count`` annotation is no GPU shape; ``problem`` says which values and why
+    (``gpu_shapes.gpu_request_problem``, the one rule), never the pod's name (the outcome is kept per spec)."""
+
+    kind: ClassVar[str] = "GpuRequestInvalid"
+    problem: str
+
+
 # --- DefaultPreemption -------------------------------------------------------------------------
 
 
@@ -346,6 +356,7 @@ _BASE: Mapping[type[Reason], Renderer] = {
     ),
     DeviceRefused: _device_text,
     GpuShareNoFit: lambda r: "node(s) had no GPU with enough free milli-GPU",
+    GpuRequestInvalid: lambda r: f"pod's GPU request is invalid: {r.problem}",
     NoPreemptionVictims: lambda r: "No preemption victims found for incoming pod",
     PreemptionNotHelpful: lambda r: "Preemption is not helpful for scheduling",
     NotEligible: lambda r: _NOT_ELIGIBLE[r.cause],

@@ -25,7 +25,7 @@ from kubegpu.errors import InputError, read_text
 from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Container, Node, NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
-from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
+from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI, gpu_request_problem
 
 POD_COLUMNS_LONG: Final = (
     "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",
@@ -127,21 +127,16 @@ def read_pods(path: Path) -> list[TracePod]:
         if not row["name"]:
             raise InputError("empty pod name", source=where, field="name")
         num_gpu, gpu_milli = _req(path, line, row, "num_gpu"), _req(path, line, row, "gpu_milli")
-        if gpu_milli > MILLI:
-            raise InputError(
-                f"{gpu_milli} milli-GPU per GPU exceeds {MILLI}", source=where, field="gpu_milli"
-            )
         if (num_gpu == 0) != (gpu_milli == 0):
             raise InputError(
                 f"num_gpu {num_gpu} with gpu_milli {gpu_milli}: both must be 0 or both positive",
                 source=where,
                 field="gpu_milli",
             )
-        if num_gpu > 1 and gpu_milli < MILLI:
+        why = gpu_request_problem(num_gpu, num_gpu * gpu_milli) if num_gpu else ""
+        if why:  # the pods' rule (``to_pod`` writes the request and count ``pod_shape`` reads)
             raise InputError(
-                f"a share of a GPU ({gpu_milli} milli) is only possible for one GPU, not {num_gpu}",
-                source=where,
-                field="gpu_milli",
+                f"num_gpu {num_gpu} × gpu_milli {gpu_milli}: {why}", source=where, field="gpu_milli"
             )
         spec = frozenset(m for m in row.get("gpu_spec", "").split("|") if m)
         pods.append(
