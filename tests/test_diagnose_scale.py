@@ -180,3 +180,31 @@ def test_grouped_view_bounds_many_groups_and_pools(tmp_path: Path) -> None:
     assert "  … 8 more group(s) of 8 pod(s) (--all)" in lines
     assert sum(1 for line in lines if line[:3] == "  p" and line[3:5].isdigit()) == 40  # rows "  p00 …"
     assert "  … 20 more row(s) of 20 node(s) (--all)" in lines
+
+
+def test_explain_on_many_nodes_collapses_nodes_that_read_alike(tmp_path: Path) -> None:
+    """40 nodes (10 batch, tainted; 20 train; 10 serve: the generator's i % 4), one 8-GPU train pod that
+    fits nowhere: the batch nodes read alike (the taint), the serve nodes alike (the selector), the train
+    nodes by their free GPUs. Above 30 refused nodes ``explain`` shows one row per alike set, counted,
+    and the first 12 names of each reason group; ``--all`` a row per node."""
+    data = _generator().generate(40, 20)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    short = CliRunner().invoke(cli, ["explain", "team-a/train-00000", "--snapshot", str(path)])
+    assert short.exit_code == 0, short.output
+    assert "evidence per node (40 nodes, alike ones in one row; --all: each)" in short.output
+    assert "10 nodes: gke-batch-00000" in short.output and "10 nodes: gke-serve-" in short.output
+    batch = next(line for line in short.output.splitlines() if "10 node(s): gke-batch-00000" in line)
+    assert "more" not in batch  # 10 names: all shown
+    train = short.output[short.output.index("20 node(s): gke-train-") :]
+    assert "… +8 more (--all)" in train.split("fix:")[0]  # 20 − 12
+    every = CliRunner().invoke(cli, ["explain", "team-a/train-00000", "--snapshot", str(path), "--all"])
+    assert every.exit_code == 0, every.output
+    filters = ("TaintToleration", "NodeAffinity", "NodeResourcesFit")
+    rows = [
+        line
+        for line in every.output.splitlines()
+        if line.startswith("│ gke-") and line.split("│")[2].strip() in filters
+    ]
+    assert len(rows) == 40  # one per refused node (its first line: name, then its first failing filter)
+    assert "alike ones in one row" not in every.output and "more (--all)" not in every.output

@@ -103,9 +103,13 @@ def cli() -> None:
 @output_option
 @engine_options
 @scheduler_config_option
+@click.option(
+    "--all", "every_node", is_flag=True,
+    help="A row for every refused node (on large clusters nodes that read alike share one row).",
+)  # fmt: skip
 def explain(
     pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int,
-    scheduler_config: Path | None, **src: Any
+    scheduler_config: Path | None, every_node: bool, **src: Any
 ) -> None:  # fmt: skip
     """Explain whether and where NAMESPACE/POD schedules, which devices it gets, and why not."""
     from kubegpu.cli import render
@@ -124,7 +128,8 @@ def explain(
     engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config,
                          scheduler_name=target.scheduler_name if scheduler_config else None)  # fmt: skip
     exp = explain_pod(engine, target)
-    emit(versioned(exp.to_dict(), snap), output, lambda: version_line(snap, render.explanation, exp))
+    emit(versioned(exp.to_dict(), snap), output,
+         lambda: version_line(snap, render.explanation, exp, every_node=every_node))  # fmt: skip
     report_errors(snap)
 
 

@@ -43,7 +43,40 @@ NARROW_MIN = {"pool": 8, "taints": 10, "resource": 10}  # so that a word fits on
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def explanation(exp: Explanation, *, heading: bool = True) -> None:
+# Above this many refused nodes, ``explanation`` collapses nodes with the same filter, reason and evidence into
+# one row and names the first few nodes of each reason group (every node: ``every_node``, or ``-o json``)
+COLLAPSE_NODES = 30
+NAMES_SHOWN = 12
+
+
+def _names(names: list[str], every: bool) -> str:
+    if every or len(names) <= NAMES_SHOWN:
+        return ", ".join(names)
+    return ", ".join(names[:NAMES_SHOWN]) + f", … +{len(names) - NAMES_SHOWN} more (--all)"
+
+
+def _node_rows(exp: Explanation, every: bool) -> list[tuple[str, str, str, str]]:
+    """One row per refused node, or (many nodes, not ``every``) one row per distinct (filter, reasons,
+    evidence), first seen first, naming how many nodes read so and the first of them."""
+    if every or len(exp.nodes) <= COLLAPSE_NODES:
+        return [(n.name, n.plugin, "\n".join(n.reasons), "\n".join(n.evidence)) for n in exp.nodes]
+    alike: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for n in exp.nodes:
+        alike.setdefault((n.plugin, tuple(n.reasons), tuple(n.evidence)), []).append(n.name)
+    rows = []
+    for (plugin, reasons, evidence), names in alike.items():
+        who = (
+            names[0]
+            if len(names) == 1
+            else f"{len(names)} nodes: {names[0]}, {names[1]}"
+            + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        )
+        rows.append((who, plugin, "\n".join(reasons), "\n".join(evidence)))
+    return rows
+
+
+def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = False) -> None:
+    """``every_node``: a row for each refused node and every node of each reason group, however many."""
     if heading:
         console.rule(f"[bold]{exp.pod}")
     if exp.waiting:
@@ -97,15 +130,22 @@ def explanation(exp: Explanation, *, heading: bool = True) -> None:
     for line in exp.unverified:  # the verdict rests on something kubegpu does not model
         console.print(Text(f"unverified: {line}"), style="yellow")
     if exp.nodes:
-        table = Table(title="evidence per node", title_justify="left", show_lines=False)
+        rows = _node_rows(exp, every_node)
+        alike = len(rows) < len(exp.nodes)
+        title = (
+            f"evidence per node ({len(exp.nodes)} nodes, alike ones in one row; --all: each)"
+            if alike
+            else "evidence per node"
+        )
+        table = Table(title=title, title_justify="left", show_lines=False)
         for col in ("node", "first failing filter", "reason", "evidence"):
             table.add_column(col, overflow="fold")
-        for n in exp.nodes:
-            table.add_row(n.name, n.plugin, "\n".join(n.reasons), "\n".join(n.evidence))
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
     for g in exp.groups:
         body = Text()
-        body.append(f"{len(g.nodes)} node(s): {', '.join(g.nodes)}\n", style="dim")
+        body.append(f"{len(g.nodes)} node(s): {_names(g.nodes, every_node)}\n", style="dim")
         if g.fix:
             body.append("fix: ", style="bold green")
             body.append(g.fix + "\n")
@@ -218,7 +258,7 @@ def diagnosis(report: Diagnosis) -> None:
             f"({report.other_pending} other pending pod(s) request no GPU and are not explained here)"
         )
     for exp in report.pending:
-        explanation(exp)
+        explanation(exp, every_node=True)  # (the whole report: every node)
     console.rule(f"[bold]Findings ({len(report.findings)})")
     for f in report.findings:
         _finding_panel(f)

@@ -127,7 +127,7 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
         exp = next((e for e in report.pending if e.pod == pod), None)
         if exp is None:
             raise click.UsageError(f"{pod} is not a Pending GPU pod of this snapshot")
-        render.explanation(exp)
+        render.explanation(exp, every_node=True)  # "in full"
     if node is not None:
         rows = [r for r in report.nodes if r.name == node]
         if not rows:
