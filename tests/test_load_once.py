@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +21,19 @@ from kubegpu import sources
 from kubegpu.cli import json_stream
 from kubegpu.cli.main import cli
 from kubegpu.explain.diagnose import diagnose
+from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler import assembly as engine_mod
 from kubegpu.scheduler import cluster as cluster_mod
 from kubegpu.scheduler.cluster import ClusterState
+
+
+def _bench_scale() -> Any:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_diagnose_builds_the_state_and_device_models_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,6 +89,31 @@ def test_json_stream_writes_what_json_dumps_writes() -> None:
         out = io.StringIO()
         json_stream.dump(empty, out.write)
         assert out.getvalue() == json.dumps(empty, indent=2) + "\n"
+
+
+def test_json_stream_of_pods_sharing_evidence_writes_what_json_dumps_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pods of one equivalence class share their lists; pods of different requests share ``NodeEvidence``
+    objects (``explain.shared_evidence``): the generator's 40-node cluster, 20 Pending pods of its 5
+    shapes, plus 20 more each asking its own memory (``varied``). The kept texts are dropped as they go
+    (a node-text bound of 10 here, so the dropping runs): the output is still ``json.dumps``'s."""
+    bench = _bench_scale()
+    alike = bench.generate(40, 20)
+    varied = bench.generate(40, 20, varied=True)
+    pending = [o for o in varied["items"] if o["kind"] == "Pod" and not o["spec"].get("nodeName")]
+    for o in pending:
+        o["metadata"]["name"] += "-v"
+        o["metadata"]["uid"] += "-v"
+    snap = build_snapshot([("gen.json", o) for o in alike["items"] + pending])
+    report = diagnose(engine_mod.Engine(snap))
+    nodes = [e.nodes for e in report.pending if e.nodes]
+    assert len({id(n) for n in nodes}) < len(nodes)  # some lists shared (classes)
+    assert len({id(x) for n in nodes for x in n}) < sum(len(n) for n in nodes)  # objects shared too
+    monkeypatch.setattr(json_stream, "KEPT_NODES", 10)
+    out = io.StringIO()
+    json_stream.dump(report.to_dict(shallow=True), out.write)
+    assert out.getvalue() == json.dumps(report.to_dict(), indent=2) + "\n"
 
 
 def test_bulk_load_pauses_the_collector_and_restores_it() -> None:
