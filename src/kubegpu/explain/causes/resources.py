@@ -234,17 +234,19 @@ def _advertised(ctx: Context) -> list[str]:
     return found
 
 
-def _free(ctx: Context, resource: str) -> dict[str, int]:
-    """``Engine.free``, kept while no node changes (the largest ``ClusterState.version`` moves with every
-    change and never repeats): asked for every Pending pod short of a GPU, over every node."""
+def _free(ctx: Context, resource: str) -> tuple[dict[str, int], int]:
+    """``Engine.free`` and its sum over every node, kept while no node changes (the largest
+    ``ClusterState.version`` moves with every change and never repeats): asked for every Pending pod
+    short of a GPU, over every node."""
     cluster = ctx.engine.cluster
     memo = store_for(ctx.engine).memo
     key = (_free, resource)
     stamp = int(cluster.version.max(initial=0))
-    kept: tuple[int, dict[str, int]] | None = memo.get(key)
+    kept: tuple[int, dict[str, int], int] | None = memo.get(key)
     if kept is None or kept[0] != stamp:
-        kept = memo[key] = (stamp, ctx.engine.free(resource))
-    return kept[1]
+        free = ctx.engine.free(resource)
+        kept = memo[key] = (stamp, free, sum(free.values()))
+    return kept[1], kept[2]
 
 
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
@@ -276,11 +278,11 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             [ctx.cmd(f"describe node {first}")],
         )
     need = reason.requested
-    free = _free(ctx, resource)
+    free, everywhere = _free(ctx, resource)
     here = [free[n] for n in nodes]
     total, largest = sum(here), max(here, default=0)
-    allowed = set(nodes)
-    elsewhere = sum(f for n, f in free.items() if n not in allowed)
+    allowed = set(nodes)  # (a node is named once per group: then ``total`` is what the allowed hold)
+    elsewhere = everywhere - (total if len(allowed) == len(nodes) else sum(free[n] for n in allowed))
     frag = ""
     if total >= need > largest:
         frag = (
