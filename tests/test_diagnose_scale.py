@@ -162,6 +162,26 @@ def test_pods_held_back_alike_share_a_group_whatever_their_cpu_and_memory() -> N
     ]
 
 
+def test_a_group_phrase_names_affinity_terms_and_requests_some_pods_lack() -> None:
+    """Two 8-GPU pods with required node affinity for different pools are two groups (the terms are in
+    the phrase; "required node affinity" alone merged them); a pod without a CPU request beside one with
+    16 reads "cpu up to 16"; the memory range is in one unit (32Gi = 32768Mi, 32769Mi: Mi)."""
+    pool = "cloud.google.com/gke-nodepool"
+    objs = [make_node("train-0").gpus(4).label(pool, "train").obj()]
+    objs.append(make_pod("a").gpu(8).requests(memory="32Gi").require([(pool, "In", ["train"])]).obj())
+    objs.append(
+        make_pod("b").gpu(8).requests(cpu="16", memory="32769Mi").require([(pool, "In", ["train"])]).obj()
+    )
+    objs.append(make_pod("c").gpu(8).require([(pool, "In", ["eval", "test"])], [(pool, "Exists", [])]).obj())
+    snap = build_snapshot([("hand-built.yaml", o) for o in objs])
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    shapes = sorted(g.shape for g in summary.groups)
+    assert shapes == [
+        f"8 nvidia.com/gpu on node affinity {pool} In [eval, test] or {pool} Exists",
+        f"8 nvidia.com/gpu, cpu up to 16, memory 32768Mi–32769Mi on node affinity {pool} In [train]",
+    ]
+
+
 def test_grouped_view_bounds_many_groups_and_pools(tmp_path: Path) -> None:
     """60 pools of one node each (4 GPUs) and one 8-GPU Pending pod per pool: 60 groups (the pools differ)
     and 60 pool rows. The view shows 12 groups with evidence, 40 in one line each, then "… 8 more group(s)
@@ -208,3 +228,10 @@ def test_explain_on_many_nodes_collapses_nodes_that_read_alike(tmp_path: Path) -
     ]
     assert len(rows) == 40  # one per refused node (its first line: name, then its first failing filter)
     assert "alike ones in one row" not in every.output and "more (--all)" not in every.output
+    # 28 nodes (7 batch, 14 train, 7 serve): at most 30 refused, nothing is cut, not even a 14-name group
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps(_generator().generate(28, 4)))
+    few = CliRunner().invoke(cli, ["explain", "team-a/train-00000", "--snapshot", str(small)])
+    assert few.exit_code == 0, few.output
+    assert "14 node(s): gke-train-" in few.output and "more (--all)" not in few.output
+    assert "alike ones in one row" not in few.output

@@ -12,6 +12,7 @@ from typing import Any
 
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
+from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -35,6 +36,9 @@ def _objects() -> list[Any]:
     objs.append(make_pod("d").gpu(2).requests(cpu="8").node_selector(**{POOL: "train"}).obj())
     # a pool no node is in: the selector refuses serve-0 as it does for a, with other lines
     objs.append(make_pod("e").gpu(4).requests(cpu="4", memory="16Gi").node_selector(**{POOL: "dev"}).obj())
+    # required terms instead of a selector: the same request, terms naming different pools
+    objs.append(make_pod("f").gpu(4).require([(POOL, "In", ["train"])]).obj())
+    objs.append(make_pod("g").gpu(4).require([(POOL, "In", ["dev", "eval"])]).obj())
     return objs
 
 
@@ -51,11 +55,30 @@ def _alone(objs: list[Any], key: str) -> dict[str, Any]:
     return explain_pod(Engine(snap), pod).to_dict()
 
 
+def _after_a(objs: list[Any]) -> tuple[Engine, Pod]:
+    """An engine of ``objs`` that has explained pod a (its store filled), and pod b."""
+    snap = _snap(objs)
+    engine = Engine(snap)
+    a, b = snap.pod("default/a"), snap.pod("default/b")
+    assert a is not None and b is not None
+    explain_pod(engine, a)
+    return engine, b
+
+
 def test_each_pod_explained_after_others_reads_as_alone() -> None:
     objs = _objects()
     snap = _snap(objs)
     engine = Engine(snap)
-    keys = ["default/a", "default/b", "default/c", "default/d", "default/e", "default/a"]
+    keys = [
+        "default/a",
+        "default/b",
+        "default/c",
+        "default/d",
+        "default/e",
+        "default/f",
+        "default/g",
+        "default/a",
+    ]
     together = {}
     for key in keys:
         pod = snap.pod(key)
@@ -87,11 +110,7 @@ def test_a_node_that_changed_is_described_as_it_is_now() -> None:
     """Explain a, then place a 1-GPU pod on train-1 in the engine's cluster, then explain b: train-1's
     line must read 1 free (4 − 2 − 1), as a fresh engine of the objects plus that pod says."""
     objs = _objects()
-    snap = _snap(objs)
-    engine = Engine(snap)
-    a, b = snap.pod("default/a"), snap.pod("default/b")
-    assert a is not None and b is not None
-    explain_pod(engine, a)
+    engine, b = _after_a(objs)
     extra = make_pod("late").ns("ops").gpu(1).on("train-1")
     late = _snap([*objs, extra.obj()]).pod("ops/late")
     assert late is not None
@@ -100,3 +119,19 @@ def test_a_node_that_changed_is_described_as_it_is_now() -> None:
     line = next(n for n in exp.nodes if n.name == "train-1").evidence
     assert line == ["nvidia.com/gpu: pod requests 4, node has 1 free (allocatable 4, already requested 3)"]
     assert exp.to_dict() == _alone([*objs, extra.obj()], "default/b")
+
+
+def test_a_node_cordoned_in_between_is_refused_as_cordoned() -> None:
+    """Explain a, cordon train-1 in the engine's cluster, explain b: train-1 is now refused by
+    NodeUnschedulable (it runs first), as on a fresh engine of the objects with train-1 cordoned."""
+    objs = _objects()
+    engine, b = _after_a(objs)
+    engine.cluster.set_unschedulable(engine.cluster.index["train-1"], True)
+    exp = explain_pod(engine, b)
+    assert next(n for n in exp.nodes if n.name == "train-1").plugin == "NodeUnschedulable"
+    cordoned = [
+        make_node("train-1").gpus(4).label(POOL, "train").cordon().obj() if o["metadata"]["name"] == "train-1"
+        else o
+        for o in objs
+    ]  # fmt: skip
+    assert exp.to_dict() == _alone(cordoned, "default/b")

@@ -5,7 +5,15 @@ from fractions import Fraction
 import pytest
 
 from kubegpu.admission.canonical import canonical
-from kubegpu.model.quantity import QuantityError, format_milli, milli_value, parse_quantity, to_milli, value
+from kubegpu.model.quantity import (
+    QuantityError,
+    format_milli,
+    format_milli_range,
+    milli_value,
+    parse_quantity,
+    to_milli,
+    value,
+)
 
 
 @pytest.mark.parametrize(
@@ -153,3 +161,22 @@ def test_a_huge_gpu_request_is_one_input_error_naming_file_object_and_field() ->
     (error,) = snap.errors
     line = error.one_line()
     assert "pods.yaml" in line and "ns/p" in line and "limits[nvidia.com/gpu]" in line and "too large" in line
+
+
+@pytest.mark.parametrize(
+    ("resource", "low", "high", "text"),
+    [
+        ("cpu", 4000, 4000, "4"),  # one amount: format_milli's own text
+        ("cpu", 1000, 119000, "1–119"),
+        ("cpu", 500, 96000, "500m–96000m"),  # 500m and 96 share only the milli unit
+        ("memory", 16 * 2**30 * 1000, 64 * 2**30 * 1000, "16Gi–64Gi"),
+        # 128Gi = 131072Mi; 131119Mi is no whole Gi: both in Mi, not "128Gi–131119Mi"
+        ("memory", 128 * 2**30 * 1000, 131119 * 2**20 * 1000, "131072Mi–131119Mi"),
+        ("memory", 1000, 3000, "1–3"),  # plain bytes
+        ("nvidia.com/gpu", 1000, 8000, "1–8"),
+    ],
+)
+def test_format_milli_range_prints_both_ends_in_one_unit(
+    resource: str, low: int, high: int, text: str
+) -> None:
+    assert format_milli_range(resource, low, high) == text

@@ -5,9 +5,11 @@ The API server takes any annotation text (apimachinery ``pkg/api/validation/obje
 scheduler's GpuShare refuses it at PreFilter (UnschedulableAndUnresolvable: no node can help) with the
 values and why, and nothing raises. The rule is the FGD simulator's (hkust-adsl/kubernetes-scheduler-simulator
 ``pkg/type/open-gpu-share/utils/pod.go`` ``GetGpuAffinityFromPodAnnotation``: a share is count 1 with milli
-< 1000, whole GPUs are milli = 1000 each, anything else panics there) and the openb data's (README:
-``gpu_milli`` is for ``num_gpu == 1``). Every expected text below is written from that rule by hand:
-``<request> with <annotation>: <why>``.
+< 1000, whole GPUs are milli = 1000 each, any other shape panics there) and the openb data's (README:
+``gpu_milli`` is for ``num_gpu == 1``); the count is read as Go's ``strconv.Atoi`` reads it (sign, ASCII
+digits). One deviation: a count the simulator reads as 0 (0, negative, not a number) means "no GPU" there,
+while this pod requests ``kubegpu.io/gpu-milli``, so it is refused, not taken for a CPU pod. Every expected
+text below is written from that rule by hand: ``<request> with <annotation>: <why>``.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def test_the_rule_is_a_share_of_one_gpu_or_whole_gpus(count: int, total: int, sh
         ("two", 1500, 'annotation kubegpu.io/gpu-count: "two": ' + NOT_A_COUNT),
         ("0", 1500, 'annotation kubegpu.io/gpu-count: "0": ' + NOT_A_COUNT),
         ("-1", 500, 'annotation kubegpu.io/gpu-count: "-1": ' + NOT_A_COUNT),
+        ("+-1", 500, 'annotation kubegpu.io/gpu-count: "+-1": ' + NOT_A_COUNT),  # one sign only
+        ("-0", 500, 'annotation kubegpu.io/gpu-count: "-0": ' + NOT_A_COUNT),
         (" 2", 2000, 'annotation kubegpu.io/gpu-count: " 2": ' + NOT_A_COUNT),  # int() would take it
         ("2.0", 2000, 'annotation kubegpu.io/gpu-count: "2.0": ' + NOT_A_COUNT),
         ("", 500, 'annotation kubegpu.io/gpu-count: "": ' + NOT_A_COUNT),
@@ -80,10 +84,11 @@ def test_a_request_that_is_no_shape_is_kept_with_the_values_and_why(
 
 @pytest.mark.parametrize(
     ("value", "total", "count", "milli"),
-    [(None, 460, 1, 460), ("1", 1000, 1, 1000), ("2", 2000, 2, 1000), ("02", 2000, 2, 1000)],
-)
+    [(None, 460, 1, 460), ("1", 1000, 1, 1000), ("2", 2000, 2, 1000), ("02", 2000, 2, 1000),
+     ("+2", 2000, 2, 1000)],
+)  # fmt: skip
 def test_valid_requests_keep_their_shape(value: str | None, total: int, count: int, milli: int) -> None:
-    shape = pod_shape(annotated(pod("p", 1, total), value))  # ("02": Go's strconv.Atoi reads 2 as well)
+    shape = pod_shape(annotated(pod("p", 1, total), value))  # ("02", "+2": Go's strconv.Atoi reads 2)
     assert (shape.count, shape.milli, shape.problem) == (count, milli, "")
 
 

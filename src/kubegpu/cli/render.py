@@ -143,9 +143,10 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    every_name = every_node or len(exp.nodes) <= COLLAPSE_NODES  # (as the table: names cut only when it is)
     for g in exp.groups:
         body = Text()
-        body.append(f"{len(g.nodes)} node(s): {_names(g.nodes, every_node)}\n", style="dim")
+        body.append(f"{len(g.nodes)} node(s): {_names(g.nodes, every_name)}\n", style="dim")
         if g.fix:
             body.append("fix: ", style="bold green")
             body.append(g.fix + "\n")

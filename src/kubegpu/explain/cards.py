@@ -32,6 +32,7 @@ from kubegpu.explain.dra_inventory import DraDevice
 from kubegpu.explain.dra_inventory import devices as dra_devices
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import NodeRow
+from kubegpu.explain.summary import PodAsk, pod_ask
 from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -162,6 +163,8 @@ class ReportData:
     diagnosis: Diagnosis
     queues: tuple[QuotaBar, ...] = ()  # GpuQueue usage against nominal quota (namespace field: the cohort)
     pending_requests: dict[str, str] = field(default_factory=dict)  # pod key → "4 nvidia.com/gpu"
+    # pod key → what it asks for and where: the headline groups Pending pods by it, as ``diagnose`` does
+    pending_asks: dict[str, PodAsk] = field(default_factory=dict)
 
     @property
     def gpu_count(self) -> int:
@@ -185,6 +188,7 @@ class ReportData:
             self.pools,
             self.quotas,
             self.pending_requests,
+            self.pending_asks,
         )
         h.update(repr(shown).encode())
         h.update(json.dumps(self.diagnosis.to_dict(), sort_keys=True, default=str).encode())
@@ -204,6 +208,7 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
         queues=tuple(_queues(engine)),
         diagnosis=diagnosis,
         pending_requests=_requests(engine, diagnosis),
+        pending_asks={e.pod: pod_ask(p) for e in diagnosis.pending if (p := engine.snapshot.pod(e.pod))},
     )
 
 

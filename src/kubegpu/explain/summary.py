@@ -23,8 +23,8 @@ from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
-from kubegpu.model.objects import Pod
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
+from kubegpu.model.quantity import format_milli, format_milli_range
 from kubegpu.model.resources import CPU, MEMORY, is_gpu
 from kubegpu.scheduler.reasons import AffinityMismatch, Insufficient, render
 
@@ -122,24 +122,33 @@ def pod_ask(pod: Pod) -> PodAsk:
     """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods."""
     devices = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
     where = [f"{k}={v}" for k, v in sorted(pod.node_selector.items())]
-    if pod.required_affinity:
-        where.append("required node affinity")
+    if pod.required_affinity:  # its terms: pods of one group may otherwise ask for different pools
+        where.append("node affinity " + " or ".join(_term(t) for t in pod.required_affinity))
     if tolerates_gpu_taint(pod):
         where.append("tolerates the GPU taint")
     return PodAsk(", ".join(devices), ", ".join(where), pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0))
 
 
+def _term(term: NodeSelectorTerm) -> str:
+    """A required node affinity term in one phrase: ``pool In [train, eval] and zone Exists``."""
+
+    def requirement(r: Requirement) -> str:
+        return f"{r.key} {r.operator}" + (f" [{', '.join(r.values)}]" if r.values else "")
+
+    parts = [requirement(r) for r in term.match_expressions]
+    parts += [f"field {requirement(r)}" for r in term.match_fields]
+    return " and ".join(parts) or "(empty term)"
+
+
 def _span(resource: str, values: list[int]) -> str:
-    """``cpu 4`` or ``cpu 1–119`` over the pods of a group; nothing when none of them asks any."""
+    """``cpu 4`` or ``cpu 1–119`` over the pods of a group (``cpu up to 96`` when some ask none); nothing
+    when none of them asks any."""
     low, high = min(values), max(values)
     if not high:
         return ""
-    text = (
-        format_milli(resource, low)
-        if low == high
-        else f"{format_milli(resource, low)}–{format_milli(resource, high)}"
-    )
-    return f"{resource} {text}"
+    if not low:
+        return f"{resource} up to {format_milli(resource, high)}"
+    return f"{resource} {format_milli_range(resource, low, high)}"
 
 
 def _shape(ask: PodAsk, asks: list[PodAsk]) -> str:

@@ -22,6 +22,7 @@ an int64 is ``ErrSuffix`` upstream (``strconv.ParseInt(suffix[1:], 10, 64)`` in 
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -207,6 +208,19 @@ def format_milli(resource: str, milli: int) -> str:
             if whole % factor == 0:
                 return f"{whole // factor}{suffix}"
     return str(whole)
+
+
+def format_milli_range(resource: str, low: int, high: int) -> str:
+    """``low–high`` as ``format_milli`` prints amounts, both ends in one unit: the one it prints for the
+    largest amount dividing both (``128Gi–131119Mi`` would read as two scales: ``131072Mi–131119Mi``)."""
+    if low == high:
+        return format_milli(resource, low)
+    unit = format_milli(resource, math.gcd(low, high))
+    if unit.endswith("m"):  # milli precision
+        return f"{low}m–{high}m"
+    suffix = unit.lstrip("0123456789")
+    factor = 1000 * _BINARY.get(suffix, 1)
+    return f"{low // factor}{suffix}–{high // factor}{suffix}"
 
 
 def _is_bytes(resource: str) -> bool:

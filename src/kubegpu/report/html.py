@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kubegpu.explain.cards import GpuTile, NodeCard, PoolSummary, QuotaBar, ReportData, Slot, SlotKind
 from kubegpu.explain.findings import QUOTA_NEAR, Finding
 from kubegpu.explain.pending import Explanation
-from kubegpu.explain.summary import PodAsk, summarize
+from kubegpu.explain.summary import summarize
 from kubegpu.page import assets
 from kubegpu.page.figures import Figure
 from kubegpu.page.html import Live, figure_section, head, section
@@ -122,7 +122,7 @@ def _controls(data: ReportData) -> str:
 def _headline(data: ReportData) -> str:
     """The diagnose headline (``explain.summary``): GPUs, Pending GPU pods, the causes with most pods, and the
     first thing to do; Pending pods are grouped by what they ask for, as the pending list shows it."""
-    s = summarize(data.diagnosis, {pod: PodAsk(asks) for pod, asks in data.pending_requests.items()})
+    s = summarize(data.diagnosis, data.pending_asks)
     causes = "".join(f"<li><b>{n}</b> pod(s): {_t(c)}</li>" for c, n in s.causes[:5])
     more = f'<p class="muted">and {len(s.causes) - 5} more cause(s) below</p>' if len(s.causes) > 5 else ""
     return section(

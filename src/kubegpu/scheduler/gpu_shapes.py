@@ -80,10 +80,12 @@ def _shape_of(pod: Pod) -> GpuShape:
     if not total:
         return GpuShape(cpu, 0, 0, memory)
     raw = pod.annotations.get(GPU_COUNT_ANNOTATION)
-    # ASCII digits only: no sign, space, underscore or other script's digit, which ``int`` would take; and
-    # a bounded number of them (``int`` refuses over 4,300 digits; no count has more than a few)
-    digits = raw is None or (raw.isascii() and raw.isdigit() and len(raw) <= _COUNT_DIGITS)
-    count = (1 if raw is None else int(raw)) if digits else 0
+    # what Go's ``strconv.Atoi`` reads (the FGD simulator's parser): an optional sign, then ASCII digits (no
+    # space, underscore or other script's digit, which ``int`` would take), a bounded number of them
+    # (``int`` refuses over 4,300 digits; no count has more than a few); below 1 is no count
+    body = raw[1:] if raw is not None and raw[:1] in ("+", "-") else raw
+    digits = body is None or (body.isascii() and body.isdigit() and len(body) <= _COUNT_DIGITS)
+    count = max((1 if raw is None else int(raw)) if digits else 0, 0)
     why = gpu_request_problem(count, total) if count else _NOT_A_COUNT
     if why:
         said = _NO_ANNOTATION if raw is None else f"annotation {GPU_COUNT_ANNOTATION}: {_quoted(raw)}"
@@ -108,9 +110,12 @@ def gpu_request_problem(count: int, total: int) -> str:
     """THE rule of a GPU request the packing model places (``count`` ≥ 1 GPUs, ``total`` ≥ 1 milli-GPU
     over them): a share of ONE GPU (count 1, total ≤ 1000) or ``count`` whole GPUs (total = count × 1000).
     "" when it is one, else why not. It is the FGD simulator's (hkust-adsl/kubernetes-scheduler-simulator,
-    pkg/type/open-gpu-share/utils/pod.go ``GetGpuAffinityFromPodAnnotation``: share iff count 1 and milli
-    < 1000, whole iff milli = 1000, else it panics) and the openb data's (README: ``gpu_milli`` is for
-    ``num_gpu == 1``; every trace row is (0, 0), (1, 1..1000) or (n, 1000)); ``sim.openb`` reads by it.
+    pkg/type/open-gpu-share/utils/pod.go ``GetGpuAffinityFromPodAnnotation``, whose milli is per GPU:
+    share iff count 1 and milli < 1000, whole iff count ≥ 1 and milli = 1000, else it panics) and the
+    openb data's (README: ``gpu_milli`` is for ``num_gpu == 1``; every trace row is (0, 0), (1, 1..1000) or
+    (n, 1000)); ``sim.openb`` reads by it. Where the simulator reads a count of 0 (annotation 0, negative
+    or not a number: ``GetGpuCountFromPodAnnotation``) it sees a pod asking no GPU; here the pod asks for
+    ``kubegpu.io/gpu-milli`` in its requests, so such a count is refused as no shape, not taken as none.
     Worked examples: (1, 460) share; (2, 2000) whole; (1, 1500) and (2, 1500) are no shape (the ledger
     would look for one GPU with 1500 free, or take whole GPUs and record 750 of each)."""
     if count == 1:

@@ -24,7 +24,9 @@ import numpy as np
 from kubegpu.explain.cards import GpuTile, NodeCard, ReportData, Slot, SlotKind, accepts_pods, pools
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.pending import Explanation
+from kubegpu.explain.summary import PodAsk
 from kubegpu.model.names import GPU_PRODUCT_LABEL
+from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
@@ -141,6 +143,7 @@ def collect_packed(packed: PackedCluster, generated: str = "") -> ReportData:
     gpu_failed = [r for r in packed.failed if pod_shape(r.pod).count]
     pending = [Explanation(r.pod.key, False, None, r.message, notes=[FAILED_NOTE]) for r in gpu_failed]
     requested: dict[str, str] = {r.pod.key: _request(r) for r in gpu_failed}
+    asks: dict[str, PodAsk] = {r.pod.key: _ask(r.pod) for r in gpu_failed}
     # the packing pods ask for kubegpu.io/gpu-milli only (not nvidia.com/gpu): that is what was requested
     col = cluster.col[GPU_MILLI_RESOURCE]
     allocatable = int(cluster.allocatable[:, col].sum()) // MILLI
@@ -164,7 +167,15 @@ def collect_packed(packed: PackedCluster, generated: str = "") -> ReportData:
         quotas=(),
         diagnosis=diagnosis,
         pending_requests=requested,
+        pending_asks=asks,
     )
+
+
+def _ask(pod: Pod) -> PodAsk:
+    """What a trace pod asks for (``diagnose``'s grouping: its GPUs in the packing model's terms, its CPU and
+    memory; trace pods name no pool)."""
+    shape = pod_shape(pod)
+    return PodAsk(f"{shape.count} GPU × {shape.milli} milli-GPU", "", pod.requests.get(CPU, 0), shape.memory)
 
 
 def _request(result: ScheduleResult) -> str:
