@@ -52,13 +52,13 @@ def random_bench(target: TypicalPods = TARGET) -> tuple[Bench, np.ndarray]:
 def test_one_node_read_by_index_equals_that_node_read_with_others() -> None:
     """A one-row call reads its node by index (no gathers); every value must equal the node's entry of
     the same call over all 30 rows: fragment amount, the sharing pod's candidates (distinct free values
-    ≥ 500 and the fragment after each), the fragment after ``Sub`` of whole-GPU, multi-GPU partial and
+    ≥ 500 and the fragment after each), the fragment after ``Sub`` of whole-GPU (2 and 4), sharing and
     CPU-only pods, and the per-GPU Filter."""
     b, rows = random_bench()
     lg = b.ledger
     together = lg.frag(rows)
     pos, values, after = lg.share_candidates(rows, 3000, 500)
-    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 2, 500), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
+    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 4, 1000), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
     subs = [lg.frag_after_sub(rows, s) for s in shapes]
     for k in rows:
         one = rows[[k]]
@@ -88,7 +88,7 @@ def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: Typical
     assert lg.node_frag_weighted(rows).tolist() == together.tolist()
     assert lg.cluster_frag() == int(together.sum()) / target.scale
     pos, values, after = lg.share_candidates(rows, 3000, 500)
-    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 2, 500), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
+    shapes = [GpuShape(3000, 2, 1000), GpuShape(3000, 4, 1000), GpuShape(3000, 0, 0), GpuShape(3000, 1, 730)]
     subs = [lg.frag_after_sub(rows, s) for s in shapes]
     for k in rows.tolist():
         assert lg.share_after_one(k, 3000, 500) == list(
@@ -331,8 +331,8 @@ def test_sub_choice_and_the_packing_policies_one_node_values_equal_the_batch() -
     """The simulator's ``NodeResource.Sub`` choice (``count`` GPUs with the least sufficient free milli)
     is written once for arrays (``sub_taken``) and once for one node in Python ints (``sub_taken_one``);
     the baseline policies score one node in Python numbers and many in arrays from one rule each. On 30
-    random nodes every one-node answer equals that node's row of the 30-row batch, for whole, partial,
-    multi-GPU partial, CPU-only and too-large shapes; GPU pods of each kind (sharing, 1 and 2 whole GPUs)
+    random nodes every one-node answer equals that node's row of the 30-row batch, for whole (1, 2 and 4
+    GPUs), sharing, CPU-only and too-large shapes; GPU pods of each kind (sharing, 1 and 2 whole GPUs)
     placed on 12 of the nodes first, so that GpuClustering sees nodes of one kind, of another and mixed."""
     from kubegpu.scheduler.plugins import packing_policies as pp
 
@@ -349,8 +349,8 @@ def test_sub_choice_and_the_packing_policies_one_node_values_equal_the_batch() -
         if k % 3 == 2 and len(whole) >= 3:
             b.place(pod(f"d{k}", 2, 1000), f"n{k}", tuple(g for g in whole if g != share)[:2])
     shapes = [
-        GpuShape(3000, 1, 1000), GpuShape(3000, 2, 1000), GpuShape(3000, 1, 500), GpuShape(3000, 3, 500),
-        GpuShape(3000, 0, 0), GpuShape(3000, 1, 730), GpuShape(3000, 9, 100),
+        GpuShape(3000, 1, 1000), GpuShape(3000, 2, 1000), GpuShape(3000, 1, 500), GpuShape(3000, 4, 1000),
+        GpuShape(3000, 0, 0), GpuShape(3000, 1, 730), GpuShape(3000, 9, 1000),
     ]  # fmt: skip
     classes = (pp.DotProductScore, pp.GpuClusteringScore, pp.GpuPackingScore, pp.BestFitScore)
     plugins = [cls({}, b.scheduler.framework.handle) for cls in classes]

@@ -356,7 +356,7 @@ class GpuShareLedger:
 
     def after_sub_one(self, idx: int, shape: GpuShape) -> int:
         """``frag_after_sub`` of one node, a Python int."""
-        if shape.count and shape.milli != MILLI:  # a partial share of several GPUs: recounted (rare)
+        if shape.count and shape.milli != MILLI:  # a share of one GPU: recounted (FGD scores those per GPU)
             return int(self.frag_after_sub(np.array([idx], dtype=np.intp), shape)[0])
         one = self._one_node()  # no GPUs, or ``count`` whole ones (``counts_after_sub``)
         counts: list[int] = self._counts[idx].tolist()

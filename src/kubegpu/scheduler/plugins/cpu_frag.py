@@ -497,7 +497,8 @@ class CpuAwareFragmentation:
         one state per distinct free value of a GPU that fits), then the current state of the rows whose
         cached measure is older than the node (their cached state renewed first). An after-state is the
         cached state plus the pod's ``_step``; for a sharing pod also its GPU's table row at ``value −
-        milli`` less at ``value``; a multi-GPU pod of part GPUs recounts its GPUs after."""
+        milli`` less at ``value`` (a pod's GPUs are a share of one GPU or whole ones:
+        ``gpu_shapes.gpu_request_problem``)."""
         lg = self.ledger
         renew = lg.cluster.moved(rows, self._gen)  # (stamped now: their values are written below)
         if len(renew) == 1:  # the usual case (the node the last pod took): by index, no gathers
@@ -517,8 +518,6 @@ class CpuAwareFragmentation:
             moved = self._table.take(value - shape.milli, axis=0)
             moved -= self._table.take(value, axis=0)
             state[self._gpu, :k] += moved.T
-        elif shape.count and shape.milli < MILLI:
-            state[self._gpu, :k] = self._state_of(rows, lg.left_after_sub(rows, shape))[self._gpu]
         measured, unfed = self._measure(state)
         if renew.size:
             self._now[0, renew], self._now[1, renew] = measured[k:], unfed[k:]
