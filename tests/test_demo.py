@@ -74,7 +74,7 @@ def test_fragmented_training_pod_is_explained_as_scattered_gpus(demo_engine: Eng
     assert fit.nodes == ["gpu-train-01", "gpu-train-02"]
     assert "Together these nodes have 5 free, but no single one has 4" in fit.fix
     # 8 + 8 behind the taint, 4 on the DGX node, 11 time-sliced replicas: all in other pools or tainted
-    assert "Another 31 nvidia.com/gpu is free on nodes the pod is not allowed on" in fit.fix
+    assert "Another 31 nvidia.com/gpu is free on nodes refused for other reasons" in fit.fix
     evidence = {n.name: n.evidence for n in exp.nodes}
     assert evidence["gpu-train-01"] == [
         "nvidia.com/gpu: pod requests 4, node has 3 free (allocatable 8, already requested 5)"

@@ -18,8 +18,10 @@ import numpy as np
 
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
 from kubegpu.devices.plugin_config import parse_plugin_config
+from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
+from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec
@@ -257,3 +259,23 @@ def test_replica_policy_spreads_or_packs_across_physical_gpus() -> None:
     # two replicas for one container still land on two GPUs when packing
     two, _ = choose(make_pod("q").gpu(2).parsed(), model, taken, "pack")
     assert two is not None and sorted(two["main"]["nvidia.com/gpu"]) == ["ts-gpu0::3", "ts-gpu1::0"]
+
+
+def test_the_grouped_view_counts_a_pod_kubelet_would_refuse_as_blocked_not_schedulable() -> None:
+    """Two Pending pods on the split DGX above: p (4 GPUs) is bound by kube-scheduler and refused by
+    kubelet (TopologyAffinityError), so its group's cause names the admission failure and it is the first
+    step; q (2 GPUs, from one NUMA node) fits, and its group says where it would go. Before, both read
+    "schedulable now" and the headline said nothing was blocked."""
+    objs = [dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6])]
+    objs += [make_pod("p").gpu(4).obj(), make_pod("q").gpu(2).obj()]
+    snap = build_snapshot([("t", o) for o in objs])
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    by_pod = {g.pods[0]: g for g in summary.groups}
+    p, q = by_pod["default/p"], by_pod["default/q"]
+    assert p.cause == "kubelet admission would fail (TopologyAffinityError)"
+    assert p.fix == (
+        "kube-scheduler would bind it to dgx, but its kubelet would refuse it: "
+        "Resources cannot be allocated with Topology locality"
+    )
+    assert q.cause == "schedulable now" and q.fix.startswith("kube-scheduler would bind it to dgx now.")
+    assert summary.first_step.startswith("kube-scheduler would bind it to dgx, but its kubelet")

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
+from kubegpu.cli.summary_view import headline
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
@@ -235,3 +236,19 @@ def test_explain_on_many_nodes_collapses_nodes_that_read_alike(tmp_path: Path) -
     assert few.exit_code == 0, few.output
     assert "14 node(s): gke-train-" in few.output and "more (--all)" not in few.output
     assert "alike ones in one row" not in few.output
+
+
+@pytest.mark.parametrize(("causes", "printed", "more"), [(6, 6, None), (7, 5, "  … 2 more cause(s) (--all)")])
+def test_the_headline_cuts_causes_only_where_a_more_line_saves_lines(
+    causes: int, printed: int, more: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At most 5 causes and a "… N more" line, but never "… 1 more", which takes the line the sixth cause
+    needs (the demo has 6 causes since a pod kubelet would refuse counts as its own cause)."""
+    snap = build_snapshot([("t", make_node("n").gpus(1).obj())])
+    summary = summarize(diagnose(Engine(snap)), {})
+    summary.causes = [(f"cause {i}", 10 - i) for i in range(causes)]
+    headline(summary)
+    lines = capsys.readouterr().out.splitlines()
+    listed = [line for line in lines if line.endswith(tuple(f"cause {i}" for i in range(causes)))]
+    assert len(listed) == printed
+    assert [line for line in lines if "more cause" in line] == ([more] if more else [])

@@ -59,6 +59,49 @@ def test_fragmentation_keeps_the_scattered_gpus_advice() -> None:
     assert "sum of its containers" not in fix and "unhealthy" not in fix
 
 
+SHORTAGE_TAIL = "let the pod preempt lower-priority ones"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "said"),
+    [
+        (5, "Together these nodes have 4 free: a shortage, not fragmentation."),
+        (1, None),  # fits: no Insufficient group at all
+    ],
+)
+def test_fewer_free_gpus_in_all_than_asked_is_a_shortage_not_scattering(gpus: int, said: str | None) -> None:
+    """2 + 2 free on a and b: a 5-GPU pod could not fit even if they were on one node, so moving pods
+    around (the fragmentation advice) cannot help; the advice is to wait, preempt or add nodes."""
+    exp = explain(make_pod("p").gpu(gpus), *two_half_full_nodes())
+    found = [g for g in exp.groups if g.reason == "Insufficient nvidia.com/gpu"]
+    if said is None:
+        assert exp.schedulable and not found
+        return
+    fix = found[0].fix
+    assert said in fix and SHORTAGE_TAIL in fix
+    assert FRAGMENTATION_TAIL not in fix and "scattered" not in fix
+
+
+def test_no_free_gpu_on_the_pods_nodes_is_a_shortage_and_names_the_free_ones_elsewhere() -> None:
+    """Nodes a and b in pool train are full (4 of 4 requested); node c, outside the pod's pool, has 4
+    free. A 1-GPU pod for pool train: its nodes have none free (no scattering: nothing to gather), and
+    the 4 on c are named as free on nodes refused for other reasons (c fails the selector)."""
+    objs = [
+        make_node("a").gpus(4).label("pool", "train").obj(),
+        make_node("b").gpus(4).label("pool", "train").obj(),
+        make_node("c").gpus(4).label("pool", "serve").obj(),
+        make_pod("ra").gpu(4).on("a").obj(),
+        make_pod("rb").gpu(4).on("b").obj(),
+    ]
+    exp = explain(make_pod("p").gpu(1).node_selector(pool="train"), *objs)
+    fix = group(exp, "Insufficient nvidia.com/gpu").fix
+    assert group(exp, "Insufficient nvidia.com/gpu").nodes == ["a", "b"]
+    assert "the most free on any one is 0" in fix
+    assert "None of these nodes has any nvidia.com/gpu free: a shortage, not fragmentation." in fix
+    assert "Another 4 nvidia.com/gpu is free on nodes refused for other reasons" in fix
+    assert SHORTAGE_TAIL in fix and FRAGMENTATION_TAIL not in fix
+
+
 def test_a_per_container_sum_is_named_with_its_parts() -> None:
     """Containers main (2) and side (2): the pod asks 4 on one node; each node has 2 free."""
     pod = make_pod("p").gpu(2).container("side", limits={"nvidia.com/gpu": "2"})

@@ -17,6 +17,7 @@ from kubegpu.cli.width import echo_wrapped
 from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.summary import PodAsk, Summary, summarize
 
+MAX_CAUSES = 5  # in the headline
 MAX_GROUPS = 12
 MAX_LISTED_GROUPS = 40  # groups after MAX_GROUPS, one line each
 MAX_NODE_GROUPS = 40  # pool × product × resource rows
@@ -52,10 +53,12 @@ def headline(s: Summary) -> None:
         f"{s.pending} Pending GPU pod(s)"
         + (f" (+{s.other_pending} Pending without GPUs)" if s.other_pending else "")
     )
-    for cause, pods in s.causes[:5]:
+    # a "1 more" line would take the line the cause itself needs
+    shown = s.causes if len(s.causes) <= MAX_CAUSES + 1 else s.causes[:MAX_CAUSES]
+    for cause, pods in shown:
         echo(f"  {pods:>6} pod(s): {cause}")
-    if len(s.causes) > 5:
-        echo(f"  … {len(s.causes) - 5} more cause(s) (--all)")
+    if len(s.causes) > len(shown):
+        echo(f"  … {len(s.causes) - len(shown)} more cause(s) (--all)")
     echo(f"First: {s.first_step}")
     echo("")
 
@@ -74,7 +77,7 @@ def grouped(s: Summary, report: Diagnosis) -> None:
         where = ", ".join(f"{ns} {n}" for ns, n in spaces.most_common(4))
         more = f", +{len(spaces) - 4} namespace(s)" if len(spaces) > 4 else ""
         echo(f"- {len(g.pods)} pod(s) ({where}{more}) want {g.shape}: {g.cause}")
-        echo(f"    e.g. {g.pods[0]}: {g.message}")
+        echo(f"    e.g. {g.pods[0]}: {g.message or g.fix}")  # (a pod that fits has no message: its verdict)
         for r in g.reasons[:4]:
             echo(f"    {r.nodes:>6} node(s): {r.reason}" + (f" — {r.fix}" if r.fix else ""))
         for n in g.nearest:

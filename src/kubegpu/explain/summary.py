@@ -31,6 +31,7 @@ from kubegpu.scheduler.reasons import AffinityMismatch, Insufficient, render
 # kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
 SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same in every minor)
 NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
+SCHEDULABLE_NOW = "schedulable now"  # the cause of a Pending pod that fits now
 
 
 @dataclass
@@ -55,7 +56,7 @@ class PodAsk:
 @dataclass
 class PendingGroup:
     shape: str  # "8 nvidia.com/gpu, cpu 96, memory 128Gi on cloud.google.com/gke-nodepool=train"
-    cause: str  # the reason that rules out the most nodes, or "schedulable now"
+    cause: str  # the reason that rules out the most nodes, or SCHEDULABLE_NOW
     pods: list[str]  # namespace/name, in diagnose order
     message: str  # the scheduler's message for the group's first pod
     reasons: list[ReasonCount]
@@ -171,7 +172,19 @@ def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
         failed = exp.binding.startswith("device binding failed")
         return ("device binding failed" if failed else "waiting for device binding conditions"), exp.binding
     if exp.schedulable:
-        return "schedulable now", ""
+        bind = f"kube-scheduler would bind it to {exp.node}"
+        if exp.kubelet:  # placed by the scheduler, then refused by the node: blocked, not schedulable
+            reason, message = exp.kubelet.get("reason", ""), exp.kubelet.get("message", "")
+            return (
+                f"kubelet admission would fail ({reason})",
+                f"{bind}, but its kubelet would refuse it: {message}",
+            )
+        # the pod fits now: what keeps it Pending is not in the snapshot (taken before the scheduler got
+        # to it, or no scheduler is running for it)
+        return SCHEDULABLE_NOW, (
+            f"{bind} now. If pods like it stay Pending, the scheduler is not getting to them: check that it "
+            "runs and read the pod's events."
+        )
     if not exp.groups:
         return exp.message, ""
     mismatch = next((g for g in exp.groups if g.reason == SELECTOR_MISMATCH), None)
@@ -238,7 +251,7 @@ def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: lis
     cause's largest group; a tie keeps the order the groups are listed in (largest group first). With no
     Pending pod blocked, the first critical finding (findings list errors first) is the first step:
     "nothing is blocked" above a critical finding would read as "nothing to do"."""
-    blocked = [g for g in ordered if g.cause != "schedulable now"]
+    blocked = [g for g in ordered if g.cause != SCHEDULABLE_NOW]
     if not blocked:
         critical = next((f for f in findings if f.severity == "critical"), None)
         if critical is not None:

@@ -29,6 +29,11 @@ FRAGMENTATION_FIX = (
     " Free devices on one node (wait for or move single-GPU pods), use a pool kept for multi-GPU jobs, "
     "or split the job into several pods under a job framework."
 )
+# where the nodes the pod may use have fewer free devices in all than it asks: taken, not scattered
+SHORTAGE_FIX = (
+    " Wait for GPU pods there to finish, let the pod preempt lower-priority ones (a PriorityClass above "
+    "theirs), or add GPU nodes it may use (the pool's size or its autoscaler's limit)."
+)
 
 
 def too_many_pods_evidence(ctx: Context, reason: TooManyPods, idx: int) -> list[str]:
@@ -283,22 +288,28 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     total, largest = sum(here), max(here, default=0)
     allowed = set(nodes)  # (a node is named once per group: then ``total`` is what the allowed hold)
     elsewhere = everywhere - (total if len(allowed) == len(nodes) else sum(free[n] for n in allowed))
-    frag = ""
-    if total >= need > largest:
+    causes = _gpu_causes(ctx, reason, nodes, free)
+    scattered = total >= need > largest
+    if scattered:
         frag = (
             f" Together these nodes have {format_milli(resource, total)} free, but no single one has "
             f"{format_milli(resource, need)}: the free devices are scattered."
         )
+    else:  # (a cause found below says why; else it is plain shortage)
+        frag = (
+            f" Together these nodes have {format_milli(resource, total)} free"
+            if total
+            else f" None of these nodes has any {resource} free"
+        ) + ("." if causes else ": a shortage, not fragmentation.")
     if elsewhere:
         frag += (
-            f" Another {format_milli(resource, elsewhere)} {resource} is free on nodes the pod is not allowed on "
-            "(see the other reasons)."
+            f" Another {format_milli(resource, elsewhere)} {resource} is free on nodes refused for other reasons "
+            "(see them)."
         )
-    causes = _gpu_causes(ctx, reason, nodes, free)
     return Advice(
         f"The pod needs {format_milli(resource, need)} {resource} on ONE node; among the nodes it may use, the most "
         f"free on any one is {format_milli(resource, largest)}.{frag}"
-        + ("".join(f" {c}" for c in causes) if causes else FRAGMENTATION_FIX),
+        + ("".join(f" {c}" for c in causes) if causes else FRAGMENTATION_FIX if scattered else SHORTAGE_FIX),
         "Free GPUs on different nodes do not add up for one pod. `describe node` shows requests, "
         "not utilisation: an idle GPU that is requested is taken.",
         [
