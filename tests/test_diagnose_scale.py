@@ -136,6 +136,10 @@ def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp
     assert lines[2].startswith("60 GPU nodes, 480 GPUs allocatable") and "200 Pending GPU pod(s)" in lines[2]
     assert len(lines) <= 400
     assert "80 pod(s) (" in result.output  # the 8-GPU class: 200 × 8/20, one line, not 80
+    # their 80 alike findings are one line that reads as a sentence (the pod's place was "{pod}")
+    findings = [line for line in lines if "on one node; the free ones are scattered" in line]
+    assert len(findings) == 1 and "{pod}" not in result.output
+    assert findings[0].startswith("  warning, 80 pods: the pod needs 8 nvidia.com/gpu on one node")
     as_json = json.loads(CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"]).output)
     assert len(as_json["pending"]) == 200 and len(as_json["nodes"]) == 60
     one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])

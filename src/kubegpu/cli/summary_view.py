@@ -23,6 +23,7 @@ MAX_LISTED_GROUPS = 40  # groups after MAX_GROUPS, one line each
 MAX_NODE_GROUPS = 40  # pool × product × resource rows
 MAX_ANOMALIES = 20
 MAX_FINDINGS = 30
+POD_MARK = "{pod}"  # where a finding's title named its pod, in ``finding_kinds``
 # Below these the per-pod / per-node view is short enough to read whole, and is shown after the headline.
 DETAIL_PENDING = 10
 DETAIL_NODES = 30
@@ -115,6 +116,10 @@ def grouped(s: Summary, report: Diagnosis) -> None:
     kinds = finding_kinds(report)
     for (severity, title), objects in kinds[:MAX_FINDINGS]:
         shown = ", ".join(objects[:3]) + (f" +{len(objects) - 3}" if len(objects) > 3 else "")
+        if POD_MARK in title:  # one kind of finding about several pods: the title as each pod's
+            many = len(objects) > 1
+            title = title.replace(POD_MARK, "the pod" if many else objects[0][4:])
+            severity += f", {len(objects)} pods" if many else ""
         echo(f"  {severity}: {title} ({shown})")
     if len(kinds) > MAX_FINDINGS:
         echo(f"  … {len(kinds) - MAX_FINDINGS} more kind(s) (--all)")
@@ -153,7 +158,7 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
 
 
 def finding_kinds(report: Diagnosis) -> list[tuple[tuple[str, str], list[str]]]:
-    """Findings that differ only in the pod they name, as one line: the title with the pod as ``{pod}``
+    """Findings that differ only in the pod they name, as one line: the title with the pod as ``POD_MARK``
     and the pods they name (else the objects); in first-seen order."""
     kinds: dict[tuple[str, str], list[str]] = {}
     listed: dict[
@@ -165,7 +170,7 @@ def finding_kinds(report: Diagnosis) -> list[tuple[tuple[str, str], list[str]]]:
         pods = [o for o in f.objects if "pod/" <= o < "pod0"]
         title = f.title
         for obj in pods:
-            title = title.replace(obj[4:], "{pod}")
+            title = title.replace(obj[4:], POD_MARK)
         named = kinds.setdefault((f.severity, title), [])
         seen = listed.setdefault((f.severity, title), set())
         new = pods or [o for o in f.objects if o not in seen]
