@@ -17,9 +17,11 @@ from typing import Any
 from kubegpu.cluster_exporter.collector import families_of
 from kubegpu.cluster_exporter.measure import measure
 from kubegpu.explain.cards import node_cards
+from kubegpu.explain.diagnose import diagnose, gpu_totals
 from kubegpu.explain.dra_inventory import devices, pool_counts
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
+from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from tests.dra import objects as o
 
@@ -77,3 +79,51 @@ def test_exporter_and_gpu_map_follow_the_minor() -> None:
         # 1.36: the full GPU is no slot (its counters are taken); 1.35: all three devices are slots
         expected = ["gpu-0-mig-1g10gb-19-0", "gpu-0-mig-1g10gb-19-1"]
         assert names == (expected if version == "1.36" else ["gpu-0", *expected]), version
+
+
+def test_diagnose_counts_dra_gpus_as_the_allocator_sees_them() -> None:
+    """The overview row of a DRA node (no nvidia.com/gpu in status.capacity): 1.36 (partitionable) counts
+    the GPU only, its MIG devices being partitions of it, and the GPU is taken once a MIG device of it is
+    allocated; 1.35 (the API server drops the counters) counts the three devices as the allocator sees
+    them: 1 GPU free, 2 MIG devices of which 1 allocated. The headline's totals are the rows' sums, and the
+    node's product is its GPU's productName (no GFD label on a DRA-only node)."""
+    for version, rows in (
+        ("1.36", {"gpu (DRA)": ("1", "1", "0")}),
+        ("1.35", {"gpu (DRA)": ("1", "0", "1"), "mig (DRA)": ("2", "1", "1")}),
+    ):
+        engine = Engine(cluster(held_mig(), version=version))
+        (row,) = node_rows(engine, POOL)
+        got = {r: (v["allocatable"], v["requested"], v["free"]) for r, v in row.gpu.items()}
+        assert (row.name, row.pool, row.product) == ("n1", "a", "NVIDIA H100 80GB HBM3")
+        assert got == rows, version
+        totals = {r: (t["allocatable"], t["requested"]) for r, t in gpu_totals(engine).items()}
+        assert totals == {r: (int(a), int(q)) for r, (a, q, _) in rows.items()}, version
+
+
+def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
+    """Two DRA nodes of 8 GPUs, 6 held on each; three Pending pods with generated claims: two ask 4 GPUs
+    with an 80Gi selector (no node has 4 free), one asks 2 (fits). Before, the headline read "0 GPU
+    nodes, 0 GPUs" and every group "want cpu 1"."""
+    objs: list[dict[str, Any]] = list(o.gpu_classes())
+    for i in range(2):
+        objs += o.gpu_node(f"node-{i}", 8)
+        held = tuple(("gpu", f"gpu-{k}") for k in range(6))
+        objs.append(o.claim(f"held-{i}", o.request("gpu", count=6), status=o.allocated(f"node-{i}", *held)))
+    sel = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+    for name, count in (("a", 4), ("b", 4), ("c", 2)):
+        generated = f"{name}-gpu-x1"
+        objs.append(
+            o.claim(generated, o.request("gpu", count=count, selectors=(sel,)), owner_uid=f"uid-{name}")
+        )
+        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": generated}))
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    summary = summarize(
+        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
+    )
+    assert (summary.gpu_nodes, summary.gpus, summary.requested, summary.free) == (2, 16, 12, 4)
+    want = f"gpu.nvidia.com where {sel} (DRA claim), cpu 1"
+    assert [(g.shape, g.cause, len(g.pods)) for g in summary.groups] == [
+        (f"4 {want}", "cannot allocate all claims", 2),
+        (f"2 {want}", "schedulable now", 1),
+    ]

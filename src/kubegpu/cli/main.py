@@ -244,7 +244,7 @@ def diagnose(
     # Paused as during the load; it resumes before the report is written.
     with bulk_load():
         report = run_diagnose(engine, pool_label=pool_label)
-    asks = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
+    asks = {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
     if output == "json":  # every node's evidence for every pod: 1.7 GB at 5,000 nodes, written piecewise
         from kubegpu.cli import json_stream
 

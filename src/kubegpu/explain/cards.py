@@ -208,7 +208,11 @@ def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: st
         queues=tuple(_queues(engine)),
         diagnosis=diagnosis,
         pending_requests=_requests(engine, diagnosis),
-        pending_asks={e.pod: pod_ask(p) for e in diagnosis.pending if (p := engine.snapshot.pod(e.pod))},
+        pending_asks={
+            e.pod: pod_ask(p, engine.snapshot.dra)
+            for e in diagnosis.pending
+            if (p := engine.snapshot.pod(e.pod))
+        },
     )
 
 

@@ -24,7 +24,7 @@ from kubegpu.explain.dra import double_counting
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.gpu_pod import is_gpu_pod
-from kubegpu.explain.overview import NodeRow, node_rows
+from kubegpu.explain.overview import NodeRow, dra_nodes, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
@@ -93,6 +93,15 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
         col = cluster.col.get(r)
         if col is not None:
             totals[r]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
+    for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
+        listed = engine.snapshot.node(name)
+        if listed is not None and any(is_gpu(r) for r in listed.capacity):
+            continue  # the same GPUs on both stacks, counted above (a finding says it is double-counted)
+        for row, (total, taken) in published.rows.items():
+            t = totals.setdefault(row, {"capacity": 0, "allocatable": 0, "requested": 0})
+            t["capacity"] += total
+            t["allocatable"] += total
+            t["requested"] += taken
     return totals
 
 

@@ -13,13 +13,18 @@ devices is allocated): the allocator's rule (``scheduler.dra_capacity.counters_l
 server drops ``sharedCounters`` / ``consumesCounters`` and no device consumes counters. A pool whose
 counter sets are invalid (a set or counter a device names is missing) is skipped by the allocator: its
 free devices say so. Imports the model and the scheduler's DRA rules.
+
+Also ``diagnose``'s view of DRA GPUs: per node its NVIDIA DRA devices counted as the overview rows
+``gpu (DRA)`` / ``mig (DRA)`` (``node_devices``: a DRA node lists no ``nvidia.com/gpu`` in status.capacity,
+so a cluster served by DRA read as "0 GPU nodes"), and what a Pending pod's claims ask for, in the phrase
+that groups Pending pods (``claim_phrase``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.model.dra import DraObjects
+from kubegpu.model.dra import DeviceRequest, DraObjects
 from kubegpu.model.names import NVIDIA_DRA_DRIVER
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import SliceIndex
@@ -109,3 +114,81 @@ def pool_counts(
         total, allocated, free = out.get(key, (0, 0, 0))
         out[key] = (total + 1, allocated + (1 if d.claim else 0), free + (1 if d.free else 0))
     return out
+
+
+# the overview's rows for NVIDIA's DRA devices (by their ``type``): a DRA node lists no nvidia.com/gpu in
+# status.capacity, so without them a cluster served by DRA reads as "0 GPU nodes"
+DRA_ROWS = {"gpu": "gpu (DRA)", "mig": "mig (DRA)"}
+
+
+@dataclass
+class NodeDevices:
+    """One node's NVIDIA DRA devices: per row of ``DRA_ROWS`` [devices, taken]; the first GPU's product."""
+
+    rows: dict[str, list[int]]
+    product: str = ""
+
+
+def node_devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> dict[str, NodeDevices]:
+    """Per node, its node-local NVIDIA DRA devices (``devices``) as the overview counts them: a device is
+    taken when a claim holds it or its pool's shared counters no longer supply it (not ``free``); a MIG
+    device that draws on a shared counter set (KEP-4815) is a partition of a GPU already counted, not a
+    device of its own, so only GPUs count there (else a partitionable H100 read as 1 GPU + 7 MIG devices)."""
+    partitions: set[tuple[str, str]] = set()  # (pool, device) of MIG devices consuming shared counters
+    product: dict[str, str] = {}
+    for s in snapshot.dra.slices:
+        if s.driver != NVIDIA_DRA_DRIVER:
+            continue
+        for dev in s.devices:
+            kind = dev.attributes.get(f"{s.driver}/type")
+            if partitionable and kind == "mig" and dev.consumes_counters:  # (gate off: the API drops them)
+                partitions.add((s.pool, dev.name))
+            name = dev.attributes.get(f"{s.driver}/productName")
+            node = s.node_name or dev.node_name
+            if kind == "gpu" and node and isinstance(name, str):
+                product.setdefault(node, name)
+    out: dict[str, NodeDevices] = {}
+    for d in devices(snapshot, partitionable):
+        row = DRA_ROWS.get(d.kind)
+        if row is None or not d.node or (d.pool, d.name) in partitions:
+            continue
+        found = out.setdefault(d.node, NodeDevices({}, product.get(d.node, "")))
+        counts = found.rows.setdefault(row, [0, 0])
+        counts[0] += 1
+        counts[1] += not d.free
+    return out
+
+
+def claim_phrase(pod_key: str, dra: DraObjects) -> str:
+    """What the pod's claims ask for, one part per request: ``4 gpu.nvidia.com (DRA claim)``, ``all
+    mig.nvidia.com (DRA claim)``, with the request's CEL selectors written out (pods asking for different
+    devices must not share a group); the first alternative of a ``firstAvailable`` request, marked so. A
+    claim or template the snapshot lacks reads ``DRA claim <name> (not in the snapshot)``."""
+    pc = dra.pod_claims.get(pod_key)
+    if pc is None:
+        return ""
+    ns = pod_key.split("/", 1)[0]
+    parts: list[str] = []
+    for ref in pc.refs:
+        name = ref.claim_name or pc.statuses.get(ref.name) or ""
+        claim = dra.claims.get(f"{ns}/{name}") if name else None
+        template = dra.templates.get(f"{ns}/{ref.template_name}") if ref.template_name else None
+        requests = (
+            claim.requests if claim is not None else template.requests if template is not None else None
+        )
+        if requests is None:
+            parts.append(f"DRA claim {ref.claim_name or ref.template_name or ref.name} (not in the snapshot)")
+            continue
+        parts += [_request_phrase(r) for r in requests]
+    return ", ".join(parts)
+
+
+def _request_phrase(request: DeviceRequest) -> str:
+    alternatives = request.alternatives
+    if not alternatives:
+        return f"DRA request {request.name}"
+    sub = alternatives[0]
+    amount = "all" if sub.allocation_mode == "All" else str(sub.count)
+    where = "".join(f" where {s}" for s in sub.selectors)
+    more = f" or {len(alternatives) - 1} alternative(s)" if len(alternatives) > 1 else ""
+    return f"{amount} {sub.device_class_name}{where}{more} (DRA claim)"

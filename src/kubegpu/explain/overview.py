@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain.dra_inventory import NodeDevices, node_devices
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import gpu_resources, has_gpu_labels
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, node_pool
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
+from kubegpu.scheduler.versions import dra_gate
 
 
 @dataclass
@@ -34,8 +36,10 @@ class NodeRow:
 def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bool = True) -> list[NodeRow]:
     rows = []
     snap = engine.snapshot
+    dra = dra_nodes(engine)
     for node in snap.nodes:
-        if gpu_only and not (gpu_resources(node) or has_gpu_labels(node)):
+        published = dra.get(node.name)
+        if gpu_only and not (gpu_resources(node) or has_gpu_labels(node) or published):
             continue
         idx = engine.cluster.index[node.name]
         view = engine.cluster.view(idx)
@@ -49,6 +53,9 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
             }
             for r in names
         }
+        for row, (total, taken) in published.rows.items() if published else ():
+            gpu[row] = {"capacity": str(total), "allocatable": str(total), "requested": str(taken),
+                        "free": str(total - taken)}  # fmt: skip
         by_ns: dict[str, list[str]] = {}
         for p in sorted(view.pods, key=lambda p: p.key):
             held = {r: v for r, v in p.requests.items() if is_gpu(r) and v}
@@ -60,7 +67,17 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
                 by_ns.setdefault(p.namespace, []).append(shown)
         holders = [f"{ns}: {', '.join(names)}" for ns, names in sorted(by_ns.items())]
         rows.append(NodeRow(
-            node.name, node_pool(node.labels, pool_label), node.labels.get(GPU_PRODUCT_LABEL, ""), node.ready,
+            node.name, node_pool(node.labels, pool_label),
+            node.labels.get(GPU_PRODUCT_LABEL, "") or (published.product if published else ""), node.ready,
             node.unschedulable, [str(t) for t in node.taints], gpu, holders,
         ))  # fmt: skip
     return rows
+
+
+def dra_nodes(engine: Engine) -> dict[str, NodeDevices]:
+    """Per node, the NVIDIA DRA devices it publishes (``dra_inventory.node_devices``, under the minor's
+    DRAPartitionableDevices gate); empty without ResourceSlices."""
+    if not engine.snapshot.dra.slices:
+        return {}
+    minor = engine.framework.handle.behaviour.minor
+    return node_devices(engine.snapshot, dra_gate(minor, "DRAPartitionableDevices"))

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.dra_inventory import claim_phrase
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.quantity import format_milli, format_milli_range
@@ -119,9 +121,13 @@ class Summary:
         }  # fmt: skip
 
 
-def pod_ask(pod: Pod) -> PodAsk:
-    """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods."""
+def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
+    """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods; with ``dra`` (the
+    snapshot's DRA objects) its claims' device requests too."""
     devices = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
+    claims = claim_phrase(pod.key, dra) if dra else ""
+    if claims:
+        devices.append(claims)
     where = [f"{k}={v}" for k, v in sorted(pod.node_selector.items())]
     if pod.required_affinity:  # its terms: pods of one group may otherwise ask for different pools
         where.append("node affinity " + " or ".join(_term(t) for t in pod.required_affinity))
