@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from kubegpu.cli import render
 from kubegpu.cli.main import cli
 from kubegpu.cli.summary_view import headline
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.explanation import Explanation, NodeEvidence
 from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
@@ -256,3 +258,20 @@ def test_the_headline_cuts_causes_only_where_a_more_line_saves_lines(
     listed = [line for line in lines if line.endswith(tuple(f"cause {i}" for i in range(causes)))]
     assert len(listed) == printed
     assert [line for line in lines if "more cause" in line] == ([more] if more else [])
+
+
+def test_explain_keeps_the_rows_of_the_most_nodes_when_evidence_differs_node_by_node() -> None:
+    """100 refused nodes: n000–n049 read alike (a taint), n050–n099 each its own evidence (as DRA evidence
+    names each node's own claim holders): 51 distinct rows are more than 40, so the alike set and the
+    first 39 single nodes stay, in node order, and one row counts the other 11; every node with --all."""
+    nodes = [NodeEvidence(f"n{i:03d}", "TaintToleration", ["taint"], "U", ["t"]) for i in range(50)]
+    nodes += [
+        NodeEvidence(f"n{i:03d}", "DynamicResources", ["dra"], "U", [f"held by c{i}"]) for i in range(50, 100)
+    ]
+    exp = Explanation(pod="default/p", schedulable=False, node=None, message="m", nodes=nodes)
+    rows = render._node_rows(exp, every=False)
+    assert len(rows) == render.MAX_NODE_ROWS + 1
+    assert rows[0][0] == "50 nodes: n000, n001 +48"
+    assert [r[0] for r in rows[1:40]] == [f"n{i:03d}" for i in range(50, 89)]
+    assert rows[40] == ("… 11 more node(s)", "", "", "11 more row(s) of their own evidence (--all)")
+    assert len(render._node_rows(exp, every=True)) == 100

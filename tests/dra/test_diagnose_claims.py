@@ -11,10 +11,16 @@ pinned in tests/realkube/golden/1.34.4.json, case dra-gpu-count-too-many).
 
 from __future__ import annotations
 
-from kubegpu.explain.diagnose import diagnose
+from typing import Any
+
+import pytest
+
+from kubegpu.explain import diagnose as diagnose_module
+from kubegpu.explain.diagnose import diagnose, explain_many
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import is_gpu_pod
-from kubegpu.model.snapshot import build_snapshot
+from kubegpu.explain.pending import explain_pod
+from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from tests.dra import objects as o
 
 
@@ -101,3 +107,62 @@ def test_an_allocated_claim_counts_by_the_driver_of_its_results() -> None:
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     assert is_gpu_pod(next(p for p in snap.pods if p.name == "p"), snap.dra)
+
+
+SELECTOR_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+
+
+def _template_pods(*pods: tuple[str, int, str]) -> ClusterSnapshot:
+    """n-80 (2 × 80Gi) and n-40 (4 × 40Gi, off the selector); per (pod, GPUs, owner uid of its generated
+    claim) a pod whose template made claim ``<pod>-gpu-x`` asking that many 80Gi GPUs."""
+    objs: list[dict[str, Any]] = [
+        *o.gpu_classes(),
+        *o.gpu_node("n-80", 2),
+        *o.gpu_node("n-40", 4, "NVIDIA A100-PCIE-40GB", "40Gi"),
+    ]
+    for name, count, owner in pods:
+        objs.append(
+            o.claim(
+                f"{name}-gpu-x", o.request("gpu", count=count, selectors=(SELECTOR_80GI,)), owner_uid=owner
+            )
+        )
+        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    return snap
+
+
+def test_pods_whose_generated_claims_ask_alike_share_one_evaluation_that_fits_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """a, b, c: 4 GPUs each from one template (no node has 4 of 80Gi); d: 1 GPU (fits n-80); e: 4, but
+    its claim is owned by another pod (upstream refuses it naming the claim: its own evaluation). a, b, c
+    are one class: explained once, and each one's explanation equals explaining it alone, texts included
+    (the evidence names the claim as the pod does, ``pod claim gpu``, not ``a-gpu-x``)."""
+    snap = _template_pods(("a", 4, "uid-a"), ("b", 4, "uid-b"), ("c", 4, "uid-c"), ("d", 1, "uid-d"),
+                          ("e", 4, "uid-somebody-else"))  # fmt: skip
+    engine = Engine(snap)
+    alone = {p.key: explain_pod(engine, p).to_dict() for p in snap.pending_pods()}
+    calls: list[str] = []
+    real = diagnose_module.explain_pod
+    monkeypatch.setattr(diagnose_module, "explain_pod", lambda e, p: calls.append(p.key) or real(e, p))
+    got = {e.pod: e.to_dict() for e in explain_many(engine, list(snap.pending_pods()))}
+    assert calls == ["default/a", "default/d", "default/e"]
+    assert got == alone
+    assert alone["default/b"]["nodes"][0]["evidence"][0].startswith("pod claim gpu request gpu wants 4: ")
+    assert "e-gpu-x" in alone["default/e"]["message"]  # NOT_OWNER names the claim
+
+
+def test_a_class_whose_evaluation_names_its_own_claim_is_not_shared() -> None:
+    """A selector that fails at run time: upstream's allocator error quotes the claim ("claim
+    default/a-gpu-x: selector #0: CEL runtime error"), so a and b, alike otherwise, are evaluated each on
+    its own and each message names its own claim."""
+    objs: list[dict[str, Any]] = [*o.gpu_classes(), *o.gpu_node("n1", 2)]
+    broken = "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'"
+    for name in ("a", "b"):
+        objs.append(o.claim(f"{name}-gpu-x", o.request("gpu", selectors=(broken,)), owner_uid=f"uid-{name}"))
+        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    got = {e.pod: e.message for e in explain_many(Engine(snap), list(snap.pending_pods()))}
+    assert "a-gpu-x" in got["default/a"] and "b-gpu-x" in got["default/b"], got

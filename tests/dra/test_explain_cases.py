@@ -84,7 +84,8 @@ def test_case_3_plain_gpu_request_on_a_mixed_cluster() -> None:
     )
     # n1 has no nvidia.com/gpu allocatable → the special claim asks container 0 for 4; 2 devices → 2 short
     assert evidence(exp)["n1"] == [
-        "claim default/p (nvidia.com/gpu) request container-0-request-0 wants 4: 2 device(s) in reach; class "
+        "the extended-resource claim (nvidia.com/gpu) request container-0-request-0 wants 4: 2 device(s) in "
+        "reach; class "
         "admits 2; selectors admit 2; free 2 → only 2 matching device(s) here, 2 short: ask for fewer or use "
         "a larger node"
     ]

@@ -10,6 +10,12 @@ Job or training run) share one evaluation: ``equivalence_key`` is the whole pars
 read is in it. A pod nominated to a node is never shared (the nominator leaves a pod's own nomination
 out of its own evaluation). Each member keeps its own recorded condition and batch-queue position; where
 several nodes tie as best, members name the node their class's first pod got.
+
+A pod with DRA claims joins a class when its claims are plain (``claims_key``: each exists, is not
+allocated, reserved or being deleted, and a generated one is owned by the pod) and read alike without
+their names: pods made from one ResourceClaimTemplate. The evidence names a generated claim by the pod's
+own name for it (``pod claim gpu``), so the class's texts fit each member; a class whose first
+evaluation names a claim of its own anyway (upstream's allocator errors quote the claim) is not shared.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import NodeRow, dra_nodes, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
+from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
@@ -115,20 +122,63 @@ def equivalence_key(pod: Pod) -> str | None:
     return repr(same)
 
 
+def claims_key(pod: Pod, dra: DraObjects) -> str | None:
+    """What of the pod's DRA claims (``dra.pod_claims``, beside the pod model) its evaluation reads, less the
+    generated claims' names; None when a claim is not plain (missing, allocated, reserved, being deleted,
+    not owned by the pod, a reference of neither kind: messages that name the claim or the pod)."""
+    pc = dra.pod_claims.get(pod.key)
+    if pc is None:
+        return ""
+    parts: list[object] = []
+    for ref in pc.refs:
+        generated = ref.template_name and not ref.claim_name
+        name = ref.claim_name or (pc.statuses.get(ref.name) if generated else None)
+        if generated and ref.name in pc.statuses and name is None:  # no claim needed: skipped upstream
+            parts.append((ref.name, None))
+            continue
+        claim = dra.claims.get(f"{pod.namespace}/{name}") if name else None
+        if claim is None or claim.allocated is not None or claim.reserved_for or claim.deleting:
+            return None
+        if not generated:  # a named claim: the same object for every pod that names it
+            parts.append((ref.name, claim))
+            continue
+        uid = pod.uid or pc.uid
+        if not any(o.controller and o.uid == uid and o.kind == "Pod" for o in claim.owners):
+            return None
+        parts.append((ref.name, ref.template_name, replace(claim, name="", uid="", owners=(), source="")))
+    return repr(parts)
+
+
+def _names_own_claims(exp: Explanation, pod: Pod, dra: DraObjects) -> bool:
+    """Whether ``exp`` (the pod's evaluation) names one of the pod's generated claims anywhere."""
+    pc = dra.pod_claims.get(pod.key)
+    names = [n for n in pc.statuses.values() if n] if pc is not None else []
+    if not names:
+        return False
+    texts = [
+        exp.message,
+        *exp.notes,
+        *(t for g in exp.groups for t in (g.reason, g.fix, g.pitfall, *g.commands)),
+    ]
+    texts += [line for n in exp.nodes for line in n.evidence]
+    return any(name in text for text in texts for name in names)
+
+
 def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
     """``explain_pod`` for each pod, evaluating each equivalence class once (see module docstring)."""
-    shared: dict[str, Explanation] = {}
+    shared: dict[str, Explanation | None] = {}  # None: a class whose evaluation is not shared
     out = []
-    claims = engine.snapshot.dra.pod_claims
+    dra = engine.snapshot.dra
     for pod in pods:
-        # a pod's claims live beside the pod model (``dra.pod_claims``), out of the key's sight: such a pod
-        # is evaluated on its own
-        key = equivalence_key(pod) if pod.key not in claims else None
+        key = equivalence_key(pod)
+        if key is not None and pod.key in dra.pod_claims:
+            claims = claims_key(pod, dra)
+            key = None if claims is None else f"{key} {claims}"
         first = shared.get(key) if key is not None else None
         if first is None:
             exp = explain_pod(engine, pod)
-            if key is not None:
-                shared[key] = exp
+            if key is not None and key not in shared:
+                shared[key] = None if _names_own_claims(exp, pod, dra) else exp
         else:
             exp = replace(
                 first,

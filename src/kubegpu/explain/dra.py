@@ -142,9 +142,11 @@ def explain_request(
     held_by: Mapping[DeviceId, str],
     features: Features | None = None,
     state: State | None = None,
+    label: str = "",
 ) -> RequestOnNode:
     """One request on one node; ``state``: ``claims_state(dra, features)``, made once by the caller for
-    many nodes and requests (computed here when absent)."""
+    many nodes and requests (computed here when absent); ``label``: how the texts name the claim (``claim
+    <namespace/name>`` when not given)."""
     r = RequestOnNode(sub.name, sub.count if sub.allocation_mode == "ExactCount" else -1)
     cls = dra.classes.get(sub.device_class_name)
     f = features or Features()
@@ -167,7 +169,7 @@ def explain_request(
                     r.rejected[d.name] = why
                     continue
                 r.class_admits += 1
-                why = _rejected_by(sub.selectors, s.driver, d, f"claim {claim.key}")
+                why = _rejected_by(sub.selectors, s.driver, d, label or f"claim {claim.key}")
                 if why:
                     r.rejected[d.name] = why
                     continue

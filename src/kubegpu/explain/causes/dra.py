@@ -66,6 +66,34 @@ def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
     return out
 
 
+def _labels(ctx: Context) -> dict[str, str]:
+    """How the evidence names each of the pod's claims: a claim generated from a template by the pod's own
+    name for it (``pod claim gpu``: ``spec.resourceClaims[].name``), a named claim by its key, the special
+    claim by the resources it serves. Nothing of the pod's own name: pods whose claims ask alike read
+    alike, so ``diagnose`` can explain them once (``explain.diagnose.explain_many``)."""
+
+    def make() -> dict[str, str]:
+        pod, out = ctx.pod, dict[str, str]()
+        pc = ctx.engine.snapshot.dra.pod_claims.get(pod.key)
+        if pc is None:
+            return out
+        for ref in pc.refs:
+            generated = pc.statuses.get(ref.name) if ref.template_name and not ref.claim_name else None
+            if generated:
+                out[f"{pod.namespace}/{generated}"] = f"pod claim {ref.name}"
+        return out
+
+    return ctx.once((_labels,), make)
+
+
+def label(ctx: Context, key: str) -> str:
+    """``_labels``' name of the claim ``key`` (``claim <key>`` for a named claim)."""
+    special = f"{ctx.pod.namespace}/{ctx.pod.name} ("
+    if key.startswith(special):  # the special claim (``_claims``): named by what it serves
+        return f"the extended-resource claim ({key[len(special) :]}"
+    return _labels(ctx).get(key) or f"claim {key}"
+
+
 def _features(ctx: Context) -> Features:
     return Features.for_minor(ctx.engine.framework.handle.behaviour.minor)
 
@@ -77,7 +105,12 @@ def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]
     rows: list[tuple[ResourceClaim, RequestOnNode]] = ctx.once(
         (_rows, node.name),
         lambda: [
-            (c, explain_request(c, sub, node, dra, index, held, _features(ctx), _state(ctx)))
+            (
+                c,
+                explain_request(
+                    c, sub, node, dra, index, held, _features(ctx), _state(ctx), label(ctx, c.key)
+                ),
+            )
             for c in _claims(ctx, node)
             for req in c.requests
             for sub in req.alternatives
@@ -86,7 +119,7 @@ def _rows(ctx: Context, node: Node) -> list[tuple[ResourceClaim, RequestOnNode]]
     return rows
 
 
-def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
+def _line(ctx: Context, claim: ResourceClaim, r: RequestOnNode) -> str:
     want = "all" if r.wanted < 0 else str(r.wanted)
     parts = [f"{r.in_reach} device(s) in reach", f"class admits {r.class_admits}",
              f"selectors admit {r.selector_admits}", f"free {len(r.free)}"]  # fmt: skip
@@ -97,7 +130,7 @@ def _line(claim: ResourceClaim, r: RequestOnNode) -> str:
     if r.rejected and r.selector_admits:  # with none admitted the fix quotes the rejecting clause itself
         d, why = next(iter(r.rejected.items()))
         parts.append(f"e.g. {d}: {why}")
-    return f"claim {claim.key} request {r.request} wants {want}: {'; '.join(parts)} → {fix(r)}"
+    return f"{label(ctx, claim.key)} request {r.request} wants {want}: {'; '.join(parts)} → {fix(r)}"
 
 
 def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, RequestOnNode]]) -> list[str]:
@@ -123,7 +156,7 @@ def _constraint_lines(ctx: Context, node: Node, rows: list[tuple[ResourceClaim, 
             counts = ", ".join(f"{v}: {len(n)}" for v, n in sorted(values.items())) or "none"
             rule = "must share one value" if m.match_attribute else "must all have different values"
             kind = "matchAttribute" if m.match_attribute else "distinctAttribute"
-            out.append(f"claim {claim.key} {kind} {attr} over "
+            out.append(f"{label(ctx, claim.key)} {kind} {attr} over "
                        f"{', '.join(r.request for r in mine)}: {need} device(s) {rule}; free "
                        f"devices by value: {counts}")  # fmt: skip
     return out
@@ -151,10 +184,10 @@ def evidence(ctx: Context, reason: Message, idx: int) -> list[str]:
     node = ctx.engine.cluster.nodes[idx]
     rows = _rows(ctx, node)
     return (
-        [_line(c, r) for c, r in rows]
+        [_line(ctx, c, r) for c, r in rows]
         + _constraint_lines(ctx, node, rows)
         + [
-            f"claim {c} request {r}: {d} refused together with the claim's other devices: {why}"
+            f"{label(ctx, c)} request {r}: {d} refused together with the claim's other devices: {why}"
             for c, r, d, why in _together(ctx, node, rows)
         ]
     )
@@ -178,7 +211,9 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     together = [] if short else _together(ctx, by_name[best], _rows(ctx, by_name[best]))
     if together:
         c, r, d, why = together[0]
-        text = f"every request fits alone, but together they do not: {d} for claim {c} request {r}: {why}"
+        text = (
+            f"every request fits alone, but together they do not: {d} for {label(ctx, c)} request {r}: {why}"
+        )
     elif not short and constrained:
         ms = [m for c in constrained for m in c.constraints]
         attrs = ", ".join(m.match_attribute or m.distinct_attribute for m in ms)
@@ -186,7 +221,7 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
             rule, lack = "share one value of", "no value has enough free devices"
         else:
             rule, lack = "satisfy the constraints on", "the free devices do not have enough values for that"
-        text = (f"every request fits alone, but the devices of {constrained[0].key} must {rule} {attrs} and "
+        text = (f"every request fits alone, but the devices of {label(ctx, constrained[0].key)} must {rule} {attrs} and "
                 f"{lack} (the evidence counts them per value)")  # fmt: skip
     else:
         text = fix((short or per_node[best])[0])
