@@ -21,6 +21,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
 
 
@@ -166,3 +167,53 @@ def test_a_class_whose_evaluation_names_its_own_claim_is_not_shared() -> None:
     assert not snap.errors
     got = {e.pod: e.message for e in explain_many(Engine(snap), list(snap.pending_pods()))}
     assert "a-gpu-x" in got["default/a"] and "b-gpu-x" in got["default/b"], got
+
+
+def _explained_alike(snap: ClusterSnapshot) -> None:
+    """``explain_many`` gives each pod what explaining it alone gives."""
+    engine = Engine(snap)
+    pods = list(snap.pending_pods())
+    alone = {p.key: explain_pod(engine, p).to_dict() for p in pods}
+    assert {e.pod: e.to_dict() for e in explain_many(engine, pods)} == alone
+
+
+def test_a_class_whose_unverified_lines_name_its_claim_is_not_shared() -> None:
+    """1.34 does not model device tolerations (DRADeviceTaints is off there): the unverified line names
+    the claim ("claim default/a-gpu-x sets device tolerations …"), so b must not read a's claim there."""
+    objs: list[dict[str, Any]] = [*o.gpu_classes(), *o.gpu_node("n1", 1)]
+    tolerate = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
+    for name in ("a", "b"):
+        objs.append(
+            o.claim(f"{name}-gpu-x", o.request("gpu", count=4, tolerations=tolerate), owner_uid=f"uid-{name}")
+        )
+        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    snap.kube_version = "1.34"
+    _explained_alike(snap)
+
+
+@pytest.mark.parametrize("with_pod_claims", [False, True])
+def test_a_pod_owning_a_special_extended_resource_claim_is_evaluated_alone(with_pod_claims: bool) -> None:
+    """KEP-5004 (1.36): a class serves nvidia.com/gpu; p owns a special claim left with requests by an
+    earlier cycle (upstream then refuses every DRA node: "cannot schedule extended resource claim"), q
+    owns none. Both ask nvidia.com/gpu: 1 and are otherwise alike; the special claim is outside the keys,
+    so p must not take q's verdict (with or without template claims of their own)."""
+    cls = o.device_class("gpu.nvidia.com", "gpu", extended="nvidia.com/gpu")
+    stale = o.claim("p-extended-resources-x7k2q", o.request("container-0-request-0"), owner_uid="uid-p")
+    stale["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    objs: list[dict[str, Any]] = [cls, *o.gpu_node("n1", 2), make_node("n2").gpus(1).obj(), stale]
+    for name in ("q", "p"):
+        if with_pod_claims:
+            objs.append(o.claim(f"{name}-gpu-x", o.request("gpu"), owner_uid=f"uid-{name}"))
+            pod = o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"})
+            pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+            pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+        else:
+            pod = make_pod(name).gpu(1).obj()
+            pod["metadata"]["uid"] = f"uid-{name}"
+        objs.append(pod)
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    snap.kube_version = "1.36"
+    _explained_alike(snap)

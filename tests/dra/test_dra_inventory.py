@@ -21,8 +21,9 @@ from kubegpu.explain.diagnose import diagnose, gpu_totals
 from kubegpu.explain.dra_inventory import devices, pool_counts
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
-from kubegpu.explain.summary import pod_ask, summarize
+from kubegpu.explain.summary import anomalies, pod_ask, summarize
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
+from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
 
 POOL = "accelerator.example.com/pool"
@@ -127,3 +128,53 @@ def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
         (f"4 {want}", "cannot allocate all claims", 2),
         (f"2 {want}", "schedulable now", 1),
     ]
+
+
+def test_a_node_left_with_a_zero_device_plugin_count_has_its_dra_gpus_counted() -> None:
+    """A node moved from the device plugin to DRA keeps ``nvidia.com/gpu: 0`` in status (kubelet keeps
+    the zero once the plugin is gone): its 8 DRA GPUs count in the totals (only a non-zero plugin count
+    means the same GPUs on both stacks)."""
+    node = make_node("n1").gpus(0).obj()
+    objs = [*o.gpu_classes(), node, o.node_slice("n1", [o.gpu_device(i, "n1") for i in range(8)])]
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors
+    totals = gpu_totals(Engine(snap))
+    assert totals["gpu (DRA)"] == {"capacity": 8, "allocatable": 8, "requested": 0}
+
+
+def test_a_gpu_request_served_through_dra_is_no_anomaly_on_a_dra_node() -> None:
+    """KEP-5004 (1.36): p runs with nvidia.com/gpu: 2 served by its special claim on DRA node n1 (no
+    nvidia.com/gpu in the node's status), q holds a third GPU through a claim: the row is gpu (DRA) 3 of
+    4 taken, with no nvidia.com/gpu row of 2 requested out of 0 (an anomaly that is not one)."""
+    cls = o.device_class("gpu.nvidia.com", "gpu", extended="nvidia.com/gpu")
+    p = make_pod("p").gpu(2).on("n1").obj()
+    p["metadata"]["uid"] = "uid-p"
+    special = o.claim(
+        "p-extended-resources-abcde",
+        o.request("container-0-request-0", count=2),
+        owner_uid="uid-p",
+        status=o.allocated(
+            "n1", ("container-0-request-0", "gpu-0"), ("container-0-request-0", "gpu-1"), reserved=("uid-p",)
+        ),
+    )
+    special["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    held = o.claim("dc", o.request("gpu"), status=o.allocated("n1", ("gpu", "gpu-2"), reserved=("uid-q",)))
+    q = o.pod("q", ("gpu", "dc", ""), uid="uid-q")
+    q["spec"]["nodeName"] = "n1"
+    snap = build_snapshot([("t", x) for x in (cls, *o.gpu_node("n1", 4), p, special, held, q)])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    snap.kube_version = "1.36"
+    report = diagnose(Engine(snap))
+    (row,) = report.nodes
+    assert row.gpu == {"gpu (DRA)": {"capacity": "4", "allocatable": "4", "requested": "3", "free": "1"}}
+    assert anomalies(report.nodes) == []
+
+
+def test_a_template_reference_that_needs_no_claim_asks_for_no_devices() -> None:
+    """status.resourceClaimStatuses names no claim for the reference (the controller decided none is
+    needed, upstream skips it): the pod's group phrase lists no DRA request for it."""
+    objs = [*o.gpu_classes(), o.pod("p", ("gpu", "", "gpus"), statuses={"gpu": None})]
+    snap = build_snapshot([("t", x) for x in objs])
+    assert not snap.errors
+    (pod,) = snap.pending_pods()
+    assert pod_ask(pod, snap.dra).devices == ""

@@ -102,7 +102,7 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
             totals[r]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
     for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
         listed = engine.snapshot.node(name)
-        if listed is not None and any(is_gpu(r) for r in listed.capacity):
+        if listed is not None and any(is_gpu(r) and v > 0 for r, v in listed.allocatable.items()):
             continue  # the same GPUs on both stacks, counted above (a finding says it is double-counted)
         for row, (total, taken) in published.rows.items():
             t = totals.setdefault(row, {"capacity": 0, "allocatable": 0, "requested": 0})
@@ -155,11 +155,8 @@ def _names_own_claims(exp: Explanation, pod: Pod, dra: DraObjects) -> bool:
     names = [n for n in pc.statuses.values() if n] if pc is not None else []
     if not names:
         return False
-    texts = [
-        exp.message,
-        *exp.notes,
-        *(t for g in exp.groups for t in (g.reason, g.fix, g.pitfall, *g.commands)),
-    ]
+    texts = [exp.message, *exp.notes, *exp.unverified]
+    texts += [t for g in exp.groups for t in (g.reason, g.fix, g.pitfall, *g.commands)]
     texts += [line for n in exp.nodes for line in n.evidence]
     return any(name in text for text in texts for name in names)
 
@@ -169,8 +166,12 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
     shared: dict[str, Explanation | None] = {}  # None: a class whose evaluation is not shared
     out = []
     dra = engine.snapshot.dra
+    # pods that own a special claim for extended resources served by DRA (KEP-5004, made in an earlier
+    # cycle): DynamicResources reads it, and it is outside both keys
+    special = {(c.namespace, o.name, o.uid) for c in dra.claims.values() if c.extended_resource
+               for o in c.owners if o.controller}  # fmt: skip
     for pod in pods:
-        key = equivalence_key(pod)
+        key = equivalence_key(pod) if (pod.namespace, pod.name, pod.uid) not in special else None
         if key is not None and pod.key in dra.pod_claims:
             claims = claims_key(pod, dra)
             key = None if claims is None else f"{key} {claims}"

@@ -44,6 +44,8 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
         idx = engine.cluster.index[node.name]
         view = engine.cluster.view(idx)
         names = sorted({*gpu_resources(node), *(r for p in view.pods for r in p.requests if is_gpu(r))})
+        if published:  # a GPU resource the node does not list is served by its DRA devices (KEP-5004)
+            names = [r for r in names if r in node.capacity]
         gpu = {
             r: {
                 "capacity": format_milli(r, node.capacity.get(r, 0)),
