@@ -7,7 +7,12 @@ three zones, the batch quarter tainted ``nvidia.com/gpu=present:NoSchedule``; ab
 with a mix of causes: 8 GPUs when no node has 8 free (40%), a pool selector naming a pool that does not
 exist (15%), the GPU taint not tolerated on tainted-only pool ``batch`` (15%), more CPU than any node has
 (10%), and small pods that fit (20%). With ``--varied`` every Pending pod also asks its own memory, so no two
-share an evaluation (the equivalence classes' help gone; the causes the same).
+share an evaluation (the equivalence classes' help gone; the causes the same). With ``--dra`` the GPUs are
+served by NVIDIA's DRA driver instead (``resource.k8s.io/v1``, shaped as ``tests/dra/objects.py``): each
+node publishes 8 A100 (half 80 GB, half 40 GB) in its ResourceSlice, a running pod holds 6 of them through
+an allocated claim, and the Pending pods come from two ResourceClaimTemplates, each with its generated
+claim: 4 GPUs of at least 80Gi (no node has them: half the nodes are short of free devices, half have
+none that the selector admits) and 2 such GPUs (fit).
 
 For each size it prints, in one table: the file's ``json.load`` time, kubegpu's load (read + parse +
 the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
@@ -21,7 +26,7 @@ process's figure, about 0.5 s). Every measured command runs in a fresh process
 never hides another's).
 
     python benchmarks/bench_scale.py [--sizes 500,5000] [--pending 100,1000] [--running-per-node 4]
-        [--varied] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
+        [--varied | --dra] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -146,6 +151,38 @@ def generate(
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
+SELECTOR_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+
+
+def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
+    """The ``--dra`` cluster (module docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.dra import objects as o
+
+    items: list[dict[str, Any]] = list(o.gpu_classes())
+    for i in range(nodes):
+        name, big = f"node-{i:05d}", i % 2 == 0
+        items += o.gpu_node(name, 8, o.A100_80 if big else "NVIDIA A100-PCIE-40GB", "80Gi" if big else "40Gi")
+        held = tuple(("gpu", f"gpu-{k}") for k in range(6))
+        items.append(o.claim(f"run-{i:05d}-gpu", o.request("gpu", count=6),
+                             status=o.allocated(name, *held, reserved=(f"uid-run-{i:05d}",))))  # fmt: skip
+        running = o.pod(f"run-{i:05d}", ("gpu", f"run-{i:05d}-gpu", ""), uid=f"uid-run-{i:05d}")
+        running["spec"]["nodeName"] = name
+        running["status"] = {"phase": "Running"}
+        items.append(running)
+    for j in range(pending):
+        big = j % 2 == 0
+        pod, claim = f"train-{j:05d}", f"train-{j:05d}-gpu-x{j:05d}"
+        request = o.request("gpu", count=4 if big else 2, selectors=(SELECTOR_80GI,))
+        generated = o.claim(claim, request, owner_uid=f"uid-{pod}")
+        generated["metadata"]["ownerReferences"][0]["name"] = pod  # as the claim controller writes it
+        items.append(generated)
+        items.append(
+            o.pod(pod, ("gpu", "", "four-a100-80" if big else "two-a100-80"), statuses={"gpu": claim})
+        )
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
 def _varied(j: int, name: str, ns: str, gpus: int, cpu: str, **spec: Any) -> dict[str, Any]:
     """``_pod`` with memory 16 Gi per GPU plus ``j`` MiB: a request no other Pending pod has."""
     pod = _pod(name, ns, gpus, cpu, **spec)
@@ -215,6 +252,9 @@ def main() -> None:
         "--varied", action="store_true",
         help="every Pending pod asks its own memory: no two share an evaluation (the same causes)",
     )  # fmt: skip
+    ap.add_argument(
+        "--dra", action="store_true", help="GPUs served by NVIDIA's DRA driver (module docstring)"
+    )
     ap.add_argument("--out", type=Path, default=Path("/tmp/kubegpu-scale"))
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a command is given up on")
     ap.add_argument("--seed", type=int, default=0)
@@ -231,9 +271,14 @@ def main() -> None:
     kubegpu = [sys.executable, "-m", "kubegpu"]
     rows = []
     for nodes, pending in zip(sizes, pendings, strict=True):
-        path = args.out / f"cluster-{nodes}-{pending}{'-varied' if args.varied else ''}.json"
+        kind = "-dra" if args.dra else "-varied" if args.varied else ""
+        path = args.out / f"cluster-{nodes}-{pending}{kind}.json"
         if not path.exists():
-            data = generate(nodes, pending, args.running_per_node, args.seed, args.varied)
+            data = (
+                generate_dra(nodes, pending)
+                if args.dra
+                else generate(nodes, pending, args.running_per_node, args.seed, args.varied)
+            )
             path.write_text(json.dumps(data))
         data = json.loads(path.read_text())
         running = sum(1 for o in data["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName"))

@@ -232,19 +232,18 @@ def diagnose(
     from kubegpu.explain.summary import pod_ask
     from kubegpu.model.bulk import bulk_load
 
-    snap = load_snapshot(**src)
-    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config)
-    # One command, one snapshot kept to the end: take what the load made out of the cyclic collector's
-    # generations, so the collections that explaining 1,000 pods on 5,000 nodes triggers (millions of small
-    # objects) do not walk it again (~40 % of the time after the load). Not in make_engine: the cluster
-    # exporter rebuilds engines in a long-running process, where frozen garbage would never be collected.
-    gc.freeze()
-    # Explaining makes ~100,000 small acyclic objects per 5,000 nodes and Pending class (per-node evidence):
-    # with the collector running, its young-generation passes were a quarter of diagnose's own time.
-    # Paused as during the load; it resumes before the report is written, with what diagnosing made frozen
-    # too: resumed, the collector's first passes would walk all of it as young objects (1.7 of 8.5 s on a
-    # 1,000-node DRA cluster, whose evidence is rich) and free nothing that reference counting does not.
+    # The cyclic collector stays paused from the load to the report (the load pauses it too, and would
+    # resume it on its way out): the snapshot, the engine and the evidence are millions of small acyclic
+    # objects, and each time the collector resumed, its first passes walked all that was made since as young
+    # objects (0.3 of 5 s on 5,000 DRA nodes after the load; 1.7 of 8.5 s on a 1,000-node DRA cluster after
+    # diagnosing) and freed nothing that reference counting does not. One command, one snapshot kept to the
+    # end: what the load and then diagnosing made is frozen, out of the collector's generations, before it
+    # resumes. Not in make_engine: the cluster exporter rebuilds engines in a long-running process, where
+    # frozen garbage would never be collected.
     with bulk_load():
+        snap = load_snapshot(**src)
+        engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config)
+        gc.freeze()
         report = run_diagnose(engine, pool_label=pool_label)
         gc.freeze()
     asks = {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
