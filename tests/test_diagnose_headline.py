@@ -105,3 +105,39 @@ def test_with_nothing_blocked_a_critical_finding_is_the_first_step() -> None:
 def test_with_nothing_blocked_and_no_critical_finding_nothing_is_blocked() -> None:
     s = _summary(_cluster(one_gpu=0, two_gpu=0, eight_gpu=0))
     assert s.first_step == "nothing is blocked"
+
+
+def _mig_and_whole() -> ClusterSnapshot:
+    """Node whole: 8 GPUs, 4 held by a running pod (4 free). Node mig: its 8 GPUs split into 7 slices each
+    (mixed strategy: nvidia.com/mig-1g.10gb: 56, no nvidia.com/gpu), 2 slices held. Pending: one 8-GPU pod."""
+    objs = [
+        make_node("whole").gpus(8).obj(),
+        make_node("mig").gpus(56, resource="nvidia.com/mig-1g.10gb").obj(),
+        make_pod("run").gpu(4).on("whole").obj(),
+        make_pod("slices").limits(**{"nvidia.com/mig-1g.10gb": "2"}).on("mig").obj(),
+        make_pod("big").gpu(8).obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    return snap
+
+
+def test_the_headline_counts_mig_devices_apart_from_gpus() -> None:
+    """56 slices of 8 GPUs are not 56 more GPUs: the headline says 8 GPUs (4 requested, 4 free) and 56 MIG
+    devices (2 requested, 54 free). Before, it read "64 GPUs allocatable"."""
+    snap = _mig_and_whole()
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    assert (summary.gpus, summary.requested, summary.free, summary.mig) == (8, 4, 4, (56, 2, 54))
+    assert summary.devices_line() == (
+        "2 GPU nodes, 8 GPUs allocatable, 4 requested, 4 free; 56 MIG devices allocatable, 2 requested, 54 free"
+    )
+
+
+def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_devices() -> None:
+    """The 8-GPU pod is refused by NodeResourcesFit on both nodes. The MIG node has 54 free devices but no
+    nvidia.com/gpu at all (it can never hold the pod); the whole node has 4 of 8 free: it is the nearest
+    miss, first. Before, the nodes were ranked by free devices of any resource, and the MIG node came first."""
+    snap = _mig_and_whole()
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    (group,) = summary.groups
+    assert [n.name for n in group.nearest] == ["whole", "mig"]

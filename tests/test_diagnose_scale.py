@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kubegpu.cli import render
+from kubegpu.cli import render, summary_view
 from kubegpu.cli.main import cli
 from kubegpu.cli.summary_view import headline
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
@@ -275,3 +275,27 @@ def test_explain_keeps_the_rows_of_the_most_nodes_when_evidence_differs_node_by_
     assert [r[0] for r in rows[1:40]] == [f"n{i:03d}" for i in range(50, 89)]
     assert rows[40] == ("… 11 more node(s)", "", "", "11 more row(s) of their own evidence (--all)")
     assert len(render._node_rows(exp, every=True)) == 100
+
+
+def test_the_pool_table_is_as_wide_as_its_longest_product_and_resource(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A MIG node's product label (GFD: ``NVIDIA-H100-80GB-HBM3-MIG-1g.10gb``, 33 characters) and resource
+    (``nvidia.com/mig-1g.10gb``, 22) are wider than the columns' 28 and 16: the columns grow, so every row's
+    node count ends where the header's "nodes" does."""
+    objs = [
+        make_node("h").gpus(8).label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").obj(),
+        make_node("m")
+        .gpus(56, resource="nvidia.com/mig-1g.10gb")
+        .label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb")
+        .obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    report = diagnose(Engine(snap))
+    summary_view.grouped(summarize(report, {}), report)
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("GPU nodes by pool and product:")
+    header, rows = lines[start + 1], lines[start + 2 : start + 4]
+    end = header.index("nodes") + len("nodes")
+    assert [r[end - 1] for r in rows] == ["1", "1"] and all(r[end] == " " for r in rows), rows
+    assert any("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb nvidia.com/mig-1g.10gb" in r for r in rows)

@@ -50,8 +50,7 @@ def show(
 def headline(s: Summary) -> None:
     echo = echo_wrapped
     echo(
-        f"{s.gpu_nodes} GPU nodes, {s.gpus} GPUs allocatable, {s.requested} requested, {s.free} free; "
-        f"{s.pending} Pending GPU pod(s)"
+        f"{s.devices_line()}; {s.pending} Pending GPU pod(s)"
         + (f" (+{s.other_pending} Pending without GPUs)" if s.other_pending else "")
     )
     # a "1 more" line would take the line the cause itself needs
@@ -91,15 +90,21 @@ def grouped(s: Summary, report: Diagnosis) -> None:
         echo(f"  … {len(rest)} more group(s) of {sum(len(g.pods) for g in rest)} pod(s) (--all)")
     echo("")
     echo("GPU nodes by pool and product:")
-    echo(
-        f"  {'pool':<20} {'product':<28} {'resource':<16} {'nodes':>6} {'alloc':>7} {'req':>7} {'free':>7}  largest free block"
-    )
-    # the rows with the most nodes, in the table's (pool, product) order
+    # the rows with the most nodes, in the table's (pool, product) order; columns as wide as their values
+    # (a MIG product name, "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", is wider than a GPU's)
     kept = {id(ng) for ng in sorted(s.node_groups, key=lambda ng: -ng.nodes)[:MAX_NODE_GROUPS]}
-    for ng in (ng for ng in s.node_groups if id(ng) in kept):
+    rows = [(ng.pool or "(none)", ng.product or "(unlabelled)", ng) for ng in s.node_groups if id(ng) in kept]
+    pw = max([20, *(len(pool) for pool, _, _ in rows)])
+    dw = max([28, *(len(product) for _, product, _ in rows)])
+    rw = max([16, *(len(ng.resource) for _, _, ng in rows)])
+    echo(
+        f"  {'pool':<{pw}} {'product':<{dw}} {'resource':<{rw}} {'nodes':>6} {'alloc':>7} {'req':>7} {'free':>7}  "
+        "largest free block"
+    )
+    for pool, product, ng in rows:
         echo(
-            f"  {ng.pool or '(none)':<20} {ng.product or '(unlabelled)':<28} {ng.resource:<16} {ng.nodes:>6} "
-            f"{ng.allocatable:>7} {ng.requested:>7} {ng.free:>7}  {ng.largest_free} on {ng.nodes_with_largest} node(s)"
+            f"  {pool:<{pw}} {product:<{dw}} {ng.resource:<{rw}} {ng.nodes:>6} {ng.allocatable:>7} {ng.requested:>7} "
+            f"{ng.free:>7}  {ng.largest_free} on {ng.nodes_with_largest} node(s)"
         )
     if len(s.node_groups) > len(kept):
         hidden = len(s.node_groups) - len(kept)

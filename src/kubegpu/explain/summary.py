@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain.diagnose import Diagnosis
-from kubegpu.explain.dra_inventory import claim_phrase
+from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
+from kubegpu.model.names import MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.quantity import format_milli, format_milli_range
 from kubegpu.model.resources import CPU, MEMORY, is_gpu
@@ -53,6 +54,9 @@ class PodAsk:
     where: str = ""  # "cloud.google.com/gke-nodepool=train, tolerates the GPU taint"
     cpu: int = 0
     memory: int = 0
+    # the GPU resources it requests (milli-units), for its group's nearest misses: not part of the key
+    # (``devices`` says the same in words)
+    gpus: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -100,7 +104,7 @@ class NodeGroup:
 @dataclass
 class Summary:
     gpu_nodes: int
-    gpus: int  # allocatable, every nvidia.com/* resource summed as whole devices
+    gpus: int  # allocatable, every GPU resource but MIG devices summed as whole devices
     requested: int
     free: int
     pending: int
@@ -110,10 +114,21 @@ class Summary:
     groups: list[PendingGroup]
     node_groups: list[NodeGroup]
     anomalies: list[tuple[str, str]] = field(default_factory=list)  # (node, what is wrong)
+    # MIG devices (nvidia.com/mig-*, DRA's mig rows): allocatable, requested, free. Slices of GPUs, not
+    # more GPUs: 8 H100 in 7 slices each read as 56 "GPUs"
+    mig: tuple[int, int, int] = (0, 0, 0)
+
+    def devices_line(self) -> str:
+        """The headline's first clause: GPU nodes, GPUs and (where there are any) MIG devices."""
+        line = f"{self.gpu_nodes} GPU nodes, {self.gpus} GPUs allocatable, {self.requested} requested, {self.free} free"
+        if self.mig[0] or self.mig[1]:
+            line += f"; {self.mig[0]} MIG devices allocatable, {self.mig[1]} requested, {self.mig[2]} free"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "gpuNodes": self.gpu_nodes, "gpus": self.gpus, "requested": self.requested, "free": self.free,
+            "migDevices": {"allocatable": self.mig[0], "requested": self.mig[1], "free": self.mig[2]},
             "pendingGpuPods": self.pending, "otherPending": self.other_pending,
             "causes": [{"cause": c, "pods": n} for c, n in self.causes], "firstStep": self.first_step,
             "groups": [g.to_dict() for g in self.groups], "nodeGroups": [g.to_dict() for g in self.node_groups],
@@ -125,6 +140,7 @@ def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
     """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods; with ``dra`` (the
     snapshot's DRA objects) its claims' device requests too."""
     devices = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
+    gpus = tuple((r, v) for r, v in sorted(pod.requests.items()) if is_gpu(r) and v)
     claims = claim_phrase(pod.key, dra) if dra else ""
     if claims:
         devices.append(claims)
@@ -133,7 +149,9 @@ def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
         where.append("node affinity " + " or ".join(_term(t) for t in pod.required_affinity))
     if tolerates_gpu_taint(pod):
         where.append("tolerates the GPU taint")
-    return PodAsk(", ".join(devices), ", ".join(where), pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0))
+    return PodAsk(
+        ", ".join(devices), ", ".join(where), pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0), gpus
+    )
 
 
 def _term(term: NodeSelectorTerm) -> str:
@@ -205,17 +223,35 @@ def _cause(exp: Explanation, matching: int | None) -> tuple[str, str]:
     return top.reason, top.fix
 
 
-def _nearest(exp: Explanation, free: dict[str, int]) -> list[NodeEvidence]:
-    """Nodes that fail only on resources, the most free GPUs first: the ones closest to fitting."""
+def _nearest(
+    exp: Explanation, ask: PodAsk, gpus: dict[str, dict[str, tuple[int, int]]]
+) -> list[NodeEvidence]:
+    """Nodes that fail only on resources, closest to fitting first: those whose allocatable holds the
+    pod's GPU request (emptied, they would fit; a node without the resource never will), then the most
+    free of what it asks (all GPU resources when it asks none by name), then by name. ``gpus``: per node,
+    resource → (allocatable, free) in whole devices."""
     misses = [n for n in exp.nodes if n.kinds and all(k == Insufficient.kind for k in n.kinds)]
-    misses.sort(key=lambda n: (-free.get(n.name, 0), n.name))
+
+    def key(n: NodeEvidence) -> tuple[int, int, str]:
+        have = gpus.get(n.name, {})
+        if not ask.gpus:
+            return 0, -sum(free for _, free in have.values()), n.name
+        holds = all(
+            have.get(r, (0, 0))[0] >= -(-v // 1000) for r, v in ask.gpus
+        )  # whole devices, milli asked
+        return (0 if holds else 1), -sum(have.get(r, (0, 0))[1] for r, _ in ask.gpus), n.name
+
+    misses.sort(key=key)
     return misses[:NEAREST_MISSES]
 
 
 def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     """``asks``: pod key → what it asks for (the caller reads it off the pod; see ``pod_ask``). Pods are
     grouped by devices, where and cause; the group's evidence is its first pod's."""
-    free_gpus = {row.name: sum(_whole(v["free"]) for v in row.gpu.values()) for row in report.nodes}
+    gpus = {
+        row.name: {r: (_whole(v["allocatable"]), _whole(v["free"])) for r, v in row.gpu.items()}
+        for row in report.nodes
+    }
     groups: dict[tuple[str, str, str], tuple[PendingGroup, list[PodAsk]]] = {}
     unknown = PodAsk("")
     for exp in report.pending:
@@ -225,7 +261,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         entry = groups.get(key)
         if entry is None:
             reasons = [ReasonCount(g.reason, len(g.nodes), g.fix) for g in reversed(exp.groups)]
-            group = PendingGroup("", cause, [], exp.message, reasons, _nearest(exp, free_gpus), fix)
+            group = PendingGroup("", cause, [], exp.message, reasons, _nearest(exp, ask, gpus), fix)
             entry = groups[key] = (group, [])
         entry[0].pods.append(exp.pod)
         entry[1].append(ask)
@@ -236,12 +272,18 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     for g in ordered:
         causes[g.cause] += len(g.pods)
     first = _first_step(ordered, causes, report.findings)
-    totals = report.totals.values()
+    totals = [t for r, t in report.totals.items() if not _is_mig(r)]
+    mig = [t for r, t in report.totals.items() if _is_mig(r)]
     return Summary(
         gpu_nodes=len(report.nodes),
         gpus=sum(t["allocatable"] for t in totals),
         requested=sum(t["requested"] for t in totals),
         free=sum(max(t["allocatable"] - t["requested"], 0) for t in totals),
+        mig=(
+            sum(t["allocatable"] for t in mig),
+            sum(t["requested"] for t in mig),
+            sum(max(t["allocatable"] - t["requested"], 0) for t in mig),
+        ),
         pending=len(report.pending),
         other_pending=report.other_pending,
         causes=sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])),
@@ -250,6 +292,10 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         node_groups=node_groups(report.nodes),
         anomalies=anomalies(report.nodes),
     )
+
+
+def _is_mig(resource: str) -> bool:
+    return resource.startswith(MIG_RESOURCE_PREFIX) or resource == DRA_ROWS["mig"]
 
 
 def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: list[Finding]) -> str:

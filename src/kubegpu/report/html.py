@@ -128,8 +128,7 @@ def _headline(data: ReportData) -> str:
     return section(
         "headline",
         "Headline",
-        f"<p>{s.gpu_nodes} GPU nodes, {s.gpus} GPUs allocatable, {s.requested} requested, {s.free} free; "
-        f"{s.pending} Pending GPU pod(s)</p>"
+        f"<p>{_t(s.devices_line())}; {s.pending} Pending GPU pod(s)</p>"
         + (f'<ul class="causes">{causes}</ul>{more}' if causes else "")
         + f"<p><b>First:</b> {_t(s.first_step)}</p>",
     )
