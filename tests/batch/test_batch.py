@@ -326,3 +326,26 @@ def test_explain_reports_queue_position_quota_shortfall_and_missing_gang_members
     snap = build_snapshot([("t", o) for o in [*objs, used]])
     status = explain_pod(Engine(snap), snap.pod("default/first")).queue  # type: ignore[arg-type]
     assert status is not None and status["quotaShortfall"]["shortBy"] == "1"
+
+
+def test_queue_status_follows_pods_added_to_the_same_snapshot() -> None:
+    """The workloads are grouped once per snapshot for every Pending pod ``diagnose`` explains (100 gang
+    members on 20,000 pods took 3.5 s grouped per pod); a pod appended to the snapshot afterwards (as
+    ``schedule --new-pods`` does) is seen: the gang's third member arrives, nothing is missing, and the
+    queue's pending count does not change (same workload)."""
+    from kubegpu.batch.status import workload_status
+    from kubegpu.model.parse import parse_pod
+
+    objs = [
+        queue_obj("team", 4), make_node("n").gpus(8).obj(), pod_group("ddp", 3),
+        member("first", "", 2), member("ddp-0", "ddp", 2), member("ddp-1", "ddp", 2),
+    ]  # fmt: skip
+    snap = build_snapshot([("t", o) for o in objs])
+    gang_pod = snap.pod("default/ddp-0")
+    assert gang_pod is not None
+    before = workload_status(snap, gang_pod)
+    assert before is not None and before["gang"]["missing"] == 1 and before["pendingInQueue"] == 2
+    snap.pods.append(parse_pod(member("ddp-2", "ddp", 2), "t", snap.priority_classes))
+    after = workload_status(snap, gang_pod)
+    assert after is not None and after["gang"] == {"minMember": 3, "members": 3, "bound": 0, "missing": 0}
+    assert after["pendingInQueue"] == 2

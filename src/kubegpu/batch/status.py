@@ -7,15 +7,67 @@ and, if not, by how much it falls short, and for a gang how many members exist a
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
-from kubegpu.batch.objects import parse_batch_objects
+from kubegpu.batch.objects import PodGroup, Queue, parse_batch_objects
 from kubegpu.batch.quota import QuotaBook
-from kubegpu.batch.workloads import workloads
+from kubegpu.batch.workloads import Workload, workloads
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import group_key
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.snapshot import ClusterSnapshot
+
+
+class _Index:
+    """The snapshot's workloads grouped once: which workload each pod is in, each queue's pending
+    workloads in admission order, the quota already charged. ``diagnose`` asks for every Pending pod; made
+    per pod, 100 gang members on 20,000 pods cost 3.5 s."""
+
+    def __init__(self, snapshot: ClusterSnapshot, queues: dict[str, Queue], cohorts: Any,
+                 groups: dict[str, PodGroup]) -> None:  # fmt: skip
+        self.queues = queues
+        every = workloads(snapshot.pods, groups)
+        self.of: dict[str, Workload] = {p.key: w for w in every for p in w.pods}
+        self.position: dict[str, int] = {}
+        self.pending_in: dict[str, int] = {}
+        pending: dict[str, list[Workload]] = {}
+        for w in every:
+            if not any(p.node_name for p in w.pods):
+                pending.setdefault(w.queue, []).append(w)
+        for queue, ws in pending.items():
+            ws.sort(key=lambda w: (-w.priority, w.created, w.key))
+            self.pending_in[queue] = len(ws)
+            for i, w in enumerate(ws):
+                self.position.setdefault(w.key, i + 1)  # (the first, as a search of the list finds it)
+        self.book = QuotaBook(queues, cohorts).charge_admitted(every) if queues else None
+
+
+_lock = threading.Lock()
+# per snapshot (by id, with a weak reference that says it is still that snapshot: a dataclass with value
+# equality cannot be a weak key): its pods list, how many pods and batch objects it had, the index; made
+# again when the snapshot's lists are replaced or grow. A few snapshots at once (a server reloading).
+_indexes: dict[int, tuple[weakref.ref[ClusterSnapshot], tuple[int, int, int], _Index]] = {}
+_KEPT = 4
+
+
+def _index(
+    snapshot: ClusterSnapshot, queues: dict[str, Queue], cohorts: Any, groups: dict[str, PodGroup]
+) -> _Index:
+    stamp = (id(snapshot.pods), len(snapshot.pods), len(snapshot.batch_objects))
+    with _lock:
+        kept = _indexes.get(id(snapshot))
+        if kept is not None and kept[0]() is snapshot and kept[1] == stamp:
+            return kept[2]
+    index = _Index(snapshot, queues, cohorts, groups)
+    with _lock:
+        for key in [k for k, v in _indexes.items() if v[0]() is None]:
+            del _indexes[key]
+        while len(_indexes) >= _KEPT:
+            del _indexes[next(iter(_indexes))]  # the oldest
+        _indexes[id(snapshot)] = (weakref.ref(snapshot), stamp, index)
+    return index
 
 
 def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | None:
@@ -23,20 +75,15 @@ def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | Non
     queues, cohorts, groups, _ = parse_batch_objects(snapshot.batch_objects)
     if not queues and group_key(pod) is None:  # the answer below, without grouping every pod first
         return None
-    every = workloads(snapshot.pods, groups)
-    mine = next((w for w in every if any(p.key == pod.key for p in w.pods)), None)
+    index = _index(snapshot, queues, cohorts, groups)
+    mine = index.of.get(pod.key)
     if mine is None or (not queues and not mine.gang):
         return None
     out: dict[str, Any] = {"workload": mine.key, "queue": mine.queue, "queueDefined": mine.queue in queues}
-    pending = sorted(
-        (w for w in every if w.queue == mine.queue and not any(p.node_name for p in w.pods)),
-        key=lambda w: (-w.priority, w.created, w.key),
-    )
-    out["position"] = next((i + 1 for i, w in enumerate(pending) if w.key == mine.key), None)
-    out["pendingInQueue"] = len(pending)
-    if mine.queue in queues:
-        book = QuotaBook(queues, cohorts).charge_admitted(every)
-        check = book.check(mine.queue, mine.requests)
+    out["position"] = index.position.get(mine.key)
+    out["pendingInQueue"] = index.pending_in.get(mine.queue, 0)
+    if mine.queue in queues and index.book is not None:
+        check = index.book.check(mine.queue, mine.requests)
         out["quotaFits"] = check.fits
         if not check.fits:
             out["quotaShortfall"] = {
