@@ -141,3 +141,23 @@ def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_
     summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
     (group,) = summary.groups
     assert [n.name for n in group.nearest] == ["whole", "mig"]
+
+
+def test_the_single_strategys_mig_devices_count_as_mig_devices_not_gpus() -> None:
+    """MIG single strategy: the device plugin offers every MIG device as nvidia.com/gpu and GPU Feature
+    Discovery appends the profile to the product label (NVIDIA/gpu-feature-discovery README, "MIG
+    strategy single": ``nvidia.com/gpu.product=A100-SXM4-40GB-MIG-1g.5gb``, ``nvidia.com/gpu.count`` the
+    MIG devices). Node mig: 2 A100 in 7 slices each = 14 nvidia.com/gpu, 3 held; node whole: 8 GPUs."""
+    objs = [
+        make_node("whole").gpus(8).label("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").obj(),
+        make_node("mig")
+        .gpus(14)
+        .label("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")
+        .label("nvidia.com/mig.strategy", "single")
+        .obj(),
+        make_pod("slices").gpu(3).on("mig").obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    assert not snap.errors
+    summary = summarize(diagnose(Engine(snap)), {})
+    assert (summary.gpus, summary.requested, summary.free, summary.mig) == (8, 0, 8, (14, 3, 11))

@@ -349,3 +349,31 @@ def test_queue_status_follows_pods_added_to_the_same_snapshot() -> None:
     after = workload_status(snap, gang_pod)
     assert after is not None and after["gang"] == {"minMember": 3, "members": 3, "bound": 0, "missing": 0}
     assert after["pendingInQueue"] == 2
+
+
+def test_a_single_pod_and_a_gang_of_the_same_name_keep_their_own_queue_positions() -> None:
+    """Pending pod ``train`` (queue a) and a gang ``train`` whose one member runs (queue b) are two
+    workloads with one key, ``default/train``. The running member's status reads its own queue: no
+    position (its workload is bound) and nothing pending in b; not the single pod's place in a."""
+    from kubegpu.batch.status import workload_status
+
+    single = make_pod("train").gpu(1).labels(**{"kubegpu.io/queue": "a"}).obj()
+    bound = (
+        make_pod("train-0")
+        .gpu(1)
+        .labels(**{"kubegpu.io/queue": "b", "kubegpu.io/pod-group": "train"})
+        .on("n")
+        .obj()
+    )
+    snap = build_snapshot([("t", o) for o in (queue_obj("a", 4), queue_obj("b", 4), make_node("n").gpus(8).obj(),
+                                              single, bound)])  # fmt: skip
+    member_pod, single_pod = snap.pod("default/train-0"), snap.pod("default/train")
+    assert member_pod is not None and single_pod is not None
+    status = workload_status(snap, member_pod)
+    assert status is not None and (status["queue"], status["position"], status["pendingInQueue"]) == (
+        "b",
+        None,
+        0,
+    )
+    mine = workload_status(snap, single_pod)
+    assert mine is not None and (mine["queue"], mine["position"], mine["pendingInQueue"]) == ("a", 1, 1)

@@ -30,7 +30,7 @@ class _Index:
         self.queues = queues
         every = workloads(snapshot.pods, groups)
         self.of: dict[str, Workload] = {p.key: w for w in every for p in w.pods}
-        self.position: dict[str, int] = {}
+        self.position: dict[tuple[str, str], int] = {}  # (queue, workload key) → place among its pending
         self.pending_in: dict[str, int] = {}
         pending: dict[str, list[Workload]] = {}
         for w in every:
@@ -39,23 +39,24 @@ class _Index:
         for queue, ws in pending.items():
             ws.sort(key=lambda w: (-w.priority, w.created, w.key))
             self.pending_in[queue] = len(ws)
-            for i, w in enumerate(ws):
-                self.position.setdefault(w.key, i + 1)  # (the first, as a search of the list finds it)
+            for i, w in enumerate(ws):  # (a single pod and a gang may share a key: the first, per queue)
+                self.position.setdefault((queue, w.key), i + 1)
         self.book = QuotaBook(queues, cohorts).charge_admitted(every) if queues else None
 
 
 _lock = threading.Lock()
 # per snapshot (by id, with a weak reference that says it is still that snapshot: a dataclass with value
-# equality cannot be a weak key): its pods list, how many pods and batch objects it had, the index; made
-# again when the snapshot's lists are replaced or grow. A few snapshots at once (a server reloading).
-_indexes: dict[int, tuple[weakref.ref[ClusterSnapshot], tuple[int, int, int], _Index]] = {}
+# equality cannot be a weak key): its pods and batch-objects lists and their lengths, the index; made again
+# when a list is replaced or grows. Nothing replaces a pod in place (snapshots are built, then read): such
+# a change would not be seen. A few snapshots at once (a server reloading).
+_indexes: dict[int, tuple[weakref.ref[ClusterSnapshot], tuple[int, int, int, int], _Index]] = {}
 _KEPT = 4
 
 
 def _index(
     snapshot: ClusterSnapshot, queues: dict[str, Queue], cohorts: Any, groups: dict[str, PodGroup]
 ) -> _Index:
-    stamp = (id(snapshot.pods), len(snapshot.pods), len(snapshot.batch_objects))
+    stamp = (id(snapshot.pods), len(snapshot.pods), id(snapshot.batch_objects), len(snapshot.batch_objects))
     with _lock:
         kept = _indexes.get(id(snapshot))
         if kept is not None and kept[0]() is snapshot and kept[1] == stamp:
@@ -80,9 +81,9 @@ def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | Non
     if mine is None or (not queues and not mine.gang):
         return None
     out: dict[str, Any] = {"workload": mine.key, "queue": mine.queue, "queueDefined": mine.queue in queues}
-    out["position"] = index.position.get(mine.key)
+    out["position"] = index.position.get((mine.queue, mine.key))
     out["pendingInQueue"] = index.pending_in.get(mine.queue, 0)
-    if mine.queue in queues and index.book is not None:
+    if mine.queue in index.queues and index.book is not None:  # (the queues the book was made with)
         check = index.book.check(mine.queue, mine.requests)
         out["quotaFits"] = check.fits
         if not check.fits:

@@ -33,7 +33,8 @@ from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import NodeRow, dra_nodes, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
 from kubegpu.model.dra import DraObjects
-from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
+from kubegpu.model.names import NVIDIA_GPU
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.node_affinity import required_mask
@@ -83,23 +84,34 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     )
 
 
+MIG_PRODUCT_MARK = "-MIG-"  # in GFD's product label under the single strategy
+MIG_SINGLE_TOTAL = (
+    f"{NVIDIA_GPU} (MIG devices, single strategy)"  # the totals' key for those nodes' nvidia.com/gpu
+)
+
+
 def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
     """Per GPU resource (``model.resources.is_gpu``: whole, shared and MIG): whole units of capacity, allocatable and requested, summed over the
     nodes whose capacity lists it (each node's amount truncated before the sum)."""
     cluster = engine.cluster
     totals: dict[str, dict[str, int]] = {}
-    holders: dict[str, list[int]] = {}  # resource → rows of the nodes listing it, for one column sum
+    # total → (resource, rows of the nodes listing it), for one column sum
+    holders: dict[str, tuple[str, list[int]]] = {}
     for node in engine.snapshot.nodes:
+        # MIG's single strategy: the device plugin offers each MIG device as nvidia.com/gpu, and GPU
+        # Feature Discovery appends the profile to the product label (A100-SXM4-40GB-MIG-1g.5gb)
+        slices = MIG_PRODUCT_MARK in node.labels.get(GPU_PRODUCT_LABEL, "")
         for r, cap in node.capacity.items():
             if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
-                t = totals.setdefault(r, {"capacity": 0, "allocatable": 0, "requested": 0})
+                key = MIG_SINGLE_TOTAL if slices and r == NVIDIA_GPU else r
+                t = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000
-                holders.setdefault(r, []).append(cluster.index[node.name])
-    for r, idxs in holders.items():
+                holders.setdefault(key, (r, []))[1].append(cluster.index[node.name])
+    for key, (r, idxs) in holders.items():
         col = cluster.col.get(r)
         if col is not None:
-            totals[r]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
+            totals[key]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
     for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
         listed = engine.snapshot.node(name)
         if listed is not None and any(is_gpu(r) and v > 0 for r, v in listed.allocatable.items()):

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
@@ -295,7 +295,9 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
 
 
 def _is_mig(resource: str) -> bool:
-    return resource.startswith(MIG_RESOURCE_PREFIX) or resource == DRA_ROWS["mig"]
+    """A totals key of MIG devices: the mixed strategy's resources, the single strategy's nvidia.com/gpu
+    (``diagnose.MIG_SINGLE_TOTAL``), DRA's mig devices."""
+    return resource.startswith(MIG_RESOURCE_PREFIX) or resource in (MIG_SINGLE_TOTAL, DRA_ROWS["mig"])
 
 
 def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: list[Finding]) -> str:
