@@ -19,7 +19,8 @@ from kubegpu.cli.report_cmd import report
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import build_snapshot
-from kubegpu.report import Live, collect, load_figures, render
+from kubegpu.report import Live, collect, live_page, load_figures, render
+from kubegpu.report.html import VERSION_MARK
 from kubegpu.report.server import Page, ReportServer
 from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION
 from kubegpu.sources import load_demo, load_files
@@ -252,14 +253,21 @@ def test_fragmentation_summary_counts() -> None:
     assert pool.idle_spread == ((3, 1),)
 
 
-def test_digest_changes_with_content_only() -> None:
+def test_the_live_version_changes_with_what_the_page_shows_only() -> None:
+    """The live view polls a version: the same cluster built at two times has one version (the generation
+    time aside), a pod more another; the page carries its own version and no placeholder."""
     objects = [make_node("a").gpus(2).obj()]
     engine = Engine(build_snapshot([("test", o) for o in objects]))
-    one = collect(engine, diagnose(engine), POOL_LABEL, generated="t1")
-    two = collect(engine, diagnose(engine), POOL_LABEL, generated="t2")
-    assert one.digest() == two.digest()
+    page1, one = live_page(
+        collect(engine, diagnose(engine), POOL_LABEL, generated="2026-12-05 01:00:00 UTC"), (), 5
+    )
+    page2, two = live_page(
+        collect(engine, diagnose(engine), POOL_LABEL, generated="2026-12-05 02:00:00 UTC"), (), 5
+    )
+    assert one == two and len(one) == 16
+    assert f'data-version="{one}"' in page1 and VERSION_MARK not in page1 and page1 != page2
     engine = Engine(build_snapshot([("test", o) for o in [*objects, make_pod("x").gpu(1).on("a").obj()]]))
-    assert collect(engine, diagnose(engine), POOL_LABEL).digest() != one.digest()
+    assert live_page(collect(engine, diagnose(engine), POOL_LABEL, generated="t"), (), 5)[1] != one
 
 
 def _png(width: int = 1, height: int = 1) -> bytes:

@@ -69,14 +69,15 @@ def _build(
 ) -> Page:  # fmt: skip
     """Read the source, diagnose, render: one page, with its version for the live view."""
     from kubegpu.explain.diagnose import diagnose
-    from kubegpu.report import Live, collect, render
+    from kubegpu.report import collect, live_page, render
     from kubegpu.report.server import Page
 
     snap = load_snapshot(**src)
     engine = make_engine(snap, profile, plugin_configs, seed)
     data = collect(engine, diagnose(engine, pool_label=pool_label), pool_label, generated=_now())
-    version = data.digest()
-    return Page(render(data, figures, Live(refresh_s, version) if refresh_s else None), version)
+    if not refresh_s:  # a file: no version to poll
+        return Page(render(data, figures), "")
+    return Page(*live_page(data, figures, refresh_s))
 
 
 def _build_openb(setup: PackingSetup, figures: list[Figure]) -> str:

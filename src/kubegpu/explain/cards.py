@@ -16,8 +16,6 @@ slots, CPU or memory).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -176,23 +174,6 @@ class ReportData:
         found.update(p.pod.partition("/")[0] for p in self.diagnosis.pending)
         found.update(q.namespace for q in self.quotas)
         return tuple(sorted(found))
-
-    def digest(self) -> str:
-        """Changes exactly when what the page shows changes (the generation time aside): the live view's
-        version, so a browser re-fetches the page only when there is something new."""
-        h = hashlib.sha256()
-        shown = (
-            self.description,
-            self.pool_label,
-            self.nodes,
-            self.pools,
-            self.quotas,
-            self.pending_requests,
-            self.pending_asks,
-        )
-        h.update(repr(shown).encode())
-        h.update(json.dumps(self.diagnosis.to_dict(), sort_keys=True, default=str).encode())
-        return h.hexdigest()[:16]
 
 
 def collect(engine: Engine, diagnosis: Diagnosis, pool_label: str, generated: str = "") -> ReportData:

@@ -18,6 +18,6 @@ the openb packed cluster is built by ``kubegpu.sim.packed`` and handed in by the
 from kubegpu.explain.cards import ReportData, collect
 from kubegpu.page.figures import Figure, load_figures
 from kubegpu.page.html import Live
-from kubegpu.report.html import render
+from kubegpu.report.html import live_page, render
 
-__all__ = ["Figure", "Live", "ReportData", "collect", "load_figures", "render"]
+__all__ = ["Figure", "Live", "ReportData", "collect", "live_page", "load_figures", "render"]

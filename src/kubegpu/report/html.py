@@ -10,6 +10,7 @@ keyboard-reachable; a node's tiles share one tab stop (arrow keys move between t
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -35,6 +36,20 @@ FGD_NOTE = (
     "shape, or every free GPU of a node the shape does not fit). A free share slot is the unheld rest "
     "of a GPU that sharing pods hold part of.</p>"
 )
+
+
+# stands for the live view's version while the page it versions is hashed (``live_page``)
+VERSION_MARK = "kubegpu-page-version-0000"
+
+
+def live_page(data: ReportData, figures: Sequence[Figure], refresh_s: int) -> tuple[str, str]:
+    """The live view's page and its version: a hash of the page as shown, the generation time left out,
+    so it changes exactly when what the page shows changes. (Hashing the whole diagnosis instead encoded
+    every node's evidence for every Pending pod: 1.7 GB of JSON and 3.4 GB of memory at 5,000 nodes.)"""
+    page = render(data, figures, Live(refresh_s, VERSION_MARK))
+    shown = page.replace(_t(data.generated), "") if data.generated else page
+    version = hashlib.sha256(shown.encode()).hexdigest()[:16]
+    return page.replace(VERSION_MARK, version), version
 
 
 def render(data: ReportData, figures: Sequence[Figure] = (), live: Live | None = None) -> str:
