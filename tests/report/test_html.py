@@ -350,3 +350,25 @@ def test_live_page_polls_its_own_server() -> None:
     body = Parsed(text).all("body")[0]
     assert (body["data-refresh"], body["data-version"]) == ("5", "abc")
     assert "connect-src 'self'" in text
+
+
+def test_findings_alike_but_for_their_pod_are_one_article_naming_them_all() -> None:
+    """Three 3-GPU pods on two nodes with 2 + 2 free: each gets the scattered-GPU finding, alike but for its
+    pod. The page shows one article ("warning, 3 pods: the pod needs 3 …") whose filter attributes carry
+    all three pods and both nodes, not three articles (at 5,000 nodes, 400 such findings each naming the
+    ~2,000 nodes with a free GPU made 50 MB of the page)."""
+    objects = [make_node("a").gpus(4).obj(), make_node("b").gpus(4).obj()]
+    objects += [make_pod(f"r{n}").gpu(2).on(n).obj() for n in ("a", "b")]
+    objects += [make_pod(f"p{i}").gpu(3).obj() for i in range(3)]
+    engine = Engine(build_snapshot([("test", o) for o in objects]))
+    report = diagnose(engine)
+    scattered = [f for f in report.findings if "the free ones are scattered" in f.title]
+    assert len(scattered) == 3
+    page = Parsed(render(collect(engine, report, POOL_LABEL)))
+    articles = [a for a in page.all("article", "finding") if "default/p0" in a["data-pods"]]
+    assert len(articles) == 1
+    assert articles[0]["data-pods"].split() == ["default/p0", "default/p1", "default/p2"]
+    assert set(articles[0]["data-nodes"].split()) == {"a", "b"}
+    texts = ["".join(v) for v in page.texts.values()]
+    assert "warning, 3 pods" in texts  # the badge
+    assert any("the pod needs 3 nvidia.com/gpu on one node; the free ones are scattered" in t for t in texts)

@@ -15,6 +15,7 @@ import click
 
 from kubegpu.cli.width import echo_wrapped
 from kubegpu.explain.diagnose import Diagnosis
+from kubegpu.explain.finding_kinds import finding_kinds
 from kubegpu.explain.summary import PodAsk, Summary, summarize
 
 MAX_CAUSES = 5  # in the headline
@@ -23,7 +24,6 @@ MAX_LISTED_GROUPS = 40  # groups after MAX_GROUPS, one line each
 MAX_NODE_GROUPS = 40  # pool × product × resource rows
 MAX_ANOMALIES = 20
 MAX_FINDINGS = 30
-POD_MARK = "{pod}"  # where a finding's title named its pod, in ``finding_kinds``
 # Below these the per-pod / per-node view is short enough to read whole, and is shown after the headline.
 DETAIL_PENDING = 10
 DETAIL_NODES = 30
@@ -118,13 +118,11 @@ def grouped(s: Summary, report: Diagnosis) -> None:
             echo(f"  … {len(s.anomalies) - MAX_ANOMALIES} more (--all)")
     echo("")
     echo(f"Findings ({len(report.findings)}):")
-    kinds = finding_kinds(report)
-    for (severity, title), objects in kinds[:MAX_FINDINGS]:
+    kinds = finding_kinds(report.findings)
+    for kind in kinds[:MAX_FINDINGS]:
+        objects = kind.named
         shown = ", ".join(objects[:3]) + (f" +{len(objects) - 3}" if len(objects) > 3 else "")
-        if POD_MARK in title:  # one kind of finding about several pods: the title as each pod's
-            many = len(objects) > 1
-            title = title.replace(POD_MARK, "the pod" if many else objects[0][4:])
-            severity += f", {len(objects)} pods" if many else ""
+        severity, title = kind.heading()
         echo(f"  {severity}: {title} ({shown})")
     if len(kinds) > MAX_FINDINGS:
         echo(f"  … {len(kinds) - MAX_FINDINGS} more kind(s) (--all)")
@@ -160,25 +158,3 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
             f"  rejects {len(blocked)} Pending GPU pod(s)"
             + (f", e.g. {', '.join(blocked[:5])}" if blocked else "")
         )
-
-
-def finding_kinds(report: Diagnosis) -> list[tuple[tuple[str, str], list[str]]]:
-    """Findings that differ only in the pod they name, as one line: the title with the pod as ``POD_MARK``
-    and the pods they name (else the objects); in first-seen order."""
-    kinds: dict[tuple[str, str], list[str]] = {}
-    listed: dict[
-        tuple[str, str], set[str]
-    ] = {}  # each kind's names as a set: thousands of nodes share a kind
-    for f in report.findings:
-        # exactly the names starting "pod/" ("0" follows "/"): a comparison, not a method call, per object
-        # (a scattered-GPU finding names every node holding a free GPU: 873k objects at 5,000 nodes)
-        pods = [o for o in f.objects if "pod/" <= o < "pod0"]
-        title = f.title
-        for obj in pods:
-            title = title.replace(obj[4:], POD_MARK)
-        named = kinds.setdefault((f.severity, title), [])
-        seen = listed.setdefault((f.severity, title), set())
-        new = pods or [o for o in f.objects if o not in seen]
-        named.extend(new)
-        seen.update(new)
-    return list(kinds.items())
