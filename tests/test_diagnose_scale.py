@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,24 @@ def test_the_pool_table_is_as_wide_as_its_longest_product_and_resource(
     end = header.index("nodes") + len("nodes")
     assert [r[end - 1] for r in rows] == ["1", "1"] and all(r[end] == " " for r in rows), rows
     assert any("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb nvidia.com/mig-1g.10gb" in r for r in rows)
+
+
+def test_inspect_on_a_large_cluster_prints_one_panel_per_kind_of_finding(tmp_path: Path) -> None:
+    """60 nodes, 200 Pending pods of which 80 ask 8 GPUs that are free only scattered: 80 findings alike but
+    for their pod. ``inspect`` prints them as one panel ("warning, 80 pods: the pod needs …") naming 20
+    pods and counting the rest; its text names the 12 nodes with the most free GPUs and counts the rest
+    (every node and pod stays in ``-o json``). At 5,000 nodes the panels were 273,201 lines."""
+    data = _generator().generate(60, 200)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path)])
+    out = result.output
+    assert out.count("the free ones are scattered") == 1 and "warning, 80 pods: the pod needs 8" in out
+    assert "+60 more (-o json)" in out and "80 findings alike; the first one's detail:" in out
+    assert out.count("gke-") == 12  # the detail's 12 nodes; the panel names pods
+    as_json = json.loads(CliRunner().invoke(cli, ["inspect", "--snapshot", str(path), "-o", "json"]).output)
+    scattered = [f for f in as_json["findings"] if "scattered" in f["title"]]
+    holding = len(scattered[0]["objects"]) - 1  # every node holding a free GPU, beside the pod
+    assert len(scattered) == 80 and holding > 12
+    assert f", +{holding - 12} more nodes)" in scattered[0]["detail"]
+    assert len(re.findall(r"gke-[a-z]+-\d+ \d", scattered[0]["detail"])) == 12

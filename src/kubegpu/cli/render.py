@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # types only: importing the batch session, admission and insp
     from kubegpu.admission.admit import Admission
     from kubegpu.batch.session import BatchSession
     from kubegpu.explain.diagnose import Diagnosis
+    from kubegpu.explain.finding_kinds import FindingKind
     from kubegpu.explain.findings import Finding
     from kubegpu.explain.inspect import Inspection
     from kubegpu.explain.pending import Explanation
@@ -50,6 +51,7 @@ NAMES_SHOWN = 12
 # rows kept once collapsed: evidence that names each node's own holders (DRA: "gpu-0 by default/held-17")
 # makes every node a row of its own, 19,523 lines for one pod on 5,000 nodes
 MAX_NODE_ROWS = 40
+OBJECTS_SHOWN = 20  # objects a finding's panel names
 
 
 def _names(names: list[str], every: bool) -> str:
@@ -197,16 +199,23 @@ def print_commands(commands: list[str]) -> None:
         console.print(Text(f"  $ {cmd}", style="cyan"), soft_wrap=True)
 
 
-def _finding_panel(f: Finding) -> None:
+def _finding_panel(f: Finding, kind: FindingKind | None = None) -> None:
+    """One finding, or (``kind``) the findings alike but for their pod, headed by the first: its objects
+    named up to ``OBJECTS_SHOWN`` (``-o json`` has every one)."""
+    severity, title = kind.heading() if kind is not None else (f.severity, f.title)
+    named = kind.named if kind is not None else f.objects
     body = Text()
-    body.append(f"{', '.join(f.objects)}\n", style="dim")
+    more = f" +{len(named) - OBJECTS_SHOWN} more (-o json)" if len(named) > OBJECTS_SHOWN else ""
+    body.append(f"{', '.join(named[:OBJECTS_SHOWN])}{more}\n", style="dim")
+    if kind is not None and len(kind.members) > 1:
+        body.append(f"{len(kind.members)} findings alike; the first one's detail:\n", style="dim")
     body.append(f.detail + "\n")
     body.append(f"(layer: {f.layer})", style="dim")
     console.print(
         Panel(
             body,
             title=Text(
-                f"{f.severity}: {f.title}" + (f" [pitfall {pitfall_name(f.pitfall)}]" if f.pitfall else ""),
+                f"{severity}: {title}" + (f" [pitfall {pitfall_name(f.pitfall)}]" if f.pitfall else ""),
                 style=SEVERITY_STYLE[f.severity],
             ),
             title_align="left",
@@ -216,9 +225,13 @@ def _finding_panel(f: Finding) -> None:
 
 
 def inspection(report: Inspection) -> None:
+    """The findings, those alike but for their pod as one panel (400 Pending 8-GPU pods on 5,000 nodes
+    were 400 panels naming the ~2,000 nodes with a free GPU each: 273,201 lines)."""
+    from kubegpu.explain.finding_kinds import finding_kinds
+
     console.rule(f"[bold]kubegpu inspect: {len(report.findings)} finding(s), exit code {report.exit_code}")
-    for f in report.findings:
-        _finding_panel(f)
+    for kind in finding_kinds(report.findings):
+        _finding_panel(kind.first, kind)
 
 
 def _holders_summary(holders: list[str]) -> str:
