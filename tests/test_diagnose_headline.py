@@ -161,3 +161,32 @@ def test_the_single_strategys_mig_devices_count_as_mig_devices_not_gpus() -> Non
     assert not snap.errors
     summary = summarize(diagnose(Engine(snap)), {})
     assert (summary.gpus, summary.requested, summary.free, summary.mig) == (8, 0, 8, (14, 3, 11))
+
+
+def test_a_pod_its_affinity_keeps_off_every_node_has_the_affinity_as_its_cause() -> None:
+    """Nodes full (4 of 4 GPUs held) and free (4 free); pod p asks 1 GPU with required podAffinity to app=db
+    by hostname, and no app=db pod runs (nor is p one). kube-scheduler's default profile runs
+    NodeResourcesFit before InterPodAffinity (pkg/scheduler/apis/config/v1/default_plugins.go), so full
+    reads "Insufficient nvidia.com/gpu" and free "node(s) didn't match pod affinity rules": one node each,
+    and the larger-count rule picked the GPU shortage. Freeing GPUs would not place p: its cause is the
+    affinity, and it has no nearest miss."""
+    objs = [
+        make_node("full").gpus(4).obj(),
+        make_node("free").gpus(4).obj(),
+        make_node("full2").gpus(4).obj(),
+        make_pod("holder").gpu(4).on("full").obj(),
+        make_pod("holder2").gpu(4).on("full2").obj(),
+        make_pod("p").labels(app="web").gpu(1).pod_affinity("kubernetes.io/hostname", {"app": "db"}).obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    assert not snap.errors
+    report = diagnose(Engine(snap))
+    (exp,) = report.pending
+    assert {g.reason: len(g.nodes) for g in exp.groups} == {
+        "Insufficient nvidia.com/gpu": 2,
+        "node(s) didn't match pod affinity rules": 1,
+    }
+    summary = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    (group,) = summary.groups
+    assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
+    assert "none runs anywhere" in group.fix

@@ -37,8 +37,10 @@ from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.names import NVIDIA_GPU
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
+from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
+from kubegpu.scheduler.reasons import ExistingAntiAffinityHit, PodAffinityUnmet, PodAntiAffinityHit, render
 
 
 @dataclass
@@ -52,6 +54,8 @@ class Diagnosis:
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
     # pod → how many nodes its nodeSelector / required node affinity admits (the grouped view's cause)
     selector_matches: dict[str, int] = field(default_factory=dict)
+    # pod → the InterPodAffinity reason that alone refuses it every node (``pod_affinity_blocks``)
+    pod_affinity_blocked: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self, *, shallow: bool = False) -> dict[str, Any]:
         """``shallow``: ``pending`` stays the list of ``Explanation`` objects (``cli.json_stream`` writes
@@ -81,6 +85,7 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=gpu_totals(engine),
         selector_matches=selector_matches(engine, gpu_pending),
+        pod_affinity_blocked=pod_affinity_blocks(engine, gpu_pending),
     )
 
 
@@ -214,4 +219,35 @@ def selector_matches(engine: Engine, pods: list[Pod]) -> dict[str, int]:
         if key not in seen:
             seen[key] = int(required_mask(pod, engine.cluster, rows).sum())
         out[pod.key] = seen[key]
+    return out
+
+
+def pod_affinity_blocks(engine: Engine, pods: list[Pod]) -> dict[str, str]:
+    """Pending pods whose required pod affinity or anti-affinity refuses them every node by itself, with the
+    reason it gives (its affinity unmet wherever it is; else the anti-affinity hit on more nodes), as the
+    profile's InterPodAffinity filter computes it. kube-scheduler names one filter per node, the first that
+    fails: where NodeResourcesFit runs first, such a pod reads as short of GPUs on the full nodes, yet
+    freeing GPUs would not place it."""
+    plugin = next((p for p in engine.framework.filter_plugins if isinstance(p, InterPodAffinity)), None)
+    if plugin is None or not len(engine.cluster):
+        return {}
+    version = engine.framework.version
+    seen: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for pod in pods:
+        a = pod.pod_affinity
+        if not (a.required or a.anti_required):
+            continue
+        key = repr((pod.namespace, sorted(pod.labels.items()), a.required, a.anti_required))
+        if key not in seen:
+            unmet, anti, existing = plugin.failures(pod, engine.cluster)
+            if unmet.all():
+                seen[key] = render(PodAffinityUnmet(), version)
+            elif (unmet | anti | existing).all():
+                hit = PodAntiAffinityHit() if anti.sum() >= existing.sum() else ExistingAntiAffinityHit()
+                seen[key] = render(hit, version)
+            else:
+                seen[key] = ""
+        if seen[key]:
+            out[pod.key] = seen[key]
     return out
