@@ -168,6 +168,8 @@ def test_a_gpu_request_served_through_dra_is_no_anomaly_on_a_dra_node() -> None:
     (row,) = report.nodes
     assert row.gpu == {"gpu (DRA)": {"capacity": "4", "allocatable": "4", "requested": "3", "free": "1"}}
     assert anomalies(report.nodes) == []
+    # who holds them: p by its request (served through its special claim), q by its claim's device
+    assert row.holders == ["default: p (2), q (1 gpu (DRA))"]
 
 
 def test_a_template_reference_that_needs_no_claim_asks_for_no_devices() -> None:

@@ -22,7 +22,7 @@ that groups Pending pods (``claim_phrase``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubegpu.model.dra import DeviceRequest, DraObjects
 from kubegpu.model.names import NVIDIA_DRA_DRIVER
@@ -127,6 +127,7 @@ class NodeDevices:
 
     rows: dict[str, list[int]]
     product: str = ""
+    holders: dict[str, dict[str, int]] = field(default_factory=dict)  # pod key → row → devices it holds
 
 
 def node_devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> dict[str, NodeDevices]:
@@ -150,13 +151,18 @@ def node_devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> dict[
     out: dict[str, NodeDevices] = {}
     for d in devices(snapshot, partitionable):
         row = DRA_ROWS.get(d.kind)
-        if row is None or not d.node or (d.pool, d.name) in partitions:
+        if row is None or not d.node:
             continue
         found = out.setdefault(d.node, NodeDevices({}, product.get(d.node, "")))
+        for pod in d.pods:  # (a partition's holder too: it holds part of a counted GPU)
+            held = found.holders.setdefault(pod, {})
+            held[row] = held.get(row, 0) + 1
+        if (d.pool, d.name) in partitions:
+            continue
         counts = found.rows.setdefault(row, [0, 0])
         counts[0] += 1
         counts[1] += not d.free
-    return out
+    return {name: n for name, n in out.items() if n.rows}
 
 
 def claim_phrase(pod_key: str, dra: DraObjects) -> str:

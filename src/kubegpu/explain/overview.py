@@ -60,6 +60,7 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
             gpu[row] = {"capacity": str(total), "allocatable": str(total), "requested": str(taken),
                         "free": str(total - taken)}  # fmt: skip
         by_ns: dict[str, list[str]] = {}
+        listed: set[str] = set()
         for p in sorted(view.pods, key=lambda p: p.key):
             held = {r: v for r, v in p.requests.items() if is_gpu(r) and v}
             if held:
@@ -68,6 +69,15 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
                 ]
                 shown = p.name if amounts == ["1"] else f"{p.name} ({', '.join(amounts)})"
                 by_ns.setdefault(p.namespace, []).append(shown)
+                listed.add(p.key)
+        # pods holding the node's DRA devices through their claims (one served through a special claim for
+        # its nvidia.com/gpu request is listed above by that request)
+        for key, held_rows in sorted(published.holders.items()) if published else ():
+            if key not in listed:
+                ns, _, name = key.partition("/")
+                by_ns.setdefault(ns, []).append(
+                    f"{name} ({', '.join(f'{n} {r}' for r, n in held_rows.items())})"
+                )
         holders = [f"{ns}: {', '.join(names)}" for ns, names in sorted(by_ns.items())]
         rows.append(NodeRow(
             node.name, node_pool(node.labels, pool_label),
