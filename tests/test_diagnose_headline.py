@@ -190,3 +190,23 @@ def test_a_pod_its_affinity_keeps_off_every_node_has_the_affinity_as_its_cause()
     (group,) = summary.groups
     assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
     assert "none runs anywhere" in group.fix
+
+
+def test_the_affinity_cause_holds_when_every_node_fails_on_gpus_first() -> None:
+    """Both nodes full: kube-scheduler names "Insufficient nvidia.com/gpu" on each (NodeResourcesFit runs
+    first) and no node reports the affinity at all, yet p's required podAffinity to app=db is unmet
+    everywhere: the cause is the affinity, with its advice's fix, and there is no nearest miss."""
+    objs = [
+        make_node("full").gpus(4).obj(),
+        make_node("full2").gpus(4).obj(),
+        make_pod("holder").gpu(4).on("full").obj(),
+        make_pod("holder2").gpu(4).on("full2").obj(),
+        make_pod("p").labels(app="web").gpu(1).pod_affinity("kubernetes.io/hostname", {"app": "db"}).obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    report = diagnose(Engine(snap))
+    (exp,) = report.pending
+    assert [g.reason for g in exp.groups] == ["Insufficient nvidia.com/gpu"]
+    (group,) = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()}).groups
+    assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
+    assert "none runs anywhere: start the pods it depends on first" in group.fix

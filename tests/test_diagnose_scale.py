@@ -321,3 +321,18 @@ def test_inspect_on_a_large_cluster_prints_one_panel_per_kind_of_finding(tmp_pat
     assert len(scattered) == 80 and holding > 12
     assert f", +{holding - 12} more nodes)" in scattered[0]["detail"]
     assert len(re.findall(r"gke-[a-z]+-\d+ \d", scattered[0]["detail"])) == 12
+
+
+def test_inspect_keeps_findings_of_one_title_about_different_nodes_apart(tmp_path: Path) -> None:
+    """n1 has 1 of its 4 GPUs unhealthy, n2 6 of its 8: two "allocatable GPUs below capacity" findings,
+    one title, no pod in it, each node its own detail. ``inspect`` shows both panels (grouping is for
+    findings alike but for their pod), each naming its own node."""
+    objs = [
+        make_node("n1").gpus(4).allocatable(nvidia_com__gpu=3).obj(),
+        make_node("n2").gpus(8).allocatable(nvidia_com__gpu=2).obj(),
+    ]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    out = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path)]).output
+    assert out.count("allocatable GPUs below capacity") == 2 and "findings alike" not in out
+    assert "node/n1" in out and "node/n2" in out

@@ -230,7 +230,7 @@ def inspection(report: Inspection) -> None:
     from kubegpu.explain.finding_kinds import finding_kinds
 
     console.rule(f"[bold]kubegpu inspect: {len(report.findings)} finding(s), exit code {report.exit_code}")
-    for kind in finding_kinds(report.findings):
+    for kind in finding_kinds(report.findings, same_title=False):
         _finding_panel(kind.first, kind)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.batch.status import workload_status
+from kubegpu.explain import causes
 from kubegpu.explain.dra import double_counting
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
@@ -40,7 +41,7 @@ from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
-from kubegpu.scheduler.reasons import ExistingAntiAffinityHit, PodAffinityUnmet, PodAntiAffinityHit, render
+from kubegpu.scheduler.reasons import PodAffinityUnmet, render
 
 
 @dataclass
@@ -54,8 +55,8 @@ class Diagnosis:
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
     # pod → how many nodes its nodeSelector / required node affinity admits (the grouped view's cause)
     selector_matches: dict[str, int] = field(default_factory=dict)
-    # pod → the InterPodAffinity reason that alone refuses it every node (``pod_affinity_blocks``)
-    pod_affinity_blocked: dict[str, str] = field(default_factory=dict)
+    # pod → (reason, fix): its required pod affinity is unmet on every node (``pod_affinity_blocks``)
+    pod_affinity_blocked: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def to_dict(self, *, shallow: bool = False) -> dict[str, Any]:
         """``shallow``: ``pending`` stays the list of ``Explanation`` objects (``cli.json_stream`` writes
@@ -222,32 +223,29 @@ def selector_matches(engine: Engine, pods: list[Pod]) -> dict[str, int]:
     return out
 
 
-def pod_affinity_blocks(engine: Engine, pods: list[Pod]) -> dict[str, str]:
-    """Pending pods whose required pod affinity or anti-affinity refuses them every node by itself, with the
-    reason it gives (its affinity unmet wherever it is; else the anti-affinity hit on more nodes), as the
-    profile's InterPodAffinity filter computes it. kube-scheduler names one filter per node, the first that
-    fails: where NodeResourcesFit runs first, such a pod reads as short of GPUs on the full nodes, yet
-    freeing GPUs would not place it."""
+def pod_affinity_blocks(engine: Engine, pods: list[Pod]) -> dict[str, tuple[str, str]]:
+    """Pending pods whose required pod affinity is unmet on every node (the profile's InterPodAffinity
+    masks: no placed pod it selects in any node's domain, and it may not start the group itself), with the
+    reason and its advice's fix. kube-scheduler names one filter per node, the first that fails: where
+    NodeResourcesFit runs first, such a pod reads as short of GPUs on the full nodes, yet freeing GPUs would
+    not place it (upstream's UnschedulableAndUnresolvable). Anti-affinity is left out: moving the pods it
+    conflicts with (preemption does) can place the pod."""
     plugin = next((p for p in engine.framework.filter_plugins if isinstance(p, InterPodAffinity)), None)
     if plugin is None or not len(engine.cluster):
         return {}
-    version = engine.framework.version
-    seen: dict[str, str] = {}
-    out: dict[str, str] = {}
+    text = render(PodAffinityUnmet(), engine.framework.version)
+    names = [n.name for n in engine.cluster.nodes]
+    seen: dict[str, tuple[str, str] | None] = {}
+    out: dict[str, tuple[str, str]] = {}
     for pod in pods:
-        a = pod.pod_affinity
-        if not (a.required or a.anti_required):
+        if not pod.pod_affinity.required:
             continue
-        key = repr((pod.namespace, sorted(pod.labels.items()), a.required, a.anti_required))
+        key = repr((pod.namespace, sorted(pod.labels.items()), pod.pod_affinity.required))
         if key not in seen:
-            unmet, anti, existing = plugin.failures(pod, engine.cluster)
-            if unmet.all():
-                seen[key] = render(PodAffinityUnmet(), version)
-            elif (unmet | anti | existing).all():
-                hit = PodAntiAffinityHit() if anti.sum() >= existing.sum() else ExistingAntiAffinityHit()
-                seen[key] = render(hit, version)
-            else:
-                seen[key] = ""
-        if seen[key]:
-            out[pod.key] = seen[key]
+            unmet = plugin.failures(pod, engine.cluster)[0]
+            fix = causes.advice(causes.Context(engine, pod), PodAffinityUnmet(), names).fix
+            seen[key] = (text, fix) if unmet.all() else None
+        found = seen[key]
+        if found is not None:
+            out[pod.key] = found
     return out

@@ -38,16 +38,21 @@ def is_pod(obj: str) -> bool:
     return "pod/" <= obj < "pod0"
 
 
-def finding_kinds(findings: Iterable[Finding]) -> list[FindingKind]:
-    """In first-seen order; each kind's pods (else objects) each once."""
-    kinds: dict[tuple[str, str], FindingKind] = {}
-    seen: dict[tuple[str, str], set[str]] = {}  # each kind's names as a set: thousands of nodes share a kind
-    for f in findings:
+def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> list[FindingKind]:
+    """In first-seen order; each kind's pods (else objects) each once. ``same_title``: findings whose title
+    names no pod are one kind per title too (a one-line list of what is wrong where); else each stays its
+    own kind (a view that shows a kind's detail: findings of one title about different nodes or
+    resources say different things)."""
+    kinds: dict[tuple[str, str, int], FindingKind] = {}
+    seen: dict[
+        tuple[str, str, int], set[str]
+    ] = {}  # each kind's names as a set: thousands of nodes share a kind
+    for n, f in enumerate(findings):
         pods = [o for o in f.objects if is_pod(o)]
         title = f.title
         for obj in pods:
             title = title.replace(obj[4:], POD_MARK)
-        key = (f.severity, title)
+        key = (f.severity, title, 0 if same_title or POD_MARK in title else n + 1)
         kind = kinds.get(key)
         if kind is None:
             kind = kinds[key] = FindingKind(f.severity, title, f)

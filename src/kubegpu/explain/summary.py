@@ -187,9 +187,9 @@ def _whole(text: str) -> int:
     return int(text[:-1]) // 1000 if text.endswith("m") else int(text)
 
 
-def _cause(exp: Explanation, matching: int | None, blocked: str = "") -> tuple[str, str]:
-    """The cause and its fix; ``matching``: nodes the pod's selector admits; ``blocked``: the reason its
-    pod (anti-)affinity alone refuses it every node with (``diagnose.pod_affinity_blocks``)."""
+def _cause(exp: Explanation, matching: int | None, blocked: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The cause and its fix; ``matching``: nodes the pod's selector admits; ``blocked``: the reason and fix
+    when its required pod affinity is unmet on every node (``diagnose.pod_affinity_blocks``)."""
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
@@ -218,9 +218,8 @@ def _cause(exp: Explanation, matching: int | None, blocked: str = "") -> tuple[s
         # kube-scheduler reports the first failing filter per node (a taint before the selector), so the
         # message can hide that the selector itself admits no node at all
         return "no node matches the pod's nodeSelector / required node affinity", mismatch.fix
-    affinity = next((g for g in exp.groups if g.reason == blocked), None) if blocked else None
-    if affinity is not None:  # it fails wherever it is evaluated, whatever fails first on the other nodes
-        return affinity.reason, affinity.fix
+    if blocked is not None:  # unmet on every node, whatever fails first there (even on all of them)
+        return blocked
     # Nodes outside the pod's own selector/affinity are out by the pod's choice: the cause is what rules
     # out the nodes it did ask for.
     asked = [g for g in exp.groups if g.reason != SELECTOR_MISMATCH] or exp.groups
@@ -260,19 +259,16 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     groups: dict[tuple[str, str, str], tuple[PendingGroup, list[PodAsk]]] = {}
     unknown = PodAsk("")
     for exp in report.pending:
-        cause, fix = _cause(
-            exp, report.selector_matches.get(exp.pod), report.pod_affinity_blocked.get(exp.pod, "")
-        )
+        blocked = report.pod_affinity_blocked.get(exp.pod) if not exp.schedulable else None
+        cause, fix = _cause(exp, report.selector_matches.get(exp.pod), blocked)
         ask = asks.get(exp.pod, unknown)
         key = (ask.devices, ask.where, cause)
         entry = groups.get(key)
         if entry is None:
             reasons = [ReasonCount(g.reason, len(g.nodes), g.fix) for g in reversed(exp.groups)]
             # a pod its affinity keeps off every node misses no node by resources alone
-            blocked = report.pod_affinity_blocked.get(exp.pod) == cause
-            group = PendingGroup(
-                "", cause, [], exp.message, reasons, [] if blocked else _nearest(exp, ask, gpus), fix
-            )
+            nearest = [] if blocked is not None and blocked[0] == cause else _nearest(exp, ask, gpus)
+            group = PendingGroup("", cause, [], exp.message, reasons, nearest, fix)
             entry = groups[key] = (group, [])
         entry[0].pods.append(exp.pod)
         entry[1].append(ask)

@@ -469,7 +469,7 @@ def _findings(findings: Sequence[Finding]) -> str:
     namespace, node and pod of the kind. (One article per finding with every object named twice made 50 MB
     of a 5,000-node page: 400 scattered-GPU findings each naming the ~2,000 nodes holding a free GPU.)"""
     items = []
-    for kind in finding_kinds(findings):
+    for kind in finding_kinds(findings, same_title=False):
         f = kind.first
         objects = {o: None for g in kind.members for o in g.objects}  # each once, first-seen order
         nss = sorted({o.split("/")[1] for o in objects if o.startswith("pod/") and o.count("/") >= 2})
