@@ -15,7 +15,7 @@ from pathlib import Path
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation, NodeEvidence
-from kubegpu.explain.summary import pod_ask, summarize
+from kubegpu.explain.summary import PendingGroup, pod_ask, summarize
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -163,50 +163,39 @@ def test_the_single_strategys_mig_devices_count_as_mig_devices_not_gpus() -> Non
     assert (summary.gpus, summary.requested, summary.free, summary.mig) == (8, 0, 8, (14, 3, 11))
 
 
-def test_a_pod_its_affinity_keeps_off_every_node_has_the_affinity_as_its_cause() -> None:
-    """Nodes full (4 of 4 GPUs held) and free (4 free); pod p asks 1 GPU with required podAffinity to app=db
-    by hostname, and no app=db pod runs (nor is p one). kube-scheduler's default profile runs
-    NodeResourcesFit before InterPodAffinity (pkg/scheduler/apis/config/v1/default_plugins.go), so full
-    reads "Insufficient nvidia.com/gpu" and free "node(s) didn't match pod affinity rules": one node each,
-    and the larger-count rule picked the GPU shortage. Freeing GPUs would not place p: its cause is the
-    affinity, and it has no nearest miss."""
-    objs = [
-        make_node("full").gpus(4).obj(),
-        make_node("free").gpus(4).obj(),
-        make_node("full2").gpus(4).obj(),
-        make_pod("holder").gpu(4).on("full").obj(),
-        make_pod("holder2").gpu(4).on("full2").obj(),
-        make_pod("p").labels(app="web").gpu(1).pod_affinity("kubernetes.io/hostname", {"app": "db"}).obj(),
+def _affinity_case(free_node: bool) -> tuple[list[str], PendingGroup]:
+    """Nodes full and full2 (4 of 4 GPUs held), and ``free_node``: free (4 free); pod p asks 1 GPU with
+    required podAffinity to app=db by hostname, and no app=db pod runs (nor is p one). Returns the reasons
+    kube-scheduler gives with their node counts, and p's group."""
+    objs = [make_node("full").gpus(4).obj(), make_node("full2").gpus(4).obj()]
+    objs += [make_node("free").gpus(4).obj()] if free_node else []
+    objs += [make_pod("holder").gpu(4).on("full").obj(), make_pod("holder2").gpu(4).on("full2").obj()]
+    objs += [
+        make_pod("p").labels(app="web").gpu(1).pod_affinity("kubernetes.io/hostname", {"app": "db"}).obj()
     ]
     snap = build_snapshot([("t", o) for o in objs])
     assert not snap.errors
     report = diagnose(Engine(snap))
     (exp,) = report.pending
-    assert {g.reason: len(g.nodes) for g in exp.groups} == {
-        "Insufficient nvidia.com/gpu": 2,
-        "node(s) didn't match pod affinity rules": 1,
-    }
-    summary = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()})
-    (group,) = summary.groups
+    (group,) = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()}).groups
+    return [f"{len(g.nodes)} {g.reason}" for g in exp.groups], group
+
+
+def test_a_pod_its_affinity_keeps_off_every_node_has_the_affinity_as_its_cause() -> None:
+    """kube-scheduler's default profile runs NodeResourcesFit before InterPodAffinity
+    (pkg/scheduler/apis/config/v1/default_plugins.go), so the full nodes read "Insufficient nvidia.com/gpu"
+    and the free one "node(s) didn't match pod affinity rules", and the larger-count rule picked the GPU
+    shortage. Freeing GPUs would not place p: its cause is the affinity, and it has no nearest miss."""
+    reasons, group = _affinity_case(free_node=True)
+    assert sorted(reasons) == ["1 node(s) didn't match pod affinity rules", "2 Insufficient nvidia.com/gpu"]
     assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
     assert "none runs anywhere" in group.fix
 
 
 def test_the_affinity_cause_holds_when_every_node_fails_on_gpus_first() -> None:
-    """Both nodes full: kube-scheduler names "Insufficient nvidia.com/gpu" on each (NodeResourcesFit runs
-    first) and no node reports the affinity at all, yet p's required podAffinity to app=db is unmet
-    everywhere: the cause is the affinity, with its advice's fix, and there is no nearest miss."""
-    objs = [
-        make_node("full").gpus(4).obj(),
-        make_node("full2").gpus(4).obj(),
-        make_pod("holder").gpu(4).on("full").obj(),
-        make_pod("holder2").gpu(4).on("full2").obj(),
-        make_pod("p").labels(app="web").gpu(1).pod_affinity("kubernetes.io/hostname", {"app": "db"}).obj(),
-    ]
-    snap = build_snapshot([("t", o) for o in objs])
-    report = diagnose(Engine(snap))
-    (exp,) = report.pending
-    assert [g.reason for g in exp.groups] == ["Insufficient nvidia.com/gpu"]
-    (group,) = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()}).groups
+    """Both nodes full: no node reports the affinity at all, yet it is unmet everywhere: the cause is the
+    affinity, with its advice's fix, and there is no nearest miss."""
+    reasons, group = _affinity_case(free_node=False)
+    assert reasons == ["2 Insufficient nvidia.com/gpu"]
     assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
     assert "none runs anywhere: start the pods it depends on first" in group.fix
