@@ -51,7 +51,6 @@ NAMES_SHOWN = 12
 # rows kept once collapsed: evidence that names each node's own holders (DRA: "gpu-0 by default/held-17")
 # makes every node a row of its own, 19,523 lines for one pod on 5,000 nodes
 MAX_NODE_ROWS = 40
-OBJECTS_SHOWN = 20  # objects a finding's panel names
 
 
 def _names(names: list[str], every: bool) -> str:
@@ -200,15 +199,14 @@ def print_commands(commands: list[str]) -> None:
 
 
 def _finding_panel(f: Finding, kind: FindingKind | None = None) -> None:
-    """One finding, or (``kind``) the findings alike but for their pod, headed by the first: its objects
-    named up to ``OBJECTS_SHOWN`` (``-o json`` has every one)."""
+    """One finding, or (``kind``) the findings alike but for their pod, headed by the first, its names cut
+    as ``FindingKind.shown`` says (``-o json`` has every one)."""
     severity, title = kind.heading() if kind is not None else (f.severity, f.title)
-    named = kind.named if kind is not None else f.objects
+    named, hidden = kind.shown() if kind is not None else (f.objects, 0)
     body = Text()
-    more = f" +{len(named) - OBJECTS_SHOWN} more (-o json)" if len(named) > OBJECTS_SHOWN else ""
-    body.append(f"{', '.join(named[:OBJECTS_SHOWN])}{more}\n", style="dim")
-    if kind is not None and len(kind.members) > 1:
-        body.append(f"{len(kind.members)} findings alike; the first one's detail:\n", style="dim")
+    body.append(f"{', '.join(named)}{f' +{hidden} more (-o json)' if hidden else ''}\n", style="dim")
+    if kind is not None and kind.alike():
+        body.append(kind.alike() + "\n", style="dim")
     body.append(f.detail + "\n")
     body.append(f"(layer: {f.layer})", style="dim")
     console.print(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from kubegpu.cluster_exporter.fragmentation import NodeFragmentation, node_fragmentation
 from kubegpu.explain.cards import UNPOOLED, PoolSummary, node_cards
 from kubegpu.explain.cards import pools as pools_of
-from kubegpu.explain.dra_inventory import pool_counts
+from kubegpu.explain.dra_inventory import partitionable, pool_counts
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import node_rows
@@ -40,7 +40,6 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI
-from kubegpu.scheduler.versions import dra_gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +97,7 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         # A pool with no GPU in the fragmentation model (MIG-only nodes, no device plugin yet) has no value.
         fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None
         pools.append(PoolMeasure(summary, fragment, sum(f.free_milli for f in in_pool)))
-    partitionable = dra_gate(engine.framework.handle.behaviour.minor, "DRAPartitionableDevices")
-    dra = pool_counts(snap, pool_label, UNPOOLED, partitionable) if snap.dra.slices else {}
+    dra = pool_counts(snap, pool_label, UNPOOLED, partitionable(engine)) if snap.dra.slices else {}
     return ClusterMeasure(
         tuple(pools),
         nodes,

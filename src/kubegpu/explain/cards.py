@@ -26,7 +26,7 @@ from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import workloads
 from kubegpu.devices.inventory import Health
 from kubegpu.explain.diagnose import Diagnosis
-from kubegpu.explain.dra_inventory import DraDevice
+from kubegpu.explain.dra_inventory import DraDevice, partitionable
 from kubegpu.explain.dra_inventory import devices as dra_devices
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import NodeRow
@@ -37,7 +37,6 @@ from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.device_ledger import container_requests, recorded_assignment
-from kubegpu.scheduler.versions import dra_gate
 
 UNPOOLED = "(no pool label)"
 
@@ -211,8 +210,7 @@ def node_cards(engine: Engine, node_rows: Sequence[NodeRow], pool_label: str) ->
     ledger = engine.cluster.devices
     rows = {r.name: r for r in node_rows}
     dra_by_node: dict[str, list[DraDevice]] = {}
-    partitionable = dra_gate(engine.framework.handle.behaviour.minor, "DRAPartitionableDevices")
-    for pub in dra_devices(engine.snapshot, partitionable) if engine.snapshot.dra.slices else ():
+    for pub in dra_devices(engine.snapshot, partitionable(engine)) if engine.snapshot.dra.slices else ():
         if pub.unavailable:
             continue  # its pool's shared counters are taken (a full GPU beside its allocated MIG device)
         dra_by_node.setdefault(pub.node, []).append(pub)

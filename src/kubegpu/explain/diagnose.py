@@ -242,9 +242,9 @@ def pod_affinity_blocks(engine: Engine, pods: list[Pod]) -> dict[str, tuple[str,
             continue
         key = repr((pod.namespace, sorted(pod.labels.items()), pod.pod_affinity.required))
         if key not in seen:
-            unmet = plugin.failures(pod, engine.cluster)[0]
-            fix = causes.advice(causes.Context(engine, pod), PodAffinityUnmet(), names).fix
-            seen[key] = (text, fix) if unmet.all() else None
+            unmet = plugin.failures(pod, engine.cluster)[0].all()
+            advice = causes.advice(causes.Context(engine, pod), PodAffinityUnmet(), names) if unmet else None
+            seen[key] = (text, advice.fix) if advice is not None else None
         found = seen[key]
         if found is not None:
             out[pod.key] = found

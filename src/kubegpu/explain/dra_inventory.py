@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubegpu.explain.engine import Engine
 from kubegpu.model.dra import DeviceRequest, DraObjects
 from kubegpu.model.names import NVIDIA_DRA_DRIVER
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import SliceIndex
 from kubegpu.scheduler.dra_capacity import CounterSets, counters_left, device_counters_short
+from kubegpu.scheduler.versions import dra_gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,11 @@ class DraDevice:
 
 def _int(v: object) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else -1
+
+
+def partitionable(engine: Engine) -> bool:
+    """Whether the engine's minor has DRAPartitionableDevices on (``devices``' ``partitionable``)."""
+    return dra_gate(engine.framework.handle.behaviour.minor, "DRAPartitionableDevices")
 
 
 def devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> list[DraDevice]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kubegpu.explain.findings import Finding
 
 POD_MARK = "{pod}"  # where a finding's title named its pod
+NAMED_SHOWN = 20  # names a kind's text shows (a view that filters reads every one)
 
 
 @dataclass
@@ -31,6 +32,14 @@ class FindingKind:
         if len(self.named) == 1:
             return self.severity, self.first.title
         return f"{self.severity}, {len(self.named)} pods", self.title.replace(POD_MARK, "the pod")
+
+    def shown(self) -> tuple[list[str], int]:
+        """The first ``NAMED_SHOWN`` names, and how many more there are."""
+        return self.named[:NAMED_SHOWN], max(len(self.named) - NAMED_SHOWN, 0)
+
+    def alike(self) -> str:
+        """The note above a kind's detail when it stands for several findings ("" for one)."""
+        return f"{len(self.members)} findings alike; the first one's detail:" if len(self.members) > 1 else ""
 
 
 def is_pod(obj: str) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import NodeEvidence
 
 Objects = npt.NDArray[np.object_]
+T = TypeVar("T")
 Rows = npt.NDArray[np.intp]
 # keys kept at once (reason × code × pod part): the oldest is dropped beyond this; each costs 16 bytes a node
 MAX_KEYS: Final = 256
@@ -41,7 +42,24 @@ class EvidenceStore:
         self.cluster = engine.cluster
         self.names: Objects = np.array([node.name for node in self.cluster.nodes], dtype=object)
         self._entries: dict[Hashable, tuple[Objects, npt.NDArray[np.int64]]] = {}
-        self.memo: dict[Hashable, Any] = {}  # facts of the snapshot the causes read for many pods
+        self._memo: dict[Hashable, Any] = {}  # what ``fact`` and ``current`` keep
+
+    def fact(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, once per engine: a fact of the snapshot (its nodes' labels, capacity, allocatable),
+        which a cause reads for many Pending pods."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        found: T = self._memo[key]
+        return found
+
+    def current(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, kept while no node changes (the largest ``ClusterState.version`` moves with every
+        change and never repeats): a fact of the cluster's state, read for many Pending pods."""
+        stamp = int(self.cluster.version.max(initial=0))
+        kept: tuple[int, T] | None = self._memo.get(key)
+        if kept is None or kept[0] != stamp:
+            kept = self._memo[key] = (stamp, make())
+        return kept[1]
 
     def nodes(self, key: Hashable, rows: Rows, build: Callable[[Rows], list[NodeEvidence]]) -> Objects:
         """The ``NodeEvidence`` of ``rows`` for ``key``: ``build(rows)`` where a node has none yet, or has

@@ -14,7 +14,7 @@ May import the model and ``explain``'s own result types; never a face (cli, live
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,8 +139,8 @@ class Summary:
 def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
     """What ``pod`` asks for and where (``PodAsk``): the grouping key of Pending pods; with ``dra`` (the
     snapshot's DRA objects) its claims' device requests too."""
-    devices = [f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if is_gpu(r) and v]
     gpus = tuple((r, v) for r, v in sorted(pod.requests.items()) if is_gpu(r) and v)
+    devices = [f"{format_milli(r, v)} {r}" for r, v in gpus]
     claims = claim_phrase(pod.key, dra) if dra else ""
     if claims:
         devices.append(claims)
@@ -279,18 +279,13 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     for g in ordered:
         causes[g.cause] += len(g.pods)
     first = _first_step(ordered, causes, report.findings)
-    totals = [t for r, t in report.totals.items() if not _is_mig(r)]
-    mig = [t for r, t in report.totals.items() if _is_mig(r)]
+    gpus_total = _sums(t for r, t in report.totals.items() if not _is_mig(r))
     return Summary(
         gpu_nodes=len(report.nodes),
-        gpus=sum(t["allocatable"] for t in totals),
-        requested=sum(t["requested"] for t in totals),
-        free=sum(max(t["allocatable"] - t["requested"], 0) for t in totals),
-        mig=(
-            sum(t["allocatable"] for t in mig),
-            sum(t["requested"] for t in mig),
-            sum(max(t["allocatable"] - t["requested"], 0) for t in mig),
-        ),
+        gpus=gpus_total[0],
+        requested=gpus_total[1],
+        free=gpus_total[2],
+        mig=_sums(t for r, t in report.totals.items() if _is_mig(r)),
         pending=len(report.pending),
         other_pending=report.other_pending,
         causes=sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])),
@@ -299,6 +294,15 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         node_groups=node_groups(report.nodes),
         anomalies=anomalies(report.nodes),
     )
+
+
+def _sums(totals: Iterable[Mapping[str, int]]) -> tuple[int, int, int]:
+    """Allocatable, requested and free (never below 0 per resource) over ``totals``."""
+    alloc = requested = free = 0
+    for t in totals:
+        alloc, requested = alloc + t["allocatable"], requested + t["requested"]
+        free += max(t["allocatable"] - t["requested"], 0)
+    return alloc, requested, free
 
 
 def _is_mig(resource: str) -> bool:

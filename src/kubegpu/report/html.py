@@ -41,7 +41,6 @@ FGD_NOTE = (
 
 # stands for the live view's version while the page it versions is hashed (``live_page``)
 VERSION_MARK = "kubegpu-page-version-0000"
-OBJECTS_SHOWN = 20  # objects a finding names in its text (all of them in its filter attributes)
 
 
 def live_page(data: ReportData, figures: Sequence[Figure], refresh_s: int) -> tuple[str, str]:
@@ -465,7 +464,7 @@ def _queue_bars(bars: Sequence[QuotaBar]) -> str:
 
 def _findings(findings: Sequence[Finding]) -> str:
     """One article per kind of finding (``explain.finding_kinds``: findings that differ only in the pod they
-    name), its objects named up to ``OBJECTS_SHOWN`` and counted beyond; the filter attributes carry every
+    name), its names cut as ``FindingKind.shown`` says and counted beyond; the filter attributes carry every
     namespace, node and pod of the kind. (One article per finding with every object named twice made 50 MB
     of a 5,000-node page: 400 scattered-GPU findings each naming the ~2,000 nodes holding a free GPU.)"""
     items = []
@@ -476,13 +475,9 @@ def _findings(findings: Sequence[Finding]) -> str:
         nodes = [o.removeprefix("node/") for o in objects if o.startswith("node/")]
         pods = [o.removeprefix("pod/") for o in objects if o.startswith("pod/")]
         severity, title = kind.heading()
-        shown = list(kind.named[:OBJECTS_SHOWN])
-        more = f" +{len(kind.named) - OBJECTS_SHOWN} more" if len(kind.named) > OBJECTS_SHOWN else ""
-        alike = (
-            f'<p class="muted">{len(kind.members)} findings alike; the first one\'s detail:</p>'
-            if len(kind.members) > 1
-            else ""
-        )
+        shown, hidden = kind.shown()
+        more = f" +{hidden} more" if hidden else ""
+        alike = f'<p class="muted">{_t(kind.alike())}</p>' if kind.alike() else ""
         commands = "".join(f"<pre>$ {_t(c)}</pre>" for c in f.commands)
         items.append(
             f'<article class="finding {_a(f.severity)}" data-ns="{_words(nss)}" '

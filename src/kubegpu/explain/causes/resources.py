@@ -215,43 +215,34 @@ def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
 def _part_unhealthy(ctx: Context, resource: str) -> dict[str, tuple[int, int]]:
     """Node name → (capacity, allocatable) of ``resource`` where capacity is above allocatable (kubelet's
     device manager counts every device in capacity, healthy ones in allocatable): once per engine."""
-    memo = store_for(ctx.engine).memo
-    key = (_part_unhealthy, resource)
-    found: dict[str, tuple[int, int]] | None = memo.get(key)
-    if found is None:
-        found = memo[key] = {
+    return store_for(ctx.engine).fact(
+        (_part_unhealthy, resource),
+        lambda: {
             n.name: (n.capacity.get(resource, 0), n.allocatable.get(resource, 0))
             for n in ctx.engine.snapshot.nodes
             if n.capacity.get(resource, 0) > n.allocatable.get(resource, 0)
-        }
-    return found
+        },
+    )
 
 
 def _advertised(ctx: Context) -> list[str]:
     """The resources some node lists above 0 in its capacity (a resource every node lists at 0, a plugin
     that registered no device, is advertised nowhere): once per engine."""
-    memo = store_for(ctx.engine).memo
-    found: list[str] | None = memo.get(_advertised)
-    if found is None:
-        found = memo[_advertised] = sorted(
-            {r for n in ctx.engine.snapshot.nodes for r, v in n.capacity.items() if v}
-        )
-    return found
+    return store_for(ctx.engine).fact(
+        (_advertised,),
+        lambda: sorted({r for n in ctx.engine.snapshot.nodes for r, v in n.capacity.items() if v}),
+    )
 
 
 def _free(ctx: Context, resource: str) -> tuple[dict[str, int], int]:
-    """``Engine.free`` and its sum over every node, kept while no node changes (the largest
-    ``ClusterState.version`` moves with every change and never repeats): asked for every Pending pod
+    """``Engine.free`` and its sum over every node, kept while no node changes: asked for every Pending pod
     short of a GPU, over every node."""
-    cluster = ctx.engine.cluster
-    memo = store_for(ctx.engine).memo
-    key = (_free, resource)
-    stamp = int(cluster.version.max(initial=0))
-    kept: tuple[int, dict[str, int], int] | None = memo.get(key)
-    if kept is None or kept[0] != stamp:
+
+    def make() -> tuple[dict[str, int], int]:
         free = ctx.engine.free(resource)
-        kept = memo[key] = (stamp, free, sum(free.values()))
-    return kept[1], kept[2]
+        return free, sum(free.values())
+
+    return store_for(ctx.engine).current((_free, resource), make)
 
 
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:

@@ -35,14 +35,12 @@ def taint_evidence_many(ctx: Context, reason: UntoleratedTaint, idxs: list[int])
 def _labelled_without_gpus(ctx: Context) -> frozenset[str]:
     """The snapshot's nodes whose labels say GPUs but that advertise none: worked out once per engine (a
     taint's group is thousands of nodes, asked for every Pending pod it refuses)."""
-    memo = store_for(ctx.engine).memo
-    found = memo.get(_labelled_without_gpus)
-    if found is None:
-        nodes = ctx.engine.snapshot.nodes
-        found = memo[_labelled_without_gpus] = frozenset(
-            n.name for n in nodes if not offered_gpus(n) and has_gpu_labels(n)
-        )
-    return found
+    return store_for(ctx.engine).fact(
+        (_labelled_without_gpus,),
+        lambda: frozenset(
+            n.name for n in ctx.engine.snapshot.nodes if not offered_gpus(n) and has_gpu_labels(n)
+        ),
+    )
 
 
 def keeps_device_plugin_off(taint: Taint) -> bool:
