@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from kubegpu.model.objects import Pod
+from kubegpu.scheduler import gpu_share
 from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods
 from kubegpu.scheduler.gpu_share import (
     fgd_node_scores,
@@ -105,23 +106,36 @@ def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: Typical
         assert lg.misfits(rows, s).tolist() == (~lg.fits(rows, s)).tolist()
 
 
-def test_fgd_scores_looked_up_equal_the_scores_computed() -> None:
-    """``fgd_scores_of`` takes decreases × scale (TARGET's scale 10⁶) and looks scores up once computed:
-    Δ 0 → 50, 1000 milli → 73, −1000 → 26 (as ``fgd_scores``), the same on a second call (read back);
-    ``fgd_scores`` of up to 64 decreases looks them up too."""
+def test_fgd_scores_read_from_the_steps_equal_the_scores_computed() -> None:
+    """``fgd_scores`` and ``fgd_scores_of`` (decreases × scale; TARGET's scale 10⁶) read the score from its
+    steps: Δ 0 → 50, 1000 milli → 73, −1000 → 26, and equal to the definition computed
+    (``_computed``: FGD's ``int64(sigmoid(Δ/1000) · 100)``) on every float within 20,000 of each step
+    (in float order), on a 1-milli grid around σ⁻¹(k/100) · 1000, and on random decreases of every
+    magnitude; ±0, ±∞ and the smallest subnormals too; a NaN scores 101, which the framework refuses."""
     b = Bench([node("n", 1)], "FGD", TARGET)
-    for _ in range(2):
-        assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
-    # and equal to ``fgd_scores`` of the decreases divided as arrays (``milli``) where a score turns:
-    # Δ near σ⁻¹(k/100) · 1000 milli, on a 1-milli grid (× scale) and fractions of a milli between
+    assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
+    steps = gpu_share._steps()
+    assert steps is not None and len(steps[1]) == 100  # (None only where exp is not monotone)
+    keys = gpu_share._order_key(steps[0][:100])
+    near = gpu_share._of_order_key(
+        (keys[:, None] - np.uint64(20_000) + np.arange(40_001, dtype=np.uint64)).ravel()
+    )
+    rng = np.random.default_rng(3)
     weighted = np.concatenate(
         [np.arange(-50, 51) * 10**6 + round(math.log(k / (100 - k)) * 1000 * 10**6) for k in range(1, 100)]
-        + [np.random.default_rng(3).integers(-(10**12), 10**12, 5000)]
+        + [rng.integers(-(10**12), 10**12, 5000)]
     )
-    computed = fgd_scores(b.ledger.milli(weighted)).tolist()  # (over 64 at once: computed as an array)
-    assert fgd_scores_of(b.ledger, weighted.tolist()) == computed
-    looked_up = [fgd_scores(b.ledger.milli(weighted[i : i + 50])) for i in range(0, len(weighted), 50)]
-    assert np.concatenate(looked_up).tolist() == computed
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1e300, -1e300])
+    for delta in (
+        near,
+        b.ledger.milli(weighted),
+        rng.normal(0, 1, 10**5) * 10.0 ** rng.integers(0, 12, 10**5),
+        special,
+    ):
+        assert fgd_scores(delta).tolist() == gpu_share._computed(delta).tolist()
+    assert fgd_scores_of(b.ledger, weighted.tolist()) == fgd_scores(b.ledger.milli(weighted)).tolist()
+    assert fgd_scores(np.array([np.nan])).tolist() == [101]
+    assert fgd_scores_of(b.ledger, [float("nan") * 10**6]) == [101]
 
 
 def test_kept_counts_and_fragment_follow_placements_departures_and_rollbacks() -> None:

@@ -7,7 +7,7 @@ updates its cache. The ledger and the fragment arithmetic live in ``gpu_ledger``
 target workload in ``gpu_shapes``.
 
 Owns the plugin, the GPU selectors and FGD's scoring: the score function of a decrease
-(``fgd_scores``, looked up for a few), a node's scores (``fgd_node_scores``: batch, or node by node in
+(``fgd_scores``, read from its steps), a node's scores (``fgd_node_scores``: batch, or node by node in
 Python ints for a few rows) and a sharing pod's per-GPU scores (``share_scores``, ``share_scores_one``,
 which FGD's GPU choice at Reserve reads); imports the ledger and shapes modules, the model, ``errors``
 and the scheduler's cluster state, framework types, reasons and statuses.
@@ -15,10 +15,12 @@ and the scheduler's cluster state, framework types, reasons and statuses.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
@@ -120,13 +122,17 @@ def fgd_scores(delta: FloatArray) -> IntArray:
     """``int64(sigmoid(Δ/1000) · 100)``, Δ = fragment decrease in milli-GPU; the conversion truncates, as
     Go's ``int64()`` (the sigmoid is positive). For Δ below −709,000 the exponent is held at 709, where
     e^709 is finite and already makes the score 0, the sigmoid's limit: no overflow, nothing to silence.
-    A few scores (a cycle's stale rows) are looked up (``_looked_up``), many computed."""
-    if delta.ndim == 1 and len(delta) <= _LOOKED_UP:
-        return np.array(_looked_up(delta.tolist()), dtype=np.int64)
-    return _computed(delta)
+    Read from the score's steps (``_steps``: one binary search per row, the same integers as computing
+    it); a NaN scores 101, outside [0, 100], which the framework refuses, as any bad score."""
+    steps = _steps()
+    if steps is None:
+        return _computed(delta)
+    out: IntArray = steps[0].searchsorted(delta, side="right")  # (numpy sorts NaN last: 101)
+    return out
 
 
 def _computed(delta: FloatArray) -> IntArray:
+    """The score's definition, computed (``fgd_scores``)."""
     x: FloatArray = np.minimum(delta / -1000.0, 709.0)
     np.exp(x, out=x)
     x += 1.0
@@ -136,31 +142,59 @@ def _computed(delta: FloatArray) -> IntArray:
 
 def fgd_scores_of(ledger: GpuShareLedger, weighted: list[int]) -> list[int]:
     """``fgd_scores`` of fragment decreases given × scale (``combine``'s exact integers), each divided
-    once (``milli_of``: the same float as ``milli``'s)."""
-    return _looked_up([ledger.milli_of(w) for w in weighted])
-
-
-def _looked_up(delta: list[float]) -> list[int]:
-    """``_computed`` of each Δ, element-wise: a packing run meets the same few decreases over and over, so
-    each score is computed once (by ``_computed`` itself: the same bits) and looked up after (a NaN, never
-    found, is computed each time)."""
-    out = [_SCORE_OF.get(d, _MISSING) for d in delta]
-    if _MISSING not in out:
+    once (``milli_of``: the same float as ``milli``'s), in Python: a bisection of the steps per value."""
+    deltas = [ledger.milli_of(w) for w in weighted]
+    steps = _steps()
+    if steps is None:
+        out: list[int] = _computed(np.array(deltas, dtype=np.float64)).tolist()
         return out
-    at = [i for i, score in enumerate(out) if score == _MISSING]
-    computed: list[int] = _computed(np.array([delta[i] for i in at], dtype=np.float64)).tolist()
-    if len(_SCORE_OF) > _SCORES_KEPT:
-        _SCORE_OF.clear()
-    for i, score in zip(at, computed, strict=True):
-        out[i] = _SCORE_OF[delta[i]] = score
+    least = steps[1]
+    return [bisect_right(least, d) if d == d else _NAN_SCORE for d in deltas]
+
+
+def _steps() -> tuple[FloatArray, list[float]] | None:
+    """Per score s = 1 … 100, the least float Δ whose computed score (``_computed``) is at least s, as an
+    array (a NaN last) and a list; the score of Δ is then how many of them are ≤ Δ. The score is a
+    monotone function of Δ (division, ``minimum``, ``exp``, addition and truncation all are), so each
+    step is found by bisection over the floats in order (``_order_key``), at first use. None (every
+    score computed) where the float functions here are not monotone after all: the bisection's answers
+    are checked against computed scores on every float within ``_CHECKED`` of each step."""
+    if _STEPS:
+        return _STEPS[0]
+    s = np.arange(1, 101)
+    ends = _order_key(np.array([-np.inf, np.inf]))
+    low = np.full(100, ends[0], dtype=np.uint64)  # scores < s
+    high = np.full(100, ends[1], dtype=np.uint64)  # scores ≥ s (Δ = +∞ scores 100)
+    while (high - low > 1).any():
+        mid = low + (high - low) // 2
+        ok = _computed(_of_order_key(mid)) >= s
+        high, low = np.where(ok, mid, high).astype(np.uint64), np.where(ok, low, mid).astype(np.uint64)
+    least = _of_order_key(high)
+    offsets = np.arange(2 * _CHECKED + 1, dtype=np.uint64) - np.uint64(_CHECKED)  # (wraps: added back)
+    near = _of_order_key((high[:, None] + offsets).astype(np.uint64).ravel())
+    agree = bool((least.searchsorted(near, side="right") == _computed(near)).all())
+    _STEPS.append((np.append(least, np.nan), least.tolist()) if agree else None)
+    return _STEPS[0]
+
+
+def _order_key(x: FloatArray) -> npt.NDArray[np.uint64]:
+    """Unsigned integers in the order of the floats ``x`` (no NaN): a float's bits with the sign bit set
+    for x ≥ +0.0, all bits flipped below (−0.0 just before +0.0: the same score)."""
+    bits = x.view(np.uint64)
+    out: npt.NDArray[np.uint64] = np.where(np.signbit(x), ~bits, bits | np.uint64(1 << 63))
     return out
 
 
-# Δ (milli-GPU) → FGD score: a pure function, so one table serves every ledger and thread
-_SCORE_OF: dict[float, int] = {}
-_SCORES_KEPT: Final = 1 << 16
-_LOOKED_UP: Final = 64  # scores looked up at most this many at once; more are computed in one batch
-_MISSING: Final = -1  # no score is negative but a NaN's (int64 min), which is never found anyway
+def _of_order_key(key: npt.NDArray[np.uint64]) -> FloatArray:
+    """The floats of ``_order_key`` values."""
+    bits = np.where(key >> np.uint64(63) == 1, key & np.uint64((1 << 63) - 1), ~key)
+    out: FloatArray = bits.view(np.float64)
+    return out
+
+
+_STEPS: list[tuple[FloatArray, list[float]] | None] = []  # found at first use (``_steps``)
+_CHECKED: Final = 64  # floats checked on each side of each step (``_steps``)
+_NAN_SCORE: Final = 101  # a NaN's score: outside [0, 100], refused by the framework's check
 
 
 SELECTORS: Final[dict[str, GpuSelector]] = {
