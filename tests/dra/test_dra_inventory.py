@@ -180,3 +180,27 @@ def test_a_template_reference_that_needs_no_claim_asks_for_no_devices() -> None:
     assert not snap.errors
     (pod,) = snap.pending_pods()
     assert pod_ask(pod, snap.dra).devices == ""
+
+
+def test_a_pool_republishing_is_counted_and_named_from_its_newest_generation_only() -> None:
+    """The driver republished node n1's pool (generation 2: 4 H100s) while the generation-1 slice (8
+    A100s, MIG devices of gpu-0 drawing on a counter set) still exists: the allocator reads generation 2
+    only (``GatherPools``, k8s.io/dynamic-resource-allocation structured/internal ``pools.go``: an obsolete
+    generation is skipped), so the node row is 4 GPUs of the H100 (before, the product came from whichever
+    slice the snapshot listed first, and a stale partition's name could hide a current device)."""
+    old = o.partitionable_node("n1", (0, 1))
+    stale = old[1:]
+    for s in stale:
+        s["metadata"]["name"] = "a-" + s["metadata"]["name"]  # (listed first: the old code read it first)
+        for d in s["spec"].get("devices", []):
+            d["attributes"]["productName"] = {"string": o.A100_80}
+    current = o.node_slice("n1", [o.gpu_device(i, "n1", "NVIDIA H100 80GB HBM3") for i in range(3)]
+                           + [o.mig_device(3, 0, "n1")], generation=2)  # fmt: skip
+    current["spec"]["devices"][-1]["name"] = "gpu-0-mig-1g10gb-19-0"  # a name the stale pool partitioned
+    snap = build_snapshot([("t", x) for x in (*o.gpu_classes(), old[0], *stale, current)])
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    snap.kube_version = "1.36"
+    (row,) = node_rows(Engine(snap), POOL)
+    got = {r: (v["allocatable"], v["requested"]) for r, v in row.gpu.items()}
+    assert row.product == "NVIDIA H100 80GB HBM3"
+    assert got == {"gpu (DRA)": ("3", "0"), "mig (DRA)": ("1", "0")}

@@ -46,6 +46,9 @@ class DraDevice:
     pods: tuple[str, ...]  # the pods the claim is reserved for
     # why a device no claim holds still cannot be allocated ("" when it can): its pool's shared counters
     unavailable: str = ""
+    product: str = ""  # NVIDIA's productName attribute of a GPU ("" otherwise)
+    # a MIG device drawing on a shared counter set (KEP-4815, gate on): part of a GPU already listed
+    partition: bool = False
 
     @property
     def free(self) -> bool:
@@ -105,7 +108,14 @@ def devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> list[DraDe
                     )
                 gpu = _int(a.get(index_attr))
                 node = s.node_name or d.node_name  # per-device node selection: the device's own node
-                out.append(DraDevice(s.driver, s.pool, d.name, node, kind, gpu, profile, claim, pods, why))
+                name = a.get(f"{s.driver}/productName") if kind == "gpu" else None
+                product = name if isinstance(name, str) else ""
+                part = partitionable and kind == "mig" and bool(d.consumes_counters)  # (gate off: dropped)
+                out.append(
+                    DraDevice(
+                        s.driver, s.pool, d.name, node, kind, gpu, profile, claim, pods, why, product, part
+                    )
+                )
     return out
 
 
@@ -142,29 +152,17 @@ def node_devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> dict[
     taken when a claim holds it or its pool's shared counters no longer supply it (not ``free``); a MIG
     device that draws on a shared counter set (KEP-4815) is a partition of a GPU already counted, not a
     device of its own, so only GPUs count there (else a partitionable H100 read as 1 GPU + 7 MIG devices)."""
-    partitions: set[tuple[str, str]] = set()  # (pool, device) of MIG devices consuming shared counters
-    product: dict[str, str] = {}
-    for s in snapshot.dra.slices:
-        if s.driver != NVIDIA_DRA_DRIVER:
-            continue
-        for dev in s.devices:
-            kind = dev.attributes.get(f"{s.driver}/type")
-            if partitionable and kind == "mig" and dev.consumes_counters:  # (gate off: the API drops them)
-                partitions.add((s.pool, dev.name))
-            name = dev.attributes.get(f"{s.driver}/productName")
-            node = s.node_name or dev.node_name
-            if kind == "gpu" and node and isinstance(name, str):
-                product.setdefault(node, name)
     out: dict[str, NodeDevices] = {}
-    for d in devices(snapshot, partitionable):
+    for d in devices(snapshot, partitionable):  # (the newest generation of each pool only)
         row = DRA_ROWS.get(d.kind)
         if row is None or not d.node:
             continue
-        found = out.setdefault(d.node, NodeDevices({}, product.get(d.node, "")))
+        found = out.setdefault(d.node, NodeDevices({}, d.product))
+        found.product = found.product or d.product
         for pod in d.pods:  # (a partition's holder too: it holds part of a counted GPU)
             held = found.holders.setdefault(pod, {})
             held[row] = held.get(row, 0) + 1
-        if (d.pool, d.name) in partitions:
+        if d.partition:
             continue
         counts = found.rows.setdefault(row, [0, 0])
         counts[0] += 1
