@@ -287,8 +287,10 @@ class CpuAwareFragmentation:
         base[self._empty] = base[self._units]
         base[:2] = base[self._units] = 0
         base[self._fitm] = 1 - lg.gpus_needed[:, shapes].T
-        self._base: IntArray = base
-        self._state: IntArray = base.copy()
+        # kept node-major (a node's state is one contiguous row: a gather of a few nodes reads a few
+        # cache lines each, not one line per state row), gathered and transposed for ``_measure``
+        self._base: IntArray = np.ascontiguousarray(base.T)
+        self._nodes: IntArray = self._base.copy()
         # nodes alike when empty (the same constant rows, allocatable CPU and memory, and GPUs) share a
         # kind; an empty node's GPUs are all 1000 free
         self._full: IntArray = lg.gpu_count * MILLI
@@ -380,19 +382,23 @@ class CpuAwareFragmentation:
 
     def _state_of(self, rows: Rows, gpu_left: IntArray | None = None) -> IntArray:
         """The state (``_layout``) of ``rows`` now, or with ``gpu_left`` as their free milli per GPU."""
+        return self._rows_of(rows, gpu_left).T.copy()
+
+    def _rows_of(self, rows: Rows, gpu_left: IntArray | None = None) -> IntArray:
+        """``_state_of`` node-major (a row per node), as ``_nodes`` keeps it."""
         cluster = self.ledger.cluster
-        state = self._base.take(rows, axis=1)
+        state = self._base.take(rows, axis=0)
         free = cluster.allocatable.take(rows, axis=0)[:, self._free]  # (whole rows: a cheaper gather)
         free -= cluster.requested.take(rows, axis=0)[:, self._free]
-        state[:2] = free.T
+        state[:, :2] = free
         left = self.ledger.gpu_left.take(rows, axis=0) if gpu_left is None else gpu_left
-        state[self._gpu] += self._table.take(left, axis=0).sum(axis=1).T
+        state[:, self._gpu] += self._table.take(left, axis=0).sum(axis=1)
         return state
 
     def _renew(self, node: int) -> None:
         """``_state_of`` one node, written to its column."""
-        cluster, column = self.ledger.cluster, self._state[:, node]
-        column[:] = self._base[:, node]
+        cluster, column = self.ledger.cluster, self._nodes[node]
+        column[:] = self._base[node]
         column[:2] = cluster.allocatable[node, self._free] - cluster.requested[node, self._free]
         column[self._gpu] += self._table[self.ledger.gpu_left[node]].sum(axis=0)
 
@@ -409,7 +415,7 @@ class CpuAwareFragmentation:
         which the tests recount a node's state into to check the kept per-node state (``_state``) and the
         after-states ``node_delta`` builds (the scheduling path reads ``_measure`` of those directly)."""
         fit, below, total = counts
-        state = self._base.take(rows, axis=1)
+        state = self._base.take(rows, axis=0).T.copy()
         shapes = self._shapes
         state[0], state[1], state[self._total] = cpu_left, memory_left, total
         state[self._fitm] += fit[:, shapes].T
@@ -505,14 +511,14 @@ class CpuAwareFragmentation:
         if len(renew) == 1:  # the usual case (the node the last pod took): by index, no gathers
             self._renew(int(renew[0]))
         elif renew.size:
-            self._state[:, renew] = self._state_of(renew)
+            self._nodes[renew] = self._rows_of(renew)
         if shape.is_share:  # each node scores its best GPU, as FGD: only that GPU and the CPU change
             pos, value = lg.share_moves(rows, shape.milli)
             after = rows[pos]
         else:
             after = rows
         k = len(after)  # states[:, :k]: after the pod
-        state = self._state.take(np.concatenate((after, renew)) if renew.size else after, axis=1)
+        state = self._nodes.take(np.concatenate((after, renew)) if renew.size else after, axis=0).T.copy()
         step = self._step(shape)
         state[: len(step), :k] += step
         if shape.is_share:
