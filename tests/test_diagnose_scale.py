@@ -336,3 +336,62 @@ def test_inspect_keeps_findings_of_one_title_about_different_nodes_apart(tmp_pat
     out = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path)]).output
     assert out.count("allocatable GPUs below capacity") == 2 and "findings alike" not in out
     assert "node/n1" in out and "node/n2" in out
+
+
+def test_schedule_and_queues_group_a_long_pass_by_outcome(tmp_path: Path) -> None:
+    """`schedule` and `queues` on 60 nodes with 200 Pending pods: before, a row per pod (2,206 and 2,010
+    lines at 5,000 nodes / 1,000 Pending); now one row per outcome (each refusal message once, with how
+    many pods got it; the bound pods once, naming the first twelve placements), and `--all` or `-o json`
+    still a row per pod."""
+    data = _generator().generate(60, 200)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    runner = CliRunner()
+    as_json = json.loads(runner.invoke(cli, ["schedule", "--snapshot", str(path), "-o", "json"]).output)
+    results = as_json["results"]
+    assert len(results) == 200
+    messages = {r["message"] for r in results if not r["node"]}
+    bound = [r for r in results if r["node"]]
+    table = runner.invoke(cli, ["schedule", "--snapshot", str(path)])
+    assert table.exit_code == 0, table.output
+    assert len(table.output.splitlines()) < 60
+    rows = [(who, str(text)) for who, _, text in render._schedule_rows(results, every=False)]
+    for m in messages:
+        count = sum(r["message"] == m for r in results)
+        got = [r["pod"] for r in results if r["message"] == m]
+        label = (
+            got[0]
+            if count == 1
+            else f"{count} pods: {got[0]}, {got[1]}" + (f" +{count - 2}" if count > 2 else "")
+        )
+        assert [who for who, text in rows if text == m] == [label]
+    (placed,) = [text for _, text in rows if text.startswith("bound")]
+    assert placed.startswith(f"bound: {bound[0]['pod']} → {bound[0]['node']}, {bound[1]['pod']} → ")
+    assert placed.endswith(f", … +{len(bound) - 12} more (--all)") and len(rows) == len(messages) + 1
+    every = runner.invoke(cli, ["schedule", "--snapshot", str(path), "--all"]).output
+    assert all(r["pod"] in every for r in results)
+    decisions = json.loads(runner.invoke(cli, ["queues", "--snapshot", str(path), "-o", "json"]).output)
+    assert len(decisions["decisions"]) == 200
+    queues = runner.invoke(cli, ["queues", "--snapshot", str(path)])
+    assert queues.exit_code == 0 and len(queues.output.splitlines()) < 60
+    every = runner.invoke(cli, ["queues", "--snapshot", str(path), "--all"]).output
+    assert all(d["workload"] in every for d in decisions["decisions"])
+
+
+def test_a_preemption_keeps_a_row_of_its_own_in_a_grouped_pass() -> None:
+    """40 pods: 38 refused alike, one bound, one bound after preempting: three rows, the preemption's own
+    (it names what it evicted); priorities of a group read as a range."""
+    refused = {"node": None, "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+               "nominatedNode": None, "evicted": []}  # fmt: skip
+    results = [{"pod": f"ns/p{i}", "priority": i % 2, **refused} for i in range(38)]
+    results.append({"pod": "ns/b", "priority": 0, "node": "n1", "message": None, "nominatedNode": None,
+                    "evicted": []})  # fmt: skip
+    results.append({"pod": "ns/urgent", "priority": 100, "node": "n2", "message": None,
+                    "nominatedNode": None, "evicted": ["ns/victim"]})  # fmt: skip
+    rows = render._schedule_rows(results, every=False)
+    assert [(who, prio, str(text)) for who, prio, text in rows] == [
+        ("38 pods: ns/p0, ns/p1 +36", "0–1", refused["message"]),
+        ("ns/b", "0", "bound to n1"),
+        ("ns/urgent", "100", "bound to n2 after preempting ns/victim"),
+    ]
+    assert len(render._schedule_rows(results, every=True)) == 40

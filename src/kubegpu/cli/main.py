@@ -157,8 +157,12 @@ def explain(
 )
 @engine_options
 @scheduler_config_option
+@click.option(
+    "--all", "every_pod", is_flag=True,
+    help="A row for every pod (on long passes pods with the same outcome share one row).",
+)  # fmt: skip
 def schedule(output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str | None, profile: str,
-             plugin_configs: tuple[str, ...], seed: int, scheduler_config: Path | None,
+             plugin_configs: tuple[str, ...], seed: int, scheduler_config: Path | None, every_pod: bool,
              **src: Any) -> None:  # fmt: skip
     """Schedule the pending pods in queue order (priority, then creation time) and print each outcome."""
     from kubegpu.admission.admit import admit_pods
@@ -187,7 +191,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     outcomes = run_queue(engine.scheduler, [p for p in pending if p.scheduler_name == ours] + new_pods)
     data = render.schedule_data(outcomes, admissions, others)
     data = versioned(data, snap)
-    emit(data, output, lambda: version_line(snap, render.schedule_table, data))
+    emit(data, output, lambda: version_line(snap, render.schedule_table, data, every_pod))
     if write_to is not None:
         written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
         write_snapshot(snap, outcomes, write_to, written)
@@ -272,7 +276,13 @@ def diagnose(
 )
 @click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE")
 @click.option("--seed", default=0, show_default=True)
-def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: int, **src: Any) -> None:
+@click.option(
+    "--all", "every_workload", is_flag=True,
+    help="A row for every workload (on long cycles workloads alike share one row).",
+)  # fmt: skip
+def queues(
+    output: str, now: str | None, plugin_configs: tuple[str, ...], seed: int, every_workload: bool, **src: Any
+) -> None:
     """Queues (GpuQueue/GpuCohort), their usage, borrowing and fair share, and one admission cycle:
     each pending workload's position, and where it goes or why it waits."""
     from kubegpu.batch.objects import parse_batch_objects
@@ -294,7 +304,7 @@ def queues(output: str, now: str | None, plugin_configs: tuple[str, ...], seed: 
         "queues": before,
         "decisions": [d.to_dict() for d in decisions],
     }
-    emit(data, output, lambda: render.queues_table(data))
+    emit(data, output, lambda: render.queues_table(data, every_workload))
     report_errors(snap)
 
 

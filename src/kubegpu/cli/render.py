@@ -59,6 +59,23 @@ def _names(names: list[str], every: bool) -> str:
     return ", ".join(names[:NAMES_SHOWN]) + f", … +{len(names) - NAMES_SHOWN} more (--all)"
 
 
+def _who(names: list[str], noun: str) -> str:
+    """One name, or ``N <noun>: first, second +rest``."""
+    if len(names) == 1:
+        return names[0]
+    return f"{len(names)} {noun}: {names[0]}, {names[1]}" + (f" +{len(names) - 2}" if len(names) > 2 else "")
+
+
+def _kept(groups: list[tuple[Any, list[Any]]]) -> tuple[list[tuple[Any, list[Any]]], int, int]:
+    """At most ``MAX_NODE_ROWS`` groups: those of the most members, in their first-seen order; and how
+    many members and groups were left out."""
+    if len(groups) <= MAX_NODE_ROWS:
+        return groups, 0, 0
+    kept = set(sorted(range(len(groups)), key=lambda i: -len(groups[i][1]))[:MAX_NODE_ROWS])
+    hidden = sum(len(groups[i][1]) for i in range(len(groups)) if i not in kept)
+    return [groups[i] for i in sorted(kept)], hidden, len(groups) - len(kept)
+
+
 def _node_rows(exp: Explanation, every: bool) -> list[tuple[str, str, str, str]]:
     """One row per refused node, or (many nodes, not ``every``) one row per distinct (filter, reasons,
     evidence), first seen first, naming how many nodes read so and the first of them."""
@@ -67,27 +84,12 @@ def _node_rows(exp: Explanation, every: bool) -> list[tuple[str, str, str, str]]
     alike: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for n in exp.nodes:
         alike.setdefault((n.plugin, tuple(n.reasons), tuple(n.evidence)), []).append(n.name)
-    groups = list(alike.items())
-    if len(groups) > MAX_NODE_ROWS:  # the rows of the most nodes, in node order; the rest counted
-        kept = sorted(range(len(groups)), key=lambda i: -len(groups[i][1]))[:MAX_NODE_ROWS]
-        left = [groups[i] for i in sorted(set(range(len(groups))) - set(kept))]
-        groups = [groups[i] for i in sorted(kept)]
-    else:
-        left = []
+    groups, hidden, left = _kept(list(alike.items()))  # the rows of the most nodes, in node order
     rows = []
     for (plugin, reasons, evidence), names in groups:
-        who = (
-            names[0]
-            if len(names) == 1
-            else f"{len(names)} nodes: {names[0]}, {names[1]}"
-            + (f" +{len(names) - 2}" if len(names) > 2 else "")
-        )
-        rows.append((who, plugin, "\n".join(reasons), "\n".join(evidence)))
+        rows.append((_who(names, "nodes"), plugin, "\n".join(reasons), "\n".join(evidence)))
     if left:
-        hidden = sum(len(names) for _, names in left)
-        rows.append(
-            (f"… {hidden} more node(s)", "", "", f"{len(left)} more row(s) of their own evidence (--all)")
-        )
+        rows.append((f"… {hidden} more node(s)", "", "", f"{left} more row(s) of their own evidence (--all)"))
     return rows
 
 
@@ -315,20 +317,49 @@ def schedule_data(outcomes: list[Outcome], admissions: list[Admission], others: 
     }
 
 
-def schedule_table(data: dict[str, Any]) -> None:
+def _schedule_rows(results: list[dict[str, Any]], every: bool) -> list[tuple[str, str, Text]]:
+    """A row per pod, or (a long pass, not ``every``) one per outcome, first seen first: the pods bound
+    without preempting, then each refusal message with the pods that got it; a preemption is always a row
+    of its own (it names what it evicted)."""
+    alike: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]
+    if every or len(results) <= COLLAPSE_NODES:
+        alike = [((i,), [r]) for i, r in enumerate(results)]
+    else:
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for r in results:
+            key = ("bound",) if r["node"] and not r["evicted"] else ("pod", r["pod"]) if r["node"] else (
+                "refused", r["message"] or "", r["nominatedNode"] or "")  # fmt: skip
+            groups.setdefault(key, []).append(r)
+        alike = list(groups.items())
+    kept, hidden, left = (alike, 0, 0) if every else _kept(alike)
+    rows = []
+    for _, rs in kept:
+        first = rs[0]
+        if first["node"] and len(rs) > 1:
+            bound = ", ".join(f"{r['pod']} → {r['node']}" for r in rs[:NAMES_SHOWN])
+            more = f", … +{len(rs) - NAMES_SHOWN} more (--all)" if len(rs) > NAMES_SHOWN else ""
+            result = Text(f"bound: {bound}{more}", style="green")
+        elif first["node"]:
+            result = Text(f"bound to {first['node']}", style="green")
+            if first["evicted"]:
+                result.append(f" after preempting {', '.join(first['evicted'])}", style="yellow")
+        else:
+            result = Text(first["message"] or "", style="red")
+        rows.append((_who([r["pod"] for r in rs], "pods"), _span([r["priority"] for r in rs]), result))
+    if left:
+        rows.append((f"… {hidden} more pod(s)", "", Text(f"{left} more outcome(s) (--all)")))
+    return rows
+
+
+def schedule_table(data: dict[str, Any], every: bool = False) -> None:
+    """``every``: a row per pod, however many (else a long pass groups pods with the same outcome)."""
     for r in data["rejected"]:
         console.print(Text(f"rejected by the API server: {r['message']}"), style="red")
     table = Table(title="scheduling pass (queue order)", title_justify="left")
     for col in ("pod", "prio", "result"):
         table.add_column(col, overflow="fold")
-    for r in data["results"]:
-        if r["node"]:
-            result = Text(f"bound to {r['node']}", style="green")
-            if r["evicted"]:
-                result.append(f" after preempting {', '.join(r['evicted'])}", style="yellow")
-        else:
-            result = Text(r["message"] or "", style="red")
-        table.add_row(r["pod"], str(r["priority"]), result)
+    for row in _schedule_rows(data["results"], every):
+        table.add_row(*row)
     console.print(table)
     for o in data["otherSchedulers"]:
         console.print(f"skipped {o['pod']}: spec.schedulerName={o['schedulerName']}")
@@ -365,7 +396,8 @@ def _res(d: dict[str, str]) -> str:
     return ", ".join(f"{k.removeprefix('nvidia.com/')}={v}" for k, v in d.items()) or "—"
 
 
-def queues_table(data: dict[str, Any]) -> None:
+def queues_table(data: dict[str, Any], every: bool = False) -> None:
+    """``every``: a row per workload, however many (else a long cycle groups workloads alike)."""
     table = Table(title="queues (before this admission cycle)", title_justify="left")
     for col in (
         "queue",
@@ -390,27 +422,68 @@ def queues_table(data: dict[str, Any]) -> None:
     table = Table(title=f"admission cycle (costs measured at {data['now']})", title_justify="left")
     for col in ("#", "workload", "queue", "pods", "result"):
         table.add_column(col, overflow="fold")
-    for d in data["decisions"]:
-        if d["admitted"]:
-            result = Text("admitted: " + ", ".join(f"{p}→{n}" for p, n in d["nodes"].items()), style="green")
-            if d["evicted"]:
-                result.append(
-                    f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost"
-                    + (
-                        f", {d['pdbViolations']} PodDisruptionBudget violation(s)"
-                        if d["pdbViolations"]
-                        else ""
-                    )
-                    + ")",
-                    style="yellow",
-                )
-            if d["reason"]:
-                result.append(f"\n{d['reason']}", style="dim")
-        else:
-            result = Text(d["reason"] or "", style="red")
-        pods = f"{d['pods']}" + (f" (min {d['minMember']})" if d["minMember"] > 1 else "")
-        table.add_row(str(d["position"]), d["workload"], d["queue"], pods, result)
+    for row in _decision_rows(data["decisions"], every):
+        table.add_row(*row)
     console.print(table)
+
+
+def _decision_rows(decisions: list[dict[str, Any]], every: bool) -> list[tuple[str, str, str, str, Text]]:
+    """A row per workload, or (a long cycle, not ``every``) one per queue and outcome, first seen first:
+    the workloads a queue admitted without preempting (with one note, if any), and each reason a queue's
+    workloads wait for; an admission that preempts is always a row of its own (it names what it evicted
+    and what that cost)."""
+    alike: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]
+    if every or len(decisions) <= COLLAPSE_NODES:
+        alike = [((i,), [d]) for i, d in enumerate(decisions)]
+    else:
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for d in decisions:
+            if d["admitted"] and d["evicted"]:
+                key: tuple[Any, ...] = ("own", d["position"])
+            else:
+                key = (d["queue"], d["admitted"], d["reason"] or "")
+            groups.setdefault(key, []).append(d)
+        alike = list(groups.items())
+    kept, hidden, left = (alike, 0, 0) if every else _kept(alike)
+    rows = []
+    for _, ds in kept:
+        rows.append((_span([d["position"] for d in ds]), _who([d["workload"] for d in ds], "workloads"),
+                     ds[0]["queue"], _span([d["pods"] for d in ds]) + _min_member(ds), _decision(ds, every)))  # fmt: skip
+    if left:
+        rows.append(("", f"… {hidden} more workload(s)", "", "", Text(f"{left} more outcome(s) (--all)")))
+    return rows
+
+
+def _span(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def _min_member(ds: list[dict[str, Any]]) -> str:
+    gangs = {d["minMember"] for d in ds if d["minMember"] > 1}
+    return f" (min {_span(sorted(gangs))})" if gangs else ""
+
+
+def _decision(ds: list[dict[str, Any]], every: bool) -> Text:
+    """The result cell of one workload, or of workloads alike (admitted, or waiting for one reason); the
+    first pods' nodes only, unless ``every``."""
+    d = ds[0]
+    if not d["admitted"]:
+        return Text(d["reason"] or "", style="red")
+    placed = [f"{p}→{n}" for x in ds for p, n in x["nodes"].items()]
+    shown = len(placed) if every else NAMES_SHOWN
+    more = f", … +{len(placed) - shown} more (--all)" if len(placed) > shown else ""
+    result = Text("admitted: " + ", ".join(placed[:shown]) + more, style="green")
+    if d["evicted"]:
+        result.append(
+            f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost"
+            + (f", {d['pdbViolations']} PodDisruptionBudget violation(s)" if d["pdbViolations"] else "")
+            + ")",
+            style="yellow",
+        )
+    if d["reason"]:
+        result.append(f"\n{d['reason']}", style="dim")
+    return result
 
 
 def quota_table(rows: list[dict[str, Any]]) -> None:
