@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -317,21 +318,33 @@ def schedule_data(outcomes: list[Outcome], admissions: list[Admission], others: 
     }
 
 
+Row = dict[str, Any]
+
+
+def _grouped(
+    items: list[Row], outcome: Callable[[Row], tuple[Any, ...]], every: bool
+) -> tuple[list[tuple[Any, list[Row]]], int, int]:
+    """``items`` one per group (``every``, or at most ``COLLAPSE_NODES`` of them), else grouped by
+    ``outcome`` in first-seen order and ``_kept``."""
+    if every or len(items) <= COLLAPSE_NODES:
+        return [((i,), [x]) for i, x in enumerate(items)], 0, 0
+    groups: dict[tuple[Any, ...], list[Row]] = {}
+    for x in items:
+        groups.setdefault(outcome(x), []).append(x)
+    return _kept(list(groups.items()))
+
+
 def _schedule_rows(results: list[dict[str, Any]], every: bool) -> list[tuple[str, str, Text]]:
     """A row per pod, or (a long pass, not ``every``) one per outcome, first seen first: the pods bound
     without preempting, then each refusal message with the pods that got it; a preemption is always a row
     of its own (it names what it evicted)."""
-    alike: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]
-    if every or len(results) <= COLLAPSE_NODES:
-        alike = [((i,), [r]) for i, r in enumerate(results)]
-    else:
-        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for r in results:
-            key = ("bound",) if r["node"] and not r["evicted"] else ("pod", r["pod"]) if r["node"] else (
-                "refused", r["message"] or "", r["nominatedNode"] or "")  # fmt: skip
-            groups.setdefault(key, []).append(r)
-        alike = list(groups.items())
-    kept, hidden, left = (alike, 0, 0) if every else _kept(alike)
+
+    def outcome(r: dict[str, Any]) -> tuple[Any, ...]:
+        if r["node"]:
+            return ("pod", r["pod"]) if r["evicted"] else ("bound",)
+        return ("refused", r["message"] or "", r["nominatedNode"] or "")
+
+    kept, hidden, left = _grouped(results, outcome, every)
     rows = []
     for _, rs in kept:
         first = rs[0]
@@ -432,19 +445,15 @@ def _decision_rows(decisions: list[dict[str, Any]], every: bool) -> list[tuple[s
     the workloads a queue admitted without preempting (with one note, if any), and each reason a queue's
     workloads wait for; an admission that preempts is always a row of its own (it names what it evicted
     and what that cost)."""
-    alike: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]
-    if every or len(decisions) <= COLLAPSE_NODES:
-        alike = [((i,), [d]) for i, d in enumerate(decisions)]
-    else:
-        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        for d in decisions:
-            if d["admitted"] and d["evicted"]:
-                key: tuple[Any, ...] = ("own", d["position"])
-            else:
-                key = (d["queue"], d["admitted"], d["reason"] or "")
-            groups.setdefault(key, []).append(d)
-        alike = list(groups.items())
-    kept, hidden, left = (alike, 0, 0) if every else _kept(alike)
+
+    def outcome(d: dict[str, Any]) -> tuple[Any, ...]:
+        return (
+            ("own", d["position"])
+            if d["admitted"] and d["evicted"]
+            else (d["queue"], d["admitted"], d["reason"])
+        )
+
+    kept, hidden, left = _grouped(decisions, outcome, every)
     rows = []
     for _, ds in kept:
         rows.append((_span([d["position"] for d in ds]), _who([d["workload"] for d in ds], "workloads"),
