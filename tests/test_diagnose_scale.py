@@ -145,6 +145,13 @@ def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp
     assert findings[0].startswith("  warning, 80 pods: the pod needs 8 nvidia.com/gpu on one node")
     as_json = json.loads(CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"]).output)
     assert len(as_json["pending"]) == 200 and len(as_json["nodes"]) == 60
+    # the headline and groups of the table view, for scripts: the same figures as line 2
+    head = as_json["summary"]
+    assert (head["gpuNodes"], head["gpus"], head["pendingGpuPods"]) == (60, 480, 200)
+    assert sum(g["count"] for g in head["groups"]) == 200 == sum(c["pods"] for c in head["causes"])
+    assert head["firstStep"] and lines[2].startswith(
+        f"60 GPU nodes, 480 GPUs allocatable, {head['requested']} requested"
+    )
     one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])
     assert one.exit_code == 0 and "team-a/train-00000" in one.output
 

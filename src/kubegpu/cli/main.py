@@ -233,7 +233,7 @@ def diagnose(
     clusters), the GPU nodes by pool, and what the snapshot shows is broken."""
     from kubegpu.cli import summary_view
     from kubegpu.explain.diagnose import diagnose as run_diagnose
-    from kubegpu.explain.summary import pod_ask
+    from kubegpu.explain.summary import pod_ask, summarize
     from kubegpu.model.bulk import bulk_load
 
     # The cyclic collector stays paused from the load to the report (the load pauses it too, and would
@@ -254,9 +254,11 @@ def diagnose(
     if output == "json":  # every node's evidence for every pod: 1.7 GB at 5,000 nodes, written piecewise
         from kubegpu.cli import json_stream
 
-        json_stream.dump(versioned(report.to_dict(shallow=True), snap), sys.stdout.write)
+        head = {"summary": summarize(report, asks).to_dict()}  # the table view's headline and groups
+        json_stream.dump(versioned({**head, **report.to_dict(shallow=True)}, snap), sys.stdout.write)
     else:  # the table view never needs the full dict
-        emit(versioned(report.to_dict(), snap) if output != "table" else None, output,
+        emit(versioned({"summary": summarize(report, asks).to_dict(), **report.to_dict()}, snap)
+             if output != "table" else None, output,
              lambda: version_line(snap, summary_view.show, report, asks, everything=everything, pod=one_pod,
                                   node=one_node))  # fmt: skip
     report_errors(snap)  # --strict: exit 2 on any input error, also those the engine found
