@@ -85,3 +85,11 @@ def test_curves_round_half_to_even_and_fall_back_to_neighbours() -> None:
     assert c.allocation[36] == 30.0
     assert c.frag_amount[35] == pytest.approx(1.5)  # mean of 1 % and 2 %
     assert np.isnan(c.allocation[60])
+
+
+def test_a_trace_without_gpu_pods_is_not_topped_up_forever() -> None:
+    """No row asks for a GPU (a cut of a cpu trace): copies add nothing towards the GPU target, so the
+    workload is the trace itself, shuffled (before, the top-up drew copies until memory ran out)."""
+    cpu_only = [TracePod(f"cpu-{i}", 1000, 1024, 0, 0) for i in range(5)]
+    w = fgd_workload(cpu_only, 12_000, np.random.default_rng(1))
+    assert sorted(n for n, _ in w) == [p.name for p in cpu_only]

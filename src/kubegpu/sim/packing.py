@@ -65,7 +65,9 @@ def fgd_workload(
         _, dropped = pods.pop(int(rng.integers(len(pods))))
         total -= dropped.total_gpu_milli
     drawn = 0
-    while total < target:
+    # (a trace without a GPU pod never reaches the target: drawing copies of it would never end)
+    grows = any(p.total_gpu_milli for p in by_name)
+    while total < target and grows:
         p = by_name[int(rng.integers(len(by_name)))]
         if total + p.gpu_milli > target:
             break
