@@ -581,7 +581,7 @@ def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
             ours.node_delta(pod_shape(pod("probe", 1, 500)), rows)  # renews the nodes that moved
             for k in rows.tolist():
                 expected = recount(k)
-                got = ours._state[:, k].tolist()
+                got = ours._nodes[k].tolist()
                 if nodes[k].model != "G2":  # the G2-only shape never fits here, whatever its GPUs
                     i = 2 + shapes.tolist().index(1)
                     assert got[i] < 1
@@ -613,7 +613,7 @@ def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int)
     assert len(cpu) >= cplugin.FLOAT_FROM
 
     def fed(free_cpu: list[int], free_memory: list[int]) -> list[list[int]]:
-        state = np.zeros((ours._state.shape[0], len(free_cpu)), dtype=np.int64)
+        state = np.zeros((ours._nodes.shape[1], len(free_cpu)), dtype=np.int64)
         state[0], state[1] = free_cpu, free_memory
         out: list[list[int]] = ours._fed(state)[np.argsort(ours._shapes)].tolist()
         return out

@@ -213,8 +213,9 @@ class CpuAwareFragmentation:
         self._layout(t)
 
     def _layout(self, t: TypicalPods) -> None:
-        """The per-node state ``_state[3 + 4S, N]`` (a column per node: an operation on a block of rows
-        runs over contiguous memory), over the S shapes with GPUs (a CPU-only shape never fits a node's
+        """The state of a node or after-state: a column of 3 + 4S rows (``_measure`` reads ``[3 + 4S, K]``:
+        an operation on a block of rows runs over contiguous memory; ``_nodes`` keeps them node-major, a
+        row per node), over the S shapes with GPUs (a CPU-only shape never fits a node's
         GPUs: its F_t is all free milli-GPU and its stranding 0, a constant weight on the free
         milli-GPU), multi-GPU shapes first (the only units ``_strand`` divides). Rows: free CPU, free
         memory; per shape 1 + the GPUs that fit it − the GPUs it needs there (≥ 1: it fits by GPU; the
@@ -361,7 +362,7 @@ class CpuAwareFragmentation:
         return fits
 
     def _measure(self, state: IntArray) -> tuple[FloatArray, FloatArray]:
-        """Σ_t p_t · F_t and the unfed GPU of each column of ``state`` (columns of ``_state``; its units are
+        """Σ_t p_t · F_t and the unfed GPU of each column of ``state`` (``_layout``'s columns; its units are
         overwritten): FGD's part, with a shape the node's free memory cannot hold counted as not
         fitting, plus the stranding beyond the node's empty-state stranding, rounded to the whole-node
         quantum. Column by column (element-wise, and exact integer sums), so a node's value does not
@@ -412,7 +413,7 @@ class CpuAwareFragmentation:
     ) -> FloatArray:
         """Σ_t p_t · F_t of ``rows`` in the state given by free CPU and memory, FGD's per-shape counts
         (``GpuShareLedger.counts``) and units (``units_of``): the measure from its definition's inputs,
-        which the tests recount a node's state into to check the kept per-node state (``_state``) and the
+        which the tests recount a node's state into to check the kept per-node state (``_nodes``) and the
         after-states ``node_delta`` builds (the scheduling path reads ``_measure`` of those directly)."""
         fit, below, total = counts
         state = self._base.take(rows, axis=0).T.copy()
