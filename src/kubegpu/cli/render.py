@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.panel import Panel
@@ -77,18 +77,34 @@ def _kept(groups: list[tuple[Any, list[Any]]]) -> tuple[list[tuple[Any, list[Any
     return [groups[i] for i in sorted(kept)], hidden, len(groups) - len(kept)
 
 
+Item = TypeVar("Item")
+
+
+def _grouped(
+    items: list[Item], outcome: Callable[[Item], tuple[Any, ...]], every: bool
+) -> tuple[list[tuple[Any, list[Item]]], int, int]:
+    """``items`` one per group (``every``, or at most ``COLLAPSE_NODES`` of them), else grouped by
+    ``outcome`` in first-seen order and ``_kept``."""
+    if every or len(items) <= COLLAPSE_NODES:
+        return [((), [x]) for x in items], 0, 0
+    groups: dict[tuple[Any, ...], list[Item]] = {}
+    for x in items:
+        groups.setdefault(outcome(x), []).append(x)
+    return _kept(list(groups.items()))
+
+
 def _node_rows(exp: Explanation, every: bool) -> list[tuple[str, str, str, str]]:
     """One row per refused node, or (many nodes, not ``every``) one row per distinct (filter, reasons,
     evidence), first seen first, naming how many nodes read so and the first of them."""
-    if every or len(exp.nodes) <= COLLAPSE_NODES:
-        return [(n.name, n.plugin, "\n".join(n.reasons), "\n".join(n.evidence)) for n in exp.nodes]
-    alike: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
-    for n in exp.nodes:
-        alike.setdefault((n.plugin, tuple(n.reasons), tuple(n.evidence)), []).append(n.name)
-    groups, hidden, left = _kept(list(alike.items()))  # the rows of the most nodes, in node order
+    groups, hidden, left = _grouped(
+        exp.nodes, lambda n: (n.plugin, tuple(n.reasons), tuple(n.evidence)), every
+    )
     rows = []
-    for (plugin, reasons, evidence), names in groups:
-        rows.append((_who(names, "nodes"), plugin, "\n".join(reasons), "\n".join(evidence)))
+    for _, ns in groups:  # (the rows of the most nodes, in node order)
+        n = ns[0]
+        rows.append(
+            (_who([m.name for m in ns], "nodes"), n.plugin, "\n".join(n.reasons), "\n".join(n.evidence))
+        )
     if left:
         rows.append((f"… {hidden} more node(s)", "", "", f"{left} more row(s) of their own evidence (--all)"))
     return rows
@@ -318,22 +334,6 @@ def schedule_data(outcomes: list[Outcome], admissions: list[Admission], others: 
     }
 
 
-Row = dict[str, Any]
-
-
-def _grouped(
-    items: list[Row], outcome: Callable[[Row], tuple[Any, ...]], every: bool
-) -> tuple[list[tuple[Any, list[Row]]], int, int]:
-    """``items`` one per group (``every``, or at most ``COLLAPSE_NODES`` of them), else grouped by
-    ``outcome`` in first-seen order and ``_kept``."""
-    if every or len(items) <= COLLAPSE_NODES:
-        return [((i,), [x]) for i, x in enumerate(items)], 0, 0
-    groups: dict[tuple[Any, ...], list[Row]] = {}
-    for x in items:
-        groups.setdefault(outcome(x), []).append(x)
-    return _kept(list(groups.items()))
-
-
 def _schedule_rows(results: list[dict[str, Any]], every: bool) -> list[tuple[str, str, Text]]:
     """A row per pod, or (a long pass, not ``every``) one per outcome, first seen first: the pods bound
     without preempting, then each refusal message with the pods that got it; a preemption is always a row
@@ -349,9 +349,7 @@ def _schedule_rows(results: list[dict[str, Any]], every: bool) -> list[tuple[str
     for _, rs in kept:
         first = rs[0]
         if first["node"] and len(rs) > 1:
-            bound = ", ".join(f"{r['pod']} → {r['node']}" for r in rs[:NAMES_SHOWN])
-            more = f", … +{len(rs) - NAMES_SHOWN} more (--all)" if len(rs) > NAMES_SHOWN else ""
-            result = Text(f"bound: {bound}{more}", style="green")
+            result = Text("bound: " + _names([f"{r['pod']} → {r['node']}" for r in rs], every), style="green")
         elif first["node"]:
             result = Text(f"bound to {first['node']}", style="green")
             if first["evicted"]:
@@ -470,7 +468,7 @@ def _span(values: list[int]) -> str:
 
 def _min_member(ds: list[dict[str, Any]]) -> str:
     gangs = {d["minMember"] for d in ds if d["minMember"] > 1}
-    return f" (min {_span(sorted(gangs))})" if gangs else ""
+    return f" (min {_span(list(gangs))})" if gangs else ""
 
 
 def _decision(ds: list[dict[str, Any]], every: bool) -> Text:
@@ -480,9 +478,7 @@ def _decision(ds: list[dict[str, Any]], every: bool) -> Text:
     if not d["admitted"]:
         return Text(d["reason"] or "", style="red")
     placed = [f"{p}→{n}" for x in ds for p, n in x["nodes"].items()]
-    shown = len(placed) if every else NAMES_SHOWN
-    more = f", … +{len(placed) - shown} more (--all)" if len(placed) > shown else ""
-    result = Text("admitted: " + ", ".join(placed[:shown]) + more, style="green")
+    result = Text("admitted: " + _names(placed, every), style="green")
     if d["evicted"]:
         result.append(
             f"\npreempted {', '.join(d['evicted'])} ({d['gpuSecondsLost']} GPU-seconds lost"
