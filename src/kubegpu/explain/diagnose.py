@@ -27,6 +27,7 @@ import numpy as np
 
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes
+from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.dra import double_counting
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
@@ -120,7 +121,7 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
             totals[key]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
     for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
         listed = engine.snapshot.node(name)
-        if listed is not None and any(is_gpu(r) and v > 0 for r, v in listed.allocatable.items()):
+        if listed is not None and offered_gpus(listed):
             continue  # the same GPUs on both stacks, counted above (a finding says it is double-counted)
         for row, (total, taken) in published.rows.items():
             t = totals.setdefault(row, {"capacity": 0, "allocatable": 0, "requested": 0})

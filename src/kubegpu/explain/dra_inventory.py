@@ -157,7 +157,9 @@ def node_devices(snapshot: ClusterSnapshot, partitionable: bool = True) -> dict[
         row = DRA_ROWS.get(d.kind)
         if row is None or not d.node:
             continue
-        found = out.setdefault(d.node, NodeDevices({}, d.product))
+        found = out.get(d.node)
+        if found is None:
+            found = out[d.node] = NodeDevices({}, d.product)
         found.product = found.product or d.product
         for pod in d.pods:  # (a partition's holder too: it holds part of a counted GPU)
             held = found.holders.setdefault(pod, {})

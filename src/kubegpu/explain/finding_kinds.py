@@ -42,11 +42,6 @@ class FindingKind:
         return f"{len(self.members)} findings alike; the first one's detail:" if len(self.members) > 1 else ""
 
 
-def is_pod(obj: str) -> bool:
-    # exactly the names starting "pod/" ("0" follows "/"): a comparison, not a method call, per object
-    return "pod/" <= obj < "pod0"
-
-
 def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> list[FindingKind]:
     """In first-seen order; each kind's pods (else objects) each once. ``same_title``: findings whose title
     names no pod are one kind per title too (a one-line list of what is wrong where); else each stays its
@@ -57,7 +52,9 @@ def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> li
         tuple[str, str, int], set[str]
     ] = {}  # each kind's names as a set: thousands of nodes share a kind
     for n, f in enumerate(findings):
-        pods = [o for o in f.objects if is_pod(o)]
+        # exactly the names starting "pod/" ("0" follows "/"): a comparison per object, no call (873k
+        # objects on 5,000 nodes)
+        pods = [o for o in f.objects if "pod/" <= o < "pod0"]
         title = f.title
         for obj in pods:
             title = title.replace(obj[4:], POD_MARK)

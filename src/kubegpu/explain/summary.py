@@ -259,7 +259,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     groups: dict[tuple[str, str, str], tuple[PendingGroup, list[PodAsk]]] = {}
     unknown = PodAsk("")
     for exp in report.pending:
-        blocked = report.pod_affinity_blocked.get(exp.pod) if not exp.schedulable else None
+        blocked = report.pod_affinity_blocked.get(exp.pod)  # (never a schedulable pod)
         cause, fix = _cause(exp, report.selector_matches.get(exp.pod), blocked)
         ask = asks.get(exp.pod, unknown)
         key = (ask.devices, ask.where, cause)

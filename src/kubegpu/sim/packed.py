@@ -180,9 +180,8 @@ def _ask(pod: Pod) -> PodAsk:
 
 def _request(result: ScheduleResult) -> str:
     """What a GPU pod asks for, as the trace gives it: ``1 GPU × 460 milli-GPU, 8 CPU, 30Gi memory``."""
-    shape = pod_shape(result.pod)
     req = result.pod.requests
     return (
-        f"{shape.count} GPU × {shape.milli} milli-GPU, {format_milli(CPU, req.get(CPU, 0))} CPU, "
+        f"{_ask(result.pod).devices}, {format_milli(CPU, req.get(CPU, 0))} CPU, "
         f"{format_milli(MEMORY, req.get(MEMORY, 0))} memory"
     )
