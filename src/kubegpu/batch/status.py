@@ -7,8 +7,6 @@ and, if not, by how much it falls short, and for a gang how many members exist a
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
 from kubegpu.batch.objects import PodGroup, Queue, parse_batch_objects
@@ -23,11 +21,10 @@ from kubegpu.model.snapshot import ClusterSnapshot
 class _Index:
     """The snapshot's workloads grouped once: which workload each pod is in, each queue's pending
     workloads in admission order, the quota already charged. ``diagnose`` asks for every Pending pod; made
-    per pod, 100 gang members on 20,000 pods cost 3.5 s."""
+    per pod, 100 gang members on 20,000 pods cost 3.5 s. Kept on the snapshot (``ClusterSnapshot.derived``)."""
 
     def __init__(self, snapshot: ClusterSnapshot, queues: dict[str, Queue], cohorts: Any,
                  groups: dict[str, PodGroup]) -> None:  # fmt: skip
-        self.queues = queues
         every = workloads(snapshot.pods, groups)
         self.of: dict[str, Workload] = {p.key: w for w in every for p in w.pods}
         self.position: dict[tuple[str, str], int] = {}  # (queue, workload key) → place among its pending
@@ -44,46 +41,22 @@ class _Index:
         self.book = QuotaBook(queues, cohorts).charge_admitted(every) if queues else None
 
 
-_lock = threading.Lock()
-# per snapshot (by id, with a weak reference that says it is still that snapshot: a dataclass with value
-# equality cannot be a weak key): its pods and batch-objects lists and their lengths, the index; made again
-# when a list is replaced or grows. Nothing replaces a pod in place (snapshots are built, then read): such
-# a change would not be seen. A few snapshots at once (a server reloading).
-_indexes: dict[int, tuple[weakref.ref[ClusterSnapshot], tuple[int, int, int, int], _Index]] = {}
-_KEPT = 4
-
-
-def _index(
-    snapshot: ClusterSnapshot, queues: dict[str, Queue], cohorts: Any, groups: dict[str, PodGroup]
-) -> _Index:
-    stamp = (id(snapshot.pods), len(snapshot.pods), id(snapshot.batch_objects), len(snapshot.batch_objects))
-    with _lock:
-        kept = _indexes.get(id(snapshot))
-        if kept is not None and kept[0]() is snapshot and kept[1] == stamp:
-            return kept[2]
-    index = _Index(snapshot, queues, cohorts, groups)
-    with _lock:
-        for key in [k for k, v in _indexes.items() if v[0]() is None]:
-            del _indexes[key]
-        while len(_indexes) >= _KEPT:
-            del _indexes[next(iter(_indexes))]  # the oldest
-        _indexes[id(snapshot)] = (weakref.ref(snapshot), stamp, index)
-    return index
-
-
 def workload_status(snapshot: ClusterSnapshot, pod: Pod) -> dict[str, Any] | None:
     """None when the snapshot defines no queues and the pod is in no gang."""
-    queues, cohorts, groups, _ = parse_batch_objects(snapshot.batch_objects)
+    # (parsed once per snapshot too: the same objects for every pod)
+    queues, cohorts, groups, _ = snapshot.derived(
+        parse_batch_objects, lambda: parse_batch_objects(snapshot.batch_objects)
+    )
     if not queues and group_key(pod) is None:  # the answer below, without grouping every pod first
         return None
-    index = _index(snapshot, queues, cohorts, groups)
+    index = snapshot.derived(_Index, lambda: _Index(snapshot, queues, cohorts, groups))
     mine = index.of.get(pod.key)
     if mine is None or (not queues and not mine.gang):
         return None
     out: dict[str, Any] = {"workload": mine.key, "queue": mine.queue, "queueDefined": mine.queue in queues}
     out["position"] = index.position.get((mine.queue, mine.key))
     out["pendingInQueue"] = index.pending_in.get(mine.queue, 0)
-    if mine.queue in index.queues and index.book is not None:  # (the queues the book was made with)
+    if mine.queue in queues and index.book is not None:  # (a book whenever there are queues)
         check = index.book.check(mine.queue, mine.requests)
         out["quotaFits"] = check.fits
         if not check.fits:

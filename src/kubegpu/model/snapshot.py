@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
@@ -89,6 +89,24 @@ class ClusterSnapshot:
     # thousands of nodes, so an index instead of a scan each; rebuilt when the list is replaced or resized
     _node_at: _Index[Node] | None = field(default=None, init=False, repr=False, compare=False)
     _pod_at: _Index[Pod] | None = field(default=None, init=False, repr=False, compare=False)
+    # what a higher layer derives from the pods and batch objects (``derived``), with the lists it read
+    _derived: dict[Any, tuple[tuple[_Lists[Pod], _Lists[Any]], Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def derived(self, key: Any, make: Callable[[], T]) -> T:
+        """``make()``, kept on the snapshot under ``key`` while its pod and batch-object lists are the ones
+        it was made from (as ``node``'s and ``pod``'s indexes tell: the same lists, lengths and ends): a
+        value a layer above builds from every pod once, then reads per pod (the batch layer's workloads)."""
+        kept = self._derived.get(key)
+        if kept is not None:
+            (pods, batch), value = kept
+            if pods.indexes(self.pods) and batch.indexes(self.batch_objects):
+                found: T = value
+                return found
+        made = make()
+        self._derived[key] = ((_Lists(self.pods), _Lists(self.batch_objects)), made)
+        return made
 
     def node(self, name: str) -> Node | None:
         if self._node_at is None or not self._node_at.indexes(self.nodes):
@@ -114,21 +132,28 @@ class ClusterSnapshot:
         ]
 
 
-class _Index(Generic[T]):
-    """The first element of a list by name, for the list it was built from (same object, same length,
-    same first and last element: the lists are built whole by ``build_snapshot`` or replaced whole)."""
+class _Lists(Generic[T]):
+    """Says whether a list is still the one it was made for (same object, same length, same first and
+    last element: the lists are built whole by ``build_snapshot`` or replaced whole, or grow)."""
 
-    def __init__(self, items: list[T], names: list[str]) -> None:
+    def __init__(self, items: list[T]) -> None:
         self.items, self.length = items, len(items)
         self.ends = (items[0], items[-1]) if items else None
-        self.at: dict[str, T] = {}
-        for name, item in zip(names, items, strict=True):
-            self.at.setdefault(name, item)
 
     def indexes(self, items: list[T]) -> bool:
         if items is not self.items or len(items) != self.length:
             return False
         return self.ends is None or (items[0] is self.ends[0] and items[-1] is self.ends[1])
+
+
+class _Index(_Lists[T]):
+    """The first element of a list by name, for the list it was built from (``_Lists``)."""
+
+    def __init__(self, items: list[T], names: list[str]) -> None:
+        super().__init__(items)
+        self.at: dict[str, T] = {}
+        for name, item in zip(names, items, strict=True):
+            self.at.setdefault(name, item)
 
 
 def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
