@@ -39,6 +39,7 @@ from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.names import NVIDIA_GPU
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
+from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from kubegpu.scheduler.plugins.node_affinity import required_mask
 from kubegpu.scheduler.queue import priority_sort
@@ -148,23 +149,21 @@ def claims_key(pod: Pod, dra: DraObjects) -> str | None:
     pc = dra.pod_claims.get(pod.key)
     if pc is None:
         return ""
+    claims, problem = resolve_claims(pod, dra)  # (upstream's rules: missing, deleting, not the pod's own)
+    if problem or any(c.allocated is not None or c.reserved_for for c in claims):
+        return None
+    resolved = iter(claims)  # in spec order, a reference that needs no claim skipped
     parts: list[object] = []
     for ref in pc.refs:
         generated = ref.template_name and not ref.claim_name
-        name = ref.claim_name or (pc.statuses.get(ref.name) if generated else None)
-        if generated and ref.name in pc.statuses and name is None:  # no claim needed: skipped upstream
+        if generated and pc.statuses.get(ref.name) is None:  # no claim needed: skipped upstream
             parts.append((ref.name, None))
             continue
-        claim = dra.claims.get(f"{pod.namespace}/{name}") if name else None
-        if claim is None or claim.allocated is not None or claim.reserved_for or claim.deleting:
-            return None
+        claim = next(resolved)
         if not generated:  # a named claim: the same object for every pod that names it
             parts.append((ref.name, claim))
-            continue
-        uid = pod.uid or pc.uid
-        if not any(o.controller and o.uid == uid and o.kind == "Pod" for o in claim.owners):
-            return None
-        parts.append((ref.name, ref.template_name, replace(claim, name="", uid="", owners=(), source="")))
+        else:
+            parts.append((ref.name, ref.template_name, replace(claim, name="", uid="", owners=(), source="")))
     return repr(parts)
 
 
