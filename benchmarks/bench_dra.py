@@ -27,22 +27,12 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 
-SELECTOR = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
-
 
 def cluster(n: int) -> list[dict[str, Any]]:
     objs: list[dict[str, Any]] = list(o.gpu_classes())
     for i in range(n):
-        name = f"node-{i:04d}"
-        big = i % 2 == 0
-        objs += o.gpu_node(name, 8, o.A100_80 if big else "NVIDIA A100-PCIE-40GB", "80Gi" if big else "40Gi")
-        held = tuple(("gpu", f"gpu-{k}") for k in range(6))
-        objs.append(
-            o.claim(
-                f"held-{i}", o.request("gpu", count=6), status=o.allocated(name, *held, reserved=(f"u{i}",))
-            )
-        )
-    objs.append(o.claim("want", o.request("gpu", count=4, selectors=(SELECTOR,))))
+        objs += o.held_node(f"node-{i:04d}", f"held-{i}", i % 2 == 0, (f"u{i}",))
+    objs.append(o.claim("want", o.request("gpu", count=4, selectors=(o.SELECTOR_80GI,))))
     objs.append(o.pod("p", ("gpu", "want", "")))
     return objs
 

@@ -151,9 +151,6 @@ def generate(
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
-SELECTOR_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
-
-
 def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
     """The ``--dra`` cluster (module docstring)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -161,11 +158,8 @@ def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
 
     items: list[dict[str, Any]] = list(o.gpu_classes())
     for i in range(nodes):
-        name, big = f"node-{i:05d}", i % 2 == 0
-        items += o.gpu_node(name, 8, o.A100_80 if big else "NVIDIA A100-PCIE-40GB", "80Gi" if big else "40Gi")
-        held = tuple(("gpu", f"gpu-{k}") for k in range(6))
-        items.append(o.claim(f"run-{i:05d}-gpu", o.request("gpu", count=6),
-                             status=o.allocated(name, *held, reserved=(f"uid-run-{i:05d}",))))  # fmt: skip
+        name = f"node-{i:05d}"
+        items += o.held_node(name, f"run-{i:05d}-gpu", i % 2 == 0, (f"uid-run-{i:05d}",))
         running = o.pod(f"run-{i:05d}", ("gpu", f"run-{i:05d}-gpu", ""), uid=f"uid-run-{i:05d}")
         running["spec"]["nodeName"] = name
         running["status"] = {"phase": "Running"}
@@ -173,7 +167,7 @@ def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
     for j in range(pending):
         big = j % 2 == 0
         pod, claim = f"train-{j:05d}", f"train-{j:05d}-gpu-x{j:05d}"
-        request = o.request("gpu", count=4 if big else 2, selectors=(SELECTOR_80GI,))
+        request = o.request("gpu", count=4 if big else 2, selectors=(o.SELECTOR_80GI,))
         generated = o.claim(claim, request, owner_uid=f"uid-{pod}")
         generated["metadata"]["ownerReferences"][0]["name"] = pod  # as the claim controller writes it
         items.append(generated)

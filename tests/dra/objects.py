@@ -112,6 +112,19 @@ def gpu_node(name: str, gpus: int, product: str = A100_80, memory: str = "80Gi")
     ]
 
 
+# a request selector: devices of at least 80 GiB (an A100 80GB passes, an A100 40GB does not)
+SELECTOR_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+
+
+def held_node(name: str, claim_name: str, big: bool, reserved: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A DRA node of 8 A100 (80 GB when ``big``, else 40 GB) whose GPUs 0–5 claim ``claim_name`` holds, reserved
+    for the pod uids ``reserved`` (the benchmarks' clusters: 2 GPUs free per node)."""
+    held = tuple(("gpu", f"gpu-{k}") for k in range(6))
+    objs = gpu_node(name, 8, A100_80 if big else "NVIDIA A100-PCIE-40GB", "80Gi" if big else "40Gi")
+    objs.append(claim(claim_name, request("gpu", count=6), status=allocated(name, *held, reserved=reserved)))
+    return objs
+
+
 def partitionable_node(node: str, migs: tuple[int, ...], gpu: int = 0) -> list[dict[str, Any]]:
     """A DRA node whose GPU ``gpu`` is published with its counter set (one slice) and, in a second slice of
     the same pool, the full GPU and 1g.10gb MIG devices placed at the memory slices ``migs``."""

@@ -110,9 +110,6 @@ def test_an_allocated_claim_counts_by_the_driver_of_its_results() -> None:
     assert is_gpu_pod(next(p for p in snap.pods if p.name == "p"), snap.dra)
 
 
-SELECTOR_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
-
-
 def _template_pods(*pods: tuple[str, int, str]) -> ClusterSnapshot:
     """n-80 (2 × 80Gi) and n-40 (4 × 40Gi, off the selector); per (pod, GPUs, owner uid of its generated
     claim) a pod whose template made claim ``<pod>-gpu-x`` asking that many 80Gi GPUs."""
@@ -124,7 +121,7 @@ def _template_pods(*pods: tuple[str, int, str]) -> ClusterSnapshot:
     for name, count, owner in pods:
         objs.append(
             o.claim(
-                f"{name}-gpu-x", o.request("gpu", count=count, selectors=(SELECTOR_80GI,)), owner_uid=owner
+                f"{name}-gpu-x", o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,)), owner_uid=owner
             )
         )
         objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))

@@ -110,7 +110,7 @@ def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
         objs += o.gpu_node(f"node-{i}", 8)
         held = tuple(("gpu", f"gpu-{k}") for k in range(6))
         objs.append(o.claim(f"held-{i}", o.request("gpu", count=6), status=o.allocated(f"node-{i}", *held)))
-    sel = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+    sel = o.SELECTOR_80GI
     for name, count in (("a", 4), ("b", 4), ("c", 2)):
         generated = f"{name}-gpu-x1"
         objs.append(
