@@ -135,12 +135,24 @@ def test_the_headline_counts_mig_devices_apart_from_gpus() -> None:
 
 def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_devices() -> None:
     """The 8-GPU pod is refused by NodeResourcesFit on both nodes. The MIG node has 54 free devices but no
-    nvidia.com/gpu at all (it can never hold the pod); the whole node has 4 of 8 free: it is the nearest
-    miss, first. Before, the nodes were ranked by free devices of any resource, and the MIG node came first."""
+    nvidia.com/gpu at all (it can never hold the pod: listed last); the whole node has 4 of 8 free: it is
+    the nearest miss, first. Before, the nodes were ranked by free devices of any resource, and the MIG node
+    came first. And where more free GPUs and room for the pod disagree: node small has 4 GPUs, all free,
+    node large 8 with 2 free; only large can ever hold the 8-GPU pod, so it comes first."""
     snap = _mig_and_whole()
     summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
     (group,) = summary.groups
     assert [n.name for n in group.nearest] == ["whole", "mig"]
+    objs = [
+        make_node("small").gpus(4).obj(),
+        make_node("large").gpus(8).obj(),
+        make_pod("run").gpu(6).on("large").obj(),
+        make_pod("big").gpu(8).obj(),
+    ]
+    snap = build_snapshot([("t", o) for o in objs])
+    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    (group,) = summary.groups
+    assert [n.name for n in group.nearest] == ["large", "small"]
 
 
 def test_the_single_strategys_mig_devices_count_as_mig_devices_not_gpus() -> None:

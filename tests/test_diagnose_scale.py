@@ -149,9 +149,8 @@ def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp
     head = as_json["summary"]
     assert (head["gpuNodes"], head["gpus"], head["pendingGpuPods"]) == (60, 480, 200)
     assert sum(g["count"] for g in head["groups"]) == 200 == sum(c["pods"] for c in head["causes"])
-    assert head["firstStep"] and lines[2].startswith(
-        f"60 GPU nodes, 480 GPUs allocatable, {head['requested']} requested"
-    )
+    assert head["firstStep"].split(".")[0] in " ".join(result.output.split())
+    assert lines[2].startswith(f"60 GPU nodes, 480 GPUs allocatable, {head['requested']} requested")
     one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])
     assert one.exit_code == 0 and "team-a/train-00000" in one.output
 
@@ -362,6 +361,8 @@ def test_schedule_and_queues_group_a_long_pass_by_outcome(tmp_path: Path) -> Non
     table = runner.invoke(cli, ["schedule", "--snapshot", str(path)])
     assert table.exit_code == 0, table.output
     assert len(table.output.splitlines()) < 60
+    # (the generated pass has several refusal messages and more bound pods than a row names)
+    assert len(messages) >= 2 and len(bound) > 12
     rows = [(who, str(text)) for who, _, text in render._schedule_rows(results, every=False)]
     for m in messages:
         count = sum(r["message"] == m for r in results)

@@ -123,7 +123,7 @@ def test_a_node_that_changed_is_described_as_it_is_now() -> None:
 
 def test_a_node_cordoned_in_between_is_refused_as_cordoned() -> None:
     """Explain a, cordon train-1 in the engine's cluster, explain b: train-1 is now refused by
-    NodeUnschedulable (it runs first), as on a fresh engine of the objects with train-1 cordoned."""
+    NodeUnschedulable (it runs first: pkg/scheduler/apis/config/v1/default_plugins.go), as on a fresh engine of the objects with train-1 cordoned."""
     objs = _objects()
     engine, b = _after_a(objs)
     engine.cluster.set_unschedulable(engine.cluster.index["train-1"], True)

@@ -132,7 +132,8 @@ def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
 
 def test_a_node_left_with_a_zero_device_plugin_count_has_its_dra_gpus_counted() -> None:
     """A node moved from the device plugin to DRA keeps ``nvidia.com/gpu: 0`` in status (kubelet keeps
-    the zero once the plugin is gone): its 8 DRA GPUs count in the totals (only a non-zero plugin count
+    the zero once the plugin is gone: pkg/kubelet/nodestatus/setters.go ``MachineInfo`` sets the device
+    manager's removed resources to capacity 0): its 8 DRA GPUs count in the totals (only a non-zero plugin count
     means the same GPUs on both stacks)."""
     node = make_node("n1").gpus(0).obj()
     objs = [*o.gpu_classes(), node, o.node_slice("n1", [o.gpu_device(i, "n1") for i in range(8)])]
@@ -174,20 +175,24 @@ def test_a_gpu_request_served_through_dra_is_no_anomaly_on_a_dra_node() -> None:
 
 def test_a_template_reference_that_needs_no_claim_asks_for_no_devices() -> None:
     """status.resourceClaimStatuses names no claim for the reference (the controller decided none is
-    needed, upstream skips it): the pod's group phrase lists no DRA request for it."""
-    objs = [*o.gpu_classes(), o.pod("p", ("gpu", "", "gpus"), statuses={"gpu": None})]
-    snap = build_snapshot([("t", x) for x in objs])
-    assert not snap.errors
-    (pod,) = snap.pending_pods()
-    assert pod_ask(pod, snap.dra).devices == ""
+    needed: core/v1 ``PodResourceClaimStatus.resourceClaimName``, "If this is unset, then generating a
+    ResourceClaim was not necessary"; the DRA plugin skips it): the pod's group phrase lists no DRA request
+    for it. Control: with no status entry at all (the claim not generated yet) it does name the reference."""
+    for statuses, phrase in (({"gpu": None}, ""), ({}, "DRA claim gpus (not in the snapshot)")):
+        objs = [*o.gpu_classes(), o.pod("p", ("gpu", "", "gpus"), statuses=statuses)]
+        snap = build_snapshot([("t", x) for x in objs])
+        assert not snap.errors
+        (pod,) = snap.pending_pods()
+        assert pod_ask(pod, snap.dra).devices == phrase, statuses
 
 
 def test_a_pool_republishing_is_counted_and_named_from_its_newest_generation_only() -> None:
-    """The driver republished node n1's pool (generation 2: 4 H100s) while the generation-1 slice (8
-    A100s, MIG devices of gpu-0 drawing on a counter set) still exists: the allocator reads generation 2
-    only (``GatherPools``, k8s.io/dynamic-resource-allocation structured/internal ``pools.go``: an obsolete
-    generation is skipped), so the node row is 4 GPUs of the H100 (before, the product came from whichever
-    slice the snapshot listed first, and a stale partition's name could hide a current device)."""
+    """The driver republished node n1's pool (generation 2: 3 H100s and one MIG device, named as a
+    generation-1 partition) while the generation-1 slices (an A100 with its MIG devices drawing on a
+    counter set) still exist: the allocator reads generation 2 only (``GatherPools``,
+    k8s.io/dynamic-resource-allocation structured/internal ``pools.go``: an obsolete generation is skipped),
+    so the node row is 3 GPUs of the H100 and 1 MIG device (before, the product came from whichever slice
+    the snapshot listed first, and a stale partition's name could hide a current device)."""
     old = o.partitionable_node("n1", (0, 1))
     stale = old[1:]
     for s in stale:

@@ -108,10 +108,11 @@ def test_node_by_node_reads_in_python_ints_equal_the_batch_reads(target: Typical
 
 def test_fgd_scores_read_from_the_steps_equal_the_scores_computed() -> None:
     """``fgd_scores`` and ``fgd_scores_of`` (decreases × scale; TARGET's scale 10⁶) read the score from its
-    steps: Δ 0 → 50, 1000 milli → 73, −1000 → 26, and equal to the definition computed
-    (``_computed``: FGD's ``int64(sigmoid(Δ/1000) · 100)``) on every float within 20,000 of each step
-    (in float order), on a 1-milli grid around σ⁻¹(k/100) · 1000, and on random decreases of every
-    magnitude; ±0, ±∞ and the smallest subnormals too; a NaN scores 101, which the framework refuses."""
+    steps: Δ 0 → 50, 1000 milli → 73, −1000 → 26, and equal to the definition computed (``_computed``: the
+    FGD simulator's ``FGDScore``, hkust-adsl/kubernetes-scheduler-simulator, int64(sigmoid(Δ/1000) · 100))
+    on every float within 20,000 of each step (in float order), on a 1-milli grid around σ⁻¹(k/100) · 1000,
+    and on random decreases of every magnitude; ±0, ±∞ and the smallest subnormals too; a NaN scores 101
+    (kubegpu's choice: outside [0, 100], so the framework refuses it)."""
     b = Bench([node("n", 1)], "FGD", TARGET)
     assert fgd_scores_of(b.ledger, [0, 1000 * 10**6, -1000 * 10**6]) == [50, 73, 26]
     steps = gpu_share._steps()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import numpy as np
 import pytest
 
@@ -91,5 +93,15 @@ def test_a_trace_without_gpu_pods_is_not_topped_up_forever() -> None:
     """No row asks for a GPU (a cut of a cpu trace): copies add nothing towards the GPU target, so the
     workload is the trace itself, shuffled (before, the top-up drew copies until memory ran out)."""
     cpu_only = [TracePod(f"cpu-{i}", 1000, 1024, 0, 0) for i in range(5)]
-    w = fgd_workload(cpu_only, 12_000, np.random.default_rng(1))
+
+    def stuck(signum: int, frame: object) -> None:
+        raise TimeoutError("fgd_workload kept drawing copies")
+
+    previous = signal.signal(signal.SIGALRM, stuck)  # (a return of the bug fails in 5 s, not out of memory)
+    signal.alarm(5)
+    try:
+        w = fgd_workload(cpu_only, 12_000, np.random.default_rng(1))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     assert sorted(n for n, _ in w) == [p.name for p in cpu_only]
