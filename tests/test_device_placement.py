@@ -18,10 +18,8 @@ import numpy as np
 
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
 from kubegpu.devices.plugin_config import parse_plugin_config
-from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
-from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.assembly import SchedulerSpec
@@ -30,6 +28,7 @@ from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.reasons import render
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
+from tests.summaries import summary_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nodes"
 DGX1 = json.loads((FIXTURES / "dgx1-8xv100.json").read_text())  # generated: NUMA 0 = GPUs 0-3, NUMA 1 = 4-7
@@ -269,7 +268,7 @@ def test_the_grouped_view_counts_a_pod_kubelet_would_refuse_as_blocked_not_sched
     objs = [dgx_node(), holder("a", UUIDS[0:2]), holder("b", UUIDS[4:6])]
     objs += [make_pod("p").gpu(4).obj(), make_pod("q").gpu(2).obj()]
     snap = build_snapshot([("t", o) for o in objs])
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     by_pod = {g.pods[0]: g for g in summary.groups}
     p, q = by_pod["default/p"], by_pod["default/q"]
     assert p.cause == "kubelet admission would fail (TopologyAffinityError)"

@@ -18,6 +18,7 @@ from kubegpu.explain.explanation import Explanation, NodeEvidence
 from kubegpu.explain.summary import PendingGroup, pod_ask, summarize
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
+from tests.summaries import summary_of
 
 TAINT = "node(s) had untolerated taint(s)"
 NO_GPU = "Insufficient nvidia.com/gpu"
@@ -41,14 +42,9 @@ def _cluster(one_gpu: int, two_gpu: int, eight_gpu: int) -> ClusterSnapshot:
     return build_snapshot([("hand-built.yaml", o) for o in objs])
 
 
-def _summary(snap: ClusterSnapshot):  # type: ignore[no-untyped-def]
-    report = diagnose(Engine(snap))
-    return summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()})
-
-
 def test_first_step_is_the_cause_with_the_most_pods_not_the_largest_group() -> None:
     # taint: 2 one-GPU + 2 two-GPU pods = 4 pods in two groups of 2; Insufficient: one group of 3 pods
-    s = _summary(_cluster(one_gpu=2, two_gpu=2, eight_gpu=3))
+    s = summary_of(_cluster(one_gpu=2, two_gpu=2, eight_gpu=3))
     assert dict(s.causes) == {TAINT: 4, NO_GPU: 3}
     assert [(g.cause, len(g.pods)) for g in s.groups] == [(NO_GPU, 3), (TAINT, 2), (TAINT, 2)]
     # the largest group is the 3-pod Insufficient one, but the taint blocks 4 pods: its fix comes first,
@@ -60,7 +56,7 @@ def test_first_step_is_the_cause_with_the_most_pods_not_the_largest_group() -> N
 def test_first_step_tie_keeps_the_order_the_groups_are_listed_in() -> None:
     # 2 pods blocked by the taint, 2 by Insufficient: groups of equal size are listed by shape, and
     # "1 nvidia.com/gpu …" sorts before "8 nvidia.com/gpu …", so the taint's group is listed first
-    s = _summary(_cluster(one_gpu=2, two_gpu=0, eight_gpu=2))
+    s = summary_of(_cluster(one_gpu=2, two_gpu=0, eight_gpu=2))
     assert dict(s.causes) == {TAINT: 2, NO_GPU: 2}
     assert s.groups[0].cause == TAINT
     assert s.first_step.startswith("These nodes keep pods off with taint dedicated=infer:NoSchedule.")
@@ -94,7 +90,7 @@ def test_with_nothing_blocked_a_critical_finding_is_the_first_step() -> None:
 
     snap = sources.load_files(Path(__file__).parent.parent / "docs/examples/dra/mixed-double-counting.yaml")
     snap.kube_version = "1.34"
-    s = _summary(snap)
+    s = summary_of(snap)
     assert s.pending == 0
     assert s.first_step == (
         "no Pending GPU pod is blocked, but fix the critical finding: mixed-1 advertises its GPUs twice: "
@@ -103,7 +99,7 @@ def test_with_nothing_blocked_a_critical_finding_is_the_first_step() -> None:
 
 
 def test_with_nothing_blocked_and_no_critical_finding_nothing_is_blocked() -> None:
-    s = _summary(_cluster(one_gpu=0, two_gpu=0, eight_gpu=0))
+    s = summary_of(_cluster(one_gpu=0, two_gpu=0, eight_gpu=0))
     assert s.first_step == "nothing is blocked"
 
 
@@ -126,7 +122,7 @@ def test_the_headline_counts_mig_devices_apart_from_gpus() -> None:
     """56 slices of 8 GPUs are not 56 more GPUs: the headline says 8 GPUs (4 requested, 4 free) and 56 MIG
     devices (2 requested, 54 free). Before, it read "64 GPUs allocatable"."""
     snap = _mig_and_whole()
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     assert (summary.gpus, summary.requested, summary.free, summary.mig) == (8, 4, 4, (56, 2, 54))
     assert summary.devices_line() == (
         "2 GPU nodes, 8 GPUs allocatable, 4 requested, 4 free; 56 MIG devices allocatable, 2 requested, 54 free"
@@ -140,7 +136,7 @@ def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_
     came first. And where more free GPUs and room for the pod disagree: node small has 4 GPUs, all free,
     node large 8 with 2 free; only large can ever hold the 8-GPU pod, so it comes first."""
     snap = _mig_and_whole()
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     (group,) = summary.groups
     assert [n.name for n in group.nearest] == ["whole", "mig"]
     objs = [
@@ -150,7 +146,7 @@ def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_
         make_pod("big").gpu(8).obj(),
     ]
     snap = build_snapshot([("t", o) for o in objs])
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     (group,) = summary.groups
     assert [n.name for n in group.nearest] == ["large", "small"]
 
@@ -189,7 +185,7 @@ def _affinity_case(free_node: bool) -> tuple[list[str], PendingGroup]:
     assert not snap.errors
     report = diagnose(Engine(snap))
     (exp,) = report.pending
-    (group,) = summarize(report, {str(p.key): pod_ask(p) for p in snap.pending_pods()}).groups
+    (group,) = summary_of(snap, report).groups
     return [f"{len(g.nodes)} {g.reason}" for g in exp.groups], group
 
 

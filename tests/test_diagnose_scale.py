@@ -23,6 +23,7 @@ from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
+from tests.summaries import summary_of
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
 
@@ -169,7 +170,7 @@ def test_pods_held_back_alike_share_a_group_whatever_their_cpu_and_memory() -> N
         )
     objs.append(make_pod("d").gpu(1).requests(cpu="2").node_selector(**{pool: "train"}).obj())
     snap = build_snapshot([("hand-built.yaml", o) for o in objs])
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     assert [(g.shape, g.cause, len(g.pods)) for g in summary.groups] == [
         (f"8 nvidia.com/gpu, cpu 4–16, memory 16Gi–64Gi on {pool}=train", "Insufficient nvidia.com/gpu", 3),
         (f"1 nvidia.com/gpu, cpu 2 on {pool}=train", "schedulable now", 1),
@@ -188,7 +189,7 @@ def test_a_group_phrase_names_affinity_terms_and_requests_some_pods_lack() -> No
     )
     objs.append(make_pod("c").gpu(8).require([(pool, "In", ["eval", "test"])], [(pool, "Exists", [])]).obj())
     snap = build_snapshot([("hand-built.yaml", o) for o in objs])
-    summary = summarize(diagnose(Engine(snap)), {str(p.key): pod_ask(p) for p in snap.pending_pods()})
+    summary = summary_of(snap)
     shapes = sorted(g.shape for g in summary.groups)
     assert shapes == [
         f"8 nvidia.com/gpu on node affinity {pool} In [eval, test] or {pool} Exists",

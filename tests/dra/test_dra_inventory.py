@@ -21,10 +21,11 @@ from kubegpu.explain.diagnose import diagnose, gpu_totals
 from kubegpu.explain.dra_inventory import devices, pool_counts
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.overview import node_rows
-from kubegpu.explain.summary import anomalies, pod_ask, summarize
+from kubegpu.explain.summary import anomalies, pod_ask
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
+from tests.summaries import summary_of
 
 POOL = "accelerator.example.com/pool"
 
@@ -119,9 +120,7 @@ def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
         objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": generated}))
     snap = build_snapshot([("t", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
-    summary = summarize(
-        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
-    )
+    summary = summary_of(snap)
     assert (summary.gpu_nodes, summary.gpus, summary.requested, summary.free) == (2, 16, 12, 4)
     want = f"gpu.nvidia.com where {sel} (DRA claim), cpu 1"
     assert [(g.shape, g.cause, len(g.pods)) for g in summary.groups] == [
