@@ -136,3 +136,63 @@ def test_bulk_load_pauses_the_collector_and_restores_it() -> None:
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _explain_with_spy(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[bool]:
+    """``kubegpu explain`` of a demo pod through ``run``; what ``gc.isenabled()`` said while explaining."""
+    import gc
+
+    from kubegpu.explain import pending
+
+    seen: list[bool] = []
+    real = pending.explain_pod
+
+    def spy(engine: Any, pod: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(engine, pod)
+
+    monkeypatch.setattr(pending, "explain_pod", spy)
+    run(["explain", "ml-infer/embed-server", "--demo"])
+    return seen
+
+
+def test_a_one_shot_command_pauses_the_collector_and_a_test_runner_gets_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under ``CliRunner`` (many commands in one process) the collector is paused while the command runs
+    and resumes after it, nothing frozen (``cli.options.one_shot``)."""
+    import gc
+
+    was = gc.isenabled()
+    gc.enable()
+    frozen = gc.get_freeze_count()
+    try:
+        seen = _explain_with_spy(
+            monkeypatch, lambda args: CliRunner().invoke(cli, args, catch_exceptions=False)
+        )
+        assert seen == [False]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_command_line_freezes_what_a_one_shot_command_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run as ``main`` runs it (the root context's ``obj``), the command's objects are frozen at its end, so
+    that the interpreter's last collection at exit skips them; the collector is paused meanwhile."""
+    import gc
+
+    from kubegpu.cli.options import ONE_SHOT_PROCESS
+
+    was = gc.isenabled()
+    gc.enable()
+    frozen = gc.get_freeze_count()
+    try:
+        seen = _explain_with_spy(
+            monkeypatch, lambda args: cli.main(args, standalone_mode=False, obj=ONE_SHOT_PROCESS)
+        )
+        assert seen == [False]
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # (this test process goes on: its objects back to the collector)
+        (gc.enable if was else gc.disable)()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
 from pathlib import Path
@@ -11,10 +10,12 @@ from typing import Any
 import click
 
 from kubegpu.cli.options import (
+    ONE_SHOT_PROCESS,
     emit,
     engine_options,
     load_snapshot,
     make_engine,
+    one_shot,
     output_option,
     report_errors,
     scheduler_config_option,
@@ -107,6 +108,7 @@ def cli() -> None:
     "--all", "every_node", is_flag=True,
     help="A row for every refused node (on large clusters nodes that read alike share one row).",
 )  # fmt: skip
+@one_shot
 def explain(
     pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int,
     scheduler_config: Path | None, every_node: bool, **src: Any
@@ -161,6 +163,7 @@ def explain(
     "--all", "every_pod", is_flag=True,
     help="A row for every pod (on long passes pods with the same outcome share one row).",
 )  # fmt: skip
+@one_shot
 def schedule(output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str | None, profile: str,
              plugin_configs: tuple[str, ...], seed: int, scheduler_config: Path | None, every_pod: bool,
              **src: Any) -> None:  # fmt: skip
@@ -225,6 +228,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
 )
 @engine_options  # fmt: skip
 @scheduler_config_option
+@one_shot
 def diagnose(
     output: str, pool_label: str, one_pod: str | None, one_node: str | None, everything: bool, profile: str,
     plugin_configs: tuple[str, ...], seed: int, with_exit_code: bool, scheduler_config: Path | None, **src: Any
@@ -234,21 +238,10 @@ def diagnose(
     from kubegpu.cli import summary_view
     from kubegpu.explain.diagnose import diagnose as run_diagnose
     from kubegpu.explain.summary import pod_ask, summarize
-    from kubegpu.model.bulk import bulk_load
 
-    # The cyclic collector stays paused from the load to the report (the load pauses it too, and would
-    # resume it on its way out): the snapshot, the engine and the evidence are millions of small acyclic
-    # objects, and each time the collector resumed, its first passes walked all that was made since as young
-    # objects (0.3 of 5 s on 5,000 DRA nodes after the load; 1.7 of 8.5 s on a 1,000-node DRA cluster after
-    # diagnosing) and freed nothing that reference counting does not. One command, one snapshot kept to the
-    # end: what the load and then diagnosing made is frozen, out of the collector's generations, before it
-    # resumes. Not in make_engine: the cluster exporter rebuilds engines in a long-running process, where
-    # frozen garbage would never be collected.
-    with bulk_load():
-        snap = load_snapshot(**src)
-        engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config)
-        report = run_diagnose(engine, pool_label=pool_label)
-        gc.freeze()  # (the collector stays off until bulk_load's end, however deep: one freeze takes all)
+    snap = load_snapshot(**src)
+    engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config)
+    report = run_diagnose(engine, pool_label=pool_label)
     asks = {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
     # -o json|yaml: the table view's headline and groups first (the table view summarizes for itself)
     head = {"summary": summarize(report, asks).to_dict()} if output != "table" else {}
@@ -281,6 +274,7 @@ def diagnose(
     "--all", "every_workload", is_flag=True,
     help="A row for every workload (on long cycles workloads alike share one row).",
 )  # fmt: skip
+@one_shot
 def queues(
     output: str, now: str | None, plugin_configs: tuple[str, ...], seed: int, every_workload: bool, **src: Any
 ) -> None:
@@ -319,6 +313,7 @@ def queues(
     metavar="NAMESPACE/QUOTA:RESOURCE=QUANTITY",
     help="What if this hard limit were lowered (or raised)? Repeatable.",
 )
+@one_shot
 def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     """ResourceQuota usage per namespace and resource (requests.nvidia.com/gpu, MIG and renamed
     resources each on their own line), and what a changed limit would do (R8)."""
@@ -355,6 +350,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 @click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
 @click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
               help="Prometheus scraping `kubegpu exporter`: add Xid, memory and idle-GPU findings.")  # fmt: skip
+@one_shot
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
             pool_label: str, prometheus_url: str | None, **src: Any) -> None:  # fmt: skip
     """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
@@ -405,7 +401,7 @@ def demo_export(directory: Path) -> None:
 
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
+        cli.main(standalone_mode=False, obj=ONE_SHOT_PROCESS)
     except click.exceptions.Abort:
         sys.exit(130)
     except click.ClickException as exc:

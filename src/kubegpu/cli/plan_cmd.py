@@ -18,7 +18,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubegpu.cli.options import load_snapshot, source_options
+from kubegpu.cli.options import load_snapshot, one_shot, source_options
 from kubegpu.cli.when import command_now
 from kubegpu.errors import InputError, read_text, yaml_documents
 from kubegpu.model.objects import Node
@@ -187,6 +187,7 @@ _node_ns = click.option(
 @_node_ns
 @_output
 @source_options
+@one_shot
 def label(label: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
           **src: Any) -> None:  # fmt: skip
     """Set or remove a node label (a pool move): who selects on it, which pending pods change, the runbook."""
@@ -212,6 +213,7 @@ def label(label: str, node_names: tuple[str, ...], selector: str | None, now: st
 @_node_ns
 @_output
 @source_options
+@one_shot
 def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: str | None, ns: str, output: str,
           **src: Any) -> None:  # fmt: skip
     """Add (or, with a trailing -, remove) a taint: DaemonSets that do not tolerate it, evictions, the runbook."""
@@ -241,6 +243,7 @@ def taint(taint: str, node_names: tuple[str, ...], selector: str | None, now: st
 @_node_ns
 @_output
 @source_options
+@one_shot
 def drain(node_names: tuple[str, ...], selector: str | None, cordon_only: bool, now: str | None, ns: str,
           output: str, **src: Any) -> None:  # fmt: skip
     """Cordon and drain nodes (scale-in, maintenance): where evicted pods land, PDBs, GPU-hours at risk."""
@@ -263,6 +266,7 @@ _pool_label = click.option("--pool-label", default="accelerator.example.com/pool
               help="Pod manifests about to be created: admitted before and after the change (repeatable).")  # fmt: skip
 @_output
 @source_options
+@one_shot
 def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], output: str, **src: Any) -> None:
     """Change a ResourceQuota: who counts against it, which new pods the API server would then reject
     (exceeded quota; nothing is evicted), the runbook with diff, server-side dry run and rollback."""
@@ -310,6 +314,7 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
 @_node_ns
 @_output
 @source_options
+@one_shot
 def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_policy: str, helm_release: str,
             helm_chart: str, operator_namespace: str, test_namespace: str, now: str | None, ns: str, output: str,
             **src: Any) -> None:  # fmt: skip
@@ -336,6 +341,7 @@ def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_po
 @_node_ns
 @_output
 @source_options
+@one_shot
 def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology_manager: str | None,
                    kubelet_config: str, test_namespace: str, now: str | None, ns: str, output: str,
                    **src: Any) -> None:  # fmt: skip
@@ -362,6 +368,7 @@ def kubelet_policy(pool: str, pool_label: str, cpu_manager: str | None, topology
 @_node_ns
 @_output
 @source_options
+@one_shot
 def dra_migration(pool: str, pool_label: str, direction: str, device_class: str, test_namespace: str,
                   now: str | None, ns: str, output: str, **src: Any) -> None:  # fmt: skip
     """Move a pool's GPUs from the device plugin to DRA (or back): the pods on each path, the DeviceClass and

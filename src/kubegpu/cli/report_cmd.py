@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kubegpu.cli.options import engine_options, load_snapshot, make_engine, source_options
+from kubegpu.cli.options import engine_options, load_snapshot, make_engine, one_shot, source_options
 from kubegpu.cli.sim_cmd import _data_dir as data_dir
 from kubegpu.cli.sim_cmd import _data_option as data_option
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL
@@ -109,6 +109,7 @@ def _now() -> str:
               help="With --openb: the packing policy.")  # fmt: skip
 @click.option("--arrived", type=click.IntRange(1, 200), default=100, show_default=True, metavar="PCT",
               help="With --openb: the workload drawn, in % of the cluster's GPU capacity.")  # fmt: skip
+@one_shot
 def report(
     out: str, figures_dir: Path | None, pool_label: str, openb: bool, data: Path | None, trace: str,
     policy: str, arrived: int, profile: str, plugin_configs: tuple[str, ...], seed: int, **src: Any,
