@@ -97,3 +97,41 @@ def test_prefix_cache_decides_as_fresh_evaluation() -> None:
             assert s._prefix_cache
     assert runs[0] == runs[1]
     assert any(n is None for n, _, _ in runs[0]) and any(n for n, _, _ in runs[0])
+
+
+def test_a_new_class_starts_from_the_node_only_filters_of_pods_alike_but_for_requests() -> None:
+    """Pods that differ only in their CPU and memory requests are each a class of their own (NodeResourcesFit
+    signs the requests), yet their node-only filters (NodeUnschedulable, NodeName, TaintToleration,
+    NodeAffinity) sign alike: a new class takes those filters' verdicts from their prefix class and runs
+    the rest over the nodes they pass. Placements, messages and per-node verdicts equal the uncached run's,
+    across placements and a cordon between pods (a Node change: the prefix class's rows refiltered)."""
+    nodes = []
+    for i in range(10):
+        b = make_node(f"n{i}").gpus(2).capacity(cpu="16", memory="64Gi").label("pool", "a" if i % 2 else "b")
+        if i % 3 == 0:
+            b.taint("nvidia.com/gpu", "present")
+        nodes.append(b.obj())
+    queue = [
+        make_pod(f"p{j:02d}")
+        .gpu(1)
+        .requests(cpu=f"{2 + j % 7}", memory=f"{4 + 3 * j}Gi")
+        .selector("pool", "a")
+        .obj()
+        for j in range(16)
+    ]
+    runs = []
+    for cache in (True, False):
+        s, pods = scheduler([*nodes, *queue], cache)
+        out = []
+        for k, p in enumerate(sorted(pods, key=lambda p: p.name)):
+            if k == 6:
+                s.cluster.set_unschedulable(s.cluster.index["n3"], True)
+            r = s.schedule_one(p)
+            out.append((r.node, r.message, None if r.diagnosis is None else r.diagnosis.plugins.tolist()))
+        runs.append(out)
+        if cache:
+            first = s.framework.first_pod_reader
+            assert len(s._cache) == 16  # a class per pod
+            assert [len(k[0]) for k in s._prefix_cache] == [first]  # and one prefix class for all of them
+    assert runs[0] == runs[1]
+    assert any(n is None for n, _, _ in runs[0]) and any(n for n, _, _ in runs[0])

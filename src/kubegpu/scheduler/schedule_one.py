@@ -169,7 +169,11 @@ class Scheduler:
             stop, signs = self.framework.signed_prefix(pod)
             key = (signs, frozenset(state.skip_filter))
             if stop == len(self.framework.filter_plugins):
-                entry = self._cached(state, pod, self._cache, key, None)
+                # a new class starts from the verdicts of the filters that read the node alone, shared by
+                # the pods whose signs agree up to there (pods alike but for their requests, say)
+                first = self.framework.first_pod_reader
+                prefix = (signs[:first], key[1]) if 0 < first < stop else None  # type: ignore[index]
+                entry = self._cached(state, pod, self._cache, key, None, prefix)
                 return entry.codes, entry.plugins, entry.reasons
             if stop:
                 return self._filter_after_prefix(state, pod, stop, key)
@@ -177,15 +181,27 @@ class Scheduler:
         return self.framework.filter_rows(state, pod, self.cluster, all_rows)
 
     def _cached(
-        self, state: CycleState, pod: Pod, cache: dict[Hashable, _CacheEntry], key: Hashable, stop: int | None
+        self,
+        state: CycleState,
+        pod: Pod,
+        cache: dict[Hashable, _CacheEntry],
+        key: Hashable,
+        stop: int | None,
+        prefix: Hashable | None = None,
     ) -> _CacheEntry:
-        """The class's cache entry, brought up to date (made on the class's first pod)."""
+        """The class's cache entry, brought up to date (made on the class's first pod: with ``prefix``, the
+        key of its node-only filters' prefix class, from that class's verdicts and the other filters over
+        the rows they pass, which is what one pass over every filter gives per row)."""
         entry = cache.get(key)
         if entry is None:
-            all_rows = np.arange(len(self.cluster), dtype=np.intp)
-            codes, plugins, reasons = self.framework.filter_rows(
-                state, pod, self.cluster, all_rows, stop=stop
-            )
+            if prefix is not None:
+                first = self.framework.first_pod_reader
+                codes, plugins, reasons = self._filter_after_prefix(state, pod, first, prefix)
+            else:
+                all_rows = np.arange(len(self.cluster), dtype=np.intp)
+                codes, plugins, reasons = self.framework.filter_rows(
+                    state, pod, self.cluster, all_rows, stop=stop
+                )
             entry = cache[key] = _CacheEntry(codes, plugins, reasons, self.cluster.clock, stop)
             return entry
         # ``.nonzero()[0]`` rather than ``np.flatnonzero`` here and on other hot 1-D paths: the same
