@@ -111,7 +111,6 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
     store = store_for(engine)
     rejected = diag.codes.nonzero()[0]
     slots: Objects = np.empty(len(diag.codes), dtype=object)
-    code_names = {c: Code(c).name for c in set(diag.codes[rejected].tolist())}
     # per reason text, each triple's (first node, reason, nodes) that renders it
     parts: dict[str, list[tuple[int, Reason, Rows]]] = {}
     evaluated = diag.evaluated[rejected]
@@ -120,15 +119,15 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
     triple = diag.plugins[rows].astype(np.int64) << 40
     triple |= diag.reason_ids[rows].astype(np.int64) << 8
     triple |= diag.codes[rows].astype(np.int64)
-    keys, inverse = np.unique(triple, return_inverse=True)
-    inverse = inverse.ravel()
-    order = np.argsort(inverse, kind="stable")  # stable: each triple's nodes stay in node order
-    split = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+    order = np.argsort(triple, kind="stable")  # one sort: each triple's nodes together, in node order
+    ordered = triple[order]
+    split = (ordered[1:] != ordered[:-1]).nonzero()[0] + 1  # where the next triple begins
+    keys = ordered[np.concatenate(([0], split))] if rows.size else ordered
     for key, idxs in zip(keys.tolist(), np.split(rows[order], split) if rows.size else [], strict=True):
         plugin_idx, rid, code = key >> 40, (key >> 8) & 0xFFFFFFFF, key & 0xFF
         plugin, reasons = fw.plugin_name(plugin_idx), fw.reason_values(rid)
         texts = [render(r, version) for r in reasons]  # the release reproduced, as the message
-        build = _builder(ctx, store, plugin, reasons, texts, code_names[code])
+        build = _builder(ctx, store, plugin, reasons, texts, Code(code).name)
         part = causes.pod_part(ctx.pod, reasons)
         slots[idxs] = build(idxs) if part is None else store.nodes((plugin_idx, rid, code, part), idxs, build)
         for r, text in zip(reasons, texts, strict=True):
@@ -140,7 +139,7 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
         texts = [render(r, version) for r in reasons]
         for code in sorted(set(diag.codes[absent].tolist())):
             idxs = absent[diag.codes[absent] == code]
-            slots[idxs] = _builder(ctx, store, plugin, reasons, texts, code_names[code])(idxs)
+            slots[idxs] = _builder(ctx, store, plugin, reasons, texts, Code(code).name)(idxs)
             for r, text in zip(reasons, texts, strict=True):
                 parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
     exp.nodes.extend(slots[rejected].tolist())  # in node order, as the histogram and the JSON list them

@@ -146,7 +146,7 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
                 f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
                 "the node's MIG layout (`kubegpu plan mig`)."
             )
-    for name in nodes:
+    for name in nodes if unhealthy else ():  # (most clusters: no node with a device unhealthy)
         if name not in unhealthy:
             continue
         cap, alloc = unhealthy[name]
@@ -245,6 +245,32 @@ def _free(ctx: Context, resource: str) -> tuple[dict[str, int], int]:
     return store_for(ctx.engine).current((_free, resource), make)
 
 
+# groups of nodes whose free GPU sums are kept per resource (while no node changes): pods short of the same
+# GPUs on the same nodes share them; bounded, each key names thousands of nodes on a large cluster
+_GROUPS_KEPT = 64
+
+
+def _group_free(ctx: Context, resource: str, nodes: list[str]) -> tuple[int, int, int]:
+    """Free ``resource`` on ``nodes`` in all, on the freest one, and on the nodes outside the group: read
+    for every Pending pod short of it, over thousands of nodes, and the same for the pods that differ
+    only in what does not change the group (their CPU or memory, say)."""
+    kept: dict[tuple[str, ...], tuple[int, int, int]] = store_for(ctx.engine).current(
+        (_group_free, resource), dict
+    )
+    key = tuple(nodes)
+    found = kept.get(key)
+    if found is None:
+        free, everywhere = _free(ctx, resource)
+        here = [free[n] for n in nodes]
+        total = sum(here)
+        allowed = set(nodes)  # (a node is named once per group: then ``total`` is what the allowed hold)
+        elsewhere = everywhere - (total if len(allowed) == len(nodes) else sum(free[n] for n in allowed))
+        if len(kept) >= _GROUPS_KEPT:
+            kept.clear()
+        found = kept[key] = (total, max(here, default=0), elsewhere)
+    return found
+
+
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
     resource = reason.resource
     first = nodes[0]
@@ -274,11 +300,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             [ctx.cmd(f"describe node {first}")],
         )
     need = reason.requested
-    free, everywhere = _free(ctx, resource)
-    here = [free[n] for n in nodes]
-    total, largest = sum(here), max(here, default=0)
-    allowed = set(nodes)  # (a node is named once per group: then ``total`` is what the allowed hold)
-    elsewhere = everywhere - (total if len(allowed) == len(nodes) else sum(free[n] for n in allowed))
+    free = _free(ctx, resource)[0]
+    total, largest, elsewhere = _group_free(ctx, resource, nodes)
     causes = _gpu_causes(ctx, reason, nodes, free)
     scattered = total >= need > largest
     if scattered:

@@ -56,7 +56,11 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     )
     snapshot = ctx.engine.snapshot
     unoffered = _labelled_without_gpus(ctx)
-    dark = [n for n in (snapshot.node(name) for name in nodes if name in unoffered) if n is not None]
+    dark = (
+        [n for n in (snapshot.node(name) for name in nodes if name in unoffered) if n is not None]
+        if unoffered
+        else []
+    )
     known_plugins = [ds for ds in snapshot.records.daemonsets if (k := device_plugin.known(ds)) and k.plugin]
     if known_plugins:  # the DaemonSets the cluster runs decide, not the stock manifest
         blocked = sorted({d for n in dark for d in device_plugin.keeps_plugin_off(snapshot, n, taint)})
