@@ -25,6 +25,20 @@ GPU_MILLI = "kubegpu.io/gpu-milli"
 # the GPU Operator's / cloud providers' GPU-node taint key (same string as the resource name)
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
+# the taints Kubernetes itself puts on a node for its state (k8s.io/api/core/v1 well_known_taints.go): the
+# node lifecycle controller for its conditions (TaintNodesByCondition) and cordon, the cloud controller
+# manager, and an operator marking a node shut down non-gracefully (KEP-2268)
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"  # Ready is False
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"  # Ready is Unknown: the node stopped reporting
+TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"  # spec.unschedulable (cordon)
+TAINT_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"
+TAINT_DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
+TAINT_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
+TAINT_NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+TAINT_CLOUD_UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
+TAINT_CLOUD_SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown"
+
 # -- node labels (GFD, GPU Operator, device plugin) ------------------------------------------------------
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"

@@ -15,6 +15,7 @@ from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_p
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.model import names
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.objects import Taint, Toleration
 from kubegpu.scheduler.reasons import Reason, UntoleratedTaint
@@ -47,8 +48,63 @@ def keeps_device_plugin_off(taint: Taint) -> bool:
     return not any(t.tolerates(taint) for t in DEVICE_PLUGIN_TOLERATIONS)
 
 
+# the taints Kubernetes puts on a node for its state (``model.names``): (the node condition that set it, or
+# "" where none does; what the taint says of the node and what repairs it). A toleration is never the fix
+# for these: it would put the pod on a node that cannot run it
+_NODE_STATE: dict[str, tuple[str, str]] = {
+    names.TAINT_NOT_READY: ("Ready", "are NotReady: the node lifecycle controller taints a node whose Ready "
+        "condition is False until it is Ready again. Find why the kubelet reports it so (`describe node`: "
+        "Conditions; the kubelet's and the container runtime's logs; the CNI pod on the node) and repair or "
+        "replace the node"),
+    names.TAINT_UNREACHABLE: ("Ready", "stopped reporting (Ready is Unknown: the kubelet's heartbeats no "
+        "longer reach the API server: the node is down, its kubelet stopped, or the network is cut). Bring the "
+        "node back or delete it; with this taint's NoExecute its pods are evicted after their "
+        "tolerationSeconds (300 s by default)"),
+    names.TAINT_UNSCHEDULABLE: ("", "are cordoned (spec.unschedulable). Uncordon them once their maintenance "
+        "is done and verified"),
+    names.TAINT_MEMORY_PRESSURE: ("MemoryPressure", "are short of memory: the kubelet reports MemoryPressure "
+        "and evicts pods. Free memory on them (oversized requests, system daemons) or add nodes"),
+    names.TAINT_DISK_PRESSURE: ("DiskPressure", "are short of disk: the kubelet reports DiskPressure (its root "
+        "or image filesystem past the eviction threshold; GPU images are tens of GB). Free space (unused "
+        "images, logs, emptyDir volumes) or grow the disk"),
+    names.TAINT_PID_PRESSURE: ("PIDPressure", "are short of process IDs: the kubelet reports PIDPressure. "
+        "Find the pod or daemon forking without bound"),
+    names.TAINT_NETWORK_UNAVAILABLE: ("NetworkUnavailable", "have no pod network yet: NetworkUnavailable is "
+        "True until the CNI (or the cloud's route controller) sets the node up. Check the CNI's pod on the node"),
+    names.TAINT_OUT_OF_SERVICE: ("", "are marked out of service (a non-graceful node shutdown, KEP-2268). "
+        "Remove the taint once the node is back and healthy"),
+    names.TAINT_CLOUD_UNINITIALIZED: ("", "are not initialized yet: a kubelet started with an external cloud "
+        "provider waits for the cloud-controller-manager. Check that it runs and its log for these nodes"),
+    names.TAINT_CLOUD_SHUTDOWN: ("", "are shut down, says the cloud provider. Start them again or delete them"),
+}  # fmt: skip
+
+
+def _node_state_advice(ctx: Context, taint: Taint, nodes: list[str]) -> Advice:
+    """A taint Kubernetes put on the nodes for their state: the node needs repair, not the pod a toleration."""
+    condition, says = _NODE_STATE[taint.key]
+    first = nodes[0]
+    fix = f"These nodes carry {taint}: they {says}. Adding a toleration to the pod is not the fix."
+    node = ctx.engine.snapshot.node(first)
+    shown = (
+        [c for c in (node.conditions if node is not None else ()) if c[0] == condition] if condition else []
+    )
+    for kind, status, message in shown[:1]:
+        fix += f" {first} reports {kind}={status}" + (f": {message}" if message else "") + "."
+    return Advice(
+        fix,
+        "Kubernetes sets and clears these taints itself: removing one by hand does not repair the node, and a "
+        "workload that tolerates it lands where it cannot run (DaemonSets get the tolerations they need).",
+        [
+            ctx.cmd(f"describe node {first}"),
+            ctx.cmd(f"get node {first} -o jsonpath='{{.status.conditions}}'"),
+        ],
+    )
+
+
 def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Advice:
     taint = reason.taint
+    if taint.key in _NODE_STATE:
+        return _node_state_advice(ctx, taint, nodes)
     fix = (
         f"These nodes keep pods off with taint {taint}. If the pod belongs on them, add a toleration "
         f"(key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}) to its template; "
