@@ -183,6 +183,46 @@ def test_replicas_without_extra_hardware_are_refused() -> None:
     )
 
 
+def test_replicas_on_fewer_gpus_are_admitted_by_kubelet_and_called_out() -> None:
+    """Without failRequestsGreaterThanOne the NVIDIA plugin hands out any free replicas (internal/rm/
+    allocate.go ``distributedAlloc`` checks only that enough are free): kubelet admits a pod asking 2
+    replicas of a node with one GPU, which kube-scheduler binds there. Not an admission failure (the pod
+    is schedulable, no ``kubelet`` refusal); a note says both replicas share one GPU and where kubegpu's
+    device-aware profile would go (nowhere: no node has two GPUs), and the grant shows the two replicas."""
+    cfg = TIME_SLICING.replace("failRequestsGreaterThanOne: true", "failRequestsGreaterThanOne: false")
+    raw = (
+        make_node("ts").gpus(4).label("nvidia.com/gpu.count", "1").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    raw["metadata"]["annotations"] = {CONFIG_ANNOTATION: cfg}
+    exp = explain_pod(engine(raw), make_pod("p").gpu(2).parsed())
+    assert exp.schedulable and exp.node == "ts"
+    assert exp.kubelet is None
+    (note,) = [n for n in exp.notes if n.startswith("kube-scheduler counts devices")]
+    assert note.startswith(
+        "kube-scheduler counts devices, so it would bind the pod to ts; kubelet and the device plugin would "
+        "admit it, but 2 replicas would land on 1 physical GPU(s)"
+    )
+    assert "kubegpu's device-aware profile finds no node" in note
+    (grant,) = exp.allocation  # two replicas of the one GPU: the container sees one GPU
+    assert grant.device_ids == ["ts-gpu0::0", "ts-gpu0::1"]
+    assert [g["uuid"] for g in grant.gpus] == ["ts-gpu0"]
+
+
+def test_a_running_pod_on_replicas_of_fewer_gpus_holds_them() -> None:
+    """A running pod that kubelet admitted with two replicas of one GPU (no allocation recorded) holds
+    those two replicas in the device ledger: a Pending pod asking the other two gets the other two."""
+    cfg = TIME_SLICING.replace("failRequestsGreaterThanOne: true", "failRequestsGreaterThanOne: false")
+    raw = (
+        make_node("ts").gpus(4).label("nvidia.com/gpu.count", "1").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    raw["metadata"]["annotations"] = {CONFIG_ANNOTATION: cfg}
+    e = engine(raw, make_pod("r").gpu(2).on("ts").obj())
+    held = e.cluster.devices.taken(0)["nvidia.com/gpu"]
+    assert len(held) == 2
+    (grant,) = explain_pod(e, make_pod("p").gpu(2).parsed()).allocation
+    assert len(grant.device_ids) == 2 and held.isdisjoint(grant.device_ids)
+
+
 def test_preemption_dry_run_restores_device_assignments() -> None:
     e = engine(dgx_node("none"), holder("a", UUIDS[0:4]), holder("b", UUIDS[4:8]), profile=kubegpu_profile())
     before = {k: dict(v) for k, v in e.cluster.devices.held[0].items()}

@@ -7,7 +7,7 @@ from kubegpu.devices.container_view import allocate_response
 from kubegpu.explain.explanation import DeviceGrant, Explanation
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
-from kubegpu.scheduler.device_ledger import Assignment, choose, container_requests
+from kubegpu.scheduler.device_ledger import Assignment, Refusal, choose, container_requests
 
 
 def explain_devices(
@@ -19,33 +19,14 @@ def explain_devices(
     if model is None or not container_requests(pod):
         return
     if allocation is None:
-        allocation, refusal = choose(pod, model, engine.cluster.devices.taken(idx))
+        taken = engine.cluster.devices.taken(idx)
+        allocation, refusal = choose(pod, model, taken, as_kubelet=True)
+        if refusal is None:  # kubelet admits it: kubegpu's device-aware choice may still refuse the node
+            refusal = choose(pod, model, taken)[1]
         if refusal is not None:
-            reason, message = refusal.kubelet_reason, refusal.kubelet_error
-            exp.kubelet = {
-                "admitted": False,
-                "node": node_name,
-                "reason": reason,
-                "message": message,
-                "evidence": refusal.evidence,
-            }
-            alt = assemble(
-                SchedulerSpec(
-                    "kubegpu", kube_version=engine.profile.kube_version, pdbs=tuple(engine.snapshot.pdbs)
-                ),
-                engine.cluster,
-            )
-            other = alt.schedule_one(pod, assume=False)
-            exp.notes.append(
-                f"kube-scheduler counts devices, so it would bind the pod to {node_name}; kubelet would then fail it "
-                f"at admission ({reason}: {refusal.evidence}). kubegpu's device-aware profile "
-                + (
-                    f"would place it on {other.node} instead."
-                    if other.node
-                    else f"finds no node: {other.message}"
-                )
-            )
-            return
+            _refused_note(engine, pod, node_name, refusal, exp)
+            if allocation is None:
+                return
     assert allocation is not None
     gpu_memory = {i: model.memory_mib * 1024 * 1024 for i in range(64)} if model.memory_mib else None
     for container, resources in allocation.items():
@@ -70,3 +51,32 @@ def explain_devices(
             f"{node_name}'s devices are synthesised from its capacity and labels (no device inventory annotation): "
             "device IDs are stand-ins and links/NUMA are unknown."
         )
+
+
+def _refused_note(engine: Engine, pod: Pod, node_name: str, refusal: Refusal, exp: Explanation) -> None:
+    """kube-scheduler, counting devices, binds the pod where the devices refuse it: kubelet fails it at
+    admission, or (``Refusal.kubelet_admits``) admits it with devices kubegpu's device-aware profile would not
+    give; and where that profile would place it."""
+    if not refusal.kubelet_admits:
+        exp.kubelet = {
+            "admitted": False,
+            "node": node_name,
+            "reason": refusal.kubelet_reason,
+            "message": refusal.kubelet_error,
+            "evidence": refusal.evidence,
+        }
+    alt = assemble(
+        SchedulerSpec("kubegpu", kube_version=engine.profile.kube_version, pdbs=tuple(engine.snapshot.pdbs)),
+        engine.cluster,
+    )
+    other = alt.schedule_one(pod, assume=False)
+    outcome = (
+        f"kubelet and the device plugin would admit it, but {refusal.evidence}"
+        if refusal.kubelet_admits
+        else f"kubelet would then fail it at admission ({refusal.kubelet_reason}: {refusal.evidence})"
+    )
+    exp.notes.append(
+        f"kube-scheduler counts devices, so it would bind the pod to {node_name}; {outcome}. kubegpu's "
+        "device-aware profile "
+        + (f"would place it on {other.node} instead." if other.node else f"finds no node: {other.message}")
+    )

@@ -110,7 +110,7 @@ def _kubelet_refusal(engine: Engine, pod: Pod, node: str) -> Refusal | None:
     model = engine.cluster.devices.models[idx]
     if model is None:
         return None
-    return choose(pod, model, engine.cluster.devices.taken(idx, pod.key))[1]
+    return choose(pod, model, engine.cluster.devices.taken(idx, pod.key), as_kubelet=True)[1]
 
 
 def _kubelet_row(pod: Pod, node: str, kind: str, refusal: Refusal, starts: bool) -> dict[str, Any]:

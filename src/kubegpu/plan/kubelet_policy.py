@@ -69,7 +69,7 @@ def _readmit(engine: Engine, node: str) -> dict[str, tuple[list[str], Refusal | 
     pods = sorted((p for p in engine.snapshot.pods_on(node) if container_requests(p)),
                   key=lambda p: (p.creation_timestamp, p.name))  # fmt: skip
     for pod in pods:
-        assignment, refusal = choose(pod, model, taken)
+        assignment, refusal = choose(pod, model, taken, as_kubelet=True)
         for res in (assignment or {}).values():
             for r, ids in res.items():
                 taken.setdefault(r, set()).update(ids)

@@ -52,6 +52,8 @@ class Refusal:
     unresolvable: bool = False
     kubelet_error: str = ""  # what kubelet would report at admission
     kubelet_reason: str = "UnexpectedAdmissionError"
+    # kubegpu's device-aware choice, not a failure: kubelet and the device plugin would admit the pod there
+    kubelet_admits: bool = False
 
 
 def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
@@ -78,16 +80,23 @@ def packed_replicas(available: list[str], size: int) -> list[str]:
 
 
 def choose(
-    pod: Pod, devices: NodeDevices, taken: Mapping[str, set[str]], replica_policy: str = "spread"
+    pod: Pod,
+    devices: NodeDevices,
+    taken: Mapping[str, set[str]],
+    replica_policy: str = "spread",
+    *,
+    as_kubelet: bool = False,
 ) -> tuple[Assignment | None, Refusal | None]:
     """Assign devices to every container of ``pod`` from what is free on the node, or say why not.
 
     ``replica_policy`` places time-sliced/MPS replicas: ``spread`` (the NVIDIA plugin's distributed
-    policy: the least-used GPUs first) or ``pack`` (the most-used first, keeping whole GPUs free)."""
+    policy: the least-used GPUs first) or ``pack`` (the most-used first, keeping whole GPUs free).
+    ``as_kubelet``: what kubelet and the device plugin do, without kubegpu's device-aware refusals
+    (``Refusal.kubelet_admits``): the devices a pod kube-scheduler placed gets, or kubelet's own refusal."""
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
     for container, req in container_requests(pod):
-        picked, refusal = _pick_container(req, devices, used, replica_policy)
+        picked, refusal = _pick_container(req, devices, used, replica_policy, as_kubelet)
         if picked is None:
             return None, refusal
         for r, ids in picked.items():
@@ -101,7 +110,11 @@ def _free(plan: ResourcePlan, used: Mapping[str, set[str]]) -> list[str]:
 
 
 def _pick_container(
-    req: dict[str, int], devices: NodeDevices, used: Mapping[str, set[str]], replica_policy: str
+    req: dict[str, int],
+    devices: NodeDevices,
+    used: Mapping[str, set[str]],
+    replica_policy: str,
+    as_kubelet: bool,
 ) -> tuple[dict[str, list[str]] | None, Refusal | None]:
     plans: dict[str, ResourcePlan] = {}
     for resource, n in sorted(req.items()):
@@ -156,11 +169,14 @@ def _pick_container(
         elif plan.shared:
             ids = distributed_allocation(aligned, [], n, plan.replicas_per_gpu())
             gpus = {strip_annotation(i) for i in ids}
-            if len(gpus) < n:
+            if len(gpus) < n and not as_kubelet:
+                # the device plugin itself hands out any free replicas (NVIDIA/k8s-device-plugin
+                # internal/rm/allocate.go, distributedAlloc: it only spreads them as far as it can)
                 return None, Refusal(
                     DeviceRefused(REPLICAS_ON_FEWER_GPUS, (resource,)),
                     f"{n} replicas would land on {len(gpus)} physical GPU(s): replicas share one GPU's memory and "
                     "compute, so the extra replica adds no hardware",
+                    kubelet_admits=True,
                 )
         elif any(d.mig_index is not None for d in plan.devices):
             ids = aligned[:n]
@@ -271,7 +287,7 @@ class DeviceLedger:
         if assignment is None:
             assignment = recorded_assignment(pod)
         if assignment is None:
-            assignment, _ = choose(pod, model, self.taken(idx))
+            assignment, _ = choose(pod, model, self.taken(idx), as_kubelet=True)  # what kubelet gave it
             if assignment is None:
                 return None  # over-committed already (snapshot disagrees with itself): count only
             self._assumed.add(pod.key)
