@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Final
 
+from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
 from kubegpu.model.gpu_facts import gpu_signs
 from kubegpu.model.names import (
@@ -365,11 +367,24 @@ def dark_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
     return [c for c in check_nodes(snapshot) if c.dark]
 
 
-def summary(check: NodePlugins) -> str:
-    """One sentence for the node, for advice on a pod waiting for GPUs."""
-    signs = f" ({', '.join(check.signs)})" if check.signs else ""
-    cause = check.causes[0] if check.causes else "its device plugin registered no GPU"
-    return f"{check.node}{signs}: {cause}"
+CAUSES_SHOWN: Final = 3  # distinct causes ``dark_summary`` names; each with a few of its nodes
+
+
+def dark_summary(checks: list[NodePlugins]) -> str:
+    """Sentences for advice on a pod waiting for GPUs: per cause, the dark nodes it holds for (a few named,
+    with what says they have GPUs): hundreds of GPU nodes are often dark for one reason."""
+    by_cause: dict[str, list[str]] = {}
+    for c in checks:
+        cause = c.causes[0] if c.causes else "its device plugin registered no GPU"
+        by_cause.setdefault(cause, []).append(f"{c.node} ({', '.join(c.signs)})" if c.signs else c.node)
+    shown = list(by_cause.items())[:CAUSES_SHOWN]
+    out = " ".join(f"{some_of(named)}: {cause}." for cause, named in shown)
+    if len(by_cause) > CAUSES_SHOWN:
+        rest = sum(len(named) for named in list(by_cause.values())[CAUSES_SHOWN:])
+        out += (
+            f" {rest} more GPU node(s) for {len(by_cause) - CAUSES_SHOWN} other cause(s) (`kubegpu inspect`)."
+        )
+    return out
 
 
 def keeps_plugin_off(snapshot: ClusterSnapshot, node: Node, taint: Taint) -> list[str]:

@@ -10,6 +10,7 @@ the verdict differs if the cluster runs with the gate on. Imports model and sche
 
 from __future__ import annotations
 
+from kubegpu.explain.wording import some_of
 from kubegpu.model.dra import DraObjects, ResourceClaim
 from kubegpu.scheduler.versions import dra_gate
 
@@ -79,9 +80,7 @@ def slice_lines(dra: DraObjects, minor: int) -> list[str]:
     )
     for key, gate, what, it in gated:
         if uses[key] and not dra_gate(minor, gate):
-            names = ", ".join(uses[key][:3]) + (
-                f" and {len(uses[key]) - 3} more" if len(uses[key]) > 3 else ""
-            )
+            names = some_of(uses[key])
             out.append(f"ResourceSlices {names} use {what}: " + _off(minor, gate, what, it))
     if dra.taint_rules and not dra_gate(minor, "DRADeviceTaintRules"):
         out.append(

@@ -298,10 +298,19 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
+def mig_gap(missing: list[str], offered: list[str]) -> str:
+    """What to do about MIG profiles no GPU is partitioned into, while the nodes offer ``offered``."""
+    return (
+        f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(offered)}). Ask for an "
+        "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`)."
+    )
+
+
 def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     out = []
     advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
     gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
+    dark: list[device_plugin.NodePlugins] | None = None
     for pod in snapshot.pods:
         if pod.is_terminal:
             continue
@@ -315,8 +324,7 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if missing and all(r.startswith("nvidia.com/mig-") for r in missing) and mig_offered:
             out.append(Finding(
                 "critical", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
-                f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(mig_offered)}). Ask for an "
-                "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`).",
+                mig_gap(missing, mig_offered),
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
         elif missing == [NVIDIA_GPU] and mig_offered:
@@ -328,12 +336,13 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
-            dark = device_plugin.dark_nodes(snapshot)
+            if dark is None:  # (once: every GPU node's plugin chain)
+                dark = device_plugin.dark_nodes(snapshot)
             out.append(Finding(
                 "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
                 [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],
                 f"{', '.join(missing)} is a device plugin's resource and the name is right; no node has registered it. "
-                + (" ".join(f"{device_plugin.summary(c)}." for c in dark) if dark else
+                + (device_plugin.dark_summary(dark) if dark else
                    "No node in the snapshot looks like a GPU node: add GPU nodes or check the node pool's scale-up."),
                 "R3.4, R11.4", list(dark[0].commands) if dark else [f"kubectl -n {pod.namespace} describe pod {pod.name}"],
             ))  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.wording import some_of
 from kubegpu.model.objects import LabelSelector, Pod, PodAffinityTerm, SpreadConstraint
 from kubegpu.model.pod_affinity import (
     spread_counts,
@@ -31,8 +32,6 @@ from kubegpu.scheduler.reasons import (
     SpreadLabelMissing,
     SpreadSkew,
 )
-
-SHOWN = 3  # pod names listed per domain before "…"
 
 
 def _sel(sel: LabelSelector | None) -> str:
@@ -79,10 +78,6 @@ def _by_domain(cluster: ClusterState, key: str, pods: list[tuple[Pod, int]]) -> 
     return out
 
 
-def _names(names: list[str]) -> str:
-    return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
-
-
 def affinity_evidence(ctx: Context, reason: PodAffinityUnmet, idx: int) -> list[str]:
     node = ctx.engine.cluster.nodes[idx]
     out = []
@@ -109,7 +104,7 @@ def anti_evidence(ctx: Context, reason: PodAntiAffinityHit, idx: int) -> list[st
         names = _domains(ctx, t).get(have, []) if have else []
         if names:
             out.append(f"required podAntiAffinity {_sel(t.selector)} by {t.topology_key}: {t.topology_key}={have} "
-                       f"already runs {len(names)}: {_names(names)}")  # fmt: skip
+                       f"already runs {len(names)}: {some_of(names)}")  # fmt: skip
     return out
 
 
@@ -254,7 +249,7 @@ def _label_arg(terms: tuple[PodAffinityTerm, ...]) -> str:
 def existing_advice(ctx: Context, reason: ExistingAntiAffinityHit, nodes: list[str]) -> Advice:
     idx = ctx.engine.cluster.index[nodes[0]]
     names = sorted({f"{p.namespace}/{p.name}" for p, _ in _blockers(ctx, idx)})
-    fix = (f"Running pods keep this pod away with their own required anti-affinity: {_names(names)}. Change "
+    fix = (f"Running pods keep this pod away with their own required anti-affinity: {some_of(names)}. Change "
            "their anti-affinity, or this pod's labels, if the two may share a domain.")  # fmt: skip
     return Advice(
         fix,

@@ -15,7 +15,7 @@ from functools import partial
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
-from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.explain.findings import has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.names import HAMI_RESOURCES
@@ -190,9 +190,11 @@ def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
 def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
     """No node advertises a device plugin's resource: the pod's spelling is right, the plugin is not
     registering it. The device plugin chain of each GPU node says why."""
-    checks = device_plugin.dark_nodes(ctx.engine.snapshot)
+    checks = store_for(ctx.engine).fact(
+        (_no_plugin_advice,), lambda: device_plugin.dark_nodes(ctx.engine.snapshot)
+    )
     if checks:
-        why = " ".join(f"{device_plugin.summary(c)}." for c in checks)
+        why = device_plugin.dark_summary(checks)
         fix = (
             f"No node advertises {resource}: the GPU nodes' device plugin has not registered it with kubelet, so no "
             f"change to this pod helps. {why}"
@@ -279,6 +281,18 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     partitioned = resource == NVIDIA_GPU and _mig_only_among(ctx, nodes)
     if is_scheduler_resource(resource):
         return _scheduler_resource_advice(ctx, resource)
+    offered = [r for r in advertised if r.startswith(MIG_RESOURCE_PREFIX)]
+    if resource not in advertised and resource.startswith(MIG_RESOURCE_PREFIX) and offered:
+        return Advice(  # the plugin registers MIG profiles fine: none of the GPUs is split into this one
+            mig_gap([resource], offered),
+            "A GPU's MIG layout changes as a whole: the GPU Operator's MIG manager deletes the instances on it, "
+            "so the pods using them must leave first.",
+            [
+                ctx.cmd(
+                    "get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy,nvidia.com/mig.config.state"
+                )
+            ],
+        )
     if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
         return _no_plugin_advice(ctx, resource)
     if resource not in advertised and not partitioned:

@@ -15,6 +15,7 @@ from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_p
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.explain.wording import some_of
 from kubegpu.model import names
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.objects import Taint, Toleration
@@ -123,14 +124,14 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
         if blocked:
             fix = (
                 f"Taint {taint} keeps both this pod and the device plugin ({', '.join(blocked)}) off "
-                f"{', '.join(n.name for n in dark)}: those nodes advertise no GPU, so a toleration on the pod alone "
+                f"{some_of([n.name for n in dark])}: those nodes advertise no GPU, so a toleration on the pod alone "
                 f"would still find no GPU there. First add a toleration for {taint.key} (effect {taint.effect}) to the "
                 "device plugin DaemonSet's pod template; once the nodes advertise GPUs, add the same toleration to the "
                 "pod if it belongs there."
             )
     elif dark and keeps_device_plugin_off(taint):
         fix += (
-            f" On {', '.join(n.name for n in dark)} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
+            f" On {some_of([n.name for n in dark])} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
             "the node advertises none. Add the same toleration to the device plugin's DaemonSet (its stock "
             f"manifest tolerates only {GPU_TAINT_KEY}:NoSchedule), or the pod would land on a node with no GPU to give."
         )
