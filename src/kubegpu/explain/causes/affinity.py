@@ -12,11 +12,21 @@ from kubegpu.scheduler.reasons import AffinityMismatch, AffinityTermsConflict, P
 
 def affinity_evidence(ctx: Context, reason: object, idx: int) -> list[str]:
     pod, node = ctx.pod, ctx.engine.cluster.nodes[idx]
-    if pod.required_affinity:  # terms can match on any label or the node's name: no shorter key
+    keys = ctx.once((_label_keys,), lambda: _label_keys(pod))
+    if keys is None:  # a term matches on the node's name (matchFields): no shorter key
         return _affinity_lines(pod, node)
-    # a nodeSelector alone: the lines depend only on the node's values of the selector's keys
-    key = (affinity_evidence, *(node.labels.get(k) for k in pod.node_selector))
+    # the lines depend only on the node's values of the labels the selector and the terms name: thousands of
+    # nodes share a few
+    key = (affinity_evidence, *(node.labels.get(k) for k in keys))
     return list(ctx.once(key, lambda: _affinity_lines(pod, node)))
+
+
+def _label_keys(pod: Pod) -> tuple[str, ...] | None:
+    """The label keys the pod's nodeSelector and required terms read; None when a term reads the name."""
+    terms = pod.required_affinity or ()
+    if any(t.match_fields for t in terms):
+        return None
+    return (*pod.node_selector, *(r.key for t in terms for r in t.match_expressions))
 
 
 def _affinity_lines(pod: Pod, node: Node) -> list[str]:
