@@ -12,7 +12,9 @@ served by NVIDIA's DRA driver instead (``resource.k8s.io/v1``, shaped as ``tests
 node publishes 8 A100 (half 80 GB, half 40 GB) in its ResourceSlice, a running pod holds 6 of them through
 an allocated claim, and the Pending pods come from two ResourceClaimTemplates, each with its generated
 claim: 4 GPUs of at least 80Gi (no node has them: half the nodes are short of free devices, half have
-none that the selector admits) and 2 such GPUs (fit).
+none that the selector admits) and 2 such GPUs (fit). With ``--mixed``, a heterogeneous fleet instead
+(``mixed_fleet.py``: six GPU instance types in Karpenter pools, MIG, time-slicing, broken nodes, and Pending
+pods no two alike).
 
 For each size it prints, in one table: the file's ``json.load`` time, kubegpu's load (read + parse +
 the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
@@ -26,7 +28,7 @@ process's figure, about 0.5 s). Every measured command runs in a fresh process
 never hides another's).
 
     python benchmarks/bench_scale.py [--sizes 500,5000] [--pending 100,1000] [--running-per-node 4]
-        [--varied | --dra] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
+        [--varied | --dra | --mixed] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -249,6 +251,10 @@ def main() -> None:
     ap.add_argument(
         "--dra", action="store_true", help="GPUs served by NVIDIA's DRA driver (module docstring)"
     )
+    ap.add_argument(
+        "--mixed", action="store_true",
+        help="a heterogeneous fleet: six GPU instance types, MIG, time-slicing, broken nodes (mixed_fleet.py)",
+    )  # fmt: skip
     ap.add_argument("--out", type=Path, default=Path("/tmp/kubegpu-scale"))
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a command is given up on")
     ap.add_argument("--seed", type=int, default=0)
@@ -265,14 +271,17 @@ def main() -> None:
     kubegpu = [sys.executable, "-m", "kubegpu"]
     rows = []
     for nodes, pending in zip(sizes, pendings, strict=True):
-        kind = "-dra" if args.dra else "-varied" if args.varied else ""
+        kind = "-dra" if args.dra else "-mixed" if args.mixed else "-varied" if args.varied else ""
         path = args.out / f"cluster-{nodes}-{pending}{kind}.json"
         if not path.exists():
-            data = (
-                generate_dra(nodes, pending)
-                if args.dra
-                else generate(nodes, pending, args.running_per_node, args.seed, args.varied)
-            )
+            if args.dra:
+                data = generate_dra(nodes, pending)
+            elif args.mixed:
+                from mixed_fleet import generate_mixed  # (this folder: run as a script)
+
+                data = generate_mixed(nodes, pending, args.seed)
+            else:
+                data = generate(nodes, pending, args.running_per_node, args.seed, args.varied)
             path.write_text(json.dumps(data))
         data = json.loads(path.read_text())
         running = sum(1 for o in data["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName"))
