@@ -17,6 +17,7 @@ from kubegpu.cli.options import (
     make_engine,
     one_shot,
     output_option,
+    output_starts,
     report_errors,
     scheduler_config_option,
     source_options,
@@ -248,6 +249,7 @@ def diagnose(
     if output == "json":  # every node's evidence for every pod: 1.7 GB at 5,000 nodes, written piecewise
         from kubegpu.cli import json_stream
 
+        output_starts()
         json_stream.dump(versioned({**head, **report.to_dict(shallow=True)}, snap), sys.stdout.write)
     else:  # the table view never needs the full dict
         emit(versioned({**head, **report.to_dict()}, snap) if output != "table" else None, output,

@@ -80,11 +80,24 @@ def one_shot(f: F) -> F:
             try:
                 return f(*args, **kwargs)
             finally:
-                ctx = click.get_current_context(silent=True)
-                if ctx is not None and ctx.find_root().obj == ONE_SHOT_PROCESS:
-                    gc.freeze()  # (inside the pause: no collection ran between the command's end and this)
+                _freeze_if_one_shot()  # (inside the pause: no collection ran between the command's end and this)
 
     return run  # type: ignore[return-value]
+
+
+def _freeze_if_one_shot() -> None:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().obj == ONE_SHOT_PROCESS:
+        gc.freeze()
+
+
+def output_starts() -> None:
+    """The answer is made; writing it begins: in a ``one_shot`` command, what exists is frozen (when run as
+    the command line) and the collector runs again for what writing makes (``model.bulk.resume``)."""
+    from kubegpu.model.bulk import resume
+
+    _freeze_if_one_shot()
+    resume()
 
 
 def output_option(f: F) -> F:
@@ -177,6 +190,7 @@ def version_line(snap: ClusterSnapshot, table: Callable[..., None], *args: Any, 
 
 
 def emit(data: Any, output: str, table: Callable[[], None]) -> None:
+    output_starts()
     if output == "json":
         click.echo(json.dumps(data, indent=2))
     elif output == "yaml":

@@ -35,3 +35,13 @@ def bulk_load() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _was_enabled:
                 gc.enable()
+
+
+def resume() -> None:
+    """Inside ``bulk_load``: let the collector run again now (if it ran before the outermost block), for
+    what follows the load's millions of objects and makes cycles of its own (JSON's indented encoder leaves
+    one per call: paused, writing a large ``-o json`` kept hundreds of MB of them). Freeze what exists
+    first where it must not be walked (``gc.freeze``)."""
+    with _lock:
+        if _depth and _was_enabled:
+            gc.enable()
