@@ -254,3 +254,43 @@ def test_hundreds_of_dark_gpu_nodes_are_named_a_few_per_cause() -> None:
     assert "and 37 more: the snapshot holds no DaemonSets" in fix
     assert fix.count("the snapshot holds no DaemonSets") == 1
     assert len(fix) < 700
+
+
+def test_batch_evidence_reads_as_each_node_alone() -> None:
+    """The hooks' ``evidence_many`` (one call for thousands of refused nodes) gives each node the lines
+    ``evidence`` gives it alone: node affinity (nodeSelector and required terms, nodes grouped by their
+    values of the labels those read) and Insufficient on a resource no node has (the node's GPU labels
+    and offers enter its line)."""
+    from kubegpu.explain.causes.affinity import HOOKS as AFFINITY_HOOKS
+    from kubegpu.explain.causes.base import Context
+    from kubegpu.explain.causes.resources import HOOKS as RESOURCE_HOOKS
+    from kubegpu.scheduler.reasons import AffinityMismatch
+
+    nodes = []
+    for i in range(12):
+        b = make_node(f"n{i:02d}").label("pool", ("a", "b", "c")[i % 3]).label("zone", f"z{i % 2}")
+        if i % 4 == 0:
+            b.gpus(2)
+        elif i % 4 == 1:
+            b.gpus(7, resource="nvidia.com/mig-1g.18gb")
+        elif i % 4 == 2:
+            b.label("nvidia.com/gpu.present", "true")  # labels say GPUs, none advertised
+        nodes.append(b.obj())
+    pod = (
+        make_pod("p").gpu(1, resource="nvidia.com/mig-3g.71gb").selector("pool", "a")
+        .require([("zone", "In", ["z1"])])
+    )  # fmt: skip
+    snap = build_snapshot([("t", o) for o in (*nodes, pod.obj())])
+    found = snap.pod("default/p")
+    assert found is not None and not snap.errors
+    engine = Engine(snap)
+    idxs = list(range(12))
+    for hooks, reason in (
+        (AFFINITY_HOOKS[AffinityMismatch], AffinityMismatch()),
+        (RESOURCE_HOOKS[Insufficient], Insufficient("nvidia.com/mig-3g.71gb", 1000)),
+    ):
+        assert hooks.evidence is not None and hooks.evidence_many is not None
+        many = hooks.evidence_many(Context(engine, found), reason, idxs)  # type: ignore[arg-type]
+        alone = [hooks.evidence(Context(engine, found), reason, i) for i in idxs]  # type: ignore[arg-type]
+        assert many == alone
+        assert len({tuple(lines) for lines in alone}) >= 2  # the nodes do differ

@@ -3,6 +3,8 @@ the constraint or label the node (dry-run first, with the rollback)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.model import affinity
 from kubegpu.model.objects import Node, Pod
@@ -19,6 +21,24 @@ def affinity_evidence(ctx: Context, reason: object, idx: int) -> list[str]:
     # nodes share a few
     key = (affinity_evidence, *(node.labels.get(k) for k in keys))
     return list(ctx.once(key, lambda: _affinity_lines(pod, node)))
+
+
+def affinity_evidence_many(ctx: Context, reason: object, idxs: list[int]) -> list[list[str]]:
+    """``affinity_evidence`` on each node: nodes grouped by their values of the labels the pod's selector and
+    terms read (one column gather per label), each group's lines made once and shared (never changed)."""
+    keys = ctx.once((_label_keys,), lambda: _label_keys(ctx.pod))
+    if keys is None or not idxs:
+        return [affinity_evidence(ctx, reason, i) for i in idxs]
+    cluster = ctx.engine.cluster
+    rows = np.asarray(idxs, dtype=np.intp)
+    codes = (
+        np.stack([cluster.label_column(k)[0][rows] for k in keys], axis=1)
+        if keys
+        else np.zeros((len(rows), 1))
+    )
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    lines = [affinity_evidence(ctx, reason, idxs[int(f)]) for f in first]
+    return [lines[j] for j in inverse.ravel().tolist()]
 
 
 def _label_keys(pod: Pod) -> tuple[str, ...] | None:
@@ -101,7 +121,9 @@ def _selection(pod: Pod) -> str:
 
 
 HOOKS: dict[type[Reason], Hooks] = {
-    AffinityMismatch: Hooks(affinity_evidence, mismatch_advice, pod_part=_selection),
-    AffinityTermsConflict: Hooks(affinity_evidence, pod_part=_selection),
+    AffinityMismatch: Hooks(affinity_evidence, mismatch_advice, affinity_evidence_many, pod_part=_selection),
+    AffinityTermsConflict: Hooks(
+        affinity_evidence, evidence_many=affinity_evidence_many, pod_part=_selection
+    ),
     PreFilterExcluded: Hooks(excluded_evidence),
 }

@@ -63,10 +63,19 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     view = ctx.engine.cluster.view(idx)
     r = reason.resource
     alloc, used = view.allocatable(r), view.requested(r)
-    if alloc == 0:  # the node's labels and offers enter the line too
-        return _insufficient_lines(ctx, reason, view.node, alloc, used)
-    key = (Insufficient, reason, alloc, used)  # everything the line depends on
+    key = (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None)  # all the line reads
     return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used)))
+
+
+def _offers(ctx: Context, idx: int) -> tuple[bool, tuple[tuple[str, int], ...]]:
+    """What a node without the resource adds to its line: whether its labels say GPUs, and the GPU
+    resources it offers; kept per node for the engine (asked for every pod short of a resource no node has)."""
+    kept: dict[int, tuple[bool, tuple[tuple[str, int], ...]]] = store_for(ctx.engine).fact((_offers,), dict)
+    found = kept.get(idx)
+    if found is None:
+        node = ctx.engine.cluster.nodes[idx]
+        found = kept[idx] = (has_gpu_labels(node), tuple(sorted(offered_gpus(node).items())))
+    return found
 
 
 def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[int]) -> list[list[str]]:
@@ -79,12 +88,10 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
     for idx, alloc, used in zip(
         idxs, cluster.allocatable[idxs, col].tolist(), cluster.requested[idxs, col].tolist(), strict=True
     ):
-        if alloc == 0:
-            out.append(_insufficient_lines(ctx, reason, cluster.nodes[idx], alloc, used))
-            continue
         node = cluster.nodes[idx]
         lines = ctx.once(
-            (Insufficient, reason, alloc, used), partial(_insufficient_lines, ctx, reason, node, alloc, used)
+            (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None),
+            partial(_insufficient_lines, ctx, reason, node, alloc, used),
         )
         out.append(list(lines))
     return out
