@@ -102,3 +102,25 @@ def test_a_state_taint_without_its_condition_in_the_snapshot_still_gets_the_node
 def test_any_other_taint_keeps_the_toleration_advice() -> None:
     exp = _explain(make_node("n").gpus(1).taint("dedicated", "ml", "NoSchedule").obj())
     assert "add a toleration (key: dedicated, operator: Equal, value: ml" in exp.groups[0].fix
+
+
+def test_from_1_34_one_taint_text_is_advised_taint_by_taint() -> None:
+    """kubernetes PR #134740 (1.35, cherry-picked to 1.34) words every untolerated taint alike, so one group
+    holds nodes refused for different taints; its advice names each taint with its count, the plain ones in
+    one sentence, the node-state one with its own repair (1.33 keeps a group per taint)."""
+    nodes = [
+        make_node("s1").gpus(1).taint("spot", "true", "NoSchedule").obj(),
+        make_node("s2").gpus(1).taint("spot", "true", "NoSchedule").obj(),
+        make_node("b").gpus(1).taint("nvidia.com/gpu", "present", "NoSchedule").obj(),
+        _node("nr", "node.kubernetes.io/not-ready", ("Ready", "False", CNI_NOT_READY)),
+    ]
+    exp = _explain(*nodes, kube_version="1.37")
+    assert exp.message.startswith("0/4 nodes are available: 4 node(s) had untolerated taint(s).")
+    (group,) = exp.groups
+    assert group.fix.startswith(
+        "2 node(s) with spot=true:NoSchedule, 1 node(s) with nvidia.com/gpu=present:NoSchedule: if the pod "
+        "belongs on them, add a toleration for that taint"
+    )
+    assert "1 node(s) with node.kubernetes.io/not-ready:NoSchedule: These nodes carry" in group.fix
+    assert f"nr reports Ready=False: {CNI_NOT_READY}." in group.fix
+    assert len(_explain(*nodes, kube_version="1.33").groups) == 3

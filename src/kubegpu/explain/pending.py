@@ -144,15 +144,28 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
                 parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
     exp.nodes.extend(slots[rejected].tolist())  # in node order, as the histogram and the JSON list them
     # the first node's reason speaks for its text's group, whose nodes are in node order
-    groups: dict[str, tuple[Reason, list[str]]] = {}
+    groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]]]] = {}
     for text, found in parts.items():
         found.sort(key=lambda found_part: found_part[0])
         idxs = found[0][2] if len(found) == 1 else np.sort(np.concatenate([f[2] for f in found]))
-        groups[text] = (found[0][1], store.names[idxs].tolist())
+        nodes = store.names[idxs].tolist()
+        by_reason = [(found[0][1], nodes)] if len(found) == 1 else _by_reason(store, found)
+        groups[text] = (found[0][1], nodes, by_reason)
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
-        reason, nodes = groups[text]
-        advice = causes.advice(ctx, reason, nodes)
+        reason, nodes, by_reason = groups[text]
+        advice = causes.advice_group(ctx, reason, nodes, by_reason)
         exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands)))
+
+
+def _by_reason(store: EvidenceStore, found: list[tuple[int, Reason, Rows]]) -> list[tuple[Reason, list[str]]]:
+    """A reason text's (reason, nodes) per distinct reason behind it, most nodes first (ties: the first node
+    in node order), nodes in node order."""
+    rows: dict[Reason, list[Rows]] = {}
+    for _, r, idxs in found:  # (sorted by first node)
+        rows.setdefault(r, []).append(idxs)
+    out = [(r, np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]) for r, parts in rows.items()]
+    out.sort(key=lambda rn: -len(rn[1]))  # stable: ties keep node order
+    return [(r, store.names[idxs].tolist()) for r, idxs in out]
 
 
 def _builder(

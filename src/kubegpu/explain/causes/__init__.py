@@ -67,4 +67,18 @@ def advice(ctx: Context, reason: Reason, nodes: list[str]) -> Advice:
     return hooks.advice(ctx, reason, nodes) if hooks and hooks.advice else NO_ADVICE
 
 
-__all__ = ["Advice", "Context", "advice", "evidence", "evidence_many", "pod_part"]
+def advice_group(
+    ctx: Context, reason: Reason, nodes: list[str], parts: list[tuple[Reason, list[str]]]
+) -> Advice:
+    """Advice for the ``nodes`` of one reason text, ``reason`` the first node's: ``parts`` is (reason, its
+    nodes) per distinct reason behind the text, most nodes first. One, except where a release words several
+    alike (1.34+ says "untolerated taint(s)" for every taint): there the kind's ``advice_many`` speaks for
+    each; a kind without one is advised on by the first node's reason, as for a single reason."""
+    if len(parts) > 1:
+        hooks = HOOKS.get(type(parts[0][0]))
+        if hooks is not None and hooks.advice_many is not None:
+            return hooks.advice_many(ctx, parts)
+    return advice(ctx, reason, nodes)
+
+
+__all__ = ["Advice", "Context", "advice", "advice_group", "evidence", "evidence_many", "pod_part"]

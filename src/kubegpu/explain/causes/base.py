@@ -48,6 +48,9 @@ Evidence = Callable[[Context, Any, int], list[str]]
 AdviceHook = Callable[[Context, Any, list[str]], Advice]
 # evidence_many(ctx, reason, node indices) -> lines per node, equal to ``evidence`` on each
 EvidenceMany = Callable[[Context, Any, list[int]], list[list[str]]]
+# advice for one reason text's nodes when several reasons of the kind read alike (1.34+ words every untolerated
+# taint the same): (reason, its nodes) per reason, most nodes first
+AdviceMany = Callable[[Context, list[tuple[Any, list[str]]]], Advice]
 PodPart = Callable[[Pod], Hashable]
 
 
@@ -65,6 +68,7 @@ class Hooks:
     evidence: Evidence | None = None
     advice: AdviceHook | None = None
     evidence_many: EvidenceMany | None = None
+    advice_many: AdviceMany | None = None
     # what of the pod a node's evidence lines depend on beyond the reason's values and the node's state:
     # pods giving the same value share those lines (``explain.shared_evidence``); None: each pod's own
     pod_part: PodPart | None = None

@@ -102,15 +102,19 @@ def _node_state_advice(ctx: Context, taint: Taint, nodes: list[str]) -> Advice:
     )
 
 
-def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Advice:
-    taint = reason.taint
-    if taint.key in _NODE_STATE:
-        return _node_state_advice(ctx, taint, nodes)
-    fix = (
+def _plain_fix(taint: Taint) -> str:
+    return (
         f"These nodes keep pods off with taint {taint}. If the pod belongs on them, add a toleration "
         f"(key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}) to its template; "
         "otherwise leave them alone."
     )
+
+
+def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Advice:
+    taint = reason.taint
+    if taint.key in _NODE_STATE:
+        return _node_state_advice(ctx, taint, nodes)
+    fix = _plain_fix(taint)
     snapshot = ctx.engine.snapshot
     unoffered = _labelled_without_gpus(ctx)
     dark = (
@@ -151,6 +155,33 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     )
 
 
+def taint_advice_many(ctx: Context, parts: list[tuple[UntoleratedTaint, list[str]]]) -> Advice:
+    """Nodes refused for different taints, which the release words alike: the most common three taints with
+    their counts (plain ones in one sentence, the others with their own advice; the rest counted), the
+    pitfall and commands of the most common."""
+    shown = parts[:TAINTS_SHOWN]
+    plain, said = [], []
+    for r, nodes in shown:
+        fix = taint_advice(ctx, r, nodes).fix
+        if fix == _plain_fix(r.taint):  # a plain taint: one sentence for all of them, below
+            plain.append(f"{len(nodes)} node(s) with {r.taint}")
+        else:  # a node-state taint, or one that also keeps the device plugin off: its own advice
+            said.append(f"{len(nodes)} node(s) with {r.taint}: {fix}")
+    if plain:
+        said.insert(0, f"{', '.join(plain)}: if the pod belongs on them, add a toleration for that taint "
+                       "(key, value and effect as shown) to its template; otherwise leave them alone.")  # fmt: skip
+    fix = " ".join(said)
+    rest = parts[TAINTS_SHOWN:]
+    if rest:
+        fix += f" {sum(len(n) for _, n in rest)} more node(s) with {len(rest)} other taint(s): see --all."
+    first = taint_advice(ctx, *parts[0])
+    return Advice(fix, first.pitfall, first.commands)
+
+
+TAINTS_SHOWN = 3  # distinct taints a merged group's advice speaks for
+
 HOOKS: dict[type[Reason], Hooks] = {
-    UntoleratedTaint: Hooks(taint_evidence, taint_advice, taint_evidence_many, pod_part=nothing_of_the_pod)
+    UntoleratedTaint: Hooks(
+        taint_evidence, taint_advice, taint_evidence_many, taint_advice_many, pod_part=nothing_of_the_pod
+    )
 }
