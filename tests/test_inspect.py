@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,32 @@ def test_a_snapshot_without_timestamps_is_inspected_at_the_current_time(tmp_path
     bad = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path), "--now", "yesterday"])
     assert bad.exit_code == 2
     assert "not an RFC 3339 time: 'yesterday'" in bad.output
+
+
+def test_many_findings_of_one_title_share_a_panel_past_thirty(tmp_path: Path) -> None:
+    """40 GPU-labelled nodes advertise no GPU and 3 are NotReady: 43 findings, past the 30 panels inspect
+    shows one by one, so one panel per title (the first finding's detail, the count, the names cut at 20);
+    --all shows each, and -o json names every one either way."""
+    objs = []
+    for i in range(40):
+        raw = make_node(f"dark{i:02d}").obj()
+        raw["metadata"]["labels"].update({"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "8"})
+        objs.append(raw)
+    for i in range(3):
+        raw = make_node(f"down{i}").gpus(8).obj()
+        raw["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]
+        objs.append(raw)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    args = ["inspect", "--snapshot", str(path), "--now", "2026-12-02T12:00:00Z"]
+    grouped = CliRunner().invoke(cli, args, terminal_width=150)
+    assert grouped.exit_code == 2
+    assert grouped.output.count("critical: GPU node advertises no GPU resource") == 1
+    assert "40 findings of this title; the first one's detail (--all: each one):" in grouped.output
+    assert "3 findings of this title" in grouped.output and "+20 more (-o json)" in grouped.output
+    assert len(grouped.output.splitlines()) < 60
+    each = CliRunner().invoke(cli, [*args, "--all"], terminal_width=150)
+    assert each.output.count("critical: GPU node advertises no GPU resource") == 40
+    as_json = CliRunner().invoke(cli, [*args, "-o", "json"])
+    titles = [f["title"] for f in json.loads(as_json.output)["findings"]]
+    assert titles.count("GPU node advertises no GPU resource") == 40

@@ -352,9 +352,11 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 @click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
 @click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
               help="Prometheus scraping `kubegpu exporter`: add Xid, memory and idle-GPU findings.")  # fmt: skip
+@click.option("--all", "everything", is_flag=True,
+              help="A panel for every finding (past 30, findings of one title share a panel).")  # fmt: skip
 @one_shot
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
-            pool_label: str, prometheus_url: str | None, **src: Any) -> None:  # fmt: skip
+            pool_label: str, prometheus_url: str | None, everything: bool, **src: Any) -> None:  # fmt: skip
     """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
     from kubegpu.cli import render
     from kubegpu.cli.when import command_now
@@ -376,7 +378,7 @@ def inspect(output: str, previous: Path | None, save_to: Path | None, pending_th
 
     prom = Prometheus(prometheus_url) if prometheus_url else None
     report = run_inspect(snap, at, before, pending_threshold, pool_label, prom)
-    emit(report.to_dict(), output, lambda: render.inspection(report))
+    emit(report.to_dict(), output, lambda: render.inspection(report, everything))
     if save_to is not None:
         write_snapshot(snap, [], save_to)
     report_errors(snap)
