@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -318,3 +319,29 @@ def test_the_grouped_view_counts_a_pod_kubelet_would_refuse_as_blocked_not_sched
     )
     assert q.cause == "schedulable now" and q.fix.startswith("kube-scheduler would bind it to dgx now.")
     assert summary.first_step.startswith("kube-scheduler would bind it to dgx, but its kubelet")
+
+
+def test_the_device_search_is_shared_by_pods_asking_the_same_gpus(monkeypatch: Any) -> None:
+    """GpuDeviceFit's verdict on a node is a function of the pod's GPU requests and the node's devices: pods
+    that differ in memory (each its own class) share it, and it is searched again once the node changes.
+    The verdicts equal a fresh search's (failRequestsGreaterThanOne refuses 2 replicas, 1 fits)."""
+    from kubegpu.scheduler.plugins import gpu_device_fit
+
+    calls: list[str] = []
+    real = gpu_device_fit.choose
+
+    def counting(pod: Any, *args: Any, **kw: Any) -> Any:
+        calls.append(pod.name)
+        return real(pod, *args, **kw)
+
+    monkeypatch.setattr(gpu_device_fit, "choose", counting)
+    e = engine(time_sliced_node(), profile=kubegpu_profile())
+    two = [make_pod(f"two-{m}").gpu(2).requests(memory=f"{m}Gi").parsed() for m in (1, 2, 3)]
+    results = [e.scheduler.schedule_one(p, assume=False) for p in two]
+    assert [r.node for r in results] == [None, None, None]
+    assert all("time-slice nvidia.com/gpu with failRequestsGreaterThanOne" in r.message for r in results)
+    assert calls == ["two-1"]  # one device search for the three
+    one = e.scheduler.schedule_one(make_pod("one").gpu(1).parsed())
+    assert one.node == "ts" and calls == ["two-1", "one", "one"]  # Filter, then Reserve's choice
+    e.scheduler.schedule_one(make_pod("two-4").gpu(2).requests(memory="4Gi").parsed(), assume=False)
+    assert calls[-1] == "two-4"  # the node changed (a pod placed): searched again

@@ -20,6 +20,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Pod
@@ -34,6 +35,7 @@ from kubegpu.scheduler.framework import (
     Rows,
     filter_each,
 )
+from kubegpu.scheduler.node_cache import NodeCache
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
@@ -44,6 +46,9 @@ class GpuDeviceFit:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self._reasons = handle.reasons
+        # a node's verdict per pod GPU request (``sign``), kept until the node changes: pods that differ in
+        # anything else (CPU, memory, selectors: each its own class) share the device search
+        self._verdicts: NodeCache[np.int32] | None = None
         self.replica_policy = str(args.get("replicaPolicy", "spread"))
         if self.replica_policy not in REPLICA_POLICIES:
             raise ConfigError(
@@ -79,7 +84,17 @@ class GpuDeviceFit:
         # only nodes where devices can differ from counts need the device search
         hard = np.array([(m := models[int(i)]) is not None and not m.simple for i in rows], dtype=bool)
         if hard.any():
-            codes[hard], reason_ids[hard] = filter_each(self, self._reasons, state, pod, cluster, rows[hard])
+            # ``filter`` reads the pod's container requests (its sign), the node's device model and the devices
+            # its pods hold, nothing else: a function of the node's state per sign (``node_cache``)
+            if self._verdicts is None or self._verdicts.cluster is not cluster:
+                self._verdicts = NodeCache(cluster, np.int32, width=2)
+
+            def search(stale: Rows) -> npt.NDArray[np.int32]:
+                c, r = filter_each(self, self._reasons, state, pod, cluster, stale)
+                return np.stack((c.astype(np.int32), r.astype(np.int32)), axis=1)
+
+            found = self._verdicts.values((self.sign(pod), self.replica_policy), rows[hard], search)
+            codes[hard], reason_ids[hard] = found[:, 0], found[:, 1]
         return codes, reason_ids
 
     def reserve(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
