@@ -160,20 +160,27 @@ def claims_key(pod: Pod, dra: DraObjects) -> str | None:
             parts.append((ref.name, None))
             continue
         claim = next(resolved)
-        if not generated:  # a named claim: the same object for every pod that names it
-            parts.append((ref.name, claim))
-        else:
-            parts.append((ref.name, ref.template_name, replace(claim, name="", uid="", owners=(), source="")))
+        # a claim's name is left out, as a generated one's: pods whose claims ask alike share the evaluation
+        # (300 pods each with its own claim on 2,000 nodes were 300 evaluations, 28 s and 3.3 GB); where it
+        # names its claim, ``explain_many`` does not share it (``_names_own_claims``)
+        parts.append(
+            (
+                ref.name,
+                ref.template_name if generated else "",
+                replace(claim, name="", uid="", owners=(), source=""),
+            )
+        )
     return repr(parts)
 
 
 def _names_own_claims(exp: Explanation, pod: Pod, dra: DraObjects) -> bool:
-    """Whether ``exp`` (the pod's evaluation) names one of the pod's generated claims anywhere."""
+    """Whether ``exp`` (the pod's evaluation) names one of the pod's claims (generated or named) anywhere."""
     pc = dra.pod_claims.get(pod.key)
     names = [n for n in pc.statuses.values() if n] if pc is not None else []
+    names += [ref.claim_name for ref in pc.refs if ref.claim_name] if pc is not None else []
     if not names:
         return False
-    texts = [exp.message, *exp.notes, *exp.unverified]
+    texts = [exp.message, *exp.notes, *exp.unverified, exp.binding or ""]
     texts += [t for g in exp.groups for t in (g.reason, g.fix, g.pitfall, *g.commands)]
     texts += [line for n in exp.nodes for line in n.evidence]
     return any(name in text for text in texts for name in names)
