@@ -579,6 +579,12 @@ class Allocator:
                 drop(ci, sub, c)
             return False
 
-        if not place(0):
-            return None
-        return [Result(c, tuple(devs)) for c, devs in zip(self.claims, chosen, strict=True)]
+        try:
+            if not place(0):
+                return None
+            return [Result(c, tuple(devs)) for c, devs in zip(self.claims, chosen, strict=True)]
+        finally:
+            # the recursive closures hold each other through their cells: emptied, they go with this call
+            # instead of waiting for the cyclic collector (which one-shot commands pause: 100 Pending pods
+            # on 2,000 DRA-capable nodes left 2.6 GB of them)
+            place = pick = None  # type: ignore[assignment]
