@@ -91,19 +91,29 @@ def _node(i: int) -> dict[str, Any]:
 
 
 def _pod(name: str, ns: str, gpus: int, cpu: str, *, node: str | None = None, **spec: Any) -> dict[str, Any]:
-    container = {
-        "name": "main",
-        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-        "resources": {
-            "requests": {"cpu": cpu, "memory": f"{16 * max(gpus, 1)}Gi", "nvidia.com/gpu": str(gpus)},
-            "limits": {"nvidia.com/gpu": str(gpus)},
-        },
-    }
+    requests = {"cpu": cpu, "memory": f"{16 * max(gpus, 1)}Gi", "nvidia.com/gpu": str(gpus)}
+    return pod_object(name, ns, requests, node, **spec)
+
+
+def pod_object(
+    name: str,
+    ns: str,
+    requests: dict[str, str],
+    node: str | None = None,
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A pod of one container asking ``requests`` (its ``nvidia.com/*`` ones also as limits, as extended
+    resources must be), Pending, or Running on ``node``."""
+    limits = {k: v for k, v in requests.items() if k.startswith("nvidia.com/")}
+    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
+                            "creationTimestamp": "2026-12-01T10:00:00Z"}  # fmt: skip
+    if labels:
+        meta["labels"] = labels
+    container = {"name": "main", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+                 "resources": {"requests": requests, "limits": limits}}  # fmt: skip
     pod: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
-                     "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "apiVersion": "v1", "kind": "Pod", "metadata": meta,
         "spec": {"containers": [container], "schedulerName": "default-scheduler", **spec},
         "status": {"phase": "Pending"},
     }  # fmt: skip

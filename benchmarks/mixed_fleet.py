@@ -97,20 +97,9 @@ def _node(i: int, rng: random.Random) -> tuple[dict[str, Any], dict[str, int], i
 def _pod(
     name: str, ns: str, requests: dict[str, str], node: str | None = None, **spec: Any
 ) -> dict[str, Any]:
-    limits = {k: v for k, v in requests.items() if k.startswith("nvidia.com/")}
-    pod: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
-                     "creationTimestamp": "2026-12-01T10:00:00Z", "labels": {"app": name.rsplit("-", 1)[0]}},
-        "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                                 "resources": {"requests": requests, "limits": limits}}],
-                 "schedulerName": "default-scheduler", **spec},
-        "status": {"phase": "Pending"},
-    }  # fmt: skip
-    if node:
-        pod["spec"]["nodeName"] = node
-        pod["status"] = {"phase": "Running"}
-    return pod
+    from bench_scale import pod_object  # (this folder: run as a script)
+
+    return pod_object(name, ns, requests, node, {"app": name.rsplit("-", 1)[0]}, **spec)
 
 
 def generate_mixed(nodes: int, pending: int, seed: int = 0) -> dict[str, Any]:

@@ -130,6 +130,20 @@ def _template_pods(*pods: tuple[str, int, str]) -> ClusterSnapshot:
     return snap
 
 
+def _alone_and_shared(
+    monkeypatch: pytest.MonkeyPatch, snap: ClusterSnapshot
+) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """Each Pending pod explained alone; then ``explain_many`` of them all: the pods it evaluated (the rest
+    took a shared evaluation) and what it gave each."""
+    engine = Engine(snap)
+    alone = {p.key: explain_pod(engine, p).to_dict() for p in snap.pending_pods()}
+    calls: list[str] = []
+    real = diagnose_module.explain_pod
+    monkeypatch.setattr(diagnose_module, "explain_pod", lambda e, p: calls.append(p.key) or real(e, p))
+    got = {e.pod: e.to_dict() for e in explain_many(engine, list(snap.pending_pods()))}
+    return alone, calls, got
+
+
 def test_pods_whose_generated_claims_ask_alike_share_one_evaluation_that_fits_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -139,12 +153,7 @@ def test_pods_whose_generated_claims_ask_alike_share_one_evaluation_that_fits_ea
     (the evidence names the claim as the pod does, ``pod claim gpu``, not ``a-gpu-x``)."""
     snap = _template_pods(("a", 4, "uid-a"), ("b", 4, "uid-b"), ("c", 4, "uid-c"), ("d", 1, "uid-d"),
                           ("e", 4, "uid-somebody-else"))  # fmt: skip
-    engine = Engine(snap)
-    alone = {p.key: explain_pod(engine, p).to_dict() for p in snap.pending_pods()}
-    calls: list[str] = []
-    real = diagnose_module.explain_pod
-    monkeypatch.setattr(diagnose_module, "explain_pod", lambda e, p: calls.append(p.key) or real(e, p))
-    got = {e.pod: e.to_dict() for e in explain_many(engine, list(snap.pending_pods()))}
+    alone, calls, got = _alone_and_shared(monkeypatch, snap)
     assert calls == ["default/a", "default/d", "default/e"]
     assert got == alone
     assert alone["default/b"]["nodes"][0]["evidence"][0].startswith("pod claim gpu request gpu wants 4: ")
@@ -253,12 +262,7 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     snap.kube_version = "1.34"
-    engine = Engine(snap)
-    alone = {p.key: explain_pod(engine, p).to_dict() for p in snap.pending_pods()}
-    calls: list[str] = []
-    real = diagnose_module.explain_pod
-    monkeypatch.setattr(diagnose_module, "explain_pod", lambda e, p: calls.append(p.key) or real(e, p))
-    got = {e.pod: e.to_dict() for e in explain_many(engine, list(snap.pending_pods()))}
+    alone, calls, got = _alone_and_shared(monkeypatch, snap)
     assert calls == ["default/a", "default/d", "default/e"]
     assert got == alone
     assert alone["default/b"]["schedulable"] is True
