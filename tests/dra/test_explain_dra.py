@@ -170,3 +170,31 @@ def test_the_explainer_sees_a_claim_replaced_in_place() -> None:
     (r,) = explain_claims([dra.claims["default/want"]], snap.nodes, dra, f)["n1"]
     assert r.free == []
     assert r.refused["gpu-0"][1] == "capacity memory: needs 30Gi, 20Gi of 80Gi left"
+
+
+def test_a_claim_naming_a_missing_device_class_is_advised_to_fix_the_class_name() -> None:
+    """DynamicResources' PreFilter refuses a request whose DeviceClass does not exist ("request gpu: device
+    class h100.example.com does not exist", dynamicresources.go); the group's advice names the class, the
+    classes the cluster has, and the two fixes (it had none)."""
+    from kubegpu.explain.engine import Engine
+    from kubegpu.explain.pending import explain_pod
+    from kubegpu.model.snapshot import build_snapshot
+    from tests.dra import objects as o
+
+    objs = [
+        *o.gpu_classes(),
+        *o.gpu_node("n1", 2),
+        o.claim("c", o.request("gpu", cls="h100.example.com")),
+        o.pod("p", ("gpu", "c", "")),
+    ]
+    snap = build_snapshot([("t", x) for x in objs])
+    pod = snap.pod("default/p")
+    assert pod is not None and not snap.errors
+    (group,) = explain_pod(Engine(snap), pod).groups
+    assert group.reason == "request gpu: device class h100.example.com does not exist"
+    assert group.fix == (
+        "No DeviceClass h100.example.com exists for request gpu (the cluster has gpu.nvidia.com, "
+        "mig.nvidia.com). Fix the claim's (or its ResourceClaimTemplate's) deviceClassName, or install the DRA "
+        "driver whose chart creates h100.example.com."
+    )
+    assert group.commands[0] == "kubectl -n default get deviceclasses"

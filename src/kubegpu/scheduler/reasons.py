@@ -286,6 +286,16 @@ class NotEligible(Reason):
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceClassMissing(Reason):
+    """DynamicResources' PreFilter: a claim's request names a DeviceClass that does not exist
+    (pkg/scheduler/framework/plugins/dynamicresources, "request %s: device class %s does not exist")."""
+
+    kind: ClassVar[str] = "DeviceClassMissing"
+    request: str
+    device_class: str
+
+
+@dataclass(frozen=True, slots=True)
 class Message(Reason):
     """A reason known only by its text: a message the formatter itself composed from reasons
     (PostFilter's ``preemption: 0/N nodes …``, nested whole as kube-scheduler does) or the text of a
@@ -361,6 +371,7 @@ _BASE: Mapping[type[Reason], Renderer] = {
     PreemptionNotHelpful: lambda r: "Preemption is not helpful for scheduling",
     NotEligible: lambda r: _NOT_ELIGIBLE[r.cause],
     Message: lambda r: r.text,
+    DeviceClassMissing: lambda r: f"request {r.request}: device class {r.device_class} does not exist",
     # volume plugins (pkg/scheduler/framework/plugins/volume*/, nodevolumelimits/csi.go)
     ClaimProblem: _claim_text,
     VolumeNodeConflict: lambda r: "node(s) had volume node affinity conflict",

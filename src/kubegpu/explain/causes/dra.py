@@ -33,7 +33,7 @@ from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, SliceIndex, slic
 from kubegpu.scheduler.dra_capacity import Features
 from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
 from kubegpu.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE, resolve_claims
-from kubegpu.scheduler.reasons import Message, Reason
+from kubegpu.scheduler.reasons import DeviceClassMissing, Message, Reason
 
 
 def _index(ctx: Context) -> SliceIndex:
@@ -235,4 +235,21 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     )
 
 
-HOOKS: dict[type[Reason], Hooks] = {Message: Hooks(evidence, advice)}
+def class_missing_advice(ctx: Context, reason: DeviceClassMissing, nodes: list[str]) -> Advice:
+    """A claim names a DeviceClass the cluster does not have: every node refuses it alike."""
+    classes = sorted(ctx.engine.snapshot.dra.classes)
+    have = f"the cluster has {', '.join(classes)}" if classes else "the cluster has no DeviceClass at all"
+    return Advice(
+        f"No DeviceClass {reason.device_class} exists for request {reason.request} ({have}). Fix the claim's "
+        "(or its ResourceClaimTemplate's) deviceClassName, or install the DRA driver whose chart creates "
+        f"{reason.device_class}.",
+        "The API server accepts a claim naming a class that does not exist; the pod waits in the scheduler "
+        "until the class appears, whatever the nodes have.",
+        [ctx.cmd("get deviceclasses"), ctx.cmd("get resourceclaims,resourceclaimtemplates -o yaml")],
+    )
+
+
+HOOKS: dict[type[Reason], Hooks] = {
+    Message: Hooks(evidence, advice),
+    DeviceClassMissing: Hooks(advice=class_missing_advice),
+}

@@ -63,7 +63,7 @@ from kubegpu.scheduler.framework import (
     Scores,
     default_normalize,
 )
-from kubegpu.scheduler.reasons import Message
+from kubegpu.scheduler.reasons import DeviceClassMissing, Message
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status, unresolvable
 
 DYNAMIC_RESOURCES: Final = "DynamicResources"
@@ -74,7 +74,6 @@ CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 IN_USE: Final = "resourceclaim in use"
 FIRST_AVAILABLE_MAX: Final = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
-CLASS_MISSING: Final = "request {request}: device class {cls} does not exist"
 NO_NEW_CLAIMS: Final = "no new claims to deallocate"
 # PostFilter after another plugin's PreFilter rejection (1.34+): no state was written, and cs.Read's
 # framework.ErrNotFound ("not found") ends PostFilter as an error, so DefaultPreemption never runs
@@ -274,9 +273,7 @@ class DynamicResources:
                 subs = req.alternatives
                 for sub in subs:
                     if sub.device_class_name not in self.dra.classes:
-                        return None, unresolvable(
-                            Message(CLASS_MISSING.format(request=sub.name, cls=sub.device_class_name))
-                        )
+                        return None, unresolvable(DeviceClassMissing(sub.name, sub.device_class_name))
         s.claims = claims
         s.to_allocate = to_allocate
         if to_allocate or (special is not None and special.allocated is None):
