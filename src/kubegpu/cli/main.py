@@ -11,6 +11,7 @@ import click
 
 from kubegpu.cli.options import (
     ONE_SHOT_PROCESS,
+    all_option,
     emit,
     engine_options,
     load_snapshot,
@@ -105,10 +106,9 @@ def cli() -> None:
 @output_option
 @engine_options
 @scheduler_config_option
-@click.option(
-    "--all", "every_node", is_flag=True,
-    help="A row for every refused node (on large clusters nodes that read alike share one row).",
-)  # fmt: skip
+@all_option(
+    "every_node", "A row for every refused node (on large clusters nodes that read alike share one row)."
+)
 @one_shot
 def explain(
     pod: str, output: str, profile: str, plugin_configs: tuple[str, ...], seed: int,
@@ -160,10 +160,7 @@ def explain(
 )
 @engine_options
 @scheduler_config_option
-@click.option(
-    "--all", "every_pod", is_flag=True,
-    help="A row for every pod (on long passes pods with the same outcome share one row).",
-)  # fmt: skip
+@all_option("every_pod", "A row for every pod (on long passes pods with the same outcome share one row).")
 @one_shot
 def schedule(output: str, pods_file: Path | None, write_to: Path | None, scheduler_name: str | None, profile: str,
              plugin_configs: tuple[str, ...], seed: int, scheduler_config: Path | None, every_pod: bool,
@@ -218,9 +215,7 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     "--pod", "one_pod", default=None, metavar="NAMESPACE/NAME", help="Only this Pending pod, in full."
 )
 @click.option("--node", "one_node", default=None, metavar="NAME", help="Only this node, in full.")
-@click.option(
-    "--all", "everything", is_flag=True, help="Every Pending pod and node (the grouped view's detail)."
-)
+@all_option("everything", "Every Pending pod and node (the grouped view's detail).")
 @click.option(
     "--exit-code",
     "with_exit_code",
@@ -272,10 +267,7 @@ def diagnose(
 )
 @click.option("--device-plugin-config", "plugin_configs", multiple=True, metavar="[NAME=]FILE")
 @click.option("--seed", default=0, show_default=True)
-@click.option(
-    "--all", "every_workload", is_flag=True,
-    help="A row for every workload (on long cycles workloads alike share one row).",
-)  # fmt: skip
+@all_option("every_workload", "A row for every workload (on long cycles workloads alike share one row).")
 @one_shot
 def queues(
     output: str, now: str | None, plugin_configs: tuple[str, ...], seed: int, every_workload: bool, **src: Any
@@ -352,8 +344,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 @click.option("--pool-label", default="accelerator.example.com/pool", show_default=True)
 @click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
               help="Prometheus scraping `kubegpu exporter`: add Xid, memory and idle-GPU findings.")  # fmt: skip
-@click.option("--all", "everything", is_flag=True,
-              help="A panel for every finding (past 30, findings of one title share a panel).")  # fmt: skip
+@all_option("everything", "A panel for every finding (past 30, findings of one title share a panel).")
 @one_shot
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
             pool_label: str, prometheus_url: str | None, everything: bool, **src: Any) -> None:  # fmt: skip

@@ -100,6 +100,11 @@ def output_starts() -> None:
     resume()
 
 
+def all_option(dest: str, what: str) -> Callable[[F], F]:
+    """``--all``: every row or panel of a view that groups alike ones on a large cluster (``what``: the help)."""
+    return click.option("--all", dest, is_flag=True, help=what)
+
+
 def output_option(f: F) -> F:
     return click.option("-o", "--output", "output", type=FORMATS, default="table", show_default=True)(f)
 

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.console import Console
 
-from kubegpu.cli.options import load_snapshot, one_shot, source_options
+from kubegpu.cli.options import emit, load_snapshot, one_shot, source_options
 from kubegpu.cli.when import command_now
 from kubegpu.errors import InputError, read_text, yaml_documents
 from kubegpu.model.objects import Node
@@ -392,13 +391,7 @@ def _node(name: str, src: dict[str, Any]) -> tuple[Any, Node]:
 
 
 def _emit(change: NodeChange, output: str) -> None:
-    data = change.as_dict()
-    if output == "json":
-        click.echo(json.dumps(data, indent=2))
-    elif output == "yaml":
-        click.echo(yaml.safe_dump(data, sort_keys=False, width=120), nl=False)
-    else:
-        _table(change)
+    emit(change.as_dict(), output, lambda: _table(change))
 
 
 def _table(change: NodeChange) -> None:
