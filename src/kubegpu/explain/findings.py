@@ -35,7 +35,7 @@ from kubegpu.model.gpu_facts import (
     gpu_signs,
     tolerates_gpu_taint,
 )
-from kubegpu.model.names import pitfall_name
+from kubegpu.model.names import MIG_RESOURCE_PREFIX, pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import CONTROLLER_KINDS
@@ -298,8 +298,12 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
-def mig_gap(missing: list[str], offered: list[str]) -> str:
-    """What to do about MIG profiles no GPU is partitioned into, while the nodes offer ``offered``."""
+def mig_gap(missing: list[str], offered: list[str]) -> str | None:
+    """What to do when every ``missing`` resource is a MIG profile no GPU is partitioned into while the
+    nodes offer other profiles (``offered``: the advertised MIG resources, sorted); None otherwise (a
+    resource that is no MIG profile, or no MIG profile advertised at all: not a layout question)."""
+    if not (missing and offered and all(r.startswith(MIG_RESOURCE_PREFIX) for r in missing)):
+        return None
     return (
         f"{', '.join(missing)}: no node's MIG layout offers it (offered: {', '.join(offered)}). Ask for an "
         "offered profile, or re-partition a GPU — which affects every instance on it (`kubegpu plan mig`)."
@@ -320,11 +324,11 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             if v and r.startswith("nvidia.com/") and not is_scheduler_resource(r)
         }
         missing = sorted(asked - advertised)
-        mig_offered = sorted(r for r in advertised if r.startswith("nvidia.com/mig-"))
-        if missing and all(r.startswith("nvidia.com/mig-") for r in missing) and mig_offered:
+        mig_offered = sorted(r for r in advertised if r.startswith(MIG_RESOURCE_PREFIX))
+        if gap := mig_gap(missing, mig_offered):
             out.append(Finding(
                 "critical", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
-                mig_gap(missing, mig_offered),
+                gap,
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
             ))  # fmt: skip
         elif missing == [NVIDIA_GPU] and mig_offered:

@@ -27,15 +27,11 @@ def affinity_evidence_many(ctx: Context, reason: object, idxs: list[int]) -> lis
     """``affinity_evidence`` on each node: nodes grouped by their values of the labels the pod's selector and
     terms read (one column gather per label), each group's lines made once and shared (never changed)."""
     keys = ctx.once((_label_keys,), lambda: _label_keys(ctx.pod))
-    if keys is None or not idxs:
+    if not keys or not idxs:  # (a term on the node's name, or nothing read: node by node)
         return [affinity_evidence(ctx, reason, i) for i in idxs]
     cluster = ctx.engine.cluster
     rows = np.asarray(idxs, dtype=np.intp)
-    codes = (
-        np.stack([cluster.label_column(k)[0][rows] for k in keys], axis=1)
-        if keys
-        else np.zeros((len(rows), 1))
-    )
+    codes = np.stack([cluster.label_column(k)[0][rows] for k in keys], axis=1)
     _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     lines = [affinity_evidence(ctx, reason, idxs[int(f)]) for f in first]
     return [lines[j] for j in inverse.ravel().tolist()]

@@ -289,9 +289,10 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     if is_scheduler_resource(resource):
         return _scheduler_resource_advice(ctx, resource)
     offered = [r for r in advertised if r.startswith(MIG_RESOURCE_PREFIX)]
-    if resource not in advertised and resource.startswith(MIG_RESOURCE_PREFIX) and offered:
+    gap = mig_gap([resource], offered) if resource not in advertised else None
+    if gap:
         return Advice(  # the plugin registers MIG profiles fine: none of the GPUs is split into this one
-            mig_gap([resource], offered),
+            gap,
             "A GPU's MIG layout changes as a whole: the GPU Operator's MIG manager deletes the instances on it, "
             "so the pods using them must leave first.",
             [

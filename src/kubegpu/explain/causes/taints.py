@@ -114,7 +114,24 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     taint = reason.taint
     if taint.key in _NODE_STATE:
         return _node_state_advice(ctx, taint, nodes)
-    fix = _plain_fix(taint)
+    pitfall = (
+        "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
+        "the pod must also request nvidia.com/gpu."
+        if taint.key == GPU_TAINT_KEY
+        else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
+    )
+    return Advice(
+        _plugin_fix(ctx, taint, nodes) or _plain_fix(taint),
+        pitfall,
+        [
+            ctx.cmd(f"get node {nodes[0]} -o jsonpath='{{.spec.taints}}'"),
+            ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.tolerations}}'"),
+        ],
+    )
+
+
+def _plugin_fix(ctx: Context, taint: Taint, nodes: list[str]) -> str:
+    """The fix where the taint also keeps the device plugin off some of ``nodes`` ("" where it does not)."""
     snapshot = ctx.engine.snapshot
     unoffered = _labelled_without_gpus(ctx)
     dark = (
@@ -125,33 +142,21 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     known_plugins = [ds for ds in snapshot.records.daemonsets if (k := device_plugin.known(ds)) and k.plugin]
     if known_plugins:  # the DaemonSets the cluster runs decide, not the stock manifest
         blocked = sorted({d for n in dark for d in device_plugin.keeps_plugin_off(snapshot, n, taint)})
-        if blocked:
-            fix = (
-                f"Taint {taint} keeps both this pod and the device plugin ({', '.join(blocked)}) off "
-                f"{some_of([n.name for n in dark])}: those nodes advertise no GPU, so a toleration on the pod alone "
-                f"would still find no GPU there. First add a toleration for {taint.key} (effect {taint.effect}) to the "
-                "device plugin DaemonSet's pod template; once the nodes advertise GPUs, add the same toleration to the "
-                "pod if it belongs there."
-            )
-    elif dark and keeps_device_plugin_off(taint):
-        fix += (
-            f" On {some_of([n.name for n in dark])} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
-            "the node advertises none. Add the same toleration to the device plugin's DaemonSet (its stock "
-            f"manifest tolerates only {GPU_TAINT_KEY}:NoSchedule), or the pod would land on a node with no GPU to give."
+        if not blocked:
+            return ""
+        return (
+            f"Taint {taint} keeps both this pod and the device plugin ({', '.join(blocked)}) off "
+            f"{some_of([n.name for n in dark])}: those nodes advertise no GPU, so a toleration on the pod alone "
+            f"would still find no GPU there. First add a toleration for {taint.key} (effect {taint.effect}) to the "
+            "device plugin DaemonSet's pod template; once the nodes advertise GPUs, add the same toleration to the "
+            "pod if it belongs there."
         )
-    pitfall = (
-        "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
-        "the pod must also request nvidia.com/gpu."
-        if taint.key == GPU_TAINT_KEY
-        else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
-    )
-    return Advice(
-        fix,
-        pitfall,
-        [
-            ctx.cmd(f"get node {nodes[0]} -o jsonpath='{{.spec.taints}}'"),
-            ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.tolerations}}'"),
-        ],
+    if not (dark and keeps_device_plugin_off(taint)):
+        return ""
+    return _plain_fix(taint) + (
+        f" On {some_of([n.name for n in dark])} the taint also keeps the NVIDIA device plugin off: the labels say GPUs, yet "
+        "the node advertises none. Add the same toleration to the device plugin's DaemonSet (its stock "
+        f"manifest tolerates only {GPU_TAINT_KEY}:NoSchedule), or the pod would land on a node with no GPU to give."
     )
 
 
@@ -162,11 +167,17 @@ def taint_advice_many(ctx: Context, parts: list[tuple[UntoleratedTaint, list[str
     shown = parts[:TAINTS_SHOWN]
     plain, said = [], []
     for r, nodes in shown:
-        fix = taint_advice(ctx, r, nodes).fix
-        if fix == _plain_fix(r.taint):  # a plain taint: one sentence for all of them, below
-            plain.append(f"{len(nodes)} node(s) with {r.taint}")
-        else:  # a node-state taint, or one that also keeps the device plugin off: its own advice
+        # a node-state taint, or one that also keeps the device plugin off: its own advice; plain taints
+        # share one sentence, below
+        fix = (
+            _node_state_advice(ctx, r.taint, nodes).fix
+            if r.taint.key in _NODE_STATE
+            else _plugin_fix(ctx, r.taint, nodes)
+        )
+        if fix:
             said.append(f"{len(nodes)} node(s) with {r.taint}: {fix}")
+        else:
+            plain.append(f"{len(nodes)} node(s) with {r.taint}")
     if plain:
         said.insert(0, f"{', '.join(plain)}: if the pod belongs on them, add a toleration for that taint "
                        "(key, value and effect as shown) to its template; otherwise leave them alone.")  # fmt: skip
