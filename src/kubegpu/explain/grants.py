@@ -21,12 +21,15 @@ def explain_devices(
     if allocation is None:
         taken = engine.cluster.devices.taken(idx)
         allocation, refusal = choose(pod, model, taken, as_kubelet=True)
-        if refusal is None:  # kubelet admits it: kubegpu's device-aware choice may still refuse the node
-            refusal = choose(pod, model, taken)[1]
         if refusal is not None:
-            _refused_note(engine, pod, node_name, refusal, exp)
-            if allocation is None:
-                return
+            _refused_note(engine, pod, node_name, refusal, exp, kubelet_admits=False)
+            return
+        # kubelet admits it; kubegpu's device-aware choice differs only on shared replicas, and may refuse
+        assert allocation is not None
+        if any(model.plans[r].shared for res in allocation.values() for r in res):
+            refusal = choose(pod, model, taken)[1]
+            if refusal is not None:
+                _refused_note(engine, pod, node_name, refusal, exp, kubelet_admits=True)
     assert allocation is not None
     gpu_memory = {i: model.memory_mib * 1024 * 1024 for i in range(64)} if model.memory_mib else None
     for container, resources in allocation.items():
@@ -53,11 +56,13 @@ def explain_devices(
         )
 
 
-def _refused_note(engine: Engine, pod: Pod, node_name: str, refusal: Refusal, exp: Explanation) -> None:
+def _refused_note(
+    engine: Engine, pod: Pod, node_name: str, refusal: Refusal, exp: Explanation, *, kubelet_admits: bool
+) -> None:
     """kube-scheduler, counting devices, binds the pod where the devices refuse it: kubelet fails it at
-    admission, or (``Refusal.kubelet_admits``) admits it with devices kubegpu's device-aware profile would not
-    give; and where that profile would place it."""
-    if not refusal.kubelet_admits:
+    admission, or (``kubelet_admits``) admits it with devices kubegpu's device-aware profile would not give;
+    and where that profile would place it."""
+    if not kubelet_admits:
         exp.kubelet = {
             "admitted": False,
             "node": node_name,
@@ -72,7 +77,7 @@ def _refused_note(engine: Engine, pod: Pod, node_name: str, refusal: Refusal, ex
     other = alt.schedule_one(pod, assume=False)
     outcome = (
         f"kubelet and the device plugin would admit it, but {refusal.evidence}"
-        if refusal.kubelet_admits
+        if kubelet_admits
         else f"kubelet would then fail it at admission ({refusal.kubelet_reason}: {refusal.evidence})"
     )
     exp.notes.append(

@@ -52,8 +52,6 @@ class Refusal:
     unresolvable: bool = False
     kubelet_error: str = ""  # what kubelet would report at admission
     kubelet_reason: str = "UnexpectedAdmissionError"
-    # kubegpu's device-aware choice, not a failure: kubelet and the device plugin would admit the pod there
-    kubelet_admits: bool = False
 
 
 def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
@@ -92,7 +90,8 @@ def choose(
     ``replica_policy`` places time-sliced/MPS replicas: ``spread`` (the NVIDIA plugin's distributed
     policy: the least-used GPUs first) or ``pack`` (the most-used first, keeping whole GPUs free).
     ``as_kubelet``: what kubelet and the device plugin do, without kubegpu's device-aware refusals
-    (``Refusal.kubelet_admits``): the devices a pod kube-scheduler placed gets, or kubelet's own refusal."""
+    (replicas on fewer physical GPUs than asked): the devices a pod kube-scheduler placed gets, or kubelet's
+    own refusal."""
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
     for container, req in container_requests(pod):
@@ -176,7 +175,6 @@ def _pick_container(
                     DeviceRefused(REPLICAS_ON_FEWER_GPUS, (resource,)),
                     f"{n} replicas would land on {len(gpus)} physical GPU(s): replicas share one GPU's memory and "
                     "compute, so the extra replica adds no hardware",
-                    kubelet_admits=True,
                 )
         elif any(d.mig_index is not None for d in plan.devices):
             ids = aligned[:n]
