@@ -247,10 +247,11 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """a, b, c each name their own ResourceClaim (``resourceClaimName``), all three asking 1 GPU of 80Gi (fits
-    n2 alone); d and e name ones asking 3 (no node has 3). The claims' names are not what the evaluation reads: a, b, c are one
-    class, explained once, and each explanation equals explaining the pod alone (300 such pods on 2,000
-    nodes were 300 evaluations: 28 s and 3.3 GB). d's evidence names its claim ("claim default/d-claim
-    request gpu wants 3"), as would e's of the same spec: such a class is not shared (also below)."""
+    n2 alone); d and e name ones asking 3 (no node has 3). The claims' names are not what the evaluation
+    reads: a, b, c are one class, d and e another, each explained once, and each explanation equals
+    explaining the pod alone (300 such pods on 2,000 nodes were 300 evaluations: 28 s and 3.3 GB). The
+    refused pods' evidence names the claim by the pod's own name for it (``pod claim gpu``), and each
+    pod's ``claims`` says which ResourceClaim that is: its own."""
     objs: list[dict[str, Any]] = [
         *o.gpu_classes(),
         *o.gpu_node("n1", 2, "NVIDIA A100-PCIE-40GB", "40Gi"),
@@ -263,13 +264,13 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     assert not snap.errors
     snap.kube_version = "1.34"
     alone, calls, got = _alone_and_shared(monkeypatch, snap)
-    assert calls == ["default/a", "default/d", "default/e"]
+    assert calls == ["default/a", "default/d"]
     assert got == alone
     assert alone["default/b"]["schedulable"] is True
     assert alone["default/e"]["message"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
-    assert alone["default/e"]["nodes"][0]["evidence"][0].startswith(
-        "claim default/e-claim request gpu wants 3"
-    )
+    assert alone["default/e"]["nodes"][0]["evidence"][0].startswith("pod claim gpu request gpu wants 3")
+    assert got["default/e"]["claims"] == {"gpu": "default/e-claim"}
+    assert got["default/d"]["claims"] == {"gpu": "default/d-claim"}
 
 
 def test_named_claims_whose_evaluation_names_them_are_not_shared() -> None:

@@ -196,7 +196,7 @@ def test_distinct_attribute_explained_by_value() -> None:
     exp = explain_pod(Engine(snap), snap.pod("default/p"))
     # both MIG devices sit on gpu-0 (parentUUID GPU-n1-0000): 2 devices, 1 value
     assert exp.nodes[0].evidence[-1] == (
-        "claim default/c distinctAttribute gpu.nvidia.com/parentUUID over a, b: 2 device(s) must all have "
+        "pod claim m distinctAttribute gpu.nvidia.com/parentUUID over a, b: 2 device(s) must all have "
         "different values; free devices by value: GPU-n1-0000: 2"
     )
     snap.kube_version = "1.35"  # the API server refuses the claim there; kubegpu ignores the constraint

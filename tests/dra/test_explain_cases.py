@@ -44,16 +44,19 @@ def test_case_1_capacity_selector_and_a_held_device() -> None:
     ev = evidence(exp)
     # n1: 4 GPUs, the class admits all (type gpu), the selector none (40Gi < 80Gi)
     assert ev["n1"] == [
-        "claim default/train request gpu wants 2: 4 device(s) in reach; class admits 4; selectors admit 0; "
-        "free 0 → the claim's selectors admit none of 4 devices: claim default/train selector #0: "
+        "pod claim gpu request gpu wants 2: 4 device(s) in reach; class admits 4; selectors admit 0; "
+        "free 0 → the claim's selectors admit none of 4 devices: pod claim gpu selector #0: "
         f"`{MEM80}` is false (memory=40Gi)"
     ]
     # n2: both 80Gi GPUs admitted, gpu-0 held by default/other → 1 free, 1 short
     assert ev["n2"] == [
-        "claim default/train request gpu wants 2: 2 device(s) in reach; class admits 2; selectors admit 2; "
+        "pod claim gpu request gpu wants 2: 2 device(s) in reach; class admits 2; selectors admit 2; "
         "free 1; held: gpu-0 by default/other → 1 matching device(s) are allocated to default/other; "
         "free 1 more or ask for fewer"
     ]
+    # the evidence names the claim by the pod's name for it, and the explanation says which claim that is
+    assert exp.claims == {"gpu": "default/train"}
+    assert exp.claims_line() == "pod claim gpu is ResourceClaim default/train"
     (group,) = exp.groups
     assert group.fix == (
         "Nearest: n2: 1 matching device(s) are allocated to default/other; free 1 more or ask for fewer"
@@ -70,7 +73,7 @@ def test_case_2_mig_devices_that_must_share_a_parent() -> None:
     assert exp.message.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
     # each request alone sees both MIG devices free; together they need 2 with one parentUUID, each has 1
     assert evidence(exp)["n1"][-1] == (
-        "claim default/migs matchAttribute gpu.nvidia.com/parentUUID over a, b: 2 device(s) must share one "
+        "pod claim m matchAttribute gpu.nvidia.com/parentUUID over a, b: 2 device(s) must share one "
         "value; free devices by value: GPU-n1-0000: 1, GPU-n1-0001: 1"
     )
     assert "must share one value of gpu.nvidia.com/parentUUID" in exp.groups[0].fix

@@ -13,9 +13,10 @@ several nodes tie as best, members name the node their class's first pod got.
 
 A pod with DRA claims joins a class when its claims are plain (``claims_key``: each exists, is not
 allocated, reserved or being deleted, and a generated one is owned by the pod) and read alike without
-their names: pods made from one ResourceClaimTemplate. The evidence names a generated claim by the pod's
-own name for it (``pod claim gpu``), so the class's texts fit each member; a class whose first
-evaluation names a claim of its own anyway (upstream's allocator errors quote the claim) is not shared.
+their names: pods made from one ResourceClaimTemplate, or each naming its own claim of one spec. The
+evidence names a claim by the pod's own name for it (``pod claim gpu``; each member's ``claims`` says
+which ResourceClaim that is), so the class's texts fit each member; a class whose first evaluation names
+a claim of its own anyway (upstream's allocator errors quote the claim) is not shared.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes
 from kubegpu.explain.causes.resources import offered_gpus
-from kubegpu.explain.dra import double_counting
+from kubegpu.explain.dra import double_counting, own_claims
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.gpu_pod import is_gpu_pod
@@ -161,8 +162,8 @@ def claims_key(pod: Pod, dra: DraObjects) -> str | None:
             continue
         claim = next(resolved)
         # a claim's name is left out, as a generated one's: pods whose claims ask alike share the evaluation
-        # (300 pods each with its own claim on 2,000 nodes were 300 evaluations, 28 s and 3.3 GB); where it
-        # names its claim, ``explain_many`` does not share it (``_names_own_claims``)
+        # (300 pods each with its own claim on 2,000 nodes were 300 evaluations, 28 s and 3.3 GB); where an
+        # upstream message names its claim, ``explain_many`` does not share it (``_names_own_claims``)
         parts.append(
             (
                 ref.name,
@@ -211,6 +212,7 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
                 pod=pod.key,
                 recorded_message=_recorded_condition(pod),
                 queue=workload_status(engine.snapshot, pod),
+                claims=own_claims(pod, dra),
             )
             exp.observed = observed_for(engine, pod, exp)
         out.append(exp)

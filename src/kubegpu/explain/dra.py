@@ -24,7 +24,7 @@ from fractions import Fraction
 from kubegpu.explain.findings import Finding
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
-from kubegpu.model.objects import Node
+from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import (
@@ -121,6 +121,21 @@ class RequestOnNode:
     @property
     def short(self) -> int:
         return max(0, (self.wanted if self.wanted >= 0 else 1) - len(self.free))
+
+
+def own_claims(pod: Pod, dra: DraObjects) -> dict[str, str]:
+    """The pod's name for each of its claims (``spec.resourceClaims[].name``) → the ResourceClaim's key
+    ("ns/name"): a named claim's (``resourceClaimName``), a generated one's as
+    ``status.resourceClaimStatuses`` records it (not made yet, or not needed: left out)."""
+    pc = dra.pod_claims.get(pod.key)
+    if pc is None:
+        return {}
+    out: dict[str, str] = {}
+    for ref in pc.refs:
+        name = ref.claim_name or (pc.statuses.get(ref.name) if ref.template_name else None)
+        if name:
+            out[ref.name] = f"{pod.namespace}/{name}"
+    return out
 
 
 def holders(dra: DraObjects) -> dict[DeviceId, str]:

@@ -87,8 +87,17 @@ class Explanation:
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
+    # the pod's name for each of its DRA claims → the ResourceClaim ("ns/name"); the evidence says ``pod claim
+    # <name>``, so pods whose claims ask alike share one text (``explain.diagnose.explain_many``)
+    claims: dict[str, str] = field(default_factory=dict)
     # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
     unverified: list[str] = field(default_factory=list)
+
+    def claims_line(self) -> str:
+        """Which ResourceClaim each ``pod claim <name>`` of the evidence is; "" without evidence or claims."""
+        if not (self.claims and self.nodes):
+            return ""
+        return "; ".join(f"pod claim {ref} is ResourceClaim {key}" for ref, key in self.claims.items())
 
     def to_dict(self, *, shallow: bool = False) -> dict[str, Any]:
         """``shallow``: ``nodes`` and ``groups`` stay the lists of objects, for a writer that encodes a list
@@ -112,6 +121,7 @@ class Explanation:
             "handledBy": self.handled_by or None,
             "waiting": self.waiting or None,
             "bindingWait": self.binding or None,
+            "claims": self.claims,
             "observed": self.observed,
             "verified": not self.unverified,
             "unverified": self.unverified,

@@ -19,6 +19,7 @@ import numpy as np
 
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes, observed, schedulers
+from kubegpu.explain.dra import own_claims
 from kubegpu.explain.dra_binding import binding_wait
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
@@ -80,6 +81,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     )
     if engine.snapshot.dra.claims:
         exp.binding = binding_wait(pod, engine.snapshot.dra, engine.framework.handle.behaviour.minor)
+    exp.claims = own_claims(pod, engine.snapshot.dra)
     exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
     exp.queue = workload_status(engine.snapshot, pod)

@@ -26,6 +26,7 @@ from kubegpu.explain.dra import (
     fix,
     holders,
     nearest,
+    own_claims,
 )
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Node
@@ -67,27 +68,21 @@ def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
 
 
 def _labels(ctx: Context) -> dict[str, str]:
-    """How the evidence names each of the pod's claims: a claim generated from a template by the pod's own
-    name for it (``pod claim gpu``: ``spec.resourceClaims[].name``), a named claim by its key, the special
-    claim by the resources it serves. Nothing of the pod's own name: pods whose claims ask alike read
-    alike, so ``diagnose`` can explain them once (``explain.diagnose.explain_many``)."""
+    """How the evidence names each of the pod's claims: by the pod's own name for it (``pod claim gpu``:
+    ``spec.resourceClaims[].name``), whether generated from a template or named (the explanation's
+    ``claims`` says which ResourceClaim each is), the special claim by the resources it serves. Nothing of
+    the claims' or the pod's own names: pods whose claims ask alike read alike, so ``diagnose`` can explain
+    them once (``explain.diagnose.explain_many``)."""
 
     def make() -> dict[str, str]:
-        pod, out = ctx.pod, dict[str, str]()
-        pc = ctx.engine.snapshot.dra.pod_claims.get(pod.key)
-        if pc is None:
-            return out
-        for ref in pc.refs:
-            generated = pc.statuses.get(ref.name) if ref.template_name and not ref.claim_name else None
-            if generated:
-                out[f"{pod.namespace}/{generated}"] = f"pod claim {ref.name}"
-        return out
+        own = own_claims(ctx.pod, ctx.engine.snapshot.dra)
+        return {key: f"pod claim {ref}" for ref, key in own.items()}
 
     return ctx.once((_labels,), make)
 
 
 def label(ctx: Context, key: str) -> str:
-    """``_labels``' name of the claim ``key`` (``claim <key>`` for a named claim)."""
+    """``_labels``' name of the claim ``key`` (``claim <key>`` for one the pod does not reference)."""
     special = f"{ctx.pod.namespace}/{ctx.pod.name} ("
     if key.startswith(special):  # the special claim (``_claims``): named by what it serves
         return f"the extended-resource claim ({key[len(special) :]}"
