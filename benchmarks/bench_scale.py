@@ -12,7 +12,9 @@ served by NVIDIA's DRA driver instead (``resource.k8s.io/v1``, shaped as ``tests
 node publishes 8 A100 (half 80 GB, half 40 GB) in its ResourceSlice, a running pod holds 6 of them through
 an allocated claim, and the Pending pods come from two ResourceClaimTemplates, each with its generated
 claim: 4 GPUs of at least 80Gi (no node has them: half the nodes are short of free devices, half have
-none that the selector admits) and 2 such GPUs (fit). With ``--mixed``, a heterogeneous fleet instead
+none that the selector admits) and 2 such GPUs (fit); half the pods of each (every third and fourth) name
+a ResourceClaim of their own (``resourceClaimName``) of that spec instead, as a controller that makes one
+claim per pod does. With ``--mixed``, a heterogeneous fleet instead
 (``mixed_fleet.py``: six GPU instance types in Karpenter pools, MIG, time-slicing, broken nodes, and Pending
 pods no two alike).
 
@@ -180,6 +182,10 @@ def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
         big = j % 2 == 0
         pod, claim = f"train-{j:05d}", f"train-{j:05d}-gpu-x{j:05d}"
         request = o.request("gpu", count=4 if big else 2, selectors=(o.SELECTOR_80GI,))
+        if j % 4 >= 2:  # a claim of its own, by name
+            items.append(o.claim(f"train-{j:05d}-gpu", request))
+            items.append(o.pod(pod, ("gpu", f"train-{j:05d}-gpu", "")))
+            continue
         generated = o.claim(claim, request, owner_uid=f"uid-{pod}")
         generated["metadata"]["ownerReferences"][0]["name"] = pod  # as the claim controller writes it
         items.append(generated)

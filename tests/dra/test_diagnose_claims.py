@@ -247,11 +247,12 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """a, b, c each name their own ResourceClaim (``resourceClaimName``), all three asking 1 GPU of 80Gi (fits
-    n2 alone); d and e name ones asking 3 (no node has 3). The claims' names are not what the evaluation
-    reads: a, b, c are one class, d and e another, each explained once, and each explanation equals
-    explaining the pod alone (300 such pods on 2,000 nodes were 300 evaluations: 28 s and 3.3 GB). The
-    refused pods' evidence names the claim by the pod's own name for it (``pod claim gpu``), and each
-    pod's ``claims`` says which ResourceClaim that is: its own."""
+    n2 alone); d and e name ones asking 3 (no node has 3), and f's template made it one of that spec. The
+    claims' names are not what the evaluation reads, nor whether a template made the claim: a, b, c are one
+    class, d, e and f another, each explained once, and each explanation equals explaining the pod alone
+    (300 such pods on 2,000 nodes were 300 evaluations: 28 s and 3.3 GB). The refused pods' evidence names
+    the claim by the pod's own name for it (``pod claim gpu``), and each pod's ``claims`` says which
+    ResourceClaim that is: its own."""
     objs: list[dict[str, Any]] = [
         *o.gpu_classes(),
         *o.gpu_node("n1", 2, "NVIDIA A100-PCIE-40GB", "40Gi"),
@@ -260,6 +261,8 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     for name, count in (("a", 1), ("b", 1), ("c", 1), ("d", 3), ("e", 3)):
         objs.append(o.claim(f"{name}-claim", o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,))))
         objs.append(o.pod(name, ("gpu", f"{name}-claim", "")))
+    objs.append(o.claim("f-gpu-x", o.request("gpu", count=3, selectors=(o.SELECTOR_80GI,)), owner_uid="uid-f"))
+    objs.append(o.pod("f", ("gpu", "", "gpus"), statuses={"gpu": "f-gpu-x"}))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     snap.kube_version = "1.34"
@@ -271,6 +274,7 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     assert alone["default/e"]["nodes"][0]["evidence"][0].startswith("pod claim gpu request gpu wants 3")
     assert got["default/e"]["claims"] == {"gpu": "default/e-claim"}
     assert got["default/d"]["claims"] == {"gpu": "default/d-claim"}
+    assert got["default/f"]["claims"] == {"gpu": "default/f-gpu-x"}
 
 
 def test_named_claims_whose_evaluation_names_them_are_not_shared() -> None:

@@ -13,7 +13,7 @@ several nodes tie as best, members name the node their class's first pod got.
 
 A pod with DRA claims joins a class when its claims are plain (``claims_key``: each exists, is not
 allocated, reserved or being deleted, and a generated one is owned by the pod) and read alike without
-their names: pods made from one ResourceClaimTemplate, or each naming its own claim of one spec. The
+their names: pods made from one ResourceClaimTemplate, or each naming its own claim of that spec. The
 evidence names a claim by the pod's own name for it (``pod claim gpu``; each member's ``claims`` says
 which ResourceClaim that is), so the class's texts fit each member; a class whose first evaluation names
 a claim of its own anyway (upstream's allocator errors quote the claim) is not shared.
@@ -145,7 +145,7 @@ def equivalence_key(pod: Pod) -> str | None:
 
 def claims_key(pod: Pod, dra: DraObjects) -> str | None:
     """What of the pod's DRA claims (``dra.pod_claims``, beside the pod model) its evaluation reads, less the
-    generated claims' names; None when a claim is not plain (missing, allocated, reserved, being deleted,
+    claims' names and templates; None when a claim is not plain (missing, allocated, reserved, being deleted,
     not owned by the pod, a reference of neither kind: messages that name the claim or the pod)."""
     pc = dra.pod_claims.get(pod.key)
     if pc is None:
@@ -161,16 +161,11 @@ def claims_key(pod: Pod, dra: DraObjects) -> str | None:
             parts.append((ref.name, None))
             continue
         claim = next(resolved)
-        # a claim's name is left out, as a generated one's: pods whose claims ask alike share the evaluation
-        # (300 pods each with its own claim on 2,000 nodes were 300 evaluations, 28 s and 3.3 GB); where an
-        # upstream message names its claim, ``explain_many`` does not share it (``_names_own_claims``)
-        parts.append(
-            (
-                ref.name,
-                ref.template_name if generated else "",
-                replace(claim, name="", uid="", owners=(), source=""),
-            )
-        )
+        # a claim's name is left out, and whether it was generated (from which template) or named: a plain
+        # claim reads the same either way, so pods whose claims ask alike share the evaluation (300 pods
+        # each with its own claim on 2,000 nodes were 300 evaluations, 28 s and 3.3 GB); where an upstream
+        # message names its claim, ``explain_many`` does not share it (``_names_own_claims``)
+        parts.append((ref.name, replace(claim, name="", uid="", owners=(), source="")))
     return repr(parts)
 
 
