@@ -261,7 +261,9 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     for name, count in (("a", 1), ("b", 1), ("c", 1), ("d", 3), ("e", 3)):
         objs.append(o.claim(f"{name}-claim", o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,))))
         objs.append(o.pod(name, ("gpu", f"{name}-claim", "")))
-    objs.append(o.claim("f-gpu-x", o.request("gpu", count=3, selectors=(o.SELECTOR_80GI,)), owner_uid="uid-f"))
+    objs.append(
+        o.claim("f-gpu-x", o.request("gpu", count=3, selectors=(o.SELECTOR_80GI,)), owner_uid="uid-f")
+    )
     objs.append(o.pod("f", ("gpu", "", "gpus"), statuses={"gpu": "f-gpu-x"}))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
