@@ -186,11 +186,8 @@ def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
             items.append(o.claim(f"train-{j:05d}-gpu", request))
             items.append(o.pod(pod, ("gpu", f"train-{j:05d}-gpu", "")))
             continue
-        generated = o.claim(claim, request, owner_uid=f"uid-{pod}")
-        generated["metadata"]["ownerReferences"][0]["name"] = pod  # as the claim controller writes it
-        items.append(generated)
-        items.append(
-            o.pod(pod, ("gpu", "", "four-a100-80" if big else "two-a100-80"), statuses={"gpu": claim})
+        items += o.generated(
+            pod, request, template="four-a100-80" if big else "two-a100-80", claim_name=claim
         )
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 

@@ -213,6 +213,22 @@ def claim(
     return obj
 
 
+def generated(
+    pod_name: str,
+    *requests: dict[str, Any],
+    template: str = "gpus",
+    claim_name: str = "",
+    owner_uid: str = "",
+) -> list[dict[str, Any]]:
+    """A pod whose claim ``gpu`` the claim controller made from ``template``: the claim (``claim_name``,
+    default ``<pod>-gpu-x``), owned by the pod (``owner_uid``: another owner's uid, for a claim that is not
+    the pod's own), and the pod, its ``status.resourceClaimStatuses`` naming the claim."""
+    name = claim_name or f"{pod_name}-gpu-x"
+    made = claim(name, *requests, owner_uid=owner_uid or f"uid-{pod_name}")
+    made["metadata"]["ownerReferences"][0]["name"] = pod_name  # as the controller writes it
+    return [made, pod(pod_name, ("gpu", "", template), statuses={"gpu": name})]
+
+
 def allocated(node: str, *devices: tuple[str, str], reserved: tuple[str, ...] = ()) -> dict[str, Any]:
     """A claim status allocated on ``node`` (request, device) as kube-scheduler writes it."""
     return {

@@ -119,12 +119,9 @@ def _template_pods(*pods: tuple[str, int, str]) -> ClusterSnapshot:
         *o.gpu_node("n-40", 4, "NVIDIA A100-PCIE-40GB", "40Gi"),
     ]
     for name, count, owner in pods:
-        objs.append(
-            o.claim(
-                f"{name}-gpu-x", o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,)), owner_uid=owner
-            )
+        objs += o.generated(
+            name, o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,)), owner_uid=owner
         )
-        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
     return snap
@@ -173,8 +170,7 @@ def test_a_class_whose_evaluation_names_its_own_claim_is_not_shared() -> None:
     objs: list[dict[str, Any]] = [*o.gpu_classes(), *o.gpu_node("n1", 2)]
     broken = "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'"
     for name in ("a", "b"):
-        objs.append(o.claim(f"{name}-gpu-x", o.request("gpu", selectors=(broken,)), owner_uid=f"uid-{name}"))
-        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
+        objs += o.generated(name, o.request("gpu", selectors=(broken,)))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     got = {e.pod: e.message for e in explain_many(Engine(snap), list(snap.pending_pods()))}
@@ -199,10 +195,7 @@ def test_a_class_whose_unverified_lines_name_its_claim_is_not_shared() -> None:
     objs: list[dict[str, Any]] = [*o.gpu_classes(), *o.gpu_node("n1", 1)]
     tolerate = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
     for name in ("a", "b"):
-        objs.append(
-            o.claim(f"{name}-gpu-x", o.request("gpu", count=4, tolerations=tolerate), owner_uid=f"uid-{name}")
-        )
-        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"}))
+        objs += o.generated(name, o.request("gpu", count=4, tolerations=tolerate))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     snap.kube_version = "1.34"
@@ -225,8 +218,8 @@ def test_a_pod_owning_a_special_extended_resource_claim_is_evaluated_alone(with_
     objs: list[dict[str, Any]] = [cls, *o.gpu_node("n1", 2), make_node("n2").gpus(1).obj(), stale]
     for name in ("q", "p"):
         if with_pod_claims:
-            objs.append(o.claim(f"{name}-gpu-x", o.request("gpu"), owner_uid=f"uid-{name}"))
-            pod = o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": f"{name}-gpu-x"})
+            made, pod = o.generated(name, o.request("gpu"))
+            objs.append(made)
             pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
             pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
         else:
@@ -261,10 +254,7 @@ def test_pods_each_naming_its_own_claim_of_one_spec_share_one_evaluation(
     for name, count in (("a", 1), ("b", 1), ("c", 1), ("d", 3), ("e", 3)):
         objs.append(o.claim(f"{name}-claim", o.request("gpu", count=count, selectors=(o.SELECTOR_80GI,))))
         objs.append(o.pod(name, ("gpu", f"{name}-claim", "")))
-    objs.append(
-        o.claim("f-gpu-x", o.request("gpu", count=3, selectors=(o.SELECTOR_80GI,)), owner_uid="uid-f")
-    )
-    objs.append(o.pod("f", ("gpu", "", "gpus"), statuses={"gpu": "f-gpu-x"}))
+    objs += o.generated("f", o.request("gpu", count=3, selectors=(o.SELECTOR_80GI,)))
     snap = build_snapshot([("t.yaml", x) for x in objs])
     assert not snap.errors
     snap.kube_version = "1.34"

@@ -113,11 +113,9 @@ def test_a_dra_cluster_headline_and_groups_name_its_gpus_and_claims() -> None:
         objs.append(o.claim(f"held-{i}", o.request("gpu", count=6), status=o.allocated(f"node-{i}", *held)))
     sel = o.SELECTOR_80GI
     for name, count in (("a", 4), ("b", 4), ("c", 2)):
-        generated = f"{name}-gpu-x1"
-        objs.append(
-            o.claim(generated, o.request("gpu", count=count, selectors=(sel,)), owner_uid=f"uid-{name}")
+        objs += o.generated(
+            name, o.request("gpu", count=count, selectors=(sel,)), claim_name=f"{name}-gpu-x1"
         )
-        objs.append(o.pod(name, ("gpu", "", "gpus"), statuses={"gpu": generated}))
     snap = build_snapshot([("t", x) for x in objs])
     assert not snap.errors, [e.one_line() for e in snap.errors]
     summary = summary_of(snap)

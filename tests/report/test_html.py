@@ -372,3 +372,18 @@ def test_findings_alike_but_for_their_pod_are_one_article_naming_them_all() -> N
     texts = ["".join(v) for v in page.texts.values()]
     assert "warning, 3 pods" in texts  # the badge
     assert any("the pod needs 3 nvidia.com/gpu on one node; the free ones are scattered" in t for t in texts)
+
+
+def test_a_pending_pods_claims_are_named_above_its_evidence() -> None:
+    """docs/examples/dra/selector-rejects-every-device.yaml: default/train names ResourceClaim train-gpus as
+    ``gpus``; its evidence says ``pod claim gpus`` (one text for pods whose claims ask alike), and the page
+    says, once and before the evidence, which ResourceClaim that is."""
+    snap = load_files(
+        Path(__file__).resolve().parents[2] / "docs/examples/dra/selector-rejects-every-device.yaml"
+    )
+    snap.kube_version = "1.34"
+    engine = Engine(snap)
+    text = render(collect(engine, diagnose(engine), POOL_LABEL, generated="2026-01-01 00:00:00 UTC"))
+    line = "pod claim gpus is ResourceClaim default/train-gpus"
+    assert text.count(line) == 1
+    assert text.index(line) < text.index("pod claim gpus request gpus wants 2")

@@ -37,8 +37,10 @@ TEMPLATE: dict[str, Any] = {
 
 def templated(pod: str) -> list[dict[str, Any]]:
     """A pod whose claim the controller generated from TEMPLATE: ``<pod>-gpu``, owned by the pod."""
-    generated = o.claim(f"{pod}-gpu", o.request("gpu", count=2), owner_uid=f"uid-{pod}")
-    return [o.pod(pod, ("gpu", "", "two-gpus"), statuses={"gpu": f"{pod}-gpu"}), generated]
+    made, generated_pod = o.generated(
+        pod, o.request("gpu", count=2), template="two-gpus", claim_name=f"{pod}-gpu"
+    )
+    return [generated_pod, made]
 
 
 def scenario(objs: list[dict[str, Any]], timeline: list[tuple[str, float, float]], **kw: Any) -> Scenario:

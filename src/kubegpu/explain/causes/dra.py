@@ -63,14 +63,18 @@ def _claims(ctx: Context, node: Node) -> list[ResourceClaim]:
     need = [r for r in resolver.mapped(ctx.pod.requests) if node.allocatable.get(r, 0) == 0]
     if need and ctx.engine.framework.handle.behaviour.dra_extended_resource:
         reqs = extended_requests(ctx.pod, need, resolver)
-        out.append(ResourceClaim(ctx.pod.namespace, f"{ctx.pod.name} ({', '.join(need)})", requests=reqs))
+        served = ", ".join(need)
+        special = ResourceClaim(ctx.pod.namespace, f"{ctx.pod.name} ({served})", requests=reqs)
+        _labels(ctx)[special.key] = f"the extended-resource claim ({served})"  # named by what it serves
+        out.append(special)
     return out
 
 
 def _labels(ctx: Context) -> dict[str, str]:
     """How the evidence names each of the pod's claims: by the pod's own name for it (``pod claim gpu``:
     ``spec.resourceClaims[].name``), whether generated from a template or named (the explanation's
-    ``claims`` says which ResourceClaim each is), the special claim by the resources it serves. Nothing of
+    ``claims`` says which ResourceClaim each is), the special claim by the resources it serves (added by
+    ``_claims``, which makes it). Nothing of
     the claims' or the pod's own names: pods whose claims ask alike read alike, so ``diagnose`` can explain
     them once (``explain.diagnose.explain_many``)."""
 
@@ -83,9 +87,6 @@ def _labels(ctx: Context) -> dict[str, str]:
 
 def label(ctx: Context, key: str) -> str:
     """``_labels``' name of the claim ``key`` (``claim <key>`` for one the pod does not reference)."""
-    special = f"{ctx.pod.namespace}/{ctx.pod.name} ("
-    if key.startswith(special):  # the special claim (``_claims``): named by what it serves
-        return f"the extended-resource claim ({key[len(special) :]}"
     return _labels(ctx).get(key) or f"claim {key}"
 
 
