@@ -118,6 +118,12 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
     assert summary.pending == 20 and summary.gpu_nodes == 40 and summary.gpus == 320
     train = summary.groups[0]
     assert len(train.pods) == 8 and train.shape.startswith("8 nvidia.com/gpu")
+    # the 4 pods that fit now come after every blocked group, the smaller ones too: a view cut at
+    # MAX_GROUPS keeps what needs a fix, however many pods merely wait for the scheduler
+    assert [g.cause == "schedulable now" for g in summary.groups] == [False] * (len(summary.groups) - 1) + [
+        True
+    ]
+    assert [len(g.pods) for g in summary.groups][1:] == [3, 3, 2, 4]
     assert all(n.name.startswith("gke-train-") for n in train.nearest)  # only train nodes are near misses
     pools = {(g.pool, g.resource): g.nodes for g in summary.node_groups}
     # the generator: i % 4 == 0 batch, 1 and 2 train, 3 serve → 10 / 20 / 10 of 40

@@ -274,7 +274,12 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         entry[1].append(ask)
     for group, members in groups.values():
         group.shape = _shape(members[0], members)
-    ordered = sorted((g for g, _ in groups.values()), key=lambda g: (-len(g.pods), g.shape, g.cause))
+    # blocked groups first (largest first), then the pods that fit now: a view cut at ``MAX_GROUPS`` keeps
+    # what needs a fix with its evidence, however many pods merely wait for the scheduler
+    ordered = sorted(
+        (g for g, _ in groups.values()),
+        key=lambda g: (g.cause == SCHEDULABLE_NOW, -len(g.pods), g.shape, g.cause),
+    )
     causes: Counter[str] = Counter()
     for g in ordered:
         causes[g.cause] += len(g.pods)
