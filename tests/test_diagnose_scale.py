@@ -158,6 +158,11 @@ def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp
     assert sum(g["count"] for g in head["groups"]) == 200 == sum(c["pods"] for c in head["causes"])
     assert head["firstStep"].split(".")[0] in " ".join(result.output.split())
     assert lines[2].startswith(f"60 GPU nodes, 480 GPUs allocatable, {head['requested']} requested")
+    # a fix shared by groups (the batch pool's taint refuses the train, inference and CPU-heavy pods alike)
+    # is printed with its first group; the others say "fix as above"
+    taint = [line for line in lines if "node(s): node(s) had untolerated taint" in line]
+    assert len(taint) >= 3 and "add a toleration" in taint[0]
+    assert all(line.endswith("— fix as above") for line in taint[1:])
     one = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--pod", "team-a/train-00000"])
     assert one.exit_code == 0 and "team-a/train-00000" in one.output
 
@@ -180,6 +185,29 @@ def test_pods_held_back_alike_share_a_group_whatever_their_cpu_and_memory() -> N
     assert [(g.shape, g.cause, len(g.pods)) for g in summary.groups] == [
         (f"8 nvidia.com/gpu, cpu 4–16, memory 16Gi–64Gi on {pool}=train", "Insufficient nvidia.com/gpu", 3),
         (f"1 nvidia.com/gpu, cpu 2 on {pool}=train", "schedulable now", 1),
+    ]
+
+
+def test_a_groups_reasons_are_listed_most_nodes_first() -> None:
+    """12 nodes with 2 GPUs each refuse a 4-GPU pod for GPUs, 2 cordoned nodes as unschedulable, 3 tainted
+    ones for the taint. The FailedScheduling message lists its histogram as upstream sorts it, "<count>
+    <reason>" as text (pkg/scheduler/framework/types.go, FitError.Error: sort.Strings), so "12 Insufficient"
+    comes before "2 node(s) were unschedulable" and "3 node(s) had untolerated taint"; the group's reasons
+    are by node count, 12, 3, 2 (before, the histogram's order reversed: 2, 3, 12)."""
+    objs = [make_node(f"gpu-{i:02d}").gpus(2).obj() for i in range(12)]
+    objs += [make_node(f"cordoned-{i}").gpus(8).cordon().obj() for i in range(2)]
+    objs += [make_node(f"tainted-{i}").gpus(8).taint("dedicated", "infra").obj() for i in range(3)]
+    objs.append(make_pod("p").gpu(4).obj())
+    snap = build_snapshot([("hand-built.yaml", o) for o in objs])
+    summary = summary_of(snap)
+    (group,) = summary.groups
+    assert group.message.startswith(
+        "0/17 nodes are available: 12 Insufficient nvidia.com/gpu, 2 node(s) were"
+    )
+    assert [(r.reason, r.nodes) for r in group.reasons] == [
+        ("Insufficient nvidia.com/gpu", 12),
+        ("node(s) had untolerated taint(s)", 3),
+        ("node(s) were unschedulable", 2),
     ]
 
 

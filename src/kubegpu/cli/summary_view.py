@@ -4,7 +4,7 @@ node (small ones, ``--all``), and ``--pod`` / ``--node`` for one object's full d
 The grouped view is bounded whatever the cluster's size: at most ``MAX_GROUPS`` Pending groups with
 evidence and ``MAX_LISTED_GROUPS`` more in one line each, ``MAX_NODE_GROUPS`` pool rows, ``MAX_ANOMALIES``
 anomalous nodes and ``MAX_FINDINGS`` findings, each overflow said in one line with the flag that shows the
-rest.
+rest. A fix several groups share (one taint refusing pods of many shapes) is printed with its first group.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def grouped(s: Summary, report: Diagnosis) -> None:
              f"{first.unverified[0]} (--pod for all)")  # fmt: skip
         echo("")
     echo(f"Pending GPU pods by shape and cause ({len(s.groups)} group(s)):")
+    told: set[str] = set()  # fixes already printed: a reason shared by many groups has its fix said once
     for g in s.groups[:MAX_GROUPS]:
         spaces = g.namespaces()
         where = ", ".join(f"{ns} {n}" for ns, n in spaces.most_common(4))
@@ -79,7 +80,9 @@ def grouped(s: Summary, report: Diagnosis) -> None:
         echo(f"- {len(g.pods)} pod(s) ({where}{more}) want {g.shape}: {g.cause}")
         echo(f"    e.g. {g.pods[0]}: {g.message or g.fix}")  # (a pod that fits has no message: its verdict)
         for r in g.reasons[:4]:
-            echo(f"    {r.nodes:>6} node(s): {r.reason}" + (f" — {r.fix}" if r.fix else ""))
+            fix = "" if not r.fix else " — fix as above" if r.fix in told else f" — {r.fix}"
+            told.add(r.fix)
+            echo(f"    {r.nodes:>6} node(s): {r.reason}{fix}")
         for n in g.nearest:
             echo(f"    nearest miss {n.name}: {'; '.join(n.evidence[:2]) or ', '.join(n.reasons)}")
     listed = s.groups[MAX_GROUPS : MAX_GROUPS + MAX_LISTED_GROUPS]

@@ -265,7 +265,11 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         key = (ask.devices, ask.where, cause)
         entry = groups.get(key)
         if entry is None:
-            reasons = [ReasonCount(g.reason, len(g.nodes), g.fix) for g in reversed(exp.groups)]
+            # most nodes first (``exp.groups`` is in the FailedScheduling histogram's order, which sorts
+            # "<count> <reason>" as text: 99 before 3276); ties keep that order
+            reasons = sorted(
+                (ReasonCount(g.reason, len(g.nodes), g.fix) for g in exp.groups), key=lambda r: -r.nodes
+            )
             # a pod its affinity keeps off every node misses no node by resources alone
             nearest = [] if blocked is not None and blocked[0] == cause else _nearest(exp, ask, gpus)
             group = PendingGroup("", cause, [], exp.message, reasons, nearest, fix)
