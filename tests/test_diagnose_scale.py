@@ -116,6 +116,9 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
         "Insufficient cpu": 2,
     }
     assert summary.pending == 20 and summary.gpu_nodes == 40 and summary.gpus == 320
+    # the headline lists what blocks pods first, the 4 that fit now last (as the groups, below)
+    assert [c for c, _ in summary.causes][0] == "Insufficient nvidia.com/gpu"
+    assert [c for c, _ in summary.causes][-1] == "schedulable now"
     train = summary.groups[0]
     assert len(train.pods) == 8 and train.shape.startswith("8 nvidia.com/gpu")
     # the 4 pods that fit now come after every blocked group, the smaller ones too: a view cut at
@@ -209,6 +212,30 @@ def test_a_groups_reasons_are_listed_most_nodes_first() -> None:
         ("node(s) had untolerated taint(s)", 3),
         ("node(s) were unschedulable", 2),
     ]
+
+
+def test_the_cause_counts_only_the_nodes_the_pods_selector_admits() -> None:
+    """4 B200 nodes carry nvidia.com/gpu=present:NoSchedule, 6 H100 nodes spot=true:NoSchedule; a pod selects
+    B200 by GFD's product label and tolerates neither. kube-scheduler names the first failing filter per
+    node and TaintToleration runs before NodeAffinity (pkg/scheduler/apis/config/v1/default_plugins.go), so
+    its message reads 4 nodes refused by the GPU taint and 6 by the spot taint; the pod's cause is the GPU
+    taint, the only reason on the nodes it asked for (before: the spot taint, refusing more nodes)."""
+    product = "nvidia.com/gpu.product"
+    objs = [make_node(f"b200-{i}").gpus(1).label(product, "NVIDIA-B200").taint("nvidia.com/gpu", "present").obj()
+            for i in range(4)]  # fmt: skip
+    objs += [make_node(f"h100-{i}").gpus(1).label(product, "NVIDIA-H100-80GB-HBM3").taint("spot", "true").obj()
+             for i in range(6)]  # fmt: skip
+    objs.append(make_pod("p").gpu(1).node_selector(**{product: "NVIDIA-B200"}).obj())
+    snap = build_snapshot([("hand-built.yaml", o) for o in objs])
+    snap.kube_version = "1.33"  # (each taint named: merged into one text from 1.34, kubernetes PR #135023)
+    summary = summary_of(snap)
+    (group,) = summary.groups
+    assert group.message.startswith(
+        "0/10 nodes are available: 4 node(s) had untolerated taint {nvidia.com/gpu: present}, 6 node(s) had "
+        "untolerated taint {spot: true}."
+    )
+    assert group.cause == "node(s) had untolerated taint {nvidia.com/gpu: present}"
+    assert "key: nvidia.com/gpu" in group.fix and summary.causes == [(group.cause, 1)]
 
 
 def test_a_group_phrase_names_affinity_terms_and_requests_some_pods_lack() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes
@@ -56,8 +57,10 @@ class Diagnosis:
     other_pending: int = 0
     input_errors: list[str] = field(default_factory=list)
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
-    # pod → how many nodes its nodeSelector / required node affinity admits (the grouped view's cause)
+    # pod → how many nodes its nodeSelector / required node affinity admits, and which (a mask over the
+    # engine's cluster rows, one array per distinct selector): the grouped view's cause
     selector_matches: dict[str, int] = field(default_factory=dict)
+    selector_admits: dict[str, npt.NDArray[np.bool_]] = field(default_factory=dict)
     # pod → (reason, fix): its required pod affinity is unmet on every node (``pod_affinity_blocks``)
     pod_affinity_blocked: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -80,6 +83,8 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     pending = priority_sort(p for p in snapshot.pending_pods())
     gpu_pending = [p for p in pending if is_gpu_pod(p, snapshot.dra)]
     rows = node_rows(engine, pool_label)
+    admits = selector_admits(engine, gpu_pending)
+    counts = {id(mask): int(np.count_nonzero(mask)) for mask in admits.values()}
     return Diagnosis(
         description=snapshot.description,
         nodes=rows,
@@ -88,7 +93,8 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=gpu_totals(engine),
-        selector_matches=selector_matches(engine, gpu_pending),
+        selector_matches={pod: counts[id(mask)] for pod, mask in admits.items()},
+        selector_admits=admits,
         pod_affinity_blocked=pod_affinity_blocks(engine, gpu_pending),
     )
 
@@ -214,15 +220,16 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
     return out
 
 
-def selector_matches(engine: Engine, pods: list[Pod]) -> dict[str, int]:
-    """Nodes each pod's nodeSelector and required node affinity admit (NodeAffinity's own mask)."""
+def selector_admits(engine: Engine, pods: list[Pod]) -> dict[str, npt.NDArray[np.bool_]]:
+    """The nodes each pod's nodeSelector and required node affinity admit (NodeAffinity's own mask over the
+    cluster's rows; pods with one selector share one array: never written to)."""
     rows = np.arange(len(engine.cluster))
-    seen: dict[str, int] = {}
-    out: dict[str, int] = {}
+    seen: dict[str, npt.NDArray[np.bool_]] = {}
+    out: dict[str, npt.NDArray[np.bool_]] = {}
     for pod in pods:
         key = repr((pod.node_selector, pod.required_affinity))
         if key not in seen:
-            seen[key] = int(required_mask(pod, engine.cluster, rows).sum())
+            seen[key] = required_mask(pod, engine.cluster, rows)
         out[pod.key] = seen[key]
     return out
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 
 @dataclass(slots=True)  # (slots: thousands per Pending pod; explain.shared_evidence shares them, unchanged)
 class NodeEvidence:
@@ -37,6 +40,9 @@ class ReasonGroup:
     fix: str
     pitfall: str
     commands: list[str]
+    # the nodes' rows in the engine's cluster (``nodes`` in the same order), for code that counts them
+    # against a node mask without looking names up; not part of the output
+    rows: npt.NDArray[np.intp] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -146,17 +146,17 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
                 parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
     exp.nodes.extend(slots[rejected].tolist())  # in node order, as the histogram and the JSON list them
     # the first node's reason speaks for its text's group, whose nodes are in node order
-    groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]]]] = {}
+    groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]], Rows]] = {}
     for text, found in parts.items():
         found.sort(key=lambda found_part: found_part[0])
         idxs = found[0][2] if len(found) == 1 else np.sort(np.concatenate([f[2] for f in found]))
         nodes = store.names[idxs].tolist()
         by_reason = [(found[0][1], nodes)] if len(found) == 1 else _by_reason(store, found)
-        groups[text] = (found[0][1], nodes, by_reason)
+        groups[text] = (found[0][1], nodes, by_reason, idxs)
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
-        reason, nodes, by_reason = groups[text]
+        reason, nodes, by_reason, idxs = groups[text]
         advice = causes.advice_group(ctx, reason, nodes, by_reason)
-        exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands)))
+        exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands), idxs))
 
 
 def _by_reason(store: EvidenceStore, found: list[tuple[int, Reason, Rows]]) -> list[tuple[Reason, list[str]]]:

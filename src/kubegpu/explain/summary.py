@@ -3,8 +3,9 @@
 Built from a ``Diagnosis`` (nothing is evaluated again): a headline (GPU nodes, GPUs, requested, free,
 Pending GPU pods, the top causes with their pod counts, the first thing to do); Pending GPU pods grouped
 by *shape* (the devices they ask for and where they may run; their CPU and memory shown as ranges) and
-*cause* (the reason that rules out the most nodes), each group with per-reason node counts and the few
-nearest-miss nodes of its first pod; node groups by pool and GPU product,
+*cause* (the reason that rules out the most of the nodes the pod's selector admits), each group with
+per-reason node counts (most first) and the few nearest-miss nodes of its first pod; blocked groups and
+causes before the pods that fit now; node groups by pool and GPU product,
 with anomalies (NotReady, cordoned, more requested than allocatable) listed one by one. The per-pod and
 per-node detail stays in the ``Diagnosis`` (``--pod``, ``--node``, ``--all``, ``-o json``).
 
@@ -17,6 +18,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
@@ -187,9 +191,15 @@ def _whole(text: str) -> int:
     return int(text[:-1]) // 1000 if text.endswith("m") else int(text)
 
 
-def _cause(exp: Explanation, matching: int | None, blocked: tuple[str, str] | None = None) -> tuple[str, str]:
-    """The cause and its fix; ``matching``: nodes the pod's selector admits; ``blocked``: the reason and fix
-    when its required pod affinity is unmet on every node (``diagnose.pod_affinity_blocks``)."""
+def _cause(
+    exp: Explanation,
+    matching: int | None,
+    blocked: tuple[str, str] | None = None,
+    admitted: npt.NDArray[np.bool_] | None = None,
+) -> tuple[str, str]:
+    """The cause and its fix; ``matching``: nodes the pod's selector admits (``admitted``: which, over the
+    cluster's rows); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
+    (``diagnose.pod_affinity_blocks``)."""
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
@@ -221,8 +231,19 @@ def _cause(exp: Explanation, matching: int | None, blocked: tuple[str, str] | No
     if blocked is not None:  # unmet on every node, whatever fails first there (even on all of them)
         return blocked
     # Nodes outside the pod's own selector/affinity are out by the pod's choice: the cause is what rules
-    # out the nodes it did ask for.
+    # out the nodes it did ask for. kube-scheduler names one filter per node, the first that fails, and
+    # TaintToleration runs before NodeAffinity: a tainted node outside the selector reads as refused by its
+    # taint. So where the selector's mask is known, a reason counts only the nodes the selector admits (a
+    # pod selecting B200 nodes, all tainted nvidia.com/gpu, is not blamed on the spot taint of other nodes).
     asked = [g for g in exp.groups if g.reason != SELECTOR_MISMATCH] or exp.groups
+    if matching and admitted is not None:
+        counted = [
+            (len(g.nodes) if g.rows is None else int(np.count_nonzero(admitted.take(g.rows))), g)
+            for g in asked
+        ]
+        n, top = max(counted, key=lambda c: (c[0], c[1].reason))
+        if n:
+            return top.reason, top.fix
     top = max(asked, key=lambda g: (len(g.nodes), g.reason))
     return top.reason, top.fix
 
@@ -260,7 +281,9 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     unknown = PodAsk("")
     for exp in report.pending:
         blocked = report.pod_affinity_blocked.get(exp.pod)  # (never a schedulable pod)
-        cause, fix = _cause(exp, report.selector_matches.get(exp.pod), blocked)
+        cause, fix = _cause(
+            exp, report.selector_matches.get(exp.pod), blocked, report.selector_admits.get(exp.pod)
+        )
         ask = asks.get(exp.pod, unknown)
         key = (ask.devices, ask.where, cause)
         entry = groups.get(key)
@@ -297,7 +320,9 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         mig=_sums(t for r, t in report.totals.items() if _is_mig(r)),
         pending=len(report.pending),
         other_pending=report.other_pending,
-        causes=sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])),
+        causes=sorted(
+            causes.items(), key=lambda kv: (kv[0] == SCHEDULABLE_NOW, -kv[1], kv[0])
+        ),  # (as groups)
         first_step=first,
         groups=ordered,
         node_groups=node_groups(report.nodes),
