@@ -320,9 +320,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         mig=_sums(t for r, t in report.totals.items() if _is_mig(r)),
         pending=len(report.pending),
         other_pending=report.other_pending,
-        causes=sorted(
-            causes.items(), key=lambda kv: (kv[0] == SCHEDULABLE_NOW, -kv[1], kv[0])
-        ),  # (as groups)
+        causes=sorted(causes.items(), key=_blocking_first),
         first_step=first,
         groups=ordered,
         node_groups=node_groups(report.nodes),
@@ -343,6 +341,12 @@ def _is_mig(resource: str) -> bool:
     """A totals key of MIG devices: the mixed strategy's resources, the single strategy's nvidia.com/gpu
     (``diagnose.MIG_SINGLE_TOTAL``), DRA's mig devices."""
     return resource.startswith(MIG_RESOURCE_PREFIX) or resource in (MIG_SINGLE_TOTAL, DRA_ROWS["mig"])
+
+
+def _blocking_first(cause: tuple[str, int]) -> tuple[bool, int, str]:
+    """The headline's order of (cause, pods): blocking causes, most pods first, then the pods that fit now
+    (the groups' order too)."""
+    return cause[0] == SCHEDULABLE_NOW, -cause[1], cause[0]
 
 
 def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: list[Finding]) -> str:
