@@ -294,3 +294,39 @@ def test_batch_evidence_reads_as_each_node_alone() -> None:
         alone = [hooks.evidence(Context(engine, found), reason, i) for i in idxs]  # type: ignore[arg-type]
         assert many == alone
         assert len({tuple(lines) for lines in alone}) >= 2  # the nodes do differ
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "writer"),
+    [
+        # GPU Feature Discovery's product label (k8s-device-plugin docs/gpu-feature-discovery/README.md)
+        ("nvidia.com/gpu.product", "NVIDIA-B200", "GPU Feature Discovery"),
+        # the cloud provider's well-known instance-type label (kubernetes.io docs, "Well-Known Labels")
+        ("node.kubernetes.io/instance-type", "p6-b200.48xlarge", "the cloud provider"),
+        ("karpenter.sh/nodepool", "b200", "Karpenter"),
+    ],
+)
+def test_a_selector_on_a_label_that_says_what_the_node_is_is_not_fixed_by_relabelling(
+    key: str, value: str, writer: str
+) -> None:
+    """A pod selects B200 nodes by a label a component writes from what the node is; the cluster has only
+    A10G nodes. Labelling an A10G node as B200 would not make it one (and the writer puts the value back):
+    the advice says so and proposes no `label node` command, where a pool label people set gets one."""
+    nodes = [make_node(f"a10g-{i}").gpus(8).label(key, "other").obj() for i in range(2)]
+    exp = explain(make_pod("p").gpu(1).node_selector(**{key: value}), *nodes)
+    mismatch = group(exp, "node(s) didn't match Pod's node affinity/selector")
+    assert f"{key}={value}, a label {writer} writes from what a node is" in mismatch.fix
+    assert not any(" label node " in c for c in mismatch.commands), mismatch.commands
+    assert mismatch.commands == [f"kubectl -n default get nodes -L {key}"]
+    # a label people set: relabelling a node that belongs in the pool is the fix, dry run and rollback first
+    pool = [make_node(f"n{i}").gpus(8).label("accelerator.example.com/pool", "infer").obj() for i in range(2)]
+    exp = explain(make_pod("q").gpu(1).node_selector(**{"accelerator.example.com/pool": "train"}), *pool)
+    commands = group(exp, "node(s) didn't match Pod's node affinity/selector").commands
+    assert (
+        "kubectl -n default label node n0 accelerator.example.com/pool=train --overwrite --dry-run=server -o yaml"
+        in commands
+    )
+    assert (
+        "kubectl -n default label node n0 accelerator.example.com/pool=infer --overwrite   # rollback"
+        in commands
+    )

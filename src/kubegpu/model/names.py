@@ -105,6 +105,36 @@ CLOUD_GPU_LABELS = (
     "nvidia.com/gpu.deploy.device-plugin",
 )
 AKS_ACCELERATOR_LABEL = "accelerator"  # AKS: accelerator=nvidia on GPU node pools
+
+# -- node labels a component derives from what the node is, and keeps writing ----------------------------
+# Relabelling a node does not change what it is, and the writer puts its value back. GPU Feature Discovery
+# (k8s-device-plugin docs/gpu-feature-discovery/README.md, "Generated Labels": nvidia.com/cuda.*,
+# nvidia.com/gpu.* such as product, memory, count, family, replicas, nvidia.com/mig.capable, mig.strategy,
+# nvidia.com/mps.capable), except the GPU Operator's per-node switches nvidia.com/gpu.deploy.* that its users
+# set; NVIDIA's MIG manager (nvidia.com/mig.config.state; nvidia.com/mig.config is the user's request); Node
+# Feature Discovery; the kubelet (kubernetes.io/hostname, os, arch: the well-known labels); the cloud
+# provider (topology.kubernetes.io/*, node.kubernetes.io/instance-type); the pool labels of Karpenter, GKE,
+# EKS and AKS. (prefix, writer): the first prefix a key starts with decides; "" = not managed.
+LABEL_WRITERS = (
+    ("nvidia.com/gpu.deploy.", ""),
+    ("nvidia.com/gpu.", "GPU Feature Discovery"),
+    ("nvidia.com/cuda.", "GPU Feature Discovery"),
+    ("nvidia.com/mig.capable", "GPU Feature Discovery"),
+    ("nvidia.com/mig.strategy", "GPU Feature Discovery"),
+    ("nvidia.com/mps.capable", "GPU Feature Discovery"),
+    ("nvidia.com/mig.config.state", "NVIDIA's MIG manager"),
+    ("feature.node.kubernetes.io/", "Node Feature Discovery"),
+    ("kubernetes.io/hostname", "the kubelet"),
+    ("kubernetes.io/os", "the kubelet"),
+    ("kubernetes.io/arch", "the kubelet"),
+    ("topology.kubernetes.io/", "the cloud provider"),
+    ("node.kubernetes.io/instance-type", "the cloud provider"),
+    ("karpenter.sh/", "Karpenter"),
+    ("karpenter.k8s.aws/", "Karpenter"),
+    ("cloud.google.com/", "GKE"),
+    ("eks.amazonaws.com/", "EKS"),
+    ("kubernetes.azure.com/", "AKS"),
+)
 AKS_GPU_TAINT_KEY = "sku"  # AKS docs: --node-taints sku=gpu:NoSchedule
 
 # -- other GPU schedulers' resources, annotations and labels ---------------------------------------------

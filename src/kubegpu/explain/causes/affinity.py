@@ -7,6 +7,7 @@ import numpy as np
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.model import affinity
+from kubegpu.model.gpu_facts import label_writer
 from kubegpu.model.objects import Node, Pod
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import AffinityMismatch, AffinityTermsConflict, PreFilterExcluded, Reason
@@ -73,6 +74,11 @@ def excluded_evidence(ctx: Context, reason: PreFilterExcluded, idx: int) -> list
     return affinity_evidence(ctx, reason, idx) if names.NODE_AFFINITY in reason.plugins else []
 
 
+CONSTRAINT_PITFALL = (
+    "Every required constraint shrinks the pool the pod can use; hard constraints fragment the cluster."
+)
+
+
 def wanted_label(pod: Pod) -> tuple[str, str] | None:
     """The single label value the pod asks for, if its constraint is that simple (nodeSelector or one In)."""
     if pod.node_selector:
@@ -91,6 +97,16 @@ def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) ->
     )
     commands = [ctx.cmd(f"get nodes -L {','.join(keys)}")] if keys else []
     wanted = wanted_label(pod)
+    writer = label_writer(wanted[0]) if wanted is not None else ""
+    if wanted is not None and writer:  # a label that says what the node is: relabelling is no fix
+        key, value = wanted
+        return Advice(
+            f"The pod asks for {key}={value}, a label {writer} writes from what a node is (and writes back if "
+            "changed): relabelling a node does not make it one. Point the pod at a value the cluster's nodes "
+            "carry (the command lists them), or add nodes that have it (their node pool or autoscaler).",
+            CONSTRAINT_PITFALL,
+            commands,
+        )
     if wanted is not None:
         key, value = wanted
         node = ctx.engine.snapshot.node(first)
@@ -105,7 +121,7 @@ def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) ->
         "The pod's nodeSelector / required node affinity excludes these nodes. If the pod may run on them, "
         "relax the requirement (keep compatibility required, make performance preferred); if a node really "
         "belongs in the pod's pool, label it — dry-run first, keep the rollback.",
-        "Every required constraint shrinks the pool the pod can use; hard constraints fragment the cluster.",
+        CONSTRAINT_PITFALL,
         commands,
     )
 
