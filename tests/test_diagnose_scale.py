@@ -117,8 +117,8 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
     }
     assert summary.pending == 20 and summary.gpu_nodes == 40 and summary.gpus == 320
     # the headline lists what blocks pods first, the 4 that fit now last (as the groups, below)
-    assert [c for c, _ in summary.causes][0] == "Insufficient nvidia.com/gpu"
-    assert [c for c, _ in summary.causes][-1] == "schedulable now"
+    order = [c for c, _ in summary.causes]
+    assert order[0] == "Insufficient nvidia.com/gpu" and order[-1] == "schedulable now"
     train = summary.groups[0]
     assert len(train.pods) == 8 and train.shape.startswith("8 nvidia.com/gpu")
     # the 4 pods that fit now come after every blocked group, the smaller ones too: a view cut at
