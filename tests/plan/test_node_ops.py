@@ -130,6 +130,20 @@ def test_label_rollback_restores_the_old_value() -> None:
     )
 
 
+def test_relabelling_what_a_component_writes_is_warned_about() -> None:
+    """nvidia.com/gpu.product is GPU Feature Discovery's (k8s-device-plugin docs/gpu-feature-discovery/
+    README.md, "Generated Labels"): it writes the hardware's value back, so the plan warns; a pool label
+    people set gets no such warning."""
+    s = snap(
+        make_node("n").gpus(8).label("nvidia.com/gpu.product", "NVIDIA-A10G").label("pool", "infer").obj()
+    )
+    change = plan_label(s, [s.node("n")], "nvidia.com/gpu.product", "NVIDIA-B200", NOW)
+    assert any(
+        w.startswith("nvidia.com/gpu.product is written by GPU Feature Discovery") for w in change.warnings
+    )
+    assert not any("written by" in w for w in plan_label(s, [s.node("n")], "pool", "train", NOW).warnings)
+
+
 def test_drain_counts_pdb_refusals_and_lost_capacity() -> None:
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}, "status": {"disruptionsAllowed": 0}}  # fmt: skip

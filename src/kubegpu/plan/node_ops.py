@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kubegpu.model.gpu_facts import label_writer
 from kubegpu.model.objects import Node, Pod, Taint
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -264,6 +265,13 @@ def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, val
         )
     apply_cmd = label_node("{node}", key, value)
     warnings = []
+    writer = label_writer(key)
+    if writer:  # the effect below lasts until the writer's next pass
+        warnings.append(
+            f"{key} is written by {writer} from what the node is, and it writes its value back: the change "
+            "does not make the node what the label says, and pods selecting the new value would land on "
+            "hardware or a place they did not ask for. Select on a label people set (a pool label) instead"
+        )
     if running:
         warnings.append(
             f"running pods select on {key} ({', '.join(p.key for p in running)}): node affinity is "
