@@ -111,3 +111,17 @@ def test_missing_file_and_missing_pod_are_one_line_errors(tmp_path: Path) -> Non
         proc.returncode == 1
         and proc.stderr.strip() == "Error: pod x/y is not in the snapshot (embedded demo cluster)"
     )
+
+
+def test_quota_and_queues_say_when_the_snapshot_has_none(tmp_path: Path) -> None:
+    """No ResourceQuota and no GpuQueue: one line each saying so (and what to add to the `kubectl get`),
+    not an empty table, which reads as a failure to read them."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all([make_node("n").gpus(1).obj(), make_pod("p").gpu(1).obj()]))
+    quota = CliRunner().invoke(cli, ["quota", "--snapshot", str(path)])
+    assert quota.exit_code == 0, quota.output
+    assert quota.output.startswith("ResourceQuota: none in the snapshot (add resourcequotas")
+    queues = CliRunner().invoke(cli, ["queues", "--snapshot", str(path)])
+    assert queues.exit_code == 0, queues.output
+    assert "queues: none defined (no GpuQueue in the snapshot)" in queues.output
+    assert "┃ queue ┃" not in queues.output

@@ -446,7 +446,10 @@ def queues_table(data: dict[str, Any], every: bool = False) -> None:
         )
         table.add_row(q["queue"], q["cohort"] or "", str(q["weight"]), _res(q["nominal"]), _res(q["used"]),
                       _res(q["borrowed"]), consumed, f"{q['share']:.3f}")  # fmt: skip
-    console.print(table)
+    if data["queues"]:
+        console.print(table)
+    else:  # (an empty table reads as a failure to read them)
+        console.print("queues: none defined (no GpuQueue in the snapshot): no queue quota applies")
     table = Table(title=f"admission cycle (costs measured at {data['now']})", title_justify="left")
     for col in ("#", "workload", "queue", "pods", "result"):
         table.add_column(col, overflow="fold")
@@ -516,4 +519,7 @@ def quota_table(rows: list[dict[str, Any]]) -> None:
         what = f"hard={r['whatIf']}: {r['effect']}" if "whatIf" in r else ""
         pct = "" if r["percent"] is None else f"{r['percent']:.0f}"
         table.add_row(r["namespace"], r["quota"], r["resource"], r["used"], r["hard"], pct, what)
-    console.print(table)
+    if rows:
+        console.print(table)
+    else:  # (an empty table reads as a failure to read them)
+        console.print("ResourceQuota: none in the snapshot (add resourcequotas to the `kubectl get`)")
