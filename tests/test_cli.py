@@ -125,3 +125,22 @@ def test_quota_and_queues_say_when_the_snapshot_has_none(tmp_path: Path) -> None
     assert queues.exit_code == 0, queues.output
     assert "queues: none defined (no GpuQueue in the snapshot)" in queues.output
     assert "┃ queue ┃" not in queues.output
+
+
+def test_diagnose_node_says_what_is_wrong_with_it_and_what_it_rejects() -> None:
+    """The demo's gpu-infer-02 carries GFD's labels (nvidia.com/gpu.present=true, gpu.count=4) but no device
+    plugin registered its GPUs: ``--node`` says it has no GPU resource, the critical finding about it with
+    its commands, and the Pending pods it rejects per reason (most first)."""
+    result = CliRunner().invoke(cli, ["diagnose", "--demo", "--node", "gpu-infer-02"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "gpu-infer-02: pool inference, product NVIDIA-L40S, Ready"
+    assert lines[2] == "  no GPU resource in status.capacity"
+    assert lines[3].startswith(
+        "  critical: GPU node advertises no GPU resource — nvidia.com/gpu.present=true"
+    )
+    assert "    $ kubectl -n default get pods -A -o wide --field-selector spec.nodeName=gpu-infer-02" in lines
+    at = lines.index("  rejects 5 Pending GPU pod(s)")
+    counts = [int(line.split(":")[0]) for line in lines[at + 1 :]]
+    assert counts == sorted(counts, reverse=True) and sum(counts) == 5
+    assert lines[at + 1].startswith("    3: node(s) didn't match Pod's node affinity/selector, e.g. ")

@@ -154,10 +154,20 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
         for r, v in row.gpu.items():
             click.echo(f"  {r}: capacity {v['capacity']}, allocatable {v['allocatable']}, "
                        f"requested {v['requested']}, free {v['free']}")  # fmt: skip
+        if not row.gpu:
+            click.echo("  no GPU resource in status.capacity")
         for h in row.holders:
             click.echo(f"  held by {h}")
-        blocked = [e.pod for e in report.pending if any(n.name == node for n in e.nodes)]
-        click.echo(
-            f"  rejects {len(blocked)} Pending GPU pod(s)"
-            + (f", e.g. {', '.join(blocked[:5])}" if blocked else "")
-        )
+        for f in (f for f in report.findings if f"node/{node}" in f.objects):  # what is wrong with it
+            click.echo(f"  {f.severity}: {f.title} — {f.detail}")
+            for command in f.commands:
+                click.echo(f"    $ {command}")
+        # per reason, the Pending pods it rejects (each pod's evidence for this node)
+        rejected: dict[str, list[str]] = {}
+        for e in report.pending:
+            seen = next((n for n in e.nodes if n.name == node), None)
+            if seen is not None:
+                rejected.setdefault("; ".join(seen.reasons), []).append(e.pod)
+        click.echo(f"  rejects {sum(map(len, rejected.values()))} Pending GPU pod(s)")
+        for reason, pods in sorted(rejected.items(), key=lambda kv: -len(kv[1])):
+            click.echo(f"    {len(pods)}: {reason}, e.g. {', '.join(pods[:3])}")
