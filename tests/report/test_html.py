@@ -387,3 +387,28 @@ def test_a_pending_pods_claims_are_named_above_its_evidence() -> None:
     line = "pod claim gpus is ResourceClaim default/train-gpus"
     assert text.count(line) == 1
     assert text.index(line) < text.index("pod claim gpus request gpus wants 2")
+
+
+@pytest.mark.parametrize(
+    ("causes", "listed", "more"), [(5, 5, ""), (6, 6, ""), (7, 5, "and 2 more cause(s) below")]
+)
+def test_the_headline_lists_the_causes_the_table_view_lists(causes: int, listed: int, more: str) -> None:
+    """The page's headline cuts the causes where ``kubegpu diagnose`` does (``Summary.headline_causes``: never
+    "1 more", which takes the place the sixth cause needs)."""
+    from kubegpu.explain import summary as summary_module
+
+    engine = Engine(load_demo())
+    data = collect(engine, diagnose(engine), POOL_LABEL, generated="2026-01-01 00:00:00 UTC")
+    real = summary_module.summarize
+
+    def fixed(*args: object) -> summary_module.Summary:
+        s = real(*args)
+        s.causes = [(f"cause {i}", 10 - i) for i in range(causes)]
+        return s
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kubegpu.report.html.summarize", fixed)
+        page = render(data)
+    head = page[page.index('id="headline"') : page.index("<b>First:</b>")]
+    assert head.count("<li>") == listed
+    assert (more in head) if more else "more cause(s)" not in head

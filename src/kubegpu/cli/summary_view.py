@@ -18,7 +18,6 @@ from kubegpu.explain.diagnose import Diagnosis
 from kubegpu.explain.finding_kinds import finding_kinds
 from kubegpu.explain.summary import PodAsk, Summary, summarize
 
-MAX_CAUSES = 5  # in the headline
 MAX_GROUPS = 12
 MAX_LISTED_GROUPS = 40  # groups after MAX_GROUPS, one line each
 MAX_NODE_GROUPS = 40  # pool × product × resource rows
@@ -53,8 +52,7 @@ def headline(s: Summary) -> None:
         f"{s.devices_line()}; {s.pending} Pending GPU pod(s)"
         + (f" (+{s.other_pending} Pending without GPUs)" if s.other_pending else "")
     )
-    # a "1 more" line would take the line the cause itself needs
-    shown = s.causes if len(s.causes) <= MAX_CAUSES + 1 else s.causes[:MAX_CAUSES]
+    shown = s.headline_causes()
     for cause, pods in shown:
         echo(f"  {pods:>6} pod(s): {cause}")
     if len(s.causes) > len(shown):

@@ -38,6 +38,7 @@ from kubegpu.scheduler.reasons import AffinityMismatch, Insufficient, render
 # kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
 SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same in every minor)
 NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
+HEADLINE_CAUSES = 5  # causes a headline shows before "… N more" (``Summary.headline_causes``)
 SCHEDULABLE_NOW = "schedulable now"  # the cause of a Pending pod that fits now
 
 
@@ -121,6 +122,11 @@ class Summary:
     # MIG devices (nvidia.com/mig-*, DRA's mig rows): allocatable, requested, free. Slices of GPUs, not
     # more GPUs: 8 H100 in 7 slices each read as 56 "GPUs"
     mig: tuple[int, int, int] = (0, 0, 0)
+
+    def headline_causes(self) -> list[tuple[str, int]]:
+        """The causes a headline shows: all of them, or the first ``HEADLINE_CAUSES`` where more would follow
+        (the rest said in one line: a "1 more" line would take the line the cause itself needs)."""
+        return self.causes if len(self.causes) <= HEADLINE_CAUSES + 1 else self.causes[:HEADLINE_CAUSES]
 
     def devices_line(self) -> str:
         """The headline's first clause: GPU nodes, GPUs and (where there are any) MIG devices."""

@@ -139,8 +139,10 @@ def _headline(data: ReportData) -> str:
     """The diagnose headline (``explain.summary``): GPUs, Pending GPU pods, the causes with most pods, and the
     first thing to do; Pending pods are grouped by what they ask for, as the pending list shows it."""
     s = summarize(data.diagnosis, data.pending_asks)
-    causes = "".join(f"<li><b>{n}</b> pod(s): {_t(c)}</li>" for c, n in s.causes[:5])
-    more = f'<p class="muted">and {len(s.causes) - 5} more cause(s) below</p>' if len(s.causes) > 5 else ""
+    shown = s.headline_causes()
+    causes = "".join(f"<li><b>{n}</b> pod(s): {_t(c)}</li>" for c, n in shown)
+    hidden = len(s.causes) - len(shown)
+    more = f'<p class="muted">and {hidden} more cause(s) below</p>' if hidden else ""
     return section(
         "headline",
         "Headline",
