@@ -113,8 +113,9 @@ AKS_ACCELERATOR_LABEL = "accelerator"  # AKS: accelerator=nvidia on GPU node poo
 # nvidia.com/mps.capable), except the GPU Operator's per-node switches nvidia.com/gpu.deploy.* that its users
 # set; NVIDIA's MIG manager (nvidia.com/mig.config.state; nvidia.com/mig.config is the user's request); Node
 # Feature Discovery; the kubelet (kubernetes.io/hostname, os, arch: the well-known labels); the cloud
-# provider (topology.kubernetes.io/*, node.kubernetes.io/instance-type); the pool labels of Karpenter, GKE,
-# EKS and AKS. (prefix, writer): the first prefix a key starts with decides; "" = not managed.
+# provider (topology.kubernetes.io/*, node.kubernetes.io/instance-type and their deprecated beta names); the
+# pool labels of Karpenter, GKE, EKS and AKS. (prefix, writer): the first prefix a key starts with decides;
+# "" = not managed.
 LABEL_WRITERS = (
     ("nvidia.com/gpu.deploy.", ""),
     ("nvidia.com/gpu.", "GPU Feature Discovery"),
@@ -128,7 +129,9 @@ LABEL_WRITERS = (
     ("kubernetes.io/os", "the kubelet"),
     ("kubernetes.io/arch", "the kubelet"),
     ("topology.kubernetes.io/", "the cloud provider"),
+    ("failure-domain.beta.kubernetes.io/", "the cloud provider"),  # (the deprecated zone/region labels)
     ("node.kubernetes.io/instance-type", "the cloud provider"),
+    ("beta.kubernetes.io/instance-type", "the cloud provider"),
     ("karpenter.sh/", "Karpenter"),
     ("karpenter.k8s.aws/", "Karpenter"),
     ("cloud.google.com/", "GKE"),
