@@ -17,6 +17,7 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from kubegpu.kube.informer import BACKOFF_MAX_S, UNAVAILABLE_MAX_S, backoff_s
 from tests.live.apiserver import Fault, RunningApiServer, patch_over_http, wait_until
@@ -37,6 +38,17 @@ def gang(api: RunningApiServer, name: str, members: int, min_member: int, gpus: 
     for pod in names:
         api.emulator.create("pods", gpu_pod(pod, gpus, labels={"scheduling.x-k8s.io/pod-group": name}))
     return names
+
+
+def event_of(api: RunningApiServer, name: str, reason: str) -> dict[str, Any]:
+    """The first Event of ``reason`` about pod ``name``, waited for: the scheduler's recorder writes Events
+    from a worker thread after it patches the status they go with (``live.events``), so a test that saw the
+    status may not see the Event yet."""
+    found: dict[str, Any] = wait_until(
+        lambda: next((e for e in events_for(api, name) if e["reason"] == reason), None),
+        what=f"a {reason} event about {name}",
+    )
+    return found
 
 
 def message_of(api: RunningApiServer, name: str) -> str:
@@ -66,8 +78,8 @@ def test_a_gang_that_only_partly_fits_is_never_partly_bound_and_binds_whole_when
     assert ", so none is placed. train-3: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu." in message
     assert {message_of(api, m) for m in members} == {message}  # the gang is explained as one
     assert api.emulator.bindings == []
-    failed = [e for e in events_for(api, "train-0") if e["reason"] == "FailedScheduling"]
-    assert failed and failed[0]["type"] == "Warning" and failed[0]["action"] == "Scheduling"
+    failed = event_of(api, "train-0", "FailedScheduling")
+    assert failed["type"] == "Warning" and failed["action"] == "Scheduling"
     assert scheduled_condition(api, "train-0")["reason"] == "Unschedulable"  # type: ignore[index]
 
     api.emulator.create("nodes", gpu_node("gpu-3", 8))
@@ -98,8 +110,7 @@ def test_a_queue_over_its_quota_keeps_its_pod_pending_until_the_quota_is_raised_
     )
     wait_until(lambda: message_of(api, "second") == expected, what="the quota shortfall")
     assert node_of(api, "second") == ""
-    note = next(e["note"] for e in events_for(api, "second") if e["reason"] == "FailedScheduling")
-    assert note == expected
+    assert event_of(api, "second", "FailedScheduling")["note"] == expected
 
     patch_over_http(
         api, "/apis/kubegpu.io/v1alpha1/gpuqueues/team-a", {"spec": {"nominalQuota": {"nvidia.com/gpu": "8"}}}
@@ -240,6 +251,7 @@ def test_a_gang_preempts_the_cheapest_lower_priority_pods_whole_then_binds_into_
     assert re.search(r"preemption for ml/train evicted 2 of 2 pods, \d+ GPU-seconds lost", scheduler.output())
     lost = metric(metrics_of(scheduler), "kubegpu_preemption_lost_gpu_seconds_total")
     assert 1440 <= lost <= 1440 + 8 * 30  # plus 8 GPUs × the seconds the test took to get there
+    event_of(api, "low-60", "Preempted")  # (written after the eviction)
     notes = {e["note"] for e in events_for(api, "low-60") if e["reason"] == "Preempted"}
     assert len(notes) == 1 and re.fullmatch(r"Preempted by pod \S+ on node gpu-3", notes.pop())
 
