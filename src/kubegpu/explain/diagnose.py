@@ -57,9 +57,8 @@ class Diagnosis:
     other_pending: int = 0
     input_errors: list[str] = field(default_factory=list)
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
-    # pod → how many nodes its nodeSelector / required node affinity admits, and which (a mask over the
-    # engine's cluster rows, one array per distinct selector): the grouped view's cause
-    selector_matches: dict[str, int] = field(default_factory=dict)
+    # pod → the nodes its nodeSelector / required node affinity admits (a mask over the engine's cluster rows,
+    # one array per distinct selector): the grouped view's cause
     selector_admits: dict[str, npt.NDArray[np.bool_]] = field(default_factory=dict)
     # pod → (reason, fix): its required pod affinity is unmet on every node (``pod_affinity_blocks``)
     pod_affinity_blocked: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -83,8 +82,6 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
     pending = priority_sort(p for p in snapshot.pending_pods())
     gpu_pending = [p for p in pending if is_gpu_pod(p, snapshot.dra)]
     rows = node_rows(engine, pool_label)
-    admits = selector_admits(engine, gpu_pending)
-    counts = {id(mask): int(np.count_nonzero(mask)) for mask in admits.values()}
     return Diagnosis(
         description=snapshot.description,
         nodes=rows,
@@ -93,8 +90,7 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=gpu_totals(engine),
-        selector_matches={pod: counts[id(mask)] for pod, mask in admits.items()},
-        selector_admits=admits,
+        selector_admits=selector_admits(engine, gpu_pending),
         pod_affinity_blocked=pod_affinity_blocks(engine, gpu_pending),
     )
 

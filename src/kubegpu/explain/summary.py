@@ -198,13 +198,10 @@ def _whole(text: str) -> int:
 
 
 def _cause(
-    exp: Explanation,
-    matching: int | None,
-    blocked: tuple[str, str] | None = None,
-    admitted: npt.NDArray[np.bool_] | None = None,
+    exp: Explanation, admitted: npt.NDArray[np.bool_] | None, blocked: tuple[str, str] | None = None
 ) -> tuple[str, str]:
-    """The cause and its fix; ``matching``: nodes the pod's selector admits (``admitted``: which, over the
-    cluster's rows); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
+    """The cause and its fix; ``admitted``: the nodes the pod's selector admits, over the cluster's rows
+    (None: not known); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
     (``diagnose.pod_affinity_blocks``)."""
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
@@ -229,6 +226,7 @@ def _cause(
         )
     if not exp.groups:
         return exp.message, ""
+    matching = None if admitted is None else int(np.count_nonzero(admitted))
     mismatch = next((g for g in exp.groups if g.reason == SELECTOR_MISMATCH), None)
     if matching == 0 and mismatch is not None:
         # kube-scheduler reports the first failing filter per node (a taint before the selector), so the
@@ -242,7 +240,7 @@ def _cause(
     # taint. So where the selector's mask is known, a reason counts only the nodes the selector admits (a
     # pod selecting B200 nodes, all tainted nvidia.com/gpu, is not blamed on the spot taint of other nodes).
     asked = [g for g in exp.groups if g.reason != SELECTOR_MISMATCH] or exp.groups
-    if matching and admitted is not None:
+    if admitted is not None and matching:
         counted = [
             (len(g.nodes) if g.rows is None else int(np.count_nonzero(admitted.take(g.rows))), g)
             for g in asked
@@ -287,9 +285,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     unknown = PodAsk("")
     for exp in report.pending:
         blocked = report.pod_affinity_blocked.get(exp.pod)  # (never a schedulable pod)
-        cause, fix = _cause(
-            exp, report.selector_matches.get(exp.pod), blocked, report.selector_admits.get(exp.pod)
-        )
+        cause, fix = _cause(exp, report.selector_admits.get(exp.pod), blocked)
         ask = asks.get(exp.pod, unknown)
         key = (ask.devices, ask.where, cause)
         entry = groups.get(key)
