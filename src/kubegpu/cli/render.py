@@ -164,8 +164,9 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
             console.print(Text(f"  likely: {why}"), style="dim", soft_wrap=True)
     for line in exp.unverified:  # the verdict rests on something kubegpu does not model
         console.print(Text(f"unverified: {line}"), style="yellow")
-    if exp.claims_line():  # what the evidence's ``pod claim <name>`` refers to
-        console.print(Text(exp.claims_line()), soft_wrap=True)
+    claims = exp.claims_line()  # what the evidence's ``pod claim <name>`` refers to
+    if claims:
+        console.print(Text(claims), soft_wrap=True)
     if exp.nodes:
         rows = _node_rows(exp, every_node)
         alike = len(rows) < len(exp.nodes)

@@ -35,7 +35,7 @@ from kubegpu.model.gpu_facts import (
     gpu_signs,
     tolerates_gpu_taint,
 )
-from kubegpu.model.names import MIG_RESOURCE_PREFIX, pitfall_name
+from kubegpu.model.names import MIG_CONFIG_LABEL, MIG_RESOURCE_PREFIX, MIG_STRATEGY_LABEL, pitfall_name
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import CONTROLLER_KINDS
@@ -298,6 +298,11 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
+MIG_LAYOUT_LABELS = (
+    f"{MIG_CONFIG_LABEL},{MIG_STRATEGY_LABEL}"  # (``get nodes -L``: what a node's MIG layout is)
+)
+
+
 def mig_gap(missing: list[str], offered: list[str]) -> str | None:
     """What to do when every ``missing`` resource is a MIG profile no GPU is partitioned into while the
     nodes offer other profiles (``offered``: the advertised MIG resources, sorted); None otherwise (a
@@ -329,7 +334,7 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             out.append(Finding(
                 "critical", "workload", "pod requests a MIG profile no GPU is partitioned into", [f"pod/{pod.key}"],
                 gap,
-                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
+                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L {MIG_LAYOUT_LABELS}"],
             ))  # fmt: skip
         elif missing == [NVIDIA_GPU] and mig_offered:
             out.append(Finding(
@@ -337,7 +342,7 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 f"it asks for {NVIDIA_GPU}, but the GPUs are split into MIG instances and the nodes offer only "
                 f"{', '.join(mig_offered)} (mixed strategy). Request one of those profiles if a slice is enough, "
                 "or take a GPU out of MIG mode (`kubegpu plan mig`) — which removes every instance on it.",
-                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy"],
+                "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L {MIG_LAYOUT_LABELS}"],
             ))  # fmt: skip
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
             if dark is None:  # (once: every GPU node's plugin chain)

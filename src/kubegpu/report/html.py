@@ -403,8 +403,9 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
     for grant in e.allocation:
         gpus = ", ".join(f"GPU {g.get('host_index')} ({g.get('uuid')})" for g in grant.gpus)
         out.append(f"<p>Container {_t(grant.container)} would get {_t(grant.resource)}: {_t(gpus)}</p>")
-    if e.claims_line():
-        out.append(f"<p>{_t(e.claims_line())}</p>")
+    claims = e.claims_line()
+    if claims:
+        out.append(f"<p>{_t(claims)}</p>")
     evidence = {n.name: n for n in e.nodes}
     for g in e.groups:
         rows = "".join(

@@ -15,10 +15,10 @@ from functools import partial
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
-from kubegpu.explain.findings import has_gpu_labels, mig_gap
+from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
-from kubegpu.model.names import HAMI_RESOURCES
+from kubegpu.model.names import HAMI_RESOURCES, MIG_CONFIG_STATE_LABEL
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import NVIDIA_GPU, is_gpu
@@ -295,11 +295,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             gap,
             "A GPU's MIG layout changes as a whole: the GPU Operator's MIG manager deletes the instances on it, "
             "so the pods using them must leave first.",
-            [
-                ctx.cmd(
-                    "get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy,nvidia.com/mig.config.state"
-                )
-            ],
+            [ctx.cmd(f"get nodes -L {MIG_LAYOUT_LABELS},{MIG_CONFIG_STATE_LABEL}")],
         )
     if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
         return _no_plugin_advice(ctx, resource)

@@ -93,7 +93,7 @@ class GpuDeviceFit:
                 c, r = filter_each(self, self._reasons, state, pod, cluster, stale)
                 return np.stack((c.astype(np.int32), r.astype(np.int32)), axis=1)
 
-            found = self._verdicts.values((self.sign(pod), self.replica_policy), rows[hard], search)
+            found = self._verdicts.values(self.sign(pod), rows[hard], search)  # (this plugin's one policy)
             codes[hard], reason_ids[hard] = found[:, 0], found[:, 1]
         return codes, reason_ids
 
