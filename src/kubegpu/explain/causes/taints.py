@@ -114,6 +114,12 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
     taint = reason.taint
     if taint.key in _NODE_STATE:
         return _node_state_advice(ctx, taint, nodes)
+    return _toleration_advice(ctx, taint, nodes, _plugin_fix(ctx, taint, nodes) or _plain_fix(taint))
+
+
+def _toleration_advice(ctx: Context, taint: Taint, nodes: list[str], fix: str) -> Advice:
+    """``fix`` for a taint the pod may tolerate, with the pitfall and the commands that show the taint and the
+    pod's tolerations."""
     pitfall = (
         "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
         "the pod must also request nvidia.com/gpu."
@@ -121,7 +127,7 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
         else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
     )
     return Advice(
-        _plugin_fix(ctx, taint, nodes) or _plain_fix(taint),
+        fix,
         pitfall,
         [
             ctx.cmd(f"get node {nodes[0]} -o jsonpath='{{.spec.taints}}'"),
@@ -165,15 +171,17 @@ def taint_advice_many(ctx: Context, parts: list[tuple[UntoleratedTaint, list[str
     their counts (plain ones in one sentence, the others with their own advice; the rest counted), the
     pitfall and commands of the most common."""
     shown = parts[:TAINTS_SHOWN]
+    # a node-state taint, or one that also keeps the device plugin off: its own advice; plain taints (no
+    # fix of their own) share one sentence, below
+    own = [
+        _node_state_advice(ctx, r.taint, nodes) if r.taint.key in _NODE_STATE else None for r, nodes in shown
+    ]
+    fixes = [
+        o.fix if o is not None else _plugin_fix(ctx, r.taint, nodes)
+        for o, (r, nodes) in zip(own, shown, strict=True)
+    ]
     plain, said = [], []
-    for r, nodes in shown:
-        # a node-state taint, or one that also keeps the device plugin off: its own advice; plain taints
-        # share one sentence, below
-        fix = (
-            _node_state_advice(ctx, r.taint, nodes).fix
-            if r.taint.key in _NODE_STATE
-            else _plugin_fix(ctx, r.taint, nodes)
-        )
+    for (r, nodes), fix in zip(shown, fixes, strict=True):
         if fix:
             said.append(f"{len(nodes)} node(s) with {r.taint}: {fix}")
         else:
@@ -185,7 +193,9 @@ def taint_advice_many(ctx: Context, parts: list[tuple[UntoleratedTaint, list[str
     rest = parts[TAINTS_SHOWN:]
     if rest:
         fix += f" {sum(len(n) for _, n in rest)} more node(s) with {len(rest)} other taint(s): see --all."
-    first = taint_advice(ctx, *parts[0])
+    # the most common taint's pitfall and commands, from the fix already made for it
+    (top, top_nodes), made = shown[0], own[0]
+    first = made if made is not None else _toleration_advice(ctx, top.taint, top_nodes, fixes[0])
     return Advice(fix, first.pitfall, first.commands)
 
 
