@@ -130,7 +130,10 @@ def test_quota_and_queues_say_when_the_snapshot_has_none(tmp_path: Path) -> None
 def test_diagnose_node_says_what_is_wrong_with_it_and_what_it_rejects() -> None:
     """The demo's gpu-infer-02 carries GFD's labels (nvidia.com/gpu.present=true, gpu.count=4) but no device
     plugin registered its GPUs: ``--node`` says it has no GPU resource, the critical finding about it with
-    its commands, and the Pending pods it rejects per reason (most first)."""
+    its commands, and the Pending pods it rejects per reason (most first). From the demo's pods (pool
+    ``inference``): llm-finetune-0 and urgent-eval require pool training, llm-70b-int4 selects inference-mig
+    (3 by node affinity); vllm-6b7c9d-q9r4s asks nvidia.com/gpu, which the node has none of, and embed-server
+    the misspelt nvidia.com/gpus (1 each); the other Pending pods fit elsewhere."""
     result = CliRunner().invoke(cli, ["diagnose", "--demo", "--node", "gpu-infer-02"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -144,3 +147,7 @@ def test_diagnose_node_says_what_is_wrong_with_it_and_what_it_rejects() -> None:
     counts = [int(line.split(":")[0]) for line in lines[at + 1 :]]
     assert counts == sorted(counts, reverse=True) and sum(counts) == 5
     assert lines[at + 1].startswith("    3: node(s) didn't match Pod's node affinity/selector, e.g. ")
+    assert {line.split(", e.g. ")[0] for line in lines[at + 2 :]} == {
+        "    1: Insufficient nvidia.com/gpu",
+        "    1: Insufficient nvidia.com/gpus",
+    }
