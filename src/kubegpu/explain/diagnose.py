@@ -171,11 +171,10 @@ def claims_key(pod: Pod, dra: DraObjects) -> str | None:
     return repr(parts)
 
 
-def _names_own_claims(exp: Explanation, pod: Pod, dra: DraObjects) -> bool:
-    """Whether ``exp`` (the pod's evaluation) names one of the pod's claims (generated or named) anywhere."""
-    pc = dra.pod_claims.get(pod.key)
-    names = [n for n in pc.statuses.values() if n] if pc is not None else []
-    names += [ref.claim_name for ref in pc.refs if ref.claim_name] if pc is not None else []
+def _names_own_claims(exp: Explanation) -> bool:
+    """Whether ``exp`` (a pod's evaluation) names one of the pod's claims (``exp.claims``: generated or named)
+    anywhere."""
+    names = [key.partition("/")[2] for key in exp.claims.values()]
     if not names:
         return False
     texts = [exp.message, *exp.notes, *exp.unverified, exp.binding or ""]
@@ -202,7 +201,7 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
         if first is None:
             exp = explain_pod(engine, pod)
             if key is not None and key not in shared:
-                shared[key] = None if _names_own_claims(exp, pod, dra) else exp
+                shared[key] = None if _names_own_claims(exp) else exp
         else:
             exp = replace(
                 first,
