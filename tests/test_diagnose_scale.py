@@ -17,7 +17,7 @@ from kubegpu.cli.main import cli
 from kubegpu.cli.summary_view import headline
 from kubegpu.explain.diagnose import diagnose, equivalence_key, explain_many
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.explanation import Explanation, NodeEvidence
+from kubegpu.explain.explanation import NODE_HAS, Explanation, NodeEvidence
 from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
@@ -344,6 +344,40 @@ def test_explain_keeps_the_rows_of_the_most_nodes_when_evidence_differs_node_by_
     assert [r[0] for r in rows[1:40]] == [f"n{i:03d}" for i in range(50, 89)]
     assert rows[40] == ("… 11 more node(s)", "", "", "11 more row(s) of their own evidence (--all)")
     assert len(render._node_rows(exp, every=True)) == 100
+
+
+def test_explain_merges_nodes_that_differ_only_in_their_own_label_values() -> None:
+    """60 nodes refused by NodeAffinity, whose evidence differs only in the label value each node has
+    (pools p0–p4 round robin: 12 each; pool p0's nodes also in zone a, the rest in b): one row, the pod's
+    side written once and the readings counted, the commonest first, ``READINGS_SHOWN`` of them; a
+    reading all nodes share is the line as it was. With --all each node keeps its own line."""
+    term = "required term 0: pool In ['gpu']; "
+    nodes = [
+        NodeEvidence(f"n{i:02d}", "NodeAffinity", ["affinity"], "U", [f"{term}{NODE_HAS}pool=p{i % 5}"])
+        for i in range(60)
+    ]
+    nodes += [NodeEvidence("m0", "TaintToleration", ["taint"], "U", ["taint t is not tolerated"])] * 31
+    exp = Explanation(pod="default/p", schedulable=False, node=None, message="m", nodes=nodes)
+    rows = render._node_rows(exp, every=False)
+    assert [r[0] for r in rows] == ["60 nodes: n00, n01 +58", "31 nodes: m0, m0 +29"]
+    shown = ", ".join(f"pool=p{k} (12 nodes)" for k in range(render.READINGS_SHOWN))
+    assert rows[0][3] == f"{term}nodes have {shown}, … +{5 - render.READINGS_SHOWN} more"
+    assert rows[1][3] == "taint t is not tolerated"
+    assert [r[3] for r in render._node_rows(exp, every=True)[:2]] == [
+        f"{term}{NODE_HAS}pool=p0",
+        f"{term}{NODE_HAS}pool=p1",
+    ]
+    # the commonest reading first, whatever the node order
+    skewed = [
+        NodeEvidence(
+            f"z{i}", "NodeAffinity", ["affinity"], "U", [f"{term}{NODE_HAS}zone={'a' if i < 19 else 'b'}"]
+        )
+        for i in range(40)
+    ]
+    exp = Explanation(pod="default/p", schedulable=False, node=None, message="m", nodes=skewed)
+    assert (
+        render._node_rows(exp, every=False)[0][3] == f"{term}nodes have zone=b (21 nodes), zone=a (19 nodes)"
+    )
 
 
 def test_the_pool_table_is_as_wide_as_its_longest_product_and_resource(

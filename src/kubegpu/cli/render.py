@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kubegpu.cli.width import columns_env
+from kubegpu.explain.explanation import NODE_HAS, node_part
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
@@ -52,6 +53,8 @@ NAMES_SHOWN = 12
 # rows kept once collapsed: evidence that names each node's own holders (DRA: "gpu-0 by default/held-17")
 # makes every node a row of its own, 19,523 lines for one pod on 5,000 nodes
 MAX_NODE_ROWS = 40
+# readings of the nodes of one collapsed row shown per evidence line (each: the reading and its node count)
+READINGS_SHOWN = 3
 
 
 def _names(names: list[str], every: bool) -> str:
@@ -95,19 +98,40 @@ def _grouped(
 
 def _node_rows(exp: Explanation, every: bool) -> list[tuple[str, str, str, str]]:
     """One row per refused node, or (many nodes, not ``every``) one row per distinct (filter, reasons,
-    evidence), first seen first, naming how many nodes read so and the first of them."""
+    evidence less each node's own reading), first seen first, naming how many nodes read so and the first
+    of them, with the readings the nodes have and how many have each (``_merged``)."""
     groups, hidden, left = _grouped(
-        exp.nodes, lambda n: (n.plugin, tuple(n.reasons), tuple(n.evidence)), every
+        exp.nodes, lambda n: (n.plugin, tuple(n.reasons), tuple(node_part(e)[0] for e in n.evidence)), every
     )
     rows = []
     for _, ns in groups:  # (the rows of the most nodes, in node order)
         n = ns[0]
-        rows.append(
-            (_who([m.name for m in ns], "nodes"), n.plugin, "\n".join(n.reasons), "\n".join(n.evidence))
+        lines = (
+            n.evidence
+            if len(ns) == 1
+            else [_merged([m.evidence[j] for m in ns]) for j in range(len(n.evidence))]
         )
+        rows.append((_who([m.name for m in ns], "nodes"), n.plugin, "\n".join(n.reasons), "\n".join(lines)))
     if left:
         rows.append((f"… {hidden} more node(s)", "", "", f"{left} more row(s) of their own evidence (--all)"))
     return rows
+
+
+def _merged(lines: list[str]) -> str:
+    """One evidence line of many nodes that differ only in their own reading (``node_part``): the line
+    itself where they all read alike, else its common part and the readings, the commonest first (ties in
+    node order) with how many nodes have each, ``READINGS_SHOWN`` of them."""
+    readings: dict[str, int] = {}
+    for line in lines:
+        tail = node_part(line)[1]
+        readings[tail] = readings.get(tail, 0) + 1
+    if len(readings) == 1:
+        return lines[0]
+    head = node_part(lines[0])[0].removesuffix(NODE_HAS)
+    ranked = sorted(readings.items(), key=lambda kv: -kv[1])  # (stable: node order among equal counts)
+    shown = ", ".join(f"{tail} ({count} nodes)" for tail, count in ranked[:READINGS_SHOWN])
+    more = f", … +{len(ranked) - READINGS_SHOWN} more" if len(ranked) > READINGS_SHOWN else ""
+    return f"{head}nodes have {shown}{more}"
 
 
 def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = False) -> None:

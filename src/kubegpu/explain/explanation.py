@@ -11,6 +11,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+# Where an evidence line turns to the node's own reading ("required term 0: zone In ['a']; node has zone=b"):
+# the text before it is the pod's side, alike on every node the reason refuses; what follows is the
+# node's. The cause modules write it; the table view merges nodes whose lines differ only after it.
+NODE_HAS = "node has "
+
+
+def node_part(line: str) -> tuple[str, str]:
+    """``line`` as (the part alike on every node, through ``NODE_HAS``; the node's own reading after its
+    last occurrence); a line without it is all alike: (line, "")."""
+    head, sep, tail = line.rpartition(NODE_HAS)
+    return (head + sep, tail) if sep else (line, "")
+
 
 @dataclass(slots=True)  # (slots: thousands per Pending pod; explain.shared_evidence shares them, unchanged)
 class NodeEvidence:

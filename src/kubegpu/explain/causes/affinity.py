@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.model import affinity
 from kubegpu.model.gpu_facts import label_writer
 from kubegpu.model.objects import Node, Pod
@@ -52,9 +53,9 @@ def _affinity_lines(pod: Pod, node: Node) -> list[str]:
         have = node.labels.get(k)
         if have != v:
             out.append(
-                f"nodeSelector {k}={v}; node has {k}={have}"
+                f"nodeSelector {k}={v}; {NODE_HAS}{k}={have}"
                 if have is not None
-                else f"nodeSelector {k}={v}; node has no {k} label"
+                else f"nodeSelector {k}={v}; {NODE_HAS}no {k} label"
             )
     for i, term in enumerate(pod.required_affinity or ()):
         if affinity.term_matches(term, node.labels, node.name):
@@ -64,7 +65,7 @@ def _affinity_lines(pod: Pod, node: Node) -> list[str]:
             if not affinity.requirement_matches(req, have):
                 shown = f"{req.key}={have}" if have is not None else f"no {req.key} label"
                 out.append(
-                    f"required term {i}: {req.key} {req.operator} {list(req.values)}; node has {shown}"
+                    f"required term {i}: {req.key} {req.operator} {list(req.values)}; {NODE_HAS}{shown}"
                 )
     return out
 

@@ -15,6 +15,7 @@ from functools import partial
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
+from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
@@ -100,7 +101,7 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
 def _insufficient_lines(ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int) -> list[str]:
     r = reason.resource
     line = (
-        f"{r}: pod requests {format_milli(r, reason.requested)}, node has {format_milli(r, max(alloc - used, 0))} free "
+        f"{r}: pod requests {format_milli(r, reason.requested)}, {NODE_HAS}{format_milli(r, max(alloc - used, 0))} free "
         f"(allocatable {format_milli(r, alloc)}, already requested {format_milli(r, used)})"
     )
     if reason.requested > alloc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.model import volumes as vol
 from kubegpu.model.objects import NodeSelectorTerm
 from kubegpu.model.quantity import format_milli
@@ -106,7 +107,7 @@ def node_conflict_evidence(ctx: Context, reason: VolumeNodeConflict, idx: int) -
             keys = {r.key for t in pv.node_affinity or () for r in t.match_expressions}
             have = ", ".join(f"{k}={labels[k]}" if k in labels else f"no {k}" for k in sorted(keys))
             out.append(f"claim {c.name} is bound to PV {pv.name}, which requires {_terms(pv.node_affinity or ())}; "
-                       f"node has {have}")  # fmt: skip
+                       f"{NODE_HAS}{have}")  # fmt: skip
     return out
 
 
@@ -232,7 +233,7 @@ def zone_evidence(ctx: Context, reason: VolumeZoneConflict, idx: int) -> list[st
         for key, values in volume_zone.pv_topology(pv) if pv else ():
             have = labels.get(key, labels.get(volume_zone.GA.get(key, key)))
             if have not in values:
-                out.append(f"claim {c.name}: PV {pv.name if pv else ''} is in {key}={sorted(values)}; node has "
+                out.append(f"claim {c.name}: PV {pv.name if pv else ''} is in {key}={sorted(values)}; {NODE_HAS}"
                            f"{have if have is not None else f'no {key} label'}")  # fmt: skip
     return out
 
