@@ -12,14 +12,14 @@ from __future__ import annotations
 import difflib
 from functools import partial
 
-from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
+from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
 from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
-from kubegpu.model.names import HAMI_RESOURCES, MIG_CONFIG_STATE_LABEL
+from kubegpu.model.names import GPU_REPLICAS_LABEL, GPU_SHARING_LABEL, HAMI_RESOURCES, MIG_CONFIG_STATE_LABEL
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import NVIDIA_GPU, is_gpu
@@ -222,6 +222,38 @@ def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
     )
 
 
+def _renamed_advice(ctx: Context, resource: str, advertised: list[str]) -> Advice | None:
+    """No node advertises ``resource``, but nodes advertise its shared twin: the NVIDIA device plugin
+    shares GPUs there (time-slicing or MPS) with ``renameByDefault: true``, which registers each shared
+    resource as ``<name>.shared`` (``api/config/v1`` of NVIDIA/k8s-device-plugin), so a pod asking for the
+    plain name fits nowhere; or the pod asks for the ``.shared`` name where the plugin does not rename.
+    None when neither is the case."""
+    base = resource.removesuffix(SHARED_SUFFIX)
+    other = base if base != resource else resource + SHARED_SUFFIX
+    if other not in advertised or not device_plugin.registered_by_plugin(base):
+        return None
+    count = sum(1 for n in ctx.engine.snapshot.nodes if n.capacity.get(other, 0))
+    nodes = f"{count} node(s) advertise {other}"
+    labels = ctx.cmd(f"get nodes -L {GPU_SHARING_LABEL},{GPU_REPLICAS_LABEL}")
+    if other == base:  # the pod asks for the renamed name, the nodes offer the plain one
+        return Advice(
+            f"No node advertises {resource}; {nodes}: their device plugin does not rename shared GPUs "
+            f"(renameByDefault is false, or they are not shared). Request {base} instead, or set "
+            f"sharing.timeSlicing/mps renameByDefault: true in the plugin config of the nodes meant to share.",
+            f"{resource} exists only where the plugin's sharing config renames {base}.",
+            [labels],
+        )
+    return Advice(
+        f"No node advertises {resource}; {nodes}: their NVIDIA device plugin shares GPUs (time-slicing or MPS) "
+        f"with renameByDefault: true, which registers the shared replicas as {other}. Request {other} "
+        f"instead (each is one shared replica of a GPU, not a whole GPU), or set renameByDefault: false in the "
+        "plugin config if pods must keep asking for the plain name.",
+        f"A shared replica is not a dedicated GPU: pods on one GPU share its memory and compute. Under "
+        f"renameByDefault the name says so, and {resource} then exists only on nodes that do not share.",
+        [labels, ctx.cmd(f"get pod {ctx.pod.name} -o jsonpath='{{.spec.containers[*].resources}}'")],
+    )
+
+
 def _part_unhealthy(ctx: Context, resource: str) -> dict[str, tuple[int, int]]:
     """Node name → (capacity, allocatable) of ``resource`` where capacity is above allocatable (kubelet's
     device manager counts every device in capacity, healthy ones in allocatable): once per engine."""
@@ -298,6 +330,9 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             "so the pods using them must leave first.",
             [ctx.cmd(f"get nodes -L {MIG_LAYOUT_LABELS},{MIG_CONFIG_STATE_LABEL}")],
         )
+    renamed = _renamed_advice(ctx, resource, advertised) if resource not in advertised else None
+    if renamed:
+        return renamed
     if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
         return _no_plugin_advice(ctx, resource)
     if resource not in advertised and not partitioned:
