@@ -70,9 +70,17 @@ SHORTAGE_TAIL = "let the pod preempt lower-priority ones"
     ],
 )
 def test_fewer_free_gpus_in_all_than_asked_is_a_shortage_not_scattering(gpus: int, said: str | None) -> None:
-    """2 + 2 free on a and b: a 5-GPU pod could not fit even if they were on one node, so moving pods
-    around (the fragmentation advice) cannot help; the advice is to wait, preempt or add nodes."""
-    exp = explain(make_pod("p").gpu(gpus), *two_half_full_nodes())
+    """2 + 2 free on a and b, 8 GPUs each: a 5-GPU pod could not fit even if the free ones were on one
+    node, so moving pods around (the fragmentation advice) cannot help; the advice is to wait, preempt or
+    add nodes (each node could hold it emptied: 5 ≤ 8; a request above every node's allocatable is
+    tests/realcases/test_too_small_nodes.py)."""
+    exp = explain(
+        make_pod("p").gpu(gpus),
+        make_node("a").gpus(8).obj(),
+        make_node("b").gpus(8).obj(),
+        make_pod("ra").gpu(6).on("a").obj(),
+        make_pod("rb").gpu(6).on("b").obj(),
+    )
     found = [g for g in exp.groups if g.reason == "Insufficient nvidia.com/gpu"]
     if said is None:
         assert exp.schedulable and not found

@@ -60,6 +60,9 @@ class Diagnosis:
     # pod → the nodes its nodeSelector / required node affinity admits (a mask over the engine's cluster rows,
     # one array per distinct selector): the grouped view's cause
     selector_admits: dict[str, npt.NDArray[np.bool_]] = field(default_factory=dict)
+    # pod → the nodes of ``selector_admits`` whose allocatable holds each GPU resource the pod requests
+    # (emptied, they would fit it): where the grouped view looks for the cause first
+    could_host: dict[str, npt.NDArray[np.bool_]] = field(default_factory=dict)
     # pod → (reason, fix): its required pod affinity is unmet on every node (``pod_affinity_blocks``)
     pod_affinity_blocked: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -90,7 +93,8 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
         other_pending=len(pending) - len(gpu_pending),
         input_errors=[e.one_line() for e in snapshot.errors],
         totals=gpu_totals(engine),
-        selector_admits=selector_admits(engine, gpu_pending),
+        selector_admits=(admits := selector_admits(engine, gpu_pending)),
+        could_host=could_host(engine, gpu_pending, admits),
         pod_affinity_blocked=pod_affinity_blocks(engine, gpu_pending),
     )
 
@@ -212,6 +216,32 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
             )
             exp.observed = observed_for(engine, pod, exp)
         out.append(exp)
+    return out
+
+
+def could_host(
+    engine: Engine, pods: list[Pod], admits: dict[str, npt.NDArray[np.bool_]]
+) -> dict[str, npt.NDArray[np.bool_]]:
+    """Per pod, the nodes its selector admits (``admits``) whose allocatable holds each GPU resource it
+    requests: a node short of allocatable never fits it, whatever is freed (pods with one selector and one
+    GPU request share one array: never written to)."""
+    cluster = engine.cluster
+    seen: dict[tuple[int, tuple[tuple[str, int], ...]], npt.NDArray[np.bool_]] = {}
+    out: dict[str, npt.NDArray[np.bool_]] = {}
+    for pod in pods:
+        base = admits[pod.key]
+        gpus = tuple(sorted((r, v) for r, v in pod.requests.items() if v and is_gpu(r)))
+        key = (id(base), gpus)
+        if key not in seen:
+            mask = base.copy()
+            for r, v in gpus:
+                col = cluster.col.get(r)
+                if col is None:
+                    mask[:] = False
+                else:
+                    mask &= cluster.allocatable[:, col] >= v
+            seen[key] = mask
+        out[pod.key] = seen[key]
     return out
 
 

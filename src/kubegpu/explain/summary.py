@@ -198,11 +198,15 @@ def _whole(text: str) -> int:
 
 
 def _cause(
-    exp: Explanation, admitted: npt.NDArray[np.bool_] | None, blocked: tuple[str, str] | None = None
+    exp: Explanation,
+    admitted: npt.NDArray[np.bool_] | None,
+    blocked: tuple[str, str] | None = None,
+    hosts: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[str, str]:
     """The cause and its fix; ``admitted``: the nodes the pod's selector admits, over the cluster's rows
     (None: not known); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
-    (``diagnose.pod_affinity_blocks``)."""
+    (``diagnose.pod_affinity_blocks``); ``hosts``: those of ``admitted`` big enough for the pod's GPUs
+    (``diagnose.could_host``)."""
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
@@ -239,11 +243,14 @@ def _cause(
     # TaintToleration runs before NodeAffinity: a tainted node outside the selector reads as refused by its
     # taint. So where the selector's mask is known, a reason counts only the nodes the selector admits (a
     # pod selecting B200 nodes, all tainted nvidia.com/gpu, is not blamed on the spot taint of other nodes).
+    # Of those, the nodes whose allocatable could hold the pod's GPUs come first: three CPU nodes short of a
+    # GPU do not outvote the one GPU node refused by the pod's affinity (loft-sh/devpod-provider-kubernetes#63)
     asked = [g for g in exp.groups if g.reason != SELECTOR_MISMATCH] or exp.groups
-    if admitted is not None and matching:
+    for mask in (hosts, admitted if matching else None):
+        if mask is None:
+            continue
         counted = [
-            (len(g.nodes) if g.rows is None else int(np.count_nonzero(admitted.take(g.rows))), g)
-            for g in asked
+            (len(g.nodes) if g.rows is None else int(np.count_nonzero(mask.take(g.rows))), g) for g in asked
         ]
         n, top = max(counted, key=lambda c: (c[0], c[1].reason))
         if n:
@@ -285,7 +292,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     unknown = PodAsk("")
     for exp in report.pending:
         blocked = report.pod_affinity_blocked.get(exp.pod)  # (never a schedulable pod)
-        cause, fix = _cause(exp, report.selector_admits.get(exp.pod), blocked)
+        cause, fix = _cause(exp, report.selector_admits.get(exp.pod), blocked, report.could_host.get(exp.pod))
         ask = asks.get(exp.pod, unknown)
         key = (ask.devices, ask.where, cause)
         entry = groups.get(key)

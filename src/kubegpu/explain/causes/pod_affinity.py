@@ -207,9 +207,19 @@ def missing_evidence(ctx: Context, reason: SpreadLabelMissing, idx: int) -> list
 def affinity_advice(ctx: Context, reason: PodAffinityUnmet, nodes: list[str]) -> Advice:
     terms = ctx.pod.pod_affinity.required
     running = sum(len(_selected(ctx, t)) for t in terms)
-    fix = ("No pod the required podAffinity selects runs in these nodes' domains"
-           + (" (none runs anywhere: start the pods it depends on first)" if not running else "")
-           + ". Or make the term preferredDuringSchedulingIgnoredDuringExecution if co-location is a wish.")  # fmt: skip
+    if running:  # where the selected pods are is where the pod may go: name it
+        cluster = ctx.engine.cluster
+        where = sorted({cluster.nodes[i].name for t in terms for _, i in _selected(ctx, t)})
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        keys = ", ".join(sorted({t.topology_key for t in terms}))
+        fix = (f"No pod the required podAffinity selects runs in these nodes' domains: the {running} pod(s) it selects run on "
+               f"{shown}, so the pod may go only to nodes sharing their {keys}. To use these nodes, run a selected pod "
+               "in their domain (or schedule the pods together), or make the term "
+               "preferredDuringSchedulingIgnoredDuringExecution if co-location is a wish.")  # fmt: skip
+    else:
+        fix = ("No pod the required podAffinity selects runs in these nodes' domains (none runs anywhere: start the "
+               "pods it depends on first). Or make the term preferredDuringSchedulingIgnoredDuringExecution if "
+               "co-location is a wish.")  # fmt: skip
     sel = terms[0].selector if terms else None
     cmds = (
         [ctx.cmd(f"get pods -o wide -l {','.join(f'{k}={v}' for k, v in sel.match_labels)}")]

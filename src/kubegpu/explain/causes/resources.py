@@ -313,6 +313,60 @@ def _group_free(ctx: Context, resource: str, nodes: list[str]) -> tuple[int, int
     return found
 
 
+def _allocatable(ctx: Context, resource: str) -> dict[str, int]:
+    """Node name → allocatable ``resource``: once per engine state."""
+    return store_for(ctx.engine).current(
+        (_allocatable, resource),
+        lambda: {n.name: n.allocatable.get(resource, 0) for n in ctx.engine.snapshot.nodes},
+    )
+
+
+def _too_small_advice(ctx: Context, resource: str, need: int, nodes: list[str]) -> Advice | None:
+    """Every node of the group has less ``resource`` allocatable than the pod asks: no pod finishing and no
+    preemption frees enough there (NodeResourcesFit compares the request with allocatable less requested).
+    Says so, and whether nodes refused for other reasons are big enough; None when some node of the group
+    is big enough (then it is a matter of what is free)."""
+    alloc = _allocatable(ctx, resource)
+    biggest = max((alloc.get(n, 0) for n in nodes), default=0)
+    if biggest >= need:
+        return None
+    group = set(nodes)
+    big = sum(1 for name, a in alloc.items() if a >= need and name not in group)
+    bigger = (
+        f" {big} other node(s) have that many, refused for other reasons (see them)."
+        if big
+        else " No node in the cluster has that many."
+    )
+    amount = format_milli(resource, need)
+    if not biggest:
+        fix = (
+            f"None of these {len(nodes)} node(s) has any {resource} (allocatable 0): they are not nodes this pod can "
+            f"run on, whatever is freed.{bigger}"
+        )
+    else:
+        fix = (
+            f"The pod needs {amount} {resource} on ONE node, and none of these {len(nodes)} node(s) has that many at "
+            f"all: the largest has {format_milli(resource, biggest)} allocatable, so no pod finishing and no "
+            f"preemption frees enough.{bigger} Ask for at most {format_milli(resource, biggest)} per pod (split the "
+            f"job over several pods under a job framework), or add nodes with at least {amount} (a larger instance "
+            "type or node pool)."
+        )
+    return Advice(
+        fix,
+        "A pod's devices come from one node: devices of different nodes never add up for it.",
+        [
+            ctx.cmd(
+                f"get nodes -o custom-columns='NAME:.metadata.name,ALLOCATABLE:.status.allocatable.{_escaped(resource)}'"
+            )
+        ],
+    )
+
+
+def _escaped(resource: str) -> str:
+    """``resource`` as a kubectl custom-columns / jsonpath key (its dots escaped)."""
+    return resource.replace(".", "\\.")
+
+
 def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) -> Advice:
     resource = reason.resource
     first = nodes[0]
@@ -357,6 +411,10 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
     free = _free(ctx, resource)[0]
     total, largest, elsewhere = _group_free(ctx, resource, nodes)
     causes = _gpu_causes(ctx, reason, nodes, free)
+    if not causes:
+        too_small = _too_small_advice(ctx, resource, need, nodes)
+        if too_small:
+            return too_small
     scattered = total >= need > largest
     if scattered:
         frag = (
