@@ -40,6 +40,15 @@ def test_the_choice_rule_flag_then_server_then_newest_kubelet_then_newest() -> N
     chosen, where, warning = choose(None, "v1.40.0", ["v1.35.2"])
     assert (chosen, where) == (behaviour(35), "the newest kubelet (v1.35.2)")
     assert "Kubernetes v1.40.0 is not supported (supported: 1.30 to 1.37)" in warning
+    # every kubelet older than 1.30 (pangeo-data/pangeo-eosc#74 posted v1.29-era messages): a kubelet is at
+    # most 3 minors older than its API server (kubernetes.io/releases/version-skew-policy, since 1.28), so
+    # the cluster runs 1.29-1.32 at most: the oldest supported, said, never the newest (1.37's rules, e.g.
+    # kubernetes#131345, are in no such cluster)
+    chosen, where, warning = choose(None, "", ["v1.28.5-eks-5e0fdde", "v1.29.3+k3s1"])
+    assert (chosen, where) == (behaviour(30), "the oldest supported release (kubelets v1.29.3+k3s1)")
+    assert warning.startswith(
+        "the newest kubelet (v1.29.3+k3s1) is older than the supported range (1.30 to 1.37)"
+    )
     # kubelets newer than the newest supported minor: the newest supported (never below the cluster)
     assert choose(None, "", ["v1.39.0"])[0] == behaviour(37)
     with pytest.raises(ConfigError, match="not a Kubernetes version: 'one'"):

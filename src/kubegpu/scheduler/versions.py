@@ -205,7 +205,22 @@ def choose(given: str | None, server_version: str, kubelet_versions: list[str]) 
         except ConfigError as err:
             warning = f"{err}; using the newest supported release"
     found = newest_of(kubelet_versions)
+    newest = max(kubelet_versions, key=lambda v: parse_minor(v) or -1, default="")
     if found is not None:
-        newest = max(kubelet_versions, key=lambda v: parse_minor(v) or -1)
         return found, f"the newest kubelet ({newest})", warning
+    if parse_minor(newest) is not None:  # every kubelet older than the oldest supported minor
+        # the version skew policy lets a kubelet be up to 3 minors older than its API server: the cluster
+        # runs an older release than 1.OLDEST, or at most 3 minors newer than its kubelets; the oldest
+        # supported is the closest kubegpu can reproduce (the newest would bring rules no such cluster has)
+        oldest = min(BEHAVIOURS)
+        said = (
+            f"the newest kubelet ({newest}) is older than the supported range ({SUPPORTED_RANGE}); reproducing "
+            f"1.{oldest}, the closest (a kubelet is at most 3 minors older than its API server): messages and "
+            "defaults of the cluster's own release may differ"
+        )
+        return (
+            BEHAVIOURS[oldest],
+            f"the oldest supported release (kubelets {newest})",
+            (f"{warning}; {said}" if warning else said),
+        )
     return BEHAVIOURS[NEWEST], "the newest supported release", warning
