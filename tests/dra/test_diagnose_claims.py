@@ -96,6 +96,28 @@ def test_a_nic_claim_alone_is_not_a_gpu_pod() -> None:
     assert is_gpu_pod(pods["both"], dra)
 
 
+@pytest.mark.parametrize("driver", ["gpu.amd.com", "gpu.intel.com", "gpu.example.com"])
+def test_a_claim_for_another_vendors_gpu_driver_is_a_gpu_pod(driver: str) -> None:
+    """AMD's DRA driver (ROCm/k8s-gpu-dra-driver, DeviceClass selector ``device.driver == 'gpu.amd.com'``),
+    Intel's (intel-resource-drivers-for-kubernetes: gpu.intel.com) and the DRA example driver's
+    (kubernetes-sigs/dra-example-driver: gpu.example.com) serve GPUs: a Pending pod whose claim asks their
+    class is explained, not counted among the pods that request no GPU."""
+    cls = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "vendor-gpu"},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]},
+    }  # fmt: skip
+    objs = [
+        cls,
+        *o.gpu_node("n1", 1),
+        o.claim("c", o.request("gpu", cls="vendor-gpu")),
+        o.pod("p", ("gpu", "c", "")),
+    ]
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    assert not snap.errors
+    assert is_gpu_pod(next(p for p in snap.pods if p.name == "p"), snap.dra)
+    assert [e.pod for e in diagnose(Engine(snap)).pending] == ["default/p"]
+
+
 def test_an_allocated_claim_counts_by_the_driver_of_its_results() -> None:
     """An allocated claim's results name the driver (tests.dra.objects.allocated writes gpu.nvidia.com),
     whatever its class says: the class here is the NIC one, the result is a GPU."""

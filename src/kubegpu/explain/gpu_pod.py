@@ -4,11 +4,12 @@ and the cluster exporter reports as a Pending GPU pod.
 A pod is a GPU pod when it asks for any ``nvidia.com/*`` resource (a misspelt one too: it is often the
 point), tolerates an ``nvidia.com/*`` taint, asks
 another scheduler's GPU (Volcano vGPU, a KAI share: ``schedulers.wants_gpu_elsewhere``), or names a DRA
-claim for a device of NVIDIA's GPU driver. A claim is a GPU claim when its allocation's results name the
-driver, or, unallocated, when one of its requests (or its template's) asks for a DeviceClass (or adds a
-selector) whose CEL selector names the driver as ``device.driver == "gpu.nvidia.com"`` — the form the
-driver's own DeviceClasses use (kubernetes-sigs/dra-driver-nvidia-gpu, deployments/helm DeviceClass
-``gpu.nvidia.com``: ``device.driver == 'gpu.nvidia.com' && ...``). A claim of another driver (a NIC, an
+claim for a device of a GPU driver (``names.GPU_DRA_DRIVERS``: NVIDIA's, AMD's, Intel's, the DRA example
+driver's). A claim is a GPU claim when its allocation's results name such a driver, or, unallocated, when
+one of its requests (or its template's) asks for a DeviceClass (or adds a selector) whose CEL selector
+names the driver as ``device.driver == "gpu.nvidia.com"`` — the form the drivers' own DeviceClasses use
+(kubernetes-sigs/dra-driver-nvidia-gpu, deployments/helm DeviceClass ``gpu.nvidia.com``:
+``device.driver == 'gpu.nvidia.com' && ...``; ROCm/k8s-gpu-dra-driver: ``device.driver == 'gpu.amd.com'``). A claim of another driver (a NIC, an
 FPGA) does not make a GPU pod. A claim, template or class the snapshot lacks cannot be read: such a pod
 counts as a GPU pod, so that ``diagnose`` explains it (it cannot schedule) instead of hiding it among the
 pods that request no GPU.
@@ -22,11 +23,11 @@ import re
 
 from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.dra import DeviceRequest, DraObjects
-from kubegpu.model.names import NVIDIA_DRA_DRIVER
+from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
 
-# ``device.driver == "gpu.nvidia.com"`` in either quote style and either operand order
-_D = re.escape(NVIDIA_DRA_DRIVER)
+# ``device.driver == "gpu.nvidia.com"`` (or another GPU driver) in either quote style and either operand order
+_D = "(?:" + "|".join(re.escape(d) for d in GPU_DRA_DRIVERS) + ")"
 _DRIVER_IS_GPU = re.compile(rf"""device\.driver\s*==\s*(['"]){_D}\1|(['"]){_D}\2\s*==\s*device\.driver""")
 
 
@@ -41,7 +42,7 @@ def is_gpu_pod(pod: Pod, dra: DraObjects | None = None) -> bool:
 
 
 def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
-    """A claim the pod names is (or, unreadable, may be) for a device of NVIDIA's GPU driver."""
+    """A claim the pod names is (or, unreadable, may be) for a device of a GPU driver."""
     pc = dra.pod_claims.get(pod_key)
     if pc is None:
         return False
@@ -51,7 +52,7 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
         claim = dra.claims.get(f"{ns}/{name}") if name else None
         if claim is not None:
             if claim.allocated is not None:
-                if any(d.driver == NVIDIA_DRA_DRIVER for d in claim.allocated):
+                if any(d.driver in GPU_DRA_DRIVERS for d in claim.allocated):
                     return True
                 continue
             if _requests_gpu(claim.requests, dra):

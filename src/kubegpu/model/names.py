@@ -60,6 +60,10 @@ DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 DRA_DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
+# DRA drivers whose devices are GPUs, for "is this a GPU pod": NVIDIA's, AMD's (ROCm/k8s-gpu-dra-driver,
+# its DeviceClass gpu.amd.com), Intel's (intel/intel-resource-drivers-for-kubernetes, gpu.intel.com) and
+# kubernetes-sigs/dra-example-driver's (gpu.example.com, the reference demo of GPUs)
+GPU_DRA_DRIVERS = (NVIDIA_DRA_DRIVER, "gpu.amd.com", "gpu.intel.com", "gpu.example.com")
 
 DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 
