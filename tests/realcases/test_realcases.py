@@ -302,3 +302,109 @@ def test_pasted_describe_is_refused_with_the_command_to_run(tmp_path: Path) -> N
     line = err.value.one_line()  # the CLI prints this one line and exits 2 (cli.main's InputError handler)
     assert line.startswith(f"{pasted}: this is `kubectl describe` output")
     assert "kubectl get nodes,pods,daemonsets" in line
+
+
+# -- kubelet admission and MIG-strategy findings ----------------------------------------------------------
+
+ADMISSION = "kubelet rejected {pod} at admission (UnexpectedAdmissionError)"
+MIG_INVALID = "MIG layout invalid for mig.strategy single"
+OTHER_CASES = sorted(
+    p.stem
+    for p in HERE.glob("*.yaml")
+    if p.stem not in ("reboot-admission", "mps-request-gt-one", "mig-single-invalid")
+)
+
+
+def test_reboot_admission_error_is_final_kubernetes_125579() -> None:
+    """kubernetes/kubernetes#125579 (fixture rebuilt from it): after a reboot kubelet re-admits a bare GPU pod
+    before the device plugin re-registers; devicemanager's "no healthy devices present; cannot allocate
+    unhealthy devices <res>" wrapped by the admit handler as "Allocate failed due to …, which is unexpected",
+    reason UnexpectedAdmissionError (pkg/kubelet/lifecycle/predicate.go); the pod never recovers."""
+    data = case("reboot-admission")
+    f = finding(data, ADMISSION.format(pod="default/gpu-test"))
+    assert f["severity"] == "critical"  # a bare pod: nothing brings it back
+    assert (
+        '"Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, '
+        'which is unexpected"' in f["detail"]
+    )
+    assert "gke-gpu-pool-1-3f2a9c1d-x7k2" in f["detail"]
+    assert "kubelet does not admit it again" in f["detail"]
+    assert "Bare pod: nothing re-creates it; delete it and create it again" in f["detail"]
+    assert "node reboot or a device plugin restart" in f["detail"]
+    assert "pod/default/gpu-test" in f["objects"] and "node/gke-gpu-pool-1-3f2a9c1d-x7k2" in f["objects"]
+
+
+def test_mps_request_over_one_k8s_device_plugin_929() -> None:
+    """NVIDIA/k8s-device-plugin#929 (fixture rebuilt from it): with MPS the plugin's Allocate refuses a request
+    for more than one shared replica, "maximum request size for shared resources is 1; found 10"
+    (internal/rm/rm.go, which ignores failRequestsGreaterThanOne for MPS); kubelet fails the pod at admission."""
+    data = case("mps-request-gt-one")
+    f = finding(data, ADMISSION.format(pod="default/infer-2gpu"))
+    assert "maximum request size for shared resources is 1; found 10" in f["detail"]
+    assert "more than one replica of a shared" in f["detail"]
+    assert f["layer"] == "workload"
+    assert "node reboot" not in f["detail"]
+
+
+def test_mig_single_mixed_layout_gpu_operator_479() -> None:
+    """NVIDIA/gpu-operator#479 (fixture rebuilt from it): mig.strategy=single with the all-balanced config
+    (several profiles per GPU); GFD's newInvalidMigStrategyLabeler (k8s-device-plugin internal/lm/
+    mig-strategy.go) labels <model>-MIG-INVALID with count/replicas/memory 0 and the plugin stops at
+    "more than one MIG device type present on node" (internal/rm/device_map.go)."""
+    data = case("mig-single-invalid")
+    f = finding(data, MIG_INVALID)
+    assert f["objects"] == ["node/a100-node-1"]
+    for label in (
+        "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-INVALID",
+        "nvidia.com/gpu.count=0",
+        "nvidia.com/mig.strategy=single",
+        "nvidia.com/mig.config=all-balanced",
+        "more than one MIG device type present on node",
+        "mig.strategy=mixed",
+        "one profile",
+    ):
+        assert label in f["detail"], label
+    # the device plugin's own state is still reported beside it
+    finding(data, "GPU node advertises no GPU resource")
+
+
+@pytest.mark.parametrize("name", OTHER_CASES)
+def test_other_cases_have_no_admission_or_mig_invalid_finding(name: str) -> None:
+    """The other threads' clusters have no pod kubelet rejected and no MIG-INVALID node: neither finding."""
+    titles = [f["title"] for f in case(name)["findings"]]
+    assert not [t for t in titles if t.startswith("kubelet rejected") or t == MIG_INVALID], titles
+
+
+def test_admission_rejections_group_and_follow_the_controller(tmp_path: Path) -> None:
+    """kubernetes#125579's reboot with a Deployment's pods instead of a bare one (the thread's case at scale):
+    alike rejections are one finding; a ReplicaSet replaces a Failed pod (FilterActivePods drops it), so it is
+    a warning naming the ReplicaSet; a Running GPU pod and a Failed pod with another reason are not reported."""
+    src = (HERE / "reboot-admission.yaml").read_text(encoding="utf-8")
+    pod = src[
+        src.index("apiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu-test") : src.index(
+            "---\napiVersion: v1\nkind: Event"
+        )
+    ]
+    docs = [src[: src.index("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu-test")]]
+    owner = "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: infer-7d9f, controller: true, uid: u}]\n"
+    for i in range(30):
+        docs.append(pod.replace("name: gpu-test\n", f"name: infer-7d9f-{i:02d}\n" + owner, 1))
+    running = pod.replace("name: gpu-test\n", "name: healthy\n", 1).replace("phase: Failed", "phase: Running")
+    evicted = pod.replace("name: gpu-test\n", "name: evicted\n", 1).replace(
+        "UnexpectedAdmissionError", "Evicted"
+    )
+    path = tmp_path / "many.yaml"
+    path.write_text("---\n".join([*docs, running, evicted]), encoding="utf-8")
+    snap = load_files(path)
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    data: dict[str, Any] = diagnose(Engine(snap)).to_dict()
+    rejected = [f for f in data["findings"] if f["title"].startswith("kubelet rejected")]
+    assert [f["title"] for f in rejected] == [
+        "kubelet rejected 30 GPU pods at admission (UnexpectedAdmissionError)"
+    ]
+    f = rejected[0]
+    assert f["severity"] == "warning"
+    assert "Its ReplicaSet infer-7d9f creates a replacement" in f["detail"]
+    assert "+18 more" in f["detail"]
+    assert "pod/default/healthy" not in f["objects"] and "pod/default/evicted" not in f["objects"]
+    assert len([o for o in f["objects"] if o.startswith("pod/")]) == 30

@@ -16,17 +16,21 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - pods tolerating the GPU taint without requesting a GPU (R17.4);
 - Pending pods whose GPU request the cluster's free GPUs add up to, but no single node has (R17.5);
 - privileged containers on GPU nodes without a GPU request: they see every device (R6.1);
-- NotReady GPU nodes.
+- NotReady GPU nodes;
+- GPU pods kubelet rejected at admission (``findings_admission``);
+- nodes GFD labels ``<model>-MIG-INVALID`` under ``mig.strategy=single`` (``findings_mig``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any
 
 from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings_admission import admission_findings
+from kubegpu.explain.findings_base import Finding as Finding
+from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
+from kubegpu.explain.findings_mig import mig_invalid_findings
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
@@ -35,7 +39,7 @@ from kubegpu.model.gpu_facts import (
     gpu_signs,
     tolerates_gpu_taint,
 )
-from kubegpu.model.names import MIG_CONFIG_LABEL, MIG_RESOURCE_PREFIX, MIG_STRATEGY_LABEL, pitfall_name
+from kubegpu.model.names import MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import CONTROLLER_KINDS
@@ -44,24 +48,6 @@ from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 
 QUOTA_NEAR = 0.9
-
-
-@dataclass
-class Finding:
-    severity: str  # critical | warning | info (inspect exits 2 | 1 | 0 on the worst)
-    layer: str  # driver/device-plugin | node | scheduling | quota | isolation | workload
-    title: str
-    objects: list[str]
-    detail: str
-    requirement: str
-    commands: list[str] = field(default_factory=list)
-    pitfall: str = ""  # "R17.n" when the finding is one of the six pitfalls of R17, else ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "severity": self.severity, "layer": self.layer, "title": self.title, "objects": self.objects,
-            "detail": self.detail, "commands": self.commands, "pitfall": pitfall_name(self.pitfall) or None,
-        }  # fmt: skip
 
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -98,11 +84,13 @@ def find(
     building another would run the device models again and report each node's config error twice."""
     out: list[Finding] = []
     out += _node_findings(snapshot)
+    out += mig_invalid_findings(snapshot)
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _failed_create_findings(snapshot)
     out += _pod_findings(snapshot)
+    out += admission_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 
@@ -296,11 +284,6 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
              *([f"kubectl -n {ns} describe resourcequota {quota_name}"] if quota_name else [])],
         ))  # fmt: skip
     return out
-
-
-MIG_LAYOUT_LABELS = (
-    f"{MIG_CONFIG_LABEL},{MIG_STRATEGY_LABEL}"  # (``get nodes -L``: what a node's MIG layout is)
-)
 
 
 def mig_gap(missing: list[str], offered: list[str]) -> str | None:

@@ -295,6 +295,9 @@ class Pod:
     ready: bool = False  # the Ready condition is True
     source: str = ""
     container_states: tuple[ContainerState, ...] = ()  # status.(init)containerStatuses, as kubelet reported
+    # status.reason / status.message: kubelet's verdict on a pod it rejected (UnexpectedAdmissionError, OutOf<res>)
+    status_reason: str = ""
+    status_message: str = ""
 
     def derived(self, owner: object, compute: Callable[[Pod], T]) -> T:
         """``compute(self)`` for ``owner``, kept on the pod: for values that depend on the pod's spec alone

@@ -467,6 +467,8 @@ def parse_pod(
         ready=ready,
         source=source,
         container_states=parse_parts.container_states(ctx, status),
+        status_reason=ctx.string(status.get("reason"), "status.reason"),
+        status_message=ctx.string(status.get("message"), "status.message"),
     )
 
 

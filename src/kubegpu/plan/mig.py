@@ -33,6 +33,7 @@ from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, cat
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.devices.time_slicing import GFD_SUFFIX
 from kubegpu.errors import ConfigError, InputError
+from kubegpu.explain.findings_mig import single_strategy_breach
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
 from kubegpu.model.names import MIG_CONFIG_LABEL as MIG_CONFIG_LABEL
@@ -246,13 +247,9 @@ def _capacity(gpus: Sequence[GpuLayout], catalog: MigCatalog, strategy: str) -> 
             out[resource] = out.get(resource, 0) + n
 
     if strategy == "single":
-        profiles = {p for g in gpus if g.mig_enabled for p, n in g.layout.items() if n}
-        if any(not g.mig_enabled for g in gpus) or len(profiles) != 1:
-            raise ConfigError(
-                "mig.strategy single needs every GPU MIG-enabled with one profile; the device plugin refuses "
-                f"this layout (profiles {sorted(profiles)}, "
-                f"{sum(not g.mig_enabled for g in gpus)} GPU(s) without MIG)"
-            )
+        breach = single_strategy_breach((g.mig_enabled, [p for p, n in g.layout.items() if n]) for g in gpus)
+        if breach:
+            raise ConfigError(breach)
     for g in gpus:
         if not g.mig_enabled or strategy == "none":
             add(GPU, 1)

@@ -1,0 +1,143 @@
+"""GPU pods kubelet rejected at admission: bound to a node, never started, phase ``Failed`` (R3.4, R16).
+
+kubelet admits each pod bound to it before starting it; a refusal sets ``status.phase=Failed`` with
+``status.reason`` and ``status.message`` and is final: kubelet does not admit the pod again, so nothing is
+Pending and no scheduler sees it. The reasons read here (kubernetes ``pkg/kubelet/lifecycle/predicate.go``
+and the container manager's admit handlers):
+
+* ``UnexpectedAdmissionError``: the device manager's ``Allocate`` failed, message ``Allocate failed due to
+  <error>, which is unexpected``. ``no healthy devices present; cannot allocate unhealthy devices <res>``
+  and ``cannot allocate unregistered device <res>`` (``devicemanager`` ``devicesToAllocate``) mean the device
+  plugin had no healthy device registered at that moment: after a node reboot kubelet re-admits the pods
+  bound to it before the plugin has registered again (kubernetes#125579, since kubernetes#116376). An error
+  from the plugin's own ``Allocate`` comes wrapped as ``rpc error: code = Unknown desc = …``; NVIDIA's plugin
+  refuses more than one replica of a shared resource with ``maximum request size for shared resources is 1``
+  (time-slicing with ``failRequestsGreaterThanOne``; MPS always, ``internal/rm/rm.go``;
+  NVIDIA/k8s-device-plugin#929);
+* ``OutOf<resource>`` (``InsufficientResourcePrefix``, e.g. ``OutOfnvidia.com/gpu``): kubelet's own fit
+  check found the node's allocatable short of the request (``Node didn't have enough resource: …``).
+
+Who brings the workload back follows the pod's controller (its ``ownerReferences``): a bare pod stays
+Failed until deleted and re-created. Pods whose reason, message and fate are alike are one finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from kubegpu.explain.findings_base import Finding
+from kubegpu.model.objects import Pod
+from kubegpu.model.resources import is_gpu
+from kubegpu.model.snapshot import ClusterSnapshot
+
+UNEXPECTED_ADMISSION = "UnexpectedAdmissionError"  # predicate.go UnexpectedAdmissionError
+OUT_OF = "OutOf"  # predicate.go InsufficientResourcePrefix: "OutOf" + the resource name
+REJECTED_PREFIX = "Pod was rejected: "  # kubelet's prefix on status.message
+# devicemanager devicesToAllocate: no healthy device of the resource registered when kubelet admitted the pod
+NOT_REGISTERED = (
+    "no healthy devices present; cannot allocate unhealthy devices",
+    "cannot allocate unregistered device",
+)
+SHARED_ONE = "maximum request size for shared resources is 1"  # NVIDIA k8s-device-plugin Allocate
+SHOWN = 12  # pods a grouped finding's text names (every one is in its objects)
+
+# What each controller does with a Failed pod it owns (kube-controller-manager).
+REPLACED_BY = {
+    "ReplicaSet": "creates a replacement (a Failed pod is no longer active for it); the Failed pod stays until "
+    "deleted or garbage-collected",
+    "ReplicationController": "creates a replacement; the Failed pod stays until deleted or garbage-collected",
+    "StatefulSet": "deletes the Failed pod and creates it again under the same name",
+    "DaemonSet": "deletes the failed pod and creates another on the node, with a back-off",
+    "Job": "counts it as a failed pod toward backoffLimit and creates a replacement while the limit allows",
+}
+
+
+def is_rejected(pod: Pod) -> bool:
+    """A Failed pod kubelet refused at admission, asking for a GPU resource."""
+    reason = pod.status_reason
+    return (
+        pod.phase == "Failed"
+        and (reason == UNEXPECTED_ADMISSION or reason.startswith(OUT_OF))
+        and any(is_gpu(r) and v for r, v in pod.requests.items())
+    )
+
+
+def _cause(reason: str, message: str) -> tuple[str, str]:
+    """(layer, the hint the message supports; "" when it names no cause kubegpu knows)."""
+    if any(m in message for m in NOT_REGISTERED):
+        return "driver/device-plugin", (
+            "kubelet's device manager had no healthy device of the resource registered when it admitted the pod: "
+            "the device plugin had not registered (again) yet, as right after a node reboot or a device plugin "
+            "restart, when kubelet re-admits the pods bound to the node before the plugin is back "
+            "(kubernetes#125579)."
+        )
+    if SHARED_ONE in message:
+        return "workload", (
+            "the device plugin refuses more than one replica of a shared (time-sliced or MPS) resource in one "
+            "container: with time-slicing when failRequestsGreaterThanOne is true, with MPS whatever it says. "
+            "Several replicas give no more of the GPU than one. Request 1, or a resource that is not shared "
+            "for several GPUs."
+        )
+    if reason.startswith(OUT_OF):
+        return "node", (
+            f"kubelet's own fit check found the node's allocatable {reason[len(OUT_OF) :]} short of what the pods "
+            "bound to it request (devices unregistered or unhealthy at that moment, or a pod placed by "
+            "spec.nodeName past the scheduler)."
+        )
+    return "node", ""
+
+
+def _fate(pod: Pod) -> str:
+    owner = pod.owner
+    if owner is None:
+        return "bare pod: nothing re-creates it; delete it and create it again"
+    does = REPLACED_BY.get(owner.kind)
+    if does is None:
+        return f"owned by {owner.kind} {owner.name}, which kubegpu does not model: whether it replaces the pod is its own"
+    return f"its {owner.kind} {owner.name} {does}"
+
+
+def admission_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """One finding per (reason, message, fate) among the GPU pods kubelet rejected at admission."""
+    groups: dict[tuple[str, str, bool], list[Pod]] = defaultdict(list)
+    for pod in snapshot.pods:
+        if is_rejected(pod):
+            message = pod.status_message.removeprefix(REJECTED_PREFIX)
+            groups[(pod.status_reason, message, pod.owner is None)].append(pod)
+    return [_finding(reason, message, bare, pods) for (reason, message, bare), pods in sorted(groups.items())]
+
+
+def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod]) -> Finding:
+    layer, hint = _cause(reason, message)
+    first = pods[0]
+    nodes = sorted({p.node_name for p in pods if p.node_name})
+    if len(pods) == 1:
+        title = f"kubelet rejected {first.key} at admission ({reason})"
+        who = f"{first.key} on {first.node_name or 'an unnamed node'}"
+        fate = _fate(first)
+    else:
+        title = f"kubelet rejected {len(pods)} GPU pods at admission ({reason})"
+        named = ", ".join(f"{p.key} on {p.node_name or '?'}" for p in pods[:SHOWN])
+        who = (
+            f"{len(pods)} pods ({named}" + (f", +{len(pods) - SHOWN} more" if len(pods) > SHOWN else "") + ")"
+        )
+        fates = sorted({_fate(p) for p in pods})
+        fate = "; ".join(fates)
+    commands = [f"kubectl -n {first.namespace} describe pod {first.name}"]
+    if bare:
+        commands.append(
+            f"kubectl -n {first.namespace} get pod {first.name} -o yaml > {first.name}.yaml   # keep the spec"
+        )
+        commands.append(
+            f"kubectl -n {first.namespace} delete pod {first.name}   # then re-create it from the spec"
+        )
+    if layer == "driver/device-plugin":
+        commands += [f"kubectl get pods -A -o wide --field-selector spec.nodeName={n}" for n in nodes[:3]]
+    return Finding(
+        "critical" if bare else "warning", layer, title, [*(f"pod/{p.key}" for p in pods), *(f"node/{n}" for n in nodes)],
+        f"{who}: status.reason {reason}, message \"{message}\". The rejection is final for the pod: kubelet does "
+        f"not admit it again, so it is not Pending and no scheduler retries it. {fate[0].upper()}{fate[1:]}."
+        + (f" Why: {hint}" if hint else ""),
+        "R3.4, R16", commands,
+    )  # fmt: skip
