@@ -158,10 +158,11 @@ def test_fail_requests_greater_than_one_is_kubelets_unexpected_admission_error()
     exp = explain_pod(e, make_pod("p").gpu(2).parsed())
     assert exp.kubelet is not None
     assert exp.kubelet["reason"] == "UnexpectedAdmissionError"
-    # the event NVIDIA's device plugin README shows for this case
+    # no plugin image in the snapshot: the v0.20.0 plugin's text (internal/plugin/server.go Allocate
+    # around internal/rm/rm.go ValidateRequest), in kubelet's "Allocate failed due to %v, which is unexpected"
     assert exp.kubelet["message"] == (
-        "Allocate failed due to rpc error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: "
-        "maximum request size for shared resources is 1, which is unexpected"
+        'Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "nvidia.com/gpu": '
+        "invalid request: maximum request size for shared resources is 1; found 2, which is unexpected"
     )
     ok = explain_pod(e, make_pod("q").gpu(1).parsed())
     assert ok.kubelet is None and ok.allocation[0].shared

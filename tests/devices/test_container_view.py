@@ -86,8 +86,10 @@ def test_fail_requests_greater_than_one_text_and_admission_message(h200: NodeInv
     uuid = h200.devices[0].uuid
     with pytest.raises(AllocateError) as err:
         allocate_response(plan, config, [f"{uuid}::0", f"{uuid}::1"])
+    # v0.20.0 internal/plugin/server.go Allocate wraps internal/rm/rm.go ValidateRequest's error
     assert str(err.value) == (
-        "request for 'nvidia.com/gpu.shared: 2' too large: maximum request size for shared resources is 1"
+        'invalid allocation request for "nvidia.com/gpu.shared": invalid request: maximum request size for '
+        "shared resources is 1; found 2"
     )
     assert err.value.admission_message.startswith("Allocate failed due to rpc error: code = Unknown desc = ")
     with pytest.raises(AllocateError, match="unknown device: GPU-nope"):

@@ -258,9 +258,11 @@ def test_time_sliced_h200_registers_gpu_shared_and_refuses_two_replicas(
                 ),
                 timeout=TIMEOUT,
             )
-        # The text kubelet puts into the pod's UnexpectedAdmissionError event (NVIDIA plugin docs).
+        # The text kubelet puts into the pod's UnexpectedAdmissionError event: the v0.20.0 plugin's
+        # (internal/plugin/server.go Allocate around internal/rm/rm.go ValidateRequest).
         assert err.value.details() == (
-            "request for 'nvidia.com/gpu.shared: 2' too large: maximum request size for shared resources is 1"
+            'invalid allocation request for "nvidia.com/gpu.shared": invalid request: maximum request size for '
+            "shared resources is 1; found 2"
         )
     finally:
         plugin.stop()

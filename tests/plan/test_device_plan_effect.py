@@ -249,9 +249,10 @@ def test_time_slicing_names_kubelet_refusals_and_quota_rejections() -> None:
         "UnexpectedAdmissionError",
         True,
     )
+    # no plugin image in the snapshot: the v0.20.0 plugin's text (internal/rm/rm.go ValidateRequest)
     assert (
-        "request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1"
-        in (refusal["message"])
+        'invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared '
+        "resources is 1; found 2" in (refusal["message"])
     )
 
 
@@ -278,8 +279,8 @@ def test_kubelet_refuses_a_replacement_once_as_a_replacement() -> None:
     assert effect["newly_pending"] == [] and effect["newly_schedulable"] == []
     # kubelet's "Allocate failed due to %v, which is unexpected" around the plugin's gRPC error
     message = (
-        "Allocate failed due to rpc error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: "
-        "maximum request size for shared resources is 1, which is unexpected"
+        'Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "nvidia.com/gpu": '
+        "invalid request: maximum request size for shared resources is 1; found 2, which is unexpected"
     )
     assert [(r["pod"], r["node"], r["kind"], r["reason"], r["message"], r["starts"])
             for r in effect["kubelet_rejections"]] == [

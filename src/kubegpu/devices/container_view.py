@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubegpu.devices.cdi import CONTROL_NODES
+from kubegpu.devices.plugin_versions import NEWEST, PluginVersion, refuses_more_than_one, shared_request_text
 from kubegpu.devices.sharing import (
     AdvertisedDevice,
     DeviceIdStrategy,
@@ -181,16 +182,10 @@ class ContainerAllocation:
         }
 
 
-def shared_request_error(plan: ResourcePlan, n: int) -> AllocateError:
-    """The plugin's refusal of ``n`` > 1 replicas in one container (``failRequestsGreaterThanOne``, MPS).
-
-    The text is the one NVIDIA's plugin documents and returns from ``Allocate`` (server.go, v0.12–v0.15);
-    newer releases word it ``invalid allocation request for "<resource>": invalid request: maximum request
-    size for shared resources is 1; found <n>`` (rm.go ``ValidateRequest``).
-    """
-    return AllocateError(
-        f"request for '{plan.name}: {n}' too large: maximum request size for shared resources is 1"
-    )
+def shared_request_error(plan: ResourcePlan, n: int, version: PluginVersion = NEWEST) -> AllocateError:
+    """The plugin's refusal of ``n`` > 1 replicas of ``plan`` in one container, worded as ``version`` of the
+    plugin words it (``plugin_versions.shared_request_text``; the newest release kubegpu models by default)."""
+    return AllocateError(shared_request_text(plan.name, n, version))
 
 
 def allocate_response(
@@ -211,7 +206,7 @@ def allocate_response(
     passes ``os.path.exists``); without it, as offline, they are all listed and a note says so.
     """
     ids = list(device_ids)
-    if plan.fail_requests_greater_than_one and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
+    if refuses_more_than_one(plan) and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
         raise shared_request_error(plan, len(ids))
     by_id = {d.id: d for d in plan.devices}
     for i in ids:

@@ -1,13 +1,108 @@
 """Which devices a schedulable pod gets on its node (logical CUDA index → host GPU) — or why kubelet
-would still refuse it there although kube-scheduler, counting devices, would bind it."""
+would still refuse it there although kube-scheduler, counting devices, would bind it.
+
+kubelet's side follows upstream: the extended resources the node does not advertise are dropped before
+its admission fit check (``removeMissingExtendedResources``, pkg/kubelet/lifecycle/predicate.go) and its
+device manager allocates only resources a device plugin registered (pkg/kubelet/cm/devicemanager/
+manager.go), so a resource only another scheduler resolves (HAMi's ``nvidia.com/gpumem``) is no kubelet
+rejection. The NVIDIA plugin's refusal is worded as the release running on the node words it
+(``devices.plugin_versions``: read from the plugin's image, else the newest release kubegpu models).
+"""
 
 from __future__ import annotations
 
 from kubegpu.devices.container_view import allocate_response
+from kubegpu.devices.plugin_versions import PluginVersion, version_in_use
+from kubegpu.devices.sharing import ResourcePlan, SharingStrategy
+from kubegpu.explain import schedulers
 from kubegpu.explain.explanation import DeviceGrant, Explanation
+from kubegpu.explain.shared_evidence import store_for
+from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES, HAMI_SCHEDULER
 from kubegpu.model.objects import Pod
+from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
 from kubegpu.scheduler.device_ledger import Assignment, Refusal, choose, container_requests
+
+
+def _plugin_versions(snapshot: ClusterSnapshot) -> tuple[dict[str, PluginVersion], PluginVersion]:
+    """Per node, the release its plugin pod's image names; and the release of the plugin DaemonSets'
+    images (else the newest kubegpu models, ``assumed``) for the nodes without one."""
+    images: dict[str, list[str]] = {}
+    for p in snapshot.pods:
+        if p.node_name:
+            images.setdefault(p.node_name, []).extend(c.image for c in p.containers)
+    per_node = {n: v for n, imgs in images.items() if not (v := version_in_use(imgs)).assumed}
+    return per_node, version_in_use(i for ds in snapshot.records.daemonsets for i in ds.images)
+
+
+def plugin_version(engine: Engine, node_name: str) -> PluginVersion:
+    """The NVIDIA device plugin release on ``node_name``: its plugin pod's image, else the plugin
+    DaemonSets' images, else the newest release kubegpu models (``assumed``). Read once per engine."""
+    per_node, fallback = store_for(engine).fact(
+        (_plugin_versions,), lambda: _plugin_versions(engine.snapshot)
+    )
+    return per_node.get(node_name, fallback)
+
+
+def _replica_note(container: str, plan: ResourcePlan) -> str:
+    """What one container holding replicas of ``plan`` shares, by sharing mode."""
+    if plan.sharing is SharingStrategy.MPS:
+        # cmd/mps-control-daemon/mps/daemon.go: set_default_active_thread_percentage 100/replicas and
+        # set_default_device_pinned_mem_limit <index> <memory/replicas>M, daemon defaults for every client
+        return (
+            f"{container} gets MPS replicas of {plan.name}: the MPS control daemon limits each client to 1/"
+            f"{plan.replicas} of the GPU's memory and active threads (daemon defaults, per client process, not "
+            "per replica), and the replicas share the GPU's fault domain."
+        )
+    return (
+        f"{container} gets time-sliced replicas of {plan.name}: they share the physical GPU's memory and fault "
+        "domain with every other replica; a replica is not 1/N of the GPU."
+    )
+
+
+def _unregistered_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> None:
+    """The pod's device resources no plugin on the node registers: kubelet admits the pod without them."""
+    model = engine.cluster.devices.models[engine.cluster.index[node_name]]
+    assert model is not None
+    node = engine.snapshot.node(node_name)
+    advertised = node.allocatable if node is not None else {}
+    missing = sorted({r for _, req in container_requests(pod) for r in req if r not in model.plans})
+    if not missing:
+        return
+    unadvertised = [r for r in missing if r not in advertised]
+    if unadvertised:
+        exp.notes.append(
+            f"kubelet on {node_name} ignores {', '.join(unadvertised)}: the node does not advertise it and no device "
+            "plugin registers it, so kubelet drops it from its admission fit check and its device manager "
+            "allocates nothing for it (no admission error)."
+        )
+    other = [r for r in missing if r in advertised]
+    if other:
+        exp.notes.append(
+            f"{', '.join(other)}: advertised by {node_name} but not by the NVIDIA device plugin kubegpu models; the "
+            "plugin that registers it allocates it at admission, which kubegpu does not model."
+        )
+
+
+def _hami_note(pod: Pod, node_name: str, exp: Explanation) -> bool:
+    """For a pod of HAMi's (its scheduler or its resources): HAMi's own rule for a container's vGPU count,
+    which kubegpu states but does not evaluate, and that its devices are HAMi's choice. False otherwise."""
+    if pod.scheduler_name != HAMI_SCHEDULER and not any(r in HAMI_RESOURCES for r in pod.requests):
+        return False
+    over = [(c, req) for c, req in container_requests(pod) if any(n > 1 for n in req.values())]
+    for container, req in over:
+        asked = ", ".join(f"{n} {r}" for r, n in sorted(req.items()) if r not in HAMI_RESOURCES)
+        exp.notes.append(
+            f"HAMi: {container} asks for {asked}; hami-scheduler puts each vGPU of one container on a different "
+            "physical GPU, so the node needs that many physical GPUs (its nvidia.com/gpu count is vGPU slots, "
+            f"not GPUs). The physical GPUs are listed in {node_name}'s {HAMI_NODE_REGISTER_ANNOTATION} annotation, "
+            "which kubegpu does not read: this limit is not checked here."
+        )
+    exp.notes.append(
+        f"HAMi: which GPUs {pod.key} gets on {node_name} is decided by hami-scheduler and HAMi's device plugin, "
+        "which kubegpu does not model: no device grant or kubelet device check is shown for it."
+    )
+    return True
 
 
 def explain_devices(
@@ -18,16 +113,22 @@ def explain_devices(
     model = engine.cluster.devices.models[idx]
     if model is None or not container_requests(pod):
         return
+    if _hami_note(pod, node_name, exp):
+        return
     if allocation is None:
         taken = engine.cluster.devices.taken(idx)
-        allocation, refusal = choose(pod, model, taken, as_kubelet=True)
+        version = plugin_version(engine, node_name)
+        allocation, refusal = choose(pod, model, taken, as_kubelet=True, plugin_version=version)
         if refusal is not None:
             _refused_note(engine, pod, node_name, refusal, exp, kubelet_admits=False)
             return
+        _unregistered_note(engine, pod, node_name, exp)
         # kubelet admits it; kubegpu's device-aware choice differs only on shared replicas, and may refuse
         assert allocation is not None
         if any(model.plans[r].shared for res in allocation.values() for r in res):
-            refusal = choose(pod, model, taken)[1]
+            refusal = choose(
+                schedulers.common_pod(pod, pod.scheduler_name), model, taken, plugin_version=version
+            )[1]
             if refusal is not None:
                 _refused_note(engine, pod, node_name, refusal, exp, kubelet_admits=True)
     assert allocation is not None
@@ -45,10 +146,7 @@ def explain_devices(
                 DeviceGrant(container, resource, list(ids), gpus, dict(response.envs), plan.shared)
             )
             if plan.shared:
-                exp.notes.append(
-                    f"{container} gets time-sliced replicas of {resource}: they share the physical GPU's memory and "
-                    "fault domain with every other replica; a replica is not 1/N of the GPU."
-                )
+                exp.notes.append(_replica_note(container, plan))
     if model.synthesized:
         exp.notes.append(
             f"{node_name}'s devices are synthesised from its capacity and labels (no device inventory annotation): "
@@ -74,7 +172,9 @@ def _refused_note(
         SchedulerSpec("kubegpu", kube_version=engine.profile.kube_version, pdbs=tuple(engine.snapshot.pdbs)),
         engine.cluster,
     )
-    other = alt.schedule_one(pod, assume=False)
+    # the pod as every scheduler's checks see it: resources only HAMi or Volcano resolve are left out, as
+    # the handling note says (no node advertises them)
+    other = alt.schedule_one(schedulers.common_pod(pod, pod.scheduler_name), assume=False)
     outcome = (
         f"kubelet and the device plugin would admit it, but {refusal.evidence}"
         if kubelet_admits

@@ -26,6 +26,7 @@ from kubegpu.devices.container_view import shared_request_error
 from kubegpu.devices.inventory import Health
 from kubegpu.devices.node_devices import NodeDevices
 from kubegpu.devices.numa import admit_container
+from kubegpu.devices.plugin_versions import NEWEST, PluginVersion, refuses_more_than_one, why_refused
 from kubegpu.devices.sharing import ResourcePlan, strip_annotation
 from kubegpu.model.names import ALLOCATION_ANNOTATION as ALLOCATION_ANNOTATION
 from kubegpu.model.objects import Pod, PodKey
@@ -84,6 +85,7 @@ def choose(
     replica_policy: str = "spread",
     *,
     as_kubelet: bool = False,
+    plugin_version: PluginVersion = NEWEST,
 ) -> tuple[Assignment | None, Refusal | None]:
     """Assign devices to every container of ``pod`` from what is free on the node, or say why not.
 
@@ -91,11 +93,17 @@ def choose(
     policy: the least-used GPUs first) or ``pack`` (the most-used first, keeping whole GPUs free).
     ``as_kubelet``: what kubelet and the device plugin do, without kubegpu's device-aware refusals
     (replicas on fewer physical GPUs than asked): the devices a pod kube-scheduler placed gets, or kubelet's
-    own refusal."""
+    own refusal. A resource no device plugin on the node registers is then no refusal: kubelet drops the
+    extended resources the node does not advertise before its admission fit check
+    (``removeMissingExtendedResources``, pkg/kubelet/lifecycle/predicate.go) and its device manager
+    allocates only resources a plugin registered (``allocateContainerResources`` skips the others,
+    ``isDevicePluginResource``, pkg/kubelet/cm/devicemanager/manager.go).
+    ``plugin_version``: the NVIDIA plugin release whose refusal text and MPS rule apply
+    (``devices.plugin_versions``)."""
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
     for container, req in container_requests(pod):
-        picked, refusal = _pick_container(req, devices, used, replica_policy, as_kubelet)
+        picked, refusal = _pick_container(req, devices, used, replica_policy, as_kubelet, plugin_version)
         if picked is None:
             return None, refusal
         for r, ids in picked.items():
@@ -114,24 +122,28 @@ def _pick_container(
     used: Mapping[str, set[str]],
     replica_policy: str,
     as_kubelet: bool,
+    plugin_version: PluginVersion,
 ) -> tuple[dict[str, list[str]] | None, Refusal | None]:
     plans: dict[str, ResourcePlan] = {}
     for resource, n in sorted(req.items()):
         plan = devices.plans.get(resource)
+        if plan is None and as_kubelet:
+            continue  # kubelet's device manager skips a resource no plugin registers (choose's docstring)
         if plan is None:
             advertised = sorted(devices.plans) or "nothing"
             return None, Refusal(
                 DeviceRefused(NO_DEVICES, (resource,)), f"the node's devices advertise {advertised}", True
             )
-        if plan.fail_requests_greater_than_one and n > 1:
-            error = shared_request_error(plan, n)
+        if n > 1 and refuses_more_than_one(plan, plugin_version):
+            error = shared_request_error(plan, n, plugin_version)
             return None, Refusal(
-                DeviceRefused(SHARED_MORE_THAN_ONE, (resource,)),
-                f"a container asks for {n} {resource}; the device plugin refuses more than 1 shared replica",
+                DeviceRefused(SHARED_MORE_THAN_ONE, (resource,), sharing=plan.sharing.value),
+                f"a container asks for {n} {resource}; {why_refused(plan, plugin_version)}",
                 True,
                 error.admission_message,
             )
         plans[resource] = plan
+    req = {r: n for r, n in req.items() if r in plans}  # as kubelet: only what a plugin registers
     free = {r: _free(p, used) for r, p in plans.items()}
     for resource, n in req.items():
         if len(free[resource]) < n:

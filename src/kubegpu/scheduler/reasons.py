@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from kubegpu.devices.sharing import SharingStrategy
 from kubegpu.model.objects import Taint
 from kubegpu.scheduler.versions import BEHAVIOURS, NEWEST, SUPPORTED_RANGE
 
@@ -240,12 +241,15 @@ REPLICAS_ON_FEWER_GPUS: Final = "replicas-on-fewer-gpus"
 @dataclass(frozen=True, slots=True)
 class DeviceRefused(Reason):
     """GpuDeviceFit: the device choice kubelet would make fails; ``problem`` is one of the constants
-    above, ``resources`` the resources concerned, ``policy`` the Topology Manager policy (NUMA only)."""
+    above, ``resources`` the resources concerned, ``policy`` the Topology Manager policy (NUMA only),
+    ``sharing`` how the replicas are shared (``devices.sharing.SharingStrategy``; shared-more-than-one only:
+    time-slicing and MPS refuse for different settings)."""
 
     kind: ClassVar[str] = "DeviceRefused"
     problem: str
     resources: tuple[str, ...]
     policy: str = ""
+    sharing: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +313,9 @@ def _device_text(r: DeviceRefused) -> str:
     res = ", ".join(r.resources)
     return {
         NO_DEVICES: f"node(s) had no {res} devices",
-        SHARED_MORE_THAN_ONE: f"node(s) time-slice {res} with failRequestsGreaterThanOne",
+        SHARED_MORE_THAN_ONE: f"node(s) share {res} with MPS, 1 replica per container"
+        if r.sharing == SharingStrategy.MPS
+        else f"node(s) time-slice {res} with failRequestsGreaterThanOne",
         TOO_FEW_DEVICES: f"node(s) had too few free {res} devices",
         NUMA_UNALIGNED: f"node(s) could not align {res} on one NUMA node (topology manager {r.policy})",
         REPLICAS_ON_FEWER_GPUS: f"node(s) had {res} replicas on fewer physical GPUs than requested",

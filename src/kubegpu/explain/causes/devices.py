@@ -5,7 +5,9 @@ devices themselves) and so its own fix."""
 
 from __future__ import annotations
 
+from kubegpu.devices.sharing import SharingStrategy
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.grants import plugin_version
 from kubegpu.scheduler.device_ledger import choose
 from kubegpu.scheduler.reasons import (
     NO_DEVICES,
@@ -23,7 +25,11 @@ def device_evidence(ctx: Context, reason: DeviceRefused, idx: int) -> list[str]:
     model = devices.models[idx]
     if model is None:
         return []
-    _, refusal = choose(ctx.pod, model, devices.taken(idx))
+    # the refusal worded as the node's plugin release words it (the same verdict: a release refuses at
+    # least what v0.20.0, the filter's model, refuses)
+    _, refusal = choose(
+        ctx.pod, model, devices.taken(idx), plugin_version=plugin_version(ctx.engine, model.node)
+    )
     return [refusal.evidence] if refusal is not None else []
 
 
@@ -37,6 +43,17 @@ def _fix(reason: DeviceRefused) -> tuple[str, str]:
             "affinity if locality does not matter for this job.",
             "kube-scheduler counts devices, not NUMA nodes: it would bind the pod here and kubelet would then "
             "fail it with TopologyAffinityError.",
+        )
+    if reason.problem == SHARED_MORE_THAN_ONE and reason.sharing == SharingStrategy.MPS:
+        # internal/rm/rm.go ValidateRequest (v0.15-v0.19: MPS always refuses; v0.20.0, PR #1762: only while
+        # failRequestsGreaterThanOne, default true); cmd/mps-control-daemon/mps/daemon.go sets the limits
+        return (
+            f"These nodes share {res} with MPS: the device plugin refuses a container asking for more than one "
+            "replica (before v0.20.0 always; from v0.20.0 unless sharing.mps.failRequestsGreaterThanOne is false). "
+            "Ask for 1 per container, or use nodes with whole GPUs if the job needs several.",
+            "An MPS replica is a capped share of one GPU: the MPS control daemon limits each client to 1/replicas "
+            "of the GPU's memory and active threads, per process and not per replica, so more replicas in one "
+            "container add no memory or compute.",
         )
     if reason.problem == SHARED_MORE_THAN_ONE:
         return (
