@@ -28,6 +28,7 @@ from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
 from kubegpu.model.gpu_facts import gpu_signs
 from kubegpu.model.names import (
+    GPU_DRA_DRIVERS,
     GPU_MILLI,
     MIG_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
@@ -359,8 +360,19 @@ def _explain_not_selected(
 
 
 def check_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
-    """Every GPU node's device plugin chain (dark or not)."""
-    return [check_node(snapshot, n) for n in snapshot.nodes if is_gpu_node(n)]
+    """Every GPU node's device plugin chain (dark or not), less the nodes whose GPUs a DRA driver
+    publishes (``dra_gpu_nodes``): a device plugin's absence there is the design, not a fault."""
+    served = dra_gpu_nodes(snapshot)
+    return [check_node(snapshot, n) for n in snapshot.nodes if is_gpu_node(n) and n.name not in served]
+
+
+def dra_gpu_nodes(snapshot: ClusterSnapshot) -> set[str]:
+    """Nodes with a ResourceSlice of a GPU DRA driver (``names.GPU_DRA_DRIVERS``) listing devices: their GPUs
+    reach pods through claims (the GPU Operator with ``nvidia.com/gpu.deploy.device-plugin=false`` and the
+    DRA driver instead, NVIDIA/k8s-dra-driver-gpu), so no nvidia.com/gpu in status.capacity is expected."""
+    return {
+        s.node_name for s in snapshot.dra.slices if s.node_name and s.driver in GPU_DRA_DRIVERS and s.devices
+    }
 
 
 def dark_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:

@@ -31,6 +31,7 @@ from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import Finding as Finding
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
+from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
@@ -301,6 +302,10 @@ def mig_gap(missing: list[str], offered: list[str]) -> str | None:
 def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     out = []
     advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
+    # extended resources a DeviceClass serves through DRA (KEP-5004): the pod's explanation decides them
+    advertised |= {
+        c.extended_resource_name for c in snapshot.dra.classes.values() if c.extended_resource_name
+    }
     gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
     dark: list[device_plugin.NodePlugins] | None = None
     for pod in snapshot.pods:
@@ -346,7 +351,12 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "R11.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml"],
             ))  # fmt: skip
         wants_gpu = any(is_gpu(r) for r in asked)
-        if not wants_gpu and tolerates_gpu_taint(pod) and not is_daemon(pod):
+        if (
+            not wants_gpu
+            and tolerates_gpu_taint(pod)
+            and not is_daemon(pod)
+            and not claims_gpu(pod.key, snapshot.dra)
+        ):
             out.append(Finding(
                 "warning", "workload", "pod tolerates the GPU taint but requests no GPU", [f"pod/{pod.key}"],
                 "the toleration lets it onto GPU nodes, where it takes CPU and memory GPU pods need, and it gets "

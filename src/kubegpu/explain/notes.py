@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -16,7 +17,13 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     daemon_or_system = (
         pod.owner is not None and pod.owner.kind == "DaemonSet"
     ) or pod.namespace == "kube-system"
-    if not gpu and tolerates_gpu_taint(pod) and not daemon_or_system:  # node agents must run on GPU nodes
+    # (node agents must run on GPU nodes; a pod whose GPUs come from DRA claims asks for no resource)
+    if (
+        not gpu
+        and tolerates_gpu_taint(pod)
+        and not daemon_or_system
+        and not claims_gpu(pod.key, engine.snapshot.dra)
+    ):
         notes.append(
             "the pod tolerates the GPU taint but requests no GPU: it may land on a GPU node yet gets no device, "
             "and takes CPU and memory that GPU pods need. Request nvidia.com/gpu in limits, or drop the toleration."

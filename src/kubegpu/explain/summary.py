@@ -158,7 +158,7 @@ def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
     if pod.required_affinity:  # its terms: pods of one group may otherwise ask for different pools
         where.append("node affinity " + " or ".join(_term(t) for t in pod.required_affinity))
     if tolerates_gpu_taint(pod):
-        where.append("tolerates the GPU taint")
+        where.append(TOLERATES)
     return PodAsk(
         ", ".join(devices), ", ".join(where), pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0), gpus
     )
@@ -186,10 +186,19 @@ def _span(resource: str, values: list[int]) -> str:
     return f"{resource} {format_milli_range(resource, low, high)}"
 
 
+# the last part of ``PodAsk.where`` for a pod that tolerates the GPU taint (not a place: ``_shape`` words it so)
+TOLERATES = "tolerates the GPU taint"
+
+
 def _shape(ask: PodAsk, asks: list[PodAsk]) -> str:
     """The group's phrase: its devices, its pods' CPU and memory (ranges where they differ), where."""
     parts = [ask.devices, _span(CPU, [a.cpu for a in asks]), _span(MEMORY, [a.memory for a in asks])]
-    return ", ".join(p for p in parts if p) + (f" on {ask.where}" if ask.where else "")
+    place = ask.where.removesuffix(TOLERATES).removesuffix(", ")  # the nodes it selects: "on" them
+    return (
+        ", ".join(p for p in parts if p)
+        + (f" on {place}" if place else "")
+        + (", tolerating the GPU taint" if ask.where.endswith(TOLERATES) else "")
+    )
 
 
 def _whole(text: str) -> int:
