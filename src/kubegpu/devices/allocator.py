@@ -24,7 +24,9 @@ the same few hundred questions, and replaying the devices of 20,000 running pods
 
 from __future__ import annotations
 
+import heapq
 import itertools
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 from kubegpu.devices.sharing import strip_annotation
@@ -126,16 +128,21 @@ def distributed_allocation(
     needed = size - len(must)
     if size <= 0 or needed < 0 or needed > len(candidates):
         return []
-    free: dict[str, int] = {}
-    for d in candidates:
-        gpu = strip_annotation(d)
-        free[gpu] = free.get(gpu, 0) + 1
+    # Each step takes the candidate whose GPU has the fewest replicas in use, the earliest on a tie: per GPU
+    # that is its earliest remaining candidate, so a heap of (in use, position, GPU) gives the same picks in
+    # O(n + size log GPUs) rather than one scan of every candidate per pick (16384 replicas x 8 GPUs).
+    queues: dict[str, deque[tuple[int, str]]] = {}
+    for pos, d in enumerate(candidates):
+        queues.setdefault(strip_annotation(d), deque()).append((pos, d))
+    heap = [(replicas.get(gpu, 0) - len(q), q[0][0], gpu) for gpu, q in queues.items()]
+    heapq.heapify(heap)
     chosen: list[str] = []
     for _ in range(needed):
-        pick = min(candidates, key=lambda d: replicas.get(strip_annotation(d), 0) - free[strip_annotation(d)])
-        candidates.remove(pick)
-        free[strip_annotation(pick)] -= 1
-        chosen.append(pick)
+        used, _pos, gpu = heapq.heappop(heap)
+        queue = queues[gpu]
+        chosen.append(queue.popleft()[1])
+        if queue:
+            heapq.heappush(heap, (used + 1, queue[0][0], gpu))
     return [*must, *chosen]
 
 

@@ -57,6 +57,7 @@ from kubegpu.devices.sharing import (
     DeviceIdStrategy,
     DeviceListStrategy,
     PluginConfig,
+    ReplicatedDevices,
     ResourcePlan,
     SharingStrategy,
     strip_annotation,
@@ -208,11 +209,11 @@ def allocate_response(
     ids = list(device_ids)
     if refuses_more_than_one(plan) and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
         raise shared_request_error(plan, len(ids))
-    by_id = {d.id: d for d in plan.devices}
+    chosen = []
     for i in ids:
-        if i not in by_id:
+        if (found := plan.lookup(i)) is None:
             raise AllocateError(f"invalid allocation request for '{plan.name}': unknown device: {i}")
-    chosen = [by_id[i] for i in ids]
+        chosen.append(found)
     if config.device_id_strategy is DeviceIdStrategy.INDEX:
         injected = [
             str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}" for d in chosen
@@ -288,9 +289,11 @@ def mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaul
 def _mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefaults:
     # daemon.go: replicas per device = advertised ids / distinct GPUs; limits are integer divisions.
     per_gpu: dict[int, int] = {}
-    for d in plan.devices:
-        per_gpu[d.gpu_index] = per_gpu.get(d.gpu_index, 0) + 1
-    replicas = len(plan.devices) // max(len(per_gpu), 1)
+    # every advertised id counts, also those beyond what kubegpu places one by one (ReplicatedDevices)
+    replicated = plan.devices if isinstance(plan.devices, ReplicatedDevices) else None
+    for d in replicated.base if replicated is not None else plan.devices:
+        per_gpu[d.gpu_index] = per_gpu.get(d.gpu_index, 0) + (plan.replicas if replicated is not None else 1)
+    replicas = plan.advertised // max(len(per_gpu), 1)
     pinned = {
         i: f"{gpu_memory[i] // n // 1024 // 1024}M" for i, n in sorted(per_gpu.items()) if gpu_memory.get(i)
     }
@@ -298,7 +301,7 @@ def _mps_defaults(plan: ResourcePlan, gpu_memory: Mapping[int, int]) -> MpsDefau
 
 
 def _cuda_view(plan: ResourcePlan, ids: Sequence[str]) -> tuple[tuple[VisibleDevice, ...], tuple[str, ...]]:
-    by_id = {d.id: d for d in plan.devices}
+    by_id = {i: d for i in ids if (d := plan.lookup(i)) is not None}  # ids were checked by the caller
     groups: dict[str, list[str]] = {}
     for i in ids:
         groups.setdefault(by_id[i].device, []).append(i)

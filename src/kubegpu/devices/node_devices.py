@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from kubegpu.devices.inventory import GpuDevice, GpuUuid, Health, MigDevice, NodeInventory, parse_reading
 from kubegpu.devices.sharing import (
+    GO_MAX_INT,
     GPU_RESOURCE,
-    MAX_REPLICAS,
     MIG_RESOURCE_PREFIX,
     SHARED_SUFFIX,
     MigStrategy,
@@ -33,6 +33,7 @@ from kubegpu.devices.sharing import (
     ResourcePlan,
     SharingStrategy,
     plan_resources,
+    replica_model_note,
 )
 from kubegpu.devices.smi_xml import parse_smi_xml
 from kubegpu.devices.topology import Topology, topology_from_inventory
@@ -71,20 +72,21 @@ class NodeDevices:
 
     def numa_of(self, device_id: str) -> int | None:
         for plan in self.plans.values():
-            for d in plan.devices:
-                if d.id == device_id:
-                    return d.numa_node
+            if (d := plan.lookup(device_id)) is not None:
+                return d.numa_node
         return None
 
 
 MAX_NODE_GPUS = 1024  # stand-in devices are built one by one: a count beyond this is refused, never looped
+# MIG stand-ins are built one by one too; replicas are not (ReplicatedDevices), so they are left out of this sum
+MAX_STAND_INS = 1024 * 1024
 
 
 def _label_count(node: Node, label: str, default: str, maximum: int) -> int:
     """A GFD count label (``nvidia.com/gpu.count``, ``nvidia.com/gpu.replicas``): ASCII digits, at most
     ``maximum``; anything else is an input error naming the label, never a guess or a long loop."""
     raw = node.labels.get(label) or default
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12 or int(raw) > maximum:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or int(raw) > maximum:
         raise InputError(f"expected a count up to {maximum}, got {raw[:40]!r}", source=node.source,
                          obj=f"Node {node.name}", field=f"metadata.labels[{label}]")  # fmt: skip
     return int(raw)
@@ -92,7 +94,8 @@ def _label_count(node: Node, label: str, default: str, maximum: int) -> int:
 
 def infer_config(node: Node) -> PluginConfig:
     """The device plugin config GFD's labels imply (flags GFD does not publish keep their defaults)."""
-    replicas = _label_count(node, REPLICAS_LABEL, "1", MAX_REPLICAS)
+    # GFD writes the config's replicas as is (internal/lm/resource.go: fmt "%v" of a Go int), no upper bound
+    replicas = _label_count(node, REPLICAS_LABEL, "1", GO_MAX_INT)
     renamed = GPU_RESOURCE + SHARED_SUFFIX in node.capacity
     mig = node.labels.get(MIG_STRATEGY_LABEL, "none")
     shared = (ReplicatedResource(GPU_RESOURCE, replicas),) if replicas > 1 else ()
@@ -134,8 +137,10 @@ def node_devices(node: Node, config: PluginConfig | None = None) -> NodeDevices 
         plans = {}
     for name, plan in plans.items():
         cap = gpu_capacity.get(name)
-        if cap is not None and cap != len(plan.devices):
-            problems.append(f"{name}: capacity {cap} but the device model advertises {len(plan.devices)}")
+        if cap is not None and cap != plan.advertised:
+            problems.append(f"{name}: capacity {cap} but the device model advertises {plan.advertised}")
+        if plan.modelled_replicas < plan.replicas:
+            problems.append(f"{name}: {replica_model_note(plan.replicas, plan.advertised // plan.replicas)}")
     sharing = _sharing(node, cfg)
     if node.labels.get(SHARING_LABEL) not in (
         None,
@@ -186,7 +191,8 @@ def _synthesize(node: Node, cfg: PluginConfig, capacity: dict[str, int]) -> Node
     replicas = max((r.replicas for r in cfg.shared_resources), default=1)
     whole = capacity.get(GPU_RESOURCE, capacity.get(GPU_RESOURCE + SHARED_SUFFIX, 0))
     n_gpus = _label_count(node, COUNT_LABEL, str(whole // replicas), MAX_NODE_GPUS)
-    if n_gpus > MAX_NODE_GPUS or sum(capacity.values()) > MAX_NODE_GPUS * MAX_REPLICAS:
+    shared = (GPU_RESOURCE, GPU_RESOURCE + SHARED_SUFFIX) if replicas > 1 else ()
+    if n_gpus > MAX_NODE_GPUS or sum(n for r, n in capacity.items() if r not in shared) > MAX_STAND_INS:
         raise InputError(f"{max(n_gpus, sum(capacity.values()))} GPU devices: more than kubegpu models on one node "
                          f"({MAX_NODE_GPUS} GPUs)", source=node.source, obj=f"Node {node.name}",
                          field="status.capacity")  # fmt: skip

@@ -36,8 +36,9 @@ from typing import TypeVar
 
 from kubegpu.devices.sharing import (
     DEFAULT_MPS_ROOT,
+    GO_MAX_INT,
     GPU_RESOURCE,
-    MAX_REPLICAS,
+    MAX_MODELLED_REPLICA_IDS,
     MIG_RESOURCE_PREFIX,
     SHARED_SUFFIX,
     DeviceIdStrategy,
@@ -45,6 +46,7 @@ from kubegpu.devices.sharing import (
     MigStrategy,
     PluginConfig,
     ReplicatedResource,
+    replica_model_note,
 )
 from kubegpu.errors import InputError, read_text, yaml_documents
 
@@ -227,10 +229,12 @@ def _replicated(r: _Reader, raw: object, where: str) -> tuple[bool, bool, tuple[
         replicas = r.typed(res, "replicas", int, at, 0)
         if replicas < 2:
             raise r.fail(f"{at}.replicas", "number of replicas must be >= 2")
-        if replicas > MAX_REPLICAS:  # the plugin would advertise replicas x GPUs device IDs to kubelet
+        if replicas > GO_MAX_INT:  # json.Unmarshal into Go's int: "cannot unmarshal number ... of type int"
             raise r.fail(
-                f"{at}.replicas", f"{replicas} replicas per GPU: kubegpu models at most {MAX_REPLICAS}"
+                f"{at}.replicas", f"{replicas} does not fit the plugin's integer (at most {GO_MAX_INT})"
             )
+        if replicas > MAX_MODELLED_REPLICA_IDS:  # accepted, as the plugin does; kubegpu's limit is said
+            r.warn(f"{at}.replicas", replica_model_note(replicas, 1))
         if "rename" in res:
             renamed = _resource_name(r, res["rename"], f"{at}.rename")
             if renamed != (name + SHARED_SUFFIX if rename_default else ""):

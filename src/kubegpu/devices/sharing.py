@@ -18,7 +18,9 @@ the device ids behind each, as the NVIDIA plugin does:
 * ``mixed``: GPUs without MIG are ``nvidia.com/gpu``; each MIG device is one ``nvidia.com/mig-<profile>``.
 * time-slicing with ``replicas: N > 1``: each device is advertised N times as ``<id>::<n>``, n = 0..N-1;
   ``renameByDefault: true`` advertises ``<name>.shared`` instead of ``<name>``. A replica is not a GPU and
-  not a share of one: replicas share memory and fault domain (R6.2).
+  not a share of one: replicas share memory and fault domain (R6.2). Upstream sets no upper bound on N; the
+  ids are computed on demand (``ReplicatedDevices``), and above ``MAX_MODELLED_REPLICA_IDS`` per resource and
+  node only that many are placed device by device (``ResourcePlan.modelled_replicas``; the caller says so).
 * MPS (``sharing.mps``, NVIDIA plugin v0.15+): the same ``<id>::<n>`` replicas and ``.shared`` renaming, but
   the MPS control daemon gives each replica an equal share: ``set_default_active_thread_percentage
   100/replicas`` and ``set_default_device_pinned_mem_limit <index> <memory/replicas>M``
@@ -37,8 +39,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from kubegpu.devices.inventory import Health, NodeInventory
 from kubegpu.devices.nvcaps import mig_device_caps, parse_mig_minors
@@ -48,9 +51,12 @@ from kubegpu.model.names import NVIDIA_GPU
 
 GPU_RESOURCE = NVIDIA_GPU  # defined once, in kubegpu.model.names; the name other modules import from here
 SHARED_SUFFIX = ".shared"
-# upstream sets no bound on time-slicing replicas; every replica is one device ID in ListAndWatch and one
-# stand-in here, so 10**9 of them would never end: kubegpu refuses more than this
-MAX_REPLICAS = 1024
+# upstream sets no upper bound on replicas (api/config/v1/replicas.go: only "must be >= 2"; a Go int, so at most
+# 2**63 - 1). Replica ids are computed on demand (``ReplicatedDevices``), so memory stays one record per physical
+# device; but each placement still lists the free ids, so per resource and node kubegpu places at most this
+# many device by device (the old materialised bound, 1024 GPUs x 1024 replicas) and says so beyond it.
+MAX_MODELLED_REPLICA_IDS = 1 << 20
+GO_MAX_INT = 2**63 - 1  # Go's int on the 64-bit platforms the plugin ships for: json.Unmarshal refuses more
 REPLICA_SEPARATOR = "::"
 
 
@@ -156,13 +162,84 @@ class AdvertisedDevice:
     mig_caps: tuple[str, ...] = ()
 
 
+class ReplicatedDevices(Sequence[AdvertisedDevice]):
+    """The replica ids of shared devices, in the plugin's order (each device's ``<id>::0`` .. ``<id>::N-1``),
+    computed on demand: one record per physical device whatever the replica count.
+
+    ``modelled`` replicas per device are listed (``replicas`` capped so that the whole stays within
+    ``MAX_MODELLED_REPLICA_IDS``); ``replicas`` is what the plugin advertises."""
+
+    __slots__ = ("_index", "base", "modelled", "replicas")
+
+    def __init__(self, base: Sequence[AdvertisedDevice], replicas: int) -> None:
+        self.base = tuple(base)
+        self.replicas = replicas
+        self.modelled = min(replicas, max(MAX_MODELLED_REPLICA_IDS // max(len(self.base), 1), 1))
+        self._index = {d.id: k for k, d in enumerate(self.base)}
+
+    @property
+    def advertised(self) -> int:
+        """How many replica ids the plugin advertises for these devices."""
+        return len(self.base) * self.replicas
+
+    def __len__(self) -> int:
+        return len(self.base) * self.modelled
+
+    def _at(self, i: int) -> AdvertisedDevice:
+        d = self.base[i // self.modelled]
+        return dataclasses.replace(d, id=annotated_id(d.id, i % self.modelled))
+
+    @overload
+    def __getitem__(self, i: int) -> AdvertisedDevice: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[AdvertisedDevice, ...]: ...
+    def __getitem__(self, i: int | slice) -> AdvertisedDevice | tuple[AdvertisedDevice, ...]:
+        if isinstance(i, slice):
+            return tuple(self._at(k) for k in range(*i.indices(len(self))))
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._at(i % len(self))
+
+    def __iter__(self) -> Iterator[AdvertisedDevice]:
+        for d in self.base:
+            for n in range(self.modelled):
+                yield dataclasses.replace(d, id=annotated_id(d.id, n))
+
+    def lookup(self, device_id: str) -> AdvertisedDevice | None:
+        """The modelled replica with this id, or None."""
+        base, _, n = device_id.partition(REPLICA_SEPARATOR)
+        k = self._index.get(base)
+        if k is None or not (n.isascii() and n.isdigit()) or str(int(n)) != n or int(n) >= self.modelled:
+            return None
+        return dataclasses.replace(self.base[k], id=device_id)
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, AdvertisedDevice) and self.lookup(item.id) == item
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReplicatedDevices):
+            return (self.base, self.replicas) == (other.base, other.replicas)
+        return (
+            isinstance(other, tuple)
+            and len(other) == len(self)
+            and all(a == b for a, b in zip(self, other, strict=True))
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.replicas))
+
+    def __repr__(self) -> str:
+        return f"ReplicatedDevices({len(self.base)} devices x {self.replicas} replicas)"
+
+
 @dataclass(frozen=True, slots=True)
 class ResourcePlan:
     """One extended resource the node advertises, with its device ids."""
 
     name: str  # advertised name, e.g. "nvidia.com/gpu.shared"
     base_name: str  # name before renaming, e.g. "nvidia.com/gpu"
-    devices: tuple[AdvertisedDevice, ...]
+    # whole GPUs / MIG devices: a tuple; replicas: ``ReplicatedDevices`` (ids computed on demand)
+    devices: Sequence[AdvertisedDevice]
     replicas: int = 1
     fail_requests_greater_than_one: bool = False
     sharing: SharingStrategy = SharingStrategy.NONE  # how the replicas are shared (none when replicas == 1)
@@ -171,12 +248,42 @@ class ResourcePlan:
     def shared(self) -> bool:
         return self.replicas > 1
 
+    @property
+    def advertised(self) -> int:
+        """How many device ids the plugin advertises to kubelet (every replica, modelled or not)."""
+        return self.devices.advertised if isinstance(self.devices, ReplicatedDevices) else len(self.devices)
+
+    @property
+    def modelled_replicas(self) -> int:
+        """Replicas per device that kubegpu places device by device (``replicas`` unless capped)."""
+        return self.devices.modelled if isinstance(self.devices, ReplicatedDevices) else self.replicas
+
+    def lookup(self, device_id: str) -> AdvertisedDevice | None:
+        """The advertised device with this id, or None (without listing every replica)."""
+        if isinstance(self.devices, ReplicatedDevices):
+            return self.devices.lookup(device_id)
+        return next((d for d in self.devices if d.id == device_id), None)
+
     def replicas_per_gpu(self) -> Mapping[str, int]:
         """Advertised replica count per underlying device (for ``distributed_allocation``)."""
         counts: dict[str, int] = {}
+        if isinstance(self.devices, ReplicatedDevices):
+            for d in self.devices.base:
+                counts[d.device] = counts.get(d.device, 0) + self.devices.modelled
+            return counts
         for d in self.devices:
             counts[d.device] = counts.get(d.device, 0) + 1
         return counts
+
+
+def replica_model_note(replicas: int, devices: int) -> str:
+    """The one line saying that kubegpu places fewer replicas device by device than the plugin advertises."""
+    modelled = max(MAX_MODELLED_REPLICA_IDS // max(devices, 1), 1)
+    return (
+        f"{replicas} replicas per device on {devices} device(s): the plugin accepts this; kubegpu places at most "
+        f"{MAX_MODELLED_REPLICA_IDS} replica ids per resource and node one by one, so {modelled} per device here "
+        "(counts from status.allocatable still cover all; device-level checks see only those)"
+    )
 
 
 def annotated_id(device: str, replica: int) -> str:
@@ -245,13 +352,11 @@ def plan_resources(inv: NodeInventory, config: PluginConfig) -> tuple[ResourcePl
     for base, devs in groups.items():
         replicas = config.replicas_for(base)
         mps = replicas > 1 and config.sharing_strategy is SharingStrategy.MPS
-        if replicas > 1:
-            devs = [dataclasses.replace(d, id=annotated_id(d.id, n)) for d in devs for n in range(replicas)]
         plans.append(
             ResourcePlan(
                 name=base + SHARED_SUFFIX if replicas > 1 and config.renames_shared else base,
                 base_name=base,
-                devices=tuple(devs),
+                devices=ReplicatedDevices(devs, replicas) if replicas > 1 else tuple(devs),
                 replicas=replicas,
                 # rm.go ValidateRequest: failRequestsGreaterThanOne of the active strategy (MPS: true unless false).
                 fail_requests_greater_than_one=(mps and config.mps_fail_requests_greater_than_one)
