@@ -171,6 +171,8 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
                     env,
                 )
             console.print(table)
+    elif exp.not_queued:  # no cycle runs: there is no FailedScheduling message to show
+        console.print(Text(f"Not queued — {exp.not_queued}", style="yellow"), soft_wrap=True)
     else:
         console.print("[red]Pending[/red] — kube-scheduler's FailedScheduling message:")
         console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it

@@ -104,6 +104,7 @@ class Explanation:
     handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
+    not_queued: str = ""  # why PreEnqueue keeps it out of the queue (explain.dra_queue): no cycle, no event
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
     # the pod's name for each of its DRA claims → the ResourceClaim ("ns/name"); the evidence says ``pod claim
     # <name>``, so pods whose claims ask alike share one text (``explain.diagnose.explain_many``)
@@ -139,6 +140,7 @@ class Explanation:
             "handledBy": self.handled_by or None,
             "waiting": self.waiting or None,
             "bindingWait": self.binding or None,
+            "notQueued": self.not_queued or None,
             "claims": self.claims,
             "observed": self.observed,
             "verified": not self.unverified,

@@ -21,6 +21,7 @@ from kubegpu.batch.status import workload_status
 from kubegpu.explain import causes, observed, schedulers
 from kubegpu.explain.dra import own_claims
 from kubegpu.explain.dra_binding import binding_wait
+from kubegpu.explain.dra_queue import not_queued
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
 from kubegpu.explain.grants import explain_devices
@@ -81,6 +82,8 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     )
     if engine.snapshot.dra.claims:
         exp.binding = binding_wait(pod, engine.snapshot.dra, engine.framework.handle.behaviour.minor)
+    if engine.snapshot.dra.pod_claims and who.modelled and not pod.scheduling_gates:
+        exp.not_queued = not_queued(engine.framework.plugins, pod, engine.snapshot.dra)
     exp.claims = own_claims(pod, engine.snapshot.dra)
     exp.observed = observed_for(engine, pod, exp)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())

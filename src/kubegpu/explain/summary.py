@@ -186,6 +186,7 @@ def _span(resource: str, values: list[int]) -> str:
     return f"{resource} {format_milli_range(resource, low, high)}"
 
 
+NOT_QUEUED = "not queued: its ResourceClaims cannot be resolved"
 # the last part of ``PodAsk.where`` for a pod that tolerates the GPU taint (not a place: ``_shape`` words it so)
 TOLERATES = "tolerates the GPU taint"
 
@@ -218,6 +219,8 @@ def _cause(
     (``diagnose.could_host``)."""
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
+    if exp.not_queued:  # PreEnqueue: kube-scheduler does not try it until its claims resolve
+        return NOT_QUEUED, exp.not_queued
     if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
         return f"handled by {exp.scheduler}", exp.handled_by
     if exp.binding:  # allocated; PreBind waits for the devices' binding conditions (not a Filter failure)

@@ -383,7 +383,9 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
         out.append(f"<p><b>BindingConditionsPending</b>: {_t(e.binding)}</p>")
     if e.handled_by:
         out.append(f"<p>{_t(e.handled_by)}</p>")
-    if e.message:
+    if e.not_queued:  # no scheduling cycle runs: no FailedScheduling message exists
+        out.append(f"<p><b>Not queued</b>: {_t(e.not_queued)}</p>")
+    elif e.message:
         out.append(
             f'<p>kube-scheduler\'s FailedScheduling message:</p><pre class="msg">{_t(e.message)}</pre>'
         )
