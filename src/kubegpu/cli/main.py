@@ -194,8 +194,11 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     data = versioned(data, snap)
     emit(data, output, lambda: version_line(snap, render.schedule_table, data, every_pod))
     if write_to is not None:
+        from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources
+
         written = [a.raw for a in admissions if a.pod is not None and a.raw is not None]
-        write_snapshot(snap, outcomes, write_to, written)
+        dra = next((p for p in engine.framework.plugins if isinstance(p, DynamicResources)), None)
+        write_snapshot(snap, outcomes, write_to, written, dra.changed_claims() if dra is not None else None)
         click.echo(f"wrote {write_to}", err=True)
     report_errors(snap)
 

@@ -223,6 +223,11 @@ class DynamicResources:
             reserved_for=(*claim.reserved_for, uid),
         )
 
+    def changed_claims(self) -> dict[str, ResourceClaim]:
+        """The snapshot's claims this run allocated or reserved, as the assume cache holds them ("ns/name" →
+        claim): what PreBind would have written (``snapshot_writer``)."""
+        return {k: self.claim_view(c) for k in self.assumed if (c := self.dra.claims.get(k)) is not None}
+
     def in_use(self) -> tuple[set[DeviceId], dict[DeviceId, dict[str, Fraction]]]:
         """``allocated_state`` over the claims as the assume cache sees them, plus the special claims this
         run made."""
