@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.sources import load_files
 from tests.realcases.test_realcases import HERE, case
@@ -53,3 +54,17 @@ def test_the_grouped_view_words_a_toleration_as_one() -> None:
     phrases = [g.shape for g in summary.groups]
     assert "2 nvidia.com/gpu, tolerating the GPU taint" in phrases, phrases
     assert not [s for s in phrases if " on tolerates" in s]
+
+
+def test_mixed_allocated_and_new_claims_are_unverified_on_1_35_and_1_36_kubernetes_139016() -> None:
+    """kubernetes/kubernetes#139016: pod1 shares the allocated multi-node claim "shared" and gets a new
+    per-node GPU claim; kube-scheduler 1.35 and 1.36 before the cherry-picks (#139362, #139363) fail it in
+    Score; 1.34 has no DynamicResources scoring and 1.37 has the fix (#139017): nothing to say there."""
+    for minor, said in (("1.34", False), ("1.35", True), ("1.36", True), ("1.37", False)):
+        snap = load_files(HERE / "dra-shared-allnodes-gke.yaml")
+        snap.kube_version = minor
+        exp = explain_pod(Engine(snap), next(p for p in snap.pods if p.name == "pod1"))
+        lines = [u for u in exp.unverified if "kubernetes#139016" in u]
+        assert bool(lines) is said, (minor, exp.unverified)
+        if said:
+            assert "allocated claim(s) (default/shared)" in lines[0]

@@ -13,6 +13,7 @@ from kubegpu.explain.dra_gates import claim_lines, slice_lines
 from kubegpu.explain.engine import Engine
 from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
+from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
@@ -63,7 +64,31 @@ def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
         return []
     claims, _ = resolve_claims(pod, dra)
     minor = behaviour(engine.profile.kube_version).minor
-    return claim_lines(claims, minor) + slice_lines(dra, minor)
+    return claim_lines(claims, minor) + slice_lines(dra, minor) + _mixed_claims_line(claims, minor)
+
+
+# kube-scheduler 1.35 added DynamicResources scoring (prioritized lists), whose computeScore paired the claims
+# allocated in this cycle with the pod's claims by position: a pod with an allocated (shared) claim and an
+# unallocated one failed Score ("number of allocations 1 is smaller than number of claims") and stayed Pending
+# (kubernetes/kubernetes#139016); fixed by #139017, cherry-picked to release-1.35 (#139362) and release-1.36
+# (#139363). Score runs only when several nodes pass the filters.
+MIXED_CLAIMS_MINORS = (35, 36)
+
+
+def _mixed_claims_line(claims: list[ResourceClaim], minor: int) -> list[str]:
+    """The pod mixes allocated and unallocated claims on a minor whose early patch releases fail it in Score."""
+    if minor not in MIXED_CLAIMS_MINORS or not claims:
+        return []
+    allocated = [c.key for c in claims if c.allocated is not None]
+    if not allocated or len(allocated) == len(claims):
+        return []
+    return [
+        f"the pod has allocated claim(s) ({', '.join(allocated)}) beside unallocated ones: kube-scheduler 1.{minor} "
+        "releases without the fix of kubernetes#139016 (cherry-picks #139362 for 1.35, #139363 for 1.36) fail such "
+        'a pod in Score when several nodes fit ("running Score plugins: plugin "DynamicResources" failed with: '
+        'number of allocations N is smaller than number of claims") and it stays Pending; kubegpu scores it as '
+        "the fixed releases do (check the cluster's patch release)"
+    ]
 
 
 def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> list[str]:

@@ -379,7 +379,8 @@ class DynamicResources:
         request with ``firstAvailable`` alternatives, 8 − i when the i-th alternative was allocated on the
         node (``FirstAvailableDeviceRequestMaxSize`` − i, ``computeScore``), summed; 0 without claims.
         Claims allocated in an earlier cycle count with their recorded allocation (1.37's ``computeScore``;
-        1.35–1.36 index those by position instead, an upstream bug fixed in 1.37 that kubegpu does not copy)."""
+        1.35–1.36 releases before the cherry-picks of kubernetes#139017 index those by position instead and
+        fail the pod, kubernetes#139016: kubegpu does not copy that, ``explain.unverified`` says so)."""
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return 0
