@@ -23,8 +23,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kubegpu.explain.wording import some_of
 from kubegpu.model.names import (
     DEFAULT_SCHEDULER,
+    GPU_MEMORY_LABEL,
     HAMI_RESOURCES,
     HAMI_SCHEDULER,
     KAI_ANNOTATIONS,
@@ -32,6 +34,7 @@ from kubegpu.model.names import (
     KAI_SCHEDULER,
     KUEUE_ADMISSION_GATE,
     KUEUE_QUEUE_LABEL,
+    NVIDIA_GPU,
     VOLCANO_QUEUE_LABEL,
     VOLCANO_RESOURCES,
     VOLCANO_SCHEDULER,
@@ -135,18 +138,13 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
                 f"{asked} are {owner}'s resources, but the pod names schedulerName {pod.scheduler_name}: {expected} "
                 f"never took this pod, and {pod.scheduler_name} cannot satisfy them (no node advertises them). {hint}."
             )
+    queue = next((pod.labels[k] for k in KAI_QUEUE_LABELS if k in pod.labels), "")
+    if pod.scheduler_name == KAI_SCHEDULER or kai:
+        h.notes.extend(_kai_queue_notes(snapshot, queue))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
-        queue = next((pod.labels[k] for k in KAI_QUEUE_LABELS if k in pod.labels), "")
-        kai_queues = [
-            _meta(q).get("name")
-            for q in snapshot.records.queue_objects("Queue")
-            if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
-        ]
-        if queue and kai_queues and queue not in kai_queues:
-            h.notes.append(
-                f"KAI queue {queue} does not exist (queues: {', '.join(map(str, kai_queues))}): kai-scheduler leaves the pod Pending"
-            )
+        if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
+            h.notes.extend(_kai_memory_notes(snapshot))
         if pod.scheduler_name == KAI_SCHEDULER:
             h.notes.append(
                 f"{ann}: a KAI GPU share (an annotation, not a resource): kai-scheduler places it through a "
@@ -174,6 +172,51 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             "(or its webhook did not run); kube-scheduler decides from here"
         )
     return h
+
+
+def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
+    """What the snapshot's KAI Queues (scheduling.run.ai) say of the pod's queue: missing, or top-level, which
+    KAI releases before v0.13.0 never schedule (pkg/scheduler/actions/utils/job_order_by_queue.go skips a
+    queue without a parent, "Queue's department doesn't exist": kai-scheduler/KAI-Scheduler#621, fixed by
+    #858 "support n-level queue hierarchy" in v0.13.0). Nothing when the snapshot holds no KAI Queue."""
+    queues = {
+        str(_meta(q).get("name")): q
+        for q in snapshot.records.queue_objects("Queue")
+        if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
+    }
+    if not queue or not queues:
+        return []
+    found = queues.get(queue)
+    if found is None:
+        return [
+            f"KAI queue {queue} does not exist (queues: {', '.join(sorted(queues))}): kai-scheduler leaves the pod Pending"
+        ]
+    spec = found.get("spec")
+    if isinstance(spec, Mapping) and not spec.get("parentQueue"):
+        return [
+            f"KAI queue {queue} has no parentQueue (a top-level queue): kai-scheduler releases before v0.13.0 schedule "
+            "only jobs whose queue has a parent and leave this pod Pending with an Unschedulable event "
+            "(KAI-Scheduler#621, fixed in v0.13.0); on such a release put the pod in a child queue"
+        ]
+    return []
+
+
+def _kai_memory_notes(snapshot: ClusterSnapshot) -> list[str]:
+    """KAI sizes a ``gpu-memory`` request from the node label nvidia.com/gpu.memory that GPU Feature
+    Discovery writes (KAI pkg/scheduler/api/node_info getNodeGpuMemory); GPU nodes without it (GFD writes
+    none where NVML reports no memory size, e.g. the unified-memory GB10: KAI-Scheduler#706) cannot take it."""
+    gpu_nodes = [
+        n for n in snapshot.nodes if any(r.startswith(NVIDIA_GPU) and v for r, v in n.allocatable.items())
+    ]
+    bare = [n.name for n in gpu_nodes if GPU_MEMORY_LABEL not in n.labels]
+    if not bare:
+        return []
+    return [
+        f"gpu-memory: kai-scheduler sizes it from the node label {GPU_MEMORY_LABEL}, missing on {some_of(bare)} "
+        f"(GPU Feature Discovery writes none where the GPU reports no memory size, as on unified-memory GB10): "
+        "KAI finds no GPU memory there and leaves the pod Pending; label those nodes with their GPU memory (MiB) "
+        "or ask for gpu-fraction instead"
+    ]
 
 
 def waiting_text(snapshot: ClusterSnapshot, pod: Pod) -> str:
