@@ -338,3 +338,25 @@ def test_a_selector_on_a_label_that_says_what_the_node_is_is_not_fixed_by_relabe
         "kubectl -n default label node n0 accelerator.example.com/pool=infer --overwrite   # rollback"
         in commands
     )
+
+
+def test_cpu_advice_on_nodes_also_short_of_the_gpu_points_at_the_gpu() -> None:
+    """aws-samples/stable-diffusion-on-eks#75 ("2 Insufficient cpu, 2 Insufficient memory, 2 Insufficient
+    nvidia.com/gpu"): each node's one GPU is taken, so lowering the pod's CPU request frees nothing; where the
+    GPU is free, lowering the CPU request is the fix."""
+    taken = [
+        make_node("a").gpus(1).capacity(cpu="4").obj(),
+        make_node("b").gpus(1).capacity(cpu="4").obj(),
+        make_pod("ra").gpu(1).requests(cpu="3").on("a").obj(),
+        make_pod("rb").gpu(1).requests(cpu="3").on("b").obj(),
+    ]
+    fix = group(explain(make_pod("p").gpu(1).requests(cpu="2"), *taken), "Insufficient cpu").fix
+    assert fix.startswith(
+        "These nodes are also short of nvidia.com/gpu for the pod: lowering its cpu request"
+    )
+    free_gpu = [
+        make_node("a").gpus(1).capacity(cpu="4").obj(),
+        make_pod("ra").requests(cpu="3").on("a").obj(),
+    ]
+    fix = group(explain(make_pod("p").gpu(1).requests(cpu="2"), *free_gpu), "Insufficient cpu").fix
+    assert fix.startswith("Lower the pod's cpu request")

@@ -313,6 +313,16 @@ def _group_free(ctx: Context, resource: str, nodes: list[str]) -> tuple[int, int
     return found
 
 
+def _gpu_short_too(ctx: Context, nodes: list[str]) -> str:
+    """A GPU resource the pod requests that every one of ``nodes`` has less of free than it asks ("" if none)."""
+    for r, need in sorted(ctx.pod.requests.items()):
+        if need and is_gpu(r):
+            free = _free(ctx, r)[0]
+            if all(free.get(n, 0) < need for n in nodes):
+                return r
+    return ""
+
+
 def _allocatable(ctx: Context, resource: str) -> dict[str, int]:
     """Node name → allocatable ``resource``: once per engine state."""
     return store_for(ctx.engine).current(
@@ -402,6 +412,14 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
             ],
         )
     if not is_gpu(resource):
+        short = _gpu_short_too(ctx, nodes)
+        if short:  # lowering CPU or memory alone frees no node: the GPU is the binding constraint there
+            return Advice(
+                f"These nodes are also short of {short} for the pod: lowering its {resource} request alone would "
+                f"not make any of them fit. See the {short} reason first.",
+                "Requests are reserved whether used or not; oversized CPU/memory requests on GPU pods strand GPUs.",
+                [ctx.cmd(f"describe node {first}")],
+            )
         return Advice(
             f"Lower the pod's {resource} request to what profiling shows it uses, or free {resource} on a node.",
             "Requests are reserved whether used or not; oversized CPU/memory requests on GPU pods strand GPUs.",
