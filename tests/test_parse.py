@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from kubegpu import sources
 from kubegpu.model.snapshot import build_snapshot
@@ -50,25 +51,111 @@ def test_invalid_yaml_names_file_line_and_column_and_keeps_other_files(tmp_path:
     assert "\n" not in line
 
 
-def test_unknown_kind_is_an_error_but_ordinary_kinds_are_ignored_quietly() -> None:
+_READS = (
+    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, Namespace, "
+    "PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, "
+    "GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, StatefulSet, Service, "
+    "Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms"
+)
+
+
+def _obj(api: str | None, kind: str, name: str = "o", **rest: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": kind, "metadata": {"name": name, "namespace": "x"}, **rest}
+    if api is not None:
+        out["apiVersion"] = api
+    return out
+
+
+def test_a_kind_its_builtin_group_does_not_serve_is_an_error_and_built_in_kinds_are_ignored_quietly() -> None:
     snap = build_snapshot(
         [
-            ("f.yaml", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
-            (
-                "f.yaml",
-                {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "d", "namespace": "x"}},
-            ),
+            ("f.yaml", _obj("v1", "Pdo", "p")),  # the API server refuses it: no such kind in the core group
+            ("f.yaml", _obj("apps/v1", "Pod", "q")),  # a kind of another group
+            ("f.yaml", _obj(None, "Widget", "w")),  # no apiVersion: its kind alone decides
+            ("f.yaml", _obj("v1", "Endpoints", "d")),
+            ("f.yaml", _obj("v1", "PodTemplate", "t")),
             ("f.yaml", make_node("n1").obj()),
         ]
     )
     assert [e.one_line() for e in snap.errors] == [
-        "f.yaml: Widget w: kind: unknown kind 'Widget' (kubegpu reads Node, Pod, ResourceQuota, LimitRange, "
-        "PriorityClass, PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, "
-        "CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
-        "StatefulSet, Service, Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)"
+        f"f.yaml: Pdo x/p: kind: unknown kind 'Pdo': v1 serves no such kind, the API server would refuse it ({_READS})",
+        f"f.yaml: Pod x/q: kind: unknown kind 'Pod': apps/v1 serves no such kind, the API server would refuse it ({_READS})",
+        f"f.yaml: Widget x/w: kind: unknown kind 'Widget' ({_READS})",
     ]
-    assert snap.ignored == {"Endpoints": 1}
+    assert snap.ignored == {"Endpoints": 1, "PodTemplate": 1}
+    assert not snap.not_modelled and snap.not_modelled_note() == ""
     assert [n.name for n in snap.nodes] == ["n1"]
+
+
+def test_other_projects_objects_are_accepted_counted_and_named_once() -> None:
+    snap = build_snapshot(
+        [
+            ("f.yaml", _obj("example.com/v1", "Widget", "w1")),
+            ("f.yaml", _obj("kai.scheduler/v1", "SchedulingShard", "s")),
+            ("f.yaml", _obj("example.com/v1", "Widget", "w2")),
+            # a kind kubegpu reads, but of another group: another project's object of the same name
+            ("f.yaml", _obj("batch.volcano.sh/v1alpha1", "Job", "vj")),
+            (
+                "f.yaml",
+                _obj("kueue.x-k8s.io/v1beta1", "AdmissionCheck", "ac"),
+            ),  # Kueue: only its queues are read
+            # Kubernetes' own gang scheduling objects (1.35+): built in, but bear on scheduling, so said
+            ("f.yaml", _obj("scheduling.k8s.io/v1alpha2", "PodGroup", "pg", spec={"schedulingPolicy": {}})),
+            ("f.yaml", _obj("scheduling.k8s.io/v1alpha1", "Workload", "wl")),
+        ]
+    )
+    assert snap.errors == []
+    assert list(snap.not_modelled.items()) == [
+        (("example.com", "Widget"), 2),
+        (("kai.scheduler", "SchedulingShard"), 1),
+        (("batch.volcano.sh", "Job"), 1),
+        (("kueue.x-k8s.io", "AdmissionCheck"), 1),
+        (("scheduling.k8s.io", "PodGroup"), 1),
+        (("scheduling.k8s.io", "Workload"), 1),
+    ]
+    assert snap.not_modelled_note() == (
+        "not modelled: 2 Widget (example.com), 1 SchedulingShard (kai.scheduler), 1 Job (batch.volcano.sh), "
+        "1 AdmissionCheck (kueue.x-k8s.io), 1 PodGroup (scheduling.k8s.io), 1 Workload (scheduling.k8s.io): "
+        "they do not enter the diagnosis"
+    )
+    assert snap.records.controllers == [] and snap.batch_objects == [] and snap.records.queues == []
+    assert snap.raw_objects == []  # nothing of them is written back
+
+
+def test_each_kind_is_read_from_its_own_groups() -> None:
+    snap = build_snapshot(
+        [
+            ("f.yaml", _obj("batch/v1", "Job", "j")),
+            ("f.yaml", _obj("extensions/v1beta1", "Deployment", "d")),  # before 1.16: apps' Deployment
+            ("f.yaml", _obj("scheduling.volcano.sh/v1beta1", "PodGroup", "vg", spec={"minMember": 2})),
+            ("f.yaml", _obj("scheduling.x-k8s.io/v1alpha1", "PodGroup", "cg", spec={"minMember": 3})),
+            ("f.yaml", _obj("scheduling.run.ai/v2alpha2", "PodGroup", "kg", spec={"minMember": 0})),
+            ("f.yaml", _obj(None, "PodGroup", "ng")),  # hand-written without an apiVersion: read as before
+            ("f.yaml", _obj("scheduling.run.ai/v2", "Queue", "kq")),
+            ("f.yaml", _obj("scheduling.volcano.sh/v1beta1", "Queue", "vq")),
+            ("f.yaml", _obj("kueue.x-k8s.io/v1beta1", "Workload", "kw")),
+        ]
+    )
+    assert snap.errors == []
+    assert [(c.kind, c.name) for c in snap.records.controllers] == [("Job", "j"), ("Deployment", "d")]
+    assert [raw["metadata"]["name"] for _, raw in snap.batch_objects] == ["vg", "cg", "ng"]
+    assert [q["metadata"]["name"] for q in snap.records.queues] == ["kq", "vq", "kw"]
+    assert snap.not_modelled == {("scheduling.run.ai", "PodGroup"): 1}
+
+
+def test_every_kind_read_is_served_by_the_built_in_groups_it_is_read_from() -> None:
+    """The routing tables agree: a kind read from a built-in group is one that group serves (else the
+    object would be both read and refused), and every DRA and volume kind has its group."""
+    from kubegpu.model import snapshot as s
+    from kubegpu.model.dra import KINDS as DRA_KINDS
+    from kubegpu.model.volumes import KINDS as VOLUME_KINDS
+
+    tables = {**s._CORE_GROUPS, **s.BATCH_GROUPS, **s.RECORD_GROUPS}
+    assert set(DRA_KINDS) | set(VOLUME_KINDS) <= set(tables)
+    for kind, groups in tables.items():
+        for group in groups:
+            assert group not in s.BUILTIN_KINDS or kind in s.BUILTIN_KINDS[group], (kind, group)
+            assert s.reads(kind, group) and (group, kind) not in s.NOT_MODELLED_BUILTIN
 
 
 def test_broken_quantity_names_object_and_field_and_the_rest_loads() -> None:

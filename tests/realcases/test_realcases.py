@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from kubegpu.batch.objects import parse_batch_objects
+from kubegpu.cli.main import cli
 from kubegpu.errors import InputError
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
@@ -259,6 +262,101 @@ def test_kueue_quota_not_reserved_kueue_2391() -> None:
     )
     # once admitted, the 4 GPUs fit on gpu-b (8 free): the node checks say so
     assert p["schedulable"] is True and p["node"] == "gpu-b"
+
+
+# -- other schedulers' objects and events --------------------------------------------------------------
+
+
+def test_hami_filtering_failed_is_what_the_cluster_said_hami_602() -> None:
+    data = case("hami-vgpu-count-over-physical")
+    p = pending(data, "default/gpu-pod")
+    obs = p["observed"]
+    # the thread's scheduler log: reason="FilteringFailed" message="no available node, all node scores do not
+    # meet" (HAMi's extender, source hami-scheduler); the FailedScheduling of the same attempt only counts nodes
+    assert (obs["source"], obs["reporter"], obs["reason"]) == ("event", "hami-scheduler", "FilteringFailed")
+    assert obs["message"] == "no available node, all node scores do not meet"
+    assert any("written by hami-scheduler" in w for w in obs["likelyReasons"])
+
+
+def test_kai_unschedulable_event_is_what_the_cluster_said_kai_706() -> None:
+    data = case("kai-gpu-memory-no-memory-label")
+    obs = pending(data, "default/gpu-sharing")["observed"]
+    assert (obs["reporter"], obs["reason"]) == ("kai-scheduler", "Unschedulable")
+    assert obs["message"] == (
+        "no nodes with enough resources were found: 1 node(s) didn't have enough resources: GPU memory."
+    )
+
+
+def test_kai_top_level_queue_event_kai_612() -> None:
+    data = case("kai-top-level-queue")
+    obs = pending(data, "default/train-pod")["observed"]
+    # the report's two events: pod-grouper's PodGrouperWarning is no scheduling verdict; kai-scheduler's is
+    assert (obs["reporter"], obs["reason"], obs["message"]) == (
+        "kai-scheduler",
+        "Unschedulable",
+        "Unable to schedule pod",
+    )
+
+
+def test_the_other_schedulers_words_are_shown_by_explain() -> None:
+    result = CliRunner().invoke(
+        cli, ["explain", "default/gpu-pod", "--snapshot", str(HERE / "hami-vgpu-count-over-physical.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert (
+        "the cluster said (event FilteringFailed from hami-scheduler): no available node, all node scores do "
+        "not meet" in flat
+    )
+
+
+def test_volcano_job_is_not_a_batch_v1_job_volcano_2814() -> None:
+    snap = load_files(HERE / "volcano-inqueue-holds-queue.yaml")
+    assert not snap.errors
+    # the two vcjobs (batch.volcano.sh) are Volcano's, not Jobs of the batch/v1 Job controller
+    assert [c for c in snap.records.controllers if c.kind == "Job"] == []
+    assert snap.not_modelled == {("batch.volcano.sh", "Job"): 2}
+    assert (
+        snap.not_modelled_note() == "not modelled: 2 Job (batch.volcano.sh): they do not enter the diagnosis"
+    )
+    # Volcano's PodGroups and Queue are still read: the pending pod's gang and queue
+    _, _, groups, errors = parse_batch_objects(snap.batch_objects)
+    assert not errors and sorted(groups) == [
+        "default/job-a-2b1c8f6e-0d7a-4c1e-9a51-1f0e6a3c7b10",
+        "default/job-b-7e4d2a90-5b3f-4f8e-8c2d-6a9b0c1d2e3f",
+    ]
+    assert groups["default/job-a-2b1c8f6e-0d7a-4c1e-9a51-1f0e6a3c7b10"].queue == "default"
+    assert [q["metadata"]["name"] for q in snap.records.queue_objects("Queue")] == ["default"]
+    p = pending(case("volcano-inqueue-holds-queue"), "default/job-a-worker-0")
+    assert p["queue"]["gang"]["minMember"] == 1 and p["queue"]["queue"] == "default"
+
+
+def test_other_projects_crds_load_and_are_named_not_modelled() -> None:
+    data = case("crds-not-modelled")  # asserts that nothing is an input error
+    assert [p["pod"] for p in data["pending"]] == ["api-staging/gpu-pod-500mb-2"]
+    snap = load_files(HERE / "crds-not-modelled.yaml")
+    assert snap.not_modelled == {
+        ("kai.scheduler", "SchedulingShard"): 1,
+        ("kueue.x-k8s.io", "Topology"): 1,
+        ("scheduling.run.ai", "PodGroup"): 1,
+        ("karpenter.sh", "NodeClaim"): 1,
+    }
+    # KAI's PodGroup is not the Volcano / coscheduling PodGroup the batch layer reads
+    assert snap.batch_objects == []
+    assert parse_batch_objects(snap.batch_objects)[2] == {}
+
+
+def test_crds_are_said_once_and_strict_still_exits_0() -> None:
+    fixture = str(HERE / "crds-not-modelled.yaml")
+    for command in (["diagnose"], ["inspect"], ["explain", "api-staging/gpu-pod-500mb-2"]):
+        result = CliRunner().invoke(cli, [*command, "--snapshot", fixture, "--strict"])
+        assert result.exit_code == 0, (command, result.output)
+        notes = [line for line in result.stderr.splitlines() if "not modelled" in line]
+        assert notes == [
+            "note: not modelled: 1 SchedulingShard (kai.scheduler), 1 Topology (kueue.x-k8s.io), 1 PodGroup "
+            "(scheduling.run.ai), 1 NodeClaim (karpenter.sh): they do not enter the diagnosis"
+        ], command
+        assert "error:" not in result.stderr
 
 
 # -- quota at creation, MIG ---------------------------------------------------------------------------

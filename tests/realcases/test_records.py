@@ -7,6 +7,7 @@ from typing import Any
 
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, exit_code
+from kubegpu.explain.observed import SAME_ATTEMPT_S, seen
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
@@ -70,3 +71,55 @@ def test_exit_code_follows_the_worst_severity() -> None:
     assert exit_code([f("info")]) == 0
     assert exit_code([f("info"), f("warning")]) == 1
     assert exit_code([f("warning"), f("critical")]) == 2
+
+
+def _event(name: str, reason: str, component: str, message: str, at: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": reason,
+            "message": message, "type": "Warning", "source": {"component": component}, "lastTimestamp": at}  # fmt: skip
+
+
+def _seen(scheduler: str, *events: dict[str, Any]) -> tuple[str, str, str] | None:
+    pod = make_pod("p").obj()
+    pod["spec"]["schedulerName"] = scheduler
+    snap = build_snapshot([("t", pod), *(("t", e) for e in events)])
+    p = snap.pod("default/p")
+    assert p is not None
+    obs = seen(snap, p)
+    return None if obs is None else (obs.reason, obs.reporter, obs.message)
+
+
+FS = "0/1 nodes are available: preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+
+
+def test_another_schedulers_own_reason_counts_for_its_pods_only() -> None:
+    hami = _event(
+        "h", "FilteringFailed", "hami-scheduler", "1 nodes CardInsufficientMemory(n1)", "2026-01-01T10:00:00Z"
+    )
+    kai = _event("k", "Unschedulable", "kai-scheduler", "Unable to schedule pod", "2026-01-01T10:00:00Z")
+    assert _seen("hami-scheduler", hami) == (
+        "FilteringFailed",
+        "hami-scheduler",
+        "1 nodes CardInsufficientMemory(n1)",
+    )
+    assert _seen("kai-scheduler", kai) == ("Unschedulable", "kai-scheduler", "Unable to schedule pod")
+    # the same reasons on a pod of another scheduler, or written by another component, are not its verdict
+    assert _seen("default-scheduler", hami, kai) is None
+    assert _seen("kai-scheduler", {**kai, "source": {"component": "pod-grouper"}}) is None
+    # HAMi's extender says "does not request any resource" and passes every node: no filter failure
+    assert _seen("hami-scheduler", {**hami, "message": "does not request any resource"}) is None
+
+
+def test_an_attempts_own_event_wins_over_its_failed_scheduling_but_not_over_a_later_one() -> None:
+    own = _event("h", "FilteringFailed", "hami-scheduler", "no available node, all node scores do not meet",
+                 "2026-01-01T10:00:00Z")  # fmt: skip
+    # kube-scheduler's FailedScheduling of the same attempt, a second later: the extender's words are shown
+    same = _event("f", "FailedScheduling", "hami-scheduler", FS, "2026-01-01T10:00:01Z")
+    assert _seen("hami-scheduler", own, same) == ("FilteringFailed", "hami-scheduler", own["message"])
+    # a FailedScheduling of a later attempt (more than SAME_ATTEMPT_S after): that one is the newest word
+    assert SAME_ATTEMPT_S < 60
+    later = {**same, "lastTimestamp": "2026-01-01T10:01:00Z"}
+    assert _seen("hami-scheduler", own, later) == ("FailedScheduling", "hami-scheduler", FS)
+    # no times (hand-written events): the scheduler's own word
+    untimed = _seen("hami-scheduler", {**own, "lastTimestamp": ""}, {**same, "lastTimestamp": ""})
+    assert untimed is not None and untimed[0] == "FilteringFailed"

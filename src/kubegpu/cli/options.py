@@ -127,6 +127,9 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     _check_batch_objects(snap)
     _STRICT[id(snap)] = (strict, 0)
     report_errors(snap)
+    note = snap.not_modelled_note()  # other projects' objects: accepted (not errors), said once
+    if note:
+        click.echo(f"note: {note}", err=True)
     choose_kube_version(snap, kube_version)
     return snap
 

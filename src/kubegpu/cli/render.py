@@ -12,7 +12,7 @@ from rich.text import Text
 
 from kubegpu.cli.width import columns_env
 from kubegpu.explain.explanation import NODE_HAS, node_part
-from kubegpu.model.names import pitfall_name
+from kubegpu.model.names import FAILED_SCHEDULING, pitfall_name
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 
@@ -178,7 +178,13 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         console.print(Text(exp.message), style="bold", soft_wrap=True)  # one line: copy it, grep for it
     if exp.observed:
         o = exp.observed
-        who = f"{o['source']}" + (f" from {o['reporter']}" if o.get("reporter") else "")
+        # the event's reason, named when it is a scheduler's own (HAMi FilteringFailed, KAI Unschedulable)
+        reason = o.get("reason") or ""
+        who = (
+            o["source"]
+            + (f" {reason}" if reason and reason != FAILED_SCHEDULING else "")
+            + (f" from {o['reporter']}" if o.get("reporter") else "")
+        )
         verdict = {True: "matches the prediction", False: "differs from the prediction", None: ""}[
             o["agrees"]
         ]

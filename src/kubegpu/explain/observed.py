@@ -1,7 +1,9 @@
 """What the cluster itself said about a Pending pod, beside kubegpu's prediction.
 
 The scheduler that tried the pod wrote a ``FailedScheduling`` Event (``source.component``: who) and the
-pod's ``PodScheduled`` condition (``Unschedulable``, same message). When the snapshot holds either, the
+pod's ``PodScheduled`` condition (``Unschedulable``, same message). Other schedulers write their own reason
+(``names.SCHEDULER_FAILURE_REASONS``: HAMi's extender ``FilteringFailed``, KAI ``Unschedulable``): for a pod
+naming that scheduler, such an event is what the cluster said too. When the snapshot holds either, the
 explanation shows it; when it differs from the prediction, the likely reasons are named from the data: the
 event came from another scheduler, the release kubegpu reproduced is not the cluster's (messages differ
 between minors), the event is older than the snapshot's state, or the message names a plugin or an
@@ -13,13 +15,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_SCHEDULER
+from kubegpu.model.names import (
+    FAILED_SCHEDULING,
+    HAMI_NODE_REGISTER_ANNOTATION,
+    HAMI_SCHEDULER,
+    SCHEDULER_FAILURE_REASONS,
+)
 from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import parse_time
+from kubegpu.model.records import Event
 from kubegpu.model.snapshot import ClusterSnapshot
 
 # Phrases of what kubegpu does not evaluate: scheduler extenders. (Every default in-tree filter is modelled,
 # volume, pod affinity and topology spread ones included; a pod's own unmodelled constraints are named apart.)
 UNMODELLED_PHRASES = ("extender",)
+
+
+# HAMi's extender writes FilteringFailed "does not request any resource" for a pod that asks for none of the
+# devices it manages, and then passes every node (pkg/scheduler/scheduler.go Filter): no filter failure.
+NOT_A_FAILURE = {HAMI_SCHEDULER: ("does not request any resource",)}
+# One attempt of a scheduler with an extender (HAMi) writes the extender's event, then kube-scheduler's
+# FailedScheduling moments later; the extender's names the cause, the other counts nodes. Within this many
+# seconds the two are taken as one attempt and the scheduler's own event is the one shown.
+SAME_ATTEMPT_S = 5.0
 
 
 @dataclass
@@ -30,22 +48,53 @@ class Observed:
     when: str = ""
     agrees: bool | None = None  # None: nothing to compare (the prediction is no message)
     why: list[str] = field(default_factory=list)
+    # the event's reason (FailedScheduling, or the pod's scheduler's own); "" for a condition
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "reporter": self.reporter or None, "message": self.message,
-                "when": self.when or None, "agrees": self.agrees, "likelyReasons": self.why}  # fmt: skip
+        return {"source": self.source, "reporter": self.reporter or None, "reason": self.reason or None,
+                "message": self.message, "when": self.when or None, "agrees": self.agrees,
+                "likelyReasons": self.why}  # fmt: skip
+
+
+def _own_failure(pod: Pod, e: Event) -> bool:
+    """``e`` is the pod's own scheduler's word that it could not place the pod (``SCHEDULER_FAILURE_REASONS``):
+    its reason, written by that scheduler (or by no one named)."""
+    reason = SCHEDULER_FAILURE_REASONS.get(pod.scheduler_name)
+    return (
+        reason is not None
+        and e.reason == reason
+        and e.component in ("", pod.scheduler_name)
+        and not any(phrase in e.message for phrase in NOT_A_FAILURE.get(pod.scheduler_name, ()))
+    )
+
+
+def _later(a: Event, b: Event) -> float | None:
+    """Seconds ``a`` was last seen after ``b``; None when either time is not an RFC 3339 time."""
+    at, bt = parse_time(a.last_seen), parse_time(b.last_seen)
+    return None if at is None or bt is None else (at - bt).total_seconds()
 
 
 def seen(snapshot: ClusterSnapshot, pod: Pod) -> Observed | None:
-    """The newest FailedScheduling event about the pod, else its PodScheduled=False condition."""
-    events = [
-        e
-        for e in snapshot.records.events_about("Pod", pod.namespace, pod.name)
-        if e.reason == "FailedScheduling"
-    ]
-    if events:
-        e = max(events, key=lambda ev: ev.last_seen)
-        return Observed("event", e.component, e.message, e.last_seen)
+    """The newest event saying the pod could not be placed, else its PodScheduled=False condition.
+
+    The events are FailedScheduling (any scheduler's) and the own reason of the scheduler the pod names
+    (``_own_failure``). Between the newest of each, the scheduler's own wins unless the FailedScheduling is
+    later by more than ``SAME_ATTEMPT_S`` (a later attempt it did not write for)."""
+    failed: Event | None = None
+    own: Event | None = None
+    for e in snapshot.records.events_about("Pod", pod.namespace, pod.name):
+        if e.reason == FAILED_SCHEDULING:
+            failed = e if failed is None or e.last_seen > failed.last_seen else failed
+        elif _own_failure(pod, e):
+            own = e if own is None or e.last_seen > own.last_seen else own
+    chosen: Event | None = own or failed
+    if own is not None and failed is not None:
+        gap = _later(failed, own)
+        later = gap > SAME_ATTEMPT_S if gap is not None else failed.last_seen > own.last_seen
+        chosen = failed if later else own
+    if chosen is not None:
+        return Observed("event", chosen.component, chosen.message, chosen.last_seen, reason=chosen.reason)
     cond = pod.scheduled_condition
     if cond and cond[0] == "False" and cond[2]:
         return Observed("condition", "", cond[2])

@@ -170,6 +170,14 @@ KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
 DEFAULT_SCHEDULER = "default-scheduler"
+# the Warning event reason kube-scheduler writes for a pod it cannot place
+FAILED_SCHEDULING = "FailedScheduling"
+# The Warning event reason another scheduler writes on a pod it could not place, besides (or instead of)
+# FailedScheduling; the event's source.component is the scheduler's name. HAMi: its extender's filter
+# (pkg/scheduler/event.go EventReasonFilteringFailed, recorded with EventSource{Component: --scheduler-name});
+# KAI: its status updater (pkg/scheduler/cache/status_updater markTaskUnschedulable: v1.PodReasonUnschedulable,
+# EventSource{Component: schedulerName}, the same message in the PodScheduled condition).
+SCHEDULER_FAILURE_REASONS = {HAMI_SCHEDULER: "FilteringFailed", KAI_SCHEDULER: "Unschedulable"}
 # node annotation HAMi's device plugin writes with the node's GPUs; hami-scheduler reads only this, and a
 # node without it is "unregistered" in hami-scheduler's FailedScheduling messages
 HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"

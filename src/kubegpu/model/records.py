@@ -10,7 +10,8 @@ Workload saying why a gated pod is not admitted.
 A DaemonSet's pod template is parsed by the Pod parser (``parse.parse_pod``), so its tolerations,
 nodeSelector and node affinity are the same values the scheduling core reads. Queueing objects of other
 schedulers (Kueue Workload / LocalQueue / ClusterQueue, KAI and Volcano Queue) are kept as raw dicts with
-the few fields read here; kubegpu does not reproduce those schedulers.
+the few fields read here; kubegpu does not reproduce those schedulers. Each kind is read from its own API
+groups only (``GROUPS``; ``model.snapshot`` routes by group and kind).
 
 Must not import: anything above ``kubegpu.model``.
 """
@@ -33,7 +34,29 @@ CONTROLLER_KINDS = frozenset({"ReplicaSet", "Job", "Deployment", "StatefulSet", 
 # Kueue (kueue.x-k8s.io), KAI (scheduling.run.ai) and Volcano (scheduling.volcano.sh) queueing objects.
 # ``Queue`` exists in both KAI and Volcano; the apiVersion tells them apart.
 QUEUE_KINDS = frozenset({"Workload", "LocalQueue", "ClusterQueue", "ResourceFlavor", "Queue"})
-KINDS = frozenset({DAEMONSET, EVENT, SERVICE, *CONTROLLER_KINDS, *QUEUE_KINDS})
+KUEUE_GROUP = "kueue.x-k8s.io"
+KAI_GROUP = "scheduling.run.ai"
+VOLCANO_GROUP = "scheduling.volcano.sh"
+# kind → the API groups it is read from ("" is the core group, apiVersion v1). The same kind name in another
+# group is another object, not read here: a Volcano ``batch.volcano.sh`` Job is no batch/v1 Job, Kubernetes'
+# own ``scheduling.k8s.io`` Workload (1.35+) no Kueue Workload. ``extensions`` is where DaemonSets,
+# Deployments and ReplicaSets lived before 1.16: old manifests still name it.
+GROUPS: dict[str, frozenset[str]] = {
+    DAEMONSET: frozenset({"apps", "extensions"}),
+    EVENT: frozenset({"", "events.k8s.io"}),
+    SERVICE: frozenset({""}),
+    "ReplicationController": frozenset({""}),
+    "ReplicaSet": frozenset({"apps", "extensions"}),
+    "Deployment": frozenset({"apps", "extensions"}),
+    "StatefulSet": frozenset({"apps"}),
+    "Job": frozenset({"batch"}),
+    **{
+        kind: frozenset({KUEUE_GROUP})
+        for kind in ("Workload", "LocalQueue", "ClusterQueue", "ResourceFlavor")
+    },
+    "Queue": frozenset({KAI_GROUP, VOLCANO_GROUP}),
+}
+KINDS = frozenset(GROUPS)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,15 @@
 
 Built from ``(source, raw_dict)`` pairs by ``build_snapshot``, whichever source produced them (a
 ``kubectl get -o yaml`` dump, a manifest directory, the embedded demo, a live cluster). Objects that
-cannot be parsed become ``InputError`` entries in ``errors`` and the rest still loads; kinds that play
-no part in scheduling are counted in ``ignored`` rather than rejected.
+cannot be parsed become ``InputError`` entries in ``errors`` and the rest still loads.
+
+An object is read by its API group and kind together (``reads``), never by the kind alone: a KAI PodGroup
+(scheduling.run.ai) is not the Volcano / coscheduling PodGroup the batch layer reads, a Volcano Job
+(batch.volcano.sh) is no batch/v1 Job. Built-in kinds kubegpu does not read are counted in ``ignored``;
+objects of any other group (CRDs of projects kubegpu does not model: KAI's SchedulingShard, Kueue's Topology,
+Karpenter's NodeClaim, …) are accepted, counted in ``not_modelled`` and named once by the commands
+(``not_modelled_note``); a kind its built-in group does not serve is an input error, as the API server
+would refuse it. An object without an apiVersion is read by its kind alone.
 """
 
 from __future__ import annotations
@@ -27,29 +34,110 @@ from kubegpu.model.objects import (
     PriorityClass,
     ResourceQuota,
 )
-from kubegpu.model.records import KINDS as RECORD_KINDS
+from kubegpu.model.records import GROUPS as RECORD_GROUPS
 from kubegpu.model.records import Records
-from kubegpu.model.volumes import KINDS as VOLUME_KINDS
 from kubegpu.model.volumes import VolumeObjects
 
 T = TypeVar("T")
 
-# Kinds that exist in Kubernetes but do not change a scheduling decision; a dump of `kubectl get all`
-# carries them, and refusing them would make ordinary dumps unusable.
-IGNORED_KINDS = frozenset(
-    {
-        "CronJob", "Endpoints",
-        "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Ingress", "NetworkPolicy",
-        "Role", "RoleBinding", "ClusterRole",
-        "ClusterRoleBinding", "HorizontalPodAutoscaler", "Lease", "RuntimeClass", "ControllerRevision",
-        "CustomResourceDefinition", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-    }
-)  # fmt: skip
+CORE = ""  # the core API group (apiVersion ``v1``)
+KUBEGPU_GROUP = "kubegpu.io"
 
+# The API groups kube-apiserver serves itself, with the kinds each serves (those of 1.37, and of older releases
+# a dump or an old manifest may still carry). A kind of these groups that kubegpu does not read plays no part
+# in its diagnosis and is counted in ``ignored`` (a dump of `kubectl get all` carries many); a kind a group does
+# not serve (``v1 Pdo``) would be refused by the API server, and is an input error here.
+BUILTIN_KINDS: Mapping[str, frozenset[str]] = {
+    CORE: frozenset({
+        "Binding", "ComponentStatus", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
+        "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
+        "ResourceQuota", "Secret", "Service", "ServiceAccount",
+    }),
+    "apps": frozenset({"ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"}),
+    "batch": frozenset({"CronJob", "Job"}),
+    "autoscaling": frozenset({"HorizontalPodAutoscaler", "Scale"}),
+    "policy": frozenset({"Eviction", "PodDisruptionBudget", "PodSecurityPolicy"}),
+    "scheduling.k8s.io": frozenset({"PriorityClass", "Workload", "PodGroup"}),
+    "storage.k8s.io": frozenset({
+        "CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment", "VolumeAttributesClass",
+    }),
+    "resource.k8s.io": frozenset({
+        "DeviceClass", "DeviceTaintRule", "PodSchedulingContext", "ResourceClaim", "ResourceClaimTemplate",
+        "ResourceSlice",
+    }),
+    "networking.k8s.io": frozenset({"IPAddress", "Ingress", "IngressClass", "NetworkPolicy", "ServiceCIDR"}),
+    "discovery.k8s.io": frozenset({"EndpointSlice"}),
+    "events.k8s.io": frozenset({"Event"}),
+    "node.k8s.io": frozenset({"RuntimeClass"}),
+    "coordination.k8s.io": frozenset({"Lease", "LeaseCandidate"}),
+    "rbac.authorization.k8s.io": frozenset({"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}),
+    "admissionregistration.k8s.io": frozenset({
+        "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration",
+    }),
+    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    "apiregistration.k8s.io": frozenset({"APIService"}),
+    "certificates.k8s.io": frozenset({"CertificateSigningRequest", "ClusterTrustBundle", "PodCertificateRequest"}),
+    "flowcontrol.apiserver.k8s.io": frozenset({"FlowSchema", "PriorityLevelConfiguration"}),
+    "authentication.k8s.io": frozenset({"SelfSubjectReview", "TokenRequest", "TokenReview"}),
+    "authorization.k8s.io": frozenset({
+        "LocalSubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview",
+    }),
+    "internal.apiserver.k8s.io": frozenset({"StorageVersion"}),
+    "storagemigration.k8s.io": frozenset({"StorageVersionMigration"}),
+    # served until 1.16 (1.22 for Ingress); its DaemonSets, Deployments and ReplicaSets are read as apps' ones
+    "extensions": frozenset({
+        "DaemonSet", "Deployment", "Ingress", "NetworkPolicy", "PodSecurityPolicy", "ReplicaSet",
+    }),
+    # kubegpu's own CRDs (deploy/): a kind of this group kubegpu does not define is a mistake, not a CRD it skips
+    KUBEGPU_GROUP: frozenset({"GpuQueue", "GpuCohort"}),
+}  # fmt: skip
+
+# Built-in kinds kubegpu does not read that decide scheduling where they are on: said, like another project's
+# objects (``not_modelled``), rather than counted quietly. Kubernetes' own gang scheduling (1.35+, alpha).
+NOT_MODELLED_BUILTIN = frozenset({("scheduling.k8s.io", "Workload"), ("scheduling.k8s.io", "PodGroup")})
 
 # Objects the batch layer (queues, cohorts, pod groups) reads; kept raw here and parsed by kubegpu.batch.
-BATCH_KINDS = frozenset({"GpuQueue", "GpuCohort", "PodGroup"})
+# PodGroup is Volcano's and the scheduler-plugins coscheduling API's (``batch.objects``); KAI's PodGroup
+# (scheduling.run.ai) has other semantics and Kubernetes' own (scheduling.k8s.io) another shape: neither is read.
+BATCH_GROUPS: Mapping[str, frozenset[str]] = {
+    "GpuQueue": frozenset({KUBEGPU_GROUP}),
+    "GpuCohort": frozenset({KUBEGPU_GROUP}),
+    "PodGroup": frozenset({"scheduling.volcano.sh", "scheduling.x-k8s.io"}),
+}
+BATCH_KINDS = frozenset(BATCH_GROUPS)
+
+# kind → the groups it is read from, for the kinds parsed here and in the DRA and volume models
+_CORE_GROUPS: Mapping[str, frozenset[str]] = {
+    "Node": frozenset({CORE}),
+    "Pod": frozenset({CORE}),
+    "ResourceQuota": frozenset({CORE}),
+    "LimitRange": frozenset({CORE}),
+    "Namespace": frozenset({CORE}),
+    "PriorityClass": frozenset({"scheduling.k8s.io"}),
+    "PodDisruptionBudget": frozenset({"policy"}),
+    **{kind: frozenset({"resource.k8s.io"}) for kind in DRA_KINDS},
+    **{kind: frozenset({CORE}) for kind in ("PersistentVolumeClaim", "PersistentVolume")},
+    **{
+        kind: frozenset({"storage.k8s.io"})
+        for kind in ("StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity")
+    },
+}
+
+
+def api_group(raw: Mapping[str, Any]) -> str | None:
+    """The object's API group from its ``apiVersion`` (``""`` for ``v1``, ``apps`` for ``apps/v1``); None
+    when it has none (a hand-written manifest: its kind alone decides, as the kinds kubegpu reads say)."""
+    version = raw.get("apiVersion")
+    if not isinstance(version, str) or not version:
+        return None
+    return version.split("/", 1)[0] if "/" in version else CORE
+
+
+def reads(kind: str, group: str | None) -> bool:
+    """Whether kubegpu reads objects of ``kind`` in ``group`` (None: no apiVersion, any group of the kind)."""
+    groups = _CORE_GROUPS.get(kind) or BATCH_GROUPS.get(kind) or RECORD_GROUPS.get(kind)
+    return groups is not None and (group is None or group in groups)
 
 
 @dataclass
@@ -62,7 +150,10 @@ class ClusterSnapshot:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
-    ignored: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)  # built-in kinds kubegpu does not read, by kind
+    # (group, kind) → count: objects of other projects' APIs (CRDs) kubegpu does not model, said once
+    # (``not_modelled_note``); in the order first met
+    not_modelled: Counter[tuple[str, str]] = field(default_factory=Counter)
     description: str = ""
     raw_objects: list[Mapping[str, Any]] = field(default_factory=list)  # accepted objects, to write back
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
@@ -74,6 +165,13 @@ class ClusterSnapshot:
     kube_version_from: str = ""
     # DaemonSets, controllers, Events and other schedulers' queue objects (``model.records``)
     records: Records = field(default_factory=Records)
+
+    def not_modelled_note(self) -> str:
+        """One line naming the objects accepted but not modelled (``""`` when there are none)."""
+        if not self.not_modelled:
+            return ""
+        listed = ", ".join(f"{n} {kind} ({group})" for (group, kind), n in self.not_modelled.items())
+        return f"not modelled: {listed}: they do not enter the diagnosis"
 
     def kubelet_versions(self) -> list[str]:
         """Every node's ``status.nodeInfo.kubeletVersion`` as stored (vendor suffixes included)."""
@@ -196,7 +294,11 @@ def build_snapshot(
                 InputError("object has no kind", source=source, obj=parse.describe(raw), field="kind")
             )
             continue
+        group = api_group(raw)
         try:
+            if not reads(kind, group):
+                _not_read(snap, source, raw, kind, group)
+                continue
             if kind == "Pod":
                 raw_pods.append((source, raw))
             elif kind == "PriorityClass":
@@ -208,25 +310,10 @@ def build_snapshot(
                 snap.batch_objects.append((source, raw))
             elif kind in DRA_KINDS:
                 snap.dra.add(raw, source)
-            elif kind in RECORD_KINDS:
+            elif kind in RECORD_GROUPS:
                 snap.records.add(raw, source)
-            elif kind in VOLUME_KINDS:
+            else:  # the volume model's kinds: ``reads`` admits no other
                 snap.volumes.add(raw, source)
-            elif kind in IGNORED_KINDS:
-                snap.ignored[kind] += 1
-                continue
-            else:
-                raise InputError(
-                    f"unknown kind {kind!r} (kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, "
-                    "PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
-                    "CSIDriver, CSIStorageCapacity, "
-                    "GpuQueue, GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, "
-                    "StatefulSet, Service, Event, "
-                    "Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms)",
-                    source=source,
-                    obj=parse.describe(raw),
-                    field="kind",
-                )
             if kind != "Pod":
                 snap.raw_objects.append(raw)
         except InputError as exc:
@@ -241,6 +328,39 @@ def build_snapshot(
     _reject_duplicates(snap)
     snap.pdbs = [_with_disruptions_allowed(pdb, snap.pods) for pdb in snap.pdbs]
     return snap
+
+
+_READ = (
+    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, Namespace, "
+    "PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, "
+    "GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, StatefulSet, Service, "
+    "Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms"
+)
+
+
+def _not_read(
+    snap: ClusterSnapshot, source: str, raw: Mapping[str, Any], kind: str, group: str | None
+) -> None:
+    """An object kubegpu does not read: a built-in kind is counted (``ignored``), another project's object
+    (any group that is not Kubernetes' own) is accepted and named once (``not_modelled``); a kind its group
+    does not serve, or an unknown kind without an apiVersion, raises ``InputError``."""
+    if group is None:
+        raise InputError(
+            f"unknown kind {kind!r} ({_READ})", source=source, obj=parse.describe(raw), field="kind"
+        )
+    served = BUILTIN_KINDS.get(group)
+    if served is None or (group, kind) in NOT_MODELLED_BUILTIN:
+        snap.not_modelled[(group, kind)] += 1
+    elif kind in served:
+        snap.ignored[kind] += 1
+    else:
+        api = str(raw.get("apiVersion"))
+        raise InputError(
+            f"unknown kind {kind!r}: {api} serves no such kind, the API server would refuse it ({_READ})",
+            source=source,
+            obj=parse.describe(raw),
+            field="kind",
+        )
 
 
 def _store(snap: ClusterSnapshot, obj: object) -> None:
