@@ -1,9 +1,14 @@
 """ResourceQuota admission (R8): would creating this pod push a namespace over a hard limit?
 
 Mirrors the API server's ``ResourceQuota`` admission plugin and the core/v1 pod evaluator (1.34):
-a non-terminal pod's usage is ``pods``/``count/pods`` = 1, ``requests.<r>`` (and bare ``cpu``/``memory``)
-from its effective requests, ``limits.<r>`` from its limits; only resources named in ``spec.hard`` are
-checked; usage is the quota's ``status.used`` when the API server reported one, else the sum over the
+a non-terminal pod's usage is ``pods``/``count/pods`` = 1, ``requests.<r>`` (and bare ``cpu``/``memory``/
+``ephemeral-storage``/``hugepages-*``) from its effective requests, ``limits.<r>`` from its limits for cpu,
+memory and ephemeral-storage only (pkg/quota/v1/evaluator/core/pods.go ``podComputeUsageHelper``). An
+extended resource such as ``nvidia.com/gpu`` is counted only as ``requests.nvidia.com/gpu``: "only quota
+objects in format of requests.resourceName is allowed" (``isExtendedResourceNameForQuota``), so a
+``limits.nvidia.com/gpu`` or bare ``nvidia.com/gpu`` key is accepted by validation (a name with a ``/``
+passes ``ValidateResourceQuotaResourceName``) but never enforced (``not_enforced`` says so); only resources
+named in ``spec.hard`` are checked; usage is the quota's ``status.used`` when the API server reported one, else the sum over the
 snapshot's pods. The rejection reads, byte for byte,
 ``pods "<name>" is forbidden: exceeded quota: <quota>, requested: <r>=<v>, used: <r>=<v>, limited: <r>=<v>``
 with resources sorted and joined by commas. Lowering a quota rejects new pods and evicts none (R8.2).
@@ -16,7 +21,10 @@ from dataclasses import dataclass
 
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import ResourceList, add
+from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages
+
+# podComputeUsageHelper: the only resources counted under their bare name and as limits.<r>
+_LIMITED = ("cpu", "memory", "ephemeral-storage")
 
 
 def _limits(pod: Pod) -> ResourceList:
@@ -35,12 +43,27 @@ def pod_usage(pod: Pod) -> ResourceList:
         return {}
     usage: ResourceList = {"pods": 1000, "count/pods": 1000}
     for r, v in pod.requests.items():
-        usage[f"requests.{r}"] = v
-        if r in ("cpu", "memory", "ephemeral-storage"):
+        if r in _LIMITED or is_hugepages(r) or is_extended(r):
+            usage[f"requests.{r}"] = v
+        if r in _LIMITED or is_hugepages(r):
             usage[r] = v
     for r, v in _limits(pod).items():
-        usage[f"limits.{r}"] = v
+        if r in _LIMITED:
+            usage[f"limits.{r}"] = v
     return usage
+
+
+def not_enforced(key: str) -> str:
+    """Why the API server never enforces the quota key ``key`` ("" when it does): an extended resource is
+    counted only as ``requests.<name>`` (pods.go ``isExtendedResourceNameForQuota``)."""
+    name = resource_unit(key)
+    if is_extended(name) and not key.startswith("requests."):
+        return (
+            f"not enforced: the API server counts extended resources only as requests.{name} "
+            f'("only quota objects in format of requests.resourceName is allowed"); {key} limits nothing. '
+            f"Fix: use requests.{name}."
+        )
+    return ""
 
 
 def namespace_usage(quota: ResourceQuota, pods: list[Pod]) -> ResourceList:

@@ -554,5 +554,8 @@ def quota_table(rows: list[dict[str, Any]]) -> None:
         table.add_row(r["namespace"], r["quota"], r["resource"], r["used"], r["hard"], pct, what)
     if rows:
         console.print(table)
+        for r in rows:
+            if r.get("note"):
+                console.print(f"note: {r['namespace']}/{r['quota']} {r['resource']}: {r['note']}")
     else:  # (an empty table reads as a failure to read them)
         console.print("ResourceQuota: none in the snapshot (add resourcequotas to the `kubectl get`)")
