@@ -145,12 +145,17 @@ def legitimate() -> list[Case]:
     plugin_ds = daemonset("k8s-device-plugin/nvidia-device-plugin.yml", "nvidia-device-plugin")
     gfd_ds = daemonset("k8s-device-plugin/gpu-feature-discovery-daemonset.yaml", "nvidia-device-plugin")
     running = pod("train", node=GPU_NODE)
+    claim = pod("dra", gpus=0, resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}])
+    claim["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
     annotated_pod = annotated(running, **{ALLOCATION: '{"main":{"nvidia.com/gpu":["GPU-1"]}}'})
     relabelled = copy.deepcopy(annotated_pod)
     relabelled["metadata"]["labels"] = {"team": "vision"}
     fluent = ds_object("fluent-bit", "logging", {
         "tolerations": [{"operator": "Exists"}],
+        # a DaemonSet tolerating the GPU taint runs on every GPU node: it says it wants no GPU (the image's
+        # env is not visible to admission; a CUDA base image would set NVIDIA_VISIBLE_DEVICES=all)
         "containers": [{"name": "fluent-bit", "image": "fluent/fluent-bit:3.1",
+                        "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}],
                         "volumeMounts": [{"name": "varlog", "mountPath": "/var/log"}]}],
         "volumes": [{"name": "varlog", "hostPath": {"path": "/var/log"}}]})  # fmt: skip
     csi = ds_object("csi-node", "storage", {
@@ -195,6 +200,9 @@ def legitimate() -> list[Case]:
         Case("privileged CI runner off GPU nodes", review(priv(cpu_pod("dind", image="docker:27-dind")))),
         Case("kubectl debug on a GPU pod with NVIDIA_VISIBLE_DEVICES=void", debug(running, env=VOID)),
         Case("kubectl debug on a CPU pod", debug(cpu_pod("web"))),
+        # DRA (resource.k8s.io/v1, NVIDIA/k8s-dra-driver-gpu): the container's GPUs come from its claim
+        Case("DRA claim", review(claim)),
+        Case("DRA claim in a Deployment", review(deployment("dra", claim["spec"]))),
         Case("scheduler records the allocation", review(annotated_pod, SCHEDULER_USER, "UPDATE", old=running)),
         Case("relabel a pod keeping its allocation", review(relabelled, "alice", "UPDATE", old=annotated_pod)),
         Case("delete a privileged pod", review(priv(pod("gone")), "alice", "DELETE")),
@@ -221,8 +229,6 @@ def bypasses() -> list[Case]:
     changed = annotated(running, **{ALLOCATION: '{"main":{"nvidia.com/gpu":["GPU-1"]}}'})
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}]}]}}}  # fmt: skip
-    claim = pod("dra", gpus=0, resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}])
-    claim["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
     infinite = pod("inf")
     infinite["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1e999999999"}}
     cases = [
@@ -245,11 +251,13 @@ def bypasses() -> list[Case]:
         Case("hostPath /var subPath run/nvidia/driver", review(with_volume(gpu, "/var", sub_path="run/nvidia/driver")), f"{c0}.volumeMounts[0].subPath", host),
         Case("hostPath /dev on a tolerating CPU DaemonSet", review(ds_object("agent", "team-a", with_volume(cpu_pod("a", tolerations=[GPU_TOLERATION]), "/dev")["spec"])), "spec.template.spec.volumes[0].hostPath.path", host),
         # envFrom
-        Case("envFrom ConfigMap, unknown keys", review(with_container(gpu, envFrom=[{"configMapRef": {"name": "gpu-env"}}])), f"{c0}.envFrom[0]", "not known"),
+        # unknown keys on a container without a GPU that can reach GPU nodes (on a GPU container they are a warning:
+        # tests/admission/test_qa_tenants.py)
+        Case("envFrom ConfigMap, unknown keys", review(with_container(cpu_pod("e", tolerations=[GPU_TOLERATION]), envFrom=[{"configMapRef": {"name": "gpu-env"}}])), f"{c0}.envFrom[0]", "not known"),
         Case("envFrom prefix NVIDIA_", review(with_container(gpu, envFrom=[{"prefix": "NVIDIA_", "configMapRef": {"name": "x"}}])), f"{c0}.envFrom[0]", envfrom),
         Case("envFrom Secret prefix NVIDIA_VISIBLE_", review(with_container(gpu, envFrom=[{"prefix": "NVIDIA_VISIBLE_", "secretRef": {"name": "x"}}])), f"{c0}.envFrom[0]", envfrom),
         Case("envFrom prefix N on a CPU pod", review(with_container(cpu_pod("n"), envFrom=[{"prefix": "N", "configMapRef": {"name": "x"}}])), f"{c0}.envFrom[0]", envfrom),
-        Case("envFrom Secret, unknown keys", review(with_container(gpu, envFrom=[{"secretRef": {"name": "s"}}])), f"{c0}.envFrom[0]", "not known"),
+        Case("envFrom Secret, unknown keys", review(with_container(cpu_pod("s", tolerations=[GPU_TOLERATION]), envFrom=[{"secretRef": {"name": "s"}}])), f"{c0}.envFrom[0]", "not known"),
         Case("envFrom in init container", review(with_container(gpu, "initContainers", envFrom=[{"prefix": "NVIDIA_", "configMapRef": {"name": "x"}}])), "spec.initContainers[0].envFrom[0]", envfrom),
         # explicit env
         Case("env NVIDIA_VISIBLE_DEVICES=all", review(with_container(gpu, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])), f"{c0}.env[0]", "set by hand"),
@@ -293,8 +301,6 @@ def bypasses() -> list[Case]:
         Case("privileged + tolerate everything", review(priv(cpu_pod("p", tolerations=[{"operator": "Exists"}]))), f"{c0}.securityContext.privileged", "privileged"),
         Case("privileged GPU pod", review(priv(gpu)), f"{c0}.securityContext.privileged", 'GPU namespace "ml"'),
         Case("privileged init container in a GPU pod", review(priv(gpu, "initContainers")), "spec.initContainers[0].securityContext.privileged", "privileged"),
-        Case("DRA claim", review(claim), "spec.resourceClaims", "resource claims"),
-        Case("DRA claim in a Deployment", review(deployment("dra", claim["spec"])), "spec.template.spec.resourceClaims", "resource claims"),
         Case("CUDA sidecar in a GPU pod", review(with_container(gpu, "initContainers", restartPolicy="Always")), "spec.initContainers[0].env", image),
         Case("CUDA pod in a labelled GPU namespace", review(cpu_pod("c", "gpu-team", CUDA)), f"{c0}.env", image),
         Case("CUDA pod steered to GPU nodes", review(cpu_pod("c", image=CUDA, nodeSelector={"nvidia.com/gpu.present": "true"})), f"{c0}.env", image),

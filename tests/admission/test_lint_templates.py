@@ -31,8 +31,10 @@ def test_templates_of_every_workload_kind_are_linted_at_their_paths(tmp_path: Pa
     hostdev["volumes"] = [{"name": "gpu0", "hostPath": {"path": "/dev/nvidia0"}}]
     stateful = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "ml"},
                 "spec": {"serviceName": "db", "template": {"spec": hostdev}}}  # fmt: skip
-    # a node agent: DaemonSets may tolerate the GPU taint without requesting a GPU
+    # a node agent: DaemonSets may tolerate the GPU taint without requesting a GPU, saying they want no GPU
+    # (tolerating the taint, a DaemonSet runs on every GPU node: a CUDA image's NVIDIA_VISIBLE_DEVICES=all)
     agent_spec = {**cpu_spec(), "tolerations": [TOLERATION]}
+    agent_spec["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
     agent = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "ml"},
              "spec": {"template": {"spec": agent_spec}}}  # fmt: skip
     web_spec = {**cpu_spec(), "tolerations": [TOLERATION]}

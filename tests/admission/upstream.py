@@ -117,7 +117,8 @@ def review(
     """An AdmissionReview v1 request for ``obj`` as kube-apiserver sends it."""
     kind = obj["kind"]
     group, _, version = obj["apiVersion"].rpartition("/")
-    plural = {"Pod": "pods", "DaemonSet": "daemonsets", "Deployment": "deployments", "Job": "jobs"}[kind]
+    plural = {"Pod": "pods", "DaemonSet": "daemonsets", "Deployment": "deployments", "Job": "jobs",
+              "ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates"}[kind]  # fmt: skip
     gvk = {"group": group, "version": version, "kind": kind}
     gvr = {"group": group, "version": version, "resource": plural}
     options_kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}.get(operation, "DeleteOptions")

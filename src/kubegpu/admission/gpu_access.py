@@ -39,13 +39,24 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.model.quantity import QuantityError, parse_quantity
+from kubegpu.model.resources import is_gpu
+
 # The DaemonSet controller as kube-controller-manager authenticates it: its own service account with
 # --use-service-account-credentials (kubeadm, most distributions), else the manager's identity.
 DAEMONSET_CONTROLLERS = frozenset(
     {"system:serviceaccount:kube-system:daemon-set-controller", "system:kube-controller-manager"}
 )
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
-NO_GPU_NVIDIA_VALUES = frozenset({"none", "void"})
+# nvidia-container-runtime-hook container_config.go getImexChannels: any value set is passed on as the IMEX
+# channels to inject, whatever the device plugin allocated (IMEX channels are DRA-driver / compute-domain
+# business), so it is a device selector set by hand like NVIDIA_VISIBLE_DEVICES.
+IMEX_CHANNELS = "NVIDIA_IMEX_CHANNELS"
+DEVICE_SELECTING_ENV = (VISIBLE_DEVICES, IMEX_CHANNELS)
+# internal/config/image/cuda_image.go DevicesFromEnvvars: "void", and a value that is set but empty (no
+# device after splitting on ","), expose no GPU even in a legacy CUDA image; "none" is the documented
+# "no GPU, driver only" value.
+NO_GPU_NVIDIA_VALUES = frozenset({"", "none", "void"})
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 # Capabilities that lift the device cgroup or everything else (capabilities(7)): with CAP_SYS_ADMIN a
 # container can remount cgroupfs and allow /dev/nvidia*; ALL includes it.
@@ -55,7 +66,26 @@ DANGEROUS_CAPABILITIES = frozenset({"SYS_ADMIN", "ALL"})
 # ``accept-nvidia-visible-devices-as-volume-mounts``); a host /dev/null mounted at .../all is every GPU.
 DEVICE_LIST_DIRS = ("/var/run/nvidia-container-devices", "/run/nvidia-container-devices")
 # Host paths that hold GPU device nodes or the driver; a hostPath at, under or above one exposes them.
-PROTECTED_DIRS = ("/dev/char", "/dev/dri", "/run/nvidia", "/var/run/nvidia", "/proc/driver/nvidia")
+DEVICE_DIRS = ("/dev/char", "/dev/dri", "/run/nvidia", "/var/run/nvidia", "/proc/driver/nvidia")
+# Host paths through which a pod obtains devices past the device plugin, with what each one gives:
+# CDI spec directories (cncf-tags/container-device-interface: /etc/cdi, /var/run/cdi; /run/cdi is the
+# same directory where /var/run links to /run), the kubelet's device-plugin directory (its kubelet.sock
+# registers a device plugin: a pod could advertise and hand out GPUs of its own), and the container runtime
+# sockets (containerd, CRI-O, Docker, cri-dockerd: a client starts containers with any device and mount).
+_CDI = "a CDI spec directory: a spec written there injects any device node into any container that names it"
+_PLUGINS = (
+    "the kubelet's device-plugin directory: its kubelet.sock registers a device plugin of the pod's own"
+)
+_RUNTIME = "a container runtime socket: a client of it starts containers with any device and any mount"
+CONTROL_PATHS: Mapping[str, str] = {
+    "/etc/cdi": _CDI, "/var/run/cdi": _CDI, "/run/cdi": _CDI,
+    "/var/lib/kubelet/device-plugins": _PLUGINS,
+    "/run/containerd": _RUNTIME, "/var/run/containerd": _RUNTIME, "/run/crio": _RUNTIME,
+    "/var/run/crio": _RUNTIME, "/run/docker.sock": _RUNTIME, "/var/run/docker.sock": _RUNTIME,
+    "/run/cri-dockerd.sock": _RUNTIME, "/var/run/cri-dockerd.sock": _RUNTIME,
+}  # fmt: skip
+# the one list the host-dev rule reads: a hostPath at, under or above any of these is denied
+PROTECTED_DIRS = DEVICE_DIRS + tuple(CONTROL_PATHS)
 GPU_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/pci-10de")
 
 # The GPU Operator's operand service accounts (NVIDIA/gpu-operator assets/*/…daemonset.yaml, a22dbf6).
@@ -155,6 +185,28 @@ def containers(spec: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Mapp
                 yield f"{prefix}spec.{key}[{i}]", c
 
 
+def gpu_resources(container: Mapping[str, Any]) -> set[str]:
+    """The GPU resources the container asks a non-zero amount of (limits or requests). ``nvidia.com/gpu: 0``
+    is no request: the device plugin is never called for it, so the image's NVIDIA_VISIBLE_DEVICES stands
+    (NVIDIA/k8s-device-plugin#61 "Requesting zero GPUs allocates all GPUs"). A quantity that does not parse
+    is not a request here (the invalid-resources rule reports it)."""
+    resources = container.get("resources")
+    if not isinstance(resources, Mapping):
+        return set()
+    out = set()
+    for key in ("limits", "requests"):
+        listed = resources.get(key)
+        for name, q in listed.items() if isinstance(listed, Mapping) else ():
+            if not is_gpu(str(name)):
+                continue
+            try:
+                if parse_quantity(q) > 0:
+                    out.add(str(name))
+            except QuantityError:
+                continue
+    return out
+
+
 def normal_path(path: str) -> str:
     """The path the kubelet mounts: ``/dev/./nvidia0``, ``/dev//nvidia0``, ``/./dev`` and ``/dev/`` all
     name ``/dev`` or ``/dev/nvidia0`` (``..`` is resolved lexically; the kubelet rejects it anyway)."""
@@ -162,14 +214,24 @@ def normal_path(path: str) -> str:
     return "/" + normal.lstrip("/")
 
 
+def _at_under_or_above(p: str, d: str) -> bool:
+    return p == d or p.startswith(d + "/") or d.startswith(p.rstrip("/") + "/")
+
+
 def exposes_gpus(path: str) -> bool:
-    """A host path at, under or above a GPU device node or the driver (``/`` is above everything)."""
+    """A host path at, under or above a GPU device node, the driver, or a ``CONTROL_PATHS`` entry (``/`` is
+    above everything)."""
     p = normal_path(path)
     if p.startswith("/dev/nvidia") or p.startswith("/var/run/nvidia") or p.startswith("/run/nvidia"):
         return True
-    return any(
-        p == d or p.startswith(d + "/") or d.startswith(p.rstrip("/") + "/") for d in PROTECTED_DIRS
-    ) or (p in ("/", "/dev"))
+    return any(_at_under_or_above(p, d) for d in PROTECTED_DIRS) or (p in ("/", "/dev"))
+
+
+def control_path(path: str) -> str:
+    """What a host path at or under a ``CONTROL_PATHS`` entry gives a pod ("" for any other path: a device
+    or driver path, or a directory above one, which the device-node message covers)."""
+    p = normal_path(path)
+    return next((why for d, why in CONTROL_PATHS.items() if p == d or p.startswith(d + "/")), "")
 
 
 def under_device_list(mount_path: str) -> bool:
@@ -215,7 +277,8 @@ def host_path_mounts(spec: Mapping[str, Any], prefix: str) -> Iterator[tuple[str
     volumes = spec.get("volumes")
     hosts: dict[str, str] = {}
     for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
-        host = (volume.get("hostPath") or {}).get("path") if isinstance(volume, Mapping) else None
+        source = volume.get("hostPath") if isinstance(volume, Mapping) else None
+        host = source.get("path") if isinstance(source, Mapping) else None
         if isinstance(host, str):
             hosts[str(volume.get("name"))] = host
             yield f"{prefix}spec.volumes[{i}].hostPath.path", host

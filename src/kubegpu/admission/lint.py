@@ -6,10 +6,12 @@ Each rule names the field, says what goes wrong and how to fix it:
 
 * GPU access (R6.1, R12; ``kubegpu.admission.gpu_access`` says which pods they apply to and who is exempt):
   ``privileged``, ``capabilities`` (SYS_ADMIN / ALL), ``host-dev`` (normalised hostPaths at, under or
-  above GPU device nodes and the driver, subPath included), ``host-namespaces``, ``device-list-mount``,
-  ``cdi-annotation``, ``dra-claim``, ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` by hand or through
-  ``envFrom``; ``CUDA_VISIBLE_DEVICES`` without a GPU), ``image-visible-devices`` (a container without a
-  GPU next to GPUs that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set ``=all``), and
+  above GPU device nodes, the driver, CDI spec directories, the kubelet's device-plugin directory and
+  runtime sockets, subPath included), ``host-namespaces``, ``device-list-mount``, ``cdi-annotation``,
+  ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` / ``NVIDIA_IMEX_CHANNELS`` by hand or through ``envFrom``;
+  warnings: ``envFrom`` with unknown keys on a GPU container, ``CUDA_VISIBLE_DEVICES`` without a GPU),
+  ``image-visible-devices`` (a container without a GPU next to GPUs, or in a DaemonSet tolerating the GPU
+  taint, that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set ``=all``), and
   ``allocation-annotation`` (only the scheduler records allocated devices); every container kind, init,
   regular and ephemeral;
 * ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
@@ -21,6 +23,9 @@ Each rule names the field, says what goes wrong and how to fix it:
   pool's do not — one sharing mode per pool (``nvidia.com/gpu.sharing-strategy`` is shown);
 * ``toleration-without-gpu`` (R5.3, R17.4): tolerating the GPU taint without requesting a GPU (DaemonSets
   excepted: node agents must run on GPU nodes).
+* ``dra-admin-access``: ``adminAccess`` in a ResourceClaim / ResourceClaimTemplate outside a namespace
+  labelled for it (``kubegpu.admission.dra``); a container using a claim counts as requesting a GPU;
+* ``invalid``: a field the rules read as an object that is not one (``kubegpu.admission.shape``).
 
 A **GPU namespace** is one labelled ``kubegpu.io/gpu-namespace=true``; when namespace labels are
 unknown, or the namespace is not labelled, a pod that itself requests a GPU counts as being in one. A
@@ -33,21 +38,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.admission.dra import CLAIM_SPEC_PATHS, admin_access_violations, references_claims
 from kubegpu.admission.gpu_access import (
     DANGEROUS_CAPABILITIES,
+    DEVICE_SELECTING_ENV,
     NO_GPU_NVIDIA_VALUES,
     VISIBLE_DEVICES,
     Exemptions,
     Requester,
     capability_name,
     containers,
+    control_path,
     exposes_gpus,
+    gpu_resources,
     host_path_mounts,
     is_daemonset_pod,
     is_exempt,
     steered_to_gpu_nodes,
     under_device_list,
 )
+from kubegpu.admission.shape import mapping, template_shape
 from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
 from kubegpu.errors import InputError
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, tolerates_gpu_taint
@@ -86,6 +96,9 @@ class Violation:
     rule: str
     field: str
     message: str  # what is wrong and the fix
+    # a risk the rules cannot confirm from the object alone: the webhook answers it as an AdmissionReview
+    # ``warnings`` entry and allows; ``kubegpu lint`` prints it and it does not change the exit status
+    warning: bool = False
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
@@ -129,8 +142,11 @@ def is_linted_kind(kind: str) -> bool:
     return kind == "Pod" or kind in TEMPLATE_PATHS
 
 
+# a field that must be an object (or list) and is not: the API server's decoder refuses the object; lint
+# exits 2 for it (unreadable input), as for a file it cannot parse
+UNREADABLE_RULE = "invalid"
 # the rules that report an object the API server itself would refuse (its validation, or unreadable fields)
-INVALID_RULES = frozenset({"invalid-resources", "invalid"})
+INVALID_RULES = frozenset({"invalid-resources", UNREADABLE_RULE})
 
 
 def allocation_violations(prefix: str, annotations: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
@@ -160,24 +176,30 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
         meta = obj.get("metadata")
         annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
         return allocation_violations("", annotations if isinstance(annotations, Mapping) else {}, ctx)
-    if not is_linted_kind(kind):
+    if kind not in CLAIM_SPEC_PATHS and not is_linted_kind(kind):
         return []
-    meta = obj.get("metadata") or {}
+    # every rule below reads these as objects: a string or list there is reported, never read
+    shape = template_shape(obj, TEMPLATE_PATHS.get(kind, ()))
+    if shape:
+        return [Violation(UNREADABLE_RULE, f, problem) for f, problem in shape]
+    meta = mapping(obj.get("metadata"))
     namespace = str(meta.get("namespace") or "default")
-    labels = (ctx.namespace_labels or {}).get(namespace, {})
+    labels = mapping(mapping(ctx.namespace_labels).get(namespace))
     if labels.get(OPT_OUT_LABEL) == OPT_OUT_VALUE:
         return []
+    if kind in CLAIM_SPEC_PATHS:
+        return [Violation("dra-admin-access", f, m) for f, m in admin_access_violations(kind, obj, labels)]
     prefix = ""
     template: Mapping[str, Any] = obj
     for key in TEMPLATE_PATHS.get(kind, ()):
-        template = template.get(key) or {}
+        template = mapping(template.get(key))
         prefix += f"{key}."
-    spec: Mapping[str, Any] = template.get("spec") or {}
+    spec: Mapping[str, Any] = mapping(template.get("spec"))
     pod_raw: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            **(template.get("metadata") or {}),
+            **mapping(template.get("metadata")),
             # a validating webhook sees the generated name; a mutating one, or a manifest, may have only generateName
             "name": str(meta.get("name") or meta.get("generateName") or ""),
             "namespace": namespace,
@@ -195,13 +217,23 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     except InputError as exc:
         return [*out, Violation("invalid", prefix + exc.field, exc.problem)]
     gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))
-    gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or bool(gpus)
+    # DRA: a container using a ResourceClaim gets its devices from the claim (kubegpu.admission.dra)
+    claims = any(references_claims(c) for _, c in containers(spec, prefix))
+    gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or bool(gpus) or claims
     daemonset_pod = is_daemonset_pod(kind, meta, ctx.requester)
     if is_exempt(kind, namespace, meta, spec, ctx.requester, ctx.exemptions):
         return out
-    # a DaemonSet pod's matchFields name its node: where it lands is decided by its tolerations
-    steered = gpu_namespace or steered_to_gpu_nodes(spec, ctx.gpu_nodes, match_fields=not daemonset_pod)
-    scope = Scope(namespace, gpus, gpu_namespace, steered, steered or tolerates_gpu_taint(pod))
+    tolerates = tolerates_gpu_taint(pod)
+    # a DaemonSet pod's matchFields name its node: where it lands is decided by its tolerations; and a
+    # DaemonSet runs a pod on every node whose taints it tolerates, so tolerating the GPU taint steers it
+    # to every GPU node
+    daemonset = kind == "DaemonSet" or daemonset_pod
+    steered = (
+        gpu_namespace
+        or steered_to_gpu_nodes(spec, ctx.gpu_nodes, match_fields=not daemonset_pod)
+        or (daemonset and tolerates)
+    )
+    scope = Scope(namespace, gpus, claims, gpu_namespace, steered, steered or tolerates)
     out.extend(access_violations(prefix, template, spec, scope, ctx))
     offered_anywhere = ctx.offered_resources
     if ctx.nodes is not None and offered_anywhere is not None:
@@ -218,7 +250,7 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
                         "Node status.capacity exactly or the pod stays Pending. Fix: use an offered name.",
                     ))  # fmt: skip
-    if not gpus and kind != "DaemonSet" and not daemonset_pod and tolerates_gpu_taint(pod):
+    if not gpus and not claims and not daemonset and tolerates:
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "
@@ -277,7 +309,7 @@ def _is_device_path(path: str) -> bool:
 def namespace_labels(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, str]]:
     """Labels of the Namespace objects among ``objects``."""
     return {
-        str((o.get("metadata") or {}).get("name")): dict((o.get("metadata") or {}).get("labels") or {})
+        str(mapping(o.get("metadata")).get("name")): dict(mapping(mapping(o.get("metadata")).get("labels")))
         for _, o in objects
         if o.get("kind") == "Namespace"
     }
@@ -292,10 +324,11 @@ def node_facts(objects: list[tuple[str, Mapping[str, Any]]]) -> tuple[NodeFacts,
 
 
 def facts_of(node: Mapping[str, Any]) -> NodeFacts:
+    meta = mapping(node.get("metadata"))
     return NodeFacts(
-        labels=dict((node.get("metadata") or {}).get("labels") or {}),
-        resources=frozenset((node.get("status") or {}).get("capacity") or {}),
-        name=str((node.get("metadata") or {}).get("name") or ""),
+        labels=dict(mapping(meta.get("labels"))),
+        resources=frozenset(mapping(mapping(node.get("status")).get("capacity"))),
+        name=str(meta.get("name") or ""),
     )
 
 
@@ -304,7 +337,8 @@ class Scope:
     """Where a pod can get at GPUs, which decides the rules that apply to it."""
 
     namespace: str
-    gpus: list[str]  # GPU resources it requests
+    gpus: list[str]  # GPU resources it requests (a non-zero amount)
+    claims: bool  # a container uses a ResourceClaim (DRA): taken as a GPU request
     gpu_namespace: bool  # requests a GPU or is in a namespace labelled a GPU namespace
     steered: bool  # that, or a nodeSelector / affinity / nodeName that picks GPU nodes
     gpu_bound: bool  # that, or it tolerates the GPU taint: it can run on GPU nodes
@@ -315,6 +349,10 @@ class Scope:
             return f'GPU namespace "{self.namespace}"'
         return "a pod that can run on GPU nodes (it tolerates the GPU taint or is steered to GPU nodes)"
 
+    @property
+    def requests_devices(self) -> bool:
+        return bool(self.gpus) or self.claims
+
 
 def access_violations(
     prefix: str, template: Mapping[str, Any], spec: Mapping[str, Any], scope: Scope, ctx: LintContext
@@ -323,7 +361,7 @@ def access_violations(
     out: list[Violation] = []
     where = scope.where
     fix_gpu = "Fix: request nvidia.com/gpu in resources.limits and let the device plugin inject the devices."
-    annotations = template.get("metadata", {}).get("annotations") or {}
+    annotations = mapping(mapping(template.get("metadata")).get("annotations"))
     for key in sorted(k for k in annotations if CDI_ANNOTATION in str(k)):
         out.append(Violation(
             "cdi-annotation", f"{prefix}metadata.annotations[{key}]",
@@ -331,30 +369,24 @@ def access_violations(
             f"plugin's allocation. {fix_gpu}",
         ))  # fmt: skip
     out.extend(allocation_violations(prefix, annotations, ctx))
-    claims = spec.get("resourceClaims")
-    if claims:
-        out.append(Violation(
-            "dra-claim", f"{prefix}spec.resourceClaims",
-            "resource claims (dynamic resource allocation): the webhook sees only the pod, not the claim's device "
-            f"class (e.g. gpu.nvidia.com), so GPUs claimed this way bypass its rules. {fix_gpu}",
-        ))  # fmt: skip
-    if scope.gpu_namespace:
+    if scope.gpu_bound:  # like privileged: wherever it can land on a GPU node, not only in GPU namespaces
         for flag in ("hostPID", "hostIPC"):
             if spec.get(flag) is True:
                 out.append(Violation(
                     "host-namespaces", f"{prefix}spec.{flag}",
-                    f"{flag} on a GPU pod shares the node's process or IPC namespace: other pods' GPU processes "
-                    "and CUDA IPC handles become reachable. Fix: drop it.",
+                    f"{flag} is not allowed in {where}: it shares the node's process or IPC namespace, and other "
+                    "pods' GPU processes and CUDA IPC handles become reachable. Fix: drop it.",
                 ))  # fmt: skip
     for path, c in containers(spec, prefix):
         out.extend(_container_violations(path, c, scope, ctx))
     if scope.gpu_bound:
         for field_, host in host_path_mounts(spec, prefix):
             if exposes_gpus(host):
-                out.append(Violation(
-                    "host-dev", field_,
-                    f'hostPath "{host}" is not allowed in {where}: {HOST_DEV_WHY}',
-                ))  # fmt: skip
+                control = control_path(host)
+                why = f"it is {control}. Fix: remove the volume." if control else HOST_DEV_WHY
+                out.append(
+                    Violation("host-dev", field_, f'hostPath "{host}" is not allowed in {where}: {why}')
+                )
     return out
 
 
@@ -396,16 +428,27 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
                 "allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues #87, #1605). "
                 "Fix: remove it and request nvidia.com/gpu in resources.limits.",
             ))  # fmt: skip
-        elif name == "CUDA_VISIBLE_DEVICES" and not scope.gpus and value not in HIDING_CUDA_VALUES:
+        elif name in DEVICE_SELECTING_ENV and value not in NO_GPU_NVIDIA_VALUES:
             out.append(Violation(
                 "visible-devices", f"{path}.env[{j}]",
-                f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none. "
-                "Fix: request nvidia.com/gpu in resources.limits and leave device selection to the device plugin.",
+                f"{name} is set by hand to {shown}: the NVIDIA runtime hook injects the IMEX channels it names "
+                "whatever was allocated (nvidia-container-toolkit getImexChannels); channels come from the "
+                "allocation (the DRA driver's compute domains). Fix: remove it.",
             ))  # fmt: skip
+        elif (
+            name == "CUDA_VISIBLE_DEVICES" and not scope.requests_devices and value not in HIDING_CUDA_VALUES
+        ):
+            # CUDA only narrows what the runtime exposed: on a pod without a GPU it selects nothing
+            out.append(Violation(
+                "visible-devices", f"{path}.env[{j}]",
+                f"CUDA_VISIBLE_DEVICES is set to {shown} but the pod requests no GPU, so it gets none (CUDA only "
+                "picks among the GPUs the runtime exposed). Fix: request nvidia.com/gpu in resources.limits and "
+                "leave device selection to the device plugin.",
+                warning=True,
+            ))  # fmt: skip
+    own_gpu = bool(gpu_resources(c)) or references_claims(c)
     if VISIBLE_DEVICES not in explicit:  # an explicit env entry takes precedence over envFrom
-        out.extend(_env_from_violations(path, c, scope, ctx))
-    resources = c.get("resources") or {}
-    own_gpu = any(is_gpu(r) for r in {**(resources.get("limits") or {}), **(resources.get("requests") or {})})
+        out.extend(_env_from_violations(path, c, scope, ctx, own_gpu))
     if scope.steered and not own_gpu and VISIBLE_DEVICES not in explicit:
         out.append(Violation(
             "image-visible-devices", f"{path}.env",
@@ -417,9 +460,17 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
     return out
 
 
-def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: LintContext) -> list[Violation]:
+def _env_from_violations(
+    path: str, c: Mapping[str, Any], scope: Scope, ctx: LintContext, own_gpu: bool
+) -> list[Violation]:
     """``envFrom`` yields ``prefix + key`` for each key of a ConfigMap or Secret: NVIDIA_VISIBLE_DEVICES when
-    the prefix is a prefix of it and the source has the rest as a key."""
+    the prefix is a prefix of it and the source has the rest as a key.
+
+    The kubelet appends the container's env (envFrom, then env) after the device plugin's Allocate envs
+    (GenerateRunContainerOptions), and the runtime keeps the last value: such a key overrides even a GPU
+    container's allocation. So ``void`` is advised only to a container without a GPU (it would remove a GPU
+    container's own devices), and for a GPU container whose source's keys are unknown, with no chosen
+    prefix, the risk is a warning: most GPU jobs take their settings through envFrom."""
     out: list[Violation] = []
     namespace = scope.namespace
     for j, source in enumerate(c.get("envFrom") or []):
@@ -439,6 +490,13 @@ def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Lin
                 continue
             if keys is None and not prefix and not scope.gpu_bound:
                 continue  # cannot reach a GPU node; only a chosen prefix is denied everywhere
+            fix = (
+                f"Fix: list the variables in env (valueFrom configMapKeyRef / secretKeyRef), or keep "
+                f"NVIDIA_VISIBLE_DEVICES out of {kind} {name!r}; the device plugin sets it to this container's GPUs."
+                if own_gpu
+                else "Fix: list the variables in env (valueFrom configMapKeyRef / secretKeyRef), or set env "
+                "NVIDIA_VISIBLE_DEVICES=void, which takes precedence."
+            )
             known = (
                 f"{kind} {name!r} has the key {key!r}"
                 if keys is not None
@@ -448,9 +506,8 @@ def _env_from_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Lin
             )
             out.append(Violation(
                 "visible-devices", f"{path}.envFrom[{j}]",
-                f"envFrom with prefix {prefix!r} can set NVIDIA_VISIBLE_DEVICES: {known}. Fix: list the variables "
-                "in env (valueFrom configMapKeyRef / secretKeyRef), or set env NVIDIA_VISIBLE_DEVICES=void, "
-                "which takes precedence.",
+                f"envFrom with prefix {prefix!r} can set NVIDIA_VISIBLE_DEVICES: {known}. {fix}",
+                warning=own_gpu and keys is None and not prefix,
             ))  # fmt: skip
     return out
 
@@ -461,7 +518,7 @@ def env_sources(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[tuple[str,
     for _, o in objects:
         kind = o.get("kind")
         if kind in ("ConfigMap", "Secret"):
-            meta = o.get("metadata") or {}
-            keys = {str(k) for part in ("data", "stringData", "binaryData") for k in (o.get(part) or {})}
+            meta = mapping(o.get("metadata"))
+            keys = {str(k) for part in ("data", "stringData", "binaryData") for k in mapping(o.get(part))}
             out[(str(meta.get("namespace") or "default"), str(kind), str(meta.get("name")))] = frozenset(keys)
     return out

@@ -52,9 +52,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.admission.dra import references_claims
 from kubegpu.admission.gpu_access import VISIBLE_DEVICES
+from kubegpu.admission.gpu_access import gpu_resources as _gpu_resources
 from kubegpu.admission.lint import GPU_NAMESPACE_LABEL, OPT_OUT_LABEL, OPT_OUT_VALUE, TEMPLATE_PATHS
-from kubegpu.model.resources import is_gpu
 
 SCHEDULER_LABEL = "kubegpu.io/scheduler"
 SCHEDULER_LABEL_VALUE = "enabled"
@@ -88,17 +89,6 @@ class Mutable:
 
 EVERYTHING = Mutable()
 TOLERATIONS_ONLY = Mutable(env=False, scheduler_name=False)
-
-
-def _gpu_resources(container: Mapping[str, Any]) -> set[str]:
-    resources = container.get("resources") or {}
-    if not isinstance(resources, Mapping):
-        return set()  # not an object: /validate denies it, there is nothing to mutate
-    names: dict[str, Any] = {}
-    for key in ("limits", "requests"):
-        if isinstance(resources.get(key), Mapping):
-            names.update(resources[key])
-    return {r for r, v in names.items() if is_gpu(r) and str(v) not in ("0", "")}
 
 
 def _containers(spec: Mapping[str, Any], base: str) -> list[tuple[str, Mapping[str, Any]]]:
@@ -222,7 +212,12 @@ def mutate_pod_spec(
     if options.visible_devices and allowed.env and (gpus or labels.get(GPU_NAMESPACE_LABEL) == "true"):
         for path, c in containers:
             env = [e for e in c.get("env") or [] if isinstance(e, Mapping)]
-            if _gpu_resources(c) or any(e.get("name") == VISIBLE_DEVICES for e in env):
+            # a DRA container gets its devices from its claim: void would hide them
+            if (
+                _gpu_resources(c)
+                or references_claims(c)
+                or any(e.get("name") == VISIBLE_DEVICES for e in env)
+            ):
                 continue
             _append(
                 patch, f"{path}/env", isinstance(c.get("env"), list), {"name": VISIBLE_DEVICES, "value": VOID}

@@ -21,6 +21,7 @@ import click
 from kubegpu.admission.gpu_access import Exemptions
 from kubegpu.admission.lint import (
     INVALID_RULES,
+    UNREADABLE_RULE,
     LintContext,
     env_sources,
     lint_object,
@@ -340,7 +341,8 @@ def extender(
 def lint(files: tuple[Path, ...], output: str, strict: bool) -> None:
     """Check Pod and workload manifests against the webhook's GPU rules. Namespaces and Nodes among the
     FILES supply namespace labels (opt-out, GPU namespaces) and the resource names nodes offer.
-    Exit status: 0 clean, 1 violations found, 2 unreadable input (with --strict: or invalid objects)."""
+    Exit status: 0 clean (warnings alone included), 1 violations found, 2 unreadable input (a file, or a
+    field that must be an object and is not; with --strict: or invalid objects)."""
     errors: list[InputError] = []
     objects = []
     for path in files:
@@ -351,16 +353,18 @@ def lint(files: tuple[Path, ...], output: str, strict: bool) -> None:
     ctx = LintContext(namespace_labels(objects), node_facts(objects), env_sources=env_sources(objects))
     findings = [(source, obj, v) for source, obj in objects for v in lint_object(obj, ctx)]
     if output == "json":
-        rows = [{"source": source, "object": describe(obj), "rule": v.rule, "field": v.field, "message": v.message}
-                for source, obj, v in findings]  # fmt: skip
+        rows = [{"source": source, "object": describe(obj), "rule": v.rule, "field": v.field, "message": v.message,
+                 "warning": v.warning} for source, obj, v in findings]  # fmt: skip
         click.echo(json.dumps(rows, indent=2))
     else:
         for source, obj, v in findings:
-            click.echo(f"{source}: {describe(obj)}: {v.field}: {v.message} [{v.rule}]")
+            tag = f"{v.rule}, warning" if v.warning else v.rule
+            click.echo(f"{source}: {describe(obj)}: {v.field}: {v.message} [{tag}]")
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    invalid = strict and any(v.rule in INVALID_RULES for _, _, v in findings)
-    sys.exit(2 if errors or invalid else 1 if findings else 0)
+    # an unreadable field is unreadable input, like a file that does not parse; warnings do not fail
+    invalid = any(v.rule == UNREADABLE_RULE or (strict and v.rule in INVALID_RULES) for _, _, v in findings)
+    sys.exit(2 if errors or invalid else 1 if any(not v.warning for _, _, v in findings) else 0)
 
 
 def _logging(verbose: int) -> None:

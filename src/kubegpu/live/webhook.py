@@ -95,12 +95,17 @@ class ClusterFacts:
                 self.nodes = nodes
 
 
-def _answer(uid: str, message: str = "", patch: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _answer(
+    uid: str, message: str = "", patch: list[dict[str, Any]] | None = None, warnings: list[str] | None = None
+) -> dict[str, Any]:
     """The AdmissionReview response envelope: allowed unless ``message`` (403 Forbidden, as ``status``),
-    with ``patch`` as a base64 JSONPatch when there is one (``/mutate``)."""
+    with ``patch`` as a base64 JSONPatch when there is one (``/mutate``), and ``warnings`` (shown by kubectl
+    as ``Warning: …``; admission.k8s.io/v1 AdmissionResponse.warnings) when there are any."""
     response: dict[str, Any] = {"uid": uid, "allowed": not message}
     if message:
         response["status"] = {"code": 403, "reason": "Forbidden", "message": message}
+    if warnings:
+        response["warnings"] = warnings
     if patch:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
@@ -145,11 +150,16 @@ def review(body: Mapping[str, Any], ctx: LintContext, policy: Policy | None = No
         old_annotations=old_annotations if isinstance(old_annotations, Mapping) else {},
     )
     obj = _in_namespace(request.get("object"), request)
-    violations = lint_object(obj, ctx)
-    if violations and request.get("operation") == "UPDATE" and isinstance(old, Mapping):
-        existing = set(lint_object(_in_namespace(old, request), ctx))
-        violations = [v for v in violations if v not in existing]
-    return _answer(uid, "; ".join(str(v) for v in violations))
+    try:
+        violations = lint_object(obj, ctx)
+        if violations and request.get("operation") == "UPDATE" and isinstance(old, Mapping):
+            existing = set(lint_object(_in_namespace(old, request), ctx))
+            violations = [v for v in violations if v not in existing]
+    except Exception as exc:  # an object the rules cannot read is denied, never dropped
+        log.exception("review %s: the rules failed on the object", uid)
+        return _answer(uid, f"kubegpu could not check this object ({type(exc).__name__}): denied")
+    denials = [str(v) for v in violations if not v.warning]
+    return _answer(uid, "; ".join(denials), warnings=[str(v) for v in violations if v.warning])
 
 
 def _in_namespace(obj: Any, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -201,7 +211,12 @@ def answer_body(
     if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
         return 400, {"error": "expected an AdmissionReview"}
     if path == "/mutate":
-        return 200, mutate_review(body, ctx, mutation)
+        try:
+            return 200, mutate_review(body, ctx, mutation)
+        except Exception:  # nothing to patch in what cannot be read; /validate denies it
+            log.exception("mutate: the object could not be read")
+            request = body.get("request")
+            return 200, _answer(str(request.get("uid") or "") if isinstance(request, Mapping) else "")
     return 200, review(body, ctx, policy)
 
 

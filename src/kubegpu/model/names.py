@@ -59,6 +59,9 @@ DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 # extended resources served by DRA (ExtendedResourceClaimAnnotation), both KEP-5004
 DRA_DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+# DRAAdminAccess (k8s.io/api/resource/v1 types.go DRAAdminNamespaceLabelKey): adminAccess in a ResourceClaim
+# or ResourceClaimTemplate is allowed only in a namespace carrying this label set to "true"
+DRA_ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
 # DRA drivers whose devices are GPUs, for "is this a GPU pod": NVIDIA's, AMD's (ROCm/k8s-gpu-dra-driver,
 # its DeviceClass gpu.amd.com), Intel's (intel/intel-resource-drivers-for-kubernetes, gpu.intel.com) and
