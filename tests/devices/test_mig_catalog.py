@@ -20,9 +20,9 @@ from kubegpu.devices.mig import (
     MigLayoutError,
     Placement,
     catalog_for,
-    parse_mig_parted_config,
     validate_layout,
 )
+from kubegpu.devices.mig_parted import parse_mig_parted_config
 from kubegpu.errors import InputError
 
 # `nvidia-smi mig -lgipp` as NVIDIA's MIG user guide prints it (A100-80GB / H100; A100-40GB from R525).

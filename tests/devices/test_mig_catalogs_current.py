@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.devices.mig import MigLayoutError, catalog_for, parse_mig_parted_config, validate_layout
+from kubegpu.devices.mig import MigLayoutError, catalog_for, validate_layout
+from kubegpu.devices.mig_parted import parse_mig_parted_config
 
 # device-filter → all-balanced mig-devices (config-default.yaml, all-balanced)
 BALANCED = {
@@ -78,7 +79,7 @@ def test_mig_parted_counts_are_the_limits(product: str, profile: str) -> None:
         ("NVIDIA H100 NVL", "H100-NVL-94GB"),
         ("NVIDIA A30", "A30-24GB"),
         ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "RTX-PRO-6000-96GB"),
-        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-96GB"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-MAXQ-96GB"),
         ("NVIDIA B300 SXM6 AC", "B300-269GB"),
         ("NVIDIA-GB300", "GB300-278GB"),
     ],

@@ -26,7 +26,7 @@ from tests.plan.confirm import changed, settle
 from kubegpu import sources
 from kubegpu.cli.main import cli
 from kubegpu.devices import parse_plugin_config
-from kubegpu.devices.mig import parse_mig_parted_config
+from kubegpu.devices.mig_parted import parse_mig_parted_config
 from kubegpu.devices.time_slicing import time_sliced_node
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 from kubegpu.devices import parse_plugin_config, plan_resources
 from kubegpu.devices.inventory import GpuDevice, GpuUuid, NodeInventory
-from kubegpu.devices.mig import MigLayoutError, parse_mig_parted_config
+from kubegpu.devices.mig import MigLayoutError
+from kubegpu.devices.mig_parted import parse_mig_parted_config
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.model.objects import Node, Pod
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing

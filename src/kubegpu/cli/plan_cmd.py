@@ -77,7 +77,7 @@ def mig(
 ) -> None:
     """Re-partition NODE's MIG GPUs to a mig-parted layout: new capacity, pods to move, the effect on the
     cluster (the scheduling core on the re-partitioned node), procedure and rollback."""
-    from kubegpu.devices.mig import load_mig_parted_config
+    from kubegpu.devices.mig_parted import load_mig_parted_config
     from kubegpu.plan.device_effect import with_effect
     from kubegpu.plan.mig import mig_partitioned_node
 

@@ -47,14 +47,12 @@ from kubegpu.devices.mig import (
     CATALOGS,
     MigCatalog,
     MigLayoutError,
-    MigPartedConfig,
     MigProfile,
     Placement,
     catalog_for,
-    load_mig_parted_config,
-    parse_mig_parted_config,
     validate_layout,
 )
+from kubegpu.devices.mig_parted import MigPartedConfig, load_mig_parted_config, parse_mig_parted_config
 from kubegpu.devices.numa import CpuRequest, Hint, NumaDecision, admit_container
 from kubegpu.devices.plugin_config import load_plugin_config, parse_plugin_config
 from kubegpu.devices.sharing import (

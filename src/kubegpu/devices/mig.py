@@ -20,21 +20,27 @@ where each comes from, the 4-slice A30 and RTX PRO 6000 in ``_four_slice``) foll
 slices, 7 compute slices): 1g at {0..6}:1, the 2-memory-slice 1g (profile 15) at {0,2,4,6}:2, 2g at
 {0,2,4}:2, 3g at {0,4}:4, 4g at {0}:4, 7g at {0}:8. The H200 catalog equals the real reading in
 ``shared/fixtures/nodes/h200-1gpu`` (driver 580.159.04), which the tests check. PCI device ids are the
-ones the GPU Operator's default mig-parted config filters on (H200: the real reading's ``pci_device_id``).
+ones the GPU Operator's default mig-parted config filters on (H200: the real reading's ``pci_device_id``),
+one product to its own ids (pci.ids names each id's product).
 
-``parse_mig_parted_config`` reads NVIDIA mig-parted's config file (``version: v1``,
-``mig-configs: {name: [{devices, mig-enabled, mig-devices, device-filter}]}``), naming file and field on
-every error.
+A compute-instance profile ``<c>c.<g>g.<gb>gb`` (go-nvlib ``parseMigProfileFields``) is ``c`` compute
+slices of a ``<g>g.<gb>gb`` GPU instance; its resource is ``nvidia.com/mig-<c>c.<g>g.<gb>gb`` (the device
+plugin names a MIG device by its profile's ``String()``: internal/resource/nvml-mig-device.go ``GetName``).
+Not modelled: two compute-instance sizes sharing one GPU instance (mig-parted tries it when consecutive
+devices have the same GPU-instance profile); kubegpu gives each profile name its own GPU instances.
+
+mig-parted config files are ``kubegpu.devices.mig_parted``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 
-from kubegpu.errors import ConfigError, InputError, read_text, yaml_documents
+from kubegpu.devices.time_slicing import GFD_SUFFIX
+from kubegpu.errors import ConfigError, InputError
+from kubegpu.model.names import GPU_PRODUCT_LABEL, MIG_CAPABLE_LABEL
 from kubegpu.model.names import MIG_RESOURCE_PREFIX as MIG_RESOURCE_PREFIX
 
 MEMORY_SLICES = 8
@@ -42,7 +48,9 @@ MEDIA_EXTENSIONS = "+me"
 # Suffixes as NVML / nvidia-smi name GPU-instance profiles and mig-parted's default config uses them:
 # "+me" (media extensions), "+me.all" (all media engines), "+gfx" (graphics), "-me" (no media engines).
 SUFFIXES = ("+me", "+me.all", "+gfx", "-me")
-_NAME = re.compile(r"^(\d+)g\.(\d+)gb(\+me|\+me\.all|\+gfx|-me)?$")
+# go-nvlib parseMigProfileFields: "<g>g.<gb>gb", or "<c>c.<g>g.<gb>gb" for a compute instance of c of the GPU
+# instance's g compute slices (mig-parted pkg/types/mig_profile.go example "1c.2g.10gb").
+PROFILE_NAME = re.compile(r"^(?:(\d+)c\.)?(\d+)g\.(\d+)gb(\+me|\+me\.all|\+gfx|-me)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +63,13 @@ class MigProfile:
     memory_slices: int  # placement size
     max_instances: int
     starts: tuple[int, ...]  # allowed start memory slices
+    gi_compute_slices: int = 0  # a compute-instance profile (1c.3g.40gb): its GPU instance's g; else 0
+
+    @property
+    def per_gpu_instance(self) -> int:
+        """How many of these compute instances share one GPU instance: 1, or g // c for ``<c>c.<g>g``
+        (NVML's compute-instance limits: a 7g instance holds 7 × 1c, 3 × 2c, 2 × 3c, 1 × 4c)."""
+        return self.gi_compute_slices // self.compute_slices if self.gi_compute_slices else 1
 
     @property
     def media_extensions(self) -> bool:
@@ -70,9 +85,9 @@ class MigProfile:
     @property
     def memory_gb(self) -> int:
         """The nominal memory in the profile name (``3g.71gb`` → 71)."""
-        match = _NAME.match(self.name)
+        match = PROFILE_NAME.match(self.name)
         assert match is not None  # every catalog name is checked when the catalog is built
-        return int(match.group(2))
+        return int(match.group(3))
 
     def placements(self) -> str:
         """The ``-lgipp`` form: ``{0,2,4}:2``."""
@@ -95,6 +110,9 @@ class MigCatalog:
         Raises ``MigLayoutError`` (reason ``unknown-profile``) listing the product's profiles.
         """
         key = name.removeprefix("MIG ").removeprefix(MIG_RESOURCE_PREFIX).removeprefix("mig-")
+        ci = re.match(r"^(\d+)c\.(.+)$", key)
+        if ci is not None:
+            return self._compute_instance(name, int(ci.group(1)), ci.group(2))
         for p in self.profiles:
             if key in (p.name, p.name.replace("+", ".")):
                 return p
@@ -102,6 +120,24 @@ class MigCatalog:
         raise MigLayoutError(
             "unknown-profile", f"{self.product} has no MIG profile {name!r} (profiles: {known})"
         )
+
+    def _compute_instance(self, name: str, c: int, gi_name: str) -> MigProfile:
+        """``<c>c.<g>g.<gb>gb``: compute instances of c slices inside ``<g>g.<gb>gb`` GPU instances.
+
+        Valid as go-nvlib ``VisitMigProfiles`` enumerates them (pkg/nvlib/device/device.go): c < g and
+        2c <= g + 1; ``c == g`` is the GPU-instance profile itself, which NVML and the device plugin name
+        without the ``<c>c.`` part, so ``7c.7g.80gb`` is refused with that name.
+        """
+        gi = self.profile(gi_name)
+        g = gi.compute_slices
+        if not (0 < c < g and 2 * c <= g + 1):
+            valid = [f"{k}c.{gi.name}" for k in range(1, g) if 2 * k <= g + 1]
+            raise MigLayoutError(
+                "unknown-profile",
+                f"{self.product} has no compute-instance profile {name!r} "
+                f"({gi.name} takes {', '.join(valid) or 'none'}; the whole instance is {gi.name})",
+            )
+        return replace(gi, name=f"{c}c.{gi.name}", compute_slices=c, gi_compute_slices=g)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +179,9 @@ def _ampere_hopper(product: str, names: Sequence[str], pci: Sequence[str], gb: S
     ]
     profiles = []
     for name, pid, size, instances, starts in rows:
-        match = _NAME.match(name)
+        match = PROFILE_NAME.match(name)
         assert match is not None, name
-        profiles.append(MigProfile(name, pid, int(match.group(1)), size, instances, starts))
+        profiles.append(MigProfile(name, pid, int(match.group(2)), size, instances, starts))
     return MigCatalog(product, tuple(names), tuple(pci), tuple(profiles))
 
 
@@ -159,12 +195,18 @@ def _four_slice(
     starts = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
     profiles = []
     for name, pid, instances in rows:
-        match = _NAME.match(name)
+        match = PROFILE_NAME.match(name)
         assert match is not None, name
-        size = int(match.group(1))  # on these GPUs compute and memory slices come in the same numbers
+        size = int(match.group(2))  # on these GPUs compute and memory slices come in the same numbers
         profiles.append(MigProfile(name, pid, size, size, instances, starts[size]))
     return MigCatalog(product, tuple(names), tuple(pci), tuple(profiles), memory_slices=4)
 
+
+_RTX_PRO_6000 = [
+    ("1g.24gb", 14, 4), ("1g.24gb+me", 21, 1), ("1g.24gb+gfx", 47, 4), ("1g.24gb+me.all", 65, 1),
+    ("1g.24gb-me", 67, 4), ("2g.48gb", 5, 2), ("2g.48gb+gfx", 35, 2), ("2g.48gb+me.all", 64, 1),
+    ("2g.48gb-me", 66, 2), ("4g.96gb", 0, 1), ("4g.96gb+gfx", 32, 1),
+]  # fmt: skip
 
 CATALOGS: Mapping[str, MigCatalog] = {
     c.product: c
@@ -181,7 +223,9 @@ CATALOGS: Mapping[str, MigCatalog] = {
         # full) and instance counts; its start slots and profile ids, and all of GB200's, are an assumption no
         # recorded `-lgipp` confirms yet.
         _ampere_hopper("H100-PCIE-80GB", ["NVIDIA H100 PCIe"], ["0x233110DE"], (10, 20, 40, 80)),
-        _ampere_hopper("H100-NVL-94GB", ["NVIDIA H100 NVL"], ["0x232110DE", "0x233A10DE"], (12, 24, 47, 94)),
+        # 0x233A (pci.ids "H800L 94GB", config-default's "H800 NVL") is another product, whose NVML name
+        # kubegpu has no record of: it is not mapped here.
+        _ampere_hopper("H100-NVL-94GB", ["NVIDIA H100 NVL"], ["0x232110DE"], (12, 24, 47, 94)),
         _ampere_hopper("GH200-96GB", ["NVIDIA GH200 480GB"], ["0x234210DE"], (12, 24, 48, 96)),
         _ampere_hopper("GH200-144GB", ["NVIDIA GH200 144G HBM3e"], ["0x234810DE"], (18, 36, 72, 144)),
         _ampere_hopper("B200-180GB", ["NVIDIA B200"], ["0x290110DE"], (23, 45, 90, 180)),
@@ -190,40 +234,75 @@ CATALOGS: Mapping[str, MigCatalog] = {
         # all-1g.34gb … all-7g.278gb); 7 compute / 8 memory slices and GH100 placements assumed as for B200.
         _ampere_hopper("B300-269GB", ["NVIDIA B300 SXM6 AC"], ["0x318210DE"], (34, 67, 135, 269)),
         _ampere_hopper("GB300-278GB", ["NVIDIA GB300"], ["0x31C210DE"], (35, 70, 139, 278)),
+        # Siblings whose profiles config-default.yaml (same commit) lists in one all-balanced entry with a
+        # product above: "A100-40GB" (0x20B1, 0x20F1: both "A100 PCIe 40GB" in pci.ids, GFD cannot tell them
+        # apart), "A100-80GB" (0x20B5 "A100 PCIe 80GB"), "H200 141GB, H200 NVL" (0x233B), "H100-80GB,
+        # H800-80GB" (0x2324 "H800"), "H100-96GB, PG506-96GB, GH200, H20" (0x2329 "H20"). The MIG user guide's
+        # "Supported GPUs" table lists A100-PCIE 40/80GB, H200 NVL and H20 (7 instances); H800 only mig-parted.
+        # NVML names as nvidia-smi prints them (GFD: NVIDIA-A100-PCIE-40GB, NVIDIA-A100-80GB-PCIe, ...).
+        _ampere_hopper("A100-PCIE-40GB", ["NVIDIA A100-PCIE-40GB"], ["0x20B110DE", "0x20F110DE"], (5, 10, 20, 40)),
+        _ampere_hopper("A100-PCIE-80GB", ["NVIDIA A100 80GB PCIe"], ["0x20B510DE"], (10, 20, 40, 80)),
+        _ampere_hopper("H200-NVL-141GB", ["NVIDIA H200 NVL"], ["0x233B10DE"], (18, 35, 71, 141)),
+        _ampere_hopper("H20-96GB", ["NVIDIA H20"], ["0x232910DE"], (12, 24, 48, 96)),
+        _ampere_hopper("H800-80GB", ["NVIDIA H800"], ["0x232410DE"], (10, 20, 40, 80)),
         # 4-slice GPUs. A30: the MIG user guide's A30 table and a recorded `-lgip` of an A30 (ids 14, 21, 5,
-        # 6, 0; 2g.12gb+me needs R525 or newer). RTX PRO 6000 Blackwell (all three editions, GB202, device id
-        # 0x2BB510DE from mig-parted's all-balanced entry): `-lgip` ids and limits as recorded on the GPU and
-        # as mig-parted's builder test lists them (pkg/mig/builder/builder_test.go, same commit).
+        # 6, 0; 2g.12gb+me needs R525 or newer). RTX PRO 6000 Blackwell (GB202): `-lgip` ids and limits as
+        # recorded on the GPU and as mig-parted's builder test lists them (pkg/mig/builder/builder_test.go,
+        # same commit), the same for its three editions (MIG user guide "Supported GPUs": 96GB, 4 instances).
+        # Each edition has its own PCI device id (pci.ids: 0x2BB5 Server, 0x2BB1 Workstation, 0x2BB4 Max-Q
+        # Workstation); mig-parted's default config filters on 0x2BB510DE only, so it leaves the other two as
+        # they are.
         _four_slice("A30-24GB", ["NVIDIA A30"], ["0x20B710DE"], [
             ("1g.6gb", 14, 4), ("1g.6gb+me", 21, 1), ("2g.12gb", 5, 2), ("2g.12gb+me", 6, 1), ("4g.24gb", 0, 1),
         ]),
-        _four_slice(
-            "RTX-PRO-6000-96GB",
-            ["NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
-             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"],
-            ["0x2BB510DE"],
-            [("1g.24gb", 14, 4), ("1g.24gb+me", 21, 1), ("1g.24gb+gfx", 47, 4), ("1g.24gb+me.all", 65, 1),
-             ("1g.24gb-me", 67, 4), ("2g.48gb", 5, 2), ("2g.48gb+gfx", 35, 2), ("2g.48gb+me.all", 64, 1),
-             ("2g.48gb-me", 66, 2), ("4g.96gb", 0, 1), ("4g.96gb+gfx", 32, 1)],
-        ),
+        *(_four_slice(key, [name], [pci], _RTX_PRO_6000) for key, name, pci in (
+            ("RTX-PRO-6000-96GB", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "0x2BB510DE"),
+            ("RTX-PRO-6000-WS-96GB", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "0x2BB110DE"),
+            ("RTX-PRO-6000-MAXQ-96GB", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "0x2BB410DE"),
+        )),
     )
 }  # fmt: skip
 
+# MIG-capable products (MIG user guide "Supported GPUs") kubegpu has no catalog for, and what it lacks.
+MIG_CAPABLE_UNCATALOGUED: Mapping[str, str] = {
+    "NVIDIA RTX PRO 5000 Blackwell": "its profile table, profile ids and placements (2 instances per GPU)",
+    "NVIDIA RTX PRO 4500 Blackwell": "its profile table, profile ids and placements (2 instances per GPU)",
+}
 
-def catalog_for(product: str) -> MigCatalog:
+
+def catalog_for(product: str, *, mig_capable: str | None = None) -> MigCatalog:
     """The catalog for a catalog key, an NVML product name or a GFD ``nvidia.com/gpu.product`` label value.
 
-    GFD writes the NVML name with spaces as ``-`` (``NVIDIA-H100-80GB-HBM3``); both forms are accepted,
-    case-insensitively. Raises ``InputError`` for a product without a catalog.
+    GFD writes the NVML name with spaces as ``-`` (``NVIDIA-H100-80GB-HBM3``) and may append
+    ``-MIG-<profile>``, ``-MIG-INVALID`` or ``-SHARED`` (``GFD_SUFFIX``); all forms are accepted,
+    case-insensitively. ``mig_capable`` is the node's ``nvidia.com/mig.capable`` label, if any.
+
+    Without a catalog: ``MigLayoutError`` (``not-mig-capable``) when the node says the GPU has no MIG,
+    else ``InputError`` saying whether the product is a MIG-capable one kubegpu lacks (and what it lacks).
     """
-    wanted = product.strip().replace(" ", "-").lower()
+    base = GFD_SUFFIX.sub("", product.strip())
+    wanted = base.replace(" ", "-").lower()
     for c in CATALOGS.values():
         keys = {c.product.lower(), *(n.replace(" ", "-").lower() for n in c.names)}
         if wanted in keys:
             return c
+    if mig_capable == "false":
+        raise MigLayoutError(
+            "not-mig-capable",
+            f"GPU product {base!r} does not support MIG (the node's {MIG_CAPABLE_LABEL}=false): "
+            "there is nothing to partition",
+        )
+    lacking = {n.replace(" ", "-").lower(): what for n, what in MIG_CAPABLE_UNCATALOGUED.items()}
+    if wanted in lacking:
+        raise InputError(
+            f"GPU product {base!r} supports MIG, but kubegpu has no MIG profile catalog for it: it lacks "
+            f"{lacking[wanted]}",
+            field=GPU_PRODUCT_LABEL,
+        )
     raise InputError(
-        f"no MIG profile catalog for GPU product {product!r} (catalogs: {', '.join(CATALOGS)})",
-        field="nvidia.com/gpu.product",
+        f"no MIG profile catalog for GPU product {product!r}: not a MIG-capable product kubegpu knows, and "
+        f"no {MIG_CAPABLE_LABEL}=false label says it has no MIG (catalogs: {', '.join(CATALOGS)})",
+        field=GPU_PRODUCT_LABEL,
     )
 
 
@@ -238,24 +317,29 @@ def validate_layout(product: MigCatalog | str, layout: Mapping[str, int]) -> tup
     """
     catalog = product if isinstance(product, MigCatalog) else catalog_for(product)
     wanted: list[MigProfile] = []
+    gis: dict[str, int] = {}  # profile as written → GPU instances it takes
     for name, count in layout.items():
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise MigLayoutError(
                 "count-limit", f"{name}: count must be a non-negative integer, got {count!r}"
             )
         p = catalog.profile(name)
-        if count > p.max_instances:
+        # mig-parted (pkg/mig/config/config.go SetMigConfig) puts consecutive devices of one GPU-instance
+        # profile into the last GPU instance while a compute instance still fits there.
+        gis[name] = -(-count // p.per_gpu_instance)
+        if gis[name] > p.max_instances:
+            shared = f" (in {gis[name]} GPU instances)" if p.per_gpu_instance > 1 else ""
             raise MigLayoutError(
                 "count-limit",
-                f"{p.name} ×{count} exceeds the {catalog.product} limit of {p.max_instances} "
+                f"{p.name} ×{count}{shared} exceeds the {catalog.product} limit of {p.max_instances} "
                 f"instance{'s' if p.max_instances > 1 else ''} per GPU",
             )
-        wanted.extend([p] * count)
+        wanted.extend([p] * gis[name])
     _check_media_engines(wanted)
     used = sum(p.memory_slices for p in wanted)
     if used > catalog.memory_slices:
         parts = " + ".join(
-            f"{p.name} ×{layout[n]} ({p.memory_slices * layout[n]})"
+            f"{p.name} ×{layout[n]} ({p.memory_slices * gis[n]})"
             for n in layout
             if layout[n] and (p := catalog.profile(n))
         )
@@ -331,132 +415,3 @@ def _search(wanted: Sequence[MigProfile], slices: int) -> tuple[list[Placement] 
         return False
 
     return (list(chosen) if place(0) else None), deepest
-
-
-@dataclass(frozen=True, slots=True)
-class MigConfigEntry:
-    """One item of a mig-parted config: which GPUs, MIG on or off, and the MIG devices to create."""
-
-    devices: tuple[int, ...] | None  # None: "all"
-    mig_enabled: bool
-    mig_devices: Mapping[str, int]
-    device_filter: tuple[str, ...] = ()  # PCI device ids ("0x233510DE"); empty: every GPU model
-
-    def applies_to(self, gpu_index: int, catalog: MigCatalog | None) -> bool:
-        """mig-parted's selection: the index is listed (or ``all``) and the device filter matches."""
-        if self.devices is not None and gpu_index not in self.devices:
-            return False
-        if not self.device_filter:
-            return True
-        ids = {i.lower() for i in catalog.pci_device_ids} if catalog else set()
-        return any(f.lower() in ids for f in self.device_filter)
-
-
-@dataclass(frozen=True, slots=True)
-class MigPartedConfig:
-    """A parsed mig-parted config file: named layouts (``mig-configs``)."""
-
-    configs: Mapping[str, tuple[MigConfigEntry, ...]]
-    source: str = ""
-
-    def config(self, name: str) -> tuple[MigConfigEntry, ...]:
-        if name not in self.configs:
-            raise InputError(
-                f"no mig-config named {name!r} (configs: {', '.join(self.configs)})",
-                source=self.source,
-                field="mig-configs",
-            )
-        return self.configs[name]
-
-
-def load_mig_parted_config(path: Path) -> MigPartedConfig:
-    return parse_mig_parted_config(read_text(path, "MIG config"), source=str(path))
-
-
-def parse_mig_parted_config(text: str, *, source: str = "") -> MigPartedConfig:
-    """Parse a mig-parted config (``version: v1``); bad input raises ``InputError`` naming the field.
-
-    Profile names are checked for form (``<n>g.<m>gb`` with an optional ``+me``, ``+me.all``, ``+gfx`` or ``-me``) here and against a GPU's catalog by
-    ``validate_layout``, since one file usually serves several GPU models.
-    """
-    docs = yaml_documents(text, source)  # bounded: depth, aliases, duplicate keys
-    raw = docs[0] if docs else None
-    if not isinstance(raw, dict):
-        raise InputError("expected a mapping with version and mig-configs", source=source)
-    unknown = sorted(str(k) for k in raw if k not in ("version", "mig-configs"))
-    if unknown:
-        raise InputError("unknown field (known: mig-configs, version)", source=source, field=unknown[0])
-    if raw.get("version") != "v1":
-        raise InputError(
-            f"unknown version: {raw.get('version')!r} (expected v1)", source=source, field="version"
-        )
-    configs = raw.get("mig-configs")
-    if not isinstance(configs, dict) or not configs:
-        raise InputError("expected a non-empty mapping of named configs", source=source, field="mig-configs")
-    out: dict[str, tuple[MigConfigEntry, ...]] = {}
-    for name, entries in configs.items():
-        where = f"mig-configs.{name}"
-        if not isinstance(entries, list) or not entries:
-            raise InputError("expected a non-empty list of entries", source=source, field=where)
-        out[str(name)] = tuple(_entry(e, source, f"{where}[{i}]") for i, e in enumerate(entries))
-    return MigPartedConfig(out, source)
-
-
-def _entry(raw: object, source: str, where: str) -> MigConfigEntry:
-    allowed = {"devices", "mig-enabled", "mig-devices", "device-filter"}
-    if not isinstance(raw, dict):
-        raise InputError(f"expected a mapping, got {type(raw).__name__}", source=source, field=where)
-    unknown = sorted(str(k) for k in raw if k not in allowed)
-    if unknown:
-        raise InputError(
-            f"unknown field (known: {', '.join(sorted(allowed))})",
-            source=source,
-            field=f"{where}.{unknown[0]}",
-        )
-    devices_raw = raw.get("devices")
-    devices: tuple[int, ...] | None
-    if devices_raw == "all":
-        devices = None
-    elif isinstance(devices_raw, list) and all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices_raw
-    ):
-        devices = tuple(devices_raw)
-    else:
-        raise InputError(
-            f"expected all or a list of GPU indexes, got {devices_raw!r}",
-            source=source,
-            field=f"{where}.devices",
-        )
-    enabled = raw.get("mig-enabled")
-    if not isinstance(enabled, bool):
-        raise InputError(
-            f"expected true or false, got {enabled!r}", source=source, field=f"{where}.mig-enabled"
-        )
-    mig_raw = raw.get("mig-devices", {}) or {}
-    if not isinstance(mig_raw, dict):
-        raise InputError(
-            "expected a mapping of profile to count", source=source, field=f"{where}.mig-devices"
-        )
-    mig: dict[str, int] = {}
-    for profile, count in mig_raw.items():
-        field = f"{where}.mig-devices.{profile}"
-        if not isinstance(profile, str) or _NAME.match(profile) is None:
-            raise InputError(
-                f"not a MIG profile name (<n>g.<m>gb[+me|+me.all|+gfx|-me]): {profile!r}",
-                source=source,
-                field=field,
-            )
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise InputError(f"expected a count, got {count!r}", source=source, field=field)
-        mig[profile] = count
-    if mig and not enabled:
-        raise InputError(
-            "mig-devices given with mig-enabled: false", source=source, field=f"{where}.mig-devices"
-        )
-    filt = raw.get("device-filter", [])
-    filters = [filt] if isinstance(filt, str) else filt
-    if not isinstance(filters, list) or not all(isinstance(f, str) for f in filters):
-        raise InputError(
-            "expected a PCI device id or a list of them", source=source, field=f"{where}.device-filter"
-        )
-    return MigConfigEntry(devices, enabled, mig, tuple(filters))

@@ -32,8 +32,10 @@ from kubegpu.model.names import (
 )
 from kubegpu.model.objects import Node
 
-# GFD's product label suffixes: ``-MIG-<profile>`` under mig.strategy single, ``-SHARED`` when time-sliced
-GFD_SUFFIX = re.compile(r"(-MIG-\d+g\.\d+gb.*|-SHARED)$")
+# GFD's product label suffixes (k8s-device-plugin internal/lm/mig-strategy.go, resource.go getProductName):
+# ``-MIG-<profile>`` under mig.strategy single (a compute-instance profile too: ``-MIG-1c.3g.40gb``),
+# ``-MIG-INVALID`` when single finds mixed or no MIG devices, ``-SHARED`` when time-sliced (after either).
+GFD_SUFFIX = re.compile(r"(-MIG-(?:INVALID|(?:\d+c\.)?\d+g\.\d+gb).*|-SHARED)$")
 
 
 def plugin_config_text(replicas: int, *, rename: bool, fail_requests_greater_than_one: bool) -> str:

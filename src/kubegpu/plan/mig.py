@@ -29,13 +29,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubegpu.devices.mig import MigCatalog, MigLayoutError, MigPartedConfig, catalog_for, validate_layout
+from kubegpu.devices.mig import MigCatalog, MigLayoutError, catalog_for, validate_layout
+from kubegpu.devices.mig_parted import MigConfigEntry, MigPartedConfig
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
-from kubegpu.devices.time_slicing import GFD_SUFFIX
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.explain.findings_mig import single_strategy_breach
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
+from kubegpu.model.names import MIG_CAPABLE_LABEL
 from kubegpu.model.names import MIG_CONFIG_LABEL as MIG_CONFIG_LABEL
 from kubegpu.model.names import MIG_CONFIG_STATE_LABEL as MIG_STATE_LABEL
 from kubegpu.model.names import MIG_RESOURCE_PREFIX as _MIG_PREFIX
@@ -58,7 +59,7 @@ from kubegpu.plan.procedure import (
 )
 from kubegpu.plan.verify_pods import TEST_IMAGE
 
-_MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb[^/]*\.count")
+_MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-(?:\d+c\.)?\d+g\.\d+gb[^/]*\.count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,27 +88,11 @@ def plan_mig(
     gpus: list[GpuLayout] = []
     warnings: list[str] = []
     for index in range(count):
-        chosen = [e for e in entries if e.applies_to(index, catalog)]
-        if not chosen:
-            warnings.append(f"GPU {index}: no entry of {name} selects it; mig-parted leaves it as it is")
-            continue
-        if len(chosen) > 1:
-            raise InputError(
-                f"GPU {index} is selected by {len(chosen)} entries of {name}; mig-parted needs exactly one",
-                source=config.source,
-                field=f"mig-configs.{name}",
-            )
-        entry = chosen[0]
-        if not entry.mig_enabled:
-            gpus.append(GpuLayout(index, False, {}, ()))
-            continue
-        try:
-            placements = validate_layout(catalog, entry.mig_devices)
-        except MigLayoutError as exc:
-            raise MigLayoutError(
-                exc.reason, f"{config.source or 'config'}: {name}: GPU {index}: {exc}"
-            ) from None
-        gpus.append(GpuLayout(index, True, dict(entry.mig_devices), tuple(str(p) for p in placements)))
+        picked = _selected(config, name, entries, index, catalog, warnings)
+        if picked is None:
+            gpus.append(_unchanged(node, config, name, index, catalog, warnings))
+        else:
+            gpus.append(_layout(config, name, picked, index, catalog))
     after = _capacity(gpus, catalog, strategy)
     before = gpu_capacity(node)
     affected = affected_pods(node, pods, after)
@@ -206,6 +191,72 @@ def mig_partitioned_node(node: Node, change: NodeChange) -> Node:
                    annotations=annotations)  # fmt: skip
 
 
+def _selected(
+    config: MigPartedConfig,
+    name: str,
+    entries: Sequence[MigConfigEntry],
+    index: int,
+    catalog: MigCatalog,
+    warnings: list[str],
+) -> MigConfigEntry | None:
+    """The entry mig-parted leaves GPU ``index`` with, or None when no entry selects it.
+
+    mig-parted walks the entries in order and applies every one that selects the GPU (assert.go
+    ``WalkSelectedMigConfigForEachGPU``; apply/config.go sets each entry's layout), so the last one wins.
+    """
+    chosen: list[int] = []
+    for i, entry in enumerate(entries):
+        selection = entry.select(index, catalog)
+        warnings.extend(f"GPU {index}: {name}[{i}]: {note}" for note in selection.notes if note)
+        if selection.selected:
+            chosen.append(i)
+    if len(chosen) > 1:
+        warnings.append(
+            f"GPU {index} is selected by entries {', '.join(map(str, chosen))} of {name}: mig-parted applies "
+            f"each in order, so entry {chosen[-1]} is what it keeps"
+        )
+    return entries[chosen[-1]] if chosen else None
+
+
+def _layout(
+    config: MigPartedConfig, name: str, entry: MigConfigEntry, index: int, catalog: MigCatalog
+) -> GpuLayout:
+    if not entry.mig_enabled:
+        return GpuLayout(index, False, {}, ())
+    try:
+        placements = validate_layout(catalog, entry.mig_devices)
+    except MigLayoutError as exc:
+        raise MigLayoutError(exc.reason, f"{config.source or 'config'}: {name}: GPU {index}: {exc}") from None
+    layout = {p: n for p, n in entry.mig_devices.items() if n}
+    return GpuLayout(index, True, layout, tuple(str(p) for p in placements))
+
+
+def _unchanged(
+    node: Node, config: MigPartedConfig, name: str, index: int, catalog: MigCatalog, warnings: list[str]
+) -> GpuLayout:
+    """GPU ``index``, which no entry of ``name`` selects, as mig-parted leaves it: as it is now.
+
+    Its current layout is the one the node's current ``nvidia.com/mig.config`` gave it when that config is in
+    the same file, a whole GPU when the node advertises no MIG device; otherwise kubegpu cannot tell and says so.
+    """
+    left = f"GPU {index}: no entry of {name} selects it; mig-parted leaves it as it is"
+    previous = node.labels.get(MIG_CONFIG_LABEL)
+    if previous and previous != name and previous in config.configs:
+        entry = _selected(config, previous, config.configs[previous], index, catalog, [])
+        if entry is not None:
+            warnings.append(f"{left} (as {previous} made it)")
+            return _layout(config, previous, entry, index, catalog)
+    if not _has_mig_resources(node):
+        warnings.append(f"{left} (a whole GPU: the node advertises no MIG device)")
+        return GpuLayout(index, False, {}, ())
+    raise InputError(
+        f"{left}, but its current MIG layout is unknown to kubegpu: the node advertises MIG devices and its "
+        f"{MIG_CONFIG_LABEL} ({previous or 'none'}) is no config of this file that selects GPU {index}",
+        source=config.source,
+        field=f"mig-configs.{name}",
+    )
+
+
 def _only_config(config: MigPartedConfig) -> str:
     if len(config.configs) != 1:
         raise InputError(
@@ -221,7 +272,7 @@ def _catalog(node: Node) -> MigCatalog:
     product = node.labels.get(PRODUCT_LABEL)
     if not product:
         raise InputError(f"no {PRODUCT_LABEL} label: the GPU model is unknown", obj=f"Node {node.name}")
-    return catalog_for(GFD_SUFFIX.sub("", product))
+    return catalog_for(product, mig_capable=node.labels.get(MIG_CAPABLE_LABEL))
 
 
 def _gpu_count(node: Node) -> int:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kubegpu.devices.mig import MigPartedConfig, load_mig_parted_config
+from kubegpu.devices.mig_parted import MigPartedConfig, load_mig_parted_config
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
 from kubegpu.plan.mig import mig_partitioned_node, plan_mig
