@@ -5,6 +5,7 @@ NVIDIA/go-nvlib, NVIDIA/k8s-device-plugin @1b826ac, pci.ids as go-nvlib vendors 
 from __future__ import annotations
 
 import pytest
+from tests.plan.test_plan_mig import BLACKWELL_AND_A30
 
 from kubegpu.devices.mig import MigLayoutError, catalog_for
 from kubegpu.devices.mig_parted import parse_mig_parted_config
@@ -176,16 +177,7 @@ def test_rtx_pro_6000_workstation_editions_are_not_the_server_pci_id(product: st
     """D3, QA nodes/rtxpro6000ws.yaml, rtxpro6000maxq.yaml: pci.ids (go-nvlib pkg/pciids/default_pci.ids) gives
     0x2BB1 Workstation, 0x2BB4 Max-Q, 0x2BB5 Server; config-default.yaml all-balanced filters 0x2BB510DE only,
     so mig-parted leaves these GPUs whole."""
-    text = """
-version: v1
-mig-configs:
-  all-balanced:
-    - device-filter: ["0x2BB510DE"]
-      devices: all
-      mig-enabled: true
-      mig-devices: {"1g.24gb": 2, "2g.48gb": 1}
-"""
-    change = plan_mig(_node(product, 4), [], parse_mig_parted_config(text), "all-balanced")
+    change = plan_mig(_node(product, 4), [], parse_mig_parted_config(BLACKWELL_AND_A30), "all-balanced")
     assert change.capacity_after == {GPU: 4}
 
 
