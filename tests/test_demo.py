@@ -18,7 +18,7 @@ import pytest
 
 from kubegpu import sources
 from kubegpu.admission.admit import admit_pods
-from kubegpu.explain.diagnose import diagnose
+from kubegpu.explain.diagnose import SHARED_TOTAL, diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.scheduler.loop import run_queue
@@ -119,8 +119,10 @@ def test_diagnose_findings_cover_the_demo_s_broken_parts() -> None:
         "ml-train/nccl-allreduce-2gpu",
         "ml-train/data-prep",
     ]
-    # 36 whole GPUs as before, + 8 on the DGX node and 16 time-sliced replicas on gpu-ts-01
-    assert report.totals["nvidia.com/gpu"] == {"capacity": 60, "allocatable": 59, "requested": 23}
+    # 36 whole GPUs as before, + 8 on the DGX node; gpu-ts-01's 16 nvidia.com/gpu are time-sliced replicas
+    # (4 GPUs, label nvidia.com/gpu.replicas=4), 5 of them requested by its five chat pods: counted apart
+    assert report.totals["nvidia.com/gpu"] == {"capacity": 44, "allocatable": 43, "requested": 18}
+    assert report.totals[SHARED_TOTAL] == {"capacity": 16, "allocatable": 16, "requested": 5}
 
 
 def test_new_pods_are_admitted_or_rejected_with_api_server_messages() -> None:

@@ -129,6 +129,22 @@ def test_the_headline_counts_mig_devices_apart_from_gpus() -> None:
     )
 
 
+def test_the_headline_counts_shared_replicas_apart_from_gpus() -> None:
+    """Time-slicing or MPS advertises each GPU ``replicas`` times (NVIDIA/k8s-device-plugin: as nvidia.com/gpu,
+    GFD labelling nvidia.com/gpu.replicas, or renamed nvidia.com/gpu.shared under renameByDefault). A node of
+    2 GPUs × 4 replicas and a renamed node of 1 GPU × 4 are 8 + 4 shared replicas, not 12 more GPUs; the
+    plain 8-GPU node's GPUs stay GPUs. 1 replica and 2 whole GPUs requested."""
+    ts = make_node("ts").gpus(8).label("nvidia.com/gpu.replicas", "4").obj()
+    renamed = make_node("rn").gpus(4, resource="nvidia.com/gpu.shared").obj()
+    whole = make_node("w").gpus(8).obj()
+    pods = [make_pod("a").gpu(1).on("ts").obj(), make_pod("b").gpu(2).on("w").obj()]
+    summary = summary_of(build_snapshot([("t", o) for o in (ts, renamed, whole, *pods)]))
+    assert (summary.gpus, summary.requested, summary.free, summary.shared) == (8, 2, 6, (12, 1, 11))
+    assert summary.devices_line() == (
+        "3 GPU nodes, 8 GPUs allocatable, 2 requested, 6 free; 12 shared GPU replicas allocatable, 1 requested, 11 free"
+    )
+
+
 def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_devices() -> None:
     """The 8-GPU pod is refused by NodeResourcesFit on both nodes. The MIG node has 54 free devices but no
     nvidia.com/gpu at all (it can never hold the pod: listed last); the whole node has 4 of 8 free: it is

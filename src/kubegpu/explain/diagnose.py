@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.batch.status import workload_status
+from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import causes
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.dra import double_counting, own_claims
@@ -38,7 +39,7 @@ from kubegpu.explain.overview import NodeRow, dra_nodes, node_rows
 from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
-from kubegpu.model.names import NVIDIA_GPU
+from kubegpu.model.names import GPU_REPLICAS_LABEL, NVIDIA_GPU
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
@@ -100,6 +101,10 @@ def diagnose(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL) -> Diagnosis:
 
 
 MIG_PRODUCT_MARK = "-MIG-"  # in GFD's product label under the single strategy
+# the totals' key of a node's shared GPU replicas: the device plugin's time-slicing or MPS advertises each
+# GPU ``replicas`` times, as nvidia.com/gpu (GFD labels nvidia.com/gpu.replicas) or renamed
+# nvidia.com/gpu.shared (renameByDefault): units of a shared GPU, not GPUs
+SHARED_TOTAL = f"{NVIDIA_GPU} (shared replicas)"
 MIG_SINGLE_TOTAL = (
     f"{NVIDIA_GPU} (MIG devices, single strategy)"  # the totals' key for those nodes' nvidia.com/gpu
 )
@@ -116,9 +121,14 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
         # MIG's single strategy: the device plugin offers each MIG device as nvidia.com/gpu, and GPU
         # Feature Discovery appends the profile to the product label (A100-SXM4-40GB-MIG-1g.5gb)
         slices = MIG_PRODUCT_MARK in node.labels.get(GPU_PRODUCT_LABEL, "")
+        replicas = node.labels.get(GPU_REPLICAS_LABEL, "")
+        shared = replicas.isascii() and replicas.isdigit() and int(replicas) > 1
         for r, cap in node.capacity.items():
             if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
-                key = MIG_SINGLE_TOTAL if slices and r == NVIDIA_GPU else r
+                if r == NVIDIA_GPU + SHARED_SUFFIX or (shared and r == NVIDIA_GPU and not slices):
+                    key = SHARED_TOTAL
+                else:
+                    key = MIG_SINGLE_TOTAL if slices and r == NVIDIA_GPU else r
                 t = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, Diagnosis
+from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.overview import NodeRow
@@ -122,6 +122,8 @@ class Summary:
     # MIG devices (nvidia.com/mig-*, DRA's mig rows): allocatable, requested, free. Slices of GPUs, not
     # more GPUs: 8 H100 in 7 slices each read as 56 "GPUs"
     mig: tuple[int, int, int] = (0, 0, 0)
+    # shared GPU replicas (time-slicing/MPS: diagnose.SHARED_TOTAL), the same three: units of shared GPUs
+    shared: tuple[int, int, int] = (0, 0, 0)
 
     def headline_causes(self) -> list[tuple[str, int]]:
         """The causes a headline shows: all of them, or the first ``HEADLINE_CAUSES`` where more would follow
@@ -133,12 +135,15 @@ class Summary:
         line = f"{self.gpu_nodes} GPU nodes, {self.gpus} GPUs allocatable, {self.requested} requested, {self.free} free"
         if self.mig[0] or self.mig[1]:
             line += f"; {self.mig[0]} MIG devices allocatable, {self.mig[1]} requested, {self.mig[2]} free"
+        if self.shared[0] or self.shared[1]:
+            line += f"; {self.shared[0]} shared GPU replicas allocatable, {self.shared[1]} requested, {self.shared[2]} free"
         return line
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "gpuNodes": self.gpu_nodes, "gpus": self.gpus, "requested": self.requested, "free": self.free,
             "migDevices": {"allocatable": self.mig[0], "requested": self.mig[1], "free": self.mig[2]},
+            "sharedReplicas": {"allocatable": self.shared[0], "requested": self.shared[1], "free": self.shared[2]},
             "pendingGpuPods": self.pending, "otherPending": self.other_pending,
             "causes": [{"cause": c, "pods": n} for c, n in self.causes], "firstStep": self.first_step,
             "groups": [g.to_dict() for g in self.groups], "nodeGroups": [g.to_dict() for g in self.node_groups],
@@ -332,13 +337,14 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     for g in ordered:
         causes[g.cause] += len(g.pods)
     first = _first_step(ordered, causes, report.findings)
-    gpus_total = _sums(t for r, t in report.totals.items() if not _is_mig(r))
+    gpus_total = _sums(t for r, t in report.totals.items() if not _is_mig(r) and r != SHARED_TOTAL)
     return Summary(
         gpu_nodes=len(report.nodes),
         gpus=gpus_total[0],
         requested=gpus_total[1],
         free=gpus_total[2],
         mig=_sums(t for r, t in report.totals.items() if _is_mig(r)),
+        shared=_sums(t for r, t in report.totals.items() if r == SHARED_TOTAL),
         pending=len(report.pending),
         other_pending=report.other_pending,
         causes=sorted(causes.items(), key=_blocking_first),
