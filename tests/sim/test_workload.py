@@ -212,3 +212,21 @@ def test_time_slicing_and_added_nodes_changes() -> None:
     assert sliced["g"].labels["nvidia.com/gpu.replicas"] == "4"
     assert sliced["c"] == cpu
     assert [n.name for n in added_nodes([cpu, gpu], 2, None)] == ["c", "g", "g-sim-0", "g-sim-1"]
+
+
+def test_another_projects_kind_of_a_name_the_simulator_reads_is_refused_by_its_group() -> None:
+    """A Volcano Job (batch.volcano.sh/v1alpha1, volcano-sh/volcano#2814) and a KAI PodGroup
+    (scheduling.run.ai/v2alpha2) share a kind name with what the simulator reads (batch/v1 Job, Volcano's
+    and coscheduling's PodGroup): one line naming the apiVersion, not a silent misreading (the snapshot
+    loader routes by group too: model.snapshot.reads)."""
+    vcjob = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "job-a"},
+             "spec": {"minAvailable": 1, "tasks": []}}  # fmt: skip
+    kai = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "d"},
+           "spec": {"minMember": 1, "queue": "q"}}  # fmt: skip
+    for obj in (vcjob, kai):
+        with pytest.raises(InputError) as err:
+            load_workload([("w.yaml", obj)])
+        line = err.value.one_line()
+        assert (
+            "apiVersion" in line and f"{obj['kind']} of {obj['apiVersion']} is not the {obj['kind']}" in line
+        ), line

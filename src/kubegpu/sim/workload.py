@@ -46,7 +46,7 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Pod
 from kubegpu.model.parse import describe, parse_node, parse_pod
-from kubegpu.model.snapshot import BATCH_KINDS
+from kubegpu.model.snapshot import BATCH_KINDS, api_group, reads
 from kubegpu.sim.replay import NODE_ACTIONS, NodeEvent, SimPod
 
 SIM_WORKLOAD = "SimWorkload"
@@ -58,6 +58,7 @@ ARRIVAL_ANNOTATION = "kubegpu.io/sim-arrival-seconds"
 DURATION_ANNOTATION = "kubegpu.io/sim-duration-seconds"
 ARRIVAL_TYPES = ("Fixed", "Uniform", "Poisson")
 DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+CONTROLLER_KINDS = ("Pod", "Deployment", "StatefulSet", "Job")  # what ``_controller`` makes pods of
 SKIPPED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "Service", "ServiceAccount", "PriorityClass"})
 
 
@@ -277,9 +278,20 @@ def load_workload(documents: Iterable[tuple[str, Any]], seed: int = 0) -> SimInp
             raise InputError(f"expected a Kubernetes object, got {type(raw).__name__}", source=source)
         where = _Where(source, raw)
         kind = raw.get("kind")
+        group = api_group(raw)
+        # another project's kind of a name the simulator reads (a Volcano Job, a KAI PodGroup): not modelled
+        known = isinstance(kind, str) and (
+            kind in CONTROLLER_KINDS or kind in BATCH_KINDS or kind in DRA_KINDS
+        )
+        if known and not reads(str(kind), group):
+            raise where.fail(
+                "apiVersion",
+                f"{kind} of {raw.get('apiVersion')} is not the {kind} the simulator reads (another project's kind "
+                "of the same name: not modelled)",
+            )
         if kind == SIM_WORKLOAD:
             _sim_workload(where, raw, seed, out)
-        elif kind in ("Pod", "Deployment", "StatefulSet", "Job"):
+        elif kind in CONTROLLER_KINDS:
             _controller(where, raw, out)
         elif kind in BATCH_KINDS:
             out.batch_objects.append((source, raw))
