@@ -9,6 +9,7 @@ prioritize scores are in ``0..MaxExtenderPriority`` (10).
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -140,5 +141,175 @@ def test_a_malformed_pod_is_an_error_in_the_result_not_an_http_failure(extender:
         {"Pod": {"metadata": {"name": "x", "namespace": "ml"}, "spec": {}}, "NodeNames": ["gpu-3"]},
     )
     assert result == {
-        "Error": "kubegpu extender: ExtenderArgs.Pod: Pod ml/x: spec.containers: Required value"
+        "Nodes": None,
+        "NodeNames": None,
+        "FailedNodes": {},
+        "FailedAndUnresolvableNodes": {},
+        "Error": "kubegpu extender: ExtenderArgs.Pod: Pod ml/x: spec.containers: Required value",
     }
+
+
+# k8s.io/kube-scheduler/extender/v1 types.go (v1.34): the fields of the filter result kube-scheduler decodes.
+FILTER_RESULT_FIELDS = {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
+
+
+def post(port: int, verb: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """One raw POST (a fresh connection, so a closed one shows as ``RemoteDisconnected``): status and body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        if headers is None:  # what Go's http.NewRequest with a bytes.Reader sends: the exact length
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        connection.putrequest("POST", f"/kubegpu/{verb}")
+        for key, value in headers.items():
+            connection.putheader(key, value)
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def _node_without_name() -> dict[str, Any]:
+    node = gpu_node("gpu-3")
+    del node["metadata"]["name"]
+    return node
+
+
+BAD_EXTENDER_ARGS = [
+    pytest.param({"Pod": "x", "NodeNames": ["gpu-3"]}, "Pod", id="pod-string"),
+    pytest.param({"Pod": 5, "NodeNames": ["gpu-3"]}, "Pod", id="pod-number"),
+    pytest.param({"Pod": None, "NodeNames": ["gpu-3"]}, "Pod", id="pod-null"),
+    pytest.param({"Pod": "INCOMING", "NodeNames": "gpu-3"}, "NodeNames", id="node-names-string"),
+    pytest.param({"Pod": "INCOMING", "NodeNames": [5]}, "NodeNames[0]", id="node-name-number"),
+    pytest.param({"Pod": "INCOMING", "Nodes": "x", "NodeNames": None}, "Nodes", id="nodes-string"),
+    pytest.param(
+        {"Pod": "INCOMING", "Nodes": {"items": [{"metadata": "x"}]}, "NodeNames": None},
+        "Nodes.items[0].metadata",
+        id="node-metadata-string",
+    ),
+    pytest.param(
+        {"Pod": "INCOMING", "Nodes": {"items": ["NAMELESS"]}, "NodeNames": None},
+        "Nodes.items[0].metadata.name",
+        id="node-without-name",
+    ),
+]
+
+
+def _args(args: dict[str, Any]) -> dict[str, Any]:
+    """Fills the placeholders of ``BAD_EXTENDER_ARGS`` (fixtures' objects are built per test)."""
+    out = {k: incoming() if v == "INCOMING" else v for k, v in args.items()}
+    if isinstance(out.get("Nodes"), dict):
+        out["Nodes"] = {
+            "items": [_node_without_name() if i == "NAMELESS" else i for i in out["Nodes"]["items"]]
+        }
+    return out
+
+
+@pytest.mark.parametrize(("args", "field"), BAD_EXTENDER_ARGS)
+def test_filter_answers_a_wrong_typed_field_in_the_result_error(
+    extender: int, args: dict[str, Any], field: str
+) -> None:
+    """kubernetes pkg/scheduler/extender.go ``Filter``: ``send`` decodes the 200 body into
+    ``ExtenderFilterResult`` (kube-scheduler extender/v1 types.go) and ``result.Error != ""`` becomes the
+    filter's error. So a request whose fields have the wrong type gets HTTP 200 and that result with
+    ``Error`` naming the field, and no candidates passed; never a closed connection."""
+    status, body = post(extender, "filter", json.dumps(_args(args)).encode())
+    assert status == 200
+    result = json.loads(body)
+    assert set(result) == FILTER_RESULT_FIELDS
+    assert result["NodeNames"] is None and result["Nodes"] is None
+    assert result["Error"].startswith("kubegpu extender: ") and field in result["Error"]
+
+
+@pytest.mark.parametrize(("args", "field"), BAD_EXTENDER_ARGS)
+def test_prioritize_answers_a_wrong_typed_field_with_a_non_200_status(
+    extender: int, args: dict[str, Any], field: str
+) -> None:
+    """kubernetes pkg/scheduler/extender.go ``Prioritize``/``send``: the result is
+    ``HostPriorityList`` (types.go: ``[]HostPriority``, no error field), so the only failure
+    kube-scheduler can see is a non-200 status ("failed prioritize with extender at URL …, code N")."""
+    status, body = post(extender, "prioritize", json.dumps(_args(args)).encode())
+    assert 400 <= status < 500
+    assert field in body.decode()
+
+
+def test_prioritize_and_preempt_answer_invalid_json_with_a_non_200_status(extender: int) -> None:
+    """kubernetes pkg/scheduler/extender.go ``send``: only a non-200 status is an error. A 200
+    ``{"Error": …}`` decodes as an empty ``ExtenderPreemptionResult`` (types.go: only
+    ``NodeNameToMetaVictims``) — no candidates, no error — and fails to decode as ``HostPriorityList``."""
+    for verb in ("prioritize", "preempt"):
+        status, body = post(extender, verb, b"{not json")
+        assert status == 400, verb
+        assert body.decode().startswith("kubegpu extender: ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param({"NodeNameToMetaVictims": "x"}, id="meta-victims-string"),
+        pytest.param({"NodeNameToMetaVictims": {"gpu-1": None}}, id="meta-victims-null"),
+        pytest.param({"NodeNameToMetaVictims": {"gpu-1": {"Pods": [None]}}}, id="meta-pod-null"),
+        pytest.param({"NodeNameToMetaVictims": {"gpu-1": {"Pods": [{"UID": 5}]}}}, id="meta-uid-number"),
+        pytest.param({"NodeNameToMetaVictims": {"gpu-1": {"Pods": "x"}}}, id="meta-pods-string"),
+        pytest.param(
+            {"NodeNameToMetaVictims": {"gpu-1": {"Pods": [], "NumPDBViolations": "1"}}},
+            id="pdb-violations-string",
+        ),
+        pytest.param({"NodeNameToMetaVictims": None, "NodeNameToVictims": [1]}, id="victims-array"),
+        pytest.param(
+            {"NodeNameToMetaVictims": None, "NodeNameToVictims": {"gpu-1": {"Pods": [{"metadata": 5}]}}},
+            id="victim-metadata-number",
+        ),
+    ],
+)
+def test_preempt_answers_malformed_victims_with_a_non_200_status(extender: int, args: dict[str, Any]) -> None:
+    """kubernetes pkg/scheduler/extender.go ``ProcessPreemption``: ``send`` errors only on a non-200
+    status; a 200 body decodes into ``ExtenderPreemptionResult`` (types.go: ``NodeNameToMetaVictims``
+    only), and ``convertToVictims`` dereferences every ``*MetaVictims`` and ``*MetaPod``. Malformed victims
+    must be a non-200 answer, never echoed back (a ``null`` MetaPod would reach a nil dereference)."""
+    status, body = post(extender, "preempt", json.dumps({"Pod": incoming(), **args}).encode())
+    assert 400 <= status < 500
+    assert body.decode().startswith("kubegpu extender: ")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param(b"{not json", "", id="invalid-json"),
+        pytest.param(
+            b'{"PodName": 5, "PodNamespace": "ml", "PodUID": "u", "Node": "gpu-3"}',
+            "PodName",
+            id="name-number",
+        ),
+        pytest.param(
+            b'{"PodName": "a/b", "PodNamespace": "ml", "PodUID": "u", "Node": "gpu-3"}',
+            "PodName",
+            id="name-slash",
+        ),
+        pytest.param(
+            b'{"PodName": "p", "PodNamespace": "ml", "PodUID": "u", "Node": null}', "Node", id="node-null"
+        ),
+    ],
+)
+def test_bind_answers_malformed_args_in_the_result_error(extender: int, body: bytes, field: str) -> None:
+    """kubernetes pkg/scheduler/extender.go ``Bind``: ``ExtenderBindingResult`` (types.go) has ``Error``,
+    and ``result.Error != ""`` is the bind's error; so HTTP 200 with ``Error`` set, nothing posted."""
+    status, raw = post(extender, "bind", body)
+    assert status == 200
+    result = json.loads(raw)
+    assert set(result) == {"Error"}
+    assert result["Error"].startswith("kubegpu extender: ") and field in result["Error"]
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize", "bind", "preempt"])
+def test_an_empty_or_unsized_body_gets_a_4xx_with_a_message(extender: int, verb: str) -> None:
+    """kubernetes pkg/scheduler/extender.go ``send`` builds its request with ``http.NewRequest(…,
+    bytes.NewReader(out))``, for which Go's net/http sets ``ContentLength``: a well-formed call always
+    has a non-empty sized JSON body. An empty body is a bad request (400), a chunked one without a length
+    411 Length Required; both with a message, not the 404 of an unknown path."""
+    status, body = post(extender, verb, b"", {"Content-Type": "application/json", "Content-Length": "0"})
+    assert status == 400
+    assert b"empty request body" in body
+    status, body = post(extender, verb, b"2\r\n{}\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked"})
+    assert status == 411
+    assert b"Content-Length" in body
