@@ -89,7 +89,11 @@ def test_drain_checks_name_kubectls_refusals_pdbs_and_checkpoints() -> None:
     text = "\n".join(change.warnings)
     assert f"n1: drain refuses: {DRAIN_UNMANAGED}: default/dbg" in text
     assert f"n1: drain refuses: {DRAIN_LOCAL_STORAGE}: default/cache" in text
-    assert "PodDisruptionBudget default/web allows 0 disruption(s) but the change evicts 1" in text
+    # drain_outcome's wording: disruptionsAllowed 0, so the Eviction API refuses web (it used to say "evicts 1")
+    assert (
+        "n2: PodDisruptionBudget default/web allows 0 disruption(s): the Eviction API refuses default/web"
+        in text
+    )
     assert "no checkpoint recorded for GPU pods default/web" in text
     assert "--force" not in " ".join(c for st in change.steps for c in st.commands)
 

@@ -23,17 +23,31 @@ from kubegpu.errors import InputError, read_text, yaml_documents
 from kubegpu.model.objects import Node
 from kubegpu.plan import NodeChange, plan_mig, plan_time_slicing
 
+
+def _namespace(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse a namespace kubectl's ``-n`` would refuse (``IsDNS1123Label``): one line, exit 2."""
+    from kubegpu.plan.inputs import check_namespace
+
+    check_namespace(value, param.opts[0] if param.opts else "--namespace")
+    return value
+
+
 _output = click.option(
     "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
 )
 _operator_ns = click.option(
     "--operator-namespace",
     default="gpu-operator",
+    callback=_namespace,
     show_default=True,
     help="Namespace of the GPU Operator (MIG manager, device plugin ConfigMap).",
 )
 _test_ns = click.option(
-    "--test-namespace", default="default", show_default=True, help="Namespace for the test pods."
+    "--test-namespace",
+    default="default",
+    show_default=True,
+    callback=_namespace,
+    help="Namespace for the test pods.",
 )
 
 _when = click.option(
@@ -174,6 +188,7 @@ _node_ns = click.option(
     "ns",
     default="default",
     show_default=True,
+    callback=_namespace,
     help="Namespace written into kubectl lines for cluster-scoped objects (it changes nothing).",
 )
 
@@ -276,6 +291,9 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
     ns, _, name = target.partition("/")
     if not (ns and name):
         raise click.BadParameter("expected NAMESPACE/NAME", param_hint="NAMESPACE/NAME")
+    from kubegpu.plan.inputs import check_namespace
+
+    check_namespace(ns, "NAMESPACE/NAME")
     snap = load_snapshot(**src)
     limits: dict[str, int] = {}
     for h in hard:
@@ -320,6 +338,8 @@ def upgrade(pool: str, pool_label: str, component: str, version: str, cluster_po
     """Upgrade the device plugin, driver or GPU Operator on a pool, one node at a time from a canary."""
     from kubegpu.plan.upgrade import plan_upgrade
 
+    if not version.strip():
+        raise InputError("must be a version, got an empty string", field="--to")
     snap = load_snapshot(**src)
     targets = _targets((), f"{pool_label}={pool}", snap)
     _emit(plan_upgrade(snap, targets, component, version, command_now(snap, now), operator_namespace=operator_namespace,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS, LABEL_WRITERS
+from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS, LABEL_WRITERS, TAINT_WRITERS
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
 from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
@@ -32,6 +32,12 @@ def label_writer(key: str) -> str:
     """Who writes node label ``key`` from what the node is (GPU Feature Discovery, the kubelet, the cloud
     provider, an autoscaler: ``names.LABEL_WRITERS``), or "" for a label people set."""
     return next((writer for prefix, writer in LABEL_WRITERS if key.startswith(prefix)), "")
+
+
+def taint_writer(key: str) -> str:
+    """Who puts node taint ``key`` on and takes it off (``names.TAINT_WRITERS``: Kubernetes' node lifecycle
+    controller, the cloud provider, an autoscaler), or "" for a taint people set."""
+    return next((w for k, w in TAINT_WRITERS if key == k or (k.endswith("/") and key.startswith(k))), "")
 
 
 def node_pool(labels: Mapping[str, str], configured: str = DEFAULT_POOL_LABEL) -> str:

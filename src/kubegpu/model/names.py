@@ -122,10 +122,18 @@ AKS_ACCELERATOR_LABEL = "accelerator"  # AKS: accelerator=nvidia on GPU node poo
 # set; NVIDIA's MIG manager (nvidia.com/mig.config.state; nvidia.com/mig.config is the user's request); Node
 # Feature Discovery; the kubelet (kubernetes.io/hostname, os, arch: the well-known labels); the cloud
 # provider (topology.kubernetes.io/*, node.kubernetes.io/instance-type and their deprecated beta names); the
-# pool labels of Karpenter, GKE, EKS and AKS. (prefix, writer): the first prefix a key starts with decides;
+# pool labels of Karpenter, GKE, EKS and AKS. Also GFD's nvidia.com/gfd.timestamp (its writer loop stamps it),
+# its per-profile MIG labels nvidia.com/mig-<profile>.count/.memory/... and its vGPU labels nvidia.com/vgpu.*;
+# the kubelet's node.kubernetes.io/windows-build and its own kubelet.kubernetes.io/* (the NodeRestriction
+# admission plugin's kubelet-managed prefix). (prefix, writer): the first prefix a key starts with decides;
 # "" = not managed.
 LABEL_WRITERS = (
     ("nvidia.com/gpu.deploy.", ""),
+    ("nvidia.com/gfd.", "GPU Feature Discovery"),
+    ("nvidia.com/mig-", "GPU Feature Discovery"),
+    ("nvidia.com/vgpu.", "GPU Feature Discovery"),
+    ("node.kubernetes.io/windows-build", "the kubelet"),
+    ("kubelet.kubernetes.io/", "the kubelet"),
     ("nvidia.com/gpu.", "GPU Feature Discovery"),
     ("nvidia.com/cuda.", "GPU Feature Discovery"),
     ("nvidia.com/mig.capable", "GPU Feature Discovery"),
@@ -145,6 +153,28 @@ LABEL_WRITERS = (
     ("cloud.google.com/", "GKE"),
     ("eks.amazonaws.com/", "EKS"),
     ("kubernetes.azure.com/", "AKS"),
+)
+# -- node taints a controller or the cloud provider puts on and takes off ---------------------------------
+# Adding or removing one by hand lasts until the owner's next pass, and does not change what it reports.
+# The node lifecycle controller (pkg/controller/nodelifecycle, TaintNodesByCondition: not-ready,
+# unreachable, unschedulable from spec.unschedulable, the pressure conditions, network-unavailable); the
+# cloud controller manager (node.cloudprovider.kubernetes.io/uninitialized until it initialises the node,
+# .../shutdown); Karpenter (karpenter.sh/disrupted, karpenter.sh/unregistered; karpenter.sh/disruption
+# before v1); Cluster Autoscaler (ToBeDeletedByClusterAutoscaler, DeletionCandidateOfClusterAutoscaler).
+# node.kubernetes.io/out-of-service is not here: an administrator sets it (non-graceful node shutdown).
+# (key or prefix ending in "/", writer): the first match decides.
+TAINT_WRITERS = (
+    ("node.kubernetes.io/not-ready", "the node lifecycle controller"),
+    ("node.kubernetes.io/unreachable", "the node lifecycle controller"),
+    ("node.kubernetes.io/unschedulable", "the node lifecycle controller"),
+    ("node.kubernetes.io/memory-pressure", "the node lifecycle controller"),
+    ("node.kubernetes.io/disk-pressure", "the node lifecycle controller"),
+    ("node.kubernetes.io/pid-pressure", "the node lifecycle controller"),
+    ("node.kubernetes.io/network-unavailable", "the node lifecycle controller"),
+    ("node.cloudprovider.kubernetes.io/", "the cloud controller manager"),
+    ("karpenter.sh/", "Karpenter"),
+    ("ToBeDeletedByClusterAutoscaler", "Cluster Autoscaler"),
+    ("DeletionCandidateOfClusterAutoscaler", "Cluster Autoscaler"),
 )
 AKS_GPU_TAINT_KEY = "sku"  # AKS docs: --node-taints sku=gpu:NoSchedule
 

@@ -18,11 +18,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kubegpu.model.gpu_facts import label_writer
-from kubegpu.model.objects import Node, Pod, Taint
+from kubegpu.model.gpu_facts import label_writer, taint_writer
+from kubegpu.model.objects import Node, Pod, Taint, Toleration
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
+from kubegpu.plan.inputs import check_key_value, check_namespace
 from kubegpu.plan.pitfalls import (
     Pitfall,
     flagged,
@@ -106,8 +107,11 @@ def canary_change(kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node],
     return flagged(change, [*pitfalls, *scattered_pods(effect)])
 
 
-def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: bool = False) -> list[str]:
-    """PDBs the change would break; ``deleted``: the runbook deletes pods, which no PDB stops."""
+def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: bool = False,
+                 by_taint: bool = False) -> list[str]:  # fmt: skip
+    """PDBs the change would break; ``deleted``: the runbook deletes pods, which no PDB stops; ``by_taint``:
+    the taint eviction controller deletes them (``Pods().Delete``, not the Eviction API), so no PDB is
+    consulted and every pod it names goes, however few disruptions the budget allows."""
     consequence = (
         "`kubectl delete pod` does not consult PDBs, so delete them one at a time and wait for each "
         "replacement to be Ready"
@@ -119,7 +123,13 @@ def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: 
     for pdb in snapshot.pdbs:
         hit = [p for p in evicted if pdb.selects(p)]
         allowed = pdb.disruptions_allowed or 0
-        if len(hit) > allowed:
+        if len(hit) > allowed and by_taint:
+            out.append(
+                f"PodDisruptionBudget {pdb.namespace}/{pdb.name} allows {allowed} disruption(s) and does not stop "
+                f"this: the taint eviction controller deletes pods directly, without the Eviction API, so "
+                f"{len(hit)} of its pods go ({', '.join(p.key for p in hit)})"
+            )
+        elif len(hit) > allowed:
             out.append(
                 f"PodDisruptionBudget {pdb.namespace}/{pdb.name} allows {allowed} disruption(s) but the change evicts "
                 f"{len(hit)} of its pods ({', '.join(p.key for p in hit)}): {consequence}"
@@ -144,24 +154,51 @@ DRAIN_UNMANAGED = "cannot delete Pods that declare no controller (use --force to
 DRAIN_LOCAL_STORAGE = "cannot delete Pods with local storage (use --delete-emptydir-data to override)"
 
 
-def _uses_empty_dir(snapshot: ClusterSnapshot, pod: Pod) -> bool:
-    """Whether the pod mounts an emptyDir volume (read from the pod as the snapshot stored it)."""
+def _raw_pod(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any]:
+    """The pod as the snapshot stored it ({} when absent)."""
     for raw in snapshot.raw_objects:
         meta = raw.get("metadata") or {}
         if raw.get("kind") == "Pod" and (meta.get("namespace") or "default", meta.get("name")) == (
             pod.namespace,
             pod.name,
         ):
-            return any("emptyDir" in (v or {}) for v in (raw.get("spec") or {}).get("volumes") or ())
-    return False
+            return raw
+    return {}
 
 
-def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[str]]:
-    """The pods ``kubectl drain`` would evict from ``node`` and what stops it, before anyone adds --force.
+def _uses_empty_dir(snapshot: ClusterSnapshot, pod: Pod) -> bool:
+    """Whether the pod mounts an emptyDir volume (read from the pod as the snapshot stored it)."""
+    spec = _raw_pod(snapshot, pod).get("spec") or {}
+    return any("emptyDir" in (v or {}) for v in spec.get("volumes") or ())
 
-    DaemonSet pods stay (``--ignore-daemonsets``); a bare pod or an emptyDir user makes drain refuse with
-    kubectl's own message; PDBs that allow too few disruptions and GPU pods without a checkpoint are named
-    (R14.3, R15.3).
+
+def toleration_seconds(snapshot: ClusterSnapshot, pod: Pod, taint: Taint) -> int | None:
+    """How long the taint eviction controller lets ``pod`` stay under NoExecute ``taint`` it tolerates:
+    ``getMinTolerationTime`` (pkg/controller/tainteviction/taint_eviction.go) over the tolerations that
+    match it — the least tolerationSeconds, 0 when one is <= 0, None (forever) when none sets it."""
+    least: int | None = None
+    for raw in (_raw_pod(snapshot, pod).get("spec") or {}).get("tolerations") or ():
+        t = Toleration(str(raw.get("key") or ""), str(raw.get("operator") or "Equal"),
+                       str(raw.get("value") or ""), str(raw.get("effect") or ""))  # fmt: skip
+        seconds = raw.get("tolerationSeconds")
+        if not t.tolerates(taint) or not isinstance(seconds, int):
+            continue
+        least = 0 if seconds <= 0 else seconds if least is None else min(least, seconds)
+        if least == 0:
+            return 0
+    return least
+
+
+def drain_outcome(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[Pod], list[str]]:
+    """What ``kubectl drain`` (as ``DRAIN`` runs it) does on ``node``: the pods it evicts, the pods it leaves
+    (refused or blocked) and why, before anyone adds --force.
+
+    DaemonSet pods stay (``--ignore-daemonsets``). A bare pod (``unreplicatedFilter``) or an emptyDir user
+    with --delete-emptydir-data=false (``localStorageFilter``) is a fatal error of ``GetPodsForDeletion``
+    (k8s.io/kubectl pkg/drain/filters.go): drain cordons, then evicts nothing on that node. Otherwise each
+    PDB lets ``status.disruptionsAllowed`` of its pods go (maxUnavailable 0: none) and the Eviction API
+    answers 429 for the rest until replacements are Ready, or drain's --timeout ends (R14.3, R15.3).
+    Which of a PDB's pods go first is the API server's order; the plan takes them in pod order.
     """
     pods = [p for p in snapshot.pods_on(node) if not (p.owner is not None and p.owner.kind == "DaemonSet")]
     out = []
@@ -173,8 +210,35 @@ def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[
     if local:
         out.append(f"{node}: drain refuses: {DRAIN_LOCAL_STORAGE}: {', '.join(local)}. Their emptyDir data is "
                    "lost on eviction: copy what matters first, then add --delete-emptydir-data")  # fmt: skip
-    out += pdb_warnings(snapshot, pods) + checkpoint_warnings(pods)
-    return pods, out
+    if bare or local:
+        out.append(f"{node}: so drain cordons it and evicts none of its {len(pods)} pod(s)")
+        return [], pods, out + checkpoint_warnings(pods)
+    evicted: list[Pod] = []
+    blocked: list[Pod] = []
+    budget = {(b.namespace, b.name): b.disruptions_allowed or 0 for b in snapshot.pdbs}
+    for p in pods:
+        mine = [b for b in snapshot.pdbs if b.selects(p)]
+        if all(budget[(b.namespace, b.name)] > 0 for b in mine):
+            for b in mine:
+                budget[(b.namespace, b.name)] -= 1
+            evicted.append(p)
+        else:
+            blocked.append(p)
+    for b in snapshot.pdbs:
+        held = [p.key for p in blocked if b.selects(p)]
+        if held:
+            out.append(
+                f"{node}: PodDisruptionBudget {b.namespace}/{b.name} allows {b.disruptions_allowed or 0} "
+                f"disruption(s): the Eviction API refuses {', '.join(held)} (429) until replacements are Ready; "
+                "drain retries until --timeout, then fails; never --force or --disable-eviction blindly"
+            )
+    return evicted, blocked, out + checkpoint_warnings(pods)  # blocked ones go too once the PDB allows
+
+
+def drain_checks(snapshot: ClusterSnapshot, node: str) -> tuple[list[Pod], list[str]]:
+    """The pods ``kubectl drain`` would try to evict from ``node`` and what stops it (``drain_outcome``)."""
+    evicted, blocked, out = drain_outcome(snapshot, node)
+    return evicted + blocked, out
 
 
 # A command for every node (a template with ``{node}``), or each node's own command (absent: nothing to do).
@@ -190,8 +254,11 @@ def _mutate_on(ns: str, command: NodeCommand, node: str) -> tuple[str, ...]:
 def _change(
     kind: str, snapshot: ClusterSnapshot, targets: Sequence[Node], changed: dict[str, Node], evicted: list[Pod],
     now: datetime, summary: str, apply_cmd: NodeCommand, rollback_cmd: NodeCommand, verify: Sequence[str],
-    warnings: list[str], scope: dict[str, Any], ns: str, pitfalls: Sequence[Pitfall] = (),
+    warnings: list[str], scope: dict[str, Any], ns: str, pitfalls: Sequence[Pitfall] = (), owner: str = "",
 ) -> NodeChange:  # fmt: skip
+    """The runbook around ``apply_cmd``/``rollback_cmd``; ``warnings`` already carry the PDB and checkpoint
+    risks of ``evicted`` as the change meets them (the Eviction API, or a plain delete). ``owner``: who owns
+    what the change touches; then no mutating line is printed, only why (it would be reverted)."""
     acting = [n for n in targets if isinstance(apply_cmd, str) or n.name in apply_cmd]
     canary, why = choose_canary(snapshot, acting or targets, now)
     effect: Effect = simulate(snapshot, changed, {p.key for p in evicted}, now)
@@ -208,6 +275,13 @@ def _change(
                 ]
             ),
         ),
+    ]
+    if owner:
+        steps.append(Step("No runbook: its owner would undo the change (the first warning says who and why)"))
+        rollback: tuple[Step, ...] = (Step("Nothing to undo: no change is proposed"),)
+        return canary_change(kind, snapshot, targets, canary, why, effect, summary, moved_pods(evicted), steps,
+                             rollback, [owner, *warnings], scope, pitfalls)  # fmt: skip
+    steps += [
         Step(f"Canary: {canary.name} ({why})", _mutate_on(ns, apply_cmd, canary.name)),
         Step(
             "Verify on the canary",
@@ -228,8 +302,7 @@ def _change(
         ),
     )
     return canary_change(kind, snapshot, targets, canary, why, effect, summary, moved_pods(evicted), steps, rollback,
-                         warnings + pdb_warnings(snapshot, evicted) + checkpoint_warnings(evicted), scope,
-                         pitfalls)  # fmt: skip
+                         warnings, scope, pitfalls)  # fmt: skip
 
 
 def total_capacity(nodes: Sequence[Node]) -> dict[str, int]:
@@ -246,42 +319,56 @@ def _affinity_keys(p: Pod) -> set[str]:
 
 def plan_label(snapshot: ClusterSnapshot, targets: Sequence[Node], key: str, value: str | None, now: datetime,
                ns: str = "default") -> NodeChange:  # fmt: skip
-    """Set ``key=value`` (or remove ``key`` when value is None) on the nodes."""
+    """Set ``key=value`` (or remove ``key`` when value is None) on the nodes.
+
+    The rollback is one command per node that puts that node's own old value back (``key=<old>
+    --overwrite``), or removes the key where the node had none; nodes already as asked are left out.
+    """
+    check_key_value("label", key, value)
+    check_namespace(ns)
     changed = {}
+    apply_cmd: dict[str, str] = {}
+    rollback_cmd: dict[str, str] = {}
+    unchanged: list[str] = []
     for n in targets:
         labels = dict(n.labels)
+        old = labels.get(key)
         if value is None:
             labels.pop(key, None)
         else:
             labels[key] = value
         changed[n.name] = replace(n, labels=labels)
+        if old == value:
+            unchanged.append(n.name)
+            continue
+        apply_cmd[n.name] = label_node(n.name, key, value)
+        rollback_cmd[n.name] = label_node(n.name, key, old)
     running = [p for n in targets for p in snapshot.pods_on(n.name) if key in _affinity_keys(p)]
-    old = {n.labels.get(key) for n in targets}
-    if len(old) == 1:
-        rollback_cmd = label_node("{node}", key, next(iter(old)))
-    else:
-        rollback_cmd = (
-            f"{label_node('{node}', key, None)}   # then restore each node's old value from its recorded YAML"
-        )
-    apply_cmd = label_node("{node}", key, value)
     warnings = []
     writer = label_writer(key)
-    if writer:  # the effect below lasts until the writer's next pass
-        warnings.append(
-            f"{key} is written by {writer} from what the node is, and it writes its value back: the change "
-            "does not make the node what the label says, and pods selecting the new value would land on "
-            "hardware or a place they did not ask for. Select on a label people set (a pool label) instead"
-        )
+    owner = (
+        f"{key} is written by {writer} from what the node is, and it writes its value back: the change does not "
+        "make the node what the label says, and pods selecting the new value would land on hardware or a place "
+        "they did not ask for. Select on a label people set (a pool label) instead"
+        if writer
+        else ""
+    )
     if running:
         warnings.append(
             f"running pods select on {key} ({', '.join(p.key for p in running)}): node affinity is "
             "IgnoredDuringExecution, so they keep running, but a restart would not bring them back here"
         )
-    summary = f"{'remove' if value is None else 'set'} label {key}{'' if value is None else '=' + value} on {len(targets)} node(s)"
+    if unchanged:
+        state = "do not have" if value is None else "already have"
+        what = key if value is None else f"{key}={value}"
+        warnings.append(
+            f"{', '.join(unchanged)} {state} {what}: nothing to do there, left out of the runbook"
+        )
+    summary = f"{'remove' if value is None else 'set'} label {key}{'' if value is None else '=' + value} on {len(apply_cmd)} node(s)"
     return _change("label", snapshot, targets, changed, [], now, summary, apply_cmd, rollback_cmd,
                    [f"kubectl -n {ns} get node {{node}} -L {key}"], warnings,
-                   {"pods_selecting_key": [p.key for p in running]}, ns,
-                   without_allocatable(targets, key, value))  # fmt: skip
+                   {"pods_selecting_key": [p.key for p in running], "unchanged": unchanged}, ns,
+                   without_allocatable(targets, key, value), owner)  # fmt: skip
 
 
 def _taint_spec(t: Taint) -> str:
@@ -296,7 +383,14 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
     unless ``--overwrite`` is given (then it replaces that value), so the runbook adds ``--overwrite`` on
     exactly those nodes and its rollback puts the old value back; removing restores each node's own value.
     Nodes that already have the taint as asked (or, for a removal, lack it) are left out of the runbook.
+
+    NoExecute: the taint eviction controller deletes every pod that does not tolerate it at once, and a pod
+    that tolerates it with tolerationSeconds after that long (``toleration_seconds``), with a plain delete,
+    so PDBs are not consulted (pkg/controller/tainteviction/taint_eviction.go). A taint a controller or the
+    cloud provider owns (``gpu_facts.taint_writer``) gets no runbook: the owner would undo it.
     """
+    check_key_value("taint", taint.key, taint.value)
+    check_namespace(ns)
     changed = {}
     evicted: list[Pod] = []
     daemonsets: dict[str, list[str]] = {}
@@ -306,6 +400,7 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
     rollback_cmd: dict[str, str] = {}
     unchanged: list[str] = []
     replaced: list[str] = []
+    later: list[str] = []
     for n in targets:
         old = next((t for t in n.taints if (t.key, t.effect) == (taint.key, taint.effect)), None)
         taints = tuple(t for t in n.taints if (t.key, t.effect) != (taint.key, taint.effect))
@@ -329,6 +424,10 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
             rollback_cmd[n.name] = f"taint node {n.name} {_taint_spec(old)} --overwrite"
         for p in snapshot.pods_on(n.name):
             if p.tolerates(taint):
+                seconds = toleration_seconds(snapshot, p, taint) if taint.effect == "NoExecute" else None
+                if seconds is not None:
+                    evicted.append(p)
+                    later.append(f"{p.key} after {seconds}s")
                 continue
             if p.owner is not None and p.owner.kind == "DaemonSet":
                 daemonsets.setdefault(f"{p.namespace}/{p.owner.name}", []).append(n.name)
@@ -340,6 +439,11 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
         + " (logging, networking, storage or the device plugin itself may be among them)"
         for ds, nodes in sorted(daemonsets.items())
     ]
+    if later:
+        warnings.append(
+            f"pods tolerating {spec} with tolerationSeconds are deleted by the taint eviction controller once it "
+            f"runs out: {', '.join(later)}; the plan counts them as evicted"
+        )
     if replaced:
         warnings.append(
             f"{', '.join(replaced)} already carry {taint.key} with effect {taint.effect} and another value: "
@@ -355,31 +459,58 @@ def plan_taint(snapshot: ClusterSnapshot, targets: Sequence[Node], taint: Taint,
         warnings.append(
             "a NoSchedule/PreferNoSchedule taint evicts nothing; it only stops new pods that do not tolerate it"
         )
+    warnings += pdb_warnings(snapshot, evicted, by_taint=True) + checkpoint_warnings(evicted)
+    writer = taint_writer(taint.key)
+    owner = (
+        f"{taint.key} is put on and taken off by {writer}: {'removing' if remove else 'adding'} it by hand is not "
+        f"the fix and {writer} reverts it on its next pass; change the condition it reads instead"
+        if writer
+        else ""
+    )
     summary = f"{'remove' if remove else 'add'} taint {spec} on {len(apply_cmd)} node(s)"
     return _change("taint", snapshot, targets, changed, evicted, now, summary, apply_cmd, rollback_cmd,
                    [f"kubectl -n {ns} get node {{node}} -o jsonpath='{{{{.spec.taints}}}}'"], warnings,
                    {"daemonsets_not_tolerating": sorted(daemonsets), "unchanged": unchanged}, ns,
-                   [] if remove else tolerating_without_gpu(snapshot, targets, taint))  # fmt: skip
+                   [] if remove else tolerating_without_gpu(snapshot, targets, taint), owner)  # fmt: skip
 
 
 def plan_drain(snapshot: ClusterSnapshot, targets: Sequence[Node], now: datetime, *, evict: bool = True,
                ns: str = "default") -> NodeChange:  # fmt: skip
-    """Cordon (and, with ``evict``, drain) the nodes: DaemonSet pods stay, everything else is evicted."""
+    """Cordon (and, with ``evict``, drain) the nodes: what ``kubectl drain`` evicts and what it leaves
+    (``drain_outcome``). The rollback uncordons only the nodes that were schedulable before."""
+    check_namespace(ns)
     changed = {n.name: replace(n, unschedulable=True) for n in targets}
-    evicted = [p for n in targets for p in snapshot.pods_on(n.name)
-               if evict and not (p.owner is not None and p.owner.kind == "DaemonSet")]  # fmt: skip
+    was_cordoned = [n.name for n in targets if n.unschedulable]
+    evicted: list[Pod] = []
+    blocked: list[Pod] = []
+    warnings: list[str] = []
     if evict:
-        apply_cmd = DRAIN
+        for n in targets:
+            gone, held, why = drain_outcome(snapshot, n.name)
+            evicted += gone
+            blocked += held
+            warnings += why
+        apply_cmd: NodeCommand = DRAIN
         summary = (
             f"drain {len(targets)} node(s): cordon, then evict {len(evicted)} pod(s) through the Eviction API"
+            + (f"; {len(blocked)} pod(s) stay: drain refuses or a PDB blocks them" if blocked else "")
         )
-        warnings = ["drain respects PDBs through the Eviction API and waits; never add --force or "
-                    "--disable-eviction blindly: bare pods and local data are lost"]  # fmt: skip
+        warnings.insert(0, "drain respects PDBs through the Eviction API and waits; never add --force or "
+                           "--disable-eviction blindly: bare pods and local data are lost")  # fmt: skip
     else:
-        apply_cmd = "cordon {node}"
-        summary = f"cordon {len(targets)} node(s): moves nothing, stops new pods"
-        warnings = []
+        apply_cmd = {n.name: f"cordon {n.name}" for n in targets if not n.unschedulable}
+        summary = f"cordon {len(apply_cmd)} node(s): moves nothing, stops new pods"
+    if was_cordoned:
+        warnings.append(
+            f"{', '.join(was_cordoned)} {'was' if len(was_cordoned) == 1 else 'were'} cordoned before this plan: "
+            "the rollback leaves them cordoned (whoever cordoned them still needs them so)"
+        )
+    rollback_cmd = {n.name: f"uncordon {n.name}" for n in targets if not n.unschedulable}
+    scope: dict[str, Any] = {"pods_evicted": [p.key for p in evicted]}
+    if evict:
+        scope["pods_staying"] = [p.key for p in blocked]
+    scope["cordoned_before"] = was_cordoned
     return _change("drain" if evict else "cordon", snapshot, targets, changed, evicted, now, summary, apply_cmd,
-                   "uncordon {node}", [f"kubectl -n {ns} get node {{node}}",
-                                       f"kubectl -n {ns} get pods -A -o wide --field-selector spec.nodeName={{node}}"],
-                   warnings, {"pods_evicted": [p.key for p in evicted]}, ns)  # fmt: skip
+                   rollback_cmd, [f"kubectl -n {ns} get node {{node}}",
+                                  f"kubectl -n {ns} get pods -A -o wide --field-selector spec.nodeName={{node}}"],
+                   warnings, scope, ns)  # fmt: skip
