@@ -152,8 +152,10 @@ def test_operator_upgrade_goes_through_helm_with_server_dry_run_and_rollback() -
         "helm -n gpu-operator upgrade gpu-operator nvidia/gpu-operator --version v25.10.1 -f gpu-operator-values-before.yaml"
         in helm.commands[1]
     )
-    assert change.rollback[0].commands == ("helm -n gpu-operator rollback gpu-operator <REVISION> --dry-run",
-                                           "helm -n gpu-operator rollback gpu-operator <REVISION>")  # fmt: skip
+    # the revision comes from the file the backup step wrote, not a <REVISION> placeholder (QA defect 9)
+    rev = '"$(cat gpu-operator-revision-before.txt)"'
+    assert change.rollback[0].commands == (f"helm -n gpu-operator rollback gpu-operator {rev} --dry-run",
+                                           f"helm -n gpu-operator rollback gpu-operator {rev}")  # fmt: skip
 
 
 def test_test_pods_for_the_canary_validate_against_the_schema() -> None:

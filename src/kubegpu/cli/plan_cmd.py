@@ -158,6 +158,16 @@ def time_slicing(
         configmap=configmap,
         operator_namespace=operator_namespace,
         test_namespace=test_namespace,
+        configmap_object=next(
+            (
+                o
+                for o in snap.raw_objects
+                if o.get("kind") == "ConfigMap"
+                and (o.get("metadata") or {}).get("name") == configmap
+                and (o.get("metadata") or {}).get("namespace") == operator_namespace
+            ),
+            None,
+        ),
     )
     _emit(with_effect(snap, change, time_sliced_after(node, change), command_now(snap, now)), output)
 
@@ -296,6 +306,7 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
     check_namespace(ns, "NAMESPACE/NAME")
     snap = load_snapshot(**src)
     limits: dict[str, int] = {}
+    texts: dict[str, str] = {}
     for h in hard:
         if "=" not in h or h.startswith("="):
             raise InputError(
@@ -305,12 +316,14 @@ def quota(target: str, hard: tuple[str, ...], pod_files: tuple[Path, ...], outpu
             limits.update({r: v for (_, _, r), v in parse_what_if((f"{ns}/{name}:{h}",)).items()})
         except InputError as exc:
             raise InputError(exc.problem, obj=f"ResourceQuota {ns}/{name}", field=f"--hard {h}") from None
+        resource, _, text = h.partition("=")
+        texts[resource] = text
     manifests: list[tuple[str, Any]] = []
     for path in pod_files:
         docs = yaml_documents(read_text(path, "pod manifests"), str(path))
         for doc in docs:
             manifests.extend(split_documents(doc, str(path)))
-    _emit(plan_quota(snap, ns, name, limits, manifests), output)
+    _emit(plan_quota(snap, ns, name, limits, manifests, texts), output)
 
 
 @plan.command("upgrade")

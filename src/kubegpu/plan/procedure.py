@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubegpu.model.objects import Node, Pod
 
@@ -124,6 +125,18 @@ def affected_pods(
             )
         )
     return tuple(out)
+
+
+# metadata the API server sets: a manifest that carries them conflicts (a stale resourceVersion) or is refused
+SERVER_SET_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink",
+                     "deletionTimestamp", "deletionGracePeriodSeconds")  # fmt: skip
+
+
+def applyable(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` as ``kubectl apply -f`` takes it back: no ``status`` and none of ``SERVER_SET_FIELDS``, so it
+    applies over whatever changed since it was read (a ``get -o yaml`` backup would conflict)."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in SERVER_SET_FIELDS}
+    return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
 
 
 def mutate(namespace: str, command: str) -> tuple[str, str]:

@@ -19,21 +19,74 @@ backup keeps its resourceVersion, so re-applying it would conflict).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 import yaml
 
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.admit import admit_pods
-from kubegpu.admission.quota import namespace_usage, resource_unit
+from kubegpu.admission.quota import namespace_usage, not_enforced, resource_unit
 from kubegpu.errors import InputError
 from kubegpu.model.objects import ResourceQuota
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.quantity import format_milli, parse_quantity
+from kubegpu.model.resources import is_extended
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, released_quotas
-from kubegpu.plan.procedure import NodeChange, Step, mutate
+from kubegpu.plan.inputs import qualified_name_problem
+from kubegpu.plan.procedure import NodeChange, Step, applyable, mutate
+
+# pkg/apis/core/helper/helpers.go standardQuotaResources: the names without a "/" a quota may hold (with the
+# hugepages-* / requests.hugepages-* prefixes, IsQuotaHugePageResourceName)
+STANDARD_QUOTA_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage",
+    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods",
+    "resourcequotas", "services", "replicationcontrollers", "secrets", "persistentvolumeclaims", "configmaps",
+    "services.nodeports", "services.loadbalancers",
+})  # fmt: skip
+# helpers.go integerResources: counted in whole units (IsIntegerResourceName, with extended resource names)
+_INTEGER_RESOURCES = frozenset({
+    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
+    "persistentvolumeclaims", "services.nodeports", "services.loadbalancers",
+})  # fmt: skip
+
+
+def hard_problem(key: str, amount: Fraction) -> str:
+    """The API server's refusal of ``spec.hard[key]`` = ``amount`` ("" when it accepts it):
+    ``ValidateResourceQuotaSpec`` (pkg/apis/core/validation/validation.go) runs
+    ``ValidateResourceQuotaResourceName`` (a qualified name; without a "/", a standard quota resource) and
+    ``ValidateResourceQuantityValue`` (not negative; an integer for integer resources)."""
+    problem = qualified_name_problem(key)
+    if problem:
+        return problem
+    if (
+        "/" not in key
+        and key not in STANDARD_QUOTA_RESOURCES
+        and not key.startswith(("hugepages-", "requests.hugepages-"))
+    ):
+        return "must be a standard resource for quota"
+    if amount < 0:
+        return "must be greater than or equal to 0"
+    # Quantity.MilliValue() % 1000: the amount rounded up to milli units must be whole
+    if (key in _INTEGER_RESOURCES or is_extended(key)) and math.ceil(amount * 1000) % 1000:
+        return "must be an integer"
+    return ""
+
+
+def _raw_spec(snapshot: ClusterSnapshot, quota: ResourceQuota) -> Mapping[str, Any]:
+    """The quota's spec as the snapshot stored it ({} when absent), for what the model does not keep."""
+    for raw in snapshot.raw_objects:
+        meta = raw.get("metadata") or {}
+        if raw.get("kind") == "ResourceQuota" and (meta.get("namespace"), meta.get("name")) == (
+            quota.namespace,
+            quota.name,
+        ):
+            return raw.get("spec") or {}
+    return {}
+
 
 PROBE = "quota-probe"
 # what a probe pod asks for of resources the quota only bounds alongside the changed one
@@ -45,17 +98,28 @@ def _fmt(resource: str, milli: int) -> str:
     return format_milli(resource_unit(resource), milli)
 
 
-def quota_manifest(quota: ResourceQuota, hard: Mapping[str, int]) -> dict[str, Any]:
-    """The ResourceQuota as ``kubectl apply`` takes it: the whole ``spec.hard``, scopes kept."""
-    spec: dict[str, Any] = {"hard": {r: _fmt(r, v) for r, v in sorted(hard.items())}}
+def quota_manifest(
+    quota: ResourceQuota,
+    hard: Mapping[str, int],
+    scope_selector: Mapping[str, Any] | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ResourceQuota as ``kubectl apply`` takes it: the whole ``spec.hard``, scopes and scopeSelector
+    kept (apply would drop what the manifest leaves out), and none of the server-set fields (resourceVersion,
+    uid, creationTimestamp, managedFields), so it applies over whatever changed since. ``texts``: quantities
+    as written (the snapshot's or the user's), kept as they are: kubegpu stores non-CPU amounts in whole
+    units, and a quota of 1.5 must stay 1.5."""
+    spec: dict[str, Any] = {"hard": {r: (texts or {}).get(r) or _fmt(r, v) for r, v in sorted(hard.items())}}
     if quota.scopes:
         spec["scopes"] = list(quota.scopes)
-    return {
+    if scope_selector:
+        spec["scopeSelector"] = dict(scope_selector)
+    return applyable({
         "apiVersion": "v1",
         "kind": "ResourceQuota",
         "metadata": {"name": quota.name, "namespace": quota.namespace},
         "spec": spec,
-    }
+    })  # fmt: skip
 
 
 def probe_manifest(quota: ResourceQuota, changed: Sequence[str]) -> dict[str, Any]:
@@ -96,8 +160,10 @@ def plan_quota(
     name: str,
     hard: Mapping[str, int],
     new_pods: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    texts: Mapping[str, str] | None = None,
 ) -> NodeChange:
-    """Set ``hard`` (quota resource → milli-units) on ResourceQuota ``namespace/name``."""
+    """Set ``hard`` (quota resource → milli-units) on ResourceQuota ``namespace/name``; ``texts``: each
+    quantity as the user wrote it (the manifests keep it exactly, the checks read it exactly)."""
     quota = next((q for q in snapshot.quotas if (q.namespace, q.name) == (namespace, name)), None)
     if quota is None:
         known = ", ".join(f"{q.namespace}/{q.name}" for q in snapshot.quotas) or "none"
@@ -107,6 +173,19 @@ def plan_quota(
         )
     if not hard:
         raise InputError("give at least one --hard RESOURCE=QUANTITY", field="--hard")
+    given = dict(texts or {})
+    for r, v in hard.items():
+        exact = parse_quantity(given[r]) if r in given else Fraction(v, 1000)
+        problem = hard_problem(r, exact)
+        if problem:  # the API server's wording (kubectl apply prints it the same way)
+            raise InputError(
+                f'ResourceQuota "{name}" is invalid: spec.hard[{r}]: Invalid value: "{given.get(r) or _fmt(r, v)}": '
+                f"{problem}",
+                field="--hard",
+            )
+    raw = _raw_spec(snapshot, quota)
+    selector = raw.get("scopeSelector") or None
+    old_texts = {str(k): str(v) for k, v in (raw.get("hard") or {}).items()}
     after = replace(quota, hard={**quota.hard, **hard})
     quotas_after = [after if q is quota else q for q in snapshot.quotas]
     used = namespace_usage(quota, snapshot.pods)
@@ -167,11 +246,13 @@ def plan_quota(
             f"usage is above the new limit of {', '.join(over)}: no running pod is evicted and Pending pods stay, "
             "but every new pod asking for them (replacements included) is rejected until usage drops"
         )
-    if quota.scopes:
+    if quota.scopes or selector:
+        what = ", ".join(quota.scopes) if quota.scopes else "a scopeSelector"
         warnings.append(
-            f"the quota has scopes {', '.join(quota.scopes)}: kubegpu does not evaluate scoped quotas, so no "
-            "rejection is predicted for it"
+            f"the quota has scopes {what}: kubegpu does not evaluate scoped quotas, so no "
+            "rejection is predicted for it; the manifests keep the scopes"
         )
+    warnings += [f"{r}: {not_enforced(r)}" for r in changed if not_enforced(r)]
     if any(r.startswith("requests.nvidia.com/") for r in hard) and not any(
         "nvidia.com/mig-" in r or ".shared" in r for r in after.hard
     ):
@@ -180,8 +261,19 @@ def plan_quota(
             "a quota on requests.nvidia.com/gpu does not bound them"
         )
     ns = namespace
-    new_text = yaml.safe_dump(quota_manifest(quota, after.hard), sort_keys=False)
-    old_text = yaml.safe_dump(quota_manifest(quota, quota.hard), sort_keys=False)
+    rounded = [r for r in changed if r in given and parse_quantity(given[r]) * 1000 != after.hard[r]]
+    if rounded:
+        warnings.append(
+            f"{', '.join(f'{r}={given[r]}' for r in rounded)}: the manifests keep the amount exactly, but kubegpu's "
+            "admission model counts it in whole units, so the predicted rejections round it up"
+        )
+    new_text = yaml.safe_dump(
+        quota_manifest(
+            quota, after.hard, selector, {**{r: t for r, t in old_texts.items() if r not in hard}, **given}
+        ),
+        sort_keys=False,
+    )
+    old_text = yaml.safe_dump(quota_manifest(quota, quota.hard, selector, old_texts), sort_keys=False)
     describe = f"kubectl -n {ns} describe resourcequota {name}"
     want = ", ".join(f"{r}={_fmt(r, after.hard[r])}" for r in changed)
     steps = (
@@ -209,7 +301,8 @@ def plan_quota(
         ),
     )
     summary = f"ResourceQuota {ns}/{name}: " + ", ".join(
-        f"{r} {_fmt(r, quota.hard[r]) if r in quota.hard else 'unset'} → {_fmt(r, after.hard[r])}"
+        f"{r} {old_texts.get(r) or _fmt(r, quota.hard[r]) if r in quota.hard else 'unset'} → "
+        f"{given.get(r) or _fmt(r, after.hard[r])}"
         for r in changed
     )
     return NodeChange(

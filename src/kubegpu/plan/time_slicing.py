@@ -18,7 +18,10 @@ says so. Pure: plain model objects in, a ``NodeChange`` out.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
 
 from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import InputError
@@ -32,6 +35,7 @@ from kubegpu.plan.procedure import (
     NodeChange,
     Step,
     affected_pods,
+    applyable,
     canary_pod_step,
     capacity_check,
     cordon_step,
@@ -67,7 +71,11 @@ def plan_time_slicing(
     configmap: str = "device-plugin-config",
     operator_namespace: str = "gpu-operator",
     test_namespace: str = "default",
+    configmap_object: Mapping[str, Any] | None = None,
 ) -> NodeChange:
+    """``configmap_object``: the device plugin ConfigMap as the snapshot holds it; its rollback manifest is
+    that object without server-set fields. Without it the plan says the rollback of the ConfigMap is not
+    known instead of re-applying a ``get -o yaml`` backup (its resourceVersion would conflict)."""
     if replicas < 1:
         raise InputError(f"replicas must be at least 1, got {replicas}", field="--replicas")
     raw = node.labels.get(COUNT_LABEL, "")
@@ -131,12 +139,29 @@ def plan_time_slicing(
         uncordon_step(node, ns),
     )
     restore = mutate(ns, label_node(node.name, CONFIG_LABEL, previous or None))
+    rollback_file = f"{configmap}-rollback.yaml"
+    if configmap_object is not None:
+        restore_cm = Step(
+            f"Restore the ConfigMap from {rollback_file} (the snapshot's object without server-set fields; "
+            f"not {configmap}-before.yaml, whose resourceVersion would conflict)",
+            (f"kubectl -n {ns} diff -f {rollback_file}", *mutate(ns, f"apply -f {rollback_file}")),
+            yaml.safe_dump(applyable(configmap_object), sort_keys=False),
+        )
+    else:
+        restore_cm = Step(
+            f"Restore the ConfigMap: not planned, the snapshot does not hold ConfigMap {ns}/{configmap}",
+            (),
+            f"{configmap}-before.yaml (step 2) has its old data; re-applying that file as is conflicts on its "
+            "resourceVersion: remove resourceVersion, uid, creationTimestamp and managedFields from it first",
+        )
+    # a node cordoned before the plan stays cordoned: the rollback restores that state, not a schedulable node
+    reopen = () if node.unschedulable else (uncordon_step(node, ns),)
     rollback = (
         cordon_step(node, ns),
         Step(f"Restore the previous device plugin config ({previous or 'the default'})", restore),
-        Step("Restore the ConfigMap if it was changed", mutate(ns, f"apply -f {configmap}-before.yaml")),
+        restore_cm,
         capacity_check(node, ns, before),
-        uncordon_step(node, ns),
+        *reopen,
     )
     return NodeChange(
         kind="time-slicing",

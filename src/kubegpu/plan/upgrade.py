@@ -183,6 +183,7 @@ def plan_upgrade(
             f"no {component} pod found on {', '.join(missing)}: the snapshot may lack the operator's namespace"
         )
     policy_backup = f"{cluster_policy}-before.yaml"
+    revision_file = f"{helm_release}-revision-before.txt"
     values_backup = f"{helm_release}-values-before.yaml"
     digests = f"{opns}-image-digests-before.txt"
     backups = [
@@ -190,6 +191,10 @@ def plan_upgrade(
         f"kubectl -n {opns} get daemonsets -o yaml > {opns}-daemonsets-before.yaml",
         f"helm -n {opns} get values {helm_release} -o yaml > {values_backup}",
         f"helm -n {opns} history {helm_release}",
+        # Helm's default storage driver keeps each revision as a Secret labelled owner=helm, name=<release>,
+        # status=deployed|superseded, version=<revision>: the deployed one is the revision to roll back to
+        f"kubectl -n {opns} get secret -l owner=helm,name={helm_release},status=deployed "
+        f"-o jsonpath='{{.items[0].metadata.labels.version}}' > {revision_file}",
         f'kubectl -n {opns} get pods -o jsonpath=\'{{range .items[*]}}{{.metadata.name}}{{"\\t"}}{{.spec.nodeName}}'
         f'{{"\\t"}}{{.status.containerStatuses[*].imageID}}{{"\\n"}}{{end}}\' > {digests}',
         *(f"kubectl -n {ns} get node {n.name} -o yaml > {n.name}-before.yaml" for n in targets),
@@ -264,19 +269,25 @@ def plan_upgrade(
         steps.append(Step("Release the hold once the pool is done",
                           mutate(opns, f"patch clusterpolicies.nvidia.com {cluster_policy} --type=merge -p='{RELEASE}'"),
                           release_note))  # fmt: skip
-    back = previous or f"<the version in {policy_backup}>"
     if component == "gpu-operator":
         rollback_change = Step(
-            "Roll the release back to the revision `helm history` listed before the upgrade",
+            f"Roll the release back to the revision deployed before the upgrade (recorded in {revision_file})",
             (
-                f"helm -n {opns} rollback {helm_release} <REVISION> --dry-run",
-                f"helm -n {opns} rollback {helm_release} <REVISION>",
+                f'helm -n {opns} rollback {helm_release} "$(cat {revision_file})" --dry-run',
+                f'helm -n {opns} rollback {helm_release} "$(cat {revision_file})"',
             ),
             f"then compare ClusterPolicy with {policy_backup} and the running digests with {digests}",
         )
-    else:
-        rollback_change = Step(f"Set {component} back to {back}", _patch_version(component, back, cluster_policy, opns),
+    elif previous:
+        rollback_change = Step(f"Set {component} back to {previous}", _patch_version(component, previous, cluster_policy, opns),
                                f"compare the recreated pods' imageID with {digests}")  # fmt: skip
+    else:  # a patch with a made-up version would apply it: say what is missing instead
+        rollback_change = Step(
+            f"Set {component} back: not planned, the running {component} version is unknown (no tagged image "
+            "in the snapshot)",
+            (),
+            f"read {_VERSION_PATH[component]} from {policy_backup} (step 1) and patch it back to that value",
+        )
     rollback = [rollback_change]
     for n in [canary, *others]:
         rollback += _node_upgrade(n, component, opns, ns, test_namespace, image)
