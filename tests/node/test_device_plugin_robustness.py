@@ -195,3 +195,89 @@ def test_retrying_stops_when_the_agent_is_told_to_stop(dgx1: NodeInventory, sock
         assert time.monotonic() - start < 3.0
     finally:
         plugin.stop()
+
+
+class DialingKubelet(Kubelet):
+    """kubelet's device manager on the two points a first registration depends on
+    (kubernetes pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go and client.go): ``start`` deletes
+    every socket in the plugin directory before serving kubelet.sock (``Start`` →
+    ``CleanupPluginDirectory``), and ``Register`` dials ``<dir>/<endpoint>`` and calls
+    GetDevicePluginOptions, answering the dial's failure as the Register error (``connectClient``)."""
+
+    def Register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.Empty:
+        self.calls.append(time.monotonic())
+        try:
+            with grpc.insecure_channel(f"unix://{self.socket_dir / request.endpoint}") as channel:
+                grpc.channel_ready_future(channel).result(timeout=0.5)
+                pb_grpc.DevicePluginStub(channel).GetDevicePluginOptions(pb.Empty(), timeout=1.0)
+        except (grpc.FutureTimeoutError, grpc.RpcError):
+            context.abort(grpc.StatusCode.UNKNOWN, "failed to dial device plugin")
+        self.requests.put(request)
+        return pb.Empty()
+
+    def start(self) -> Kubelet:
+        for path in self.socket_dir.iterdir():
+            if path.is_socket():
+                path.unlink()
+        return super().start()
+
+
+def test_kubelet_starting_during_the_first_registration_gets_the_plugin_registered(
+    dgx1: NodeInventory, socket_dir: Path
+) -> None:
+    """kubelet absent when the agent starts, then it starts (deleting the plugin's socket) and dials the
+    endpoint on Register: a retry must serve a fresh socket, or every later Register fails to dial
+    (QA t10b case A: the agent retried forever on a deleted socket). NVIDIA k8s-device-plugin v0.20.0
+    cmd/nvidia-device-plugin/main.go restarts its plugin servers after a failed start."""
+    plugin = _plugin(dgx1, socket_dir)
+    done = threading.Event()
+    result: list[bool] = []
+    retry = threading.Thread(
+        target=lambda: result.append(register_with_retry([plugin], done, first_s=0.05, max_s=0.2))
+    )
+    retry.start()
+    kubelet = None
+    try:
+        time.sleep(0.3)
+        kubelet = DialingKubelet(socket_dir).start()
+        assert not plugin.socket_path.exists() or retry.is_alive()
+        assert kubelet.requests.get(timeout=TIMEOUT).endpoint == "nvidia-gpu.sock"
+        retry.join(TIMEOUT)
+        assert result == [True]
+        assert plugin.socket_path.is_socket()
+    finally:
+        done.set()
+        retry.join(TIMEOUT)
+        plugin.stop()
+        if kubelet is not None:
+            kubelet.stop()
+
+
+def test_kubelet_restarting_after_a_refused_first_registration_gets_the_plugin_registered(
+    dgx1: NodeInventory, socket_dir: Path
+) -> None:
+    """kubelet refuses the first Register, then restarts (deleting every socket) while the agent waits to
+    retry (QA t10b case B'): the retry serves a fresh socket, which the new kubelet dials."""
+    first = Kubelet(socket_dir, refuse=1_000).start()
+    plugin = _plugin(dgx1, socket_dir)
+    done = threading.Event()
+    result: list[bool] = []
+    retry = threading.Thread(
+        target=lambda: result.append(register_with_retry([plugin], done, first_s=0.3, max_s=0.3))
+    )
+    retry.start()
+    kubelet = None
+    try:
+        time.sleep(0.1)
+        assert first.calls  # refused once
+        first.stop()
+        kubelet = DialingKubelet(socket_dir).start()
+        assert kubelet.requests.get(timeout=TIMEOUT).endpoint == "nvidia-gpu.sock"
+        retry.join(TIMEOUT)
+        assert result == [True]
+    finally:
+        done.set()
+        retry.join(TIMEOUT)
+        plugin.stop()
+        if kubelet is not None:
+            kubelet.stop()

@@ -389,11 +389,16 @@ def register_with_retry(
     max_s: float = RETRY_MAX_S,
     restart: bool = False,
 ) -> bool:
-    """Register (``restart``: serve on a fresh socket, then register) every server, retrying failures with
-    a doubling delay up to ``max_s`` until each is registered or ``done`` is set; True when all are.
+    """Register every server (first attempt with ``restart``: serve on a fresh socket, then register),
+    retrying failures with a doubling delay up to ``max_s`` until each is registered or ``done`` is set;
+    True when all are. Every retry serves on a fresh socket before it registers again.
 
     kubelet may not be up yet when the agent starts (or is restarting itself), so a refused or unanswered
-    Register is a reason to wait and try again, never to exit."""
+    Register is a reason to wait and try again, never to exit. A kubelet that starts meanwhile has deleted
+    every socket in the plugin directory (device manager ``Start`` → ``CleanupPluginDirectory``) and its
+    ``Register`` dials the plugin's endpoint, so registering again on the old, deleted socket can never
+    succeed; the NVIDIA plugin likewise restarts its servers after a failed start (cmd/nvidia-device-plugin
+    main.go: "Failed to start one or more plugins. Retrying in 30s...", then ``goto restart``)."""
     todo, rounds = list(servers), 0
     while todo:
         rounds += 1
@@ -401,7 +406,7 @@ def register_with_retry(
         failed = []
         for server in todo:
             try:
-                server.restart() if restart else server.register()
+                server.restart() if restart or rounds > 1 else server.register()
             except grpc.RpcError as exc:
                 log.warning("registering %s with kubelet failed, retrying in %.0f s: %s",
                             server.resource_name, delay, _rpc_text(exc))  # fmt: skip
