@@ -183,3 +183,46 @@ def test_started_before_kubelet_it_waits_registers_when_kubelet_comes_up_and_sto
             proc.kill()
             proc.wait()
         kubelet.stop()
+
+
+def _refused_start(plugin_dir: Path) -> tuple[int, str]:
+    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    out, _ = proc.communicate(timeout=TIMEOUT)
+    return proc.returncode, out
+
+
+def test_a_directory_at_the_socket_path_is_one_line_and_exit_2(plugin_dir: Path) -> None:
+    """QA t6: IsADirectoryError and a traceback; now one line naming the path (kubelet's socket dir holds
+    sockets only: pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go CleanupPluginDirectory)."""
+    (plugin_dir / "nvidia-gpu.sock").mkdir()
+    rc, out = _refused_start(plugin_dir)
+    assert rc == 2, out
+    assert "Traceback" not in out
+    assert (
+        out.strip().splitlines()[-1]
+        == f"Error: {plugin_dir / 'nvidia-gpu.sock'}: is a directory, not a socket"
+    )
+    assert (plugin_dir / "nvidia-gpu.sock").is_dir()  # left as found
+
+
+def test_a_missing_plugin_directory_is_one_line_and_exit_2(plugin_dir: Path) -> None:
+    """QA t6: gRPC's "RuntimeError: Failed to bind" and a traceback; now one line naming the directory."""
+    missing = plugin_dir / "absent"
+    rc, out = _refused_start(missing)
+    assert rc == 2, out
+    assert "Traceback" not in out
+    assert out.strip().splitlines()[-1] == f"Error: {missing}: plugin directory does not exist"
+
+
+def test_a_socket_path_over_the_af_unix_limit_is_one_line_and_exit_2(plugin_dir: Path) -> None:
+    """QA t6: a path over 107 bytes (AF_UNIX sun_path is 108 with its NUL, unix(7)) was a traceback."""
+    deep = plugin_dir / ("d" * 100)
+    deep.mkdir()
+    rc, out = _refused_start(deep)
+    path = deep / "nvidia-gpu.sock"
+    assert rc == 2, out
+    assert "Traceback" not in out
+    size = len(str(path).encode())
+    assert out.strip().splitlines()[-1] == (
+        f"Error: {path}: socket path is {size} bytes; a unix socket path holds at most 107"
+    )

@@ -271,7 +271,7 @@ def device_plugin(
                 click.echo(f"MPS control daemon for {status.resource} healthy")
             supervise(mps, done)
         for s in servers:
-            s.start()
+            _guard(s.start)
             click.echo(f"serving {s.resource_name} on {s.socket_path}")
         # kubelet may not answer yet: retried with backoff (logged), never a reason to exit
         if register_with_retry(servers, done):

@@ -51,6 +51,7 @@ from kubegpu.devices.cdi import CDI_KIND
 from kubegpu.devices.container_view import AllocateError, allocate_response
 from kubegpu.devices.health import DeviceKey, HealthEvent, mark_healthy
 from kubegpu.devices.sharing import GPU_RESOURCE
+from kubegpu.errors import InputError
 from kubegpu.node.scheduler_choice import SchedulerChoice
 from kubegpu.node.v1beta1 import DEVICE_PLUGIN_PATH, KUBELET_SOCKET, VERSION
 from kubegpu.node.v1beta1 import api_pb2 as pb
@@ -323,13 +324,21 @@ class DevicePluginServer:
         return self.socket_dir / self.endpoint
 
     def start(self) -> None:
-        # A socket left by a previous run would make bind fail; kubelet expects the plugin to replace it.
-        self.socket_path.unlink(missing_ok=True)
+        """Serve on a fresh socket; ``SocketPathError`` (one line naming the path) where none can be bound."""
+        check_socket_path(self.socket_path)
+        try:
+            # A socket left by a previous run would make bind fail; kubelet expects the plugin to replace it.
+            self.socket_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise SocketPathError(f"cannot replace it: {exc.strerror}", source=str(self.socket_path)) from exc
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS))
         self.servicer = DevicePluginServicer(self.state, self._poll_seconds, self.choice, self._max_streams)
         # Generated gRPC code carries no annotations; the messages it moves are typed (api_pb2.pyi).
         pb_grpc.add_DevicePluginServicer_to_server(self.servicer, server)  # type: ignore[no-untyped-call]
-        server.add_insecure_port(f"unix://{self.socket_path}")
+        try:
+            server.add_insecure_port(f"unix://{self.socket_path}")
+        except RuntimeError as exc:  # gRPC says only "Failed to bind"; the checks above name the usual causes
+            raise SocketPathError("cannot bind a unix socket there", source=str(self.socket_path)) from exc
         server.start()
         self._server = server
         self.socket_identity = socket_identity(self.socket_path)
@@ -365,7 +374,31 @@ class DevicePluginServer:
         if self._server is not None:
             self._server.stop(grace=None).wait()
             self._server = None
-        self.socket_path.unlink(missing_ok=True)
+        if self.socket_path.is_socket():  # never a directory or file that stopped it from serving
+            self.socket_path.unlink(missing_ok=True)
+
+
+class SocketPathError(InputError):
+    """The plugin's socket cannot be served at its path (the CLI prints it as one line, exit status 2)."""
+
+
+# AF_UNIX sun_path holds 108 bytes with the terminating NUL (Linux unix(7)); gRPC refuses longer paths.
+MAX_SOCKET_PATH_BYTES = 107
+
+
+def check_socket_path(path: Path) -> None:
+    """Raise ``SocketPathError`` where a unix socket cannot be bound at ``path``: a path too long for
+    AF_UNIX, a missing plugin directory, or a directory where the socket goes."""
+    size = len(os.fsencode(path))
+    if size > MAX_SOCKET_PATH_BYTES:
+        raise SocketPathError(
+            f"socket path is {size} bytes; a unix socket path holds at most {MAX_SOCKET_PATH_BYTES}",
+            source=str(path),
+        )
+    if not path.parent.is_dir():
+        raise SocketPathError("plugin directory does not exist", source=str(path.parent))
+    if path.is_dir():
+        raise SocketPathError("is a directory, not a socket", source=str(path))
 
 
 def socket_identity(path: Path) -> tuple[int, int] | None:
@@ -407,9 +440,12 @@ def register_with_retry(
         for server in todo:
             try:
                 server.restart() if restart or rounds > 1 else server.register()
-            except grpc.RpcError as exc:
+            except (grpc.RpcError, SocketPathError) as exc:
+                # A socket that cannot be served now (the directory recreated by a restarting kubelet)
+                # may be servable on the next try: the agent keeps running, as on a refused Register.
+                reason = _rpc_text(exc) if isinstance(exc, grpc.RpcError) else str(exc)
                 log.warning("registering %s with kubelet failed, retrying in %.0f s: %s",
-                            server.resource_name, delay, _rpc_text(exc))  # fmt: skip
+                            server.resource_name, delay, reason)  # fmt: skip
                 failed.append(server)
         todo = failed
         if todo and done.wait(delay):
