@@ -73,8 +73,8 @@ def test_time_sliced_replicas_collapse_to_one_cuda_device(dgx1: NodeInventory) -
     config = parse_plugin_config("sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}")
     uuid = dgx1.devices[3].uuid
     alloc = allocate_response(_plan(dgx1, config), config, [f"{uuid}::0", f"{uuid}::2"])
-    # AnnotatedIDs.GetIDs strips the replica and keeps duplicates.
-    assert alloc.envs == {"NVIDIA_VISIBLE_DEVICES": f"{uuid},{uuid}"}
+    # AnnotatedIDs.GetIDs strips the replica; uniqueDeviceIDsFromAnnotatedDeviceIDs injects the GPU once.
+    assert alloc.envs == {"NVIDIA_VISIBLE_DEVICES": uuid}
     (only,) = alloc.visible
     assert (only.cuda_index, only.host_index, only.device_ids) == (0, 3, (f"{uuid}::0", f"{uuid}::2"))
     assert any("share its memory" in n for n in alloc.notes)
@@ -255,3 +255,64 @@ def test_bad_device_spec_flags_name_the_field(text: str, field: str) -> None:
     with pytest.raises(InputError) as err:
         parse_plugin_config(text, source="c.yaml")
     assert err.value.field == field
+
+
+TWO_REPLICAS = "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}"
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ("deviceListStrategy: envvar", {"env": "{uuid}"}),
+        ("deviceListStrategy: envvar, deviceIDStrategy: index", {"env": "0"}),
+        ("deviceListStrategy: volume-mounts", {"mounts": ["/var/run/nvidia-container-devices/{uuid}"]}),
+        ("deviceListStrategy: cdi-cri", {"cdi": ["k8s.device-plugin.nvidia.com/gpu={uuid}"]}),
+        ("deviceListStrategy: envvar, passDeviceSpecs: true", {"env": "{uuid}", "specs": 2}),
+    ],
+)
+def test_two_replicas_of_one_gpu_inject_it_once(
+    dgx1: NodeInventory, flags: str, expected: dict[str, object]
+) -> None:
+    """NVIDIA k8s-device-plugin v0.18.0+ internal/plugin/server.go ``uniqueDeviceIDsFromAnnotatedDeviceIDs``
+    (commit 75633e25); expected values are v0.20.0's own Allocate on ``GPU-0::0, GPU-0::1`` (QA
+    out/upstream_go_results.txt): ``GPU-0`` once, index ``0``, one mount, one CDI name, while
+    ``apiDeviceSpecs`` gets the request ids and passes the GPU node twice."""
+    config = parse_plugin_config(f"{TWO_REPLICAS}\nflags: {{plugin: {{{flags}}}}}")
+    uuid = dgx1.devices[0].uuid
+    alloc = allocate_response(
+        _plan(dgx1, config), config, [f"{uuid}::0", f"{uuid}::1"], node_exists=lambda _: False
+    )
+    if "env" in expected:
+        assert alloc.envs["NVIDIA_VISIBLE_DEVICES"] == str(expected["env"]).format(uuid=uuid)
+    if "mounts" in expected:
+        assert [m.container_path for m in alloc.mounts] == [
+            str(p).format(uuid=uuid) for p in expected["mounts"]
+        ]  # type: ignore[attr-defined]
+    if "cdi" in expected:
+        assert list(alloc.cdi_devices) == [str(n).format(uuid=uuid) for n in expected["cdi"]]  # type: ignore[attr-defined]
+    if "specs" in expected:
+        assert [d.container_path for d in alloc.device_specs] == ["/dev/nvidia0", "/dev/nvidia0"]
+
+
+def test_cdi_annotation_names_each_device_once(dgx1: NodeInventory) -> None:
+    """v0.20.0 server.go ``updateResponseForCDI`` is given the unique device ids."""
+    config = parse_plugin_config(
+        f"{TWO_REPLICAS}\nflags: {{plugin: {{deviceListStrategy: cdi-annotations}}}}"
+    )
+    uuid = dgx1.devices[0].uuid
+    alloc = allocate_response(_plan(dgx1, config), config, [f"{uuid}::0", f"{uuid}::1"], response_id="r1")
+    assert alloc.annotations == {
+        "cdi.k8s.io/nvidia-device-plugin_r1": f"k8s.device-plugin.nvidia.com/gpu={uuid}"
+    }
+
+
+def test_an_unknown_device_is_refused_before_the_replica_count(h200: NodeInventory) -> None:
+    """v0.20.0 internal/rm/rm.go ``ValidateRequest`` checks every id is known before it counts replicas;
+    ``Allocate`` (internal/plugin/server.go) wraps the error with ``invalid allocation request for %q``."""
+    config = parse_plugin_config(README_TIME_SLICING)
+    plan = _plan(h200, config, "nvidia.com/gpu.shared")
+    with pytest.raises(AllocateError) as err:
+        allocate_response(plan, config, ["GPU-nope::0", "GPU-nope::1"])
+    assert str(err.value) == (
+        'invalid allocation request for "nvidia.com/gpu.shared": invalid request: unknown device: GPU-nope::0'
+    )

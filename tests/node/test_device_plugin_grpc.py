@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import queue
+import re
 import shutil
 import tempfile
 import threading
@@ -207,8 +208,10 @@ def test_unknown_device_is_refused_with_the_nvidia_plugin_text(
                 timeout=TIMEOUT,
             )
         assert err.value.code() == grpc.StatusCode.UNKNOWN
-        assert (
-            err.value.details() == "invalid allocation request for 'nvidia.com/gpu': unknown device: GPU-nope"
+        # NVIDIA k8s-device-plugin v0.20.0 internal/plugin/server.go Allocate wraps
+        # internal/rm/rm.go ValidateRequest's error (QA ran it: out/upstream_go_results.txt)
+        assert err.value.details() == (
+            'invalid allocation request for "nvidia.com/gpu": invalid request: unknown device: GPU-nope'
         )
     finally:
         plugin.stop()
@@ -412,5 +415,38 @@ def test_allocate_passes_device_specs_when_configured(
             (p, p, "rw") for p in expected
         ]
         assert dict(container.envs) == {"NVIDIA_VISIBLE_DEVICES": f"{uuids[6]},{uuids[1]}"}
+    finally:
+        plugin.stop()
+
+
+def test_each_container_response_gets_a_cdi_annotation_key_of_its_own(
+    dgx1: NodeInventory, socket_dir: Path, kubelet: FakeKubelet, stub_for: object
+) -> None:
+    """NVIDIA k8s-device-plugin v0.20.0 internal/plugin/server.go ``getAllocateResponse``: ``responseID :=
+    uuid.New().String()`` per container response. kubelet (pkg/kubelet/cm/devicemanager/pod_devices.go
+    ``deviceRunContainerOptions``) skips an annotation key a container already has, so two responses with
+    one key (a container with two resources) lost the second's devices (QA t8). Compared by structure."""
+    plugin = _serve(dgx1, socket_dir, "flags: {plugin: {deviceListStrategy: cdi-annotations}}")
+    a, b = dgx1.devices[0].uuid, dgx1.devices[1].uuid
+    try:
+        stub = stub_for(plugin)  # type: ignore[operator]
+        responses = [
+            stub.Allocate(
+                pb.AllocateRequest(container_requests=[pb.ContainerAllocateRequest(devices_ids=[i])]),
+                timeout=TIMEOUT,
+            ).container_responses[0]
+            for i in (a, b)
+        ]
+        keys = [k for r in responses for k in r.annotations]
+        assert len(keys) == 2 and keys[0] != keys[1]
+        for key in keys:
+            assert re.fullmatch(
+                r"cdi\.k8s\.io/nvidia-device-plugin_[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", key
+            )
+        merged: dict[str, str] = {}
+        for r in responses:  # kubelet's merge for one container: the first value of a key wins
+            for k, v in r.annotations.items():
+                merged.setdefault(k, v)
+        assert sorted(merged.values()) == sorted(f"nvidia.com/gpu={i}" for i in (a, b))
     finally:
         plugin.stop()

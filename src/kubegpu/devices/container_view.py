@@ -5,15 +5,20 @@ container; the node agent's gRPC server and the scheduler's explanations both ca
 NVIDIA k8s-device-plugin ``internal/plugin/server.go`` (``getAllocateResponse``) and
 ``internal/plugin/mps.go``:
 
-* the ids to inject are the requested ids with their replica suffix ``::<n>`` removed, in request order
-  and not de-duplicated (upstream ``AnnotatedIDs.GetIDs``), or with ``deviceIDStrategy: index`` the GPU
-  index (``<gpu>:<mig>`` for a MIG device);
+* the ids to inject are the requested ids with their replica suffix ``::<n>`` removed (upstream
+  ``AnnotatedIDs.GetIDs``), or with ``deviceIDStrategy: index`` the GPU index (``<gpu>:<mig>`` for a MIG
+  device), in request order and each once: two replicas of one GPU inject it once
+  (``uniqueDeviceIDsFromAnnotatedDeviceIDs``, v0.18.0+, commit 75633e25);
 * ``envvar``: ``NVIDIA_VISIBLE_DEVICES=<ids,…>``;
 * ``volume-mounts``: ``NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices`` plus one mount per id,
   host ``/dev/null`` → ``/var/run/nvidia-container-devices/<id>``;
 * ``cdi-annotations``: one annotation ``cdi.k8s.io/nvidia-device-plugin_<response id>`` whose value is the
   comma-joined CDI names (container-device-interface ``UpdateAnnotations``; the prefix follows
-  ``flags.plugin.cdiAnnotationPrefix``); upstream's response id is a random UUID, here a parameter;
+  ``flags.plugin.cdiAnnotationPrefix``). Upstream's response id is a fresh random UUID per container
+  response (``uuid.New()``), and it must be: kubelet (``pod_devices.go`` ``deviceRunContainerOptions``)
+  keeps the first of two equal annotation keys of one container, so a container with two resources would
+  lose one resource's devices. Here it is a parameter: the node agent passes a fresh UUID, the offline
+  explanation a fixed one;
 * ``cdi-cri``: the CDI names in ``cdi_devices``. The NVIDIA plugin names devices with its own CDI vendor,
   ``k8s.device-plugin.nvidia.com/gpu=<id>`` (``cdi.WithVendor("k8s.device-plugin.nvidia.com")``, class
   ``gpu``); kubegpu's node agent instead points at the spec ``kubegpu node cdi`` prints (kind
@@ -21,7 +26,7 @@ NVIDIA k8s-device-plugin ``internal/plugin/server.go`` (``getAllocateResponse``)
 * ``passDeviceSpecs: true``: ``DeviceSpec`` entries (permissions ``rw``, host path under
   ``flags.nvidiaDevRoot``) for ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-uvm-tools`` and
   ``/dev/nvidia-modeset``, each only where it exists on the node, then each requested device's GPU node
-  ``/dev/nvidia<minor>`` in request order, not de-duplicated (upstream ``apiDeviceSpecs`` and
+  ``/dev/nvidia<minor>`` in request order, not de-duplicated (upstream passes ``requestIds`` to ``apiDeviceSpecs`` and
   ``GetDevicePaths``); a MIG device passes its parent GPU's node, then its GPU-instance and
   compute-instance access nodes ``/dev/nvidia-caps/nvidia-cap<N>`` (``kubegpu.devices.nvcaps``; a reading
   without ``mig_minors`` cannot name them, and a note says so);
@@ -47,11 +52,18 @@ CUDA process enumerates only one MIG device (MIG user guide, "CUDA Device Enumer
 from __future__ import annotations
 
 import posixpath
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubegpu.devices.cdi import CONTROL_NODES
-from kubegpu.devices.plugin_versions import NEWEST, PluginVersion, refuses_more_than_one, shared_request_text
+from kubegpu.devices.plugin_versions import (
+    NEWEST,
+    PluginVersion,
+    refuses_more_than_one,
+    shared_request_text,
+    unknown_device_text,
+)
 from kubegpu.devices.sharing import (
     AdvertisedDevice,
     DeviceIdStrategy,
@@ -183,6 +195,11 @@ class ContainerAllocation:
         }
 
 
+def new_response_id() -> str:
+    """A fresh response id for one container's CDI annotation key, as upstream's ``uuid.New().String()``."""
+    return str(uuid.uuid4())
+
+
 def shared_request_error(plan: ResourcePlan, n: int, version: PluginVersion = NEWEST) -> AllocateError:
     """The plugin's refusal of ``n`` > 1 replicas of ``plan`` in one container, worded as ``version`` of the
     plugin words it (``plugin_versions.shared_request_text``; the newest release kubegpu models by default)."""
@@ -202,24 +219,25 @@ def allocate_response(
     """The Allocate response for one container's ``device_ids`` of ``plan``; raises ``AllocateError``.
 
     ``gpu_memory`` maps host GPU index → total memory in bytes (for the MPS pinned-memory limit; without
-    it the limit is left out). ``response_id`` stands for upstream's random per-response UUID.
+    it the limit is left out). ``response_id`` names the CDI annotation key; it stands for upstream's fresh
+    per-response UUID, which a caller building a real response must pass (``new_response_id``).
     ``node_exists`` tells whether an optional device node exists where the plugin runs (the node agent
     passes ``os.path.exists``); without it, as offline, they are all listed and a note says so.
     """
     ids = list(device_ids)
-    if refuses_more_than_one(plan) and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
-        raise shared_request_error(plan, len(ids))
     chosen = []
+    # rm.go ValidateRequest: every id must be known, checked before the replica count.
     for i in ids:
         if (found := plan.lookup(i)) is None:
-            raise AllocateError(f"invalid allocation request for '{plan.name}': unknown device: {i}")
+            raise AllocateError(unknown_device_text(plan.name, i))
         chosen.append(found)
+    if refuses_more_than_one(plan) and len(ids) > 1 and any(strip_annotation(i) != i for i in ids):
+        raise shared_request_error(plan, len(ids))
     if config.device_id_strategy is DeviceIdStrategy.INDEX:
-        injected = [
-            str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}" for d in chosen
-        ]
+        named = [str(d.gpu_index) if d.mig_index is None else f"{d.gpu_index}:{d.mig_index}" for d in chosen]
     else:
-        injected = [strip_annotation(i) for i in ids]
+        named = [strip_annotation(i) for i in ids]
+    injected = list(dict.fromkeys(named))  # each device once, in request order
 
     strategies = config.device_list_strategy
     envs: dict[str, str] = {}

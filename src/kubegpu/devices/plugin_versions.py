@@ -2,7 +2,7 @@
 
 kubegpu models the plugin as v0.20.0 (``plugin_config`` parses its config as v0.20.0 does); where the
 snapshot shows the plugin's image (``nvcr.io/nvidia/k8s-device-plugin:v0.16.2``) the release in use
-decides two things, each checked against the tags of NVIDIA/k8s-device-plugin:
+decides three things, each checked against the tags of NVIDIA/k8s-device-plugin:
 
 * the text of the refusal of more than one shared replica in one container. v0.12.0–v0.14.x
   (``cmd/nvidia-device-plugin/server.go``, then ``internal/plugin/server.go`` ``Allocate``):
@@ -10,6 +10,8 @@ decides two things, each checked against the tags of NVIDIA/k8s-device-plugin:
   v0.15.0 ``Allocate`` wraps ``rm.ValidateRequest``'s error (``internal/rm/rm.go``) as
   ``invalid allocation request for "<resource>": invalid request: maximum request size for shared
   resources is 1; found <n>``;
+* the text of the refusal of an unknown device id (``unknown_device_text``), checked by ``Allocate``
+  itself before v0.15.0 and by ``rm.ValidateRequest`` (before the replica check) from v0.15.0;
 * whether MPS honours ``failRequestsGreaterThanOne``. v0.15.0–v0.19.x ``ValidateRequest`` ignores it for
   MPS and always refuses more than one replica; v0.20.0 (PR #1762, "fix(mps): honor
   failRequestsGreaterThanOne") refuses only while it is true, and ``config.go`` ``NewConfig`` defaults it
@@ -81,14 +83,26 @@ def refuses_more_than_one(plan: ResourcePlan, version: PluginVersion = NEWEST) -
     return plan.fail_requests_greater_than_one
 
 
+def _invalid_request(resource: str, problem: str) -> str:
+    # v0.15.0+ server.go Allocate: fmt.Errorf("invalid allocation request for %q: %w", ...) around
+    # rm.go ValidateRequest's fmt.Errorf("%w: ...", errInvalidRequest) (errInvalidRequest = "invalid request").
+    return f'invalid allocation request for "{resource}": invalid request: {problem}'
+
+
 def shared_request_text(resource: str, n: int, version: PluginVersion = NEWEST) -> str:
     """The plugin's refusal of ``n`` > 1 replicas of ``resource`` in one container, as ``version`` words it."""
     if version < VALIDATE_REQUEST:
         return f"request for '{resource}: {n}' too large: maximum request size for shared resources is 1"
-    return (
-        f'invalid allocation request for "{resource}": invalid request: maximum request size for shared '
-        f"resources is 1; found {n}"
-    )
+    return _invalid_request(resource, f"maximum request size for shared resources is 1; found {n}")
+
+
+def unknown_device_text(resource: str, device_id: str, version: PluginVersion = NEWEST) -> str:
+    """The plugin's refusal of an id it does not advertise, as ``version`` words it: before v0.15.0
+    ``Allocate``'s own check (``invalid allocation request for '<resource>': unknown device: <id>``), from
+    v0.15.0 ``rm.ValidateRequest``'s, wrapped by ``Allocate``."""
+    if version < VALIDATE_REQUEST:
+        return f"invalid allocation request for '{resource}': unknown device: {device_id}"
+    return _invalid_request(resource, f"unknown device: {device_id}")
 
 
 def why_refused(plan: ResourcePlan, version: PluginVersion = NEWEST) -> str:

@@ -15,7 +15,8 @@ with the upstream behaviour each mirrors:
   advertised order.
 * ``Allocate``: ``devices.allocate_response`` for every ``deviceListStrategy`` (envvar, volume-mounts,
   cdi-annotations, cdi-cri) and MPS, with CDI names of the kind ``kubegpu node cdi`` serves
-  (``nvidia.com/gpu=<id>``); errors carry the NVIDIA plugin's texts, for example "request for
+  (``nvidia.com/gpu=<id>``), each device once, and a CDI annotation key of its own per container response
+  (a fresh UUID, as upstream's ``uuid.New()``); errors carry the NVIDIA plugin's texts, for example "request for
   '<resource>: <n>' too large: maximum request size for shared resources is 1"; with ``passDeviceSpecs``
   also the ``DeviceSpec`` entries, the optional control nodes only where they exist on this host. With
   API access, IDs that differ from the scheduler's record are logged as a warning.
@@ -48,7 +49,7 @@ from kubegpu.devices import (
     topology_from_inventory,
 )
 from kubegpu.devices.cdi import CDI_KIND
-from kubegpu.devices.container_view import AllocateError, allocate_response
+from kubegpu.devices.container_view import AllocateError, allocate_response, new_response_id
 from kubegpu.devices.health import DeviceKey, HealthEvent, mark_healthy
 from kubegpu.devices.sharing import GPU_RESOURCE
 from kubegpu.errors import InputError
@@ -171,6 +172,8 @@ def container_response(state: PluginState, ids: list[str]) -> pb.ContainerAlloca
         gpu_memory=state.gpu_memory(),
         cdi_kind=CDI_KIND,
         node_exists=os.path.exists,
+        # a key of its own per container response: kubelet keeps only the first of two equal keys
+        response_id=new_response_id(),
     )
     response = pb.ContainerAllocateResponse(envs=dict(alloc.envs), annotations=dict(alloc.annotations))
     response.mounts.extend(
