@@ -226,3 +226,35 @@ def test_a_socket_path_over_the_af_unix_limit_is_one_line_and_exit_2(plugin_dir:
     assert out.strip().splitlines()[-1] == (
         f"Error: {path}: socket path is {size} bytes; a unix socket path holds at most 107"
     )
+
+
+def test_sighup_rereads_the_config_serves_and_registers_again(plugin_dir: Path) -> None:
+    """NVIDIA k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go: on SIGHUP "Received SIGHUP,
+    restarting." (goto restart: startPlugins loads the config again), which config-manager sends after a
+    config change. Before, SIGHUP's default action killed the agent (QA t4)."""
+    config = plugin_dir / "config.yaml"
+    config.write_text("version: v1\n")
+    proc = _start(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
+    kubelet = TestKubelet(plugin_dir)
+    kubelet.start()
+    try:
+        assert kubelet.requests.get(timeout=TIMEOUT).resource_name == "nvidia.com/gpu"
+        config.write_text(
+            "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+            "    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n"
+        )
+        proc.send_signal(signal.SIGHUP)
+        reg = kubelet.requests.get(timeout=TIMEOUT)
+        assert (reg.endpoint, reg.resource_name) == ("nvidia-gpu.shared.sock", "nvidia.com/gpu.shared")
+        assert proc.poll() is None
+        assert (plugin_dir / "nvidia-gpu.shared.sock").is_socket()
+        assert not (plugin_dir / "nvidia-gpu.sock").exists()  # the old generation's socket is gone
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0, out
+        assert "received SIGHUP" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kubelet.stop()

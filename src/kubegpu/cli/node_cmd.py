@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -22,11 +24,11 @@ from rich.console import Console
 from rich.table import Table
 
 from kubegpu.cli.options import BadInput
-from kubegpu.cli.signals import stop_on_signals
 from kubegpu.devices import (
     MigStrategy,
     NodeInventory,
     PluginConfig,
+    ResourcePlan,
     cdi_spec,
     gfd_labels,
     inventory_to_reading,
@@ -235,29 +237,37 @@ def device_plugin(
     With ``sharing.mps`` on a real node it first starts one MPS control daemon per shared resource and
     supervises it (``kubegpu.node.mps``), as the NVIDIA plugin's mps-control-daemon does.
 
-    Re-registers every resource when kubelet.sock is recreated (kubelet restarted).
+    Re-registers every resource when kubelet.sock is recreated (kubelet restarted). On SIGHUP it restarts
+    its servers: re-reads the inventory and the config, serves on fresh sockets and registers again, as
+    the NVIDIA plugin does (cmd/nvidia-device-plugin/main.go: "Received SIGHUP, restarting."; its
+    config-manager sidecar sends SIGHUP after writing a new config).
     """
     # grpc is imported here, not at the top: discover/labels/cdi must work on hosts without grpc.
 
     from kubegpu.node.plugin import DevicePluginServer, register_with_retry, serve_until
 
-    inv = _inventory(backend, reading)
-    if config_dir is not None:
-        if config_file is not None:
-            raise click.UsageError("give --config or --config-dir, not both")
-        config_file = _guard(lambda: select_config_file(config_dir, config_name, default_config))
-    config = _config(config_file, mig_strategy)
-    plans = _guard(lambda: plan_resources(inv, config))
+    if config_dir is not None and config_file is not None:
+        raise click.UsageError("give --config or --config-dir, not both")
     choice = _scheduler_choice(node_name, kubeconfig, in_cluster)
-    servers = _guard(
-        lambda: [
-            DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks, choice=choice)
-            for p in plans
-        ]
-    )
-    done = threading.Event()
-    stop_on_signals(done)
-    watcher = None
+
+    def load() -> tuple[NodeInventory, PluginConfig, tuple[ResourcePlan, ...], list[DevicePluginServer]]:
+        """The inventory, config, resources and (not yet started) servers, read afresh."""
+        inv = _inventory(backend, reading)
+        path = config_file
+        if config_dir is not None:
+            path = _guard(lambda: select_config_file(config_dir, config_name, default_config))
+        config = _config(path, mig_strategy)
+        plans = _guard(lambda: plan_resources(inv, config))
+        servers = _guard(
+            lambda: [
+                DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks, choice=choice)
+                for p in plans
+            ]
+        )
+        return inv, config, plans, servers
+
+    inv, config, plans, servers = load()
+    life = _Lifecycle()
     mps = None
     if inv.source == "nvml":
         from kubegpu.node.mps import supervise, supervisor_for
@@ -269,24 +279,63 @@ def device_plugin(
                 if not status.healthy:  # upstream's plugin waits for a healthy daemon before serving
                     raise click.ClickException(f"MPS daemon for {status.resource}: {status.detail}")
                 click.echo(f"MPS control daemon for {status.resource} healthy")
-            supervise(mps, done)
-        for s in servers:
-            _guard(s.start)
-            click.echo(f"serving {s.resource_name} on {s.socket_path}")
-        # kubelet may not answer yet: retried with backoff (logged), never a reason to exit
-        if register_with_retry(servers, done):
-            click.echo(f"registered {', '.join(s.resource_name for s in servers)} with kubelet")
-        if inv.source == "nvml":
-            watcher = _start_health(inv, servers, health_recovery_seconds, disable_healthchecks, done)
-        serve_until(servers, plugin_dir, done)
+            supervise(mps, life.done)
+        while True:
+            generation = life.new_generation()
+            watcher = None
+            try:
+                for s in servers:
+                    _guard(s.start)
+                    click.echo(f"serving {s.resource_name} on {s.socket_path}")
+                # kubelet may not answer yet: retried with backoff (logged), never a reason to exit
+                if register_with_retry(servers, generation):
+                    click.echo(f"registered {', '.join(s.resource_name for s in servers)} with kubelet")
+                if inv.source == "nvml":
+                    watcher = _start_health(
+                        inv, servers, health_recovery_seconds, disable_healthchecks, generation
+                    )
+                serve_until(servers, plugin_dir, generation)
+            finally:
+                generation.set()
+                if watcher is not None:
+                    watcher.stop()
+                for s in servers:
+                    s.stop()
+            if life.done.is_set():
+                break
+            # MPS daemons keep running: upstream runs them in a separate container that SIGHUP does not restart.
+            click.echo("received SIGHUP: re-reading the config, serving and registering again")
+            inv, config, plans, servers = load()
     finally:
-        done.set()
-        if watcher is not None:
-            watcher.stop()
-        for s in servers:
-            s.stop()
+        life.done.set()
         for problem in mps.stop() if mps is not None else []:
             click.echo(f"warning: {problem}", err=True)
+
+
+class _Lifecycle:
+    """The agent's signals: SIGTERM/SIGINT end it (kubelet stopping the pod, Ctrl-C); SIGHUP ends only the
+    current generation of servers, which the agent then builds again from a fresh config."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.generation = threading.Event()
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGHUP, self._restart)
+
+    def new_generation(self) -> threading.Event:
+        """The event that ends the generation about to start (already set when the agent is stopping)."""
+        self.generation = threading.Event()
+        if self.done.is_set():
+            self.generation.set()
+        return self.generation
+
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
+        self.done.set()
+        self.generation.set()
+
+    def _restart(self, signum: int, frame: FrameType | None) -> None:
+        self.generation.set()
 
 
 def _scheduler_choice(node_name: str, kubeconfig: str | None, in_cluster: bool) -> SchedulerChoice | None:
