@@ -35,6 +35,7 @@ from kubegpu.devices import (
     load_plugin_config,
     plan_resources,
 )
+from kubegpu.devices.health import health_checks_disabled
 from kubegpu.devices.inventory import MIB
 from kubegpu.devices.labels import nfd_feature_text
 from kubegpu.errors import InputError, KubegpuError
@@ -200,6 +201,12 @@ def cdi(backend: str | None, reading: Path | None, output: str) -> None:
     help="As the NVIDIA plugin's DP_DISABLE_HEALTHCHECKS: all, xids, or XID numbers to skip.",
 )
 @click.option(
+    "--enable-healthchecks",
+    envvar="DP_ENABLE_HEALTHCHECKS",
+    default="",
+    help="As the NVIDIA plugin's DP_ENABLE_HEALTHCHECKS (v0.18.0+): XIDs that count even if skipped, or all.",
+)
+@click.option(
     "--node-name",
     envvar="NODE_NAME",
     default="",
@@ -224,6 +231,7 @@ def device_plugin(
     plugin_dir: Path,
     health_recovery_seconds: float,
     disable_healthchecks: str,
+    enable_healthchecks: str,
     node_name: str,
     kubeconfig: str | None,
     in_cluster: bool,
@@ -260,7 +268,15 @@ def device_plugin(
         plans = _guard(lambda: plan_resources(inv, config))
         servers = _guard(
             lambda: [
-                DevicePluginServer(inv, config, p.base_name, plugin_dir, disable_healthchecks, choice=choice)
+                DevicePluginServer(
+                    inv,
+                    config,
+                    p.base_name,
+                    plugin_dir,
+                    disable_healthchecks,
+                    choice=choice,
+                    enable_healthchecks=enable_healthchecks,
+                )
                 for p in plans
             ]
         )
@@ -290,9 +306,16 @@ def device_plugin(
                 # kubelet may not answer yet: retried with backoff (logged), never a reason to exit
                 if register_with_retry(servers, generation):
                     click.echo(f"registered {', '.join(s.resource_name for s in servers)} with kubelet")
-                if inv.source == "nvml":
+                # upstream checkHealth returns at once when every check is disabled: no NVML event watcher
+                if inv.source == "nvml" and not health_checks_disabled(
+                    disable_healthchecks, enable_healthchecks
+                ):
                     watcher = _start_health(
-                        inv, servers, health_recovery_seconds, disable_healthchecks, generation
+                        inv,
+                        servers,
+                        health_recovery_seconds,
+                        (disable_healthchecks, enable_healthchecks),
+                        generation,
                     )
                 serve_until(servers, plugin_dir, generation)
             finally:
@@ -364,7 +387,7 @@ def _start_health(
     inv: NodeInventory,
     servers: list[DevicePluginServer],
     quiet_seconds: float,
-    disable_healthchecks: str,
+    checks: tuple[str, str],
     done: threading.Event,
 ) -> NvmlHealthWatcher:
     """Watch NVML XID events for ``servers`` and recover quiet devices until ``done``; the watcher."""
@@ -375,7 +398,8 @@ def _start_health(
         report=lambda event: [s.report(event) for s in servers],
         recover=lambda key: [s.recover(key) for s in servers],
         quiet_seconds=quiet_seconds or None,
-        disable_healthchecks=disable_healthchecks,
+        disable_healthchecks=checks[0],
+        enable_healthchecks=checks[1],
     )
     threading.Thread(target=monitor.run, args=(done,), name="health-recovery", daemon=True).start()
     watcher = NvmlHealthWatcher(monitor.on_event)

@@ -3,10 +3,16 @@
 Mirrors the NVIDIA device plugin's ``checkHealth``: an XID critical-error event marks its GPU Unhealthy
 unless the XID is an application error that leaves the GPU usable (13 graphics engine exception,
 31 GPU memory page fault, 43 GPU stopped processing, 45 preemptive cleanup, 68 video processor
-exception, 109 context switch timeout), or the operator skipped it through ``DP_DISABLE_HEALTHCHECKS``
-(``all`` or ``xids`` disables XID checks; a comma-separated list of numbers skips those XIDs too). An
-event without a UUID marks every device Unhealthy, as upstream does. An event that names a GPU instance
-on a MIG-enabled GPU marks only that MIG device.
+exception, 109 context switch timeout), or the operator skipped it through ``DP_DISABLE_HEALTHCHECKS``,
+as v0.20.0 ``internal/rm/health.go`` reads it: a comma-separated, case-insensitive list in which an
+element ``all`` or ``xids`` disables health checks entirely (``health_checks_disabled``: no watcher at all)
+and numbers skip those XIDs too. ``DP_ENABLE_HEALTHCHECKS`` (v0.18.0+) lists XIDs that count even so
+(the application XIDs included), ``all`` every XID; it overrides a skipped number but, as upstream's
+``IsAllDisabled``, not a disabling ``all``. An event without a UUID, and an NVML wait that fails other
+than by timing out, mark every device Unhealthy, as upstream does; a GPU that cannot register for events
+is Unhealthy unless NVML says NotSupported (upstream: "too old to support healthchecking", a warning,
+the device stays Healthy). An event that names a GPU instance on a MIG-enabled GPU marks only that MIG
+device.
 
 Beyond upstream (which keeps a device Unhealthy until the plugin restarts), ``Recovery`` returns a device
 to Healthy once no critical XID has hit it for a quiet period and a probe of it succeeds. It is a pure
@@ -27,6 +33,10 @@ APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
 # negative, so no skip list contains it; and since such a GPU reports no events, a quiet period proves
 # nothing about it: ``Recovery`` never brings it back.
 NO_EVENTS_XID = -1
+# Reported with no UUID when waiting on the event set fails other than by timing out (upstream marks every
+# device Unhealthy: "Error waiting for event: …; Marking all devices as unhealthy").
+WAIT_FAILED_XID = -2
+_ALL = "all"  # the element of a list that stands for every XID
 
 # A device health is tracked for: (GPU UUID, None) for a whole GPU, (GPU UUID, GPU-instance id) for a
 # MIG device.
@@ -43,23 +53,49 @@ class HealthEvent:
 
     @property
     def reason(self) -> str:
+        if self.xid == NO_EVENTS_XID:
+            return "cannot register for XID events"
+        if self.xid == WAIT_FAILED_XID:
+            return "waiting for NVML events failed"
         return f"XID {self.xid}"
 
 
-def xid_is_critical(xid: int, disable_healthchecks: str = "") -> bool:
-    """Whether this XID marks a device Unhealthy under the given ``DP_DISABLE_HEALTHCHECKS`` value."""
-    value = disable_healthchecks.lower()
-    if value == "all" or "xids" in value:
+def _xid_list(value: str) -> set[int | str]:
+    """upstream ``newHealthCheckXIDs``: ``{"all"}`` when an element is ``all`` or ``xids``, else the numbers
+    (malformed elements ignored)."""
+    out: set[int | str] = set()
+    for part in value.lower().split(","):
+        item = part.strip()
+        if item in (_ALL, "xids"):
+            return {_ALL}
+        if item.isdigit():
+            out.add(int(item))
+    return out
+
+
+def health_checks_disabled(disable_healthchecks: str, enable_healthchecks: str = "") -> bool:
+    """Whether no health check runs at all (upstream ``IsAllDisabled``: ``checkHealth`` returns at once):
+    ``DP_DISABLE_HEALTHCHECKS`` has ``all``/``xids`` and ``DP_ENABLE_HEALTHCHECKS`` does not have ``all``."""
+    return _ALL in _xid_list(disable_healthchecks) and _ALL not in _xid_list(enable_healthchecks)
+
+
+def xid_is_critical(xid: int, disable_healthchecks: str = "", enable_healthchecks: str = "") -> bool:
+    """Whether this XID marks a device Unhealthy under ``DP_DISABLE_HEALTHCHECKS`` and
+    ``DP_ENABLE_HEALTHCHECKS`` (upstream ``getDisabledHealthCheckXids`` and ``IsDisabled``). The negative
+    markers (``NO_EVENTS_XID``, ``WAIT_FAILED_XID``) are in no list: they count unless checks are off."""
+    if health_checks_disabled(disable_healthchecks, enable_healthchecks):
         return False
-    extra = {int(part) for part in value.split(",") if part.strip().isdigit()}
-    return xid not in APPLICATION_XIDS and xid not in extra
+    enabled = _xid_list(enable_healthchecks)
+    if _ALL in enabled or xid in enabled:
+        return True
+    return xid not in APPLICATION_XIDS and xid not in _xid_list(disable_healthchecks)
 
 
 def apply_health_event(
-    inv: NodeInventory, event: HealthEvent, disable_healthchecks: str = ""
+    inv: NodeInventory, event: HealthEvent, disable_healthchecks: str = "", enable_healthchecks: str = ""
 ) -> NodeInventory:
     """The inventory after ``event``; unchanged when the event does not affect health."""
-    if not xid_is_critical(event.xid, disable_healthchecks):
+    if not xid_is_critical(event.xid, disable_healthchecks, enable_healthchecks):
         return inv
     devices = tuple(_mark(g, event) if event.uuid is None or g.uuid == event.uuid else g for g in inv.devices)
     return dataclasses.replace(inv, devices=devices)
@@ -119,10 +155,15 @@ class Recovery:
     last_fault: Mapping[DeviceKey, float] = field(default_factory=dict)
 
     def after_event(
-        self, inv: NodeInventory, event: HealthEvent, now: float, disable_healthchecks: str = ""
+        self,
+        inv: NodeInventory,
+        event: HealthEvent,
+        now: float,
+        disable_healthchecks: str = "",
+        enable_healthchecks: str = "",
     ) -> Recovery:
         """The state after ``event`` arrived at ``now``; unchanged for XIDs that do not mark devices."""
-        if not xid_is_critical(event.xid, disable_healthchecks):
+        if not xid_is_critical(event.xid, disable_healthchecks, enable_healthchecks):
             return self
         keys = affected_devices(inv, event)
         faults = dict(self.last_fault)

@@ -4,8 +4,10 @@
 waits on the event set, as the NVIDIA device plugin's ``checkHealth`` does. What an event *means*
 (application XIDs that leave the GPU healthy, ``DP_DISABLE_HEALTHCHECKS``, MIG instances, when a device
 may come back) is decided by ``kubegpu.devices.health``; this module only turns NVML events into values
-and runs the clock. A GPU that cannot register for events is marked Unhealthy, as upstream does, by
-reporting ``HealthEvent(uuid, xid=NO_EVENTS_XID)``.
+and runs the clock. As upstream v0.20.0 ``internal/rm/health.go``: a GPU that cannot register for events
+is marked Unhealthy (``HealthEvent(uuid, xid=NO_EVENTS_XID)``) unless NVML answers NotSupported, which
+is only a warning; a wait on the event set that fails other than by timing out marks every device
+Unhealthy (``HealthEvent(None, xid=WAIT_FAILED_XID)``).
 
 ``HealthMonitor`` sits between the watcher and the plugins: it forwards every event, keeps the
 ``Recovery`` state, and on each tick probes the devices that have been quiet long enough, returning
@@ -20,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kubegpu.devices.health import NO_EVENTS_XID, DeviceKey, HealthEvent, Recovery
+from kubegpu.devices.health import NO_EVENTS_XID, WAIT_FAILED_XID, DeviceKey, HealthEvent, Recovery
 from kubegpu.devices.inventory import NodeInventory
 from kubegpu.node.discovery import load_pynvml, text_of
 
@@ -65,6 +67,8 @@ class NvmlHealthWatcher:
             uuid = text_of(nvml.nvmlDeviceGetUUID(h))
             try:
                 nvml.nvmlDeviceRegisterEvents(h, nvml.nvmlEventTypeXidCriticalError, event_set)
+            except nvml.NVMLError_NotSupported:
+                log.warning("Device %s is too old to support healthchecking.", uuid)  # upstream's words
             except nvml.NVMLError as exc:
                 log.warning("GPU %s cannot report XID events (%s): marking it Unhealthy", uuid, exc)
                 self._on_event(HealthEvent(uuid=uuid, xid=NO_EVENTS_XID))
@@ -75,7 +79,10 @@ class NvmlHealthWatcher:
         except nvml.NVMLError_Timeout:
             return
         except nvml.NVMLError as exc:
-            log.warning("waiting for NVML events failed: %s", exc)
+            log.warning("waiting for NVML events failed: %s; marking all devices Unhealthy", exc)
+            self._on_event(HealthEvent(uuid=None, xid=WAIT_FAILED_XID))
+            # upstream waits again at once; a pause keeps a wait that keeps failing from spinning a core
+            self._stop.wait(min(self._wait_ms / 1000, 1.0))
             return
         if data.eventType != nvml.nvmlEventTypeXidCriticalError:
             return
@@ -130,8 +137,10 @@ class HealthMonitor:
         probe: Callable[[DeviceKey], bool] = nvml_probe,
         clock: Callable[[], float] = time.monotonic,
         disable_healthchecks: str = "",
+        enable_healthchecks: str = "",
     ) -> None:
         self._inventory = inventory
+        self._enable = enable_healthchecks
         self._report = report
         self._recover = recover
         self._probe = probe
@@ -144,7 +153,9 @@ class HealthMonitor:
         """Record ``event`` (restarting its devices' quiet period) and pass it to the plugins."""
         # One lock around state and fan-out keeps plugins seeing events and recoveries in one order.
         with self._lock:
-            self._recovery = self._recovery.after_event(self._inventory, event, self._clock(), self._disable)
+            self._recovery = self._recovery.after_event(
+                self._inventory, event, self._clock(), self._disable, self._enable
+            )
             self._report(event)
 
     def tick(self) -> list[DeviceKey]:

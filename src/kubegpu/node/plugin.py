@@ -80,11 +80,17 @@ class PluginState:
     """The inventory one plugin serves from, and a condition that wakes ListAndWatch on every change."""
 
     def __init__(
-        self, inventory: NodeInventory, config: PluginConfig, base_name: str, disable_healthchecks: str = ""
+        self,
+        inventory: NodeInventory,
+        config: PluginConfig,
+        base_name: str,
+        disable_healthchecks: str = "",
+        enable_healthchecks: str = "",
     ) -> None:
         self.config = config
         self.base_name = base_name
         self.disable_healthchecks = disable_healthchecks
+        self.enable_healthchecks = enable_healthchecks
         self.topology = topology_from_inventory(inventory)
         self._inventory = inventory
         self._generation = 0
@@ -110,7 +116,11 @@ class PluginState:
     def report(self, event: HealthEvent) -> bool:
         """Apply a health event; True (and ListAndWatch sends a new list) when it changed a device."""
         with self._cond:
-            changed = self._swap(apply_health_event(self._inventory, event, self.disable_healthchecks))
+            changed = self._swap(
+                apply_health_event(
+                    self._inventory, event, self.disable_healthchecks, self.enable_healthchecks
+                )
+            )
         if changed:
             log.warning(
                 "%s: %s on %s marks devices Unhealthy", self.base_name, event.reason, event.uuid or "all"
@@ -310,8 +320,9 @@ class DevicePluginServer:
         poll_seconds: float = 1.0,
         choice: SchedulerChoice | None = None,
         max_streams: int = MAX_STREAMS,
+        enable_healthchecks: str = "",
     ) -> None:
-        self.state = PluginState(inventory, config, base_name, disable_healthchecks)
+        self.state = PluginState(inventory, config, base_name, disable_healthchecks, enable_healthchecks)
         self.choice = choice
         self.resource_name = self.state.plan.name
         self.socket_dir = socket_dir
