@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import tempfile
@@ -27,7 +28,14 @@ import grpc
 import pytest
 
 from kubegpu.devices import NodeInventory, load_reading, parse_plugin_config
-from kubegpu.node.plugin import MAX_STREAMS, WORKERS, DevicePluginServer, register_with_retry, serve_until
+from kubegpu.node.plugin import (
+    MAX_STREAMS,
+    RETRY_MAX_S,
+    WORKERS,
+    DevicePluginServer,
+    register_with_retry,
+    serve_until,
+)
 from kubegpu.node.v1beta1 import api_pb2 as pb
 from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
@@ -164,25 +172,14 @@ def test_registration_is_retried_with_a_doubling_delay_until_kubelet_accepts(
 def test_a_plugin_started_before_kubelet_registers_once_kubelet_is_up(
     dgx1: NodeInventory, socket_dir: Path
 ) -> None:
-    plugin = _plugin(dgx1, socket_dir)
-    done = threading.Event()
-    result: list[bool] = []
-    retry = threading.Thread(target=lambda: result.append(register_with_retry([plugin], done, first_s=0.05)))
-    retry.start()
-    kubelet = None
-    try:
+    with _retrying(_plugin(dgx1, socket_dir), first_s=0.05) as (result, retry, kubelets):
         time.sleep(0.3)  # a few refused attempts: no kubelet.sock yet
         assert retry.is_alive()
         kubelet = Kubelet(socket_dir).start()
+        kubelets.append(kubelet)
         assert kubelet.requests.get(timeout=TIMEOUT).resource_name == "nvidia.com/gpu"
         retry.join(TIMEOUT)
         assert result == [True]
-    finally:
-        done.set()
-        retry.join(TIMEOUT)
-        plugin.stop()
-        if kubelet is not None:
-            kubelet.stop()
 
 
 def test_retrying_stops_when_the_agent_is_told_to_stop(dgx1: NodeInventory, socket_dir: Path) -> None:
@@ -222,6 +219,29 @@ class DialingKubelet(Kubelet):
         return super().start()
 
 
+@contextlib.contextmanager
+def _retrying(
+    plugin: DevicePluginServer, first_s: float, max_s: float = RETRY_MAX_S
+) -> Iterator[tuple[list[bool], threading.Thread, list[Kubelet]]]:
+    """``register_with_retry`` of ``plugin`` (backing off from ``first_s`` to ``max_s``) in a thread; yields its
+    result, the thread and a list of the kubelets the test starts; stops the retry, the plugin and them."""
+    done = threading.Event()
+    result: list[bool] = []
+    kubelets: list[Kubelet] = []
+    retry = threading.Thread(
+        target=lambda: result.append(register_with_retry([plugin], done, first_s=first_s, max_s=max_s))
+    )
+    retry.start()
+    try:
+        yield result, retry, kubelets
+    finally:
+        done.set()
+        retry.join(TIMEOUT)
+        plugin.stop()
+        for kubelet in kubelets:
+            kubelet.stop()
+
+
 def test_kubelet_starting_during_the_first_registration_gets_the_plugin_registered(
     dgx1: NodeInventory, socket_dir: Path
 ) -> None:
@@ -230,27 +250,15 @@ def test_kubelet_starting_during_the_first_registration_gets_the_plugin_register
     (QA t10b case A: the agent retried forever on a deleted socket). NVIDIA k8s-device-plugin v0.20.0
     cmd/nvidia-device-plugin/main.go restarts its plugin servers after a failed start."""
     plugin = _plugin(dgx1, socket_dir)
-    done = threading.Event()
-    result: list[bool] = []
-    retry = threading.Thread(
-        target=lambda: result.append(register_with_retry([plugin], done, first_s=0.05, max_s=0.2))
-    )
-    retry.start()
-    kubelet = None
-    try:
+    with _retrying(plugin, first_s=0.05, max_s=0.2) as (result, retry, kubelets):
         time.sleep(0.3)
         kubelet = DialingKubelet(socket_dir).start()
+        kubelets.append(kubelet)
         assert not plugin.socket_path.exists() or retry.is_alive()
         assert kubelet.requests.get(timeout=TIMEOUT).endpoint == "nvidia-gpu.sock"
         retry.join(TIMEOUT)
         assert result == [True]
         assert plugin.socket_path.is_socket()
-    finally:
-        done.set()
-        retry.join(TIMEOUT)
-        plugin.stop()
-        if kubelet is not None:
-            kubelet.stop()
 
 
 def test_kubelet_restarting_after_a_refused_first_registration_gets_the_plugin_registered(
@@ -259,25 +267,12 @@ def test_kubelet_restarting_after_a_refused_first_registration_gets_the_plugin_r
     """kubelet refuses the first Register, then restarts (deleting every socket) while the agent waits to
     retry (QA t10b case B'): the retry serves a fresh socket, which the new kubelet dials."""
     first = Kubelet(socket_dir, refuse=1_000).start()
-    plugin = _plugin(dgx1, socket_dir)
-    done = threading.Event()
-    result: list[bool] = []
-    retry = threading.Thread(
-        target=lambda: result.append(register_with_retry([plugin], done, first_s=0.3, max_s=0.3))
-    )
-    retry.start()
-    kubelet = None
-    try:
+    with _retrying(_plugin(dgx1, socket_dir), first_s=0.3, max_s=0.3) as (result, retry, kubelets):
         time.sleep(0.1)
         assert first.calls  # refused once
         first.stop()
         kubelet = DialingKubelet(socket_dir).start()
+        kubelets.append(kubelet)
         assert kubelet.requests.get(timeout=TIMEOUT).endpoint == "nvidia-gpu.sock"
         retry.join(TIMEOUT)
         assert result == [True]
-    finally:
-        done.set()
-        retry.join(TIMEOUT)
-        plugin.stop()
-        if kubelet is not None:
-            kubelet.stop()
