@@ -200,13 +200,12 @@ def test_once_on_the_demo_cluster() -> None:
     assert got.one("kubegpu_pool_largest_idle_block_gpus", pool="training") == 8
     assert got.one("kubegpu_pool_gpus_idle", pool="training-nvlink") == 4
     assert got.one("kubegpu_pool_gpus_stranded", pool="training") == 0  # every demo node takes pods
-    # Pending: six ask for nvidia.com/gpu, embed-server for the misspelt nvidia.com/gpus, llm-70b-int4 for
-    # a MIG profile no node has, data-prep only tolerates the GPU taint.
+    # Pending: six ask for nvidia.com/gpu, embed-server for the misspelt nvidia.com/gpus and llm-70b-int4 for
+    # a MIG profile no node has (both "unadvertised"), data-prep only tolerates the GPU taint.
     pending = {dict(k)["resource"]: v for k, v in got.series["kubegpu_pending_gpu_pods"].items()}
     assert pending == {
         "nvidia.com/gpu": 6,
-        "nvidia.com/gpus": 1,
-        "nvidia.com/mig-4g.71gb": 1,
+        "unadvertised": 2,
         "": 1,
         "nvidia.com/mig-1g.18gb": 0,
         "nvidia.com/mig-3g.71gb": 0,
@@ -232,3 +231,27 @@ def test_once_with_a_pool_label_of_your_choice_and_bad_input(tmp_path: Any) -> N
     )
     both = CliRunner().invoke(cluster_exporter, ["--demo", "--kube", "--once"])
     assert both.exit_code == 2 and "give exactly one source" in both.output
+
+
+def test_pending_counts_only_gpu_resources_and_bounds_the_resource_label() -> None:
+    """QA /work/qa/exporter/cluster/nic-pending: ``nvidia.com/hostdev`` is the NVIDIA Network Operator's
+    host-device NIC resource (Mellanox/network-operator, sriov/hostdev network docs), not a GPU; request
+    names are user input, so GPU names no node advertises share one label value."""
+    nic_node = make_node("n1").allocatable(cpu=32, **{"nvidia.com/hostdev": 4}).label(POOL, "net").obj()
+    objects = [
+        make_node("g1").gpus(8).label(POOL, "a").obj(),
+        nic_node,
+        make_pod("rdma").limits(**{"nvidia.com/hostdev": 1}).obj(),
+        *(make_pod(f"t{i}").limits(**{f"nvidia.com/typo{i}": 1}).obj() for i in range(30)),
+        make_pod("plural").gpu(1, "nvidia.com/gpus").obj(),
+        make_pod("mig").gpu(1, "nvidia.com/mig-4g.71gb").obj(),
+        make_pod("whole").gpu(1).obj(),
+        make_pod("gpu-and-nic").gpu(1).limits(**{"nvidia.com/hostdev": 1}).obj(),
+    ]
+    scraper = serve(objects)
+    try:
+        got = scraper.scrape()
+    finally:
+        scraper.close()
+    pending = {dict(k)["resource"]: v for k, v in got.series["kubegpu_pending_gpu_pods"].items()}
+    assert pending == {"nvidia.com/gpu": 2, "unadvertised": 2}

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from prometheus_client.metrics_core import Metric
 
-from kubegpu.cluster_exporter.measure import ClusterMeasure, measure
+from kubegpu.cluster_exporter.measure import UNADVERTISED, ClusterMeasure, measure
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_shapes import MILLI
@@ -68,7 +68,7 @@ HELP = {
     "kubegpu_node_gpus_stranded": "Idle GPUs of the node when it takes no new pod, else 0.",
     "kubegpu_node_fragmentation_gpus": "FGD fragment amount of the node, in GPUs.",
     "kubegpu_node_accepts_pods": "1 when the node takes new pods (schedulable, Ready, pod slots, CPU and memory left), else 0.",
-    "kubegpu_pending_gpu_pods": 'Pending pods that ask for a GPU resource (resource="": pods that only tolerate the GPU taint or get GPUs through DRA claims).',
+    "kubegpu_pending_gpu_pods": f'Pending pods that ask for a GPU resource (resource="{UNADVERTISED}": one no node advertises; resource="": pods that only tolerate the GPU taint or get GPUs through DRA claims).',
     "kubegpu_fragmentation_skipped_pods": "GPU pods left out of the fragmentation series: their kubegpu.io/gpu-milli request with annotation kubegpu.io/gpu-count is no GPU shape (the exporter's log names them).",
     "kubegpu_pool_dra_devices": "Devices a DRA driver publishes in the ResourceSlices of the pool's nodes (newest pool generation).",
     "kubegpu_pool_dra_devices_allocated": "DRA devices of the pool held by an allocated ResourceClaim (admin access takes none).",

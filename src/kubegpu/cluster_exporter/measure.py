@@ -13,7 +13,8 @@ in ``kubegpu.explain.cards.UNPOOLED``):
 * per GPU resource (``nvidia.com/gpu``, ``nvidia.com/mig-1g.18gb``, …) the devices nodes advertise as
   allocatable and those placed pods request, as the scheduler counts them;
 * per node, the same idle/stranded/fragment numbers, and whether the node takes new pods;
-* Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for;
+* Pending GPU pods (not yet bound, not terminating), per GPU resource they ask for (``is_gpu``; one value,
+  ``UNADVERTISED``, for all GPU resources no node advertises, so the label stays bounded);
 * the GPU pods the fragmentation measure leaves out (a ``kubegpu.io/gpu-count`` annotation that makes
   their request no GPU shape), with the reason;
 * per pool and DRA driver, the devices the ResourceSlices publish, those allocated claims hold and those
@@ -98,11 +99,12 @@ def measure(engine: Engine, pool_label: str) -> ClusterMeasure:
         fragment = sum(f.fragment_milli for f in in_pool) if in_pool else None
         pools.append(PoolMeasure(summary, fragment, sum(f.free_milli for f in in_pool)))
     dra = pool_counts(snap, pool_label, UNPOOLED, partitionable(engine)) if snap.dra.slices else {}
+    devices = _devices(engine, pool_label)
     return ClusterMeasure(
         tuple(pools),
         nodes,
-        _devices(engine, pool_label),
-        _pending(snap.pending_pods(), snap.dra),
+        devices,
+        _pending(snap.pending_pods(), snap.dra, {r for _, r in devices}),
         len(snap.errors),
         dra,
         fragmentation.skipped,
@@ -121,15 +123,25 @@ def _devices(engine: Engine, pool_label: str) -> dict[tuple[str, str], tuple[int
     return out
 
 
-def _pending(pending: list[Pod], dra: DraObjects) -> dict[str, int]:
+# The ``resource`` value of Pending pods whose GPU resource no node advertises (a misspelt ``nvidia.com/gpus``,
+# a MIG profile no node has): one value, since request names are user input and each would be a series.
+UNADVERTISED = "unadvertised"
+
+
+def _pending(pending: list[Pod], dra: DraObjects, advertised: set[str]) -> dict[str, int]:
+    """Pending GPU pods per GPU resource asked for (``is_gpu`` or ``kubegpu.io/gpu-milli``; a resource no node
+    advertises counts under ``UNADVERTISED``), ``""`` for GPU pods that ask for none. A pod that asks only for
+    other ``nvidia.com/*`` resources (``nvidia.com/hostdev``, a NIC of the Network Operator; a typo outside
+    the GPU names) is no Pending GPU pod here: ``kubegpu diagnose`` names it."""
     out: Counter[str] = Counter()
     for pod in pending:
-        if not (is_gpu_pod(pod, dra) or pod.requests.get(GPU_MILLI_RESOURCE)):
-            continue
-        asked = [
-            r
+        asked = {
+            r if r in advertised or r == GPU_MILLI_RESOURCE else UNADVERTISED
             for r, v in pod.requests.items()
-            if v and (r.startswith("nvidia.com/") or r == GPU_MILLI_RESOURCE)
-        ]
-        out.update(asked or [""])
+            if v and (is_gpu(r) or r == GPU_MILLI_RESOURCE)
+        }
+        if asked:
+            out.update(asked)
+        elif is_gpu_pod(pod, dra) and not any(v and r.startswith("nvidia.com/") for r, v in pod.requests.items()):
+            out[""] += 1  # tolerates the GPU taint, or gets GPUs through a DRA claim or another scheduler
     return dict(out)
