@@ -143,6 +143,20 @@ def test_time_slicing_replicas_give_one_series_per_container_with_vgpu() -> None
     assert got.one("kubegpu_gpu_allocated_containers", gpu="0") == 2
 
 
+def test_allocated_containers_counts_a_container_with_two_replicas_once() -> None:
+    """A time-slicing request for 2 replicas gives one container the IDs ``<uuid>::0`` and ``<uuid>::3``
+    (NVIDIA/k8s-device-plugin AnnotatedID ``<id>::<n>``; dcgm-exporter 4.5.3-4.8.2
+    internal/pkg/transformation/kubernetes.go strips the ``::<n>`` suffix): one container holds the GPU,
+    so the count is 1 (the HELP says containers) and there is no shared-GPU pressure series."""
+    reading = json.loads((H200 / "nvml.json").read_text())
+    ids = [f"{H200_UUID}::0", f"{H200_UUID}::3"]
+    with fake_kubelet() as (kubelet, socket):
+        kubelet.pods = [("team-a", "infer-a", {"srv": [("nvidia.com/gpu.shared", ids)]})]
+        got = _scrape(ReadingBackend(reading), socket, extra=("nvidia.com/gpu.shared",))
+    assert got.one("kubegpu_gpu_allocated_containers", gpu="0") == 1
+    assert "kubegpu_gpu_memory_pressure_ratio" not in got.series
+
+
 def test_a_renamed_shared_resource_is_ignored_unless_configured_as_upstream_does() -> None:
     reading = json.loads((H200 / "nvml.json").read_text())
     with fake_kubelet() as (kubelet, socket):

@@ -263,9 +263,11 @@ class GpuCollector:
             allocated = Metric(*ALLOCATED, "gauge")
             pressure = Metric(*PRESSURE, "gauge")
             for t in targets:
-                allocated.add_sample(ALLOCATED[0], t.labels, len(holders.get(t.uuid, ())))
+                # Distinct containers: one container can hold several replicas of a device (<uuid>::0, ::3).
+                containers = {h.ref for h in holders.get(t.uuid, ())}
+                allocated.add_sample(ALLOCATED[0], t.labels, len(containers))
             for g in inv.devices:
-                if len(holders.get(g.uuid, ())) > 1:
+                if len({h.ref for h in holders.get(g.uuid, ())}) > 1:  # shared by several containers
                     used = sum(p.used_memory or 0 for p in g.processes)
                     pressure.add_sample(PRESSURE[0], gpu_labels[g.uuid], used / g.memory_total)
             families += [allocated, pressure]
