@@ -56,8 +56,14 @@ def labels(**kw: str) -> Labels:
     return frozenset(kw.items())
 
 
+# DCGM_FI_DRIVER_VERSION, a label field of dcgm-exporter 4.5.3-4.8.2 etc/default-counters.csv on every DCGM
+# series: the readings' driver (h200-1gpu nvidia-smi-q.xml <driver_version>; dgx1-8xv100.json "driver").
+H200_DRIVER = "580.159.04"
+DGX1_DRIVER = "535.104.05"
+
+
 def dgx_labels(index: int) -> dict[str, str]:
-    """dcgm-exporter's device labels of GPU ``index`` of the DGX-1 reading (``DGX1``)."""
+    """dcgm-exporter's labels of a DCGM series of GPU ``index`` of the DGX-1 reading (``DGX1``)."""
     bus = ["06", "07", "0A", "0B", "85", "86", "89", "8A"][index]
     return {
         "gpu": str(index),
@@ -65,17 +71,19 @@ def dgx_labels(index: int) -> dict[str, str]:
         "pci_bus_id": f"00000000:{bus}:00.0",
         "device": f"nvidia{index}",
         "modelName": "Tesla V100-SXM2-16GB",
+        "DCGM_FI_DRIVER_VERSION": DGX1_DRIVER,
     }
 
 
 def h200_labels() -> dict[str, str]:
-    """dcgm-exporter's device labels of the recorded H200 (``H200``)."""
+    """dcgm-exporter's labels of a DCGM series of the recorded H200 (``H200``)."""
     return {
         "gpu": "0",
         "UUID": H200_UUID,
         "pci_bus_id": "00000000:00:06.0",
         "device": "nvidia0",
         "modelName": "NVIDIA H200",
+        "DCGM_FI_DRIVER_VERSION": H200_DRIVER,
     }
 
 

@@ -101,3 +101,19 @@ def test_an_event_naming_no_gpu_applies_to_all_and_registration_failure_is_no_xi
     got = _scrape_with(xids)
     assert {got.one("DCGM_FI_DEV_XID_ERRORS", gpu=str(i)) for i in range(8)} == {48}
     assert {got.one("kubegpu_gpu_healthy", gpu=str(i)) for i in range(8)} == {0}
+
+
+def test_xid_series_carry_err_code_and_dcgm_exporters_err_msg() -> None:
+    """dcgm-exporter 4.5.3-4.8.2 internal/pkg/collector/gpu_collector.go ``toMetric`` adds ``err_code`` and
+    ``err_msg`` (``xidErrCodeToText`` of internal/pkg/collector/xid_errors.go: 0 "No Error", 79 "GPU has
+    fallen off the bus"; a code past the table, ``unknownErr`` "Unknown Error") to DCGM_FI_DEV_XID_ERRORS."""
+    xids = XidLog()
+    xids.on_event(HealthEvent(GPU0, 79))
+    xids.on_event(HealthEvent(GPU1, 999))
+    got = _scrape_with(xids)
+    assert (
+        got.one("DCGM_FI_DEV_XID_ERRORS", gpu="0", err_code="79", err_msg="GPU has fallen off the bus") == 79
+    )
+    assert got.one("DCGM_FI_DEV_XID_ERRORS", gpu="1", err_code="999", err_msg="Unknown Error") == 999
+    assert got.one("DCGM_FI_DEV_XID_ERRORS", gpu="2", err_code="0", err_msg="No Error") == 0
+    assert not any("err_code" in dict(k) for k in got.series["DCGM_FI_DEV_FB_USED"])

@@ -12,7 +12,7 @@ import copy
 import json
 
 import pytest
-from exporter_helpers import H200, H200_UUID, ReadingBackend, Scraper, labels
+from exporter_helpers import H200, H200_DRIVER, H200_UUID, ReadingBackend, Scraper, labels
 
 from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
@@ -51,6 +51,7 @@ GPU0 = {
     "device": "nvidia0",
     "modelName": "NVIDIA H200",
     "Hostname": "gpu-node-1",
+    "DCGM_FI_DRIVER_VERSION": H200_DRIVER,
 }
 
 
@@ -170,3 +171,14 @@ def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id()
     }
     # NVML gives no utilisation per MIG device: only the parent GPU has a GPU_UTIL series.
     assert got.series["DCGM_FI_DEV_GPU_UTIL"] == {labels(**base): 0}
+
+
+def test_driver_version_label_follows_hostname_on_dcgm_series_only(h200_scrape: Scraper) -> None:
+    """dcgm-exporter 4.5.3-4.8.2 etc/default-counters.csv enables ``DCGM_FI_DRIVER_VERSION, label, Driver
+    Version``; gpu_collector.go ``toMetric`` puts label fields in ``Labels``, which
+    internal/pkg/rendermetrics/render_metrics.go writes after ``Hostname``. Value: the h200-1gpu fixture's
+    nvidia-smi-q.xml ``<driver_version>580.159.04``."""
+    got = h200_scrape.scrape()
+    temp = next(line for line in got.text.splitlines() if line.startswith("DCGM_FI_DEV_GPU_TEMP{"))
+    assert temp.endswith(',Hostname="gpu-node-1",DCGM_FI_DRIVER_VERSION="580.159.04"} 37.0')
+    assert not any("DCGM_FI_DRIVER_VERSION" in dict(k) for k in got.series["kubegpu_gpu_healthy"])

@@ -142,6 +142,8 @@ def _pending(pending: list[Pod], dra: DraObjects, advertised: set[str]) -> dict[
         }
         if asked:
             out.update(asked)
-        elif is_gpu_pod(pod, dra) and not any(v and r.startswith("nvidia.com/") for r, v in pod.requests.items()):
+        elif is_gpu_pod(pod, dra) and not any(
+            v and r.startswith("nvidia.com/") for r, v in pod.requests.items()
+        ):
             out[""] += 1  # tolerates the GPU taint, or gets GPUs through a DRA claim or another scheduler
     return dict(out)

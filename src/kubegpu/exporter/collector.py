@@ -6,7 +6,9 @@ time, at most once per ``ttl_s`` (default 2 s): Prometheus servers scraping in H
 retried after a timeout, get the same snapshot instead of a second NVML and kubelet round trip.
 
 Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_id``, ``device``,
-``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set):
+``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set; on DCGM series also
+``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
+``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
 * the DCGM fields of ``kubegpu.devices.dcgm_fields`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
@@ -64,6 +66,7 @@ from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_pod_resources
 from kubegpu.exporter.process_util import latest_sm
 from kubegpu.exporter.values import Counters, gpu_values, mig_values
+from kubegpu.exporter.xid_text import xid_text
 from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import DiscoveryBackend
 from kubegpu.ttl_cache import TtlCache
@@ -71,6 +74,10 @@ from kubegpu.ttl_cache import TtlCache
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 2.0
+# dcgm-exporter 4.5.3-4.8.2 labels: default-counters.csv's label field, gpu_collector.go's XID attributes
+LABEL_DRIVER_VERSION = "DCGM_FI_DRIVER_VERSION"
+LABEL_ERR_CODE = "err_code"
+LABEL_ERR_MSG = "err_msg"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +182,7 @@ class GpuCollector:
             inv = self._xids.apply(inv)
         holders, owner = self._attribution(inv, up)
         targets = self._targets(inv, counters)
-        families = _dcgm_families(targets, holders)
+        families = _dcgm_families(targets, holders, inv.driver)
         families += self._kubegpu_families(inv, targets, holders, owner, process_sm, now)
         families.append(up)
         # A family with no series (no shared GPU, no pod process) is left out, as dcgm-exporter leaves out fields.
@@ -288,7 +295,12 @@ class GpuCollector:
         return families
 
 
-def _dcgm_families(targets: list[_Target], holders: dict[str, tuple[Holder, ...]] | None) -> list[Metric]:
+def _dcgm_families(
+    targets: list[_Target], holders: dict[str, tuple[Holder, ...]] | None, driver: str
+) -> list[Metric]:
+    # dcgm-exporter's render template (rendermetrics/render_metrics.go): the fixed labels, then the label
+    # fields of default-counters.csv (DCGM_FI_DRIVER_VERSION), then the attributes (err_*, pod labels).
+    driver_label = {LABEL_DRIVER_VERSION: driver} if driver else {}
     families = []
     for f in F.DCGM_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
@@ -296,12 +308,19 @@ def _dcgm_families(targets: list[_Target], holders: dict[str, tuple[Holder, ...]
             value = t.values.get(f.name)
             if value is None:
                 continue  # NVML cannot give this field on this device: absent, not 0
+            base = t.labels | driver_label | (_xid_labels(value) if f is F.XID_ERRORS else {})
             held = (holders or {}).get(t.uuid, ())
-            for labels in [t.labels | _holder_labels(h) for h in held] or [t.labels]:
+            for labels in [base | _holder_labels(h) for h in held] or [base]:
                 family.add_sample(f.name, labels, value)
         if family.samples:
             families.append(family)
     return families
+
+
+def _xid_labels(value: float) -> dict[str, str]:
+    """gpu_collector.go ``toMetric``: the last XID's code and dcgm-exporter's text for it."""
+    code = int(value)
+    return {LABEL_ERR_CODE: str(code), LABEL_ERR_MSG: xid_text(code)}
 
 
 def _pod_labels(ref: ContainerRef) -> dict[str, str]:
