@@ -182,3 +182,43 @@ def test_driver_version_label_follows_hostname_on_dcgm_series_only(h200_scrape: 
     temp = next(line for line in got.text.splitlines() if line.startswith("DCGM_FI_DEV_GPU_TEMP{"))
     assert temp.endswith(',Hostname="gpu-node-1",DCGM_FI_DRIVER_VERSION="580.159.04"} 37.0')
     assert not any("DCGM_FI_DRIVER_VERSION" in dict(k) for k in got.series["kubegpu_gpu_healthy"])
+
+
+def test_nvml_v2_memory_gives_fb_reserved_and_a_used_without_it() -> None:
+    """dcgm-exporter 4.5.3-4.8.2 etc/default-counters.csv: ``DCGM_FI_DEV_FB_RESERVED, gauge, Framebuffer
+    memory reserved (in MiB).`` after FB_USED. NVML's nvmlMemory_v2_t (R590 reference) keeps ``reserved``
+    apart from ``used``; the values are the idle H200's nvidia-smi-q.xml ``<fb_memory_usage>`` (reserved
+    616, used 0, free 143156 MiB), which nvidia-smi reads through v2."""
+    from types import SimpleNamespace
+
+    from kubegpu.exporter.nvml_counters import _framebuffer
+    from kubegpu.exporter.values import EXPORTED_FIELDS
+
+    v2 = SimpleNamespace(total=143771 * MIB, reserved=616 * MIB, used=0, free=143156 * MIB)
+
+    class NVMLError(Exception):
+        pass
+
+    def get_memory_info(handle: object, version: object = None) -> SimpleNamespace:
+        if version != "v2":
+            raise NVMLError("v1 asked")
+        return v2
+
+    nvml = SimpleNamespace(nvmlDeviceGetMemoryInfo=get_memory_info, nvmlMemory_v2="v2", NVMLError=NVMLError)
+    assert _framebuffer(nvml, object()) == {
+        "DCGM_FI_DEV_FB_USED": 0,
+        "DCGM_FI_DEV_FB_FREE": 143156,
+        "DCGM_FI_DEV_FB_RESERVED": 616,
+    }
+    names = [f.name for f in EXPORTED_FIELDS]
+    assert names[names.index("DCGM_FI_DEV_FB_USED") + 1] == "DCGM_FI_DEV_FB_RESERVED"
+    reserved = next(f for f in EXPORTED_FIELDS if f.name == "DCGM_FI_DEV_FB_RESERVED")
+    assert (reserved.type.value, reserved.help) == ("gauge", "Framebuffer memory reserved (in MiB).")
+    counters = {H200_UUID: {"DCGM_FI_DEV_FB_RESERVED": 616.0}}
+    scraper = Scraper(GpuCollector(RecordedBackend(H200 / "nvml.json"), counters=lambda: counters))
+    try:
+        got = scraper.scrape()
+    finally:
+        scraper.close()
+    assert got.one("DCGM_FI_DEV_FB_RESERVED", gpu="0") == 616
+    assert got.types["DCGM_FI_DEV_FB_RESERVED"] == "gauge"

@@ -10,7 +10,7 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
 ``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
 ``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
-* the DCGM fields of ``kubegpu.devices.dcgm_fields`` (values: ``kubegpu.exporter.values``). As with
+* the DCGM fields of ``kubegpu.exporter.values.EXPORTED_FIELDS`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
   ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
@@ -65,7 +65,7 @@ from kubegpu.exporter.dra_devices import CdiSpecs, resolve_all
 from kubegpu.exporter.kubelet_pods import ContainerRef, PodIndex
 from kubegpu.exporter.podresources import PodResourcesError, list_pod_resources
 from kubegpu.exporter.process_util import latest_sm
-from kubegpu.exporter.values import Counters, gpu_values, mig_values
+from kubegpu.exporter.values import EXPORTED_FIELDS, Counters, gpu_values, mig_values
 from kubegpu.exporter.xid_text import xid_text
 from kubegpu.exporter.xids import XidLog
 from kubegpu.node.discovery import DiscoveryBackend
@@ -302,7 +302,7 @@ def _dcgm_families(
     # fields of default-counters.csv (DCGM_FI_DRIVER_VERSION), then the attributes (err_*, pod labels).
     driver_label = {LABEL_DRIVER_VERSION: driver} if driver else {}
     families = []
-    for f in F.DCGM_FIELDS:
+    for f in EXPORTED_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
         for t in targets:
             value = t.values.get(f.name)

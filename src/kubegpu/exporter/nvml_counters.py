@@ -1,7 +1,7 @@
 """Counters only the exporter reads from NVML, beyond the node agent's reading (R13.2).
 
 ``NvmlCounters()`` returns, per GPU UUID, the DCGM fields that ``kubegpu.node.discovery`` does not read,
-or reads differently: framebuffer used/free by NVML's v2 memory info (reserved memory apart), total energy (``nvmlDeviceGetTotalEnergyConsumption``, mJ), PCIe replays, volatile and aggregate ECC
+or reads differently: framebuffer used/free/reserved by NVML's v2 memory info (reserved memory apart), total energy (``nvmlDeviceGetTotalEnergyConsumption``, mJ), PCIe replays, volatile and aggregate ECC
 totals, remapped rows, encoder/decoder utilisation and memory temperature (``NVML_FI_DEV_MEMORY_TEMP``);
 and per MIG device UUID its framebuffer used/free (v2 too). Each query that NVML refuses (``NotSupported`` on this
 card, ECC off, a VM) leaves its field out. Read-only queries only.
@@ -20,6 +20,7 @@ from typing import Any
 
 from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
+from kubegpu.exporter.values import FB_RESERVED
 from kubegpu.node.discovery import NvmlUnavailable, load_pynvml, text_of
 
 # nvmlValueType_t -> the c_nvmlValue_t member holding the value.
@@ -115,12 +116,17 @@ def _framebuffer(nvml: Any, h: Any) -> dict[str, float]:
     """FB used/free in MiB as DCGM (since 2.4.5, with DCGM_FI_DEV_FB_RESERVED) and nvidia-smi count them.
 
     NVML's v2 memory info splits the driver's reserved memory off ``used`` (used + free + reserved =
-    total); the v1 info the node agent's reading stores counts it as used (615 MiB on an idle H200). Where
-    the driver has no v2 call, the v1 numbers stand.
+    total; nvmlMemory_v2_t in the R590 NVML reference; an idle H200 on driver 580: nvidia-smi reserved 616,
+    used 0 MiB); the v1 info the node agent's reading stores counts it as used (615 MiB there). v2 also
+    gives ``DCGM_FI_DEV_FB_RESERVED``. Where the driver has no v2 call, the v1 numbers stand, without it.
     """
     try:
         mem = nvml.nvmlDeviceGetMemoryInfo(h, nvml.nvmlMemory_v2)
-        return {F.FB_USED.name: float(mem.used // MIB), F.FB_FREE.name: float(mem.free // MIB)}
+        return {
+            F.FB_USED.name: float(mem.used // MIB),
+            F.FB_FREE.name: float(mem.free // MIB),
+            FB_RESERVED.name: float(mem.reserved // MIB),
+        }
     except nvml.NVMLError:
         pass
     try:

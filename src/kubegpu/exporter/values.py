@@ -10,7 +10,8 @@ not support, and a 0 would read as "idle" or "no errors" (R13.3).
 Unit conversions are dcgm-exporter's: framebuffer in MiB (bytes // 2**20), power in W (NVML mW / 1000),
 clocks in MHz, temperatures in C. A reading stores NVML's v1 memory info, whose ``used`` includes the
 driver's reserved memory (free = total - used); on NVML the exporter's counters replace both with the v2
-numbers DCGM and nvidia-smi report, which leave reserved memory out (``nvml_counters``).
+numbers DCGM and nvidia-smi report, which leave reserved memory out, and add ``DCGM_FI_DEV_FB_RESERVED``
+(``nvml_counters``); a recorded reading has no reserved number, so it has no ``FB_RESERVED`` series.
 
 Must not: call NVML or format anything.
 """
@@ -24,6 +25,15 @@ from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
 
 Counters = Mapping[str, Mapping[str, float]]  # GPU or MIG UUID -> DCGM field name -> value
+
+# dcgm-exporter's etc/default-counters.csv line (enabled since 4.3.1-4.4.0, still in 4.5.3-4.8.2), only NVML's
+# v2 memory info gives it (``nvml_counters``). Defined here, not in ``kubegpu.devices.dcgm_fields`` (another
+# area's module), until that module lists it; ``EXPORTED_FIELDS`` is the exporter's field list.
+FB_RESERVED = F.DcgmField(
+    "DCGM_FI_DEV_FB_RESERVED", F.PromType.GAUGE, "Framebuffer memory reserved (in MiB)."
+)
+_AFTER = F.DCGM_FIELDS.index(F.FB_USED) + 1  # the CSV's order: FB_FREE, FB_USED, FB_RESERVED
+EXPORTED_FIELDS: tuple[F.DcgmField, ...] = (*F.DCGM_FIELDS[:_AFTER], FB_RESERVED, *F.DCGM_FIELDS[_AFTER:])
 
 
 def gpu_values(gpu: GpuDevice, counters: Counters) -> dict[str, float]:
