@@ -265,3 +265,60 @@ def _query_until(api: str, promql: str, proc: subprocess.Popen[bytes], want: int
             return result
         time.sleep(0.2)
     pytest.fail(f"{promql}: {len(result)} series after 30 s")
+
+
+def test_the_cluster_framebuffer_panel_counts_a_mig_gpu_once(tmp_path: Path) -> None:
+    """QA mig-xid: the panel summed a MIG GPU's own FB_USED and its instances'. Series as dcgm-exporter
+    4.5.3-4.8.2 writes them with ``-d g,i`` (parent and instances, device_monitoring.go handleGPUOptions) and
+    with the default ``f`` (instances only): a 3g.71gb instance using 4000 MiB and a 2g.35gb one using 2000
+    MiB on GPU-m, and a whole GPU-w using 1000 MiB. Either way the panel reads 7000 MiB; the "GPUs
+    reporting" stat reads 2."""
+    panels = {p["title"]: p for p in _panels(json.loads(DASHBOARD.read_text()))}
+    used = panels["Framebuffer used, cluster"]["targets"][0]["expr"]
+    total = panels["Framebuffer used, cluster"]["targets"][1]["expr"]
+    gpus = panels["GPUs reporting"]["targets"][0]["expr"]
+    mig = [('GPU_I_ID="1"', 4000, 30000), ('GPU_I_ID="2"', 2000, 31000)]
+    series = [
+        (f'DCGM_FI_DEV_FB_{n}{{UUID="GPU-m",{gi}}}', v)
+        for gi, u, f in mig
+        for n, v in (("USED", u), ("FREE", f))
+    ] + [('DCGM_FI_DEV_FB_USED{UUID="GPU-w"}', 1000), ('DCGM_FI_DEV_FB_FREE{UUID="GPU-w"}', 9000)]
+    parent = [('DCGM_FI_DEV_FB_USED{UUID="GPU-m"}', 6000), ('DCGM_FI_DEV_FB_FREE{UUID="GPU-m"}', 61000)]
+    mib = 1048576
+    for name, extra in (("flex", []), ("g_i", parent)):
+        tests = {
+            "rule_files": [],
+            "evaluation_interval": "1m",
+            "tests": [
+                {
+                    "interval": "1m",
+                    "input_series": [{"series": s, "values": f"{v}x2"} for s, v in series + extra],
+                    "promql_expr_test": [
+                        {
+                            "expr": used,
+                            "eval_time": "1m",
+                            "exp_samples": [{"labels": "{}", "value": 7000 * mib}],
+                        },
+                        {
+                            "expr": total,
+                            "eval_time": "1m",
+                            "exp_samples": [{"labels": "{}", "value": (34000 + 33000 + 10000) * mib}],
+                        },
+                        {"expr": gpus, "eval_time": "1m", "exp_samples": [{"labels": "{}", "value": 2}]},
+                    ],
+                }
+            ],
+        }
+        path = tmp_path / f"{name}.test.json"
+        path.write_text(json.dumps(tests))
+        out = subprocess.run(
+            [_binary("promtool"), "test", "rules", path.name], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert out.returncode == 0, name + out.stdout + out.stderr
+
+
+def _panels(node: dict[str, object]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for p in node.get("panels", []):  # type: ignore[attr-defined]
+        out += [p, *_panels(p)]
+    return out

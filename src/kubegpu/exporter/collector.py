@@ -10,6 +10,9 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
 ``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
 ``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
+* DCGM series of a GPU that has MIG devices are those of its MIG devices only, as with dcgm-exporter's
+  default ``-d f``; the parent keeps its ``kubegpu_*`` series.
+
 * the DCGM fields of ``kubegpu.exporter.values.EXPORTED_FIELDS`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
@@ -305,6 +308,10 @@ def _dcgm_families(
     for f in EXPORTED_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
         for t in targets:
+            if t.uuid == t.gpu.uuid and t.gpu.mig_devices:
+                # dcgm-exporter's default FlexKey "f" (devicemonitoring/device_monitoring.go
+                # monitorAllGPUInstances): a GPU with MIG instances is monitored through them only.
+                continue
             value = t.values.get(f.name)
             if value is None:
                 continue  # NVML cannot give this field on this device: absent, not 0
