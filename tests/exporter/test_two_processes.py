@@ -4,8 +4,11 @@ The shared fixture ``h200-1gpu/two-processes`` is NVML read every 0.5 s while tw
 (pid 425 and 451) shared one H200. Here each process runs in its own pod (the cgroup layouts kubelet's
 systemd and cgroupfs drivers write), kubelet's Pod Resources API gives each pod one time-slicing replica
 of the GPU, and kubelet's ``/pods`` names the pod UIDs. At every timeline point the exporter must give
-each pod exactly the memory NVML listed for its process, and the device series NVML's device readings:
-what dcgm-exporter cannot do, since it copies the device's framebuffer to both pods.
+each pod exactly the memory NVML listed for its process, and the device series NVML's device readings.
+dcgm-exporter copies the device's framebuffer to both pods, except with ``--kubernetes-virtual-gpus``
+(4.5.3-4.8.2 ``transformation/kubernetes.go`` ``createPerProcessMetrics``), where it adds per-pod
+``DCGM_FI_DEV_FB_USED``/``GPU_UTIL`` series with ``pod_uid``; kubegpu gives these in every mode as
+``kubegpu_pod_*``.
 """
 
 from __future__ import annotations

@@ -16,13 +16,15 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
 * the DCGM fields of ``kubegpu.exporter.values.EXPORTED_FIELDS`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
-  ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. Unlike that
-  mode, a device no container holds keeps its series (without pod labels) instead of disappearing.
+  ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. As in that
+  mode, a device no container holds keeps its series (without pod labels). That mode's per-pod FB_USED and
+  GPU_UTIL series (``pod_uid``; dcgm-exporter 4.5.x ``createPerProcessMetrics``) are not emitted: the
+  ``kubegpu_pod_*`` series carry those numbers.
   A device a container got through a DRA claim (Pod Resources ``dynamic_resources``, mapped to its UUID
   by ``dra_devices``) gets the same pod labels plus dcgm-exporter's ``dra_claim_name``,
   ``dra_claim_namespace``, ``dra_driver_name``, ``dra_pool_name`` and ``dra_device_name``; a claimed MIG
   device labels the MIG device's series (as a device plugin's MIG device does), not its parent's.
-* kubegpu's own (``kubegpu_*``), which dcgm-exporter cannot give:
+* kubegpu's own (``kubegpu_*``), which dcgm-exporter does not give (per-pod ones: not in every mode):
   ``kubegpu_pod_gpu_memory_used_bytes`` and ``kubegpu_pod_gpu_sm_utilization_percent`` (per container,
   from NVML per-process memory and utilisation samples, PID -> cgroup -> pod),
   ``kubegpu_gpu_unattributed_memory_used_bytes``, ``kubegpu_gpu_allocated_containers``,
