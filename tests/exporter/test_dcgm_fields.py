@@ -151,8 +151,10 @@ def test_without_a_hostname_the_label_is_left_out_as_dcgm_exporter_does() -> Non
 def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id() -> None:
     """dcgm-exporter 4.5.3-4.8.2 pkg/cmd/app.go: the default FlexKey "f" monitors "all GPU instances if MIG
     is enabled"; internal/pkg/devicemonitoring/device_monitoring.go ``monitorAllGPUInstances`` adds the
-    GPU itself only when it has no GPU instance. So the MIG-enabled parent has no DCGM series of its own
-    (its framebuffer would otherwise be counted beside its instances'), but keeps kubegpu's."""
+    GPU itself only when it has no GPU instance. So the MIG-enabled parent does not repeat the fields its
+    instances report (its framebuffer would be counted beside theirs); the fields NVML gives only per GPU
+    (clocks, temperature, power, XIDs, which DCGM reports per instance) stay on the parent, or a MIG GPU would
+    have none of them; kubegpu's own series stay too."""
     reading = json.loads((H200 / "nvml.json").read_text())
     dev = reading["devices"][0]
     dev["mig_mode"] = [1, 1]
@@ -172,8 +174,8 @@ def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id()
         labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID="1"): 100,
         labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID="2"): 200,
     }
-    # NVML gives no utilisation per MIG device (nor DCGM: dcgm-exporter issue #430), and the parent has none.
-    assert "DCGM_FI_DEV_GPU_UTIL" not in got.series
+    # the parent keeps what only it reports: its SM clock (the fixture's reading) is there, without GPU_I_*
+    assert set(got.series["DCGM_FI_DEV_SM_CLOCK"]) == {labels(**base)}
     healthy = {k for k in got.series["kubegpu_gpu_healthy"] if "GPU_I_ID" not in dict(k)}
     assert len(healthy) == 1  # the parent keeps kubegpu's series
 

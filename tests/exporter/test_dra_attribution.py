@@ -156,8 +156,10 @@ def test_a_claimed_mig_device_labels_the_mig_series_through_its_capability_nodes
             kubelet_claim("mig", "ml", "gpu.nvidia.com", [(device, [f"{KIND}={UID}-{device}"])])
         ]
         got = scrape(reading, socket, (cdi,), counters=lambda: {MIG_UUID: {"DCGM_FI_DEV_FB_USED": 512.0}})
-    # The MIG-enabled parent has no DCGM series (dcgm-exporter's default -d f); its kubegpu series no pod labels.
-    assert "DCGM_FI_DEV_GPU_TEMP" not in got.series
+    # The MIG-enabled parent keeps the per-GPU fields its instances do not report (temperature), without
+    # pod labels: no pod holds the whole GPU
+    temps = got.series["DCGM_FI_DEV_GPU_TEMP"]
+    assert temps == {labels(**_h200()): 37}
     pod = {"pod": "tiny", "namespace": "ml", "container": "c"}
     mig = {"GPU_I_PROFILE": "1g.18gb", "GPU_I_ID": "9"}
     allocated = {

@@ -10,8 +10,9 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
 ``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
 ``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
-* DCGM series of a GPU that has MIG devices are those of its MIG devices only, as with dcgm-exporter's
-  default ``-d f``; the parent keeps its ``kubegpu_*`` series.
+* a field the MIG devices of a GPU report (framebuffer) is exported through them only, as with
+  dcgm-exporter's default ``-d f``; fields NVML gives only per GPU (clocks, temperature, power, XIDs) stay
+  on the GPU, as do its ``kubegpu_*`` series.
 
 * the DCGM fields of ``kubegpu.exporter.values.EXPORTED_FIELDS`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
@@ -306,13 +307,17 @@ def _dcgm_families(
     # dcgm-exporter's render template (rendermetrics/render_metrics.go): the fixed labels, then the label
     # fields of default-counters.csv (DCGM_FI_DRIVER_VERSION), then the attributes (err_*, pod labels).
     driver_label = {LABEL_DRIVER_VERSION: driver} if driver else {}
+    # (GPU UUID, field) its MIG devices report: dcgm-exporter's default FlexKey "f"
+    # (devicemonitoring/device_monitoring.go monitorAllGPUInstances) monitors a GPU with MIG instances through
+    # them, so the parent does not repeat what they report (its framebuffer counted twice); fields NVML gives
+    # only per GPU (temperature, power, XIDs: DCGM reports those per instance, NVML cannot) stay on the parent,
+    # or a MIG GPU would have no temperature, power or XID series at all
+    by_instance = {(t.gpu.uuid, name) for t in targets if t.uuid != t.gpu.uuid for name in t.values}
     families = []
     for f in EXPORTED_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
         for t in targets:
-            if t.uuid == t.gpu.uuid and t.gpu.mig_devices:
-                # dcgm-exporter's default FlexKey "f" (devicemonitoring/device_monitoring.go
-                # monitorAllGPUInstances): a GPU with MIG instances is monitored through them only.
+            if t.uuid == t.gpu.uuid and (t.uuid, f.name) in by_instance:
                 continue
             value = t.values.get(f.name)
             if value is None:
