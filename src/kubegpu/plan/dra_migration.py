@@ -35,7 +35,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
 from kubegpu.plan.node_ops import canary_change, checkpoint_warnings, choose_canary, moved_pods, pdb_warnings
-from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, label_node, mutate
+from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, label_node, mutate, uncordon_step
 from kubegpu.scheduler.versions import behaviour, choose
 
 TO_DRA = "to-dra"
@@ -173,7 +173,7 @@ def _node_steps(n: Node, movers: Sequence[Pod], ns: str, to_dra: bool, gpus: int
         Step(f"{n.name}: switch the stack", mutate(ns, switch), stack),
         Step(f"{n.name}: verify", tuple(verify), expect),
         test,
-        Step(f"{n.name}: uncordon", mutate(ns, f"uncordon {n.name}")),
+        uncordon_step(n, ns, f"{n.name}: uncordon"),
     ]  # fmt: skip
 
 
@@ -263,10 +263,11 @@ def plan_dra_migration(snapshot: ClusterSnapshot, targets: Sequence[Node], direc
             node_steps[0] = replace(node_steps[0], title=f"Canary: {n.name} ({why}): cordon (moves nothing)")
         steps += node_steps
     undo = label_node("{node}", DEVICE_PLUGIN_DEPLOY_LABEL, None if to_dra else "false")
+    # (a node cordoned before the plan is not uncordoned: uncordon_step gives it no command)
     rollback = (Step("Switch back, canary first: cordon, restore the label, uncordon (pods that took the new path "
                      "keep running until they are moved)", tuple(c for n in order for c in (*mutate(ns, f"cordon {n.name}"),
                                                                    *mutate(ns, undo.format(node=n.name)),
-                                                                   *mutate(ns, f"uncordon {n.name}")))),)  # fmt: skip
+                                                                   *uncordon_step(n, ns).commands))),)  # fmt: skip
     summary = (f"move {len(targets)} node(s) from the device plugin to DRA ({sum(gpus.values())} GPUs)" if to_dra
                else f"move {len(targets)} node(s) from DRA to the device plugin ({sum(gpus.values())} GPUs)")  # fmt: skip
     scope = {n.name: {"device_plugin_pods": [p.key for p in paths(snapshot, n.name)[0]],

@@ -36,7 +36,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import kubelet_refusals, simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, moved_pods
-from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate
+from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate, uncordon_step
 from kubegpu.plan.verify_pods import TEST_IMAGE, numa_pod, verify_manifests, verify_step
 from kubegpu.scheduler.assembly import Engine
 from kubegpu.scheduler.device_ledger import Refusal, choose, container_requests
@@ -164,7 +164,7 @@ def _node_steps(node: Node, cpu: str | None, topo: str | None, ns: str, test_ns:
             f"expect allocatable {want} as before",
         ),
         verify_step(node, test_ns, manifests),
-        Step(f"{node.name}: uncordon", mutate(ns, f"uncordon {node.name}")),
+        uncordon_step(node, ns, f"{node.name}: uncordon"),
     ]
     return steps
 

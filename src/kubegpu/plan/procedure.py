@@ -189,8 +189,16 @@ def move_steps(affected: Sequence[AffectedPod]) -> Step:
     )
 
 
-def uncordon_step(node: Node, ns: str) -> Step:
-    return Step("Uncordon the node", mutate(ns, f"uncordon {node.name}"))
+def uncordon_step(node: Node, ns: str, title: str = "Uncordon the node") -> Step:
+    """The step that reopens ``node`` after its change: none for a node cordoned before the plan, which stays
+    cordoned (whoever cordoned it did so for a reason of their own), said in the step."""
+    if node.unschedulable:
+        return Step(
+            f"{title}: not planned, {node.name} was cordoned before this plan and stays cordoned",
+            (),
+            "uncordon it yourself when the reason it was cordoned for is resolved",
+        )
+    return Step(title, mutate(ns, f"uncordon {node.name}"))
 
 
 def capacity_check(node: Node, ns: str, expected: Mapping[str, int]) -> Step:

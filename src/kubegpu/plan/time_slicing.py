@@ -155,7 +155,7 @@ def plan_time_slicing(
             "resourceVersion: remove resourceVersion, uid, creationTimestamp and managedFields from it first",
         )
     # a node cordoned before the plan stays cordoned: the rollback restores that state, not a schedulable node
-    reopen = () if node.unschedulable else (uncordon_step(node, ns),)
+    reopen = (uncordon_step(node, ns),)
     rollback = (
         cordon_step(node, ns),
         Step(f"Restore the previous device plugin config ({previous or 'the default'})", restore),

@@ -32,7 +32,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, gpu_pods, moved_pods
-from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate
+from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate, uncordon_step
 from kubegpu.plan.verify_pods import TEST_IMAGE, verify_manifests, verify_step
 
 COMPONENTS = ("device-plugin", "driver", "gpu-operator")
@@ -115,7 +115,7 @@ def _node_upgrade(node: Node, component: str, opns: str, ns: str, test_ns: str, 
             f"expect every pod Ready with the new image, no errors in the log, allocatable {want} as before",
         ),
         verify_step(node, test_ns, verify_manifests(node, test_ns, image)),
-        Step(f"{node.name}: uncordon", mutate(ns, f"uncordon {node.name}")),
+        uncordon_step(node, ns, f"{node.name}: uncordon"),
     ]
 
 
