@@ -18,7 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kubegpu.explain.findings_base import Finding
-from kubegpu.model.names import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_CONFIG_LABEL, MIG_STRATEGY_LABEL
+from kubegpu.model.names import (
+    GPU_COUNT_LABEL,
+    GPU_MEMORY_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_REPLICAS_LABEL,
+    MIG_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+)
 from kubegpu.model.snapshot import ClusterSnapshot
 
 MIG_LAYOUT_LABELS = (
@@ -53,7 +60,7 @@ def mig_invalid_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         config = node.labels.get(MIG_CONFIG_LABEL)
         zeros = ", ".join(
             f"{k}={node.labels[k]}"
-            for k in (GPU_COUNT_LABEL, "nvidia.com/gpu.replicas", "nvidia.com/gpu.memory")
+            for k in (GPU_COUNT_LABEL, GPU_REPLICAS_LABEL, GPU_MEMORY_LABEL)
             if k in node.labels
         )
         made_by = (

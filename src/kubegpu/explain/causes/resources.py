@@ -324,8 +324,8 @@ def _gpu_short_too(ctx: Context, nodes: list[str]) -> str:
 
 
 def _allocatable(ctx: Context, resource: str) -> dict[str, int]:
-    """Node name → allocatable ``resource``: once per engine state."""
-    return store_for(ctx.engine).current(
+    """Node name → allocatable ``resource``: once per engine (allocatable does not move with the pods)."""
+    return store_for(ctx.engine).fact(
         (_allocatable, resource),
         lambda: {n.name: n.allocatable.get(resource, 0) for n in ctx.engine.snapshot.nodes},
     )
