@@ -52,7 +52,6 @@ VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 # channels to inject, whatever the device plugin allocated (IMEX channels are DRA-driver / compute-domain
 # business), so it is a device selector set by hand like NVIDIA_VISIBLE_DEVICES.
 IMEX_CHANNELS = "NVIDIA_IMEX_CHANNELS"
-DEVICE_SELECTING_ENV = (VISIBLE_DEVICES, IMEX_CHANNELS)
 # internal/config/image/cuda_image.go DevicesFromEnvvars: "void", and a value that is set but empty (no
 # device after splitting on ","), expose no GPU even in a legacy CUDA image; "none" is the documented
 # "no GPU, driver only" value.

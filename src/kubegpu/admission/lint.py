@@ -41,7 +41,7 @@ from typing import Any
 from kubegpu.admission.dra import CLAIM_SPEC_PATHS, admin_access_violations, references_claims
 from kubegpu.admission.gpu_access import (
     DANGEROUS_CAPABILITIES,
-    DEVICE_SELECTING_ENV,
+    IMEX_CHANNELS,
     NO_GPU_NVIDIA_VALUES,
     VISIBLE_DEVICES,
     Exemptions,
@@ -428,7 +428,9 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
                 "allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues #87, #1605). "
                 "Fix: remove it and request nvidia.com/gpu in resources.limits.",
             ))  # fmt: skip
-        elif name in DEVICE_SELECTING_ENV and value not in NO_GPU_NVIDIA_VALUES:
+        elif (
+            name == IMEX_CHANNELS and value not in NO_GPU_NVIDIA_VALUES
+        ):  # (VISIBLE_DEVICES: the branch above)
             out.append(Violation(
                 "visible-devices", f"{path}.env[{j}]",
                 f"{name} is set by hand to {shown}: the NVIDIA runtime hook injects the IMEX channels it names "

@@ -252,7 +252,7 @@ def plan_quota(
             f"the quota has scopes {what}: kubegpu does not evaluate scoped quotas, so no "
             "rejection is predicted for it; the manifests keep the scopes"
         )
-    warnings += [f"{r}: {not_enforced(r)}" for r in changed if not_enforced(r)]
+    warnings += [f"{r}: {note}" for r in changed if (note := not_enforced(r))]
     if any(r.startswith("requests.nvidia.com/") for r in hard) and not any(
         "nvidia.com/mig-" in r or ".shared" in r for r in after.hard
     ):
