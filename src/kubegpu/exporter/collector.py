@@ -275,12 +275,12 @@ class GpuCollector:
         if holders is not None:
             allocated = Metric(*ALLOCATED, "gauge")
             pressure = Metric(*PRESSURE, "gauge")
+            # Distinct containers per device: one container can hold several replicas of it (<uuid>::0, ::3).
+            containers = {uuid: len({h.ref for h in held}) for uuid, held in holders.items()}
             for t in targets:
-                # Distinct containers: one container can hold several replicas of a device (<uuid>::0, ::3).
-                containers = {h.ref for h in holders.get(t.uuid, ())}
-                allocated.add_sample(ALLOCATED[0], t.labels, len(containers))
+                allocated.add_sample(ALLOCATED[0], t.labels, containers.get(t.uuid, 0))
             for g in inv.devices:
-                if len({h.ref for h in holders.get(g.uuid, ())}) > 1:  # shared by several containers
+                if containers.get(g.uuid, 0) > 1:  # shared by several containers
                     used = sum(p.used_memory or 0 for p in g.processes)
                     pressure.add_sample(PRESSURE[0], gpu_labels[g.uuid], used / g.memory_total)
             families += [allocated, pressure]
