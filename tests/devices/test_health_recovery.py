@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from kubegpu.devices import Health, HealthEvent, NodeInventory, apply_health_event
-from kubegpu.devices.health import NO_EVENTS_XID, Recovery, affected_devices, mark_healthy
+from kubegpu.devices.health import NO_EVENTS_XID, HealthChecks, Recovery, affected_devices, mark_healthy
 from kubegpu.devices.inventory import MigDevice
 
 
@@ -48,7 +48,12 @@ def test_skipped_xids_start_no_recovery_and_none_means_never(dgx1: NodeInventory
     uuid = dgx1.devices[0].uuid
     for xid in (13, 31, 43, 45, 68, 109):
         assert Recovery(60).after_event(dgx1, HealthEvent(uuid=uuid, xid=xid), now=0.0).last_fault == {}
-    assert Recovery(60).after_event(dgx1, HealthEvent(uuid=uuid, xid=79), 0.0, "xids").last_fault == {}
+    assert (
+        Recovery(60)
+        .after_event(dgx1, HealthEvent(uuid=uuid, xid=79), 0.0, HealthChecks.parse("xids"))
+        .last_fault
+        == {}
+    )
     upstream = Recovery(quiet_seconds=None).after_event(dgx1, HealthEvent(uuid=uuid, xid=79), now=0.0)
     assert upstream.due(1e9) == ()
 

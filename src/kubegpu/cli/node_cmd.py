@@ -35,7 +35,7 @@ from kubegpu.devices import (
     load_plugin_config,
     plan_resources,
 )
-from kubegpu.devices.health import health_checks_disabled
+from kubegpu.devices.health import HealthChecks
 from kubegpu.devices.inventory import MIB
 from kubegpu.devices.labels import nfd_feature_text
 from kubegpu.errors import InputError, KubegpuError
@@ -257,6 +257,7 @@ def device_plugin(
     if config_dir is not None and config_file is not None:
         raise click.UsageError("give --config or --config-dir, not both")
     choice = _scheduler_choice(node_name, kubeconfig, in_cluster)
+    checks = HealthChecks.parse(disable_healthchecks, enable_healthchecks)
 
     def load() -> tuple[NodeInventory, PluginConfig, tuple[ResourcePlan, ...], list[DevicePluginServer]]:
         """The inventory, config, resources and (not yet started) servers, read afresh."""
@@ -273,9 +274,8 @@ def device_plugin(
                     config,
                     p.base_name,
                     plugin_dir,
-                    disable_healthchecks,
+                    checks,
                     choice=choice,
-                    enable_healthchecks=enable_healthchecks,
                 )
                 for p in plans
             ]
@@ -307,16 +307,8 @@ def device_plugin(
                 if register_with_retry(servers, generation):
                     click.echo(f"registered {', '.join(s.resource_name for s in servers)} with kubelet")
                 # upstream checkHealth returns at once when every check is disabled: no NVML event watcher
-                if inv.source == "nvml" and not health_checks_disabled(
-                    disable_healthchecks, enable_healthchecks
-                ):
-                    watcher = _start_health(
-                        inv,
-                        servers,
-                        health_recovery_seconds,
-                        (disable_healthchecks, enable_healthchecks),
-                        generation,
-                    )
+                if inv.source == "nvml" and not checks.all_off:
+                    watcher = _start_health(inv, servers, health_recovery_seconds, checks, generation)
                 serve_until(servers, plugin_dir, generation)
             finally:
                 generation.set()
@@ -387,7 +379,7 @@ def _start_health(
     inv: NodeInventory,
     servers: list[DevicePluginServer],
     quiet_seconds: float,
-    checks: tuple[str, str],
+    checks: HealthChecks,
     done: threading.Event,
 ) -> NvmlHealthWatcher:
     """Watch NVML XID events for ``servers`` and recover quiet devices until ``done``; the watcher."""
@@ -398,8 +390,7 @@ def _start_health(
         report=lambda event: [s.report(event) for s in servers],
         recover=lambda key: [s.recover(key) for s in servers],
         quiet_seconds=quiet_seconds or None,
-        disable_healthchecks=checks[0],
-        enable_healthchecks=checks[1],
+        checks=checks,
     )
     threading.Thread(target=monitor.run, args=(done,), name="health-recovery", daemon=True).start()
     watcher = NvmlHealthWatcher(monitor.on_event)

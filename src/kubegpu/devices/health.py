@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from kubegpu.devices.inventory import GpuDevice, Health, NodeInventory
 
@@ -73,29 +74,53 @@ def _xid_list(value: str) -> set[int | str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class HealthChecks:
+    """``DP_DISABLE_HEALTHCHECKS`` and ``DP_ENABLE_HEALTHCHECKS``, parsed once (upstream ``newHealthCheckXIDs``)
+    and carried as one value to every place that judges an event."""
+
+    disabled: frozenset[int | str] = frozenset()
+    enabled: frozenset[int | str] = frozenset()
+
+    @classmethod
+    def parse(cls, disable_healthchecks: str = "", enable_healthchecks: str = "") -> HealthChecks:
+        return cls(frozenset(_xid_list(disable_healthchecks)), frozenset(_xid_list(enable_healthchecks)))
+
+    @property
+    def all_off(self) -> bool:
+        """Whether no health check runs at all (upstream ``IsAllDisabled``: ``checkHealth`` returns at once):
+        the disable list has ``all``/``xids`` and the enable list does not have ``all``."""
+        return _ALL in self.disabled and _ALL not in self.enabled
+
+    def critical(self, xid: int) -> bool:
+        """Whether this XID marks a device Unhealthy (upstream ``getDisabledHealthCheckXids`` and
+        ``IsDisabled``). The negative markers (``NO_EVENTS_XID``, ``WAIT_FAILED_XID``) are in no list: they
+        count unless checks are off."""
+        if self.all_off:
+            return False
+        if _ALL in self.enabled or xid in self.enabled:
+            return True
+        return xid not in APPLICATION_XIDS and xid not in self.disabled
+
+
+DEFAULT_CHECKS: Final = HealthChecks()  # neither variable set
+
+
 def health_checks_disabled(disable_healthchecks: str, enable_healthchecks: str = "") -> bool:
-    """Whether no health check runs at all (upstream ``IsAllDisabled``: ``checkHealth`` returns at once):
-    ``DP_DISABLE_HEALTHCHECKS`` has ``all``/``xids`` and ``DP_ENABLE_HEALTHCHECKS`` does not have ``all``."""
-    return _ALL in _xid_list(disable_healthchecks) and _ALL not in _xid_list(enable_healthchecks)
+    """``HealthChecks.all_off`` of the two variables' values."""
+    return HealthChecks.parse(disable_healthchecks, enable_healthchecks).all_off
 
 
 def xid_is_critical(xid: int, disable_healthchecks: str = "", enable_healthchecks: str = "") -> bool:
-    """Whether this XID marks a device Unhealthy under ``DP_DISABLE_HEALTHCHECKS`` and
-    ``DP_ENABLE_HEALTHCHECKS`` (upstream ``getDisabledHealthCheckXids`` and ``IsDisabled``). The negative
-    markers (``NO_EVENTS_XID``, ``WAIT_FAILED_XID``) are in no list: they count unless checks are off."""
-    if health_checks_disabled(disable_healthchecks, enable_healthchecks):
-        return False
-    enabled = _xid_list(enable_healthchecks)
-    if _ALL in enabled or xid in enabled:
-        return True
-    return xid not in APPLICATION_XIDS and xid not in _xid_list(disable_healthchecks)
+    """``HealthChecks.critical`` of the two variables' values."""
+    return HealthChecks.parse(disable_healthchecks, enable_healthchecks).critical(xid)
 
 
 def apply_health_event(
-    inv: NodeInventory, event: HealthEvent, disable_healthchecks: str = "", enable_healthchecks: str = ""
+    inv: NodeInventory, event: HealthEvent, checks: HealthChecks = DEFAULT_CHECKS
 ) -> NodeInventory:
     """The inventory after ``event``; unchanged when the event does not affect health."""
-    if not xid_is_critical(event.xid, disable_healthchecks, enable_healthchecks):
+    if not checks.critical(event.xid):
         return inv
     devices = tuple(_mark(g, event) if event.uuid is None or g.uuid == event.uuid else g for g in inv.devices)
     return dataclasses.replace(inv, devices=devices)
@@ -159,11 +184,10 @@ class Recovery:
         inv: NodeInventory,
         event: HealthEvent,
         now: float,
-        disable_healthchecks: str = "",
-        enable_healthchecks: str = "",
+        checks: HealthChecks = DEFAULT_CHECKS,
     ) -> Recovery:
         """The state after ``event`` arrived at ``now``; unchanged for XIDs that do not mark devices."""
-        if not xid_is_critical(event.xid, disable_healthchecks, enable_healthchecks):
+        if not checks.critical(event.xid):
             return self
         keys = affected_devices(inv, event)
         faults = dict(self.last_fault)

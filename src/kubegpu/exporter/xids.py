@@ -15,7 +15,7 @@ import threading
 
 from kubegpu.devices import NodeInventory, apply_health_event
 from kubegpu.devices import dcgm_fields as F
-from kubegpu.devices.health import HealthEvent
+from kubegpu.devices.health import HealthChecks, HealthEvent
 
 
 class XidLog:
@@ -24,7 +24,7 @@ class XidLog:
     def __init__(self, disable_healthchecks: str = "") -> None:
         self._lock = threading.Lock()
         self._events: list[HealthEvent] = []
-        self._disable = disable_healthchecks
+        self._checks = HealthChecks.parse(disable_healthchecks)  # (parsed once, not per event)
 
     def on_event(self, event: HealthEvent) -> None:
         with self._lock:
@@ -48,5 +48,5 @@ class XidLog:
         with self._lock:
             events = list(self._events)
         for e in events:
-            inv = apply_health_event(inv, e, self._disable)
+            inv = apply_health_event(inv, e, self._checks)
         return inv

@@ -22,7 +22,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kubegpu.devices.health import NO_EVENTS_XID, WAIT_FAILED_XID, DeviceKey, HealthEvent, Recovery
+from kubegpu.devices.health import (
+    DEFAULT_CHECKS,
+    NO_EVENTS_XID,
+    WAIT_FAILED_XID,
+    DeviceKey,
+    HealthChecks,
+    HealthEvent,
+    Recovery,
+)
 from kubegpu.devices.inventory import NodeInventory
 from kubegpu.node.discovery import load_pynvml, text_of
 
@@ -136,16 +144,14 @@ class HealthMonitor:
         quiet_seconds: float | None,
         probe: Callable[[DeviceKey], bool] = nvml_probe,
         clock: Callable[[], float] = time.monotonic,
-        disable_healthchecks: str = "",
-        enable_healthchecks: str = "",
+        checks: HealthChecks = DEFAULT_CHECKS,
     ) -> None:
         self._inventory = inventory
-        self._enable = enable_healthchecks
+        self._checks = checks
         self._report = report
         self._recover = recover
         self._probe = probe
         self._clock = clock
-        self._disable = disable_healthchecks
         self._recovery = Recovery(quiet_seconds)
         self._lock = threading.Lock()
 
@@ -153,9 +159,7 @@ class HealthMonitor:
         """Record ``event`` (restarting its devices' quiet period) and pass it to the plugins."""
         # One lock around state and fan-out keeps plugins seeing events and recoveries in one order.
         with self._lock:
-            self._recovery = self._recovery.after_event(
-                self._inventory, event, self._clock(), self._disable, self._enable
-            )
+            self._recovery = self._recovery.after_event(self._inventory, event, self._clock(), self._checks)
             self._report(event)
 
     def tick(self) -> list[DeviceKey]:

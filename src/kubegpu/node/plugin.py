@@ -50,7 +50,7 @@ from kubegpu.devices import (
 )
 from kubegpu.devices.cdi import CDI_KIND
 from kubegpu.devices.container_view import AllocateError, allocate_response, new_response_id
-from kubegpu.devices.health import DeviceKey, HealthEvent, mark_healthy
+from kubegpu.devices.health import DEFAULT_CHECKS, DeviceKey, HealthChecks, HealthEvent, mark_healthy
 from kubegpu.devices.sharing import GPU_RESOURCE
 from kubegpu.errors import InputError
 from kubegpu.node.scheduler_choice import SchedulerChoice
@@ -84,13 +84,11 @@ class PluginState:
         inventory: NodeInventory,
         config: PluginConfig,
         base_name: str,
-        disable_healthchecks: str = "",
-        enable_healthchecks: str = "",
+        checks: HealthChecks = DEFAULT_CHECKS,
     ) -> None:
         self.config = config
         self.base_name = base_name
-        self.disable_healthchecks = disable_healthchecks
-        self.enable_healthchecks = enable_healthchecks
+        self.checks = checks
         self.topology = topology_from_inventory(inventory)
         self._inventory = inventory
         self._generation = 0
@@ -116,11 +114,7 @@ class PluginState:
     def report(self, event: HealthEvent) -> bool:
         """Apply a health event; True (and ListAndWatch sends a new list) when it changed a device."""
         with self._cond:
-            changed = self._swap(
-                apply_health_event(
-                    self._inventory, event, self.disable_healthchecks, self.enable_healthchecks
-                )
-            )
+            changed = self._swap(apply_health_event(self._inventory, event, self.checks))
         if changed:
             log.warning(
                 "%s: %s on %s marks devices Unhealthy", self.base_name, event.reason, event.uuid or "all"
@@ -316,13 +310,12 @@ class DevicePluginServer:
         config: PluginConfig,
         base_name: str = GPU_RESOURCE,
         socket_dir: Path = DEVICE_PLUGIN_PATH,
-        disable_healthchecks: str = "",
+        checks: HealthChecks = DEFAULT_CHECKS,
         poll_seconds: float = 1.0,
         choice: SchedulerChoice | None = None,
         max_streams: int = MAX_STREAMS,
-        enable_healthchecks: str = "",
     ) -> None:
-        self.state = PluginState(inventory, config, base_name, disable_healthchecks, enable_healthchecks)
+        self.state = PluginState(inventory, config, base_name, checks)
         self.choice = choice
         self.resource_name = self.state.plan.name
         self.socket_dir = socket_dir
