@@ -186,6 +186,17 @@ def test_missing_required_fields_are_reported() -> None:
     ]
 
 
+def test_a_name_ending_in_a_newline_is_refused_as_go_refuses_it() -> None:
+    """k8s.io/apimachinery pkg/util/validation IsDNS1123Subdomain / IsDNS1123Label match the whole name
+    (Go's ``$`` is the end of the text); a trailing newline is not a valid name character, so the API server
+    refuses "gpu-node\\n" and "team-a\\n" (Python's ``$`` alone would let them through)."""
+    node, pod = make_node("gpu-node\n").obj(), make_pod("p").ns("team-a\n").obj()
+    snap = build_snapshot([("s", node), ("s", pod), ("s", make_node("ok").obj())])
+    assert [e.field for e in snap.errors] == ["metadata.name", "metadata.namespace"]
+    assert "RFC 1123 subdomain" in snap.errors[0].problem and "RFC 1123 label" in snap.errors[1].problem
+    assert [n.name for n in snap.nodes] == ["ok"]
+
+
 def test_duplicate_objects_keep_the_first_copy() -> None:
     snap = build_snapshot([("a", make_node("n").gpus(8).obj()), ("b", make_node("n").gpus(4).obj())])
     assert len(snap.nodes) == 1 and snap.nodes[0].allocatable["nvidia.com/gpu"] == 8000

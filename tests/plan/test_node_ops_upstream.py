@@ -155,6 +155,20 @@ def test_noexecute_taint_deletes_tolerating_pods_after_toleration_seconds_withou
     assert "Eviction API will refuse" not in text and "drain waits" not in text
 
 
+def test_toleration_seconds_elsewhere_than_noexecute_is_refused_as_the_api_server_refuses_it() -> None:
+    """pkg/apis/core/validation/validation.go ValidateTolerations: ``field.Invalid(idxPath.Child("effect"),
+    ..., "effect must be 'NoExecute' when `tolerationSeconds` is set")``; such a pod never exists."""
+    bad = make_pod("bad").gpu(1).obj()
+    bad["spec"]["tolerations"] = [
+        {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}
+    ]
+    s = build_snapshot([("pods.yaml", bad)])
+    assert [str(e) for e in s.errors] == [
+        'pods.yaml: Pod default/bad: spec.tolerations[0].effect: Invalid value: "NoSchedule": '
+        "effect must be 'NoExecute' when `tolerationSeconds` is set"
+    ]
+
+
 @pytest.mark.parametrize("key", ["node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready",
                                  "karpenter.sh/disrupted", "node.cloudprovider.kubernetes.io/uninitialized",
                                  "ToBeDeletedByClusterAutoscaler"])  # fmt: skip
@@ -183,12 +197,13 @@ def test_component_written_labels_get_no_runbook(key: str) -> None:
 
 @pytest.mark.parametrize(("key", "value"), [
     ("bad@key", "v"), ("a/b/c", "v"), ("/k", "v"), ("k" * 64, "v"), ("-k", "v"),
-    ("k", "v" * 64), ("k", "-v"), ("k", "a b"),
+    ("k", "v" * 64), ("k", "-v"), ("k", "a b"), ("k\n", "v"), ("k", "v\n"), ("example.com\n/k", "v"),
 ])  # fmt: skip
 def test_invalid_label_keys_and_values_are_refused(key: str, value: str) -> None:
     """k8s.io/apimachinery/pkg/util/validation: IsQualifiedName (name part at most 63 characters of
     [-A-Za-z0-9_.] starting and ending alphanumeric, one optional DNS-subdomain prefix) and IsValidLabelValue
-    (empty or the same, at most 63). The API server refuses these; the plan refuses them first."""
+    (empty or the same, at most 63), each regexp matched whole (Go's ``$`` is the end of the text: a final
+    newline is refused). The API server refuses these; the plan refuses them first."""
     s = snap(make_node("n1").gpus(1).obj())
     with pytest.raises(InputError):
         plan_label(s, [s.node("n1")], key, value, NOW)
@@ -201,7 +216,7 @@ def test_valid_edge_label_values_are_accepted() -> None:
     plan_label(s, [s.node("n1")], "k", "v" * 63, NOW)
 
 
-@pytest.mark.parametrize("ns", ["", "a b", "Default", "-x"])
+@pytest.mark.parametrize("ns", ["", "a b", "Default", "-x", "team-a\n"])
 def test_bad_namespaces_are_refused(ns: str) -> None:
     """kubectl -n takes a namespace name: IsDNS1123Label (lowercase alphanumerics and '-', at most 63)."""
     s = snap(make_node("n1").gpus(1).obj())

@@ -48,6 +48,21 @@ def test_quota_manifests_keep_the_scope_selector() -> None:
         assert "resourceVersion" not in m["metadata"] and "uid" not in m["metadata"]
 
 
+def test_a_quota_written_without_a_namespace_keeps_its_scope_selector_too() -> None:
+    """A manifest without metadata.namespace is created in the default namespace (kubectl apply uses the
+    context's namespace, "default" unless set: k8s.io/cli-runtime pkg/resource builder DefaultNamespace);
+    the plan finds its stored spec there, so the scopeSelector and the user's exact texts stay."""
+    q = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu"},
+         "spec": {"hard": {"requests.nvidia.com/gpu": "8", "requests.memory": "1.5"}, "scopeSelector": SELECTOR}}  # fmt: skip
+    change = plan_quota(
+        _snap(make_node("n1").gpus(8).obj(), q), "default", "gpu", {"requests.nvidia.com/gpu": 4000}
+    )
+    for m in _manifests(change):
+        assert m["metadata"]["namespace"] == "default"
+        assert m["spec"]["scopeSelector"] == SELECTOR
+        assert m["spec"]["hard"]["requests.memory"] == "1.5"
+
+
 def test_quota_keeps_fractional_quantities_exactly() -> None:
     """resource.Quantity keeps 1.5 exactly (k8s.io/apimachinery pkg/api/resource); requests.<extended> and
     memory are not integer resources (pkg/apis/core/helper IsIntegerResourceName: requests.-prefixed names

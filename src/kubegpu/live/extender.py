@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable, Mapping
 from http.server import ThreadingHTTPServer
@@ -50,7 +49,7 @@ from kubegpu.kube.client import ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector, apply_to_store
 from kubegpu.kube.live import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
-from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.parse import name_problem, parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState
@@ -118,10 +117,6 @@ class NotSynced(Exception):
 
 
 NOT_SYNCED = "kubegpu extender: informers have not synced yet"
-# metav1 ObjectMeta validation: a pod name is a DNS-1123 subdomain, a namespace a DNS-1123 label. Checked
-# before they go into the pods/binding URL, so a "/" or "?" cannot address another resource.
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def _mapping(value: object, field: str, *, nullable: bool = False) -> dict[str, Any] | None:
@@ -299,9 +294,11 @@ def bind(api: KubeApi | None, args: Mapping[str, Any]) -> dict[str, Any]:
     name = _string(args.get("PodName"), "PodName")
     node = _string(args.get("Node"), "Node")
     uid = _string(args.get("PodUID") or "", "PodUID")  # types.UID: a string; empty sets no precondition
-    if not DNS_LABEL.fullmatch(namespace) or len(namespace) > 63:
+    # ObjectMeta validation (a pod name is a DNS-1123 subdomain, a namespace a label), checked before they
+    # go into the pods/binding URL, so a "/" or "?" cannot address another resource
+    if name_problem(namespace, label=True):
         raise BadRequest(f"PodNamespace: {namespace!r} is not a namespace name")
-    if not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
+    if name_problem(name):
         raise BadRequest(f"PodName: {name!r} is not a pod name")
     if not node:
         raise BadRequest("Node: Required value")

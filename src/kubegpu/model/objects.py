@@ -63,6 +63,8 @@ class Toleration:
     operator: str = "Equal"  # Equal | Exists ("" is defaulted to Equal by the API server)
     value: str = ""
     effect: str = ""  # "" matches every effect
+    # how long a NoExecute taint is tolerated (None: forever); only the taint eviction controller reads it
+    seconds: int | None = None
 
     def tolerates(self, taint: Taint) -> bool:
         """Upstream ``Toleration.ToleratesTaint`` (k8s.io/api/core/v1/toleration.go)."""

@@ -156,8 +156,10 @@ def _shown(value: object) -> str:
 # k8s.io/apimachinery/pkg/util/validation/validation.go: IsDNS1123Subdomain / IsDNS1123Label
 _DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = _DNS_LABEL + r"(\." + _DNS_LABEL + ")*"
-_SUBDOMAIN_RE = re.compile(f"^{_DNS_SUBDOMAIN}$")
-_LABEL_RE = re.compile(f"^{_DNS_LABEL}$")
+# matched whole (``fullmatch``): Go's ``$`` is the end of the text, Python's ``$`` also matches before a
+# final newline, so "gpu\n" would pass as a name
+_SUBDOMAIN_RE = re.compile(_DNS_SUBDOMAIN)
+_LABEL_RE = re.compile(_DNS_LABEL)
 
 
 def name_problem(name: str, *, label: bool = False) -> str:
@@ -166,7 +168,7 @@ def name_problem(name: str, *, label: bool = False) -> str:
     limit, regex = (63, _LABEL_RE) if label else (253, _SUBDOMAIN_RE)
     if len(name) > limit:
         return f"must be no more than {limit} characters"
-    if regex.match(name):
+    if regex.fullmatch(name):
         return ""
     if label:
         return ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
@@ -177,13 +179,37 @@ def name_problem(name: str, *, label: bool = False) -> str:
             f"is '{_DNS_SUBDOMAIN}')")  # fmt: skip
 
 
+# the namespace the API server gives a namespaced object written without one (kubectl's current context
+# namespace, "default" unless set; a snapshot has no context)
+DEFAULT_NAMESPACE = "default"
+
+
+def namespace_of(meta: Mapping[str, Any]) -> str:
+    """A namespaced object's namespace as the model keeps it (``DEFAULT_NAMESPACE`` when unset)."""
+    ns = meta.get("namespace")
+    return ns if isinstance(ns, str) and ns else DEFAULT_NAMESPACE
+
+
+def _toleration_seconds(ctx: _Ctx, t: Raw, effect: str, field: str) -> int | None:
+    """``tolerationSeconds`` (an int64; None when unset), which the API server only takes with effect
+    NoExecute (pkg/apis/core/validation ValidateTolerations)."""
+    if t.get("tolerationSeconds") is None:
+        return None
+    if effect != "NoExecute":
+        raise ctx.fail(
+            f"{field}.effect",
+            f"Invalid value: {_shown(effect)}: effect must be 'NoExecute' when `tolerationSeconds` is set",
+        )
+    return ctx.integer(t.get("tolerationSeconds"), f"{field}.tolerationSeconds")
+
+
 def _meta(ctx: _Ctx, raw: Raw, *, namespaced: bool, label: bool = False) -> tuple[Raw, str, str]:
     meta = ctx.mapping(raw.get("metadata"), "metadata")
     name = ctx.string(meta.get("name"), "metadata.name", required=True)
     problem = name_problem(name, label=label)
     if problem:
         raise ctx.fail("metadata.name", f"Invalid value: {_shown(name[:300])}: {problem}")
-    ns = ctx.string(meta.get("namespace"), "metadata.namespace") or "default" if namespaced else ""
+    ns = ctx.string(meta.get("namespace"), "metadata.namespace") or DEFAULT_NAMESPACE if namespaced else ""
     if namespaced and name_problem(ns, label=True):
         raise ctx.fail(
             "metadata.namespace", f"Invalid value: {_shown(ns[:300])}: {name_problem(ns, label=True)}"
@@ -381,6 +407,7 @@ def parse_pod(
                 operator=op,
                 value=ctx.string(t.get("value"), f"spec.tolerations[{i}].value"),
                 effect=effect,
+                seconds=_toleration_seconds(ctx, t, effect, f"spec.tolerations[{i}]"),
             )
         )
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")

@@ -173,6 +173,15 @@ class ClusterSnapshot:
         listed = ", ".join(f"{n} {kind} ({group})" for (group, kind), n in self.not_modelled.items())
         return f"not modelled: {listed}: they do not enter the diagnosis"
 
+    def raw_object(self, kind: str, namespace: str, name: str) -> Mapping[str, Any]:
+        """The namespaced object of ``kind`` as the snapshot stored it ({} when absent), matched on the
+        namespace the model gave it (a manifest written without one is in the default namespace)."""
+        for raw in self.raw_objects:
+            meta = raw.get("metadata") or {}
+            if raw.get("kind") == kind and meta.get("name") == name and parse.namespace_of(meta) == namespace:
+                return raw
+        return {}
+
     def kubelet_versions(self) -> list[str]:
         """Every node's ``status.nodeInfo.kubeletVersion`` as stored (vendor suffixes included)."""
         out = []

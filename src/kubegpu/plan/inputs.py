@@ -15,8 +15,9 @@ from kubegpu.errors import InputError
 from kubegpu.model.parse import name_problem
 
 _QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE = re.compile(f"^{_QNAME}$")
-_VALUE_RE = re.compile(f"^({_QNAME})?$")
+# matched whole (``fullmatch``): Python's ``$`` also matches before a final newline, Go's does not
+_QNAME_RE = re.compile(_QNAME)
+_VALUE_RE = re.compile(f"({_QNAME})?")
 _MAX = 63
 _QNAME_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
@@ -45,14 +46,14 @@ def qualified_name_problem(key: str) -> str:
         return "name part must be non-empty"
     if len(name) > _MAX:
         return f"name part must be no more than {_MAX} characters"
-    return "" if _QNAME_RE.match(name) else f"name part {_QNAME_MSG}"
+    return "" if _QNAME_RE.fullmatch(name) else f"name part {_QNAME_MSG}"
 
 
 def label_value_problem(value: str) -> str:
     """``IsValidLabelValue``'s first complaint about ``value`` ("" when valid)."""
     if len(value) > _MAX:
         return f"must be no more than {_MAX} characters"
-    return "" if _VALUE_RE.match(value) else _VALUE_MSG
+    return "" if _VALUE_RE.fullmatch(value) else _VALUE_MSG
 
 
 def check_key_value(what: str, key: str, value: str | None) -> None:

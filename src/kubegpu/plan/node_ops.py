@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.model.gpu_facts import label_writer, taint_writer
-from kubegpu.model.objects import Node, Pod, Taint, Toleration
+from kubegpu.model.objects import Node, Pod, Taint
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
@@ -156,14 +156,7 @@ DRAIN_LOCAL_STORAGE = "cannot delete Pods with local storage (use --delete-empty
 
 def _raw_pod(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any]:
     """The pod as the snapshot stored it ({} when absent)."""
-    for raw in snapshot.raw_objects:
-        meta = raw.get("metadata") or {}
-        if raw.get("kind") == "Pod" and (meta.get("namespace") or "default", meta.get("name")) == (
-            pod.namespace,
-            pod.name,
-        ):
-            return raw
-    return {}
+    return snapshot.raw_object("Pod", pod.namespace, pod.name)
 
 
 def _uses_empty_dir(snapshot: ClusterSnapshot, pod: Pod) -> bool:
@@ -177,13 +170,10 @@ def toleration_seconds(snapshot: ClusterSnapshot, pod: Pod, taint: Taint) -> int
     ``getMinTolerationTime`` (pkg/controller/tainteviction/taint_eviction.go) over the tolerations that
     match it — the least tolerationSeconds, 0 when one is <= 0, None (forever) when none sets it."""
     least: int | None = None
-    for raw in (_raw_pod(snapshot, pod).get("spec") or {}).get("tolerations") or ():
-        t = Toleration(str(raw.get("key") or ""), str(raw.get("operator") or "Equal"),
-                       str(raw.get("value") or ""), str(raw.get("effect") or ""))  # fmt: skip
-        seconds = raw.get("tolerationSeconds")
-        if not t.tolerates(taint) or not isinstance(seconds, int):
+    for t in pod.tolerations:
+        if t.seconds is None or not t.tolerates(taint):
             continue
-        least = 0 if seconds <= 0 else seconds if least is None else min(least, seconds)
+        least = 0 if t.seconds <= 0 else t.seconds if least is None else min(least, t.seconds)
         if least == 0:
             return 0
     return least

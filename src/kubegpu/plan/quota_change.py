@@ -78,14 +78,7 @@ def hard_problem(key: str, amount: Fraction) -> str:
 
 def _raw_spec(snapshot: ClusterSnapshot, quota: ResourceQuota) -> Mapping[str, Any]:
     """The quota's spec as the snapshot stored it ({} when absent), for what the model does not keep."""
-    for raw in snapshot.raw_objects:
-        meta = raw.get("metadata") or {}
-        if raw.get("kind") == "ResourceQuota" and (meta.get("namespace"), meta.get("name")) == (
-            quota.namespace,
-            quota.name,
-        ):
-            return raw.get("spec") or {}
-    return {}
+    return snapshot.raw_object("ResourceQuota", quota.namespace, quota.name).get("spec") or {}
 
 
 PROBE = "quota-probe"
