@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kubegpu.devices.sharing import ResourcePlan, SharingStrategy
+from kubegpu.model.objects import image_repo_tag
 
 PLUGIN_IMAGE = "k8s-device-plugin"  # NVIDIA's image name, in nvcr.io and in the GPU Operator's values
 _TAG = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -57,11 +58,8 @@ MPS_HONOURS_FAIL = PluginVersion(0, 20, 0)  # PR #1762
 
 def version_of_image(image: str) -> PluginVersion | None:
     """``nvcr.io/nvidia/k8s-device-plugin:v0.16.2`` → v0.16.2; another image, a digest or no tag → None."""
-    name = image.rsplit("/", 1)[-1]
-    if "@" in name or ":" not in name:
-        return None
-    repo, tag = name.rsplit(":", 1)
-    m = _TAG.match(tag) if repo == PLUGIN_IMAGE else None
+    repo, tag = image_repo_tag(image)
+    m = _TAG.match(tag) if repo == PLUGIN_IMAGE and tag else None
     if m is None:
         return None
     return PluginVersion(int(m[1]), int(m[2]), int(m[3] or 0))

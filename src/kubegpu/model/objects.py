@@ -213,6 +213,17 @@ class Container:
     image: str = ""
 
 
+def image_repo_tag(image: str) -> tuple[str, str]:
+    """The last path part of a container image reference and its tag: ``nvcr.io/nvidia/k8s-device-plugin:
+    v0.17.0`` → (``k8s-device-plugin``, ``v0.17.0``); a digest reference or no tag gives (name, "") — a
+    digest names no release (a ``:`` before the last ``/`` is a registry port, not a tag)."""
+    name = image.rsplit("/", 1)[-1]
+    if "@" in name or ":" not in name:
+        return name.split("@", 1)[0], ""
+    repo, tag = name.rsplit(":", 1)
+    return repo, tag
+
+
 @dataclass(frozen=True, slots=True)
 class ContainerState:
     """One entry of ``status.containerStatuses`` / ``initContainerStatuses``: what kubelet reports."""

@@ -28,7 +28,7 @@ from datetime import datetime
 from kubegpu.errors import InputError
 from kubegpu.explain.inspect import is_device_plugin
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
-from kubegpu.model.objects import Node, Pod
+from kubegpu.model.objects import Node, Pod, image_repo_tag
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, gpu_pods, moved_pods
@@ -57,20 +57,14 @@ def _component_pods(snapshot: ClusterSnapshot, component: str, nodes: set[str]) 
     return [p for p in snapshot.pods if p.node_name in nodes and test(p)]
 
 
-def _tag(image: str) -> str:
-    """``nvcr.io/nvidia/k8s-device-plugin:v0.17.0`` → ``v0.17.0``; a digest or no tag gives ""."""
-    name = image.rsplit("/", 1)[-1]
-    return "" if "@" in name or ":" not in name else name.rsplit(":", 1)[1]
-
-
 def current_version(snapshot: ClusterSnapshot, component: str, operator_namespace: str) -> str:
     """The version running now, read off the component's pod images (driver: without the OS suffix)."""
     if component == "gpu-operator":
-        tags = {_tag(c.image) for p in snapshot.pods if p.namespace == operator_namespace
+        tags = {image_repo_tag(c.image)[1] for p in snapshot.pods if p.namespace == operator_namespace
                 for c in p.containers if "/gpu-operator:" in c.image}  # fmt: skip
     else:
         pods = _component_pods(snapshot, component, {p.node_name for p in snapshot.pods})
-        tags = {_tag(c.image) for p in pods for c in p.containers if c.image}
+        tags = {image_repo_tag(c.image)[1] for p in pods for c in p.containers if c.image}
         if component == "driver":
             tags = {t.split("-", 1)[0] for t in tags}
     tags.discard("")
