@@ -425,6 +425,25 @@ def test_inspect_on_a_large_cluster_prints_one_panel_per_kind_of_finding(tmp_pat
     assert len(re.findall(r"gke-[a-z]+-\d+ \d", scattered[0]["detail"])) == 12
 
 
+def test_diagnose_node_names_findings_alike_but_for_their_pod_once(tmp_path: Path) -> None:
+    """The 80 scattered-GPU findings of the generated cluster each name every node holding a free GPU, so
+    ``diagnose --node`` of such a node printed 80 paragraphs of one text (400 and 811 lines at 5,000 nodes).
+    Now one line: the kind's heading, the first 20 pods and how many more, the first finding's detail."""
+    data = _generator().generate(60, 200)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    as_json = json.loads(CliRunner().invoke(cli, ["inspect", "--snapshot", str(path), "-o", "json"]).output)
+    scattered = [f for f in as_json["findings"] if "scattered" in f["title"]]
+    node = next(o for o in scattered[0]["objects"] if o.startswith("node/"))[5:]
+    out = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--node", node]).output
+    assert out.count("the free ones are scattered") == 1, out
+    line = next(x for x in out.splitlines() if "scattered" in x)
+    assert line.startswith("  warning, 80 pods: the pod needs 8")
+    assert ", +60 more (-o json)) — 80 findings alike; the first one's detail: " in line
+    pods = [f["objects"][0][4:] for f in scattered[:20]]
+    assert f"({', '.join(pods)}, +60" in line
+
+
 def test_inspect_keeps_findings_of_one_title_about_different_nodes_apart(tmp_path: Path) -> None:
     """n1 has 1 of its 4 GPUs unhealthy, n2 6 of its 8: two "allocatable GPUs below capacity" findings,
     one title, no pod in it, each node its own detail. ``inspect`` shows both panels (grouping is for

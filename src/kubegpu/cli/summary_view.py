@@ -156,8 +156,21 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
             click.echo("  no GPU resource in status.capacity")
         for h in row.holders:
             click.echo(f"  held by {h}")
-        for f in (f for f in report.findings if f"node/{node}" in f.objects):  # what is wrong with it
-            click.echo(f"  {f.severity}: {f.title} — {f.detail}")
+        # what is wrong with it; findings alike but for their pod once (400 Pending 8-GPU pods each name
+        # every node holding a free GPU: 400 paragraphs of one text), their pods listed
+        for kind in finding_kinds(
+            (f for f in report.findings if f"node/{node}" in f.objects), same_title=False
+        ):
+            severity, title = kind.heading()
+            f = kind.first
+            if len(kind.members) == 1:
+                click.echo(f"  {severity}: {title} — {f.detail}")
+            else:
+                names, more = kind.shown()
+                listed = ", ".join(n.removeprefix("pod/") for n in names) + (
+                    f", +{more} more (-o json)" if more else ""
+                )
+                click.echo(f"  {severity}: {title} ({listed}) — {kind.alike()} {f.detail}")
             for command in f.commands:
                 click.echo(f"    $ {command}")
         # per reason, the Pending pods it rejects (each pod's evidence for this node)
