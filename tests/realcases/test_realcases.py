@@ -251,7 +251,7 @@ def test_kueue_admitted_but_gated_kueue_11170() -> None:
     assert p["waiting"].startswith(
         "waiting for admission by Kueue (LocalQueue gpu-queue → ClusterQueue cluster-queue)"
     )
-    assert "Workload pod-trainer-0-3b1c2 is admitted: Kueue should remove the gate" in p["waiting"]
+    assert "Workload research/pod-trainer-0-3b1c2 is admitted: Kueue should remove the gate" in p["waiting"]
 
 
 def test_kueue_quota_not_reserved_kueue_2391() -> None:

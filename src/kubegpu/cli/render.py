@@ -140,6 +140,10 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         console.rule(f"[bold]{exp.pod}")
     if exp.waiting:
         console.print(Text(f"SchedulingGated — {exp.waiting}", style="yellow"), soft_wrap=True)
+        if exp.kueue is not None:
+            for line in exp.kueue.advice:
+                console.print(Text(f"Kueue: {line}"), soft_wrap=True)
+            print_commands(exp.kueue.commands)
         console.print(Text("once the gates are removed, the checks below apply:"), style="dim")
     if exp.binding:
         console.print(Text(f"BindingConditionsPending — {exp.binding}", style="yellow"), soft_wrap=True)

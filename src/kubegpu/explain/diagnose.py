@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from kubegpu.batch.status import workload_status
 from kubegpu.devices.sharing import SHARED_SUFFIX
-from kubegpu.explain import causes
+from kubegpu.explain import causes, schedulers
 from kubegpu.explain.causes.resources import offered_gpus
 from kubegpu.explain.dra import double_counting, own_claims
 from kubegpu.explain.engine import Engine
@@ -224,6 +224,8 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
                 queue=workload_status(engine.snapshot, pod),
                 claims=own_claims(pod, dra),
             )
+            if pod.scheduling_gates:  # each plain pod has its own Workload: not the first pod's
+                exp.waiting, exp.kueue = schedulers.gated(engine.snapshot, pod)
             exp.observed = observed_for(engine, pod, exp)
         out.append(exp)
     return out

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from kubegpu.explain.kueue import KueueReading
+
 # Where an evidence line turns to the node's own reading ("required term 0: zone In ['a']; node has zone=b"):
 # the text before it is the pod's side, alike on every node the reason refuses; what follows is the
 # node's. The cause modules write it; the table view merges nodes whose lines differ only after it.
@@ -103,6 +105,7 @@ class Explanation:
     scheduler: str = "default-scheduler"  # spec.schedulerName
     handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
+    kueue: KueueReading | None = None  # what the Kueue objects say, for a pod Kueue gates (``explain.kueue``)
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
     not_queued: str = ""  # why PreEnqueue keeps it out of the queue (explain.dra_queue): no cycle, no event
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
@@ -139,6 +142,7 @@ class Explanation:
             "schedulerName": self.scheduler,
             "handledBy": self.handled_by or None,
             "waiting": self.waiting or None,
+            "kueue": self.kueue.to_dict() if self.kueue else None,
             "bindingWait": self.binding or None,
             "notQueued": self.not_queued or None,
             "claims": self.claims,

@@ -18,6 +18,7 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - privileged containers on GPU nodes without a GPU request: they see every device (R6.1);
 - NotReady GPU nodes;
 - GPU pods kubelet rejected at admission (``findings_admission``);
+- GPU Workloads Kueue has not admitted, whose jobs it keeps suspended: no pod exists (``findings_kueue``);
 - nodes GFD labels ``<model>-MIG-INVALID`` under ``mig.strategy=single`` (``findings_mig``).
 """
 
@@ -29,6 +30,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import Finding as Finding
+from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
 from kubegpu.explain.gpu_pod import claims_gpu
@@ -92,6 +94,7 @@ def find(
     out += _failed_create_findings(snapshot)
     out += _pod_findings(snapshot)
     out += admission_findings(snapshot)
+    out += held_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 

@@ -78,6 +78,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         scheduler=pod.scheduler_name,
         handled_by=who.other,
         waiting=who.waiting,
+        kueue=who.kueue,
         unverified=unverified(engine, pod, result.scheduled),
     )
     if engine.snapshot.dra.claims:

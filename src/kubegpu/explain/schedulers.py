@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from kubegpu.explain.kueue import KueueReading, read_pod
+from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.wording import some_of
 from kubegpu.model.names import (
     DEFAULT_SCHEDULER,
@@ -98,6 +99,7 @@ class Handling:
     family: str
     gates: tuple[str, ...] = ()
     waiting: str = ""  # "waiting for admission by …", when gated
+    kueue: KueueReading | None = None  # what the Kueue objects say, for a pod Kueue gates
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -165,7 +167,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             f"Volcano queue {pod.labels[VOLCANO_QUEUE_LABEL]} (its PodGroup's state decides admission)"
         )
     if pod.scheduling_gates:
-        h.waiting = waiting_text(snapshot, pod)
+        h.waiting, h.kueue = gated(snapshot, pod)
     elif KUEUE_QUEUE_LABEL in pod.labels:
         h.notes.append(
             f"Kueue queue {pod.labels[KUEUE_QUEUE_LABEL]}: the pod is not gated, so Kueue has admitted it "
@@ -180,7 +182,7 @@ def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
     queue without a parent, "Queue's department doesn't exist": kai-scheduler/KAI-Scheduler#621, fixed by
     #858 "support n-level queue hierarchy" in v0.13.0). Nothing when the snapshot holds no KAI Queue."""
     queues = {
-        str(_meta(q).get("name")): q
+        str(meta(q).get("name")): q
         for q in snapshot.records.queue_objects("Queue")
         if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
     }
@@ -219,11 +221,18 @@ def _kai_memory_notes(snapshot: ClusterSnapshot) -> list[str]:
     ]
 
 
-def waiting_text(snapshot: ClusterSnapshot, pod: Pod) -> str:
+def gated(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, KueueReading | None]:
+    """For a pod with scheduling gates: what it waits for, and the Kueue reading when Kueue gates it. Per
+    pod, never shared between pods alike (each plain pod has its own Workload)."""
+    kueue = read_pod(snapshot, pod) if KUEUE_ADMISSION_GATE in pod.scheduling_gates else None
+    return waiting_text(pod, kueue), kueue
+
+
+def waiting_text(pod: Pod, kueue: KueueReading | None) -> str:
     gates = list(pod.scheduling_gates)
     by = []
-    if KUEUE_ADMISSION_GATE in gates:
-        by.append("Kueue" + kueue_state(snapshot, pod))
+    if kueue is not None:
+        by.append("Kueue " + kueue.headline())
     others = [g for g in gates if g != KUEUE_ADMISSION_GATE]
     if others:
         by.append(f"whatever removes the gate(s) {', '.join(others)}")
@@ -232,73 +241,3 @@ def waiting_text(snapshot: ClusterSnapshot, pod: Pod) -> str:
         "PreEnqueue keeps it out of the queue (status SchedulingGated); it is not tried and no FailedScheduling "
         "event is written until the gates are removed"
     )
-
-
-def _conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    status = obj.get("status")
-    conds = status.get("conditions") if isinstance(status, Mapping) else None
-    return [c for c in conds if isinstance(c, Mapping)] if isinstance(conds, list) else []
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    s = obj.get("spec")
-    return s if isinstance(s, Mapping) else {}
-
-
-def workload_for(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any] | None:
-    """The Kueue Workload owning ``pod`` (an ownerReference to the pod or to its controller)."""
-    owners = {("Pod", pod.name)}
-    if pod.owner is not None:
-        owners.add((pod.owner.kind, pod.owner.name))
-    for w in snapshot.records.queue_objects("Workload"):
-        meta = _meta(w)
-        if meta.get("namespace", "default") != pod.namespace:
-            continue
-        refs = meta.get("ownerReferences") or []
-        if any(isinstance(r, Mapping) and (r.get("kind"), r.get("name")) in owners for r in refs):
-            return w
-    return None
-
-
-def kueue_state(snapshot: ClusterSnapshot, pod: Pod) -> str:
-    """ " (LocalQueue a → ClusterQueue b): <why not admitted>" from the objects the snapshot holds."""
-    parts = []
-    lq_name = pod.labels.get(KUEUE_QUEUE_LABEL, "")
-    wl = workload_for(snapshot, pod)
-    if wl is not None and not lq_name:
-        lq_name = str(_spec(wl).get("queueName", ""))
-    cq_name = ""
-    local_queues = snapshot.records.queue_objects("LocalQueue")
-    for lq in local_queues:
-        if _meta(lq).get("name") == lq_name and _meta(lq).get("namespace", "default") == pod.namespace:
-            cq_name = str(_spec(lq).get("clusterQueue", ""))
-    where = f"LocalQueue {lq_name}" if lq_name else "no queue-name label"
-    where += f" → ClusterQueue {cq_name}" if cq_name else ""
-    if lq_name and local_queues and not any(_meta(q).get("name") == lq_name for q in local_queues):
-        parts.append(f"LocalQueue {lq_name} does not exist in {pod.namespace}, so Kueue never admits it")
-    for cq in snapshot.records.queue_objects("ClusterQueue"):
-        if _meta(cq).get("name") == cq_name:
-            for c in _conditions(cq):
-                if c.get("type") == "Active" and c.get("status") == "False":
-                    parts.append(f"ClusterQueue {cq_name} is inactive: {c.get('message', '')}")
-    if wl is not None:
-        wname = _meta(wl).get("name", "")
-        conds = {str(c.get("type")): c for c in _conditions(wl)}
-        quota = conds.get("QuotaReserved")
-        if quota is not None and quota.get("status") == "False":
-            parts.append(f"Workload {wname}: {quota.get('message', '')}")
-        elif conds.get("Admitted", {}).get("status") == "True":
-            parts.append(
-                f"Workload {wname} is admitted: Kueue should remove the gate; if it stays, see Kueue's log"
-            )
-        elif not conds:
-            parts.append(f"Workload {wname} has no conditions yet (not evaluated by Kueue)")
-    elif snapshot.records.queue_objects("Workload"):
-        parts.append("no Workload in the snapshot owns this pod (Kueue has not created one)")
-    tail = f" ({where})"
-    return tail + (": " + "; ".join(parts) if parts else "")

@@ -25,6 +25,8 @@ import numpy.typing as npt
 from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.findings import Finding
+from kubegpu.explain.kueue import WORKLOAD_REF
+from kubegpu.explain.kueue import cause as kueue_cause
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
 from kubegpu.model.dra import DraObjects
@@ -222,6 +224,9 @@ def _cause(
     (None: not known); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
     (``diagnose.pod_affinity_blocks``); ``hosts``: those of ``admitted`` big enough for the pod's GPUs
     (``diagnose.could_host``)."""
+    if exp.kueue is not None:  # gated by Kueue: its Workload says why (explain.kueue)
+        advice = " ".join(f"{a}." for a in exp.kueue.advice)
+        return kueue_cause(exp.kueue), exp.waiting + (f". What to do: {advice}" if advice else "")
     if exp.waiting:  # gated: kube-scheduler does not try it at all
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.not_queued:  # PreEnqueue: kube-scheduler does not try it until its claims resolve
@@ -386,6 +391,11 @@ def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: lis
         critical = next((f for f in findings if f.severity == "critical"), None)
         if critical is not None:
             return f"no Pending GPU pod is blocked, but fix the critical finding: {critical.title}"
+        # a job Kueue keeps suspended has no pod to be Pending: "nothing is blocked" would hide it
+        held = [f for f in findings if f.objects and f.objects[0].startswith(WORKLOAD_REF)]
+        if held:
+            more = f" (and {len(held) - 1} more Workload(s) Kueue holds)" if len(held) > 1 else ""
+            return f"no Pending GPU pod, but {held[0].title}{more}"
         return "nothing is blocked"
     most = max(causes[g.cause] for g in blocked)
     top = next(g for g in blocked if causes[g.cause] == most)  # the cause's largest group: listed first

@@ -203,6 +203,10 @@ KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 # Kueue (kubernetes-sigs/kueue): the queue label on Jobs and pods, and the gate its pod webhook adds.
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+# A plain-pod group's Workload is named after this label (pkg/controller/jobs/pod/constants GroupNameLabel,
+# pod_controller.go workloadName); a prebuilt Workload is named by the other (pkg/controller/constants).
+KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_PREBUILT_WORKLOAD_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 DEFAULT_SCHEDULER = "default-scheduler"
 # the Warning event reason kube-scheduler writes for a pod it cannot place
 FAILED_SCHEDULING = "FailedScheduling"

@@ -1,0 +1,124 @@
+"""Kueue's objects (kueue.x-k8s.io) as the snapshot keeps them (raw dicts, any API version), and the quota
+shortfalls a Workload's ``QuotaReserved`` message names, read for their numbers.
+
+Kueue formats the shortfalls with fixed words (kubernetes-sigs/kueue pkg/scheduler/flavorassigner/
+flavorassigner.go ``Assignment.Message`` and ``fitsResourceQuota``): ``couldn't assign flavors to pod set
+<ps>: <reasons>``, pod sets joined by ``; ``, reasons by ``, ``; ``insufficient unused quota for <res> in
+flavor <f>, <n> more needed``; ``insufficient quota for <res> in flavor <f>, request > maximum capacity
+(<a> > <b>)`` (Kueue ≤ 0.14) or ``…, previously considered podsets requests (<p>) + current podset request
+(<c>) > maximum capacity (<b>)`` (0.15+, kueue#7232). A message kubegpu cannot read this way is quoted whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.model.records import KUEUE_GROUP
+from kubegpu.model.snapshot import ClusterSnapshot
+
+_POD_SET = re.compile(
+    r"couldn't assign flavors to pod set (\S+?): (.*?)(?=; couldn't assign flavors to pod set |$)"
+)
+_UNUSED = re.compile(r"insufficient unused quota for (\S+) in flavor (\S+?), (\S+) more needed")
+_MAX_OLD = re.compile(
+    r"insufficient quota for (\S+) in flavor (\S+?), request > maximum capacity \((\S+) > ([^)\s]+)\)"
+)
+_MAX_NEW = re.compile(
+    r"insufficient quota for (\S+) in flavor (\S+?), previously considered podsets requests \((\S+)\) \+ "
+    r"current podset request \((\S+)\) > maximum capacity \(([^)\s]+)\)"
+)
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """One resource of one pod set that did not fit one flavor, as Kueue's message says."""
+
+    pod_set: str
+    resource: str
+    flavor: str
+    more_needed: str = ""  # "insufficient unused quota": how much more must be unused
+    request: str = ""  # "> maximum capacity": the request Kueue compared (with earlier pod sets on ≤ 0.14)
+    previous: str = ""  # 0.15+: what the pod sets before it already take from the flavor
+    maximum: str = ""  # the most the ClusterQueue can get in the flavor, borrowing included
+
+    @property
+    def never_fits(self) -> bool:
+        return bool(self.maximum)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"podSet": self.pod_set, "resource": self.resource, "flavor": self.flavor}
+        for key, value in (("moreNeeded", self.more_needed), ("request", self.request),
+                           ("previouslyConsidered", self.previous), ("maximumCapacity", self.maximum)):  # fmt: skip
+            if value:
+                out[key] = value
+        return out
+
+
+def parse_shortfalls(message: str) -> list[Shortfall]:
+    """The quota shortfalls Kueue's ``QuotaReserved`` message names, per pod set, in its order."""
+    out: list[Shortfall] = []
+    for pod_set, reasons in _POD_SET.findall(" ".join(message.split())):
+        for m in _MAX_NEW.finditer(reasons):
+            res, flavor, previous, current, maximum = m.groups()
+            out.append(Shortfall(pod_set, res, flavor, request=current, previous=previous, maximum=maximum))
+        for m in _MAX_OLD.finditer(reasons):
+            res, flavor, request, maximum = m.groups()
+            out.append(Shortfall(pod_set, res, flavor, request=request, maximum=maximum))
+        for m in _UNUSED.finditer(reasons):
+            res, flavor, needed = m.groups()
+            out.append(Shortfall(pod_set, res, flavor, more_needed=needed))
+    return out
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A raw object's ``metadata`` (empty when absent or not a mapping)."""
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A raw object's ``spec`` (empty when absent)."""
+    s = obj.get("spec")
+    return s if isinstance(s, Mapping) else {}
+
+
+def status_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A raw object's ``status`` (empty when absent)."""
+    s = obj.get("status")
+    return s if isinstance(s, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings of a raw list field (empty when it is not a list)."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def conditions(obj: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """``status.conditions`` by type."""
+    return {str(c.get("type")): c for c in as_list(status_of(obj).get("conditions"))}
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    """A raw object's name."""
+    return str(meta(obj).get("name", ""))
+
+
+def ns_of(obj: Mapping[str, Any]) -> str:
+    """A namespaced raw object's namespace (``default`` when unset, as kubectl applies it)."""
+    return str(meta(obj).get("namespace") or "default")
+
+
+def has_kueue_objects(snapshot: ClusterSnapshot) -> bool:
+    return any(str(q.get("apiVersion", "")).startswith(KUEUE_GROUP + "/") for q in snapshot.records.queues)
+
+
+def kueue_objects(snapshot: ClusterSnapshot, kind: str) -> list[Mapping[str, Any]]:
+    """The snapshot's objects of a Kueue kind (kueue.x-k8s.io, any version)."""
+    return [
+        q
+        for q in snapshot.records.queue_objects(kind)
+        if str(q.get("apiVersion", "")).startswith(KUEUE_GROUP)
+    ]
