@@ -244,7 +244,7 @@ def test_lease_rules_are_namespaced_to_the_release() -> None:
 def test_list_watch_grants_are_the_kinds_the_informers_watch(account: str, watched: tuple[str, ...]) -> None:
     """Ties the RBAC to the code: the collections the component's informers list+watch (the URL paths of
     kube/live.py's LISTED_KINDS) are exactly the ones it may list and watch."""
-    from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS
+    from kubegpu.kube.listed_kinds import BATCH_LISTED_KINDS, LISTED_KINDS
 
     paths = {k.path for k in (*LISTED_KINDS, *BATCH_LISTED_KINDS) if k.kind in watched}
     from_code = set()

@@ -21,7 +21,8 @@ import yaml
 from kmock._internal import parsing as kmock_parsing
 from kmock._internal.rendering import Response as KmockResponse  # not in kmock.__all__
 
-from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS, LiveRead, read_cluster
+from kubegpu.kube.listed_kinds import BATCH_LISTED_KINDS, KUEUE_LISTED_KINDS, LISTED_KINDS
+from kubegpu.kube.live import LiveRead, read_cluster
 
 TOKEN = "kmock-test-token"
 
@@ -172,7 +173,8 @@ PDB = {
 }
 
 LIST_API = {
-    listed.path: (f"{listed.kind}List", listed.api_version) for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS)
+    listed.path: (f"{listed.kind}List", listed.api_version)
+    for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *KUEUE_LISTED_KINDS)
 }
 
 

@@ -24,7 +24,8 @@ from tests.kube.live_fakes import (
     write_kubeconfig,
 )
 
-from kubegpu.kube.live import BATCH_LISTED_KINDS, DRA_LISTED_KINDS, LISTED_KINDS, read_cluster
+from kubegpu.kube.listed_kinds import BATCH_LISTED_KINDS, DRA_LISTED_KINDS, KUEUE_LISTED_KINDS, LISTED_KINDS
+from kubegpu.kube.live import read_cluster
 from kubegpu.model.snapshot import build_snapshot
 
 # ----------------------------------------------------------------------------------------------------
@@ -77,7 +78,9 @@ def test_only_gets_with_the_kubeconfig_token_and_never_watches(api: FakeApiServe
 
     assert {method for method, _, _, _ in api.requests} == {"GET"}
     assert {auth for _, _, _, auth in api.requests} == {f"Bearer {TOKEN}"}
-    listed_paths = [listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS)]
+    listed_paths = [
+        listed.path for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS, *KUEUE_LISTED_KINDS)
+    ]
     # first the server's version (it picks the kube-scheduler release reproduced), then each list
     assert [path for _, path, _, _ in api.requests] == ["/version/", *listed_paths]
     lists = api.requests[1:]
@@ -167,6 +170,42 @@ def test_the_batch_crds_are_read_where_installed(api: FakeApiServer, tmp_path: P
     snap = build_snapshot(result.objects)
     assert sorted(str(raw["kind"]) for _, raw in snap.batch_objects) == ["GpuCohort", "GpuQueue", "PodGroup"]
     assert ("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups") in {(m, p) for m, p, _, _ in api.requests}
+
+
+def test_kueue_objects_are_read_at_the_newest_version_served(api: FakeApiServer, tmp_path: Path) -> None:
+    """Kueue 0.15+ serves v1beta2 (its storage version) beside the deprecated v1beta1: each kind is read once,
+    at v1beta2, and reaches explain.kueue. Objects: the HAMi website Kueue lab (02-queues.yaml, Kueue
+    0.18.1), as its list items (no kind/apiVersion on the wire)."""
+    flavor = {"metadata": {"name": "hami-t4"}, "spec": {"nodeLabels": {"nvidia.com/gpu.product": "Tesla-T4"}}}
+    cq = {"metadata": {"name": "hami-cq"}, "spec": {"namespaceSelector": {}, "resourceGroups": [{
+        "coveredResources": ["nvidia.com/gpu"],
+        "flavors": [{"name": "hami-t4", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 2}]}]}]}}  # fmt: skip
+    lq = {
+        "metadata": {"name": "hami-queue", "namespace": "hami-kueue-demo"},
+        "spec": {"clusterQueue": "hami-cq"},
+    }
+    api.collections = {
+        **full_cluster(),
+        "/apis/kueue.x-k8s.io/v1beta2/resourceflavors": [flavor],
+        "/apis/kueue.x-k8s.io/v1beta2/clusterqueues": [cq],
+        "/apis/kueue.x-k8s.io/v1beta2/localqueues": [lq],
+        "/apis/kueue.x-k8s.io/v1beta2/workloads": [],
+    }
+    result = read(api, tmp_path)
+    assert result.warnings == []
+    kueue = [(obj["kind"], obj["apiVersion"]) for _, obj in result.objects if "kueue" in obj["apiVersion"]]
+    assert sorted(kueue) == [
+        ("ClusterQueue", "kueue.x-k8s.io/v1beta2"), ("LocalQueue", "kueue.x-k8s.io/v1beta2"),
+        ("ResourceFlavor", "kueue.x-k8s.io/v1beta2"),
+    ]  # fmt: skip
+    asked = {p for _, p, _, _ in api.requests}
+    assert not any(p.startswith("/apis/kueue.x-k8s.io/v1beta1/") for p in asked)
+    snap = build_snapshot(result.objects)
+    assert sorted(str(q["kind"]) for q in snap.records.queues) == [
+        "ClusterQueue",
+        "LocalQueue",
+        "ResourceFlavor",
+    ]
 
 
 def test_a_batch_crd_that_is_installed_but_forbidden_is_warned_about(

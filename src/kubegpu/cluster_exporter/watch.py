@@ -19,7 +19,7 @@ from typing import Any
 
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
-from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.kube.listed_kinds import LISTED_KINDS
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 
 WATCHED = ("Node", "Pod")

@@ -15,6 +15,7 @@ Layer (``.importlinter``, checked by ``lint-imports`` in CI): an adapter above t
 ``kubernetes`` and ``kubegpu.errors`` only, never the core or a face. The core may not import it.
 """
 
-from kubegpu.kube.live import LISTED_KINDS, ListedKind, LiveRead, read_cluster
+from kubegpu.kube.listed_kinds import LISTED_KINDS, ListedKind
+from kubegpu.kube.live import LiveRead, read_cluster
 
 __all__ = ["LISTED_KINDS", "ListedKind", "LiveRead", "read_cluster"]

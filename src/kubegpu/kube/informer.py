@@ -32,6 +32,7 @@ from kubegpu.backoff import doubling
 from kubegpu.errors import InputError
 from kubegpu.kube import live
 from kubegpu.kube.client import ApiError, KubeApi
+from kubegpu.kube.listed_kinds import ListedKind
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class Reflector:
     def __init__(
         self,
         api: KubeApi,
-        listed: live.ListedKind,
+        listed: ListedKind,
         sink: Sink,
         stop: threading.Event,
         *,

@@ -22,6 +22,9 @@ informers, and by ``read_cluster`` after the core kinds (so ``explain --kube`` a
 the queues). All are optional; ``read_cluster`` skips one answering 404 silently — a CRD that is not
 installed is the ordinary case on a cluster without that project, not something to warn about on every
 read — while a 403 (installed, but not readable with these credentials) is warned about as above.
+Kueue's Workloads, LocalQueues, ClusterQueues and ResourceFlavors (``KUEUE_LISTED_KINDS``, what
+``explain.kueue`` reads) are listed the same way, each at the first version the cluster serves, as the DRA
+kinds are. The kinds and their paths are ``kube.listed_kinds``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from kubegpu.errors import InputError
+from kubegpu.kube.listed_kinds import (
+    BATCH_LISTED_KINDS,
+    DRA_LISTED_KINDS,
+    KUEUE_LISTED_KINDS,
+    LISTED_KINDS,
+    ListedKind,
+)
 
 # The kubernetes package is only partly annotated; these entry points are untyped.
 _load_incluster_config: Callable[..., None] = k8s_config.load_incluster_config
@@ -52,167 +62,6 @@ Progress = Callable[[str, int, int, bool], None]
 
 DEFAULT_PAGE_SIZE = 500  # what kubectl uses for chunked lists
 DEFAULT_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class ListedKind:
-    """One kind ``read_cluster`` lists: where it lives and whether the read can go on without it."""
-
-    kind: str
-    api_version: str
-    path: str  # the collection URL, cluster-wide (all namespaces)
-    api_class: str  # kubernetes.client API class
-    method: str  # its list method for ``path``
-    optional: bool = False  # 403/404 -> warning + skip instead of an error
-    without_it: str = ""  # what a skipped optional kind costs, for the warning
-    args: tuple[
-        str, ...
-    ] = ()  # positional arguments of ``method`` (a custom resource's group, version, plural)
-
-
-LISTED_KINDS: tuple[ListedKind, ...] = (
-    ListedKind("Namespace", "v1", "/api/v1/namespaces", "CoreV1Api", "list_namespace"),
-    ListedKind("Node", "v1", "/api/v1/nodes", "CoreV1Api", "list_node"),
-    ListedKind(
-        "PriorityClass",
-        "scheduling.k8s.io/v1",
-        "/apis/scheduling.k8s.io/v1/priorityclasses",
-        "SchedulingV1Api",
-        "list_priority_class",
-        optional=True,
-        without_it="priorityClassName cannot be resolved; pods keep the spec.priority the API server stored",
-    ),
-    ListedKind("Pod", "v1", "/api/v1/pods", "CoreV1Api", "list_pod_for_all_namespaces"),
-    ListedKind(
-        "ResourceQuota", "v1", "/api/v1/resourcequotas", "CoreV1Api", "list_resource_quota_for_all_namespaces"
-    ),
-    ListedKind(
-        "LimitRange",
-        "v1",
-        "/api/v1/limitranges",
-        "CoreV1Api",
-        "list_limit_range_for_all_namespaces",
-        optional=True,
-        without_it="LimitRange defaults and bounds are not applied",
-    ),
-    ListedKind(
-        "PodDisruptionBudget",
-        "policy/v1",
-        "/apis/policy/v1/poddisruptionbudgets",
-        "PolicyV1Api",
-        "list_pod_disruption_budget_for_all_namespaces",
-        optional=True,
-        without_it="preemption treats every victim as covered by no PodDisruptionBudget",
-    ),
-    # what the cluster shows about itself (model.records): the device plugin chain, FailedCreate, events
-    ListedKind(
-        "DaemonSet", "apps/v1", "/apis/apps/v1/daemonsets", "AppsV1Api", "list_daemon_set_for_all_namespaces",
-        optional=True, without_it="the device plugin DaemonSets are unknown: a GPU node without GPUs is not traced to its plugin",
-    ),
-    ListedKind(
-        "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
-        optional=True, without_it="a ReplicaSet whose pods a quota rejects at creation is not reported",
-    ),
-    # PodTopologySpread's default constraints take their selector from these (model.default_spread)
-    ListedKind(
-        "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
-        optional=True, without_it="the default topology spread of StatefulSet pods is not computed",
-    ),
-    ListedKind(
-        "ReplicationController", "v1", "/api/v1/replicationcontrollers", "CoreV1Api",
-        "list_replication_controller_for_all_namespaces",
-        optional=True, without_it="the default topology spread of ReplicationController pods is not computed",
-    ),
-    ListedKind(
-        "Service", "v1", "/api/v1/services", "CoreV1Api", "list_service_for_all_namespaces",
-        optional=True, without_it="the default topology spread (from the Services selecting a pod) is not computed",
-    ),
-    ListedKind(
-        "Job", "batch/v1", "/apis/batch/v1/jobs", "BatchV1Api", "list_job_for_all_namespaces",
-        optional=True, without_it="suspended (queued) Jobs and their FailedCreate are not reported",
-    ),
-    ListedKind(
-        "Event", "v1", "/api/v1/events", "CoreV1Api", "list_event_for_all_namespaces",
-        optional=True, without_it="the scheduler's own FailedScheduling messages and FailedCreate events are not compared",
-    ),
-    # the storage plugins' objects (model.volumes); without claims a pod's volumes are not checked (explain
-    # says so), without the others the claims' PVs, classes or attach limits are missing
-    ListedKind(
-        "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", "CoreV1Api",
-        "list_persistent_volume_claim_for_all_namespaces",
-        optional=True, without_it="pods' volumes are checked without their claims (reported as not checked)",
-    ),
-    ListedKind(
-        "PersistentVolume", "v1", "/api/v1/persistentvolumes", "CoreV1Api", "list_persistent_volume",
-        optional=True, without_it="pods' volumes are checked without PersistentVolumes",
-    ),
-    ListedKind(
-        "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", "StorageV1Api",
-        "list_storage_class", optional=True, without_it="pods' volumes are checked without StorageClasses",
-    ),
-    ListedKind(
-        "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", "StorageV1Api", "list_csi_node",
-        optional=True, without_it="pods' volumes are checked without CSINode attach limits",
-    ),
-    ListedKind(
-        "CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", "StorageV1Api", "list_csi_driver",
-        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
-    ),
-    ListedKind(
-        "CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities", "StorageV1Api",
-        "list_csi_storage_capacity_for_all_namespaces",
-        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
-    ),
-)  # fmt: skip
-
-
-# The batch layer's custom resources (issue 6; ``batch.objects``), served only where their CRDs are
-# installed (404 otherwise). The live scheduler watches them; ``read_cluster`` lists them too.
-BATCH_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
-    ListedKind(
-        kind,
-        f"{group}/{version}",
-        f"/apis/{group}/{version}/{plural}",
-        "CustomObjectsApi",
-        "list_cluster_custom_object",
-        optional=True,
-        without_it=without_it,
-        args=(group, version, plural),
-    )
-    for kind, group, version, plural, without_it in (
-        ("GpuQueue", "kubegpu.io", "v1alpha1", "gpuqueues", "pods naming a queue are admitted without queue quota"),
-        ("GpuCohort", "kubegpu.io", "v1alpha1", "gpucohorts", "cohorts have no parents: queues pool quota only with queues naming the same cohort"),
-        ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", "Volcano gangs count as minMember 1 and their spec.queue is not read"),
-        ("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", "coscheduling gangs count as minMember 1"),
-    )
-)  # fmt: skip
-
-
-# resource.k8s.io (DRA): v1 since 1.34, v1beta2 on 1.33, v1beta1 on 1.32; each kind is read at the
-# first version the cluster serves (404: not served at that version) and parsed by model.dra.
-_CLAIMS_LOST = "pods with resourceClaims are explained without their claims"
-DRA_LISTED_KINDS: tuple[ListedKind, ...] = tuple(
-    ListedKind(
-        kind,
-        f"resource.k8s.io/{version}",
-        f"/apis/resource.k8s.io/{version}/{plural}",
-        "CustomObjectsApi",
-        "list_cluster_custom_object",
-        optional=True,
-        without_it=without_it,
-        args=("resource.k8s.io", version, plural),
-    )
-    for kind, plural, versions, without_it in (
-        ("DeviceClass", "deviceclasses", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
-        ("ResourceSlice", "resourceslices", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
-        ("ResourceClaim", "resourceclaims", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
-        ("ResourceClaimTemplate", "resourceclaimtemplates", ("v1", "v1beta2", "v1beta1"), _CLAIMS_LOST),
-        # device taints applied by rules (v1 in 1.37, where the scheduler applies them; v1beta2 in 1.36)
-        ("DeviceTaintRule", "devicetaintrules", ("v1", "v1beta2"),
-         "devices are taken without the taints DeviceTaintRules add"),
-    )
-    for version in versions
-)  # fmt: skip
 
 
 def listed_path(kind: str) -> str:
@@ -251,7 +100,8 @@ def read_cluster(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Progress | None = None,
 ) -> LiveRead:
-    """List every kind in ``LISTED_KINDS``, ``BATCH_LISTED_KINDS`` and ``DRA_LISTED_KINDS`` from one cluster; see the module
+    """List every kind in ``LISTED_KINDS``, ``BATCH_LISTED_KINDS``, ``DRA_LISTED_KINDS`` and ``KUEUE_LISTED_KINDS``
+    (``kube.listed_kinds``) from one cluster; see the module
     docstring for the contract.
 
     ``context``/``kubeconfig`` pick the cluster as kubectl would (``$KUBECONFIG``, then ``~/.kube/config``,
@@ -274,10 +124,12 @@ def read_cluster(
         except Exception as err:
             why = f"HTTP {err.status}" if isinstance(err, ApiException) else type(err).__name__
             result.warnings.append(f"{label}/version: could not read the server version ({why})")
-        dra_read: set[str] = set()
-        for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS):
-            if listed.kind in dra_read:
-                continue  # a newer resource.k8s.io version answered already
+        versioned = {*DRA_LISTED_KINDS, *KUEUE_LISTED_KINDS}  # one entry per version, newest first
+        read_at: set[tuple[str, str]] = set()  # (group, kind) read at a newer version
+        for listed in (*LISTED_KINDS, *BATCH_LISTED_KINDS, *DRA_LISTED_KINDS, *KUEUE_LISTED_KINDS):
+            group = listed.api_version.rpartition("/")[0]
+            if (group, listed.kind) in read_at:
+                continue  # a newer version of its group answered already
             source = label + listed.path
             list_fn = _list_function(api_client, listed)
             on_page = functools.partial(progress, listed.kind) if progress is not None else None
@@ -290,8 +142,8 @@ def read_cluster(
                     f"{source}: skipped {listed.kind} objects ({skipped}); {listed.without_it}"
                 )
                 continue
-            if listed in DRA_LISTED_KINDS:
-                dra_read.add(listed.kind)
+            if listed in versioned:
+                read_at.add((group, listed.kind))
             result.objects.extend((source, item) for item in items)
     finally:
         close: Callable[[], None] = api_client.close

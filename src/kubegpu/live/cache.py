@@ -17,7 +17,7 @@ from typing import Any
 from kubegpu.devices.node_devices import NodeDevices, node_devices
 from kubegpu.errors import InputError
 from kubegpu.kube.informer import SYNC, apply_to_store, object_key
-from kubegpu.kube.live import ListedKind
+from kubegpu.kube.listed_kinds import ListedKind
 from kubegpu.live.assumed import checked_record, reconcile_records
 from kubegpu.live.batch import is_batch_pod
 from kubegpu.live.preemption import Preemption

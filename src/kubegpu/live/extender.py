@@ -47,7 +47,7 @@ from kubegpu.errors import InputError
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector, apply_to_store
-from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.kube.listed_kinds import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
 from kubegpu.model.parse import name_problem, parse_node, parse_pdb, parse_pod, parse_priority_class
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble

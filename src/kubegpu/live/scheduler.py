@@ -72,7 +72,7 @@ from typing import Any
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import Reflector
 from kubegpu.kube.leader import LeaderElector
-from kubegpu.kube.live import BATCH_LISTED_KINDS, LISTED_KINDS
+from kubegpu.kube.listed_kinds import BATCH_LISTED_KINDS, LISTED_KINDS
 from kubegpu.live.admission_cycle import AdmissionCycle
 from kubegpu.live.batch import BatchAdmission
 from kubegpu.live.binder import BIND_WORKERS

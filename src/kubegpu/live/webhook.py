@@ -52,7 +52,7 @@ from kubegpu.errors import InputError, json_document
 from kubegpu.http_reply import ReplyHandler
 from kubegpu.kube.client import KubeApi
 from kubegpu.kube.informer import SYNC, Reflector
-from kubegpu.kube.live import LISTED_KINDS
+from kubegpu.kube.listed_kinds import LISTED_KINDS
 
 log = logging.getLogger(__name__)
 
