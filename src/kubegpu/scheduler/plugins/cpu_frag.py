@@ -213,26 +213,39 @@ class CpuAwareFragmentation:
         self._layout(t)
 
     def _layout(self, t: TypicalPods) -> None:
-        """The state of a node or after-state: a column of 3 + 4S rows (``_measure`` reads ``[3 + 4S, K]``:
+        """The state of a node or after-state: a column of 4 + 4S rows (``_measure`` reads ``[4 + 4S, K]``:
         an operation on a block of rows runs over contiguous memory; ``_nodes`` keeps them node-major, a
         row per node), over the S shapes with GPUs (a CPU-only shape never fits a node's
         GPUs: its F_t is all free milli-GPU and its stranding 0, a constant weight on the free
-        milli-GPU), multi-GPU shapes first (the only units ``_strand`` divides). Rows: free CPU, free
-        memory; per shape 1 + the GPUs that fit it − the GPUs it needs there (≥ 1: it fits by GPU; the
-        ledger's ``gpus_needed``); free milli-GPU; per shape the free milli on GPUs that fit it (free milli
-        less FGD's ``below``), its units Σ_g ⌊free_g / milli_t⌋, and the node's empty-state stranding.
+        milli-GPU), shapes alike but for the GPU models they may use counted once, multi-GPU shapes first
+        (the only units ``_strand`` divides). Rows: free CPU, free memory; per shape 1 + the GPUs that fit
+        it − its GPUs (≥ 1: it fits by GPU); free milli-GPU; per shape the free milli on GPUs that fit it
+        (free milli less FGD's ``below``), its units Σ_g ⌊free_g / milli_t⌋, and the node's empty-state
+        stranding; last, the node's weight pattern: which shapes of each group may use its GPU model
+        (``TypicalPods.access``; a shape that may not use it never fits there: its weight is left out).
         The GPU rows are sums over the node's GPUs of a row per free value (``_table``), so a pod's
         after-state is one gather of the state plus its ``_step`` (and for a sharing pod, its GPU's
         table row out and in), and the measure is a few operations on whole blocks."""
         lg = self.ledger
         cluster = lg.cluster
-        shapes = np.flatnonzero(t.milli > 0)
-        shapes = np.concatenate((shapes[t.count[shapes] > 1], shapes[t.count[shapes] <= 1]))
+        gpu_shapes = np.flatnonzero(t.milli > 0)
+        gpu_shapes = np.concatenate(
+            (gpu_shapes[t.count[gpu_shapes] > 1], gpu_shapes[t.count[gpu_shapes] <= 1])
+        )
+        # shapes alike but for the GPU models they may use (the gpuspec traces': 117 shapes, 75 groups)
+        # have one state: a model the shape may not use only leaves its weight out (``_by_pattern``)
+        memory = t.memory if t.memory is not None else np.zeros_like(t.cpu)
+        groups: dict[tuple[int, int, int, int], list[int]] = {}
+        for i in gpu_shapes.tolist():
+            key = (int(t.cpu[i]), int(memory[i]), int(t.count[i]), int(t.milli[i]))
+            groups.setdefault(key, []).append(i)
+        shapes = np.array([members[0] for members in groups.values()], dtype=np.intp)
         s = len(shapes)
-        self._shapes = shapes
+        self._shapes = shapes  # one shape of each group
         self._fitm, self._total = slice(2, 2 + s), 2 + s
         self._above, self._units = slice(3 + s, 3 + 2 * s), slice(3 + 2 * s, 3 + 3 * s)
         self._empty = slice(3 + 3 * s, 3 + 4 * s)
+        self._pattern = 3 + 4 * s
         self._gpu = slice(2, 3 + 3 * s)  # the rows a pod's GPUs change
         self._free = CPU_MEMORY_COLUMNS
         self._multi = int((t.count[shapes] > 1).sum())
@@ -261,11 +274,25 @@ class CpuAwareFragmentation:
         # comparisons, ``_fits``)
         self._fed_fits = bool((self._cpu > 0).all()) and (self._memory is None or bool(self._memory.all()))
         # weights · [total, above, stranded] → [Σ_t weight_t · F_t of FGD, Σ_t weight_t · stranded_t]: a
-        # shape that fits counts free milli − above, one that does not all free milli
+        # shape that fits counts free milli − above, one that does not all free milli. Per group and GPU
+        # model, the weight of the group's shapes that may use the model (integers: the sums stay exact);
+        # models of equal weights share a pattern (``_by_pattern``), each node's in its state's last row;
+        # with one pattern (no shape restricted to some models) the weights are constants
+        member = np.zeros((s, len(t.weight)), dtype=np.int64)
+        for g, members in enumerate(groups.values()):
+            member[g, members] = 1
+        by_model = member @ (t.weight[:, None] * t.access(lg.model_names))  # [S, M]: integers
+        patterns: dict[bytes, int] = {}
+        of_model = [patterns.setdefault(by_model[:, m].tobytes(), m) for m in range(by_model.shape[1])]
+        first = sorted(set(of_model))
+        pattern = np.array([first.index(m) for m in of_model], dtype=np.int64)
+        self._all = int(t.weight.sum())
+        self._by_pattern = np.ascontiguousarray(by_model[:, first]) if len(first) > 1 else None
+        one = by_model[:, first[0]] if first else np.zeros(s, dtype=np.int64)
         weights = np.zeros((2, 1 + 2 * s), dtype=np.int64)
-        weights[0, 0] = int(t.weight.sum())
-        weights[0, 1 : 1 + s] = -t.weight[shapes]
-        weights[1, 1 + s :] = t.weight[shapes]
+        weights[0, 0] = self._all
+        weights[0, 1 : 1 + s] = -one
+        weights[1, 1 + s :] = one
         self._weights = weights
         # per free milli v = 0 … 1000 of one GPU (a row each): its part of the GPU rows (the ledger's
         # ``counts_of`` and ``units_of`` per value; row-major: a gather of rows of a column-major matrix
@@ -279,15 +306,17 @@ class CpuAwareFragmentation:
             self.units_of(free)[:, shapes],
         )
         self._table: IntArray = np.ascontiguousarray(np.concatenate(parts, axis=1))
-        # each node's state with no free CPU, memory or GPU: 1 − need per shape, and the stranding it has
-        # when empty (its hardware's own CPU and memory per GPU, not a fragment)
-        base = np.zeros((3 + 4 * s, len(cluster)), dtype=np.int64)
+        # each node's state with no free CPU, memory or GPU: 1 − count per shape, the stranding it has
+        # when empty (its hardware's own CPU and memory per GPU, not a fragment), and its weight pattern
+        base = np.zeros((4 + 4 * s, len(cluster)), dtype=np.int64)
         base[:2] = cluster.allocatable[:, self._free].T
         base[self._units] = per_gpu[:, None] * lg.gpu_count
         self._strand(base, self._fed(base))
         base[self._empty] = base[self._units]
         base[:2] = base[self._units] = 0
-        base[self._fitm] = 1 - lg.gpus_needed[:, shapes].T
+        base[self._fitm] = 1 - t.count[shapes, None]
+        if self._by_pattern is not None:
+            base[self._pattern] = pattern[lg.model_id]
         # kept node-major (a node's state is one contiguous row: a gather of a few nodes reads a few
         # cache lines each, not one line per state row), gathered and transposed for ``_measure``
         self._base: IntArray = np.ascontiguousarray(base.T)
@@ -377,9 +406,17 @@ class CpuAwareFragmentation:
         fits = self._fits(state, fed)  # one mask for FGD's part and the CPU part
         self._strand(state, fed)
         pairs = state[self._above.start : self._units.stop].reshape(2, len(self._shapes), -1)  # a view
-        np.multiply(pairs, fits, out=pairs)  # above and stranded where the shape fits
-        sums = self._weights @ state[self._total : self._units.stop]  # integers: exact
-        plain, cpu_part = sums[0], self.weight * sums[1]
+        if self._by_pattern is None:
+            np.multiply(pairs, fits, out=pairs)  # above and stranded where the shape fits
+            sums = self._weights @ state[self._total : self._units.stop]  # integers: exact
+            plain = sums[0]
+        else:  # the weight of the group's shapes that may use the column's model, where the group fits
+            weights = self._by_pattern.take(state[self._pattern], axis=1)
+            weights *= fits
+            pairs *= weights
+            sums = np.add.reduce(pairs, axis=1)
+            plain = self._all * state[self._total] - sums[0]
+        cpu_part = self.weight * sums[1]
         unfed = self.unfed(state[self._total], state[:2])
         if not self.quantum:  # nothing to round
             return lg.milli(plain + cpu_part), unfed
