@@ -123,3 +123,30 @@ def test_an_attempts_own_event_wins_over_its_failed_scheduling_but_not_over_a_la
     # no times (hand-written events): the scheduler's own word
     untimed = _seen("hami-scheduler", {**own, "lastTimestamp": ""}, {**same, "lastTimestamp": ""})
     assert untimed is not None and untimed[0] == "FilteringFailed"
+
+
+# Shopify/krane#666: `kubectl get events.events.k8s.io -o json` of a FailedScheduling Event the scheduler wrote
+# through core/v1 (as quoted there; ``type`` is Warning, as for every FailedScheduling)
+KRANE_666 = {
+    "action": "", "apiVersion": "events.k8s.io/v1beta1", "deprecatedCount": 25,
+    "deprecatedFirstTimestamp": "2020-01-17T04:41:19Z", "deprecatedLastTimestamp": "2020-01-17T04:41:48Z",
+    "deprecatedSource": {"component": "default-scheduler"}, "eventTime": None, "kind": "Event",
+    "metadata": {"creationTimestamp": "2020-01-17T04:41:19Z", "name": "pvc.15ea92d8cdd043b9",
+                 "namespace": "k8sdeploy-test-pvc-no-pv-cfe011ad17574fc0", "resourceVersion": "23534"},
+    "note": "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.",
+    "reason": "FailedScheduling", "type": "Warning",
+    "regarding": {"apiVersion": "v1", "kind": "Pod", "name": "pvc", "namespace": "k8sdeploy-test-pvc-no-pv-cfe011ad17574fc0"},
+}  # fmt: skip
+
+
+def test_an_event_read_through_events_k8s_io_keeps_its_count_source_and_time() -> None:
+    """kubernetes pkg/apis/events/v1/conversion.go: core Count = DeprecatedCount, Source = DeprecatedSource,
+    LastTimestamp = DeprecatedLastTimestamp."""
+    snap = build_snapshot([("e.json", KRANE_666)])
+    assert not snap.errors
+    (event,) = snap.records.events_about("Pod", "k8sdeploy-test-pvc-no-pv-cfe011ad17574fc0", "pvc")
+    assert (event.count, event.component, event.last_seen) == (
+        25,
+        "default-scheduler",
+        "2020-01-17T04:41:48Z",
+    )

@@ -195,13 +195,18 @@ def parse_daemonset(raw: Mapping[str, Any], source: str = "") -> DaemonSet:
 
 def parse_event(raw: Mapping[str, Any], source: str = "") -> Event:
     """core/v1 Event (``involvedObject``, ``source.component``) or events.k8s.io/v1 (``regarding``,
-    ``note``, ``reportingController``)."""
+    ``note``, ``reportingController``). An Event written through core/v1 (kubelet, most controllers) and read
+    as events.k8s.io keeps its count, source and last time in ``deprecatedCount``, ``deprecatedSource`` and
+    ``deprecatedLastTimestamp``, as kubernetes pkg/apis/events/v1/conversion.go maps them (Count =
+    DeprecatedCount, Source = DeprecatedSource, LastTimestamp = DeprecatedLastTimestamp)."""
     ctx = _Ctx(source, raw)
     _, ns, name = _meta(ctx, raw, namespaced=True)
     obj = ctx.mapping(raw.get("involvedObject") or raw.get("regarding"), "involvedObject")
-    src = ctx.mapping(raw.get("source"), "source")
+    src = ctx.mapping(raw.get("source") or raw.get("deprecatedSource"), "source")
     series = ctx.mapping(raw.get("series"), "series")
-    count = raw.get("count") if raw.get("count") is not None else series.get("count", 1)
+    count = next(
+        (c for c in (raw.get("count"), series.get("count"), raw.get("deprecatedCount")) if c is not None), 1
+    )
     return Event(
         namespace=ns,
         name=name,
@@ -217,7 +222,11 @@ def parse_event(raw: Mapping[str, Any], source: str = "") -> Event:
         component=ctx.string(src.get("component"), "source.component")
         or ctx.string(raw.get("reportingController") or raw.get("reportingComponent"), "reportingController"),
         last_seen=str(
-            raw.get("lastTimestamp") or series.get("lastObservedTime") or raw.get("eventTime") or ""
+            raw.get("lastTimestamp")
+            or series.get("lastObservedTime")
+            or raw.get("deprecatedLastTimestamp")
+            or raw.get("eventTime")
+            or ""
         ),
     )
 
