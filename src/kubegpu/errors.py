@@ -7,7 +7,10 @@ is invalid at construction time.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,11 @@ def read_text(path: Path, what: str) -> str:
 
 def decode_text(raw: bytes, source: str, what: str) -> str:
     """UTF-8 text (a leading byte-order mark dropped), or one ``InputError`` saying which encoding it
-    looks like: kubectl, the API server and NVIDIA's tools read and write UTF-8 only."""
+    looks like: kubectl, the API server and NVIDIA's tools read and write UTF-8 only (``kubectl apply -f``
+    does not decompress either). A compressed file or an archive is said as such, with how to open it."""
+    packed = _packed(raw, source)
+    if packed:
+        raise InputError(f"cannot read {what}: {packed}", source=source)
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(
             f"cannot read {what}: UTF-16 text (byte-order mark); save it as UTF-8", source=source
@@ -62,6 +69,29 @@ def decode_text(raw: bytes, source: str, what: str) -> str:
         ) from None
 
 
+# the leading bytes of the compressed and archive formats a dump is shipped in (a support bundle, an issue's
+# attachment), with what to run first; tar's "ustar" magic is at offset 257 (POSIX.1-1988 header)
+_PACKED = (
+    (
+        b"\x1f\x8b",
+        "gzip-compressed; decompress it first (gunzip -k {file}; a .tar.gz: tar -xzf {file}, then give the directory)",
+    ),
+    (b"\xfd7zXZ\x00", "xz-compressed; decompress it first (unxz -k {file})"),
+    (b"PK\x03\x04", "a zip archive; extract it (unzip {file}) and give the directory"),
+)
+
+
+def _packed(raw: bytes, source: str) -> str:
+    import shlex
+
+    for magic, what in _PACKED:
+        if raw.startswith(magic):
+            return what.format(file=shlex.quote(source))
+    if raw[257:262] == b"ustar":
+        return f"a tar archive; extract it (tar -xf {shlex.quote(source)}) and give the directory"
+    return ""
+
+
 # --- bounded parsing: every YAML and JSON text kubegpu reads goes through these two -----------------------
 # kubectl's YAML and JSON never nest this deep (a CRD's OpenAPI schema is a few dozen levels); beyond it
 # PyYAML's recursive composer and json's decoder would raise RecursionError instead of an answer.
@@ -73,13 +103,18 @@ MAX_ALIAS_EXPANSION = 1_000_000
 
 
 def yaml_documents(text: str, source: str) -> list[object]:
-    """Every document of a YAML stream, refusing what the API server's decoder refuses (duplicate keys:
-    "mapping key already defined", as sigs.k8s.io/yaml's strict decoding) and what would not end: nesting
-    beyond ``MAX_DEPTH`` and alias expansion beyond ``MAX_ALIAS_EXPANSION``. One ``InputError`` naming the
-    file, line and column, never a traceback or a hang."""
+    """Every document of a YAML stream (``iter_yaml_documents``), or one ``InputError``."""
+    return list(iter_yaml_documents(text, source))
+
+
+def iter_yaml_documents(text: str, source: str) -> Iterator[object]:
+    """Every document of a YAML stream, one at a time, refusing what the API server's decoder refuses
+    (duplicate keys: "mapping key already defined", as sigs.k8s.io/yaml's strict decoding) and what would
+    not end: nesting beyond ``MAX_DEPTH`` and alias expansion beyond ``MAX_ALIAS_EXPANSION``. One
+    ``InputError`` naming the file, line and column, never a traceback or a hang; the documents before a
+    broken one have been yielded by then, so a caller keeps them."""
     import yaml
 
-    out: list[object] = []
     loader = None
     try:
         loader = _loader_class()(text)  # its reader refuses non-printable characters (a NUL) at once
@@ -91,7 +126,7 @@ def yaml_documents(text: str, source: str) -> list[object]:
                     f"excessive aliasing: the document expands to more than {MAX_ALIAS_EXPANSION} nodes",
                     node.start_mark,
                 )
-            out.append(loader.construct_document(node))
+            yield loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -102,7 +137,6 @@ def yaml_documents(text: str, source: str) -> list[object]:
     finally:
         if loader is not None:
             loader.dispose()
-    return out
 
 
 def _refused(problem: str, mark: Any) -> Exception:
@@ -179,6 +213,46 @@ def json_document(text: str | bytes, source: str, what: str = "JSON") -> object:
     """One JSON document, refusing what Go's decoder refuses (``NaN``/``Infinity`` literals), duplicate
     keys (the API server's strict field validation: "duplicate field") and nesting deeper than the
     interpreter's recursion limit."""
+    if isinstance(text, bytes):  # UTF-8 only (RFC 8259): json.loads would guess UTF-16 or UTF-32 from bytes
+        text = decode_text(text, source, what)
+    # deeper nesting than the interpreter's recursion limit ends in RecursionError below (json's C scanner
+    # counts it); a Python scan of every bracket first would cost more than the parse of a large snapshot
+    with _json_errors(text, source, what):
+        doc: object = _json_decoder(source, what).decode(text)
+    return doc
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def json_documents(text: str, source: str, what: str = "JSON") -> Iterator[object]:
+    """Every JSON value of a stream of them separated by whitespace, one at a time, checked as
+    ``json_document``: what ``kubectl get … -o json`` run several times into one file holds, and what
+    ``kubectl cluster-info dump`` writes (one List per resource; json.MarshalIndent plus a newline each,
+    k8s.io/cli-runtime pkg/printers/json.go). A broken value is one ``JsonStreamError`` with its line and
+    column, raised after the values before it were yielded."""
+    decoder = _json_decoder(source, what)
+    at = _JSON_SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    while at < len(text):
+        try:
+            with _json_errors(text, source, what):
+                doc, end = decoder.raw_decode(text, at)
+        except InputError as exc:
+            raise JsonStreamError(exc, at, decoder) from None
+        yield doc
+        at = _JSON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+
+
+class JsonStreamError(InputError):
+    """A broken value of ``json_documents``: ``start``, where it begins in the text, and the ``decoder`` that
+    refused it, for a reader that can still use its whole parts (a List's complete items)."""
+
+    def __init__(self, error: InputError, start: int, decoder: Any) -> None:
+        super().__init__(error.problem, source=error.source, obj=error.obj, field=error.field)
+        self.start, self.decoder = start, decoder
+
+
+def _json_decoder(source: str, what: str) -> Any:
     import json
 
     def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
@@ -192,15 +266,22 @@ def json_document(text: str | bytes, source: str, what: str = "JSON") -> object:
     def constant(name: str) -> object:
         raise InputError(f"invalid {what}: {name} is not a JSON value", source=source)
 
-    if isinstance(text, bytes):  # UTF-8 only (RFC 8259): json.loads would guess UTF-16 or UTF-32 from bytes
-        text = decode_text(text, source, what)
-    # deeper nesting than the interpreter's recursion limit ends in RecursionError below (json's C scanner
-    # counts it); a Python scan of every bracket first would cost more than the parse of a large snapshot
+    return json.JSONDecoder(object_pairs_hook=pairs, parse_constant=constant)
+
+
+@contextlib.contextmanager
+def _json_errors(text: str, source: str, what: str) -> Iterator[None]:
+    """json's exceptions as one ``InputError`` naming the line and column; a value cut off by the end of
+    the text (a dump saved or pasted in part) is said to be truncated."""
+    import json
+
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+        yield
     except json.JSONDecodeError as exc:
+        end = len(text.rstrip())
+        cut = " (the text ends inside a value: truncated?)" if end and exc.pos >= end else ""
         raise InputError(
-            f"invalid {what} at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source
+            f"invalid {what} at line {exc.lineno}, column {exc.colno}: {exc.msg}{cut}", source=source
         ) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid {what}: not UTF-8 text (offset {exc.start})", source=source) from None

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from kubegpu.errors import InputError, json_document, yaml_documents
+from kubegpu.errors import InputError, JsonStreamError, iter_yaml_documents, json_documents
 from kubegpu.errors import read_text as read_file
 from kubegpu.model import default_spread, volumes
 from kubegpu.model.bulk import bulk_load
@@ -25,14 +25,72 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any]:
-    # bounded: nesting, alias expansion and duplicate keys are refused with the file, line and column
+    # bounded: nesting, alias expansion and duplicate keys are refused with the file, line and column; the
+    # documents before a broken one are kept, and so are the complete items of a List cut short
     try:
-        if source.endswith(".json"):
-            yield json_document(text, source)
+        if source.endswith(".json") or text.lstrip().startswith("{"):
+            # one or more JSON values (several `kubectl get -o json` into one file, a cluster-info dump);
+            # YAML would refuse a second one. A `.yaml` file opening with "{" that is YAML's flow style,
+            # not JSON, is read as YAML
+            stream = json_documents(text, source)
+            try:
+                yield next(stream)
+                yield from stream
+            except StopIteration:
+                return
+            except JsonStreamError as exc:
+                if exc.start == 0 and not source.endswith(".json") and not _JSON_LIST.match(text, exc.start):
+                    yield from iter_yaml_documents(text, source)
+                    return
+                partial = _complete_items(text, exc)
+                if partial is None:
+                    raise
+                yield partial
+                n, kind = len(partial["items"]), partial["kind"]
+                raise InputError(
+                    f"{exc.problem}; the {kind} is cut short there: its {n} complete item(s) before it were read",
+                    source=source,
+                ) from None
         else:
-            yield from yaml_documents(text.removeprefix("\ufeff"), source)
+            yield from iter_yaml_documents(text, source)
     except InputError as exc:
         errors.append(exc)
+
+
+# the head of a List as kubectl prints it in JSON: up to its "items" array (typed lists write kind, apiVersion
+# and metadata first; `kubectl get -o json` writes the keys sorted, apiVersion then items)
+_JSON_LIST = re.compile(
+    r'\s*\{\s*(?:"(?:kind|apiVersion)"\s*:\s*"[^"]*"\s*,\s*|"metadata"\s*:\s*\{[^{}]*\}\s*,\s*)*"items"\s*:\s*\['
+)
+_JSON_FIELD = re.compile(r'"(kind|apiVersion)"\s*:\s*"([^"]*)"')
+
+
+def _complete_items(text: str, exc: JsonStreamError) -> dict[str, Any] | None:
+    """The List a broken JSON value began, with the items before the break (a dump cut short), or None
+    when the value is no List or its break comes before its first item."""
+    head = _JSON_LIST.match(text, exc.start)
+    if head is None:
+        return None
+    fields = dict(_JSON_FIELD.findall(text, exc.start, head.end()))
+    items: list[Any] = []
+    at = head.end()
+    while True:
+        try:
+            item, at = exc.decoder.raw_decode(text, _skip_space(text, at))
+        except (ValueError, InputError, RecursionError):
+            break
+        items.append(item)
+        at = _skip_space(text, at)
+        if text[at : at + 1] != ",":
+            break
+        at += 1
+    return {"apiVersion": fields.get("apiVersion"), "kind": fields.get("kind", "List"), "items": items}
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
 
 
 # `kubectl describe` prints "Name:" first, then fields such as these, never apiVersion/kind
@@ -62,25 +120,112 @@ def is_describe_text(text: str) -> bool:
     return head.startswith("Name:") and len(_DESCRIBE_FIELDS.findall(head)) >= 2 and "apiVersion:" not in head
 
 
-def read_text(text: str, source: str, errors: list[InputError]) -> list[tuple[str, Mapping[str, Any]]]:
+def read_text(
+    text: str, source: str, errors: list[InputError], notes: list[str] | None = None
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The objects of one file's text; ``notes``: what was read but is no object (a cluster-info dump's
+    logs), or what the input cannot show, one line each."""
     objects: list[tuple[str, Mapping[str, Any]]] = []
     if is_describe_text(text):
         errors.append(InputError(DESCRIBE_HINT, source=source))
         return objects
+    text, logs = _without_logs(text, source, errors)
+    lists: list[str] = []  # the kinds of the file's top-level documents, to recognise a cluster-info dump
     for doc in _documents(text, source, errors):
+        lists.append(str(doc.get("kind")) if isinstance(doc, Mapping) else "")
         try:
             objects.extend(split_documents(doc, source))
         except InputError as exc:
             errors.append(exc)
+    if notes is not None and (logs or _is_dump_stream(lists)):
+        groups = max(len(lists) - 1, 0) // len(DUMP_LISTS)
+        notes.append(dump_note(source, f"{groups} namespace(s)", logs, "container log section(s)"))
     return objects
 
 
-def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[str, Any]]]:
+# `kubectl cluster-info dump` (kubectl pkg/cmd/clusterinfo/clusterinfo_dump.go, Run): the nodes, then for each
+# namespace asked for (by default kube-system and the current one) these lists, in this order, each under
+# <namespace>/<name> with --output-directory; then each pod's container logs, each between these two lines
+DUMP_LISTS = (
+    ("events", "EventList"),
+    ("replication-controllers", "ReplicationControllerList"),
+    ("services", "ServiceList"),
+    ("daemonsets", "DaemonSetList"),
+    ("deployments", "DeploymentList"),
+    ("replicasets", "ReplicaSetList"),
+    ("pods", "PodList"),
+)
+_LOG_START = re.compile(r"^==== START logs for container (.*) of pod (.*) ====\n", re.M)
+_LOG_END = "==== END logs for container {} of pod {} ====\n"
+
+
+def _without_logs(text: str, source: str, errors: list[InputError]) -> tuple[str, int]:
+    """``text`` with each container-log section of a cluster-info dump blanked (its lines kept as empty
+    ones, so that a later error's line number is still the file's), and how many there were. A section
+    without its END line (the file cut short in the logs) blanks the rest and is an error."""
+    start = _LOG_START.search(text)
+    if start is None:
+        return text, 0
+    parts: list[str] = []
+    at, sections = 0, 0
+    while start is not None:
+        end_line = _LOG_END.format(start.group(1), start.group(2))
+        end = text.find(end_line, start.end())
+        stop = len(text) if end < 0 else end + len(end_line)
+        parts += [text[at : start.start()], "\n" * text.count("\n", start.start(), stop)]
+        sections, at = sections + 1, stop
+        if end < 0:
+            line = text.count("\n", 0, start.start()) + 1
+            errors.append(
+                InputError(
+                    f"the logs of container {start.group(1)} of pod {start.group(2)} (line {line}) have no END "
+                    "line: the dump is cut short there, and what followed is missing",
+                    source=source,
+                )
+            )
+        start = _LOG_START.search(text, at)
+    parts.append(text[at:])
+    return "".join(parts), sections
+
+
+def _is_dump_stream(kinds: list[str]) -> bool:
+    """The top-level documents are the lists a cluster-info dump prints, in its order (cut short or not)."""
+    order = [kind for _, kind in DUMP_LISTS]
+    return (
+        len(kinds) > 1
+        and kinds[0] == "NodeList"
+        and all(k == order[i % len(order)] for i, k in enumerate(kinds[1:]))
+    )
+
+
+def dump_note(source: str, namespaces: str, logs: int, what: str) -> str:
+    """What a cluster-info dump holds and lacks, and the command for a whole snapshot."""
+    kinds = ", ".join(kind.removesuffix("List") for _, kind in DUMP_LISTS)
+    skipped = f"; its {logs} {what} were skipped (kubegpu reads objects, not logs)" if logs else ""
+    return (
+        f"{source}: a `kubectl cluster-info dump` of {namespaces}: it holds Nodes and the {kinds} objects of those "
+        "namespaces only, no ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, StatefulSet, Job, "
+        "storage or DRA object, so the diagnosis cannot weigh them; for a whole snapshot: "
+        f"{SNAPSHOT_COMMAND}{skipped}"
+    )
+
+
+def read_path(
+    path: Path, errors: list[InputError], notes: list[str] | None = None
+) -> list[tuple[str, Mapping[str, Any]]]:
     if not path.exists():
         raise InputError("no such file or directory", source=str(path))
-    files = sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
-    if path.is_dir() and not files:
-        raise InputError(f"directory holds no {'/'.join(MANIFEST_SUFFIXES)} files", source=str(path))
+    if path.is_dir():
+        every = sorted(p for p in path.rglob("*") if p.is_file())
+        files = [p for p in every if p.suffix in MANIFEST_SUFFIXES]
+        if not files:
+            raise InputError(f"directory holds no {'/'.join(MANIFEST_SUFFIXES)} files", source=str(path))
+        if notes is not None:
+            notes.extend(
+                _directory_notes(path, files, [p for p in every if p.suffix not in MANIFEST_SUFFIXES])
+            )
+    else:
+        files = [path]
     objects: list[tuple[str, Mapping[str, Any]]] = []
     for f in files:
         try:
@@ -90,16 +235,37 @@ def read_path(path: Path, errors: list[InputError]) -> list[tuple[str, Mapping[s
             continue
         if f == path and is_describe_text(text):  # the one file given holds no object at all
             raise InputError(DESCRIBE_HINT, source=str(f))
-        objects.extend(read_text(text, str(f), errors))
+        objects.extend(read_text(text, str(f), errors, notes))
     return objects
+
+
+def _directory_notes(path: Path, files: list[Path], others: list[Path]) -> list[str]:
+    """A cluster-info dump's directory (nodes.json, <namespace>/pods.json, …, <namespace>/<pod>/logs.txt) is
+    said as such; any other file that is no manifest is said skipped, never passed over in silence."""
+    stems = {(f.parent, f.stem) for f in files}
+    namespaces = sorted(d.name for d, stem in stems if stem == "pods" and d.parent == path)
+    logs = [f for f in others if f.name == "logs.txt" and f.parent.parent.name in namespaces]
+    notes = []
+    if (path, "nodes") in stems and namespaces:
+        listed = f"namespace(s) {', '.join(namespaces)}"
+        notes.append(dump_note(str(path), listed, len(logs), "logs.txt file(s)"))
+    rest = [f for f in others if f not in set(logs)]
+    if rest:
+        shown = ", ".join(str(f.relative_to(path)) for f in rest[:3]) + (", …" if len(rest) > 3 else "")
+        notes.append(
+            f"{path}: {len(rest)} file(s) that are not {'/'.join(MANIFEST_SUFFIXES)} were skipped: {shown}"
+        )
+    return notes
 
 
 def load_files(*paths: Path) -> ClusterSnapshot:
     errors: list[InputError] = []
+    notes: list[str] = []
     with bulk_load():
-        objects = [o for p in paths for o in read_path(p, errors)]
+        objects = [o for p in paths for o in read_path(p, errors, notes)]
         snap = build_snapshot(objects, description=", ".join(str(p) for p in paths))
     snap.errors[:0] = errors
+    snap.notes[:0] = notes
     return snap
 
 

@@ -41,7 +41,7 @@ def source_options(f: F) -> F:
     """--snapshot / --demo / --kube: the three sources behind one interface."""
     options = [
         click.option("--snapshot", "snapshots", multiple=True, type=click.Path(path_type=Path),
-                     help="`kubectl get … -o yaml|json` output, a manifest file or a directory (repeatable)."),
+                     help="`kubectl get … -o yaml|json` or `kubectl cluster-info dump` output, a manifest file or a directory (repeatable)."),
         click.option("--demo", is_flag=True, help="Use the embedded demo cluster."),
         click.option("--kube", is_flag=True, help="Read a live cluster (list only, read-only)."),
         click.option("--context", default=None, help="kubeconfig context for --kube."),
@@ -128,8 +128,8 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     _STRICT[id(snap)] = (strict, 0)
     report_errors(snap)
     note = snap.not_modelled_note()  # other projects' objects: accepted (not errors), said once
-    if note:
-        click.echo(f"note: {note}", err=True)
+    for line in [*snap.notes, note] if note else snap.notes:
+        click.echo(f"note: {line}", err=True)
     choose_kube_version(snap, kube_version)
     return snap
 

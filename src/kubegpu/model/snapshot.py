@@ -150,6 +150,8 @@ class ClusterSnapshot:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
+    # what the source could not give or skipped, one line each (a cluster-info dump's logs and gaps)
+    notes: list[str] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)  # built-in kinds kubegpu does not read, by kind
     # (group, kind) → count: objects of other projects' APIs (CRDs) kubegpu does not model, said once
     # (``not_modelled_note``); in the order first met
@@ -264,7 +266,12 @@ class _Index(_Lists[T]):
 
 
 def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    """Flatten ``List`` kinds (``kubectl get … -o yaml``) and ``items`` into single objects."""
+    """Flatten ``List`` kinds (``kubectl get … -o yaml``) and ``items`` into single objects.
+
+    The items of a typed list (``NodeList``, ``PodList``: the API server's list answer, as ``kubectl
+    cluster-info dump`` prints it) carry no kind or apiVersion; as apimachinery's ``decodeToList``
+    (pkg/apis/meta/v1/unstructured/helpers.go), an item with neither takes the list's apiVersion and the
+    list's kind less its ``List`` suffix."""
     if doc is None:
         return
     if not isinstance(doc, Mapping):
@@ -274,7 +281,15 @@ def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, A
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise InputError("expected a list", source=source, obj=str(kind), field="items")
+        item_kind, api_version = kind.removesuffix("List"), doc.get("apiVersion")
         for item in items:
+            if (
+                item_kind
+                and isinstance(item, Mapping)
+                and not item.get("kind")
+                and not item.get("apiVersion")
+            ):
+                item = {"apiVersion": api_version, "kind": item_kind, **item}
             yield from split_documents(item, source)
         return
     yield source, doc
