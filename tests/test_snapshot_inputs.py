@@ -23,6 +23,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -294,3 +296,40 @@ def test_a_directory_says_which_files_it_skipped(tmp_path: Path) -> None:
     (tmp_path / "quotas.json.gz").write_bytes(gzip.compress(b"{}"))
     snap = load_files(tmp_path)
     assert snap.notes == [f"{tmp_path}: 1 file(s) that are not .yaml/.yml/.json were skipped: quotas.json.gz"]
+
+
+# --- nothing read -----------------------------------------------------------------------------------------------
+
+
+def _diagnose(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kubegpu", "diagnose", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_when_no_object_could_be_read_there_is_no_answer(tmp_path: Path) -> None:
+    """A cluster of no object is no cluster: "nothing is blocked" with exit 0 would be a false all-clear."""
+    packed = tmp_path / "c.json.gz"
+    packed.write_bytes(gzip.compress(CASE.read_text().encode()))
+    proc = _diagnose("--snapshot", str(packed))
+    assert proc.returncode == 2 and not proc.stdout and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"error: {packed}: cannot read manifest: gzip-compressed; decompress it first (gunzip -k {packed}; "
+        f"a .tar.gz: tar -xzf {packed}, then give the directory)",
+        f"error: {packed}: no object could be read (each refusal is above), so there is nothing to diagnose",
+    ]
+    empty = tmp_path / "cluster.yaml"  # `kubectl get … > cluster.yaml` that failed: its error went to stderr
+    empty.write_text("")
+    proc = _diagnose("--snapshot", str(empty))
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2,
+        f"error: {empty}: no object could be read (an empty file? kubectl writes its errors to stderr), so "
+        "there is nothing to diagnose",
+    )
+    # one readable object is enough for an answer
+    empty.write_text(CASE.read_text())
+    assert _diagnose("--snapshot", str(empty), "--snapshot", str(packed)).returncode == 0

@@ -112,6 +112,7 @@ def output_option(f: F) -> F:
 def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: str | None, kubeconfig: str | None,
                   in_cluster: bool, strict: bool, kube_version: str | None = None) -> ClusterSnapshot:  # fmt: skip
     from kubegpu import sources
+    from kubegpu.errors import InputError
 
     check_kube_version(kube_version)
 
@@ -127,6 +128,14 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     _check_batch_objects(snap)
     _STRICT[id(snap)] = (strict, 0)
     report_errors(snap)
+    if snapshots and not (snap.raw_objects or snap.ignored or snap.not_modelled):
+        # every file or object was refused, or there was none (`kubectl get … > f` that failed leaves an empty
+        # f, its error on the terminal): an answer ("nothing is blocked") would describe an empty cluster
+        why = "(each refusal is above)" if snap.errors else "(an empty file? kubectl writes its errors to stderr)"
+        raise InputError(
+            f"no object could be read {why}, so there is nothing to diagnose",
+            source=", ".join(str(p) for p in snapshots),
+        )
     note = snap.not_modelled_note()  # other projects' objects: accepted (not errors), said once
     for line in [*snap.notes, note] if note else snap.notes:
         click.echo(f"note: {line}", err=True)
