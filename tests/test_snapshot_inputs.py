@@ -229,10 +229,37 @@ def test_a_truncated_json_list_keeps_its_complete_items(tmp_path: Path) -> None:
     line = text.count("\n", 0, cut) + 1
     assert [e.one_line() for e in snap.errors] == [
         f"{path}: invalid JSON at line {line}, column 17: Expecting property name enclosed in double quotes (the text ends inside a value: "
-        "truncated?); the List is cut short there: its 2 complete item(s) before it were read"
+        "truncated?); the 2 complete item(s) of the List before it were read"
     ]
     assert [n.name for n in snap.nodes] == ["dell-server"] and not snap.pods
     assert [d.name for d in snap.records.daemonsets] == ["nvidia-device-plugin-daemonset"]
+
+
+def test_a_truncated_yaml_list_keeps_its_complete_items(tmp_path: Path) -> None:
+    objs = objects()  # Node, DaemonSet, Pod, Event
+    # `kubectl get -o yaml` writes the keys sorted: its kind comes after the items, so a cut loses it
+    text = yaml.safe_dump(
+        {"apiVersion": "v1", "items": objs, "kind": "List", "metadata": {"resourceVersion": ""}}
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text[: text.index("name: gpu-pod") + len("name:")])  # still YAML: the Pod's name is null
+    snap = load_files(path)
+    assert [e.one_line() for e in snap.errors] == [
+        f"{path}: Pod <no name>: a List without its kind: the text ends inside its items (cut short?); the 2 "
+        "item(s) before the last were read, the last one, where the text ends, was left out"
+    ]
+    assert [n.name for n in snap.nodes] == ["dell-server"] and not snap.pods
+    assert [d.name for d in snap.records.daemonsets] == ["nvidia-device-plugin-daemonset"]
+    # a break YAML refuses (a tab) inside the third item: the two before it are read
+    broken = text.replace("  kind: Pod\n", "\tkind: Pod\n")
+    path.write_text(broken)
+    snap = load_files(path)
+    line = broken[: broken.index("\tkind: Pod")].count("\n") + 1
+    assert [e.one_line() for e in snap.errors] == [
+        f"{path}: invalid YAML at line {line}, column 1: found character '\\t' that cannot start any token; the 2 "
+        "complete item(s) of the List before it were read"
+    ]
+    assert [n.name for n in snap.nodes] == ["dell-server"] and not snap.pods
 
 
 def test_a_broken_yaml_document_keeps_the_documents_before_it(tmp_path: Path) -> None:

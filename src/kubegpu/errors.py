@@ -116,6 +116,7 @@ def iter_yaml_documents(text: str, source: str) -> Iterator[object]:
     import yaml
 
     loader = None
+    after = 0  # the line the document being read starts at or after (the end of the one before)
     try:
         loader = _loader_class()(text)  # its reader refuses non-printable characters (a NUL) at once
         while loader.check_node():
@@ -127,16 +128,30 @@ def iter_yaml_documents(text: str, source: str) -> Iterator[object]:
                     node.start_mark,
                 )
             yield loader.construct_document(node)
+            after = node.end_mark.line
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+        error = InputError(f"invalid YAML{where}: {problem}", source=source)
+        if mark is None:
+            raise error from None
+        raise YamlStreamError(error, after, mark.line) from None
     except RecursionError:
         raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", source=source) from None
     finally:
         if loader is not None:
             loader.dispose()
+
+
+class YamlStreamError(InputError):
+    """A broken document of ``iter_yaml_documents``: ``after``, the (0-based) line it starts at or after, and
+    ``line``, the line of the break, for a reader that can still use its whole parts (a List's complete
+    items)."""
+
+    def __init__(self, error: InputError, after: int, line: int) -> None:
+        super().__init__(error.problem, source=error.source, obj=error.obj, field=error.field)
+        self.after, self.line = after, line
 
 
 def _refused(problem: str, mark: Any) -> Exception:

@@ -15,7 +15,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from kubegpu.errors import InputError, JsonStreamError, iter_yaml_documents, json_documents
+from kubegpu.errors import (
+    InputError,
+    JsonStreamError,
+    YamlStreamError,
+    iter_yaml_documents,
+    json_documents,
+    yaml_documents,
+)
 from kubegpu.errors import read_text as read_file
 from kubegpu.model import default_spread, volumes
 from kubegpu.model.bulk import bulk_load
@@ -46,15 +53,26 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
                 if partial is None:
                     raise
                 yield partial
-                n, kind = len(partial["items"]), partial["kind"]
-                raise InputError(
-                    f"{exc.problem}; the {kind} is cut short there: its {n} complete item(s) before it were read",
-                    source=source,
-                ) from None
+                raise _cut_short(exc, partial) from None
         else:
-            yield from iter_yaml_documents(text, source)
+            try:
+                yield from iter_yaml_documents(text, source)
+            except YamlStreamError as exc:
+                partial = _complete_yaml_items(text, exc)
+                if partial is None:
+                    raise
+                yield partial
+                raise _cut_short(exc, partial) from None
     except InputError as exc:
         errors.append(exc)
+
+
+def _cut_short(exc: InputError, partial: Mapping[str, Any]) -> InputError:
+    n, kind = len(partial["items"]), partial["kind"]
+    return InputError(
+        f"{exc.problem}; the {n} complete item(s) of the {kind} before it were read",
+        source=exc.source,
+    )
 
 
 # the head of a List as kubectl prints it in JSON: up to its "items" array (typed lists write kind, apiVersion
@@ -85,6 +103,30 @@ def _complete_items(text: str, exc: JsonStreamError) -> dict[str, Any] | None:
             break
         at += 1
     return {"apiVersion": fields.get("apiVersion"), "kind": fields.get("kind", "List"), "items": items}
+
+
+# a List as `kubectl get -o yaml` writes it: "items:" at the margin, each item a "- " at the margin under it
+_YAML_ITEMS = re.compile(r"items:\s*$")
+
+
+def _complete_yaml_items(text: str, exc: YamlStreamError) -> dict[str, Any] | None:
+    """The List a broken YAML document began, with the items before the one holding the break, or None when
+    the document is no List in kubectl's layout or what precedes the break does not read either."""
+    lines = text.splitlines(keepends=True)
+    head = next((i for i in range(exc.after, min(exc.line, len(lines))) if _YAML_ITEMS.match(lines[i])), None)
+    if head is None:
+        return None
+    cut = max(
+        (i for i in range(head + 1, min(exc.line + 1, len(lines))) if lines[i].startswith("- ")), default=None
+    )
+    try:
+        docs = yaml_documents("".join(lines[exc.after : cut if cut is not None else head + 1]), exc.source)
+    except InputError:
+        return None
+    doc = docs[-1] if docs else None
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("items", []), list | type(None)):
+        return None
+    return {**doc, "kind": doc.get("kind") or "List", "items": doc.get("items") or []}
 
 
 def _skip_space(text: str, at: int) -> int:

@@ -131,7 +131,11 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     if snapshots and not (snap.raw_objects or snap.ignored or snap.not_modelled):
         # every file or object was refused, or there was none (`kubectl get … > f` that failed leaves an empty
         # f, its error on the terminal): an answer ("nothing is blocked") would describe an empty cluster
-        why = "(each refusal is above)" if snap.errors else "(an empty file? kubectl writes its errors to stderr)"
+        why = (
+            "(each refusal is above)"
+            if snap.errors
+            else "(an empty file? kubectl writes its errors to stderr)"
+        )
         raise InputError(
             f"no object could be read {why}, so there is nothing to diagnose",
             source=", ".join(str(p) for p in snapshots),

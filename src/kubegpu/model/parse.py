@@ -47,10 +47,10 @@ LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 def describe(raw: Raw) -> str:
     """``Kind namespace/name`` (or ``Kind name``) for messages, tolerant of broken objects."""
-    kind = raw.get("kind", "<no kind>") if isinstance(raw, Mapping) else "<not an object>"
+    kind = (raw.get("kind") or "<no kind>") if isinstance(raw, Mapping) else "<not an object>"
     meta = raw.get("metadata") if isinstance(raw, Mapping) else None
     meta = meta if isinstance(meta, Mapping) else {}
-    name = meta.get("name", "<no name>")
+    name = meta.get("name") or "<no name>"  # absent, null (`name:` cut short) or empty
     ns = meta.get("namespace")
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 

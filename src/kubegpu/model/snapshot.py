@@ -292,6 +292,18 @@ def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, A
                 item = {"apiVersion": api_version, "kind": item_kind, **item}
             yield from split_documents(item, source)
         return
+    items = doc.get("items")
+    if not kind and isinstance(items, list) and items:
+        # `kubectl get -o yaml|json` writes a List's keys sorted (apiVersion, items, kind, metadata): one that
+        # has items but no kind is such a List cut short, and the text ends inside or right after its last item
+        for item in items[:-1]:
+            yield from split_documents(item, source)
+        raise InputError(
+            f"a List without its kind: the text ends inside its items (cut short?); the {len(items) - 1} "
+            "item(s) before the last were read, the last one, where the text ends, was left out",
+            source=source,
+            obj=parse.describe(items[-1]) if isinstance(items[-1], Mapping) else "",
+        )
     yield source, doc
 
 
