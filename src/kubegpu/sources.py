@@ -181,8 +181,18 @@ def read_text(
             errors.append(exc)
     if notes is not None and (logs or _is_dump_stream(lists)):
         groups = max(len(lists) - 1, 0) // len(DUMP_LISTS)
-        notes.append(dump_note(source, f"{groups} namespace(s)", logs, "container log section(s)"))
+        # a namespace whose lists are all empty shows no name in the stream
+        named = sorted({ns for _, o in objects if o.get("kind") != "Node" and (ns := _namespace(o))})
+        unnamed = f" and {groups - len(named)} with no object" if groups > len(named) else ""
+        listed = f"{groups} namespace(s) ({', '.join(named)}{unnamed})" if named else f"{groups} namespace(s)"
+        notes.append(dump_note(source, listed, logs, "container log section(s)"))
     return objects
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return ns if isinstance(ns, str) else ""
 
 
 # `kubectl cluster-info dump` (kubectl pkg/cmd/clusterinfo/clusterinfo_dump.go, Run): the nodes, then for each
@@ -246,9 +256,9 @@ def dump_note(source: str, namespaces: str, logs: int, what: str) -> str:
     skipped = f"; its {logs} {what} were skipped (kubegpu reads objects, not logs)" if logs else ""
     return (
         f"{source}: a `kubectl cluster-info dump` of {namespaces}: it holds Nodes and the {kinds} objects of those "
-        "namespaces only, no ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, StatefulSet, Job, "
-        "storage or DRA object, so the diagnosis cannot weigh them; for a whole snapshot: "
-        f"{SNAPSHOT_COMMAND}{skipped}"
+        "namespaces only (without --all-namespaces, kube-system and the current one), no ResourceQuota, "
+        "LimitRange, PriorityClass, PodDisruptionBudget, StatefulSet, Job, storage or DRA object, so the diagnosis "
+        f"cannot weigh them; for a whole snapshot: {SNAPSHOT_COMMAND}{skipped}"
     )
 
 
