@@ -193,6 +193,24 @@ def test_cluster_info_dump_output_directory(tmp_path: Path) -> None:
     assert snap.notes[0].endswith("its 1 logs.txt file(s) were skipped (kubegpu reads objects, not logs)")
 
 
+def test_a_log_without_its_last_newline_and_crlf_lines(tmp_path: Path) -> None:
+    """kubectl writes a log as the server sends it (``writer.Write(data)``), so one whose last line has no newline
+    runs into the END line; a dump saved through a Windows editor has \\r\\n line ends. The log text is the
+    device plugin's last start-up line from NVIDIA/k8s-device-plugin#328, put in the section for the parser only."""
+    text = stdout_json(cluster_info_dump(["kube-system", "default"]))
+    text = text.replace(
+        "Request log error: pod gpu-pod does not have a host assigned\n",
+        "2022/08/11 06:57:10 Registered device plugin for 'nvidia.com/gpu' with Kubelet",
+    )
+    path = tmp_path / "dump.txt"
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    assert (
+        b"Kubelet==== END logs for container cuda-container of pod default/gpu-pod ====\r\n"
+        in path.read_bytes()
+    )
+    assert "1 container log section(s)" in dump_note(path, tmp_path)
+
+
 def test_a_dump_cut_short_in_the_logs_keeps_what_came_before(tmp_path: Path) -> None:
     text = stdout_json(cluster_info_dump(["kube-system", "default"]))
     path = tmp_path / "dump.txt"

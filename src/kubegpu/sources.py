@@ -207,8 +207,9 @@ DUMP_LISTS = (
     ("replicasets", "ReplicaSetList"),
     ("pods", "PodList"),
 )
-_LOG_START = re.compile(r"^==== START logs for container (.*) of pod (.*) ====\n", re.M)
-_LOG_END = "==== END logs for container {} of pod {} ====\n"
+# (a line may end \r\n: a dump saved through an editor on Windows)
+_LOG_START = re.compile(r"^==== START logs for container (.*) of pod (.*) ====\r?\n", re.M)
+_LOG_END = "==== END logs for container {} of pod {} ===="
 
 
 def _without_logs(text: str, source: str, errors: list[InputError]) -> tuple[str, int]:
@@ -221,9 +222,11 @@ def _without_logs(text: str, source: str, errors: list[InputError]) -> tuple[str
     parts: list[str] = []
     at, sections = 0, 0
     while start is not None:
+        # kubectl writes the log as the server sends it: one that does not end in a newline runs into the END line
         end_line = _LOG_END.format(start.group(1), start.group(2))
         end = text.find(end_line, start.end())
-        stop = len(text) if end < 0 else end + len(end_line)
+        newline = text.find("\n", end + len(end_line)) if end >= 0 else -1
+        stop = len(text) if newline < 0 else newline + 1
         parts += [text[at : start.start()], "\n" * text.count("\n", start.start(), stop)]
         sections, at = sections + 1, stop
         if end < 0:
