@@ -1,10 +1,14 @@
 """Where a snapshot comes from: a file or directory, the embedded demo, or a live cluster (read-only).
 
 All three produce ``(source, raw_dict)`` pairs and go through ``model.snapshot.build_snapshot``, so the
-scheduling core never knows which one it is looking at. Files may be YAML (multi-document) or JSON,
-single objects or ``List`` kinds (``kubectl get nodes,pods,resourcequotas -A -o yaml``); a directory is
-read recursively in name order. A YAML syntax error names the file, line and column and skips only that
-file's broken document onwards; everything else still loads.
+scheduling core never knows which one it is looking at. Files may be YAML (multi-document) or JSON (one
+value or several), single objects or ``List`` kinds (``kubectl get nodes,pods,resourcequotas -A -o yaml``),
+typed lists included (their items take the list's kind); a directory is read recursively in name order.
+``kubectl cluster-info dump`` output reads either way it is written (stdout, --output-directory): its
+container logs are skipped and the dump is said in a note, with what a dump never holds. A YAML or JSON
+syntax error names the file, line and column and skips only that file's broken document onwards, keeping
+the complete items of a List it breaks; everything else still loads. Compressed files are refused with the
+command that opens them (``errors.decode_text``).
 """
 
 from __future__ import annotations
