@@ -38,8 +38,9 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any]:
     # bounded: nesting, alias expansion and duplicate keys are refused with the file, line and column; the
     # documents before a broken one are kept, and so are the complete items of a List cut short
+    text = text.removeprefix("\ufeff")
     try:
-        if source.endswith(".json") or text.lstrip().startswith("{"):
+        if source.endswith(".json") or _JSON_OPENS.match(text):
             # one or more JSON values (several `kubectl get -o json` into one file, a cluster-info dump);
             # YAML would refuse a second one. A `.yaml` file opening with "{" that is YAML's flow style,
             # not JSON, is read as YAML
@@ -79,6 +80,7 @@ def _cut_short(exc: InputError, partial: Mapping[str, Any]) -> InputError:
     )
 
 
+_JSON_OPENS = re.compile(r"\s*\{")  # (not text.lstrip(): that copies a 100 MB snapshot to look at its start)
 # the head of a List as kubectl prints it in JSON: up to its "items" array (typed lists write kind, apiVersion
 # and metadata first; `kubectl get -o json` writes the keys sorted, apiVersion then items)
 _JSON_LIST = re.compile(
@@ -212,15 +214,25 @@ DUMP_LISTS = (
     ("pods", "PodList"),
 )
 # (a line may end \r\n: a dump saved through an editor on Windows)
-_LOG_START = re.compile(r"^==== START logs for container (.*) of pod (.*) ====\r?\n", re.M)
+_LOG_START = re.compile(r"==== START logs for container (.*) of pod (.*) ====\r?\n")
 _LOG_END = "==== END logs for container {} of pod {} ===="
+
+
+def _next_log(text: str, at: int) -> re.Match[str] | None:
+    """The next START line from ``at``: found as text first (a regex search over a 100 MB snapshot with no
+    log in it costs seconds, ``str.find`` a tenth of that), then matched where it is."""
+    while (found := text.find("==== START logs for container ", at)) >= 0:
+        if (found == 0 or text[found - 1] == "\n") and (start := _LOG_START.match(text, found)):
+            return start
+        at = found + 1
+    return None
 
 
 def _without_logs(text: str, source: str, errors: list[InputError]) -> tuple[str, int]:
     """``text`` with each container-log section of a cluster-info dump blanked (its lines kept as empty
     ones, so that a later error's line number is still the file's), and how many there were. A section
     without its END line (the file cut short in the logs) blanks the rest and is an error."""
-    start = _LOG_START.search(text)
+    start = _next_log(text, 0)
     if start is None:
         return text, 0
     parts: list[str] = []
@@ -242,7 +254,7 @@ def _without_logs(text: str, source: str, errors: list[InputError]) -> tuple[str
                     source=source,
                 )
             )
-        start = _LOG_START.search(text, at)
+        start = _next_log(text, at)
     parts.append(text[at:])
     return "".join(parts), sections
 
