@@ -152,20 +152,24 @@ def test_typed_list_items_take_the_lists_kind_and_apiversion() -> None:
 # --- kubectl cluster-info dump ------------------------------------------------------------------------------
 
 
-def test_cluster_info_dump_stdout_reads_as_the_same_cluster(tmp_path: Path) -> None:
-    path = tmp_path / "dump.txt"  # `kubectl cluster-info dump > dump.txt`: JSON lists with logs between them
-    path.write_text(stdout_json(cluster_info_dump(["kube-system", "default"])))
+def dump_note(path: Path, tmp_path: Path) -> str:
+    """Read a dump: no error, the same diagnosis as the YAML, and one note about it, returned."""
     snap = load_files(path)
     assert not snap.errors, [e.one_line() for e in snap.errors]
     same_diagnosis(snap, tmp_path)
-    assert len(snap.notes) == 1
-    assert snap.notes[0].startswith(
+    assert len(snap.notes) == 1, snap.notes
+    return snap.notes[0]
+
+
+def test_cluster_info_dump_stdout_reads_as_the_same_cluster(tmp_path: Path) -> None:
+    path = tmp_path / "dump.txt"  # `kubectl cluster-info dump > dump.txt`: JSON lists with logs between them
+    path.write_text(stdout_json(cluster_info_dump(["kube-system", "default"])))
+    note = dump_note(path, tmp_path)
+    assert note.startswith(
         f"{path}: a `kubectl cluster-info dump` of 2 namespace(s) (default, kube-system): "
     )
-    assert "no ResourceQuota" in snap.notes[0]
-    assert snap.notes[0].endswith(
-        "its 1 container log section(s) were skipped (kubegpu reads objects, not logs)"
-    )
+    assert "no ResourceQuota" in note
+    assert note.endswith("its 1 container log section(s) were skipped (kubegpu reads objects, not logs)")
 
 
 def test_cluster_info_dump_stdout_in_yaml(tmp_path: Path) -> None:
@@ -173,24 +177,17 @@ def test_cluster_info_dump_stdout_in_yaml(tmp_path: Path) -> None:
     # with --namespaces kube-system,default,kube-public: kube-public's lists are empty, so its name is not in
     # the stream
     path.write_text(stdout_yaml(cluster_info_dump(["kube-system", "default", "kube-public"])))
-    snap = load_files(path)
-    assert not snap.errors, [e.one_line() for e in snap.errors]
-    same_diagnosis(snap, tmp_path)
-    assert "of 3 namespace(s) (default, kube-system and 1 with no object): " in snap.notes[0]
-    assert "1 container log section(s)" in snap.notes[0]
+    note = dump_note(path, tmp_path)
+    assert "of 3 namespace(s) (default, kube-system and 1 with no object): " in note
+    assert "1 container log section(s)" in note
 
 
 def test_cluster_info_dump_output_directory(tmp_path: Path) -> None:
     root = output_directory(cluster_info_dump(["kube-system", "default"]), tmp_path / "dump")
     assert (root / "default" / "gpu-pod" / "logs.txt").is_file()
-    snap = load_files(root)
-    assert not snap.errors, [e.one_line() for e in snap.errors]
-    same_diagnosis(snap, tmp_path)
-    assert len(snap.notes) == 1
-    assert snap.notes[0].startswith(
-        f"{root}: a `kubectl cluster-info dump` of namespace(s) default, kube-system:"
-    )
-    assert snap.notes[0].endswith("its 1 logs.txt file(s) were skipped (kubegpu reads objects, not logs)")
+    note = dump_note(root, tmp_path)
+    assert note.startswith(f"{root}: a `kubectl cluster-info dump` of namespace(s) default, kube-system:")
+    assert note.endswith("its 1 logs.txt file(s) were skipped (kubegpu reads objects, not logs)")
 
 
 def test_a_log_without_its_last_newline_and_crlf_lines(tmp_path: Path) -> None:
