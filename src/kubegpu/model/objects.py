@@ -14,7 +14,7 @@ from typing import Any, Generic, NewType, Protocol, TypeVar, overload
 
 from kubegpu.model.resources import CPU as CPU_NAME
 from kubegpu.model.resources import MEMORY as MEMORY_NAME
-from kubegpu.model.resources import ResourceList, add, maximum
+from kubegpu.model.resources import ResourceList, add, is_pod_level_resource, maximum
 
 PodKey = NewType("PodKey", str)  # "namespace/name"
 # the taint effects that keep pods off a node (v1helper.DoNotScheduleTaintsFilterFunc) and, on a device,
@@ -283,7 +283,10 @@ class Pod:
     overhead: ResourceList = field(default_factory=dict)
     pod_level_requests: ResourceList = field(
         default_factory=dict
-    )  # spec.resources (PodLevelResources, beta in 1.34)
+    )  # spec.resources.requests as the API server defaults them (PodLevelResources, beta in 1.34)
+    # In-place resize (KEP-1287): per container name, the request the scheduler counts while a resize is
+    # pending or under way, where it differs from the spec's (``parse_parts.resize_requests``)
+    status_requests: dict[str, ResourceList] = field(default_factory=dict)
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
     priority: int = 0
@@ -360,7 +363,8 @@ class Pod:
         then a plain init container {cpu 3}: sum = 2 + 0.5 = 2.5; while the plain init container runs,
         the sidecar already runs, so it needs 3 + 0.5 = 3.5; effective cpu = max(2.5, 3.5) = 3.5, plus
         ``spec.overhead``. Pod-level ``spec.resources.requests`` (cpu, memory, hugepages), when set,
-        replace the container aggregate for those resources.
+        replace the container aggregate for those resources. A container being resized in place counts
+        the larger of its spec and what its status says runs or is allocated (``status_requests``).
         """
         return _pod_requests(self, non_missing_defaults=False)
 
@@ -392,19 +396,40 @@ def _with_defaults(requests: ResourceList) -> ResourceList:
 
 
 def _pod_requests(pod: Pod, *, non_missing_defaults: bool) -> ResourceList:
-    if len(pod.containers) == 1 and not (pod.init_containers or pod.pod_level_requests or pod.overhead):
+    if len(pod.containers) == 1 and not (
+        pod.init_containers or pod.pod_level_requests or pod.overhead or pod.status_requests
+    ):
         only = pod.containers[0].requests  # one container and nothing else: its requests (a copy)
         return _with_defaults(only) if non_missing_defaults else dict(only)
 
-    def reqs(c: Container) -> ResourceList:
-        return _with_defaults(c.requests) if non_missing_defaults else c.requests
+    resized = pod.status_requests
 
+    def reqs(c: Container) -> ResourceList:
+        r = resized.get(c.name, c.requests) if resized else c.requests
+        return _with_defaults(r) if non_missing_defaults else r
+
+    total = aggregate_container_requests(pod.containers, pod.init_containers, reqs)
+    for r, v in pod.pod_level_requests.items():  # pod-level cpu/memory/hugepages replace the aggregate
+        if is_pod_level_resource(r):
+            total[r] = v
+    return add(total, pod.overhead) if pod.overhead else total
+
+
+def aggregate_container_requests(
+    containers: Sequence[Container],
+    init_containers: Sequence[Container],
+    reqs: Callable[[Container], ResourceList] = lambda c: c.requests,
+) -> ResourceList:
+    """component-helpers ``resource.AggregateContainerRequests`` (KEP-753): the sum of the app containers
+    and the sidecars (init containers with ``restartPolicy: Always``), or, when larger, what runs while
+    one init container runs (it, plus the sidecars declared before it). ``reqs`` gives one container's
+    request (its spec's; with in-place resize, the larger of spec and status). No overhead, no pod level."""
     total: ResourceList = {}
-    for c in pod.containers:
+    for c in containers:
         total = add(total, reqs(c))
     sidecars: ResourceList = {}
     init_peak: ResourceList = {}
-    for c in pod.init_containers:
+    for c in init_containers:
         if c.restart_policy == "Always":
             total = add(total, reqs(c))
             sidecars = add(sidecars, reqs(c))
@@ -412,11 +437,7 @@ def _pod_requests(pod: Pod, *, non_missing_defaults: bool) -> ResourceList:
         else:
             running = add(reqs(c), sidecars)
         init_peak = maximum(init_peak, running)
-    total = maximum(total, init_peak)
-    for r, v in pod.pod_level_requests.items():  # pod-level cpu/memory/hugepages replace the aggregate
-        if r in (CPU_NAME, MEMORY_NAME) or r.startswith("hugepages-"):
-            total[r] = v
-    return add(total, pod.overhead) if pod.overhead else total
+    return maximum(total, init_peak)
 
 
 @dataclass(frozen=True)

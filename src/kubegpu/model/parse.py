@@ -4,7 +4,8 @@ Pure: no file or network I/O. Every problem raises ``InputError`` naming the sou
 (``Pod team-a/train-0``) and the field path (``spec.containers[0].resources.limits[nvidia.com/gpu]``).
 API-server defaulting that changes scheduling is applied here, as the API server would have applied it
 before anything stored the object: a container limit without a request implies an equal request
-(``SetDefaults_Pod``), a missing ``status.allocatable`` defaults to ``status.capacity``
+(``SetDefaults_Pod``), pod-level requests default from the containers' or the pod-level limits
+(``defaultPodRequests``), a missing ``status.allocatable`` defaults to ``status.capacity``
 (``SetDefaults_NodeStatus``), and a toleration's empty operator means ``Equal``.
 """
 
@@ -471,7 +472,9 @@ def parse_pod(
         containers=containers,
         init_containers=init,
         overhead=ctx.resources(spec.get("overhead"), "spec.overhead"),
-        pod_level_requests=_pod_level_requests(ctx, spec),
+        pod_level_requests=parse_parts.pod_level_requests(
+            ctx, spec, containers, init, _requests_within_limits
+        ),
         node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
         scheduler_name=ctx.string(spec.get("schedulerName"), "spec.schedulerName") or "default-scheduler",
         priority=ctx.integer(priority, "spec.priority"),
@@ -494,6 +497,7 @@ def parse_pod(
         ready=ready,
         source=source,
         container_states=parse_parts.container_states(ctx, status),
+        status_requests=parse_parts.resize_requests(ctx, status, containers, init),
         status_reason=ctx.string(status.get("reason"), "status.reason"),
         status_message=ctx.string(status.get("message"), "status.message"),
     )
@@ -586,11 +590,3 @@ def _requests_within_limits(ctx: _Ctx, field: str, requests: ResourceList, limit
             problem = request_limit_problem(name, limit, amount > limits[name])
             if problem:
                 raise ctx.fail(f"{field}.requests", f'Invalid value: "{shown}": {problem}')
-
-
-def _pod_level_requests(ctx: _Ctx, spec: Raw) -> ResourceList:
-    res = ctx.mapping(spec.get("resources"), "spec.resources")
-    requests = ctx.resources(res.get("requests"), "spec.resources.requests")
-    for name, amount in ctx.resources(res.get("limits"), "spec.resources.limits").items():
-        requests.setdefault(name, amount)  # as for containers, a pod-level limit alone implies the request
-    return requests

@@ -1,13 +1,20 @@
-"""Parts of a Pod or Node that only a few readers need, parsed for ``model.parse``: a pod's volumes (the
-storage plugins and VolumeRestrictions' disks), its containers' states (the device plugin chain: CrashLoopBackOff,
-restarts) and a node's images (ImageLocality). Imports only ``model.objects`` and the parse context's protocol."""
+"""Parts of a Pod or Node parsed for ``model.parse``: a pod's volumes (the storage plugins and
+VolumeRestrictions' disks), its containers' states (the device plugin chain: CrashLoopBackOff, restarts), the
+requests of in-place resizes and pod-level ``spec.resources`` (the effective request), and a node's images
+(ImageLocality). Imports only the model and the parse context's protocol."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from kubegpu.model.objects import ContainerState, PodVolume
+from kubegpu.model.objects import Container, ContainerState, PodVolume, aggregate_container_requests
 from kubegpu.model.parse_pod_affinity import ParseContext, Raw
+from kubegpu.model.quantity import CPU, format_milli
+from kubegpu.model.resources import MEMORY, ResourceList, is_pod_level_resource, maximum
+
+# parse._requests_within_limits (ValidateResourceRequirements), passed in by the caller
+WithinLimits = Callable[[Any, str, ResourceList, ResourceList], None]
 
 
 def container_states(ctx: ParseContext, status: Raw) -> tuple[ContainerState, ...]:
@@ -43,6 +50,47 @@ def container_states(ctx: ParseContext, status: Raw) -> tuple[ContainerState, ..
                 )
             )
     return tuple(out)
+
+
+def resize_requests(
+    ctx: ParseContext, status: Raw, containers: tuple[Container, ...], init: tuple[Container, ...]
+) -> dict[str, ResourceList]:
+    """In-place pod resize (KEP-1287, InPlacePodVerticalScaling: beta and on by default from 1.33): per
+    container, the request the scheduler counts, where it differs from the spec's. component-helpers
+    resource/helpers.go v1.33.13 ``determineContainerReqs`` (v1.35.4/v1.36.3 ``determineEffectiveRequests``):
+    for an app container or a sidecar whose status has ``resources``, max(spec, ``resources.requests``
+    (actuated), ``allocatedResources``); when the pod's ``PodResizePending`` condition says ``Infeasible``,
+    the spec's (never granted) is left out. Plain init containers keep their spec. With the gate off
+    (1.30-1.32 by default) the API server drops both status fields (pkg/api/pod/util.go
+    dropDisabledPodStatusFields), so a snapshot of such a cluster carries none and nothing changes."""
+    by_name: dict[str, tuple[str, Raw]] = {}  # container name → (its status's field path, its status)
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for i, c in enumerate(ctx.seq(status.get(key), f"status.{key}")):
+            c = ctx.mapping(c, f"status.{key}[{i}]")
+            if c.get("resources") is not None:  # upstream reads a status only when ``cs.Resources != nil``
+                by_name.setdefault(str(c.get("name", "")), (f"status.{key}[{i}]", c))
+    if not by_name:
+        return {}
+    infeasible = any(
+        isinstance(cond, dict)
+        and cond.get("type") == "PodResizePending"
+        and cond.get("reason") == "Infeasible"
+        for cond in ctx.seq(status.get("conditions"), "status.conditions")
+    )
+    out: dict[str, ResourceList] = {}
+    for c in (*containers, *(i for i in init if i.restart_policy == "Always")):
+        if c.name not in by_name:
+            continue
+        where, cs = by_name[c.name]
+        res = ctx.mapping(cs["resources"], f"{where}.resources")
+        actuated = ctx.resources(res.get("requests"), f"{where}.resources.requests")
+        allocated = ctx.resources(cs.get("allocatedResources"), f"{where}.allocatedResources")
+        effective = maximum(actuated, allocated)
+        if not infeasible:
+            effective = maximum(c.requests, effective)
+        if effective != c.requests:
+            out[c.name] = effective
+    return out
 
 
 def images(ctx: ParseContext, value: Any) -> tuple[tuple[tuple[str, ...], int], ...]:
@@ -82,3 +130,55 @@ def volumes(ctx: ParseContext, value: Any, pod_name: str) -> tuple[PodVolume, ..
             disk = (kind, ident, monitors, src.get("readOnly") is True)
         out.append(PodVolume(name, kind, claim, disk, image))
     return tuple(out)
+
+
+def pod_level_unsupported(name: str) -> str:
+    """``validatePodResourceName`` (pkg/apis/core/validation, 1.32+): ``spec.resources`` takes cpu, memory
+    and hugepages only; anything else, ``nvidia.com/gpu`` included, is ``field.NotSupported`` (values
+    sorted as ``sets.List(SupportedPodLevelResources())`` lists them). "" when supported."""
+    if is_pod_level_resource(name):
+        return ""
+    return f'Unsupported value: "{name}": supported values: "cpu", "hugepages-", "memory"'
+
+
+def pod_level_requests(
+    ctx: ParseContext,
+    spec: Raw,
+    containers: tuple[Container, ...],
+    init: tuple[Container, ...],
+    within_limits: WithinLimits,
+) -> ResourceList:
+    """``spec.resources.requests`` after the API server's defaulting (``defaultPodRequests``,
+    pkg/apis/core/v1/defaults.go v1.34.4; ``defaultPodLevelRequests``, pkg/api/pod/util.go v1.37.2, the
+    same rule run at PrepareForCreate): only when pod-level limits are set, a missing cpu or memory request
+    becomes the containers' aggregate request when containers request it, else (and for hugepages) the
+    pod-level limit."""
+    res = ctx.mapping(spec.get("resources"), "spec.resources")
+    requests = ctx.resources(res.get("requests"), "spec.resources.requests")
+    limits = ctx.resources(res.get("limits"), "spec.resources.limits")
+    if ctx.validate:
+        for kind, given in (("limits", limits), ("requests", requests)):
+            for name in sorted(given):
+                if problem := pod_level_unsupported(name):
+                    raise ctx.fail(f"spec.resources.{kind}[{name}]", problem)
+    if not (requests or limits):
+        return requests
+    aggregate = aggregate_container_requests(containers, init)
+    if limits:
+        for name, amount in aggregate.items():
+            if name in (CPU, MEMORY) and name not in requests:  # supported and overcommittable
+                requests[name] = amount
+        for name, amount in limits.items():
+            if is_pod_level_resource(name):
+                requests.setdefault(name, amount)
+    if ctx.validate:
+        within_limits(ctx, "spec.resources", requests, limits)
+        for name, amount in sorted(aggregate.items()):  # validatePodResourceConsistency
+            if name in requests and amount > requests[name]:
+                shown, total = format_milli(name, requests[name]), format_milli(name, amount)
+                raise ctx.fail(
+                    f"spec.resources.requests[{name}]",
+                    f'Invalid value: "{shown}": must be greater than or equal to aggregate container '
+                    f"requests of {total}",
+                )
+    return requests

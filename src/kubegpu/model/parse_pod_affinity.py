@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from kubegpu.errors import InputError
 from kubegpu.model.objects import LabelSelector, PodAffinity, PodAffinityTerm, SpreadConstraint
+from kubegpu.model.resources import ResourceList
 
 Raw = Mapping[str, Any]
 
@@ -24,6 +25,10 @@ class ParseContext(Protocol):
     def seq(self, value: Any, field: str) -> list[Any]: ...
     def string(self, value: Any, field: str, *, required: bool = False) -> str: ...
     def integer(self, value: Any, field: str, default: int = 0) -> int: ...
+    def resources(self, value: Any, field: str) -> ResourceList: ...
+
+    @property
+    def validate(self) -> bool: ...
 
 
 # parse.parse_label_selector, passed in by the caller

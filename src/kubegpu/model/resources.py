@@ -47,6 +47,12 @@ def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
 
 
+def is_pod_level_resource(name: str) -> bool:
+    """``resourcehelper.IsSupportedPodLevelResource`` (component-helpers resource/helpers.go, 1.32+): the
+    names ``spec.resources`` may carry: cpu, memory and ``hugepages-*``."""
+    return name in (CPU, MEMORY) or is_hugepages(name)
+
+
 def is_scalar(name: str) -> bool:
     """``schedutil.IsScalarResourceName``: extended, hugepages, prefixed native or attachable volumes."""
     return (
