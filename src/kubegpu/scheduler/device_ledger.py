@@ -56,9 +56,11 @@ class Refusal:
 
 
 def container_requests(pod: Pod) -> list[tuple[str, dict[str, int]]]:
-    """GPU requests per container that gets devices (app containers and restartable sidecars), whole units."""
+    """GPU requests per container, whole units, in the order kubelet allocates them: init containers (plain
+    ones and sidecars) as declared, then app containers (``ManagerImpl.Allocate``, pkg/kubelet/cm/
+    devicemanager/manager.go v1.37.2: "Allocate resources for init containers first")."""
     out = []
-    for c in (*[c for c in pod.init_containers if c.restart_policy == "Always"], *pod.containers):
+    for c in (*pod.init_containers, *pod.containers):
         req = {r: v // 1000 for r, v in c.requests.items() if is_gpu(r) and v}
         if req:
             out.append((c.name, req))
@@ -102,13 +104,31 @@ def choose(
     (``devices.plugin_versions``)."""
     assignment: Assignment = {}
     used: dict[str, set[str]] = {r: set(ids) for r, ids in taken.items()}
+    # kubelet's devicesToReuse: a plain init container's devices, once it is done, go to the containers
+    # after it, taken before any free device (devicesToAllocate: "Allocates from reusableDevices list
+    # first"); a sidecar's or app container's devices stay its own and leave that list
+    # (addContainerAllocatedResources / removeContainerAllocatedResources, manager.go v1.37.2). The pod
+    # holds the union until it ends (podDevices.devices()), which is what the scheduler counts (KEP-753).
+    plain_init = {c.name for c in pod.init_containers if c.restart_policy != "Always"}
+    reusable: dict[str, list[str]] = {}
     for container, req in container_requests(pod):
-        picked, refusal = _pick_container(req, devices, used, replica_policy, as_kubelet, plugin_version)
-        if picked is None:
-            return None, refusal
-        for r, ids in picked.items():
-            used.setdefault(r, set()).update(ids)
-        assignment[container] = picked
+        reused = {r: reusable[r][:n] for r, n in req.items() if reusable.get(r)}
+        rest = {r: n - len(reused.get(r, ())) for r, n in req.items() if n > len(reused.get(r, ()))}
+        picked: dict[str, list[str]] = {}
+        if rest:
+            got, refusal = _pick_container(rest, devices, used, replica_policy, as_kubelet, plugin_version)
+            if got is None:
+                return None, refusal
+            picked = got
+            for r, ids in picked.items():
+                used.setdefault(r, set()).update(ids)
+        mine = {r: [*reused.get(r, ()), *picked.get(r, ())] for r in req if reused.get(r) or picked.get(r)}
+        for r, ids in mine.items():
+            if container in plain_init:
+                reusable[r] = [*reusable.get(r, ()), *(i for i in ids if i not in reusable.get(r, ()))]
+            else:
+                reusable[r] = [i for i in reusable.get(r, ()) if i not in ids]
+        assignment[container] = mine
     return assignment, None
 
 
