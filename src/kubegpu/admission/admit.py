@@ -1,24 +1,24 @@
 """Admit not-yet-created pod manifests as the API server would, before they reach any scheduler.
 
-Order as in the API server: defaulting (a limit alone implies the request — applied by the parser),
-validation (``Pod "x" is invalid: …``), LimitRanger defaults for containers that set none, Priority
-(``priorityClassName`` → ``spec.priority``), then ResourceQuota (``pods "x" is forbidden: exceeded
-quota: …``). Admitted pods count against quota for the pods admitted after them.
+Order as in the API server: defaulting (a limit alone implies the request), LimitRanger's defaults for
+containers that set none (``admission.limit_ranger``), validation (``Pod "x" is invalid: …``), Priority
+(``priorityClassName`` → ``spec.priority``), LimitRanger's min/max (``pods "x" is forbidden: maximum …``),
+then ResourceQuota (``pods "x" is forbidden: exceeded quota: …``). Admitted pods count against quota for
+the pods admitted after them.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.admission import limit_ranger
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.validation import invalid_pod_message, validate_pod_resources
 from kubegpu.errors import InputError
-from kubegpu.model.objects import LimitRange, Pod, ResourceQuota
+from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.parse import parse_pod
-from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import add
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -40,27 +40,6 @@ class Admission:
         return self.pod is not None
 
 
-def apply_limit_range_defaults(raw: Mapping[str, Any], ranges: list[LimitRange]) -> dict[str, Any]:
-    """LimitRanger: fill missing container requests/limits from ``defaultRequest``/``default``."""
-    out = copy.deepcopy(dict(raw))
-    ns = (out.get("metadata") or {}).get("namespace") or "default"
-    items = [item for lr in ranges if lr.namespace == ns for item in lr.limits if item.type == "Container"]
-    if not items:
-        return out
-    for key in ("initContainers", "containers"):
-        for c in (out.get("spec") or {}).get(key) or []:
-            res = c.setdefault("resources", {})
-            for item in items:
-                limits = res.setdefault("limits", {})
-                for r, v in item.default.items():
-                    limits.setdefault(r, format_milli(r, v))
-                requests = res.setdefault("requests", {})
-                for r, v in (item.default_request or item.default).items():
-                    if r not in requests and r not in limits:
-                        requests[r] = format_milli(r, v)
-    return out
-
-
 def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str, Any]]]) -> list[Admission]:
     results: list[Admission] = []
     extra_usage: dict[str, dict[str, int]] = {}
@@ -80,15 +59,21 @@ def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str
             )
             continue
         try:
-            errors = validate_pod_resources(raw)
+            # mutating admission (LimitRanger's defaults) runs before validation: a default limit below
+            # the container's request is refused ("must be less than or equal to cpu limit of …")
+            stored = limit_ranger.apply_defaults(raw, snapshot.limit_ranges)
+            errors = validate_pod_resources(stored)
             if errors:
                 results.append(Admission(source, name, None, invalid_pod_message(name, errors), invalid=True))
                 continue
-            stored = apply_limit_range_defaults(raw, snapshot.limit_ranges)
             pod = parse_pod(stored, source, snapshot.priority_classes)
         except InputError as exc:
             results.append(Admission(source, name, None, exc.problem, invalid=True))
             results[-1].message = exc.one_line().removeprefix(f"{source}: ")
+            continue
+        refused = limit_ranger.violation(pod, snapshot.limit_ranges)  # validating admission, before quota
+        if refused:
+            results.append(Admission(source, name, None, refused))
             continue
         quotas = [_with_usage(q, snapshot, extra_usage.get(q.namespace, {})) for q in snapshot.quotas]
         decision = quota_admission.admit(pod, quotas, snapshot.pods)

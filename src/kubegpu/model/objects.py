@@ -474,6 +474,7 @@ class LimitRangeItem:
     default_request: ResourceList
     max: ResourceList
     min: ResourceList
+    max_limit_request_ratio: ResourceList = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

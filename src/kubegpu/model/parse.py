@@ -526,15 +526,15 @@ def parse_limit_range(raw: Raw, source: str = "") -> LimitRange:
     for i, item in enumerate(ctx.seq(spec.get("limits"), "spec.limits")):
         item = ctx.mapping(item, f"spec.limits[{i}]")
         f = f"spec.limits[{i}]"
-        items.append(
-            LimitRangeItem(
-                type=ctx.string(item.get("type"), f"{f}.type", required=True),
-                default=ctx.resources(item.get("default"), f"{f}.default"),
-                default_request=ctx.resources(item.get("defaultRequest"), f"{f}.defaultRequest"),
-                max=ctx.resources(item.get("max"), f"{f}.max"),
-                min=ctx.resources(item.get("min"), f"{f}.min"),
-            )
-        )
+        kind = ctx.string(item.get("type"), f"{f}.type", required=True)
+        default = ctx.resources(item.get("default"), f"{f}.default")
+        default_request = ctx.resources(item.get("defaultRequest"), f"{f}.defaultRequest")
+        high, low = ctx.resources(item.get("max"), f"{f}.max"), ctx.resources(item.get("min"), f"{f}.min")
+        if kind == "Container":  # SetDefaults_LimitRangeItem (pkg/apis/core/v1/defaults.go v1.37.2)
+            default = {**high, **default}  # no default limit: the max
+            default_request = {**low, **default, **default_request}  # no default request: the limit, else min
+        ratio = ctx.resources(item.get("maxLimitRequestRatio"), f"{f}.maxLimitRequestRatio")
+        items.append(LimitRangeItem(kind, default, default_request, high, low, ratio))
     return LimitRange(namespace=ns, name=name, limits=tuple(items), source=source)
 
 

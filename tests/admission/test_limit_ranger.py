@@ -1,0 +1,113 @@
+"""LimitRange defaulting and the LimitRanger admission plugin on pods being created (``schedule --pods``).
+
+Upstream: pkg/apis/core/v1/defaults.go v1.37.2 ``SetDefaults_LimitRangeItem`` (a Container item's missing
+default limit is its max; a missing default request its default limit, else its min) and
+plugin/pkg/admission/limitranger/admission.go v1.37.2 (``mergeContainerResources``, ``minConstraint``,
+``maxConstraint``). Objects: the kubernetes.io task pages "Configure Default CPU Requests and Limits for a
+Namespace" (cpu-defaults.yaml, default-cpu-demo) and "Configure Minimum and Maximum CPU Constraints for a
+Namespace" (cpu-constraints.yaml, constraints-cpu-demo-2/-3/-4), and the LimitRange of
+intel/intel-device-plugins-for-kubernetes#1408 with the refusal it quotes. Every expected value was also
+observed on a real kube-apiserver 1.37.2 (tools/kube/controlplane.py; /work/qa/accounting record).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.admission.admit import admit_pods
+from kubegpu.model.snapshot import build_snapshot
+
+
+def _lr(ns: str, name: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": name, "namespace": ns},
+            "spec": {"limits": [{**item, "type": "Container"}]}}  # fmt: skip
+
+
+def _pod(ns: str, name: str, container: str, resources: dict[str, Any] | None = None) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": container, "image": "nginx"}
+    if resources is not None:
+        c["resources"] = resources
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+            "spec": {"containers": [c]}}  # fmt: skip
+
+
+DOCS_DEFAULTS = _lr(
+    "default-cpu-example", "cpu-limit-range", {"default": {"cpu": 1}, "defaultRequest": {"cpu": 0.5}}
+)
+DOCS_CONSTRAINTS = _lr(
+    "constraints-cpu-example", "cpu-min-max-demo-lr", {"max": {"cpu": "800m"}, "min": {"cpu": "200m"}}
+)
+INTEL = _lr("intel", "gpu-count-constraint", {"max": {"gpu.intel.com/i915": 1}})
+
+
+def _admit(*pods: dict[str, Any]):  # type: ignore[no-untyped-def]
+    snap = build_snapshot([("t", o) for o in (DOCS_DEFAULTS, DOCS_CONSTRAINTS, INTEL)])
+    assert not snap.errors, snap.errors
+    return admit_pods(snap, [("pods.yaml", p) for p in pods])
+
+
+def test_default_request_is_used_beside_a_default_limit() -> None:
+    """default-cpu-demo: "the Container's CPU request is set to the default: 500m … limit … 1" (kubegpu took
+    the default limit for the request too: 1)."""
+    [adm] = _admit(_pod("default-cpu-example", "default-cpu-demo", "default-cpu-demo-ctr"))
+    assert adm.pod is not None
+    assert adm.pod.requests == {"cpu": 500}
+    assert adm.raw is not None
+    assert adm.raw["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu request for container default-cpu-demo-ctr; "
+        "cpu limit for container default-cpu-demo-ctr"
+    )
+
+
+def test_a_max_alone_is_also_the_default_limit_and_request() -> None:
+    """constraints-cpu-demo-4 ("No CPU request or limit"): it gets limit and request 800m, the max."""
+    [adm] = _admit(_pod("constraints-cpu-example", "constraints-cpu-demo-4", "constraints-cpu-demo-4-ctr"))
+    assert adm.pod is not None and adm.pod.requests == {"cpu": 800}
+
+
+def test_a_device_cap_gives_every_container_that_device() -> None:
+    """#1408's LimitRange caps gpu.intel.com/i915 at 1: a pod naming no GPU is given limit and request 1
+    (what the thread asked: "whether it allows pods that do not request a GPU" — it makes them request one)."""
+    [adm] = _admit(_pod("intel", "no-gpu", "c"))
+    assert adm.pod is not None and adm.pod.requests == {"gpu.intel.com/i915": 1000}
+
+
+def test_above_the_max_is_forbidden_with_upstreams_message() -> None:
+    """#1408: 'pods "intel-dgpu-clinfo-gphs2" is forbidden: maximum gpu.intel.com/i915 usage per Container is
+    1, but limit is 3'."""
+    [adm] = _admit(_pod("intel", "intel-dgpu-clinfo-gphs2", "c", {"limits": {"gpu.intel.com/i915": 3}}))
+    assert adm.pod is None and not adm.invalid
+    assert adm.message == (
+        'pods "intel-dgpu-clinfo-gphs2" is forbidden: maximum gpu.intel.com/i915 usage per Container is 1, '
+        "but limit is 3"
+    )
+
+
+def test_min_and_max_of_the_docs_example() -> None:
+    below, above = _admit(
+        _pod("constraints-cpu-example", "constraints-cpu-demo-3", "constraints-cpu-demo-3-ctr",
+             {"limits": {"cpu": "800m"}, "requests": {"cpu": "100m"}}),
+        _pod("constraints-cpu-example", "constraints-cpu-demo-2", "constraints-cpu-demo-2-ctr",
+             {"limits": {"cpu": "1.5"}, "requests": {"cpu": "500m"}}),
+    )  # fmt: skip
+    assert below.message == (
+        'pods "constraints-cpu-demo-3" is forbidden: minimum cpu usage per Container is 200m, but request is 100m'
+    )
+    assert above.message == (
+        'pods "constraints-cpu-demo-2" is forbidden: maximum cpu usage per Container is 800m, but limit is 1500m'
+    )
+
+
+def test_a_default_limit_below_the_request_is_invalid() -> None:
+    """LimitRanger's defaults run before validation (kubernetes/website#45630, the limit-range page's
+    example-conflict-with-limitrange-cpu: request 700m, default limit 500m → invalid)."""
+    lr = _lr("default", "cpu-resource-constraint",
+             {"default": {"cpu": "500m"}, "defaultRequest": {"cpu": "500m"}, "max": {"cpu": "1"}, "min": {"cpu": "100m"}})  # fmt: skip
+    snap = build_snapshot([("t", lr)])
+    pod = _pod("default", "example-conflict-with-limitrange-cpu", "demo", {"requests": {"cpu": "700m"}})
+    [adm] = admit_pods(snap, [("pods.yaml", pod)])
+    assert adm.invalid
+    assert adm.message == (
+        'Pod "example-conflict-with-limitrange-cpu" is invalid: spec.containers[0].resources.requests: '
+        'Invalid value: "700m": must be less than or equal to cpu limit of 500m'
+    )
