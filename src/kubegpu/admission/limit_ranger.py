@@ -133,7 +133,8 @@ def violation(pod: Pod, ranges: list[LimitRange]) -> str:
     """``PodValidateLimitFunc`` over the LimitRanges of the pod's namespace: the first LimitRange the pod
     breaks gives ``pods "<name>" is forbidden: <errors>`` (several in ``[a, b]``, ``NewAggregate``); ""
     when none. Pod items compare the pod's aggregate requests and limits (init containers and sidecars by
-    the KEP-753 rule, pod-level cpu/memory in their place; no overhead)."""
+    the KEP-753 rule, no overhead) with pod-level cpu/memory requests in place of the aggregate; pod-level
+    limits are not kept by the model, so a Pod item's limit checks read the containers' limits only."""
     for lr in ranges:
         if lr.namespace != pod.namespace:
             continue
