@@ -11,12 +11,19 @@ Inputs and expected values are upstream's own test cases, transcribed object for
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from kubegpu.admission.admit import POD_LEVEL_DROPPED
+from kubegpu.cli.main import cli
 from kubegpu.errors import InputError
 from kubegpu.model.parse import parse_pod
+from kubegpu.testing.builders import make_node
 
 Mi = 2**20 * 1000  # milli-bytes
 Gi = 2**30 * 1000
@@ -241,3 +248,41 @@ def test_a_status_without_resources_is_not_read() -> None:
         statuses=[{"name": "container-1", "allocatedResources": {"cpu": "3"}}],
     )
     assert parse_pod(raw).requests == {"cpu": 1000}
+
+
+# --- pod-level resources by release (PodLevelResources: off before 1.34) ------------------------------
+
+
+def test_before_1_34_the_api_server_drops_pod_level_resources(tmp_path: Path) -> None:
+    """On a real kube-apiserver 1.33.13 the defaults_test.go pod (pod limits cpu 4m / memory 8Mi,
+    containers 1m+1m / 1Mi+2Mi) is stored with ``spec.resources: null``, and a pod-level nvidia.com/gpu is
+    accepted (dropped), while 1.37.2 refuses it (kubernetes pkg/api/pod/util.go v1.33.13
+    dropDisabledPodLevelResources; /work/qa/accounting realkube records). ``schedule --pods`` does the same
+    per ``--kube-version`` and says so."""
+    node = make_node("n").gpus(1).obj()
+    node["status"]["nodeInfo"] = {"kubeletVersion": "v1.33.13"}
+    (tmp_path / "snap.yaml").write_text(yaml.safe_dump(node))
+    gpu_at_pod_level = pod(
+        [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}], {"limits": {"nvidia.com/gpu": "1"}}
+    )
+    (tmp_path / "pods.yaml").write_text(yaml.safe_dump(gpu_at_pod_level))
+    args = [
+        "schedule",
+        "--snapshot",
+        str(tmp_path / "snap.yaml"),
+        "--pods",
+        str(tmp_path / "pods.yaml"),
+        "-o",
+        "json",
+    ]
+    old = json.loads(CliRunner().invoke(cli, [*args, "--kube-version", "1.33"]).stdout)
+    assert not old["rejected"]
+    assert old["warnings"] == [
+        {"pod": "p", "source": str(tmp_path / "pods.yaml"), "message": POD_LEVEL_DROPPED}
+    ]
+    assert old["results"][0]["node"] == "n"
+    new = json.loads(CliRunner().invoke(cli, [*args, "--kube-version", "1.37"]).stdout)
+    assert [r["message"] for r in new["rejected"]] == [
+        'Pod "p" is invalid: spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": '
+        'supported values: "cpu", "hugepages-", "memory"'
+    ]

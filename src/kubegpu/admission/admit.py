@@ -31,6 +31,7 @@ class Admission:
     message: str = ""  # why the API server rejected it
     raw: Mapping[str, Any] | None = None  # the object as the API server would store it
     invalid: bool = False  # rejected as invalid input (validation), not by quota: an input error
+    warning: str = ""  # what the API server accepted but dropped
 
     def input_error(self) -> InputError | None:
         return InputError(self.message, source=self.source) if self.invalid else None
@@ -40,7 +41,20 @@ class Admission:
         return self.pod is not None
 
 
-def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str, Any]]]) -> list[Admission]:
+POD_LEVEL_DROPPED = (
+    "spec.resources dropped: the API server of this release does not keep pod-level resources "
+    "(PodLevelResources is off by default before 1.34; 1.30-1.31 have no such field)"
+)
+
+
+def admit_pods(
+    snapshot: ClusterSnapshot,
+    manifests: list[tuple[str, Mapping[str, Any]]],
+    *,
+    pod_level_resources: bool = True,
+) -> list[Admission]:
+    """``pod_level_resources``: whether the release keeps ``spec.resources`` (``Behaviour.pod_level_resources``);
+    when not, the field is dropped as the API server drops it (``dropDisabledPodLevelResources``), and said."""
     results: list[Admission] = []
     extra_usage: dict[str, dict[str, int]] = {}
     for source, raw in manifests:
@@ -58,6 +72,11 @@ def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str
                 )
             )
             continue
+        warning = ""
+        spec = raw.get("spec")
+        if not pod_level_resources and isinstance(spec, Mapping) and "resources" in spec:
+            raw = {**raw, "spec": {k: v for k, v in spec.items() if k != "resources"}}
+            warning = POD_LEVEL_DROPPED
         try:
             # mutating admission (LimitRanger's defaults) runs before validation: a default limit below
             # the container's request is refused ("must be less than or equal to cpu limit of …")
@@ -81,7 +100,7 @@ def admit_pods(snapshot: ClusterSnapshot, manifests: list[tuple[str, Mapping[str
             results.append(Admission(source, name, None, decision.message))
             continue
         extra_usage[pod.namespace] = add(extra_usage.get(pod.namespace, {}), quota_admission.pod_usage(pod))
-        results.append(Admission(source, name, pod, raw=stored))
+        results.append(Admission(source, name, pod, raw=stored, warning=warning))
     return results
 
 

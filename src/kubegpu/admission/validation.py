@@ -19,8 +19,9 @@ from typing import Any
 
 from kubegpu.admission.canonical import canonical
 from kubegpu.model.parse import LIMIT_REQUIRED, NEGATIVE, NOT_INTEGER, request_limit_problem
+from kubegpu.model.parse_parts import POD_LEVEL_SUPPORTED
 from kubegpu.model.quantity import QuantityError, milli_value, parse_quantity
-from kubegpu.model.resources import is_extended, is_hugepages
+from kubegpu.model.resources import is_extended, is_hugepages, is_pod_level_resource
 
 # Exact arithmetic on 1e999999999 takes forever (and memory without bound): the webhook checks the size of
 # every quantity before any arithmetic. 10^30 is far above anything a node holds (2^63 milli-units).
@@ -163,6 +164,16 @@ def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
     if isinstance(pod_level, Mapping):
         errors += quantity_errors(pod_level.get("limits"), "spec.resources.limits")
         errors += quantity_errors(pod_level.get("requests"), "spec.resources.requests")
+        for kind in ("limits", "requests"):  # validatePodResourceName: cpu, memory, hugepages- only
+            given = pod_level.get(kind)
+            for name in sorted(given) if isinstance(given, Mapping) else ():
+                if not is_pod_level_resource(str(name)):
+                    field = f"spec.resources.{kind}[{name}]"
+                    errors.append(
+                        FieldError(
+                            field, "Unsupported value", str(name), f"supported values: {POD_LEVEL_SUPPORTED}"
+                        )
+                    )
     for key in ("containers", "initContainers"):
         items = spec.get(key) or []
         for i, c in enumerate(items if isinstance(items, list) else []):

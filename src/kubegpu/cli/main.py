@@ -177,7 +177,13 @@ def schedule(output: str, pods_file: Path | None, write_to: Path | None, schedul
     if pods_file is not None:
         errors: list[Any] = []
         try:
-            admissions = admit_pods(snap, read_path(pods_file, errors))
+            from kubegpu.scheduler.versions import behaviour
+
+            admissions = admit_pods(
+                snap,
+                read_path(pods_file, errors),
+                pod_level_resources=behaviour(snap.kube_version).pod_level_resources,
+            )
         except KubegpuError as exc:  # a missing file or directory: an input error like any other
             errors.append(exc)
         errors += [e for e in (a.input_error() for a in admissions) if e is not None]

@@ -385,6 +385,9 @@ def schedule_data(outcomes: list[Outcome], admissions: list[Admission], others: 
             for o in outcomes
         ],
         "otherSchedulers": [{"pod": p.key, "schedulerName": p.scheduler_name} for p in others],
+        "warnings": [
+            {"pod": a.name, "source": a.source, "message": a.warning} for a in admissions if a.warning
+        ],
     }
 
 
@@ -420,6 +423,8 @@ def schedule_table(data: dict[str, Any], every: bool = False) -> None:
     """``every``: a row per pod, however many (else a long pass groups pods with the same outcome)."""
     for r in data["rejected"]:
         console.print(Text(f"rejected by the API server: {r['message']}"), style="red")
+    for w in data["warnings"]:
+        console.print(Text(f"warning: {w['pod']}: {w['message']}"), style="yellow")
     table = Table(title="scheduling pass (queue order)", title_justify="left")
     for col in ("pod", "prio", "result"):
         table.add_column(col, overflow="fold")

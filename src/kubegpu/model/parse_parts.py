@@ -132,13 +132,16 @@ def volumes(ctx: ParseContext, value: Any, pod_name: str) -> tuple[PodVolume, ..
     return tuple(out)
 
 
+POD_LEVEL_SUPPORTED = '"cpu", "hugepages-", "memory"'  # sets.List(SupportedPodLevelResources()), quoted
+
+
 def pod_level_unsupported(name: str) -> str:
     """``validatePodResourceName`` (pkg/apis/core/validation, 1.32+): ``spec.resources`` takes cpu, memory
     and hugepages only; anything else, ``nvidia.com/gpu`` included, is ``field.NotSupported`` (values
     sorted as ``sets.List(SupportedPodLevelResources())`` lists them). "" when supported."""
     if is_pod_level_resource(name):
         return ""
-    return f'Unsupported value: "{name}": supported values: "cpu", "hugepages-", "memory"'
+    return f'Unsupported value: "{name}": supported values: {POD_LEVEL_SUPPORTED}'
 
 
 def pod_level_requests(

@@ -75,6 +75,11 @@ class Behaviour:
     # default profile up to 1.30; PR #124500 dropped them from it in 1.31 (apis/config/v1/default_plugins.go).
     # Not modelled: explain names them for a pod with such volumes
     non_csi_volume_limits: bool = False
+    # Pod-level spec.resources count (KEP-2837): PodLevelResources is beta and on by default from 1.34
+    # (pkg/features/kube_features.go v1.34.4); alpha and off in 1.32-1.33, where the API server drops the
+    # field on create (pkg/api/pod/util.go v1.33.13 dropDisabledPodLevelResources) and the scheduler skips
+    # it (SkipPodLevelResources); 1.30-1.31 have no such field
+    pod_level_resources: bool = True
 
     @property
     def name(self) -> str:
@@ -98,6 +103,7 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
         storage_capacity_scoring=minor >= 37,
         absent_nodes_counted=minor >= 32,
         non_csi_volume_limits=minor <= 30,
+        pod_level_resources=minor >= 34,
     )
 
 
