@@ -231,8 +231,9 @@ def test_a_sidecars_status_counts_like_an_app_containers(
 
 
 def test_a_plain_init_containers_status_is_never_read() -> None:
-    """helpers.go (kubernetes-1.34.4) reads an init container's status only under ``RestartPolicy ==
-    Always``: a finished init container's reported resources leave its spec in the init max."""
+    """helpers.go (kubernetes-1.33.13 to 1.36.3) reads an init container's status only under
+    ``RestartPolicy == Always``: a finished init container's reported resources leave its spec in the init
+    max (1.37 reads it too; kubegpu models the 1.33-1.36 rule, see parse_parts.resize_requests)."""
     init = [{"name": "init-1", "image": "x", "resources": {"requests": {"cpu": "1"}}}]
     raw = pod([{"resources": {"requests": {"cpu": "1"}}}], init=init)
     raw["status"]["initContainerStatuses"] = [{"name": "init-1", "resources": {"requests": {"cpu": "9"}}}]

@@ -62,7 +62,12 @@ def resize_requests(
     (actuated), ``allocatedResources``); when the pod's ``PodResizePending`` condition says ``Infeasible``,
     the spec's (never granted) is left out. Plain init containers keep their spec. With the gate off
     (1.30-1.32 by default) the API server drops both status fields (pkg/api/pod/util.go
-    dropDisabledPodStatusFields), so a snapshot of such a cluster carries none and nothing changes."""
+    dropDisabledPodStatusFields), so a snapshot of such a cluster carries none and nothing changes.
+    Not modelled: 1.37 (helpers.go kubernetes-1.37.2 AggregateContainerRequests) takes the max of three
+    pod sums (spec, actuated, allocated) rather than of each container's, and reads plain init containers'
+    statuses too; that differs only when one container grows while another shrinks, or when a finished
+    init container's reported resources differ from its spec (kubelet reports the spec for a container
+    that is not running)."""
     by_name: dict[str, tuple[str, Raw]] = {}  # container name → (its status's field path, its status)
     for key in ("containerStatuses", "initContainerStatuses"):
         for i, c in enumerate(ctx.seq(status.get(key), f"status.{key}")):
