@@ -287,3 +287,33 @@ def test_before_1_34_the_api_server_drops_pod_level_resources(tmp_path: Path) ->
         'Pod "p" is invalid: spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": '
         'supported values: "cpu", "hugepages-", "memory"'
     ]
+
+
+# --- a pending downsize on a real kube-scheduler 1.37.2 ------------------------------------------------
+
+FIXTURE = Path(__file__).parent / "fixtures" / "accounting" / "resize.yaml"
+# kube-scheduler 1.37.2 on the fixture's objects (tools/kube/controlplane.py; /work/qa/accounting
+# probe_realkube.py): infer-0 binds beside the infeasible resize, small-0 does not fit beside the pending
+# downsize
+REAL_1_37 = (
+    "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. "
+    "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is "
+    "not helpful for scheduling."
+)
+
+
+def test_resizes_are_counted_and_explained_as_the_real_scheduler_counts_them() -> None:
+    from kubegpu.explain.engine import Engine
+    from kubegpu.explain.pending import explain_pod
+    from kubegpu.sources import load_files
+
+    snap = load_files(FIXTURE)
+    assert not snap.errors
+    engine = Engine(snap)
+    pods = {p.key: p for p in snap.pods}
+    assert explain_pod(engine, pods["ml/infer-0"]).node  # schedulable: the infeasible 64 CPUs are not counted
+    exp = explain_pod(engine, pods["c/small-0"])
+    assert exp.message == REAL_1_37
+    [evidence] = [n.evidence for n in exp.nodes if n.name == "gpu-node-2"]
+    assert "already requested 30" in evidence[0]
+    assert "c/shrink-0 (main: 30, spec 1)" in evidence[0]

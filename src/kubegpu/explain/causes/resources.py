@@ -64,8 +64,31 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     view = ctx.engine.cluster.view(idx)
     r = reason.resource
     alloc, used = view.allocatable(r), view.requested(r)
-    key = (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None)  # all the line reads
-    return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used)))
+    held = _resize_holds(ctx, view.node.name, r)
+    key = (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None, held)  # all it reads
+    return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used, held)))
+
+
+def _resize_holds(ctx: Context, node: str, resource: str) -> tuple[str, ...]:
+    """The placed pods on ``node`` that count more ``resource`` than their spec asks because an in-place
+    resize is pending or under way (``Pod.status_requests``): the scheduler counts the larger of spec and
+    what runs or is allocated until the kubelet applies it (kubernetes/kubernetes#135107)."""
+    by_node = store_for(ctx.engine).fact((_resize_holds,), lambda: _resizes(ctx.engine.snapshot.pods))
+    return tuple(line for r, line in by_node.get(node, ()) if r == resource)
+
+
+def _resizes(pods: list[Pod]) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for p in pods:
+        if not p.status_requests or not p.node_name or p.is_terminal:
+            continue
+        for c in (*p.init_containers, *p.containers):
+            for r, counted in p.status_requests.get(c.name, {}).items():
+                spec = c.requests.get(r, 0)
+                if counted > spec:
+                    shown = f"{p.key} ({c.name}: {format_milli(r, counted)}, spec {format_milli(r, spec)})"
+                    out.setdefault(p.node_name, []).append((r, shown))
+    return out
 
 
 def _offers(ctx: Context, idx: int) -> tuple[bool, tuple[tuple[str, int], ...]]:
@@ -90,20 +113,27 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
         idxs, cluster.allocatable[idxs, col].tolist(), cluster.requested[idxs, col].tolist(), strict=True
     ):
         node = cluster.nodes[idx]
+        held = _resize_holds(ctx, node.name, reason.resource)
         lines = ctx.once(
-            (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None),
-            partial(_insufficient_lines, ctx, reason, node, alloc, used),
+            (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None, held),
+            partial(_insufficient_lines, ctx, reason, node, alloc, used, held),
         )
         out.append(list(lines))
     return out
 
 
-def _insufficient_lines(ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int) -> list[str]:
+def _insufficient_lines(
+    ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int, held: tuple[str, ...] = ()
+) -> list[str]:
     r = reason.resource
     line = (
         f"{r}: pod requests {format_milli(r, reason.requested)}, {NODE_HAS}{format_milli(r, max(alloc - used, 0))} free "
         f"(allocatable {format_milli(r, alloc)}, already requested {format_milli(r, used)})"
     )
+    if held:
+        line += (
+            f"; counted at the size that runs while an in-place resize is not yet applied: {', '.join(held)}"
+        )
     if reason.requested > alloc:
         line += " — more than the node's whole allocatable: preemption cannot help"
     if alloc == 0 and r.startswith(NVIDIA_PREFIX) and has_gpu_labels(node):
