@@ -52,7 +52,7 @@ def test_invalid_yaml_names_file_line_and_column_and_keeps_other_files(tmp_path:
 
 
 _READS = (
-    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, Namespace, "
+    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, RuntimeClass, PodDisruptionBudget, Namespace, "
     "PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, "
     "GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, StatefulSet, Service, "
     "Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms"

@@ -1,7 +1,8 @@
 """Admit not-yet-created pod manifests as the API server would, before they reach any scheduler.
 
 Order as in the API server: defaulting (a limit alone implies the request), LimitRanger's defaults for
-containers that set none (``admission.limit_ranger``), validation (``Pod "x" is invalid: …``), Priority
+containers that set none (``admission.limit_ranger``), RuntimeClass's overhead and scheduling
+(``admission.runtime_class``), validation (``Pod "x" is invalid: …``), Priority
 (``priorityClassName`` → ``spec.priority``), LimitRanger's min/max (``pods "x" is forbidden: maximum …``),
 then ResourceQuota (``pods "x" is forbidden: exceeded quota: …``). Admitted pods count against quota for
 the pods admitted after them.
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu.admission import limit_ranger
+from kubegpu.admission import limit_ranger, runtime_class
 from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.validation import invalid_pod_message, validate_pod_resources
 from kubegpu.errors import InputError
@@ -81,6 +82,11 @@ def admit_pods(
             # mutating admission (LimitRanger's defaults) runs before validation: a default limit below
             # the container's request is refused ("must be less than or equal to cpu limit of …")
             stored = limit_ranger.apply_defaults(raw, snapshot.limit_ranges)
+            stored, refused, unknown = runtime_class.admit(stored, snapshot.runtime_classes, name)
+            warning = "; ".join(w for w in (warning, unknown) if w)
+            if refused:
+                results.append(Admission(source, name, None, refused))
+                continue
             errors = validate_pod_resources(stored)
             if errors:
                 results.append(Admission(source, name, None, invalid_pod_message(name, errors), invalid=True))

@@ -486,6 +486,17 @@ class LimitRange:
 
 
 @dataclass(frozen=True, slots=True)
+class RuntimeClass:
+    """A ``node.k8s.io/v1`` RuntimeClass, as far as the RuntimeClass admission plugin reads it: the pod
+    overhead it sets (``overhead.podFixed``, as written) and the scheduling it merges into the pod."""
+
+    name: str
+    overhead: Mapping[str, Any] | None  # overhead.podFixed as written (None: no overhead)
+    node_selector: dict[str, str]  # scheduling.nodeSelector
+    tolerations: tuple[Mapping[str, Any], ...]  # scheduling.tolerations as written
+
+
+@dataclass(frozen=True, slots=True)
 class PriorityClass:
     name: str
     value: int

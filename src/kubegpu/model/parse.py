@@ -33,6 +33,7 @@ from kubegpu.model.objects import (
     PriorityClass,
     Requirement,
     ResourceQuota,
+    RuntimeClass,
     Taint,
     Toleration,
 )
@@ -536,6 +537,22 @@ def parse_limit_range(raw: Raw, source: str = "") -> LimitRange:
         ratio = ctx.resources(item.get("maxLimitRequestRatio"), f"{f}.maxLimitRequestRatio")
         items.append(LimitRangeItem(kind, default, default_request, high, low, ratio))
     return LimitRange(namespace=ns, name=name, limits=tuple(items), source=source)
+
+
+def parse_runtime_class(raw: Raw, source: str = "") -> RuntimeClass:
+    ctx = _Ctx(source, raw)
+    _, _, name = _meta(ctx, raw, namespaced=False)
+    overhead = ctx.mapping(raw.get("overhead"), "overhead")
+    fixed = overhead.get("podFixed")
+    ctx.resources(fixed, "overhead.podFixed")  # validated as the API server does
+    sched = ctx.mapping(raw.get("scheduling"), "scheduling")
+    tolerations = ctx.seq(sched.get("tolerations"), "scheduling.tolerations")
+    return RuntimeClass(
+        name=name,
+        overhead=ctx.mapping(fixed, "overhead.podFixed") if fixed is not None else None,
+        node_selector=ctx.str_map(sched.get("nodeSelector"), "scheduling.nodeSelector"),
+        tolerations=tuple(ctx.mapping(t, f"scheduling.tolerations[{i}]") for i, t in enumerate(tolerations)),
+    )
 
 
 def parse_priority_class(raw: Raw, source: str = "") -> PriorityClass:

@@ -33,6 +33,7 @@ from kubegpu.model.objects import (
     PodDisruptionBudget,
     PriorityClass,
     ResourceQuota,
+    RuntimeClass,
 )
 from kubegpu.model.records import GROUPS as RECORD_GROUPS
 from kubegpu.model.records import Records
@@ -115,6 +116,7 @@ _CORE_GROUPS: Mapping[str, frozenset[str]] = {
     "LimitRange": frozenset({CORE}),
     "Namespace": frozenset({CORE}),
     "PriorityClass": frozenset({"scheduling.k8s.io"}),
+    "RuntimeClass": frozenset({"node.k8s.io"}),
     "PodDisruptionBudget": frozenset({"policy"}),
     **{kind: frozenset({"resource.k8s.io"}) for kind in DRA_KINDS},
     **{kind: frozenset({CORE}) for kind in ("PersistentVolumeClaim", "PersistentVolume")},
@@ -147,6 +149,7 @@ class ClusterSnapshot:
     quotas: list[ResourceQuota] = field(default_factory=list)
     limit_ranges: list[LimitRange] = field(default_factory=list)
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    runtime_classes: dict[str, RuntimeClass] = field(default_factory=dict)  # (admission.runtime_class)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
@@ -313,6 +316,7 @@ _PARSERS = {
     "LimitRange": parse.parse_limit_range,
     "PodDisruptionBudget": parse.parse_pdb,
     "Namespace": parse.parse_namespace,
+    "RuntimeClass": parse.parse_runtime_class,
 }
 
 
@@ -367,7 +371,7 @@ def build_snapshot(
 
 
 _READ = (
-    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, PodDisruptionBudget, Namespace, "
+    "kubegpu reads Node, Pod, ResourceQuota, LimitRange, PriorityClass, RuntimeClass, PodDisruptionBudget, Namespace, "
     "PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, GpuQueue, "
     "GpuCohort, PodGroup, DaemonSet, ReplicaSet, ReplicationController, Job, Deployment, StatefulSet, Service, "
     "Event, Kueue's Workload/LocalQueue/ClusterQueue, Queue and their List forms"
@@ -410,6 +414,8 @@ def _store(snap: ClusterSnapshot, obj: object) -> None:
         snap.pdbs.append(obj)
     elif isinstance(obj, Namespace):
         snap.namespaces.append(obj)
+    elif isinstance(obj, RuntimeClass):
+        snap.runtime_classes[obj.name] = obj
 
 
 def _reject_duplicates(snap: ClusterSnapshot) -> None:
