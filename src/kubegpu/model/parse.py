@@ -498,7 +498,7 @@ def parse_pod(
         ready=ready,
         source=source,
         container_states=parse_parts.container_states(ctx, status),
-        status_requests=parse_parts.resize_requests(ctx, status, containers, init),
+        status_requests=parse_parts.resize_requests(ctx, status, containers, init, spec),
         status_reason=ctx.string(status.get("reason"), "status.reason"),
         status_message=ctx.string(status.get("message"), "status.message"),
     )

@@ -53,7 +53,7 @@ def container_states(ctx: ParseContext, status: Raw) -> tuple[ContainerState, ..
 
 
 def resize_requests(
-    ctx: ParseContext, status: Raw, containers: tuple[Container, ...], init: tuple[Container, ...]
+    ctx: ParseContext, status: Raw, containers: tuple[Container, ...], init: tuple[Container, ...], spec: Raw
 ) -> dict[str, ResourceList]:
     """In-place pod resize (KEP-1287, InPlacePodVerticalScaling: beta and on by default from 1.33): per
     container, the request the scheduler counts, where it differs from the spec's. component-helpers
@@ -82,12 +82,20 @@ def resize_requests(
         and cond.get("reason") == "Infeasible"
         for cond in ctx.seq(status.get("conditions"), "status.conditions")
     )
+    written = _written_requests(spec)
     out: dict[str, ResourceList] = {}
     for c in (*containers, *(i for i in init if i.restart_policy == "Always")):
         if c.name not in by_name:
             continue
         where, cs = by_name[c.name]
         res = ctx.mapping(cs["resources"], f"{where}.resources")
+        mine = written.get(c.name)
+        # the status says what the spec says, word for word (every running pod, mostly): nothing to parse
+        same = (
+            mine is not None and res.get("requests") == mine and cs.get("allocatedResources") in (None, mine)
+        )
+        if same and not infeasible:
+            continue
         actuated = ctx.resources(res.get("requests"), f"{where}.resources.requests")
         allocated = ctx.resources(cs.get("allocatedResources"), f"{where}.allocatedResources")
         effective = maximum(actuated, allocated)
@@ -95,6 +103,23 @@ def resize_requests(
             effective = maximum(c.requests, effective)
         if effective != c.requests:
             out[c.name] = effective
+    return out
+
+
+def _written_requests(spec: Raw) -> dict[str, Any]:
+    """Per container name, its requests as written after ``SetDefaults_Pod`` (limits fill missing requests):
+    what the kubelet reports back when no resize is pending."""
+    out: dict[str, Any] = {}
+    for key in ("containers", "initContainers"):
+        items = spec.get(key)
+        for c in items if isinstance(items, list) else ():
+            res = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict):
+                limits, requests = res.get("limits"), res.get("requests")
+                if isinstance(limits, dict) and isinstance(requests, dict):
+                    out[str(c.get("name", ""))] = {**limits, **requests}
+                elif isinstance(requests, dict) or isinstance(limits, dict):
+                    out[str(c.get("name", ""))] = requests if isinstance(requests, dict) else limits
     return out
 
 
