@@ -135,8 +135,8 @@ def test_new_pods_are_admitted_or_rejected_with_api_server_messages() -> None:
         "single-gpu-debug": "",
         "notebook-gpu": 'pods "notebook-gpu" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, '
         "used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4",
-        "half-gpu": 'Pod "half-gpu" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: 500m: '
-        "must be an integer, spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: 500m: must be an integer]",
+        "half-gpu": 'Pod "half-gpu" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": '
+        'must be an integer, spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "500m": must be an integer]',
         "request-only": 'Pod "request-only" is invalid: spec.containers[0].resources.limits: Required value: '
         "Limit must be set for non overcommitable resources",
         "request-below-limit": 'Pod "request-below-limit" is invalid: spec.containers[0].resources.requests: '

@@ -155,8 +155,8 @@ def test_workload_templates_are_checked_with_their_field_paths(
     assert answer["response"]["allowed"] is False
     assert answer["response"]["status"]["message"].split("; ") == [
         # validation: the limit is defaulted into the request, both are 0.5 → 500m, not an integer
-        "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: 500m: must be an integer",
-        "spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: 500m: must be an integer",
+        'spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer',
+        'spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "500m": must be an integer',
         'spec.template.spec.containers[0].env[0]: NVIDIA_VISIBLE_DEVICES is set by hand to "all": the device plugin '
         "sets it to the devices it allocated, and a manual value exposes other GPUs (NVIDIA device-plugin issues "
         "#87, #1605). Fix: remove it and request nvidia.com/gpu in resources.limits.",

@@ -16,7 +16,7 @@ Each rule names the field, says what goes wrong and how to fix it:
   regular and ephemeral;
 * ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
   the API server's validation finds), with its own messages (``kubegpu.admission.validation``:
-  ``Invalid value: 0.5: must be an integer`` …);
+  ``Invalid value: "500m": must be an integer`` …);
 * ``unknown-resource`` (R11.4): a GPU resource name no node offers (only when the nodes are known);
 * ``pool-sharing-mode`` (R7.3): a pod that targets a pool (``accelerator.example.com/pool`` in its
   nodeSelector or a required ``In`` affinity term) asks for a GPU resource other nodes offer but that

@@ -62,7 +62,11 @@ class FieldError:
     kind: str  # "Invalid value" | "Required value"
     value: str | None
     detail: str
-    quoted: bool = True  # field.ErrorBody quotes strings (%q) but prints a Quantity through String() (%s)
+    # field.ErrorBody quotes a string (%q: NEGATIVE's value.String(), "-1") and, from apimachinery 0.34
+    # (Kubernetes 1.34), JSON-marshals a Quantity (NOT_INTEGER's: "500m", seen on kube-apiserver 1.37.2);
+    # 1.30-1.33 print that Quantity as a Go struct (%#v: resource.Quantity{i:resource.int64Amount{value:5,
+    # scale:-1}, ...}, seen on 1.33.13), which kubegpu does not reproduce
+    quoted: bool = True
 
     def __str__(self) -> str:
         if self.value is None:
@@ -115,9 +119,9 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             continue
         parsed_limits[name] = value
         if value < 0:
-            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE))
         if _integer_resource(name) and milli_value(value) % 1000:
-            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER))
     for name, q in sorted(requests.items()):
         fp = f"{path}.resources.requests[{name}]"
         try:
@@ -126,9 +130,9 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
             errors.append(FieldError(fp, "Invalid value", str(q), str(exc)))
             continue
         if value < 0:
-            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE, quoted=False))
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NEGATIVE))
         if _integer_resource(name) and milli_value(value) % 1000:
-            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER, quoted=False))
+            errors.append(FieldError(fp, "Invalid value", canonical(q), NOT_INTEGER))
         if name in parsed_limits:
             limit = parsed_limits[name]
             limit_text = canonical(limits[name])
