@@ -15,7 +15,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubegpu.model.objects import Container, LimitRange, Pod, aggregate_container_requests
+from kubegpu.model.objects import LimitRange, Pod, aggregate_container_limits, aggregate_container_requests
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY, ResourceList
 
@@ -145,14 +145,10 @@ def violation(pod: Pod, ranges: list[LimitRange]) -> str:
                     errors += _constraints("Container", item, c.requests, c.limits)
             elif item.type == "Pod":
                 requests = aggregate_container_requests(pod.containers, pod.init_containers)
-                limits = aggregate_container_requests(pod.containers, pod.init_containers, _limits)
+                limits = aggregate_container_limits(pod)
                 requests.update({r: v for r, v in pod.pod_level_requests.items() if r in (CPU, MEMORY)})
                 errors += _constraints("Pod", item, requests, limits)
         if errors:
             text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
             return f'pods "{pod.name}" is forbidden: {text}'
     return ""
-
-
-def _limits(c: Container) -> ResourceList:
-    return c.limits

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.model.objects import Pod, ResourceQuota
+from kubegpu.model.objects import Pod, ResourceQuota, aggregate_container_limits
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages
 
@@ -28,12 +28,14 @@ _LIMITED = ("cpu", "memory", "ephemeral-storage")
 
 
 def _limits(pod: Pod) -> ResourceList:
-    total: ResourceList = {}
-    for c in pod.containers:
-        total = add(total, c.limits)
-    for c in pod.init_containers:
-        for r, v in c.limits.items():
-            total[r] = max(total.get(r, 0), v)
+    """``resourcehelper.PodLimits`` (component-helpers resource/helpers.go v0.37.2; pkg/api/v1/resource
+    v1.30.14): the KEP-753 aggregate of the containers' limits (sidecars add up, an init container counts
+    with the sidecars before it), plus ``spec.overhead`` on every non-zero limit. Pod-level limits
+    (``spec.resources.limits``) are not kept by the model and so not applied."""
+    total = aggregate_container_limits(pod)
+    for r, v in pod.overhead.items():
+        if total.get(r):
+            total[r] += v
     return total
 
 

@@ -440,6 +440,15 @@ def aggregate_container_requests(
     return maximum(total, init_peak)
 
 
+def aggregate_container_limits(pod: Pod) -> ResourceList:
+    """component-helpers ``AggregateContainerLimits``: ``aggregate_container_requests``' rule on limits."""
+    return aggregate_container_requests(pod.containers, pod.init_containers, _limits_of)
+
+
+def _limits_of(c: Container) -> ResourceList:
+    return c.limits
+
+
 @dataclass(frozen=True)
 class Node:
     name: str
