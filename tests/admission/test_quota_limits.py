@@ -37,3 +37,24 @@ def test_sidecar_limits_add_up_and_overhead_counts_against_limits_quota() -> Non
         'pods "kata" is forbidden: exceeded quota: compute, requested: limits.cpu=2150m, used: limits.cpu=0, '
         "limited: limits.cpu=2"
     )
+
+
+def test_finished_pods_still_count_in_count_pods() -> None:
+    """pods.go v1.37.2 PodUsageFunc: "count/pods tracks all pods independent of state" while "pods" and
+    the compute resources leave a Succeeded/Failed pod (QuotaV1Pod). With count/pods=2, a namespace
+    holding one finished Job pod and one running pod has no room for a third."""
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "object-counts", "namespace": "q"},
+             "spec": {"hard": {"count/pods": "2", "pods": "2"}}}  # fmt: skip
+
+    def pod(name: str, phase: str) -> dict[str, object]:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "q"},
+                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "x"}]}, "status": {"phase": phase}}  # fmt: skip
+
+    snap = build_snapshot([("t", quota), ("t", pod("pi-xk2f9", "Succeeded")), ("t", pod("web-0", "Running"))])
+    [new] = admit_pods(
+        snap, [("pods.yaml", {k: v for k, v in pod("web-1", "Pending").items() if k != "status"})]
+    )
+    assert new.message == (
+        'pods "web-1" is forbidden: exceeded quota: object-counts, requested: count/pods=1, used: count/pods=2, '
+        "limited: count/pods=2"
+    )

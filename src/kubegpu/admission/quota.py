@@ -40,9 +40,12 @@ def _limits(pod: Pod) -> ResourceList:
 
 
 def pod_usage(pod: Pod) -> ResourceList:
-    """Quota usage of one pod, keyed by quota resource names (``requests.nvidia.com/gpu`` …)."""
+    """Quota usage of one pod, keyed by quota resource names (``requests.nvidia.com/gpu`` …). A Succeeded or
+    Failed pod still counts in ``count/pods`` ("count/pods tracks all pods independent of state",
+    pkg/quota/v1/evaluator/core/pods.go v1.37.2 PodUsageFunc), nothing else (QuotaV1Pod). Not modelled:
+    a pod stuck terminating past ``deletionTimestamp`` + its grace period leaves the compute usage too."""
     if pod.is_terminal:
-        return {}
+        return {"count/pods": 1000}
     usage: ResourceList = {"pods": 1000, "count/pods": 1000}
     for r, v in pod.requests.items():
         if r in _LIMITED or is_hugepages(r) or is_extended(r):
