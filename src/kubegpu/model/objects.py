@@ -379,6 +379,37 @@ class Pod:
         return _pod_requests(self, non_missing_defaults=True)
 
     @memo
+    def non_zero_before_1_32(self) -> tuple[int, int]:
+        """(cpu, memory) as 1.30-1.31's ``calculateResource`` counts a placed pod for scoring
+        (pkg/scheduler/framework/types.go v1.30.14, v1.31.13): each app container's request with the
+        default for a missing cpu or memory, summed; each init container's (a sidecar's: the sidecars so
+        far; a plain one's: it plus the sidecars before it) likewise defaulted, the largest; the larger of
+        the two, plus ``spec.overhead``. Sidecars are not in the sum, unlike 1.32+ (``non_zero_requests``)."""
+
+        def non_zero(r: ResourceList) -> tuple[int, int]:  # schedutil.GetNonzeroRequests
+            return r.get(CPU_NAME, DEFAULT_MILLI_CPU_REQUEST), r.get(
+                MEMORY_NAME, DEFAULT_MEMORY_REQUEST * 1000
+            )
+
+        cpu = mem = init_cpu = init_mem = 0
+        for c in self.containers:
+            c_cpu, c_mem = non_zero(c.requests)
+            cpu, mem = cpu + c_cpu, mem + c_mem
+        sidecars: ResourceList = {}
+        for c in self.init_containers:
+            if c.restart_policy == "Always":
+                sidecars = add(sidecars, c.requests)
+                running = sidecars
+            else:
+                running = add(c.requests, sidecars)
+            i_cpu, i_mem = non_zero(running)
+            init_cpu, init_mem = max(init_cpu, i_cpu), max(init_mem, i_mem)
+        return (
+            max(cpu, init_cpu) + self.overhead.get(CPU_NAME, 0),
+            max(mem, init_mem) + self.overhead.get(MEMORY_NAME, 0),
+        )
+
+    @memo
     def host_ports(self) -> tuple[HostPort, ...]:
         if not self.init_containers and len(self.containers) == 1:
             return self.containers[0].host_ports  # the common pod, without building a generator

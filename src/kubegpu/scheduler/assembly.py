@@ -48,7 +48,7 @@ from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.registry import in_tree_registry, packing_profile, profile_named
 from kubegpu.scheduler.schedule_one import Scheduler
-from kubegpu.scheduler.versions import choose
+from kubegpu.scheduler.versions import behaviour, choose
 
 PROFILES = ("default", "kubegpu", "packing")
 POST_FILTERS = (names.DEFAULT_PREEMPTION, names.CHECKPOINT_AWARE_PREEMPTION)
@@ -183,6 +183,7 @@ class Engine:
                 snapshot.pods,
                 self.devices,
                 {ns.name: ns.labels for ns in snapshot.namespaces},
+                non_zero_before_1_32=behaviour(spec.kube_version).non_zero_before_1_32,
             )
         self.scheduler = assemble(spec, self.cluster)
         self.framework = self.scheduler.framework

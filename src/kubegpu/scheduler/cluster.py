@@ -136,7 +136,10 @@ class ClusterState:
         pods: Iterable[Pod] = (),
         device_models: Mapping[str, NodeDevices] | None = None,
         namespace_labels: Mapping[str, dict[str, str]] | None = None,
+        non_zero_before_1_32: bool = False,
     ) -> None:
+        # 1.30-1.31 count a placed pod's non-zero requests by their own rule (``Pod.non_zero_before_1_32``)
+        self.non_zero_before_1_32 = non_zero_before_1_32
         self.nodes: list[Node] = node_tree_order(nodes)
         self.index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
         n = len(self.nodes)
@@ -279,9 +282,13 @@ class ClusterState:
             self.requested[idx, col] += sign * amount
             if col != self._pods_col:  # that column counts pods (a request for ``pods`` is no request)
                 self.free[idx, col] -= sign * amount
-        nz = pod.non_zero_requests
-        self.nonzero_cpu[idx] += sign * nz.get(CPU, 0)
-        self.nonzero_memory[idx] += sign * nz.get(MEMORY, 0)
+        if self.non_zero_before_1_32:
+            nz_cpu, nz_memory = pod.non_zero_before_1_32
+        else:
+            nz = pod.non_zero_requests
+            nz_cpu, nz_memory = nz.get(CPU, 0), nz.get(MEMORY, 0)
+        self.nonzero_cpu[idx] += sign * nz_cpu
+        self.nonzero_memory[idx] += sign * nz_memory
         self.pod_count[idx] += sign
         self.free[idx, self._pods_col] -= sign * POD_UNITS
 

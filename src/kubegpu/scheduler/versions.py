@@ -80,6 +80,10 @@ class Behaviour:
     # field on create (pkg/api/pod/util.go v1.33.13 dropDisabledPodLevelResources) and the scheduler skips
     # it (SkipPodLevelResources); 1.30-1.31 have no such field
     pod_level_resources: bool = True
+    # A placed pod's non-zero cpu/memory (the scoring plugins' node side) by 1.30-1.31's calculateResource
+    # (pkg/scheduler/framework/types.go v1.30.14, v1.31.13): sidecars only in the init-container max, not in
+    # the sum; 1.32 switched to PodRequests with NonMissingContainerRequests (types.go v1.32.13)
+    non_zero_before_1_32: bool = False
 
     @property
     def name(self) -> str:
@@ -104,6 +108,7 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
         absent_nodes_counted=minor >= 32,
         non_csi_volume_limits=minor <= 30,
         pod_level_resources=minor >= 34,
+        non_zero_before_1_32=minor <= 31,
     )
 
 
