@@ -150,7 +150,8 @@ _DESCRIBE_FIELDS = re.compile(
 # reads, and the storage objects the volume plugins read, come from the modules that read them.
 _BASE_KINDS = (
     "nodes", "pods", "daemonsets", "replicasets", "deployments", "statefulsets", "replicationcontrollers",
-    "services", "jobs", "events", "resourcequotas", "limitranges", "priorityclasses", "poddisruptionbudgets",
+    "services", "jobs", "events", "resourcequotas", "limitranges", "priorityclasses", "runtimeclasses",
+    "poddisruptionbudgets",
     "namespaces",
 )  # fmt: skip
 SNAPSHOT_KINDS: Final = ",".join(

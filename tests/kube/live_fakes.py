@@ -186,6 +186,7 @@ def full_cluster() -> dict[str, list[dict[str, Any]]]:
         "/api/v1/pods": PODS,
         "/api/v1/resourcequotas": [QUOTA],
         "/api/v1/limitranges": [LIMIT_RANGE],
+        "/apis/node.k8s.io/v1/runtimeclasses": [],
         "/apis/policy/v1/poddisruptionbudgets": [PDB],
         # read for the device plugin chain, FailedCreate and the scheduler's own events (model.records)
         "/apis/apps/v1/daemonsets": [],

@@ -56,6 +56,15 @@ LISTED_KINDS: tuple[ListedKind, ...] = (
         without_it="LimitRange defaults and bounds are not applied",
     ),
     ListedKind(
+        "RuntimeClass",
+        "node.k8s.io/v1",
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        "NodeV1Api",
+        "list_runtime_class",
+        optional=True,
+        without_it="pods created with --pods get no RuntimeClass overhead or scheduling",
+    ),
+    ListedKind(
         "PodDisruptionBudget",
         "policy/v1",
         "/apis/policy/v1/poddisruptionbudgets",
