@@ -317,3 +317,25 @@ def test_resizes_are_counted_and_explained_as_the_real_scheduler_counts_them() -
     [evidence] = [n.evidence for n in exp.nodes if n.name == "gpu-node-2"]
     assert "already requested 30" in evidence[0]
     assert "c/shrink-0 (main: 30, spec 1)" in evidence[0]
+
+
+def test_scheduler_only_resources_stay_out_of_a_resizing_pods_request() -> None:
+    """HAMi/HAMi#536's pod (nvidia.com/gpumem, a resource only HAMi's scheduler resolves) with a kubelet
+    status echoing its resources and a cpu downsize pending (helpers.go 'pod scaled down' shape): the view
+    every scheduler's node checks share (explain.schedulers.common_pod) drops gpumem from the resize's
+    counted request as it does from the spec's."""
+    from kubegpu.explain.schedulers import common_pod
+
+    res = {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": "3k", "cpu": "1"}}
+    raw = pod(
+        [{"resources": res}],
+        statuses=[
+            {
+                "name": "container-1",
+                "resources": {"requests": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "3k", "cpu": "2"}},
+            }
+        ],
+    )
+    p = parse_pod(raw)
+    assert p.requests["cpu"] == 2000 and "nvidia.com/gpumem" in p.requests
+    assert common_pod(p, "default-scheduler").requests == {"nvidia.com/gpu": 1000, "cpu": 2000}

@@ -87,6 +87,11 @@ def common_pod(pod: Pod, modelled: str) -> Pod:
         pod,
         containers=tuple(_strip(c, SCHEDULER_RESOURCES) for c in pod.containers),
         init_containers=tuple(_strip(c, SCHEDULER_RESOURCES) for c in pod.init_containers),
+        # a resize's counted requests echo every resource of the spec: the same ones removed there
+        status_requests={
+            name: {r: v for r, v in req.items() if r not in SCHEDULER_RESOURCES}
+            for name, req in pod.status_requests.items()
+        },
         scheduler_name=modelled,
         scheduling_gates=(),
     )
