@@ -2,7 +2,7 @@
 created: its mutation (default limits and requests for the containers that set none) and its validation
 (``min``, ``max``, ``maxLimitRequestRatio`` of ``Container`` and ``Pod`` items).
 
-The LimitRange items arrive defaulted as the API server stores them (``model.parse.parse_limit_range``:
+The LimitRange items arrive defaulted as the API server stores them (``model.parse_policy.parse_limit_range``:
 a ``max`` alone is also the default limit, and so the default request). So a namespace whose LimitRange
 only caps ``nvidia.com/gpu`` at 1 per container gives every container that names no GPU a GPU limit and
 request of 1 (intel/intel-device-plugins-for-kubernetes#1408's LimitRange, checked on a real

@@ -56,7 +56,7 @@ from kubegpu.kube.informer import SYNC
 from kubegpu.kube.live import listed_path
 from kubegpu.live.fair_usage import UsageHistory, status_patch
 from kubegpu.model.objects import Pod, PodKey, ResourceQuota
-from kubegpu.model.parse import parse_resource_quota
+from kubegpu.model.parse_policy import parse_resource_quota
 from kubegpu.model.podgroup import group_key
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu

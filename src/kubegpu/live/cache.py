@@ -24,7 +24,8 @@ from kubegpu.live.preemption import Preemption
 from kubegpu.live.state import BATCH, BATCH_KINDS, BOUND, REASON_UNSCHEDULABLE, utc_now
 from kubegpu.model.default_spread import KINDS as SPREAD_KINDS
 from kubegpu.model.objects import Pod, PodKey
-from kubegpu.model.parse import parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.parse import parse_node, parse_pod
+from kubegpu.model.parse_policy import parse_pdb, parse_priority_class
 from kubegpu.model.volumes import KINDS as VOLUME_KINDS
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble, plugin_config_for
 from kubegpu.scheduler.cluster import ClusterState

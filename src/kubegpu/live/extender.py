@@ -49,7 +49,8 @@ from kubegpu.kube.client import ApiError, KubeApi
 from kubegpu.kube.informer import SYNC, Reflector, apply_to_store
 from kubegpu.kube.listed_kinds import LISTED_KINDS
 from kubegpu.model.objects import Node, Pod, PodDisruptionBudget, PriorityClass
-from kubegpu.model.parse import name_problem, parse_node, parse_pdb, parse_pod, parse_priority_class
+from kubegpu.model.parse import name_problem, parse_node, parse_pod
+from kubegpu.model.parse_policy import parse_pdb, parse_priority_class
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, CycleState

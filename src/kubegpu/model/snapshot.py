@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from kubegpu.errors import InputError
-from kubegpu.model import parse
+from kubegpu.model import parse, parse_policy
 from kubegpu.model.dra import KINDS as DRA_KINDS
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import (
@@ -312,11 +312,11 @@ def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, A
 
 _PARSERS = {
     "Node": parse.parse_node,
-    "ResourceQuota": parse.parse_resource_quota,
-    "LimitRange": parse.parse_limit_range,
-    "PodDisruptionBudget": parse.parse_pdb,
-    "Namespace": parse.parse_namespace,
-    "RuntimeClass": parse.parse_runtime_class,
+    "ResourceQuota": parse_policy.parse_resource_quota,
+    "LimitRange": parse_policy.parse_limit_range,
+    "PodDisruptionBudget": parse_policy.parse_pdb,
+    "Namespace": parse_policy.parse_namespace,
+    "RuntimeClass": parse_policy.parse_runtime_class,
 }
 
 
@@ -342,7 +342,7 @@ def build_snapshot(
             if kind == "Pod":
                 raw_pods.append((source, raw))
             elif kind == "PriorityClass":
-                pc = parse.parse_priority_class(raw, source)
+                pc = parse_policy.parse_priority_class(raw, source)
                 snap.priority_classes[pc.name] = pc
             elif kind in _PARSERS:
                 _store(snap, _PARSERS[kind](raw, source))
