@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from prometheus_client.registry import CollectorRegistry
 
-from kubegpu.cli.options import load_plugin_configs, make_engine
+from kubegpu.cli.options import SNAPSHOT_HELP, load_plugin_configs, make_engine
 from kubegpu.cli.signals import stop_on_signals
 from kubegpu.cluster_exporter.collector import DEFAULT_TTL_S, ClusterCollector
 from kubegpu.errors import KubegpuError
@@ -38,7 +38,7 @@ SYNC_WAIT_S = 60.0  # --once --kube: how long to wait for the first list of Node
     "snapshots",
     multiple=True,
     type=click.Path(path_type=Path),
-    help="`kubectl get … -o yaml|json` output, a manifest file or a directory (repeatable).",
+    help=SNAPSHOT_HELP,
 )
 @click.option("--demo", is_flag=True, help="Use the embedded demo cluster.")
 @click.option(

@@ -37,11 +37,14 @@ class BadInput(click.ClickException):
     exit_code = 2
 
 
+SNAPSHOT_HELP: Final = "`kubectl get … -o yaml|json` or `kubectl cluster-info dump` output, a manifest file or a directory (repeatable)."
+
+
 def source_options(f: F) -> F:
     """--snapshot / --demo / --kube: the three sources behind one interface."""
     options = [
         click.option("--snapshot", "snapshots", multiple=True, type=click.Path(path_type=Path),
-                     help="`kubectl get … -o yaml|json` or `kubectl cluster-info dump` output, a manifest file or a directory (repeatable)."),
+                     help=SNAPSHOT_HELP),
         click.option("--demo", is_flag=True, help="Use the embedded demo cluster."),
         click.option("--kube", is_flag=True, help="Read a live cluster (list only, read-only)."),
         click.option("--context", default=None, help="kubeconfig context for --kube."),
