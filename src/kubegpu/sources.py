@@ -321,7 +321,8 @@ def _directory_notes(path: Path, files: list[Path], others: list[Path]) -> list[
     if (path, "nodes") in stems and namespaces:
         listed = f"namespace(s) {', '.join(namespaces)}"
         notes.append(dump_note(str(path), listed, len(logs), "logs.txt file(s)"))
-    rest = [f for f in others if f not in set(logs)]
+    logged = set(logs)  # (one set: a dump of every namespace has a logs.txt per pod)
+    rest = [f for f in others if f not in logged]
     if rest:
         shown = ", ".join(str(f.relative_to(path)) for f in rest[:3]) + (", …" if len(rest) > 3 else "")
         notes.append(

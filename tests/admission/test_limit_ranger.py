@@ -111,3 +111,23 @@ def test_a_default_limit_below_the_request_is_invalid() -> None:
         'Pod "example-conflict-with-limitrange-cpu" is invalid: spec.containers[0].resources.requests: '
         'Invalid value: "700m": must be less than or equal to cpu limit of 500m'
     )
+
+
+def test_a_memory_ratio_is_a_plain_number_not_rounded_to_whole_bytes() -> None:
+    """plugin/pkg/admission/limitranger/admission.go ``limitRequestRatioConstraint``: the enforced ratio is
+    ``enforced.MilliValue()`` (1.5 → 1500 whatever the resource) against limit/request × 1000, and the message
+    prints ``enforced.String()`` ("1500m") and the observed ratio with %f. kubegpu read a memory ratio as a
+    memory amount (1.5 rounded up to 2 bytes) and admitted 1900Mi/1Gi = 1.855; the cpu twin was refused."""
+    lr = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "ratio", "namespace": "team-a"},
+          "spec": {"limits": [{"type": "Container", "maxLimitRequestRatio": {"memory": "1.5", "cpu": "1.5"}}]}}  # fmt: skip
+    snap = build_snapshot([("t", lr)])
+    assert not snap.errors, snap.errors
+    res = {"requests": {"memory": "1Gi", "cpu": "1"}, "limits": {"memory": "1900Mi", "cpu": "1"}}
+    [adm] = admit_pods(snap, [("pods.yaml", _pod("team-a", "r1", "app", res))])
+    assert adm.message == (
+        'pods "r1" is forbidden: memory max limit to request ratio per Container is 1500m, '
+        "but provided ratio is 1.855469"
+    )
+    ok = {"requests": {"memory": "1Gi", "cpu": "1"}, "limits": {"memory": "1536Mi", "cpu": "1"}}
+    [fits] = admit_pods(snap, [("pods.yaml", _pod("team-a", "r2", "app", ok))])
+    assert fits.pod is not None and not fits.message

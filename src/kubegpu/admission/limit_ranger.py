@@ -101,8 +101,9 @@ def _max(kind: str, r: str, enforced: int, requests: ResourceList, limits: Resou
 
 
 def _ratio(kind: str, r: str, enforced: int, requests: ResourceList, limits: ResourceList) -> str:
-    """``limitRequestRatioConstraint`` (amounts compared in milli-units, as it does below MaxMilliValue)."""
-    shown = format_milli(r, enforced)
+    """``limitRequestRatioConstraint`` (amounts compared in milli-units, as it does below MaxMilliValue; the
+    ratio is a plain number in milli-units whatever ``r`` is, printed as its ``Quantity.String()``)."""
+    shown = format_milli(CPU, enforced)
     if not requests.get(r):
         return f"{r} max limit to request ratio per {kind} is {shown}, but no request is specified or request is 0"
     if not limits.get(r):

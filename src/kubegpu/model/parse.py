@@ -130,6 +130,18 @@ class _Ctx:
                 raise self.fail(key, str(exc)) from None
         return out
 
+    def ratios(self, value: Any, field: str) -> ResourceList:
+        """Amounts kept exact in milli-units whatever the resource they name (a LimitRange's
+        ``maxLimitRequestRatio``: limitRequestRatioConstraint reads ``enforced.MilliValue()``, so a memory
+        ratio of 1.5 is 1500, not rounded up to a whole byte count of 2)."""
+        out: ResourceList = {}
+        for name, q in (self.mapping(value, field) if value is not None else {}).items():
+            try:
+                out[str(name)] = to_milli_text(CPU, q)
+            except QuantityError as exc:
+                raise self.fail(f"{field}[{name}]", str(exc)) from None
+        return out
+
 
 # pkg/apis/core/validation's messages, here once (admission.validation reports them on raw manifests)
 NEGATIVE = "must be greater than or equal to 0"  # apimachinery IsNegativeErrorMsg

@@ -5,7 +5,7 @@ requests of in-place resizes and pod-level ``spec.resources`` (the effective req
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubegpu.model.objects import Container, ContainerState, PodVolume, aggregate_container_requests
@@ -90,9 +90,14 @@ def resize_requests(
         where, cs = by_name[c.name]
         res = ctx.mapping(cs["resources"], f"{where}.resources")
         mine = written.get(c.name)
-        # the status says what the spec says, word for word (every running pod, mostly): nothing to parse
+        # the status says what the spec says (every running pod, mostly): nothing to parse. Kubelet writes
+        # only cpu, memory and ephemeral-storage there (kubelet_pods.go convertContainerStatusResources: "TODO:
+        # Update this to include extended resources"), so a GPU pod's status is a subset of its spec, and
+        # max(spec, an equal subset) is the spec
         same = (
-            mine is not None and res.get("requests") == mine and cs.get("allocatedResources") in (None, mine)
+            mine is not None
+            and _subset(res.get("requests"), mine)
+            and _subset(cs.get("allocatedResources"), mine)
         )
         if same and not infeasible:
             continue
@@ -104,6 +109,16 @@ def resize_requests(
         if effective != c.requests:
             out[c.name] = effective
     return out
+
+
+def _subset(status: Any, spec: Mapping[str, Any]) -> bool:
+    """Whether every amount ``status`` names is written in ``spec`` the same (None: nothing named)."""
+    if status is None:
+        return True
+    return isinstance(status, Mapping) and all(spec.get(k, _ABSENT) == v for k, v in status.items())
+
+
+_ABSENT = object()
 
 
 def _written_requests(spec: Raw) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def parse_limit_range(raw: Raw, source: str = "") -> LimitRange:
         if kind == "Container":  # SetDefaults_LimitRangeItem (pkg/apis/core/v1/defaults.go v1.37.2)
             default = {**high, **default}  # no default limit: the max
             default_request = {**low, **default, **default_request}  # no default request: the limit, else min
-        ratio = ctx.resources(item.get("maxLimitRequestRatio"), f"{f}.maxLimitRequestRatio")
+        ratio = ctx.ratios(item.get("maxLimitRequestRatio"), f"{f}.maxLimitRequestRatio")
         items.append(LimitRangeItem(kind, default, default_request, high, low, ratio))
     return LimitRange(namespace=ns, name=name, limits=tuple(items), source=source)
 
