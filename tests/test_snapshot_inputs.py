@@ -254,6 +254,17 @@ def test_a_truncated_json_list_keeps_its_complete_items(tmp_path: Path) -> None:
     assert [d.name for d in snap.records.daemonsets] == ["nvidia-device-plugin-daemonset"]
 
 
+def test_a_whole_json_document_of_items_without_a_kind_reads_every_item(tmp_path: Path) -> None:
+    """``jq '{items: .items}'`` of a `kubectl get -o json` List writes no kind. A JSON document that parsed is
+    whole (one cut short does not parse), so its items are all read: the cut-short guess (a YAML List's kind
+    comes after its items) was dropping the last one, the Pending pod, with an error."""
+    path = tmp_path / "jq.json"
+    path.write_text(json.dumps({"items": objects()}))
+    snap = load_files(path)
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    same_diagnosis(snap, tmp_path)
+
+
 def test_a_truncated_yaml_list_keeps_its_complete_items(tmp_path: Path) -> None:
     objs = objects()  # Node, DaemonSet, Pod, Event
     # `kubectl get -o yaml` writes the keys sorted: its kind comes after the items, so a cut loses it

@@ -40,7 +40,7 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
     # documents before a broken one are kept, and so are the complete items of a List cut short
     text = text.removeprefix("\ufeff")
     try:
-        if source.endswith(".json") or _JSON_OPENS.match(text):
+        if _is_json(text, source):
             # one or more JSON values (several `kubectl get -o json` into one file, a cluster-info dump);
             # YAML would refuse a second one. A `.yaml` file opening with "{" that is YAML's flow style,
             # not JSON, is read as YAML
@@ -70,6 +70,11 @@ def _documents(text: str, source: str, errors: list[InputError]) -> Iterator[Any
                 raise _cut_short(exc, partial) from None
     except InputError as exc:
         errors.append(exc)
+
+
+def _is_json(text: str, source: str) -> bool:
+    """Whether the file is read as JSON (a ``.json`` name, or its first character opens a JSON value)."""
+    return source.endswith(".json") or bool(_JSON_OPENS.match(text.removeprefix("\ufeff")))
 
 
 def _cut_short(exc: InputError, partial: Mapping[str, Any]) -> InputError:
@@ -180,10 +185,11 @@ def read_text(
         return objects
     text, logs = _without_logs(text, source, errors)
     lists: list[str] = []  # the kinds of the file's top-level documents, to recognise a cluster-info dump
+    yaml = not _is_json(text, source)
     for doc in _documents(text, source, errors):
         lists.append(str(doc.get("kind")) if isinstance(doc, Mapping) else "")
         try:
-            objects.extend(split_documents(doc, source))
+            objects.extend(split_documents(doc, source, yaml=yaml))
         except InputError as exc:
             errors.append(exc)
     if notes is not None and (logs or _is_dump_stream(lists)):

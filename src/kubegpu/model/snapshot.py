@@ -268,8 +268,10 @@ class _Index(_Lists[T]):
             self.at.setdefault(name, item)
 
 
-def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    """Flatten ``List`` kinds (``kubectl get … -o yaml``) and ``items`` into single objects.
+def split_documents(doc: Any, source: str, *, yaml: bool = True) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """Flatten ``List`` kinds (``kubectl get … -o yaml``) and ``items`` into single objects. ``yaml``: the
+    document came from YAML, where a List without its kind is one cut short (below); a JSON document that
+    parsed is whole, so its items are all read (``jq '{items: .items}'`` writes no kind).
 
     The items of a typed list (``NodeList``, ``PodList``: the API server's list answer, as ``kubectl
     cluster-info dump`` prints it) carry no kind or apiVersion; as apimachinery's ``decodeToList``
@@ -293,9 +295,13 @@ def split_documents(doc: Any, source: str) -> Iterable[tuple[str, Mapping[str, A
                 and not item.get("apiVersion")
             ):
                 item = {"apiVersion": api_version, "kind": item_kind, **item}
-            yield from split_documents(item, source)
+            yield from split_documents(item, source, yaml=yaml)
         return
     items = doc.get("items")
+    if not kind and isinstance(items, list) and items and not yaml:
+        for item in items:
+            yield from split_documents(item, source, yaml=False)
+        return
     if not kind and isinstance(items, list) and items:
         # `kubectl get -o yaml|json` writes a List's keys sorted (apiVersion, items, kind, metadata): one that
         # has items but no kind is such a List cut short, and the text ends inside or right after its last item
