@@ -131,3 +131,29 @@ def test_a_memory_ratio_is_a_plain_number_not_rounded_to_whole_bytes() -> None:
     ok = {"requests": {"memory": "1Gi", "cpu": "1"}, "limits": {"memory": "1536Mi", "cpu": "1"}}
     [fits] = admit_pods(snap, [("pods.yaml", _pod("team-a", "r2", "app", ok))])
     assert fits.pod is not None and not fits.message
+
+
+def test_manifests_of_the_wrong_shape_are_one_error_line_not_a_traceback() -> None:
+    """The API server fails to decode a manifest whose fields have the wrong type (a list for a map, null for
+    a container) before any admission plugin runs; kubegpu's LimitRanger defaulting and RuntimeClass steps
+    ran on the raw manifest first and raised TypeError/AttributeError (``schedule --pods``). Now each is one
+    line naming the object, as the snapshot's parse reports it (the reproductions of the change's review)."""
+    kata = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"}, "handler": "kata",
+            "overhead": {"podFixed": {"cpu": "250m"}}}  # fmt: skip
+    nvidia = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"},
+              "handler": "nvidia", "scheduling": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}}  # fmt: skip
+    snap = build_snapshot([("t", o) for o in (DOCS_DEFAULTS, kata, nvidia)])
+    assert not snap.errors, snap.errors
+    bad = [
+        {"containers": [{"name": "a", "image": "x", "resources": {"limits": [1]}}]},
+        {"containers": [None]},
+        {"containers": "abc"},
+        {"runtimeClassName": "kata", "overhead": [1], "containers": [{"name": "a", "image": "x"}]},
+        {"runtimeClassName": "nvidia", "nodeSelector": [1], "containers": [{"name": "a", "image": "x"}]},
+    ]
+    for i, spec in enumerate(bad):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"z{i}", "namespace": "default-cpu-example"},
+               "spec": spec}  # fmt: skip
+        [adm] = admit_pods(snap, [("pods.yaml", pod)])
+        assert adm.invalid and adm.pod is None, (spec, adm.message)
+        assert f"Pod default-cpu-example/z{i}" in adm.message and "\n" not in adm.message, adm.message

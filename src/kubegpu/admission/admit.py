@@ -81,8 +81,16 @@ def admit_pods(
         try:
             # mutating admission (LimitRanger's defaults) runs before validation: a default limit below
             # the container's request is refused ("must be less than or equal to cpu limit of …")
-            stored = limit_ranger.apply_defaults(raw, snapshot.limit_ranges)
-            stored, refused, unknown = runtime_class.admit(stored, snapshot.runtime_classes, name)
+            try:
+                stored = limit_ranger.apply_defaults(raw, snapshot.limit_ranges)
+                stored, refused, unknown = runtime_class.admit(stored, snapshot.runtime_classes, name)
+            except (TypeError, AttributeError, ValueError):
+                # a field of the wrong type (a list for a map, null for a container): the API server fails to
+                # decode it before any admission plugin; the parse names the field, as for a snapshot's pods
+                parse_pod(raw, source, snapshot.priority_classes, validate_resources=False)
+                raise InputError(
+                    "not a Pod the API server can decode", source=source, obj=f"Pod {name}"
+                ) from None
             warning = "; ".join(w for w in (warning, unknown) if w)
             if refused:
                 results.append(Admission(source, name, None, refused))
