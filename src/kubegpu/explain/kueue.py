@@ -33,8 +33,8 @@ from kubegpu.explain.kueue_objects import (
     as_list,
     conditions,
     has_kueue_objects,
+    kueue_index,
     kueue_objects,
-    meta,
     name_of,
     ns_of,
     parse_shortfalls,
@@ -71,14 +71,11 @@ def workload_for(snapshot: ClusterSnapshot, pod: Pod) -> Mapping[str, Any] | Non
     if pod.owner is not None:
         owners.add((pod.owner.kind, pod.owner.name))
     named = (pod.labels.get(KUEUE_POD_GROUP_LABEL), pod.labels.get(KUEUE_PREBUILT_WORKLOAD_LABEL))
-    names = {n for n in named if n}
-    for w in kueue_objects(snapshot, "Workload"):
-        if ns_of(w) != pod.namespace:
-            continue
-        refs = as_list(meta(w).get("ownerReferences"))
-        if name_of(w) in names or any((r.get("kind"), r.get("name")) in owners for r in refs):
-            return w
-    return None
+    index = kueue_index(snapshot)
+    found = [index.by_name.get((pod.namespace, n)) for n in named if n]
+    found += [index.by_owner.get((pod.namespace, kind, name)) for kind, name in owners]
+    hits = [f for f in found if f is not None]
+    return min(hits, key=lambda f: f[0])[1] if hits else None  # the first in snapshot order, as a scan
 
 
 @dataclass

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.model.parse import namespace_of
 from kubegpu.model.records import KUEUE_GROUP
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -107,18 +108,47 @@ def name_of(obj: Mapping[str, Any]) -> str:
 
 
 def ns_of(obj: Mapping[str, Any]) -> str:
-    """A namespaced raw object's namespace (``default`` when unset, as kubectl applies it)."""
-    return str(meta(obj).get("namespace") or "default")
+    """A namespaced raw object's namespace (the default one when unset, as the model reads every object)."""
+    return namespace_of(meta(obj))
+
+
+@dataclass
+class KueueIndex:
+    """The snapshot's Kueue objects by kind, and its Workloads by (namespace, name) and by (namespace, owner
+    kind, owner name), each key at its first Workload in snapshot order with that Workload's position: read
+    per Pending pod, so a fleet of thousands of Workloads and gated pods is not scanned once per pod."""
+
+    by_kind: dict[str, list[Mapping[str, Any]]]
+    by_name: dict[tuple[str, str], tuple[int, Mapping[str, Any]]]
+    by_owner: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]]
+
+
+def _index(queues: list[Mapping[str, Any]]) -> KueueIndex:
+    by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    for q in queues:
+        if str(q.get("apiVersion", "")).startswith(KUEUE_GROUP + "/"):
+            by_kind.setdefault(str(q.get("kind")), []).append(q)
+    by_name: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
+    by_owner: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]] = {}
+    for i, w in enumerate(by_kind.get("Workload", [])):
+        ns = ns_of(w)
+        by_name.setdefault((ns, name_of(w)), (i, w))
+        for r in meta(w).get("ownerReferences") or ():
+            if isinstance(r, Mapping):
+                by_owner.setdefault((ns, str(r.get("kind")), str(r.get("name"))), (i, w))
+    return KueueIndex(by_kind, by_name, by_owner)
+
+
+def kueue_index(snapshot: ClusterSnapshot) -> KueueIndex:
+    """``KueueIndex`` of the snapshot, built once while its queue objects stay the same list and length."""
+    queues = snapshot.records.queues
+    return snapshot.derived(("kueue-index", id(queues), len(queues)), lambda: _index(queues))
 
 
 def has_kueue_objects(snapshot: ClusterSnapshot) -> bool:
-    return any(str(q.get("apiVersion", "")).startswith(KUEUE_GROUP + "/") for q in snapshot.records.queues)
+    return bool(kueue_index(snapshot).by_kind)
 
 
 def kueue_objects(snapshot: ClusterSnapshot, kind: str) -> list[Mapping[str, Any]]:
-    """The snapshot's objects of a Kueue kind (kueue.x-k8s.io, any version)."""
-    return [
-        q
-        for q in snapshot.records.queue_objects(kind)
-        if str(q.get("apiVersion", "")).startswith(KUEUE_GROUP)
-    ]
+    """The snapshot's objects of a Kueue kind (kueue.x-k8s.io, any version), in snapshot order."""
+    return kueue_index(snapshot).by_kind.get(kind, [])
