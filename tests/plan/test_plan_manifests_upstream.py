@@ -137,3 +137,27 @@ def test_driver_rollback_never_patches_a_placeholder() -> None:
     lines = [c for st in change.rollback for c in st.commands]
     assert not any("<" in c and ">" in c.split("<", 1)[1] for c in lines)
     assert not any("/spec/driver/version" in c for c in lines)
+
+
+def test_plan_quota_admits_new_pods_with_the_releases_pod_level_resources() -> None:
+    """PodLevelResources is alpha and off in 1.32-1.33 (the API server drops spec.resources), beta and on from
+    1.34 (pkg/features/kube_features.go v1.34.4); quota then charges the pod-level cpu request (KEP-2837:
+    pod-level requests are the pod's requests). plan quota's new pods were admitted as on 1.34 whatever the
+    release; now as `schedule --pods` admits them: 3 cpu against a limit of 2 is refused on 1.34 only."""
+    q = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu", "namespace": "team-a"},
+         "spec": {"hard": {"requests.cpu": "4", "requests.nvidia.com/gpu": "8"}}}  # fmt: skip
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"},
+           "spec": {"resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "3"}},
+                    "containers": [{"name": "a", "image": "x",
+                                    "resources": {"requests": {"cpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}}  # fmt: skip
+    rejected = {}
+    for version in ("1.33", "1.34"):
+        s = _snap(make_node("n1").gpus(8).obj(), q)
+        s.kube_version = version
+        change = plan_quota(s, "team-a", "gpu", {"requests.cpu": 2000}, new_pods=[("p.yaml", pod)])
+        rejected[version] = [r["message"] for r in change.details["effect"]["quota_rejections"]]
+    assert rejected["1.33"] == []
+    assert rejected["1.34"] == [
+        'pods "p" is forbidden: exceeded quota: gpu, requested: requests.cpu=3, used: requests.cpu=0, '
+        "limited: requests.cpu=2"
+    ]

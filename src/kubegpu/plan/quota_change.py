@@ -38,6 +38,7 @@ from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, released_quotas
 from kubegpu.plan.inputs import qualified_name_problem
 from kubegpu.plan.procedure import NodeChange, Step, applyable, mutate
+from kubegpu.scheduler.versions import behaviour
 
 # pkg/apis/core/helper/helpers.go standardQuotaResources: the names without a "/" a quota may hold (with the
 # hugepages-* / requests.hugepages-* prefixes, IsQuotaHugePageResourceName)
@@ -213,8 +214,12 @@ def plan_quota(
                 "phase": p.phase, "starts": b.allowed, "message": a.message,
             })  # fmt: skip
     snap_after = replace(snapshot, quotas=quotas_after)
+    # the release's API server keeps or drops pod-level resources, as for `schedule --pods`
+    pod_level = behaviour(snapshot.kube_version).pod_level_resources
     for before_adm, after_adm in zip(
-        admit_pods(snapshot, list(new_pods)), admit_pods(snap_after, list(new_pods)), strict=True
+        admit_pods(snapshot, list(new_pods), pod_level_resources=pod_level),
+        admit_pods(snap_after, list(new_pods), pod_level_resources=pod_level),
+        strict=True,
     ):
         if not after_adm.admitted:
             effect.quota_rejections.append({
@@ -225,7 +230,7 @@ def plan_quota(
     changed = sorted(hard)
     new_file, old_file, probe_file = f"{name}-new.yaml", f"{name}-rollback.yaml", f"{name}-probe.yaml"
     probe = probe_manifest(after, changed)
-    [probe_adm] = admit_pods(snap_after, [(probe_file, probe)])
+    [probe_adm] = admit_pods(snap_after, [(probe_file, probe)], pod_level_resources=pod_level)
     # kubectl's wording around the API server's answer (kubectl create -f)
     expect_probe = (
         f"pod/{PROBE} created (server dry run)"
