@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubegpu.model.objects import LimitRange, Pod, aggregate_container_limits, aggregate_container_requests
+from kubegpu.model.parse import namespace_of
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import CPU, MEMORY, ResourceList
 
@@ -40,7 +41,8 @@ def apply_defaults(raw: Mapping[str, Any], ranges: list[LimitRange]) -> dict[str
     ``kubernetes.io/limit-ranger`` annotation naming what was set. The API server has already run
     ``SetDefaults_Pod`` (a limit alone is also the request), so that runs first here."""
     out = copy.deepcopy(dict(raw))
-    ns = (out.get("metadata") or {}).get("namespace") or "default"
+    metadata = out.get("metadata")
+    ns = namespace_of(metadata if isinstance(metadata, Mapping) else {})
     mine = [lr for lr in ranges if lr.namespace == ns]
     spec = out.get("spec") or {}
     containers = [("container", c) for c in spec.get("containers") or []]
