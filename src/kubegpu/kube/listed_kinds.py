@@ -30,109 +30,44 @@ class ListedKind:
     ] = ()  # positional arguments of ``method`` (a custom resource's group, version, plural)
 
 
-LISTED_KINDS: tuple[ListedKind, ...] = (
-    ListedKind("Namespace", "v1", "/api/v1/namespaces", "CoreV1Api", "list_namespace"),
-    ListedKind("Node", "v1", "/api/v1/nodes", "CoreV1Api", "list_node"),
-    ListedKind(
-        "PriorityClass",
-        "scheduling.k8s.io/v1",
-        "/apis/scheduling.k8s.io/v1/priorityclasses",
-        "SchedulingV1Api",
-        "list_priority_class",
-        optional=True,
-        without_it="priorityClassName cannot be resolved; pods keep the spec.priority the API server stored",
-    ),
-    ListedKind("Pod", "v1", "/api/v1/pods", "CoreV1Api", "list_pod_for_all_namespaces"),
-    ListedKind(
-        "ResourceQuota", "v1", "/api/v1/resourcequotas", "CoreV1Api", "list_resource_quota_for_all_namespaces"
-    ),
-    ListedKind(
-        "LimitRange",
-        "v1",
-        "/api/v1/limitranges",
-        "CoreV1Api",
-        "list_limit_range_for_all_namespaces",
-        optional=True,
-        without_it="LimitRange defaults and bounds are not applied",
-    ),
-    ListedKind(
-        "RuntimeClass",
-        "node.k8s.io/v1",
-        "/apis/node.k8s.io/v1/runtimeclasses",
-        "NodeV1Api",
-        "list_runtime_class",
-        optional=True,
-        without_it="pods created with --pods get no RuntimeClass overhead or scheduling",
-    ),
-    ListedKind(
-        "PodDisruptionBudget",
-        "policy/v1",
-        "/apis/policy/v1/poddisruptionbudgets",
-        "PolicyV1Api",
-        "list_pod_disruption_budget_for_all_namespaces",
-        optional=True,
-        without_it="preemption treats every victim as covered by no PodDisruptionBudget",
-    ),
+def _builtin(
+    kind: str, api_version: str, plural: str, api_class: str, method: str, without_it: str = ""
+) -> ListedKind:
+    """A built-in kind, listed cluster-wide at ``/api/v1/<plural>`` (the core group) or
+    ``/apis/<group>/<version>/<plural>``; optional (403/404: a warning) when ``without_it`` says what is lost."""
+    prefix = "/api" if api_version == "v1" else "/apis"
+    return ListedKind(kind, api_version, f"{prefix}/{api_version}/{plural}", api_class, method,
+                      optional=bool(without_it), without_it=without_it)  # fmt: skip
+
+
+# kind, apiVersion, plural, client API class, its list method, and (optional kinds) what is lost without it
+LISTED_KINDS: tuple[ListedKind, ...] = tuple(_builtin(*row) for row in (
+    ("Namespace", "v1", "namespaces", "CoreV1Api", "list_namespace"),
+    ("Node", "v1", "nodes", "CoreV1Api", "list_node"),
+    ("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", "SchedulingV1Api", "list_priority_class", "priorityClassName cannot be resolved; pods keep the spec.priority the API server stored"),
+    ("Pod", "v1", "pods", "CoreV1Api", "list_pod_for_all_namespaces"),
+    ("ResourceQuota", "v1", "resourcequotas", "CoreV1Api", "list_resource_quota_for_all_namespaces"),
+    ("LimitRange", "v1", "limitranges", "CoreV1Api", "list_limit_range_for_all_namespaces", "LimitRange defaults and bounds are not applied"),
+    ("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", "NodeV1Api", "list_runtime_class", "pods created with --pods get no RuntimeClass overhead or scheduling"),
+    ("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", "PolicyV1Api", "list_pod_disruption_budget_for_all_namespaces", "preemption treats every victim as covered by no PodDisruptionBudget"),
     # what the cluster shows about itself (model.records): the device plugin chain, FailedCreate, events
-    ListedKind(
-        "DaemonSet", "apps/v1", "/apis/apps/v1/daemonsets", "AppsV1Api", "list_daemon_set_for_all_namespaces",
-        optional=True, without_it="the device plugin DaemonSets are unknown: a GPU node without GPUs is not traced to its plugin",
-    ),
-    ListedKind(
-        "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
-        optional=True, without_it="a ReplicaSet whose pods a quota rejects at creation is not reported",
-    ),
+    ("DaemonSet", "apps/v1", "daemonsets", "AppsV1Api", "list_daemon_set_for_all_namespaces", "the device plugin DaemonSets are unknown: a GPU node without GPUs is not traced to its plugin"),
+    ("ReplicaSet", "apps/v1", "replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces", "a ReplicaSet whose pods a quota rejects at creation is not reported"),
     # PodTopologySpread's default constraints take their selector from these (model.default_spread)
-    ListedKind(
-        "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
-        optional=True, without_it="the default topology spread of StatefulSet pods is not computed",
-    ),
-    ListedKind(
-        "ReplicationController", "v1", "/api/v1/replicationcontrollers", "CoreV1Api",
-        "list_replication_controller_for_all_namespaces",
-        optional=True, without_it="the default topology spread of ReplicationController pods is not computed",
-    ),
-    ListedKind(
-        "Service", "v1", "/api/v1/services", "CoreV1Api", "list_service_for_all_namespaces",
-        optional=True, without_it="the default topology spread (from the Services selecting a pod) is not computed",
-    ),
-    ListedKind(
-        "Job", "batch/v1", "/apis/batch/v1/jobs", "BatchV1Api", "list_job_for_all_namespaces",
-        optional=True, without_it="suspended (queued) Jobs and their FailedCreate are not reported",
-    ),
-    ListedKind(
-        "Event", "v1", "/api/v1/events", "CoreV1Api", "list_event_for_all_namespaces",
-        optional=True, without_it="the scheduler's own FailedScheduling messages and FailedCreate events are not compared",
-    ),
+    ("StatefulSet", "apps/v1", "statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces", "the default topology spread of StatefulSet pods is not computed"),
+    ("ReplicationController", "v1", "replicationcontrollers", "CoreV1Api", "list_replication_controller_for_all_namespaces", "the default topology spread of ReplicationController pods is not computed"),
+    ("Service", "v1", "services", "CoreV1Api", "list_service_for_all_namespaces", "the default topology spread (from the Services selecting a pod) is not computed"),
+    ("Job", "batch/v1", "jobs", "BatchV1Api", "list_job_for_all_namespaces", "suspended (queued) Jobs and their FailedCreate are not reported"),
+    ("Event", "v1", "events", "CoreV1Api", "list_event_for_all_namespaces", "the scheduler's own FailedScheduling messages and FailedCreate events are not compared"),
     # the storage plugins' objects (model.volumes); without claims a pod's volumes are not checked (explain
     # says so), without the others the claims' PVs, classes or attach limits are missing
-    ListedKind(
-        "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", "CoreV1Api",
-        "list_persistent_volume_claim_for_all_namespaces",
-        optional=True, without_it="pods' volumes are checked without their claims (reported as not checked)",
-    ),
-    ListedKind(
-        "PersistentVolume", "v1", "/api/v1/persistentvolumes", "CoreV1Api", "list_persistent_volume",
-        optional=True, without_it="pods' volumes are checked without PersistentVolumes",
-    ),
-    ListedKind(
-        "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", "StorageV1Api",
-        "list_storage_class", optional=True, without_it="pods' volumes are checked without StorageClasses",
-    ),
-    ListedKind(
-        "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", "StorageV1Api", "list_csi_node",
-        optional=True, without_it="pods' volumes are checked without CSINode attach limits",
-    ),
-    ListedKind(
-        "CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", "StorageV1Api", "list_csi_driver",
-        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
-    ),
-    ListedKind(
-        "CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities", "StorageV1Api",
-        "list_csi_storage_capacity_for_all_namespaces",
-        optional=True, without_it="volumes to provision are checked without the drivers' free storage",
-    ),
-)  # fmt: skip
+    ("PersistentVolumeClaim", "v1", "persistentvolumeclaims", "CoreV1Api", "list_persistent_volume_claim_for_all_namespaces", "pods' volumes are checked without their claims (reported as not checked)"),
+    ("PersistentVolume", "v1", "persistentvolumes", "CoreV1Api", "list_persistent_volume", "pods' volumes are checked without PersistentVolumes"),
+    ("StorageClass", "storage.k8s.io/v1", "storageclasses", "StorageV1Api", "list_storage_class", "pods' volumes are checked without StorageClasses"),
+    ("CSINode", "storage.k8s.io/v1", "csinodes", "StorageV1Api", "list_csi_node", "pods' volumes are checked without CSINode attach limits"),
+    ("CSIDriver", "storage.k8s.io/v1", "csidrivers", "StorageV1Api", "list_csi_driver", "volumes to provision are checked without the drivers' free storage"),
+    ("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", "StorageV1Api", "list_csi_storage_capacity_for_all_namespaces", "volumes to provision are checked without the drivers' free storage"),
+))  # fmt: skip
 
 
 def _custom(kind: str, group: str, version: str, plural: str, without_it: str) -> ListedKind:
