@@ -15,6 +15,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubegpu.admission.validation import defaulted
 from kubegpu.model.objects import LimitRange, Pod, aggregate_container_limits, aggregate_container_requests
 from kubegpu.model.parse import namespace_of
 from kubegpu.model.quantity import format_milli
@@ -45,12 +46,11 @@ def apply_defaults(raw: Mapping[str, Any], ranges: list[LimitRange]) -> dict[str
     ns = namespace_of(metadata if isinstance(metadata, Mapping) else {})
     mine = [lr for lr in ranges if lr.namespace == ns]
     spec = out.get("spec") or {}
+    for key in ("containers", "initContainers"):  # SetDefaults_Pod, as validation applies it
+        if isinstance(spec.get(key), list):
+            spec[key] = [dict(defaulted(c)) if isinstance(c, Mapping) else c for c in spec[key]]
     containers = [("container", c) for c in spec.get("containers") or []]
     containers += [("init container", c) for c in spec.get("initContainers") or []]
-    for _, c in containers:  # SetDefaults_Pod
-        res = c.get("resources") or {}
-        if res.get("limits"):
-            c["resources"] = {**res, "requests": {**res["limits"], **(res.get("requests") or {})}}
     for lr in mine:
         default_requests, default_limits = _defaults(lr)
         if not (default_requests or default_limits):

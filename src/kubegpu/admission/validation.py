@@ -146,7 +146,7 @@ def validate_container_resources(container: Mapping[str, Any], path: str) -> lis
     return errors
 
 
-def _defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
+def defaulted(container: Mapping[str, Any]) -> Mapping[str, Any]:
     """``SetDefaults_Pod`` runs before validation: a limit without a request becomes the request too."""
     res = container.get("resources") or {}
     limits = res.get("limits") or {} if isinstance(res, Mapping) else {}
@@ -182,7 +182,7 @@ def validate_pod_resources(raw: Mapping[str, Any]) -> list[FieldError]:
         items = spec.get(key) or []
         for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, Mapping):
-                errors.extend(validate_container_resources(_defaulted(c), f"spec.{key}[{i}]"))
+                errors.extend(validate_container_resources(defaulted(c), f"spec.{key}[{i}]"))
     return errors
 
 
