@@ -62,3 +62,12 @@ def test_each_registry_line_is_the_commands_own_short_help(name: str) -> None:
     command = cli.get_command(click.Context(cli), name)
     assert command is not None
     assert command.get_short_help_str(limit=1000) == LAZY_COMMANDS[name][2]
+
+
+def test_top_level_help_names_the_supported_releases() -> None:
+    """The help is static text (it may not import the core); it must name the range the core models
+    (``scheduler.versions.SUPPORTED_RANGE``), which it once gave as a single stale release."""
+    from kubegpu.scheduler.versions import SUPPORTED_RANGE
+
+    out, _ = _modules_after_help("--help")
+    assert f"(Kubernetes {SUPPORTED_RANGE})" in " ".join(out.split())

@@ -95,8 +95,8 @@ class _LazyGroup(click.Group):
 def cli() -> None:
     """GPU scheduling, allocation and diagnosis for Kubernetes.
 
-    Runs kube-scheduler's rules (1.34) on a snapshot, the embedded demo or a live cluster (read-only)
-    and explains every Pending GPU pod with evidence.
+    Runs kube-scheduler's rules of the cluster's own release (Kubernetes 1.30 to 1.37) on a snapshot,
+    the embedded demo or a live cluster (read-only) and explains every Pending GPU pod with evidence.
     """
 
 
