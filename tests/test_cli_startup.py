@@ -71,3 +71,26 @@ def test_top_level_help_names_the_supported_releases() -> None:
 
     out, _ = _modules_after_help("--help")
     assert f"(Kubernetes {SUPPORTED_RANGE})" in " ".join(out.split())
+
+
+def _help_texts(cmd: click.Command, path: list[str]) -> list[tuple[str, str]]:
+    ctx = click.Context(cmd, info_name=path[-1])
+    out = [(" ".join(path), cmd.get_help(ctx))]
+    if isinstance(cmd, click.Group):
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is not None:
+                out += _help_texts(sub, [*path, name])
+    return out
+
+
+def test_no_help_text_shows_the_projects_requirement_numbers() -> None:
+    """The requirement numbers (R1–R17 of docs/requirements.md) are the team's, never user output; two
+    help texts once said ``(R8)`` and ``(R16)``."""
+    import re
+
+    numbered = re.compile(r"\bR1?\d(\.\d+)?\b")
+    found = [
+        (where, m.group()) for where, text in _help_texts(cli, ["kubegpu"]) if (m := numbered.search(text))
+    ]
+    assert found == []

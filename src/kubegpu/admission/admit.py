@@ -11,7 +11,7 @@ the pods admitted after them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubegpu.admission import limit_ranger, runtime_class
@@ -57,7 +57,7 @@ def admit_pods(
     """``pod_level_resources``: whether the release keeps ``spec.resources`` (``Behaviour.pod_level_resources``);
     when not, the field is dropped as the API server drops it (``dropDisabledPodLevelResources``), and said."""
     results: list[Admission] = []
-    extra_usage: dict[str, dict[str, int]] = {}
+    admitted: list[Pod] = []  # count against quota for the pods admitted after them
     for source, raw in manifests:
         meta = raw.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
@@ -108,20 +108,24 @@ def admit_pods(
         if refused:
             results.append(Admission(source, name, None, refused))
             continue
-        quotas = [_with_usage(q, snapshot, extra_usage.get(q.namespace, {})) for q in snapshot.quotas]
+        quotas = [_with_usage(q, snapshot, admitted) for q in snapshot.quotas]
         decision = quota_admission.admit(pod, quotas, snapshot.pods)
         if not decision.allowed:
             results.append(Admission(source, name, None, decision.message))
             continue
-        extra_usage[pod.namespace] = add(extra_usage.get(pod.namespace, {}), quota_admission.pod_usage(pod))
+        admitted.append(pod)
         results.append(Admission(source, name, pod, raw=stored, warning=warning))
     return results
 
 
-def _with_usage(q: ResourceQuota, snapshot: ClusterSnapshot, extra: dict[str, int]) -> ResourceQuota:
+def _with_usage(q: ResourceQuota, snapshot: ClusterSnapshot, admitted: list[Pod]) -> ResourceQuota:
+    """``q`` with the usage of the pods admitted before in this pass that it selects (its namespace and
+    scopes) added: the API server counts a created pod at once."""
+    extra: dict[str, int] = {}
+    for pod in admitted:
+        if pod.namespace == q.namespace and quota_admission.selects(q, pod):
+            extra = add(extra, quota_admission.pod_usage(pod))
     if not extra:
         return q
     used = quota_admission.namespace_usage(q, snapshot.pods)
-    return ResourceQuota(
-        q.namespace, q.name, q.hard, {r: used.get(r, 0) + extra.get(r, 0) for r in q.hard}, q.scopes, q.source
-    )
+    return replace(q, used={r: used.get(r, 0) + extra.get(r, 0) for r in q.hard})

@@ -11,15 +11,16 @@ passes ``ValidateResourceQuotaResourceName``) but never enforced (``not_enforced
 named in ``spec.hard`` are checked; usage is the quota's ``status.used`` when the API server reported one, else the sum over the
 snapshot's pods. The rejection reads, byte for byte,
 ``pods "<name>" is forbidden: exceeded quota: <quota>, requested: <r>=<v>, used: <r>=<v>, limited: <r>=<v>``
-with resources sorted and joined by commas. Lowering a quota rejects new pods and evicts none (R8.2).
-Quotas with ``scopes``/``scopeSelector`` are not evaluated (said so in ``skipped``).
+with resources sorted and joined by commas. Lowering a quota rejects new pods and evicts none.
+A quota with ``spec.scopes`` or ``spec.scopeSelector`` counts and limits only the pods every scope selects
+(``selects``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.model.objects import Pod, ResourceQuota, aggregate_container_limits
+from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages
 
@@ -58,6 +59,66 @@ def pod_usage(pod: Pod) -> ResourceList:
     return usage
 
 
+def _scope_selects(req: ScopeRequirement, pod: Pod) -> bool:
+    """``podMatchesScopeFunc`` (pkg/quota/v1/evaluator/core/pods.go v1.37.2). PriorityClass is a label
+    selector over {PriorityClass: the pod's priorityClassName}, the key absent when the pod names none
+    (``podMatchesSelector``): In needs the name among the values, NotIn and DoesNotExist select a pod
+    without one. A scope that is not a pod's (VolumeAttributesClass) or unknown selects nothing."""
+    scope = req.scope
+    if scope in ("Terminating", "NotTerminating"):  # isTerminating: activeDeadlineSeconds ≥ 0
+        terminating = pod.active_deadline_seconds is not None and pod.active_deadline_seconds >= 0
+        return terminating == (scope == "Terminating")
+    if scope in ("BestEffort", "NotBestEffort"):  # qos.GetPodQOS: cpu and memory only, so a GPU-only pod is
+        return pod.best_effort == (scope == "BestEffort")  # BestEffort
+    if scope == "CrossNamespacePodAffinity":  # usesCrossNamespacePodAffinity
+        a = pod.pod_affinity
+        terms = (*a.required, *a.preferred, *a.anti_required, *a.anti_preferred)
+        return any(t.namespaces or t.namespace_selector is not None for t in terms)
+    if scope == "PriorityClass":
+        name = pod.priority_class_name
+        match req.operator:
+            case "Exists":
+                return bool(name)
+            case "DoesNotExist":
+                return not name
+            case "In":
+                return bool(name) and name in req.values
+            case "NotIn":
+                return not name or name not in req.values
+    return False
+
+
+def selects(quota: ResourceQuota, pod: Pod) -> bool:
+    """Whether ``quota`` counts ``pod``: every scope of ``spec.scopes`` and ``spec.scopeSelector`` selects
+    it (``generic.Matches``: no scope selects every pod)."""
+    return all(_scope_selects(req, pod) for req in quota.scoped)
+
+
+def scope_text(quota: ResourceQuota) -> str:
+    """The quota's scopes as one line (``PriorityClass In (high), NotBestEffort``); "" when it has none."""
+    parts = []
+    for req in quota.scoped:
+        if req.operator == "Exists" and req.scope != "PriorityClass":
+            parts.append(req.scope)
+        else:
+            values = f" ({', '.join(req.values)})" if req.values else ""
+            parts.append(f"{req.scope} {req.operator}{values}")
+    return ", ".join(parts)
+
+
+def scope_note(quota: ResourceQuota, key: str) -> str:
+    """What a scope leaves out of the quota key ``key`` that a GPU platform engineer may not expect ("" when
+    nothing): QoS reads cpu and memory only (``qos.GetPodQOS``), so a pod asking for an extended resource
+    alone is BestEffort and a NotBestEffort quota on ``requests.<extended>`` never counts it."""
+    name = resource_unit(key)
+    if is_extended(name) and any(r.scope == "NotBestEffort" for r in quota.scoped):
+        return (
+            f"scoped NotBestEffort: a pod asking only for {name} (no cpu or memory request or limit) is "
+            "BestEffort and is neither counted nor limited by this quota"
+        )
+    return ""
+
+
 def not_enforced(key: str) -> str:
     """Why the API server never enforces the quota key ``key`` ("" when it does): an extended resource is
     counted only as ``requests.<name>`` (pods.go ``isExtendedResourceNameForQuota``)."""
@@ -77,7 +138,7 @@ def namespace_usage(quota: ResourceQuota, pods: list[Pod]) -> ResourceList:
         return {r: quota.used.get(r, 0) for r in quota.hard}
     total: ResourceList = {}
     for p in pods:
-        if p.namespace == quota.namespace:
+        if p.namespace == quota.namespace and selects(quota, p):
             total = add(total, pod_usage(p))
     return {r: total.get(r, 0) for r in quota.hard}
 
@@ -99,16 +160,13 @@ class QuotaDecision:
     allowed: bool
     message: str = ""
     quota: ResourceQuota | None = None
-    skipped: tuple[str, ...] = ()
 
 
 def admit(pod: Pod, quotas: list[ResourceQuota], pods: list[Pod]) -> QuotaDecision:
     """Check ``pod`` against every applicable quota of its namespace, in name order as upstream sorts."""
     requested_all = pod_usage(pod)
-    skipped = []
     for quota in sorted((q for q in quotas if q.namespace == pod.namespace), key=lambda q: q.name):
-        if quota.scopes:
-            skipped.append(quota.name)
+        if not selects(quota, pod):
             continue
         used = namespace_usage(quota, pods)
         requested = {r: requested_all.get(r, 0) for r in quota.hard if requested_all.get(r, 0)}
@@ -120,5 +178,5 @@ def admit(pod: Pod, quotas: list[ResourceQuota], pods: list[Pod]) -> QuotaDecisi
                 f"used: {pretty({r: used.get(r, 0) for r in exceeded})}, "
                 f"limited: {pretty({r: quota.hard[r] for r in exceeded})}"
             )
-            return QuotaDecision(False, message, quota, tuple(skipped))
-    return QuotaDecision(True, skipped=tuple(skipped))
+            return QuotaDecision(False, message, quota)
+    return QuotaDecision(True)

@@ -4,14 +4,14 @@ Usage is the quota's ``status.used`` as the API server reported it (else summed 
 by ``admission.quota.namespace_usage``). A what-if (``ns/quota:resource=qty``) never evicts: lowering a
 hard limit below usage only rejects new pods until usage drops below it (R8.2); raising it admits more.
 A key the API server accepts but never enforces (``limits.nvidia.com/gpu``, a bare ``nvidia.com/gpu``)
-carries a ``note`` saying so.
+carries a ``note`` saying so. A scoped quota's rows name its scopes (it counts only the pods they select).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kubegpu.admission.quota import namespace_usage, not_enforced
+from kubegpu.admission.quota import namespace_usage, not_enforced, scope_note, scope_text
 from kubegpu.admission.quota import resource_unit as _unit
 from kubegpu.errors import InputError
 from kubegpu.model.quantity import QuantityError, format_milli, parse_quantity, to_milli
@@ -45,7 +45,9 @@ def quota_rows(snapshot: ClusterSnapshot, what_if: tuple[str, ...] = ()) -> list
                 "used": format_milli(_unit(r), u), "hard": format_milli(_unit(r), hard),
                 "percent": round(100 * u / hard, 1) if hard else None,
             }  # fmt: skip
-            note = not_enforced(r)
+            if scopes := scope_text(q):
+                row["scopes"] = scopes
+            note = "; ".join(n for n in (not_enforced(r), scope_note(q, r)) if n)
             if note:
                 row["note"] = note
             new = changes.pop((q.namespace, q.name, r), None)

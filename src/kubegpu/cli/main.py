@@ -319,7 +319,7 @@ def queues(
 @one_shot
 def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
     """ResourceQuota usage per namespace and resource (requests.nvidia.com/gpu, MIG and renamed
-    resources each on their own line), and what a changed limit would do (R8)."""
+    resources each on their own line), and what a changed limit would do."""
     from kubegpu.admission.quota_report import quota_rows
     from kubegpu.cli import render
 
@@ -357,7 +357,7 @@ def quota(output: str, what_if: tuple[str, ...], **src: Any) -> None:
 @one_shot
 def inspect(output: str, previous: Path | None, save_to: Path | None, pending_threshold: int, now: str | None,
             pool_label: str, prometheus_url: str | None, everything: bool, **src: Any) -> None:  # fmt: skip
-    """Routine inspection (R16): findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
+    """Routine inspection: findings now, and changes since --previous. Exit 0 clean, 1 warnings, 2 errors."""
     from kubegpu.cli import render
     from kubegpu.cli.when import command_now
     from kubegpu.explain.inspect import inspect as run_inspect

@@ -560,7 +560,8 @@ def quota_table(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         what = f"hard={r['whatIf']}: {r['effect']}" if "whatIf" in r else ""
         pct = "" if r["percent"] is None else f"{r['percent']:.0f}"
-        table.add_row(r["namespace"], r["quota"], r["resource"], r["used"], r["hard"], pct, what)
+        quota = f"{r['quota']} [{r['scopes']}]" if r.get("scopes") else r["quota"]
+        table.add_row(r["namespace"], quota, r["resource"], r["used"], r["hard"], pct, what)
     if rows:
         console.print(table)
         for r in rows:

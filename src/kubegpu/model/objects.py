@@ -314,6 +314,10 @@ class Pod:
     # status.reason / status.message: kubelet's verdict on a pod it rejected (UnexpectedAdmissionError, OutOf<res>)
     status_reason: str = ""
     status_message: str = ""
+    active_deadline_seconds: int | None = None  # spec.activeDeadlineSeconds (quota's Terminating scope)
+    best_effort: bool = (
+        False  # QoS class BestEffort (status.qosClass, else computed: ``parse_parts.best_effort``)
+    )
 
     def derived(self, owner: object, compute: Callable[[Pod], T]) -> T:
         """``compute(self)`` for ``owner``, kept on the pod: for values that depend on the pod's spec alone
@@ -498,6 +502,16 @@ class Node:
 
 
 @dataclass(frozen=True, slots=True)
+class ScopeRequirement:
+    """One ``spec.scopeSelector.matchExpressions[]`` entry of a ResourceQuota (a ``spec.scopes`` entry is
+    one with operator ``Exists``, as upstream's ``GetScopeSelectorsFromQuota`` reads it)."""
+
+    scope: str  # Terminating | NotTerminating | BestEffort | NotBestEffort | PriorityClass | CrossNamespacePodAffinity
+    operator: str = "Exists"  # In | NotIn | Exists | DoesNotExist
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceQuota:
     namespace: str
     name: str
@@ -505,6 +519,12 @@ class ResourceQuota:
     used: ResourceList  # status.used as the API server reported it (may be absent in manifests)
     scopes: tuple[str, ...] = ()
     source: str = ""
+    scope_selector: tuple[ScopeRequirement, ...] = ()  # spec.scopeSelector.matchExpressions
+
+    @property
+    def scoped(self) -> tuple[ScopeRequirement, ...]:
+        """Every scope the quota selects by: ``spec.scopes`` (as ``Exists``), then the selector's."""
+        return (*(ScopeRequirement(s) for s in self.scopes), *self.scope_selector)
 
 
 @dataclass(frozen=True, slots=True)

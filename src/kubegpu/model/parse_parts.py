@@ -230,3 +230,29 @@ def pod_level_requests(
                     f"requests of {total}",
                 )
     return requests
+
+
+# isSupportedQoSComputeResource (pkg/apis/core/v1/helper/qos/qos.go): the only resources QoS looks at
+_QOS_RESOURCES = (CPU, MEMORY)
+
+
+def best_effort(
+    ctx: ParseContext, spec: Raw, status: Raw, containers: tuple[Container, ...], init: tuple[Container, ...]
+) -> bool:
+    """Whether the pod's QoS class is BestEffort (``qos.GetPodQOS``, pkg/apis/core/v1/helper/qos/qos.go
+    v1.37.2): ``status.qosClass`` when the API server set it, else computed: no positive cpu or memory
+    request or limit, read from pod-level ``spec.resources`` alone when present (a stored pod carrying it
+    was created with PodLevelResources on), else from every container and init container. A pod asking
+    only for ``nvidia.com/gpu`` is BestEffort: the quota scopes BestEffort/NotBestEffort read this."""
+    given = ctx.string(status.get("qosClass"), "status.qosClass")
+    if given:
+        return given == "BestEffort"
+    if spec.get("resources") is not None:
+        res = ctx.mapping(spec.get("resources"), "spec.resources")
+        sets: list[ResourceList] = [
+            ctx.resources(res.get("requests"), "spec.resources.requests"),
+            ctx.resources(res.get("limits"), "spec.resources.limits"),
+        ]
+    else:
+        sets = [part for c in (*containers, *init) for part in (c.requests, c.limits)]
+    return not any(amounts.get(name, 0) > 0 for amounts in sets for name in _QOS_RESOURCES)

@@ -16,6 +16,7 @@ from kubegpu.model.objects import (
     PriorityClass,
     ResourceQuota,
     RuntimeClass,
+    ScopeRequirement,
 )
 
 # (the parse context and metadata reading are model.parse's, one place for both)
@@ -34,7 +35,27 @@ def parse_resource_quota(raw: Raw, source: str = "") -> ResourceQuota:
         used=ctx.resources(status.get("used"), "status.used"),
         scopes=tuple(str(s) for s in ctx.seq(spec.get("scopes"), "spec.scopes")),
         source=source,
+        scope_selector=_scope_selector(ctx, spec),
     )
+
+
+def _scope_selector(ctx: _Ctx, spec: Raw) -> tuple[ScopeRequirement, ...]:
+    """``spec.scopeSelector.matchExpressions`` as written (validation allows only known scope names and
+    operators on a stored quota; a name kubegpu does not know selects no pod, as upstream's
+    ``podMatchesScopeFunc`` answers for scopes that are not a pod's, such as VolumeAttributesClass)."""
+    field = "spec.scopeSelector.matchExpressions"
+    selector = ctx.mapping(spec.get("scopeSelector"), "spec.scopeSelector")
+    out = []
+    for i, e in enumerate(ctx.seq(selector.get("matchExpressions"), field)):
+        e = ctx.mapping(e, f"{field}[{i}]")
+        out.append(
+            ScopeRequirement(
+                scope=ctx.string(e.get("scopeName"), f"{field}[{i}].scopeName", required=True),
+                operator=ctx.string(e.get("operator"), f"{field}[{i}].operator", required=True),
+                values=tuple(str(v) for v in ctx.seq(e.get("values"), f"{field}[{i}].values")),
+            )
+        )
+    return tuple(out)
 
 
 def parse_limit_range(raw: Raw, source: str = "") -> LimitRange:

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.admission import quota as quota_admission
-from kubegpu.admission.quota import namespace_usage, pod_usage
+from kubegpu.admission.quota import namespace_usage, pod_usage, selects
 from kubegpu.explain.findings import scattered
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.objects import Node, Pod, ResourceQuota
@@ -99,7 +99,9 @@ def released_quotas(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: P
     out = []
     for q in quotas:
         used = namespace_usage(q, list(pods))
-        out.append(replace(q, used={r: max(used.get(r, 0) - own.get(r, 0), 0) for r in q.hard}))
+        if q.namespace == pod.namespace and selects(q, pod):  # only a quota that counted it gives it back
+            used = {r: max(used.get(r, 0) - own.get(r, 0), 0) for r in q.hard}
+        out.append(replace(q, used=used))
     return out
 
 

@@ -116,11 +116,47 @@ def quota_manifest(
     })  # fmt: skip
 
 
-def probe_manifest(quota: ResourceQuota, changed: Sequence[str]) -> dict[str, Any]:
+def _scoped_spec(quota: ResourceQuota, priority_classes: Sequence[str]) -> tuple[dict[str, Any], bool, str]:
+    """The pod fields that make a probe one ``quota``'s scopes select (``admission.quota.selects``): extra
+    spec fields, whether it must ask some CPU (NotBestEffort: QoS reads cpu and memory only), and why no
+    probe can be selected ("" when one can)."""
+    spec: dict[str, Any] = {}
+    needs_cpu = False
+    for req in quota.scoped:
+        if req.scope == "Terminating":
+            spec["activeDeadlineSeconds"] = 3600
+        elif req.scope == "NotBestEffort":
+            needs_cpu = True
+        elif (
+            req.scope == "CrossNamespacePodAffinity"
+        ):  # a preferred term naming a namespace: it constrains nothing
+            term = {"labelSelector": {"matchLabels": {"app": PROBE}}, "namespaces": [quota.namespace],
+                    "topologyKey": "kubernetes.io/hostname"}  # fmt: skip
+            spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": term}]}}  # fmt: skip
+        elif req.scope == "PriorityClass" and req.operator in ("In", "Exists"):
+            names = list(req.values) if req.operator == "In" else list(priority_classes)
+            if not names:
+                return (
+                    spec,
+                    needs_cpu,
+                    "no PriorityClass in the snapshot for the quota's PriorityClass Exists scope",
+                )
+            spec["priorityClassName"] = names[0]
+        elif req.scope not in ("NotTerminating", "BestEffort", "PriorityClass"):
+            return spec, needs_cpu, f"the quota's scope {req.scope} selects no pod"
+    return spec, needs_cpu, ""
+
+
+def probe_manifest(
+    quota: ResourceQuota, changed: Sequence[str], priority_classes: Sequence[str] = ()
+) -> dict[str, Any]:
     """A pod that asks for one unit of each changed resource (and a little of what else the quota bounds,
-    since the API server refuses pods that leave a quota-bounded compute resource unspecified)."""
-    requests: dict[str, str] = {}
-    limits: dict[str, str] = {}
+    since the API server refuses pods that leave a quota-bounded compute resource unspecified), with the
+    fields the quota's scopes select by (``priority_classes``: names the PriorityClass Exists scope may use)."""
+    scoped, needs_cpu, _ = _scoped_spec(quota, priority_classes)
+    requests: dict[str, str] = {"cpu": _PROBE_SMALL["cpu"]} if needs_cpu else {}
+    limits: dict[str, str] = dict(requests)
     for r in quota.hard:
         unit = resource_unit(r)
         if unit in ("pods", "count/pods") or unit.startswith("count/"):
@@ -143,6 +179,7 @@ def probe_manifest(quota: ResourceQuota, changed: Sequence[str]) -> dict[str, An
         "metadata": {"name": PROBE, "namespace": quota.namespace},
         "spec": {
             "restartPolicy": "Never",
+            **scoped,
             "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10", "resources": resources}],
         },
     }
@@ -229,7 +266,8 @@ def plan_quota(
             })  # fmt: skip
     changed = sorted(hard)
     new_file, old_file, probe_file = f"{name}-new.yaml", f"{name}-rollback.yaml", f"{name}-probe.yaml"
-    probe = probe_manifest(after, changed)
+    classes = sorted(snapshot.priority_classes)
+    probe = probe_manifest(after, changed, classes)
     [probe_adm] = admit_pods(snap_after, [(probe_file, probe)], pod_level_resources=pod_level)
     # kubectl's wording around the API server's answer (kubectl create -f)
     expect_probe = (
@@ -244,11 +282,13 @@ def plan_quota(
             f"usage is above the new limit of {', '.join(over)}: no running pod is evicted and Pending pods stay, "
             "but every new pod asking for them (replacements included) is rejected until usage drops"
         )
-    if quota.scopes or selector:
-        what = ", ".join(quota.scopes) if quota.scopes else "a scopeSelector"
+    if quota.scoped:
+        what = ", ".join(sorted({r.scope for r in quota.scoped}))
+        why_not = _scoped_spec(after, classes)[2]
         warnings.append(
-            f"the quota has scopes {what}: kubegpu does not evaluate scoped quotas, so no "
-            "rejection is predicted for it; the manifests keep the scopes"
+            f"the quota is scoped ({what}): it counts and limits only the pods its scopes select, and the "
+            "manifests keep the scopes"
+            + (f"; the probe cannot show the new limit: {why_not}" if why_not else "")
         )
     warnings += [f"{r}: {note}" for r in changed if (note := not_enforced(r))]
     if any(r.startswith("requests.nvidia.com/") for r in hard) and not any(
