@@ -374,6 +374,21 @@ def test_replicaset_exceeded_quota_moj_cloud_platform_590() -> None:
     assert not data["pending"]
 
 
+def test_statefulset_failed_quota_must_specify_hmcts_13765() -> None:
+    """``failed quota: NAME: must specify …`` (podEvaluator.Constraints) is a quota refusal too: the
+    finding names the quota and says what every container must set, not "exceeded"."""
+    data = case("statefulset-failed-quota")
+    f = finding(
+        data,
+        "StatefulSet fpl/fpl-case-service-pr-3308-es-master cannot create its pods: ResourceQuota needs cpu/memory set",
+    )
+    assert f["severity"] == "critical" and f["layer"] == "quota"
+    assert "resourcequota/fpl/fpl-quota" in f["objects"]
+    assert "every container and init container must set what it bounds" in f["detail"]
+    assert "kubectl -n fpl describe resourcequota fpl-quota" in f["commands"]
+    assert not data["pending"]
+
+
 def test_whole_gpu_on_mig_node_names_profiles_cocalc_8161() -> None:
     data = case("mig-whole-gpu")
     fix = fixes(pending(data, "cocalc/notebook"))

@@ -119,6 +119,34 @@ def scope_note(quota: ResourceQuota, key: str) -> str:
     return ""
 
 
+# validationSet (pods.go): a quota on any of these makes every container say its own request or limit
+_MUST_SPECIFY = frozenset(("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"))
+
+
+def constraint_problem(quota: ResourceQuota, pod: Pod) -> str:
+    """The podEvaluator's ``Constraints`` (pkg/quota/v1/evaluator/core/pods.go v1.37.2): when ``quota`` bounds
+    cpu or memory, each container and init container must itself give what it bounds (a request: ``cpu``
+    and ``requests.cpu``; a limit: ``limits.cpu``; a limit alone defaults the request), "" when they do or
+    the pod sets pod-level resources (``IsPodLevelResourcesSet``; a release that does not keep them has
+    dropped them at admission). A GPU pod asking only for ``nvidia.com/gpu`` fails it."""
+    required = _MUST_SPECIFY.intersection(quota.hard)
+    if not required or pod.pod_level_requests:
+        return ""
+    missing: dict[str, set[str]] = {}
+    for c in (*pod.containers, *pod.init_containers):
+        have = set()
+        for name in ("cpu", "memory"):
+            if name in c.requests:
+                have |= {name, f"requests.{name}"}
+            if name in c.limits:
+                have.add(f"limits.{name}")
+        for r in required - have:
+            missing.setdefault(r, set()).add(c.name)
+    if not missing:
+        return ""
+    return "must specify " + "; ".join(f"{r} for: {','.join(sorted(missing[r]))}" for r in sorted(missing))
+
+
 def not_enforced(key: str) -> str:
     """Why the API server never enforces the quota key ``key`` ("" when it does): an extended resource is
     counted only as ``requests.<name>`` (pods.go ``isExtendedResourceNameForQuota``)."""
@@ -165,9 +193,17 @@ class QuotaDecision:
 def admit(pod: Pod, quotas: list[ResourceQuota], pods: list[Pod]) -> QuotaDecision:
     """Check ``pod`` against every applicable quota of its namespace, in name order as upstream sorts."""
     requested_all = pod_usage(pod)
-    for quota in sorted((q for q in quotas if q.namespace == pod.namespace), key=lambda q: q.name):
-        if not selects(quota, pod):
-            continue
+    matching = [
+        q for q in sorted(quotas, key=lambda q: q.name) if q.namespace == pod.namespace and selects(q, pod)
+    ]
+    for (
+        quota
+    ) in matching:  # every quota's constraints first, then usage (checkRequest, resourcequota controller.go)
+        if problem := constraint_problem(quota, pod):
+            return QuotaDecision(
+                False, f'pods "{pod.name}" is forbidden: failed quota: {quota.name}: {problem}', quota
+            )
+    for quota in matching:
         used = namespace_usage(quota, pods)
         requested = {r: requested_all.get(r, 0) for r in quota.hard if requested_all.get(r, 0)}
         exceeded = [r for r, v in requested.items() if used.get(r, 0) + v > quota.hard[r]]

@@ -256,6 +256,21 @@ def _top_owner(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) 
     return kind, name
 
 
+def quota_refusal(message: str) -> tuple[str, str]:
+    """The quota named by a ResourceQuota admission refusal in ``message`` (a FailedCreate event's): (the
+    quota exceeded, the quota whose constraints failed), each "" when not. Texts of
+    plugin/pkg/admission/resourcequota/controller.go: ``exceeded quota: NAME, requested: …`` and ``failed
+    quota: NAME: must specify …`` (``Failed quota`` before 1.4)."""
+    lower = message.lower()
+    at = lower.find("exceeded quota: ")
+    if at >= 0:
+        return message[at + len("exceeded quota: ") :].split(",", 1)[0].strip(), ""
+    at = lower.find("failed quota: ")
+    if at >= 0:
+        return "", message[at + len("failed quota: ") :].split(":", 1)[0].strip()
+    return "", ""
+
+
 def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     """A controller whose pods the API server rejects at creation (``FailedCreate`` events, or the
     ReplicaSet's ``ReplicaFailure`` condition): ``exceeded quota`` leaves no Pending pod to explain."""
@@ -271,18 +286,34 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     for (kind, ns, name), message in sorted(seen.items()):
         top_kind, top = _top_owner(snapshot, kind, ns, name)
         via = f" (owned by {top_kind} {top})" if (top_kind, top) != (kind, name) else ""
-        quota = "exceeded quota" in message.lower()
-        quota_name = (
-            message.split("exceeded quota: ", 1)[1].split(",", 1)[0] if "exceeded quota: " in message else ""
+        exceeded, constrained = quota_refusal(message)
+        quota_name = exceeded or constrained
+        if constrained:
+            advice = (
+                f"No pod exists, so nothing is Pending and no scheduler sees it. ResourceQuota {constrained} bounds "
+                "cpu or memory, so every container and init container must set what it bounds itself (a GPU "
+                "alone does not count): add the requests and limits to the pod template, give the namespace "
+                "a LimitRange with defaults, or (1.34+) set pod-level spec.resources."
+            )
+        elif exceeded:
+            advice = (
+                "No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
+                f"{ns} (finished pods still count until deleted), or raise the quota."
+            )
+        else:
+            advice = "No pod exists for a scheduler to explain."
+        title = (
+            ": ResourceQuota exceeded"
+            if exceeded
+            else ": ResourceQuota needs cpu/memory set"
+            if constrained
+            else ""
         )
         out.append(Finding(
-            "critical", "quota" if quota else "workload",
-            f"{kind} {ns}/{name} cannot create its pods" + (": ResourceQuota exceeded" if quota else ""),
+            "critical", "quota" if quota_name else "workload",
+            f"{kind} {ns}/{name} cannot create its pods{title}",
             [f"{kind.lower()}/{ns}/{name}", *([f"resourcequota/{ns}/{quota_name}"] if quota_name else [])],
-            f"the API server rejects its pods at creation{via}: {message}. "
-            + ("No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
-               f"{ns} (finished pods still count until deleted), or raise the quota."
-               if quota else "No pod exists for a scheduler to explain."),
+            f"the API server rejects its pods at creation{via}: {message}. {advice}",
             "R8.1, R8.2",
             [f"kubectl -n {ns} describe {kind.lower()} {name}",
              *([f"kubectl -n {ns} describe resourcequota {quota_name}"] if quota_name else [])],

@@ -242,17 +242,19 @@ def best_effort(
     """Whether the pod's QoS class is BestEffort (``qos.GetPodQOS``, pkg/apis/core/v1/helper/qos/qos.go
     v1.37.2): ``status.qosClass`` when the API server set it, else computed: no positive cpu or memory
     request or limit, read from pod-level ``spec.resources`` alone when present (a stored pod carrying it
-    was created with PodLevelResources on), else from every container and init container. A pod asking
+    was created with PodLevelResources on) when they name a pod-level resource, else from every container
+    and init container. A pod asking
     only for ``nvidia.com/gpu`` is BestEffort: the quota scopes BestEffort/NotBestEffort read this."""
     given = ctx.string(status.get("qosClass"), "status.qosClass")
     if given:
         return given == "BestEffort"
-    if spec.get("resources") is not None:
-        res = ctx.mapping(spec.get("resources"), "spec.resources")
-        sets: list[ResourceList] = [
-            ctx.resources(res.get("requests"), "spec.resources.requests"),
-            ctx.resources(res.get("limits"), "spec.resources.limits"),
-        ]
-    else:
+    res = ctx.mapping(spec.get("resources"), "spec.resources")
+    sets: list[ResourceList] = [
+        ctx.resources(res.get("requests"), "spec.resources.requests"),
+        ctx.resources(res.get("limits"), "spec.resources.limits"),
+    ]
+    # IsPodLevelResourcesSet (1.37's PodLevelResourcesFixKubeletQOSClass; 1.34-1.36 also read an empty
+    # ``resources: {}`` as pod-level, BestEffort: not modelled)
+    if not any(is_pod_level_resource(name) for amounts in sets for name in amounts):
         sets = [part for c in (*containers, *init) for part in (c.requests, c.limits)]
     return not any(amounts.get(name, 0) > 0 for amounts in sets for name in _QOS_RESOURCES)
