@@ -136,8 +136,8 @@ def violation(pod: Pod, ranges: list[LimitRange]) -> str:
     """``PodValidateLimitFunc`` over the LimitRanges of the pod's namespace: the first LimitRange the pod
     breaks gives ``pods "<name>" is forbidden: <errors>`` (several in ``[a, b]``, ``NewAggregate``); ""
     when none. Pod items compare the pod's aggregate requests and limits (init containers and sidecars by
-    the KEP-753 rule, no overhead) with pod-level cpu/memory requests in place of the aggregate; pod-level
-    limits are not kept by the model, so a Pod item's limit checks read the containers' limits only."""
+    the KEP-753 rule, no overhead) with pod-level cpu/memory requests and limits in place of the aggregate's
+    (``podRequests``/``podLimits``, plugin/pkg/admission/limitranger/admission.go v1.37.2)."""
     for lr in ranges:
         if lr.namespace != pod.namespace:
             continue
@@ -150,6 +150,7 @@ def violation(pod: Pod, ranges: list[LimitRange]) -> str:
                 requests = aggregate_container_requests(pod.containers, pod.init_containers)
                 limits = aggregate_container_limits(pod)
                 requests.update({r: v for r, v in pod.pod_level_requests.items() if r in (CPU, MEMORY)})
+                limits.update({r: v for r, v in pod.pod_level_limits.items() if r in (CPU, MEMORY)})
                 errors += _constraints("Pod", item, requests, limits)
         if errors:
             text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages
+from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages, is_pod_level_resource
 
 # podComputeUsageHelper: the only resources counted under their bare name and as limits.<r>
 _LIMITED = ("cpu", "memory", "ephemeral-storage")
@@ -31,9 +31,12 @@ _LIMITED = ("cpu", "memory", "ephemeral-storage")
 def _limits(pod: Pod) -> ResourceList:
     """``resourcehelper.PodLimits`` (component-helpers resource/helpers.go v0.37.2; pkg/api/v1/resource
     v1.30.14): the KEP-753 aggregate of the containers' limits (sidecars add up, an init container counts
-    with the sidecars before it), plus ``spec.overhead`` on every non-zero limit. Pod-level limits
-    (``spec.resources.limits``) are not kept by the model and so not applied."""
+    with the sidecars before it), each pod-level limit (``spec.resources.limits`` of cpu, memory or
+    hugepages, when the pod sets pod-level resources: ``applyPodLevelResources``) in place of the
+    aggregate's, plus ``spec.overhead`` on every non-zero limit."""
     total = aggregate_container_limits(pod)
+    if pod.pod_level_requests:  # IsPodLevelResourcesSet (a release without the field dropped it at admission)
+        total.update({r: v for r, v in pod.pod_level_limits.items() if is_pod_level_resource(r)})
     for r, v in pod.overhead.items():
         if total.get(r):
             total[r] += v

@@ -284,6 +284,7 @@ class Pod:
     pod_level_requests: ResourceList = field(
         default_factory=dict
     )  # spec.resources.requests as the API server defaults them (PodLevelResources, beta in 1.34)
+    pod_level_limits: ResourceList = field(default_factory=dict)  # spec.resources.limits (quota, LimitRanger)
     # In-place resize (KEP-1287): per container name, the request the scheduler counts while a resize is
     # pending or under way, where it differs from the spec's (``parse_parts.resize_requests``)
     status_requests: dict[str, ResourceList] = field(default_factory=dict)

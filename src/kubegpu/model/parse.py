@@ -482,6 +482,9 @@ def parse_pod(
         pod_level_requests=parse_parts.pod_level_requests(
             ctx, spec, containers, init, _requests_within_limits
         ),
+        pod_level_limits=ctx.resources(
+            ctx.mapping(spec.get("resources"), "spec.resources").get("limits"), "spec.resources.limits"
+        ),
         node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
         scheduler_name=ctx.string(spec.get("schedulerName"), "spec.schedulerName") or "default-scheduler",
         priority=ctx.integer(priority, "spec.priority"),
