@@ -390,3 +390,17 @@ def test_when_no_object_could_be_read_there_is_no_answer(tmp_path: Path) -> None
     # one readable object is enough for an answer
     empty.write_text(CASE.read_text())
     assert _diagnose("--snapshot", str(empty), "--snapshot", str(packed)).returncode == 0
+
+
+def test_a_bare_array_of_objects_is_refused_with_how_to_keep_the_list(tmp_path: Path) -> None:
+    """``kubectl get -o json | jq .items`` prints a top-level array, which is no Kubernetes document (kubectl's
+    decoders take an object or a List): refused in one line, saying how to keep or wrap the List."""
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]))
+    done = subprocess.run(
+        [sys.executable, "-m", "kubegpu", "diagnose", "--snapshot", str(path)], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    first = done.stderr.splitlines()[0]
+    assert "expected a Kubernetes object, got list" in first and '"kind": "List"' in first
+    assert "Traceback" not in done.stderr

@@ -280,7 +280,14 @@ def split_documents(doc: Any, source: str, *, yaml: bool = True) -> Iterable[tup
     if doc is None:
         return
     if not isinstance(doc, Mapping):
-        raise InputError(f"expected a Kubernetes object, got {type(doc).__name__}", source=source)
+        hint = (
+            ": a bare array of objects (such as `jq .items` prints) is no Kubernetes document; keep the List "
+            "kubectl wrote (`kubectl get … -o json`), or wrap the array as "
+            '{"apiVersion": "v1", "kind": "List", "items": [...]}'
+            if isinstance(doc, list) and doc and all(isinstance(x, Mapping) and "kind" in x for x in doc[:8])
+            else ""
+        )
+        raise InputError(f"expected a Kubernetes object, got {type(doc).__name__}{hint}", source=source)
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
         items = doc.get("items") or []
