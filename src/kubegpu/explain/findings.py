@@ -31,6 +31,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import Finding as Finding
 from kubegpu.explain.findings_kueue import held_findings
+from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
 from kubegpu.explain.gpu_pod import claims_gpu
@@ -92,6 +93,7 @@ def find(
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _failed_create_findings(snapshot)
+    out += limit_range_findings(snapshot)
     out += _pod_findings(snapshot)
     out += admission_findings(snapshot)
     out += held_findings(snapshot)
