@@ -91,24 +91,27 @@ def _default_finding(
 
 def _pod_max_finding(lr: LimitRange, r: str, amount: int) -> Finding:
     shown = format_milli(r, amount)
-    return Finding(
-        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} refuses every pod that sets no {r} limit",
-        [f"limitrange/{lr.namespace}/{lr.name}"],
+    return _refusing(
+        lr, f"refuses every pod that sets no {r} limit",
         f"its Pod item bounds {r} at {shown}, and a pod whose containers set no {r} limit is refused at "
         f'creation: "maximum {r} usage per Pod is {shown}.  No limit is specified" (CPU-only pods and their '
         f"controllers' FailedCreate included). Bound GPUs per namespace with a ResourceQuota on requests.{r}, "
         "or per container with a Container item (whose default must then be 0).",
-        "R8", [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml"],
     )  # fmt: skip
 
 
 def _min_finding(lr: LimitRange, r: str, amount: int) -> Finding:
-    shown = format_milli(r, amount)
+    return _refusing(
+        lr, f"makes every container set a {r} limit",
+        f"its Container item has min {r} {format_milli(r, amount)} and no default: LimitRanger sets the request "
+        f"alone on a container that sets no limit, which validation refuses for a GPU (\"{LIMIT_REQUIRED}\"), so "
+        "every container and init container, CPU-only pods' included, must set the limit itself.",
+    )  # fmt: skip
+
+
+def _refusing(lr: LimitRange, what: str, detail: str) -> Finding:
+    """A LimitRange that makes the API server refuse pods: the finding around ``what`` it does and why."""
     return Finding(
-        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} makes every container set a {r} limit",
-        [f"limitrange/{lr.namespace}/{lr.name}"],
-        f"its Container item has min {r} {shown} and no default: LimitRanger sets the request alone on a "
-        f"container that sets no limit, which validation refuses for a GPU (\"{LIMIT_REQUIRED}\"), so every "
-        "container and init container, CPU-only pods' included, must set the limit itself.",
-        "R8", [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml"],
+        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} {what}", [f"limitrange/{lr.namespace}/{lr.name}"],
+        detail, "R8", [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml"],
     )  # fmt: skip
