@@ -39,11 +39,21 @@ def limit_range_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                         out.append(_default_finding(snapshot, lr, i, r, amount, amount == item.max.get(r)))
                 for r, amount in sorted(item.min.items()):
                     if is_gpu(r) and amount > 0 and r not in item.default:
-                        out.append(_min_finding(lr, r, amount))
+                        out.append(_refusing(lr, f"makes every container set a {r} limit", (
+                            f"its Container item has min {r} {format_milli(r, amount)} and no default: LimitRanger "
+                            "sets the request alone on a container that sets no limit, which validation refuses for "
+                            f'a GPU ("{LIMIT_REQUIRED}"), so every container and init container, CPU-only pods\' '
+                            "included, must set the limit itself.")))  # fmt: skip
             elif item.type == "Pod":
                 for r, amount in sorted(item.max.items()):
                     if is_gpu(r):
-                        out.append(_pod_max_finding(lr, r, amount))
+                        shown = format_milli(r, amount)
+                        out.append(_refusing(lr, f"refuses every pod that sets no {r} limit", (
+                            f"its Pod item bounds {r} at {shown}, and a pod whose containers set no {r} limit is "
+                            f'refused at creation: "maximum {r} usage per Pod is {shown}.  No limit is specified" '
+                            "(CPU-only pods and their controllers' FailedCreate included). Bound GPUs per namespace "
+                            f"with a ResourceQuota on requests.{r}, or per container with a Container item (whose "
+                            "default must then be 0).")))  # fmt: skip
     return out
 
 
@@ -86,26 +96,6 @@ def _default_finding(
         [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml",
          f"{patch('0')} --dry-run=server -o yaml", patch("0"),
          f"{patch(old)}   # rollback (default {shown}, defaultRequest {old})"],
-    )  # fmt: skip
-
-
-def _pod_max_finding(lr: LimitRange, r: str, amount: int) -> Finding:
-    shown = format_milli(r, amount)
-    return _refusing(
-        lr, f"refuses every pod that sets no {r} limit",
-        f"its Pod item bounds {r} at {shown}, and a pod whose containers set no {r} limit is refused at "
-        f'creation: "maximum {r} usage per Pod is {shown}.  No limit is specified" (CPU-only pods and their '
-        f"controllers' FailedCreate included). Bound GPUs per namespace with a ResourceQuota on requests.{r}, "
-        "or per container with a Container item (whose default must then be 0).",
-    )  # fmt: skip
-
-
-def _min_finding(lr: LimitRange, r: str, amount: int) -> Finding:
-    return _refusing(
-        lr, f"makes every container set a {r} limit",
-        f"its Container item has min {r} {format_milli(r, amount)} and no default: LimitRanger sets the request "
-        f"alone on a container that sets no limit, which validation refuses for a GPU (\"{LIMIT_REQUIRED}\"), so "
-        "every container and init container, CPU-only pods' included, must set the limit itself.",
     )  # fmt: skip
 
 
