@@ -34,7 +34,7 @@ from kubegpu.model.names import (
     MIG_STRATEGY_LABEL,
     VOLCANO_VGPU_NUMBER,
 )
-from kubegpu.model.objects import Node, Pod, Taint, Toleration, first_untolerated
+from kubegpu.model.objects import ContainerState, Node, Pod, Taint, Toleration, first_untolerated
 from kubegpu.model.records import DaemonSet
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -115,7 +115,7 @@ class Link:
     daemonset: str  # namespace/name
     title: str
     runs_here: bool
-    state: str  # ready | not-selected | not-tolerated | no-pod | pending | crash | not-ready
+    state: str  # ready | not-selected | not-tolerated | no-pod | pending | initializing | crash | not-ready
     lines: list[str] = field(default_factory=list)
 
 
@@ -199,13 +199,47 @@ def _events(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> 
     return [f"event {e.reason} ({e.component or '?'}, ×{e.count}): {e.message}" for e in evs[-3:]]
 
 
+# What a plain init container of a known plugin that never completes waits for. GKE's device plugin pod
+# (container-engine-accelerators) runs nvidia-driver-installer first: with no driver to install (the pool's
+# GPUDriverInstallationConfig unspecified or INSTALLATION_DISABLED, Node Auto-Provisioning's default) it loops
+# on "Waiting for GPU driver libraries to be available" (issues #402, #407), so the plugin never starts.
+INIT_WAITS: Final = {
+    "nvidia-driver-installer": (
+        ": it waits until a GPU driver is installed on the node, which GKE does not do for a node pool created "
+        "without a GPU driver version (Node Auto-Provisioning's default): create the pool with "
+        "gpu-driver-version=default|latest (NAP: the pod's nodeSelector cloud.google.com/gke-gpu-driver-version), "
+        "or install the driver DaemonSet; its log says which"
+    ),
+}
+
+
+def _running_init(pod: Pod) -> ContainerState | None:
+    """The plain (non-sidecar) init container that runs and has not completed: kubelet starts the next
+    init container and the app containers only after it exits 0, so it, not their PodInitializing, is what
+    the pod waits on."""
+    sidecars = {c.name for c in pod.init_containers if c.restart_policy == "Always"}
+    return next(
+        (c for c in pod.container_states if c.init and c.running and not c.ready and c.name not in sidecars),
+        None,
+    )
+
+
 def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
-    """(state, lines) of a daemon pod: ready | pending | crash | not-ready."""
+    """(state, lines) of a daemon pod: ready | pending | initializing | crash | not-ready."""
     lines = _events(snapshot, "Pod", pod.namespace, pod.name)
     if not pod.node_name:
         cond = pod.scheduled_condition
         said = f": {cond[2]}" if cond and cond[2] else ""
         return "pending", [f"pod {pod.key} is not scheduled{said}", *lines]
+    stuck = _running_init(pod)
+    if stuck is not None:
+        later = [c.name for c in pod.container_states if c.waiting == "PodInitializing"]
+        after = f"; {', '.join(later)} wait for it (PodInitializing)" if later else ""
+        return "initializing", [
+            f"pod {pod.key}: init container {stuck.name} is still running (restarts {stuck.restarts}) and has not "
+            f"completed{after}{INIT_WAITS.get(stuck.name, '')}",
+            *lines,
+        ]
     waiting = [c for c in pod.container_states if c.waiting]
     if waiting:
         out = []
@@ -311,7 +345,7 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
             out.causes.append(
                 f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
             )
-    if any(lk.state in ("crash", "no-pod", "pending", "not-ready") for lk in running):
+    if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for lk in running):
         for key in ("driver", "toolkit"):
             for ds in by_kind.get(key, []):
                 dep = link(snapshot, ds, node, titles[key].title)
