@@ -5,7 +5,21 @@ threads, not from kubegpu's output."""
 
 from __future__ import annotations
 
-from tests.realcases.test_realcases import case, finding, fixes, pending
+import json
+from typing import Any
+
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from tests.realcases.test_realcases import HERE, case, finding, fixes, pending
+
+
+def first_step(name: str) -> str:
+    """The summary's first step, as `kubegpu diagnose -o json` gives it."""
+    result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(HERE / f"{name}.yaml"), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return str(data["summary"]["firstStep"])
 
 
 def test_gke_nap_driver_installer_blocks_the_plugin_container_engine_accelerators_407() -> None:
@@ -23,3 +37,36 @@ def test_gke_nap_driver_installer_blocks_the_plugin_container_engine_accelerator
     # the pod's advice carries it: no change to the pod helps
     p = pending(data, "ml/train-l4-6wq9z")
     assert "init container nvidia-driver-installer is still running" in fixes(p)
+
+
+def test_cluster_autoscaler_gpu_group_at_zero_kubernetes_autoscaler_3869() -> None:
+    """Cluster Autoscaler's NotTriggerScaleUp ("it wouldn't fit if a new node is added: 2 Insufficient
+    nvidia.com/gpu, 1 max node group size reached", kubernetes/autoscaler#3869) is why no GPU node comes: the
+    g4dn group at size 0 lacked the node-template tags (the thread's fix, via #3448). The scheduler's own event
+    (JupyterHub's jhub-user-scheduler) stays the scheduler's word; the autoscaler's is read apart."""
+    data = case("ca-scale-from-zero-gpu")
+    p = pending(data, "jhub/jupyter-artpik")
+    assert p["observed"]["reporter"] == "jhub-user-scheduler"
+    said = p["autoscaler"]
+    assert (said["reporter"], said["reason"]) == ("cluster-autoscaler", "NotTriggerScaleUp")
+    meaning = " ".join(said["meaning"])
+    assert "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu" in meaning
+    assert "1 node group(s) are at their maximum size" in meaning
+    assert "node-template/resources/nvidia.com/gpu" in first_step("ca-scale-from-zero-gpu")
+
+
+def test_karpenter_event_is_not_the_schedulers_karpenter_provider_aws_5527() -> None:
+    """Karpenter writes FailedScheduling too ("Failed to schedule pod, incompatible with nodepool ...",
+    kubernetes-sigs/karpenter events.go), but it places no pod: kube-scheduler's own event is what the cluster
+    said and matches the prediction's node reasons. Karpenter's text says the GPU NodePool's instance types fit
+    but none had an offering (aws/karpenter-provider-aws#5527): capacity, not the pod."""
+    data = case("karpenter-gpu-no-offering")
+    p = pending(data, "default/llm-7d9c5b8f6-x2k4q")
+    assert p["observed"]["reporter"] == "default-scheduler"
+    assert not any("written by karpenter" in why for why in p["observed"]["likelyReasons"])
+    said = p["autoscaler"]
+    assert (said["reporter"], said["reason"]) == ("karpenter", "FailedScheduling")
+    gpu, general = said["meaning"]
+    assert gpu.startswith('NodePool "gpu"') and "offering (zone and capacity type)" in gpu
+    assert general.startswith('NodePool "general-purpose"') and "outside its requirements" in general
+    assert 'NodePool "gpu": instance types meet' in first_step("karpenter-gpu-no-offering")

@@ -198,6 +198,11 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         )
         for why in o["likelyReasons"]:
             console.print(Text(f"  likely: {why}"), style="dim", soft_wrap=True)
+    if exp.autoscaler:  # a node autoscaler's word: whether a node will be added (not a scheduler's message)
+        a = exp.autoscaler
+        console.print(Text(f"{a['autoscaler']} said ({a['reason']}): {a['message']}"), soft_wrap=True)
+        for meaning in a["meaning"]:
+            console.print(Text(f"  meaning: {meaning}"), style="yellow", soft_wrap=True)
     for line in exp.unverified:  # the verdict rests on something kubegpu does not model
         console.print(Text(f"unverified: {line}"), style="yellow")
     claims = exp.claims_line()  # what the evidence's ``pod claim <name>`` refers to

@@ -36,7 +36,13 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find
 from kubegpu.explain.gpu_pod import is_gpu_pod
 from kubegpu.explain.overview import NodeRow, dra_nodes, node_rows
-from kubegpu.explain.pending import Explanation, _recorded_condition, explain_pod, observed_for
+from kubegpu.explain.pending import (
+    Explanation,
+    _recorded_condition,
+    autoscaler_for,
+    explain_pod,
+    observed_for,
+)
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_REPLICAS_LABEL, NVIDIA_GPU
@@ -227,6 +233,7 @@ def explain_many(engine: Engine, pods: list[Pod]) -> list[Explanation]:
             if pod.scheduling_gates:  # each plain pod has its own Workload: not the first pod's
                 exp.waiting, exp.kueue = schedulers.gated(engine.snapshot, pod)
             exp.observed = observed_for(engine, pod, exp)
+            exp.autoscaler = autoscaler_for(engine, pod)
         out.append(exp)
     return out
 

@@ -109,6 +109,9 @@ class Explanation:
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
     not_queued: str = ""  # why PreEnqueue keeps it out of the queue (explain.dra_queue): no cycle, no event
     observed: dict[str, Any] | None = None  # the cluster's own FailedScheduling event / PodScheduled message
+    autoscaler: dict[str, Any] | None = (
+        None  # what a node autoscaler said about the pod (explain.autoscalers)
+    )
     # the pod's name for each of its DRA claims → the ResourceClaim ("ns/name"); the evidence says ``pod claim
     # <name>``, so pods whose claims ask alike share one text (``explain.diagnose.explain_many``)
     claims: dict[str, str] = field(default_factory=dict)
@@ -147,6 +150,7 @@ class Explanation:
             "notQueued": self.not_queued or None,
             "claims": self.claims,
             "observed": self.observed,
+            "autoscaler": self.autoscaler,
             "verified": not self.unverified,
             "unverified": self.unverified,
         }

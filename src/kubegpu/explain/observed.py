@@ -19,6 +19,7 @@ from kubegpu.model.names import (
     FAILED_SCHEDULING,
     HAMI_NODE_REGISTER_ANNOTATION,
     HAMI_SCHEDULER,
+    NODE_AUTOSCALER_EVENTS,
     SCHEDULER_FAILURE_REASONS,
 )
 from kubegpu.model.objects import Pod
@@ -78,12 +79,16 @@ def _later(a: Event, b: Event) -> float | None:
 def seen(snapshot: ClusterSnapshot, pod: Pod) -> Observed | None:
     """The newest event saying the pod could not be placed, else its PodScheduled=False condition.
 
-    The events are FailedScheduling (any scheduler's) and the own reason of the scheduler the pod names
+    The events are FailedScheduling (any scheduler's, not a node autoscaler's: ``explain.autoscalers``) and the own reason of the scheduler the pod names
     (``_own_failure``). Between the newest of each, the scheduler's own wins unless the FailedScheduling is
     later by more than ``SAME_ATTEMPT_S`` (a later attempt it did not write for)."""
     failed: Event | None = None
     own: Event | None = None
     for e in snapshot.records.events_about("Pod", pod.namespace, pod.name):
+        if (
+            e.component in NODE_AUTOSCALER_EVENTS
+        ):  # Karpenter's FailedScheduling: not a scheduler (autoscalers)
+            continue
         if e.reason == FAILED_SCHEDULING:
             failed = e if failed is None or e.last_seen > failed.last_seen else failed
         elif _own_failure(pod, e):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.batch.status import workload_status
-from kubegpu.explain import causes, observed, schedulers
+from kubegpu.explain import autoscalers, causes, observed, schedulers
 from kubegpu.explain.dra import own_claims
 from kubegpu.explain.dra_binding import binding_wait
 from kubegpu.explain.dra_queue import not_queued
@@ -57,6 +57,12 @@ def observed_for(engine: Engine, pod: Pod, exp: Explanation) -> dict[str, Any] |
     ).to_dict()
 
 
+def autoscaler_for(engine: Engine, pod: Pod) -> dict[str, Any] | None:
+    """What Cluster Autoscaler or Karpenter said about ``pod`` (``explain.autoscalers``)."""
+    said = autoscalers.said(engine.snapshot, pod)
+    return said.to_dict() if said is not None else None
+
+
 def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     """Explain ``pod`` against the engine's cluster state without changing it."""
     notes = pod_notes(engine, pod)
@@ -87,6 +93,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         exp.not_queued = not_queued(engine.framework.plugins, pod, engine.snapshot.dra)
     exp.claims = own_claims(pod, engine.snapshot.dra)
     exp.observed = observed_for(engine, pod, exp)
+    exp.autoscaler = autoscaler_for(engine, pod)
     exp.devices_synthesized = any(m.synthesized for m in engine.devices.values())
     exp.queue = workload_status(engine.snapshot, pod)
     if result.node is not None:

@@ -220,6 +220,22 @@ def _cause(
     blocked: tuple[str, str] | None = None,
     hosts: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[str, str]:
+    """``_node_cause``, with what a node autoscaler said about the pod after the fix: on a cluster that adds
+    nodes, whether it will add one for the pod (and why not) is the first thing to know."""
+    reason, fix = _node_cause(exp, admitted, blocked, hosts)
+    said = exp.autoscaler
+    if said and said["meaning"] and not exp.schedulable:
+        sep = "" if not fix or fix.endswith(".") else "."
+        fix = f"{fix}{sep} {said['autoscaler']} ({said['reason']}): {'; '.join(said['meaning'])}.".strip()
+    return reason, fix
+
+
+def _node_cause(
+    exp: Explanation,
+    admitted: npt.NDArray[np.bool_] | None,
+    blocked: tuple[str, str] | None = None,
+    hosts: npt.NDArray[np.bool_] | None = None,
+) -> tuple[str, str]:
     """The cause and its fix; ``admitted``: the nodes the pod's selector admits, over the cluster's rows
     (None: not known); ``blocked``: the reason and fix when its required pod affinity is unmet on every node
     (``diagnose.pod_affinity_blocks``); ``hosts``: those of ``admitted`` big enough for the pod's GPUs

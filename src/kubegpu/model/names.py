@@ -216,6 +216,15 @@ FAILED_SCHEDULING = "FailedScheduling"
 # KAI: its status updater (pkg/scheduler/cache/status_updater markTaskUnschedulable: v1.PodReasonUnschedulable,
 # EventSource{Component: schedulerName}, the same message in the PodScheduled condition).
 SCHEDULER_FAILURE_REASONS = {HAMI_SCHEDULER: "FilteringFailed", KAI_SCHEDULER: "Unschedulable"}
+# Node autoscalers' events on a Pending pod, by the event's source.component: their reasons. They are not the
+# pod's scheduler and never place it; they say whether a node will be added for it. Cluster Autoscaler:
+# processors/status/eventing_scale_up_processor.go (NotTriggerScaleUp "pod didn't trigger scale-up: <n> <reason>,
+# …", per node group; TriggeredScaleUp "pod triggered scale-up: [...]"). Karpenter: pkg/controllers/provisioning/
+# scheduling/events.go, recorder "karpenter" (FailedScheduling "Failed to schedule pod, <error>", Nominated).
+NODE_AUTOSCALER_EVENTS = {
+    "cluster-autoscaler": ("Cluster Autoscaler", ("NotTriggerScaleUp", "TriggeredScaleUp")),
+    "karpenter": ("Karpenter", ("FailedScheduling", "Nominated")),
+}
 # node annotation HAMi's device plugin writes with the node's GPUs; hami-scheduler reads only this, and a
 # node without it is "unregistered" in hami-scheduler's FailedScheduling messages
 HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
