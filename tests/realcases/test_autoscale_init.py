@@ -70,3 +70,14 @@ def test_karpenter_event_is_not_the_schedulers_karpenter_provider_aws_5527() -> 
     assert gpu.startswith('NodePool "gpu"') and "offering (zone and capacity type)" in gpu
     assert general.startswith('NodePool "general-purpose"') and "outside its requirements" in general
     assert 'NodePool "gpu": instance types meet' in first_step("karpenter-gpu-no-offering")
+
+
+def test_gpu_operator_plugin_waits_in_toolkit_validation_gpu_operator_378() -> None:
+    """The GPU Operator's device plugin pod at Init:0/2: init container toolkit-validation runs "until [ -f
+    /run/nvidia/validations/toolkit-ready ]" (NVIDIA/gpu-operator#378, no driver or toolkit pod in the posted
+    list). The plugin's own containers only wait; what it waits for is the validator's toolkit-ready file."""
+    data = case("gpu-operator-toolkit-validation-init")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "init container toolkit-validation is still running" in f["detail"]
+    assert "/run/nvidia/validations/toolkit-ready" in f["detail"]
+    assert "container nvidia-device-plugin is PodInitializing" not in f["detail"]

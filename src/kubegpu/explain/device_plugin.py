@@ -202,8 +202,15 @@ def _events(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> 
 # What a plain init container of a known plugin that never completes waits for. GKE's device plugin pod
 # (container-engine-accelerators) runs nvidia-driver-installer first: with no driver to install (the pool's
 # GPUDriverInstallationConfig unspecified or INSTALLATION_DISABLED, Node Auto-Provisioning's default) it loops
-# on "Waiting for GPU driver libraries to be available" (issues #402, #407), so the plugin never starts.
+# on "Waiting for GPU driver libraries to be available" (issues #402, #407), so the plugin never starts. The
+# GPU Operator's plugin pod runs toolkit-validation first: "until [ -f /run/nvidia/validations/toolkit-ready ]"
+# (NVIDIA/gpu-operator#378), a file its validator's toolkit component writes (validator/main.go toolkitStatusFile).
 INIT_WAITS: Final = {
+    "toolkit-validation": (
+        ": it waits for /run/nvidia/validations/toolkit-ready, which the GPU Operator's validator "
+        "(nvidia-operator-validator) writes once the driver and the NVIDIA container toolkit work on the node: "
+        "read that pod and the driver and container-toolkit pods on the node"
+    ),
     "nvidia-driver-installer": (
         ": it waits until a GPU driver is installed on the node, which GKE does not do for a node pool created "
         "without a GPU driver version (Node Auto-Provisioning's default): create the pool with "
