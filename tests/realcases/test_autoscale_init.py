@@ -81,3 +81,24 @@ def test_gpu_operator_plugin_waits_in_toolkit_validation_gpu_operator_378() -> N
     assert "init container toolkit-validation is still running" in f["detail"]
     assert "/run/nvidia/validations/toolkit-ready" in f["detail"]
     assert "container nvidia-device-plugin is PodInitializing" not in f["detail"]
+
+
+def test_bare_rejected_pod_commands_dry_run_and_rollback_kubernetes_125579() -> None:
+    """The bare pod kubelet rejected after a reboot (kubernetes/kubernetes#125579) must be deleted and created
+    again; each change comes with its --dry-run=server form first and the way back, and the saved manifest is
+    one the API server takes back: a create that sets metadata.resourceVersion is refused (k8s.io/apiserver
+    pkg/storage errors.go errResourceVersionSetOnCreate), and a kept spec.nodeName binds the new pod to the
+    same node without the scheduler."""
+    data = case("reboot-admission")
+    f = finding(data, "kubelet rejected default/gpu-test at admission (UnexpectedAdmissionError)")
+    cmds = f["commands"]
+    delete = cmds.index("kubectl -n default delete pod gpu-test")
+    assert cmds[delete - 1] == "kubectl -n default delete pod gpu-test --dry-run=server"
+    assert any(
+        c.startswith("kubectl -n default get pod gpu-test -o yaml > gpu-test.yaml") for c in cmds[:delete]
+    )
+    create = next(i for i, c in enumerate(cmds) if c.startswith("kubectl -n default create -f gpu-test.yaml"))
+    assert cmds[create] == "kubectl -n default create -f gpu-test.yaml --dry-run=server"
+    assert create > delete
+    edit = " ".join(cmds[delete:create])
+    assert "metadata.resourceVersion" in edit and "spec.nodeName" in edit

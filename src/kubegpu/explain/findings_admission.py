@@ -126,12 +126,18 @@ def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod]) -> Find
         fate = "; ".join(fates)
     commands = [f"kubectl -n {first.namespace} describe pod {first.name}"]
     if bare:
-        commands.append(
-            f"kubectl -n {first.namespace} get pod {first.name} -o yaml > {first.name}.yaml   # keep the spec"
-        )
-        commands.append(
-            f"kubectl -n {first.namespace} delete pod {first.name}   # then re-create it from the spec"
-        )
+        ns, name = first.namespace, first.name
+        commands += [
+            f"kubectl -n {ns} get pod {name} -o yaml > {name}.yaml   # the backup, and the pod to create again",
+            f"kubectl -n {ns} delete pod {name} --dry-run=server",
+            f"kubectl -n {ns} delete pod {name}",
+            # the API server refuses a create that sets metadata.resourceVersion (k8s.io/apiserver storage
+            # errResourceVersionSetOnCreate); a kept spec.nodeName binds it to the same node past the scheduler
+            f"# in {name}.yaml remove metadata.resourceVersion (a create that sets it is refused) and spec.nodeName "
+            "(else it is bound to the same node again, past the scheduler)",
+            f"kubectl -n {ns} create -f {name}.yaml --dry-run=server",
+            f"kubectl -n {ns} create -f {name}.yaml   # also the rollback of the delete",
+        ]
     if layer == "driver/device-plugin":
         commands += [f"kubectl get pods -A -o wide --field-selector spec.nodeName={n}" for n in nodes[:3]]
     return Finding(
