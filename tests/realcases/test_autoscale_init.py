@@ -102,3 +102,16 @@ def test_bare_rejected_pod_commands_dry_run_and_rollback_kubernetes_125579() -> 
     assert create > delete
     edit = " ".join(cmds[delete:create])
     assert "metadata.resourceVersion" in edit and "spec.nodeName" in edit
+
+
+def test_admission_devices_unavailable_hami_core_110() -> None:
+    """kubelet's devicemanager refused the second HAMi pod: "requested number of devices unavailable for
+    nvidia.com/gpu. Requested: 1, Available: 0" (Project-HAMi/HAMi-core#110; the text of devicesToAllocate,
+    pkg/kubelet/cm/devicemanager/manager.go: healthy devices less those kubelet already assigned). The finding
+    says what that count is and that it differed from the scheduler's, not a cause the thread did not find."""
+    data = case("hami-admission-devices-unavailable")
+    f = finding(data, "kubelet rejected default/gpu-workload-short at admission (UnexpectedAdmissionError)")
+    assert "Requested: 1, Available: 0" in f["detail"]
+    assert "healthy devices the plugin registered, less those it has already given to pods" in f["detail"]
+    assert f["layer"] == "driver/device-plugin"
+    assert "node reboot" not in f["detail"]

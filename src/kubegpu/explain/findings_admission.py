@@ -13,7 +13,9 @@ and the container manager's admit handlers):
   from the plugin's own ``Allocate`` comes wrapped as ``rpc error: code = Unknown desc = …``; NVIDIA's plugin
   refuses more than one replica of a shared resource with ``maximum request size for shared resources is 1``
   (time-slicing with ``failRequestsGreaterThanOne``; MPS always, ``internal/rm/rm.go``;
-  NVIDIA/k8s-device-plugin#929);
+  NVIDIA/k8s-device-plugin#929); ``requested number of devices unavailable for <res>. Requested: n,
+  Available: m`` means kubelet's own count of free healthy devices fell short of the scheduler's
+  (Project-HAMi/HAMi-core#110);
 * ``OutOf<resource>`` (``InsufficientResourcePrefix``, e.g. ``OutOfnvidia.com/gpu``): kubelet's own fit
   check found the node's allocatable short of the request (``Node didn't have enough resource: …``).
 
@@ -40,6 +42,9 @@ NOT_REGISTERED = (
     "cannot allocate unregistered device",
 )
 SHARED_ONE = "maximum request size for shared resources is 1"  # NVIDIA k8s-device-plugin Allocate
+# devicemanager devicesToAllocate: its healthy devices less those its own checkpoint holds for pods were fewer
+# than the container asks ("requested number of devices unavailable for %s. Requested: %d, Available: %d")
+SHORT_OF_FREE = "requested number of devices unavailable for"
 SHOWN = 12  # pods a grouped finding's text names (every one is in its objects)
 
 # What each controller does with a Failed pod it owns (kube-controller-manager).
@@ -71,6 +76,16 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
             "the device plugin had not registered (again) yet, as right after a node reboot or a device plugin "
             "restart, when kubelet re-admits the pods bound to the node before the plugin is back "
             "(kubernetes#125579)."
+        )
+    if SHORT_OF_FREE in message:
+        return "driver/device-plugin", (
+            "kubelet's device manager counts its own: the healthy devices the plugin registered, less those it "
+            "has already given to pods on the node (its checkpoint), were fewer than the container asks. The "
+            "scheduler counted the node's allocatable against the pods' requests and found room, so kubelet's "
+            "view differed: devices turned unhealthy or the plugin re-registered fewer, devices still held for "
+            "pods kubelet has not cleaned up, or a scheduler that places pods by its own count (HAMi, "
+            "Volcano) sent more than kubelet has. Compare the node's allocatable with the device plugin's log and "
+            "`kubectl get pods -o wide` on the node."
         )
     if SHARED_ONE in message:
         return "workload", (
