@@ -115,3 +115,16 @@ def test_admission_devices_unavailable_hami_core_110() -> None:
     assert "healthy devices the plugin registered, less those it has already given to pods" in f["detail"]
     assert f["layer"] == "driver/device-plugin"
     assert "node reboot" not in f["detail"]
+
+
+def test_diagnose_pod_on_a_rejected_pod_names_its_finding_hami_core_110() -> None:
+    """`diagnose --pod` on the pod kubelet rejected (Failed, not Pending; Project-HAMi/HAMi-core#110) points to
+    the finding that explains it instead of only saying it is not Pending."""
+    result = CliRunner().invoke(
+        cli,
+        ["diagnose", "--snapshot", str(HERE / "hami-admission-devices-unavailable.yaml"), "--pod",
+         "default/gpu-workload-short"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    flat = " ".join(result.output.split())
+    assert "kubelet rejected default/gpu-workload-short at admission (UnexpectedAdmissionError)" in flat

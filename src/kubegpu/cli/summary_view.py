@@ -138,7 +138,10 @@ def _one(report: Diagnosis, pod: str | None, node: str | None) -> None:
     if pod is not None:
         exp = next((e for e in report.pending if e.pod == pod), None)
         if exp is None:
-            raise click.UsageError(f"{pod} is not a Pending GPU pod of this snapshot")
+            # a GPU pod kubelet rejected (Failed) or one another finding names: say where its story is
+            about = [f"{f.severity}: {f.title}" for f in report.findings if f"pod/{pod}" in f.objects]
+            said = f"; the findings name it: {'; '.join(about)} (`kubegpu diagnose --all`)" if about else ""
+            raise click.UsageError(f"{pod} is not a Pending GPU pod of this snapshot{said}")
         render.explanation(exp, every_node=True)  # "in full"
     if node is not None:
         rows = [r for r in report.nodes if r.name == node]
