@@ -104,6 +104,16 @@ def test_any_other_taint_keeps_the_toleration_advice() -> None:
     assert "add a toleration (key: dedicated, operator: Equal, value: ml" in exp.groups[0].fix
 
 
+def test_a_taint_without_a_value_is_tolerated_by_exists_on_its_key() -> None:
+    """elyra-ai/elyra#2681 (OpenShift): nodes tainted ``node-role.kubernetes.io/infra:NoSchedule`` (no
+    value; the posted message reads ``{node-role.kubernetes.io/infra: }``). The advice names ``Exists``,
+    not ``Equal`` with an empty value (which matches too, but reads as a value left out)."""
+    exp = _explain(make_node("n").gpus(1).taint("node-role.kubernetes.io/infra", "", "NoSchedule").obj())
+    fix = exp.groups[0].fix
+    assert "(key: node-role.kubernetes.io/infra, operator: Exists, effect: NoSchedule)" in fix
+    assert "value: ," not in fix
+
+
 def test_from_1_34_one_taint_text_is_advised_taint_by_taint() -> None:
     """kubernetes PR #134740 (1.35, cherry-picked to 1.34) words every untolerated taint alike, so one group
     holds nodes refused for different taints; its advice names each taint with its count, the plain ones in

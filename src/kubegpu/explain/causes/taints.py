@@ -103,10 +103,12 @@ def _node_state_advice(ctx: Context, taint: Taint, nodes: list[str]) -> Advice:
 
 
 def _plain_fix(taint: Taint) -> str:
+    # a taint with no value is matched by Exists on its key (Equal with an empty value matches it too, but
+    # "value: ," reads as a value left out by mistake)
+    match = f"operator: Equal, value: {taint.value}" if taint.value else "operator: Exists"
     return (
         f"These nodes keep pods off with taint {taint}. If the pod belongs on them, add a toleration "
-        f"(key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}) to its template; "
-        "otherwise leave them alone."
+        f"(key: {taint.key}, {match}, effect: {taint.effect}) to its template; otherwise leave them alone."
     )
 
 
