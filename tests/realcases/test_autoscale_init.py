@@ -128,3 +128,12 @@ def test_diagnose_pod_on_a_rejected_pod_names_its_finding_hami_core_110() -> Non
     assert result.exit_code == 2
     flat = " ".join(result.output.split())
     assert "kubelet rejected default/gpu-workload-short at admission (UnexpectedAdmissionError)" in flat
+
+
+def test_node_rows_leave_out_what_hami_counts_itself_hami_core_110() -> None:
+    """HAMi's nvidia.com/gpucores (a pod asks 30 and 70 here) is resolved by HAMi's scheduler, never advertised
+    by a node: the node table showed it as "capacity 0, requested 30, free 0", a shortage that is none. Only
+    the resources the node lists, or that the scheduler kubegpu models counts, have rows."""
+    data = case("hami-admission-devices-unavailable")
+    [node] = data["nodes"]
+    assert list(node["gpu"]) == ["nvidia.com/gpu"]

@@ -9,6 +9,7 @@ from typing import Any
 from kubegpu.explain.dra_inventory import NodeDevices, node_devices, partitionable
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import gpu_resources, has_gpu_labels
+from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, node_pool
 from kubegpu.model.quantity import format_milli
@@ -43,7 +44,14 @@ def node_rows(engine: Engine, pool_label: str = DEFAULT_POOL_LABEL, gpu_only: bo
             continue
         idx = engine.cluster.index[node.name]
         view = engine.cluster.view(idx)
-        names = sorted({*gpu_resources(node), *(r for p in view.pods for r in p.requests if is_gpu(r))})
+        # a resource a GPU scheduler counts itself (HAMi's gpucores, gpumem) has no node total to compare: a
+        # row of capacity 0 would read as a shortage, so only a node that lists it shows it
+        names = sorted(
+            {
+                *gpu_resources(node),
+                *(r for p in view.pods for r in p.requests if is_gpu(r) and not is_scheduler_resource(r)),
+            }
+        )
         if published:  # a GPU resource the node does not list is served by its DRA devices (KEP-5004)
             names = [r for r in names if r in node.capacity]
         gpu = {
