@@ -412,3 +412,12 @@ def test_the_headline_lists_the_causes_the_table_view_lists(causes: int, listed:
     head = page[page.index('id="headline"') : page.index("<b>First:</b>")]
     assert head.count("<li>") == listed
     assert (more in head) if more else "more cause(s)" not in head
+
+
+def test_a_pending_pods_autoscaler_reading_is_on_the_page() -> None:
+    """Cluster Autoscaler's NotTriggerScaleUp on kubernetes/autoscaler#3869's pod (tests/realcases): the page
+    shows what the autoscaler said and what it means, as the terminal view does, not only the scheduler's."""
+    engine = Engine(load_files(Path(__file__).parents[1] / "realcases" / "ca-scale-from-zero-gpu.yaml"))
+    text = render(collect(engine, diagnose(engine), POOL_LABEL))
+    assert "Cluster Autoscaler said (NotTriggerScaleUp):" in text
+    assert "node-template/resources/nvidia.com/gpu" in text

@@ -395,6 +395,10 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
         who = o["reporter"] or "PodScheduled condition"
         out.append(f"<p>The cluster said ({_t(who)}){verdict}:</p><pre>{_t(o['message'])}</pre>")
         out += [f'<p class="dim">likely: {_t(w)}</p>' for w in o["likelyReasons"]]
+    if e.autoscaler:  # a node autoscaler's word: whether a node will be added (not a scheduler's message)
+        a = e.autoscaler
+        out.append(f"<p>{_t(a['autoscaler'])} said ({_t(a['reason'])}):</p><pre>{_t(a['message'])}</pre>")
+        out += [f"<p>meaning: {_t(m)}</p>" for m in a["meaning"]]
     if e.recorded_message and e.recorded_message != e.message:
         out.append(f"<p>The cluster recorded:</p><pre>{_t(e.recorded_message)}</pre>")
     if e.nominated_node:
