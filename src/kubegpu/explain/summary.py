@@ -304,7 +304,16 @@ def _nearest(
     pod's GPU request (emptied, they would fit; a node without the resource never will), then the most
     free of what it asks (all GPU resources when it asks none by name), then by name. ``gpus``: per node,
     resource → (allocatable, free) in whole devices."""
-    misses = [n for n in exp.nodes if n.kinds and all(k == Insufficient.kind for k in n.kinds)]
+    # a node's kinds are one of a few tuples (one per reason set the pod met): each is judged once
+    only_resources: dict[tuple[str, ...], bool] = {}
+    misses = []
+    for n in exp.nodes:
+        kinds = n.kinds
+        ok = only_resources.get(kinds)
+        if ok is None:
+            ok = only_resources[kinds] = bool(kinds) and all(k == Insufficient.kind for k in kinds)
+        if ok:
+            misses.append(n)
 
     def key(n: NodeEvidence) -> tuple[int, int, str]:
         have = gpus.get(n.name, {})

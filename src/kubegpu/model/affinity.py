@@ -61,9 +61,15 @@ def term_matches(term: NodeSelectorTerm, labels: Mapping[str, str], node_name: s
         return False
     if not all(requirement_is_valid(r, field=True) for r in term.match_fields):
         return False
-    return all(requirement_matches(r, labels.get(r.key)) for r in term.match_expressions) and all(
-        requirement_matches(r, node_name) for r in term.match_fields
+    return all(requirement_matches(r, labels.get(r.key)) for r in term.match_expressions) and fields_match(
+        term, node_name
     )
+
+
+def fields_match(term: NodeSelectorTerm, node_name: str) -> bool:
+    """Whether ``node_name`` meets every matchFields requirement of ``term`` (``metadata.name``, the one field
+    upstream accepts)."""
+    return all(requirement_matches(r, node_name) for r in term.match_fields)
 
 
 def required_matches(pod: Pod, labels: Mapping[str, str], node_name: str) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import difflib
 from functools import partial
 
+import numpy as np
+
 from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX, SHARED_SUFFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
@@ -19,6 +21,7 @@ from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.explain.wording import SHOWN, some_of
 from kubegpu.model.names import GPU_REPLICAS_LABEL, GPU_SHARING_LABEL, HAMI_RESOURCES, MIG_CONFIG_STATE_LABEL
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
@@ -73,8 +76,12 @@ def _resize_holds(ctx: Context, node: str, resource: str) -> tuple[str, ...]:
     """The placed pods on ``node`` that count more ``resource`` than their spec asks because an in-place
     resize is pending or under way (``Pod.status_requests``): the scheduler counts the larger of spec and
     what runs or is allocated until the kubelet applies it (kubernetes/kubernetes#135107)."""
-    by_node = store_for(ctx.engine).fact((_resize_holds,), lambda: _resizes(ctx.engine.snapshot.pods))
-    return tuple(line for r, line in by_node.get(node, ()) if r == resource)
+    return tuple(line for r, line in _resize_map(ctx).get(node, ()) if r == resource)
+
+
+def _resize_map(ctx: Context) -> dict[str, list[tuple[str, str]]]:
+    """``_resizes`` of the snapshot's pods, once per engine."""
+    return store_for(ctx.engine).fact((_resize_holds,), lambda: _resizes(ctx.engine.snapshot.pods))
 
 
 def _resizes(pods: list[Pod]) -> dict[str, list[tuple[str, str]]]:
@@ -103,22 +110,34 @@ def _offers(ctx: Context, idx: int) -> tuple[bool, tuple[tuple[str, int], ...]]:
 
 
 def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[int]) -> list[list[str]]:
-    """``insufficient_evidence`` on each node, the numbers read as two columns (no view per node)."""
+    """``insufficient_evidence`` on each node, the numbers read as two columns (no view per node): the nodes
+    of one (allocatable, requested) pair share one list of lines (never changed), made once; a node with no
+    allocatable of the resource or with a resize held is read on its own (its line names more of it)."""
     cluster = ctx.engine.cluster
     col = cluster.col.get(reason.resource)
     if col is None:  # no node has the resource: each line names the node's labels
         return [insufficient_evidence(ctx, reason, idx) for idx in idxs]
-    out = []
-    for idx, alloc, used in zip(
-        idxs, cluster.allocatable[idxs, col].tolist(), cluster.requested[idxs, col].tolist(), strict=True
-    ):
-        node = cluster.nodes[idx]
-        held = _resize_holds(ctx, node.name, reason.resource)
-        lines = ctx.once(
-            (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None, held),
-            partial(_insufficient_lines, ctx, reason, node, alloc, used, held),
-        )
-        out.append(list(lines))
+    rows = np.asarray(idxs, dtype=np.intp)
+    alloc, used = cluster.allocatable[rows, col], cluster.requested[rows, col]
+    plain = alloc > 0
+    resized = _resize_map(ctx)
+    if resized:  # (rare: an in-place resize pending or under way somewhere)
+        plain &= np.array([cluster.nodes[i].name not in resized for i in idxs], dtype=np.bool_)
+    out: list[list[str]] = [[] for _ in idxs]
+    for j in (~plain).nonzero()[0].tolist():
+        out[j] = insufficient_evidence(ctx, reason, idxs[j])
+    at = plain.nonzero()[0]
+    if at.size:
+        pairs = np.stack([alloc[at], used[at]], axis=1)
+        _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+        made = []
+        for f in first.tolist():
+            a, u = int(alloc[at[f]]), int(used[at[f]])
+            node = cluster.nodes[idxs[at[f]]]  # (read only where allocatable is 0: never here)
+            key = (Insufficient, reason, a, u, None, ())  # as ``insufficient_evidence`` keys it
+            made.append(ctx.once(key, partial(_insufficient_lines, ctx, reason, node, a, u, ())))
+        for j, g in zip(at.tolist(), inverse.ravel().tolist(), strict=True):
+            out[j] = made[g]
     return out
 
 
@@ -178,23 +197,13 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
     unhealthy = _part_unhealthy(ctx, r)
     out = []
     if r == NVIDIA_GPU:
-        for name, offered in _mig_only_among(ctx, nodes).items():
-            out.append(
-                f"{name} is MIG-partitioned: it offers {_offer_list(offered)}, not whole GPUs. If a slice is enough, "
-                f"request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; otherwise change "
-                "the node's MIG layout (`kubegpu plan mig`)."
-            )
-    for name in nodes if unhealthy else ():  # (most clusters: no node with a device unhealthy)
-        if name not in unhealthy:
-            continue
-        cap, alloc = unhealthy[name]
-        if free.get(name, 0) + (cap - alloc) >= need:
-            out.append(
-                f"{name} has {format_milli(r, cap - alloc)} of its {format_milli(r, cap)} {r} unhealthy (capacity "
-                f"{format_milli(r, cap)}, allocatable {format_milli(r, alloc)}), and the pod would fit there with all "
-                "of them healthy. Check the GPUs (XID errors in the kernel log, `nvidia-smi -q`, the device plugin's "
-                "log) and repair or replace them before adding capacity."
-            )
+        out += _mig_only_sentences(r, _mig_only_among(ctx, nodes))
+    fits_healthy = [  # (most clusters: no node with a device unhealthy)
+        (name, unhealthy[name])
+        for name in (nodes if unhealthy else ())
+        if name in unhealthy and free.get(name, 0) + (unhealthy[name][0] - unhealthy[name][1]) >= need
+    ]
+    out += _unhealthy_sentences(r, fits_healthy)
     shares = container_shares(ctx.pod, r)
     if len(shares) > 1:
         parts = " + ".join(f"{c} {format_milli(r, v)}" for c, v in shares)
@@ -204,6 +213,55 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
             "or run the containers as separate pods if they need not share a node."
         )
     return out
+
+
+def _mig_only_sentences(r: str, mig: dict[str, dict[str, int]]) -> list[str]:
+    """One sentence per MIG-only node while they are few; beyond ``SHOWN`` nodes one sentence for them all,
+    a few named and each layout on offer counted: a fleet with hundreds of MIG nodes keeps one line."""
+    fix = (
+        f"If a slice is enough, request one of those MIG resources (nvidia.com/mig-<profile>) instead of {r}; "
+        "otherwise change the {} MIG layout (`kubegpu plan mig`)."
+    )
+    if len(mig) <= SHOWN:
+        one = fix.format("node's")
+        return [
+            f"{name} is MIG-partitioned: it offers {_offer_list(o)}, not whole GPUs. {one}"
+            for name, o in mig.items()
+        ]
+    layouts: dict[str, int] = {}
+    for offered in mig.values():
+        layout = _offer_list(offered)
+        layouts[layout] = layouts.get(layout, 0) + 1
+    ranked = sorted(layouts, key=lambda lay: -layouts[lay])  # (stable: ties in node order)
+    offers = "; ".join(f"{layouts[lay]} offer {lay}" for lay in ranked[:SHOWN])
+    offers += f"; {len(ranked) - SHOWN} other layout(s)" if len(ranked) > SHOWN else ""
+    return [
+        f"{len(mig)} of these nodes are MIG-partitioned ({some_of(list(mig))}), not whole GPUs: {offers}. "
+        + fix.format("nodes'")
+    ]
+
+
+def _unhealthy_sentences(r: str, nodes: list[tuple[str, tuple[int, int]]]) -> list[str]:
+    """Nodes (name, (capacity, allocatable)) with devices unhealthy where the pod would fit were they all
+    healthy: one sentence each while they are few, beyond ``SHOWN`` one for them all, a few named."""
+    check = (
+        "Check the GPUs (XID errors in the kernel log, `nvidia-smi -q`, the device plugin's log) and repair or "
+        "replace them before adding capacity."
+    )
+    if len(nodes) <= SHOWN:
+        return [
+            f"{name} has {format_milli(r, cap - alloc)} of its {format_milli(r, cap)} {r} unhealthy (capacity "
+            f"{format_milli(r, cap)}, allocatable {format_milli(r, alloc)}), and the pod would fit there with all "
+            f"of them healthy. {check}"
+            for name, (cap, alloc) in nodes
+        ]
+    named = [
+        f"{name} {format_milli(r, cap - alloc)} of {format_milli(r, cap)}" for name, (cap, alloc) in nodes
+    ]
+    return [
+        f"{len(nodes)} of these nodes have {r} unhealthy (capacity above allocatable: {some_of(named)}), and the "
+        f"pod would fit on each with all of them healthy. {check}"
+    ]
 
 
 def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
