@@ -133,3 +133,39 @@ def test_dry_runs_leave_the_cluster_exactly_as_it_was() -> None:
     assert (s.cluster.requested == before[0]).all()
     assert (s.cluster.pod_count == before[1]).all()
     assert s.cluster.placement == before[2]
+
+
+def test_nodes_still_short_after_removing_every_lower_pod_need_no_dry_run(monkeypatch: Any) -> None:
+    """Upstream ``SelectVictimsOnNode`` (pkg/scheduler/framework/preemption, 1.34) removes every lower-priority
+    pod, runs the filters and answers with the first failing status. Where NodeResourcesFit is still short
+    with them gone, that status is read off the columns: n0–n2 (4 GPUs; 3 held at priority 1000, 1 at 0)
+    free only 1 of the 2 the pod needs; on w the low pod holds all 4, so only w gets a dry run and is chosen."""
+    from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
+
+    objs = []
+    for n in ("n0", "n1", "n2"):
+        objs += [
+            make_node(n).gpus(4).obj(),
+            make_pod(f"high-{n}").gpu(3).priority(1000).on(n).obj(),
+            make_pod(f"low-{n}").gpu(1).on(n).obj(),
+        ]
+    objs += [make_node("w").gpus(4).obj(), make_pod("low-w").gpu(4).on("w").obj()]
+    s = scheduler_for(*objs)
+    dry_runs: list[int] = []
+    real = DefaultPreemption.select_victims_on_node
+
+    def counted(self: DefaultPreemption, state: Any, pod: Any, idx: int) -> Any:
+        dry_runs.append(idx)
+        return real(self, state, pod, idx)
+
+    monkeypatch.setattr(DefaultPreemption, "select_victims_on_node", counted)
+    result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
+    assert [s.cluster.nodes[i].name for i in dry_runs] == ["w"]
+    assert (result.nominated_node, [v.name for v in result.victims]) == ("w", ["low-w"])
+    # the same nodes without w: every one answers with the filter's status, counted as a dry run would
+    s = scheduler_for(*objs[:9])
+    result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
+    assert result.message == (
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    )

@@ -25,6 +25,7 @@ import numpy as np
 
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler import messages
+from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import (
@@ -173,6 +174,10 @@ class DefaultPreemption:
             wanted = self.num_candidates(len(potential))
             for k in range(len(potential)):
                 idx = int(potential[(offset + k) % len(potential)])
+                short = self._still_short(state, pod, idx) if diagnosis.evaluated[idx] else None
+                if short is not None:  # (the dry run's own answer, without the dry run)
+                    statuses[short] += 1
+                    continue
                 victims, violations, status = self.select_victims_on_node(state, pod, idx)
                 if status.is_success and victims:
                     candidates.append(Candidate(cluster.nodes[idx].name, tuple(victims), violations))
@@ -208,6 +213,36 @@ class DefaultPreemption:
         """Choose among the nodes where preemption makes room (a hook for cost-aware variants)."""
         return pick_one(candidates)
 
+    def _still_short(self, state: CycleState, pod: Pod, idx: int) -> Status | None:
+        """NodeResourcesFit's status on node ``idx`` (one whose filters ran and refused the pod as
+        Unschedulable) with every strictly-lower-priority pod removed, where it fails and is the first filter
+        that would: ``select_victims_on_node``'s answer there, read off the columns (no pod removed, put
+        back, and its devices assigned again: at 5,000 nodes, hundreds of Pending pods that may preempt
+        made millions of those). None where the dry run must run: NodeResourcesFit would pass, or a filter
+        before it could read the removed pods otherwise than as freed room (a nominated pod placed first,
+        host ports asked, a filter outside ``_BEFORE_FIT``). Before NodeResourcesFit upstream's order has
+        only those; they fail as UnschedulableAndUnresolvable, so on this node they passed, and they pass
+        with pods removed (kubernetes/kubernetes pkg/scheduler/framework/preemption ``SelectVictimsOnNode``
+        removes every lower-priority pod, then runs the filters; the first failing status is the node's)."""
+        cluster, fw = self.handle.cluster, self.handle.framework
+        assert cluster is not None and fw is not None
+        fit = None
+        for plugin in fw.filter_plugins:
+            if plugin.name == names.NODE_RESOURCES_FIT:
+                fit = plugin
+                break
+            if plugin.name not in _BEFORE_FIT:
+                return None
+        if fit is None or pod.host_ports or cluster.nominated_for(idx, pod):
+            return None
+        lower = [p for p in cluster.pods_on[idx].values() if p.priority < pod.priority]
+        taken: dict[str, int] = {}
+        for p in lower:
+            for r, amount in p.requests.items():
+                taken[r] = taken.get(r, 0) + amount
+        status = fit.filter(state, pod, _Without(cluster, idx, taken, len(lower)))
+        return None if status.is_success else status
+
     def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
         cluster, fw = self.handle.cluster, self.handle.framework
         assert cluster is not None and fw is not None
@@ -239,3 +274,26 @@ class DefaultPreemption:
             return victims, violations, SUCCESS
         finally:
             cluster.rollback(mark)
+
+
+# the filters upstream runs before NodeResourcesFit (default order, pkg/scheduler/apis/config/v1
+# getDefaultPlugins): none reads the node's pods but NodePorts, which removing pods only helps
+_BEFORE_FIT: Final = frozenset(
+    {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY, names.NODE_PORTS}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Without(NodeView):
+    """Node ``idx`` as it would read with some of its pods removed: ``taken`` (their requests summed, as
+    ``ClusterState`` charged them) less requested, ``count`` fewer pods."""
+
+    taken: Mapping[str, int]
+    count: int
+
+    def requested(self, resource: str) -> int:
+        return NodeView.requested(self, resource) - self.taken.get(resource, 0)
+
+    @property
+    def pod_count(self) -> int:
+        return int(self.cluster.pod_count[self.idx]) - self.count
