@@ -16,7 +16,11 @@ none that the selector admits) and 2 such GPUs (fit); half the pods of each (eve
 a ResourceClaim of their own (``resourceClaimName``) of that spec instead, as a controller that makes one
 claim per pod does. With ``--mixed``, a heterogeneous fleet instead
 (``mixed_fleet.py``: six GPU instance types in Karpenter pools, MIG, time-slicing, broken nodes, and Pending
-pods no two alike).
+pods no two alike). With ``--pinned``, the same fleet's Pending pods are each a workload of its own (its own
+namespace, a StatefulSet's, ReplicaSet's or Job's pod or a bare debug pod), asking 1-8 GPUs, a fifth held to
+one node by ``kubernetes.io/hostname`` (a pod on a local volume), a twentieth to a node that is gone and a
+twentieth by a term on the node's name (``matchFields metadata.name``): no two share an evaluation, and a pod
+pinned to one node is refused by every other.
 
 For each size it prints, in one table: the file's ``json.load`` time, kubegpu's load (read + parse +
 the scheduling state an ``Engine`` builds), ``diagnose`` wall time and lines of output, ``explain NS/POD``
@@ -30,7 +34,7 @@ process's figure, about 0.5 s). Every measured command runs in a fresh process
 never hides another's).
 
     python benchmarks/bench_scale.py [--sizes 500,5000] [--pending 100,1000] [--running-per-node 4]
-        [--varied | --dra | --mixed] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
+        [--varied | --dra | --mixed | --pinned] [--out /tmp/kubegpu-scale] [--timeout 600] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -192,6 +196,39 @@ def generate_dra(nodes: int, pending: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
+def generate_pinned(nodes: int, pending: int, per_node: int = 4, seed: int = 0) -> dict[str, Any]:
+    """The ``--pinned`` cluster (module docstring)."""
+    data = generate(nodes, 0, per_node, seed)
+    names = [o["metadata"]["name"] for o in data["items"] if o["kind"] == "Node"]
+    for j in range(pending):
+        ns, gpus = f"proj-{j:04d}", 1 + j % 8
+        kind = ("StatefulSet", "ReplicaSet", "Job", "")[j % 4]
+        name = {
+            "StatefulSet": f"db-{j}-0",
+            "ReplicaSet": f"app-{j}-5c9d8f7b6-x{j:04x}",
+            "Job": f"job-{j}-x{j:04x}",
+        }
+        spec: dict[str, Any] = {"tolerations": [GPU_TOLERATION]} if j % 3 == 0 else {}
+        if j % 5 == 0:
+            spec["nodeSelector"] = {"kubernetes.io/hostname": names[j * 7919 % len(names)]}
+        elif j % 20 == 1:
+            spec["nodeSelector"] = {"kubernetes.io/hostname": f"gke-train-gone-{j:05d}"}
+        elif j % 20 == 2:
+            term = {
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": [names[j % len(names)]]}]
+            }
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [term]}}}  # fmt: skip
+        pod = _pod(name.get(kind, f"debug-{j}"), ns, gpus, str(4 + 12 * (j % 8)), **spec)
+        if kind:
+            owner = name[kind].rsplit("-", 1)[0] if kind != "StatefulSet" else f"db-{j}"
+            pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1" if kind == "Job" else "apps/v1",
+                                                   "kind": kind, "name": owner, "uid": f"uid-{ns}-{owner}",
+                                                   "controller": True}]  # fmt: skip
+        data["items"].append(pod)
+    return data
+
+
 def _varied(j: int, name: str, ns: str, gpus: int, cpu: str, **spec: Any) -> dict[str, Any]:
     """``_pod`` with memory 16 Gi per GPU plus ``j`` MiB: a request no other Pending pod has."""
     pod = _pod(name, ns, gpus, cpu, **spec)
@@ -268,6 +305,10 @@ def main() -> None:
         "--mixed", action="store_true",
         help="a heterogeneous fleet: six GPU instance types, MIG, time-slicing, broken nodes (mixed_fleet.py)",
     )  # fmt: skip
+    ap.add_argument(
+        "--pinned", action="store_true",
+        help="Pending pods each a workload of its own, a fifth pinned to one node by hostname (module docstring)",
+    )  # fmt: skip
     ap.add_argument("--out", type=Path, default=Path("/tmp/kubegpu-scale"))
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a command is given up on")
     ap.add_argument("--seed", type=int, default=0)
@@ -284,7 +325,7 @@ def main() -> None:
     kubegpu = [sys.executable, "-m", "kubegpu"]
     rows = []
     for nodes, pending in zip(sizes, pendings, strict=True):
-        kind = "-dra" if args.dra else "-mixed" if args.mixed else "-varied" if args.varied else ""
+        kind = next((f"-{k}" for k in ("dra", "mixed", "pinned", "varied") if getattr(args, k)), "")
         path = args.out / f"cluster-{nodes}-{pending}{kind}.json"
         if not path.exists():
             if args.dra:
@@ -293,6 +334,8 @@ def main() -> None:
                 from mixed_fleet import generate_mixed  # (this folder: run as a script)
 
                 data = generate_mixed(nodes, pending, args.seed)
+            elif args.pinned:
+                data = generate_pinned(nodes, pending, args.running_per_node, args.seed)
             else:
                 data = generate(nodes, pending, args.running_per_node, args.seed, args.varied)
             path.write_text(json.dumps(data))

@@ -115,3 +115,32 @@ def test_a_cluster_of_distinct_pinned_pods_and_broken_nodes_keeps_the_view_bound
     assert len(pending) == 60
     stuck = [p for p in pending if not p["schedulable"]]
     assert stuck and all(len(p["nodes"]) == 200 for p in stuck)
+
+
+def test_the_benchmarks_pinned_fleet_groups_its_distinct_pods(tmp_path: Path) -> None:
+    """``bench_scale.py --pinned`` at 120 nodes (30 of them batch, tainted) and 60 Pending pods, each a workload
+    of its own: the view within 400 lines. proj-0005's pod asks 6 GPUs on gke-serve-00115 (5 × 7919 mod 120),
+    which has at most 4 free, and tolerates no taint: the 30 batch nodes refuse it by their taint first, the
+    89 others by the selector, with one line they share; proj-0001's pod, pinned to a node that is gone, is
+    refused by all 120 (90 by the selector)."""
+    from tests.test_diagnose_scale import _generator
+
+    path = tmp_path / "pinned.json"
+    path.write_text(json.dumps(_generator().generate_pinned(120, 60)))
+    result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path)])
+    assert result.exit_code == 0, result.output
+    assert len(result.output.splitlines()) <= 400
+    as_json = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    pending = {p["pod"]: p for p in json.loads(as_json.output)["pending"]}
+    assert len(pending) == 60
+    nodes = pending["proj-0005/app-5-5c9d8f7b6-x0005"]["nodes"]
+    by_plugin = {n["name"]: n["plugin"] for n in nodes}
+    assert by_plugin["gke-serve-00115"] == "NodeResourcesFit"
+    assert sum(1 for p in by_plugin.values() if p == "TaintToleration") == 30
+    pinned = [n for n in nodes if n["plugin"] == "NodeAffinity"]
+    assert len(pinned) == 89
+    assert {tuple(n["evidence"]) for n in pinned} == {
+        (f"nodeSelector {HOSTNAME}=gke-serve-00115; node has {HOSTNAME} equal to its name",)
+    }
+    gone = pending["proj-0001/app-1-5c9d8f7b6-x0001"]["nodes"]
+    assert len(gone) == 120 and sum(1 for n in gone if n["plugin"] == "NodeAffinity") == 90
