@@ -346,3 +346,38 @@ def test_the_device_search_is_shared_by_pods_asking_the_same_gpus(monkeypatch: A
     assert one.node == "ts" and calls == ["two-1", "one", "one"]  # Filter, then Reserve's choice
     e.scheduler.schedule_one(make_pod("two-4").gpu(2).requests(memory="4Gi").parsed(), assume=False)
     assert calls[-1] == "two-4"  # the node changed (a pod placed): searched again
+
+
+def test_too_few_devices_carries_kubelets_own_admission_error() -> None:
+    """kubelet's devicemanager refuses with ``requested number of devices unavailable for <res>. Requested: n,
+    Available: m`` (pkg/kubelet/cm/devicemanager/manager.go devicesToAllocate, v1.37.2), set on the pod as
+    ``Allocate failed due to <err>, which is unexpected`` (pkg/kubelet/cm/admission/errors.go): the text
+    Project-HAMi/HAMi-core#110 posted. The refusal used to carry no text ("UnexpectedAdmissionError: ")."""
+    node = make_node("n").gpus(2).allocatable(nvidia_com__gpu=1).parsed()
+    model = node_devices(node)
+    assert model is not None
+    _, refusal = choose(make_pod("p").gpu(2).parsed(), model, {}, as_kubelet=True)
+    assert refusal is not None and refusal.kubelet_reason == "UnexpectedAdmissionError"
+    assert refusal.kubelet_error == (
+        "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, "
+        "Available: 1, which is unexpected"
+    )
+
+
+def test_a_count_label_that_disagrees_with_capacity_leaves_capacity_the_device_count() -> None:
+    """The plugin registers what capacity shows, and kubelet allocates from those; GFD's nvidia.com/gpu.count
+    can be stale (a finding says so). Stand-ins follow capacity, except under MIG, where the label counts
+    physical GPUs (time-slicing: capacity / replicas)."""
+    stale = make_node("s").gpus(8).label("nvidia.com/gpu.count", "4").parsed()
+    model = node_devices(stale)
+    assert model is not None and len(model.plans["nvidia.com/gpu"].devices) == 8
+    sliced = (
+        make_node("t")
+        .gpus(8)
+        .label("nvidia.com/gpu.count", "1")
+        .label("nvidia.com/gpu.replicas", "4")
+        .parsed()
+    )
+    model = node_devices(sliced)
+    assert model is not None and len(model.plans["nvidia.com/gpu"].devices) == 8
+    assert {d.id.split("::")[0] for d in model.plans["nvidia.com/gpu"].devices} == {"t-gpu0", "t-gpu1"}

@@ -191,6 +191,12 @@ def _synthesize(node: Node, cfg: PluginConfig, capacity: dict[str, int]) -> Node
     replicas = max((r.replicas for r in cfg.shared_resources), default=1)
     whole = capacity.get(GPU_RESOURCE, capacity.get(GPU_RESOURCE + SHARED_SUFFIX, 0))
     n_gpus = _label_count(node, COUNT_LABEL, str(whole // replicas), MAX_NODE_GPUS)
+    mig_in_use = cfg.mig_strategy is MigStrategy.SINGLE or any(r.startswith(MIG_RESOURCE_PREFIX) for r in capacity)
+    if whole and not mig_in_use and n_gpus * replicas != whole:
+        # the plugin registered ``whole`` devices (what kubelet allocates from); GFD's count label is another
+        # reading that can be stale (``explain.findings`` reports the disagreement). Under MIG the label
+        # counts physical GPUs and capacity MIG devices or the non-MIG GPUs alone: both stand.
+        n_gpus = -(-whole // replicas)
     shared = (GPU_RESOURCE, GPU_RESOURCE + SHARED_SUFFIX) if replicas > 1 else ()
     if n_gpus > MAX_NODE_GPUS or sum(n for r, n in capacity.items() if r not in shared) > MAX_STAND_INS:
         raise InputError(f"{max(n_gpus, sum(capacity.values()))} GPU devices: more than kubegpu models on one node "

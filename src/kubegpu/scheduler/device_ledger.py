@@ -167,9 +167,16 @@ def _pick_container(
     free = {r: _free(p, used) for r, p in plans.items()}
     for resource, n in req.items():
         if len(free[resource]) < n:
+            # devicemanager devicesToAllocate's error, wrapped as admission.go's UnexpectedAdmissionError
+            # (pkg/kubelet/cm/devicemanager/manager.go, pkg/kubelet/cm/admission/errors.go, v1.37.2)
+            unavailable = (
+                f"requested number of devices unavailable for {resource}. Requested: {n}, "
+                f"Available: {len(free[resource])}"
+            )
             return None, Refusal(
                 DeviceRefused(TOO_FEW_DEVICES, (resource,)),
                 f"{len(free[resource])} healthy free, {n} needed",
+                kubelet_error=f"Allocate failed due to {unavailable}, which is unexpected",
             )
     # kubelet's Topology Manager decides NUMA alignment before the devices are chosen
     numa_of = {r: {d.id: d.numa_node for d in p.devices} for r, p in plans.items()}
