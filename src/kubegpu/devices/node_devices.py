@@ -191,7 +191,9 @@ def _synthesize(node: Node, cfg: PluginConfig, capacity: dict[str, int]) -> Node
     replicas = max((r.replicas for r in cfg.shared_resources), default=1)
     whole = capacity.get(GPU_RESOURCE, capacity.get(GPU_RESOURCE + SHARED_SUFFIX, 0))
     n_gpus = _label_count(node, COUNT_LABEL, str(whole // replicas), MAX_NODE_GPUS)
-    mig_in_use = cfg.mig_strategy is MigStrategy.SINGLE or any(r.startswith(MIG_RESOURCE_PREFIX) for r in capacity)
+    mig_in_use = cfg.mig_strategy is MigStrategy.SINGLE or any(
+        r.startswith(MIG_RESOURCE_PREFIX) for r in capacity
+    )
     if whole and not mig_in_use and n_gpus * replicas != whole:
         # the plugin registered ``whole`` devices (what kubelet allocates from); GFD's count label is another
         # reading that can be stale (``explain.findings`` reports the disagreement). Under MIG the label

@@ -510,23 +510,9 @@ def parse_pod(
         status_requests=parse_parts.resize_requests(ctx, status, containers, init, spec),
         status_reason=ctx.string(status.get("reason"), "status.reason"),
         status_message=ctx.string(status.get("message"), "status.message"),
-        active_deadline_seconds=_active_deadline(ctx, spec),
+        active_deadline_seconds=parse_parts.active_deadline(ctx, spec),
         best_effort=parse_parts.best_effort(ctx, spec, status, containers, init),
     )
-
-
-def _active_deadline(ctx: _Ctx, spec: Raw) -> int | None:
-    """``spec.activeDeadlineSeconds``; validation refuses a value outside [1, 2**31 − 1] (``ValidatePodSpec``,
-    pkg/apis/core/validation/validation.go v1.37.2, ``InclusiveRangeError(1, math.MaxInt32)``)."""
-    if spec.get("activeDeadlineSeconds") is None:
-        return None
-    value = ctx.integer(spec.get("activeDeadlineSeconds"), "spec.activeDeadlineSeconds")
-    if not 1 <= value <= 2**31 - 1:
-        raise ctx.fail(
-            "spec.activeDeadlineSeconds",
-            f"Invalid value: {value}: must be between 1 and 2147483647, inclusive",
-        )
-    return value
 
 
 def _requests_within_limits(ctx: _Ctx, field: str, requests: ResourceList, limits: ResourceList) -> None:

@@ -258,3 +258,17 @@ def best_effort(
     if not any(is_pod_level_resource(name) for amounts in sets for name in amounts):
         sets = [part for c in (*containers, *init) for part in (c.requests, c.limits)]
     return not any(amounts.get(name, 0) > 0 for amounts in sets for name in _QOS_RESOURCES)
+
+
+def active_deadline(ctx: ParseContext, spec: Raw) -> int | None:
+    """``spec.activeDeadlineSeconds``; validation refuses a value outside [1, 2**31 − 1] (``ValidatePodSpec``,
+    pkg/apis/core/validation/validation.go v1.37.2, ``InclusiveRangeError(1, math.MaxInt32)``)."""
+    if spec.get("activeDeadlineSeconds") is None:
+        return None
+    value = ctx.integer(spec.get("activeDeadlineSeconds"), "spec.activeDeadlineSeconds")
+    if not 1 <= value <= 2**31 - 1:
+        raise ctx.fail(
+            "spec.activeDeadlineSeconds",
+            f"Invalid value: {value}: must be between 1 and 2147483647, inclusive",
+        )
+    return value
