@@ -37,11 +37,16 @@ OPENB = SHARED / "data" / "alibaba-gpu-2023" / "csv"
 SEED = 22
 
 # --- values the API server refuses in a quantity field (resource.ParseQuantity, ValidateResourceQuantityValue)
-BAD_QUANTITIES: tuple[object, ...] = (
-    "1e999999999",  # ParseQuantity accepts it (inf.Dec); Value() overflows: kubegpu must refuse, not compute
-    "9223372036854775807Ki",  # beyond MaxInt64 once scaled
+# Amounts beyond int64 that ParseQuantity accepts (apimachinery v0.37.2 quantity.go: inf.Dec, binary suffixes
+# capped at MaxInt64; kube-apiserver 1.37.2 stores 1E / 8Ei / cpu 2^63-1, tests/fixtures/quantity): kubegpu
+# reads them saturated, with a note, never computing 10 ** 999999999 (no hang, no traceback)
+HUGE_QUANTITIES: tuple[object, ...] = (
+    "1e999999999",
+    "9223372036854775807Ki",
     "1e100",
     "100000000000000000000Ki",
+)
+BAD_QUANTITIES: tuple[object, ...] = (
     "-1",  # ValidateNonnegativeQuantity: "must be greater than or equal to 0"
     "lots",  # ErrFormatWrong: "quantities must match the regular expression"
     "NaN",
@@ -281,6 +286,10 @@ def object_cases(kind: str, seed: dict[str, Any], demo: list[dict[str, Any]], rn
     for i, bad in enumerate(BAD_QUANTITIES if paths else ()):
         at = paths[i % len(paths)]
         yield case(f"quantity {bad!r} at {'.'.join(map(str, at))}", put(seed, at, bad), True)
+    for i, huge in enumerate(HUGE_QUANTITIES if paths else ()):
+        at = paths[(i + 1) % len(paths)]
+        # not asserted refused: the API server stores it unless another rule (request above limit) refuses
+        yield case(f"huge quantity {huge!r} at {'.'.join(map(str, at))}", put(seed, at, huge), False)
     for frac in FRACTIONAL if paths else ():
         at = rng.choice(paths)
         yield case(

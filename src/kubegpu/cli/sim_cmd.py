@@ -404,4 +404,7 @@ def _load_workloads(paths: tuple[Path, ...], seed: int) -> SimInput:
     objects = [o for p in paths for o in read_path(p, errors)]
     if errors:
         raise errors[0]
-    return load_workload(objects, seed)
+    loaded = load_workload(objects, seed)
+    for note in loaded.notes:
+        click.echo(f"note: {note}", err=True)
+    return loaded

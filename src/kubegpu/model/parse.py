@@ -12,7 +12,9 @@ before anything stored the object: a container limit without a request implies a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from kubegpu.errors import InputError
@@ -31,7 +33,15 @@ from kubegpu.model.objects import (
     Taint,
     Toleration,
 )
-from kubegpu.model.quantity import CPU, QuantityError, format_milli, to_milli_text
+from kubegpu.model.quantity import (
+    CPU,
+    MAX_MILLI,
+    WHOLE_MAX,
+    QuantityError,
+    format_milli,
+    saturation,
+    to_milli_text,
+)
 from kubegpu.model.resources import ResourceList, is_extended, is_hugepages
 
 Raw = Mapping[str, Any]
@@ -39,6 +49,20 @@ Raw = Mapping[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _not_integer(q: object) -> bool:
+    """``MilliValue() % 1000 != 0``; beyond int64 milli-units upstream's MilliValue() wraps or drops to 0
+    (``ScaledValue``, quantity.go, apimachinery v0.37.2): kube-apiserver 1.37.2 stores nvidia.com/gpu 1e18
+    (tests/fixtures/quantity). kubegpu does not model the wrapped remainder: a saturated amount passes."""
+    milli = to_milli_text(CPU, q)
+    return bool(milli % 1000) and not (milli == MAX_MILLI and saturation(CPU, q))
+
+
+def _is_request(raw: Raw, key: str) -> bool:
+    """A field the scheduler fits against a node: a pod's requests and overhead (a limit alone is not)."""
+    is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"
+    return is_pod and (".requests[" in key or key.startswith("spec.overhead["))
 
 
 def describe(raw: Raw) -> str:
@@ -51,15 +75,32 @@ def describe(raw: Raw) -> str:
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
 
+# Where the notes of the objects being parsed go (``collect_notes``; ``build_snapshot`` gives the snapshot's):
+# what was read but not counted as written, e.g. an amount beyond kubegpu's int64 column. A context
+# variable, not a parameter of every parser, so the parsers keep one signature and threads stay apart.
+_NOTES: ContextVar[list[str] | None] = ContextVar("kubegpu_parse_notes", default=None)
+
+
+@contextmanager
+def collect_notes(sink: list[str]) -> Iterator[None]:
+    """Send the notes of every object parsed inside the block to ``sink``."""
+    token = _NOTES.set(sink)
+    try:
+        yield
+    finally:
+        _NOTES.reset(token)
+
+
 class _Ctx:
     """Carries where we are, so every error names source, object and field."""
 
-    __slots__ = ("raw", "source", "validate")
+    __slots__ = ("noted", "raw", "source", "validate")
 
     def __init__(self, source: str, raw: Raw, validate: bool = True) -> None:
         self.source = source
         self.raw = raw  # described only when something fails: most objects never do
         self.validate = validate  # False: the caller reported the API server's resource validation itself
+        self.noted: int | None = None  # where this object's note is in the sink, once it has one
 
     @property
     def obj(self) -> str:
@@ -123,11 +164,13 @@ class _Ctx:
                 amount = to_milli_text(str(name), q)
                 if self.validate and amount < 0:
                     raise self.fail(key, f"Invalid value: {_shown(q)}: {NEGATIVE}")
-                if self.validate and is_extended(str(name)) and to_milli_text(CPU, q) % 1000:
+                if self.validate and is_extended(str(name)) and _not_integer(q):
                     raise self.fail(key, f"Invalid value: {_shown(q)}: {NOT_INTEGER}")
                 out[str(name)] = amount
             except QuantityError as exc:
                 raise self.fail(key, str(exc)) from None
+            if amount >= WHOLE_MAX or amount <= -WHOLE_MAX:  # at a column bound: perhaps saturated
+                self._note_saturated(key, str(name), q)
         return out
 
     def ratios(self, value: Any, field: str) -> ResourceList:
@@ -141,6 +184,20 @@ class _Ctx:
             except QuantityError as exc:
                 raise self.fail(f"{field}[{name}]", str(exc)) from None
         return out
+
+    def _note_saturated(self, key: str, name: str, q: object) -> None:
+        """One note per object, naming each field whose amount kubegpu saturated (``quantity.saturation``)."""
+        sink = _NOTES.get()
+        if sink is None:
+            return
+        line = saturation(name, q, request=_is_request(self.raw, key))
+        if line is None:
+            return
+        if self.noted is None:
+            self.noted = len(sink)
+            sink.append(f"{self.obj}: {key} {line}")
+        else:
+            sink[self.noted] += f"; {key} {line}"
 
 
 # pkg/apis/core/validation's messages, here once (admission.validation reports them on raw manifests)

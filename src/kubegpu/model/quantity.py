@@ -13,11 +13,18 @@ one integer type carries every resource and GPU milli-shares (openb's ``gpu_mill
 ``to_milli_text`` is the hot path (every request, limit, capacity and allocatable of a snapshot): pure
 integer arithmetic on the digits and suffix, memoised per distinct string (a 5,000-node cluster carries
 a few hundred distinct quantity strings among 170,000), never a ``Fraction`` and never ``10 ** e`` for a
-huge exponent: ``1e999999999`` is refused as too large in microseconds. Bounds: upstream keeps any
-decimal value (``inf.Dec``) and caps binary-suffixed ones at ``MaxInt64``; ``Value()`` / ``MilliValue()``
-then silently overflow int64. kubegpu refuses, with a ``QuantityError`` naming the limit, any amount whose
-stored milli-units do not fit int64 (``MAX_MILLI``), rather than wrap as Go does. An exponent that is not
-an int64 is ``ErrSuffix`` upstream (``strconv.ParseInt(suffix[1:], 10, 64)`` in ``suffix.go``).
+huge exponent: ``1e999999999`` is decided from its digit count in microseconds.
+
+Bounds: upstream keeps any decimal value (``inf.Dec``) and caps binary-suffixed ones at ``MaxInt64``
+(``ParseQuantity``, quantity.go, apimachinery v0.37.2, the release Kubernetes 1.37.2 vendors); the API server
+stores them all (``1E``, ``8Ei``, cpu ``9223372036854775807``: recorded on a real kube-apiserver 1.37.2 in
+tests/fixtures/quantity).
+``Value()`` / ``MilliValue()`` (``ScaledValue``: "This could overflow an int64") then wrap or drop to 0 when
+the result does not fit int64. kubegpu never refuses such an amount: it *saturates* at its column's bound
+(``bound``: the int64 milli-unit maximum for CPU, the largest whole number of units × 1000 below it for the
+rest) and ``saturation`` says what was counted, for the snapshot's note; kube-scheduler's wrapped amount is
+not modelled. What ``ParseQuantity`` refuses is still refused with its text: the grammar (``ErrFormatWrong``)
+and an exponent that is not an int64 (``ErrSuffix``: ``strconv.ParseInt(suffix[1:], 10, 64)``, suffix.go).
 """
 
 from __future__ import annotations
@@ -55,10 +62,14 @@ class QuantityError(ValueError):
 
 
 MAX_MILLI = 2**63 - 1  # the stored amount is an int64 column entry
+# the bound of a resource counted in whole units (Value() × 1000): the largest such amount within int64, so
+# format_milli prints it as units ("9223372036854775"), not as a meaningless milli count
+WHOLE_MAX = MAX_MILLI - MAX_MILLI % 1000
 # An exponent beyond this makes any non-zero amount exceed MAX_MILLI (or, negative, round up to the
 # smallest unit), so nothing is ever raised to it.
 _EXPONENT_LIMIT = 64
 _INT64_TEXT = 19  # digits of the largest int64 exponent ParseInt accepts
+_FAR = 10**28  # milli-units standing for "at least 10**25 units": beyond int64 in any unit
 
 
 def parse_quantity(text: object) -> Fraction:
@@ -104,6 +115,11 @@ def _too_large(text: object) -> str:
     return f"quantity {text!r} is too large: kubegpu holds amounts up to {MAX_MILLI} milli-units (int64)"
 
 
+def bound(resource: str) -> int:
+    """The largest amount of ``resource`` kubegpu's int64 milli-unit column counts (see module docstring)."""
+    return MAX_MILLI if resource == CPU else WHOLE_MAX
+
+
 _MILLI_CACHE: dict[tuple[bool, str], int] = {}
 _CACHE_LIMIT = 65536  # distinct strings remembered; bounded so hostile input cannot grow it without end
 _SUFFIX_E10 = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -125,17 +141,23 @@ def to_milli_text(resource: str, text: object) -> int:
             _MILLI_CACHE[key] = cached
         return cached
     if isinstance(text, int) and not isinstance(text, bool):
-        return _bounded(text * 1000, text)
+        return _clamp(cpu, text * 1000)
     return to_milli(resource, parse_quantity(text))
 
 
-def _bounded(milli: int, text: object) -> int:
-    if abs(milli) > MAX_MILLI:
-        raise QuantityError(_too_large(text))
-    return milli
+def _clamp(cpu: bool, milli: int) -> int:
+    """Saturate at the column's bound (``bound``) instead of overflowing or refusing."""
+    limit = MAX_MILLI if cpu else WHOLE_MAX
+    return limit if milli > limit else -limit if milli < -limit else milli
 
 
 def _milli_of(cpu: bool, text: str) -> int:
+    return _clamp(cpu, _exact_milli(cpu, text))
+
+
+def _exact_milli(cpu: bool, text: str) -> int:
+    """The stored milli-units before saturation: exact, or ±``_FAR`` when the digit count alone shows the
+    amount is at least 10**25 units (``10 ** e`` is never computed for a huge exponent)."""
     match = _QUANTITY.match(text.strip())
     if match is None:
         raise QuantityError(f"quantities must match the regular expression '{_QUANTITY.pattern}': {text!r}")
@@ -150,7 +172,7 @@ def _milli_of(cpu: bool, text: str) -> int:
     # amount = int(sig) * 10**e10 * 2**e2 < 10**order * 2**e2; decide the extremes from the lengths alone
     order = len(sig) + e10
     if order - 1 + (e2 * 3) // 10 > 25:  # at least 10**25 units: beyond int64 milli-units
-        raise QuantityError(_too_large(text))
+        return -_FAR if num.startswith("-") else _FAR
     # ParseQuantity rounds every non-zero amount up to a whole number of nano-units first
     shift = e10 + 9
     if shift >= 0:
@@ -163,8 +185,42 @@ def _milli_of(cpu: bool, text: str) -> int:
     else:
         nanos = -((-(int(sig) << e2)) // 10**-shift)
     # MilliValue for CPU, Value × 1000 otherwise; both round up (away from zero for negatives)
-    milli = -(-nanos // 10**6) if cpu else -(-nanos // 10**9) * 1000
-    return _bounded(-milli if num.startswith("-") else milli, text)
+    milli: int = -(-nanos // 10**6) if cpu else -(-nanos // 10**9) * 1000
+    return -milli if num.startswith("-") else milli
+
+
+def saturation(resource: str, text: object, *, request: bool = False) -> str | None:
+    """``None`` when ``text`` of ``resource`` is counted exactly; else what kubegpu counts instead, for a
+    note (``<text> is beyond ... counted as <bound>``), and whether kube-scheduler's own int64 amount
+    (``MilliValue()`` for CPU, ``Value()`` otherwise) overflows there: that it then counts a wrapped amount
+    (cpu 9223372036854775807 *binds* on a real 1.37.2 scheduler) is not modelled. Only called for an
+    amount already at the bound (rare), so the hot path stays one comparison. ``request``: a pod's amount,
+    which the note says no node holds."""
+    cpu = resource == CPU
+    if isinstance(text, float):
+        text = repr(text)
+    if isinstance(text, bool) or not isinstance(text, int | str):
+        return None
+    milli = text * 1000 if isinstance(text, int) else _exact_milli(cpu, text)
+    if abs(milli) <= (MAX_MILLI if cpu else WHOLE_MAX):
+        return None
+    counted = format_milli(resource, _clamp(cpu, milli))
+    line = f"{text} is beyond what kubegpu counts exactly (int64 milli-units); counted as {counted}"
+    if request:  # a pod's amount fitted against nodes
+        line += ": no node can hold it unless its allocatable is at that bound too"
+    # upstream's amount: binary-suffixed values are capped at MaxInt64 units by ParseQuantity; CPU's
+    # MilliValue() overflows wherever kubegpu's milli column does (the same int64 milli-units)
+    units = abs(milli) // 1000
+    if isinstance(text, str) and _binary_suffix(text):
+        units = min(units, MAX_MILLI)
+    if cpu or units > MAX_MILLI:
+        method = "MilliValue()" if cpu else "Value()"
+        return f"{line}; kube-scheduler's {method} overflows int64 on it and counts a wrapped (or zero) amount: not modelled"
+    return line
+
+
+def _binary_suffix(text: str) -> bool:
+    return text.strip()[-2:] in _SUFFIX_E2
 
 
 def _ceil(value: Fraction) -> int:

@@ -339,45 +339,51 @@ def build_snapshot(
     """Parse every object; bad ones become errors, the rest load. Pods are parsed last so that
     ``priorityClassName`` resolves against the PriorityClasses of the same snapshot."""
     snap = ClusterSnapshot(description=description)
-    raw_pods: list[tuple[str, Mapping[str, Any]]] = []
-    for source, raw in objects:
-        kind = raw.get("kind")
-        if not isinstance(kind, str) or not kind:
-            snap.errors.append(
-                InputError("object has no kind", source=source, obj=parse.describe(raw), field="kind")
-            )
-            continue
-        group = api_group(raw)
-        try:
-            if not reads(kind, group):
-                _not_read(snap, source, raw, kind, group)
+    # notes of what an object holds but kubegpu does not count as written (an amount beyond int64)
+    with parse.collect_notes(snap.notes):
+        raw_pods: list[tuple[str, Mapping[str, Any]]] = []
+        for source, raw in objects:
+            kind = raw.get("kind")
+            if not isinstance(kind, str) or not kind:
+                snap.errors.append(
+                    InputError("object has no kind", source=source, obj=parse.describe(raw), field="kind")
+                )
                 continue
-            if kind == "Pod":
-                raw_pods.append((source, raw))
-            elif kind == "PriorityClass":
-                pc = parse_policy.parse_priority_class(raw, source)
-                snap.priority_classes[pc.name] = pc
-            elif kind in _PARSERS:
-                _store(snap, _PARSERS[kind](raw, source))
-            elif kind in BATCH_KINDS:
-                snap.batch_objects.append((source, raw))
-            elif kind in DRA_KINDS:
-                snap.dra.add(raw, source)
-            elif kind in RECORD_GROUPS:
-                snap.records.add(raw, source)
-            else:  # the volume model's kinds: ``reads`` admits no other
-                snap.volumes.add(raw, source)
-            if kind != "Pod":
+            group = api_group(raw)
+            noted = len(snap.notes)
+            try:
+                if not reads(kind, group):
+                    _not_read(snap, source, raw, kind, group)
+                    continue
+                if kind == "Pod":
+                    raw_pods.append((source, raw))
+                elif kind == "PriorityClass":
+                    pc = parse_policy.parse_priority_class(raw, source)
+                    snap.priority_classes[pc.name] = pc
+                elif kind in _PARSERS:
+                    _store(snap, _PARSERS[kind](raw, source))
+                elif kind in BATCH_KINDS:
+                    snap.batch_objects.append((source, raw))
+                elif kind in DRA_KINDS:
+                    snap.dra.add(raw, source)
+                elif kind in RECORD_GROUPS:
+                    snap.records.add(raw, source)
+                else:  # the volume model's kinds: ``reads`` admits no other
+                    snap.volumes.add(raw, source)
+                if kind != "Pod":
+                    snap.raw_objects.append(raw)
+            except InputError as exc:
+                del snap.notes[noted:]  # a refused object's notes go with it
+                snap.errors.append(exc)
+        for source, raw in raw_pods:
+            noted = len(snap.notes)
+            try:
+                snap.pods.append(parse.parse_pod(raw, source, snap.priority_classes))
+                snap.dra.add_pod(raw, source)
                 snap.raw_objects.append(raw)
-        except InputError as exc:
-            snap.errors.append(exc)
-    for source, raw in raw_pods:
-        try:
-            snap.pods.append(parse.parse_pod(raw, source, snap.priority_classes))
-            snap.dra.add_pod(raw, source)
-            snap.raw_objects.append(raw)
-        except InputError as exc:
-            snap.errors.append(exc)
+            except InputError as exc:
+                del snap.notes[noted:]
+                snap.errors.append(exc)
     _reject_duplicates(snap)
     snap.pdbs = [_with_disruptions_allowed(pdb, snap.pods) for pdb in snap.pdbs]
     return snap

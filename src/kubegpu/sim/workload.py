@@ -45,7 +45,7 @@ import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.model.objects import Pod
-from kubegpu.model.parse import describe, parse_node, parse_pod
+from kubegpu.model.parse import collect_notes, describe, parse_node, parse_pod
 from kubegpu.model.snapshot import BATCH_KINDS, api_group, reads
 from kubegpu.sim.replay import NODE_ACTIONS, NodeEvent, SimPod
 
@@ -70,6 +70,7 @@ class SimInput:
     batch_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw BATCH_KINDS
     dra_objects: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw DRA_KINDS
     claim_pods: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # raw pods with claims
+    notes: list[str] = field(default_factory=list)  # what a pod holds but is not counted as written
 
 
 class _Where:
@@ -271,6 +272,12 @@ def _controller(where: _Where, raw: Mapping[str, Any], out: SimInput) -> None:
 def load_workload(documents: Iterable[tuple[str, Any]], seed: int = 0) -> SimInput:
     """Pods and node events from YAML documents ``(source, object)``; the first bad object raises."""
     out = SimInput()
+    with collect_notes(out.notes):  # e.g. an amount beyond kubegpu's int64 column, saturated
+        _load_documents(documents, seed, out)
+    return out
+
+
+def _load_documents(documents: Iterable[tuple[str, Any]], seed: int, out: SimInput) -> None:
     for source, raw in documents:
         if raw is None:
             continue
@@ -309,4 +316,3 @@ def load_workload(documents: Iterable[tuple[str, Any]], seed: int = 0) -> SimInp
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise InputError(f"two workload objects make the pod {dup}: rename one")
-    return out
