@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.quantity import format_milli, saturate
 from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages, is_pod_level_resource
 
 # podComputeUsageHelper: the only resources counted under their bare name and as limits.<r>
@@ -39,7 +39,7 @@ def _limits(pod: Pod) -> ResourceList:
         total.update({r: v for r, v in pod.pod_level_limits.items() if is_pod_level_resource(r)})
     for r, v in pod.overhead.items():
         if total.get(r):
-            total[r] += v
+            total[r] = saturate(r, total[r] + v)
     return total
 
 

@@ -40,6 +40,7 @@ from kubegpu.batch import gang
 from kubegpu.batch.workloads import Workload
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.model.podgroup import group_key
+from kubegpu.model.quantity import exact_sum
 from kubegpu.scheduler.device_ledger import Assignment
 from kubegpu.scheduler.plugins.default_preemption import split_by_pdb
 from kubegpu.scheduler.schedule_one import Scheduler
@@ -158,5 +159,8 @@ def _may_fit(scheduler: Scheduler, workload: Workload) -> bool:
     """Cheap necessary test before a placement attempt: the cluster has the gang's total request free."""
     cluster = scheduler.cluster
     cols, amounts = cluster.request_vector(workload.requests)
-    free = cluster.allocatable[:, cols].sum(axis=0) - cluster.requested[:, cols].sum(axis=0)
-    return bool((free >= amounts).all())
+    # exact per column: an int64 sum over the nodes wraps past int64 (quantity.exact_sum)
+    return all(
+        exact_sum(cluster.allocatable[:, c]) - exact_sum(cluster.requested[:, c]) >= int(a)
+        for c, a in zip(cols.tolist(), amounts.tolist(), strict=True)
+    )

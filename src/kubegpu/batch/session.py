@@ -37,7 +37,7 @@ from kubegpu.batch.quota import QuotaBook
 from kubegpu.batch.workloads import Workload, workloads
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import eviction_cost
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.quantity import exact_sum, format_milli
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.schedule_one import Scheduler
 
@@ -104,7 +104,7 @@ class BatchSession:
     def refresh_totals(self) -> None:
         """Cluster totals for DRF shares (again after nodes come or go)."""
         cluster = self.scheduler.cluster
-        self.totals = {r: int(cluster.allocatable[:, cluster.col[r]].sum()) for r in cluster.resources}
+        self.totals = {r: exact_sum(cluster.allocatable[:, cluster.col[r]]) for r in cluster.resources}
 
     def arrive(self, w: Workload) -> None:
         """A workload joins (the simulator's arrivals and requeued victims)."""

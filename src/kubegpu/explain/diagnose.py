@@ -47,6 +47,7 @@ from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_REPLICAS_LABEL, NVIDIA_GPU
 from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import exact_sum
 from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.plugins.inter_pod_affinity import InterPodAffinity
@@ -142,7 +143,7 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
     for key, (r, idxs) in holders.items():
         col = cluster.col.get(r)
         if col is not None:
-            totals[key]["requested"] = int((cluster.requested[idxs, col] // 1000).sum())
+            totals[key]["requested"] = exact_sum(cluster.requested[idxs, col] // 1000)
     for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
         listed = engine.snapshot.node(name)
         if listed is not None and offered_gpus(listed):

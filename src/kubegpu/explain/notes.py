@@ -6,13 +6,19 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.objects import Pod
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.quantity import format_milli, is_saturated, saturated_total
 from kubegpu.model.resources import is_gpu
 
 
 def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     """Pitfalls visible from the pod and its namespace alone (R8, R17)."""
     notes: list[str] = []
+    parts = (*pod.containers, *pod.init_containers)
+    notes.extend(  # a total of several amounts at the int64 bound (one amount's own note comes from parsing)
+        saturated_total(r, f"pod {pod.key}: summed requests")
+        for r, v in pod.requests.items()
+        if is_saturated(r, v) and sum(1 for c in parts if c.requests.get(r)) + bool(pod.overhead.get(r)) > 1
+    )
     gpu = {r: v for r, v in pod.requests.items() if is_gpu(r) and v}
     daemon_or_system = (
         pod.owner is not None and pod.owner.kind == "DaemonSet"

@@ -66,6 +66,9 @@ def autoscaler_for(engine: Engine, pod: Pod) -> dict[str, Any] | None:
 def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     """Explain ``pod`` against the engine's cluster state without changing it."""
     notes = pod_notes(engine, pod)
+    # nodes whose summed requests of what the pod asks for are held at the int64 bound, where
+    # kube-scheduler's own sum may wrap
+    notes.extend(engine.scheduler.cluster.saturated(r for r, v in pod.requests.items() if v))
     modelled = engine.profile.scheduler_name
     who = schedulers.handling(engine.snapshot, pod, modelled)
     notes[:0] = who.notes

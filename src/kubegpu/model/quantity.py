@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -120,6 +122,51 @@ def bound(resource: str) -> int:
     return MAX_MILLI if resource == CPU else WHOLE_MAX
 
 
+# Sums. One rule for every total of amounts kubegpu keeps (a pod's containers, a node's requested and
+# non-zero requested, a quota's usage, a cluster's totals): add exactly (Python ints), then store the total
+# saturated at ``bound`` like a single amount, never wrapped. Upstream differs by place: quota usage adds
+# ``resource.Quantity`` values exactly (inf.Dec), while kube-scheduler adds int64s that wrap (``Resource.Add``
+# and ``NodeInfo.update``, pkg/scheduler/framework/types.go v1.37.2: two 8Ei pods on one node sum to -2 bytes,
+# and a real 1.37.2 scheduler then binds a 1Gi pod there, tests/fixtures/quantity/realkube-sums-1.37.2.txt).
+# kubegpu does not model that wrap: a saturated total is said in a note (``saturated_total``) instead.
+def saturate(resource: str, milli: int) -> int:
+    """``milli`` of ``resource`` as kubegpu stores it: itself, or ±``bound(resource)`` beyond it."""
+    limit = bound(resource)
+    return limit if milli > limit else -limit if milli < -limit else milli
+
+
+def is_saturated(resource: str, milli: int) -> bool:
+    """Whether a stored amount or total is at ``bound``: what was written may be larger (``saturation``)."""
+    return milli >= bound(resource) or milli <= -bound(resource)
+
+
+def exact_sum(amounts: Iterable[int] | Any) -> int:
+    """The exact sum of ``amounts``: ints, or an int64 numpy column, whose own ``sum()`` would wrap silently
+    past int64; it is used only where it cannot (every entry within ``MAX_MILLI // len``), else Python ints."""
+    if hasattr(amounts, "dtype"):  # a numpy array (not imported here: the model stays light)
+        column: Any = amounts
+        n = len(column)
+        if n == 0:
+            return 0
+        if max(int(column.max()), -int(column.min())) <= MAX_MILLI // n:
+            return int(column.sum())
+        return sum(column.tolist())
+    return sum(int(a) for a in amounts)
+
+
+def saturated_total(resource: str, what: str) -> str:
+    """The note for a total of several amounts (a pod's, a node's) beyond ``bound``, held there (``what``:
+    whose, e.g. ``node n1: requested``)."""
+    counted = format_milli(resource, bound(resource))
+    return (
+        f"{what} {resource} is beyond what kubegpu counts exactly (int64 milli-units): counted as {counted}; "
+        "kube-scheduler keeps such totals in int64 (Resource.Add, NodeInfo.update), where a total past the "
+        "int64 range wraps to a small or negative amount, and then binds pods where kubegpu finds no room "
+        "(a real 1.37.2 scheduler bound a 1Gi pod beside two 8Ei pods, and a pod of two 8Ei containers): "
+        "not modelled"
+    )
+
+
 _MILLI_CACHE: dict[tuple[bool, str], int] = {}
 _CACHE_LIMIT = 65536  # distinct strings remembered; bounded so hostile input cannot grow it without end
 _SUFFIX_E10 = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -146,9 +193,8 @@ def to_milli_text(resource: str, text: object) -> int:
 
 
 def _clamp(cpu: bool, milli: int) -> int:
-    """Saturate at the column's bound (``bound``) instead of overflowing or refusing."""
-    limit = MAX_MILLI if cpu else WHOLE_MAX
-    return limit if milli > limit else -limit if milli < -limit else milli
+    """Saturate at the column's bound (``saturate``) instead of overflowing or refusing."""
+    return saturate(CPU if cpu else "", milli)
 
 
 def _milli_of(cpu: bool, text: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kubegpu.model.names import GPU_MILLI as GPU_MILLI
 from kubegpu.model.names import NVIDIA_GPU as NVIDIA_GPU
+from kubegpu.model.quantity import WHOLE_MAX, saturate
 
 ResourceList = dict[str, int]
 
@@ -21,9 +22,12 @@ NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS, "storage"})
 
 
 def add(a: ResourceList, b: ResourceList) -> ResourceList:
+    """``a + b`` per resource, each sum saturated at its column's bound (``quantity.saturate``): the API
+    server stores amounts far beyond int64 milli-units (memory 8Ei), and a sum must not leave the column."""
     out = dict(a)
     for name, amount in b.items():
-        out[name] = out.get(name, 0) + amount
+        total = out.get(name, 0) + amount
+        out[name] = total if -WHOLE_MAX < total < WHOLE_MAX else saturate(name, total)
     return out
 
 

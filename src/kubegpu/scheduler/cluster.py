@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from kubegpu.devices.node_devices import NodeDevices
 from kubegpu.model.objects import HostPort, Node, Pod, PodKey, Taint
+from kubegpu.model.quantity import WHOLE_MAX, saturate, saturated_total
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubegpu.scheduler.device_ledger import Assignment, DeviceLedger
 from kubegpu.scheduler.pod_groups import PodGroups
@@ -38,6 +39,10 @@ CPU_MEMORY_COLUMNS: Final = slice(0, 2)  # FIRST_COLUMNS' first two: the CPU and
 # what one pod takes of ``ClusterState.free``'s pods column (pods are counted in thousandths there, as
 # every column is in milli-units)
 POD_UNITS: Final = 1000
+# ``ClusterState.beyond``'s keys for the non-zero requested columns (``nonzero_cpu``, ``nonzero_memory``)
+NON_ZERO: Final = "non-zero "
+NON_ZERO_CPU: Final = NON_ZERO + CPU
+NON_ZERO_MEMORY: Final = NON_ZERO + MEMORY
 
 IntArray = npt.NDArray[np.int64]
 NO_PODS = np.iinfo(np.int64).max
@@ -197,6 +202,9 @@ class ClusterState:
         self.nominated_top: IntArray = np.full(n, NO_NOMINATION, dtype=np.int64)
         self.nominated_version: IntArray = np.zeros(n, dtype=np.int64)
         self.listeners: list[PodListener] = []
+        # (resource, node) → the exact total of a node's column at or beyond its bound (``_sum_beyond``); the
+        # column itself holds it saturated. Empty unless the snapshot holds amounts beyond int64 milli-units.
+        self.beyond: dict[tuple[str, int], int] = {}
         # placed pods by label group and affinity group (inter-pod affinity, topology spread)
         self.groups = PodGroups(n)
         # namespace → its labels (a pod affinity term's namespaceSelector reads them); absent: no labels
@@ -275,22 +283,59 @@ class ClusterState:
     def _charge(self, pod: Pod, idx: int, sign: int) -> None:
         """Add (``sign`` 1) or take back (-1) ``pod``'s requests, non-zero requests and pod count on node
         ``idx``, with ``free`` kept equal to allocatable − requested."""
+        beyond = self.beyond  # empty unless some node's total is past its column's bound
         for r, amount in pod.requests.items():
             col = self.col.get(r)
             if col is None:
                 col = self.column(r)  # widens the arrays: index them only afterwards
-            self.requested[idx, col] += sign * amount
+            change = sign * amount
+            # checked in Python ints: numpy's int64 would wrap silently past the column (quantity.saturate)
+            now = int(self.requested[idx, col]) + change
+            if beyond or not -WHOLE_MAX < now < WHOLE_MAX:
+                now = self._sum_beyond((r, idx), now, change)
+                self.requested[idx, col] = now
+                if col != self._pods_col:
+                    self.free[idx, col] = saturate(r, int(self.allocatable[idx, col]) - now)
+                continue
+            self.requested[idx, col] = now
             if col != self._pods_col:  # that column counts pods (a request for ``pods`` is no request)
-                self.free[idx, col] -= sign * amount
+                self.free[idx, col] -= change  # within int64: allocatable and requested lie in [0, bound]
         if self.non_zero_before_1_32:
             nz_cpu, nz_memory = pod.non_zero_before_1_32
         else:
             nz = pod.non_zero_requests
             nz_cpu, nz_memory = nz.get(CPU, 0), nz.get(MEMORY, 0)
-        self.nonzero_cpu[idx] += sign * nz_cpu
-        self.nonzero_memory[idx] += sign * nz_memory
+        now = int(self.nonzero_cpu[idx]) + sign * nz_cpu
+        if beyond or not -WHOLE_MAX < now < WHOLE_MAX:
+            now = self._sum_beyond((NON_ZERO_CPU, idx), now, sign * nz_cpu)
+        self.nonzero_cpu[idx] = now
+        now = int(self.nonzero_memory[idx]) + sign * nz_memory
+        if beyond or not -WHOLE_MAX < now < WHOLE_MAX:
+            now = self._sum_beyond((NON_ZERO_MEMORY, idx), now, sign * nz_memory)
+        self.nonzero_memory[idx] = now
         self.pod_count[idx] += sign
         self.free[idx, self._pods_col] -= sign * POD_UNITS
+
+    def _sum_beyond(self, key: tuple[str, int], stored: int, change: int) -> int:
+        """A node's total that is or was beyond its column (``quantity.saturate``): kept exact in ``beyond``
+        (so taking a pod back, and a rollback, restore it exactly), stored saturated."""
+        resource = key[0].removeprefix(NON_ZERO)
+        exact = self.beyond.pop(key, None)
+        now = stored if exact is None else exact + change
+        held = saturate(resource, now)
+        if held != now:
+            self.beyond[key] = now
+        return held
+
+    def saturated(self, resources: Iterable[str]) -> list[str]:
+        """A note per node whose summed requests of one of ``resources`` are beyond the column bound
+        (``beyond``), held there."""
+        wanted = set(resources)
+        return [
+            saturated_total(resource, f"node {self.nodes[idx].name}: requested")
+            for resource, idx in sorted(self.beyond, key=lambda key: (key[1], key[0]))
+            if resource in wanted
+        ]
 
     def _account(self, pod: Pod, idx: int) -> None:
         """The counts of ``add_pod``: requests, non-zero requests, pod count, lowest priority, placement."""

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import MAX_MILLI
 from kubegpu.model.resources import CPU, MEMORY, is_scalar
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import MAX_NODE_SCORE, Rows, Scores
@@ -62,7 +63,8 @@ def allocatable_and_requested(
             node_req = cluster.requested[:, col][rows]  # a column view, then rows: 2.5x faster
         a = cluster.allocatable[:, col][rows]
         allocs.append(a)
-        total = node_req + amount
+        # saturating (quantity.saturate): a node's total at the int64 bound plus the pod's would wrap
+        total = np.minimum(node_req, MAX_MILLI - amount) + amount if amount > 0 else node_req + amount
         # upstream fills requested only where allocatable is non-zero
         reqs.append(total if a.all() else np.where(a != 0, total, 0))
     if not allocs:
@@ -70,6 +72,18 @@ def allocatable_and_requested(
         return empty, empty.copy()
     # rows × resources, as transposed views of resources × rows (cheaper to build than np.stack)
     return np.array(allocs).T, np.array(reqs).T
+
+
+def _share(part: Matrix, alloc: Matrix, scale: int) -> Matrix:
+    """``part × scale // alloc`` for 0 ≤ part ≤ alloc. In int64 ``part × scale`` wraps once part passes
+    ``MAX_MILLI // scale`` (~84 TiB of memory in milli-bytes, or any amount saturated at the column bound);
+    kube-scheduler's int64 does wrap there (leastRequestedScore, v1.37.2), kubegpu does not model that and
+    computes those rows exactly instead."""
+    safe = np.maximum(alloc, 1)
+    if part.size == 0 or int(part.max()) <= MAX_MILLI // scale:
+        return part * scale // safe
+    exact: Matrix = (part.astype(object) * scale // safe.astype(object)).astype(np.int64)
+    return exact
 
 
 def _weighted_mean(per_resource: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
@@ -87,14 +101,13 @@ def _weighted_mean(per_resource: Matrix, alloc: Matrix, weights: npt.NDArray[np.
 def least_allocated(req: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
     """``leastRequestedScore``: (capacity − requested) × 100 / capacity, 0 when over capacity."""
     free = alloc - req
-    per = np.where((alloc == 0) | (free < 0), 0, free * MAX_NODE_SCORE // np.maximum(alloc, 1))
+    per = np.where((alloc == 0) | (free < 0), 0, _share(np.maximum(free, 0), alloc, MAX_NODE_SCORE))
     return _weighted_mean(per, alloc, weights)
 
 
 def most_allocated(req: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
     """``mostRequestedScore``: min(requested, capacity) × 100 / capacity."""
-    safe = np.maximum(alloc, 1)
-    per = np.where(alloc == 0, 0, np.minimum(req, alloc) * MAX_NODE_SCORE // safe)
+    per = np.where(alloc == 0, 0, _share(np.maximum(np.minimum(req, alloc), 0), alloc, MAX_NODE_SCORE))
     return _weighted_mean(per, alloc, weights)
 
 
@@ -133,7 +146,9 @@ def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> Scorer:
 
     def score(req: Matrix, alloc: Matrix, weights: npt.NDArray[np.int64]) -> Scores:
         util = np.where(
-            (alloc == 0) | (req > alloc), MAX_UTILIZATION, req * MAX_UTILIZATION // np.maximum(alloc, 1)
+            (alloc == 0) | (req > alloc),
+            MAX_UTILIZATION,
+            _share(np.maximum(np.minimum(req, alloc), 0), alloc, MAX_UTILIZATION),
         )
         per = raw(util)
         counted = (alloc != 0) & (per > 0)

@@ -27,7 +27,7 @@ from kubegpu.explain.pending import Explanation
 from kubegpu.explain.summary import PodAsk
 from kubegpu.model.names import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod
-from kubegpu.model.quantity import format_milli
+from kubegpu.model.quantity import exact_sum, format_milli
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI, pod_shape
@@ -146,12 +146,12 @@ def collect_packed(packed: PackedCluster, generated: str = "") -> ReportData:
     asks: dict[str, PodAsk] = {r.pod.key: _ask(r.pod) for r in gpu_failed}
     # the packing pods ask for kubegpu.io/gpu-milli only (not nvidia.com/gpu): that is what was requested
     col = cluster.col[GPU_MILLI_RESOURCE]
-    allocatable = int(cluster.allocatable[:, col].sum()) // MILLI
+    allocatable = exact_sum(cluster.allocatable[:, col]) // MILLI
     totals = {
         GPU_MILLI_RESOURCE: {
             "capacity": allocatable,
             "allocatable": allocatable,
-            "requested": int(cluster.requested[:, col].sum()) // MILLI,
+            "requested": exact_sum(cluster.requested[:, col]) // MILLI,
         }
     }
     diagnosis = Diagnosis(

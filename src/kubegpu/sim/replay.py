@@ -54,6 +54,7 @@ from kubegpu.batch.workloads import Workload
 from kubegpu.errors import ConfigError
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.podgroup import gpu_milli_of, group_key, rfc3339, seconds_at_risk
+from kubegpu.model.quantity import exact_sum
 from kubegpu.model.resources import NVIDIA_GPU
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.gpu_shapes import MILLI
@@ -533,7 +534,7 @@ class Replay:
     def _capacity(self) -> int:
         cluster = self.scheduler.cluster
         col = cluster.col.get(NVIDIA_GPU)
-        return int(cluster.allocatable[:, col].sum()) if col is not None else 0
+        return exact_sum(cluster.allocatable[:, col]) if col is not None else 0
 
     def run(self) -> ReplayReport:
         r = self.report
