@@ -57,6 +57,11 @@ _QUANTITY = re.compile(
 )
 
 CPU = "cpu"
+# Counted by MilliValue(): CPU, also under a ResourceQuota's keys for it. Quota admission compares exact
+# Quantities (pkg/quota/v1 resources.go LessThanOrEqual, Quantity.Cmp), so a hard requests.cpu of 500m is
+# 500m, not Value()'s whole core: a real 1.37.2 API server refuses a 600m pod under it, "limited:
+# requests.cpu=500m" (tests/fixtures/quantity/realkube-sums-1.37.2.txt).
+MILLI_VALUED = frozenset({CPU, "requests.cpu", "limits.cpu"})
 
 
 class QuantityError(ValueError):
@@ -118,8 +123,9 @@ def _too_large(text: object) -> str:
 
 
 def bound(resource: str) -> int:
-    """The largest amount of ``resource`` kubegpu's int64 milli-unit column counts (see module docstring)."""
-    return MAX_MILLI if resource == CPU else WHOLE_MAX
+    """The largest amount of ``resource`` kubegpu's int64 milli-unit column counts (see module docstring);
+    a quota key counts in its resource's unit (``MILLI_VALUED``)."""
+    return MAX_MILLI if resource in MILLI_VALUED else WHOLE_MAX
 
 
 # Sums. One rule for every total of amounts kubegpu keeps (a pod's containers, a node's requested and
@@ -175,7 +181,7 @@ _SUFFIX_E2 = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 def to_milli_text(resource: str, text: object) -> int:
     """``to_milli(resource, parse_quantity(text))`` in integer arithmetic, memoised per string."""
-    cpu = resource == CPU
+    cpu = resource in MILLI_VALUED
     if isinstance(text, float):
         text = repr(text)  # YAML turns an unquoted `0.5` into a float; its repr is the decimal written
     if isinstance(text, str):
@@ -242,7 +248,7 @@ def saturation(resource: str, text: object, *, request: bool = False) -> str | N
     (cpu 9223372036854775807 *binds* on a real 1.37.2 scheduler) is not modelled. Only called for an
     amount already at the bound (rare), so the hot path stays one comparison. ``request``: a pod's amount,
     which the note says no node holds."""
-    cpu = resource == CPU
+    cpu = resource in MILLI_VALUED
     if isinstance(text, float):
         text = repr(text)
     if isinstance(text, bool) or not isinstance(text, int | str):
@@ -285,7 +291,7 @@ def milli_value(quantity: Fraction) -> int:
 
 def to_milli(resource: str, quantity: Fraction) -> int:
     """The integer milli-units kubegpu stores for ``quantity`` of ``resource`` (see module docstring)."""
-    if resource == CPU:
+    if resource in MILLI_VALUED:
         return milli_value(quantity)
     return value(quantity) * 1000
 
