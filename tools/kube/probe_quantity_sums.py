@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controlplane import start  # noqa: E402
+from controlplane import start
 
 READY = [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok",
           "lastHeartbeatTime": "2026-12-05T00:00:00Z", "lastTransitionTime": "2026-12-05T00:00:00Z"}]  # fmt: skip
