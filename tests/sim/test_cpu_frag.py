@@ -668,12 +668,9 @@ def spy(delta: Callable[[GpuShape, np.ndarray], np.ndarray], sizes: list[int]) -
     return noted
 
 
-def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
-    """From ``GROUP_FROM`` rows on, ``node_delta`` computes one node per kind of the rows still empty
-    (nothing requested, every GPU free) and gives it to the others: their Δ must be the bits each gets
-    computed alone. 40 empty T4 nodes of 4 GPUs and 32 CPUs, 30 empty G2 nodes of 8 GPUs, 10 more
-    T4 nodes alike but for their CPU (64), and 12 that are not empty: CPU, memory or one GPU's milli
-    used. Checked for a sharing, a 2-GPU, a 1-GPU and a CPU pod: 15 nodes computed, not 92."""
+def alike_bench() -> Bench:
+    """40 empty T4 nodes of 4 GPUs and 32 CPUs, 30 empty G2 nodes of 8 GPUs, 10 more T4 nodes alike but
+    for their CPU (64), and 12 that are not empty: CPU, memory or one GPU's milli used."""
     target = typical(
         (1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.2), (3000, 0, 0, 0.1),
         models=(None, frozenset({"G2"}), None, None),
@@ -693,9 +690,21 @@ def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
         else:
             b.ledger.gpu_left[k, i % 4] = 1000 - 50 * i
             b.ledger._recount(np.array([k]))
-    rows = np.arange(len(nodes))
+    return b
+
+
+ALIKE_PODS = (pod("s", 1, 300, cpu=2000), pod("w", 2, 1000), pod("o", 1, 1000), pod("c", 0, cpu=7000))
+
+
+def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
+    """From ``GROUP_FROM`` rows on, ``node_delta`` computes one node per kind of the rows still empty
+    (nothing requested, every GPU free) and gives it to the others: their Δ must be the bits each gets
+    computed alone. On ``alike_bench``, for a sharing, a 2-GPU, a 1-GPU and a CPU pod: 15 nodes
+    computed, not 92."""
+    b = alike_bench()
+    rows = np.arange(len(b.cluster))
     assert len(rows) >= cplugin.GROUP_FROM
-    for p in (pod("s", 1, 300, cpu=2000), pod("w", 2, 1000), pod("o", 1, 1000), pod("c", 0, cpu=7000)):
+    for p in ALIKE_PODS:
         shape = pod_shape(p)
         grouped = plugin(b.ledger, balance=0.25)
         computed: list[int] = []
@@ -705,6 +714,40 @@ def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
         alone = plugin(b.ledger, balance=0.25)
         assert np.array_equal(together, np.concatenate([alone.node_delta(shape, rows[[k]]) for k in rows]))
         assert len(np.unique(together)) > 1
+
+
+def test_fgd_scores_many_rows_with_one_empty_node_of_each_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FGD's scores, as ``node_delta``: from ``GROUP_FROM`` rows on, one node per kind of the rows still
+    empty is scored and its score given to the others, the scores each node gets alone (a shape first
+    met in a packing run is scored on every feasible node, mostly empty ones)."""
+    from kubegpu.scheduler.plugins import fgd as fgd_module
+
+    b = alike_bench()
+    rows = np.arange(len(b.cluster))
+    fgd = FragmentationGradientDescent({}, Handle(ReasonTable(), sharing=b.ledger))
+    varied = 0
+    for p in ALIKE_PODS:
+        shape = pod_shape(p)
+        computed: list[int] = []
+        monkeypatch.setattr(fgd_module, "fgd_node_scores", spy_scores(fgd_module.fgd_node_scores, computed))
+        together = fgd.node_scores(shape, rows)
+        monkeypatch.undo()
+        assert computed == [12 + 3]
+        b.ledger.last_share = None
+        alone = np.concatenate([fgd.node_scores(shape, rows[[k]]) for k in rows])
+        assert together.tolist() == alone.tolist()
+        varied += len(np.unique(together)) > 1
+    assert varied >= 2  # (a CPU pod changes no GPU: FGD scores it alike everywhere)
+
+
+def spy_scores(scores: Callable[..., np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
+    """``fgd_node_scores`` noting how many rows each call scores."""
+
+    def noted(ledger: GpuShareLedger, rows: np.ndarray, shape: GpuShape) -> np.ndarray:
+        sizes.append(len(rows))
+        return scores(ledger, rows, shape)
+
+    return noted
 
 
 def test_a_shape_asking_no_cpu_scores_the_same_on_the_float_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,6 +32,7 @@ the reverse).
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 import numpy as np
@@ -41,7 +42,7 @@ from kubegpu.errors import ConfigError
 from kubegpu.model.names import GPU_PRODUCT_LABEL
 from kubegpu.model.objects import Pod, PodKey
 from kubegpu.model.resources import CPU, NVIDIA_GPU
-from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.cluster import CPU_MEMORY_COLUMNS, ClusterState
 from kubegpu.scheduler.framework import Rows
 from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, is_share
 
@@ -297,6 +298,26 @@ class GpuShareLedger:
         if self.typical is None:
             raise ConfigError("fragmentation needs a target workload (typical pods) in the GpuShare ledger")
         return self.typical
+
+    @functools.cached_property
+    def empty_kind(self) -> IntArray:
+        """Per node, its kind when empty: nodes of one GPU model with equal allocatable CPU and memory and
+        equal GPU counts (numbered by first appearance), alike in every state the ledger measures while
+        nothing is requested of them (``untouched``)."""
+        alike = np.column_stack(
+            (self.model_id, self.cluster.allocatable[:, CPU_MEMORY_COLUMNS], self.gpu_count)
+        ).astype(np.int64)
+        kinds: dict[bytes, int] = {}
+        return np.array([kinds.setdefault(row.tobytes(), len(kinds)) for row in alike], dtype=np.intp)
+
+    def untouched(self, rows: Rows) -> npt.NDArray[np.bool_]:
+        """Which of ``rows`` have no CPU or memory requested and every GPU free: such nodes of one
+        ``empty_kind`` are in the same state."""
+        out: npt.NDArray[np.bool_] = (
+            self.cluster.requested.take(rows, axis=0)[:, CPU_MEMORY_COLUMNS] == 0
+        ).all(axis=1)
+        out &= self._counts[:, -1][rows] == self.gpu_count.take(rows) * MILLI
+        return out
 
     def node_frag_weighted(self, rows: Rows) -> IntArray:
         """Current fragment amount × scale of ``rows``, recomputing only the nodes that changed."""

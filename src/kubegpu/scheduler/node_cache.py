@@ -24,7 +24,33 @@ from kubegpu.scheduler.cluster import ClusterState
 Rows = npt.NDArray[np.intp]
 # keys kept at once (pod shapes): the oldest is dropped beyond this, bounding memory at KEYS × nodes values
 MAX_KEYS: Final = 512
+GROUP_FROM: Final = (
+    64  # rows from which ``once_per_kind`` looks for rows alike (below, it costs more than it saves)
+)
 T = TypeVar("T", bound=np.generic)
+
+
+def once_per_kind(
+    rows: Rows,
+    alike: npt.NDArray[np.bool_],
+    kind: npt.NDArray[np.intp],
+    compute: Callable[[Rows], npt.NDArray[T]],
+) -> npt.NDArray[T]:
+    """``compute(rows)`` for a node-local ``compute`` (a row's value a function of that node's state alone),
+    where the rows marked ``alike`` (in the same state as every node of their ``kind``: the caller says
+    why) are computed once per kind and the others get that value: the same values, fewer rows. A
+    packing run scores a shape it has not met yet on every feasible node, most of them still empty."""
+    if not alike.any():
+        return compute(rows)
+    same = rows[alike]
+    _, first, spread = np.unique(kind.take(same), return_index=True, return_inverse=True)
+    busy = ~alike
+    computed = compute(np.concatenate((rows[busy], same[first])))
+    cut = len(computed) - len(first)
+    out: npt.NDArray[T] = np.empty(len(rows), dtype=computed.dtype)
+    out[busy] = computed[:cut]
+    out[alike] = computed[cut:][spread]
+    return out
 
 
 class NodeCache(Generic[T]):

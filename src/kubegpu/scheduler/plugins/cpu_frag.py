@@ -102,7 +102,7 @@ from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import MILLI, FloatArray, GpuShape, IntArray, TypicalPods, pod_shape
 from kubegpu.scheduler.gpu_share import fgd_scores, sharing_ledger
-from kubegpu.scheduler.node_cache import MAX_KEYS, NodeCache
+from kubegpu.scheduler.node_cache import GROUP_FROM, MAX_KEYS, NodeCache, once_per_kind
 from kubegpu.scheduler.plugin_calls import score_one
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -112,7 +112,6 @@ BoolArray = npt.NDArray[np.bool_]
 # and the doubles next to q + 1 are at most max(|q|, |q + 1|) · 2**-52 apart, which b · max(|q|, |q + 1|)
 # ≤ |a| + b < 2**53 makes less than 2/b: a / b never rounds up to q + 1). Below it int64 division costs less.
 FLOAT_FROM: Final = 32
-GROUP_FROM: Final = 64  # rows from which ``node_delta`` computes one empty node of each kind
 CPU_AWARE_FRAG: Final = "CpuAwareFragmentation"
 DEFAULT_CPU_WEIGHT: Final = 0.5
 DEFAULT_RESERVE_WEIGHT: Final = 1.0
@@ -321,16 +320,6 @@ class CpuAwareFragmentation:
         # cache lines each, not one line per state row), gathered and transposed for ``_measure``
         self._base: IntArray = np.ascontiguousarray(base.T)
         self._nodes: IntArray = self._base.copy()
-        # nodes alike when empty (the same constant rows, allocatable CPU and memory, and GPUs) share a
-        # kind; an empty node's GPUs are all 1000 free
-        self._full: IntArray = lg.gpu_count * MILLI
-        alike = np.ascontiguousarray(np.vstack((base, cluster.allocatable[:, self._free].T, lg.gpu_count)).T)
-        # numbered by first appearance through a dict of each node's bytes: the same grouping as
-        # ``np.unique(axis=1)``, whose lexicographic sort of wide columns cost ~90 ms on the gpuspec33 trace
-        kinds: dict[bytes, int] = {}
-        self._kind: IntArray = np.array(
-            [kinds.setdefault(row.tobytes(), len(kinds)) for row in alike], dtype=np.intp
-        )
 
     def units_of(self, gpu_left: IntArray) -> IntArray:
         """Σ_g ⌊free_g / milli_t⌋ per row and shape (a CPU-only shape's column is never read)."""
@@ -521,24 +510,13 @@ class CpuAwareFragmentation:
     def node_delta(self, shape: GpuShape, rows: Rows) -> FloatArray:
         """Per row: the decrease of the measure when a pod of ``shape`` lands there (on its best GPU for a
         sharing pod; −∞ when no GPU fits it) less the balance charge (``_delta``). Of many rows, those
-        still empty (no CPU or memory requested, every GPU free) are alike per ``_kind``: one of each is
-        computed (a node's Δ is a function of its own state: kind and empty state; on the default trace,
-        seed 42, 130k of the 194k rows of calls of ≥ ``GROUP_FROM`` rows)."""
+        still empty are alike per ``GpuShareLedger.empty_kind``: one of each is computed
+        (``node_cache.once_per_kind``; a node's Δ is a function of its own state: kind and empty state; on
+        the default trace, seed 42, 130k of the 194k rows of calls of ≥ ``GROUP_FROM`` rows)."""
         if len(rows) < GROUP_FROM:
             return self._delta(shape, rows)
-        cluster, lg = self.ledger.cluster, self.ledger
-        empty = (cluster.requested.take(rows, axis=0)[:, self._free] == 0).all(axis=1)
-        empty &= lg.free_milli_of(rows) == self._full.take(rows)
-        if not empty.any():
-            return self._delta(shape, rows)
-        alike = rows[empty]
-        _, first, spread = np.unique(self._kind.take(alike), return_index=True, return_inverse=True)
-        busy = ~empty
-        computed = self._delta(shape, np.concatenate((rows[busy], alike[first])))
-        out: FloatArray = np.empty(len(rows), dtype=np.float64)
-        out[busy] = computed[: len(computed) - len(first)]
-        out[empty] = computed[len(computed) - len(first) :][spread]
-        return out
+        lg = self.ledger
+        return once_per_kind(rows, lg.untouched(rows), lg.empty_kind, lambda some: self._delta(shape, some))
 
     def _delta(self, shape: GpuShape, rows: Rows) -> FloatArray:
         """``node_delta`` of each of ``rows``.

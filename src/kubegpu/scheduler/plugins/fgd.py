@@ -25,7 +25,7 @@ from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Handle, Rows, Scores
 from kubegpu.scheduler.gpu_shapes import GpuShape, pod_shape
 from kubegpu.scheduler.gpu_share import fgd_node_scores, sharing_ledger
-from kubegpu.scheduler.node_cache import NodeCache
+from kubegpu.scheduler.node_cache import GROUP_FROM, NodeCache, once_per_kind
 from kubegpu.scheduler.plugin_calls import score_one
 from kubegpu.scheduler.status import SUCCESS, Status
 
@@ -56,4 +56,12 @@ class FragmentationGradientDescent:
         return out
 
     def node_scores(self, shape: GpuShape, rows: Rows) -> Scores:
-        return fgd_node_scores(self.ledger, rows, shape)
+        """``fgd_node_scores``; of many rows, the still empty ones once per ``GpuShareLedger.empty_kind``
+        (a node's score reads its GPU model, free CPU and free milli per GPU alone; a shape first met in a
+        run is scored on every feasible node, on the openb traces mostly empty ones)."""
+        lg = self.ledger
+        if len(rows) < GROUP_FROM:
+            return fgd_node_scores(lg, rows, shape)
+        return once_per_kind(
+            rows, lg.untouched(rows), lg.empty_kind, lambda some: fgd_node_scores(lg, some, shape)
+        )
