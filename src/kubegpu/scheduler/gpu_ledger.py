@@ -33,6 +33,7 @@ the reverse).
 from __future__ import annotations
 
 import functools
+from bisect import bisect_right
 from typing import Final
 
 import numpy as np
@@ -532,28 +533,49 @@ class _OneNode:
     over a gather of rows (held equal in tests/sim/test_gpu_ledger.py), without numpy's per-call cost on
     arrays of one row, which is what a packing cycle's few one-node reads would pay.
 
-    Per GPU model: the weight of the shapes the model never fits (CPU-only shapes, shapes not allowed
-    on it), which see all free milli as fragment, and (shape, weight, CPU, GPUs needed) of the others."""
+    Per GPU model: the weight of every shape (each counts all free milli, less its ``below − total`` where
+    it fits), and the shapes the model may fit grouped by (milli per GPU, GPUs needed): a group's
+    shapes share their fit count and ``below`` (both read the milli alone), so where the group fits by
+    GPU, the shapes that fit are those asking at most the free CPU, a prefix of the group sorted by CPU
+    (one bisection, and their summed weight), not one test per shape."""
 
     def __init__(self, ledger: GpuShareLedger, typical: TypicalPods) -> None:
         t = len(typical)
         self.below = t  # offset of the ``below`` part in a node's counts list
         access = typical.access(ledger.model_names) & (typical.milli > 0)[:, None]  # [T, M]
         weight, cpu, count = typical.weight.tolist(), typical.cpu.tolist(), typical.count.tolist()
-        self.by_model: list[tuple[int, tuple[tuple[int, int, int, int], ...]]] = []
+        milli = typical.milli.tolist()
+        every = sum(weight)
+        # per model: (Σ weight, per group: a member k (its counts' column), GPUs needed, the members'
+        # CPU ascending, the running sums of their weights from 0)
+        self.by_model: list[tuple[int, tuple[tuple[int, int, list[int], list[int]], ...]]] = []
         for m in range(len(ledger.model_names)):
-            allowed = [k for k in range(t) if access[k, m]]
-            never = sum(weight[k] for k in range(t) if not access[k, m])
-            self.by_model.append((never, tuple((k, weight[k], cpu[k], count[k]) for k in allowed)))
+            groups: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+            for k in range(t):
+                if access[k, m]:
+                    groups.setdefault((milli[k], count[k]), []).append((cpu[k], weight[k], k))
+            entries = []
+            for (_, need), members in groups.items():
+                members.sort()
+                sums = [0]
+                for _, w, _ in members:
+                    sums.append(sums[-1] + w)
+                entries.append((members[0][2], need, [c for c, _, _ in members], sums))
+            self.by_model.append((every, tuple(entries)))
         self.model_of: list[int] = ledger.model_id.tolist()
 
     def weighted(self, idx: int, cpu_left: int, counts: list[int], taken: int = 0) -> int:
         """``combine`` of node ``idx`` with ``cpu_left`` and ``counts`` (its ``[fit…, below…, total]``)
         less ``taken`` fully free GPUs (``counts_after_sub`` of whole GPUs: each fitted every shape, so
         every fit count and the total lose them; nothing below changes)."""
-        never, shapes = self.by_model[self.model_of[idx]]
+        every, groups = self.by_model[self.model_of[idx]]
         total, b = counts[-1] - taken * MILLI, self.below
-        out = never * total
-        for k, w, cpu, need in shapes:
-            out += w * (counts[b + k] if counts[k] >= need + taken and cpu_left >= cpu else total)
+        out = every * total
+        for k, need, cpus, sums in groups:
+            if counts[k] >= need + taken:
+                fits = sums[
+                    bisect_right(cpus, cpu_left)
+                ]  # the weight of the group's shapes with cpu ≤ cpu_left
+                if fits:
+                    out += fits * (counts[b + k] - total)
         return out
