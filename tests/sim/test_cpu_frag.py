@@ -717,9 +717,10 @@ def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
 
 
 def test_fgd_scores_many_rows_with_one_empty_node_of_each_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """FGD's scores, as ``node_delta``: from ``GROUP_FROM`` rows on, one node per kind of the rows still
-    empty is scored and its score given to the others, the scores each node gets alone (a shape first
-    met in a packing run is scored on every feasible node, mostly empty ones)."""
+    """FGD's scores (the FGD simulator's ``FGDScore``, hkust-adsl/kubernetes-scheduler-simulator), as
+    ``node_delta``: from ``GROUP_FROM`` rows on, one node per kind of the rows still empty is scored and
+    its score given to the others, the scores each node gets alone (a shape first met in a packing run
+    is scored on every feasible node, mostly empty ones)."""
     from kubegpu.scheduler.plugins import fgd as fgd_module
 
     b = alike_bench()
