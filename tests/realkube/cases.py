@@ -363,3 +363,24 @@ def _default_spread_cases(add: Any) -> None:
 
 
 CASES = _cases()
+
+
+def _ahead_cases() -> list[Case]:
+    """What a pre-release's sources change that no case above exercises, recorded on the newest supported
+    release and on the pre-release (``record_goldens --ahead``, golden_prerelease/ahead/<release>.json), never
+    in the supported releases' goldens (the other minors were not re-recorded for them)."""
+    skewed = (
+        make_node("a").gpus(8).label(ZONE, "z1").obj(),
+        make_node("b").gpus(8).label(ZONE, "z2").taint("dedicated", "infer").obj(),
+        make_pod("web-0").labels(app="web").on("a").obj(),
+        make_pod("web-1").labels(app="web").on("a").obj(),
+    )
+    # kubernetes/kubernetes#141339: countPodsMatchSelector returned 0 for an Everything() selector (PR #116607,
+    # 1.27: `if selector.Empty()`), so `labelSelector: {}` spread nothing; PR #141340 (1.38) tests
+    # labels.MatchesNothing instead and {} counts every pod of the namespace
+    pod = make_pod("p").labels(app="web").gpu(1).spread(ZONE, 1, {}).obj()
+    return [Case("spread-empty-selector", skewed, pod, "spread-skew's cluster with labelSelector {}: 1.37 counts "
+                 "no pod and binds p to a; from 1.38 z1 holds 2, skew 3 > 1")]  # fmt: skip
+
+
+AHEAD_CASES = _ahead_cases()

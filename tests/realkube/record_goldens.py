@@ -5,6 +5,12 @@
     python -m tests.realkube.record_goldens --only dra-,spread- 1.36  # only cases whose names start so
                                                              # (comma-separated); the rest of the golden is kept
     python -m tests.realkube.record_goldens --volumes 1.35   # the storage cases (golden/volumes/)
+    python -m tests.realkube.record_goldens --out /tmp/g 1.38.0-beta.0  # a pre-release, into a scratch dir
+    python -m tests.realkube.record_goldens --ahead 1.37 1.38.0-beta.0  # cases.AHEAD_CASES (golden_prerelease/)
+
+A release newer than the newest supported minor (a pre-release built to check ahead) is compared with the
+newest minor's rules, the ones kubegpu reproduces for such a cluster (``versions.choose``); its golden
+belongs outside ``golden/`` (``--out``), whose files the tests take as supported releases.
 
 Writes ``tests/realkube/golden/<version>.json`` (the release it came from is in the name and the file), so
 the minors not built in CI still have their real messages in the repo. Then prints where kubegpu differs.
@@ -17,10 +23,10 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.realkube.cases import CASES, Case
+from tests.realkube.cases import AHEAD_CASES, CASES, Case
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.harness import run_case
-from tests.realkube.test_differential import GOLDEN, cases_for, differences, report
+from tests.realkube.test_differential import GOLDEN, cases_for, differences, report, reproduced
 from tests.realkube.volume_cases import VOLUME_CASES
 
 
@@ -42,7 +48,7 @@ def record(version: str, only: str = "", cases: list[Case] = CASES, where: Path 
         verdicts = {c.name: run_case(cp, c, i) for i, c in chosen}
     finally:
         cp.stop()
-    where.mkdir(exist_ok=True)
+    where.mkdir(parents=True, exist_ok=True)
     path = where / f"{rel}.json"
     kept = json.loads(path.read_text())["cases"] if only and path.exists() else {}
     merged = {**kept, **{name: v.as_dict() for name, v in verdicts.items()}}
@@ -55,7 +61,9 @@ def record(version: str, only: str = "", cases: list[Case] = CASES, where: Path 
     path.write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
     diffs = differences(out["cases"], rel, cases)
     print(report(diffs))
-    print(f"Kubernetes {rel}: {len(verdicts)} cases recorded, kubegpu differs on {len(diffs)}")
+    print(
+        f"Kubernetes {rel}: {len(verdicts)} cases recorded into {path}, kubegpu ({reproduced(rel)} rules) differs on {len(diffs)}"
+    )
     return len(diffs)
 
 
@@ -65,12 +73,20 @@ def main(argv: list[str]) -> int:
     if "--only" in argv:
         at = argv.index("--only")
         only, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
-    volumes = "--volumes" in argv
-    argv = [a for a in argv if a != "--volumes"]
+    volumes, ahead = "--volumes" in argv, "--ahead" in argv
+    argv = [a for a in argv if a not in ("--volumes", "--ahead")]
+    out = GOLDEN.parent / "golden_prerelease" if ahead else GOLDEN
+    if "--out" in argv:
+        at = argv.index("--out")
+        out, argv = Path(argv[at + 1]), argv[:at] + argv[at + 2 :]
     versions = list(build.MINORS) if argv == ["--all"] else argv or [build.NEWEST]
+    if ahead:  # differences from the newest rules are what is looked for: reported, not an error
+        for v in versions:
+            record(v, only, AHEAD_CASES, out / "ahead")
+        return 0
     if volumes:
-        return 1 if sum(record(v, only, VOLUME_CASES, GOLDEN / "volumes") for v in versions) else 0
-    return 1 if sum(record(v, only) for v in versions) else 0
+        return 1 if sum(record(v, only, VOLUME_CASES, out / "volumes") for v in versions) else 0
+    return 1 if sum(record(v, only, where=out) for v in versions) else 0
 
 
 if __name__ == "__main__":

@@ -38,6 +38,20 @@ def test_a_minor_names_its_pinned_patch_and_a_release_names_itself() -> None:
     assert build.NEWEST == "1.37"
 
 
+def test_an_exact_pre_release_names_itself_without_becoming_a_supported_minor() -> None:
+    """kubernetes tags pre-releases v1.38.0-alpha.N / -beta.N / -rc.N (the module proxy serves
+    k8s.io/kubernetes v1.38.0-beta.0, its staging modules v0.38.0-beta.0); hack/lib/version.sh gives such a
+    tag gitMinor "38+"."""
+    assert build.release("1.38.0-beta.0") == "1.38.0-beta.0"
+    assert build.release("v1.38.0-rc.1") == "1.38.0-rc.1"
+    assert "1.38" not in build.MINORS and build.NEWEST == "1.37"
+    assert build.version_vars("1.38.0-beta.0")["gitMinor"] == "38+"
+    assert build.version_vars("1.37.2") == {"gitVersion": "v1.37.2", "gitMajor": "1", "gitMinor": "37",
+                                            "gitTreeState": "clean"}  # fmt: skip
+    with pytest.raises(ValueError, match="not a Kubernetes version"):
+        build.release("1.38.0-beta")
+
+
 @pytest.mark.parametrize("bad", ["1.29", "latest", "1.37.x", ""])
 def test_an_unsupported_or_malformed_version_is_refused_with_the_supported_list(bad: str) -> None:
     supported = "supported minors: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37"

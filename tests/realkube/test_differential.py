@@ -40,6 +40,15 @@ def minor_number(version: str) -> int:
     return int(version.split(".")[1])
 
 
+def reproduced(version: str) -> str:
+    """The release whose rules kubegpu renders for a cluster of ``version``: its own minor, or for a release
+    newer than the newest supported (a pre-release such as 1.38.0-beta.0 recorded to check ahead) the newest,
+    as ``versions.choose`` does for such a cluster."""
+    from kubegpu.scheduler.versions import BEHAVIOURS, NEWEST
+
+    return version if minor_number(version) <= NEWEST else BEHAVIOURS[NEWEST].release
+
+
 def cases_for(version: str, cases: list[Case] = CASES) -> list[Case]:
     """The cases the release's API server can hold (DRA's v1 objects from 1.34)."""
     return [c for c in cases if c.applies(minor_number(version))]
@@ -67,7 +76,7 @@ def differences(
     real: dict[str, dict[str, Any]], version: str, cases: list[Case] = CASES
 ) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     """case → (kubegpu's verdict, the real one) for every case where they differ."""
-    ours = {c.name: kubegpu_verdict(c, version).as_dict() for c in cases_for(version, cases)}
+    ours = {c.name: kubegpu_verdict(c, reproduced(version)).as_dict() for c in cases_for(version, cases)}
     return {n: (ours[n], real[n]) for n in ours if ours[n] != real.get(n)}
 
 

@@ -3,6 +3,7 @@
 
     python tools/kube/build.py 1.37          # the newest patch we pin for a minor (MINORS below)
     python tools/kube/build.py 1.35.4        # an exact release
+    python tools/kube/build.py 1.38.0-beta.0 # an exact pre-release (checked against the rules, not supported)
     python tools/kube/build.py --all         # every supported minor (~4 min each cold on 2 cores)
     python tools/kube/build.py --list        # the supported minors
 
@@ -50,11 +51,12 @@ BINARIES = ("kube-apiserver", "kube-scheduler")
 
 
 def release(version: str) -> str:
-    """``1.37`` → ``1.37.2``; ``v1.35.4`` / ``1.35.4`` → ``1.35.4``."""
+    """``1.37`` → ``1.37.2``; ``v1.35.4`` / ``1.35.4`` → ``1.35.4``; ``1.38.0-beta.0`` → itself (a pre-release
+    is tagged like ``v1.38.0-alpha.1``, ``-beta.0``, ``-rc.1``; its staging modules are ``v0.38.0-beta.0``)."""
     v = version.removeprefix("v")
     if v in MINORS:
         return MINORS[v]
-    if not re.fullmatch(r"1\.\d+\.\d+", v):
+    if not re.fullmatch(r"1\.\d+\.\d+(-(alpha|beta|rc)\.\d+)?", v):
         raise ValueError(f"not a Kubernetes version: {version!r} (supported minors: {', '.join(MINORS)})")
     return v
 
@@ -104,6 +106,14 @@ def module_for(rel: str, env: dict[str, str], into: Path) -> None:
     _go(["mod", "tidy"], into, env)
 
 
+def version_vars(rel: str) -> dict[str, str]:
+    """The version variables linked in, as hack/lib/version.sh sets them for the tag ``v<rel>``: a pre-release
+    (v1.38.0-beta.0) has gitMinor "38+", as ``kubectl version`` shows for such a build."""
+    major, minor = rel.split(".")[:2]
+    return {"gitVersion": f"v{rel}", "gitMajor": major, "gitMinor": minor + ("+" if "-" in rel else ""),
+            "gitTreeState": "clean"}  # fmt: skip
+
+
 def build(version: str, jobs: int | None = None) -> dict[str, Path]:
     """Build (or find cached) kube-apiserver and kube-scheduler of ``version``; returns their paths."""
     rel = release(version)
@@ -117,18 +127,15 @@ def build(version: str, jobs: int | None = None) -> dict[str, Path]:
     src = root / "module"
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}
+    # GOTOOLCHAIN=local unless the caller names a toolchain: a release whose go.mod needs a newer Go than the
+    # local one (1.38 names go 1.27.0) is built with `GOTOOLCHAIN=go1.27.3`, which the go command fetches.
+    toolchain = os.environ.get("GOTOOLCHAIN") or "local"
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0", "GOTOOLCHAIN": toolchain}
     module_for(rel, env, src)
-    major, minor, _ = rel.split(".")
     ldflags = " ".join(
         f"-X {pkg}.{k}={v}"
         for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
-        for k, v in (
-            ("gitVersion", f"v{rel}"),
-            ("gitMajor", major),
-            ("gitMinor", minor),
-            ("gitTreeState", "clean"),
-        )
+        for k, v in version_vars(rel).items()
     )
     tmp = root / "bin.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
