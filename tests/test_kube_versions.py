@@ -55,6 +55,36 @@ def test_the_choice_rule_flag_then_server_then_newest_kubelet_then_newest() -> N
         choose("one", "", [])
 
 
+def test_a_too_new_server_or_kubelet_is_warned_with_what_its_pre_release_showed() -> None:
+    """v1.38.0-beta.0 (k8s.io/kubernetes on the module proxy) was run on every recorded case against 1.37's
+    rules (tests/realkube/test_prerelease.py holds its goldens to the count and the case quoted): a 1.38
+    cluster is reproduced as 1.37 and the warning names what 1.38 does differently, for the API server and,
+    with none, the newest kubelet."""
+    checked = (
+        "1.38.0-beta.0 was checked against the 1.37 rules on 62 recorded cases and differed on 1: "
+        "spread-empty-selector, a topology spread constraint's labelSelector {} counts every pod of the "
+        "namespace where 1.30-1.37 count none (kubernetes/kubernetes#141340)"
+    )
+    chosen, where, warning = choose(None, "v1.38.0-beta.0", [])
+    assert (chosen, where) == (behaviour(37), "the newest supported release")
+    assert warning.startswith("Kubernetes v1.38.0-beta.0 is not supported (supported: 1.30 to 1.37)")
+    assert checked in warning
+    # no API server version (a snapshot without /version): the kubelets decide, and one newer than 1.37 is said
+    chosen, where, warning = choose(None, "", ["v1.37.2", "v1.38.0-beta.0"])
+    assert (chosen, where) == (behaviour(37), "the newest kubelet (v1.38.0-beta.0)")
+    assert warning.startswith(
+        "the newest kubelet (v1.38.0-beta.0) is newer than the supported range (1.30 to 1.37)"
+    )
+    assert checked in warning
+    # nothing was checked for 1.39: the warning claims nothing
+    chosen, _, warning = choose(None, "", ["v1.39.0"])
+    assert chosen == behaviour(37) and warning == (
+        "the newest kubelet (v1.39.0) is newer than the supported range (1.30 to 1.37); reproducing 1.37, the "
+        "newest: messages and defaults of the cluster's own release may differ"
+    )
+    assert "checked" not in choose(None, "v1.39.2", [])[2]
+
+
 def test_the_cli_refuses_an_unsupported_version_and_prints_the_one_it_uses() -> None:
     bad = CliRunner().invoke(cli, ["diagnose", "--demo", "--kube-version", "1.29"])
     assert bad.exit_code == 2

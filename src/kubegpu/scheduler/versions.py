@@ -131,6 +131,42 @@ BEHAVIOURS: dict[int, Behaviour] = {
 NEWEST = max(BEHAVIOURS)
 SUPPORTED_RANGE = f"1.{min(BEHAVIOURS)} to 1.{NEWEST}"
 
+
+@dataclass(frozen=True)
+class AheadCheck:
+    """A pre-release of a minor above ``NEWEST``, checked before that minor is supported: its real
+    kube-apiserver and kube-scheduler (tools/kube/build.py) ran every recorded case (tests/realkube
+    ``record_goldens --out``, and ``--ahead`` for the cases written for its source changes; goldens in
+    tests/realkube/golden_prerelease/) and were compared with what kubegpu renders for ``NEWEST``, the release
+    it reproduces for such a cluster. A pre-release never makes its minor supported: the final may change."""
+
+    release: str
+    cases: int  # cases recorded: base, storage and ahead
+    differed: tuple[tuple[str, str], ...] = ()  # (case, what changed) where text or verdict differed
+
+
+# v1.38.0-beta.0 (the module proxy's newest 1.38 on 2026-12-05): the 50 base and 11 storage cases gave
+# 1.37.2's texts and verdicts; the one case written for a 1.38 source change did not (docs/realkube.md)
+CHECKED_AHEAD: dict[int, AheadCheck] = {
+    38: AheadCheck("1.38.0-beta.0", 62, (
+        ("spread-empty-selector", "a topology spread constraint's labelSelector {} counts every pod of the "
+         "namespace where 1.30-1.37 count none (kubernetes/kubernetes#141340)"),
+    )),
+}  # fmt: skip
+
+
+def ahead_note(minor: int | None) -> str:
+    """What is known of a minor above ``NEWEST`` (``CHECKED_AHEAD``), or "" when nothing is."""
+    check = CHECKED_AHEAD.get(minor) if minor is not None else None
+    if check is None:
+        return ""
+    said = f"{check.release} was checked against the 1.{NEWEST} rules on {check.cases} recorded cases and "
+    if not check.differed:
+        return said + "matched on every one (the final release is not checked)"
+    what = "; ".join(f"{case}, {change}" for case, change in check.differed)
+    return said + f"differed on {len(check.differed)}: {what}; see docs/realkube.md"
+
+
 # DRA feature gates' defaults per minor, as kube-scheduler and the API server of that release ship them
 # (kubernetes pkg/features/kube_features.go of v1.34.4, v1.35.4, v1.36.3, v1.37.2; read from each tag's
 # versioned spec, the last entry at or below the minor). Off before 1.34 for every gate here (DRA itself is
@@ -216,10 +252,19 @@ def choose(given: str | None, server_version: str, kubelet_versions: list[str]) 
         try:
             return behaviour(server_version), f"the API server ({server_version})", ""
         except ConfigError as err:
-            warning = f"{err}; using the newest supported release"
+            note = ahead_note(parse_minor(server_version))
+            warning = f"{err}; using the newest supported release" + (f"; {note}" if note else "")
     found = newest_of(kubelet_versions)
     newest = max(kubelet_versions, key=lambda v: parse_minor(v) or -1, default="")
     if found is not None:
+        top = parse_minor(newest)
+        if not warning and top is not None and top > NEWEST:  # a kubelet is never newer than its API server
+            note = ahead_note(top)
+            warning = (
+                f"the newest kubelet ({newest}) is newer than the supported range ({SUPPORTED_RANGE}); "
+                f"reproducing 1.{NEWEST}, the newest: messages and defaults of the cluster's own release may differ"
+                + (f"; {note}" if note else "")
+            )
         return found, f"the newest kubelet ({newest})", warning
     if parse_minor(newest) is not None:  # every kubelet older than the oldest supported minor
         # the version skew policy lets a kubelet be up to 3 minors older than its API server: the cluster
