@@ -73,3 +73,10 @@ def test_a_runtime_class_the_snapshot_lacks_is_said_not_assumed() -> None:
     adm = _admit(_variant("missing", runtimeClassName="nvidia"), KATA_FC)
     assert adm.pod is not None and adm.pod.requests["cpu"] == 2000
     assert adm.warning == NOT_IN_SNAPSHOT.format(name="nvidia")
+
+
+def test_an_empty_runtime_class_name_is_refused_as_the_api_server_answers_it() -> None:
+    """``runtimeClassName: ""``: kube-apiserver 1.30.14, 1.33.13 and 1.37.2 (tools/kube) answered HTTP 500
+    "resource name may not be empty" (the plugin looks up a class of an empty name); kubegpu admitted it."""
+    adm = _admit(_variant("empty-rc", runtimeClassName=""), KATA_FC)
+    assert adm.pod is None and adm.message == "resource name may not be empty"
