@@ -169,3 +169,21 @@ def test_nodes_still_short_after_removing_every_lower_pod_need_no_dry_run(monkey
         "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
         "preemption: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
     )
+
+
+def test_a_dry_run_leaves_the_order_of_the_nodes_pods_as_it_was() -> None:
+    """Victims of equal importance are taken in the node's pod order: kubernetes v1.34.4
+    ``pkg/scheduler/framework/preemption/preemption.go`` ``DryRunPreemption`` gives ``SelectVictimsOnNode`` a
+    copy (``nodeInfoCopy := potentialNodes[...].Snapshot()``), which sorts ``nodeInfo.GetPods()`` with
+    ``sort.Slice`` (insertion sort up to 12 pods, so in that order among equals), so a dry run never reorders
+    the cache. Asking twice names the same victims in the same order; a rollback used to put the removed pods
+    back at the end, so each dry run on a node reversed the order the next one read."""
+    objs = [make_node("n").gpus(4).obj()]
+    objs += [make_pod(name).gpu(1).on("n").obj() for name in ("a", "b", "c", "d")]
+    s = scheduler_for(*objs)
+    pod = make_pod("p").gpu(3).priority(10).parsed()
+    first = [v.name for v in s.schedule_one(pod, assume=False).victims]
+    assert list(s.cluster.pods_on[0]) == [f"default/{n}" for n in "abcd"]
+    again = [v.name for v in s.schedule_one(pod, assume=False).victims]
+    # a goes back first and leaves the 3 GPUs the pod needs; b, c and d do not fit beside it
+    assert first == again == ["b", "c", "d"]

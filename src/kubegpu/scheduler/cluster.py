@@ -450,6 +450,17 @@ class ClusterState:
         self._touch(idx)
         self.node_generation[idx] = self.last_node_change = self.clock
 
+    def restore_order(self, idx: int, keys: list[PodKey]) -> None:
+        """Put node ``idx``'s pods back in the order ``keys`` (the same pods, as listed before a dry run):
+        a rollback adds a removed pod back at the end, and the order is the order victims of equal importance
+        are considered in. Upstream's dry runs work on a copy of the node (``NodeInfo.Snapshot``), so they
+        leave the cache's order as it was."""
+        pods = self.pods_on[idx]
+        if list(pods) != keys:
+            kept = dict(pods)
+            pods.clear()
+            pods.update((k, kept[k]) for k in keys)
+
     def mark(self) -> int:
         """A point to roll back to (Volcano's ``Statement`` semantics, on the journal)."""
         return len(self.journal)

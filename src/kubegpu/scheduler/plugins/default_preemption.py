@@ -246,7 +246,7 @@ class DefaultPreemption:
     def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
         cluster, fw = self.handle.cluster, self.handle.framework
         assert cluster is not None and fw is not None
-        mark = cluster.mark()
+        mark, order = cluster.mark(), list(cluster.pods_on[idx])
         try:
             lower = sorted(
                 (p for p in cluster.pods_on[idx].values() if p.priority < pod.priority), key=importance_key
@@ -274,6 +274,7 @@ class DefaultPreemption:
             return victims, violations, SUCCESS
         finally:
             cluster.rollback(mark)
+            cluster.restore_order(idx, order)
 
 
 # the filters upstream runs before NodeResourcesFit (default order, pkg/scheduler/apis/config/v1
