@@ -26,7 +26,7 @@ import numpy as np
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler import messages
 from kubegpu.scheduler.cluster import NodeView
-from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult
+from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult, Rows
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import (
     Message,
@@ -172,11 +172,16 @@ class DefaultPreemption:
         if len(potential):
             offset = int(self.handle.rng.integers(len(potential)))
             wanted = self.num_candidates(len(potential))
+            decided: dict[int, Status] | None = None  # computed at the first node that fits with room freed
             for k in range(len(potential)):
                 idx = int(potential[(offset + k) % len(potential)])
-                short = self._still_short(state, pod, idx) if diagnosis.evaluated[idx] else None
-                if short is not None:  # (the dry run's own answer, without the dry run)
-                    statuses[short] += 1
+                fit = self._fit_without_lower(state, pod, idx) if diagnosis.evaluated[idx] else None
+                if fit is not None and fit.is_success:
+                    if decided is None:
+                        decided = self._decided_after_fit(state, pod, potential)
+                    fit = decided.get(idx)
+                if fit is not None:  # (the dry run's own answer, without the dry run)
+                    statuses[fit] += 1
                     continue
                 victims, violations, status = self.select_victims_on_node(state, pod, idx)
                 if status.is_success and victims:
@@ -213,12 +218,12 @@ class DefaultPreemption:
         """Choose among the nodes where preemption makes room (a hook for cost-aware variants)."""
         return pick_one(candidates)
 
-    def _still_short(self, state: CycleState, pod: Pod, idx: int) -> Status | None:
+    def _fit_without_lower(self, state: CycleState, pod: Pod, idx: int) -> Status | None:
         """NodeResourcesFit's status on node ``idx`` (one whose filters ran and refused the pod as
-        Unschedulable) with every strictly-lower-priority pod removed, where it fails and is the first filter
-        that would: ``select_victims_on_node``'s answer there, read off the columns (no pod removed, put
-        back, and its devices assigned again: at 5,000 nodes, hundreds of Pending pods that may preempt
-        made millions of those). None where the dry run must run: NodeResourcesFit would pass, or a filter
+        Unschedulable) with every strictly-lower-priority pod removed, where it is the first filter that
+        could fail: a failure is ``select_victims_on_node``'s answer there, read off the columns (no pod
+        removed, put back, and its devices assigned again: at 5,000 nodes, hundreds of Pending pods that may
+        preempt made millions of those); a success says the filters up to it pass. None where a filter
         before it could read the removed pods otherwise than as freed room (a nominated pod placed first,
         host ports asked, a filter outside ``_BEFORE_FIT``). Before NodeResourcesFit upstream's order has
         only those; they fail as UnschedulableAndUnresolvable, so on this node they passed, and they pass
@@ -241,7 +246,38 @@ class DefaultPreemption:
             for r, amount in p.requests.items():
                 taken[r] = taken.get(r, 0) + amount
         status = fit.filter(state, pod, _Without(cluster, idx, taken, len(lower)))
-        return None if status.is_success else status
+        return SUCCESS if status.is_success else status
+
+    def _decided_after_fit(self, state: CycleState, pod: Pod, rows: Rows) -> dict[int, Status]:
+        """Per node of ``rows``, the status the filters after NodeResourcesFit give with the node's
+        lower-priority pods removed, where it is known without removing them: the first failing filter's
+        status, taken from the filters' answers on the cluster as it is where each filter before it passes
+        and each up to it says (``removal_stable``) that its answer holds whatever of the node's own pods
+        are gone. Filters skipped by PreFilter pass; a filter without ``removal_stable`` ends the walk (its
+        nodes and those after get dry runs). At 2,000 nodes, 69,000 of 80,000 dry runs for pods with
+        required pod affinity ended in ``didn't match pod affinity rules``, which no lower-priority pod on
+        the node could have met (upstream's comment in ``SelectVictimsOnNode``: affinity to victims is not
+        supported)."""
+        cluster, fw = self.handle.cluster, self.handle.framework
+        assert cluster is not None and fw is not None
+        plugins = [p.name for p in fw.filter_plugins]
+        out: dict[int, Status] = {}
+        open_ = np.ones(len(rows), dtype=bool)  # every filter so far passes, and would with pods removed
+        for plugin in fw.filter_plugins[plugins.index(names.NODE_RESOURCES_FIT) + 1 :]:
+            if plugin.name in state.skip_filter:
+                continue
+            stable_answer = getattr(plugin, "removal_stable", None)
+            if stable_answer is None:
+                break
+            codes, reason_ids, stable = stable_answer(state, pod, cluster, rows)
+            failed = codes != Code.SUCCESS
+            for j in (open_ & stable & failed).nonzero()[0]:
+                status = Status(Code(int(codes[j])), self.handle.reasons.reasons(int(reason_ids[j])))
+                out[int(rows[j])] = status.with_plugin(plugin.name)
+            open_ &= stable & ~failed
+            if not open_.any():
+                break
+        return out
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
         cluster, fw = self.handle.cluster, self.handle.framework

@@ -205,9 +205,27 @@ class InterPodAffinity:
     def filter_batch(
         self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
     ) -> tuple[Codes, ReasonIds]:
+        return self._codes(*(m[rows] for m in self.failures(pod, cluster)))
+
+    def removal_stable(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds, Mask]:
+        """``filter_batch`` over ``rows`` and where that status stays the same with any of the row's own pods
+        removed (the rest of the cluster unchanged), for preemption's dry runs: the rows where the required
+        affinity is unmet, which ``Filter`` reports before either anti-affinity check. Such a row lacks a
+        term's topology label (read off the node alone), or no pod matching every term runs in its domains,
+        so none runs on the row itself: removing its pods leaves ``affinityCounts`` as they were (upstream
+        ``RemovePod`` → ``updateWithPod`` counts a pod only if it matches every term), and with them the
+        domain check and the first-pod rule (no matching pod anywhere)."""
         unmet, anti, existing = (m[rows] for m in self.failures(pod, cluster))
-        codes = np.zeros(len(rows), dtype=np.int8)
-        reasons = np.zeros(len(rows), dtype=np.int32)
+        codes, reasons = self._codes(unmet, anti, existing)
+        return codes, reasons, unmet
+
+    def _codes(self, unmet: Mask, anti: Mask, existing: Mask) -> tuple[Codes, ReasonIds]:
+        """Per row, the first failure of ``Filter``'s order: unmet affinity, then anti-affinity, then
+        existing pods' anti-affinity."""
+        codes = np.zeros(len(unmet), dtype=np.int8)
+        reasons = np.zeros(len(unmet), dtype=np.int32)
         codes[existing], reasons[existing] = Code.UNSCHEDULABLE, self._ids[2]
         codes[anti], reasons[anti] = Code.UNSCHEDULABLE, self._ids[1]
         codes[unmet], reasons[unmet] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE, self._ids[0]

@@ -235,6 +235,19 @@ class PodTopologySpread:
             codes[skewed], reasons[skewed] = Code.UNSCHEDULABLE, self._skew
         return codes, reasons
 
+    def removal_stable(
+        self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows
+    ) -> tuple[Codes, ReasonIds, Mask]:
+        """``filter_batch`` over ``rows`` and where that status stays the same with any of the row's own pods
+        removed (the rest of the cluster unchanged), for preemption's dry runs: every row but a skewed one.
+        A missing label reads the node alone. A row that passes still passes: removing ``k`` counted pods
+        from its domain lowers that domain's count by ``k`` and leaves the others and the set of domains
+        (made of nodes, not pods) as they were, so the minimum either stays (the skew drops by ``k``) or
+        becomes this domain's new count (the skew is the pod's own 0 or 1, never above ``maxSkew`` ≥ 1);
+        upstream ``RemovePod`` → ``updateWithPod`` changes only that domain's count and its critical paths."""
+        codes, reasons = self.filter_batch(state, pod, cluster, rows)
+        return codes, reasons, codes != Code.UNSCHEDULABLE
+
     def filter(self, state: CycleState, pod: Pod, node: NodeView) -> Status:
         return filter_one(self, self._handle.reasons, state, pod, node)
 
