@@ -17,7 +17,7 @@ Dry runs remove and re-add pods through the cluster journal and roll back; nothi
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from kubegpu.model.objects import Pod, PodDisruptionBudget
 from kubegpu.scheduler import messages
-from kubegpu.scheduler.cluster import NodeView
+from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import CycleState, Diagnosis, Handle, PostFilterResult, Rows
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.reasons import (
@@ -121,6 +121,12 @@ class DefaultPreemption:
         self.handle = handle
         self.min_candidate_nodes_percentage = int(args.get("minCandidateNodesPercentage", 10))
         self.min_candidate_nodes_absolute = int(args.get("minCandidateNodesAbsolute", 100))
+        # ``_fit_without_lower``'s answers per (priority, NodeResourcesFit's sign of the pod), per node with
+        # the node's version they were read at, for one cluster: pods of one shape and priority ask alike
+        self._fits: tuple[ClusterState | None, dict[tuple[int, Hashable], dict[int, tuple[int, Status]]]] = (
+            None,
+            {},
+        )
 
     def post_filter(
         self, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -240,13 +246,28 @@ class DefaultPreemption:
                 return None
         if fit is None or pod.host_ports or cluster.nominated_for(idx, pod):
             return None
+        # the answer reads the node's pods (its version: any change makes a new one), the pod's priority
+        # and what of the pod the filter reads (its ``sign``)
+        signer = getattr(fit, "sign", None)  # (upstream's SignPlugin)
+        sign = signer(pod) if signer is not None else None
+        if sign is not None:
+            if self._fits[0] is not cluster or len(self._fits[1]) >= _FIT_SHAPES_MAX:
+                self._fits = (cluster, {})
+            seen = self._fits[1].setdefault((pod.priority, sign), {})
+            version = int(cluster.version[idx])
+            hit = seen.get(idx)
+            if hit is not None and hit[0] == version:
+                return hit[1]
         lower = [p for p in cluster.pods_on[idx].values() if p.priority < pod.priority]
         taken: dict[str, int] = {}
         for p in lower:
             for r, amount in p.requests.items():
                 taken[r] = taken.get(r, 0) + amount
         status = fit.filter(state, pod, _Without(cluster, idx, taken, len(lower)))
-        return SUCCESS if status.is_success else status
+        answer = SUCCESS if status.is_success else status
+        if sign is not None:
+            seen[idx] = (version, answer)
+        return answer
 
     def _decided_after_fit(self, state: CycleState, pod: Pod, rows: Rows) -> dict[int, Status]:
         """Per node of ``rows``, the status the filters after NodeResourcesFit give with the node's
@@ -312,6 +333,8 @@ class DefaultPreemption:
             cluster.rollback(mark)
             cluster.restore_order(idx, order)
 
+
+_FIT_SHAPES_MAX = 256  # bounded: a long replay meets ever new pod shapes
 
 # the filters upstream runs before NodeResourcesFit (default order, pkg/scheduler/apis/config/v1
 # getDefaultPlugins): none reads the node's pods but NodePorts, which removing pods only helps
