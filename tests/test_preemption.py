@@ -187,3 +187,38 @@ def test_a_dry_run_leaves_the_order_of_the_nodes_pods_as_it_was() -> None:
     again = [v.name for v in s.schedule_one(pod, assume=False).victims]
     # a goes back first and leaves the 3 GPUs the pod needs; b, c and d do not fit beside it
     assert first == again == ["b", "c", "d"]
+
+
+def test_a_reprieved_victim_is_back_on_the_devices_it_held() -> None:
+    """Reprieving a victim (upstream ``SelectVictimsOnNode``'s ``reprievePod``, kubernetes v1.34.4
+    plugins/defaultpreemption/default_preemption.go) means it is never evicted: it keeps its GPUs. kubegpu
+    removes and re-adds it in the dry run, so the device ledger must give it back the devices it held, not
+    pick free ones afresh (b holds n-gpu2; re-added first, as the earlier started, it used to get n-gpu1)."""
+    from kubegpu.devices.node_devices import node_devices
+    from kubegpu.scheduler.assembly import SchedulerSpec, assemble
+    from kubegpu.scheduler.cluster import ClusterState
+    from tests.conftest import snapshot_of
+
+    snap = snapshot_of(
+        make_node("n").gpus(4).obj(),
+        make_pod("c").gpu(1).priority(1000).on("n").obj(),
+        make_pod("a").gpu(1).on("n", started="2026-01-02T00:00:00Z").obj(),
+        make_pod("b").gpu(1).on("n", started="2026-01-01T00:00:00Z").obj(),
+    )
+    cluster = ClusterState(snap.nodes, snap.pods, {n.name: node_devices(n) for n in snap.nodes})
+    s = assemble(SchedulerSpec("default", seed=0), cluster)
+    before = {k: cluster.devices.assignment(k, 0) for k in cluster.pods_on[0]}
+    seen: list[dict[str, Any]] = []
+    real = s.framework.run_filters_with_nominated
+
+    def recorded(state: Any, pod: Any, view: Any) -> Any:
+        seen.append({k: cluster.devices.assignment(k, 0) for k in cluster.pods_on[0]})
+        return real(state, pod, view)
+
+    s.framework.run_filters_with_nominated = recorded  # type: ignore[method-assign]
+    result = s.schedule_one(make_pod("p").gpu(2).priority(10).parsed(), assume=False)
+    assert [v.name for v in result.victims] == ["a"]
+    assert before["default/b"] == {"main": {"nvidia.com/gpu": ["n-gpu2"]}}
+    # every filter pass of the dry run: all lower pods gone, b back, then a back (rejected)
+    assert [sorted(held) for held in seen] == [["default/c"], ["default/b", "default/c"], sorted(before)]
+    assert all(held[k] == before[k] for held in seen for k in held)

@@ -312,6 +312,8 @@ class DefaultPreemption:
                 return [], 0, NO_VICTIMS_STATUS
             for p in lower:
                 cluster.remove_pod(p)
+            # the devices each held (and whether nobody recorded them): a reprieved pod never left them
+            held = {p.key: (devices, assumed) for _, p, _, devices, assumed in cluster.journal[mark:]}
             view = cluster.view(idx)
             status = fw.run_filters_with_nominated(state, pod, view)
             if not status.is_success:
@@ -321,7 +323,7 @@ class DefaultPreemption:
             violations = 0
             for group, counts in ((violating, True), (non_violating, False)):
                 for p in group:
-                    cluster.add_pod(p, idx)
+                    cluster.add_pod(p, idx, *held[p.key])
                     if not fw.run_filters_with_nominated(state, pod, view).is_success:
                         cluster.remove_pod(p)
                         victims.append(p)
