@@ -137,3 +137,14 @@ def test_node_rows_leave_out_what_hami_counts_itself_hami_core_110() -> None:
     data = case("hami-admission-devices-unavailable")
     [node] = data["nodes"]
     assert list(node["gpu"]) == ["nvidia.com/gpu"]
+
+
+def test_another_schedulers_pod_gets_the_common_checks_cause_when_they_fail_autoscaler_3869() -> None:
+    """jhub-user-scheduler (a kube-scheduler run under another name, kubernetes/autoscaler#3869) handles the pod,
+    and the checks every scheduler makes (resources, taints, selectors) refuse it on every node: the first
+    step is their cause and fix, said under that scheduler's name, not only "handled by jhub-user-scheduler"."""
+    step = first_step("ca-scale-from-zero-gpu")
+    assert step.startswith(
+        "handled by jhub-user-scheduler (a scheduler kubegpu does not model), but the checks every scheduler "
+        "makes refuse it: No node advertises nvidia.com/gpu"
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -247,8 +247,16 @@ def _node_cause(
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.not_queued:  # PreEnqueue: kube-scheduler does not try it until its claims resolve
         return NOT_QUEUED, exp.not_queued
-    if exp.handled_by:  # another scheduler's pod: no kube-scheduler verdict is predicted
-        return f"handled by {exp.scheduler}", exp.handled_by
+    if exp.handled_by and (
+        exp.schedulable or not exp.groups
+    ):  # another scheduler's pod, and the checks every
+        return f"handled by {exp.scheduler}", exp.handled_by  # scheduler makes pass: no verdict is predicted
+    if exp.handled_by:  # those checks fail: their cause is the pod's, whichever scheduler handles it
+        reason, fix = _node_cause(replace(exp, handled_by=""), admitted, blocked, hosts)
+        return reason, (
+            f"handled by {exp.scheduler} (a scheduler kubegpu does not model), but the checks every scheduler "
+            f"makes refuse it: {fix}"
+        )
     if exp.binding:  # allocated; PreBind waits for the devices' binding conditions (not a Filter failure)
         failed = exp.binding.startswith("device binding failed")
         return ("device binding failed" if failed else "waiting for device binding conditions"), exp.binding
