@@ -284,6 +284,9 @@ class _Connections(ThreadingHTTPServer):
             if len(self.open) >= self.max_connections:
                 idle = [(opened, s) for s, (_, busy, opened) in self.open.items() if not busy]
                 victim = min(idle, key=lambda x: x[0])[1] if idle else request
+                # counted out now, not when its thread gets to ``shutdown_request``: under load that thread
+                # can lag the accept loop, and the count is what keeps the next connections in check
+                self.open.pop(victim, None)
             if victim is not request:
                 self.open[request] = (now + self.HANDSHAKE_S, False, now)
         if victim is not None:
