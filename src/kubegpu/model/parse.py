@@ -525,6 +525,7 @@ def parse_pod(
             scheduled = (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
         elif c.get("type") == "Ready":
             ready = c.get("status") == "True"
+    pod_level = parse_parts.pod_level(ctx, spec)
     return Pod(
         namespace=ns,
         name=name,
@@ -537,11 +538,9 @@ def parse_pod(
         init_containers=init,
         overhead=ctx.resources(spec.get("overhead"), "spec.overhead"),
         pod_level_requests=parse_parts.pod_level_requests(
-            ctx, spec, containers, init, _requests_within_limits
+            ctx, pod_level, containers, init, _requests_within_limits
         ),
-        pod_level_limits=ctx.resources(
-            ctx.mapping(spec.get("resources"), "spec.resources").get("limits"), "spec.resources.limits"
-        ),
+        pod_level_limits=pod_level[1],
         node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
         scheduler_name=ctx.string(spec.get("schedulerName"), "spec.schedulerName") or "default-scheduler",
         priority=ctx.integer(priority, "spec.priority"),
@@ -568,7 +567,7 @@ def parse_pod(
         status_reason=ctx.string(status.get("reason"), "status.reason"),
         status_message=ctx.string(status.get("message"), "status.message"),
         active_deadline_seconds=parse_parts.active_deadline(ctx, spec),
-        best_effort=parse_parts.best_effort(ctx, spec, status, containers, init),
+        best_effort=parse_parts.best_effort(ctx, pod_level, status, containers, init),
     )
 
 

@@ -189,9 +189,18 @@ def pod_level_unsupported(name: str) -> str:
     return f'Unsupported value: "{name}": supported values: {POD_LEVEL_SUPPORTED}'
 
 
+def pod_level(ctx: ParseContext, spec: Raw) -> tuple[ResourceList, ResourceList]:
+    """``spec.resources`` as written: (requests, limits), read once for the parts that use them."""
+    res = ctx.mapping(spec.get("resources"), "spec.resources")
+    return (
+        ctx.resources(res.get("requests"), "spec.resources.requests"),
+        ctx.resources(res.get("limits"), "spec.resources.limits"),
+    )
+
+
 def pod_level_requests(
     ctx: ParseContext,
-    spec: Raw,
+    written: tuple[ResourceList, ResourceList],
     containers: tuple[Container, ...],
     init: tuple[Container, ...],
     within_limits: WithinLimits,
@@ -201,9 +210,7 @@ def pod_level_requests(
     same rule run at PrepareForCreate): only when pod-level limits are set, a missing cpu or memory request
     becomes the containers' aggregate request when containers request it, else (and for hugepages) the
     pod-level limit."""
-    res = ctx.mapping(spec.get("resources"), "spec.resources")
-    requests = ctx.resources(res.get("requests"), "spec.resources.requests")
-    limits = ctx.resources(res.get("limits"), "spec.resources.limits")
+    requests, limits = dict(written[0]), written[1]  # (``written`` (``pod_level``) stays as written)
     if ctx.validate:
         for kind, given in (("limits", limits), ("requests", requests)):
             for name in sorted(given):
@@ -237,7 +244,11 @@ _QOS_RESOURCES = (CPU, MEMORY)
 
 
 def best_effort(
-    ctx: ParseContext, spec: Raw, status: Raw, containers: tuple[Container, ...], init: tuple[Container, ...]
+    ctx: ParseContext,
+    written: tuple[ResourceList, ResourceList],
+    status: Raw,
+    containers: tuple[Container, ...],
+    init: tuple[Container, ...],
 ) -> bool:
     """Whether the pod's QoS class is BestEffort (``qos.GetPodQOS``, pkg/apis/core/v1/helper/qos/qos.go
     v1.37.2): ``status.qosClass`` when the API server set it, else computed: no positive cpu or memory
@@ -248,11 +259,7 @@ def best_effort(
     given = ctx.string(status.get("qosClass"), "status.qosClass")
     if given:
         return given == "BestEffort"
-    res = ctx.mapping(spec.get("resources"), "spec.resources")
-    sets: list[ResourceList] = [
-        ctx.resources(res.get("requests"), "spec.resources.requests"),
-        ctx.resources(res.get("limits"), "spec.resources.limits"),
-    ]
+    sets: list[ResourceList] = list(written)  # pod-level spec.resources as written (``pod_level``)
     # IsPodLevelResourcesSet (1.37's PodLevelResourcesFixKubeletQOSClass; 1.34-1.36 also read an empty
     # ``resources: {}`` as pod-level, BestEffort: not modelled)
     if not any(is_pod_level_resource(name) for amounts in sets for name in amounts):
