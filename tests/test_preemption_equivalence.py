@@ -95,7 +95,7 @@ def test_answers_without_a_dry_run_are_the_dry_runs_answers(monkeypatch: Any, se
         mode = "new"
         new = outcomes(objs, pending)
         with monkeypatch.context() as m:  # every node with a lower-priority pod gets its dry run
-            m.setattr(DefaultPreemption, "_fit_without_lower", lambda self, state, pod, idx: None)
+            m.setattr(DefaultPreemption, "_fit_without_lower", lambda self, state, pod, idx, reading: None)
             m.setattr(DefaultPreemption, "_decided_after_fit", lambda self, state, pod, rows: {})
             mode = "ref"
             ref = outcomes(objs, pending)

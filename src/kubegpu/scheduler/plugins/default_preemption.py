@@ -179,9 +179,14 @@ class DefaultPreemption:
             offset = int(self.handle.rng.integers(len(potential)))
             wanted = self.num_candidates(len(potential))
             decided: dict[int, Status] | None = None  # computed at the first node that fits with room freed
+            reading = self._fit_reading(pod)  # the pod's part of ``_fit_without_lower``, once per pod
             for k in range(len(potential)):
                 idx = int(potential[(offset + k) % len(potential)])
-                fit = self._fit_without_lower(state, pod, idx) if diagnosis.evaluated[idx] else None
+                fit = (
+                    self._fit_without_lower(state, pod, idx, reading)
+                    if reading is not None and diagnosis.evaluated[idx]
+                    else None
+                )
                 if fit is not None and fit.is_success:
                     if decided is None:
                         decided = self._decided_after_fit(state, pod, potential)
@@ -224,7 +229,27 @@ class DefaultPreemption:
         """Choose among the nodes where preemption makes room (a hook for cost-aware variants)."""
         return pick_one(candidates)
 
-    def _fit_without_lower(self, state: CycleState, pod: Pod, idx: int) -> Status | None:
+    def _fit_reading(self, pod: Pod) -> tuple[Any, Hashable | None] | None:
+        """NodeResourcesFit and its sign of ``pod`` (upstream's SignPlugin: what of the pod the filter reads)
+        when ``_fit_without_lower`` may answer for the pod at all: only the filters of ``_BEFORE_FIT`` run
+        before it and the pod asks no host ports; None otherwise."""
+        fw = self.handle.framework
+        assert fw is not None
+        fit = None
+        for plugin in fw.filter_plugins:
+            if plugin.name == names.NODE_RESOURCES_FIT:
+                fit = plugin
+                break
+            if plugin.name not in _BEFORE_FIT:
+                return None
+        if fit is None or pod.host_ports:
+            return None
+        signer = getattr(fit, "sign", None)
+        return fit, (signer(pod) if signer is not None else None)
+
+    def _fit_without_lower(
+        self, state: CycleState, pod: Pod, idx: int, reading: tuple[Any, Hashable | None]
+    ) -> Status | None:
         """NodeResourcesFit's status on node ``idx`` (one whose filters ran and refused the pod as
         Unschedulable) with every strictly-lower-priority pod removed, where it is the first filter that
         could fail: a failure is ``select_victims_on_node``'s answer there, read off the columns (no pod
@@ -235,21 +260,11 @@ class DefaultPreemption:
         only those; they fail as UnschedulableAndUnresolvable, so on this node they passed, and they pass
         with pods removed (kubernetes/kubernetes pkg/scheduler/framework/preemption ``SelectVictimsOnNode``
         removes every lower-priority pod, then runs the filters; the first failing status is the node's)."""
-        cluster, fw = self.handle.cluster, self.handle.framework
-        assert cluster is not None and fw is not None
-        fit = None
-        for plugin in fw.filter_plugins:
-            if plugin.name == names.NODE_RESOURCES_FIT:
-                fit = plugin
-                break
-            if plugin.name not in _BEFORE_FIT:
-                return None
-        if fit is None or pod.host_ports or cluster.nominated_for(idx, pod):
+        cluster = self.handle.cluster
+        assert cluster is not None
+        if cluster.nominated_for(idx, pod):
             return None
-        # the answer reads the node's pods (its version: any change makes a new one), the pod's priority
-        # and what of the pod the filter reads (its ``sign``)
-        signer = getattr(fit, "sign", None)  # (upstream's SignPlugin)
-        sign = signer(pod) if signer is not None else None
+        fit, sign = reading  # (``_fit_reading``)
         if sign is not None:
             if self._fits[0] is not cluster or len(self._fits[1]) >= _FIT_SHAPES_MAX:
                 self._fits = (cluster, {})
