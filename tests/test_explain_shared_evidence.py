@@ -102,8 +102,12 @@ def test_each_pod_explained_after_others_reads_as_alone() -> None:
     assert by_name["train-0"].evidence == [
         "nvidia.com/gpu: pod requests 4, node has 1 free (allocatable 4, already requested 3)"
     ]
-    # the same request and selector: b's evidence is a's, the same objects (built once)
+    # the same request and selector: b's evidence is a's, the same objects (built once); every node's
+    # verdict the same, so the same list, and each group's node names the same list too
     assert all(x is y for x, y in zip(a.nodes, b.nodes, strict=True))
+    assert b.nodes is a.nodes
+    assert [g.reason for g in a.groups] == [g.reason for g in b.groups]
+    assert all(x.nodes is y.nodes for x, y in zip(a.groups, b.groups, strict=True))
 
 
 def test_a_node_that_changed_is_described_as_it_is_now() -> None:

@@ -12,7 +12,7 @@ evidence that pods explained against one engine share), this module (the cycle a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -125,52 +125,83 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
     fw = engine.framework
     version = fw.version
     store = store_for(engine)
-    rejected = diag.codes.nonzero()[0]
-    slots: Objects = np.empty(len(diag.codes), dtype=object)
+    # the per-node verdicts, as one key: pods alike but for what no node's verdict turned on (their CPU or
+    # memory where GPUs are short, say) have the same, and share the grouping and the list of evidence
+    verdicts = b"".join(a.tobytes() for a in (diag.codes, diag.plugins, diag.reason_ids, diag.evaluated))
+    rejected, triples = store.recent(("triples", verdicts), lambda: _triples(diag))
     # per reason text, each triple's (first node, reason, nodes) that renders it
     parts: dict[str, list[tuple[int, Reason, Rows]]] = {}
-    evaluated = diag.evaluated[rejected]
-    rows = rejected[evaluated]
-    # (plugin, reason id, code) as one integer: plugin < 2**15, reason id < 2**31, code < 2**8
-    triple = diag.plugins[rows].astype(np.int64) << 40
-    triple |= diag.reason_ids[rows].astype(np.int64) << 8
-    triple |= diag.codes[rows].astype(np.int64)
-    order = np.argsort(triple, kind="stable")  # one sort: each triple's nodes together, in node order
-    ordered = triple[order]
-    split = (ordered[1:] != ordered[:-1]).nonzero()[0] + 1  # where the next triple begins
-    keys = ordered[np.concatenate(([0], split))] if rows.size else ordered
-    for key, idxs in zip(keys.tolist(), np.split(rows[order], split) if rows.size else [], strict=True):
+    shared: list[tuple[Hashable, Rows, Callable[[Rows], list[NodeEvidence]]]] = []
+    own: list[tuple[Rows, Callable[[Rows], list[NodeEvidence]]]] = []  # built for this pod alone
+    for key, idxs in triples:
         plugin_idx, rid, code = key >> 40, (key >> 8) & 0xFFFFFFFF, key & 0xFF
         plugin, reasons = fw.plugin_name(plugin_idx), fw.reason_values(rid)
         texts = [render(r, version) for r in reasons]  # the release reproduced, as the message
         build = _builder(ctx, store, plugin, reasons, texts, Code(code).name)
         part = causes.pod_part(ctx.pod, reasons)
-        slots[idxs] = build(idxs) if part is None else store.nodes((plugin_idx, rid, code, part), idxs, build)
+        if part is None:
+            own.append((idxs, build))
+        else:
+            shared.append(((plugin_idx, rid, code, part), idxs, build))
         for r, text in zip(reasons, texts, strict=True):
             parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
-    absent = rejected[~evaluated]  # not evaluated: the pod-level status (``diag.absent``) speaks for them
+    absent = rejected[
+        ~diag.evaluated[rejected]
+    ]  # not evaluated: the pod-level status (``diag.absent``) speaks
     if absent.size:
         plugin = diag.absent.plugin if diag.absent else ""
         reasons = diag.absent.reasons if diag.absent else ()
         texts = [render(r, version) for r in reasons]
         for code in sorted(set(diag.codes[absent].tolist())):
             idxs = absent[diag.codes[absent] == code]
-            slots[idxs] = _builder(ctx, store, plugin, reasons, texts, Code(code).name)(idxs)
+            own.append((idxs, _builder(ctx, store, plugin, reasons, texts, Code(code).name)))
             for r, text in zip(reasons, texts, strict=True):
                 parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
-    exp.nodes.extend(slots[rejected].tolist())  # in node order, as the histogram and the JSON list them
+
+    def evidence() -> list[NodeEvidence]:
+        slots: Objects = np.empty(len(diag.codes), dtype=object)
+        for key, idxs, build in shared:
+            slots[idxs] = store.nodes(key, idxs, build)
+        for idxs, build in own:
+            slots[idxs] = build(idxs)
+        listed: list[NodeEvidence] = slots[rejected].tolist()  # in node order, as the histogram and the JSON
+        return listed
+
+    # (a list of shared objects only is shared too: nobody changes it, as its objects)
+    exp.nodes = (
+        evidence() if own else store.recent(("evidence", verdicts, *(k for k, _, _ in shared)), evidence)
+    )
     # the first node's reason speaks for its text's group, whose nodes are in node order
     groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]], Rows]] = {}
     for text, found in parts.items():
         found.sort(key=lambda found_part: found_part[0])
         idxs = found[0][2] if len(found) == 1 else np.sort(np.concatenate([f[2] for f in found]))
-        nodes = store.names[idxs].tolist()
+        nodes = store.names_of(idxs)
         by_reason = [(found[0][1], nodes)] if len(found) == 1 else _by_reason(store, found)
         groups[text] = (found[0][1], nodes, by_reason, idxs)
     for text in sorted(groups, key=lambda t: f"{len(groups[t][1])} {t}"):
         reason, nodes, by_reason, idxs = groups[text]
         advice = causes.advice_group(ctx, reason, nodes, by_reason)
         exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands), idxs))
+
+
+def _triples(diag: Diagnosis) -> tuple[Rows, list[tuple[int, Rows]]]:
+    """The rejected rows, and the evaluated ones per (plugin, reason id, code) triple, as one integer each
+    (``plugin << 40 | reason id << 8 | code``) with its rows in node order, in the triples' order: found
+    with one sort."""
+    rejected = diag.codes.nonzero()[0]
+    rows = rejected[diag.evaluated[rejected]]
+    if not rows.size:
+        return rejected, []
+    # plugin < 2**15, reason id < 2**31, code < 2**8
+    triple = diag.plugins[rows].astype(np.int64) << 40
+    triple |= diag.reason_ids[rows].astype(np.int64) << 8
+    triple |= diag.codes[rows].astype(np.int64)
+    order = np.argsort(triple, kind="stable")  # one sort: each triple's nodes together, in node order
+    ordered = triple[order]
+    split = (ordered[1:] != ordered[:-1]).nonzero()[0] + 1  # where the next triple begins
+    keys = ordered[np.concatenate(([0], split))]
+    return rejected, list(zip(keys.tolist(), np.split(rows[order], split), strict=True))
 
 
 def _by_reason(store: EvidenceStore, found: list[tuple[int, Reason, Rows]]) -> list[tuple[Reason, list[str]]]:
@@ -181,7 +212,7 @@ def _by_reason(store: EvidenceStore, found: list[tuple[int, Reason, Rows]]) -> l
         rows.setdefault(r, []).append(idxs)
     out = [(r, np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]) for r, parts in rows.items()]
     out.sort(key=lambda rn: -len(rn[1]))  # stable: ties keep node order
-    return [(r, store.names[idxs].tolist()) for r, idxs in out]
+    return [(r, store.names_of(idxs)) for r, idxs in out]
 
 
 def _builder(

@@ -32,6 +32,10 @@ T = TypeVar("T")
 Rows = npt.NDArray[np.intp]
 # keys kept at once (reason × code × pod part): the oldest is dropped beyond this; each costs 16 bytes a node
 MAX_KEYS: Final = 256
+# node name lists kept at once (per set of rows): each costs its rows' bytes as the key and a list of names
+MAX_NAME_LISTS: Final = 256
+# what ``recent`` keeps at once (per pod's diagnosis: its per-node arrays as the key, lists of nodes)
+MAX_RECENT: Final = 128
 
 
 class EvidenceStore:
@@ -43,6 +47,19 @@ class EvidenceStore:
         self.names: Objects = np.array([node.name for node in self.cluster.nodes], dtype=object)
         self._entries: dict[Hashable, tuple[Objects, npt.NDArray[np.int64]]] = {}
         self._memo: dict[Hashable, Any] = {}  # what ``fact`` and ``current`` keep
+        self._name_lists: dict[bytes, list[str]] = {}
+        self._recent: dict[Hashable, tuple[int, Any]] = {}
+
+    def names_of(self, rows: Rows) -> list[str]:
+        """The names of ``rows`` as a list, one per set of rows: Pending pods refused on the same nodes (a
+        taint's, a node pool's, those short of GPUs) share it. Nobody may change it."""
+        key = rows.tobytes()
+        found = self._name_lists.get(key)
+        if found is None:
+            if len(self._name_lists) >= MAX_NAME_LISTS:
+                del self._name_lists[next(iter(self._name_lists))]
+            found = self._name_lists[key] = self.names[rows].tolist()
+        return found
 
     def fact(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, once per engine: a fact of the snapshot (its nodes' labels, capacity, allocatable),
@@ -59,6 +76,18 @@ class EvidenceStore:
         kept: tuple[int, T] | None = self._memo.get(key)
         if kept is None or kept[0] != stamp:
             kept = self._memo[key] = (stamp, make())
+        return kept[1]
+
+    def recent(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, kept while no node changes, for the last ``MAX_RECENT`` keys only: a value per pod's
+        diagnosis (its per-node verdicts as the key), which Pending pods alike but for what no node's
+        verdict turned on share."""
+        stamp = int(self.cluster.version.max(initial=0))
+        kept: tuple[int, T] | None = self._recent.get(key)
+        if kept is None or kept[0] != stamp:
+            if kept is None and len(self._recent) >= MAX_RECENT:
+                del self._recent[next(iter(self._recent))]
+            kept = self._recent[key] = (stamp, make())
         return kept[1]
 
     def nodes(self, key: Hashable, rows: Rows, build: Callable[[Rows], list[NodeEvidence]]) -> Objects:

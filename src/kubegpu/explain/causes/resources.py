@@ -10,7 +10,9 @@ For a GPU resource the advice names the cause the data shows, because each has a
 from __future__ import annotations
 
 import difflib
+from bisect import bisect_left
 from functools import partial
+from itertools import repeat
 
 import numpy as np
 
@@ -425,11 +427,13 @@ def _too_small_advice(ctx: Context, resource: str, need: int, nodes: list[str]) 
     Says so, and whether nodes refused for other reasons are big enough; None when some node of the group
     is big enough (then it is a matter of what is free)."""
     alloc = _allocatable(ctx, resource)
-    biggest = max((alloc.get(n, 0) for n in nodes), default=0)
+    biggest = max(map(alloc.get, nodes, repeat(0)), default=0)  # (C-level: thousands of nodes per group)
     if biggest >= need:
         return None
-    group = set(nodes)
-    big = sum(1 for name, a in alloc.items() if a >= need and name not in group)
+    # the nodes with that many: none of the group's (its biggest has less), so a count over the cluster's
+    # sorted amounts, not a walk over every node per pod
+    ordered = store_for(ctx.engine).fact((_too_small_advice, resource), lambda: sorted(alloc.values()))
+    big = len(ordered) - bisect_left(ordered, need)
     bigger = (
         f" {big} other node(s) have that many, refused for other reasons (see them)."
         if big
