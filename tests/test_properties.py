@@ -61,13 +61,22 @@ def pods(draw: st.DrawFn, n: int, prefix: str) -> list[dict[str, Any]]:
             b.tolerate("nvidia.com/gpu", "present", "NoSchedule")
         if draw(st.integers(0, 3)) == 0:
             b.tolerate("", operator="Exists")
-        choice = draw(st.integers(0, 3))
+        choice = draw(st.integers(0, 5))
         if choice == 1:
             b.selector("pool", draw(st.sampled_from(POOLS)))
         elif choice == 2:
             b.require([("pool", draw(st.sampled_from(["In", "NotIn"])), [draw(st.sampled_from(POOLS))])])
         elif choice == 3:
             b.require([("pool", "DoesNotExist", [])], [("pool", "Exists", [])])
+        elif (
+            choice >= 4
+        ):  # pinned by name (a label of one value per node, or the node's name field); n9 never exists
+            names = draw(st.lists(st.sampled_from(["n0", "n1", "n3", "n9"]), min_size=1, max_size=3))
+            op = draw(st.sampled_from(["In", "NotIn"]))
+            if choice == 4:
+                b.require([("kubernetes.io/hostname", op, names)])
+            else:
+                b.require([], fields=[("metadata.name", op, names)])
         if draw(st.integers(0, 5)) == 0:
             b.host_port(8080)
         b.priority(draw(st.sampled_from([0, 10, 100])))

@@ -195,6 +195,7 @@ class ClusterState:
         models = device_models or {}
         self.devices = DeviceLedger([models.get(node.name) for node in self.nodes])
         self._label_columns: dict[str, tuple[npt.NDArray[np.int32], list[str]]] = {}
+        self._label_ids: dict[str, dict[str, int]] = {}
         self.orphans: list[Pod] = []  # assigned to a node the snapshot does not hold
         self.nominated: dict[int, dict[PodKey, Pod]] = {}  # node → pending pods nominated to it
         self.nominated_to: dict[PodKey, int] = {}
@@ -256,6 +257,13 @@ class ClusterState:
             )
             cached = (ids, list(values))
             self._label_columns[key] = cached
+        return cached
+
+    def label_ids(self, key: str) -> dict[str, int]:
+        """``label_column``'s id → value table inverted: value → id."""
+        cached = self._label_ids.get(key)
+        if cached is None:
+            cached = self._label_ids[key] = {v: i for i, v in enumerate(self.label_column(key)[1])}
         return cached
 
     def _touch(self, idx: int) -> None:

@@ -33,13 +33,23 @@ Mask = npt.NDArray[np.bool_]
 
 
 def requirement_mask(req: Requirement, cluster: ClusterState, rows: Rows, *, field: bool = False) -> Mask:
-    """``affinity.requirement_matches`` over many nodes at once, decided per distinct label value."""
-    if field:
-        names_ = np.array([cluster.nodes[i].name for i in rows], dtype=object)
-        hit = np.isin(names_, list(req.values))
+    """``affinity.requirement_matches`` over many nodes at once, decided per distinct label value. ``In`` and
+    ``NotIn`` (a pod pinned to a node by ``kubernetes.io/hostname`` or ``metadata.name``) look their values
+    up instead: a label with a value per node would otherwise cost a test per node for every pod."""
+    if field:  # ``metadata.name``, In or NotIn (``affinity.requirement_is_valid``): names are unique
+        named = np.zeros(len(cluster), dtype=bool)
+        named[[i for i in (cluster.index.get(v) for v in req.values) if i is not None]] = True
+        hit = named[rows]
         return ~hit if req.operator == "NotIn" else hit
     ids, values = cluster.label_column(req.key)
-    per_value = np.array([affinity.requirement_matches(req, v) for v in values] + [False], dtype=bool)
+    if req.operator in ("In", "NotIn"):
+        listed = np.zeros(len(values) + 1, dtype=bool)  # the last: the label absent
+        known = cluster.label_ids(req.key)
+        listed[[i for i in (known.get(v) for v in req.values) if i is not None]] = True
+        per_value = listed if req.operator == "In" else ~listed
+        per_value[-1] = False  # (absent: below)
+    else:
+        per_value = np.array([affinity.requirement_matches(req, v) for v in values] + [False], dtype=bool)
     absent = affinity.requirement_matches(req, None)
     col = ids[rows]
     out = per_value[np.where(col >= 0, col, len(values))]
