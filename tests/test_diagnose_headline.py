@@ -223,3 +223,29 @@ def test_the_affinity_cause_holds_when_every_node_fails_on_gpus_first() -> None:
     assert reasons == ["2 Insufficient nvidia.com/gpu"]
     assert group.cause == "node(s) didn't match pod affinity rules" and group.nearest == []
     assert "none runs anywhere: start the pods it depends on first" in group.fix
+
+
+def test_a_pod_preemption_makes_room_for_has_preemption_as_its_cause() -> None:
+    """One node of 8 GPUs held by two 4-GPU pods of priority 0; a Pending 8-GPU pod of priority 1000. No node
+    fits it, so NodeResourcesFit refuses the node ("Insufficient nvidia.com/gpu"), but DefaultPreemption
+    finds both pods as victims and nominates the node ("preemption: found a potential placement for pod on
+    node full, preempting 2 victims": pkg/scheduler/framework/preemption/preemption.go v1.37.2). The
+    cause is the preemption, not a shortage to fix: it names the victims and the node (the preemptor waits
+    for their graceful termination, kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption).
+    A pod of priority 0 alike finds no victim: its cause stays the shortage."""
+    objs = [make_node("full").gpus(8).obj()]
+    objs += [make_pod(f"low-{i}").ns("batch").gpu(4).priority(0).on("full").obj() for i in range(2)]
+    objs.append(make_pod("urgent").ns("team-a").gpu(8).priority(1000).obj())
+    objs.append(make_pod("patient").ns("team-b").gpu(8).priority(0).obj())
+    snap = build_snapshot([("hand-built.yaml", o) for o in objs])
+    assert not snap.errors
+    s = summary_of(snap)
+    by_pod = {p: g for g in s.groups for p in g.pods}
+    urgent, patient = by_pod["team-a/urgent"], by_pod["team-b/patient"]
+    assert urgent.cause == "would preempt lower-priority pods"
+    assert "preempting 2 victims" in urgent.message
+    assert urgent.fix.startswith(
+        "kube-scheduler would evict 2 lower-priority pod(s) (batch/low-0, batch/low-1) on full and nominate the pod there"
+    )
+    assert patient.cause == NO_GPU
+    assert dict(s.causes) == {"would preempt lower-priority pods": 1, NO_GPU: 1}

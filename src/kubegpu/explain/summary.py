@@ -29,6 +29,7 @@ from kubegpu.explain.kueue import WORKLOAD_REF
 from kubegpu.explain.kueue import cause as kueue_cause
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
+from kubegpu.explain.wording import some_of
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.names import MIG_RESOURCE_PREFIX
@@ -42,6 +43,7 @@ SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same
 NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
 HEADLINE_CAUSES = 5  # causes a headline shows before "… N more" (``Summary.headline_causes``)
 SCHEDULABLE_NOW = "schedulable now"  # the cause of a Pending pod that fits now
+PREEMPTS = "would preempt lower-priority pods"  # no node fits, but DefaultPreemption finds victims
 
 
 @dataclass
@@ -230,6 +232,20 @@ def _cause(
     return reason, fix
 
 
+def preemption_fix(exp: Explanation) -> str:
+    """What happens to a pod DefaultPreemption finds victims for, and what to check when it stays Pending
+    (kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption: the preemptor is nominated to
+    the node and waits for its victims' graceful termination; PodDisruptionBudgets are honoured on a
+    best-effort basis only)."""
+    victims = f"{len(exp.victims)} lower-priority pod(s) ({some_of(exp.victims)})" if exp.victims else "pods"
+    return (
+        f"kube-scheduler would evict {victims} on {exp.nominated_node} and nominate the pod there; it binds when "
+        "they have terminated. Pods alike preempt one at a time, each judged against what the last one left. If "
+        "it stays Pending, check that the victims terminate (finalizers, terminationGracePeriodSeconds); to spare "
+        "them, lower the pod's priority class (PodDisruptionBudgets hold only best-effort against preemption)."
+    )
+
+
 def _node_cause(
     exp: Explanation,
     admitted: npt.NDArray[np.bool_] | None,
@@ -274,6 +290,8 @@ def _node_cause(
             f"{bind} now. If pods like it stay Pending, the scheduler is not getting to them: check that it "
             "runs and read the pod's events."
         )
+    if exp.nominated_node:  # no node fits it now, but PostFilter (DefaultPreemption) found victims
+        return PREEMPTS, preemption_fix(exp)
     if not exp.groups:
         return exp.message, ""
     matching = None if admitted is None else int(np.count_nonzero(admitted))
