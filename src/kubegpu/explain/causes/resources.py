@@ -24,7 +24,13 @@ from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.explain.wording import SHOWN, some_of
-from kubegpu.model.names import GPU_REPLICAS_LABEL, GPU_SHARING_LABEL, HAMI_RESOURCES, MIG_CONFIG_STATE_LABEL
+from kubegpu.model.names import (
+    GPU_COUNT_LABEL,
+    GPU_REPLICAS_LABEL,
+    GPU_SHARING_LABEL,
+    HAMI_RESOURCES,
+    MIG_CONFIG_STATE_LABEL,
+)
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import NVIDIA_GPU, is_gpu
@@ -206,6 +212,8 @@ def _gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict
         if name in unhealthy and free.get(name, 0) + (unhealthy[name][0] - unhealthy[name][1]) >= need
     ]
     out += _unhealthy_sentences(r, fits_healthy)
+    if r == NVIDIA_GPU:
+        out += _dark_sentences(ctx, r, need, nodes)
     shares = container_shares(ctx.pod, r)
     if len(shares) > 1:
         parts = " + ".join(f"{c} {format_milli(r, v)}" for c, v in shares)
@@ -266,6 +274,60 @@ def _unhealthy_sentences(r: str, nodes: list[tuple[str, tuple[int, int]]]) -> li
     ]
 
 
+def _dark_checks(ctx: Context) -> list[device_plugin.NodePlugins]:
+    """The GPU nodes whose device plugin registered no GPU resource (``device_plugin.dark_nodes``): once per
+    engine."""
+    return store_for(ctx.engine).fact(
+        (_no_plugin_advice,), lambda: device_plugin.dark_nodes(ctx.engine.snapshot)
+    )
+
+
+def _dark_sentences(ctx: Context, r: str, need: int, nodes: list[str]) -> list[str]:
+    """The nodes of the group that are GPU nodes by their labels but advertise no GPU (their device plugin
+    has not registered them with kubelet): their GPUs are not short, they are missing. By the
+    ``nvidia.com/gpu.count`` label (GFD), how many could take the pod's GPUs once registered; a fleet whose
+    DaemonSet misses a few hundred nodes reads as a shortage or fragmentation without this."""
+    checks = _dark_checks(ctx)
+    if not checks:
+        return []
+    dark = store_for(ctx.engine).fact((_dark_sentences,), lambda: {c.node: c for c in checks})
+    group = [dark[n] for n in filter(dark.__contains__, nodes)]
+    if not group:
+        return []
+    snapshot = ctx.engine.snapshot
+    counts = [_label_count(snapshot.node(c.node)) for c in group]
+    fit = sum(1 for k in counts if k is not None and k * 1000 >= need)
+    if fit:
+        would = (
+            f"{fit} of them {'has' if fit == 1 else 'have'} at least {format_milli(r, need)} by their {GPU_COUNT_LABEL} label: the pod "
+            "would fit there once they are registered"
+        )
+    elif all(k is None for k in counts):
+        would = f"their labels do not say how many GPUs they have ({GPU_COUNT_LABEL} absent)"
+    else:
+        would = f"none has {format_milli(r, need)} by its {GPU_COUNT_LABEL} label, so they would not take this pod"
+    causes = list(dict.fromkeys(c.causes[0] if c.causes else "" for c in group))
+    why = (
+        f"; {causes[0]}"
+        if len(causes) == 1 and causes[0]
+        else f"; {len(causes)} causes"
+        if len(causes) > 1
+        else ""
+    )
+    return [
+        f"{len(group)} of these nodes {'is a GPU node' if len(group) == 1 else 'are GPU nodes'} whose device "
+        f"plugin registered no {r}, so they offer none "
+        f"({some_of([c.node for c in group])}{why}), and {would}. Repair the device plugin there before adding "
+        "capacity (`kubegpu inspect` follows each node's chain)."
+    ]
+
+
+def _label_count(node: Node | None) -> int | None:
+    """The node's GPU count by GFD's ``nvidia.com/gpu.count`` label; None when absent or not a number."""
+    text = node.labels.get(GPU_COUNT_LABEL, "") if node is not None else ""
+    return int(text) if text.isdigit() else None
+
+
 def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
     """HAMi's / Volcano's own resource reached a scheduler that does not know it."""
     owner = (
@@ -288,9 +350,7 @@ def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
 def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
     """No node advertises a device plugin's resource: the pod's spelling is right, the plugin is not
     registering it. The device plugin chain of each GPU node says why."""
-    checks = store_for(ctx.engine).fact(
-        (_no_plugin_advice,), lambda: device_plugin.dark_nodes(ctx.engine.snapshot)
-    )
+    checks = _dark_checks(ctx)
     if checks:
         why = device_plugin.dark_summary(checks)
         fix = (
