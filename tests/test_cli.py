@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 from click.testing import CliRunner
@@ -151,3 +152,27 @@ def test_diagnose_node_says_what_is_wrong_with_it_and_what_it_rejects() -> None:
         "    1: Insufficient nvidia.com/gpu",
         "    1: Insufficient nvidia.com/gpus",
     }
+
+
+def test_many_refused_objects_print_the_first_twenty_and_a_count(tmp_path: Path) -> None:
+    """25 Events whose names the API server refuses (uppercase: not an RFC 1123 subdomain,
+    k8s.io/apimachinery/pkg/api/validation/objectmeta.go NameIsDNSSubdomain) beside a good node: stderr names
+    the first 20 one per line, then one line counting the other 5; -o json's inputErrors lists all 25, and
+    the answer still reads the node."""
+    items: list[dict[str, Any]] = [make_node("gpu-0").gpus(8).obj()]
+    items += [
+        {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"gpu-0.Starting{i}", "namespace": "default"},
+         "involvedObject": {"kind": "Node", "name": "gpu-0"}, "reason": "Starting", "message": "Starting kubelet."}
+        for i in range(25)
+    ]  # fmt: skip
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    proc = run("diagnose", "--snapshot", str(path))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 21
+    assert all("gpu-0.Starting" in line and "metadata.name: Invalid value" in line for line in lines[:20])
+    assert lines[20] == "error: … and 5 more input object(s) refused (-o json lists each under inputErrors)"
+    assert "25 input object(s) could not be read" in proc.stdout and "1 GPU nodes" in proc.stdout
+    as_json = run("diagnose", "--snapshot", str(path), "-o", "json")
+    assert len(json.loads(as_json.stdout)["inputErrors"]) == 25

@@ -129,7 +129,7 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     else:
         snap = sources.load_files(*snapshots)
     _check_batch_objects(snap)
-    _STRICT[id(snap)] = (strict, 0)
+    _STRICT[id(snap)] = (strict, 0, 0)
     report_errors(snap)
     if snapshots and not (snap.raw_objects or snap.ignored or snap.not_modelled):
         # every file or object was refused, or there was none (`kubectl get … > f` that failed leaves an empty
@@ -150,8 +150,11 @@ def load_snapshot(snapshots: tuple[Path, ...], demo: bool, kube: bool, context: 
     return snap
 
 
-# id(snapshot) -> (--strict given, how many of its errors were printed)
-_STRICT: dict[int, tuple[bool, int]] = {}
+# id(snapshot) -> (--strict given, how many of its errors were handled, how many of those were printed)
+_STRICT: dict[int, tuple[bool, int, int]] = {}
+# input errors printed one by one; beyond, one line counts the rest (a file of 15,000 refused objects is not
+# 15,000 lines of stderr: the first show the pattern, ``-o json``'s inputErrors lists every one)
+ERRORS_SHOWN: Final = 20
 
 
 def report_errors(snap: ClusterSnapshot, extra: Sequence[InputError] = ()) -> None:
@@ -162,10 +165,17 @@ def report_errors(snap: ClusterSnapshot, extra: Sequence[InputError] = ()) -> No
     errors only when it looks (a node's device inventory or plugin config annotation), and ``--strict``
     means exit 2 whenever any input object was rejected, whenever that was found."""
     snap.errors.extend(extra)
-    strict, printed = _STRICT.get(id(snap), (False, 0))
-    for err in snap.errors[printed:]:
+    strict, handled, printed = _STRICT.get(id(snap), (False, 0, 0))
+    new = snap.errors[handled:]
+    room = max(ERRORS_SHOWN - printed, 0)
+    for err in new[:room]:
         click.echo(f"error: {err.one_line()}", err=True)
-    _STRICT[id(snap)] = (strict, len(snap.errors))
+    if len(new) > room:
+        click.echo(
+            f"error: … and {len(new) - room} more input object(s) refused (-o json lists each under inputErrors)",
+            err=True,
+        )
+    _STRICT[id(snap)] = (strict, len(snap.errors), printed + min(room, len(new)))
     if snap.errors and strict:
         raise SystemExit(2)
 
