@@ -20,8 +20,11 @@ from typing import Any, Protocol
 from kubegpu.devices import NodeInventory, load_reading, parse_reading
 from kubegpu.devices.nvcaps import read_mig_minors
 
-# Profile ids NVML defines for GPU-instance profiles (NVML_GPU_INSTANCE_PROFILE_1_SLICE .. _COUNT-1).
-GI_PROFILE_IDS = range(16)
+# Profile indices NVML defines for GPU-instance profiles, NVML_GPU_INSTANCE_PROFILE_1_SLICE (0) up to
+# NVML_GPU_INSTANCE_PROFILE_COUNT - 1 (nvml.h of CUDA 13.2.1: COUNT 0x12, so 2_SLICE_ALL_ME 0x10, which is
+# the RTX PRO 6000's 2g.48gb+me.all, and 3_SLICE_GFX 0x11 are read too). A driver that predates an index
+# answers it with an error, which the reading records as such.
+GI_PROFILE_IDS = range(0x12)
 # How far back a reading asks nvmlDeviceGetProcessUtilization for per-process samples: several of the
 # driver's sample periods (1/6 s to 1 s), so that a process busy right now always has one.
 PROCESS_UTIL_WINDOW_US = 5_000_000
@@ -127,7 +130,7 @@ def _device(nvml: Any, index: int, h: Any, handles: list[Any]) -> dict[str, obje
             for j, other in enumerate(handles)
             if j != index and isinstance(level := q(nvml.nvmlDeviceGetTopologyCommonAncestor, h, other), int)
         ],
-        "gi_profiles": [_gi_profile(nvml, h, p, q) for p in GI_PROFILE_IDS],
+        "gi_profiles": gi_profile_readings(nvml, h, q),
         "mig_devices": _mig_devices(nvml, h, mig_mode, max_mig, q),
         "procs": [
             {"pid": p.pid, "used_memory": p.usedGpuMemory}
@@ -160,6 +163,12 @@ def _nvlinks(nvml: Any, h: Any, q: Callable[..., Any]) -> list[dict[str, object]
             }
         )
     return links
+
+
+def gi_profile_readings(nvml: Any, h: Any, q: Callable[..., Any]) -> list[dict[str, object]]:
+    """``nvmlDeviceGetGpuInstanceProfileInfo`` for every profile index NVML defines (``GI_PROFILE_IDS``);
+    ``q`` turns an NVML error into its ``"ERR:…"`` text."""
+    return [_gi_profile(nvml, h, p, q) for p in GI_PROFILE_IDS]
 
 
 def _gi_profile(nvml: Any, h: Any, profile: int, q: Callable[..., Any]) -> dict[str, object]:
