@@ -1,11 +1,13 @@
 """The DCGM fields kubegpu exports, with dcgm-exporter's names, Prometheus types and HELP texts (R13.2).
 
 Each ``DcgmField`` is one line of dcgm-exporter's ``etc/default-counters.csv`` (``DCGM FIELD, Prometheus
-metric type, help message``), copied exactly, restricted to the fields NVML can give without the DCGM
-daemon. The four ECC totals are commented out in that file but listed in it with these names and texts;
-they are exported because R13 asks for ECC where NVML has it. Left out, because NVML has no equivalent
-with the same meaning: ``DCGM_FI_DEV_PCIE_TX_THROUGHPUT``/``RX_THROUGHPUT`` (DCGM accumulates a counter;
-NVML only samples a 20 ms rate), ``DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL`` and
+metric type, help message``; NVIDIA/dcgm-exporter 4.5.3-4.8.2), copied exactly, restricted to the fields
+NVML can give without the DCGM daemon (``DCGM_FI_DEV_FB_RESERVED``, also in the file, is added by
+``kubegpu.exporter.values``). The four ECC totals are commented out in that file but listed in it with these
+names and texts; they are exported because R13 asks for ECC where NVML has it. Left out, because NVML has
+no equivalent with the same meaning: the profiling (DCP) fields the file enables, ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``,
+``PIPE_TENSOR_ACTIVE``, ``DRAM_ACTIVE`` and ``PCIE_TX_BYTES``/``PCIE_RX_BYTES`` (DCGM's profiling module
+measures them; NVML only samples a 20 ms PCIe rate), ``DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL`` and
 ``DCGM_FI_DEV_VGPU_LICENSE_STATUS``.
 
 ``DCGM_FI_DEV_XID_ERRORS`` is a gauge holding the *last* XID code, as dcgm-exporter has it (R13.3): a
