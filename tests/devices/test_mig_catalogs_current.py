@@ -169,3 +169,21 @@ def test_b200_matches_the_mig_user_guide_table() -> None:
     }  # fmt: skip
     catalog = catalog_for("NVIDIA B200")
     assert {p.name: (p.memory_slices, p.max_instances) for p in catalog.profiles} == table
+
+
+# `nvidia-smi mig -lgip` (ID, Instances Total) posted from real boards: B200 in NVIDIA/mig-parted PR 166 and
+# PR 187 (also NVIDIA/gpu-operator PR 1242), a production GB200 in NVIDIA/mig-parted issue 227 (the names
+# mig-parted PR 228 adopted). The stored posts show the first four rows; the 3g/4g/7g rows are cut off.
+POSTED_LGIP = {
+    "B200-180GB": {"1g.23gb": (19, 7), "1g.23gb+me": (20, 1), "1g.45gb": (15, 4), "2g.45gb": (14, 3)},
+    "GB200-186GB": {"1g.23gb": (19, 7), "1g.23gb+me": (20, 1), "1g.47gb": (15, 4), "2g.47gb": (14, 3)},
+}
+
+
+@pytest.mark.parametrize("product", sorted(POSTED_LGIP))
+def test_blackwell_profile_ids_match_posted_lgip(product: str) -> None:
+    catalog = catalog_for(product)
+    assert {
+        name: (catalog.profile(name).profile_id, catalog.profile(name).max_instances)
+        for name in POSTED_LGIP[product]
+    } == POSTED_LGIP[product]

@@ -220,8 +220,11 @@ CATALOGS: Mapping[str, MigCatalog] = {
         # entry and its all-1g/2g/3g/4g/7g names); 7 instances from the MIG user guide "Supported GPUs" table.
         # Profile ids and placements are the GH100 ones above (same 7 compute / 8 memory slices). For B200 the
         # MIG user guide's "GPU Instance Profiles on B200" table confirms the memory fractions (1/8, 2/8, 4/8,
-        # full) and instance counts; its start slots and profile ids, and all of GB200's, are an assumption no
-        # recorded `-lgipp` confirms yet.
+        # full) and instance counts; `-lgip` posted from real boards (B200: mig-parted PR 166 and 187; a
+        # production GB200: mig-parted issue 227) confirm ids 19, 20, 15, 14 and their counts, the posts being
+        # cut off after 2g. The 3g/4g/7g ids and every start slot are an assumption no recorded `-lgipp`
+        # confirms yet. Pre-production GB200 boards named the 1g profiles 1g.24gb (gpu-operator PR 1303);
+        # mig-parted PR 228 moved to the production names used here.
         _ampere_hopper("H100-PCIE-80GB", ["NVIDIA H100 PCIe"], ["0x233110DE"], (10, 20, 40, 80)),
         # 0x233A (pci.ids "H800L 94GB", config-default's "H800 NVL") is another product, whose NVML name
         # kubegpu has no record of: it is not mapped here.
