@@ -36,6 +36,18 @@ def test_events_of_both_apis_are_read() -> None:
     snap = build_snapshot([("e", core), ("e", new)])
     got = [(e.message, e.component, e.count) for e in snap.records.events_about("Pod", "a", "p")]
     assert got == [("m1", "default-scheduler", 4), ("m2", "volcano", 2)]
+    # the lookup is indexed: an event read after a first lookup is found too, one of a namespace that is not
+    # the object's is not, and an event whose involvedObject has no namespace (a cluster-scoped writer's) is
+    later = {**core, "metadata": {"name": "e3", "namespace": "a"}, "message": "m3"}
+    other_ns = {**core, "metadata": {"name": "e4", "namespace": "b"},
+                "involvedObject": {"kind": "Pod", "name": "p", "namespace": "b"}, "message": "m4"}  # fmt: skip
+    no_ns = {**core, "metadata": {"name": "e5", "namespace": "a"}, "involvedObject": {"kind": "Pod", "name": "p"},
+             "message": "m5"}  # fmt: skip
+    for i, raw in enumerate((later, other_ns, no_ns)):
+        snap.records.add(raw, f"e{i}")
+    got = [e.message for e in snap.records.events_about("Pod", "a", "p")]
+    assert got == ["m1", "m2", "m3", "m5"]
+    assert [e.message for e in snap.records.events_about("Pod", "b", "p")] == ["m4", "m5"]
 
 
 def _with_event(pod: dict[str, Any], message: str) -> list[tuple[str, dict[str, Any]]]:
