@@ -54,6 +54,9 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # the GPU Operator's per-node switch for its device-plugin DaemonSet (one of its nvidia.com/gpu.deploy.*
 # labels; "false" keeps the plugin off the node, as NVIDIA's DRA driver docs want where the DRA driver runs)
 DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+# the value NVIDIA's MIG manager gives the nvidia.com/gpu.deploy.* labels it was "true" while it re-partitions
+# (mig-parted pkg/mig/reconfigure/reconfigure.go maybeSetPaused; restored to "true" by setState/restart)
+MIG_PAUSED_DEPLOY_VALUE = "paused-for-mig-change"
 # the seed's example of a platform-maintained hardware-pool label
 # DRA (k8s.io/api/resource/v1 types.go): the implicit extended resource of every DeviceClass
 # (ResourceDeviceClassPrefix + class name) and the annotation marking the scheduler's special claim for
