@@ -24,3 +24,30 @@ def test_mig_manager_paused_deploy_labels_gpu_operator_2833() -> None:
     p = pending(data, "ml/infer-mig")
     assert "MIG manager" in fixes(p)
     assert "MIG manager" in first_step("gpu-operator-mig-paused")
+
+
+def test_cuda_validator_crashloop_on_a_lit_node_gpu_operator_1947() -> None:
+    """NVIDIA/gpu-operator#1947: the node advertises its GPU (the device plugin runs), but the GPU Operator's
+    CUDA check crash-loops ("CUDA driver version is insufficient for CUDA runtime version"). The validator's
+    workload pod is gpu-operator validator/manifests/cuda-workload-validation.yaml (app=nvidia-cuda-validator,
+    init container cuda-validation running vectorAdd). kubelet's CrashLoopBackOff message is only its back-off
+    (kuberuntime_manager.go doBackOff: "back-off %s restarting failed container=%s pod=%s"): the failure is in
+    lastState.terminated and must be what is shown."""
+    f = finding(
+        case("gpu-operator-cuda-validator-crash"), "GPU stack pod failing on a node that advertises GPUs"
+    )
+    assert f["objects"] == ["pod/nvidia-gpu-operator/nvidia-cuda-validator-q6m4x", "node/gpu-worker-0"]
+    said = [
+        "init container cuda-validation is CrashLoopBackOff (restarts 5)",
+        "CUDA driver version is insufficient for CUDA runtime version",  # lastState.terminated.message
+        "cudaErrorInsufficientDriver",
+    ]
+    assert [s for s in said if s not in f["detail"]] == []
+    # not kubelet's back-off text, nor the main container that only waits for the init container
+    assert (
+        "back-off 2m40s" not in f["detail"] and "nvidia-cuda-validator is PodInitializing" not in f["detail"]
+    )
+    assert (
+        f["commands"][0]
+        == "kubectl -n nvidia-gpu-operator logs nvidia-cuda-validator-q6m4x --all-containers --tail=100"
+    )

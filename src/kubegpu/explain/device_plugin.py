@@ -250,6 +250,9 @@ def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
             *lines,
         ]
     waiting = [c for c in pod.container_states if c.waiting]
+    if any(c.waiting != "PodInitializing" for c in waiting):
+        # the containers after a failing init container only wait for it: naming them adds nothing
+        waiting = [c for c in waiting if c.waiting != "PodInitializing"]
     if waiting:
         out = []
         for c in waiting:

@@ -19,7 +19,9 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - NotReady GPU nodes;
 - GPU pods kubelet rejected at admission (``findings_admission``);
 - GPU Workloads Kueue has not admitted, whose jobs it keeps suspended: no pod exists (``findings_kueue``);
-- nodes GFD labels ``<model>-MIG-INVALID`` under ``mig.strategy=single`` (``findings_mig``).
+- nodes GFD labels ``<model>-MIG-INVALID`` under ``mig.strategy=single`` (``findings_mig``);
+- GPU stack pods (the operator validator's CUDA and plugin checks, the GPU DaemonSets) failing on a node that
+  advertises GPUs (``findings_operands``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
+from kubegpu.explain.findings_operands import operand_findings
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
@@ -89,6 +92,7 @@ def find(
     out: list[Finding] = []
     out += _node_findings(snapshot)
     out += mig_invalid_findings(snapshot)
+    out += operand_findings(snapshot)
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)

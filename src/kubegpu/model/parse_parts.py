@@ -13,6 +13,9 @@ from kubegpu.model.parse_pod_affinity import ParseContext, Raw
 from kubegpu.model.quantity import CPU, format_milli
 from kubegpu.model.resources import MEMORY, ResourceList, is_pod_level_resource, maximum
 
+# kubelet's waiting reason for a container it restarts with back-off (kubecontainer.ErrCrashLoopBackOff)
+CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
+
 # parse._requests_within_limits (ValidateResourceRequirements), passed in by the caller
 WithinLimits = Callable[[Any, str, ResourceList, ResourceList], None]
 
@@ -31,7 +34,10 @@ def container_states(ctx: ParseContext, status: Raw) -> tuple[ContainerState, ..
                 f"status.{key}[{i}].lastState.terminated",
             )
             message = str(waiting.get("message") or "")
-            if not message and last:
+            # kubelet's CrashLoopBackOff message is only its back-off ("back-off 5m0s restarting failed
+            # container=<c> pod=<p>", pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff): what failed is
+            # in lastState.terminated, so that is what is kept for it
+            if last and (not message or waiting.get("reason") == CRASH_LOOP_BACK_OFF):
                 message = " ".join(
                     str(p)
                     for p in (last.get("reason"), f"exit code {last.get('exitCode')}", last.get("message"))

@@ -1,0 +1,100 @@
+"""GPU stack pods failing on a node that does advertise GPUs (R3.4).
+
+A node whose device plugin registered its GPUs schedules GPU pods, yet the rest of the stack on it can be
+broken: the GPU Operator's validator runs a CUDA workload there (pod ``app=nvidia-cuda-validator``, init
+container ``cuda-validation`` running ``vectorAdd`` with every GPU visible) and a pod through the device
+plugin (``app=nvidia-device-plugin-validator``, ``plugin-validation``), from the operator validator's
+``cuda-validation`` and ``plugin-validation`` init containers (gpu-operator ``validator/manifests/
+cuda-workload-validation.yaml``, ``plugin-workload-validation.yaml``, ``cmd/nvidia-validator/main.go``). One
+of them crash-looping means CUDA does not work on the node although the scheduler places GPU pods there
+(NVIDIA/gpu-operator#1947). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
+this check; the GPU stack's DaemonSets are recognised the same way (``device_plugin.known``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from kubegpu.explain import device_plugin
+from kubegpu.explain.findings_base import Finding
+from kubegpu.model.objects import Pod
+from kubegpu.model.snapshot import ClusterSnapshot
+
+# the operator validator's workload pods (their ``app`` label) and what each checks on the node
+VALIDATOR_WORKLOADS: Final = {
+    "nvidia-cuda-validator": (
+        "the GPU Operator's CUDA check (a vectorAdd run on the node with every GPU visible, started by "
+        "nvidia-operator-validator's cuda-validation step)"
+    ),
+    "nvidia-device-plugin-validator": (
+        "the GPU Operator's device plugin check (a vectorAdd pod given a GPU by the device plugin, started by "
+        "nvidia-operator-validator's plugin-validation step)"
+    ),
+}
+# the CUDA runtime's text for cudaErrorInsufficientDriver (error 35), as vectorAdd prints it
+INSUFFICIENT_DRIVER: Final = "CUDA driver version is insufficient for CUDA runtime version"
+
+
+def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
+    app = pod.labels.get("app", "")
+    if app in VALIDATOR_WORKLOADS:
+        return VALIDATOR_WORKLOADS[app]
+    if pod.owner is not None and pod.owner.kind == "DaemonSet":
+        ds = next(
+            (
+                d
+                for d in snapshot.records.daemonsets
+                if d.name == pod.owner.name and d.namespace == pod.namespace
+            ),
+            None,
+        )
+        k = device_plugin.known(ds) if ds is not None else None
+        if k is not None:
+            return f"{k.title} ({ds.key if ds else pod.owner.name})"
+    return ""
+
+
+def operand_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """A GPU stack pod in a waiting state (CrashLoopBackOff, Error, …) on a GPU node that advertises GPUs."""
+    out = []
+    lit = {c.node for c in device_plugin.check_nodes(snapshot) if not c.dark}
+    for pod in snapshot.pods:
+        if pod.node_name not in lit or pod.is_terminal:
+            continue
+        what = _what(snapshot, pod)
+        if not what:
+            continue
+        state, lines = device_plugin.pod_state(snapshot, pod)
+        if state != "crash":
+            continue
+        detail = (
+            f"{what} is failing on {pod.node_name}, which advertises GPUs, so the scheduler keeps placing GPU "
+            f"pods there: " + "; ".join(lines) + "."
+        )
+        if pod.labels.get("app") in VALIDATOR_WORKLOADS:
+            detail += (
+                " CUDA programs placed on this node may fail the same way; nvidia-operator-validator waits for "
+                "this pod and stays not Ready."
+            )
+        if any(INSUFFICIENT_DRIVER in line for line in lines):
+            detail += (
+                " cudaErrorInsufficientDriver: the CUDA runtime in the container needs a newer driver than the "
+                "libcuda it was given: compare the node's driver (nvidia-smi in the driver pod or on the host) "
+                "with the CUDA version of the validator image, and read the driver and toolkit pods' logs."
+            )
+        out.append(
+            Finding(
+                "warning",
+                "driver/device-plugin",
+                "GPU stack pod failing on a node that advertises GPUs",
+                [f"pod/{pod.key}", f"node/{pod.node_name}"],
+                detail,
+                "R3.4",
+                [
+                    f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100",
+                    f"kubectl -n {pod.namespace} describe pod {pod.name}",
+                    f"kubectl -n {pod.namespace} get pods -o wide --field-selector spec.nodeName={pod.node_name}",
+                ],
+            )
+        )
+    return out
