@@ -51,3 +51,25 @@ def test_cuda_validator_crashloop_on_a_lit_node_gpu_operator_1947() -> None:
         f["commands"][0]
         == "kubectl -n nvidia-gpu-operator logs nvidia-cuda-validator-q6m4x --all-containers --tail=100"
     )
+
+
+def test_kubelet_counts_devices_of_gone_pods_kubernetes_130145() -> None:
+    """kubernetes/kubernetes#130145: default-scheduler pods keep failing UnexpectedAdmissionError "requested
+    number of devices unavailable for nvidia.com/gpu. Requested:1, Available: 0" on a node whose registered GPUs
+    are all healthy and mostly unrequested; kubelet's devicemanager kept devices in allocatedDevices after a
+    failed devicesToAllocate (fix kubernetes/kubernetes#130172), restarting kubelet cleared it. The numbers the
+    snapshot holds (allocatable 8 = capacity, 2 requested on the node) rule out the other readings."""
+    f = finding(
+        case("kubelet-stale-device-count"),
+        "kubelet rejected 2 GPU pods at admission (UnexpectedAdmissionError)",
+    )
+    assert (
+        "gpu-node-07: 8 allocatable, all healthy, 2 requested by the pods bound there, 6 free" in f["detail"]
+    )
+    assert "kubernetes#130145" in f["detail"] and "restarted" in f["detail"]
+    # HAMi-core#110's pods were placed by hami-scheduler, which counts by its own rules: no such reading there
+    hami = finding(
+        case("hami-admission-devices-unavailable"),
+        "kubelet rejected default/gpu-workload-short at admission (UnexpectedAdmissionError)",
+    )
+    assert "kubernetes#130145" not in hami["detail"]

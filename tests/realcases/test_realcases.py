@@ -430,6 +430,7 @@ OTHER_CASES = sorted(
         "mps-request-gt-one",
         "mig-single-invalid",
         "hami-admission-devices-unavailable",
+        "kubelet-stale-device-count",
     )
 )
 

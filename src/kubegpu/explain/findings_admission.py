@@ -25,11 +25,14 @@ Failed until deleted and re-created. Pods whose reason, message and fate are ali
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
 from kubegpu.explain.findings_base import Finding
+from kubegpu.model.names import DEFAULT_SCHEDULER
 from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli, to_milli_text
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -45,6 +48,7 @@ SHARED_ONE = "maximum request size for shared resources is 1"  # NVIDIA k8s-devi
 # devicemanager devicesToAllocate: its healthy devices less those its own checkpoint holds for pods were fewer
 # than the container asks ("requested number of devices unavailable for %s. Requested: %d, Available: %d")
 SHORT_OF_FREE = "requested number of devices unavailable for"
+SHORT_OF_FREE_COUNTS = re.compile(r"unavailable for (\S+?)\. Requested: ?(\d+), Available: ?(\d+)")
 SHOWN = 12  # pods a grouped finding's text names (every one is in its objects)
 
 # What each controller does with a Failed pod it owns (kube-controller-manager).
@@ -120,11 +124,55 @@ def admission_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if is_rejected(pod):
             message = pod.status_message.removeprefix(REJECTED_PREFIX)
             groups[(pod.status_reason, message, pod.owner is None)].append(pod)
-    return [_finding(reason, message, bare, pods) for (reason, message, bare), pods in sorted(groups.items())]
+    return [
+        _finding(reason, message, bare, pods, _stale_count(snapshot, message, pods))
+        for (reason, message, bare), pods in sorted(groups.items())
+    ]
 
 
-def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod]) -> Finding:
+def _stale_count(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -> str:
+    """When kubelet said "Available: m" short of the request but the snapshot shows the node with every
+    registered device healthy (allocatable = capacity) and enough of them not requested by the pods bound
+    there, kubelet's device manager counts devices for pods that are gone: kubernetes#130145 (devicesToAllocate
+    failing part-way leaves them in its allocatedDevices; the fix, kubernetes#130172, was still open in 2026;
+    follow-up #137317), where every later GPU pod on the node was refused until kubelet was restarted. Only for
+    pods the default scheduler placed: a scheduler counting by its own rules (HAMi, Volcano) explains a gap too."""
+    m = SHORT_OF_FREE_COUNTS.search(message)
+    if m is None or any(p.scheduler_name != DEFAULT_SCHEDULER for p in pods):
+        return ""
+    resource = m.group(1)
+    asked, available = to_milli_text(resource, m.group(2)), to_milli_text(resource, m.group(3))
+    out = []
+    for name in sorted({p.node_name for p in pods if p.node_name}):
+        node = snapshot.node(name)
+        if node is None or resource not in node.allocatable:
+            continue
+        alloc = node.allocatable[resource]
+        if alloc != node.capacity.get(resource):
+            continue
+        held = sum(
+            p.requests.get(resource, 0) for p in snapshot.pods if p.node_name == name and not p.is_terminal
+        )
+        free = alloc - held
+        if free >= asked > available:
+            out.append(
+                f"{name}: {format_milli(resource, alloc)} allocatable, all healthy, {format_milli(resource, held)} "
+                f"requested by the pods bound there, {format_milli(resource, free)} free"
+            )
+    if not out:
+        return ""
+    return (
+        f" The snapshot shows room kubelet did not count ({'; '.join(out)}), yet kubelet said {format_milli(resource, available)} "
+        f"available: its device manager still counts {resource} devices for pods that are gone "
+        "(kubernetes#130145: an allocation failing part-way is not given back; kubernetes#130172 fixes it). "
+        "There every later pod asking for it was refused until kubelet was restarted on the node (a kubelet "
+        "restart does not stop the running containers)."
+    )
+
+
+def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: str = "") -> Finding:
     layer, hint = _cause(reason, message)
+    hint += stale
     first = pods[0]
     nodes = sorted({p.node_name for p in pods if p.node_name})
     if len(pods) == 1:
