@@ -98,13 +98,14 @@ def test_hami_pod_gets_no_kubelet_rejection_hami_602(tmp_path: Path) -> None:
     nvidia.com/gpu. kubelet drops extended resources the node does not advertise before its fit check
     (removeMissingExtendedResources, pkg/kubelet/lifecycle/predicate.go) and its device manager skips
     resources no plugin registers (isDevicePluginResource, pkg/kubelet/cm/devicemanager/manager.go): no
-    admission error. HAMi's own limit (each vGPU of a container on a different physical GPU) is stated as
-    not checked, since kubegpu does not read hami.io/node-nvidia-register."""
+    admission error. HAMi's own limit (each vGPU of a container on a different physical GPU) is read from
+    hami.io/node-nvidia-register: the thread's one T4 ("request devices nums cannot exceed the total number of
+    devices on the node", request 2, node 1)."""
     exp = explain(tmp_path, "hami-vgpu-count-over-physical", "default/gpu-pod")
     assert exp.kubelet is None
     notes = " ".join(exp.notes)
     assert "would then fail it at admission" not in notes and "UnexpectedAdmissionError" not in notes
     assert "Insufficient nvidia.com/gpumem" not in notes
     assert "different physical GPU" in notes and "hami.io/node-nvidia-register" in notes
-    assert "not checked here" in notes
+    assert "lists 1 physical GPU(s): hami-scheduler refuses the node (NodeInsufficientDevice)" in notes
     assert exp.allocation == []  # HAMi's device plugin chooses, which kubegpu does not model

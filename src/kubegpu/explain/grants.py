@@ -17,6 +17,7 @@ from kubegpu.devices.sharing import ResourcePlan, SharingStrategy
 from kubegpu.explain import schedulers
 from kubegpu.explain.explanation import DeviceGrant, Explanation
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES, HAMI_SCHEDULER
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -84,20 +85,35 @@ def _unregistered_note(engine: Engine, pod: Pod, node_name: str, exp: Explanatio
         )
 
 
-def _hami_note(pod: Pod, node_name: str, exp: Explanation) -> bool:
+def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bool:
     """For a pod of HAMi's (its scheduler or its resources): HAMi's own rule for a container's vGPU count,
     which kubegpu states but does not evaluate, and that its devices are HAMi's choice. False otherwise."""
     if pod.scheduler_name != HAMI_SCHEDULER and not any(r in HAMI_RESOURCES for r in pod.requests):
         return False
     over = [(c, req) for c, req in container_requests(pod) if any(n > 1 for n in req.values())]
+    node = engine.snapshot.node(node_name)
+    physical = hami_registered_gpus(node) if node is not None else None
     for container, req in over:
         asked = ", ".join(f"{n} {r}" for r, n in sorted(req.items()) if r not in HAMI_RESOURCES)
-        exp.notes.append(
+        rule = (
             f"HAMi: {container} asks for {asked}; hami-scheduler puts each vGPU of one container on a different "
             "physical GPU, so the node needs that many physical GPUs (its nvidia.com/gpu count is vGPU slots, "
-            f"not GPUs). The physical GPUs are listed in {node_name}'s {HAMI_NODE_REGISTER_ANNOTATION} annotation, "
-            "which kubegpu does not read: this limit is not checked here."
+            "not GPUs)."
         )
+        vgpus = max((n for r, n in req.items() if r not in HAMI_RESOURCES), default=0)
+        if physical is None:
+            exp.notes.append(
+                f"{rule} The physical GPUs are listed in {node_name}'s {HAMI_NODE_REGISTER_ANNOTATION} annotation, "
+                "which kubegpu could not read here: this limit is not checked."
+            )
+        elif vgpus > physical:
+            exp.notes.append(
+                f"{rule} {node_name}'s {HAMI_NODE_REGISTER_ANNOTATION} lists {physical} physical GPU(s): "
+                f"hami-scheduler refuses the node (NodeInsufficientDevice) whatever its free vGPU slots. Ask for "
+                f"at most {physical} in one container, or run it where HAMi registered {vgpus} GPUs."
+            )
+        else:
+            exp.notes.append(f"{rule} {node_name} registered {physical} with HAMi: enough for {vgpus}.")
     exp.notes.append(
         f"HAMi: which GPUs {pod.key} gets on {node_name} is decided by hami-scheduler and HAMi's device plugin, "
         "which kubegpu does not model: no device grant or kubelet device check is shown for it."
@@ -113,7 +129,7 @@ def explain_devices(
     model = engine.cluster.devices.models[idx]
     if model is None or not container_requests(pod):
         return
-    if _hami_note(pod, node_name, exp):
+    if _hami_note(engine, pod, node_name, exp):
         return
     if allocation is None:
         taken = engine.cluster.devices.taken(idx)

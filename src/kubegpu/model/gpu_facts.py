@@ -5,9 +5,16 @@ modules that import them from this one."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
-from kubegpu.model.names import AKS_ACCELERATOR_LABEL, CLOUD_GPU_LABELS, LABEL_WRITERS, TAINT_WRITERS
+from kubegpu.model.names import (
+    AKS_ACCELERATOR_LABEL,
+    CLOUD_GPU_LABELS,
+    HAMI_NODE_REGISTER_ANNOTATION,
+    LABEL_WRITERS,
+    TAINT_WRITERS,
+)
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
 from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
@@ -68,3 +75,26 @@ def gpu_signs(node: Node) -> list[str]:
         signs.append(f"{AKS_ACCELERATOR_LABEL}={labels[AKS_ACCELERATOR_LABEL]}")
     signs += [f"taint {t}" for t in node.taints if t.key == GPU_TAINT_KEY]
     return signs
+
+
+def hami_registered_gpus(node: Node) -> int | None:
+    """How many physical GPUs HAMi's device plugin registered on ``node`` (its
+    ``hami.io/node-nvidia-register`` annotation), None when absent or unreadable. HAMi writes it as JSON (a
+    list of DeviceInfo, ``pkg/device/devices.go`` MarshalNodeDevices, read by UnMarshalNodeDevices) since the
+    plugin's register.go moved to it; earlier releases wrote ``id,count,devmem,devcore,type,numa,health[,index,
+    mode]`` entries each ended by ``:`` (EncodeNodeDevices / DecodeNodeDevices). hami-scheduler refuses a node
+    for a container asking more vGPUs than this list holds (``pkg/scheduler/score.go``: ``int(k.Nums) >
+    len(typeDevices)`` -> NodeInsufficientDevice)."""
+    text = node.annotations.get(HAMI_NODE_REGISTER_ANNOTATION, "").strip()
+    if not text:
+        return None
+    if text.startswith("["):
+        try:
+            devices = json.loads(text)
+        except ValueError:
+            return None
+        return len(devices) if isinstance(devices, list) else None
+    entries = [e for e in text.split(":") if e]
+    if not entries or any(len(e.split(",")) not in (7, 9) for e in entries):
+        return None
+    return len(entries)

@@ -1,0 +1,54 @@
+"""HAMi's per-node GPU list (the hami.io/node-nvidia-register annotation) read against a container's vGPU count.
+
+hami-scheduler refuses a node when one container asks for more vGPUs than the node's registered devices
+(Project-HAMi/HAMi pkg/scheduler/score.go: ``int(k.Nums) > len(typeDevices)`` -> NodeInsufficientDevice); the
+list is JSON in current HAMi (pkg/device/devices.go MarshalNodeDevices / UnMarshalNodeDevices) and
+``id,count,devmem,devcore,type,numa,health[,index,mode]:`` entries before (EncodeNodeDevices)."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from kubegpu.model.gpu_facts import hami_registered_gpus
+from kubegpu.model.objects import Node
+from tests.realcases.test_realcases import HERE
+
+# Project-HAMi/HAMi#1565 (hami-device-plugin log, "patch node with the following annos"): two GTX 1050, 9 fields
+COLON_9 = (
+    "GPU-c68a7b57-2e7c-82e7-5544-ba780116e140,10,4096,100,NVIDIA-NVIDIA GeForce GTX 1050,0,true,0,hami-core:"
+    "GPU-331e028c-15b8-e878-7c68-0c2d231b0932,10,4096,100,NVIDIA-NVIDIA GeForce GTX 1050,0,true,1,hami-core:"
+)
+# the same two devices as register.go logs them ("start working on the devices", JSON of DeviceInfo), the form
+# Project-HAMi/website#835 documents for the annotation
+JSON = (
+    '[{"id":"GPU-c68a7b57-2e7c-82e7-5544-ba780116e140","count":10,"devmem":4096,"devcore":100,'
+    '"type":"NVIDIA-NVIDIA GeForce GTX 1050","mode":"hami-core","health":true},'
+    '{"id":"GPU-331e028c-15b8-e878-7c68-0c2d231b0932","index":1,"count":10,"devmem":4096,"devcore":100,'
+    '"type":"NVIDIA-NVIDIA GeForce GTX 1050","mode":"hami-core","health":true}]'
+)
+
+
+def node(annotation: str | None) -> Node:
+    notes = {} if annotation is None else {"hami.io/node-nvidia-register": annotation}
+    return Node(name="n", annotations=notes)
+
+
+def test_registered_gpus_both_formats_hami_1565() -> None:
+    assert hami_registered_gpus(node(COLON_9)) == 2
+    assert hami_registered_gpus(node(JSON)) == 2
+    assert hami_registered_gpus(node(None)) is None
+    assert hami_registered_gpus(node("GPU-1,10,4096")) is None  # not HAMi's form: unknown, not zero
+
+
+def test_four_vgpus_on_a_two_gpu_node_hami_1527() -> None:
+    """Project-HAMi/HAMi#1527: nvidia.com/gpu: 4 in one container, "more than two gives the error"; the only
+    HAMi-registered node lists 2 GPUs, so hami-scheduler's filter refuses it (NodeUnfitPod in its message)."""
+    result = CliRunner().invoke(
+        cli, ["explain", "llm/worker-0", "--snapshot", str(HERE / "hami-vgpus-over-registered.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "gpu-node-a's hami.io/node-nvidia-register lists 2 physical GPU(s)" in flat
+    assert "NodeInsufficientDevice" in flat
+    assert "kubegpu could not read" not in flat
