@@ -19,6 +19,7 @@ from kubegpu.explain.wording import some_of
 from kubegpu.model import names
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.objects import Taint, Toleration
+from kubegpu.model.resources import is_gpu
 from kubegpu.scheduler.reasons import Reason, UntoleratedTaint
 
 # NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml, spec.template.spec.tolerations
@@ -122,12 +123,25 @@ def taint_advice(ctx: Context, reason: UntoleratedTaint, nodes: list[str]) -> Ad
 def _toleration_advice(ctx: Context, taint: Taint, nodes: list[str], fix: str) -> Advice:
     """``fix`` for a taint the pod may tolerate, with the pitfall and the commands that show the taint and the
     pod's tolerations."""
-    pitfall = (
-        "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
-        "the pod must also request nvidia.com/gpu."
-        if taint.key == GPU_TAINT_KEY
-        else "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
-    )
+    if taint.key != GPU_TAINT_KEY:
+        pitfall = (
+            "A toleration allows, it does not attract: pair it with node affinity if the pod must land there."
+        )
+    elif any(is_gpu(r) and v for r, v in ctx.pod.requests.items()):
+        pitfall = (
+            "A toleration only allows the pod onto the node; it neither attracts it there nor gives it a GPU: "
+            "the pod must also request nvidia.com/gpu."
+        )
+    else:
+        # the ExtendedResourceToleration admission plugin (kubernetes#55839, plugin/pkg/admission/
+        # extendedresourcetoleration; GKE runs it) adds {key: <resource>, operator: Exists, effect: NoSchedule}
+        # only to pods requesting that extended resource: a pod without a GPU request never gets it
+        pitfall = (
+            "This pod requests no GPU, so the ExtendedResourceToleration admission plugin (GKE runs it), which "
+            "gives pods requesting nvidia.com/gpu this toleration, does not give it to this one: a pod that must sit on the GPU "
+            "node without a GPU (a sidecar-like helper) needs the toleration in its own template. A pod that "
+            "needs the GPU must request nvidia.com/gpu instead."
+        )
     return Advice(
         fix,
         pitfall,
