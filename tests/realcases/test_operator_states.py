@@ -73,3 +73,17 @@ def test_kubelet_counts_devices_of_gone_pods_kubernetes_130145() -> None:
         "kubelet rejected default/gpu-workload-short at admission (UnexpectedAdmissionError)",
     )
     assert "kubernetes#130145" not in hami["detail"]
+
+
+def test_chart_affinity_with_no_nfd_or_gfd_k8s_device_plugin_607() -> None:
+    """NVIDIA/k8s-device-plugin#607: the v0.15.0-rc.2 chart's required node affinity (values.yaml: NFD's
+    feature.node.kubernetes.io/pci-10de.present, cpu-model.vendor_id, or nvidia.com/gpu.present=true "to force a
+    GPU deployment") matches no node when neither NFD nor GFD runs (gfd.enabled: false by default); the user's fix
+    was `kubectl label node node${i} nvidia.com/gpu.present=true`. The advice says so, with its dry run and rollback."""
+    f = finding(case("device-plugin-no-label-setter"), "GPU node advertises no GPU resource")
+    assert "none of Node Feature Discovery's worker, GPU Feature Discovery runs in the cluster" in f["detail"]
+    assert "label the GPU nodes nvidia.com/gpu.present=true" in f["detail"]
+    cmds = f["commands"]
+    dry = cmds.index("kubectl label node node1 nvidia.com/gpu.present=true --dry-run=server")
+    assert cmds[dry + 1] == "kubectl label node node1 nvidia.com/gpu.present=true"
+    assert cmds[dry + 2].startswith("kubectl label node node1 nvidia.com/gpu.present-")

@@ -30,6 +30,7 @@ from kubegpu.model.gpu_facts import gpu_signs
 from kubegpu.model.names import (
     GPU_DRA_DRIVERS,
     GPU_MILLI,
+    GPU_PRESENT_LABEL,
     MIG_CONFIG_LABEL,
     MIG_CONFIG_STATE_LABEL,
     MIG_PAUSED_DEPLOY_VALUE,
@@ -398,6 +399,8 @@ def _explain_not_selected(
                     out.links.append(d)
                     if d.state != "ready":
                         line += f"; that label is set by {d.title}, which does not run there either: {'; '.join(d.lines)}"
+            if setters and not any(by_kind.get(s) for s in setters):
+                line += _no_label_setter(node, ds, [titles[s].title for s in dict.fromkeys(setters)], out)
             if not setters and missing:
                 line += (
                     f": label the node (`kubectl label node {node.name} "
@@ -405,6 +408,34 @@ def _explain_not_selected(
                     + "`) or widen the DaemonSet's selector"
                 )
         out.causes.append(line)
+
+
+def _no_label_setter(node: Node, ds: DaemonSet, setters: list[str], out: NodePlugins) -> str:
+    """None of the DaemonSets that would set the labels the plugin's selector needs is in the cluster
+    (NVIDIA's chart leaves its NFD and GFD off by default, values.yaml ``gfd.enabled: false``;
+    NVIDIA/k8s-device-plugin#607): deploy one, or set the label that forces a deployment (the chart's affinity
+    accepts ``nvidia.com/gpu.present=true`` for that), with its dry run and rollback."""
+    text = f": none of {', '.join(setters)} runs in the cluster to set them"
+    forced = [
+        r.values[0]
+        for t in ds.template.required_affinity or ()
+        for r in t.match_expressions
+        if r.key == GPU_PRESENT_LABEL and r.operator == "In" and r.values
+    ]
+    if ds.template.node_selector.get(GPU_PRESENT_LABEL):
+        forced.insert(0, ds.template.node_selector[GPU_PRESENT_LABEL])
+    if not forced:
+        return text + ": deploy it, or label the node with what the selector needs"
+    label = f"{GPU_PRESENT_LABEL}={forced[0]}"
+    out.commands += [
+        f"kubectl label node {node.name} {label} --dry-run=server",
+        f"kubectl label node {node.name} {label}",
+        f"kubectl label node {node.name} {GPU_PRESENT_LABEL}-   # rollback",
+    ]
+    return text + (
+        f": deploy Node Feature Discovery (it labels nodes that have an NVIDIA PCI device), or label the GPU "
+        f"nodes {label}, which the selector accepts to force the plugin there"
+    )
 
 
 def _mig_paused(ds: DaemonSet, node: Node) -> list[str]:
