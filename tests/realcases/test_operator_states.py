@@ -87,3 +87,15 @@ def test_chart_affinity_with_no_nfd_or_gfd_k8s_device_plugin_607() -> None:
     dry = cmds.index("kubectl label node node1 nvidia.com/gpu.present=true --dry-run=server")
     assert cmds[dry + 1] == "kubectl label node node1 nvidia.com/gpu.present=true"
     assert cmds[dry + 2].startswith("kubectl label node node1 nvidia.com/gpu.present-")
+
+
+def test_nothing_pending_but_gpu_work_failing_is_the_first_step() -> None:
+    """Neither NVIDIA/gpu-operator#1947 (the CUDA validator crash-looping) nor kubernetes/kubernetes#130145
+    (Job pods refused by kubelet, replaced and refused again) has a Pending GPU pod; "nothing is blocked" read
+    as an all-clear on both."""
+    assert first_step("gpu-operator-cuda-validator-crash") == (
+        "no Pending GPU pod is blocked, but look at the warning: GPU stack pod failing on a node that advertises GPUs"
+    )
+    assert first_step("kubelet-stale-device-count").endswith(
+        "kubelet rejected 2 GPU pods at admission (UnexpectedAdmissionError)"
+    )

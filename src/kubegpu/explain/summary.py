@@ -435,8 +435,9 @@ def _blocking_first(cause: tuple[str, int]) -> tuple[bool, int, str]:
 def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: list[Finding]) -> str:
     """The fix for the cause that blocks the most Pending pods (summed over its groups), told through that
     cause's largest group; a tie keeps the order the groups are listed in (largest group first). With no
-    Pending pod blocked, the first critical finding (findings list errors first) is the first step:
-    "nothing is blocked" above a critical finding would read as "nothing to do"."""
+    Pending pod blocked, the first critical finding (findings list errors first) is the first step, then a
+    Workload Kueue holds, then a warning of the GPU stack's layer (pods kubelet refused, a failing validator,
+    unhealthy GPUs): "nothing is blocked" above those would read as "nothing to do"."""
     blocked = [g for g in ordered if g.cause != SCHEDULABLE_NOW]
     if not blocked:
         critical = next((f for f in findings if f.severity == "critical"), None)
@@ -447,6 +448,13 @@ def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: lis
         if held:
             more = f" (and {len(held) - 1} more Workload(s) Kueue holds)" if len(held) > 1 else ""
             return f"no Pending GPU pod, but {held[0].title}{more}"
+        # GPU pods refused by kubelet, a failing GPU stack pod, unhealthy GPUs: nothing Pending, yet GPU work
+        # fails or will (NVIDIA/gpu-operator#1947, kubernetes#130145 printed "nothing is blocked")
+        stack = next(
+            (f for f in findings if f.severity == "warning" and f.layer == "driver/device-plugin"), None
+        )
+        if stack is not None:
+            return f"no Pending GPU pod is blocked, but look at the warning: {stack.title}"
         return "nothing is blocked"
     most = max(causes[g.cause] for g in blocked)
     top = next(g for g in blocked if causes[g.cause] == most)  # the cause's largest group: listed first
