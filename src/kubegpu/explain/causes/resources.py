@@ -132,8 +132,23 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
     if resized:  # (rare: an in-place resize pending or under way somewhere)
         plain &= np.array([cluster.nodes[i].name not in resized for i in idxs], dtype=np.bool_)
     out: list[list[str]] = [[] for _ in idxs]
+    # nodes without the resource: their line reads what their labels offer (``_offers``, kept per node), so
+    # those alike share one list, made once (a fleet of many GPU kinds has thousands per Pending pod)
+    bare: dict[tuple[int, tuple[bool, tuple[tuple[str, int], ...]]], list[str]] = {}
     for j in (~plain).nonzero()[0].tolist():
-        out[j] = insufficient_evidence(ctx, reason, idxs[j])
+        idx = idxs[j]
+        node = cluster.nodes[idx]
+        if alloc[j] or (resized and node.name in resized):
+            out[j] = insufficient_evidence(ctx, reason, idx)
+            continue
+        u, offers = int(used[j]), _offers(ctx, idx)
+        lines = bare.get((u, offers))
+        if lines is None:
+            slot = (Insufficient, reason, 0, u, offers, ())  # as ``insufficient_evidence`` keys it
+            lines = bare[(u, offers)] = ctx.once(
+                slot, partial(_insufficient_lines, ctx, reason, node, 0, u, ())
+            )
+        out[j] = lines
     at = plain.nonzero()[0]
     if at.size:
         pairs = np.stack([alloc[at], used[at]], axis=1)
