@@ -139,7 +139,9 @@ def test_nodes_still_short_after_removing_every_lower_pod_need_no_dry_run(monkey
     """Upstream ``SelectVictimsOnNode`` (pkg/scheduler/framework/preemption, 1.34) removes every lower-priority
     pod, runs the filters and answers with the first failing status. Where NodeResourcesFit is still short
     with them gone, that status is read off the columns: n0–n2 (4 GPUs; 3 held at priority 1000, 1 at 0)
-    free only 1 of the 2 the pod needs; on w the low pod holds all 4, so only w gets a dry run and is chosen."""
+    free only 1 of the 2 the pod needs; on w the low pod holds all 4, so only w gets a victim search and is
+    chosen (no filter after NodeResourcesFit reads its pods here, so that search is NodeResourcesFit's
+    reprieve on the columns, ``_victims_by_fit``, not a dry run)."""
     from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
 
     objs = []
@@ -158,7 +160,14 @@ def test_nodes_still_short_after_removing_every_lower_pod_need_no_dry_run(monkey
         dry_runs.append(idx)
         return real(self, state, pod, idx)
 
+    real_by_fit = DefaultPreemption._victims_by_fit
+
+    def counted_by_fit(self: DefaultPreemption, state: Any, pod: Any, idx: int, reading: Any) -> Any:
+        dry_runs.append(idx)
+        return real_by_fit(self, state, pod, idx, reading)
+
     monkeypatch.setattr(DefaultPreemption, "select_victims_on_node", counted)
+    monkeypatch.setattr(DefaultPreemption, "_victims_by_fit", counted_by_fit)
     result = s.schedule_one(make_pod("p").gpu(2).priority(100).parsed())
     assert [s.cluster.nodes[i].name for i in dry_runs] == ["w"]
     assert (result.nominated_node, [v.name for v in result.victims]) == ("w", ["low-w"])
@@ -189,7 +198,7 @@ def test_a_dry_run_leaves_the_order_of_the_nodes_pods_as_it_was() -> None:
     assert first == again == ["b", "c", "d"]
 
 
-def test_a_reprieved_victim_is_back_on_the_devices_it_held() -> None:
+def test_a_reprieved_victim_is_back_on_the_devices_it_held(monkeypatch: Any) -> None:
     """Reprieving a victim (upstream ``SelectVictimsOnNode``'s ``reprievePod``, kubernetes v1.34.4
     plugins/defaultpreemption/default_preemption.go) means it is never evicted: it keeps its GPUs. kubegpu
     removes and re-adds it in the dry run, so the device ledger must give it back the devices it held, not
@@ -205,9 +214,16 @@ def test_a_reprieved_victim_is_back_on_the_devices_it_held() -> None:
         make_pod("a").gpu(1).on("n", started="2026-01-02T00:00:00Z").obj(),
         make_pod("b").gpu(1).on("n", started="2026-01-01T00:00:00Z").obj(),
     )
+    from kubegpu.scheduler.plugins.default_preemption import DefaultPreemption
+
     cluster = ClusterState(snap.nodes, snap.pods, {n.name: node_devices(n) for n in snap.nodes})
     s = assemble(SchedulerSpec("default", seed=0), cluster)
     before = {k: cluster.devices.assignment(k, 0) for k in cluster.pods_on[0]}
+    # no filter after NodeResourcesFit reads the node's pods here: the victims come off the columns
+    fast = s.schedule_one(make_pod("p").gpu(2).priority(10).parsed(), assume=False)
+    assert [v.name for v in fast.victims] == ["a"]
+    # the dry run itself (where another filter reads the pods, or devices are placed): forced here
+    monkeypatch.setattr(DefaultPreemption, "_decided_after_fit", lambda self, state, pod, rows: ({}, set()))
     seen: list[dict[str, Any]] = []
     real = s.framework.run_filters_with_nominated
 

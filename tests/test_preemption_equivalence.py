@@ -7,7 +7,9 @@ state follows through ``RemovePod``), runs the filters, and answers with the fir
 PostFilter part of FailedScheduling counts. kubegpu answers some nodes without the dry run: NodeResourcesFit
 still short (read off the columns), and filters after it whose answer the removal cannot change
 (``removal_stable``: InterPodAffinity's unmet required affinity where no pod on the node matches its terms,
-PodTopologySpread's passing and missing-label nodes). The clusters mix priorities, zones, required pod
+and its passing nodes for a pod with no required affinity, PodTopologySpread's passing and missing-label
+nodes); where every filter after NodeResourcesFit passes that way, the victims are chosen by
+NodeResourcesFit alone on the columns (``_victims_by_fit``), kept per priority and request for the node. The clusters mix priorities, zones, required pod
 affinity (to pods of lower and of higher priority, and to none: the first pod of a group may start it),
 anti-affinity, DoNotSchedule spread and PDBs; every Pending pod's message, nomination and victims must be
 the same with the shortcuts as with a dry run on every node.
@@ -89,6 +91,15 @@ def test_answers_without_a_dry_run_are_the_dry_runs_answers(monkeypatch: Any, se
         return real(self, state, pod, idx)
 
     monkeypatch.setattr(DefaultPreemption, "select_victims_on_node", counted)
+    by_fit = 0  # reprieves NodeResourcesFit alone decided (every later filter passing whatever is removed)
+    real_by_fit = DefaultPreemption._victims_by_fit
+
+    def counted_by_fit(self: DefaultPreemption, state: Any, pod: Any, idx: int, reading: Any) -> Any:
+        nonlocal by_fit
+        by_fit += 1
+        return real_by_fit(self, state, pod, idx, reading)
+
+    monkeypatch.setattr(DefaultPreemption, "_victims_by_fit", counted_by_fit)
     affinity_decided = 0
     for seed in seeds:
         objs, pending = cluster(seed)
@@ -96,7 +107,7 @@ def test_answers_without_a_dry_run_are_the_dry_runs_answers(monkeypatch: Any, se
         new = outcomes(objs, pending)
         with monkeypatch.context() as m:  # every node with a lower-priority pod gets its dry run
             m.setattr(DefaultPreemption, "_fit_without_lower", lambda self, state, pod, idx, reading: None)
-            m.setattr(DefaultPreemption, "_decided_after_fit", lambda self, state, pod, rows: {})
+            m.setattr(DefaultPreemption, "_decided_after_fit", lambda self, state, pod, rows: ({}, set()))
             mode = "ref"
             ref = outcomes(objs, pending)
         assert new == ref, f"seed {seed}"
@@ -105,3 +116,24 @@ def test_answers_without_a_dry_run_are_the_dry_runs_answers(monkeypatch: Any, se
     # the shortcuts were taken, and preemption messages name the affinity the removal did not meet
     assert dry_runs["new"] < dry_runs["ref"]
     assert affinity_decided
+    assert by_fit  # victims chosen off the columns, as the dry run chose them
+
+
+def test_victims_kept_for_a_node_are_read_again_once_it_changes() -> None:
+    """One node of 4 GPUs held by two priority-0 pods of 2 GPUs; a Pending 4-GPU pod of priority 100 with
+    only anti-affinity (to an app nowhere): every filter after NodeResourcesFit passes whatever is removed,
+    so the victims come off the columns, both pods. Once one of them is gone from the node, the same pod
+    (same priority and request: the kept answer's key) must name only the other, as a dry run would
+    (``SelectVictimsOnNode`` on the node as it is now)."""
+    objs = [make_node("n0").gpus(4).obj()]
+    objs += [make_pod(f"low-{i}").labels(app="web").gpu(2).priority(0).on("n0").obj() for i in range(2)]
+    pod = make_pod("big").labels(app="db").gpu(4).priority(100)
+    pod.pod_affinity(HOST, {"app": "cache"}, anti=True)
+    big = pod.parsed()
+    s = scheduler_for(*objs, kube_version="1.33")
+    first = s.schedule_one(big, assume=False)
+    assert (first.nominated_node, sorted(v.name for v in first.victims)) == ("n0", ["low-0", "low-1"])
+    gone = s.cluster.pods_on[s.cluster.index["n0"]]
+    s.cluster.remove_pod(next(p for p in gone.values() if p.name == "low-0"))
+    again = s.schedule_one(big, assume=False)
+    assert (again.nominated_node, [v.name for v in again.victims]) == ("n0", ["low-1"])

@@ -64,16 +64,13 @@ def split_by_pdb(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[list
     allowed = [pdb.disruptions_allowed or 0 for pdb in pdbs]
     violating: list[Pod] = []
     ok: list[Pod] = []
+    by_namespace = _by_namespace(pdbs) if pods else {}
     for pod in pods:
         hit = False
         if pod.labels:
-            for i, pdb in enumerate(pdbs):
+            for i, pdb in by_namespace.get(pod.namespace, ()):
                 sel = pdb.selector
-                if (
-                    pdb.namespace != pod.namespace
-                    or sel is None
-                    or not (sel.match_labels or sel.match_expressions)
-                ):
+                if sel is None or not (sel.match_labels or sel.match_expressions):
                     continue
                 if not sel.matches(pod.labels):
                     continue
@@ -82,6 +79,26 @@ def split_by_pdb(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[list
                     hit = True
         (violating if hit else ok).append(pod)
     return violating, ok
+
+
+# the last PDB list's budgets per namespace, with their places in it (each dry run splits its node's
+# victims; the list is the engine's, the same for every node and pod)
+_BY_NAMESPACE: list[
+    tuple[list[PodDisruptionBudget], int, dict[str, list[tuple[int, PodDisruptionBudget]]]]
+] = []
+
+
+def _by_namespace(pdbs: list[PodDisruptionBudget]) -> dict[str, list[tuple[int, PodDisruptionBudget]]]:
+    """``pdbs`` grouped by namespace, in list order, with each one's index: kept for the last list seen
+    while it is that list at that length."""
+    kept = _BY_NAMESPACE[0] if _BY_NAMESPACE else None  # (read once: another thread may replace it)
+    if kept is not None and kept[0] is pdbs and kept[1] == len(pdbs):
+        return kept[2]
+    grouped: dict[str, list[tuple[int, PodDisruptionBudget]]] = {}
+    for i, pdb in enumerate(pdbs):
+        grouped.setdefault(pdb.namespace, []).append((i, pdb))
+    _BY_NAMESPACE[:] = [(pdbs, len(pdbs), grouped)]
+    return grouped
 
 
 @dataclass(frozen=True)
@@ -124,6 +141,12 @@ class DefaultPreemption:
         # ``_fit_without_lower``'s answers per (priority, NodeResourcesFit's sign of the pod), per node with
         # the node's version they were read at, for one cluster: pods of one shape and priority ask alike
         self._fits: tuple[ClusterState | None, dict[tuple[int, Hashable], dict[int, tuple[int, Status]]]] = (
+            None,
+            {},
+        )
+        # ``_victims_by_fit``'s answers, kept the same way (and for one PDB list): pods alike but for what
+        # only the other filters read (their labels, their anti-affinity) preempt alike on a settled node
+        self._reprieves: tuple[object, dict[tuple[int, Hashable], dict[int, tuple[int, list[Pod], int]]]] = (
             None,
             {},
         )
@@ -179,6 +202,9 @@ class DefaultPreemption:
             offset = int(self.handle.rng.integers(len(potential)))
             wanted = self.num_candidates(len(potential))
             decided: dict[int, Status] | None = None  # computed at the first node that fits with room freed
+            # nodes whose later filters pass whatever is removed (``_decided_after_fit``)
+            settled: set[int] = set()
+            non_violating = 0  # candidates that violate no PodDisruptionBudget
             reading = self._fit_reading(pod)  # the pod's part of ``_fit_without_lower``, once per pod
             for k in range(len(potential)):
                 idx = int(potential[(offset + k) % len(potential)])
@@ -187,17 +213,23 @@ class DefaultPreemption:
                     if reading is not None and diagnosis.evaluated[idx]
                     else None
                 )
+                easy = False  # the pod fits with the lower pods gone, and only NodeResourcesFit reads them
                 if fit is not None and fit.is_success:
                     if decided is None:
-                        decided = self._decided_after_fit(state, pod, potential)
+                        decided, settled = self._decided_after_fit(state, pod, potential)
                     fit = decided.get(idx)
+                    easy = idx in settled
                 if fit is not None:  # (the dry run's own answer, without the dry run)
                     statuses[fit] += 1
                     continue
-                victims, violations, status = self.select_victims_on_node(state, pod, idx)
+                if easy:  # only NodeResourcesFit can refuse a reprieve there: no dry run
+                    assert reading is not None
+                    victims, violations, status = *self._victims_by_fit(state, pod, idx, reading), SUCCESS
+                else:
+                    victims, violations, status = self.select_victims_on_node(state, pod, idx)
                 if status.is_success and victims:
                     candidates.append(Candidate(cluster.nodes[idx].name, tuple(victims), violations))
-                    non_violating = sum(1 for c in candidates if c.pdb_violations == 0)
+                    non_violating += violations == 0
                     if non_violating > 0 and len(candidates) >= wanted:
                         break
                 else:
@@ -284,7 +316,58 @@ class DefaultPreemption:
             seen[idx] = (version, answer)
         return answer
 
-    def _decided_after_fit(self, state: CycleState, pod: Pod, rows: Rows) -> dict[int, Status]:
+    def _victims_by_fit(
+        self, state: CycleState, pod: Pod, idx: int, reading: tuple[Any, Hashable | None]
+    ) -> tuple[list[Pod], int]:
+        """``select_victims_on_node`` where every filter but NodeResourcesFit is known to pass whatever of the
+        node's lower-priority pods are removed (``_decided_after_fit``'s settled nodes, and the pod fits with
+        all of them removed): the same reprieve, PDB-violating pods first, in importance order, each kept
+        where NodeResourcesFit still passes with it back, read off the columns (``_Without``) instead of
+        removing and adding pods (upstream ``SelectVictimsOnNode``'s ``reprievePod``). Kept per (priority,
+        NodeResourcesFit's sign of the pod) and node version, as ``_fit_without_lower``: what it reads."""
+        cluster = self.handle.cluster
+        assert cluster is not None
+        fit, sign = reading  # (``_fit_reading``)
+        seen: dict[int, tuple[int, list[Pod], int]] | None = None
+        if sign is not None:
+            kept_for, by_key = self._reprieves
+            same = isinstance(kept_for, tuple) and kept_for[0] is cluster and kept_for[1] is self.handle.pdbs
+            if not same or len(by_key) >= _FIT_SHAPES_MAX:
+                self._reprieves = ((cluster, self.handle.pdbs), {})
+            seen = self._reprieves[1].setdefault((pod.priority, sign), {})
+            hit = seen.get(idx)
+            if hit is not None and hit[0] == int(cluster.version[idx]):
+                return list(hit[1]), hit[2]
+        lower = sorted(
+            (p for p in cluster.pods_on[idx].values() if p.priority < pod.priority), key=importance_key
+        )
+        taken: dict[str, int] = {}
+        for p in lower:
+            for r, amount in p.requests.items():
+                taken[r] = taken.get(r, 0) + amount
+        count = len(lower)
+        violating, non_violating = split_by_pdb(lower, self.handle.pdbs)
+        victims: list[Pod] = []
+        violations = 0
+        for group, counts in ((violating, True), (non_violating, False)):
+            for p in group:
+                back = dict(taken)
+                for r, amount in p.requests.items():
+                    back[r] -= amount
+                if fit.filter(state, pod, _Without(cluster, idx, back, count - 1)).is_success:
+                    taken, count = back, count - 1  # reprieved: it stays
+                else:
+                    victims.append(p)
+                    violations += counts
+        if violating and non_violating:
+            victims.sort(key=importance_key)
+        if seen is not None:
+            seen[idx] = (int(cluster.version[idx]), list(victims), violations)
+        return victims, violations
+
+    def _decided_after_fit(
+        self, state: CycleState, pod: Pod, rows: Rows
+    ) -> tuple[dict[int, Status], set[int]]:
         """Per node of ``rows``, the status the filters after NodeResourcesFit give with the node's
         lower-priority pods removed, where it is known without removing them: the first failing filter's
         status, taken from the filters' answers on the cluster as it is where each filter before it passes
@@ -293,7 +376,9 @@ class DefaultPreemption:
         nodes and those after get dry runs). At 2,000 nodes, 69,000 of 80,000 dry runs for pods with
         required pod affinity ended in ``didn't match pod affinity rules``, which no lower-priority pod on
         the node could have met (upstream's comment in ``SelectVictimsOnNode``: affinity to victims is not
-        supported)."""
+        supported). Second, the nodes every filter after NodeResourcesFit passes and would pass whatever of
+        their own pods were removed (the walk reached the end): there only NodeResourcesFit can refuse the
+        pod in a dry run (``_victims_by_fit``)."""
         cluster, fw = self.handle.cluster, self.handle.framework
         assert cluster is not None and fw is not None
         plugins = [p.name for p in fw.filter_plugins]
@@ -304,7 +389,7 @@ class DefaultPreemption:
                 continue
             stable_answer = getattr(plugin, "removal_stable", None)
             if stable_answer is None:
-                break
+                return out, set()
             codes, reason_ids, stable = stable_answer(state, pod, cluster, rows)
             failed = codes != Code.SUCCESS
             for j in (open_ & stable & failed).nonzero()[0]:
@@ -312,8 +397,8 @@ class DefaultPreemption:
                 out[int(rows[j])] = status.with_plugin(plugin.name)
             open_ &= stable & ~failed
             if not open_.any():
-                break
-        return out
+                return out, set()
+        return out, set(rows[open_].tolist())
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, idx: int) -> tuple[list[Pod], int, Status]:
         cluster, fw = self.handle.cluster, self.handle.framework

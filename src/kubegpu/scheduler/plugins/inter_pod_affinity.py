@@ -212,14 +212,20 @@ class InterPodAffinity:
     ) -> tuple[Codes, ReasonIds, Mask]:
         """``filter_batch`` over ``rows`` and where that status stays the same with any of the row's own pods
         removed (the rest of the cluster unchanged), for preemption's dry runs: the rows where the required
-        affinity is unmet, which ``Filter`` reports before either anti-affinity check. Such a row lacks a
+        affinity is unmet, which ``Filter`` reports before either anti-affinity check, and for a pod with no
+        required affinity the rows that pass. Such a row lacks a
         term's topology label (read off the node alone), or no pod matching every term runs in its domains,
         so none runs on the row itself: removing its pods leaves ``affinityCounts`` as they were (upstream
         ``RemovePod`` → ``updateWithPod`` counts a pod only if it matches every term), and with them the
         domain check and the first-pod rule (no matching pod anywhere)."""
         unmet, anti, existing = (m[rows] for m in self.failures(pod, cluster))
         codes, reasons = self._codes(unmet, anti, existing)
-        return codes, reasons, unmet
+        if pod.pod_affinity.required:
+            return codes, reasons, unmet
+        # no required affinity: a row that passes has no pod in its domains matching an anti-affinity term
+        # and none whose anti-affinity selects the pod; removing the row's pods only lowers those counts
+        # (upstream ``RemovePod`` → ``updateWithPod`` subtracts), so it still passes
+        return codes, reasons, unmet | (codes == Code.SUCCESS)
 
     def _codes(self, unmet: Mask, anti: Mask, existing: Mask) -> tuple[Codes, ReasonIds]:
         """Per row, the first failure of ``Filter``'s order: unmet affinity, then anti-affinity, then
