@@ -231,3 +231,25 @@ def test_quota_reserved_waiting_for_admission_checks_docs() -> None:
     k = pending(diagnose_text(text[:start] + status + text[end:]), "default/kueue-sleep-9kx2t")["kueue"]
     assert (k["state"], k["clusterQueue"]) == ("admission-checks", "dws-cluster-queue")
     assert "admission check dws-prov is Pending" in k["facts"]
+
+
+def test_failed_admission_check_is_the_cause_kueue_5129() -> None:
+    """kueue#5129 (GKE DWS): the ProvisioningRequest check dws-prov is Retry ("Max nodepool size reached");
+    Kueue evicted the Workload ("At least one admission check is false") and its QuotaReserved=False says only
+    "The workload has failed admission checks". The check's message is the cause (Kueue
+    pkg/controller/core/workload_controller.go reconcileCheckBasedEviction: Retry evicts and requeues,
+    Rejected deactivates); kubegpu used to answer "act on the message itself" and drop the check."""
+    data = case("kueue-dws-check-retry")
+    f = held(data, "workload.kueue.x-k8s.io/default/job-a100-4x-train-3b1c2")
+    assert "a Kueue admission check failed" in f["title"]
+    assert (
+        'admission check dws-prov is Retry: "Retrying after failure: Max nodepool size reached, affected '
+        'nodepools: dws-a100-40gb-4x-node-pool"' in f["detail"]
+    )
+    assert "the cause is admission check dws-prov's message" in f["detail"]
+    assert "names no quota shortfall" not in f["detail"]
+    assert "kubectl get admissionchecks.kueue.x-k8s.io dws-prov -o yaml" in f["commands"]
+    # a Rejected check: Kueue deactivates the Workload
+    text = (HERE / "kueue-dws-check-retry.yaml").read_text().replace("state: Retry", "state: Rejected")
+    g = held(diagnose_text(text), "workload.kueue.x-k8s.io/default/job-a100-4x-train-3b1c2")
+    assert "admission check dws-prov is Rejected" in g["detail"] and "spec.active: false" in g["detail"]

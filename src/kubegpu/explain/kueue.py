@@ -87,7 +87,8 @@ class KueueReading:
     local_queue: str = ""
     cluster_queue: str = ""
     # no-kueue-objects, no-workload, not-attempted, deactivated, queue-missing, queue-inactive, quota,
-    # quota-never (a pod set past its maximum), not-reserved, admission-checks, admitted, finished
+    # quota-never (a pod set past its maximum), not-reserved, admission-checks, admission-check-failed,
+    # admitted, finished
     state: str = ""
     condition: str = ""  # "QuotaReserved=False, reason Pending"
     message: str = ""  # Kueue's message, verbatim
@@ -124,6 +125,7 @@ _CAUSES = {
     "queue-missing": "Kueue cannot admit it: its LocalQueue or ClusterQueue does not exist",
     "queue-inactive": "Kueue cannot admit it: its LocalQueue or ClusterQueue is inactive",
     "admission-checks": "waiting for Kueue admission checks",
+    "admission-check-failed": "a Kueue admission check failed: quota released, Workload requeued",
     "admitted": "admitted by Kueue, but still gated",
     "deactivated": "Kueue Workload deactivated",
 }
@@ -194,7 +196,8 @@ def read_workload(snapshot: ClusterSnapshot, wl: Mapping[str, Any]) -> KueueRead
     elif quota is not None:
         r.condition = f"QuotaReserved=False, reason {quota.get('reason', '')}"
         r.message = str(quota.get("message", ""))
-        _not_reserved(snapshot, r)
+        if not _failed_checks(wl, r):
+            _not_reserved(snapshot, r)
     else:
         r.state = "not-attempted"
         r.condition = "has no QuotaReserved condition: Kueue has not attempted it yet"
@@ -220,6 +223,35 @@ def _checks(wl: Mapping[str, Any], r: KueueReading) -> None:
             "Kueue admits it when every admission check is Ready; read the check's controller "
             "(ProvisioningRequest: the cluster autoscaler's ProvisioningRequest; MultiKueue: the worker clusters)"
         )
+
+
+def _failed_checks(wl: Mapping[str, Any], r: KueueReading) -> bool:
+    """Quota released because an admission check failed: a check in state Retry makes Kueue evict the Workload
+    ("At least one admission check is false", reason AdmissionCheck), free its quota and queue it again; one
+    in state Rejected makes Kueue deactivate it (pkg/controller/core/workload_controller.go
+    reconcileCheckBasedEviction). The check's message is its controller's reason, the one to act on: Kueue's
+    own QuotaReserved message ("The workload has failed admission checks") names none (kueue#5129)."""
+    failed = [
+        c
+        for c in as_list(status_of(wl).get("admissionChecks"))
+        if c.get("state") in ("Retry", "Rejected") or str(c.get("message", "")).endswith("Previously: Retry")
+    ]
+    if not failed:
+        return False
+    r.state = "admission-check-failed"
+    for c in failed:
+        msg = f': "{c.get("message")}"' if c.get("message") else ": no message"
+        r.facts.append(f"admission check {c.get('name', '')} is {c.get('state', '')}{msg}")
+        r.commands.append(f"kubectl get admissionchecks.{KUEUE_GROUP} {c.get('name', '')} -o yaml")
+    names = ", ".join(str(c.get("name", "")) for c in failed)
+    r.advice.append(
+        f"the cause is admission check {names}'s message, written by its controller (a ProvisioningRequest check: "
+        "the cluster autoscaler's answer, e.g. a node pool at its maximum size needs a higher maximum or capacity "
+        "elsewhere): fix that. On Retry Kueue has evicted the Workload, released its quota and queues it again "
+        "(the check's controller retries; a ProvisioningRequestConfig's retryStrategy sets how often); a Rejected "
+        "check makes Kueue deactivate the Workload (spec.active: false), which must then be set back to true"
+    )
+    return True
 
 
 def _not_reserved(snapshot: ClusterSnapshot, r: KueueReading) -> None:
