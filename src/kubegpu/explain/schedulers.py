@@ -148,6 +148,8 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
     queue = next((pod.labels[k] for k in KAI_QUEUE_LABELS if k in pod.labels), "")
     if pod.scheduler_name == KAI_SCHEDULER or kai:
         h.notes.extend(_kai_queue_notes(snapshot, queue))
+    if pod.scheduler_name == KAI_SCHEDULER:
+        h.notes.extend(_kai_key_notes(pod, kai))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
@@ -206,6 +208,37 @@ def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
             "(KAI-Scheduler#621, fixed in v0.13.0); on such a release put the pod in a child queue"
         ]
     return []
+
+
+def _kai_key_notes(pod: Pod, kai: Mapping[str, str]) -> list[str]:
+    """KAI reads its GPU-share ask from the exact annotation keys gpu-fraction / gpu-memory (KAI
+    pkg/common/constants GpuFraction, GpuMemory; pkg/common/resources/gpu_sharing.go RequestsGPUFraction), a
+    gpu-memory value as a positive integer of MiB (binder gpu_request_validator.go validateMemoryAnnotation,
+    also run by KAI's admission webhook). A look-alike key (nvidia.com/gpu.memory, which is GPU Feature
+    Discovery's NODE label) asks for no GPU at all: the pod runs without one (KAI-Scheduler#257)."""
+    notes = []
+    for key, value in sorted(pod.annotations.items()):
+        name = key.rsplit("/", 1)[-1].replace(".", "-")
+        if key in KAI_ANNOTATIONS or name not in KAI_ANNOTATIONS:
+            continue
+        what = (
+            f"GPU Feature Discovery's node label {GPU_MEMORY_LABEL}"
+            if key == GPU_MEMORY_LABEL
+            else "not KAI's"
+        )
+        notes.append(
+            f"annotation {key}={value} is {what}, not a KAI annotation: kai-scheduler reads only {name} "
+            f"(exactly that key{', an integer of MiB' if name == 'gpu-memory' else ''}), so this pod asks for no GPU "
+            f"and gets none; annotate {name} instead"
+        )
+    mem = kai.get("gpu-memory")
+    if mem is not None and not (mem.isdigit() and int(mem) > 0):
+        notes.append(
+            f"gpu-memory={mem}: KAI takes a positive integer of MiB without a unit (e.g. 2000); its admission "
+            'webhook and binder refuse this value ("gpu-memory annotation value must be a positive integer greater '
+            'than 0")'
+        )
+    return notes
 
 
 def _kai_memory_notes(snapshot: ClusterSnapshot) -> list[str]:

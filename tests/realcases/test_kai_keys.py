@@ -1,0 +1,42 @@
+"""KAI's GPU-share ask is read from the exact annotation keys ``gpu-fraction`` / ``gpu-memory``
+(kai-scheduler/KAI-Scheduler @d5bc503a pkg/common/constants/constants.go GpuFraction, GpuMemory;
+pkg/common/resources/gpu_sharing.go RequestsGPUFraction), a gpu-memory value as a positive integer of MiB
+(pkg/binder/plugins/gpusharing/gpu-request/gpu_request_validator.go validateMemoryAnnotation, also run by
+KAI's admission webhook). The fixture's header cites KAI-Scheduler#257."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from tests.realcases.test_realcases import HERE
+
+
+def explain(path: Path, pod: str) -> str:
+    res = CliRunner().invoke(cli, ["explain", pod, "--snapshot", str(path)], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    return " ".join(res.output.split())
+
+
+def test_node_label_key_as_annotation_asks_for_no_gpu_kai_257() -> None:
+    """KAI#257: pods annotated nvidia.com/gpu.memory: "8000Mi" (GFD's node label key) all ran on a 16 GiB GPU:
+    they asked KAI for no GPU at all. kubegpu said only "checks every scheduler makes: pass"."""
+    out = explain(HERE / "kai-node-label-as-annotation.yaml", "default/gpu-memory-3")
+    assert (
+        "annotation nvidia.com/gpu.memory=8000Mi is GPU Feature Discovery's node label nvidia.com/gpu.memory, "
+        "not a KAI annotation: kai-scheduler reads only gpu-memory" in out
+    )
+    assert "asks for no GPU and gets none" in out
+
+
+def test_gpu_memory_with_a_unit_is_refused_kai_257(tmp_path: Path) -> None:
+    """The right key with the issue's value "8000Mi": KAI parses an integer of MiB and refuses it."""
+    text = (HERE / "kai-node-label-as-annotation.yaml").read_text(encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(
+        text.replace("{nvidia.com/gpu.memory: ", "{gpu-memory: "), encoding="utf-8"
+    )
+    out = explain(tmp_path / "c.yaml", "default/gpu-memory-3")
+    assert "gpu-memory=8000Mi: KAI takes a positive integer of MiB without a unit" in out
+    assert "not a KAI annotation" not in out
