@@ -37,6 +37,7 @@ from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
 from kubegpu.explain.findings_operands import operand_findings
+from kubegpu.explain.findings_volcano import unqueued_findings
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
@@ -101,6 +102,7 @@ def find(
     out += _pod_findings(snapshot)
     out += admission_findings(snapshot)
     out += held_findings(snapshot)
+    out += unqueued_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 
