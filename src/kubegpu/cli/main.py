@@ -124,10 +124,17 @@ def explain(
     if target is None:
         raise click.ClickException(f"pod {key} is not in the snapshot ({snap.description})")
     if target.node_name:
+        from dataclasses import replace
+
         click.echo(
-            f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending",
+            f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending "
+            f"(its own requests and host ports on {target.node_name} left out)",
             err=True,
         )
+        # as a pending pod it holds nothing yet: left on its node it would block itself there (its own
+        # hostPort, GPUs, DRA claim seen as taken), as the pending copies of plan/effect.py are unbound too
+        bound, target = target, replace(target, node_name="", phase="Pending", start_time="")
+        snap.pods = [target if p is bound else p for p in snap.pods]
     engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config,
                          scheduler_name=target.scheduler_name if scheduler_config else None)  # fmt: skip
     exp = explain_pod(engine, target)
