@@ -10,7 +10,29 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE
+from kubegpu.sources import load_files
+from tests.realcases.test_realcases import HERE, case
+from tests.summaries import summary_of
+
+
+def test_unregistered_dra_driver_is_the_first_step_dra_814() -> None:
+    """dra-driver-nvidia-gpu#814: the MPIJob worker stays ContainerCreating; kubegpu said "nothing is blocked"
+    with no finding."""
+    data = case("dra-driver-not-registered")
+    f = [x for x in data["findings"] if x["objects"][0] == "pod/default/nccl-test-worker-0"]
+    assert len(f) == 1
+    assert f[0]["title"] == (
+        "DRA driver compute-domain.nvidia.com is not registered with kubelet on 10.241.39.1: "
+        "default/nccl-test-worker-0 cannot start"
+    )
+    assert (f[0]["severity"], f[0]["layer"]) == ("warning", "driver/device-plugin")
+    assert "kubelet-plugin pod is not running on 10.241.39.1" in f[0]["detail"]
+    assert (
+        "the snapshot holds no ResourceSlice of compute-domain.nvidia.com for 10.241.39.1" in f[0]["detail"]
+    )
+    assert "kubectl get resourceslices --field-selector spec.nodeName=10.241.39.1" in f[0]["commands"]
+    first = summary_of(load_files(HERE / "dra-driver-not-registered.yaml")).first_step
+    assert first.startswith("no Pending GPU pod is blocked, but look at the warning: DRA driver")
 
 
 def test_explain_bound_pod_leaves_its_own_use_out_dra_814(tmp_path: Path) -> None:

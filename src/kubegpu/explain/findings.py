@@ -32,6 +32,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import Finding as Finding
+from kubegpu.explain.findings_dra_prepare import prepare_findings
 from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
@@ -103,6 +104,7 @@ def find(
     out += admission_findings(snapshot)
     out += held_findings(snapshot)
     out += unqueued_findings(snapshot)
+    out += prepare_findings(snapshot)
     out += _scattered_findings(snapshot, engine)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 
