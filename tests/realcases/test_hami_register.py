@@ -7,12 +7,18 @@ list is JSON in current HAMi (pkg/device/devices.go MarshalNodeDevices / UnMarsh
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
+from kubegpu.explain.diagnose import diagnose
+from kubegpu.explain.engine import Engine
 from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.objects import Node
-from tests.realcases.test_realcases import HERE
+from kubegpu.sources import load_files
+from tests.realcases.test_realcases import HERE, case, pending
 
 # Project-HAMi/HAMi#1565 (hami-device-plugin log, "patch node with the following annos"): two GTX 1050, 9 fields
 COLON_9 = (
@@ -52,3 +58,32 @@ def test_four_vgpus_on_a_two_gpu_node_hami_1527() -> None:
     assert "gpu-node-a's hami.io/node-nvidia-register lists 2 physical GPU(s)" in flat
     assert "NodeInsufficientDevice" in flat
     assert "kubegpu could not read" not in flat
+
+
+def test_stale_node_unfit_refusal_hami_1368() -> None:
+    """Project-HAMi/HAMi#1368: hami-scheduler refused the pod (NodeUnfitPod, HAMi pkg/scheduler/score.go) while
+    the previous workload was terminating; once it was gone the node was free but the pod waited ~5 minutes
+    (kube-scheduler DefaultPodMaxInUnschedulablePodsDuration = 5 * time.Minute, scheduling_queue.go). kubegpu
+    only said the message "was written by hami-scheduler"."""
+    notes = " ".join(pending(case("hami-node-unfit-stale"), "team-a/train-b-0")["notes"])
+    assert "Now no pod on gpu-node-1 holds a GPU, so that refusal predates the node's present state" in notes
+    assert "after 5 minutes (podMaxInUnschedulablePodsDuration)" in notes
+    # a pod still holding the node's GPU: the refusal is current, and nothing is said of it
+    text = (HERE / "hami-node-unfit-stale.yaml").read_text(encoding="utf-8")
+    holder = (
+        "- apiVersion: v1\n  kind: Pod\n  metadata: {name: train-a-0, namespace: team-a}\n"
+        "  spec:\n    schedulerName: hami-scheduler\n    nodeName: gpu-node-1\n"
+        "    containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: '1'}}}]\n"
+        "  status: {phase: Running}\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.yaml"
+        path.write_text(
+            text.replace(
+                "- apiVersion: kueue.x-k8s.io/v1beta1\n  kind: Workload",
+                holder + "- apiVersion: kueue.x-k8s.io/v1beta1\n  kind: Workload",
+            ),
+            encoding="utf-8",
+        )
+        data = diagnose(Engine(load_files(path))).to_dict()
+    assert "predates" not in " ".join(pending(data, "team-a/train-b-0")["notes"])

@@ -20,6 +20,7 @@ from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES, HAMI_SCHEDULER
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
 from kubegpu.scheduler.device_ledger import Assignment, Refusal, choose, container_requests
@@ -114,11 +115,52 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
             )
         else:
             exp.notes.append(f"{rule} {node_name} registered {physical} with HAMi: enough for {vgpus}.")
+    _hami_stale_note(engine, pod, node_name, exp)
     exp.notes.append(
         f"HAMi: which GPUs {pod.key} gets on {node_name} is decided by hami-scheduler and HAMi's device plugin, "
         "which kubegpu does not model: no device grant or kubelet device check is shown for it."
     )
     return True
+
+
+# hami-scheduler's extender marks a node whose devices do not fit the pod NodeUnfitPod (HAMi
+# pkg/scheduler/score.go; the per-card reason is only in its log)
+HAMI_NODE_UNFIT = "NodeUnfitPod"
+
+
+def _hami_stale_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> None:
+    """hami-scheduler refused the pod (NodeUnfitPod) while its devices were held, yet no pod on the node the
+    checks pass now holds any GPU and no quota in the namespace names a HAMi resource: the refusal predates
+    the node's present state (Project-HAMi/HAMi#1368: a pod refused while the previous one was terminating was
+    not tried again for ~5 minutes, kube-scheduler's podMaxInUnschedulablePodsDuration default)."""
+    events = [
+        e
+        for e in engine.snapshot.records.events_about("Pod", pod.namespace, pod.name)
+        if e.component == HAMI_SCHEDULER and HAMI_NODE_UNFIT in e.message
+    ]
+    holders = [
+        p
+        for p in engine.snapshot.pods_on(node_name)
+        if p.key != pod.key
+        and p.phase not in ("Succeeded", "Failed")
+        and any(v and (is_gpu(r) or r in HAMI_RESOURCES) for r, v in p.requests.items())
+    ]
+    quota = any(
+        q.namespace == pod.namespace and any(h.split(".", 1)[-1] in HAMI_RESOURCES for h in q.hard)
+        for q in engine.snapshot.quotas
+    )
+    if not events or holders or quota:
+        return
+    last = events[-1]
+    exp.notes.append(
+        f'HAMi: hami-scheduler last refused it with "{last.message}"{f" ({last.last_seen})" if last.last_seen else ""}: '
+        f"{HAMI_NODE_UNFIT} means no GPU of the node fit its device request then. Now no pod on {node_name} holds "
+        "a GPU, so that refusal predates the node's present state (the GPUs were held by pods since gone). "
+        "hami-scheduler tries it again on a cluster event or, at the latest, when kube-scheduler moves it out of "
+        "the unschedulable queue after 5 minutes (podMaxInUnschedulablePodsDuration); Project-HAMi/HAMi#1368 "
+        "reports such waits. Still Pending after that: hami-scheduler's log gives the per-card reason of "
+        f"{HAMI_NODE_UNFIT}."
+    )
 
 
 def explain_devices(
