@@ -40,3 +40,17 @@ def test_inqueue_group_holds_the_queue_volcano_2814() -> None:
     assert f["severity"] == "warning"
     assert "default/job-a-2b1c8f6e-0d7a-4c1e-9a51-1f0e6a3c7b10 (2 nvidia.com/gpu)" in f["detail"]
     assert "this one needs 3 nvidia.com/gpu, more than the 2 nvidia.com/gpu the queue can hold" in f["detail"]
+
+
+def test_the_headline_names_the_podgroup_not_nothing_is_blocked_volcano_3426() -> None:
+    """With no Pending GPU pod (the PodGroup's pods are never created), the first step names the PodGroup
+    Volcano has not enqueued, as it names a Workload Kueue holds, instead of "nothing is blocked"."""
+    from kubegpu.sources import load_files
+    from tests.realcases.test_realcases import HERE
+    from tests.summaries import summary_of
+
+    snap = load_files(HERE / "volcano-queue-quota-insufficient.yaml")
+    first = summary_of(snap).first_step
+    assert first.startswith(
+        "no Pending GPU pod, but Volcano has not enqueued PodGroup default/job-1-0b9d2c4e"
+    )

@@ -22,10 +22,11 @@ from kubegpu.explain.findings_base import Finding
 from kubegpu.model.names import VOLCANO_VGPU_NUMBER
 from kubegpu.model.podgroup import group_key
 from kubegpu.model.quantity import QuantityError, format_milli, to_milli_text
+from kubegpu.model.records import VOLCANO_GROUP
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
-VOLCANO_GROUP = "scheduling.volcano.sh"
+PODGROUP_REF = f"podgroup.{VOLCANO_GROUP}/"  # a PodGroup finding's first object
 
 
 def _gpu_asks(raw: object) -> dict[str, int]:
@@ -166,7 +167,7 @@ def _finding(
         "scheduling",
         f"Volcano has not enqueued PodGroup {ns}/{name} (queue {queue}, {_show(asks)}): it is Pending, so its "
         "pods are not created until it is Inqueue",
-        [f"podgroup.{VOLCANO_GROUP}/{ns}/{name}", f"queue.{VOLCANO_GROUP}/{queue}"],
+        [f"{PODGROUP_REF}{ns}/{name}", f"queue.{VOLCANO_GROUP}/{queue}"],
         "; ".join(facts) + ".",
         "R11",
         [

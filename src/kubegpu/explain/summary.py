@@ -25,6 +25,7 @@ import numpy.typing as npt
 from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.findings import Finding
+from kubegpu.explain.findings_volcano import PODGROUP_REF
 from kubegpu.explain.kueue import WORKLOAD_REF
 from kubegpu.explain.kueue import cause as kueue_cause
 from kubegpu.explain.overview import NodeRow
@@ -443,10 +444,11 @@ def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: lis
         critical = next((f for f in findings if f.severity == "critical"), None)
         if critical is not None:
             return f"no Pending GPU pod is blocked, but fix the critical finding: {critical.title}"
-        # a job Kueue keeps suspended has no pod to be Pending: "nothing is blocked" would hide it
-        held = [f for f in findings if f.objects and f.objects[0].startswith(WORKLOAD_REF)]
+        # a job Kueue keeps suspended, or a Volcano PodGroup not enqueued, has no pod to be Pending: "nothing
+        # is blocked" would hide it
+        held = [f for f in findings if f.objects and f.objects[0].startswith((WORKLOAD_REF, PODGROUP_REF))]
         if held:
-            more = f" (and {len(held) - 1} more Workload(s) Kueue holds)" if len(held) > 1 else ""
+            more = f" (and {len(held) - 1} more held by a queue)" if len(held) > 1 else ""
             return f"no Pending GPU pod, but {held[0].title}{more}"
         # GPU pods refused by kubelet, a failing GPU stack pod, unhealthy GPUs: nothing Pending, yet GPU work
         # fails or will (NVIDIA/gpu-operator#1947, kubernetes#130145 printed "nothing is blocked")
