@@ -40,3 +40,29 @@ def test_gpu_memory_with_a_unit_is_refused_kai_257(tmp_path: Path) -> None:
     out = explain(tmp_path / "c.yaml", "default/gpu-memory-3")
     assert "gpu-memory=8000Mi: KAI takes a positive integer of MiB without a unit" in out
     assert "not a KAI annotation" not in out
+
+
+def test_no_node_has_mig_profile_while_a_node_advertises_it_kai_1876(tmp_path: Path) -> None:
+    """KAI-Scheduler#1876: under the mixed MIG strategy kai-scheduler refused a pod asking nvidia.com/mig-1g.5gb
+    with "No node in the default node-pool has nvidia.com/mig-1g.5gb resources" (KAI
+    pkg/scheduler/k8s_internal/predicates/maxNodeResources.go buildUnschedulableMessage) while the node advertised
+    the profile: KAI's MaxNodeResources maximum read 0 for a resource on only some nodes, fixed by KAI PR #1852
+    (ResourceVector.SetMax grows the receiver). kubegpu said only "the message was written by kai-scheduler"."""
+    fixture = HERE / "kai-mig-mixed-max-node.yaml"
+    pod = "dynamo/qwen3-embedding-0-vllmdecodeworker-4p8dk"
+    out = explain(fixture, pod)
+    assert (
+        'kai-scheduler said "No node in the default node-pool has nvidia.com/mig-1g.5gb resources", yet r7525-gpu1 '
+        "advertise(s) nvidia.com/mig-1g.5gb in allocatable" in out
+    )
+    assert "KAI-Scheduler PR #1852" in out
+    # the node really has none of the profile: KAI's refusal is the nodes' state, and no miscount is claimed
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(
+        fixture.read_text(encoding="utf-8").replace(
+            'nvidia.com/mig-1g.5gb: "14"', 'nvidia.com/mig-1g.5gb: "0"'
+        ),
+        encoding="utf-8",
+    )
+    out = explain(bare, pod)
+    assert "miscount" not in out

@@ -19,6 +19,7 @@ ClusterQueue in the snapshot say why it has not.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -150,6 +151,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         h.notes.extend(_kai_queue_notes(snapshot, queue))
     if pod.scheduler_name == KAI_SCHEDULER:
         h.notes.extend(_kai_key_notes(pod, kai))
+        h.notes.extend(_kai_max_node_notes(snapshot, pod))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
@@ -237,6 +239,40 @@ def _kai_key_notes(pod: Pod, kai: Mapping[str, str]) -> list[str]:
             f"gpu-memory={mem}: KAI takes a positive integer of MiB without a unit (e.g. 2000); its admission "
             'webhook and binder refuse this value ("gpu-memory annotation value must be a positive integer greater '
             'than 0")'
+        )
+    return notes
+
+
+# kai-scheduler's MaxNodeResourcesPredicate refusal when its per-node maximum of a resource is 0 (KAI
+# pkg/scheduler/k8s_internal/predicates/maxNodeResources.go buildUnschedulableMessage)
+_KAI_NO_NODE = re.compile(r"No node in the (\S+) node-pool has (\S+) resources")
+
+
+def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
+    """kai-scheduler said no node of its node pool has a resource the pod asks for, yet nodes here advertise
+    it. Before KAI-Scheduler PR #1852 the predicate seeded its per-resource maximum from one node picked in
+    map order and ResourceVector.SetMax never grew the vector, so a resource present on only some nodes (a MIG
+    profile under the mixed strategy, rdma/...) read 0 in most sessions (KAI-Scheduler#1876)."""
+    key = f"{pod.namespace}/{pod.name}"
+    said = {
+        m.groups()
+        for e in snapshot.records.events
+        if e.component == KAI_SCHEDULER
+        and (e.about("Pod", pod.namespace, pod.name) or (e.kind == "PodGroup" and key in e.message))
+        for m in _KAI_NO_NODE.finditer(e.message)
+    }
+    notes = []
+    for pool, resource in sorted(said):
+        having = [n.name for n in snapshot.nodes if n.allocatable.get(resource, 0) > 0]
+        if not having or not pod.requests.get(resource):
+            continue
+        notes.append(
+            f'kai-scheduler said "No node in the {pool} node-pool has {resource} resources", yet '
+            f"{some_of(having)} advertise(s) {resource} in allocatable: if they are in that node pool, the refusal "
+            "is KAI's own miscount, not the nodes' state. Before KAI-Scheduler PR #1852 (backported to the v0.14 "
+            "and v0.16 branches; KAI-Scheduler#1876) its MaxNodeResources check read 0 for a resource that only "
+            "some nodes advertise in most scheduling sessions; upgrade kai-scheduler to a release with that fix. "
+            "kubegpu does not reproduce KAI's node pools or its other checks."
         )
     return notes
 
