@@ -66,3 +66,26 @@ def test_no_node_has_mig_profile_while_a_node_advertises_it_kai_1876(tmp_path: P
     )
     out = explain(bare, pod)
     assert "miscount" not in out
+
+
+def test_mig_resources_left_at_zero_under_mixed_kai_1120(tmp_path: Path) -> None:
+    """KAI-Scheduler#1120: after mig.config all-disabled the node kept nvidia.com/mig-1g.24gb: 0 and
+    nvidia.com/mig-2g.48gb: 0 (kubelet keeps them, kubernetes/kubernetes#92396) under mig.strategy mixed, and
+    KAI 0.12.15 would not place non-MIG jobs there: node_info.go IsMIGEnabled counted any nvidia.com/mig-* key
+    in allocatable without node-role.kubernetes.io/mig-enabled, and PredicateByNodeResourcesType refuses
+    "non MIG jobs ... on a node with MigStrategy='mixed'". kubegpu said only "checks ... pass"."""
+    fixture = HERE / "kai-mig-zero-leftover.yaml"
+    out = explain(fixture, "default/gpu-sharing")
+    assert "gpu-node-01: nvidia.com/mig.strategy=mixed and nvidia.com/mig-* resources left at 0" in out
+    assert "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server" in out
+    assert "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled-" in out
+    # the node labelled node-role.kubernetes.io/mig-enabled: KAI reads the label, not the resources
+    labelled = tmp_path / "labelled.yaml"
+    labelled.write_text(
+        fixture.read_text(encoding="utf-8").replace(
+            "nvidia.com/mig.config: all-disabled",
+            'nvidia.com/mig.config: all-disabled\n    node-role.kubernetes.io/mig-enabled: "false"',
+        ),
+        encoding="utf-8",
+    )
+    assert "resources left at 0" not in explain(labelled, "default/gpu-sharing")

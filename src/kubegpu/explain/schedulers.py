@@ -32,10 +32,13 @@ from kubegpu.model.names import (
     HAMI_RESOURCES,
     HAMI_SCHEDULER,
     KAI_ANNOTATIONS,
+    KAI_MIG_ENABLED_LABEL,
     KAI_QUEUE_LABELS,
     KAI_SCHEDULER,
     KUEUE_ADMISSION_GATE,
     KUEUE_QUEUE_LABEL,
+    MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_LABEL,
     NVIDIA_GPU,
     VOLCANO_QUEUE_LABEL,
     VOLCANO_RESOURCES,
@@ -152,6 +155,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
     if pod.scheduler_name == KAI_SCHEDULER:
         h.notes.extend(_kai_key_notes(pod, kai))
         h.notes.extend(_kai_max_node_notes(snapshot, pod))
+        h.notes.extend(_kai_mig_leftover_notes(snapshot, pod, kai))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
@@ -275,6 +279,41 @@ def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
             "kubegpu does not reproduce KAI's node pools or its other checks."
         )
     return notes
+
+
+def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:
+    """A non-MIG GPU ask (whole nvidia.com/gpu or a KAI fraction) and nodes labelled mig.strategy=mixed whose
+    nvidia.com/mig-* resources are all 0 (MIG disabled; kubelet keeps a resource no plugin reports at 0,
+    kubernetes/kubernetes#92396). KAI refuses non-MIG jobs on a MIG node under the mixed strategy
+    (node_info.go PredicateByNodeResourcesType "non MIG jobs cant run on a node with MigStrategy='mixed'"), and
+    its IsMIGEnabled, without the node-role.kubernetes.io/mig-enabled label, counted any nvidia.com/mig-* key
+    in allocatable as MIG, even at 0 (KAI 0.12.15: KAI-Scheduler#1120); later releases require a count > 0."""
+    if any(r.startswith(MIG_RESOURCE_PREFIX) for r in pod.requests) or not (
+        pod.requests.get(NVIDIA_GPU) or kai
+    ):
+        return []
+    stale = [
+        n.name
+        for n in snapshot.nodes
+        if n.labels.get(MIG_STRATEGY_LABEL) == "mixed"
+        and KAI_MIG_ENABLED_LABEL not in n.labels
+        and (mig := [v for r, v in n.allocatable.items() if r.startswith(MIG_RESOURCE_PREFIX)])
+        and not any(mig)
+    ]
+    if not stale:
+        return []
+    first = stale[0]
+    return [
+        f"{some_of(stale)}: {MIG_STRATEGY_LABEL}=mixed and nvidia.com/mig-* resources left at 0 in allocatable "
+        "(MIG is off; kubelet keeps a resource no device plugin reports any more). kai-scheduler releases that count "
+        "any nvidia.com/mig-* resource as MIG, even at 0 (0.12.15 does, KAI-Scheduler#1120), take such a node for a "
+        'MIG node and refuse this non-MIG GPU ask there ("non MIG jobs cant run on a node with '
+        "MigStrategy='mixed'\"); releases that require a count > 0 do not. KAI reads the node label "
+        f"{KAI_MIG_ENABLED_LABEL} before the resources: "
+        f"`kubectl label node {first} {KAI_MIG_ENABLED_LABEL}=false --dry-run=server`, then without --dry-run "
+        f"(rollback: `kubectl label node {first} {KAI_MIG_ENABLED_LABEL}-`; remove it before enabling MIG on the "
+        "node again), or upgrade kai-scheduler. kubegpu does not read the kai-scheduler version."
+    ]
 
 
 def _kai_memory_notes(snapshot: ClusterSnapshot) -> list[str]:

@@ -203,6 +203,9 @@ VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 KAI_SCHEDULER = "kai-scheduler"
 KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
+# KAI's per-node MIG switch (pkg/common/constants DefaultMIGWorkerNodeLabelKey; node_info.go IsMIGEnabled reads it
+# first with strconv.ParseBool, else infers MIG from the node's nvidia.com/mig-* resources)
+KAI_MIG_ENABLED_LABEL = "node-role.kubernetes.io/mig-enabled"
 # Kueue (kubernetes-sigs/kueue): the queue label on Jobs and pods, and the gate its pod webhook adds.
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
