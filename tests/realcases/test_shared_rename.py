@@ -38,3 +38,21 @@ def test_shared_request_where_the_plugin_does_not_rename() -> None:
     fix = fixes(pending(data, "default/p"))
     assert "No node advertises nvidia.com/gpu.shared; 1 node(s) advertise nvidia.com/gpu" in fix
     assert "Request nvidia.com/gpu instead" in fix and "renameByDefault: true" in fix
+
+
+def test_findings_on_renamed_time_slicing_node_device_plugin_321() -> None:
+    """NVIDIA/k8s-device-plugin#321: time-slicing config with renameByDefault: true (api/config/v1 replicas.go
+    renames a replicated resource to <name>.shared); the first nvidia.com/gpu pod kept running, the next stayed
+    Pending. The findings said "No node in the snapshot looks like a GPU node: add GPU nodes" for both pods, and
+    that the Running one "waits" for nvidia.com/gpu."""
+    data = case("ts-rename-running-holder")
+    by_pod = {f["objects"][0]: f for f in data["findings"] if f["objects"]}
+    pending_f, holder = by_pod["pod/default/gpu-workload-2"], by_pod["pod/default/gpu-workload-1"]
+    assert pending_f["severity"] == "critical"
+    assert "the GPU nodes advertise nvidia.com/gpu.shared" in pending_f["title"]
+    assert "Ask for nvidia.com/gpu.shared" in pending_f["detail"]
+    assert holder["severity"] == "warning"
+    assert holder["title"].startswith("pod holds nvidia.com/gpu")
+    assert "keeps running" in holder["detail"]
+    text = " ".join(f["title"] + " " + f["detail"] for f in data["findings"])
+    assert "add GPU nodes" not in text and "waits for" not in text

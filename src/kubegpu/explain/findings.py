@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
@@ -48,7 +49,7 @@ from kubegpu.model.gpu_facts import (
     gpu_signs,
     tolerates_gpu_taint,
 )
-from kubegpu.model.names import MIG_RESOURCE_PREFIX
+from kubegpu.model.names import GPU_REPLICAS_LABEL, GPU_SHARING_LABEL, MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import CONTROLLER_KINDS
@@ -343,6 +344,36 @@ def mig_gap(missing: list[str], offered: list[str]) -> str | None:
     )
 
 
+def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
+    """The pod asks for plain names whose ``.shared`` twins the nodes advertise: their NVIDIA device plugin
+    shares GPUs with renameByDefault: true (NVIDIA/k8s-device-plugin api/config/v1 ReplicatedResources; the
+    kubelet keeps the old name at 0, kubernetes/kubernetes#92396). The nodes are GPU nodes, so "add GPU nodes"
+    is wrong (NVIDIA/k8s-device-plugin#321); a pod already bound runs on what kubelet gave it before the rename."""
+    names = ", ".join(renamed)
+    twins = ", ".join(r + SHARED_SUFFIX for r in renamed)
+    bound = bool(pod.node_name) and pod.phase == "Running"
+    title = (
+        f"pod holds {names}, which its node now advertises only as {twins}"
+        if bound
+        else f"pod requests {names}; the GPU nodes advertise {twins} (renamed shared replicas)"
+    )
+    body = (
+        f"the nodes' device plugin shares GPUs with renameByDefault: true: it registers the replicas as {twins} "
+        f"and offers no {names}. "
+        + (
+            "It keeps running on the devices kubelet gave it before; recreated, it would stay Pending. "
+            if bound
+            else ""
+        )
+        + f"Ask for {twins} in the pod spec (a replica shares one GPU's memory and compute), or set "
+        "renameByDefault: false in the plugin's sharing config."
+    )
+    return Finding(
+        "warning" if bound else "critical", "workload", title, [f"pod/{pod.key}"], body, "R11.4",
+        [f"kubectl get nodes -L {GPU_SHARING_LABEL},{GPU_REPLICAS_LABEL}"],
+    )  # fmt: skip
+
+
 def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     out = []
     advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
@@ -376,6 +407,8 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "or take a GPU out of MIG mode (`kubegpu plan mig`) — which removes every instance on it.",
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L {MIG_LAYOUT_LABELS}"],
             ))  # fmt: skip
+        elif renamed := [r for r in missing if r + SHARED_SUFFIX in advertised]:
+            out.append(_renamed_finding(pod, renamed))
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
             if dark is None:  # (once: every GPU node's plugin chain)
                 dark = device_plugin.dark_nodes(snapshot)
