@@ -145,6 +145,28 @@ def test_the_headline_counts_shared_replicas_apart_from_gpus() -> None:
     )
 
 
+def test_shared_replicas_requested_are_read_from_each_nodes_own_resource() -> None:
+    """Shared replicas are nvidia.com/gpu on a time-sliced node and nvidia.com/gpu.shared on a renamed one
+    (renameByDefault, NVIDIA/k8s-device-plugin api/config/v1 sharing.go): each node's requests are read from its
+    own resource, 1 on each here: 2 in all, not the first node's resource read on both. A renamed node whose
+    capacity still lists a plain nvidia.com/gpu (kubelet keeps a resource its plugin stopped advertising, at 0:
+    NVIDIA/k8s-device-plugin#321), held by a pod bound before the rename, counts that as GPUs, not replicas."""
+    ts = make_node("ts").gpus(8).label("nvidia.com/gpu.replicas", "4").obj()
+    renamed = (
+        make_node("rn").gpus(4, resource="nvidia.com/gpu.shared").label("nvidia.com/gpu.replicas", "4").obj()
+    )
+    renamed["status"]["capacity"]["nvidia.com/gpu"] = "0"
+    renamed["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    pods = [
+        make_pod("a").gpu(1).on("ts").obj(),
+        make_pod("b").gpu(1, resource="nvidia.com/gpu.shared").on("rn").obj(),
+        make_pod("old").gpu(1).on("rn").obj(),
+    ]
+    summary = summary_of(build_snapshot([("t", o) for o in (ts, renamed, *pods)]))
+    assert summary.shared == (12, 2, 10)
+    assert (summary.gpus, summary.requested) == (0, 1)
+
+
 def test_nearest_misses_are_nodes_that_could_hold_the_request_not_the_most_free_devices() -> None:
     """The 8-GPU pod is refused by NodeResourcesFit on both nodes. The MIG node has 54 free devices but no
     nvidia.com/gpu at all (it can never hold the pod: listed last); the whole node has 4 of 8 free: it is

@@ -122,28 +122,35 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
     nodes whose capacity lists it (each node's amount truncated before the sum)."""
     cluster = engine.cluster
     totals: dict[str, dict[str, int]] = {}
-    # total → (resource, rows of the nodes listing it), for one column sum
-    holders: dict[str, tuple[str, list[int]]] = {}
+    # (total, resource) → rows of the nodes listing it under that total: one column sum each (a total may
+    # gather several resources: shared replicas are nvidia.com/gpu on one node, nvidia.com/gpu.shared on another)
+    holders: dict[tuple[str, str], list[int]] = {}
     for node in engine.snapshot.nodes:
         # MIG's single strategy: the device plugin offers each MIG device as nvidia.com/gpu, and GPU
         # Feature Discovery appends the profile to the product label (A100-SXM4-40GB-MIG-1g.5gb)
         slices = MIG_PRODUCT_MARK in node.labels.get(GPU_PRODUCT_LABEL, "")
         replicas = node.labels.get(GPU_REPLICAS_LABEL, "")
         shared = replicas.isascii() and replicas.isdigit() and int(replicas) > 1
+        # with renameByDefault the replicas are nvidia.com/gpu.shared; a plain nvidia.com/gpu left in the
+        # node's capacity then is what kubelet kept of the resource before the rename (0 once its plugin
+        # went), not replicas (NVIDIA/k8s-device-plugin#321)
+        renamed = NVIDIA_GPU + SHARED_SUFFIX in node.capacity
         for r, cap in node.capacity.items():
             if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
-                if r == NVIDIA_GPU + SHARED_SUFFIX or (shared and r == NVIDIA_GPU and not slices):
+                if r == NVIDIA_GPU + SHARED_SUFFIX or (
+                    shared and r == NVIDIA_GPU and not slices and not renamed
+                ):
                     key = SHARED_TOTAL
                 else:
                     key = MIG_SINGLE_TOTAL if slices and r == NVIDIA_GPU else r
                 t = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000
-                holders.setdefault(key, (r, []))[1].append(cluster.index[node.name])
-    for key, (r, idxs) in holders.items():
+                holders.setdefault((key, r), []).append(cluster.index[node.name])
+    for (key, r), idxs in holders.items():
         col = cluster.col.get(r)
         if col is not None:
-            totals[key]["requested"] = exact_sum(cluster.requested[idxs, col] // 1000)
+            totals[key]["requested"] += exact_sum(cluster.requested[idxs, col] // 1000)
     for name, published in dra_nodes(engine).items():  # GPUs served by DRA: in no node's status.capacity
         listed = engine.snapshot.node(name)
         if listed is not None and offered_gpus(listed):
