@@ -21,9 +21,9 @@ from dataclasses import replace
 
 import yaml
 
+from kubegpu.model.gpu_facts import labelled_gpu_count
 from kubegpu.model.names import (
     DEVICE_PLUGIN_CONFIG_ANNOTATION,
-    GPU_COUNT_LABEL,
     GPU_MILLI,
     GPU_PRODUCT_LABEL,
     GPU_REPLICAS_LABEL,
@@ -69,8 +69,8 @@ def time_sliced_node(
     """
     old_resource = NVIDIA_GPU + ".shared" if NVIDIA_GPU + ".shared" in node.capacity else NVIDIA_GPU
     old_replicas = max(int(node.labels.get(GPU_REPLICAS_LABEL, "1") or "1"), 1)
-    raw = node.labels.get(GPU_COUNT_LABEL, "")
-    gpus = int(raw) if raw.isdigit() else node.capacity.get(old_resource, 0) // 1000 // old_replicas
+    labelled = labelled_gpu_count(node.labels)
+    gpus = labelled if labelled is not None else node.capacity.get(old_resource, 0) // 1000 // old_replicas
     bad_replicas = (node.capacity.get(old_resource, 0) - node.allocatable.get(old_resource, 0)) // 1000
     bad = -(-bad_replicas // old_replicas) if bad_replicas > 0 else 0
     resource = NVIDIA_GPU + ".shared" if rename and replicas > 1 else NVIDIA_GPU

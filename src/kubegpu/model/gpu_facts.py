@@ -77,6 +77,13 @@ def gpu_signs(node: Node) -> list[str]:
     return signs
 
 
+def labelled_gpu_count(labels: Mapping[str, str]) -> int | None:
+    """GPU Feature Discovery's ``nvidia.com/gpu.count``: the GPUs a node has, even where no device plugin
+    advertises them; None when the label is absent or not a number."""
+    text = labels.get(GPU_COUNT_LABEL, "")
+    return int(text) if text.isdigit() else None
+
+
 def hami_registered_gpus(node: Node) -> int | None:
     """How many physical GPUs HAMi's device plugin registered on ``node`` (its
     ``hami.io/node-nvidia-register`` annotation), None when absent or unreadable. HAMi writes it as JSON (a

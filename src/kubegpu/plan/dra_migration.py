@@ -24,9 +24,9 @@ from typing import Any
 
 from kubegpu.explain.dra import dra_users
 from kubegpu.model.dra import Device, DraObjects, ResourceSlice, parse_device_class
+from kubegpu.model.gpu_facts import labelled_gpu_count
 from kubegpu.model.names import (
     DEVICE_PLUGIN_DEPLOY_LABEL,
-    GPU_COUNT_LABEL,
     GPU_PRODUCT_LABEL,
     NVIDIA_DRA_DRIVER,
     NVIDIA_GPU,
@@ -93,8 +93,7 @@ def _slice_for(node: Node, gpus: int) -> ResourceSlice:
 
 def _labelled(node: Node) -> int:
     """GPU Feature Discovery's count: the GPUs a node has even where no plugin advertises them."""
-    text = node.labels.get(GPU_COUNT_LABEL, "")
-    return int(text) if text.isdigit() else 0
+    return labelled_gpu_count(node.labels) or 0
 
 
 def _with_gpus(node: Node, gpus: int) -> Node:

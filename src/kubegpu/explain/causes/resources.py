@@ -24,6 +24,7 @@ from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.explain.wording import SHOWN, some_of
+from kubegpu.model.gpu_facts import labelled_gpu_count
 from kubegpu.model.names import (
     GPU_COUNT_LABEL,
     GPU_REPLICAS_LABEL,
@@ -76,8 +77,24 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     r = reason.resource
     alloc, used = view.allocatable(r), view.requested(r)
     held = _resize_holds(ctx, view.node.name, r)
-    key = (Insufficient, reason, alloc, used, _offers(ctx, idx) if alloc == 0 else None, held)  # all it reads
-    return list(ctx.once(key, lambda: _insufficient_lines(ctx, reason, view.node, alloc, used, held)))
+    offers = _offers(ctx, idx) if alloc == 0 else None
+    return list(_lines_once(ctx, reason, view.node, alloc, used, offers, held))
+
+
+def _lines_once(
+    ctx: Context,
+    reason: Insufficient,
+    node: Node,
+    alloc: int,
+    used: int,
+    offers: tuple[bool, tuple[tuple[str, int], ...]] | None,
+    held: tuple[str, ...] = (),
+) -> list[str]:
+    """``_insufficient_lines``, made once per pod for what it reads: the reason, the node's allocatable and
+    requested, what a node without the resource offers (``_offers``), the pods a resize holds. Nodes alike
+    share the list (never changed)."""
+    key = (Insufficient, reason, alloc, used, offers, held)
+    return ctx.once(key, partial(_insufficient_lines, ctx, reason, node, alloc, used, held))
 
 
 def _resize_holds(ctx: Context, node: str, resource: str) -> tuple[str, ...]:
@@ -144,10 +161,7 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
         u, offers = int(used[j]), _offers(ctx, idx)
         lines = bare.get((u, offers))
         if lines is None:
-            slot = (Insufficient, reason, 0, u, offers, ())  # as ``insufficient_evidence`` keys it
-            lines = bare[(u, offers)] = ctx.once(
-                slot, partial(_insufficient_lines, ctx, reason, node, 0, u, ())
-            )
+            lines = bare[(u, offers)] = _lines_once(ctx, reason, node, 0, u, offers)
         out[j] = lines
     at = plain.nonzero()[0]
     if at.size:
@@ -157,8 +171,7 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
         for f in first.tolist():
             a, u = int(alloc[at[f]]), int(used[at[f]])
             node = cluster.nodes[idxs[at[f]]]  # (read only where allocatable is 0: never here)
-            key = (Insufficient, reason, a, u, None, ())  # as ``insufficient_evidence`` keys it
-            made.append(ctx.once(key, partial(_insufficient_lines, ctx, reason, node, a, u, ())))
+            made.append(_lines_once(ctx, reason, node, a, u, None))
         for j, g in zip(at.tolist(), inverse.ravel().tolist(), strict=True):
             out[j] = made[g]
     return out
@@ -310,7 +323,7 @@ def _dark_sentences(ctx: Context, r: str, need: int, nodes: list[str]) -> list[s
     if not group:
         return []
     snapshot = ctx.engine.snapshot
-    counts = [_label_count(snapshot.node(c.node)) for c in group]
+    counts = [labelled_gpu_count(n.labels) if (n := snapshot.node(c.node)) else None for c in group]
     fit = sum(1 for k in counts if k is not None and k * 1000 >= need)
     if fit:
         would = (
@@ -335,12 +348,6 @@ def _dark_sentences(ctx: Context, r: str, need: int, nodes: list[str]) -> list[s
         f"({some_of([c.node for c in group])}{why}), and {would}. Repair the device plugin there before adding "
         "capacity (`kubegpu inspect` follows each node's chain)."
     ]
-
-
-def _label_count(node: Node | None) -> int | None:
-    """The node's GPU count by GFD's ``nvidia.com/gpu.count`` label; None when absent or not a number."""
-    text = node.labels.get(GPU_COUNT_LABEL, "") if node is not None else ""
-    return int(text) if text.isdigit() else None
 
 
 def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
