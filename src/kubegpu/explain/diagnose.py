@@ -30,7 +30,7 @@ import numpy.typing as npt
 from kubegpu.batch.status import workload_status
 from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import causes, schedulers
-from kubegpu.explain.causes.resources import offered_gpus
+from kubegpu.explain.causes.gpu_causes import offered_gpus
 from kubegpu.explain.dra import double_counting, own_claims
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings import Finding, find

@@ -16,6 +16,7 @@ Must not import: anything (plain strings at the bottom of the model layer).
 from __future__ import annotations
 
 # -- extended resources ------------------------------------------------------------------------------
+NVIDIA_PREFIX = "nvidia.com/"  # NVIDIA's domain: its resources, labels and annotations
 NVIDIA_GPU = "nvidia.com/gpu"  # the device plugin's whole-GPU resource
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # mixed strategy: nvidia.com/mig-<profile>
 # milli-GPUs of fractional GPU sharing (the openb / FGD model): the quantity is the milli-GPU count

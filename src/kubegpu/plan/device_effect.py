@@ -31,9 +31,10 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.model.names import GPU_MEMORY_LABEL as MEMORY_LABEL
+from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node
 from kubegpu.model.snapshot import ClusterSnapshot
-from kubegpu.plan.effect import GPU_PREFIX, Effect, simulate
+from kubegpu.plan.effect import Effect, simulate
 from kubegpu.plan.node_ops import checkpoint_warnings, gpu_pods, pdb_warnings
 from kubegpu.plan.pitfalls import Pitfall, flagged, scattered_pods
 from kubegpu.plan.procedure import NodeChange
@@ -55,7 +56,7 @@ def with_effect(snapshot: ClusterSnapshot, change: NodeChange, after: Node, now:
     evicted = [p for p in snapshot.pods if p.key in moved]
     effect = simulate(snapshot, {after.name: after}, moved, now, kubelet_on={after.name})
     kept: list[dict[str, Any]] = [
-        {"pod": p.key, "resources": {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}}
+        {"pod": p.key, "resources": {r: v // 1000 for r, v in p.requests.items() if r.startswith(NVIDIA_PREFIX) and v}}
         for p in gpu_pods(snapshot, after.name)
         if p.key not in moved
     ]  # fmt: skip

@@ -27,13 +27,12 @@ from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.quota import namespace_usage, pod_usage, selects
 from kubegpu.explain.findings import scattered
 from kubegpu.model.dra import DraObjects
+from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node, Pod, ResourceQuota
 from kubegpu.model.podgroup import eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec
 from kubegpu.scheduler.device_ledger import Refusal, choose, container_requests
-
-GPU_PREFIX = "nvidia.com/"
 
 
 @dataclass
@@ -76,7 +75,7 @@ def _gpu_allocatable(nodes: list[Node]) -> dict[str, int]:
         if n.unschedulable:
             continue
         for r, v in n.allocatable.items():
-            if r.startswith(GPU_PREFIX):
+            if r.startswith(NVIDIA_PREFIX):
                 total[r] = total.get(r, 0) + v // 1000
     return total
 
@@ -84,7 +83,7 @@ def _gpu_allocatable(nodes: list[Node]) -> dict[str, int]:
 def _node_resources(before: Node, after: Node) -> dict[str, dict[str, tuple[int, int]]]:
     """Capacity and allocatable before → after of each ``nvidia.com/*`` resource that changes."""
     out = {}
-    names = {r for n in (before, after) for r in (*n.capacity, *n.allocatable) if r.startswith(GPU_PREFIX)}
+    names = {r for n in (before, after) for r in (*n.capacity, *n.allocatable) if r.startswith(NVIDIA_PREFIX)}
     for r in sorted(names):
         cap = (before.capacity.get(r, 0) // 1000, after.capacity.get(r, 0) // 1000)
         alloc = (before.allocatable.get(r, 0) // 1000, after.allocatable.get(r, 0) // 1000)

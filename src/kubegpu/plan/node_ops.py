@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.model.gpu_facts import label_writer, taint_writer
+from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node, Pod, Taint
 from kubegpu.model.podgroup import LAST_CHECKPOINT_ANNOTATION, eviction_cost
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -33,14 +34,12 @@ from kubegpu.plan.pitfalls import (
 )
 from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, label_node, mutate
 
-GPU_PREFIX = "nvidia.com/"
-
 
 def gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:
     return [
         p
         for p in snapshot.pods_on(node)
-        if any(r.startswith(GPU_PREFIX) and v for r, v in p.requests.items())
+        if any(r.startswith(NVIDIA_PREFIX) and v for r, v in p.requests.items())
     ]
 
 
@@ -69,7 +68,7 @@ def moved_pods(pods: Sequence[Pod], stays_lost: Collection[str] = ()) -> tuple[A
     """The GPU pods a change evicts; one returns when a controller recreates it and it is not in ``stays_lost``."""
     out = []
     for p in pods:
-        used = {r: v // 1000 for r, v in p.requests.items() if r.startswith(GPU_PREFIX) and v}
+        used = {r: v // 1000 for r, v in p.requests.items() if r.startswith(NVIDIA_PREFIX) and v}
         if not used:
             continue
         owner = f"{p.owner.kind}/{p.owner.name}" if p.owner else ""
@@ -139,7 +138,7 @@ def pdb_warnings(snapshot: ClusterSnapshot, evicted: Sequence[Pod], *, deleted: 
 
 def checkpoint_warnings(evicted: Sequence[Pod]) -> list[str]:
     unsaved = [p.key for p in evicted if p.requests and LAST_CHECKPOINT_ANNOTATION not in p.annotations
-               and any(r.startswith(GPU_PREFIX) for r in p.requests)]  # fmt: skip
+               and any(r.startswith(NVIDIA_PREFIX) for r in p.requests)]  # fmt: skip
     if not unsaved:
         return []
     return [

@@ -12,9 +12,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node, Pod
-
-GPU_PREFIX = "nvidia.com/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +98,7 @@ class NodeChange:
 
 def gpu_capacity(node: Node) -> dict[str, int]:
     """The node's ``nvidia.com/*`` capacity in whole units."""
-    return {r: v // 1000 for r, v in sorted(node.capacity.items()) if r.startswith(GPU_PREFIX) and v}
+    return {r: v // 1000 for r, v in sorted(node.capacity.items()) if r.startswith(NVIDIA_PREFIX) and v}
 
 
 def affected_pods(
@@ -115,7 +114,7 @@ def affected_pods(
     for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
         if pod.node_name != node.name or pod.is_terminal:
             continue
-        used = {r: v // 1000 for r, v in pod.requests.items() if r.startswith(GPU_PREFIX) and v}
+        used = {r: v // 1000 for r, v in pod.requests.items() if r.startswith(NVIDIA_PREFIX) and v}
         if not used or (only is not None and not set(used) & set(only)):
             continue
         owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner else ""

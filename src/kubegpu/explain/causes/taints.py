@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Advice, Context, Hooks, nothing_of_the_pod
-from kubegpu.explain.causes.resources import offered_gpus
+from kubegpu.explain.causes.gpu_causes import offered_gpus
 from kubegpu.explain.findings import has_gpu_labels
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.explain.wording import some_of
