@@ -72,23 +72,25 @@ class EvidenceStore:
     def current(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, kept while no node changes (the largest ``ClusterState.version`` moves with every
         change and never repeats): a fact of the cluster's state, read for many Pending pods."""
-        stamp = int(self.cluster.version.max(initial=0))
-        kept: tuple[int, T] | None = self._memo.get(key)
-        if kept is None or kept[0] != stamp:
-            kept = self._memo[key] = (stamp, make())
-        return kept[1]
+        return self._stamped(self._memo, key, make, None)
 
     def recent(self, key: Hashable, make: Callable[[], T]) -> T:
-        """``make()``, kept while no node changes, for the last ``MAX_RECENT`` keys only: a value per pod's
-        diagnosis (its per-node verdicts as the key), which Pending pods alike but for what no node's
-        verdict turned on share."""
+        """``current``, for the last ``MAX_RECENT`` keys only: a value per pod's diagnosis (its per-node
+        verdicts as the key), which Pending pods alike but for what no node's verdict turned on share."""
+        return self._stamped(self._recent, key, make, MAX_RECENT)
+
+    def _stamped(
+        self, kept: dict[Hashable, Any], key: Hashable, make: Callable[[], T], bound: int | None
+    ) -> T:
+        """``make()`` kept in ``kept`` with the cluster's version stamp, made again once it moved; at most
+        ``bound`` keys (the oldest dropped first), None: no bound."""
         stamp = int(self.cluster.version.max(initial=0))
-        kept: tuple[int, T] | None = self._recent.get(key)
-        if kept is None or kept[0] != stamp:
-            if kept is None and len(self._recent) >= MAX_RECENT:
-                del self._recent[next(iter(self._recent))]
-            kept = self._recent[key] = (stamp, make())
-        return kept[1]
+        found: tuple[int, T] | None = kept.get(key)
+        if found is None or found[0] != stamp:
+            if found is None and bound is not None and len(kept) >= bound:
+                del kept[next(iter(kept))]
+            found = kept[key] = (stamp, make())
+        return found[1]
 
     def nodes(self, key: Hashable, rows: Rows, build: Callable[[Rows], list[NodeEvidence]]) -> Objects:
         """The ``NodeEvidence`` of ``rows`` for ``key``: ``build(rows)`` where a node has none yet, or has

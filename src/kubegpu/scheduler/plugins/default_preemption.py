@@ -52,19 +52,25 @@ def start_time(pod: Pod) -> str:
     return pod.start_time or NOT_STARTED
 
 
+ByNamespace = dict[str, list[tuple[int, PodDisruptionBudget]]]
+
+
 def importance_key(pod: Pod) -> tuple[int, str]:
     """Sort key for ``util.MoreImportantPod``: higher priority first, then the earlier start."""
     return (-pod.priority, start_time(pod))
 
 
-def split_by_pdb(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
+def split_by_pdb(
+    pods: list[Pod], pdbs: list[PodDisruptionBudget], by_namespace: ByNamespace | None = None
+) -> tuple[list[Pod], list[Pod]]:
     """``filterPodsWithPDBViolation``: walk pods in order, spending each matching PDB's allowance; a pod
     that drives any budget below zero is violating. For preemption a PDB with an empty selector matches
-    nothing."""
+    nothing. ``by_namespace``: ``pdbs_by_namespace(pdbs)``, where the caller keeps it."""
     allowed = [pdb.disruptions_allowed or 0 for pdb in pdbs]
     violating: list[Pod] = []
     ok: list[Pod] = []
-    by_namespace = _by_namespace(pdbs) if pods else {}
+    if by_namespace is None:
+        by_namespace = pdbs_by_namespace(pdbs) if pods else {}
     for pod in pods:
         hit = False
         if pod.labels:
@@ -81,23 +87,12 @@ def split_by_pdb(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[list
     return violating, ok
 
 
-# the last PDB list's budgets per namespace, with their places in it (each dry run splits its node's
-# victims; the list is the engine's, the same for every node and pod)
-_BY_NAMESPACE: list[
-    tuple[list[PodDisruptionBudget], int, dict[str, list[tuple[int, PodDisruptionBudget]]]]
-] = []
-
-
-def _by_namespace(pdbs: list[PodDisruptionBudget]) -> dict[str, list[tuple[int, PodDisruptionBudget]]]:
-    """``pdbs`` grouped by namespace, in list order, with each one's index: kept for the last list seen
-    while it is that list at that length."""
-    kept = _BY_NAMESPACE[0] if _BY_NAMESPACE else None  # (read once: another thread may replace it)
-    if kept is not None and kept[0] is pdbs and kept[1] == len(pdbs):
-        return kept[2]
-    grouped: dict[str, list[tuple[int, PodDisruptionBudget]]] = {}
+def pdbs_by_namespace(pdbs: list[PodDisruptionBudget]) -> ByNamespace:
+    """``pdbs`` grouped by namespace, in list order, each with its index in ``pdbs``: a pod meets only its
+    own namespace's budgets."""
+    grouped: ByNamespace = {}
     for i, pdb in enumerate(pdbs):
         grouped.setdefault(pdb.namespace, []).append((i, pdb))
-    _BY_NAMESPACE[:] = [(pdbs, len(pdbs), grouped)]
     return grouped
 
 
@@ -150,6 +145,8 @@ class DefaultPreemption:
             None,
             {},
         )
+        # the handle's PDBs per namespace (``pdbs_by_namespace``), for the list they were grouped from
+        self._pdb_groups: tuple[list[PodDisruptionBudget] | None, int, ByNamespace] = (None, 0, {})
 
     def post_filter(
         self, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -316,6 +313,14 @@ class DefaultPreemption:
             seen[idx] = (version, answer)
         return answer
 
+    def _pdbs_grouped(self) -> ByNamespace:
+        """``pdbs_by_namespace`` of the handle's PDBs, made again only when the list is another or has grown
+        (every dry run splits its victims)."""
+        pdbs = self.handle.pdbs
+        if self._pdb_groups[0] is not pdbs or self._pdb_groups[1] != len(pdbs):
+            self._pdb_groups = (pdbs, len(pdbs), pdbs_by_namespace(pdbs))
+        return self._pdb_groups[2]
+
     def _victims_by_fit(
         self, state: CycleState, pod: Pod, idx: int, reading: tuple[Any, Hashable | None]
     ) -> tuple[list[Pod], int]:
@@ -346,7 +351,7 @@ class DefaultPreemption:
             for r, amount in p.requests.items():
                 taken[r] = taken.get(r, 0) + amount
         count = len(lower)
-        violating, non_violating = split_by_pdb(lower, self.handle.pdbs)
+        violating, non_violating = split_by_pdb(lower, self.handle.pdbs, self._pdbs_grouped())
         victims: list[Pod] = []
         violations = 0
         for group, counts in ((violating, True), (non_violating, False)):
@@ -418,7 +423,7 @@ class DefaultPreemption:
             status = fw.run_filters_with_nominated(state, pod, view)
             if not status.is_success:
                 return [], 0, status
-            violating, non_violating = split_by_pdb(lower, self.handle.pdbs)
+            violating, non_violating = split_by_pdb(lower, self.handle.pdbs, self._pdbs_grouped())
             victims: list[Pod] = []
             violations = 0
             for group, counts in ((violating, True), (non_violating, False)):
