@@ -93,15 +93,19 @@ def find(
     """Every finding on ``snapshot``; ``engine``, when the caller has one on the same snapshot, is reused:
     building another would run the device models again and report each node's config error twice."""
     out: list[Finding] = []
-    out += _node_findings(snapshot)
+    # every GPU node's device plugin chain, once: the dark nodes, the lit ones' stack pods and the pods
+    # waiting for a plugin's resource all read it (0.1 s at 5,000 nodes)
+    chains = device_plugin.check_nodes(snapshot)
+    dark = [c for c in chains if c.dark]  # (``device_plugin.dark_nodes``)
+    out += _node_findings(snapshot, dark)
     out += mig_invalid_findings(snapshot)
-    out += operand_findings(snapshot)
+    out += operand_findings(snapshot, chains)
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
     out += _quota_findings(snapshot)
     out += _failed_create_findings(snapshot)
     out += limit_range_findings(snapshot)
-    out += _pod_findings(snapshot)
+    out += _pod_findings(snapshot, dark)
     out += admission_findings(snapshot)
     out += held_findings(snapshot)
     out += unqueued_findings(snapshot)
@@ -110,11 +114,11 @@ def find(
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
 
 
-def _dark_node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+def _dark_node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
     """A GPU node (by labels, a provider's label or the GPU taint) that advertises no GPU (absent or 0):
     the device plugin chain says why (``explain.device_plugin``)."""
     out = []
-    for check in device_plugin.dark_nodes(snapshot):
+    for check in dark:
         node = snapshot.node(check.node)
         assert node is not None
         zero = [r for r, v in node.capacity.items() if is_gpu(r) and not v]
@@ -131,8 +135,8 @@ def _dark_node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     return out
 
 
-def _node_findings(snapshot: ClusterSnapshot) -> list[Finding]:
-    out = _dark_node_findings(snapshot)
+def _node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
+    out = _dark_node_findings(snapshot, dark)
     for node in snapshot.nodes:
         gpus = gpu_resources(node)
         # every GPU registered and none allocatable: the host driver may well work, nothing schedules here
@@ -374,7 +378,7 @@ def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
     )  # fmt: skip
 
 
-def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
     out = []
     advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
     # extended resources a DeviceClass serves through DRA (KEP-5004): the pod's explanation decides them
@@ -382,7 +386,6 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         c.extended_resource_name for c in snapshot.dra.classes.values() if c.extended_resource_name
     }
     gpu_nodes = {n.name for n in snapshot.nodes if gpu_resources(n) or has_gpu_labels(n)}
-    dark: list[device_plugin.NodePlugins] | None = None
     for pod in snapshot.pods:
         if pod.is_terminal:
             continue
@@ -410,8 +413,6 @@ def _pod_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         elif renamed := [r for r in missing if r + SHARED_SUFFIX in advertised]:
             out.append(_renamed_finding(pod, renamed))
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
-            if dark is None:  # (once: every GPU node's plugin chain)
-                dark = device_plugin.dark_nodes(snapshot)
             out.append(Finding(
                 "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
                 [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],

@@ -54,10 +54,10 @@ def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
     return ""
 
 
-def operand_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
     """A GPU stack pod in a waiting state (CrashLoopBackOff, Error, …) on a GPU node that advertises GPUs."""
     out = []
-    lit = {c.node for c in device_plugin.check_nodes(snapshot) if not c.dark}
+    lit = {c.node for c in chains if not c.dark}
     for pod in snapshot.pods:
         if pod.node_name not in lit or pod.is_terminal:
             continue
