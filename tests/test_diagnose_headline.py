@@ -73,7 +73,8 @@ def test_nearest_misses_are_chosen_by_reason_kind_not_text() -> None:
     assert all(n.kinds == ("Insufficient",) for n in exp.nodes)
     # t0 (4 GPUs free, the nearest) refused instead by a free-form message that reads "Insufficient …"
     at = next(i for i, n in enumerate(exp.nodes) if n.name == "t0")
-    exp.nodes[at] = NodeEvidence("t0", "Extender", ["Insufficient nvidia.com/gpu on the extender's books"],
+    exp.nodes = nodes = list(exp.nodes)  # (a list: the evidence ``explain_pod`` gives is read-only)
+    nodes[at] = NodeEvidence("t0", "Extender", ["Insufficient nvidia.com/gpu on the extender's books"],
                                  "Unschedulable", kinds=("Message",))  # fmt: skip
     shapes = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
     nearest = summarize(report, shapes).groups[0].nearest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
@@ -84,7 +84,7 @@ Item = TypeVar("Item")
 
 
 def _grouped(
-    items: list[Item], outcome: Callable[[Item], tuple[Any, ...]], every: bool
+    items: Sequence[Item], outcome: Callable[[Item], tuple[Any, ...]], every: bool
 ) -> tuple[list[tuple[Any, list[Item]]], int, int]:
     """``items`` one per group (``every``, or at most ``COLLAPSE_NODES`` of them), else grouped by
     ``outcome`` in first-seen order and ``_kept``."""

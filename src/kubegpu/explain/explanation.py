@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +46,85 @@ class NodeEvidence:
             "code": self.code,
             "evidence": self.evidence,
         }
+
+
+Rows = npt.NDArray[np.intp]
+
+
+class NodeList(Sequence[NodeEvidence]):
+    """The refused nodes' ``NodeEvidence`` in node order (``Explanation.nodes``), built when first read.
+
+    The table view of ``diagnose`` reads a few nodes' evidence per group of Pending pods (the nearest
+    misses); ``--pod``, ``--node`` and ``-o json`` read all of it. Building all of it for every Pending pod
+    cost most of ``diagnose`` where the evidence reads the pod (a hostname pin: 4,999 lines of its own per
+    pod on 5,000 nodes), so it is built on first read, in full (``every``), or for a few nodes (``pick``).
+    ``blocks``: the nodes as disjoint sets, each its cluster rows (ascending) and the structured kinds of
+    the reasons that refused them (``NodeEvidence.kinds``), with what builds any of those rows' evidence
+    (a node's evidence reads that node alone, so a part builds as it would in full). ``names``: every
+    cluster row's node name."""
+
+    __slots__ = ("_built", "_every", "_now", "_rows", "_stamp", "blocks", "names")
+
+    def __init__(
+        self,
+        rows: Rows,
+        blocks: list[tuple[Rows, tuple[str, ...], Callable[[Rows], list[NodeEvidence]]]],
+        every: Callable[[], list[NodeEvidence]],
+        names: npt.NDArray[np.object_],
+        now: Callable[[], int],
+    ) -> None:
+        self._rows = rows  # every refused node's row, ascending (node order)
+        self.blocks = blocks
+        self.names = names
+        self._every = every
+        self._built: list[NodeEvidence] | None = None
+        # the cluster state's stamp (``ClusterState.version``'s largest: it moves with every change and
+        # never repeats): evidence read once it moved would be of another state than the verdicts'
+        self._now = now
+        self._stamp = now()
+
+    def _check(self) -> None:
+        if self._now() != self._stamp:
+            raise RuntimeError("node evidence read after the cluster state it explains changed")
+
+    def _all(self) -> list[NodeEvidence]:
+        if self._built is None:
+            self._check()
+            self._built = self._every()
+        return self._built
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeEvidence: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeEvidence]: ...
+    def __getitem__(self, i: int | slice) -> NodeEvidence | list[NodeEvidence]:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[NodeEvidence]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # (as a list: compared by value, so not hashable)
+
+    def pick(self, rows: list[int]) -> list[NodeEvidence]:
+        """The evidence of the refused nodes at cluster ``rows``, in that order, building only theirs."""
+        if self._built is not None:
+            at = np.searchsorted(self._rows, rows)
+            return [self._built[int(i)] for i in at]
+        self._check()
+        wanted = np.array(rows, dtype=np.intp)
+        found: dict[int, NodeEvidence] = {}
+        for block_rows, _, build in self.blocks:
+            some = wanted[np.isin(wanted, block_rows)]
+            if some.size:
+                some.sort()
+                found.update(zip(some.tolist(), build(some), strict=True))
+        return [found[r] for r in rows]
 
 
 @dataclass
@@ -92,7 +172,8 @@ class Explanation:
     schedulable: bool
     node: str | None
     message: str
-    nodes: list[NodeEvidence] = field(default_factory=list)
+    # the refused nodes' evidence in node order (``NodeList`` from ``explain_pod``: built when read)
+    nodes: Sequence[NodeEvidence] = field(default_factory=list)
     groups: list[ReasonGroup] = field(default_factory=list)
     nominated_node: str = ""
     victims: list[str] = field(default_factory=list)

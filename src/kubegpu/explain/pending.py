@@ -23,7 +23,7 @@ from kubegpu.explain.dra import own_claims
 from kubegpu.explain.dra_binding import binding_wait
 from kubegpu.explain.dra_queue import not_queued
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, ReasonGroup
+from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, NodeList, ReasonGroup
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
 from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
@@ -133,11 +133,13 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
     parts: dict[str, list[tuple[int, Reason, Rows]]] = {}
     shared: list[tuple[Hashable, Rows, Callable[[Rows], list[NodeEvidence]]]] = []
     own: list[tuple[Rows, Callable[[Rows], list[NodeEvidence]]]] = []  # built for this pod alone
+    blocks: list[tuple[Rows, tuple[str, ...], Callable[[Rows], list[NodeEvidence]]]] = []  # (``NodeList``)
     for key, idxs in triples:
         plugin_idx, rid, code = key >> 40, (key >> 8) & 0xFFFFFFFF, key & 0xFF
         plugin, reasons = fw.plugin_name(plugin_idx), fw.reason_values(rid)
         texts = [render(r, version) for r in reasons]  # the release reproduced, as the message
         build = _builder(ctx, store, plugin, reasons, texts, Code(code).name)
+        blocks.append((idxs, tuple(r.kind for r in reasons), build))
         part = causes.pod_part(ctx.pod, reasons)
         if part is None:
             own.append((idxs, build))
@@ -154,7 +156,9 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
         texts = [render(r, version) for r in reasons]
         for code in sorted(set(diag.codes[absent].tolist())):
             idxs = absent[diag.codes[absent] == code]
-            own.append((idxs, _builder(ctx, store, plugin, reasons, texts, Code(code).name)))
+            build = _builder(ctx, store, plugin, reasons, texts, Code(code).name)
+            own.append((idxs, build))
+            blocks.append((idxs, tuple(r.kind for r in reasons), build))
             for r, text in zip(reasons, texts, strict=True):
                 parts.setdefault(text, []).append((int(idxs[0]), r, idxs))
 
@@ -167,9 +171,17 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
         listed: list[NodeEvidence] = slots[rejected].tolist()  # in node order, as the histogram and the JSON
         return listed
 
-    # (a list of shared objects only is shared too: nobody changes it, as its objects)
+    # built when read (``NodeList``); without evidence of the pod's own, pods of the same verdicts and keys
+    # share one list (as its objects: nobody changes either), which ``-o json`` encodes once
+    cluster = engine.cluster
+
+    def listed(every: Callable[[], list[NodeEvidence]]) -> NodeList:
+        return NodeList(rejected, blocks, every, store.names, lambda: int(cluster.version.max(initial=0)))
+
     exp.nodes = (
-        evidence() if own else store.recent(("evidence", verdicts, *(k for k, _, _ in shared)), evidence)
+        listed(evidence)
+        if own
+        else store.recent(("evidence", verdicts, *(k for k, _, _ in shared)), lambda: listed(evidence))
     )
     # the first node's reason speaks for its text's group, whose nodes are in node order
     groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]], Rows]] = {}

@@ -14,6 +14,7 @@ May import the model and ``explain``'s own result types; never a face (cli, live
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,6 +25,7 @@ import numpy.typing as npt
 
 from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
+from kubegpu.explain.explanation import NodeList
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.findings_volcano import PODGROUP_REF
 from kubegpu.explain.kueue import WORKLOAD_REF
@@ -324,44 +326,60 @@ def _node_cause(
     return top.reason, top.fix
 
 
-def _nearest(
+def nearest_misses(
     exp: Explanation, ask: PodAsk, gpus: dict[str, dict[str, tuple[int, int]]]
 ) -> list[NodeEvidence]:
     """Nodes that fail only on resources, closest to fitting first: those whose allocatable holds the
     pod's GPU request (emptied, they would fit; a node without the resource never will), then the most
     free of what it asks (all GPU resources when it asks none by name), then by name. ``gpus``: per node,
     resource → (allocatable, free) in whole devices."""
-    # a node's kinds are one of a few tuples (one per reason set the pod met): each is judged once
-    only_resources: dict[tuple[str, ...], bool] = {}
-    misses = []
-    for n in exp.nodes:
-        kinds = n.kinds
-        ok = only_resources.get(kinds)
-        if ok is None:
-            ok = only_resources[kinds] = bool(kinds) and all(k == Insufficient.kind for k in kinds)
-        if ok:
-            misses.append(n)
 
-    def key(n: NodeEvidence) -> tuple[int, int, str]:
-        have = gpus.get(n.name, {})
+    def only_resources(kinds: tuple[str, ...]) -> bool:
+        return bool(kinds) and all(k == Insufficient.kind for k in kinds)
+
+    def key(name: str) -> tuple[int, int, str]:
+        have = gpus.get(name, {})
         if not ask.gpus:
-            return 0, -sum(free for _, free in have.values()), n.name
+            return 0, -sum(free for _, free in have.values()), name
         holds = all(
             have.get(r, (0, 0))[0] >= -(-v // 1000) for r, v in ask.gpus
         )  # whole devices, milli asked
-        return (0 if holds else 1), -sum(have.get(r, (0, 0))[1] for r, _ in ask.gpus), n.name
+        return (0 if holds else 1), -sum(have.get(r, (0, 0))[1] for r, _ in ask.gpus), name
 
-    misses.sort(key=key)
+    nodes = exp.nodes
+    if isinstance(nodes, NodeList):  # the nodes' names and kinds, then the evidence of the few shown
+        rows = [block for block, kinds, _ in nodes.blocks if only_resources(kinds)]
+        if not rows:
+            return []
+        found = np.concatenate(rows) if len(rows) > 1 else rows[0]
+        chosen = heapq.nsmallest(NEAREST_MISSES, zip(nodes.names[found].tolist(), found.tolist(), strict=True),
+                                 key=lambda name_row: key(name_row[0]))  # fmt: skip
+        return nodes.pick([row for _, row in chosen])
+    # a node's kinds are one of a few tuples (one per reason set the pod met): each is judged once
+    judged: dict[tuple[str, ...], bool] = {}
+    misses = []
+    for n in nodes:
+        ok = judged.get(n.kinds)
+        if ok is None:
+            ok = judged[n.kinds] = only_resources(n.kinds)
+        if ok:
+            misses.append(n)
+    misses.sort(key=lambda n: key(n.name))
     return misses[:NEAREST_MISSES]
+
+
+def gpu_free_by_node(report: Diagnosis) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per GPU node: resource → (allocatable, free) in whole devices (``nearest_misses``' ``gpus``)."""
+    return {
+        row.name: {r: (_whole(v["allocatable"]), _whole(v["free"])) for r, v in row.gpu.items()}
+        for row in report.nodes
+    }
 
 
 def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     """``asks``: pod key → what it asks for (the caller reads it off the pod; see ``pod_ask``). Pods are
     grouped by devices, where and cause; the group's evidence is its first pod's."""
-    gpus = {
-        row.name: {r: (_whole(v["allocatable"]), _whole(v["free"])) for r, v in row.gpu.items()}
-        for row in report.nodes
-    }
+    gpus = gpu_free_by_node(report)
     groups: dict[tuple[str, str, str], tuple[PendingGroup, list[PodAsk]]] = {}
     unknown = PodAsk("")
     for exp in report.pending:
@@ -377,7 +395,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
                 (ReasonCount(g.reason, len(g.nodes), g.fix) for g in exp.groups), key=lambda r: -r.nodes
             )
             # a pod its affinity keeps off every node misses no node by resources alone
-            nearest = [] if blocked is not None and blocked[0] == cause else _nearest(exp, ask, gpus)
+            nearest = [] if blocked is not None and blocked[0] == cause else nearest_misses(exp, ask, gpus)
             group = PendingGroup("", cause, [], exp.message, reasons, nearest, fix)
             entry = groups[key] = (group, [])
         entry[0].pods.append(exp.pod)
