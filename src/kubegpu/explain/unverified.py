@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from kubegpu.explain.dra_gates import claim_lines, slice_lines
+from kubegpu.explain.dra_unverified import cel_lines
 from kubegpu.explain.engine import Engine
 from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
@@ -64,7 +65,12 @@ def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
         return []
     claims, _ = resolve_claims(pod, dra)
     minor = behaviour(engine.profile.kube_version).minor
-    return claim_lines(claims, minor) + slice_lines(dra, minor) + _mixed_claims_line(claims, minor)
+    return (
+        claim_lines(claims, minor)
+        + slice_lines(dra, minor)
+        + cel_lines(claims, dra.classes)
+        + _mixed_claims_line(claims, minor)
+    )
 
 
 # kube-scheduler 1.35 added DynamicResources scoring (prioritized lists), whose computeScore paired the claims

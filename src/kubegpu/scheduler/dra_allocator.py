@@ -63,6 +63,7 @@ from kubegpu.scheduler.dra_capacity import (
 )
 from kubegpu.scheduler.dra_capacity import DeviceId as DeviceId  # re-exported: callers name it here
 from kubegpu.scheduler.dra_cel import CelError, compiled
+from kubegpu.scheduler.dra_cel_ext import CelUnsupported
 from kubegpu.scheduler.dra_constraints import DistinctAttribute, MatchAttribute
 
 # The search visits at most this many candidate devices per node before it gives up (upstream bounds the
@@ -322,6 +323,10 @@ class Allocator:
                 got = compiled(expr).matches(s.driver, device)
             except CelError as exc:
                 got = exc
+            except CelUnsupported:
+                # kube-scheduler evaluates it, kubegpu cannot: the device counts as selected and the pod's
+                # verdict is marked unverified (explain.unverified names the selector), not failed
+                got = True
             self._evaluated[key] = got
         if isinstance(got, CelError):
             raise got

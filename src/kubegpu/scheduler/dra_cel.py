@@ -8,8 +8,10 @@ quantities. The Kubernetes library functions selectors use are provided: ``quant
 ``major``, ``minor``, ``patch`` (``k8s.io/apiserver/pkg/cel/library`` quantity.go, semverlib.go).
 
 Library: ``cel-python`` (module ``celpy``, pure Python, maintained, receiver-style custom functions).
-Imported lazily, on the first selector. Not supported by it: ``cel.bind`` (cel-go's Bindings extension);
-an expression using it fails to evaluate with a message saying so. Upstream's runtime cost limit
+Imported lazily, on the first selector. cel-go's strings extension, which the environment includes, is given
+by ``dra_cel_ext``; what else the environment has and cel-python cannot evaluate (``cel.bind``, optional
+types, the lists/regex/URL/IP libraries, ``dra_cel_ext.K8S_ONLY``) raises ``CelUnsupported``: the selector
+is not evaluated, and that is said, never turned into a CEL error the cluster would not raise. Upstream's runtime cost limit
 (``CELSelectorExpressionMaxCost``) is not metered: evaluation is bounded by the input instead (a device
 has at most 32 attributes and capacities, strings at most 64 characters) and by expression length.
 
@@ -28,6 +30,7 @@ from typing import Any
 
 from kubegpu.model.dra import Device
 from kubegpu.model.quantity import QuantityError, parse_quantity
+from kubegpu.scheduler.dra_cel_ext import CelUnsupported, string_functions, unsupported
 
 MAX_EXPRESSION = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
 _SEMVER = re.compile(
@@ -119,6 +122,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
         return celtypes.IntType(q.value.numerator)
 
     return {
+        **string_functions(celtypes, CelError),
         "quantity": quantity,
         "isQuantity": is_quantity,
         "semver": lambda s: Semver(str(s)),
@@ -143,6 +147,13 @@ class Selector:
         if len(expression) > MAX_EXPRESSION:
             raise CelError(f"expression longer than {MAX_EXPRESSION} characters")
         self.expression = expression
+        # something of kube-scheduler's environment cel-python lacks: not compiled, never evaluated
+        self.unsupported = unsupported(expression)
+        self._results: dict[Any, bool | CelError] = {}
+        self._by_device: dict[int, tuple[Device, str, bool | CelError]] = {}
+        if self.unsupported:
+            self._names: frozenset[str] | None = frozenset()
+            return
         env = celpy.Environment()
         try:
             ast = env.compile(expression)
@@ -150,10 +161,7 @@ class Selector:
             raise CelError(f"compilation failed: {str(exc).splitlines()[0]}") from None
         self._program = env.program(ast, functions=_functions())
         tokens = {next(g for g in m.groups() if g is not None) for m in _TOKEN.finditer(expression)}
-        self._names: frozenset[str] | None = None if tokens & _WHOLE_MAP else frozenset(tokens)
-        self._results: dict[Any, bool | CelError] = {}
-        # per device object (slices are immutable values): the answer without rebuilding the view
-        self._by_device: dict[int, tuple[Device, str, bool | CelError]] = {}
+        self._names = None if tokens & _WHOLE_MAP else frozenset(tokens)
 
     def _view(self, driver: str, device: Device) -> Any:
         """The part of the device this expression can see (its cache key)."""
@@ -166,7 +174,10 @@ class Selector:
         return (driver if "driver" in names else "", attrs, caps)
 
     def matches(self, driver: str, device: Device) -> bool:
-        """True/False, or raises ``CelError`` with the runtime error."""
+        """True/False, or raises ``CelError`` with the runtime error, or ``CelUnsupported`` when kubegpu
+        cannot evaluate the expression."""
+        if self.unsupported:
+            raise CelUnsupported(self.unsupported)
         seen = self._by_device.get(id(device))
         if seen is not None and seen[0] is device and seen[1] == driver:
             hit = seen[2]
@@ -199,6 +210,9 @@ class Selector:
             return CelError(_eval_message(exc))
         except CelError as exc:
             return exc
+        except CelUnsupported as exc:  # e.g. a strings-extension function on a list: not evaluated here
+            self.unsupported = str(exc)
+            raise
         if isinstance(result, CELEvalError):
             return CelError(_eval_message(result))
         if not isinstance(result, (bool, celtypes.BoolType)):
@@ -213,9 +227,8 @@ def _eval_message(exc: Exception) -> str:
     member = "no such member in mapping: "
     if args and isinstance(args[0], str) and args[0].startswith(member):
         return "no such key: " + args[0][len(member) :].strip("'")
-    if args and isinstance(args[0], str) and "undeclared reference to 'bind'" in args[0]:
-        return "cel.bind is not supported by kubegpu's CEL library (cel-python)"
-    return str(args[0]) if args else type(exc).__name__
+    # cel-python appends its whole activation to some messages: the first part is cel-go's wording
+    return str(args[0]).split(" (in activation ", 1)[0] if args else type(exc).__name__
 
 
 def _activation(driver: str, device: Device) -> Any:

@@ -1,0 +1,42 @@
+"""DRA cases from public issues (QA round 18): what kubegpu says where it does not reproduce the cluster's
+scheduler exactly, and what kubelet's DRA refusals mean. Fixtures cite their issue and say what was filled in.
+
+- dra-class-missing-eks132 (kubernetes-sigs/dra-driver-nvidia-gpu#338) and dra-template-deleted-132
+  (kubernetes/kubernetes#129362): Kubernetes 1.32, where DynamicResources runs only with the
+  DynamicResourceAllocation gate (beta, off by default: pkg/features/kube_features.go v1.32.13); the API server
+  keeps pod.spec.resourceClaims only with its gate on (pkg/api/pod/util.go v1.32.13
+  dropDisabledDynamicResourceAllocationFields). kubegpu reproduces the default scheduler; the claims must be
+  said to be unchecked, not passed over.
+- dra-taintrule-no-selector-137 (kubernetes/kubernetes#141620): kube-scheduler 1.37.0 applies a DeviceTaintRule
+  without deviceSelector to every device; v1.37.1 (#141998, CHANGELOG-1.37.md) and dynamic-resource-allocation
+  v0.37.2 resourceslice/tracker applyPatches ("No selector matches no devices") match none.
+- dra-scheduler-without-dra-132 (google/dranet#30) and dra-claim-reserved-for-gone-pod (Project-HAMi/HAMi-DRA#21):
+  kubelet's "is not allowed to use ResourceClaim" is its own reservedFor check before any driver call
+  (pkg/kubelet/cm/dra/manager.go v1.34.4 "pod %s (%s) is not allowed to use ResourceClaim %s (%s)", v1.32.13
+  "pod %s(%s) is not allowed to use resource claim %s(%s)").
+"""
+
+from __future__ import annotations
+
+from kubegpu.explain.engine import Engine
+from kubegpu.explain.explanation import Explanation
+from kubegpu.explain.pending import explain_pod
+from kubegpu.sources import load_files
+from tests.realcases.test_realcases import HERE
+
+
+def _explain(name: str, pod: str, minor: str | None = None) -> Explanation:
+    snap = load_files(HERE / f"{name}.yaml")
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    if minor is not None:
+        snap.kube_version = minor
+    return explain_pod(Engine(snap), next(p for p in snap.pods if p.key == pod))
+
+
+def test_nvidia_documented_lower_ascii_selector_allocates_gpu_test6() -> None:
+    """demo/specs/quickstart/v1/gpu-test6.yaml: productName.lowerAscii().matches('^.*a100.*$') && index in
+    {0,2,4,6}: cel-go's strings extension is in kube-scheduler's CEL environment (apiserver
+    pkg/cel/environment/base.go v0.37.2: ext.Strings(ext.StringsVersion(2))); the pod fits, on an even GPU."""
+    exp = _explain("dra-cel-lowerascii-gpu-test6", "gpu-test6/pod-6c9f8d7b5-x8k2v")
+    assert exp.schedulable, exp.message
+    assert "CEL runtime error" not in exp.message
