@@ -22,7 +22,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation
 from kubegpu.explain.pending import explain_pod
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE
+from tests.realcases.test_realcases import HERE, case
 
 
 def _explain(name: str, pod: str, minor: str | None = None) -> Explanation:
@@ -31,6 +31,33 @@ def _explain(name: str, pod: str, minor: str | None = None) -> Explanation:
     if minor is not None:
         snap.kube_version = minor
     return explain_pod(Engine(snap), next(p for p in snap.pods if p.key == pod))
+
+
+def test_kubelet_refusing_an_unallocated_claim_points_at_the_scheduler_gate_google_dranet_30() -> None:
+    data = case("dra-scheduler-without-dra-132")
+    f = next(x for x in data["findings"] if "is not reserved for it" in x["title"])
+    assert "pve-interfaces" in f["title"]
+    assert "The claim is not allocated, yet the pod is bound" in f["detail"]
+    assert "DynamicResourceAllocation feature gate" in f["detail"]
+    assert "plugin failed NodePrepareResources" not in f["detail"]  # kubelet refused before any plugin call
+    assert "kubectl -n default get resourceclaim pve-interfaces -o yaml" in f["commands"]
+
+
+def test_kubelet_refusing_a_claim_reserved_for_a_gone_pod_names_it_hami_dra_21() -> None:
+    data = case("dra-claim-reserved-for-gone-pod")
+    f = next(x for x in data["findings"] if "is not reserved for it" in x["title"])
+    assert "3b0f4c2e-81d6-4f55-9a3e-6c1d2e7f8a90" in f["detail"]  # the reservedFor uid no snapshot pod has
+    assert "resource claim controller" in f["detail"]
+    assert "plugin failed NodePrepareResources" not in f["detail"]
+
+
+def test_an_empty_string_attribute_is_a_value_google_dranet_30() -> None:
+    """dranet publishes ``alias: {string: ""}``; validation.go validateDeviceAttribute (v1.34.4) counts the set
+    pointer, so the API server stores it: reading the slice must not fail."""
+    snap = load_files(HERE / "dra-scheduler-without-dra-132.yaml")
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    dev = snap.dra.slices[0].devices[0]
+    assert dev.attributes["dra.net/alias"] == ""
 
 
 def test_nvidia_documented_lower_ascii_selector_allocates_gpu_test6() -> None:

@@ -8,6 +8,12 @@ The commonest message, ``DRA driver <name> is not registered`` (kubernetes pkg/k
 DRAPluginManager.GetPlugin), means no kubelet plugin of that driver has registered with this kubelet: the
 driver's kubelet-plugin pod is not running on the node or has not registered its socket under
 /var/lib/kubelet/plugins_registry (kubernetes-sigs/dra-driver-nvidia-gpu#814, compute-domain.nvidia.com).
+kubelet's own check before it calls any plugin, ``pod <name> (<uid>) is not allowed to use ResourceClaim <claim>
+(<uid>)`` (1.34+; 1.32-1.33 "pod <name>(<uid>) is not allowed to use resource claim <claim>(<uid>)",
+pkg/kubelet/cm/dra/manager.go ``IsReservedForPod``), means the claim's status.reservedFor does not list the
+pod: no scheduler allocated and reserved the claim for it (kube-scheduler running without DRA, google/dranet#30),
+or the claim is still reserved for a pod that is gone, which kube-controller-manager's resource claim
+controller would have removed (Project-HAMi/HAMi-DRA#21: webhook-made claims without ownerReferences).
 Other messages (the plugin's own NodePrepareResources error) are quoted as kubelet wrote them.
 """
 
@@ -16,10 +22,12 @@ from __future__ import annotations
 import re
 
 from kubegpu.explain.findings_base import Finding
+from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
 PREPARE_FAILED = "FailedPrepareDynamicResources"  # kubelet pkg/kubelet/events/event.go
 _UNREGISTERED = re.compile(r"DRA driver (\S+) is not registered")
+_NOT_RESERVED = re.compile(r"is not allowed to use (?:ResourceClaim|resource claim) (\S+?) ?\(")
 
 
 def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
@@ -38,7 +46,11 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         e, node, key = events[-1], pod.node_name, f"{pod.namespace}/{pod.name}"
         commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
         m = _UNREGISTERED.search(e.message)
-        if m is None:
+        refused = _NOT_RESERVED.search(e.message)
+        if refused is not None:
+            title, detail, more = _not_reserved(snapshot, pod, refused.group(1), e.message, e.count)
+            commands += more
+        elif m is None:
             title = f"kubelet on {node} cannot prepare the DRA claims of {key}: the pod does not start"
             detail = (
                 f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): the driver\'s kubelet plugin failed '
@@ -78,3 +90,51 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _not_reserved(
+    snapshot: ClusterSnapshot, pod: Pod, claim_name: str, message: str, count: int
+) -> tuple[str, str, list[str]]:
+    """kubelet refused the pod before any plugin: the claim's reservedFor does not list it."""
+    key, ns = f"{pod.namespace}/{pod.name}", pod.namespace
+    title = f"kubelet on {pod.node_name} refuses {key}: ResourceClaim {claim_name} is not reserved for it"
+    said = (
+        f'kubelet wrote "{message}" ({PREPARE_FAILED}, {count}x): before calling any DRA driver it checks that '
+        "the claim's status.reservedFor lists the pod, and it does not. "
+    )
+    claim = snapshot.dra.claims.get(f"{ns}/{claim_name}")
+    uids = {p.uid: p for p in snapshot.pods if p.uid}
+    if claim is None:
+        why = f"The snapshot holds no ResourceClaim {ns}/{claim_name}, so kubegpu cannot say more"
+    elif claim.allocated is None:
+        why = (
+            "The claim is not allocated, yet the pod is bound: no scheduler ran DynamicResources for it. Either "
+            "kube-scheduler runs without the DynamicResourceAllocation feature gate (beta and off by default in "
+            "1.32-1.33: it must be on in kube-apiserver, kube-scheduler, kube-controller-manager and kubelet; "
+            "google/dranet#30) or the pod was created with spec.nodeName, which skips the scheduler. Fix that, then "
+            "recreate the pod so that kube-scheduler allocates and reserves the claim"
+        )
+    else:
+        gone = [u for u in claim.reserved_for if u not in uids]
+        holders = [uids[u].key for u in claim.reserved_for if u in uids]
+        if gone:
+            why = (
+                f"The claim is allocated and reserved for {len(gone)} pod UID(s) no pod in the snapshot has "
+                f"({', '.join(gone)}): a pod that is gone. kube-controller-manager's resource claim controller "
+                "removes such reservations; it has not, so check that it runs with DRA enabled. A claim made "
+                "outside a ResourceClaimTemplate (a webhook, a user) has no ownerReferences and outlives its pod "
+                "(Project-HAMi/HAMi-DRA#21): the claim is still in use by no one"
+            )
+        else:
+            why = (
+                f"The claim is allocated and reserved for {', '.join(holders) or 'no pod'}, not for this pod: the "
+                "pod was bound without kube-scheduler adding it (spec.nodeName set, or another scheduler)"
+            )
+    return (
+        title,
+        said + why,
+        [
+            f"kubectl -n {ns} get resourceclaim {claim_name} -o yaml",
+            f"kubectl -n {ns} get pods -o custom-columns=NAME:.metadata.name,UID:.metadata.uid,NODE:.spec.nodeName",
+        ],
+    )

@@ -297,7 +297,9 @@ def _attribute(ctx: _Ctx, value: Any, field: str) -> AttrValue:
         if not isinstance(v["bool"], bool):
             raise ctx.fail(f"{field}.bool", f"expected a boolean, got {v['bool']!r}")
         return bool(v["bool"])
-    text = ctx.string(v[k], f"{field}.{k}", required=True)
+    # an empty string is a value (validation.go validateDeviceAttribute counts set pointers; v1.34.4): dranet
+    # publishes alias: {string: ""} (google/dranet#30); a version must parse as semver, so it cannot be empty
+    text = ctx.string(v[k], f"{field}.{k}", required=k == "version")
     return ("version", text) if k == "version" else text
 
 
