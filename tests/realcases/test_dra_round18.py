@@ -33,6 +33,33 @@ def _explain(name: str, pod: str, minor: str | None = None) -> Explanation:
     return explain_pod(Engine(snap), next(p for p in snap.pods if p.key == pod))
 
 
+def test_claims_on_1_32_are_said_to_be_unchecked_dra_driver_nvidia_gpu_338() -> None:
+    exp = _explain("dra-class-missing-eks132", "gpu-test1/gpu-pod")
+    lines = [u for u in exp.unverified if "DynamicResourceAllocation feature gate" in u]
+    assert lines and "the claims were not checked" in lines[0], exp.unverified
+    # with the 1.34 rules the class is missing, in kube-scheduler's words (dynamicresources.go v1.32.13 and
+    # v1.34.4: "request %s: device class %s does not exist")
+    exp34 = _explain("dra-class-missing-eks132", "gpu-test1/gpu-pod", "1.34")
+    assert not exp34.schedulable
+    assert "request gpu: device class gpu.nvidia.com does not exist" in exp34.message
+    assert not [u for u in exp34.unverified if "DynamicResourceAllocation" in u]
+
+
+def test_template_deleted_on_1_32_is_not_passed_as_schedulable_silently_kubernetes_129362() -> None:
+    data = case("dra-template-deleted-132")
+    p = next(x for x in data["pending"] if x["pod"] == "gpu-test2/gpu-deployment-6965899554-k7x2p")
+    assert any("the claims were not checked" in u for u in p["unverified"]), p["unverified"]
+
+
+def test_a_selectorless_device_taint_rule_is_named_on_1_37_kubernetes_141620() -> None:
+    exp = _explain("dra-taintrule-no-selector-137", "default/pod0")
+    lines = [u for u in exp.unverified if "kubernetes/kubernetes#141620" in u]
+    assert lines and "taint-no-selector" in lines[0] and "1.37.0" in lines[0], exp.unverified
+    # 1.36 does not apply DeviceTaintRules by default (DRADeviceTaintRules beta, off): nothing to say there
+    exp36 = _explain("dra-taintrule-no-selector-137", "default/pod0", "1.36")
+    assert not [u for u in exp36.unverified if "#141620" in u]
+
+
 def test_kubelet_refusing_an_unallocated_claim_points_at_the_scheduler_gate_google_dranet_30() -> None:
     data = case("dra-scheduler-without-dra-132")
     f = next(x for x in data["findings"] if "is not reserved for it" in x["title"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from kubegpu.explain.dra_gates import claim_lines, slice_lines
-from kubegpu.explain.dra_unverified import cel_lines
+from kubegpu.explain.dra_unverified import cel_lines, gate_off_line, taint_rule_line
 from kubegpu.explain.engine import Engine
 from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
@@ -66,9 +66,11 @@ def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
     claims, _ = resolve_claims(pod, dra)
     minor = behaviour(engine.profile.kube_version).minor
     return (
-        claim_lines(claims, minor)
+        gate_off_line(minor, bool(dra.pod_claims[pod.key].refs))
+        + claim_lines(claims, minor)
         + slice_lines(dra, minor)
         + cel_lines(claims, dra.classes)
+        + taint_rule_line(dra, claims, minor)
         + _mixed_claims_line(claims, minor)
     )
 
