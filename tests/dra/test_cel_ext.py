@@ -107,3 +107,13 @@ def test_a_pod_whose_selector_kubegpu_cannot_evaluate_is_unverified_not_failed()
     assert exp.schedulable, exp.message
     lines = [u for u in exp.unverified if "cel.bind" in u]
     assert lines and "kubegpu's CEL library cannot evaluate" in lines[0], exp.unverified
+
+
+def test_allow_multiple_allocations_is_a_device_field() -> None:
+    """compile.go v0.37.2 declares ``device.allowMultipleAllocations`` (multiAllocVar) with DRAConsumableCapacity
+    and binds it to ``ptr.Deref(input.AllowMultipleAllocations, false)``; the result cache must tell devices apart
+    by it."""
+    shared = Device("gpu-1", A100.attributes, A100.capacity, A100.capacity_text, allow_multiple=True)
+    sel = compiled("device.allowMultipleAllocations")
+    assert sel.matches(D, shared) is True
+    assert sel.matches(D, A100) is False

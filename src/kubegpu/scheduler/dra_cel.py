@@ -1,6 +1,7 @@
 """CEL device selectors as kube-scheduler evaluates them (``k8s.io/dynamic-resource-allocation/cel``).
 
-The ``device`` variable holds ``driver``, ``attributes`` and ``capacity``; both maps are keyed by domain
+The ``device`` variable holds ``driver``, ``attributes``, ``capacity`` and ``allowMultipleAllocations``
+(the last one declared where DRAConsumableCapacity is on); both maps are keyed by domain
 then by id, and looking up an unknown domain yields an empty map (upstream ``mapper.Find``) while an
 unknown id is the runtime error ``no such key``. Version attributes are semver values, capacities are
 quantities. The Kubernetes library functions selectors use are provided: ``quantity``, ``isQuantity``,
@@ -167,11 +168,17 @@ class Selector:
         """The part of the device this expression can see (its cache key)."""
         names = self._names
         if names is None:
-            return (driver, tuple(device.attributes.items()), tuple(device.capacity_text.items()))
+            return (
+                driver,
+                tuple(device.attributes.items()),
+                tuple(device.capacity_text.items()),
+                device.allow_multiple,
+            )
         attrs = tuple((k, v) for k, v in device.attributes.items() if k.rpartition("/")[2] in names)
         # the written text, not the Fraction: hashing exact fractions costs more than a rare extra miss
         caps = tuple((k, v) for k, v in device.capacity_text.items() if k.rpartition("/")[2] in names)
-        return (driver if "driver" in names else "", attrs, caps)
+        multi = device.allow_multiple if "allowMultipleAllocations" in names else False
+        return (driver if "driver" in names else "", attrs, caps, multi)
 
     def matches(self, driver: str, device: Device) -> bool:
         """True/False, or raises ``CelError`` with the runtime error, or ``CelUnsupported`` when kubegpu
@@ -268,6 +275,9 @@ def _activation(driver: str, device: Device) -> Any:
             celtypes.StringType("driver"): celtypes.StringType(driver),
             celtypes.StringType("attributes"): outer(attrs),
             celtypes.StringType("capacity"): outer(caps),
+            # declared with DRAConsumableCapacity (compile.go v0.37.2 multiAllocVar, ptr.Deref(..., false)); with
+            # the gate off the API server refuses an expression naming it, so no stored selector reads it then
+            celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(device.allow_multiple),
         }
     )
 
