@@ -117,3 +117,16 @@ def test_allow_multiple_allocations_is_a_device_field() -> None:
     sel = compiled("device.allowMultipleAllocations")
     assert sel.matches(D, shared) is True
     assert sel.matches(D, A100) is False
+
+
+def test_a_list_function_met_at_run_time_is_named_too() -> None:
+    """``indexOf`` on a list is the Kubernetes lists library's (base.go v0.37.2 library.Lists), not the strings
+    extension's: found only when evaluated, and then named for the pod as well."""
+    sel = "[0, 2].indexOf(device.attributes['gpu.nvidia.com'].index) >= 0"
+    objs = [*o.gpu_classes(), *o.gpu_node("n1", 1), *o.generated("a", o.request("gpu", selectors=(sel,)))]
+    snap = build_snapshot([("t.yaml", x) for x in objs])
+    exp = explain_pod(Engine(snap), next(p for p in snap.pods if p.name == "a"))
+    assert exp.schedulable, exp.message
+    assert [u for u in exp.unverified if "indexOf() on a list (the Kubernetes lists library)" in u], (
+        exp.unverified
+    )

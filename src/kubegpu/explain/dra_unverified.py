@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubegpu.model.dra import DeviceClass, DraObjects, ResourceClaim
+from kubegpu.scheduler.dra_cel import CelError, compiled
 from kubegpu.scheduler.dra_cel_ext import unsupported
 
 DRA_GATE_OFF_MINORS = (32, 33)  # DynamicResourceAllocation beta, off by default (GA and on from 1.34)
@@ -43,7 +44,7 @@ def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -
                 owners.append((f"claim {c.key} request {sub.name}", sub.selectors))
                 for where, exprs in owners:
                     for i, expr in enumerate(exprs):
-                        what = unsupported(expr)
+                        what = _cannot(expr)
                         key = f"{where}#{i}"
                         if not what or key in seen:
                             continue
@@ -54,6 +55,18 @@ def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -
                             "it, so the verdict and the devices chosen are not checked against that selector"
                         )
     return out
+
+
+def _cannot(expr: str) -> str:
+    """What of the environment ``expr`` uses that kubegpu cannot evaluate: seen in the text, or met while the
+    allocator evaluated it (a strings-extension name called on a list: the lists library's indexOf)."""
+    what = unsupported(expr)
+    if what:
+        return what
+    try:
+        return compiled(expr).unsupported
+    except CelError:  # does not compile: the allocator reports that itself
+        return ""
 
 
 def gate_off_line(minor: int, has_claims: bool) -> list[str]:

@@ -104,7 +104,8 @@ def string_functions(celtypes: Any, error: Callable[[str], Exception]) -> dict[s
     def text(s: Any, fn: str) -> str:
         if not isinstance(s, str):
             # a list receiver (lists library indexOf/lastIndexOf/join of non-strings): not evaluated here
-            raise CelUnsupported(f"{fn}() on a {type(s).__name__}")
+            kind = "list (the Kubernetes lists library)" if isinstance(s, list) else type(s).__name__
+            raise CelUnsupported(f"{fn}() on a {kind}")
         return str(s)
 
     def lower_ascii(s: Any) -> Any:
