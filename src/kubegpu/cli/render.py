@@ -151,6 +151,10 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         console.print(Text(exp.handled_by, style="yellow"), soft_wrap=True)
         verdict = f"pass on {exp.node}" if exp.schedulable else f"fail on every node: {exp.message}"
         console.print(Text(f"checks every scheduler makes: {verdict}"), soft_wrap=True)
+        if (
+            exp.established
+        ):  # that scheduler's own rule, read from the snapshot: its note below tells the rest
+            console.print(Text(f"cause: {exp.established[0]} (see the note)", style="bold"), soft_wrap=True)
     elif exp.schedulable:
         console.print(f"[green]schedulable[/green]: kube-scheduler would bind it to [bold]{exp.node}[/bold]")
         if exp.kubelet:
@@ -188,6 +192,7 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
             o["source"]
             + (f" {reason}" if reason and reason != FAILED_SCHEDULING else "")
             + (f" from {o['reporter']}" if o.get("reporter") else "")
+            + (f" on {o['about']}" if o.get("about") else "")  # its PodGroup's event, not the pod's own
         )
         verdict = {True: "matches the prediction", False: "differs from the prediction", None: ""}[
             o["agrees"]

@@ -185,6 +185,9 @@ class Explanation:
     queue: dict[str, Any] | None = None  # batch layer: queue, position, quota shortfall, gang members
     scheduler: str = "default-scheduler"  # spec.schedulerName
     handled_by: str = ""  # set when another scheduler takes the pod: the message is then not predicted
+    # for such a pod, the cause kubegpu established from that scheduler's own rule and the snapshot's objects
+    # (its events, node annotations): (cause, what to do). ``summary`` leads with it, not with who handles it
+    established: tuple[str, str] | None = None
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
     kueue: KueueReading | None = None  # what the Kueue objects say, for a pod Kueue gates (``explain.kueue``)
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)
@@ -225,6 +228,9 @@ class Explanation:
             "queue": self.queue,
             "schedulerName": self.scheduler,
             "handledBy": self.handled_by or None,
+            "establishedCause": (
+                {"cause": self.established[0], "fix": self.established[1]} if self.established else None
+            ),
             "waiting": self.waiting or None,
             "kueue": self.kueue.to_dict() if self.kueue else None,
             "bindingWait": self.binding or None,

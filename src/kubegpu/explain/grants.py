@@ -113,6 +113,8 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
                 f"hami-scheduler refuses the node (NodeInsufficientDevice) whatever its free vGPU slots. Ask for "
                 f"at most {physical} in one container, or run it where HAMi registered {vgpus} GPUs."
             )
+            if exp.handled_by and _registered_below(engine, vgpus):  # no node HAMi knows could take it
+                exp.established = (HAMI_VGPUS_OVER_PHYSICAL, exp.notes[-1])
         else:
             exp.notes.append(f"{rule} {node_name} registered {physical} with HAMi: enough for {vgpus}.")
     _hami_stale_note(engine, pod, node_name, exp)
@@ -121,6 +123,22 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
         "which kubegpu does not model: no device grant or kubelet device check is shown for it."
     )
     return True
+
+
+HAMI_STALE_REFUSAL = "hami-scheduler's last refusal predates the node's state: no GPU on it is held now"
+HAMI_VGPUS_OVER_PHYSICAL = "hami-scheduler: more vGPUs in one container than any node has physical GPUs"
+
+
+def _registered_below(engine: Engine, vgpus: int) -> bool:
+    """Every node HAMi registered (its register annotation, read) lists fewer physical GPUs than ``vgpus``:
+    hami-scheduler refuses the container on all of them (a node without the annotation it calls
+    unregistered; one whose annotation kubegpu cannot read might fit, so it is not counted as refusing)."""
+    registered = [
+        hami_registered_gpus(n)
+        for n in engine.snapshot.nodes
+        if HAMI_NODE_REGISTER_ANNOTATION in n.annotations
+    ]
+    return all(count is not None and count < vgpus for count in registered)
 
 
 # hami-scheduler's extender marks a node whose devices do not fit the pod NodeUnfitPod (HAMi
@@ -161,6 +179,8 @@ def _hami_stale_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation)
         "reports such waits. Still Pending after that: hami-scheduler's log gives the per-card reason of "
         f"{HAMI_NODE_UNFIT}."
     )
+    if exp.handled_by and exp.established is None:
+        exp.established = (HAMI_STALE_REFUSAL, exp.notes[-1])
 
 
 def explain_devices(

@@ -12,6 +12,7 @@ object kind kubegpu does not model.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +20,14 @@ from kubegpu.model.names import (
     FAILED_SCHEDULING,
     HAMI_NODE_REGISTER_ANNOTATION,
     HAMI_SCHEDULER,
+    KAI_POD_GROUP_ANNOTATION,
+    KAI_SCHEDULER,
     NODE_AUTOSCALER_EVENTS,
+    PODGROUP_FAILURE_REASONS,
     SCHEDULER_FAILURE_REASONS,
 )
 from kubegpu.model.objects import Pod
-from kubegpu.model.podgroup import parse_time
+from kubegpu.model.podgroup import VOLCANO_GROUP_ANNOTATION, parse_time
 from kubegpu.model.records import Event
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -51,11 +55,12 @@ class Observed:
     why: list[str] = field(default_factory=list)
     # the event's reason (FailedScheduling, or the pod's scheduler's own); "" for a condition
     reason: str = ""
+    about: str = ""  # the object the event is about when it is not the pod: "PodGroup ns/name"
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "reporter": self.reporter or None, "reason": self.reason or None,
                 "message": self.message, "when": self.when or None, "agrees": self.agrees,
-                "likelyReasons": self.why}  # fmt: skip
+                "likelyReasons": self.why, "about": self.about or None}  # fmt: skip
 
 
 def _own_failure(pod: Pod, e: Event) -> bool:
@@ -100,10 +105,41 @@ def seen(snapshot: ClusterSnapshot, pod: Pod) -> Observed | None:
         chosen = failed if later else own
     if chosen is not None:
         return Observed("event", chosen.component, chosen.message, chosen.last_seen, reason=chosen.reason)
+    group = _group_refusal(snapshot, pod)
+    if group is not None:
+        return Observed(
+            "event", group.component, group.message, group.last_seen, reason=group.reason,
+            about=f"PodGroup {pod.namespace}/{group.object_name}",
+        )  # fmt: skip
     cond = pod.scheduled_condition
     if cond and cond[0] == "False" and cond[2]:
         return Observed("condition", "", cond[2])
     return None
+
+
+def _group_refusal(snapshot: ClusterSnapshot, pod: Pod) -> Event | None:
+    """The newest refusal the pod's gang scheduler wrote on the pod's PodGroup (``PODGROUP_FAILURE_REASONS``),
+    for a pod with no event of its own: KAI writes a PodGroup's "Unable to schedule podgroup: …" there
+    (kai-scheduler/KAI-Scheduler#1876 posted only that one), Volcano its enqueue refusals ("queue resource
+    quota insufficient") and the gang's "… unschedulable" summary. The group is the pod's KAI pod-group-name
+    or Volcano scheduling.k8s.io/group-name annotation."""
+    reason = PODGROUP_FAILURE_REASONS.get(pod.scheduler_name)
+    if reason is None:
+        return None
+    name = pod.annotations.get(KAI_POD_GROUP_ANNOTATION) or pod.annotations.get(VOLCANO_GROUP_ANNOTATION)
+    if name:
+        events = snapshot.records.events_about("PodGroup", pod.namespace, name)
+    elif pod.scheduler_name == KAI_SCHEDULER:  # a KAI PodGroup event naming the pod ("for pod <ns>/<name>")
+        named = re.compile(rf"\bpod {re.escape(pod.key)}(?![\w.-])")
+        events = [
+            e
+            for e in snapshot.records.events
+            if e.kind == "PodGroup" and e.object_namespace in ("", pod.namespace) and named.search(e.message)
+        ]
+    else:
+        return None
+    said = [e for e in events if e.reason == reason and e.component in ("", pod.scheduler_name)]
+    return max(said, key=lambda e: e.last_seen) if said else None
 
 
 def _filters_part(message: str) -> str:

@@ -86,6 +86,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         recorded_message=_recorded_condition(pod),
         scheduler=pod.scheduler_name,
         handled_by=who.other,
+        established=who.established,
         waiting=who.waiting,
         kueue=who.kueue,
         unverified=unverified(engine, pod, result.scheduled),

@@ -110,6 +110,8 @@ class Handling:
     waiting: str = ""  # "waiting for admission by …", when gated
     kueue: KueueReading | None = None  # what the Kueue objects say, for a pod Kueue gates
     notes: list[str] = field(default_factory=list)
+    # the cause established from that scheduler's own rule (``Explanation.established``): (cause, what to do)
+    established: tuple[str, str] | None = None
 
     @property
     def other(self) -> str:
@@ -154,8 +156,13 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         h.notes.extend(_kai_queue_notes(snapshot, queue))
     if pod.scheduler_name == KAI_SCHEDULER:
         h.notes.extend(_kai_key_notes(pod, kai))
-        h.notes.extend(_kai_max_node_notes(snapshot, pod))
-        h.notes.extend(_kai_mig_leftover_notes(snapshot, pod, kai))
+        max_node = _kai_max_node_notes(snapshot, pod)
+        leftover = _kai_mig_leftover_notes(snapshot, pod, kai)
+        h.notes.extend(max_node + leftover)
+        if max_node:  # KAI itself refused the pod, naming a resource the nodes advertise
+            h.established = (KAI_MISCOUNT, max_node[0])
+        elif leftover and _only_mig_off(snapshot, pod):
+            h.established = (KAI_MIG_OFF, leftover[0])
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
@@ -250,6 +257,11 @@ def _kai_key_notes(pod: Pod, kai: Mapping[str, str]) -> list[str]:
 # kai-scheduler's MaxNodeResourcesPredicate refusal when its per-node maximum of a resource is 0 (KAI
 # pkg/scheduler/k8s_internal/predicates/maxNodeResources.go buildUnschedulableMessage)
 _KAI_NO_NODE = re.compile(r"No node in the (\S+) node-pool has (\S+) resources")
+# the established causes (``Handling.established``) these notes give, as the grouped view names them
+KAI_MISCOUNT = "kai-scheduler's MaxNodeResources miscount: the nodes advertise what it says no node has"
+KAI_MIG_OFF = (
+    "kai-scheduler takes the MIG-off nodes (mig.strategy=mixed, nvidia.com/mig-* at 0) for MIG nodes"
+)
 
 
 def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
@@ -279,6 +291,18 @@ def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
             "kubegpu does not reproduce KAI's node pools or its other checks."
         )
     return notes
+
+
+def _only_mig_off(snapshot: ClusterSnapshot, pod: Pod) -> bool:
+    """Every node that advertises a whole GPU is one ``_kai_mig_leftover_notes`` names: KAI has nowhere else
+    to put the pod's non-MIG ask, so that rule is what keeps it Pending (a node elsewhere could take it)."""
+    whole = [n for n in snapshot.nodes if n.allocatable.get(NVIDIA_GPU, 0) > 0]
+    return bool(whole) and all(
+        n.labels.get(MIG_STRATEGY_LABEL) == "mixed"
+        and KAI_MIG_ENABLED_LABEL not in n.labels
+        and not any(v for r, v in n.allocatable.items() if r.startswith(MIG_RESOURCE_PREFIX))
+        for n in whole
+    )
 
 
 def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:

@@ -32,6 +32,7 @@ from kubegpu.explain.kueue import WORKLOAD_REF
 from kubegpu.explain.kueue import cause as kueue_cause
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
+from kubegpu.explain.schedulers import kai_annotations
 from kubegpu.explain.wording import some_of
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
@@ -163,6 +164,8 @@ def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
     snapshot's DRA objects) its claims' device requests too."""
     gpus = tuple((r, v) for r, v in sorted(pod.requests.items()) if is_gpu(r) and v)
     devices = [f"{format_milli(r, v)} {r}" for r, v in gpus]
+    # KAI's GPU share is an annotation, not a request: without it such a pod's shape reads as asking nothing
+    devices += [f"{k}={v}" for k, v in sorted(kai_annotations(pod).items())]
     claims = claim_phrase(pod.key, dra) if dra else ""
     if claims:
         devices.append(claims)
@@ -266,6 +269,8 @@ def _node_cause(
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.not_queued:  # PreEnqueue: kube-scheduler does not try it until its claims resolve
         return NOT_QUEUED, exp.not_queued
+    if exp.handled_by and exp.established and (exp.schedulable or not exp.groups):
+        return exp.established  # another scheduler's pod, refused by a rule of its own kubegpu read
     if exp.handled_by and (
         exp.schedulable or not exp.groups
     ):  # another scheduler's pod, and the checks every

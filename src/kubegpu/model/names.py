@@ -204,6 +204,8 @@ VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 KAI_SCHEDULER = "kai-scheduler"
 KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
+# the pod's PodGroup (scheduling.run.ai), set by KAI's pod-grouper (pkg/common/constants PodGroupAnnotationForPod)
+KAI_POD_GROUP_ANNOTATION = "pod-group-name"
 # KAI's per-node MIG switch (pkg/common/constants DefaultMIGWorkerNodeLabelKey; node_info.go IsMIGEnabled reads it
 # first with strconv.ParseBool, else infers MIG from the node's nvidia.com/mig-* resources)
 KAI_MIG_ENABLED_LABEL = "node-role.kubernetes.io/mig-enabled"
@@ -223,6 +225,10 @@ FAILED_SCHEDULING = "FailedScheduling"
 # KAI: its status updater (pkg/scheduler/cache/status_updater markTaskUnschedulable: v1.PodReasonUnschedulable,
 # EventSource{Component: schedulerName}, the same message in the PodScheduled condition).
 SCHEDULER_FAILURE_REASONS = {HAMI_SCHEDULER: "FilteringFailed", KAI_SCHEDULER: "Unschedulable"}
+# Gang schedulers that write their refusal on the pod's PodGroup too (or only there): the reason on the
+# PodGroup, by scheduler. KAI: status_updater markPodGroupUnschedulable (v2alpha2 PodGroupReasonUnschedulable);
+# Volcano: cache RecordJobStatusEvent and the enqueue plugins' RecordPodGroupEvent (PodGroupUnschedulableType).
+PODGROUP_FAILURE_REASONS = {KAI_SCHEDULER: "Unschedulable", VOLCANO_SCHEDULER: "Unschedulable"}
 # Node autoscalers' events on a Pending pod, by the event's source.component: their reasons. They are not the
 # pod's scheduler and never place it; they say whether a node will be added for it. Cluster Autoscaler:
 # processors/status/eventing_scale_up_processor.go (NotTriggerScaleUp "pod didn't trigger scale-up: <n> <reason>,

@@ -392,7 +392,7 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
     if e.observed:
         o = e.observed
         verdict = {True: " (matches)", False: " (differs)", None: ""}[o["agrees"]]
-        who = o["reporter"] or "PodScheduled condition"
+        who = (o["reporter"] or "PodScheduled condition") + (f" on {o['about']}" if o.get("about") else "")
         out.append(f"<p>The cluster said ({_t(who)}){verdict}:</p><pre>{_t(o['message'])}</pre>")
         out += [f'<p class="dim">likely: {_t(w)}</p>' for w in o["likelyReasons"]]
     if e.autoscaler:  # a node autoscaler's word: whether a node will be added (not a scheduler's message)
