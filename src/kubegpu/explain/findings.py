@@ -378,6 +378,33 @@ def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
     )  # fmt: skip
 
 
+def _holds(pod: Pod) -> bool:
+    """Bound and running: kubelet admitted it with the devices it asked for, whatever its node advertises now."""
+    return bool(pod.node_name) and pod.phase == "Running"
+
+
+def _unregistered_holder_finding(
+    pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
+) -> Finding:
+    """A running pod holds device plugin resources its node (and every other) now advertises at 0 or not at
+    all: kubelet admitted it when a plugin had registered them there, and writes 0 once that plugin's
+    registration ends (pkg/kubelet/cm/devicemanager/manager.go GetCapacity's deleted resources; the node
+    status setter sets their capacity to 0). It runs on, and waits for nothing; a pod like it, or it recreated,
+    stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin had allocated GPUs, then the node showed 0)."""
+    names = ", ".join(missing)
+    mine = [c for c in dark if c.node == pod.node_name]
+    return Finding(
+        "warning", "driver/device-plugin", f"pod holds {names} on {pod.node_name}, which no node advertises now",
+        [f"pod/{pod.key}", f"node/{pod.node_name}"],
+        f"kubelet gave it {names} on {pod.node_name} when a device plugin had registered it there; the node now "
+        f"advertises none (kubelet writes 0 once the plugin's registration ends: the plugin stopped or restarted, "
+        "or kubelet restarted and the plugin did not register again). It keeps running on the devices it was "
+        "given; recreated, or any new pod asking for it, would stay Pending. "
+        + (device_plugin.dark_summary(mine) if mine else ""),
+        "R3.4, R11.4", list(mine[0].commands) if mine else [f"kubectl get node {pod.node_name} -o yaml"],
+    )  # fmt: skip
+
+
 def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
     out = []
     advertised = {r for n in snapshot.nodes for r, v in n.capacity.items() if v}  # 0 everywhere: none
@@ -412,6 +439,8 @@ def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugin
             ))  # fmt: skip
         elif renamed := [r for r in missing if r + SHARED_SUFFIX in advertised]:
             out.append(_renamed_finding(pod, renamed))
+        elif missing and all(device_plugin.registered_by_plugin(r) for r in missing) and _holds(pod):
+            out.append(_unregistered_holder_finding(pod, missing, dark))
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
             out.append(Finding(
                 "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",

@@ -1,0 +1,45 @@
+"""A Running pod bound to a node that now advertises its device plugin resource at 0 holds devices kubelet
+gave it and waits for nothing; it was told it "waits for" the resource (QA round 16, findings.py generic
+branch). kubelet writes 0 for a resource whose plugin registration ended (kubernetes/kubernetes
+pkg/kubelet/cm/devicemanager/manager.go GetCapacity's deleted resources, pkg/kubelet/nodestatus/setters.go
+MachineInfo sets their capacity to 0). The fixture is NVIDIA/k8s-device-plugin#1228 (its header cites it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from tests.realcases.test_realcases import HERE
+
+FIXTURE = HERE / "dp-1228-running-holder-capacity-zero.yaml"
+
+
+def findings(path: Path) -> dict[str, Any]:
+    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    assert res.exit_code in (0, 1, 2), res.output
+    out: dict[str, Any] = json.loads(res.output)
+    return out
+
+
+def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
+    data = findings(FIXTURE)
+    about = [f for f in data["findings"] if "pod/ml/trainer-0" in f["objects"]]
+    assert [(f["severity"], f["title"]) for f in about] == [
+        ("warning", "pod holds nvidia.com/gpu on gpu-node-7, which no node advertises now")
+    ]
+    assert "It keeps running on the devices it was given; recreated" in about[0]["detail"]
+    assert about[0]["objects"] == ["pod/ml/trainer-0", "node/gpu-node-7"]
+    # the same pod not yet bound does wait for it
+    pending = tmp_path / "pending.yaml"
+    text = FIXTURE.read_text(encoding="utf-8")
+    head, pod = text.rsplit("---\n", 1)
+    pod = pod.replace("  nodeName: gpu-node-7\n", "").replace("phase: Running", "phase: Pending")
+    pending.write_text(head + "---\n" + pod, encoding="utf-8")
+    about = [f for f in findings(pending)["findings"] if "pod/ml/trainer-0" in f["objects"]]
+    assert [(f["severity"], f["title"]) for f in about] == [
+        ("critical", "pod waits for nvidia.com/gpu, which no node advertises")
+    ]
