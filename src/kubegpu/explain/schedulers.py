@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from kubegpu.explain.kai_quota import over_quota
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.wording import some_of
@@ -159,8 +160,13 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         max_node = _kai_max_node_notes(snapshot, pod)
         leftover = _kai_mig_leftover_notes(snapshot, pod, kai)
         h.notes.extend(max_node + leftover)
+        quota = over_quota(snapshot, pod)
+        if quota is not None:
+            h.notes.append(quota[1])
         if max_node:  # KAI itself refused the pod, naming a resource the nodes advertise
             h.established = (KAI_MISCOUNT, max_node[0])
+        elif quota is not None:  # KAI's own quota verdict, with its numbers
+            h.established = quota
         elif leftover and _only_mig_off(snapshot, pod):
             h.established = (KAI_MIG_OFF, leftover[0])
     if kai:
