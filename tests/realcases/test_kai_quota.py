@@ -6,28 +6,16 @@ pkg/scheduler/plugins/proportion/capacity_policy/quota_check.go isAllocatedNonPr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
-
-from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE
+from tests.realcases.test_realcases import HERE, diagnosed
 
 FIXTURE = HERE / "kai-2209-nonpreemptible-exact-quota.yaml"
 POD = "aafa/aafa-parser-table-detection-6c8f7d9b5-x4q7m"
 
 
-def diagnose(path: Path) -> dict[str, Any]:
-    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    assert res.exit_code in (0, 1), res.output
-    out: dict[str, Any] = json.loads(res.output)
-    return out
-
-
 def test_exact_fit_refused_by_float_sum_kai_2209(tmp_path: Path) -> None:
-    data = diagnose(FIXTURE)
+    data = diagnosed(FIXTURE)
     assert data["summary"]["causes"] == [
         {
             "cause": "kai-scheduler: non-preemptible GPU quota refused at an exact fit (float sum, KAI-Scheduler#2209)",
@@ -44,7 +32,7 @@ def test_exact_fit_refused_by_float_sum_kai_2209(tmp_path: Path) -> None:
     # really over the quota (0.2 allocated): KAI's verdict stands, no rounding is claimed
     text = FIXTURE.read_text(encoding="utf-8").replace("while 0.1 GPUs", "while 0.2 GPUs")
     (tmp_path / "over.yaml").write_text(text, encoding="utf-8")
-    data = diagnose(tmp_path / "over.yaml")
+    data = diagnosed(tmp_path / "over.yaml")
     assert data["summary"]["causes"][0]["cause"] == (
         "kai-scheduler: non-preemptible workload over its queue's GPU quota"
     )

@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE
-
-
-def summary(path: Path) -> dict[str, Any]:
-    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    assert res.exit_code in (0, 1), res.output
-    out: dict[str, Any] = json.loads(res.output)["summary"]
-    return out
+from tests.realcases.test_realcases import HERE, diagnosed
 
 
 def test_kai_max_node_miscount_leads_kai_1876() -> None:
-    s = summary(HERE / "kai-mig-mixed-max-node.yaml")
+    s = diagnosed(HERE / "kai-mig-mixed-max-node.yaml")["summary"]
     assert s["causes"] == [
         {
             "cause": "kai-scheduler's MaxNodeResources miscount: the nodes advertise what it says no node has",
@@ -43,7 +35,7 @@ def test_kai_max_node_miscount_leads_kai_1876() -> None:
 
 def test_kai_mig_off_nodes_lead_kai_1120(tmp_path: Path) -> None:
     fixture = HERE / "kai-mig-zero-leftover.yaml"
-    s = summary(fixture)
+    s = diagnosed(fixture)["summary"]
     assert s["causes"][0]["cause"].startswith("kai-scheduler takes the MIG-off nodes")
     assert (
         "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server"
@@ -63,13 +55,13 @@ def test_kai_mig_off_nodes_lead_kai_1120(tmp_path: Path) -> None:
     )
     mixed = tmp_path / "mixed.yaml"
     mixed.write_text(other[0] + "---\n" + second + "---\n" + other[1], encoding="utf-8")
-    s = summary(mixed)
+    s = diagnosed(mixed)["summary"]
     assert s["causes"][0]["cause"] == "handled by kai-scheduler"
 
 
 def test_hami_vgpus_over_physical_leads_hami_1527(tmp_path: Path) -> None:
     fixture = HERE / "hami-vgpu-count-over-physical.yaml"
-    s = summary(fixture)
+    s = diagnosed(fixture)["summary"]
     assert s["causes"][0]["cause"] == (
         "hami-scheduler: more vGPUs in one container than any node has physical GPUs"
     )
@@ -80,7 +72,7 @@ def test_hami_vgpus_over_physical_leads_hami_1527(tmp_path: Path) -> None:
 
 
 def test_hami_stale_refusal_leads_hami_1368() -> None:
-    s = summary(HERE / "hami-node-unfit-stale.yaml")
+    s = diagnosed(HERE / "hami-node-unfit-stale.yaml")["summary"]
     assert s["causes"][0]["cause"].startswith("hami-scheduler's last refusal predates the node's state")
     assert "Project-HAMi/HAMi#1368" in s["firstStep"]
 
@@ -116,11 +108,11 @@ def test_podgroup_event_is_what_the_cluster_said_kai_1876(tmp_path: Path) -> Non
     ).replace("dynamo/qwen3-embedding-0-vllmdecodeworker-4p8dk", "dynamo/another-pod")
     (tmp_path / "named.yaml").write_text(named, encoding="utf-8")
     res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(tmp_path / "named.yaml"), "-o", "json"])
-    observed = json.loads(res.output)["pending"][0]["observed"]
+    observed = json.loads(res.stdout)["pending"][0]["observed"]
     assert observed["about"] == "PodGroup dynamo/qwen3-embedding-0-vllmdecodeworker"
     assert observed["reporter"] == "kai-scheduler"
     # another pod's PodGroup event (no annotation, the message names another pod) is not this pod's
     other = text.replace("dynamo/qwen3-embedding-0-vllmdecodeworker-4p8dk", "dynamo/another-pod")
     (tmp_path / "other.yaml").write_text(other, encoding="utf-8")
     res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(tmp_path / "other.yaml"), "-o", "json"])
-    assert json.loads(res.output)["pending"][0]["observed"] is None
+    assert json.loads(res.stdout)["pending"][0]["observed"] is None

@@ -36,6 +36,14 @@ def case(name: str) -> dict[str, Any]:
     return data
 
 
+def diagnosed(path: Path) -> dict[str, Any]:
+    """``kubegpu diagnose --snapshot PATH -o json`` through the CLI (its stdout: warnings go to stderr)."""
+    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    assert res.exit_code in (0, 1), res.output
+    out: dict[str, Any] = json.loads(res.stdout)
+    return out
+
+
 def text(data: dict[str, Any]) -> str:
     return json.dumps(data)
 

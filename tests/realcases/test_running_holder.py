@@ -6,27 +6,15 @@ MachineInfo sets their capacity to 0). The fixture is NVIDIA/k8s-device-plugin#1
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
-
-from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE
+from tests.realcases.test_realcases import HERE, diagnosed
 
 FIXTURE = HERE / "dp-1228-running-holder-capacity-zero.yaml"
 
 
-def findings(path: Path) -> dict[str, Any]:
-    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    assert res.exit_code in (0, 1, 2), res.output
-    out: dict[str, Any] = json.loads(res.output)
-    return out
-
-
 def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
-    data = findings(FIXTURE)
+    data = diagnosed(FIXTURE)
     about = [f for f in data["findings"] if "pod/ml/trainer-0" in f["objects"]]
     assert [(f["severity"], f["title"]) for f in about] == [
         ("warning", "pod holds nvidia.com/gpu on gpu-node-7, which no node advertises now")
@@ -39,7 +27,7 @@ def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
     head, pod = text.rsplit("---\n", 1)
     pod = pod.replace("  nodeName: gpu-node-7\n", "").replace("phase: Running", "phase: Pending")
     pending.write_text(head + "---\n" + pod, encoding="utf-8")
-    about = [f for f in findings(pending)["findings"] if "pod/ml/trainer-0" in f["objects"]]
+    about = [f for f in diagnosed(pending)["findings"] if "pod/ml/trainer-0" in f["objects"]]
     assert [(f["severity"], f["title"]) for f in about] == [
         ("critical", "pod waits for nvidia.com/gpu, which no node advertises")
     ]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from kubegpu.explain.kai_quota import over_quota
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
+from kubegpu.explain.volcano_queue import over_capability
 from kubegpu.explain.wording import some_of
 from kubegpu.model.names import (
     DEFAULT_SCHEDULER,
@@ -192,6 +193,9 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         h.notes.append(
             f"Volcano queue {pod.labels[VOLCANO_QUEUE_LABEL]} (its PodGroup's state decides admission)"
         )
+    if pod.scheduler_name == VOLCANO_SCHEDULER and (capped := over_capability(snapshot, pod)) is not None:
+        h.notes.append(capped[1])
+        h.established = h.established or capped
     if pod.scheduling_gates:
         h.waiting, h.kueue = gated(snapshot, pod)
     elif KUEUE_QUEUE_LABEL in pod.labels:

@@ -1,0 +1,97 @@
+"""A Volcano pod whose own ask, or its gang's minResources, exceeds its Queue's ``spec.capability``.
+
+Volcano's proportion plugin caps a queue at its realCapability (at most ``spec.capability``, and at most the
+cluster's total less the other queues' guarantees) and allocates a task only while the queue's allocated plus
+the task's request stays within the queue's deserved share, itself capped by realCapability
+(volcano-sh/volcano pkg/scheduler/plugins/proportion/proportion.go, v1.16.0-alpha.1-42: AddAllocatableFn
+queueAllocatable, deserved MinDimensionResource(realCapability)); its enqueue check compares the PodGroup's
+minResources with realCapability (JobEnqueueableFn, "queue resource quota insufficient"). So a pod asking more
+of a resource than the capability never runs, nor does a gang whose minResources exceed it. The other bounds
+of realCapability (other queues' guarantees, the cluster total) are not reproduced here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubegpu.model.names import VOLCANO_QUEUE_LABEL
+from kubegpu.model.objects import Pod
+from kubegpu.model.podgroup import VOLCANO_GROUP_ANNOTATION
+from kubegpu.model.quantity import QuantityError, format_milli, to_milli_text
+from kubegpu.model.records import VOLCANO_GROUP
+from kubegpu.model.snapshot import ClusterSnapshot
+
+OVER_CAPABILITY = "Volcano: the job asks more than its queue's spec.capability allows"
+
+
+def _part(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _amounts(raw: Mapping[str, Any]) -> dict[str, int]:
+    out = {}
+    for key, text in raw.items():
+        try:
+            out[str(key)] = to_milli_text(str(key), text)
+        except QuantityError:
+            continue
+    return out
+
+
+def over_capability(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | None:
+    """(cause, note) when the pod's request, or its PodGroup's minResources, exceeds a resource of its Volcano
+    Queue's spec.capability; None otherwise (no such Queue in the snapshot, or everything within it)."""
+    ns = pod.namespace
+    group = next(
+        (
+            raw
+            for _, raw in snapshot.batch_objects
+            if raw.get("kind") == "PodGroup"
+            and str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
+            and _part(raw, "metadata").get("name") == pod.annotations.get(VOLCANO_GROUP_ANNOTATION)
+            and str(_part(raw, "metadata").get("namespace") or "default") == ns
+        ),
+        None,
+    )
+    queue = pod.labels.get(VOLCANO_QUEUE_LABEL) or str(
+        (_part(group, "spec").get("queue") if group else None) or "default"
+    )
+    q = next(
+        (
+            raw
+            for raw in snapshot.records.queue_objects("Queue")
+            if str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
+            and _part(raw, "metadata").get("name") == queue
+        ),
+        None,
+    )
+    cap = _amounts(_part(_part(q, "spec"), "capability")) if q else {}
+    gang = _amounts(_part(_part(group, "spec"), "minResources")) if group else {}
+    own = {r: v for r, v in pod.requests.items() if v and r in cap and v > cap[r]}
+    whole = {r: v for r, v in gang.items() if r in cap and v > cap[r]}
+    if not (own or whole):
+        return None
+    need = {r: max(own.get(r, 0), whole.get(r, 0)) for r in {*own, *whole}}
+
+    def show(amounts: Mapping[str, int]) -> str:
+        return ", ".join(f"{format_milli(r, v)} {r}" for r, v in sorted(amounts.items()))
+
+    said = (
+        f"the pod alone asks for {show(own)}"
+        if own
+        else f"its PodGroup {ns}/{_part(group or {}, 'metadata').get('name')} needs minResources {show(whole)}"
+        " for the gang to start"
+    )
+    first = sorted(need)[0]
+    patch = f"kubectl patch queues.scheduling.volcano.sh {queue} --type merge -p "
+    value = format_milli(first, need[first])
+    return OVER_CAPABILITY, (
+        f"Volcano queue {queue}: {said}, more than its spec.capability ({show({r: cap[r] for r in need})}). "
+        "Volcano allocates a task only within the queue's capability, and enqueues a gang only when its "
+        "minResources fit it, so this job never runs. Lower the job's ask, or raise the queue's capability: "
+        f"""`{patch}'{{"spec":{{"capability":{{"{first}":"{value}"}}}}}}' --dry-run=server`, then without """
+        f'--dry-run (rollback: the same patch with "{format_milli(first, cap[first])}"). kubegpu does not '
+        "reproduce the other bounds of Volcano's realCapability (other queues' guarantees, the cluster total)."
+    )
