@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
 from tests.realcases.test_realcases import HERE, diagnosed
 
 FIXTURE = HERE / "kai-2209-nonpreemptible-exact-quota.yaml"
@@ -38,3 +41,13 @@ def test_exact_fit_refused_by_float_sum_kai_2209(tmp_path: Path) -> None:
     )
     assert "use a preemptible workload" in data["summary"]["firstStep"]
     assert "KAI-Scheduler#2209" not in data["summary"]["firstStep"]
+
+
+def test_html_report_names_the_cause_and_the_podgroup_event_kai_2209(tmp_path: Path) -> None:
+    """The HTML report says what the text views say: the established cause and whose event it shows."""
+    page = tmp_path / "r.html"
+    res = CliRunner().invoke(cli, ["report", "--snapshot", str(FIXTURE), "-O", str(page)])
+    assert res.exit_code == 0, res.output
+    html = page.read_text(encoding="utf-8")
+    assert "<b>Cause</b>: kai-scheduler: non-preemptible GPU quota refused at an exact fit" in html
+    assert "kai-scheduler on PodGroup aafa/pg-aafa-parser-table-detection-6c8f7d9b5-9e4a" in html

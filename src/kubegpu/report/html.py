@@ -383,6 +383,8 @@ def _explanation(e: Explanation, requests: Mapping[str, str]) -> str:
         out.append(f"<p><b>BindingConditionsPending</b>: {_t(e.binding)}</p>")
     if e.handled_by:
         out.append(f"<p>{_t(e.handled_by)}</p>")
+    if e.handled_by and e.established:  # that scheduler's own rule, read from the snapshot
+        out.append(f"<p><b>Cause</b>: {_t(e.established[0])}: {_t(e.established[1])}</p>")
     if e.not_queued:  # no scheduling cycle runs: no FailedScheduling message exists
         out.append(f"<p><b>Not queued</b>: {_t(e.not_queued)}</p>")
     elif e.message:
