@@ -4,9 +4,9 @@ decides (QA rounds 14-16 left the first step generic on each of these cases). Th
 tests that read each note: KAI's MaxNodeResources miscount (kai-scheduler/KAI-Scheduler#1876, fixed by PR
 #1852; pkg/scheduler/k8s_internal/predicates/maxNodeResources.go), KAI taking MIG-off nodes under the mixed
 strategy for MIG nodes (KAI-Scheduler#1120; pkg/scheduler/api/node_info/node_info.go IsMIGEnabled,
-PredicateByNodeResourcesType), HAMi's one-physical-GPU-per-vGPU rule (Project-HAMi/HAMi#1527, pkg/scheduler/
-score.go ``int(k.Nums) > len(typeDevices)`` -> NodeInsufficientDevice) and a stale HAMi NodeUnfitPod refusal
-(Project-HAMi/HAMi#1368)."""
+PredicateByNodeResourcesType), HAMi's one-physical-GPU-per-vGPU rule (Project-HAMi/HAMi#602, the fixture;
+pkg/scheduler/score.go ``int(k.Nums) > len(typeDevices)`` -> NodeInsufficientDevice) and a stale HAMi
+NodeUnfitPod refusal (Project-HAMi/HAMi#1368)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_kai_mig_off_nodes_lead_kai_1120(tmp_path: Path) -> None:
     assert s["causes"][0]["cause"] == "handled by kai-scheduler"
 
 
-def test_hami_vgpus_over_physical_leads_hami_1527(tmp_path: Path) -> None:
+def test_hami_vgpus_over_physical_leads_hami_602(tmp_path: Path) -> None:
     fixture = HERE / "hami-vgpu-count-over-physical.yaml"
     s = diagnosed(fixture)["summary"]
     assert s["causes"][0]["cause"] == (
