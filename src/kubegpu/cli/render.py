@@ -151,9 +151,8 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
         console.print(Text(exp.handled_by, style="yellow"), soft_wrap=True)
         verdict = f"pass on {exp.node}" if exp.schedulable else f"fail on every node: {exp.message}"
         console.print(Text(f"checks every scheduler makes: {verdict}"), soft_wrap=True)
-        if (
-            exp.established
-        ):  # that scheduler's own rule, read from the snapshot: its note below tells the rest
+        # that scheduler's own rule, read from the snapshot: its note below tells the rest
+        if exp.established:
             console.print(Text(f"cause: {exp.established[0]} (see the note)", style="bold"), soft_wrap=True)
     elif exp.schedulable:
         console.print(f"[green]schedulable[/green]: kube-scheduler would bind it to [bold]{exp.node}[/bold]")
