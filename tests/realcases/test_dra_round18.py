@@ -94,3 +94,38 @@ def test_nvidia_documented_lower_ascii_selector_allocates_gpu_test6() -> None:
     exp = _explain("dra-cel-lowerascii-gpu-test6", "gpu-test6/pod-6c9f8d7b5-x8k2v")
     assert exp.schedulable, exp.message
     assert "CEL runtime error" not in exp.message
+
+
+def test_a_fit_resting_on_what_kubegpu_does_not_model_is_not_schedulable_now_kubernetes_141620() -> None:
+    """The cluster refused the pod ("cannot allocate all claims"); kubegpu's model of 1.37.1+ fits it, but
+    names the 1.37.0 DeviceTaintRule bug it cannot rule out. The headline must not say "schedulable now" /
+    "nothing is blocked": the doubt is the cause and the first step, with the cluster's own message."""
+    from kubegpu.explain.summary import FITS_UNVERIFIED, SCHEDULABLE_NOW
+    from tests.summaries import summary_of
+
+    snap = load_files(HERE / "dra-taintrule-no-selector-137.yaml")
+    s = summary_of(snap)
+    assert dict(s.causes) == {FITS_UNVERIFIED: 1}
+    assert SCHEDULABLE_NOW not in dict(s.causes)
+    assert "kubernetes/kubernetes#141620" in s.first_step and s.first_step != "nothing is blocked"
+    assert (
+        "The cluster's last attempt said: 0/2 nodes are available: 1 cannot allocate all claims"
+        in s.first_step
+    )
+
+
+def test_a_doubt_about_ranking_only_leaves_a_fit_schedulable_now() -> None:
+    """The default spread's line (no Service objects in the snapshot) may change only where a pod that fits
+    lands when every default constraint is ScheduleAnyway (kube-scheduler's system defaults,
+    pkg/scheduler/framework/plugins/podtopologyspread/plugin.go systemDefaultConstraints v1.37.2): such a
+    pod stays "schedulable now"; a DoNotSchedule default would make it a doubt about the fit."""
+    from kubegpu.explain.summary import SCHEDULABLE_NOW
+    from kubegpu.model.snapshot import build_snapshot
+    from kubegpu.testing.builders import make_node, make_pod
+    from tests.summaries import summary_of
+
+    pod = make_pod("p").gpu(1).owner("ReplicaSet", "web-1").obj()  # (owned: its spread selector is unknown)
+    snap = build_snapshot([("t.yaml", o) for o in [make_node("n1").gpus(1).obj(), pod]])
+    exp = explain_pod(Engine(snap), snap.pods[0])
+    assert exp.schedulable and exp.unverified and exp.ranking_only == len(exp.unverified)
+    assert dict(summary_of(snap).causes) == {SCHEDULABLE_NOW: 1}

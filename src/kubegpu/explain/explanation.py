@@ -201,6 +201,13 @@ class Explanation:
     claims: dict[str, str] = field(default_factory=dict)
     # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
     unverified: list[str] = field(default_factory=list)
+    # how many of ``unverified`` (its last lines) may change only which node a pod that fits gets, not whether
+    # it fits (``explain.unverified.ranking_only``); not part of the output
+    ranking_only: int = field(default=0, compare=False, repr=False)
+
+    def fit_doubts(self) -> list[str]:
+        """The ``unverified`` lines that may turn the verdict's fit into a refusal (all but ranking-only)."""
+        return self.unverified[: len(self.unverified) - self.ranking_only]
 
     def claims_line(self) -> str:
         """Which ResourceClaim each ``pod claim <name>`` of the evidence is; "" without evidence or claims."""

@@ -27,7 +27,7 @@ from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, 
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
 from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
-from kubegpu.explain.unverified import unverified
+from kubegpu.explain.unverified import ranking_only, unverified
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.framework import Diagnosis
 from kubegpu.scheduler.reasons import Reason, render
@@ -91,6 +91,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         kueue=who.kueue,
         unverified=unverified(engine, pod, result.scheduled),
     )
+    exp.ranking_only = ranking_only(engine, pod, result.scheduled, exp.unverified)
     if engine.snapshot.dra.claims:
         exp.binding = binding_wait(pod, engine.snapshot.dra, engine.framework.handle.behaviour.minor)
     if engine.snapshot.dra.pod_claims and who.modelled and not pod.scheduling_gates:

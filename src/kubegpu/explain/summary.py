@@ -47,6 +47,9 @@ SELECTOR_MISMATCH = render(AffinityMismatch())  # the formatter's text (the same
 NEAREST_MISSES = 3  # nodes shown per group: the ones closest to fitting
 HEADLINE_CAUSES = 5  # causes a headline shows before "… N more" (``Summary.headline_causes``)
 SCHEDULABLE_NOW = "schedulable now"  # the cause of a Pending pod that fits now
+# a Pending pod that fits by the modelled plugins, on the strength of something kubegpu does not model (an
+# unevaluated CEL selector, a DeviceTaintRule of a buggy patch release, an unknown scheduler's rules…)
+FITS_UNVERIFIED = "fits by kubegpu's model, unverified"
 PREEMPTS = "would preempt lower-priority pods"  # no node fits, but DefaultPreemption finds victims
 
 
@@ -292,11 +295,24 @@ def _node_cause(
                 f"kubelet admission would fail ({reason})",
                 f"{bind}, but its kubelet would refuse it: {message}",
             )
+        said = exp.observed or {}
+        # the cluster's own attempt refused it: quoted (``--pod`` lists what may explain the difference)
+        refused = (
+            f" The cluster's last attempt said: {said['message'].strip().rstrip('.')} (--pod: why the two may differ)."
+            if said.get("agrees") is False and said.get("message")
+            else ""
+        )
+        doubts = exp.fit_doubts()
+        if doubts:  # the fit rests on what kubegpu does not model: never called "schedulable now"
+            more = f" (and {len(doubts) - 1} more: --pod)" if len(doubts) > 1 else ""
+            return FITS_UNVERIFIED, (
+                f"{bind} by what kubegpu models, but that rests on what it does not: {doubts[0]}{more}.{refused}"
+            )
         # the pod fits now: what keeps it Pending is not in the snapshot (taken before the scheduler got
         # to it, or no scheduler is running for it)
         return SCHEDULABLE_NOW, (
             f"{bind} now. If pods like it stay Pending, the scheduler is not getting to them: check that it "
-            "runs and read the pod's events."
+            f"runs and read the pod's events.{refused}"
         )
     if exp.nominated_node:  # no node fits it now, but PostFilter (DefaultPreemption) found victims
         return PREEMPTS, preemption_fix(exp)

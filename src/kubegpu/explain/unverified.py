@@ -43,7 +43,8 @@ NON_CSI_LIMITED: Final = frozenset({"awsElasticBlockStore", "gcePersistentDisk",
 
 
 def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
-    """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node."""
+    """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node. Lines that
+    may change only which node a pod that fits gets come last (``ranking_only`` counts them)."""
     out = [f"the pod uses {c}, which kubegpu does not evaluate" for c in pod.unmodelled_constraints]
     profile = engine.profile
     if pod.scheduler_name != profile.scheduler_name:
@@ -54,8 +55,19 @@ def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
     out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
     out.extend(_dra_lines(engine, pod))
-    out.extend(_default_spread_lines(engine, pod, scheduled))
+    out.extend(_default_spread_lines(engine, pod, scheduled))  # (last: see ``ranking_only``)
     return out
+
+
+def ranking_only(engine: Engine, pod: Pod, scheduled: bool, lines: list[str]) -> int:
+    """How many of ``unverified``'s ``lines`` (its last ones) may change only where a pod that fits lands,
+    not whether it fits: the default spread's line where every default constraint is ScheduleAnyway (a
+    score). The others may turn a fit into a refusal, which the headline must not call "schedulable now"."""
+    if not (scheduled and lines and _default_spread_lines(engine, pod, scheduled)):
+        return 0
+    spec = next(p for p in engine.profile.plugins if p.name == names.POD_TOPOLOGY_SPREAD)
+    defaults, _ = spread_defaults(spec.args, spec.name)
+    return int(all(c.when_unsatisfiable != "DoNotSchedule" for c in defaults))
 
 
 def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
