@@ -177,14 +177,10 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
     # share one list (as its objects: nobody changes either), which ``-o json`` encodes once
     cluster = engine.cluster
 
-    def listed(every: Callable[[], list[NodeEvidence]]) -> NodeList:
-        return NodeList(rejected, blocks, every, store.names, lambda: int(cluster.version.max(initial=0)))
+    def listed() -> NodeList:
+        return NodeList(rejected, blocks, evidence, store.names, lambda: int(cluster.version.max(initial=0)))
 
-    exp.nodes = (
-        listed(evidence)
-        if own
-        else store.recent(("evidence", verdicts, *(k for k, _, _ in shared)), lambda: listed(evidence))
-    )
+    exp.nodes = listed() if own else store.recent(("evidence", verdicts, *(k for k, _, _ in shared)), listed)
     # the first node's reason speaks for its text's group, whose nodes are in node order
     groups: dict[str, tuple[Reason, list[str], list[tuple[Reason, list[str]]], Rows]] = {}
     for text, found in parts.items():
