@@ -5,6 +5,12 @@ Pinned against NVIDIA/mig-parted ``deployments/systemd/config-default.yaml`` at 
 bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d (the GPU Operator's default MIG config): the ``all-balanced``
 entries per ``device-filter`` and the ``all-<profile>`` entries with their counts are copied by hand below;
 each must validate on the product's catalog, and one more instance than mig-parted's count must not.
+
+The A800s, H800 PCIe, H800 NVL and PG506-232 (kubegpu answered "no MIG profile catalog" for them before) take
+their product names per PCI device id from the "Compatible GPUs" table of NVIDIA/open-gpu-kernel-modules
+README.md, release 560.31.02 (``NVIDIA A800-SXM4-80GB | 20F3``, ``NVIDIA A800 80GB PCIe | 20F5 10DE 1799``,
+``NVIDIA A800 80GB PCIe LC | 20F5 10DE 179A``, ``NVIDIA A800 40GB Active | 20F6``, ``NVIDIA H800 PCIe | 2322``,
+``NVIDIA H800 NVL | 233A``, ``NVIDIA PG506-232 | 20B6``); GFD writes them with spaces as ``-``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ BALANCED = {
     "0x31C210DE": {"1g.35gb": 2, "2g.70gb": 1, "3g.139gb": 1},
     "0x20B710DE": {"1g.6gb": 2, "2g.12gb": 1},
     "0x2BB510DE": {"1g.24gb": 2, "2g.48gb": 1},
+    # "H100-80GB, H800-80GB, A100-80GB, A800-80GB" / "A100-40GB, A800-40GB" / "H100 NVL, H800 NVL" /
+    # "H100-96GB, PG506-96GB, GH200, H20"
+    "0x20F310DE": {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+    "0x20F510DE": {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+    "0x232210DE": {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+    "0x20F610DE": {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1},
+    "0x233A10DE": {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1},
+    "0x20B610DE": {"1g.12gb": 2, "2g.24gb": 1, "3g.48gb": 1},
 }
 # all-<profile> entries (devices: all) for the products above: profile → count
 SINGLE = {
@@ -45,6 +59,15 @@ SINGLE = {
     "A30-24GB": {"1g.6gb": 4, "1g.6gb+me": 1, "2g.12gb": 2, "2g.12gb+me": 1, "4g.24gb": 1},
     "RTX-PRO-6000-96GB": {"1g.24gb": 4, "1g.24gb+gfx": 4, "1g.24gb+me.all": 1, "1g.24gb-me": 4, "2g.48gb": 2,
                           "2g.48gb+gfx": 2, "2g.48gb+me.all": 1, "2g.48gb-me": 2, "4g.96gb": 1, "4g.96gb+gfx": 1},
+    "A800-SXM4-80GB": {"1g.10gb": 7, "1g.10gb+me": 1, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1,
+                       "7g.80gb": 1},
+    "A800-PCIE-80GB": {"1g.10gb": 7, "1g.20gb": 4, "3g.40gb": 2, "7g.80gb": 1},
+    "H800-PCIE-80GB": {"1g.10gb": 7, "1g.10gb+me": 1, "2g.20gb": 3, "4g.40gb": 1},
+    "A800-40GB-ACTIVE": {"1g.5gb": 7, "1g.5gb+me": 1, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1, "7g.40gb": 1},
+    "H800-NVL-94GB": {"1g.12gb": 7, "1g.12gb+me": 1, "1g.24gb": 4, "2g.24gb": 3, "3g.47gb": 2, "4g.47gb": 1,
+                      "7g.94gb": 1},
+    "PG506-96GB": {"1g.12gb": 7, "1g.12gb+me": 1, "1g.24gb": 4, "2g.24gb": 3, "3g.48gb": 2, "4g.48gb": 1,
+                   "7g.96gb": 1},
 }  # fmt: skip
 
 
@@ -82,6 +105,13 @@ def test_mig_parted_counts_are_the_limits(product: str, profile: str) -> None:
         ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-MAXQ-96GB"),
         ("NVIDIA B300 SXM6 AC", "B300-269GB"),
         ("NVIDIA-GB300", "GB300-278GB"),
+        ("NVIDIA-A800-SXM4-80GB", "A800-SXM4-80GB"),
+        ("NVIDIA-A800-80GB-PCIe", "A800-PCIE-80GB"),
+        ("NVIDIA-A800-80GB-PCIe-LC-MIG-1g.10gb", "A800-PCIE-80GB"),
+        ("NVIDIA-A800-40GB-Active-SHARED", "A800-40GB-ACTIVE"),
+        ("NVIDIA-H800-PCIe", "H800-PCIE-80GB"),
+        ("NVIDIA-H800-NVL-MIG-3g.47gb", "H800-NVL-94GB"),
+        ("NVIDIA-PG506-232", "PG506-96GB"),
     ],
 )
 def test_gfd_and_nvml_names_find_the_catalog(name: str, product: str) -> None:
@@ -187,3 +217,24 @@ def test_blackwell_profile_ids_match_posted_lgip(product: str) -> None:
         name: (catalog.profile(name).profile_id, catalog.profile(name).max_instances)
         for name in POSTED_LGIP[product]
     } == POSTED_LGIP[product]
+
+
+def test_default_all_1g_10gb_gives_each_a800_its_own_count() -> None:
+    # config-default.yaml all-1g.10gb: 7 per GPU for the 80GB filter list, 4 for the 40GB one
+    cfg = parse_mig_parted_config(
+        "version: v1\nmig-configs:\n  all-1g.10gb:\n"
+        '    - device-filter: ["0x233010DE", "0x233110DE", "0x232210DE", "0x20B210DE", "0x20B510DE", '
+        '"0x20F310DE", "0x20F510DE", "0x232410DE"]\n'
+        "      devices: all\n      mig-enabled: true\n      mig-devices: {'1g.10gb': 7}\n"
+        '    - device-filter: ["0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"]\n'
+        "      devices: all\n      mig-enabled: true\n      mig-devices: {'1g.10gb': 4}\n"
+    )
+    from kubegpu.devices.mig import CATALOGS
+
+    entries = cfg.config("all-1g.10gb")
+    for product, count in (("A800-SXM4-80GB", 7), ("H800-PCIE-80GB", 7), ("A800-40GB-ACTIVE", 4)):
+        (chosen,) = [e for e in entries if e.select(0, CATALOGS[product]).selected]
+        assert chosen.mig_devices == {"1g.10gb": count}
+        validate_layout(CATALOGS[product], chosen.mig_devices)
+    # 0x233D (config-default's "H100-96GB") has no product name in the driver's table: no catalog claims it
+    assert not [c for c in CATALOGS.values() if "0x233D10DE" in c.pci_device_ids]

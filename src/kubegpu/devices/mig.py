@@ -226,8 +226,6 @@ CATALOGS: Mapping[str, MigCatalog] = {
         # confirms yet. Pre-production GB200 boards named the 1g profiles 1g.24gb (gpu-operator PR 1303);
         # mig-parted PR 228 moved to the production names used here.
         _ampere_hopper("H100-PCIE-80GB", ["NVIDIA H100 PCIe"], ["0x233110DE"], (10, 20, 40, 80)),
-        # 0x233A (pci.ids "H800L 94GB", config-default's "H800 NVL") is another product, whose NVML name
-        # kubegpu has no record of: it is not mapped here.
         _ampere_hopper("H100-NVL-94GB", ["NVIDIA H100 NVL"], ["0x232110DE"], (12, 24, 47, 94)),
         _ampere_hopper("GH200-96GB", ["NVIDIA GH200 480GB"], ["0x234210DE"], (12, 24, 48, 96)),
         _ampere_hopper("GH200-144GB", ["NVIDIA GH200 144G HBM3e"], ["0x234810DE"], (18, 36, 72, 144)),
@@ -248,6 +246,21 @@ CATALOGS: Mapping[str, MigCatalog] = {
         _ampere_hopper("H200-NVL-141GB", ["NVIDIA H200 NVL"], ["0x233B10DE"], (18, 35, 71, 141)),
         _ampere_hopper("H20-96GB", ["NVIDIA H20"], ["0x232910DE"], (12, 24, 48, 96)),
         _ampere_hopper("H800-80GB", ["NVIDIA H800"], ["0x232410DE"], (10, 20, 40, 80)),
+        # More siblings config-default.yaml (same commit) partitions with a product above: "A800-80GB" (0x20F3,
+        # 0x20F5) and "H800-80GB" (0x2322) with the 80GB A100 / H100, "A800-40GB" (0x20F6) with the 40GB A100
+        # (its all-1g.10gb entry gives that filter 4), "H800 NVL" (0x233A) with the H100 NVL, "PG506-96GB"
+        # (0x20B6) with the 96GB GH200 / H20. Product names per id as the driver names them: the "Compatible
+        # GPUs" table of NVIDIA/open-gpu-kernel-modules README.md, 560.31.02 (20F5 subsystem 179A is "... LC").
+        # Profile ids are the GA100 / GH100 ones above: no `-lgip` of these boards is on record. 0x233D (the
+        # same config's "H100-96GB") has no product name in that table: not mapped.
+        _ampere_hopper("A800-SXM4-80GB", ["NVIDIA A800-SXM4-80GB"], ["0x20F310DE"], (10, 20, 40, 80)),
+        _ampere_hopper(
+            "A800-PCIE-80GB", ["NVIDIA A800 80GB PCIe", "NVIDIA A800 80GB PCIe LC"], ["0x20F510DE"], (10, 20, 40, 80)
+        ),
+        _ampere_hopper("A800-40GB-ACTIVE", ["NVIDIA A800 40GB Active"], ["0x20F610DE"], (5, 10, 20, 40)),
+        _ampere_hopper("H800-PCIE-80GB", ["NVIDIA H800 PCIe"], ["0x232210DE"], (10, 20, 40, 80)),
+        _ampere_hopper("H800-NVL-94GB", ["NVIDIA H800 NVL"], ["0x233A10DE"], (12, 24, 47, 94)),
+        _ampere_hopper("PG506-96GB", ["NVIDIA PG506-232"], ["0x20B610DE"], (12, 24, 48, 96)),
         # 4-slice GPUs. A30: the MIG user guide's A30 table and a recorded `-lgip` of an A30 (ids 14, 21, 5,
         # 6, 0; 2g.12gb+me needs R525 or newer). RTX PRO 6000 Blackwell (GB202): `-lgip` ids and limits as
         # recorded on the GPU and as mig-parted's builder test lists them (pkg/mig/builder/builder_test.go,
