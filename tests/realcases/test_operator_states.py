@@ -99,3 +99,43 @@ def test_nothing_pending_but_gpu_work_failing_is_the_first_step() -> None:
     assert first_step("kubelet-stale-device-count").endswith(
         "kubelet rejected 2 GPU pods at admission (UnexpectedAdmissionError)"
     )
+
+
+def test_driver_image_not_found_is_the_first_step_gpu_operator_1623() -> None:
+    """NVIDIA/gpu-operator#1623 (v25.3.2, GKE COS 121): nvidia-driver-daemonset's image
+    nvcr.io/nvidia/driver:570.148.08-cos121 does not exist (kubelet: "... not found"), so the driver, and
+    after it the validator and the device plugin (both wait on /run/nvidia/validations), never start. The
+    validator DaemonSet (assets/state-operator-validation, nvidia-operator-validator) is not a device plugin:
+    it must not be named one. The first step reads the driver pod."""
+    data = case("gpu-operator-driver-image-notfound")
+    f = finding(data, "GPU node advertises no GPU resource")
+    why = f["detail"].split("Why: ", 1)[1]
+    assert why.startswith("the NVIDIA driver (nvidia/nvidia-driver-daemonset) is not ready")
+    assert "nvcr.io/nvidia/driver:570.148.08-cos121: not found" in why
+    assert "device plugin (nvidia/nvidia-operator-validator)" not in f["detail"]
+    assert "the GPU Operator's validator (nvidia/nvidia-operator-validator)" in f["detail"]
+    assert f["commands"][0] == "kubectl -n nvidia describe pod nvidia-driver-daemonset-h8x2k"
+    assert "570.148.08-cos121: not found" in first_step("gpu-operator-driver-image-notfound")
+
+
+def test_validator_toolkit_crash_is_named_not_the_waiting_plugin_gpu_operator_1374() -> None:
+    """NVIDIA/gpu-operator#1374 (v25.3.0): nvidia-operator-validator's toolkit-validation crash-loops
+    (exit 1, 20 restarts); the device plugin and dcgm-exporter pods only wait in their toolkit-validation init
+    containers for the toolkit-ready file the validator writes. cmd/nvidia-validator/main.go Toolkit.validate
+    runs nvidia-smi "to check if container run with toolkit injected files"; the thread's fix was CDI
+    (cdi.enabled/cdi.default). dcgm-exporter carries the validator image in its init container
+    (assets/state-dcgm-exporter/0800_daemonset.yaml) but registers no GPU: it is no device plugin."""
+    data = case("gpu-operator-validator-toolkit-crash")
+    f = finding(data, "GPU node advertises no GPU resource")
+    why = f["detail"].split("Why: ", 1)[1]
+    assert why.startswith(
+        "the GPU Operator's validator (gpu-operator/nvidia-operator-validator) is not ready on gpu-worker-1: "
+        "pod gpu-operator/nvidia-operator-validator-qpv7s: init container toolkit-validation is CrashLoopBackOff"
+    )
+    assert "runs nvidia-smi" in why and "cdi.enabled" in why
+    assert "nvidia-dcgm-exporter" not in f["detail"]
+    assert f["commands"][:2] == [
+        "kubectl -n gpu-operator describe pod nvidia-operator-validator-qpv7s",
+        "kubectl -n gpu-operator logs nvidia-operator-validator-qpv7s -c toolkit-validation --previous",
+    ]
+    assert "nvidia-operator-validator" in first_step("gpu-operator-validator-toolkit-crash")

@@ -11,8 +11,8 @@ pod runs on it and registers with kubelet. The plugin is a DaemonSet, so the cha
    to every daemon pod (``first_untolerated``, TaintToleration's own rule); a label the selector needs that
    Node Feature Discovery or GFD set sends the chain on to those DaemonSets;
 3. is its pod there, scheduled and Ready: Pending with its scheduler message, a container waiting in
-   CrashLoopBackOff with the last termination, an init container waiting on the GPU Operator's driver or
-   toolkit (whose own pods on the node are then read the same way);
+   CrashLoopBackOff with the last termination, an init container waiting on the GPU Operator's driver,
+   toolkit or validator (whose own pods on the node are then read the same way, upstream first);
 4. a Ready plugin on a node that still advertises nothing: the plugin found no devices (driver, container
    runtime), which only its log can say.
 Each step quotes the objects and the Warning events about them.
@@ -77,6 +77,7 @@ KNOWN: tuple[Known, ...] = (
         plugin=False,
     ),
     Known("gfd", "GPU Feature Discovery", ("gpu-feature-discovery",), plugin=False),
+    Known("validator", "the GPU Operator's validator", ("nvidia-operator-validator",), plugin=False),
     Known(
         "hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)
     ),
@@ -85,7 +86,9 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
     Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
-    # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container
+    # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container; the
+    # validator image alone marks no plugin: the operator gives every operand that init container
+    # (assets/state-dcgm-exporter/0800_daemonset.yaml: toolkit-validation), see ``known``
     Known("gpu-operator", "the GPU Operator's device plugin", (), ("gpu-operator-validator",)),
     Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
 )
@@ -101,13 +104,9 @@ def known(ds: DaemonSet) -> Known | None:
     name = ds.name.lower()
     by_name = next((k for k in KNOWN if any(n in name for n in k.names)), None)
     by_image = next((k for k in KNOWN if any(i in img for i in k.images for img in ds.images)), None)
-    if (
-        by_name is not None
-        and by_name.key == "nvidia"
-        and by_image is not None
-        and by_image.key == "gpu-operator"
-    ):
-        return by_image
+    if by_image is not None and by_image.key == "gpu-operator":
+        # nvidia-dcgm-exporter, nvidia-mig-manager, ... carry the validator image too: not device plugins
+        return by_image if by_name is not None and by_name.key == "nvidia" else by_name
     return by_name or by_image
 
 
@@ -359,14 +358,56 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
                 f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
             )
     if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for lk in running):
-        for key in ("driver", "toolkit"):
-            for ds in by_kind.get(key, []):
-                dep = link(snapshot, ds, node, titles[key].title)
-                out.links.append(dep)
-                if dep.state != "ready":
-                    out.causes.insert(0, f"{dep.title} ({dep.daemonset}) is not ready on {node.name}: " + "; ".join(dep.lines)
-                                      + " — the device plugin waits for it")  # fmt: skip
+        _dependencies(snapshot, node, out, by_kind, titles)
     return out
+
+
+# Why the GPU Operator's validator fails an init container (cmd/nvidia-validator/main.go): the toolkit
+# component runs nvidia-smi in its own container "to check if container run with toolkit injected files", so
+# its failure means the container runtime gave that container no driver files; NVIDIA/gpu-operator#1374 (fixed
+# there with cdi.enabled=true, cdi.default=true).
+VALIDATOR_FAILS: Final = {
+    "toolkit-validation": (
+        ": it runs nvidia-smi in a container the NVIDIA container runtime should give the driver's files, so the "
+        "runtime did not inject them (the container toolkit's runtime configuration in containerd / CRI-O, or CDI: "
+        "the GPU Operator's cdi.enabled / cdi.default values); its log says which"
+    ),
+}
+
+
+def _dependencies(
+    snapshot: ClusterSnapshot,
+    node: Node,
+    out: NodePlugins,
+    by_kind: dict[str, list[DaemonSet]],
+    titles: dict[str, Known],
+) -> None:
+    """The GPU Operator's driver, container toolkit and validator on the node, which its device plugin's
+    toolkit-validation init container waits for (the validator writes toolkit-ready once the first two work):
+    each one not ready is a cause, upstream first, with the command that reads why."""
+    found: list[str] = []
+    steps: list[str] = []
+    for key in ("driver", "toolkit", "validator"):
+        for ds in by_kind.get(key, []):
+            dep = link(snapshot, ds, node, titles[key].title)
+            out.links.append(dep)
+            if dep.state == "ready":
+                continue
+            pod = pod_of(snapshot, ds, node.name) if dep.runs_here else None
+            bad = (
+                [c for c in pod.container_states if c.waiting and c.waiting != "PodInitializing"]
+                if pod
+                else []
+            )
+            why = VALIDATOR_FAILS.get(bad[0].name, "") if key == "validator" and bad else ""
+            found.append(f"{dep.title} ({dep.daemonset}) is not ready on {node.name}: " + "; ".join(dep.lines)
+                         + why + " — the device plugin waits for it")  # fmt: skip
+            if pod is not None:
+                steps.append(f"kubectl -n {pod.namespace} describe pod {pod.name}")
+            if pod is not None and bad and bad[0].restarts:
+                steps.append(f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous")
+    out.causes[:0] = found
+    out.commands[:0] = steps
 
 
 def _explain_not_selected(
