@@ -139,3 +139,19 @@ def test_validator_toolkit_crash_is_named_not_the_waiting_plugin_gpu_operator_13
         "kubectl -n gpu-operator logs nvidia-operator-validator-qpv7s -c toolkit-validation --previous",
     ]
     assert "nvidia-operator-validator" in first_step("gpu-operator-validator-toolkit-crash")
+
+
+def test_split_validator_image_after_v25_10_gpu_operator_1968() -> None:
+    """NVIDIA/gpu-operator#1968: after upgrading to v25.10.1 the operands' new pods back off pulling
+    nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.10.1. The maintainer: "Starting in 25.10.0, we
+    consolidated the gpu-operator and gpu-operator-validator images into a single image" (PR 1483), so values
+    naming the old validator image are the cause; an older validator tag is a plain pull failure."""
+    from kubegpu.explain.operand_hints import image_hint
+
+    data = case("gpu-operator-validator-image-v25-10")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "from GPU Operator v25.10.0 the validator is in the operator's own image" in f["detail"]
+    assert "validator.repository / validator.image" in first_step("gpu-operator-validator-image-v25-10")
+    assert image_hint("nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.4") == ""
+    assert image_hint("nvcr.io/nvidia/cloud-native/gpu-operator-validator:26.7.0") != ""
+    assert image_hint("nvcr.io/nvidia/gpu-operator:v25.10.1") == ""

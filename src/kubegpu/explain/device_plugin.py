@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from kubegpu.explain.operand_hints import INIT_WAITS, VALIDATOR_FAILS, image_hint
 from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
 from kubegpu.model.gpu_facts import gpu_signs
@@ -88,8 +89,14 @@ KNOWN: tuple[Known, ...] = (
     Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
     # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container; the
     # validator image alone marks no plugin: the operator gives every operand that init container
-    # (assets/state-dcgm-exporter/0800_daemonset.yaml: toolkit-validation), see ``known``
-    Known("gpu-operator", "the GPU Operator's device plugin", (), ("gpu-operator-validator",)),
+    # (assets/state-dcgm-exporter/0800_daemonset.yaml: toolkit-validation), see ``known``. From v25.10.0 the
+    # validator is the operator's own image, nvcr.io/nvidia/gpu-operator (PR 1483; #1982 shows its pods).
+    Known(
+        "gpu-operator",
+        "the GPU Operator's device plugin",
+        (),
+        ("gpu-operator-validator", "nvidia/gpu-operator:"),
+    ),
     Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
 )
 # Labels the plugin DaemonSets select nodes by, and the DaemonSet kind that sets each.
@@ -201,27 +208,6 @@ def _events(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> 
     return [f"event {e.reason} ({e.component or '?'}, ×{e.count}): {e.message}" for e in evs[-3:]]
 
 
-# What a plain init container of a known plugin that never completes waits for. GKE's device plugin pod
-# (container-engine-accelerators) runs nvidia-driver-installer first: with no driver to install (the pool's
-# GPUDriverInstallationConfig unspecified or INSTALLATION_DISABLED, Node Auto-Provisioning's default) it loops
-# on "Waiting for GPU driver libraries to be available" (issues #402, #407), so the plugin never starts. The
-# GPU Operator's plugin pod runs toolkit-validation first: "until [ -f /run/nvidia/validations/toolkit-ready ]"
-# (NVIDIA/gpu-operator#378), a file its validator's toolkit component writes (validator/main.go toolkitStatusFile).
-INIT_WAITS: Final = {
-    "toolkit-validation": (
-        ": it waits for /run/nvidia/validations/toolkit-ready, which the GPU Operator's validator "
-        "(nvidia-operator-validator) writes once the driver and the NVIDIA container toolkit work on the node: "
-        "read that pod and the driver and container-toolkit pods on the node"
-    ),
-    "nvidia-driver-installer": (
-        ": it waits until a GPU driver is installed on the node, which GKE does not do for a node pool created "
-        "without a GPU driver version (Node Auto-Provisioning's default): create the pool with "
-        "gpu-driver-version=default|latest (NAP: the pod's nodeSelector cloud.google.com/gke-gpu-driver-version), "
-        "or install the driver DaemonSet; its log says which"
-    ),
-}
-
-
 def _running_init(pod: Pod) -> ContainerState | None:
     """The plain (non-sidecar) init container that runs and has not completed: kubelet starts the next
     init container and the app containers only after it exits 0, so it, not their PodInitializing, is what
@@ -255,9 +241,12 @@ def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
         waiting = [c for c in waiting if c.waiting != "PodInitializing"]
     if waiting:
         out = []
+        images = {c.name: c.image for c in (*pod.init_containers, *pod.containers)}
         for c in waiting:
             kind = "init container" if c.init else "container"
             tail = f": {c.message}" if c.message else ""
+            if c.waiting in ("ImagePullBackOff", "ErrImagePull"):
+                tail += image_hint(images.get(c.name, ""))
             out.append(f"pod {pod.key}: {kind} {c.name} is {c.waiting} (restarts {c.restarts}){tail}")
         return "crash", [*out, *lines]
     if pod.ready:
@@ -360,19 +349,6 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
     if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for lk in running):
         _dependencies(snapshot, node, out, by_kind, titles)
     return out
-
-
-# Why the GPU Operator's validator fails an init container (cmd/nvidia-validator/main.go): the toolkit
-# component runs nvidia-smi in its own container "to check if container run with toolkit injected files", so
-# its failure means the container runtime gave that container no driver files; NVIDIA/gpu-operator#1374 (fixed
-# there with cdi.enabled=true, cdi.default=true).
-VALIDATOR_FAILS: Final = {
-    "toolkit-validation": (
-        ": it runs nvidia-smi in a container the NVIDIA container runtime should give the driver's files, so the "
-        "runtime did not inject them (the container toolkit's runtime configuration in containerd / CRI-O, or CDI: "
-        "the GPU Operator's cdi.enabled / cdi.default values); its log says which"
-    ),
-}
 
 
 def _dependencies(
