@@ -155,3 +155,20 @@ def test_split_validator_image_after_v25_10_gpu_operator_1968() -> None:
     assert image_hint("nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.4") == ""
     assert image_hint("nvcr.io/nvidia/cloud-native/gpu-operator-validator:26.7.0") != ""
     assert image_hint("nvcr.io/nvidia/gpu-operator:v25.10.1") == ""
+
+
+def test_operator_waits_for_nfd_pci_label_gpu_operator_423() -> None:
+    """NVIDIA/gpu-operator#423: only the GPU Operator's NFD worker DaemonSet exists and the GPU node lacks
+    feature.node.kubernetes.io/pci-10de.present; the operator makes its DaemonSets only for nodes with one of
+    its gpuNodeLabels (controllers/state_manager.go: pci-10de, pci-0302_10de, pci-0300_10de). "Install the
+    GPU Operator" is wrong there: it is installed and waits for NFD's label."""
+    data = case("gpu-operator-nfd-label-missing")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "has none of feature.node.kubernetes.io/pci-10de.present=true" in f["detail"]
+    assert "nfd-master" in f["detail"]
+    assert "or the GPU Operator)" not in f["detail"]
+    assert f["commands"] == [
+        "kubectl -n gpu-operator get pods -o wide",
+        "kubectl -n default get node ip-10-0-2-41.ec2.internal --show-labels",
+    ]
+    assert "pci-10de.present" in first_step("gpu-operator-nfd-label-missing")

@@ -36,6 +36,7 @@ from kubegpu.model.names import (
     MIG_CONFIG_STATE_LABEL,
     MIG_PAUSED_DEPLOY_VALUE,
     MIG_STRATEGY_LABEL,
+    NFD_NVIDIA_PCI_LABELS,
     VOLCANO_VGPU_NUMBER,
 )
 from kubegpu.model.objects import ContainerState, Node, Pod, Taint, Toleration, first_untolerated
@@ -308,9 +309,10 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
     if not plugins:
         out.causes.append(
             "no device plugin DaemonSet is in the cluster (none of NVIDIA's, the GPU Operator's, HAMi's, Volcano's, "
-            "GKE's or kubegpu's): nothing registers GPUs with kubelet on any node. Install one (NVIDIA's "
-            "k8s-device-plugin Helm chart, or the GPU Operator)"
-        )
+            "GKE's or kubegpu's): nothing registers GPUs with kubelet on any node. "
+            + (_unlabelled_for_operator(snapshot, node, by_kind.get("nfd", []), out) or "Install one (NVIDIA's "
+               "k8s-device-plugin Helm chart, or the GPU Operator)")
+        )  # fmt: skip
         return out
     for k, ds in plugins:
         out.links.append(link(snapshot, ds, node, k.title))
@@ -384,6 +386,31 @@ def _dependencies(
                 steps.append(f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous")
     out.causes[:0] = found
     out.commands[:0] = steps
+
+
+def _unlabelled_for_operator(
+    snapshot: ClusterSnapshot, node: Node, nfds: list[DaemonSet], out: NodePlugins
+) -> str:
+    """Node Feature Discovery runs but no device plugin DaemonSet exists and ``node`` has none of the NFD
+    labels the GPU Operator creates its DaemonSets for (``NFD_NVIDIA_PCI_LABELS``): the operator, if installed,
+    is waiting for them (NVIDIA/gpu-operator#423: only its NFD worker DaemonSet existed, the GPU node lacked
+    pci-10de.present). NFD's worker reports features; nfd-master writes the labels. "" when that does not apply."""
+    if not nfds or any(node.labels.get(k) == "true" for k in NFD_NVIDIA_PCI_LABELS):
+        return ""
+    ds = nfds[0]
+    worker = link(snapshot, ds, node, "Node Feature Discovery's worker")
+    out.commands = [
+        f"kubectl -n {ds.namespace} get pods -o wide",
+        f"kubectl -n default get node {node.name} --show-labels",
+    ]
+    return (
+        f"Node Feature Discovery runs ({ds.key}), which the GPU Operator installs with itself, but {node.name} has none of "
+        f"{', '.join(k + '=true' for k in NFD_NVIDIA_PCI_LABELS)}: the GPU Operator creates its driver, "
+        "toolkit and device plugin DaemonSets only for nodes with one of them, so it has made none. "
+        f"NFD's worker there: {'; '.join(worker.lines)}; the labels come from nfd-master: read its pod and log "
+        "(is it running, does it label nodes), then the GPU Operator's log. Without the GPU Operator, install "
+        "a device plugin"
+    )
 
 
 def _explain_not_selected(

@@ -117,6 +117,13 @@ CLOUD_GPU_LABELS = (
     "nvidia.com/gpu.deploy.device-plugin",
 )
 AKS_ACCELERATOR_LABEL = "accelerator"  # AKS: accelerator=nvidia on GPU node pools
+# The NFD labels by which the GPU Operator knows a GPU node: it labels such nodes and creates its operand
+# DaemonSets for them only (gpu-operator controllers/state_manager.go gpuNodeLabels, each "true").
+NFD_NVIDIA_PCI_LABELS = (
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+    "feature.node.kubernetes.io/pci-0300_10de.present",
+)
 
 # -- node labels a component derives from what the node is, and keeps writing ----------------------------
 # Relabelling a node does not change what it is, and the writer puts its value back. GPU Feature Discovery
