@@ -114,6 +114,7 @@ def test_name_without_prefix_is_nvidia_com(h200: NodeInventory) -> None:
 
 def test_mps_next_to_time_slicing_uses_mps_and_warns() -> None:
     config = parse_plugin_config(
+        "flags: {mpsRoot: /run/nvidia/mps}\n"
         "sharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]},"
         " timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 8}]}}",
         source="cm.yaml",
@@ -145,3 +146,19 @@ def test_a_config_that_is_not_utf8_is_one_input_error_not_a_traceback(tmp_path: 
     ) as err:
         load_plugin_config(path)
     assert err.value.source == str(path)
+
+
+def test_mps_without_mps_root_warns_k8s_device_plugin_1132() -> None:
+    """NVIDIA/k8s-device-plugin#1132: an MPS config (version v1, sharing.mps, no flags.mpsRoot) in a plugin
+    DaemonSet of the user's own stopped with "error starting plugins: unable to load config: unable to validate
+    flags: using MPS requires --mps-root to be specified". cmd/nvidia-device-plugin/main.go (v0.20.0) declares
+    --mps-root (env MPS_ROOT) without a default; the Helm chart's daemonset-device-plugin.yml sets MPS_ROOT."""
+    config = parse_plugin_config(
+        "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n",
+        source="config1.yaml",
+    )
+    assert config.sharing_strategy is SharingStrategy.MPS
+    (warning,) = config.warnings
+    assert warning.startswith("config1.yaml: flags.mpsRoot: not set")
+    assert "using MPS requires --mps-root to be specified" in warning
+    assert parse_plugin_config("flags: {mpsRoot: /run/nvidia/mps}\n" + MPS).warnings == ()

@@ -177,6 +177,12 @@ def parse(text: str, *, source: str = "") -> PluginConfig:
             raise r.fail("flags.migStrategy", "using --mig-strategy=mixed is not supported with MPS")
         if not mps_root:
             raise r.fail("flags.mpsRoot", "using MPS requires --mps-root to be specified")
+        if "mpsRoot" not in flags:
+            # main.go's --mps-root (env MPS_ROOT) has no default; NVIDIA's Helm chart sets MPS_ROOT, a DaemonSet
+            # of one's own may not (NVIDIA/k8s-device-plugin#1132)
+            r.warn("flags.mpsRoot", f"not set: planned as {DEFAULT_MPS_ROOT}, which NVIDIA's Helm chart passes as "
+                   "MPS_ROOT; a plugin DaemonSet without MPS_ROOT or --mps-root stops with \"using MPS requires "
+                   "--mps-root to be specified\"")  # fmt: skip
         for i, res in enumerate(mps[2]):
             if res.name != GPU_RESOURCE:
                 r.warn(f"sharing.mps.resources[{i}].name",
