@@ -135,8 +135,8 @@ def test_validator_toolkit_crash_is_named_not_the_waiting_plugin_gpu_operator_13
     assert "runs nvidia-smi" in why and "cdi.enabled" in why
     assert "nvidia-dcgm-exporter" not in f["detail"]
     assert f["commands"][:2] == [
-        "kubectl -n gpu-operator describe pod nvidia-operator-validator-qpv7s",
         "kubectl -n gpu-operator logs nvidia-operator-validator-qpv7s -c toolkit-validation --previous",
+        "kubectl -n gpu-operator describe pod nvidia-operator-validator-qpv7s",
     ]
     assert "nvidia-operator-validator" in first_step("gpu-operator-validator-toolkit-crash")
 
@@ -172,3 +172,17 @@ def test_operator_waits_for_nfd_pci_label_gpu_operator_423() -> None:
         "kubectl -n default get node ip-10-0-2-41.ec2.internal --show-labels",
     ]
     assert "pci-10de.present" in first_step("gpu-operator-nfd-label-missing")
+
+
+def test_crashing_plugin_is_read_from_its_previous_log_k8s_device_plugin_1132() -> None:
+    """NVIDIA/k8s-device-plugin#1132: the plugin container exits 1 at start ("error starting plugins: unable to
+    load config: unable to validate flags: using MPS requires --mps-root to be specified"), which only its log
+    says: kubelet keeps the exited instance's log for `kubectl logs --previous`. That is the first step."""
+    f = finding(case("device-plugin-mps-root"), "GPU node advertises no GPU resource")
+    assert (
+        "container nvidia-device-plugin-ctr is CrashLoopBackOff (restarts 7): Error exit code 1"
+        in f["detail"]
+    )
+    assert f["commands"][0] == (
+        "kubectl -n kube-system logs nvidia-device-plugin-daemonset-1-d4kvt -c nvidia-device-plugin-ctr --previous"
+    )

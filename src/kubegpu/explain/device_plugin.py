@@ -127,6 +127,8 @@ class Link:
     runs_here: bool
     state: str  # ready | not-selected | not-tolerated | no-pod | pending | initializing | crash | not-ready
     lines: list[str] = field(default_factory=list)
+    failing: str = ""  # the container (not one that only waits for it) kubelet reports waiting with a reason
+    reads: list[str] = field(default_factory=list)  # read-only commands that show why, first step first
 
 
 @dataclass
@@ -283,7 +285,12 @@ def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Li
             [f"DaemonSet {ds.key} selects {node.name} but no pod of it is there", *_events(snapshot, "DaemonSet", ds.namespace, ds.name)],
         )  # fmt: skip
     state, lines = pod_state(snapshot, pod)
-    return Link(ds.key, title, True, state, lines)
+    bad = [c for c in pod.container_states if c.waiting and c.waiting != "PodInitializing"]
+    reads = [f"kubectl -n {pod.namespace} describe pod {pod.name}"] if state != "ready" else []
+    if bad and bad[0].restarts:
+        # the container has run and exited: its last log says why (kubelet keeps the previous instance's log)
+        reads.insert(0, f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous")
+    return Link(ds.key, title, True, state, lines, bad[0].name if bad else "", reads)
 
 
 def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
@@ -348,6 +355,7 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
             out.causes.append(
                 f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
             )
+            out.commands[:0] = [c for c in lk.reads if " logs " in c]
     if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for lk in running):
         _dependencies(snapshot, node, out, by_kind, titles)
     return out
@@ -371,19 +379,10 @@ def _dependencies(
             out.links.append(dep)
             if dep.state == "ready":
                 continue
-            pod = pod_of(snapshot, ds, node.name) if dep.runs_here else None
-            bad = (
-                [c for c in pod.container_states if c.waiting and c.waiting != "PodInitializing"]
-                if pod
-                else []
-            )
-            why = VALIDATOR_FAILS.get(bad[0].name, "") if key == "validator" and bad else ""
+            why = VALIDATOR_FAILS.get(dep.failing, "") if key == "validator" else ""
             found.append(f"{dep.title} ({dep.daemonset}) is not ready on {node.name}: " + "; ".join(dep.lines)
                          + why + " — the device plugin waits for it")  # fmt: skip
-            if pod is not None:
-                steps.append(f"kubectl -n {pod.namespace} describe pod {pod.name}")
-            if pod is not None and bad and bad[0].restarts:
-                steps.append(f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous")
+            steps += dep.reads
     out.causes[:0] = found
     out.commands[:0] = steps
 
