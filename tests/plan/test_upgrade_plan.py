@@ -196,3 +196,25 @@ def test_the_hold_is_released_to_the_chart_defaults_and_other_pools_are_named() 
         for w in change.warnings
     )
     assert any("drain.force: true" in w for w in change.warnings)
+
+
+def test_operator_upgrade_past_v25_10_warns_of_carried_over_validator_values() -> None:
+    """NVIDIA/gpu-operator#1968: `helm upgrade` v25.3.4 → v25.10.1 with the old values left every operand's
+    validator init container backing off on gpu-operator-validator:v25.10.1; the maintainer: "Starting in
+    25.10.0, we consolidated the gpu-operator and gpu-operator-validator images into a single image" (PR 1483).
+    The runbook reuses the values it backed up (-f), so it must say to drop the validator image values."""
+    validator = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.4"
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+          "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
+          "spec": {"selector": {"matchLabels": {"app": "nvidia-device-plugin-daemonset"}},
+                   "template": {"metadata": {"labels": {"app": "nvidia-device-plugin-daemonset"}},
+                                "spec": {"initContainers": [{"name": "toolkit-validation", "image": validator}],
+                                         "containers": [{"name": "nvidia-device-plugin", "image": PLUGIN_IMAGE}]}}}}  # fmt: skip
+    s = build_snapshot([("t", make_node("n1").gpus(4).obj()), ("t", ds)])
+    assert not s.errors, s.errors
+    later = plan_upgrade(s, [s.node("n1")], "gpu-operator", "v25.10.1", NOW)
+    (said,) = [w for w in later.warnings if "gpu-operator-validator" in w]
+    assert "validator.repository / validator.image / validator.version" in said
+    assert "gpu-operator-values-before.yaml" in said and validator in said
+    same_layout = plan_upgrade(s, [s.node("n1")], "gpu-operator", "v25.3.5", NOW)
+    assert not [w for w in same_layout.warnings if "gpu-operator-validator" in w]

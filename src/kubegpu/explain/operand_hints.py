@@ -44,13 +44,20 @@ VALIDATOR_FAILS: Final = {
 # NVIDIA/gpu-operator PR 1483 put the validator into the operator's image; the maintainer on #1968: "Starting in
 # 25.10.0, we consolidated the gpu-operator and gpu-operator-validator images into a single image" (the pull of
 # gpu-operator-validator:v25.10.1 there backs off for good). Tags are vYY.MM.P, from 26.x also without the v.
-_SPLIT_VALIDATOR = re.compile(r"/gpu-operator-validator:v?(\d+)\.(\d+)\.")
+_SPLIT_VALIDATOR = re.compile(r"/gpu-operator-validator:(v?\d+\.\d+\.\S*)")
+OLD_VALIDATOR_IMAGE = "gpu-operator-validator"
+
+
+def validator_in_operator_image(version: str) -> bool:
+    """Whether GPU Operator ``version`` (v25.10.1, 26.7.0) ships the validator inside its own image."""
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    return m is not None and (int(m[1]), int(m[2])) >= (25, 10)
 
 
 def image_hint(image: str) -> str:
     """Why a pull of ``image`` cannot succeed, where that is known; "" otherwise."""
     m = _SPLIT_VALIDATOR.search(image)
-    if m is None or (int(m[1]), int(m[2])) < (25, 10):
+    if m is None or not validator_in_operator_image(m[1]):
         return ""
     return (
         f" ({image}: from GPU Operator v25.10.0 the validator is in the operator's own image, "

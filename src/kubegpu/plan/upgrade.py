@@ -27,6 +27,7 @@ from datetime import datetime
 
 from kubegpu.errors import InputError
 from kubegpu.explain.inspect import is_device_plugin
+from kubegpu.explain.operand_hints import OLD_VALIDATOR_IMAGE, validator_in_operator_image
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
 from kubegpu.model.objects import Node, Pod, image_repo_tag
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -171,6 +172,16 @@ def plan_upgrade(
             "the chart's driver upgrade controller drains with force (driver.upgradePolicy.drain.force: true), "
             "deleting bare pods; the hold (autoUpgrade: false) keeps it out, and this runbook drains without --force"
         )
+    values_backup = f"{helm_release}-values-before.yaml"
+    old_validator = [i for ds in snapshot.records.daemonsets if ds.namespace == opns for i in ds.images
+                     if OLD_VALIDATOR_IMAGE in i]  # fmt: skip
+    if component == "gpu-operator" and old_validator and validator_in_operator_image(version):
+        warnings.append(
+            f"{version} has no {OLD_VALIDATOR_IMAGE} image: from v25.10.0 the validator is in the operator's own "
+            f"image (NVIDIA/gpu-operator PR 1483), and the operands now run {old_validator[0]}; remove "
+            f"validator.repository / validator.image / validator.version from {values_backup} before step 3, or "
+            "every operand's validator init container backs off pulling the old image (NVIDIA/gpu-operator#1968)"
+        )
     missing = sorted(names - {p.node_name for p in comp_pods})
     if missing and component != "gpu-operator":
         warnings.append(
@@ -178,7 +189,6 @@ def plan_upgrade(
         )
     policy_backup = f"{cluster_policy}-before.yaml"
     revision_file = f"{helm_release}-revision-before.txt"
-    values_backup = f"{helm_release}-values-before.yaml"
     digests = f"{opns}-image-digests-before.txt"
     backups = [
         f"kubectl -n {opns} get clusterpolicies.nvidia.com {cluster_policy} -o yaml > {policy_backup}",
