@@ -186,3 +186,21 @@ def test_crashing_plugin_is_read_from_its_previous_log_k8s_device_plugin_1132() 
     assert f["commands"][0] == (
         "kubectl -n kube-system logs nvidia-device-plugin-daemonset-1-d4kvt -c nvidia-device-plugin-ctr --previous"
     )
+
+
+def test_unresolvable_cdi_device_of_a_running_gpu_pod_nvidia_container_toolkit_1239() -> None:
+    """NVIDIA/nvidia-container-toolkit#1239: a pod given the node's T4 (device plugin, GPU Operator with
+    cdi.enabled) fails at container creation: "failed to inject CDI devices: unresolvable CDI devices
+    management.nvidia.com/gpu=GPU-e78e68c0-...", the generated management spec holding only "all".
+    container-device-interface pkg/cdi/cache.go InjectDevices returns that error for a device name no spec in
+    the spec directories defines. No pod is Pending, so "nothing is blocked" hid a GPU held by a pod that
+    never runs."""
+    data = case("cdi-device-unresolvable")
+    f = finding(data, "GPU pod cannot start: its CDI device is unknown on the node")
+    assert f["objects"] == ["pod/default/cuda-test", "node/rke2-gpu"]
+    assert (
+        "unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead"
+        in f["detail"]
+    )
+    assert "holds 1 nvidia.com/gpu on rke2-gpu" in f["detail"]
+    assert "GPU pod cannot start" in first_step("cdi-device-unresolvable")

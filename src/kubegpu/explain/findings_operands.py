@@ -18,6 +18,8 @@ from typing import Final
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_base import Finding
 from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import gpu_requests
 from kubegpu.model.snapshot import ClusterSnapshot
 
 # the operator validator's workload pods (their ``app`` label) and what each checks on the node
@@ -33,6 +35,9 @@ VALIDATOR_WORKLOADS: Final = {
 }
 # the CUDA runtime's text for cudaErrorInsufficientDriver (error 35), as vectorAdd prints it
 INSUFFICIENT_DRIVER: Final = "CUDA driver version is insufficient for CUDA runtime version"
+# container-device-interface pkg/cdi/cache.go InjectDevices: a CDI device name no spec in the runtime's spec
+# directories (/etc/cdi, /var/run/cdi) defines stops the container's creation with this text
+CDI_UNRESOLVED: Final = "unresolvable CDI devices"
 
 
 def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
@@ -94,6 +99,42 @@ def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodeP
                     f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100",
                     f"kubectl -n {pod.namespace} describe pod {pod.name}",
                     f"kubectl -n {pod.namespace} get pods -o wide --field-selector spec.nodeName={pod.node_name}",
+                ],
+            )
+        )
+    return out + _cdi_injection_failures(snapshot, lit)
+
+
+def _cdi_injection_failures(snapshot: ClusterSnapshot, lit: set[str]) -> list[Finding]:
+    """A GPU pod the device plugin gave GPUs whose container the runtime cannot create because a CDI device
+    name it was given is in no CDI spec on the node (NVIDIA/nvidia-container-toolkit#1239: the toolkit's
+    generated /var/run/cdi/management.nvidia.com-gpu.yaml held only "all", the pod was given a GPU UUID)."""
+    out = []
+    for pod in snapshot.pods:
+        gpus = gpu_requests(pod.requests)
+        if pod.node_name not in lit or pod.is_terminal or not gpus or _what(snapshot, pod):
+            continue
+        state, lines = device_plugin.pod_state(snapshot, pod)
+        if state != "crash" or not any(CDI_UNRESOLVED in line for line in lines):
+            continue
+        held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
+        out.append(
+            Finding(
+                "warning",
+                "driver/device-plugin",
+                "GPU pod cannot start: its CDI device is unknown on the node",
+                [f"pod/{pod.key}", f"node/{pod.node_name}"],
+                f"{pod.key} holds {held} on {pod.node_name}, but its container is never created: "
+                + "; ".join(lines)
+                + ". The runtime found no CDI spec on the node (/etc/cdi, /var/run/cdi) that defines the device "
+                "name the pod was given (its vendor/class is the spec's kind): the spec generated on the node lacks "
+                "that GPU. Compare `nvidia-ctk cdi list` on the node with the name above and read the log of what "
+                "generates the spec (under the GPU Operator, the nvidia-container-toolkit pod on the node). Changing "
+                "the pod does not help; the GPU stays held while it restarts.",
+                "R3.4",
+                [
+                    f"kubectl -n {pod.namespace} describe pod {pod.name}",
+                    f"kubectl -n default get pods -A -o wide --field-selector spec.nodeName={pod.node_name}",
                 ],
             )
         )
