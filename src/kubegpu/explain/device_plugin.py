@@ -232,7 +232,8 @@ def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
     stuck = _running_init(pod)
     if stuck is not None:
         later = [c.name for c in pod.container_states if c.waiting == "PodInitializing"]
-        after = f"; {', '.join(later)} wait for it (PodInitializing)" if later else ""
+        verb = "waits" if len(later) == 1 else "wait"
+        after = f"; {', '.join(later)} {verb} for it (PodInitializing)" if later else ""
         return "initializing", [
             f"pod {pod.key}: init container {stuck.name} is still running (restarts {stuck.restarts}) and has not "
             f"completed{after}{INIT_WAITS.get(stuck.name, '')}",
