@@ -131,6 +131,20 @@ def create_selecting(cp: Any, raw: Raw, ns: str) -> None:
     )
 
 
+def create_pdb(cp: Any, raw: Raw, ns: str) -> None:
+    """POST a PodDisruptionBudget into the case's namespace, then the status the (absent) disruption controller
+    would write (``disruptionsAllowed``, read by DefaultPreemption's ``filterPodsWithPDBViolation``) through the
+    ``status`` subresource."""
+    obj = copy.deepcopy(raw)
+    status = obj.pop("status", None)
+    obj["metadata"] = {"name": obj["metadata"]["name"], "namespace": ns}
+    path = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    ok(cp.request("POST", path, obj), f"PodDisruptionBudget {obj['metadata']['name']}")
+    if status:
+        ok(cp.request("PATCH", f"{path}/{obj['metadata']['name']}/status", {"status": status},
+                      "application/merge-patch+json"), "PodDisruptionBudget status")  # fmt: skip
+
+
 def create_dra(cp: Any, raw: Raw, ns: str, prefix: str) -> tuple[str, str] | None:
     """POST one DRA object; returns (collection path, name) of a cluster-scoped one to delete afterwards."""
     obj = copy.deepcopy(raw)
@@ -185,6 +199,8 @@ def run_case(cp: Any, case: Case, index: int, timeout: float = 60.0) -> Verdict:
                 pods.append(obj)
             elif obj["kind"] in SELECTING:
                 create_selecting(cp, obj, ns)
+            elif obj["kind"] == "PodDisruptionBudget":
+                create_pdb(cp, obj, ns)
             else:
                 dra_obj = create_dra(cp, obj, ns, prefix)
                 if dra_obj:

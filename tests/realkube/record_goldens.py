@@ -5,6 +5,7 @@
     python -m tests.realkube.record_goldens --only dra-,spread- 1.36  # only cases whose names start so
                                                              # (comma-separated); the rest of the golden is kept
     python -m tests.realkube.record_goldens --volumes 1.35   # the storage cases (golden/volumes/)
+    python -m tests.realkube.record_goldens --gpu 1.33       # the GPU cases of gpu_cases.py (golden/gpu/)
     python -m tests.realkube.record_goldens --out /tmp/g 1.38.0-beta.0  # a pre-release, into a scratch dir
     python -m tests.realkube.record_goldens --ahead 1.37 1.38.0-beta.0  # cases.AHEAD_CASES (golden_prerelease/)
 
@@ -25,12 +26,15 @@ from pathlib import Path
 
 from tests.realkube.cases import AHEAD_CASES, CASES, Case
 from tests.realkube.conftest import build, controlplane
+from tests.realkube.gpu_cases import GPU_CASES, GPU_INDEX
 from tests.realkube.harness import run_case
 from tests.realkube.test_differential import GOLDEN, cases_for, differences, report, reproduced
 from tests.realkube.volume_cases import VOLUME_CASES
 
 
-def record(version: str, only: str = "", cases: list[Case] = CASES, where: Path = GOLDEN) -> int:
+def record(
+    version: str, only: str = "", cases: list[Case] = CASES, where: Path = GOLDEN, first_index: int = 0
+) -> int:
     """Record every case of the release (or only those whose names start with one of the comma-separated
     prefixes in ``only``, merged into the release's golden, whose other cases stay as recorded before) and
     report where kubegpu differs."""
@@ -40,7 +44,7 @@ def record(version: str, only: str = "", cases: list[Case] = CASES, where: Path 
     applicable = cases_for(rel, cases)
     chosen = [
         (i, c)
-        for i, c in enumerate(cases)
+        for i, c in enumerate(cases, first_index)
         if c in applicable and (not prefixes or c.name.startswith(prefixes))
     ]
     cp = controlplane.start(rel)
@@ -73,8 +77,8 @@ def main(argv: list[str]) -> int:
     if "--only" in argv:
         at = argv.index("--only")
         only, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
-    volumes, ahead = "--volumes" in argv, "--ahead" in argv
-    argv = [a for a in argv if a not in ("--volumes", "--ahead")]
+    volumes, ahead, gpu = "--volumes" in argv, "--ahead" in argv, "--gpu" in argv
+    argv = [a for a in argv if a not in ("--volumes", "--ahead", "--gpu")]
     out = GOLDEN.parent / "golden_prerelease" if ahead else GOLDEN
     if "--out" in argv:
         at = argv.index("--out")
@@ -84,6 +88,8 @@ def main(argv: list[str]) -> int:
         for v in versions:
             record(v, only, AHEAD_CASES, out / "ahead")
         return 0
+    if gpu:
+        return 1 if sum(record(v, only, GPU_CASES, out / "gpu", GPU_INDEX) for v in versions) else 0
     if volumes:
         return 1 if sum(record(v, only, VOLUME_CASES, out / "volumes") for v in versions) else 0
     return 1 if sum(record(v, only, where=out) for v in versions) else 0
