@@ -32,8 +32,6 @@ KNOWN: dict[tuple[str, int], str] = {
     **{("taint-effects-gpu", m): "the DefaultTolerationSeconds admission plugin adds NoExecute tolerations of "
        "node.kubernetes.io/not-ready and unreachable (300 s) to a pod that has none; kubegpu does not add them "
        "to a manifest, so it refuses gpu-drain for its unreachable:NoExecute taint" for m in range(30, 38)},
-    **{("hostnetwork-gpu-ports", m): "the API server defaults a hostNetwork pod's hostPort to its "
-       "containerPort; kubegpu reads a manifest's ports as written" for m in range(30, 38)},
     **{("pod-level-resources-gpu", m): "releases without PodLevelResources (off before 1.34) drop spec.resources "
        "on create and their scheduler skips it; kubegpu counts a manifest's pod-level requests whatever the "
        "release" for m in range(30, 34)},

@@ -383,7 +383,9 @@ def parse_label_selector(ctx: _Ctx, value: Any, field: str) -> LabelSelector | N
     )
 
 
-def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
+def _container(ctx: _Ctx, raw: Any, field: str, host_network: bool = False) -> Container:
+    """One container; with ``host_network`` a port without ``hostPort`` takes its ``containerPort`` as the API
+    server defaults it (pkg/apis/core/v1/defaults.go SetDefaults_Pod, defaultHostNetworkPorts)."""
     c = ctx.mapping(raw, field)
     res = ctx.mapping(c.get("resources"), f"{field}.resources")
     limits = ctx.resources(res.get("limits"), f"{field}.resources.limits")
@@ -396,6 +398,8 @@ def _container(ctx: _Ctx, raw: Any, field: str) -> Container:
     for i, p in enumerate(ctx.seq(c.get("ports"), f"{field}.ports")):
         p = ctx.mapping(p, f"{field}.ports[{i}]")
         host_port = ctx.integer(p.get("hostPort"), f"{field}.ports[{i}].hostPort")
+        if host_port == 0 and host_network:
+            host_port = ctx.integer(p.get("containerPort"), f"{field}.ports[{i}].containerPort")
         if host_port > 0:
             ports.append(
                 HostPort(
@@ -450,9 +454,12 @@ def parse_pod(
     raw_containers = ctx.seq(spec.get("containers"), "spec.containers")
     if not raw_containers:
         raise ctx.fail("spec.containers", "Required value")
-    containers = tuple(_container(ctx, c, f"spec.containers[{i}]") for i, c in enumerate(raw_containers))
+    host_net = spec.get("hostNetwork") is True
+    containers = tuple(
+        _container(ctx, c, f"spec.containers[{i}]", host_net) for i, c in enumerate(raw_containers)
+    )
     init = tuple(
-        _container(ctx, c, f"spec.initContainers[{i}]")
+        _container(ctx, c, f"spec.initContainers[{i}]", host_net)
         for i, c in enumerate(ctx.seq(spec.get("initContainers"), "spec.initContainers"))
     )
     tolerations = []
