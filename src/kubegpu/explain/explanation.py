@@ -177,6 +177,9 @@ class Explanation:
     groups: list[ReasonGroup] = field(default_factory=list)
     nominated_node: str = ""
     victims: list[str] = field(default_factory=list)
+    # the preemption already happened: ``nominated_node`` is the pod's own nomination and ``victims`` are the
+    # lower-priority pods terminating there (``explain.preempting``), not a preemption kubegpu predicts
+    preempting: bool = False
     notes: list[str] = field(default_factory=list)
     recorded_message: str = ""  # the PodScheduled condition the cluster itself reported, if any
     allocation: list[DeviceGrant] = field(default_factory=list)
@@ -225,6 +228,7 @@ class Explanation:
             "message": self.message,
             "nominatedNode": self.nominated_node or None,
             "victims": self.victims,
+            "preemptionUnderWay": self.preempting,
             "nodes": self.nodes if shallow else [n.to_dict() for n in self.nodes],
             "groups": self.groups if shallow else [g.to_dict() for g in self.groups],
             "notes": self.notes,

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain.preempting import under_way
 from kubegpu.model.names import (
     FAILED_SCHEDULING,
     HAMI_NODE_REGISTER_ANNOTATION,
@@ -174,6 +175,9 @@ def compare(
         obs.agrees = obs.message.strip() == predicted.strip()
         if not obs.agrees and _filters_part(obs.message) == _filters_part(predicted):
             obs.why.append("the node reasons agree; only the preemption sentence differs")
+            if line := under_way(snapshot, pod):
+                obs.why.append(line)
+                return obs  # the difference is explained: no other guess applies
     if obs.agrees:
         return obs
     unmodelled = [p for p in UNMODELLED_PHRASES if p in obs.message]

@@ -26,6 +26,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, NodeList, ReasonGroup
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
+from kubegpu.explain.preempting import terminating_victims
 from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
 from kubegpu.explain.unverified import ranking_only, unverified
 from kubegpu.model.objects import Pod
@@ -108,6 +109,16 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         return exp
     ctx = causes.Context(engine, checked)
     _add_node_evidence(engine, ctx, diag, exp)
+    if (
+        not result.scheduled
+        and not result.nominated_node
+        and (victims := terminating_victims(engine.snapshot, pod))
+    ):
+        exp.nominated_node, exp.victims, exp.preempting = (
+            pod.nominated_node_name,
+            [v.key for v in victims],
+            True,
+        )
     if result.nominated_node:
         exp.notes.append(
             f"preemption: the pod would be nominated to {result.nominated_node} after evicting {', '.join(exp.victims)} "

@@ -51,6 +51,7 @@ SCHEDULABLE_NOW = "schedulable now"  # the cause of a Pending pod that fits now
 # unevaluated CEL selector, a DeviceTaintRule of a buggy patch release, an unknown scheduler's rules…)
 FITS_UNVERIFIED = "fits by kubegpu's model, unverified"
 PREEMPTS = "would preempt lower-priority pods"  # no node fits, but DefaultPreemption finds victims
+PREEMPTING = "preemption under way"  # it preempted: its victims are terminating on its nominated node
 
 
 @dataclass
@@ -247,6 +248,12 @@ def preemption_fix(exp: Explanation) -> str:
     the node and waits for its victims' graceful termination; PodDisruptionBudgets are honoured on a
     best-effort basis only)."""
     victims = f"{len(exp.victims)} lower-priority pod(s) ({some_of(exp.victims)})" if exp.victims else "pods"
+    if exp.preempting:  # evicted already (explain.preempting): waiting is the step, not another preemption
+        return (
+            f"Preemption under way: kube-scheduler evicted {victims} on {exp.nominated_node} for this pod and "
+            "nominated it there; it binds when they have terminated. If they stay Terminating, check their "
+            "finalizers and terminationGracePeriodSeconds and that the node's kubelet is running."
+        )
     return (
         f"kube-scheduler would evict {victims} on {exp.nominated_node} and nominate the pod there; it binds when "
         "they have terminated. Pods alike preempt one at a time, each judged against what the last one left. If "
@@ -315,7 +322,7 @@ def _node_cause(
             f"runs and read the pod's events.{refused}"
         )
     if exp.nominated_node:  # no node fits it now, but PostFilter (DefaultPreemption) found victims
-        return PREEMPTS, preemption_fix(exp)
+        return (PREEMPTING if exp.preempting else PREEMPTS), preemption_fix(exp)
     if not exp.groups:
         return exp.message, ""
     matching = None if admitted is None else int(np.count_nonzero(admitted))
