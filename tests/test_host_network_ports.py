@@ -37,3 +37,23 @@ def test_a_host_network_pod_is_refused_where_another_holds_its_port() -> None:
     result = scheduler_for(*case.objects).schedule_one(parse.parse_pod(case.pod, "case"))
     assert not result.scheduled
     assert "1 node(s) didn't have free ports for the requested pod ports" in result.message
+
+
+def test_explain_names_the_holder_and_says_hostnetwork_took_the_port() -> None:
+    from kubegpu.explain.engine import Engine
+    from kubegpu.explain.pending import explain_pod
+    from tests.conftest import snapshot_of
+
+    case = load(FIXTURES / "hostnetwork-gpu-ports.yaml")
+    snap = snapshot_of(*case.objects, case.pod)
+    pod = snap.pod("default/ws-9e2d41")
+    assert pod is not None and pod.host_network
+    exp = explain_pod(Engine(snap), pod)
+    node = next(n for n in exp.nodes if n.name == "worker-gpu-0")
+    assert node.evidence == ["hostPort 8080/TCP already used on the node by default/ws-7a1c0f"]
+    group = next(
+        g for g in exp.groups if g.reason == "node(s) didn't have free ports for the requested pod ports"
+    )
+    assert group.fix.startswith(
+        "The pod runs with hostNetwork: true, so each of its containerPorts is a hostPort"
+    )

@@ -298,6 +298,7 @@ class Pod:
     preferred_affinity: tuple[PreferredTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
+    host_network: bool = False  # spec.hostNetwork: each containerPort is a hostPort too (parse defaults them)
     unmodelled_constraints: tuple[str, ...] = ()  # constraints kubegpu does not apply: named in the output
     pod_affinity: PodAffinity = NO_POD_AFFINITY
     spread_constraints: tuple[SpreadConstraint, ...] = ()

@@ -558,6 +558,7 @@ def parse_pod(
         preferred_affinity=tuple(preferred),
         tolerations=tuple(tolerations),
         scheduling_gates=gates,
+        host_network=host_net,
         pod_affinity=parse_pod_affinity.pod_affinity(ctx, parse_label_selector, affinity),
         spread_constraints=parse_pod_affinity.spread_constraints(ctx, parse_label_selector, spec),
         volumes=parse_parts.volumes(ctx, spec.get("volumes"), name),

@@ -28,19 +28,28 @@ def node_name_evidence(ctx: Context, reason: NodeNameMismatch, idx: int) -> list
 
 def ports_evidence(ctx: Context, reason: HostPortConflict, idx: int) -> list[str]:
     used = {(hp.port, hp.protocol) for hp in ctx.engine.cluster.view(idx).host_ports}
-    return [
-        f"hostPort {hp.port}/{hp.protocol} already used on the node"
-        for hp in ctx.pod.host_ports
-        if (hp.port, hp.protocol) in used
-    ]
+    placed = ctx.engine.snapshot.pods_on(ctx.engine.cluster.nodes[idx].name)
+    out = []
+    for hp in ctx.pod.host_ports:
+        if (hp.port, hp.protocol) not in used:
+            continue
+        holders = [str(p.key) for p in placed if any(hp.conflicts(theirs) for theirs in p.host_ports)]
+        by = f" by {', '.join(holders)}" if holders else ""
+        out.append(f"hostPort {hp.port}/{hp.protocol} already used on the node{by}")
+    return out
 
 
 def ports_advice(ctx: Context, reason: HostPortConflict, nodes: list[str]) -> Advice:
-    return Advice(
-        "Another pod holds the same hostPort on these nodes; avoid hostPort or spread the pods.",
-        "",
-        [ctx.cmd(f"get pods -A -o wide --field-selector spec.nodeName={nodes[0]}")],
-    )
+    if ctx.pod.host_network:  # it set no hostPort: hostNetwork made each containerPort one (SetDefaults_Pod)
+        fix = (
+            "The pod runs with hostNetwork: true, so each of its containerPorts is a hostPort too, and another pod "
+            "holds one on these nodes: run one such pod per node (a DaemonSet, or required pod anti-affinity on "
+            "kubernetes.io/hostname), give the replicas different ports, or drop hostNetwork if the pod does not "
+            "need the node's network (RDMA/NCCL pods usually do)."
+        )
+    else:
+        fix = "Another pod holds the same hostPort on these nodes; avoid hostPort or spread the pods."
+    return Advice(fix, "", [ctx.cmd(f"get pods -A -o wide --field-selector spec.nodeName={nodes[0]}")])
 
 
 HOOKS: dict[type[Reason], Hooks] = {
