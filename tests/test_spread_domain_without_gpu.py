@@ -15,7 +15,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model import parse
 from tests.conftest import scheduler_for, snapshot_of
-from tests.realkube.gpu_cases import FIXTURES, load
+from tests.realkube.gpu_cases import FIXTURES, load, with_full_gpu
 
 SPREAD = "node(s) didn't match pod topology spread constraints"
 CASE = load(FIXTURES / "spread-gpu-zones-honor-taints.yaml")
@@ -44,14 +44,7 @@ def test_restricting_the_pod_to_gpu_nodes_lets_it_schedule() -> None:
 
 
 def test_a_domain_with_a_gpu_node_keeps_the_capacity_advice() -> None:
-    objects = copy.deepcopy(CASE.objects)
-    regular_c = next(o for o in objects if o["metadata"]["name"] == "regular-c")
-    for part in ("capacity", "allocatable"):
-        regular_c["status"][part]["nvidia.com/gpu"] = "1"
-    # regular-c now fits the pod: make it full so the pod stays Pending on it
-    objects += ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hog", "namespace": "other"},
-                 "spec": {"nodeName": "regular-c", "containers": [{"name": "c", "image": "x",
-                          "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}},)  # fmt: skip
+    objects = with_full_gpu(CASE.objects, "regular-c")
     assert _fix(objects, CASE.pod).startswith(
         "topology.kubernetes.io/zone us-east-1c hold(s) the fewest (0): free or add capacity there"
     )

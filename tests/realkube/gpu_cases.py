@@ -10,6 +10,7 @@ was filled in.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import yaml
@@ -42,3 +43,16 @@ GPU_CASES: list[Case] = _cases()
 # run_case's namespace and node prefix come from a case's index: these start past cases.py's and
 # volume_cases.py's, so a namespace still being deleted by an earlier case of the session is never reused
 GPU_INDEX = 200
+
+
+def with_full_gpu(objects: tuple[dict, ...], node: str) -> tuple[dict, ...]:  # type: ignore[type-arg]
+    """``objects`` with ``node`` given one nvidia.com/gpu that a running pod holds: a node with the GPU resource
+    that still cannot take the pod (the variant where the advice for GPU-less nodes must not apply)."""
+    out = copy.deepcopy(objects)
+    found = next(o for o in out if o["kind"] == "Node" and o["metadata"]["name"] == node)
+    for part in ("capacity", "allocatable"):
+        found["status"][part]["nvidia.com/gpu"] = "1"
+    hog = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hog", "namespace": "other"},
+           "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.example.com/app:1",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}  # fmt: skip
+    return (*out, hog)

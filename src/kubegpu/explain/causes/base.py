@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from kubegpu.explain.engine import Engine
-from kubegpu.model.objects import Pod
+from kubegpu.model.objects import Node, Pod
+from kubegpu.model.resources import is_extended
 
 T = TypeVar("T")
 
@@ -28,6 +29,14 @@ class Context:
             return cast(T, self.memo[key])
         made = self.memo[key] = make()
         return made
+
+    def lacking(self, nodes: Iterable[Node]) -> str:
+        """The pod's extended resources (GPUs) that none of ``nodes`` offers, or "" when one offers them all:
+        a place no pod asking for them can ever land (a zone of GPU-less nodes, kubernetes/kubernetes#129762)."""
+        wanted = sorted(r for r, v in self.pod.requests.items() if v and is_extended(r))
+        if not wanted or any(all(n.allocatable.get(r, 0) > 0 for r in wanted) for n in nodes):
+            return ""
+        return ", ".join(wanted)
 
     def cmd(self, rest: str) -> str:
         """A kubectl command in the pod's namespace."""

@@ -22,7 +22,6 @@ from kubegpu.model.pod_affinity import (
     term_matches,
     term_selector,
 )
-from kubegpu.model.resources import is_extended
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from kubegpu.scheduler.reasons import (
@@ -277,7 +276,11 @@ def skew_advice(ctx: Context, reason: SpreadSkew, nodes: list[str]) -> Advice:
         if c.min_domains and len(counts) < c.min_domains:
             lines.append(f"only {len(counts)} {c.topology_key} domain(s) exist, fewer than minDomains {c.min_domains}: "
                          f"label nodes in {c.min_domains - len(counts)} more, or lower minDomains")  # fmt: skip
-        elif emptiest and (lacking := _without(ctx, c.topology_key, emptiest)):
+        elif emptiest and (
+            lacking := ctx.lacking(
+                n for n in ctx.engine.cluster.nodes if n.labels.get(c.topology_key) in emptiest
+            )
+        ):
             honor = (
                 "nodeAffinityPolicy Honor, the default,"
                 if c.node_affinity_policy != "Ignore"
@@ -299,20 +302,6 @@ def skew_advice(ctx: Context, reason: SpreadSkew, nodes: list[str]) -> Advice:
         "Skew is measured against the emptiest eligible domain, which a full or tainted domain still is.",
         [],
     )
-
-
-def _without(ctx: Context, key: str, domains: list[str]) -> str:
-    """The pod's extended resources (GPUs) that no node of any of ``domains`` offers, or "" when some node there
-    offers them all. Such a domain holds the minimum for good: no pod asking for them can ever land there
-    (kubernetes/kubernetes#129762: GPU nodes in 2 zones, other nodes in a third)."""
-    wanted = sorted(r for r, v in ctx.pod.requests.items() if v and is_extended(r))
-    if not wanted:
-        return ""
-    chosen = set(domains)
-    for node in ctx.engine.cluster.nodes:
-        if node.labels.get(key) in chosen and all(node.allocatable.get(r, 0) > 0 for r in wanted):
-            return ""
-    return ", ".join(wanted)
 
 
 def missing_advice(ctx: Context, reason: SpreadLabelMissing, nodes: list[str]) -> Advice:

@@ -114,9 +114,23 @@ def node_conflict_evidence(ctx: Context, reason: VolumeNodeConflict, idx: int) -
 def node_conflict_advice(ctx: Context, reason: VolumeNodeConflict, nodes: list[str]) -> Advice:
     pv = next((p for _, p in _bound_pvs(ctx) if p is not None and p.node_affinity), None)
     where = f"nodes matching {_terms(pv.node_affinity or ())}" if pv else "the node the volume lives on"
+    there = [
+        n for n in ctx.engine.cluster.nodes if pv is not None and vol.node_affinity_matches(pv, n.labels)
+    ]
+    # none of them could ever hold the pod: freeing them cannot help (opendatahub-io/odh-manifests#259)
+    if pv is not None and (lacking := ctx.lacking(there)):
+        step = (
+            f"none of them has {lacking}: add a node with it there, or move the data to where such nodes are"
+        )
+    else:
+        step = "free one of those nodes (taints, resources) or move the data"
+    tail = (
+        "a bound CSI volume stays in its topology (a zonal disk in its zone)"
+        if pv and pv.csi
+        else "a bound local volume never follows the pod"
+    )
     return Advice(
-        f"The pod's volume can only be used on {where}: free one of those nodes (taints, resources) or "
-        "move the data; a bound local volume never follows the pod.",
+        f"The pod's volume can only be used on {where}: {step}; {tail}.",
         "Deleting the pod does not help: the claim stays bound to the same PV.",
         [f"kubectl get pv {pv.name} -o jsonpath='{{.spec.nodeAffinity}}'" if pv else ctx.cmd("get pv")],
     )
