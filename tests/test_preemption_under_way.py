@@ -55,6 +55,16 @@ def test_a_preemption_under_way_is_said_and_waiting_is_the_first_step(minor: str
     )
 
 
+def test_the_next_attempts_message_is_the_real_one(tmp_path: Path) -> None:
+    """1.30.14's scheduler retried before the snapshot: its message is kubegpu's prediction, byte for byte."""
+    snap = _snapshot("1.30", tmp_path)
+    pod = snap.pod(POD)
+    assert pod is not None
+    exp = explain_pod(Engine(snap), pod)
+    assert exp.observed is not None and exp.observed["agrees"] is True
+    assert exp.preempting and summary_of(snap).causes == [(PREEMPTING, 1)]
+
+
 def test_without_a_terminating_victim_it_is_a_preemption_to_come(tmp_path: Path) -> None:
     snap = _snapshot("1.37", tmp_path, victim_terminating=False)
     pod = snap.pod(POD)
