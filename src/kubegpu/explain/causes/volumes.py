@@ -86,8 +86,16 @@ _CLAIM_FIX = {
 
 def claim_advice(ctx: Context, reason: ClaimProblem, nodes: list[str]) -> Advice:
     name = reason.claim or next((n for n, _ in _claims(ctx)), "")
+    fix = _CLAIM_FIX.get(reason.problem, "Give the claim a StorageClass or a volume.")
+    claim = next((c for n, c in _claims(ctx) if n == name), None)
+    cls = _objects(ctx).classes.get(claim.storage_class) if claim is not None else None
+    if reason.problem == UNBOUND_IMMEDIATE and cls is not None and cls.provisioner == vol.NO_PROVISIONER:
+        # nothing will ever provision it (kubeflow/kubeflow#5082: "PV provisioner not working"): only a PV helps
+        fix = (f"The claim's StorageClass {cls.name} has no provisioner ({vol.NO_PROVISIONER}): no volume will be "
+               "made for it. Create a PersistentVolume it matches (its class, access modes and at least its "
+               "size), or give the claim a class whose provisioner runs.")  # fmt: skip
     return Advice(
-        _CLAIM_FIX.get(reason.problem, "Give the claim a StorageClass or a volume."),
+        fix,
         "A PreFilter rejection applies to every node: no node change helps, only the claim.",
         [ctx.cmd(f"describe pvc {name}"), ctx.cmd("get pvc,pv -o wide")],
     )
