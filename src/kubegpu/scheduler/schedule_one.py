@@ -15,7 +15,7 @@ moved since, which is what makes 10,000 pods over 5,000 nodes cheap.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -440,7 +440,14 @@ class Scheduler:
         """Run one cycle for ``pod``. With ``assume`` the outcome is committed to the cluster state: on
         success the pod is placed, as the scheduler cache assumes a pod before binding, and its
         nomination dropped; on failure its nomination is set or cleared as upstream's failure handler
-        updates the nominator."""
+        updates the nominator.
+
+        A pod-level ``spec.resources`` counts only where the release has PodLevelResources (on by default from
+        1.34): the 1.32-1.33 scheduler skips it (framework/types.go ``SkipPodLevelResources:
+        !podLevelResourcesEnabled``, v1.33.13) and their API server drops it on create, 1.30-1.31 have no such
+        field; a pod read from a manifest that sets it is scheduled as those releases would see it."""
+        if pod.pod_level_requests and not self.framework.handle.behaviour.pod_level_resources:
+            pod = replace(pod, pod_level_requests={}, pod_level_limits={})
         result = self._cycle(pod, assume, preempt)
         if assume:
             if result.scheduled or result.clears_nomination:
