@@ -28,11 +28,8 @@ RECORDED = sorted(GPU_GOLDEN.glob("*.json"))
 # (case, minor) → why kubegpu's verdict on the case's manifests differs from the real one: it comes from the API
 # server's admission and defaulting of a pod kubegpu reads as a manifest (never admitted); a snapshot of the real
 # cluster (`kubectl get -o json`) already carries what the API server did, and there kubegpu agrees.
-KNOWN: dict[tuple[str, int], str] = {
-    **{("taint-effects-gpu", m): "the DefaultTolerationSeconds admission plugin adds NoExecute tolerations of "
-       "node.kubernetes.io/not-ready and unreachable (300 s) to a pod that has none; kubegpu does not add them "
-       "to a manifest, so it refuses gpu-drain for its unreachable:NoExecute taint" for m in range(30, 38)},
-}  # fmt: skip
+# (none now: taint-effects-gpu differed until kubegpu added DefaultTolerationSeconds' tolerations to a manifest)
+KNOWN: dict[tuple[str, int], str] = {}
 
 
 def _golden(path: Path) -> dict[str, Any]:

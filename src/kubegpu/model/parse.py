@@ -482,6 +482,7 @@ def parse_pod(
                 seconds=_toleration_seconds(ctx, t, effect, f"spec.tolerations[{i}]"),
             )
         )
+    tolerations = parse_parts.default_tolerations(tolerations, bool(meta.get("uid")))
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
     node_aff = ctx.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     required: tuple[NodeSelectorTerm, ...] | None = None

@@ -1,14 +1,22 @@
 """Parts of a Pod or Node parsed for ``model.parse``: a pod's volumes (the storage plugins and
 VolumeRestrictions' disks), its containers' states (the device plugin chain: CrashLoopBackOff, restarts), the
 requests of in-place resizes and pod-level ``spec.resources`` (the effective request), and a node's images
-(ImageLocality). Imports only the model and the parse context's protocol."""
+(ImageLocality), and the tolerations an admission plugin adds to a manifest. Imports only the model and the
+parse context's protocol."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
-from kubegpu.model.objects import Container, ContainerState, PodVolume, aggregate_container_requests
+from kubegpu.model.names import TAINT_NOT_READY, TAINT_UNREACHABLE
+from kubegpu.model.objects import (
+    Container,
+    ContainerState,
+    PodVolume,
+    Toleration,
+    aggregate_container_requests,
+)
 from kubegpu.model.parse_pod_affinity import ParseContext, Raw
 from kubegpu.model.quantity import CPU, format_milli
 from kubegpu.model.resources import MEMORY, ResourceList, is_pod_level_resource, maximum
@@ -285,3 +293,25 @@ def active_deadline(ctx: ParseContext, spec: Raw) -> int | None:
             f"Invalid value: {value}: must be between 1 and 2147483647, inclusive",
         )
     return value
+
+
+# The DefaultTolerationSeconds admission plugin (on by default in kube-apiserver) adds these to a pod created
+# without a toleration of each taint (plugin/pkg/admission/defaulttolerationseconds/admission.go, v1.30.14 to
+# v1.37.2: key Exists, effect NoExecute, 300 s, the --default-*-toleration-seconds defaults)
+DEFAULT_TOLERATION_SECONDS: Final = 300
+NO_EXECUTE: Final = "NoExecute"
+
+
+def default_tolerations(tolerations: list[Toleration], admitted: bool) -> list[Toleration]:
+    """``tolerations`` as the DefaultTolerationSeconds plugin admits them: for a pod never admitted (a
+    manifest: no ``metadata.uid``), a NoExecute toleration of ``node.kubernetes.io/not-ready`` and of
+    ``node.kubernetes.io/unreachable`` (300 s) where none of its own tolerates that taint's NoExecute (a
+    toleration matches on an empty or equal key and an empty or NoExecute effect, as the plugin tests it). A
+    pod the API server returned is as admitted: one without them ran where the plugin is off."""
+    if admitted:
+        return tolerations
+    out = list(tolerations)
+    for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
+        if not any(t.key in ("", key) and t.effect in ("", NO_EXECUTE) for t in tolerations):
+            out.append(Toleration(key, "Exists", "", NO_EXECUTE, DEFAULT_TOLERATION_SECONDS))
+    return out
