@@ -57,3 +57,21 @@ def test_explain_names_the_holder_and_says_hostnetwork_took_the_port() -> None:
     assert group.fix.startswith(
         "The pod runs with hostNetwork: true, so each of its containerPorts is a hostPort"
     )
+
+
+def test_the_cause_is_the_gpu_workers_port_not_the_control_planes_taint() -> None:
+    """master-0 (node-role.kubernetes.io/master, its NoSchedule taint, one GPU) and worker-gpu-0 (the port
+    held) each refuse the pod and each could host its GPU: a tie the reason text broke toward the master's
+    taint, advising a toleration onto the control plane. Control-plane nodes count only where no other node
+    could host the pod (kubeadm's role labels, cmd/kubeadm/app/constants)."""
+    from tests.conftest import snapshot_of
+    from tests.summaries import summary_of
+
+    case = load(FIXTURES / "hostnetwork-gpu-ports.yaml")
+    s = summary_of(snapshot_of(*case.objects, case.pod))
+    assert dict(s.causes) == {"node(s) didn't have free ports for the requested pod ports": 1}
+    assert s.first_step.startswith("The pod runs with hostNetwork: true")
+    # with the GPU worker gone, the control plane is the only host: its taint is the cause again
+    objects = [o for o in case.objects if o["metadata"]["name"] != "worker-gpu-0"]
+    s = summary_of(snapshot_of(*objects, case.pod))
+    assert dict(s.causes) == {"node(s) had untolerated taint(s)": 1}

@@ -45,7 +45,7 @@ from kubegpu.explain.pending import (
 )
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
-from kubegpu.model.names import GPU_REPLICAS_LABEL, NVIDIA_GPU
+from kubegpu.model.names import CONTROL_PLANE_LABELS, GPU_REPLICAS_LABEL, NVIDIA_GPU
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import exact_sum
 from kubegpu.model.resources import is_gpu
@@ -251,8 +251,11 @@ def could_host(
 ) -> dict[str, npt.NDArray[np.bool_]]:
     """Per pod, the nodes its selector admits (``admits``) whose allocatable holds each GPU resource it
     requests: a node short of allocatable never fits it, whatever is freed (pods with one selector and one
-    GPU request share one array: never written to)."""
+    GPU request share one array: never written to). Control-plane nodes (``CONTROL_PLANE_LABELS``) count only
+    where no other node could host it: a GPU on the control plane is kept for it, so its taint is not the
+    cause to lead with (a real cluster's master with a GPU tied with the GPU worker's port conflict)."""
     cluster = engine.cluster
+    control = np.array([any(k in n.labels for k in CONTROL_PLANE_LABELS) for n in cluster.nodes], dtype=bool)
     seen: dict[tuple[int, tuple[tuple[str, int], ...]], npt.NDArray[np.bool_]] = {}
     out: dict[str, npt.NDArray[np.bool_]] = {}
     for pod in pods:
@@ -267,6 +270,8 @@ def could_host(
                     mask[:] = False
                 else:
                     mask &= cluster.allocatable[:, col] >= v
+            if (mask & ~control).any():
+                mask &= ~control
             seen[key] = mask
         out[pod.key] = seen[key]
     return out

@@ -38,6 +38,9 @@ TAINT_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
 TAINT_NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
 TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 TAINT_CLOUD_UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
+# a control-plane node's role labels (kubeadm: control-plane since 1.20, master before 1.24; the same keys as
+# its NoSchedule taints, cmd/kubeadm/app/constants): workloads are kept off it on purpose
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 TAINT_CLOUD_SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown"
 
 # -- node labels (GFD, GPU Operator, device plugin) ------------------------------------------------------
