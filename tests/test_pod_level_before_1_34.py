@@ -24,3 +24,27 @@ def test_a_manifests_pod_level_cpu_counts_from_1_34(minor: str, fits: bool) -> N
     assert result.scheduled is fits
     if not fits:
         assert result.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def test_a_stored_pod_with_the_field_was_created_with_the_gate_on_and_counts_on_1_33() -> None:
+    """The 1.33 API server keeps spec.resources only with PodLevelResources on (pkg/api/pod/util.go
+    dropDisabledPodLevelResources, v1.33.13), set cluster-wide: a pod it returned with the field counts it."""
+    stored = {**CASE.pod, "metadata": {**CASE.pod["metadata"], "uid": "6f1d2c3b-0a9e-4e3f-8b7a-1c2d3e4f5a6b"}}
+    result = scheduler_for(*CASE.objects, kube_version="1.33").schedule_one(parse.parse_pod(stored, "case"))
+    assert not result.scheduled
+    assert result.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+@pytest.mark.parametrize(("minor", "said"), [("1.33", True), ("1.34", False)])
+def test_explain_says_a_manifests_pod_level_resources_are_left_out_before_1_34(
+    minor: str, said: bool
+) -> None:
+    from kubegpu.explain.engine import Engine
+    from kubegpu.explain.pending import explain_pod
+    from tests.conftest import snapshot_of
+
+    snap = snapshot_of(*CASE.objects, CASE.pod)
+    snap.kube_version = minor
+    pod = next(p for p in snap.pods if not p.node_name)
+    notes = explain_pod(Engine(snap), pod).notes
+    assert any("pod-level spec.resources" in n and "PodLevelResources" in n for n in notes) is said

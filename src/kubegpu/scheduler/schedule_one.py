@@ -445,8 +445,10 @@ class Scheduler:
         A pod-level ``spec.resources`` counts only where the release has PodLevelResources (on by default from
         1.34): the 1.32-1.33 scheduler skips it (framework/types.go ``SkipPodLevelResources:
         !podLevelResourcesEnabled``, v1.33.13) and their API server drops it on create, 1.30-1.31 have no such
-        field; a pod read from a manifest that sets it is scheduled as those releases would see it."""
-        if pod.pod_level_requests and not self.framework.handle.behaviour.pod_level_resources:
+        field; a pod read from a manifest that sets it (never admitted: no uid) is scheduled as those releases
+        would see it. A pod the API server returned with the field was created with the gate on (alpha, set
+        cluster-wide): its pod-level requests count."""
+        if pod.pod_level_requests and not pod.uid and not self.framework.handle.behaviour.pod_level_resources:
             pod = replace(pod, pod_level_requests={}, pod_level_limits={})
         result = self._cycle(pod, assume, preempt)
         if assume:

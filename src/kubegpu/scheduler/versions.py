@@ -79,8 +79,9 @@ class Behaviour:
     # (pkg/features/kube_features.go v1.34.4); alpha and off in 1.32-1.33, where the API server drops the
     # field on create (pkg/api/pod/util.go v1.33.13 dropDisabledPodLevelResources) and the scheduler skips
     # it (SkipPodLevelResources); 1.30-1.31 have no such field. Read by admission (pods being created:
-    # `schedule --pods`, plan quota) and by ``Scheduler.schedule_one``, which leaves the field out of the pod it
-    # schedules where it is off (a manifest's pod, never admitted, may carry it)
+    # `schedule --pods`, plan quota) and by ``Scheduler.schedule_one``, which leaves the field out of a manifest's
+    # pod (never admitted: no uid) where it is off; a stored pod that carries the field was created with the
+    # gate on, so its pod-level requests count whatever the release
     pod_level_resources: bool = True
     # A placed pod's non-zero cpu/memory (the scoring plugins' node side) by 1.30-1.31's calculateResource
     # (pkg/scheduler/framework/types.go v1.30.14, v1.31.13): sidecars only in the init-container max, not in
