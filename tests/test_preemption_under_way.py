@@ -48,6 +48,9 @@ def test_a_preemption_under_way_is_said_and_waiting_is_the_first_step(minor: str
         "already preempted" in why and "case-4/batch-0" in why for why in exp.observed["likelyReasons"]
     )
     assert not any("cluster changed" in why for why in exp.observed["likelyReasons"])
+    # `--pod` shows the shortage panel's generic fix ("let the pod preempt lower-priority ones"): a note says
+    # the preemption is done and waiting is all (QA round 17)
+    assert any(n.startswith("preemption under way:") and "case-4/batch-0" in n for n in exp.notes), exp.notes
     summary = summary_of(snap)
     assert summary.causes == [(PREEMPTING, 1)]
     assert summary.first_step.startswith(

@@ -119,6 +119,12 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
             [v.key for v in victims],
             True,
         )
+        # (before the per-node advice, whose shortage fix would have the pod preempt again)
+        exp.notes.append(
+            f"preemption under way: kube-scheduler already evicted {', '.join(exp.victims)} (lower priority) on "
+            f"{exp.nominated_node} for this pod and nominated it there; it binds when they have terminated. Wait "
+            "for them: nothing in the per-node advice needs doing for this pod."
+        )
     if result.nominated_node:
         exp.notes.append(
             f"preemption: the pod would be nominated to {result.nominated_node} after evicting {', '.join(exp.victims)} "
