@@ -43,6 +43,11 @@ def test_claims_on_1_32_are_said_to_be_unchecked_dra_driver_nvidia_gpu_338() -> 
     assert not exp34.schedulable
     assert "request gpu: device class gpu.nvidia.com does not exist" in exp34.message
     assert not [u for u in exp34.unverified if "DynamicResourceAllocation" in u]
+    # the cluster has NVIDIA's compute-domain classes and not gpu.nvidia.com: the driver runs with its GPU part off
+    # (#338/#438's values; the chart's resources.gpus.enabled, kubernetes-sigs/dra-driver-nvidia-gpu PR #185)
+    fix = next(g.fix for g in exp34.groups if "gpu.nvidia.com does not exist" in g.reason)
+    assert "NVIDIA's DRA driver is installed with its GPU part off" in fix
+    assert "resources.gpus.enabled=true" in fix
 
 
 def test_template_deleted_on_1_32_is_not_passed_as_schedulable_silently_kubernetes_129362() -> None:

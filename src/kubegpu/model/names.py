@@ -71,6 +71,9 @@ DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 # or ResourceClaimTemplate is allowed only in a namespace carrying this label set to "true"
 DRA_ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"  # NVIDIA/k8s-dra-driver-gpu's driver name for GPUs and MIG devices
+# the DeviceClasses NVIDIA's DRA driver chart makes for ComputeDomains (compute-domain-daemon.nvidia.com,
+# compute-domain-default-channel.nvidia.com: kubectl get deviceclasses in dra-driver-nvidia-gpu#438)
+COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain-"
 # DRA drivers whose devices are GPUs, for "is this a GPU pod": NVIDIA's, AMD's (ROCm/k8s-gpu-dra-driver,
 # its DeviceClass gpu.amd.com), Intel's (intel/intel-resource-drivers-for-kubernetes, gpu.intel.com) and
 # kubernetes-sigs/dra-example-driver's (gpu.example.com, the reference demo of GPUs)

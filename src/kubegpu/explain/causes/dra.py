@@ -29,6 +29,7 @@ from kubegpu.explain.dra import (
     own_claims,
 )
 from kubegpu.model.dra import ResourceClaim
+from kubegpu.model.names import COMPUTE_DOMAIN_CLASS_PREFIX, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
 from kubegpu.scheduler.dra_allocator import REFUSED_CONSTRAINT, SliceIndex, slice_index
 from kubegpu.scheduler.dra_capacity import Features
@@ -235,10 +236,21 @@ def class_missing_advice(ctx: Context, reason: DeviceClassMissing, nodes: list[s
     """A claim names a DeviceClass the cluster does not have: every node refuses it alike."""
     classes = sorted(ctx.engine.snapshot.dra.classes)
     have = f"the cluster has {', '.join(classes)}" if classes else "the cluster has no DeviceClass at all"
+    nvidia = ""
+    if reason.device_class == NVIDIA_DRA_DRIVER and any(
+        c.startswith(COMPUTE_DOMAIN_CLASS_PREFIX) for c in classes
+    ):
+        # NVIDIA's chart makes its GPU class only with its GPU part on (chart PR #185's resources.gpus.enabled;
+        # dra-driver-nvidia-gpu#338 and #438: compute-domain classes alone; NVIDIA/aicr#138 sets both values)
+        nvidia = (
+            " NVIDIA's DRA driver is installed with its GPU part off: its chart created the compute-domain classes "
+            f"but creates {NVIDIA_DRA_DRIVER} only with the Helm value resources.gpus.enabled=true (and, in the "
+            "releases that have it, gpuResourcesEnabledOverride=true): upgrade the release with them set."
+        )
     return Advice(
         f"No DeviceClass {reason.device_class} exists for request {reason.request} ({have}). Fix the claim's "
         "(or its ResourceClaimTemplate's) deviceClassName, or install the DRA driver whose chart creates "
-        f"{reason.device_class}.",
+        f"{reason.device_class}.{nvidia}",
         "The API server accepts a claim naming a class that does not exist; the pod waits in the scheduler "
         "until the class appears, whatever the nodes have.",
         [ctx.cmd("get deviceclasses"), ctx.cmd("get resourceclaims,resourceclaimtemplates -o yaml")],
