@@ -50,8 +50,8 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
             f"the pod uses {', '.join(pod.unmodelled_constraints)}, which kubegpu does not evaluate yet: nodes shown "
             "as feasible may still be rejected by kube-scheduler."
         )
-    if pod.pod_level_requests and not pod.uid and not engine.framework.handle.behaviour.pod_level_resources:
-        notes.append(  # (as ``Scheduler.schedule_one`` reads it)
+    if engine.scheduler.skips_pod_level(pod):
+        notes.append(
             f"the pod sets pod-level spec.resources, which the kube-scheduler {engine.profile.kube_version} "
             "reproduced skips and its API server drops at creation unless the PodLevelResources feature gate "
             "(alpha before 1.34) is on: it is scheduled by its containers' requests alone. If the cluster has the "

@@ -28,7 +28,7 @@ from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
 from kubegpu.explain.preempting import terminating_victims
 from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
-from kubegpu.explain.unverified import ranking_only, unverified
+from kubegpu.explain.unverified import unverified
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.framework import Diagnosis
 from kubegpu.scheduler.reasons import Reason, render
@@ -76,6 +76,7 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
     # another scheduler's pod, or a gated one: the node checks run on the pod as every scheduler sees it
     checked = pod if who.modelled and not pod.scheduling_gates else schedulers.common_pod(pod, modelled)
     result = engine.scheduler.schedule_one(checked, assume=False)
+    doubts, ranking_only = unverified(engine, pod, result.scheduled)
     exp = Explanation(
         pod=pod.key,
         schedulable=result.scheduled,
@@ -90,9 +91,9 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
         established=who.established,
         waiting=who.waiting,
         kueue=who.kueue,
-        unverified=unverified(engine, pod, result.scheduled),
+        unverified=doubts,
+        ranking_only=ranking_only,
     )
-    exp.ranking_only = ranking_only(engine, pod, result.scheduled, exp.unverified)
     if engine.snapshot.dra.claims:
         exp.binding = binding_wait(pod, engine.snapshot.dra, engine.framework.handle.behaviour.minor)
     if engine.snapshot.dra.pod_claims and who.modelled and not pod.scheduling_gates:

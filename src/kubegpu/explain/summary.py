@@ -375,25 +375,17 @@ def nearest_misses(
         return (0 if holds else 1), -sum(have.get(r, (0, 0))[1] for r, _ in ask.gpus), name
 
     nodes = exp.nodes
-    if isinstance(nodes, NodeList):  # the nodes' names and kinds, then the evidence of the few shown
-        rows = [block for block, kinds, _ in nodes.blocks if only_resources(kinds)]
-        if not rows:
-            return []
-        found = np.concatenate(rows) if len(rows) > 1 else rows[0]
-        chosen = heapq.nsmallest(NEAREST_MISSES, zip(nodes.names[found].tolist(), found.tolist(), strict=True),
-                                 key=lambda name_row: key(name_row[0]))  # fmt: skip
-        return nodes.pick([row for _, row in chosen])
-    # a node's kinds are one of a few tuples (one per reason set the pod met): each is judged once
-    judged: dict[tuple[str, ...], bool] = {}
-    misses = []
-    for n in nodes:
-        ok = judged.get(n.kinds)
-        if ok is None:
-            ok = judged[n.kinds] = only_resources(n.kinds)
-        if ok:
-            misses.append(n)
-    misses.sort(key=lambda n: key(n.name))
-    return misses[:NEAREST_MISSES]
+    if not isinstance(nodes, NodeList):  # a list made by hand
+        misses = (n for n in nodes if only_resources(n.kinds))
+        return heapq.nsmallest(NEAREST_MISSES, misses, key=lambda n: key(n.name))
+    # the nodes' names and kinds, then the evidence of the few shown
+    rows = [block for block, kinds, _ in nodes.blocks if only_resources(kinds)]
+    if not rows:
+        return []
+    found = np.concatenate(rows) if len(rows) > 1 else rows[0]
+    chosen = heapq.nsmallest(NEAREST_MISSES, zip(nodes.names[found].tolist(), found.tolist(), strict=True),
+                             key=lambda name_row: key(name_row[0]))  # fmt: skip
+    return nodes.pick([row for _, row in chosen])
 
 
 def gpu_free_by_node(report: Diagnosis) -> dict[str, dict[str, tuple[int, int]]]:

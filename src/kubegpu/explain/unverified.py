@@ -42,9 +42,12 @@ MIGRATABLE: Final = frozenset(
 NON_CSI_LIMITED: Final = frozenset({"awsElasticBlockStore", "gcePersistentDisk", "azureDisk"})
 
 
-def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
-    """``scheduled``: the pod fits somewhere, so how the feasible nodes rank decides its node. Lines that
-    may change only which node a pod that fits gets come last (``ranking_only`` counts them)."""
+def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> tuple[list[str], int]:
+    """What the pod's verdict rests on that kubegpu does not model, and how many of those lines (the last ones)
+    may change only where a pod that fits lands, not whether it fits: the default spread's line where every
+    default constraint is ScheduleAnyway (a score). The others may turn a fit into a refusal, which the headline
+    must not call "schedulable now". ``scheduled``: the pod fits somewhere, so how the feasible nodes rank
+    decides its node."""
     out = [f"the pod uses {c}, which kubegpu does not evaluate" for c in pod.unmodelled_constraints]
     profile = engine.profile
     if pod.scheduler_name != profile.scheduler_name:
@@ -55,19 +58,8 @@ def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> list[str]:
     out.extend(profile.unmodelled)
     out.extend(_volume_lines(engine, pod))
     out.extend(_dra_lines(engine, pod))
-    out.extend(_default_spread_lines(engine, pod, scheduled))  # (last: see ``ranking_only``)
-    return out
-
-
-def ranking_only(engine: Engine, pod: Pod, scheduled: bool, lines: list[str]) -> int:
-    """How many of ``unverified``'s ``lines`` (its last ones) may change only where a pod that fits lands,
-    not whether it fits: the default spread's line where every default constraint is ScheduleAnyway (a
-    score). The others may turn a fit into a refusal, which the headline must not call "schedulable now"."""
-    if not (scheduled and lines and _default_spread_lines(engine, pod, scheduled)):
-        return 0
-    spec = next(p for p in engine.profile.plugins if p.name == names.POD_TOPOLOGY_SPREAD)
-    defaults, _ = spread_defaults(spec.args, spec.name)
-    return int(all(c.when_unsatisfiable != "DoNotSchedule" for c in defaults))
+    spread, ranking = _default_spread_lines(engine, pod, scheduled)
+    return out + spread, len(spread) if ranking else 0
 
 
 def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
@@ -111,24 +103,26 @@ def _mixed_claims_line(claims: list[ResourceClaim], minor: int) -> list[str]:
     ]
 
 
-def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> list[str]:
+def _default_spread_lines(engine: Engine, pod: Pod, scheduled: bool) -> tuple[list[str], bool]:
     """A pod without its own spread constraints is spread with the profile's defaults, whose selector comes
     from the Services and controllers selecting it: without those kinds it cannot be computed. ScheduleAnyway
-    defaults (the system ones) only rank nodes, which matters only when the pod fits."""
+    defaults (the system ones) only rank nodes, which matters only when the pod fits; the flag says the
+    defaults only rank (no DoNotSchedule one)."""
     spec = next((p for p in engine.profile.plugins if p.name == names.POD_TOPOLOGY_SPREAD), None)
     if pod.spread_constraints or spec is None:
-        return []
+        return [], False
     defaults, _ = spread_defaults(spec.args, spec.name)
-    if not any(c.when_unsatisfiable == "DoNotSchedule" or (scheduled and spec.weight > 0) for c in defaults):
-        return []
+    refuses = any(c.when_unsatisfiable == "DoNotSchedule" for c in defaults)
+    if not (refuses or (scheduled and spec.weight > 0 and defaults)):
+        return [], False
     missing = default_spread.SpreadOwners.of(engine.snapshot.records).missing(pod)
     if not missing:
-        return []
+        return [], False
     return [
         f"PodTopologySpread's default constraints take their selector from the Services and controllers "
         f"selecting the pod, and the snapshot holds no {' or '.join(missing)} objects: the default spread could not "
         f"be computed, so the node ranking may differ (add {default_spread.RESOURCES} to the snapshot)"
-    ]
+    ], not refuses
 
 
 def _capacity_kinds_missing(objects: vol.VolumeObjects, provisioners: set[str]) -> list[str]:

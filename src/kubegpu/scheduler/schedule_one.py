@@ -436,19 +436,25 @@ class Scheduler:
             diagnosis.num_all_nodes, reasons, diagnosis.pre_filter_msg, diagnosis.post_filter_msg
         )
 
+    def skips_pod_level(self, pod: Pod) -> bool:
+        """Whether ``pod``'s pod-level ``spec.resources`` go unread: they count only where the release has
+        PodLevelResources (on by default from 1.34). The 1.32-1.33 scheduler skips them (framework/types.go
+        ``SkipPodLevelResources: !podLevelResourcesEnabled``, v1.33.13) and their API server drops them on create,
+        1.30-1.31 have no such field: a pod read from a manifest (never admitted: no uid) that sets them is
+        scheduled as those releases would see it. A pod the API server returned with the field was created with
+        the gate on (alpha, set cluster-wide): its pod-level requests count."""
+        return (
+            bool(pod.pod_level_requests)
+            and not pod.uid
+            and not self.framework.handle.behaviour.pod_level_resources
+        )
+
     def schedule_one(self, pod: Pod, *, assume: bool = True, preempt: bool = True) -> ScheduleResult:
         """Run one cycle for ``pod``. With ``assume`` the outcome is committed to the cluster state: on
         success the pod is placed, as the scheduler cache assumes a pod before binding, and its
         nomination dropped; on failure its nomination is set or cleared as upstream's failure handler
-        updates the nominator.
-
-        A pod-level ``spec.resources`` counts only where the release has PodLevelResources (on by default from
-        1.34): the 1.32-1.33 scheduler skips it (framework/types.go ``SkipPodLevelResources:
-        !podLevelResourcesEnabled``, v1.33.13) and their API server drops it on create, 1.30-1.31 have no such
-        field; a pod read from a manifest that sets it (never admitted: no uid) is scheduled as those releases
-        would see it. A pod the API server returned with the field was created with the gate on (alpha, set
-        cluster-wide): its pod-level requests count."""
-        if pod.pod_level_requests and not pod.uid and not self.framework.handle.behaviour.pod_level_resources:
+        updates the nominator. A manifest's pod-level ``spec.resources`` is left out where the release skips it (``skips_pod_level``)."""
+        if self.skips_pod_level(pod):
             pod = replace(pod, pod_level_requests={}, pod_level_limits={})
         result = self._cycle(pod, assume, preempt)
         if assume:
