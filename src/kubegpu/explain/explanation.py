@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from kubegpu.explain.kueue import KueueReading
+
+if TYPE_CHECKING:  # (types only: the CLI imports this module at start)
+    from kubegpu.scheduler.framework import Rows
 
 # Where an evidence line turns to the node's own reading ("required term 0: zone In ['a']; node has zone=b"):
 # the text before it is the pod's side, alike on every node the reason refuses; what follows is the
@@ -46,9 +49,6 @@ class NodeEvidence:
             "code": self.code,
             "evidence": self.evidence,
         }
-
-
-Rows = npt.NDArray[np.intp]
 
 
 class NodeList(Sequence[NodeEvidence]):
@@ -205,7 +205,7 @@ class Explanation:
     # what the pod uses that kubegpu does not model (``explain.unverified``): non-empty = verdict unverified
     unverified: list[str] = field(default_factory=list)
     # how many of ``unverified`` (its last lines) may change only which node a pod that fits gets, not whether
-    # it fits (``explain.unverified.ranking_only``); not part of the output
+    # it fits (``explain.unverified.unverified``); not part of the output
     ranking_only: int = field(default=0, compare=False, repr=False)
 
     def fit_doubts(self) -> list[str]:

@@ -27,10 +27,10 @@ from kubegpu.explain.explanation import DeviceGrant, Explanation, NodeEvidence, 
 from kubegpu.explain.grants import explain_devices
 from kubegpu.explain.notes import pod_notes
 from kubegpu.explain.preempting import terminating_victims
-from kubegpu.explain.shared_evidence import EvidenceStore, Objects, Rows, store_for
+from kubegpu.explain.shared_evidence import EvidenceStore, Objects, store_for
 from kubegpu.explain.unverified import unverified
 from kubegpu.model.objects import Pod
-from kubegpu.scheduler.framework import Diagnosis
+from kubegpu.scheduler.framework import Diagnosis, Rows
 from kubegpu.scheduler.reasons import Reason, render
 from kubegpu.scheduler.status import Code
 

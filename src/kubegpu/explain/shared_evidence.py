@@ -26,10 +26,10 @@ import numpy.typing as npt
 
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import NodeEvidence
+from kubegpu.scheduler.framework import Rows
 
 Objects = npt.NDArray[np.object_]
 T = TypeVar("T")
-Rows = npt.NDArray[np.intp]
 # keys kept at once (reason × code × pod part): the oldest is dropped beyond this; each costs 16 bytes a node
 MAX_KEYS: Final = 256
 # node name lists kept at once (per set of rows): each costs its rows' bytes as the key and a list of names
