@@ -25,6 +25,7 @@ def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
     pending = tmp_path / "pending.yaml"
     text = FIXTURE.read_text(encoding="utf-8")
     head, pod = text.rsplit("---\n", 1)
+    assert "  nodeName: gpu-node-7\n" in pod and "phase: Running" in pod  # (else the edit below does nothing)
     pod = pod.replace("  nodeName: gpu-node-7\n", "").replace("phase: Running", "phase: Pending")
     pending.write_text(head + "---\n" + pod, encoding="utf-8")
     about = [f for f in diagnosed(pending)["findings"] if "pod/ml/trainer-0" in f["objects"]]

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from kubegpu.explain.operand_hints import INIT_WAITS, VALIDATOR_FAILS, image_hint
+from kubegpu.explain.operand_hints import INIT_WAITS, OLD_VALIDATOR_IMAGE, VALIDATOR_FAILS, image_hint
 from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
 from kubegpu.model.gpu_facts import gpu_signs
@@ -96,7 +96,7 @@ KNOWN: tuple[Known, ...] = (
         "gpu-operator",
         "the GPU Operator's device plugin",
         (),
-        ("gpu-operator-validator", "nvidia/gpu-operator:"),
+        (OLD_VALIDATOR_IMAGE, "nvidia/gpu-operator:"),
     ),
     Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
 )

@@ -355,7 +355,7 @@ def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
     is wrong (NVIDIA/k8s-device-plugin#321); a pod already bound runs on what kubelet gave it before the rename."""
     names = ", ".join(renamed)
     twins = ", ".join(r + SHARED_SUFFIX for r in renamed)
-    bound = bool(pod.node_name) and pod.phase == "Running"
+    bound = _holds(pod)
     title = (
         f"pod holds {names}, which its node now advertises only as {twins}"
         if bound
@@ -439,10 +439,8 @@ def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugin
             ))  # fmt: skip
         elif renamed := [r for r in missing if r + SHARED_SUFFIX in advertised]:
             out.append(_renamed_finding(pod, renamed))
-        elif missing and all(device_plugin.registered_by_plugin(r) for r in missing) and _holds(pod):
-            out.append(_unregistered_holder_finding(pod, missing, dark))
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
-            out.append(Finding(
+            out.append(_unregistered_holder_finding(pod, missing, dark) if _holds(pod) else Finding(
                 "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
                 [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],
                 f"{', '.join(missing)} is a device plugin's resource and the name is right; no node has registered it. "

@@ -44,8 +44,8 @@ VALIDATOR_FAILS: Final = {
 # NVIDIA/gpu-operator PR 1483 put the validator into the operator's image; the maintainer on #1968: "Starting in
 # 25.10.0, we consolidated the gpu-operator and gpu-operator-validator images into a single image" (the pull of
 # gpu-operator-validator:v25.10.1 there backs off for good). Tags are vYY.MM.P, from 26.x also without the v.
-_SPLIT_VALIDATOR = re.compile(r"/gpu-operator-validator:(v?\d+\.\d+\.\S*)")
 OLD_VALIDATOR_IMAGE = "gpu-operator-validator"
+_SPLIT_VALIDATOR = re.compile("/" + re.escape(OLD_VALIDATOR_IMAGE) + r":(v?\d+\.\d+\.\S*)")
 
 
 def validator_in_operator_image(version: str) -> bool:

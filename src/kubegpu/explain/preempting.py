@@ -10,6 +10,7 @@ preempting K victims"; before 1.37 no preemption text), kubegpu's the next attem
 
 from __future__ import annotations
 
+from kubegpu.explain.wording import some_of
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -27,11 +28,9 @@ def under_way(snapshot: ClusterSnapshot, pod: Pod) -> str:
     victims = terminating_victims(snapshot, pod)
     if not victims:
         return ""
-    names = ", ".join(v.key for v in victims[:3]) + (
-        f" and {len(victims) - 3} more" if len(victims) > 3 else ""
-    )
     return (
-        f"the pod already preempted: it is nominated to {pod.nominated_node_name}, where {names} (lower priority) "
+        f"the pod already preempted: it is nominated to {pod.nominated_node_name}, where "
+        f"{some_of([v.key for v in victims])} (lower priority) "
         "are terminating, evicted for it; the cluster's message is from the attempt that evicted them, kubegpu's "
         "from the next one, which waits for them to go (not eligible due to a terminating pod on the nominated "
         "node)"

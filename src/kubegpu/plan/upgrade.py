@@ -173,9 +173,9 @@ def plan_upgrade(
             "deleting bare pods; the hold (autoUpgrade: false) keeps it out, and this runbook drains without --force"
         )
     values_backup = f"{helm_release}-values-before.yaml"
-    old_validator = [i for ds in snapshot.records.daemonsets if ds.namespace == opns for i in ds.images
-                     if OLD_VALIDATOR_IMAGE in i]  # fmt: skip
-    if component == "gpu-operator" and old_validator and validator_in_operator_image(version):
+    if component == "gpu-operator" and validator_in_operator_image(version) and (old_validator := [
+        i for ds in snapshot.records.daemonsets if ds.namespace == opns for i in ds.images if OLD_VALIDATOR_IMAGE in i
+    ]):  # fmt: skip
         warnings.append(
             f"{version} has no {OLD_VALIDATOR_IMAGE} image: from v25.10.0 the validator is in the operator's own "
             f"image (NVIDIA/gpu-operator PR 1483), and the operands now run {old_validator[0]}; remove "

@@ -85,9 +85,10 @@ _CLAIM_FIX = {
 
 
 def claim_advice(ctx: Context, reason: ClaimProblem, nodes: list[str]) -> Advice:
-    name = reason.claim or next((n for n, _ in _claims(ctx)), "")
+    claims = list(_claims(ctx))
+    name = reason.claim or next((n for n, _ in claims), "")
     fix = _CLAIM_FIX.get(reason.problem, "Give the claim a StorageClass or a volume.")
-    claim = next((c for n, c in _claims(ctx) if n == name), None)
+    claim = next((c for n, c in claims if n == name), None)
     cls = _objects(ctx).classes.get(claim.storage_class) if claim is not None else None
     if reason.problem == UNBOUND_IMMEDIATE and cls is not None and cls.provisioner == vol.NO_PROVISIONER:
         # nothing will ever provision it (kubeflow/kubeflow#5082: "PV provisioner not working"): only a PV helps
@@ -122,16 +123,17 @@ def node_conflict_evidence(ctx: Context, reason: VolumeNodeConflict, idx: int) -
 def node_conflict_advice(ctx: Context, reason: VolumeNodeConflict, nodes: list[str]) -> Advice:
     pv = next((p for _, p in _bound_pvs(ctx) if p is not None and p.node_affinity), None)
     where = f"nodes matching {_terms(pv.node_affinity or ())}" if pv else "the node the volume lives on"
-    there = [
-        n for n in ctx.engine.cluster.nodes if pv is not None and vol.node_affinity_matches(pv, n.labels)
-    ]
     # none of them could ever hold the pod: freeing them cannot help (opendatahub-io/odh-manifests#259)
-    if pv is not None and (lacking := ctx.lacking(there)):
-        step = (
-            f"none of them has {lacking}: add a node with it there, or move the data to where such nodes are"
-        )
-    else:
-        step = "free one of those nodes (taints, resources) or move the data"
+    lacking = (
+        ctx.lacking(n for n in ctx.engine.cluster.nodes if vol.node_affinity_matches(pv, n.labels))
+        if pv
+        else ""
+    )
+    step = (
+        f"none of them has {lacking}: add a node with it there, or move the data to where such nodes are"
+        if lacking
+        else "free one of those nodes (taints, resources) or move the data"
+    )
     tail = (
         "a bound CSI volume stays in its topology (a zonal disk in its zone)"
         if pv and pv.csi
