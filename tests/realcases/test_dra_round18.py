@@ -99,6 +99,8 @@ def test_nvidia_documented_lower_ascii_selector_allocates_gpu_test6() -> None:
     exp = _explain("dra-cel-lowerascii-gpu-test6", "gpu-test6/pod-6c9f8d7b5-x8k2v")
     assert exp.schedulable, exp.message
     assert "CEL runtime error" not in exp.message
+    # evaluated, not passed over as something kubegpu's CEL cannot evaluate (which would also let the pod fit)
+    assert not [u for u in exp.unverified if "cannot evaluate" in u], exp.unverified
 
 
 def test_a_fit_resting_on_what_kubegpu_does_not_model_is_not_schedulable_now_kubernetes_141620() -> None:

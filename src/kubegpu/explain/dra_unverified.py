@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubegpu.model.dra import DeviceClass, DraObjects, ResourceClaim
+from kubegpu.model.objects import FILTER_EFFECTS
 from kubegpu.scheduler.dra_cel import CelError, compiled
 from kubegpu.scheduler.dra_cel_ext import unsupported
 
 DRA_GATE_OFF_MINORS = (32, 33)  # DynamicResourceAllocation beta, off by default (GA and on from 1.34)
 TAINT_RULE_ALL_MINOR = 37  # 1.37.0 only; fixed in 1.37.1
-_SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -> list[str]:
@@ -87,7 +87,7 @@ def gate_off_line(minor: int, has_claims: bool) -> list[str]:
 def taint_rule_line(dra: DraObjects, claims: list[ResourceClaim], minor: int) -> list[str]:
     if minor != TAINT_RULE_ALL_MINOR or all(c.allocated is not None for c in claims):
         return []
-    rules = [r.name for r in dra.taint_rules if not r.has_selector and r.taint.effect in _SCHEDULING_EFFECTS]
+    rules = [r.name for r in dra.taint_rules if not r.has_selector and r.taint.effect in FILTER_EFFECTS]
     if not rules:
         return []
     return [

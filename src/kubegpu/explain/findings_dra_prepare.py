@@ -96,14 +96,13 @@ def _not_reserved(
     snapshot: ClusterSnapshot, pod: Pod, claim_name: str, message: str, count: int
 ) -> tuple[str, str, list[str]]:
     """kubelet refused the pod before any plugin: the claim's reservedFor does not list it."""
-    key, ns = f"{pod.namespace}/{pod.name}", pod.namespace
+    key, ns = pod.key, pod.namespace
     title = f"kubelet on {pod.node_name} refuses {key}: ResourceClaim {claim_name} is not reserved for it"
     said = (
         f'kubelet wrote "{message}" ({PREPARE_FAILED}, {count}x): before calling any DRA driver it checks that '
         "the claim's status.reservedFor lists the pod, and it does not. "
     )
     claim = snapshot.dra.claims.get(f"{ns}/{claim_name}")
-    uids = {p.uid: p for p in snapshot.pods if p.uid}
     if claim is None:
         why = f"The snapshot holds no ResourceClaim {ns}/{claim_name}, so kubegpu cannot say more"
     elif claim.allocated is None:
@@ -115,6 +114,7 @@ def _not_reserved(
             "recreate the pod so that kube-scheduler allocates and reserves the claim"
         )
     else:
+        uids = {p.uid: p for p in snapshot.pods if p.uid}
         gone = [u for u in claim.reserved_for if u not in uids]
         holders = [uids[u].key for u in claim.reserved_for if u in uids]
         if gone:

@@ -195,7 +195,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         )
     if pod.scheduler_name == VOLCANO_SCHEDULER and (capped := over_capability(snapshot, pod)) is not None:
         h.notes.append(capped[1])
-        h.established = h.established or capped
+        h.established = capped  # (only KAI's branch sets it otherwise)
     if pod.scheduling_gates:
         h.waiting, h.kueue = gated(snapshot, pod)
     elif KUEUE_QUEUE_LABEL in pod.labels:
