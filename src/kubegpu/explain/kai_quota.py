@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from kubegpu.model.names import KAI_POD_GROUP_ANNOTATION, KAI_SCHEDULER
+from kubegpu.explain import kai_events
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -28,26 +28,12 @@ OVER_QUOTA = "kai-scheduler: non-preemptible workload over its queue's GPU quota
 ROUNDING = "kai-scheduler: non-preemptible GPU quota refused at an exact fit (float sum, KAI-Scheduler#2209)"
 
 
-def _messages(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
-    """kai-scheduler's messages about the pod: its own events and its PodGroup's (the quota check is the
-    job's, recorded on the PodGroup: status_updater recordUnschedulablePodGroup)."""
-    group = pod.annotations.get(KAI_POD_GROUP_ANNOTATION, "")
-    return [
-        e.message
-        for e in snapshot.records.events
-        if e.component in ("", KAI_SCHEDULER)
-        and (
-            e.about("Pod", pod.namespace, pod.name)
-            or (bool(group) and e.about("PodGroup", pod.namespace, group))
-        )
-    ]
-
-
 def over_quota(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | None:
     """(cause, note) when kai-scheduler refused the pod's job as a non-preemptible workload over its queue's
     GPU quota; None otherwise. The queue is cluster-scoped (scheduling.run.ai Queue CRD ``scope: Cluster``)."""
-    for message in reversed(_messages(snapshot, pod)):
-        m = _OVER_QUOTA.search(message)
+    # the quota check is the job's, recorded on the PodGroup too (status_updater recordUnschedulablePodGroup)
+    for event in reversed(kai_events.events(snapshot, pod)):
+        m = _OVER_QUOTA.search(event.message)
         if m is None:
             continue
         try:

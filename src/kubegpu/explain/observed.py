@@ -12,10 +12,10 @@ object kind kubegpu does not model.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain import kai_events
 from kubegpu.explain.preempting import under_way
 from kubegpu.model.names import (
     FAILED_SCHEDULING,
@@ -122,21 +122,17 @@ def _group_refusal(snapshot: ClusterSnapshot, pod: Pod) -> Event | None:
     """The newest refusal the pod's gang scheduler wrote on the pod's PodGroup (``PODGROUP_FAILURE_REASONS``),
     for a pod with no event of its own: KAI writes a PodGroup's "Unable to schedule podgroup: …" there
     (kai-scheduler/KAI-Scheduler#1876 posted only that one), Volcano its enqueue refusals ("queue resource
-    quota insufficient") and the gang's "… unschedulable" summary. The group is the pod's KAI pod-group-name
-    or Volcano scheduling.k8s.io/group-name annotation."""
+    quota insufficient") and the gang's "… unschedulable" summary. A KAI pod's group events are
+    ``kai_events.group_events`` (its pod-group-name, else PodGroup events naming it); a Volcano pod's group is
+    its scheduling.k8s.io/group-name annotation."""
     reason = PODGROUP_FAILURE_REASONS.get(pod.scheduler_name)
     if reason is None:
         return None
     name = pod.annotations.get(KAI_POD_GROUP_ANNOTATION) or pod.annotations.get(VOLCANO_GROUP_ANNOTATION)
-    if name:
+    if pod.scheduler_name == KAI_SCHEDULER:  # by its pod-group-name, else a PodGroup event naming the pod
+        events = kai_events.group_events(snapshot, pod)
+    elif name:
         events = snapshot.records.events_about("PodGroup", pod.namespace, name)
-    elif pod.scheduler_name == KAI_SCHEDULER:  # a KAI PodGroup event naming the pod ("for pod <ns>/<name>")
-        named = re.compile(rf"\bpod {re.escape(pod.key)}(?![\w.-])")
-        events = [
-            e
-            for e in snapshot.records.events
-            if e.kind == "PodGroup" and e.object_namespace in ("", pod.namespace) and named.search(e.message)
-        ]
     else:
         return None
     said = [e for e in events if e.reason == reason and e.component in ("", pod.scheduler_name)]

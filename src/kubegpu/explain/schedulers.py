@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from kubegpu.explain import kai_events
 from kubegpu.explain.kai_quota import over_quota
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
@@ -279,14 +280,7 @@ def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
     it. Before KAI-Scheduler PR #1852 the predicate seeded its per-resource maximum from one node picked in
     map order and ResourceVector.SetMax never grew the vector, so a resource present on only some nodes (a MIG
     profile under the mixed strategy, rdma/...) read 0 in most sessions (KAI-Scheduler#1876)."""
-    key = f"{pod.namespace}/{pod.name}"
-    said = {
-        m.groups()
-        for e in snapshot.records.events
-        if e.component == KAI_SCHEDULER
-        and (e.about("Pod", pod.namespace, pod.name) or (e.kind == "PodGroup" and key in e.message))
-        for m in _KAI_NO_NODE.finditer(e.message)
-    }
+    said = {m.groups() for e in kai_events.events(snapshot, pod) for m in _KAI_NO_NODE.finditer(e.message)}
     notes = []
     for pool, resource in sorted(said):
         having = [n.name for n in snapshot.nodes if n.allocatable.get(resource, 0) > 0]
