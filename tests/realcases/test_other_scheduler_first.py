@@ -59,6 +59,31 @@ def test_kai_mig_off_nodes_lead_kai_1120(tmp_path: Path) -> None:
     assert s["causes"][0]["cause"] == "handled by kai-scheduler"
 
 
+def test_a_mixed_node_without_mig_resources_is_a_place_for_the_pod_kai_1120(tmp_path: Path) -> None:
+    """A second GPU node labelled mig.strategy=mixed whose GPUs are all out of MIG mode advertises no
+    nvidia.com/mig-* key at all ("mixed: MIG mode is not enabled on all GPUs on a node", NVIDIA GPU Operator docs
+    gpu-operator-mig.html; GPUs not in MIG mode are advertised as nvidia.com/gpu, NVIDIA/gpu-operator#637). No
+    KAI release takes it for a MIG node (pkg/scheduler/api/node_info/node_info.go IsMIGEnabled: the mig-enabled
+    label, else a nvidia.com/mig-* key, v0.12.15-v0.13.4, or one with a count > 0, v0.14.0 on; maintainer in
+    KAI-Scheduler#506: "the node having an nvidia.com/mig-* resource"), so the fraction can go there and the
+    MIG-off node is not what keeps it Pending. Before, the cause counted that node as MIG-off (mixed, no
+    non-zero mig-* count) while the note did not name it."""
+    fixture = HERE / "kai-mig-zero-leftover.yaml"
+    other = fixture.read_text(encoding="utf-8").split("---\n", 1)
+    second = (
+        other[0][other[0].index("apiVersion: v1") :]
+        .replace("gpu-node-01", "gpu-node-02")
+        .replace(', nvidia.com/mig-1g.24gb: "0", nvidia.com/mig-2g.48gb: "0"', "")
+    )
+    assert "nvidia.com/mig.strategy: mixed" in second and "nvidia.com/mig-1g" not in second
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(other[0] + "---\n" + second + "---\n" + other[1], encoding="utf-8")
+    out = diagnosed(mixed)
+    assert out["summary"]["causes"][0]["cause"] == "handled by kai-scheduler"
+    notes = out["pending"][0]["notes"]
+    assert any(n.startswith("gpu-node-01: nvidia.com/mig.strategy=mixed") for n in notes), notes
+
+
 def test_hami_vgpus_over_physical_leads_hami_602(tmp_path: Path) -> None:
     fixture = HERE / "hami-vgpu-count-over-physical.yaml"
     s = diagnosed(fixture)["summary"]

@@ -47,7 +47,7 @@ from kubegpu.model.names import (
     VOLCANO_RESOURCES,
     VOLCANO_SCHEDULER,
 )
-from kubegpu.model.objects import Container, Pod
+from kubegpu.model.objects import Container, Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -169,7 +169,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             h.established = (KAI_MISCOUNT, max_node[0])
         elif quota is not None:  # KAI's own quota verdict, with its numbers
             h.established = quota
-        elif leftover and _only_mig_off(snapshot, pod):
+        elif leftover and _mig_off_nodes(snapshot)[1]:
             h.established = (KAI_MIG_OFF, leftover[0])
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
@@ -297,37 +297,45 @@ def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
     return notes
 
 
-def _only_mig_off(snapshot: ClusterSnapshot, pod: Pod) -> bool:
-    """Every node that advertises a whole GPU is one ``_kai_mig_leftover_notes`` names: KAI has nowhere else
-    to put the pod's non-MIG ask, so that rule is what keeps it Pending (a node elsewhere could take it)."""
-    whole = [n for n in snapshot.nodes if n.allocatable.get(NVIDIA_GPU, 0) > 0]
-    return bool(whole) and all(
-        n.labels.get(MIG_STRATEGY_LABEL) == "mixed"
-        and KAI_MIG_ENABLED_LABEL not in n.labels
-        and not any(v for r, v in n.allocatable.items() if r.startswith(MIG_RESOURCE_PREFIX))
-        for n in whole
-    )
+def _mig_off_leftover(node: Node) -> bool:
+    """The one rule for "a MIG-off node kai-scheduler may take for a MIG node": labelled
+    mig.strategy=mixed, without KAI's mig-enabled label (which KAI reads first, node_info.go IsMIGEnabled),
+    with nvidia.com/mig-* keys in allocatable that are all 0. KAI 0.12.15 counts any such key as MIG
+    (``Allocatable.ScalarResources``: the key, whatever its count; KAI-Scheduler#1120); since the ResourceVector
+    refactor (KAI-Scheduler PR #1146, v0.14.0) only a count > 0. A mixed node with no mig-* key at all is one whose
+    GPUs are all out of MIG mode ("mixed: MIG mode is not enabled on all GPUs on a node", NVIDIA GPU Operator
+    docs, gpu-operator-mig.html; its GPUs are advertised as nvidia.com/gpu): no KAI release takes it for MIG."""
+    if node.labels.get(MIG_STRATEGY_LABEL) != "mixed" or KAI_MIG_ENABLED_LABEL in node.labels:
+        return False
+    mig = [v for r, v in node.allocatable.items() if r.startswith(MIG_RESOURCE_PREFIX)]
+    return bool(mig) and not any(mig)
+
+
+def _mig_off_nodes(snapshot: ClusterSnapshot) -> tuple[list[str], bool]:
+    """The nodes ``_mig_off_leftover`` names, and whether they are every node advertising a whole GPU (KAI
+    then has nowhere else to put a non-MIG ask, so that rule is what keeps it Pending). Read once per
+    snapshot's node list, not once per Pending pod."""
+    nodes = snapshot.nodes
+    key = ("kai-mig-off", id(nodes), len(nodes), (id(nodes[0]), id(nodes[-1])) if nodes else ())
+
+    def read() -> tuple[list[str], bool]:
+        stale = [n.name for n in nodes if _mig_off_leftover(n)]
+        whole = [n for n in nodes if n.allocatable.get(NVIDIA_GPU, 0) > 0]
+        return stale, bool(whole) and all(_mig_off_leftover(n) for n in whole)
+
+    return snapshot.derived(key, read)
 
 
 def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:
-    """A non-MIG GPU ask (whole nvidia.com/gpu or a KAI fraction) and nodes labelled mig.strategy=mixed whose
-    nvidia.com/mig-* resources are all 0 (MIG disabled; kubelet keeps a resource no plugin reports at 0,
-    kubernetes/kubernetes#92396). KAI refuses non-MIG jobs on a MIG node under the mixed strategy
-    (node_info.go PredicateByNodeResourcesType "non MIG jobs cant run on a node with MigStrategy='mixed'"), and
-    its IsMIGEnabled, without the node-role.kubernetes.io/mig-enabled label, counted any nvidia.com/mig-* key
-    in allocatable as MIG, even at 0 (KAI 0.12.15: KAI-Scheduler#1120); later releases require a count > 0."""
+    """A non-MIG GPU ask (whole nvidia.com/gpu or a KAI fraction) and nodes ``_mig_off_leftover`` names (MIG
+    disabled; kubelet keeps a resource no plugin reports at 0, kubernetes/kubernetes#92396). KAI refuses
+    non-MIG jobs on a MIG node under the mixed strategy (node_info.go PredicateByNodeResourcesType "non MIG
+    jobs cant run on a node with MigStrategy='mixed'")."""
     if any(r.startswith(MIG_RESOURCE_PREFIX) for r in pod.requests) or not (
         pod.requests.get(NVIDIA_GPU) or kai
     ):
         return []
-    stale = [
-        n.name
-        for n in snapshot.nodes
-        if n.labels.get(MIG_STRATEGY_LABEL) == "mixed"
-        and KAI_MIG_ENABLED_LABEL not in n.labels
-        and (mig := [v for r, v in n.allocatable.items() if r.startswith(MIG_RESOURCE_PREFIX)])
-        and not any(mig)
-    ]
+    stale = _mig_off_nodes(snapshot)[0]
     if not stale:
         return []
     first = stale[0]
