@@ -8,7 +8,10 @@ volcano-sh/volcano#1331 (+#1330): capability nvidia.com/gtx-1080-ti 3, tasks of 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from kubegpu.explain.volcano_queue import OVER_CAPABILITY, over_capability
+from kubegpu.sources import load_files
 from tests.realcases.test_realcases import HERE, diagnosed
 
 FIXTURE = HERE / "volcano-1331-task-over-queue-capability.yaml"
@@ -47,3 +50,30 @@ def test_sixteen_vgpus_on_eight_gpus_lead_hami_591() -> None:
         "k8s-master1's hami.io/node-nvidia-register lists 8 physical GPU(s)" in data["summary"]["firstStep"]
     )
     assert "Ask for at most 8 in one container" in data["summary"]["firstStep"]
+
+
+class _CountedList(list[Any]):
+    """A list that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Any:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_each_pods_queue_and_podgroup_are_a_lookup_not_a_scan() -> None:
+    """diagnose reads the Volcano Queue and PodGroup of each of up to 1,000 Pending pods: the snapshot's batch
+    and queue objects are walked once to index them, not once per pod (the fixture's two tasks, 100 times)."""
+    snap = load_files(FIXTURE)
+    assert not snap.errors
+    pods = [p for p in snap.pods if p.scheduler_name == "volcano"]
+    assert len(pods) == 2
+    snap.batch_objects = _CountedList(snap.batch_objects)
+    snap.records.queues = _CountedList(snap.records.queues)
+    _CountedList.walks = 0
+    for _ in range(100):
+        for pod in pods:
+            capped = over_capability(snap, pod)
+            assert capped is not None and capped[0] == OVER_CAPABILITY
+    assert _CountedList.walks <= 2, _CountedList.walks

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.volcano_queue import amounts, part, show, volcano_objects
 from kubegpu.model.names import VOLCANO_VGPU_NUMBER
 from kubegpu.model.podgroup import group_key
-from kubegpu.model.quantity import QuantityError, format_milli, to_milli_text
 from kubegpu.model.records import VOLCANO_GROUP
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -29,56 +29,47 @@ from kubegpu.model.snapshot import ClusterSnapshot
 PODGROUP_REF = f"podgroup.{VOLCANO_GROUP}/"  # a PodGroup finding's first object
 
 
+def _gpu_resource(name: str) -> bool:
+    """A GPU resource of a ResourceList (minResources also lists requests.<r>, limits.<r>, count/pods)."""
+    if "/" not in name or name.startswith(("requests.", "limits.", "count/")):
+        return False
+    return is_gpu(name) or name == VOLCANO_VGPU_NUMBER
+
+
 def _gpu_asks(raw: object) -> dict[str, int]:
-    """The GPU resources of a ResourceList (minResources also lists requests.<r>, limits.<r>, count/pods)."""
-    out: dict[str, int] = {}
-    for key, text in raw.items() if isinstance(raw, Mapping) else ():
-        name = str(key)
-        if "/" not in name or name.startswith(("requests.", "limits.", "count/")):
-            continue
-        if is_gpu(name) or name == VOLCANO_VGPU_NUMBER:
-            try:
-                out[name] = to_milli_text(name, text)
-            except QuantityError:
-                continue
-    return out
+    return amounts(raw, _gpu_resource)
 
 
-def _show(asks: Mapping[str, int]) -> str:
-    return ", ".join(f"{format_milli(r, v)} {r}" for r, v in sorted(asks.items()))
-
-
-def _part(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = raw.get(key)
-    return value if isinstance(value, Mapping) else {}
+def _queue_of(pg: Mapping[str, Any]) -> str:
+    return str(part(pg, "spec").get("queue") or "default")
 
 
 def unqueued_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     """A finding per Volcano PodGroup asking for GPUs that is Pending and has no pod in the snapshot."""
-    groups = [
-        raw
-        for _, raw in snapshot.batch_objects
-        if raw.get("kind") == "PodGroup" and str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
-    ]
-    queues = {
-        str(_part(q, "metadata").get("name")): q
-        for q in snapshot.records.queue_objects("Queue")
-        if str(q.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
-    }
+    objects = volcano_objects(snapshot)
     with_pods = {k for k in (group_key(p) for p in snapshot.pods) if k}
     total: dict[str, int] = {}
     for n in snapshot.nodes:
         for r, v in n.allocatable.items():
             total[r] = total.get(r, 0) + v
+    # each queue's Inqueue PodGroups asking for GPUs, gathered once (not once per Pending group)
+    inqueue: dict[str, list[tuple[Mapping[str, Any], dict[str, int]]]] = {}
+    for pg in objects.groups:
+        if part(pg, "status").get("phase") == "Inqueue" and (
+            got := _gpu_asks(part(pg, "spec").get("minResources"))
+        ):
+            inqueue.setdefault(_queue_of(pg), []).append((pg, got))
     out = []
-    for pg in groups:
-        meta, spec = _part(pg, "metadata"), _part(pg, "spec")
+    for pg in objects.groups:
+        meta, spec = part(pg, "metadata"), part(pg, "spec")
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name", ""))
         asks = _gpu_asks(spec.get("minResources"))
-        if _part(pg, "status").get("phase") != "Pending" or not asks or f"{ns}/{name}" in with_pods:
+        if part(pg, "status").get("phase") != "Pending" or not asks or f"{ns}/{name}" in with_pods:
             continue
-        queue = str(spec.get("queue") or "default")
-        out.append(_finding(snapshot, pg, ns, name, queue, asks, queues, groups, total))
+        queue = _queue_of(pg)
+        out.append(
+            _finding(snapshot, pg, ns, name, queue, asks, objects.queues, inqueue.get(queue, []), total)
+        )
     return out
 
 
@@ -90,7 +81,7 @@ def _finding(
     queue: str,
     asks: dict[str, int],
     queues: Mapping[str, Mapping[str, Any]],
-    groups: list[Mapping[str, Any]],
+    inqueue: list[tuple[Mapping[str, Any], dict[str, int]]],
     total: Mapping[str, int],
 ) -> Finding:
     facts, never = [], False
@@ -104,54 +95,47 @@ def _finding(
             f"the snapshot has no Volcano Queue {queue}" if queues else "the snapshot holds no Volcano Queue"
         )
     else:
-        state = _part(q, "status").get("state")
+        state = part(q, "status").get("state")
         if state and state != "Open":
             never = True
             facts.append(f"Queue {queue} is {state}: Volcano enqueues nothing from a queue that is not Open")
-        cap = _gpu_asks(_part(q, "spec").get("capability"))
+        cap = _gpu_asks(part(q, "spec").get("capability"))
         over = {r: v for r, v in asks.items() if r in cap and v > cap[r]}
         if over:
             never = True
             facts.append(
-                f"minResources {_show(over)} exceed Queue {queue}'s spec.capability ({_show({r: cap[r] for r in over})}): "
+                f"minResources {show(over)} exceed Queue {queue}'s spec.capability ({show({r: cap[r] for r in over})}): "
                 "never enqueued; raise the capability or lower the job's ask"
             )
         elif cap:
-            facts.append(f"Queue {queue}'s spec.capability ({_show(cap)}) holds minResources alone")
+            facts.append(f"Queue {queue}'s spec.capability ({show(cap)}) holds minResources alone")
     beyond = {r: v for r, v in asks.items() if v > total.get(r, 0)}
     if beyond:
         never = True
         facts.append(
-            f"minResources {_show(beyond)} exceed the nodes' allocatable in all ({_show({r: total.get(r, 0) for r in beyond})}), "
+            f"minResources {show(beyond)} exceed the nodes' allocatable in all ({show({r: total.get(r, 0) for r in beyond})}), "
             "the most any queue's realCapability can be: never enqueued"
         )
-    held, inqueue = [], dict.fromkeys(asks, 0)
-    for other in groups:
-        om, os_ = _part(other, "metadata"), _part(other, "spec")
-        if (
-            other is not pg
-            and str(os_.get("queue") or "default") == queue
-            and _part(other, "status").get("phase") == "Inqueue"
-        ):
-            got = _gpu_asks(os_.get("minResources"))
-            if got:
-                held.append(f"{om.get('namespace', 'default')}/{om.get('name', '')} ({_show(got)})")
-                for r in inqueue:
-                    inqueue[r] += got.get(r, 0)
+    held, held_gpus = [], dict.fromkeys(asks, 0)
+    for other, got in inqueue:  # (a Pending group is never one of its queue's Inqueue ones)
+        om = part(other, "metadata")
+        held.append(f"{om.get('namespace', 'default')}/{om.get('name', '')} ({show(got)})")
+        for r in held_gpus:
+            held_gpus[r] += got.get(r, 0)
     if held:
         # minResources + allocated + inqueue - elastic >= minResources + inqueue (elastic is part of allocated),
         # and realCapability <= min(capability, the cluster's total): past that bound the refusal is certain
-        cap = _gpu_asks(_part(q, "spec").get("capability")) if q is not None else {}
+        cap = _gpu_asks(part(q, "spec").get("capability")) if q is not None else {}
         full = {
             r: min(cap.get(r, total.get(r, 0)), total.get(r, 0))
             for r, v in asks.items()
-            if v + inqueue[r] > min(cap.get(r, total.get(r, 0)), total.get(r, 0))
+            if v + held_gpus[r] > min(cap.get(r, total.get(r, 0)), total.get(r, 0))
         }
         facts.append(
             f"Inqueue PodGroups of queue {queue} count against it until they run or go: {', '.join(held)}"
             + (
-                f"; with them this one needs {_show({r: asks[r] + inqueue[r] for r in full})}, more than the "
-                f"{_show(full)} the queue can hold (capability, at most the nodes' allocatable): refused while they "
+                f"; with them this one needs {show({r: asks[r] + held_gpus[r] for r in full})}, more than the "
+                f"{show(full)} the queue can hold (capability, at most the nodes' allocatable): refused while they "
                 "stay Inqueue (an Inqueue group whose pods never fit holds it for good: volcano#2814)"
                 if full
                 else ""
@@ -165,7 +149,7 @@ def _finding(
     return Finding(
         "warning" if never else "info",
         "scheduling",
-        f"Volcano has not enqueued PodGroup {ns}/{name} (queue {queue}, {_show(asks)}): it is Pending, so its "
+        f"Volcano has not enqueued PodGroup {ns}/{name} (queue {queue}, {show(asks)}): it is Pending, so its "
         "pods are not created until it is Inqueue",
         [f"{PODGROUP_REF}{ns}/{name}", f"queue.{VOLCANO_GROUP}/{queue}"],
         "; ".join(facts) + ".",

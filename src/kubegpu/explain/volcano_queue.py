@@ -12,7 +12,8 @@ of realCapability (other queues' guarantees, the cluster total) are not reproduc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.model.names import VOLCANO_QUEUE_LABEL
@@ -25,63 +26,86 @@ from kubegpu.model.snapshot import ClusterSnapshot
 OVER_CAPABILITY = "Volcano: the job asks more than its queue's spec.capability allows"
 
 
-def _part(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def part(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``raw[key]`` when it is a mapping, else {} (raw objects are read as they came)."""
     value = raw.get(key)
     return value if isinstance(value, Mapping) else {}
 
 
-def _amounts(raw: Mapping[str, Any]) -> dict[str, int]:
+def amounts(raw: object, keep: Callable[[str], bool] = lambda _: True) -> dict[str, int]:
+    """A ResourceList's quantities (milli-units) of the resources ``keep`` takes; one that does not parse is
+    left out."""
     out = {}
-    for key, text in raw.items():
+    for key, text in raw.items() if isinstance(raw, Mapping) else ():
+        name = str(key)
+        if not keep(name):
+            continue
         try:
-            out[str(key)] = to_milli_text(str(key), text)
+            out[name] = to_milli_text(name, text)
         except QuantityError:
             continue
     return out
+
+
+def show(asked: Mapping[str, int]) -> str:
+    return ", ".join(f"{format_milli(r, v)} {r}" for r, v in sorted(asked.items()))
+
+
+def _volcano(raw: Mapping[str, Any]) -> bool:
+    return str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
+
+
+@dataclass(frozen=True)
+class VolcanoObjects:
+    """The snapshot's Volcano PodGroups and Queues (scheduling.volcano.sh), read once per diagnosis."""
+
+    groups: list[Mapping[str, Any]]  # in snapshot order
+    group_at: dict[tuple[str, str], Mapping[str, Any]]  # (namespace, name) → the first such PodGroup
+    queues: dict[str, Mapping[str, Any]]  # name → the first such Queue (cluster-scoped)
+
+
+def _read(snapshot: ClusterSnapshot) -> VolcanoObjects:
+    groups = [raw for _, raw in snapshot.batch_objects if raw.get("kind") == "PodGroup" and _volcano(raw)]
+    group_at: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for g in groups:
+        meta = part(g, "metadata")
+        group_at.setdefault((str(meta.get("namespace") or "default"), str(meta.get("name", ""))), g)
+    queues: dict[str, Mapping[str, Any]] = {}
+    for q in snapshot.records.queue_objects("Queue"):
+        if _volcano(q):
+            queues.setdefault(str(part(q, "metadata").get("name")), q)
+    return VolcanoObjects(groups, group_at, queues)
+
+
+def volcano_objects(snapshot: ClusterSnapshot) -> VolcanoObjects:
+    """``VolcanoObjects``, kept on the snapshot while its batch objects and queue objects stay the same lists
+    (``ClusterSnapshot.derived``): per Pending pod a lookup, not a scan of every object."""
+    queues = snapshot.records.queues
+    return snapshot.derived(("volcano-objects", id(queues), len(queues)), lambda: _read(snapshot))
 
 
 def over_capability(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | None:
     """(cause, note) when the pod's request, or its PodGroup's minResources, exceeds a resource of its Volcano
     Queue's spec.capability; None otherwise (no such Queue in the snapshot, or everything within it)."""
     ns = pod.namespace
-    group = next(
-        (
-            raw
-            for _, raw in snapshot.batch_objects
-            if raw.get("kind") == "PodGroup"
-            and str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
-            and _part(raw, "metadata").get("name") == pod.annotations.get(VOLCANO_GROUP_ANNOTATION)
-            and str(_part(raw, "metadata").get("namespace") or "default") == ns
-        ),
-        None,
-    )
+    objects = volcano_objects(snapshot)
+    name = pod.annotations.get(VOLCANO_GROUP_ANNOTATION)
+    group = objects.group_at.get((ns, name)) if name else None
     queue = pod.labels.get(VOLCANO_QUEUE_LABEL) or str(
-        (_part(group, "spec").get("queue") if group else None) or "default"
+        (part(group, "spec").get("queue") if group else None) or "default"
     )
-    q = next(
-        (
-            raw
-            for raw in snapshot.records.queue_objects("Queue")
-            if str(raw.get("apiVersion", "")).startswith(VOLCANO_GROUP + "/")
-            and _part(raw, "metadata").get("name") == queue
-        ),
-        None,
-    )
-    cap = _amounts(_part(_part(q, "spec"), "capability")) if q else {}
-    gang = _amounts(_part(_part(group, "spec"), "minResources")) if group else {}
+    q = objects.queues.get(queue)
+    cap = amounts(part(part(q, "spec"), "capability")) if q else {}
+    gang = amounts(part(part(group, "spec"), "minResources")) if group else {}
     own = {r: v for r, v in pod.requests.items() if v and r in cap and v > cap[r]}
     whole = {r: v for r, v in gang.items() if r in cap and v > cap[r]}
     if not (own or whole):
         return None
     need = {r: max(own.get(r, 0), whole.get(r, 0)) for r in {*own, *whole}}
-
-    def show(amounts: Mapping[str, int]) -> str:
-        return ", ".join(f"{format_milli(r, v)} {r}" for r, v in sorted(amounts.items()))
-
     said = (
         f"the pod alone asks for {show(own)}"
         if own
-        else f"its PodGroup {ns}/{_part(group or {}, 'metadata').get('name')} needs minResources {show(whole)}"
+        else f"its PodGroup {ns}/{part(group or {}, 'metadata').get('name')} needs minResources {show(whole)}"
         " for the gang to start"
     )
     first = sorted(need)[0]
