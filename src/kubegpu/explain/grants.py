@@ -94,6 +94,7 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
     over = [(c, req) for c, req in container_requests(pod) if any(n > 1 for n in req.values())]
     node = engine.snapshot.node(node_name)
     physical = hami_registered_gpus(node) if node is not None else None
+    refused_here = False  # a container asks more vGPUs than the node's physical GPUs
     for container, req in over:
         asked = ", ".join(f"{n} {r}" for r, n in sorted(req.items()) if r not in HAMI_RESOURCES)
         rule = (
@@ -108,16 +109,18 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
                 "which kubegpu could not read here: this limit is not checked."
             )
         elif vgpus > physical:
+            refused_here = True
             exp.notes.append(
                 f"{rule} {node_name}'s {HAMI_NODE_REGISTER_ANNOTATION} lists {physical} physical GPU(s): "
                 f"hami-scheduler refuses the node (NodeInsufficientDevice) whatever its free vGPU slots. Ask for "
                 f"at most {physical} in one container, or run it where HAMi registered {vgpus} GPUs."
             )
             if exp.handled_by and _registered_below(engine, vgpus):  # no node HAMi knows could take it
-                exp.established = (HAMI_VGPUS_OVER_PHYSICAL, exp.notes[-1])
+                schedulers.establish(exp, pod, HAMI_SCHEDULER, (HAMI_VGPUS_OVER_PHYSICAL, exp.notes[-1]))
         else:
             exp.notes.append(f"{rule} {node_name} registered {physical} with HAMi: enough for {vgpus}.")
-    _hami_stale_note(engine, pod, node_name, exp)
+    if not refused_here:  # hami-scheduler refuses this node now too: its last refusal is not stale
+        _hami_stale_note(engine, pod, node_name, exp)
     exp.notes.append(
         f"HAMi: which GPUs {pod.key} gets on {node_name} is decided by hami-scheduler and HAMi's device plugin, "
         "which kubegpu does not model: no device grant or kubelet device check is shown for it."
@@ -179,8 +182,8 @@ def _hami_stale_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation)
         "reports such waits. Still Pending after that: hami-scheduler's log gives the per-card reason of "
         f"{HAMI_NODE_UNFIT}."
     )
-    if exp.handled_by and exp.established is None:
-        exp.established = (HAMI_STALE_REFUSAL, exp.notes[-1])
+    if exp.handled_by:
+        schedulers.establish(exp, pod, HAMI_SCHEDULER, (HAMI_STALE_REFUSAL, exp.notes[-1]))
 
 
 def explain_devices(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from kubegpu.explain import kai_events
 from kubegpu.explain.kai_quota import over_quota
@@ -166,11 +167,10 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         if quota is not None:
             h.notes.append(quota[1])
         if max_node:  # KAI itself refused the pod, naming a resource the nodes advertise
-            h.established = (KAI_MISCOUNT, max_node[0])
-        elif quota is not None:  # KAI's own quota verdict, with its numbers
-            h.established = quota
-        elif leftover and _mig_off_nodes(snapshot)[1]:
-            h.established = (KAI_MIG_OFF, leftover[0])
+            establish(h, pod, KAI_SCHEDULER, (KAI_MISCOUNT, max_node[0]))
+        establish(h, pod, KAI_SCHEDULER, quota)  # KAI's own quota verdict, with its numbers
+        if leftover and _mig_off_nodes(snapshot)[1]:  # holds only on some KAI releases: last
+            establish(h, pod, KAI_SCHEDULER, (KAI_MIG_OFF, leftover[0]))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
         if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
@@ -196,7 +196,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         )
     if pod.scheduler_name == VOLCANO_SCHEDULER and (capped := over_capability(snapshot, pod)) is not None:
         h.notes.append(capped[1])
-        h.established = capped  # (only KAI's branch sets it otherwise)
+        establish(h, pod, VOLCANO_SCHEDULER, capped)
     if pod.scheduling_gates:
         h.waiting, h.kueue = gated(snapshot, pod)
     elif KUEUE_QUEUE_LABEL in pod.labels:
@@ -205,6 +205,24 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             "(or its webhook did not run); kube-scheduler decides from here"
         )
     return h
+
+
+class Establishes(Protocol):
+    """What holds an established cause: ``Handling`` here, ``Explanation`` for the rules read at the node."""
+
+    established: tuple[str, str] | None
+
+
+def establish(on: Establishes, pod: Pod, scheduler: str, cause: tuple[str, str] | None) -> None:
+    """The one precedence rule for the cause established from another scheduler's own rule, whichever
+    scheduler it is (KAI, Volcano here; HAMi in ``explain.grants``): only the rules of the scheduler the pod
+    names establish it (a scheduler that never took the pod refused it by none of its rules), and the first
+    cause established stands. Each scheduler's rules are tried in the order of their certainty: what holds on
+    every node whatever the cluster's usage or the scheduler's release (KAI's miscount and quota verdict, a
+    Volcano queue's capability, HAMi's vGPUs over every node's physical GPUs) before what depends on the
+    release (KAI taking MIG-off nodes for MIG nodes) or on time (HAMi's refusal predating the node's state)."""
+    if cause is not None and pod.scheduler_name == scheduler and on.established is None:
+        on.established = cause
 
 
 def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
