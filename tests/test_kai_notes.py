@@ -10,6 +10,7 @@ from typing import Any
 
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
+from kubegpu.explain.schedulers import handling
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
 
@@ -64,3 +65,40 @@ def test_gpu_memory_on_a_node_without_the_gfd_memory_label_kai_706() -> None:
     ), notes
     fine = _notes(labelled, *queues, _pod("default-queue", **{"gpu-memory": "2000"}))
     assert not any("nvidia.com/gpu.memory" in n for n in fine), fine
+
+
+class _CountedList(list[Any]):
+    """A list that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Any:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_the_nodes_are_read_once_for_all_kai_pods() -> None:
+    """diagnose may explain 1,000 Pending KAI pods on 5,000 nodes: the MIG-off nodes (KAI-Scheduler#1120), the
+    nodes without GFD's memory label (#706) and the queues are read once per snapshot, not once per pod."""
+    mig_off = make_node("mig-off").gpus(8).label("nvidia.com/mig.strategy", "mixed").obj()
+    mig_off["status"]["allocatable"]["nvidia.com/mig-1g.24gb"] = "0"
+    nodes = [mig_off, *(make_node(f"gb10-{i}").gpus(1, product="NVIDIA-GB10").obj() for i in range(20))]
+    pods = []
+    for i in range(100):
+        pod = _pod("team", **{"gpu-memory": "2000"})
+        pod["metadata"]["name"] = f"train-{i}"
+        pods.append(pod)
+    snap = build_snapshot(
+        [("t.yaml", x) for x in (*nodes, _queue("default"), _queue("team", "default"), *pods)]
+    )
+    assert not snap.errors, [e.one_line() for e in snap.errors]
+    snap.nodes = _CountedList(snap.nodes)
+    snap.records.queues = _CountedList(snap.records.queues)
+    _CountedList.walks = 0
+    for pod in snap.pods:
+        notes = handling(snap, pod, "default-scheduler").notes
+        assert any(n.startswith("mig-off: nvidia.com/mig.strategy=mixed") for n in notes), notes
+        assert any(n.startswith("gpu-memory: kai-scheduler sizes it from the node label") for n in notes), (
+            notes
+        )
+    assert _CountedList.walks <= 6, _CountedList.walks

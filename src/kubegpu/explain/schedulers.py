@@ -50,6 +50,7 @@ from kubegpu.model.names import (
 )
 from kubegpu.model.objects import Container, Node, Pod
 from kubegpu.model.quantity import format_milli
+from kubegpu.model.records import KAI_GROUP
 from kubegpu.model.snapshot import ClusterSnapshot
 
 FAMILIES = {
@@ -169,7 +170,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         if max_node:  # KAI itself refused the pod, naming a resource the nodes advertise
             establish(h, pod, KAI_SCHEDULER, (KAI_MISCOUNT, max_node[0]))
         establish(h, pod, KAI_SCHEDULER, quota)  # KAI's own quota verdict, with its numbers
-        if leftover and _mig_off_nodes(snapshot)[1]:  # holds only on some KAI releases: last
+        if leftover and _kai_nodes(snapshot).only_mig_off:  # holds only on some KAI releases: last
             establish(h, pod, KAI_SCHEDULER, (KAI_MIG_OFF, leftover[0]))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
@@ -230,12 +231,18 @@ def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
     KAI releases before v0.13.0 never schedule (pkg/scheduler/actions/utils/job_order_by_queue.go skips a
     queue without a parent, "Queue's department doesn't exist": kai-scheduler/KAI-Scheduler#621, fixed by
     #858 "support n-level queue hierarchy" in v0.13.0). Nothing when the snapshot holds no KAI Queue."""
-    queues = {
-        str(meta(q).get("name")): q
-        for q in snapshot.records.queue_objects("Queue")
-        if str(q.get("apiVersion", "")).startswith("scheduling.run.ai/")
-    }
-    if not queue or not queues:
+    if not queue:
+        return []
+    records = snapshot.records.queues
+    queues = snapshot.derived(  # once per snapshot's queue objects, not per Pending pod
+        ("kai-queues", id(records), len(records)),
+        lambda: {
+            str(meta(q).get("name")): q
+            for q in snapshot.records.queue_objects("Queue")
+            if str(q.get("apiVersion", "")).startswith(f"{KAI_GROUP}/")
+        },
+    )
+    if not queues:
         return []
     found = queues.get(queue)
     if found is None:
@@ -301,8 +308,10 @@ def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
     said = {m.groups() for e in kai_events.events(snapshot, pod) for m in _KAI_NO_NODE.finditer(e.message)}
     notes = []
     for pool, resource in sorted(said):
-        having = [n.name for n in snapshot.nodes if n.allocatable.get(resource, 0) > 0]
-        if not having or not pod.requests.get(resource):
+        if not pod.requests.get(resource):
+            continue
+        having = _kai_nodes(snapshot).having(resource)
+        if not having:
             continue
         notes.append(
             f'kai-scheduler said "No node in the {pool} node-pool has {resource} resources", yet '
@@ -329,19 +338,40 @@ def _mig_off_leftover(node: Node) -> bool:
     return bool(mig) and not any(mig)
 
 
-def _mig_off_nodes(snapshot: ClusterSnapshot) -> tuple[list[str], bool]:
-    """The nodes ``_mig_off_leftover`` names, and whether they are every node advertising a whole GPU (KAI
-    then has nowhere else to put a non-MIG ask, so that rule is what keeps it Pending). Read once per
-    snapshot's node list, not once per Pending pod."""
-    nodes = snapshot.nodes
-    key = ("kai-mig-off", id(nodes), len(nodes), (id(nodes[0]), id(nodes[-1])) if nodes else ())
+class _KaiNodes:
+    """What the KAI notes read from every node, read once per snapshot's node list (``_kai_nodes``), not
+    once per Pending pod: diagnose may explain 1,000 KAI pods on 5,000 nodes."""
 
-    def read() -> tuple[list[str], bool]:
-        stale = [n.name for n in nodes if _mig_off_leftover(n)]
+    def __init__(self, nodes: list[Node]) -> None:
+        self._nodes = nodes
+        # the nodes ``_mig_off_leftover`` names, and whether they are every node advertising a whole GPU (KAI
+        # then has nowhere else to put a non-MIG ask, so that rule is what keeps it Pending)
+        self.mig_off = [n.name for n in nodes if _mig_off_leftover(n)]
         whole = [n for n in nodes if n.allocatable.get(NVIDIA_GPU, 0) > 0]
-        return stale, bool(whole) and all(_mig_off_leftover(n) for n in whole)
+        self.only_mig_off = bool(whole) and all(_mig_off_leftover(n) for n in whole)
+        # GPU nodes without GPU Feature Discovery's memory label (``_kai_memory_notes``)
+        self.no_memory_label = [
+            n.name
+            for n in nodes
+            if any(r.startswith(NVIDIA_GPU) and v for r, v in n.allocatable.items())
+            and GPU_MEMORY_LABEL not in n.labels
+        ]
+        self._having: dict[str, list[str]] = {}
 
-    return snapshot.derived(key, read)
+    def having(self, resource: str) -> list[str]:
+        """The nodes advertising ``resource`` in allocatable (found on the first ask for it)."""
+        found = self._having.get(resource)
+        if found is None:
+            found = self._having[resource] = [
+                n.name for n in self._nodes if n.allocatable.get(resource, 0) > 0
+            ]
+        return found
+
+
+def _kai_nodes(snapshot: ClusterSnapshot) -> _KaiNodes:
+    nodes = snapshot.nodes
+    key = ("kai-nodes", id(nodes), len(nodes), (id(nodes[0]), id(nodes[-1])) if nodes else ())
+    return snapshot.derived(key, lambda: _KaiNodes(nodes))
 
 
 def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:
@@ -353,7 +383,7 @@ def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[st
         pod.requests.get(NVIDIA_GPU) or kai
     ):
         return []
-    stale = _mig_off_nodes(snapshot)[0]
+    stale = _kai_nodes(snapshot).mig_off
     if not stale:
         return []
     first = stale[0]
@@ -374,10 +404,7 @@ def _kai_memory_notes(snapshot: ClusterSnapshot) -> list[str]:
     """KAI sizes a ``gpu-memory`` request from the node label nvidia.com/gpu.memory that GPU Feature
     Discovery writes (KAI pkg/scheduler/api/node_info getNodeGpuMemory); GPU nodes without it (GFD writes
     none where NVML reports no memory size, e.g. the unified-memory GB10: KAI-Scheduler#706) cannot take it."""
-    gpu_nodes = [
-        n for n in snapshot.nodes if any(r.startswith(NVIDIA_GPU) and v for r, v in n.allocatable.items())
-    ]
-    bare = [n.name for n in gpu_nodes if GPU_MEMORY_LABEL not in n.labels]
+    bare = _kai_nodes(snapshot).no_memory_label
     if not bare:
         return []
     return [
