@@ -13,6 +13,7 @@ from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.schedulers import handling
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
+from tests.walks import CountedList
 
 
 def _queue(name: str, parent: str = "") -> dict[str, Any]:
@@ -67,16 +68,6 @@ def test_gpu_memory_on_a_node_without_the_gfd_memory_label_kai_706() -> None:
     assert not any("nvidia.com/gpu.memory" in n for n in fine), fine
 
 
-class _CountedList(list[Any]):
-    """A list that counts the walks over it."""
-
-    walks = 0
-
-    def __iter__(self) -> Any:
-        type(self).walks += 1
-        return super().__iter__()
-
-
 def test_the_nodes_are_read_once_for_all_kai_pods() -> None:
     """diagnose may explain 1,000 Pending KAI pods on 5,000 nodes: the MIG-off nodes (KAI-Scheduler#1120), the
     nodes without GFD's memory label (#706) and the queues are read once per snapshot, not once per pod."""
@@ -92,13 +83,12 @@ def test_the_nodes_are_read_once_for_all_kai_pods() -> None:
         [("t.yaml", x) for x in (*nodes, _queue("default"), _queue("team", "default"), *pods)]
     )
     assert not snap.errors, [e.one_line() for e in snap.errors]
-    snap.nodes = _CountedList(snap.nodes)
-    snap.records.queues = _CountedList(snap.records.queues)
-    _CountedList.walks = 0
+    snap.nodes = walked = CountedList(snap.nodes)
+    snap.records.queues = queues = CountedList(snap.records.queues)
     for pod in snap.pods:
         notes = handling(snap, pod, "default-scheduler").notes
         assert any(n.startswith("mig-off: nvidia.com/mig.strategy=mixed") for n in notes), notes
         assert any(n.startswith("gpu-memory: kai-scheduler sizes it from the node label") for n in notes), (
             notes
         )
-    assert _CountedList.walks <= 6, _CountedList.walks
+    assert walked.walks + queues.walks <= 6, (walked.walks, queues.walks)

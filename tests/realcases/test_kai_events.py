@@ -16,6 +16,7 @@ from typing import Any
 from kubegpu.explain import kai_events
 from kubegpu.model.snapshot import build_snapshot
 from tests.realcases.test_realcases import HERE, diagnosed
+from tests.walks import CountedList
 
 FIXTURE = HERE / "kai-mig-mixed-max-node.yaml"
 POD = "name: qwen3-embedding-0-vllmdecodeworker-4p8dk\n  namespace: dynamo"
@@ -52,16 +53,6 @@ def test_the_podgroup_named_by_the_pod_group_name_annotation_is_read_kai_1876(tm
     assert observed["about"] == "PodGroup dynamo/qwen3-embedding-0-vllmdecodeworker"
 
 
-class _CountedList(list[Any]):
-    """A list that counts the walks over it."""
-
-    walks = 0
-
-    def __iter__(self) -> Any:
-        type(self).walks += 1
-        return super().__iter__()
-
-
 def _event(i: int, kind: str, name: str, message: str, component: str = "kai-scheduler") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -92,13 +83,12 @@ def test_each_pods_kai_events_are_a_lookup_not_a_scan_of_every_event() -> None:
     objs.append(_event(-1, "PodGroup", "pg-x", "for pod ml/w-1 due to", component="volcano"))  # not KAI's
     snap = build_snapshot([("t.yaml", o) for o in objs])
     assert not snap.errors
-    snap.records.events = _CountedList(snap.records.events)
-    _CountedList.walks = 0
+    snap.records.events = walked = CountedList(snap.records.events)
     for pod in snap.pods:
         said = kai_events.events(snap, pod)
         n = int(pod.name.split("-")[1])
         assert [e.name for e in said] == [f"e{2 * n}", f"e{2 * n + 1}"]  # its own, then its PodGroup's
-    assert _CountedList.walks <= 3, _CountedList.walks
+    assert walked.walks <= 3, walked.walks
     # "ml/w-1" is named whole: the events naming ml/w-10 … ml/w-199 are not w-1's
     w1 = snap.pod("ml/w-1")
     assert w1 is not None and [e.name for e in kai_events.group_events(snap, w1)] == ["e3"]

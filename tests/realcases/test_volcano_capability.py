@@ -8,11 +8,11 @@ volcano-sh/volcano#1331 (+#1330): capability nvidia.com/gtx-1080-ti 3, tasks of 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from kubegpu.explain.volcano_queue import OVER_CAPABILITY, over_capability
 from kubegpu.sources import load_files
 from tests.realcases.test_realcases import HERE, diagnosed
+from tests.walks import CountedList
 
 FIXTURE = HERE / "volcano-1331-task-over-queue-capability.yaml"
 
@@ -52,16 +52,6 @@ def test_sixteen_vgpus_on_eight_gpus_lead_hami_591() -> None:
     assert "Ask for at most 8 in one container" in data["summary"]["firstStep"]
 
 
-class _CountedList(list[Any]):
-    """A list that counts the walks over it."""
-
-    walks = 0
-
-    def __iter__(self) -> Any:
-        type(self).walks += 1
-        return super().__iter__()
-
-
 def test_each_pods_queue_and_podgroup_are_a_lookup_not_a_scan() -> None:
     """diagnose reads the Volcano Queue and PodGroup of each of up to 1,000 Pending pods: the snapshot's batch
     and queue objects are walked once to index them, not once per pod (the fixture's two tasks, 100 times)."""
@@ -69,11 +59,10 @@ def test_each_pods_queue_and_podgroup_are_a_lookup_not_a_scan() -> None:
     assert not snap.errors
     pods = [p for p in snap.pods if p.scheduler_name == "volcano"]
     assert len(pods) == 2
-    snap.batch_objects = _CountedList(snap.batch_objects)
-    snap.records.queues = _CountedList(snap.records.queues)
-    _CountedList.walks = 0
+    snap.batch_objects = batch = CountedList(snap.batch_objects)
+    snap.records.queues = queues = CountedList(snap.records.queues)
     for _ in range(100):
         for pod in pods:
             capped = over_capability(snap, pod)
             assert capped is not None and capped[0] == OVER_CAPABILITY
-    assert _CountedList.walks <= 2, _CountedList.walks
+    assert batch.walks + queues.walks <= 2, (batch.walks, queues.walks)
