@@ -148,10 +148,9 @@ def test_without_a_hostname_the_label_is_left_out_as_dcgm_exporter_does() -> Non
 def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id() -> None:
     """dcgm-exporter 4.5.3-4.8.2 pkg/cmd/app.go: the default FlexKey "f" monitors "all GPU instances if MIG
     is enabled"; internal/pkg/devicemonitoring/device_monitoring.go ``monitorAllGPUInstances`` adds the
-    GPU itself only when it has no GPU instance. So the MIG-enabled parent does not repeat the fields its
-    instances report (its framebuffer would be counted beside theirs); the fields NVML gives only per GPU
-    (clocks, temperature, power, XIDs, which DCGM reports per instance) stay on the parent, or a MIG GPU would
-    have none of them; kubegpu's own series stay too."""
+    GPU itself only when it has no GPU instance. So each instance has its own framebuffer and the card's
+    device-wide fields (SM clock: NVIDIA/dcgm-exporter issues #317 and #713 show ``DCGM_FI_DEV_SM_CLOCK`` per
+    ``GPU_I_ID``), and the MIG-enabled GPU has no DCGM series (issue #561); kubegpu's own series stay on it."""
     reading = json.loads((H200 / "nvml.json").read_text())
     dev = reading["devices"][0]
     dev["mig_mode"] = [1, 1]
@@ -163,12 +162,10 @@ def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id()
     per_mig = {u: {"DCGM_FI_DEV_FB_USED": 100.0 * gi, "DCGM_FI_DEV_FB_FREE": 71000.0} for u, gi in migs}
     got = _scrape_once(GpuCollector(ReadingBackend(copy.deepcopy(reading)), counters=lambda: per_mig))
     base = {k: v for k, v in GPU0.items() if k != "Hostname"}
-    assert got.series["DCGM_FI_DEV_FB_USED"] == {
-        labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID="1"): 100,
-        labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID="2"): 200,
-    }
-    # the parent keeps what only it reports: its SM clock (the fixture's reading) is there, without GPU_I_*
-    assert set(got.series["DCGM_FI_DEV_SM_CLOCK"]) == {labels(**base)}
+    gi1, gi2 = (labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID=gi) for gi in ("1", "2"))
+    assert got.series["DCGM_FI_DEV_FB_USED"] == {gi1: 100, gi2: 200}
+    # the card's SM clock (the fixture's reading: 345 MHz) on each instance, none on the GPU itself
+    assert got.series["DCGM_FI_DEV_SM_CLOCK"] == {gi1: 345, gi2: 345}
     healthy = {k for k in got.series["kubegpu_gpu_healthy"] if "GPU_I_ID" not in dict(k)}
     assert len(healthy) == 1  # the parent keeps kubegpu's series
 

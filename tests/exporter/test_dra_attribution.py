@@ -156,12 +156,12 @@ def test_a_claimed_mig_device_labels_the_mig_series_through_its_capability_nodes
             kubelet_claim("mig", "ml", "gpu.nvidia.com", [(device, [f"{KIND}={UID}-{device}"])])
         ]
         got = scrape(reading, socket, (cdi,), counters=lambda: {MIG_UUID: {"DCGM_FI_DEV_FB_USED": 512.0}})
-    # The MIG-enabled parent keeps the per-GPU fields its instances do not report (temperature), without
-    # pod labels: no pod holds the whole GPU
-    temps = got.series["DCGM_FI_DEV_GPU_TEMP"]
-    assert temps == {labels(**_h200()): 37}
     pod = {"pod": "tiny", "namespace": "ml", "container": "c"}
     mig = {"GPU_I_PROFILE": "1g.18gb", "GPU_I_ID": "9"}
+    # dcgm-exporter's default -d f monitors a MIG-enabled GPU through its GPU instances only (4.5.3-4.8.2
+    # device_monitoring.go monitorAllGPUInstances): the GPU's temperature is on the instance's series, with
+    # the claim's labels (NVIDIA/dcgm-exporter issue #317's scrape: GPU_TEMP per GPU_I_ID, no parent series)
+    assert got.series["DCGM_FI_DEV_GPU_TEMP"] == {labels(**_h200(), **mig, **pod, **dra("mig", device)): 37}
     allocated = {
         dict(k).get("GPU_I_ID", "parent"): v
         for k, v in got.series["kubegpu_gpu_allocated_containers"].items()

@@ -10,9 +10,11 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
 ``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
 ``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
-* a field the MIG devices of a GPU report (framebuffer) is exported through them only, as with
-  dcgm-exporter's default ``-d f``; fields NVML gives only per GPU (clocks, temperature, power, XIDs) stay
-  on the GPU, as do its ``kubegpu_*`` series.
+* a GPU with MIG devices is exported through them only, as dcgm-exporter's default ``-d f`` monitors its
+  GPU instances and not the GPU: each MIG device's series carry its own framebuffer and the GPU's value of
+  every device-wide field (clocks, temperatures, power, energy, PCIe, XID, ECC, remapped rows), the same on
+  each instance, and no utilisation (``values.mig_values``); the GPU itself keeps its ``kubegpu_*``
+  series only.
 
 * the DCGM fields of ``kubegpu.exporter.values.EXPORTED_FIELDS`` (values: ``kubegpu.exporter.values``). As with
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
@@ -107,6 +109,9 @@ class _Target:
     labels: dict[str, str]
     values: dict[str, float]
     health: Health
+    # Whether it is a DCGM entity with series of its own: not a GPU with MIG devices, which dcgm-exporter's
+    # default ``-d f`` monitors through its GPU instances only (device_monitoring.go monitorAllGPUInstances).
+    dcgm: bool = True
 
 
 @dataclass(slots=True)
@@ -246,11 +251,14 @@ class GpuCollector:
                 F.LABEL_MODEL: g.name,
             }
             host = {F.LABEL_HOSTNAME: self._hostname} if self._hostname else {}
-            out.append(_Target(g.uuid, g, base | host, gpu_values(g, counters), g.health))
+            values = gpu_values(g, counters)
+            out.append(_Target(g.uuid, g, base | host, values, g.health, dcgm=not g.mig_devices))
             for m in g.mig_devices:
                 # dcgm-exporter labels a MIG device with its parent's gpu/UUID plus the GPU-instance profile and id.
                 mig = {F.LABEL_MIG_PROFILE: m.profile, F.LABEL_MIG_ID: str(m.gi_id)}
-                out.append(_Target(m.uuid, g, base | mig | host, mig_values(m.uuid, counters), m.health))
+                out.append(
+                    _Target(m.uuid, g, base | mig | host, mig_values(m.uuid, values, counters), m.health)
+                )
         return out
 
     def _kubegpu_families(
@@ -307,19 +315,11 @@ def _dcgm_families(
     # dcgm-exporter's render template (rendermetrics/render_metrics.go): the fixed labels, then the label
     # fields of default-counters.csv (DCGM_FI_DRIVER_VERSION), then the attributes (err_*, pod labels).
     driver_label = {LABEL_DRIVER_VERSION: driver} if driver else {}
-    # (GPU UUID, field) its MIG devices report: dcgm-exporter's default FlexKey "f"
-    # (devicemonitoring/device_monitoring.go monitorAllGPUInstances) monitors a GPU with MIG instances through
-    # them, so the parent does not repeat what they report (its framebuffer counted twice); fields NVML gives
-    # only per GPU (temperature, power, XIDs: DCGM reports those per instance, NVML cannot) stay on the parent,
-    # or a MIG GPU would have no temperature, power or XID series at all
-    by_instance = {(t.gpu.uuid, name) for t in targets if t.uuid != t.gpu.uuid for name in t.values}
     families = []
     for f in EXPORTED_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
         for t in targets:
-            if t.uuid == t.gpu.uuid and (t.uuid, f.name) in by_instance:
-                continue
-            value = t.values.get(f.name)
+            value = t.values.get(f.name) if t.dcgm else None
             if value is None:
                 continue  # NVML cannot give this field on this device: absent, not 0
             base = t.labels | driver_label | (_xid_labels(value) if f is F.XID_ERRORS else {})
