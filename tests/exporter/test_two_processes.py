@@ -112,6 +112,38 @@ def test_the_oom_moment_b_holds_most_of_the_card_and_a_keeps_its_21482_mib(
     assert got.one("DCGM_FI_DEV_FB_FREE", pod="trainer-b") == 1873
 
 
+def test_fb_used_and_gpu_util_are_device_copies_not_4_5_3s_per_process_series(
+    replay: tuple[Scraper, ReadingBackend, ManualClock, PodListServer],
+) -> None:
+    """What is not modelled, pinned. dcgm-exporter 4.5.3-4.8.2 with ``--kubernetes-virtual-gpus``
+    (PR #594; transformation/kubernetes.go ``createPerProcessMetrics``, process_metrics.go
+    ``getValueForMetric``) keeps the device's ``DCGM_FI_DEV_FB_USED`` without pod labels and gives each pod
+    on it a series with ``pod_uid`` valued at its processes' memory, each floored to MiB. kubegpu copies the
+    device's value per holder, as 4.5.2-4.8.1's kubernetes.go did for every field (without that release's
+    ``pod_uid``), and gives the per-process number as ``kubegpu_pod_gpu_memory_used_bytes``: at t = 35.13 s
+    the timeline's pids 425 and 451 hold 21 482 and 119 786 MiB, the numbers 4.5.3 would put in each pod's
+    FB_USED."""
+    scraper, backend, clock, _ = replay
+    point = next(p for p in timeline() if p["t"] == 35.13)
+    backend.reading, clock.now = timeline_reading(point), point["t"]
+    got = scraper.scrape()
+    for family, device_value in (
+        ("DCGM_FI_DEV_FB_USED", point["fb_used_mib"]),
+        ("DCGM_FI_DEV_GPU_UTIL", point["util_gpu"]),
+    ):
+        series = got.series[family]
+        assert {dict(k)["pod"] for k in series} == {"trainer-a", "trainer-b"}, family  # no pod-less series
+        assert set(series.values()) == {device_value}, family
+        assert all("pod_uid" not in dict(k) for k in series), family
+    per_pod = {dict(k)["pod"]: v / MIB for k, v in got.series["kubegpu_pod_gpu_memory_used_bytes"].items()}
+    used = {p["pid"]: p["used_mib"] for p in point["procs"]}
+    assert (
+        per_pod
+        == {"trainer-a": used[425], "trainer-b": used[451]}
+        == {"trainer-a": 21482, "trainer-b": 119786}
+    )
+
+
 def test_seconds_since_a_process_counts_on_the_collectors_clock(
     replay: tuple[Scraper, ReadingBackend, ManualClock, PodListServer],
 ) -> None:

@@ -19,7 +19,7 @@ Two joins, both pure:
 Worked example (``shared/fixtures/nodes/h200-1gpu/two-processes``, t = 35.13 s): NVML lists pid 425 with
 21 482 MiB and pid 451 with 119 786 MiB on one H200. If pid 425 runs in pod ``a`` and 451 in pod ``b``,
 ``a`` gets 21 482 MiB and ``b`` 119 786 MiB; dcgm-exporter's pod-labelled FB_USED gives both pods the
-device's 141 897 MiB, except for its per-pod series with ``--kubernetes-virtual-gpus`` (4.5.x).
+device's 141 897 MiB, except for its per-pod series with ``--kubernetes-virtual-gpus`` (4.5.3-4.8.2).
 
 Must not: read files, sockets or NVML.
 """

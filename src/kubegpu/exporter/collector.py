@@ -20,9 +20,17 @@ Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_i
   dcgm-exporter's ``--kubernetes-virtual-gpus`` mode, a device that several containers hold (time-slicing
   replicas) gets one copy of each series per container, with ``pod``, ``namespace``, ``container`` and
   ``vgpu`` (the replica number); such copies repeat one device value and must not be summed. As in that
-  mode, a device no container holds keeps its series (without pod labels). That mode's per-pod FB_USED and
-  GPU_UTIL series (``pod_uid``; dcgm-exporter 4.5.x ``createPerProcessMetrics``) are not emitted: the
-  ``kubegpu_pod_*`` series carry those numbers.
+  mode, a device no container holds keeps its series (without pod labels).
+  Not modelled: that mode's per-process series of dcgm-exporter 4.5.3-4.8.2 (PR #594,
+  transformation/kubernetes.go ``createPerProcessMetrics``). For ``DCGM_FI_DEV_FB_USED`` and
+  ``DCGM_FI_DEV_GPU_UTIL`` only, it keeps the device's series without pod labels and gives each holder, in
+  place of the copy, a series with ``pod``, ``namespace``, ``container``, ``pod_uid`` and ``vgpu`` valued at
+  the sum over that pod's processes on the device (FB_USED: each process's NVML memory in whole MiB; GPU_UTIL:
+  its NVML SM utilisation; 0 for a pod with no process; on a MIG device, memory only, from its own process
+  list). Here those two fields are copied with the device's value like every other field (as 4.5.2-4.8.1
+  did), and the per-process numbers are ``kubegpu_pod_gpu_memory_used_bytes`` and
+  ``kubegpu_pod_gpu_sm_utilization_percent``: per container rather than per pod, in bytes, no series for a
+  container without a process, and on a MIG GPU attributed to the GPU, not to the MIG device.
   A device a container got through a DRA claim (Pod Resources ``dynamic_resources``, mapped to its UUID
   by ``dra_devices``) gets the same pod labels plus dcgm-exporter's ``dra_claim_name``,
   ``dra_claim_namespace``, ``dra_driver_name``, ``dra_pool_name`` and ``dra_device_name``; a claimed MIG
