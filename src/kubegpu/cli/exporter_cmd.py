@@ -52,7 +52,9 @@ SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/toke
     help="Value of the Hostname label [default: $NODE_NAME, else this host's name].",
 )
 @click.option(
-    "--no-hostname", is_flag=True, help="Leave the Hostname label out (dcgm-exporter's --no-hostname)."
+    "--no-hostname",
+    is_flag=True,
+    help="Leave the Hostname label out, as dcgm-exporter's --no-hostname did up to 3.x (4.x ignores it).",
 )
 @click.option(
     "--kubernetes", is_flag=True, help="Add pod/namespace/container labels from kubelet's Pod Resources API."

@@ -6,7 +6,8 @@ time, at most once per ``ttl_s`` (default 2 s): Prometheus servers scraping in H
 retried after a timeout, get the same snapshot instead of a second NVML and kubelet round trip.
 
 Series, with dcgm-exporter's labels on every one (``gpu``, ``UUID``, ``pci_bus_id``, ``device``,
-``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set; on DCGM series also
+``modelName``, ``GPU_I_PROFILE``/``GPU_I_ID`` on MIG devices, ``Hostname`` when set (4.5.3-4.8.2's
+spelling: dcgm-exporter PR #655 renamed it ``hostname``, released in 4.6.0-4.8.3); on DCGM series also
 ``DCGM_FI_DRIVER_VERSION``, the reading's driver version, and on ``DCGM_FI_DEV_XID_ERRORS`` ``err_code`` and
 ``err_msg``, dcgm-exporter's text for the code, ``xid_text``):
 
