@@ -288,6 +288,15 @@ def timeline_reading(point: dict[str, Any]) -> dict[str, Any]:
     return reading
 
 
+def scrape_once(collector: ServedCollector) -> Scrape:
+    """One scrape of ``collector`` through a Scraper that is closed after it."""
+    scraper = Scraper(collector)
+    try:
+        return scraper.scrape()
+    finally:
+        scraper.close()
+
+
 class ReadingBackend:
     """A discovery backend over an in-memory reading that the test replaces between scrapes."""
 

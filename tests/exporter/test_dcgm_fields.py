@@ -12,7 +12,15 @@ import copy
 import json
 
 import pytest
-from exporter_helpers import H200, H200_DRIVER, H200_UUID, ReadingBackend, Scrape, Scraper, labels
+from exporter_helpers import (
+    H200,
+    H200_DRIVER,
+    H200_UUID,
+    ReadingBackend,
+    Scraper,
+    labels,
+    scrape_once,
+)
 
 from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.inventory import MIB
@@ -67,15 +75,6 @@ def test_every_exported_field_is_a_line_of_dcgm_exporters_counters_file_in_its_o
     assert [(f.name, f.type.value, f.help) for f in F.DCGM_FIELDS] == _upstream()
 
 
-def _scrape_once(collector: GpuCollector) -> Scrape:
-    """One scrape of ``collector`` through a Scraper that is closed after it."""
-    scraper = Scraper(collector)
-    try:
-        return scraper.scrape()
-    finally:
-        scraper.close()
-
-
 @pytest.fixture
 def h200_scrape() -> Scraper:
     scraper = Scraper(GpuCollector(RecordedBackend(H200 / "nvml.json"), hostname="gpu-node-1"))
@@ -119,7 +118,7 @@ def test_a_query_nvml_refused_leaves_its_field_out() -> None:
     reading = json.loads((H200 / "nvml.json").read_text())
     reading["devices"][0]["temp"] = "ERR:NVMLError_NotSupported:Not Supported"
     reading["devices"][0]["power_mw"] = "ERR:NVMLError_NotSupported:Not Supported"
-    got = _scrape_once(GpuCollector(ReadingBackend(reading)))
+    got = scrape_once(GpuCollector(ReadingBackend(reading)))
     assert "DCGM_FI_DEV_GPU_TEMP" not in got.series and "DCGM_FI_DEV_POWER_USAGE" not in got.series
     assert "DCGM_FI_DEV_FB_USED" in got.series
 
@@ -127,7 +126,7 @@ def test_a_query_nvml_refused_leaves_its_field_out() -> None:
 def test_counters_keep_their_exact_name_in_help_type_and_sample_lines() -> None:
     # client_python's own encoder would write "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_total counter".
     energy = {H200_UUID: {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 123456789.0}}
-    got = _scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json"), counters=lambda: energy))
+    got = scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json"), counters=lambda: energy))
     lines = got.text.splitlines()
     i = lines.index("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter")
     assert (
@@ -140,7 +139,7 @@ def test_counters_keep_their_exact_name_in_help_type_and_sample_lines() -> None:
 
 
 def test_without_a_hostname_the_label_is_left_out_as_dcgm_exporter_does() -> None:
-    got = _scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json")))
+    got = scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json")))
     without = {k: v for k, v in GPU0.items() if k != "Hostname"}
     assert got.series["DCGM_FI_DEV_GPU_TEMP"] == {labels(**without): 37}
 
@@ -160,7 +159,7 @@ def test_mig_devices_get_their_parents_labels_plus_gpu_instance_profile_and_id()
         for i, (u, gi) in enumerate(migs)
     ]
     per_mig = {u: {"DCGM_FI_DEV_FB_USED": 100.0 * gi, "DCGM_FI_DEV_FB_FREE": 71000.0} for u, gi in migs}
-    got = _scrape_once(GpuCollector(ReadingBackend(copy.deepcopy(reading)), counters=lambda: per_mig))
+    got = scrape_once(GpuCollector(ReadingBackend(copy.deepcopy(reading)), counters=lambda: per_mig))
     base = {k: v for k, v in GPU0.items() if k != "Hostname"}
     gi1, gi2 = (labels(**base, GPU_I_PROFILE="3g.71gb", GPU_I_ID=gi) for gi in ("1", "2"))
     assert got.series["DCGM_FI_DEV_FB_USED"] == {gi1: 100, gi2: 200}
@@ -212,6 +211,6 @@ def test_nvml_v2_memory_gives_fb_reserved_and_a_used_without_it() -> None:
     reserved = next(f for f in EXPORTED_FIELDS if f.name == "DCGM_FI_DEV_FB_RESERVED")
     assert (reserved.type.value, reserved.help) == ("gauge", "Framebuffer memory reserved (in MiB).")
     counters = {H200_UUID: {"DCGM_FI_DEV_FB_RESERVED": 616.0}}
-    got = _scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json"), counters=lambda: counters))
+    got = scrape_once(GpuCollector(RecordedBackend(H200 / "nvml.json"), counters=lambda: counters))
     assert got.one("DCGM_FI_DEV_FB_RESERVED", gpu="0") == 616
     assert got.types["DCGM_FI_DEV_FB_RESERVED"] == "gauge"

@@ -14,7 +14,7 @@ import copy
 import json
 from typing import Any
 
-from exporter_helpers import H200, Labels, ReadingBackend, Scrape, Scraper, fake_kubelet, labels
+from exporter_helpers import H200, Labels, ReadingBackend, fake_kubelet, labels, scrape_once
 
 from kubegpu.devices.inventory import MIB
 from kubegpu.exporter.collector import GpuCollector, PodSources
@@ -57,14 +57,6 @@ def _without_version_labels(series: dict[Labels, float]) -> dict[Labels, float]:
     }
 
 
-def _scrape(collector: GpuCollector) -> Scrape:
-    scraper = Scraper(collector)
-    try:
-        return scraper.scrape()
-    finally:
-        scraper.close()
-
-
 def test_an_a30_in_mig_mode_is_exported_per_gpu_instance_as_issue_317_shows() -> None:
     """https://github.com/NVIDIA/dcgm-exporter/issues/317 (a CodeBrek comment): an A30 with four 1g.6gb
     instances (GPU_I_ID 3-6), each with its own ``DCGM_FI_DEV_FB_FREE`` 6012 and the card's
@@ -81,7 +73,7 @@ def test_an_a30_in_mig_mode_is_exported_per_gpu_instance_as_issue_317_shows() ->
     collector = GpuCollector(
         ReadingBackend(_a30(0, parent, "00000000:3B:00.0", gis)), counters=lambda: counters, hostname=host
     )
-    got = _scrape(collector)
+    got = scrape_once(collector)
     issue = {"gpu": "0", "UUID": parent, "device": "nvidia0", "modelName": "NVIDIA A30"}
     for family, value in (
         ("DCGM_FI_DEV_FB_FREE", 6012),
@@ -120,7 +112,7 @@ def test_a_pod_holding_a_mig_device_labels_that_instances_framebuffer_as_pr_736_
             pods=PodSources(socket),
             hostname="dcgm-exporter-wwwjh",
         )
-        got = _scrape(collector)
+        got = scrape_once(collector)
     line = {
         "gpu": "2",
         "UUID": parent,
