@@ -56,10 +56,27 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("prometheus")
+    yield from _serve(SERIES, tmp_path_factory.mktemp("prometheus"))
+
+
+@pytest.fixture(scope="module")
+def prometheus_lower_hostname(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same recording as a newer dcgm-exporter writes its series: NVIDIA/dcgm-exporter PR #655 (merged
+    2026-05-12) renamed the ``Hostname`` label ``hostname``; kubegpu's own ``kubegpu_*`` series beside them
+    keep ``Hostname``, as kubegpu's exporter writes it."""
+    root = tmp_path_factory.mktemp("prometheus-lower")
+    lines = SERIES.read_text().splitlines(keepends=True)
+    renamed = [ln.replace('{Hostname="', '{hostname="', 1) if ln.startswith("DCGM_") else ln for ln in lines]
+    assert sum(ln.startswith("DCGM_") and 'hostname="' in ln for ln in renamed) > 100  # the rewrite applied
+    series = root / "series.om"
+    series.write_text("".join(renamed))
+    yield from _serve(series, root)
+
+
+def _serve(series: Path, root: Path) -> Iterator[str]:
     data = root / "data"
     made = subprocess.run(
-        [_binary("promtool"), "tsdb", "create-blocks-from", "openmetrics", str(SERIES), str(data)],
+        [_binary("promtool"), "tsdb", "create-blocks-from", "openmetrics", str(series), str(data)],
         capture_output=True, text=True,
     )  # fmt: skip
     assert made.returncode == 0, made.stdout + made.stderr
@@ -116,6 +133,17 @@ def _device_findings(out: str) -> dict[str, dict[str, object]]:
 def test_inspect_reads_xid_memory_and_idle_gpus_from_a_real_prometheus(
     prometheus: str, snapshot: Path
 ) -> None:
+    _expect_the_recorded_findings(prometheus, snapshot)
+
+
+def test_the_lower_case_hostname_of_newer_dcgm_exporters_reads_the_same(
+    prometheus_lower_hostname: str, snapshot: Path
+) -> None:
+    """Before the reader took both spellings, every finding said "on ?" and named no node."""
+    _expect_the_recorded_findings(prometheus_lower_hostname, snapshot)
+
+
+def _expect_the_recorded_findings(prometheus: str, snapshot: Path) -> None:
     result = CliRunner().invoke(
         cli, ["inspect", "--snapshot", str(snapshot), "--prometheus", prometheus, "--now", END, "-o", "json"]
     )

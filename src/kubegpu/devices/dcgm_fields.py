@@ -19,6 +19,7 @@ Must not: read NVML or decide which value a field gets (``kubegpu.exporter.value
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -104,6 +105,17 @@ LABEL_MODEL = "modelName"
 LABEL_MIG_PROFILE = "GPU_I_PROFILE"
 LABEL_MIG_ID = "GPU_I_ID"
 LABEL_HOSTNAME = "Hostname"
+# NVIDIA/dcgm-exporter PR #655 (merged 2026-05-12) renamed the label to lower case: releases after 4.8.2 write
+# ``hostname``. kubegpu's exporter writes ``Hostname`` (the 4.5.3-4.8.2 spelling its rules and dashboard use);
+# what reads a scrape or Prometheus accepts both generations (``host_label``).
+LABEL_HOSTNAME_LOWER = "hostname"
+
+
+def host_label(labels: Mapping[str, str]) -> str:
+    """The node a dcgm-exporter series came from, under either spelling of the label ("" when neither)."""
+    return labels.get(LABEL_HOSTNAME) or labels.get(LABEL_HOSTNAME_LOWER) or ""
+
+
 LABEL_POD = "pod"
 LABEL_NAMESPACE = "namespace"
 LABEL_CONTAINER = "container"

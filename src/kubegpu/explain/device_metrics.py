@@ -2,7 +2,8 @@
 
 Reads Prometheus's HTTP API (``/api/v1/query`` at the inspection time, ``/api/v1/query_range``) with
 urllib, over the series ``kubegpu exporter`` writes (dcgm-exporter's names and labels: ``UUID``, ``gpu``,
-``Hostname``, ``pod``, ``namespace``, ``GPU_I_ID``) and asks what the alerting rules of
+``Hostname``, or ``hostname`` as dcgm-exporter writes it since its PR #655, ``pod``, ``namespace``,
+``GPU_I_ID``) and asks what the alerting rules of
 ``deploy/prometheus/kubegpu-rules.yaml`` ask, as a point-in-time look back:
 
 * Xid seen: ``DCGM_FI_DEV_XID_ERRORS`` above 0 in the window. It holds the *last* Xid code (a gauge, not a
@@ -151,7 +152,7 @@ def _sample(pair: object, where: str) -> tuple[float, float]:
 
 
 def _device(labels: Mapping[str, str]) -> tuple[str, str, str]:
-    return labels.get(F.LABEL_HOSTNAME, ""), labels.get(F.LABEL_UUID, ""), labels.get(F.LABEL_MIG_ID, "")
+    return F.host_label(labels), labels.get(F.LABEL_UUID, ""), labels.get(F.LABEL_MIG_ID, "")
 
 
 def _by_device(series: list[Series]) -> dict[tuple[str, str, str], tuple[dict[str, str], float, list[str]]]:
@@ -168,7 +169,7 @@ def _by_device(series: list[Series]) -> dict[tuple[str, str, str], tuple[dict[st
 
 def _name(labels: Mapping[str, str]) -> str:
     mig = f" MIG {labels[F.LABEL_MIG_ID]}" if labels.get(F.LABEL_MIG_ID) else ""
-    return f"GPU {labels.get(F.LABEL_GPU, '?')} ({labels.get(F.LABEL_UUID, '?')}){mig} on {labels.get(F.LABEL_HOSTNAME, '?')}"
+    return f"GPU {labels.get(F.LABEL_GPU, '?')} ({labels.get(F.LABEL_UUID, '?')}){mig} on {F.host_label(labels) or '?'}"
 
 
 def _holders(snapshot: ClusterSnapshot, host: str, from_series: list[str]) -> list[str]:
@@ -235,7 +236,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             "R13.3, R16", [f"kubectl -n default describe node {host}"],
         ))  # fmt: skip
     for labels, _ in prom.query(f"{HEALTHY[0]} == 0", at):
-        host = labels.get(F.LABEL_HOSTNAME, "")
+        host = F.host_label(labels)
         out.append(Finding(
             "critical", "driver/device-plugin", f"{_name(labels)} is Unhealthy", [f"node/{host}"],
             "a critical Xid marked it Unhealthy, as the device plugin does: kubelet stops offering it and allocatable drops",
@@ -277,10 +278,12 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             pitfall="R17.3" if shared else "",
         ))  # fmt: skip
     util, copy = F.GPU_UTIL.name, F.MEM_COPY_UTIL.name
+    # joined on UUID alone (unique per GPU): the DCGM series may come from a dcgm-exporter that spells the host
+    # label ``hostname`` (PR #655) while ``kubegpu_*`` come from kubegpu's exporter, which writes ``Hostname``
     idle_expr = (
         f"max_over_time(avg_over_time({util}[{WINDOW}])[{IDLE_WINDOW}:1m]) < {LOW_UTIL} "
         f"and max_over_time(avg_over_time({copy}[{WINDOW}])[{IDLE_WINDOW}:1m]) < {LOW_UTIL} "
-        f'and on ({F.LABEL_UUID}, {F.LABEL_HOSTNAME}) ({ALLOCATED[0]}{{{F.LABEL_MIG_ID}=""}} > 0)'
+        f'and on ({F.LABEL_UUID}) ({ALLOCATED[0]}{{{F.LABEL_MIG_ID}=""}} > 0)'
     )
     idle = _by_device(prom.query(idle_expr, at))
     since = _by_device(prom.query(SINCE_PROCESS[0], at))
