@@ -40,6 +40,7 @@ from kubegpu.scheduler.dra_allocator import (
 )
 from kubegpu.scheduler.dra_capacity import Features, allocated_state, untolerated
 from kubegpu.scheduler.dra_cel import CelError, compiled
+from kubegpu.scheduler.dra_cel_ext import CelUnsupported
 
 _REF = re.compile(r"""\.(attributes|capacity)\[\s*['"]([^'"]+)['"]\s*\]\.([A-Za-z_][A-Za-z0-9_]*)""")
 
@@ -98,6 +99,8 @@ def rejecting_clause(expression: str, driver: str, device: Device) -> str:
             ok = compiled(clause).matches(driver, device)
         except CelError as exc:
             return f"`{clause}` fails: {exc}"
+        except CelUnsupported:
+            continue  # not evaluated: counted as matching, as the allocator does
         if not ok:
             values = clause_values(clause, driver, device)
             return f"`{clause}` is false" + (f" ({values})" if values else "")
@@ -247,6 +250,9 @@ def _rejected_by(selectors: Iterable[str], driver: str, device: Device, owner: s
                 return f"{owner} selector #{i}: {rejecting_clause(expr, driver, device)}"
         except CelError as exc:
             return f"{owner} selector #{i}: CEL runtime error: {exc}"
+        except CelUnsupported:
+            # the allocator counts such a device as selected and ``explain.unverified`` names the selector
+            continue
     return ""
 
 

@@ -19,9 +19,9 @@ Imports model and scheduler only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from kubegpu.model.dra import DeviceClass, DraObjects, ResourceClaim
+from kubegpu.model.dra import DeviceClass, DraObjects, ResourceClaim, ResourceSlice
 from kubegpu.model.objects import FILTER_EFFECTS
 from kubegpu.scheduler.dra_cel import CelError, compiled
 from kubegpu.scheduler.dra_cel_ext import unsupported
@@ -30,8 +30,11 @@ DRA_GATE_OFF_MINORS = (32, 33)  # DynamicResourceAllocation beta, off by default
 TAINT_RULE_ALL_MINOR = 37  # 1.37.0 only; fixed in 1.37.1
 
 
-def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -> list[str]:
-    """A line per selector of the pod's unallocated claims (and their classes) kubegpu cannot evaluate."""
+def cel_lines(
+    claims: list[ResourceClaim], classes: Mapping[str, DeviceClass], slices: Sequence[ResourceSlice]
+) -> list[str]:
+    """A line per selector of the pod's unallocated claims (and their classes) kubegpu cannot evaluate: by its
+    text, or on one of the devices of ``slices`` (the snapshot's)."""
     out: list[str] = []
     seen: set[str] = set()
     for c in claims:
@@ -44,7 +47,7 @@ def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -
                 owners.append((f"claim {c.key} request {sub.name}", sub.selectors))
                 for where, exprs in owners:
                     for i, expr in enumerate(exprs):
-                        what = _cannot(expr)
+                        what = _cannot(expr, slices)
                         key = f"{where}#{i}"
                         if not what or key in seen:
                             continue
@@ -57,14 +60,15 @@ def cel_lines(claims: list[ResourceClaim], classes: Mapping[str, DeviceClass]) -
     return out
 
 
-def _cannot(expr: str) -> str:
-    """What of the environment ``expr`` uses that kubegpu cannot evaluate: seen in the text, or met while the
-    allocator evaluated it (a strings-extension name called on a list: the lists library's indexOf)."""
+def _cannot(expr: str, slices: Sequence[ResourceSlice]) -> str:
+    """What of the environment ``expr`` uses that kubegpu cannot evaluate: seen in the text, or met evaluating
+    it on one of the devices of ``slices`` (a strings-extension name called on a list: the lists library's
+    indexOf)."""
     what = unsupported(expr)
     if what:
         return what
     try:
-        return compiled(expr).unsupported
+        return compiled(expr).unevaluated_on((s.driver, d) for s in slices for d in s.devices)
     except CelError:  # does not compile: the allocator reports that itself
         return ""
 

@@ -73,7 +73,7 @@ def _dra_lines(engine: Engine, pod: Pod) -> list[str]:
         gate_off_line(minor, bool(dra.pod_claims[pod.key].refs))
         + claim_lines(claims, minor)
         + slice_lines(dra, minor)
-        + cel_lines(claims, dra.classes)
+        + cel_lines(claims, dra.classes, dra.slices)
         + taint_rule_line(dra, claims, minor)
         + _mixed_claims_line(claims, minor)
     )

@@ -16,16 +16,22 @@ is not evaluated, and that is said, never turned into a CEL error the cluster wo
 (``CELSelectorExpressionMaxCost``) is not metered: evaluation is bounded by the input instead (a device
 has at most 32 attributes and capacities, strings at most 64 characters) and by expression length.
 
-Compiled programs are cached per expression; results are cached per expression and per the part of the
-device the expression can read (the attributes and capacities it names), so a thousand identical GPUs
-cost one evaluation.
+Compiled programs are cached per expression, with what compiling decides: the program, and what of the
+environment kubegpu cannot evaluate seen in the text (``unsupported``). What evaluating decides is kept per
+device: a result, a CEL runtime error, or a function met on a value kubegpu cannot evaluate it on
+(``CelUnsupported``: the Kubernetes lists library's ``indexOf`` on a list), cached per the part of the device the
+expression can read (the attributes, with their types, and capacities it names), so a thousand identical GPUs
+cost one evaluation. Upstream compiles once per expression and evaluates per device
+(k8s.io/dynamic-resource-allocation cel/compile.go: ``CompileCELExpression`` → ``CompilationResult``,
+whose ``DeviceMatches`` evaluates one ``Device``; attribute values are typed ``AnyType``, known only when a
+device's ``getAttributeValue`` gives them), so an outcome of one device never answers for another.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -44,6 +50,11 @@ _WHOLE_MAP = frozenset({"all", "exists", "exists_one", "map", "filter", "size", 
 
 class CelError(Exception):
     """A compile or runtime error, worded as cel-go words it where kubegpu knows the wording."""
+
+
+# what evaluating an expression on one device gives: its result, the runtime error, or what kubegpu met that it
+# cannot evaluate on that device
+Outcome = bool | CelError | CelUnsupported
 
 
 class Quantity:
@@ -148,10 +159,13 @@ class Selector:
         if len(expression) > MAX_EXPRESSION:
             raise CelError(f"expression longer than {MAX_EXPRESSION} characters")
         self.expression = expression
-        # something of kube-scheduler's environment cel-python lacks: not compiled, never evaluated
+        # something of kube-scheduler's environment cel-python lacks, seen in the text: not compiled, never
+        # evaluated. Only the text decides it: what evaluating meets is an outcome of one device (``_results``).
         self.unsupported = unsupported(expression)
-        self._results: dict[Any, bool | CelError] = {}
-        self._by_device: dict[int, tuple[Device, str, bool | CelError]] = {}
+        self._results: dict[Any, Outcome] = {}
+        self._by_device: dict[int, tuple[Device, str, Outcome]] = {}
+        # some device's outcome is CelUnsupported (``unevaluated_on`` looks at devices only then)
+        self._met_unsupported = False
         if self.unsupported:
             self._names: frozenset[str] | None = frozenset()
             return
@@ -170,11 +184,12 @@ class Selector:
         if names is None:
             return (
                 driver,
-                tuple(device.attributes.items()),
+                tuple((k, type(v), v) for k, v in device.attributes.items()),
                 tuple(device.capacity_text.items()),
                 device.allow_multiple,
             )
-        attrs = tuple((k, v) for k, v in device.attributes.items() if k.rpartition("/")[2] in names)
+        # with the value's type: 1 == True in Python, yet an int and a bool attribute are different CEL values
+        attrs = tuple((k, type(v), v) for k, v in device.attributes.items() if k.rpartition("/")[2] in names)
         # the written text, not the Fraction: hashing exact fractions costs more than a rare extra miss
         caps = tuple((k, v) for k, v in device.capacity_text.items() if k.rpartition("/")[2] in names)
         multi = device.allow_multiple if "allowMultipleAllocations" in names else False
@@ -182,7 +197,7 @@ class Selector:
 
     def matches(self, driver: str, device: Device) -> bool:
         """True/False, or raises ``CelError`` with the runtime error, or ``CelUnsupported`` when kubegpu
-        cannot evaluate the expression."""
+        cannot evaluate the expression (its text), or cannot evaluate it on this device."""
         if self.unsupported:
             raise CelUnsupported(self.unsupported)
         seen = self._by_device.get(id(device))
@@ -191,11 +206,25 @@ class Selector:
         else:
             hit = self._lookup(driver, device)
             self._by_device[id(device)] = (device, driver, hit)
-        if isinstance(hit, CelError):
-            raise hit
+        if isinstance(hit, Exception):
+            raise hit.with_traceback(None)  # a stored outcome, raised again: no traceback piling up
         return hit
 
-    def _lookup(self, driver: str, device: Device) -> bool | CelError:
+    def unevaluated_on(self, devices: Iterable[tuple[str, Device]]) -> str:
+        """What kubegpu cannot evaluate of this expression: seen in its text, else met evaluating it on one of
+        ``devices`` (driver, device), "" when neither. Looks at the devices only once some device met it."""
+        if self.unsupported or not self._met_unsupported:
+            return self.unsupported
+        for driver, device in devices:
+            try:
+                self.matches(driver, device)
+            except CelUnsupported as exc:
+                return str(exc)
+            except CelError:
+                continue
+        return ""
+
+    def _lookup(self, driver: str, device: Device) -> Outcome:
         key = self._view(driver, device)
         try:
             hit = self._results.get(key)
@@ -207,7 +236,7 @@ class Selector:
                 self._results[key] = hit
         return hit
 
-    def _evaluate(self, driver: str, device: Device) -> bool | CelError:
+    def _evaluate(self, driver: str, device: Device) -> Outcome:
         from celpy import celtypes
         from celpy.evaluation import CELEvalError
 
@@ -217,9 +246,11 @@ class Selector:
             return CelError(_eval_message(exc))
         except CelError as exc:
             return exc
-        except CelUnsupported as exc:  # e.g. a strings-extension function on a list: not evaluated here
-            self.unsupported = str(exc)
-            raise
+        except (
+            CelUnsupported
+        ) as exc:  # e.g. indexOf on a list (the lists library): this device's outcome only
+            self._met_unsupported = True
+            return exc
         if isinstance(result, CELEvalError):
             return CelError(_eval_message(result))
         if not isinstance(result, (bool, celtypes.BoolType)):
