@@ -4,6 +4,8 @@ threads and the upstream source named in each test, not from kubegpu's output.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.realcases.test_autoscale_init import first_step
 from tests.realcases.test_realcases import case, finding, fixes, pending
 
@@ -204,3 +206,23 @@ def test_unresolvable_cdi_device_of_a_running_gpu_pod_nvidia_container_toolkit_1
     )
     assert "holds 1 nvidia.com/gpu on rke2-gpu" in f["detail"]
     assert "GPU pod cannot start" in first_step("cdi-device-unresolvable")
+
+
+def test_operand_and_cdi_findings_of_one_cluster_are_each_case_s_own_stack_pods_first() -> None:
+    """Both cases in one snapshot, the CDI case (NVIDIA/nvidia-container-toolkit#1239) read first: each finding
+    is the one its own case gives (their pods and nodes do not touch), and the GPU stack pod's
+    (NVIDIA/gpu-operator#1947) is listed before the GPU pod's, whatever order the pods come in."""
+    from kubegpu.explain import device_plugin
+    from kubegpu.explain.findings_operands import operand_findings
+    from kubegpu.sources import load_files
+    from tests.realcases.test_realcases import HERE
+
+    def found(*names: str) -> list[Any]:
+        snap = load_files(*(HERE / f"{n}.yaml" for n in names))
+        assert not snap.errors, [e.one_line() for e in snap.errors]
+        return operand_findings(snap, device_plugin.check_nodes(snap))
+
+    cdi, operand = found("cdi-device-unresolvable"), found("gpu-operator-cuda-validator-crash")
+    assert [f.title for f in cdi] == ["GPU pod cannot start: its CDI device is unknown on the node"]
+    assert [f.title for f in operand] == ["GPU stack pod failing on a node that advertises GPUs"]
+    assert found("cdi-device-unresolvable", "gpu-operator-cuda-validator-crash") == operand + cdi

@@ -60,82 +60,80 @@ def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
 
 
 def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
-    """A GPU stack pod in a waiting state (CrashLoopBackOff, Error, …) on a GPU node that advertises GPUs."""
-    out = []
+    """On GPU nodes that advertise GPUs, in one pass over the pods: a GPU stack pod in a waiting state
+    (CrashLoopBackOff, Error, …), then every GPU pod whose container the runtime cannot create for a CDI device
+    no spec defines (the stack pods' findings first, as they are listed)."""
+    operands: list[Finding] = []
+    cdi: list[Finding] = []
     lit = {c.node for c in chains if not c.dark}
     for pod in snapshot.pods:
         if pod.node_name not in lit or pod.is_terminal:
             continue
         what = _what(snapshot, pod)
-        if not what:
+        if what:
+            state, lines = device_plugin.pod_state(snapshot, pod)
+            if state == "crash":
+                operands.append(_operand_finding(pod, what, lines))
             continue
-        state, lines = device_plugin.pod_state(snapshot, pod)
-        if state != "crash":
-            continue
-        detail = (
-            f"{what} is failing on {pod.node_name}, which advertises GPUs, so the scheduler keeps placing GPU "
-            f"pods there: " + "; ".join(lines) + "."
-        )
-        if pod.labels.get("app") in VALIDATOR_WORKLOADS:
-            detail += (
-                " CUDA programs placed on this node may fail the same way; nvidia-operator-validator waits for "
-                "this pod and stays not Ready."
-            )
-        if any(INSUFFICIENT_DRIVER in line for line in lines):
-            detail += (
-                " cudaErrorInsufficientDriver: the CUDA runtime in the container needs a newer driver than the "
-                "libcuda it was given: compare the node's driver (nvidia-smi in the driver pod or on the host) "
-                "with the CUDA version of the validator image, and read the driver and toolkit pods' logs."
-            )
-        out.append(
-            Finding(
-                "warning",
-                "driver/device-plugin",
-                "GPU stack pod failing on a node that advertises GPUs",
-                [f"pod/{pod.key}", f"node/{pod.node_name}"],
-                detail,
-                "R3.4",
-                [
-                    f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100",
-                    f"kubectl -n {pod.namespace} describe pod {pod.name}",
-                    f"kubectl -n {pod.namespace} get pods -o wide --field-selector spec.nodeName={pod.node_name}",
-                ],
-            )
-        )
-    return out + _cdi_injection_failures(snapshot, lit)
+        gpus = gpu_requests(pod.requests)
+        if gpus:
+            state, lines = device_plugin.pod_state(snapshot, pod)
+            if state == "crash" and any(CDI_UNRESOLVED in line for line in lines):
+                cdi.append(_cdi_finding(pod, gpus, lines))
+    return operands + cdi
 
 
-def _cdi_injection_failures(snapshot: ClusterSnapshot, lit: set[str]) -> list[Finding]:
+def _operand_finding(pod: Pod, what: str, lines: list[str]) -> Finding:
+    detail = (
+        f"{what} is failing on {pod.node_name}, which advertises GPUs, so the scheduler keeps placing GPU "
+        f"pods there: " + "; ".join(lines) + "."
+    )
+    if pod.labels.get("app") in VALIDATOR_WORKLOADS:
+        detail += (
+            " CUDA programs placed on this node may fail the same way; nvidia-operator-validator waits for "
+            "this pod and stays not Ready."
+        )
+    if any(INSUFFICIENT_DRIVER in line for line in lines):
+        detail += (
+            " cudaErrorInsufficientDriver: the CUDA runtime in the container needs a newer driver than the "
+            "libcuda it was given: compare the node's driver (nvidia-smi in the driver pod or on the host) "
+            "with the CUDA version of the validator image, and read the driver and toolkit pods' logs."
+        )
+    return Finding(
+        "warning",
+        "driver/device-plugin",
+        "GPU stack pod failing on a node that advertises GPUs",
+        [f"pod/{pod.key}", f"node/{pod.node_name}"],
+        detail,
+        "R3.4",
+        [
+            f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100",
+            f"kubectl -n {pod.namespace} describe pod {pod.name}",
+            f"kubectl -n {pod.namespace} get pods -o wide --field-selector spec.nodeName={pod.node_name}",
+        ],
+    )
+
+
+def _cdi_finding(pod: Pod, gpus: dict[str, int], lines: list[str]) -> Finding:
     """A GPU pod the device plugin gave GPUs whose container the runtime cannot create because a CDI device
     name it was given is in no CDI spec on the node (NVIDIA/nvidia-container-toolkit#1239: the toolkit's
     generated /var/run/cdi/management.nvidia.com-gpu.yaml held only "all", the pod was given a GPU UUID)."""
-    out = []
-    for pod in snapshot.pods:
-        gpus = gpu_requests(pod.requests)
-        if pod.node_name not in lit or pod.is_terminal or not gpus or _what(snapshot, pod):
-            continue
-        state, lines = device_plugin.pod_state(snapshot, pod)
-        if state != "crash" or not any(CDI_UNRESOLVED in line for line in lines):
-            continue
-        held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
-        out.append(
-            Finding(
-                "warning",
-                "driver/device-plugin",
-                "GPU pod cannot start: its CDI device is unknown on the node",
-                [f"pod/{pod.key}", f"node/{pod.node_name}"],
-                f"{pod.key} holds {held} on {pod.node_name}, but its container is never created: "
-                + "; ".join(lines)
-                + ". The runtime found no CDI spec on the node (/etc/cdi, /var/run/cdi) that defines the device "
-                "name the pod was given (its vendor/class is the spec's kind): the spec generated on the node lacks "
-                "that GPU. Compare `nvidia-ctk cdi list` on the node with the name above and read the log of what "
-                "generates the spec (under the GPU Operator, the nvidia-container-toolkit pod on the node). Changing "
-                "the pod does not help; the GPU stays held while it restarts.",
-                "R3.4",
-                [
-                    f"kubectl -n {pod.namespace} describe pod {pod.name}",
-                    f"kubectl -n default get pods -A -o wide --field-selector spec.nodeName={pod.node_name}",
-                ],
-            )
-        )
-    return out
+    held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
+    return Finding(
+        "warning",
+        "driver/device-plugin",
+        "GPU pod cannot start: its CDI device is unknown on the node",
+        [f"pod/{pod.key}", f"node/{pod.node_name}"],
+        f"{pod.key} holds {held} on {pod.node_name}, but its container is never created: "
+        + "; ".join(lines)
+        + ". The runtime found no CDI spec on the node (/etc/cdi, /var/run/cdi) that defines the device "
+        "name the pod was given (its vendor/class is the spec's kind): the spec generated on the node lacks "
+        "that GPU. Compare `nvidia-ctk cdi list` on the node with the name above and read the log of what "
+        "generates the spec (under the GPU Operator, the nvidia-container-toolkit pod on the node). Changing "
+        "the pod does not help; the GPU stays held while it restarts.",
+        "R3.4",
+        [
+            f"kubectl -n {pod.namespace} describe pod {pod.name}",
+            f"kubectl -n default get pods -A -o wide --field-selector spec.nodeName={pod.node_name}",
+        ],
+    )
