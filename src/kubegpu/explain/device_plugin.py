@@ -63,43 +63,34 @@ class Known:
     names: tuple[str, ...] = ()  # substrings of the DaemonSet's name
     images: tuple[str, ...] = ()  # substrings of a container image
     plugin: bool = True  # registers GPU resources (else: a DaemonSet the plugin depends on)
+    container: str = ""  # the plugin's own container as its manifests name it (its log says what it found)
 
 
 # Matched by name first (in this order: the DaemonSets the plugin depends on before the generic NVIDIA
 # name, since NVIDIA's chart names its NFD and GFD DaemonSets nvidia-device-plugin-…), then by image.
+# fmt: off
 KNOWN: tuple[Known, ...] = (
-    Known(
-        "driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False
-    ),
+    Known("driver", "the NVIDIA driver", ("nvidia-driver-daemonset", "nvidia-driver-installer"), plugin=False),
     Known("toolkit", "the NVIDIA container toolkit", ("nvidia-container-toolkit",), plugin=False),
-    Known(
-        "nfd",
-        "Node Feature Discovery's worker",
-        ("node-feature-discovery-worker", "nfd-worker"),
-        plugin=False,
-    ),
+    Known("nfd", "Node Feature Discovery's worker", ("node-feature-discovery-worker", "nfd-worker"), plugin=False),
     Known("gfd", "GPU Feature Discovery", ("gpu-feature-discovery",), plugin=False),
     Known("validator", "the GPU Operator's validator", ("nvidia-operator-validator",), plugin=False),
-    Known(
-        "hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)
-    ),
-    Known(
-        "volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)
-    ),
+    Known("hami", "HAMi's device plugin", ("hami-device-plugin", "vgpu-device-plugin"), ("projecthami/hami",)),
+    Known("volcano", "Volcano's vGPU device plugin", ("volcano-device-plugin",), ("volcano-vgpu-device-plugin",)),
     Known("gke", "GKE's NVIDIA device plugin", ("nvidia-gpu-device-plugin",)),
     Known("kubegpu", "kubegpu's node agent", ("kubegpu-node-agent",)),
     # the GPU Operator's is nvidia-device-plugin-daemonset with the operator's validator init container; the
     # validator image alone marks no plugin: the operator gives every operand that init container
     # (assets/state-dcgm-exporter/0800_daemonset.yaml: toolkit-validation), see ``known``. From v25.10.0 the
     # validator is the operator's own image, nvcr.io/nvidia/gpu-operator (PR 1483; #1982 shows its pods).
-    Known(
-        "gpu-operator",
-        "the GPU Operator's device plugin",
-        (),
-        (OLD_VALIDATOR_IMAGE, "nvidia/gpu-operator:"),
-    ),
-    Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",)),
+    # Its plugin container: assets/state-device-plugin/0500_daemonset.yaml (beside config-manager).
+    Known("gpu-operator", "the GPU Operator's device plugin", (), (OLD_VALIDATOR_IMAGE, "nvidia/gpu-operator:"),
+          container="nvidia-device-plugin"),
+    # container: deployments/static/nvidia-device-plugin.yml, Helm templates/daemonset-device-plugin.yml
+    Known("nvidia", "NVIDIA's device plugin", ("nvidia-device-plugin",), ("k8s-device-plugin",),
+          container="nvidia-device-plugin-ctr"),
 )
+# fmt: on
 # Labels the plugin DaemonSets select nodes by, and the DaemonSet kind that sets each.
 LABEL_SETTERS = {
     "feature.node.kubernetes.io/pci-10de.present": "nfd",
@@ -129,6 +120,8 @@ class Link:
     lines: list[str] = field(default_factory=list)
     failing: str = ""  # the container (not one that only waits for it) kubelet reports waiting with a reason
     reads: list[str] = field(default_factory=list)  # read-only commands that show why, first step first
+    log: str = ""  # of ``reads``, the one reading the failing container's previous log ("" when none)
+    pod: Pod | None = None  # the DaemonSet's pod for the node, when there is one
 
 
 @dataclass
@@ -288,10 +281,19 @@ def link(snapshot: ClusterSnapshot, ds: DaemonSet, node: Node, title: str) -> Li
     state, lines = pod_state(snapshot, pod)
     bad = [c for c in pod.container_states if c.waiting and c.waiting != "PodInitializing"]
     reads = [f"kubectl -n {pod.namespace} describe pod {pod.name}"] if state != "ready" else []
+    log = ""
     if bad and bad[0].restarts:
         # the container has run and exited: its last log says why (kubelet keeps the previous instance's log)
-        reads.insert(0, f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous")
-    return Link(ds.key, title, True, state, lines, bad[0].name if bad else "", reads)
+        log = f"kubectl -n {pod.namespace} logs {pod.name} -c {bad[0].name} --previous"
+        reads.insert(0, log)
+    return Link(ds.key, title, True, state, lines, bad[0].name if bad else "", reads, log, pod)
+
+
+def plugin_log(k: Known, pod: Pod) -> str:
+    """Reads a running plugin's log: its own container's (``Known.container``) where the pod has it, else all."""
+    own = k.container and any(c.name == k.container for c in pod.containers)
+    which = f"-c {k.container}" if own else "--all-containers"
+    return f"kubectl -n {pod.namespace} logs {pod.name} {which} --tail=100"
 
 
 def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
@@ -331,11 +333,11 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
         f"kubectl -n {first.namespace} get events --field-selector involvedObject.name={first.name}",
         f"kubectl -n default get node {node.name} -o jsonpath='{{.spec.taints}} {{.metadata.labels}}'",
     ]
-    running = [lk for lk in out.links if lk.runs_here]
+    running = [(k, lk) for (k, _), lk in zip(plugins, out.links, strict=True) if lk.runs_here]
     if not running:
         _explain_not_selected(snapshot, node, plugins, out, by_kind, titles)
         return out
-    for lk in running:
+    for k, lk in running:
         if lk.state == "ready" and out.dark and node.labels.get(MIG_STRATEGY_LABEL) == "mixed":
             out.causes.append(
                 f"{lk.title} ({lk.daemonset}) is Ready on {node.name} and runs MIG strategy mixed, yet registers no "
@@ -348,16 +350,15 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
                 "found no devices or could not load NVML (driver not installed, or the container runtime's default "
                 "runtime is not nvidia); its log says which"
             )
-            ns, name = lk.daemonset.split("/")
-            out.commands.append(
-                f"kubectl -n {ns} logs <{name}-pod-on-{node.name}> --all-containers --tail=100"
-            )
+            if lk.pod is not None:  # a Ready link has its pod
+                out.commands.append(plugin_log(k, lk.pod))
         elif lk.state != "ready":
             out.causes.append(
                 f"{lk.title} ({lk.daemonset}) is not working on {node.name}: " + "; ".join(lk.lines)
             )
-            out.commands[:0] = [c for c in lk.reads if " logs " in c]
-    if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for lk in running):
+            if lk.log:
+                out.commands.insert(0, lk.log)
+    if any(lk.state in ("crash", "initializing", "no-pod", "pending", "not-ready") for _, lk in running):
         _dependencies(snapshot, node, out, by_kind, titles)
     return out
 
