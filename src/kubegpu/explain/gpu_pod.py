@@ -2,7 +2,8 @@
 and the cluster exporter reports as a Pending GPU pod.
 
 A pod is a GPU pod when it asks for any ``nvidia.com/*`` resource (a misspelt one too: it is often the
-point), tolerates an ``nvidia.com/*`` taint, asks
+point) or another vendor's GPU resource (``resources.other_vendor_gpu``: explained, with the line that kubegpu
+does not model it, rather than counted among the pods without GPUs), tolerates an ``nvidia.com/*`` taint, asks
 another scheduler's GPU (Volcano vGPU, a KAI share: ``schedulers.wants_gpu_elsewhere``), or names a DRA
 claim for a device of a GPU driver (``names.GPU_DRA_DRIVERS``: NVIDIA's, AMD's, Intel's, the DRA example
 driver's). A claim is a GPU claim when its allocation's results name such a driver, or, unallocated, when
@@ -25,6 +26,7 @@ from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.dra import DeviceRequest, DraObjects
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import other_vendor_gpu
 
 # ``device.driver == "gpu.nvidia.com"`` (or another GPU driver) in either quote style and either operand order
 _D = "(?:" + "|".join(re.escape(d) for d in GPU_DRA_DRIVERS) + ")"
@@ -34,7 +36,7 @@ _DRIVER_IS_GPU = re.compile(rf"""device\.driver\s*==\s*(['"]){_D}\1|(['"]){_D}\2
 def is_gpu_pod(pod: Pod, dra: DraObjects | None = None) -> bool:
     """See the module docstring; without ``dra`` (no DRA objects read) only the pod's own fields count."""
     return (
-        any(r.startswith("nvidia.com/") and v for r, v in pod.requests.items())
+        any(v and (r.startswith("nvidia.com/") or other_vendor_gpu(r)) for r, v in pod.requests.items())
         or any(t.key.startswith("nvidia.com/") for t in pod.tolerations)
         or wants_gpu_elsewhere(pod)
         or (dra is not None and claims_gpu(pod.key, dra))

@@ -39,7 +39,7 @@ from kubegpu.model.gpu_facts import tolerates_gpu_taint
 from kubegpu.model.names import MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.quantity import format_milli, format_milli_range
-from kubegpu.model.resources import CPU, MEMORY, is_gpu
+from kubegpu.model.resources import CPU, MEMORY, is_gpu, other_vendor_gpu
 from kubegpu.scheduler.reasons import AffinityMismatch, Insufficient, render
 
 # kube-scheduler's NodeAffinity filter reason (pkg/scheduler/framework/plugins/nodeaffinity, ErrReasonPod)
@@ -168,6 +168,10 @@ def pod_ask(pod: Pod, dra: DraObjects | None = None) -> PodAsk:
     snapshot's DRA objects) its claims' device requests too."""
     gpus = tuple((r, v) for r, v in sorted(pod.requests.items()) if is_gpu(r) and v)
     devices = [f"{format_milli(r, v)} {r}" for r, v in gpus]
+    # another vendor's GPU: named in the shape, never counted as an NVIDIA one (``gpus``)
+    devices += [
+        f"{format_milli(r, v)} {r}" for r, v in sorted(pod.requests.items()) if v and other_vendor_gpu(r)
+    ]
     # KAI's GPU share is an annotation, not a request: without it such a pod's shape reads as asking nothing
     devices += [f"{k}={v}" for k, v in sorted(kai_annotations(pod).items())]
     claims = claim_phrase(pod.key, dra) if dra else ""

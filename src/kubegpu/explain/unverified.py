@@ -16,6 +16,7 @@ from kubegpu.model import default_spread
 from kubegpu.model import volumes as vol
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import unmodelled_gpu_lines
 from kubegpu.scheduler.plugins import names
 from kubegpu.scheduler.plugins.dynamic_resources import resolve_claims
 from kubegpu.scheduler.plugins.node_volume_limits import attachable
@@ -49,6 +50,7 @@ def unverified(engine: Engine, pod: Pod, scheduled: bool = True) -> tuple[list[s
     must not call "schedulable now". ``scheduled``: the pod fits somewhere, so how the feasible nodes rank
     decides its node."""
     out = [f"the pod uses {c}, which kubegpu does not evaluate" for c in pod.unmodelled_constraints]
+    out += unmodelled_gpu_lines(pod.requests)
     profile = engine.profile
     if pod.scheduler_name != profile.scheduler_name:
         out.append(

@@ -78,6 +78,15 @@ COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain-"
 # its DeviceClass gpu.amd.com), Intel's (intel/intel-resource-drivers-for-kubernetes, gpu.intel.com) and
 # kubernetes-sigs/dra-example-driver's (gpu.example.com, the reference demo of GPUs)
 GPU_DRA_DRIVERS = (NVIDIA_DRA_DRIVER, "gpu.amd.com", "gpu.intel.com", "gpu.example.com")
+# Other vendors' device plugins' GPU resources, which kubegpu does not model (it models NVIDIA's): a name, or a
+# domain ending in "/" for every resource of it, → whose plugin registers it. AMD: amd.com/gpu
+# (ROCm/k8s-device-plugin README, "Exposes AMD GPUs as amd.com/gpu"); Intel: gpu.intel.com/i915, /xe and
+# their *_monitoring resources (intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin/README.md), and the
+# millicores / memory.max / tiles its NFD hook labels and NFD turns into resources (cmd/gpu_nfdhook README).
+OTHER_GPU_RESOURCES = {
+    "amd.com/gpu": "AMD's GPU device plugin (ROCm/k8s-device-plugin)",
+    "gpu.intel.com/": "Intel's GPU device plugin (intel/intel-device-plugins-for-kubernetes)",
+}
 
 DEFAULT_POOL_LABEL = "accelerator.example.com/pool"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kubegpu.model.names import GPU_MILLI as GPU_MILLI
 from kubegpu.model.names import NVIDIA_GPU as NVIDIA_GPU
+from kubegpu.model.names import OTHER_GPU_RESOURCES
 from kubegpu.model.quantity import WHOLE_MAX, saturate
 
 ResourceList = dict[str, int]
@@ -70,6 +71,30 @@ def is_scalar(name: str) -> bool:
 def is_gpu(name: str) -> bool:
     """NVIDIA device-plugin resources: whole, renamed shared (``.shared``) and MIG (``mig-*``) GPUs."""
     return name.startswith(("nvidia.com/gpu", "nvidia.com/mig-"))
+
+
+def other_vendor_gpu(name: str) -> str:
+    """Whose device plugin registers ``name`` where it is another vendor's GPU (``names.OTHER_GPU_RESOURCES``),
+    else "": kubegpu does not model such a GPU, and never counts it as an NVIDIA one (``is_gpu``)."""
+    for known, plugin in OTHER_GPU_RESOURCES.items():
+        if name == known or (known.endswith("/") and name.startswith(known)):
+            return plugin
+    return ""
+
+
+def unmodelled_gpu_lines(requests: ResourceList) -> list[str]:
+    """The line a pod requesting other vendors' GPUs gets in its explanation, one per vendor's plugin."""
+    by_plugin: dict[str, list[str]] = {}
+    for name in sorted(r for r, v in requests.items() if v):
+        plugin = other_vendor_gpu(name)
+        if plugin:
+            by_plugin.setdefault(plugin, []).append(name)
+    return [
+        f"the pod requests {', '.join(names)}, registered by {plugin}: kubegpu models NVIDIA GPUs only, so it "
+        "checks such a resource as a plain extended resource (kube-scheduler's NodeResourcesFit count) and not "
+        "that plugin, its nodes or its devices"
+        for plugin, names in by_plugin.items()
+    ]
 
 
 def gpu_requests(resources: ResourceList) -> ResourceList:

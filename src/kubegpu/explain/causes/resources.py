@@ -38,7 +38,7 @@ from kubegpu.model.names import (
 )
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import NVIDIA_GPU, is_gpu
+from kubegpu.model.resources import NVIDIA_GPU, is_gpu, other_vendor_gpu
 from kubegpu.scheduler.reasons import Insufficient, Reason, TooManyPods
 
 FRAGMENTATION_FIX = (
@@ -213,6 +213,12 @@ def _scheduler_resource_advice(ctx: Context, resource: str) -> Advice:
     )
 
 
+PLUGIN_RESOURCE_PITFALL = (
+    "The resource name is right: a device plugin's resource exists only on nodes where its pod runs and "
+    "registered; fixing the pod template would not help."
+)
+
+
 def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
     """No node advertises a device plugin's resource: the pod's spelling is right, the plugin is not
     registering it. The device plugin chain of each GPU node says why."""
@@ -230,11 +236,21 @@ def _no_plugin_advice(ctx: Context, resource: str) -> Advice:
             "autoscaler GPU label, no nvidia.com/gpu taint): add GPU nodes, or check that the node pool scaled up."
         )
         commands = [ctx.cmd("get nodes -L nvidia.com/gpu.present,node.kubernetes.io/instance-type")]
+    return Advice(fix, PLUGIN_RESOURCE_PITFALL, commands)
+
+
+def _other_vendor_advice(ctx: Context, resource: str, plugin: str) -> Advice:
+    """No node advertises another vendor's GPU resource (``resources.other_vendor_gpu``): its name is right;
+    kubegpu does not trace that vendor's plugin (the pod's ``unverified`` line says so), so it names the plugin
+    and the read-only commands, not a misspelling."""
     return Advice(
-        fix,
-        "The resource name is right: a device plugin's resource exists only on nodes where its pod runs and "
-        "registered; fixing the pod template would not help.",
-        commands,
+        f"No node advertises {resource}: {plugin} registers it on the nodes where its pod runs. kubegpu models "
+        "NVIDIA GPUs and does not trace that plugin: check that it runs on the nodes with these GPUs.",
+        PLUGIN_RESOURCE_PITFALL,
+        [
+            ctx.cmd("get nodes -o custom-columns=NAME:.metadata.name,CAPACITY:.status.capacity"),
+            "kubectl -n kube-system get daemonsets -A -o wide",
+        ],
     )
 
 
@@ -404,6 +420,8 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
         return renamed
     if resource not in advertised and not partitioned and device_plugin.registered_by_plugin(resource):
         return _no_plugin_advice(ctx, resource)
+    if resource not in advertised and not partitioned and (plugin := other_vendor_gpu(resource)):
+        return _other_vendor_advice(ctx, resource, plugin)
     if resource not in advertised and not partitioned:
         close = difflib.get_close_matches(resource, advertised, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
