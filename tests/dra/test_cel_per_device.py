@@ -123,3 +123,18 @@ def test_an_unevaluable_selector_on_a_pod_that_does_not_fit_is_explained_not_a_t
     evidence = " ".join(e for n in exp.nodes for e in n.evidence)
     assert "selectors admit 1" in evidence and "1 short" in evidence, evidence
     assert [u for u in exp.unverified if "cel.bind" in u], exp.unverified
+
+
+def test_the_memos_of_a_selector_stay_bounded_when_devices_keep_coming(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A selector stays compiled for the process's life (the live faces read new Device objects on every cycle
+    of the slices): its per-device and per-view memos start afresh at MAX_MEMO entries instead of growing,
+    and the answers stay right across the reset."""
+    from kubegpu.scheduler import dra_cel
+
+    monkeypatch.setattr(dra_cel, "MAX_MEMO", 8)
+    sel = compiled(f"device.attributes['{D}'].uuid.endsWith('7')")
+    answers = [sel.matches(D, Device(f"gpu-{i}", {f"{D}/uuid": f"GPU-{i:04d}"}, {}, {})) for i in range(50)]
+    assert answers == [i % 10 == 7 for i in range(50)]
+    assert len(sel._by_device) <= 8 and len(sel._results) <= 8

@@ -149,6 +149,11 @@ def _functions() -> dict[str, Callable[..., Any]]:
     }
 
 
+# Entries each memo of one Selector keeps before it starts afresh: a selector stays cached (``selector``) for
+# the process's life, and the live faces build new Device objects on every read of the slices.
+MAX_MEMO = 1 << 16
+
+
 class Selector:
     """One compiled expression and what of a device it can read."""
 
@@ -205,6 +210,8 @@ class Selector:
             hit = seen[2]
         else:
             hit = self._lookup(driver, device)
+            if len(self._by_device) >= MAX_MEMO:  # a long-running face reads new Device objects every cycle
+                self._by_device.clear()
             self._by_device[id(device)] = (device, driver, hit)
         if isinstance(hit, Exception):
             raise hit.with_traceback(None)  # a stored outcome, raised again: no traceback piling up
@@ -233,6 +240,10 @@ class Selector:
         if hit is None:
             hit = self._evaluate(driver, device)
             if key is not None:
+                if (
+                    len(self._results) >= MAX_MEMO
+                ):  # views naming a per-device attribute (uuid) grow with churn
+                    self._results.clear()
                 self._results[key] = hit
         return hit
 
