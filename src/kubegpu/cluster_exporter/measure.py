@@ -145,5 +145,7 @@ def _pending(pending: list[Pod], dra: DraObjects, advertised: set[str]) -> dict[
         elif is_gpu_pod(pod, dra) and not any(
             v and r.startswith("nvidia.com/") for r, v in pod.requests.items()
         ):
-            out[""] += 1  # tolerates the GPU taint, or gets GPUs through a DRA claim or another scheduler
+            out[""] += (
+                1  # tolerates the GPU taint, gets GPUs through a DRA claim, another scheduler or vendor
+            )
     return dict(out)
