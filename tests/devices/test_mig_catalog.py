@@ -4,16 +4,18 @@ Expected values come from NVIDIA, not from kubegpu: the ``nvidia-smi mig -lgipp`
 guide prints for A100/H100 (8 memory slices; identical on every product listed here), the profile tables
 of the MIG user guide ("Supported MIG Profiles"), the GPU Operator's default mig-parted config (which
 layouts NVIDIA ships as valid per product), NVIDIA k8s-device-plugin ``internal/rm/rm.go`` for resource
-names, and the real H200 reading in ``shared/fixtures/nodes/h200-1gpu``.
+names, the real H200 reading in ``shared/fixtures/nodes/h200-1gpu`` and the real H100 reading in
+``tests/fixtures/nodes/h100-1gpu`` (lent machine, 2026-12-06; its README lists the commands).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
-from device_readings import SHARED_H200
+from device_readings import GENERATED, SHARED_H200
 
 from kubegpu.devices.mig import (
     CATALOGS,
@@ -60,11 +62,17 @@ def test_catalog_names_ids_and_placements_match_nvidia(product: str) -> None:
     assert {p.profile_id: p.placements() for p in catalog.profiles} == _lgipp()
 
 
-def test_h200_catalog_equals_the_real_nvml_reading() -> None:
-    device = json.loads((SHARED_H200 / "nvml.json").read_text())["devices"][0]
+H100 = GENERATED / "h100-1gpu"
+# (NVML reading, the product kubegpu's catalog must resolve its name to)
+REAL_READINGS = [(SHARED_H200 / "nvml.json", "H200-141GB"), (H100 / "discover.json", "H100-SXM5-80GB")]
+
+
+@pytest.mark.parametrize(("reading", "product"), REAL_READINGS, ids=["h200", "h100"])
+def test_catalog_equals_the_real_nvml_reading(reading: Path, product: str) -> None:
+    device = json.loads(reading.read_text())["devices"][0]
     real = {p["name"].removeprefix("MIG "): p for p in device["gi_profiles"] if "err" not in p}
     catalog = catalog_for(device["name"])
-    assert catalog.product == "H200-141GB"
+    assert catalog.product == product
     assert set(real) == {p.name for p in catalog.profiles}
     for p in catalog.profiles:
         r = real[p.name]
@@ -78,13 +86,41 @@ def test_h200_catalog_equals_the_real_nvml_reading() -> None:
     assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
 
 
-def test_h200_catalog_equals_the_real_lgip_table() -> None:
-    text = (SHARED_H200 / "nvidia-smi-mig-lgip.txt").read_text()
+@pytest.mark.parametrize(
+    ("folder", "product"), [(SHARED_H200, "H200-141GB"), (H100, "H100-SXM5-80GB")], ids=["h200", "h100"]
+)
+def test_catalog_equals_the_real_lgip_table(folder: Path, product: str) -> None:
+    text = (folder / "nvidia-smi-mig-lgip.txt").read_text()
     rows = re.findall(r"MIG (\S+)\s+(\d+)\s+\d+/(\d+)", text)
-    catalog = CATALOGS["H200-141GB"]
+    assert len(rows) == 7
+    catalog = CATALOGS[product]
     assert {(n, int(i), int(t)) for n, i, t in rows} == {
         (p.name, p.profile_id, p.max_instances) for p in catalog.profiles
     }
+
+
+def test_the_real_h100_prints_the_placements_of_nvidias_guide_and_the_catalog() -> None:
+    """``nvidia-smi mig -lgipp`` on the real H100: the same table as the MIG user guide's (``LGIPP``), and the
+    catalog's start slots and sizes per profile id."""
+    real = (H100 / "nvidia-smi-mig-lgipp.txt").read_text()
+    assert real.split() == LGIPP.split()
+    assert {p.profile_id: p.placements() for p in CATALOGS["H100-SXM5-80GB"].profiles} == _lgipp()
+
+
+def test_the_h100_reading_asked_every_profile_index_and_kept_the_seven_it_has() -> None:
+    """The reading asked NVML for GPU-instance profile indices 0 to 0x11 (``GI_PROFILE_IDS``, nvml.h of CUDA
+    13.2.1) on driver 580.159.04 and the read succeeded: the indices the H100 lacks (5, 6, 8, 10 to 0x11, the
+    RTX PRO 6000's 2_SLICE_ALL_ME 0x10 and 3_SLICE_GFX 0x11 among them) answered an error and left no
+    profile, and the seven it has kept their NVML indices (nvml.h: ``NVML_GPU_INSTANCE_PROFILE_1_SLICE`` 0,
+    ``2_SLICE`` 1, ``3_SLICE`` 2, ``4_SLICE`` 3, ``7_SLICE`` 4, ``1_SLICE_REV1`` 7 (+me), ``1_SLICE_REV2`` 9)."""
+    from kubegpu.node.discovery import GI_PROFILE_IDS
+
+    assert list(GI_PROFILE_IDS) == list(range(0x12))
+    device = json.loads((H100 / "discover.json").read_text())["devices"][0]
+    assert {p["profile"]: p["name"] for p in device["gi_profiles"]} == {
+        0: "MIG 1g.10gb", 1: "MIG 2g.20gb", 2: "MIG 3g.40gb", 3: "MIG 4g.40gb", 4: "MIG 7g.80gb",
+        7: "MIG 1g.10gb+me", 9: "MIG 1g.20gb",
+    }  # fmt: skip
 
 
 def test_mixed_strategy_resource_names_replace_plus_with_dot() -> None:
