@@ -1,7 +1,8 @@
 """ResourceQuota admission (R8): would creating this pod push a namespace over a hard limit?
 
 Mirrors the API server's ``ResourceQuota`` admission plugin and the core/v1 pod evaluator (1.34):
-a non-terminal pod's usage is ``pods``/``count/pods`` = 1, ``requests.<r>`` (and bare ``cpu``/``memory``/
+a pod is charged until it is Succeeded or Failed, or deleted and past its grace (``charged``); its usage
+is ``pods``/``count/pods`` = 1, ``requests.<r>`` (and bare ``cpu``/``memory``/
 ``ephemeral-storage``/``hugepages-*``) from its effective requests, ``limits.<r>`` from its limits for cpu,
 memory and ephemeral-storage only (pkg/quota/v1/evaluator/core/pods.go ``podComputeUsageHelper``). An
 extended resource such as ``nvidia.com/gpu`` is counted only as ``requests.nvidia.com/gpu``: "only quota
@@ -19,8 +20,10 @@ A quota with ``spec.scopes`` or ``spec.scopeSelector`` counts and limits only th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
+from kubegpu.model.podgroup import parse_time, snapshot_time
 from kubegpu.model.quantity import format_milli, saturate
 from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages, is_pod_level_resource
 
@@ -43,12 +46,26 @@ def _limits(pod: Pod) -> ResourceList:
     return total
 
 
-def pod_usage(pod: Pod) -> ResourceList:
-    """Quota usage of one pod, keyed by quota resource names (``requests.nvidia.com/gpu`` …). A Succeeded or
-    Failed pod still counts in ``count/pods`` ("count/pods tracks all pods independent of state",
-    pkg/quota/v1/evaluator/core/pods.go v1.37.2 PodUsageFunc), nothing else (QuotaV1Pod). Not modelled:
-    a pod stuck terminating past ``deletionTimestamp`` + its grace period leaves the compute usage too."""
+def charged(pod: Pod, now: datetime | None) -> bool:
+    """``QuotaV1Pod`` (pkg/quota/v1/evaluator/core/pods.go, the same in 1.30-1.37): a pod is charged for
+    compute quota (``pods``, ``requests.*``, ``limits.*``) unless its phase is Succeeded or Failed, or it has
+    a ``deletionTimestamp`` and a ``deletionGracePeriodSeconds`` and ``now`` is after the one plus the other
+    (a pod stuck terminating, its node lost, stops holding quota then). Before that a deleted pod is charged
+    in full; without ``now`` (no clock) it is charged until it is gone."""
     if pod.is_terminal:
+        return False
+    grace = pod.deletion_grace_period_seconds
+    if now is None or not pod.deletion_timestamp or grace is None:
+        return True
+    deleted = parse_time(pod.deletion_timestamp)
+    return deleted is None or not now > deleted + timedelta(seconds=grace)
+
+
+def pod_usage(pod: Pod, now: datetime | None = None) -> ResourceList:
+    """Quota usage of one pod at ``now``, keyed by quota resource names (``requests.nvidia.com/gpu`` …). A pod
+    no longer ``charged`` still counts in ``count/pods`` ("count/pods tracks all pods independent of state",
+    pkg/quota/v1/evaluator/core/pods.go v1.37.2 PodUsageFunc), nothing else."""
+    if not charged(pod, now):
         return {"count/pods": 1000}
     usage: ResourceList = {"pods": 1000, "count/pods": 1000}
     for r, v in pod.requests.items():
@@ -163,15 +180,38 @@ def not_enforced(key: str) -> str:
     return ""
 
 
-def namespace_usage(quota: ResourceQuota, pods: list[Pod]) -> ResourceList:
-    """What counts against ``quota``: its reported ``status.used``, else the pods of its namespace."""
+def usage_time(pods: list[Pod], counted: list[Pod]) -> datetime | None:
+    """The "now" the quota usage of ``counted`` (pods of ``pods``) is taken at: the newest pod creation or
+    start time of the snapshot (``podgroup.snapshot_time``), a time it was certainly taken after. A deleted pod
+    whose grace had passed by then was no longer charged when the snapshot was taken; one whose grace ends
+    later is counted (the snapshot cannot say whether it had passed). None when no pod of ``counted`` is
+    being deleted: no time is needed, and none is computed."""
+    if not any(p.deletion_timestamp and p.deletion_grace_period_seconds is not None for p in counted):
+        return None
+    return snapshot_time(pods)
+
+
+def namespace_usage(quota: ResourceQuota, pods: list[Pod], now: datetime | None = None) -> ResourceList:
+    """What counts against ``quota``: its reported ``status.used``, else the pods of its namespace that it
+    selects, each as ``pod_usage`` counts it at ``now`` (default ``usage_time``)."""
     if quota.used:
         return {r: quota.used.get(r, 0) for r in quota.hard}
+    mine = [p for p in pods if p.namespace == quota.namespace and selects(quota, p)]
+    at = now if now is not None else usage_time(pods, mine)
     total: ResourceList = {}
-    for p in pods:
-        if p.namespace == quota.namespace and selects(quota, p):
-            total = add(total, pod_usage(p))
+    for p in mine:
+        total = add(total, pod_usage(p, at))
     return {r: total.get(r, 0) for r in quota.hard}
+
+
+def deleting_holders(
+    quota: ResourceQuota, pods: list[Pod], key: str, now: datetime | None = None
+) -> list[Pod]:
+    """The pods ``quota`` selects that are being deleted (``deletionTimestamp`` set) and still charged for
+    ``key`` at ``now`` (default ``usage_time``): what comes back to the quota when they are gone."""
+    mine = [p for p in pods if p.namespace == quota.namespace and p.deletion_timestamp and selects(quota, p)]
+    at = now if now is not None else usage_time(pods, mine)
+    return [p for p in mine if pod_usage(p, at).get(key, 0) > 0]
 
 
 def resource_unit(name: str) -> str:

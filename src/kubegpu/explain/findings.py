@@ -11,7 +11,8 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
 - one pool label value spanning several sharing modes (GFD ``nvidia.com/gpu.sharing-strategy``: none,
   time-slicing, mps; R7.3), fixed with one ``nvidia.com/device-plugin.config`` for the pool;
-- a GPU ResourceQuota at or near its hard limit (R8);
+- a GPU ResourceQuota at or near its hard limit, and what pods being deleted still hold of it
+  (``findings_quota``; R8);
 - pods asking for a GPU resource name no node advertises (R11.4);
 - pods tolerating the GPU taint without requesting a GPU (R17.4);
 - Pending pods whose GPU request the cluster's free GPUs add up to, but no single node has (R17.5);
@@ -39,6 +40,8 @@ from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
 from kubegpu.explain.findings_operands import operand_findings
+from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
+from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
@@ -56,9 +59,6 @@ from kubegpu.model.records import CONTROLLER_KINDS
 from kubegpu.model.resources import NVIDIA_GPU, gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
-
-QUOTA_NEAR = 0.9
-
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
@@ -102,7 +102,7 @@ def find(
     out += operand_findings(snapshot, chains)
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
-    out += _quota_findings(snapshot)
+    out += quota_findings(snapshot)
     out += _failed_create_findings(snapshot)
     out += limit_range_findings(snapshot)
     out += _pod_findings(snapshot, dark)
@@ -241,28 +241,6 @@ def _sharing_findings(snapshot: ClusterSnapshot, pool_label: str) -> list[Findin
     return out
 
 
-def _quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
-    out = []
-    for q in snapshot.quotas:
-        for r, hard in sorted(q.hard.items()):
-            if not (r.startswith("requests.") and is_gpu(r[len("requests.") :])):
-                continue
-            used = q.used.get(r, 0)
-            if hard == 0 or used < QUOTA_NEAR * hard:
-                continue
-            at_limit = used >= hard
-            out.append(Finding(
-                "warning" if at_limit else "info", "quota",
-                f"GPU quota {'exhausted' if at_limit else 'nearly exhausted'} in {q.namespace}",
-                [f"resourcequota/{q.namespace}/{q.name}"],
-                f"{r}: used {format_milli(r, used)} of {format_milli(r, hard)}. "
-                + ("New pods asking for more are rejected at creation (`exceeded quota`), they never reach Pending; "
-                   "lowering a quota rejects new pods and evicts none." if at_limit else "Little room left for new GPU pods."),
-                "R8.1, R8.2", [f"kubectl -n {q.namespace} describe resourcequota {q.name}"],
-            ))  # fmt: skip
-    return out
-
-
 def _top_owner(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> tuple[str, str]:
     """The controller a person edits: a ReplicaSet's Deployment, a Job's CronJob (when in the snapshot)."""
     c = snapshot.records.controller(kind, namespace, name)
@@ -311,9 +289,14 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "a LimitRange with defaults, or (1.34+) set pod-level spec.resources."
             )
         elif exceeded:
+            # QuotaV1Pod: a Succeeded or Failed pod counts in count/pods only; a deleted one until it is gone
+            # or past its grace (admission.quota.charged)
+            quota = next((q for q in snapshot.quotas if (q.namespace, q.name) == (ns, exceeded)), None)
+            held = deleting_note(snapshot, quota, exceeded_keys(message)) if quota else ""
             advice = (
                 "No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
-                f"{ns} (finished pods still count until deleted), or raise the quota."
+                f"{ns} (a Succeeded or Failed pod counts in count/pods only; a pod being deleted counts in full "
+                f"until it is gone or past its grace period), or raise the quota.{held}"
             )
         else:
             advice = "No pod exists for a scheduler to explain."

@@ -307,6 +307,7 @@ class Pod:
     deletion_timestamp: str = ""
     # spec.terminationGracePeriodSeconds: a deleted pod keeps its node's resources this long (API default 30)
     termination_grace_period_seconds: int = 30
+    deletion_grace_period_seconds: int | None = None  # metadata.deletionGracePeriodSeconds, set with deletion
     start_time: str = ""
     nominated_node_name: str = ""
     scheduled_condition: tuple[str, str, str] | None = None  # (status, reason, message) of PodScheduled

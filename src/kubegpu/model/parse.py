@@ -566,6 +566,7 @@ def parse_pod(
         phase=ctx.string(status.get("phase"), "status.phase") or "Pending",
         deletion_timestamp=ctx.string(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
         termination_grace_period_seconds=grace,
+        deletion_grace_period_seconds=parse_parts.deletion_grace(ctx, meta),
         start_time=ctx.string(status.get("startTime"), "status.startTime"),
         nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         scheduled_condition=scheduled,

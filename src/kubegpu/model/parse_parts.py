@@ -281,6 +281,15 @@ def best_effort(
     return not any(amounts.get(name, 0) > 0 for amounts in sets for name in _QOS_RESOURCES)
 
 
+def deletion_grace(ctx: ParseContext, meta: Raw) -> int | None:
+    """``metadata.deletionGracePeriodSeconds``, which the API server sets with ``deletionTimestamp`` (None when
+    absent): the pod quota evaluator stops charging a deleted pod once this many seconds have passed after
+    ``deletionTimestamp`` (``QuotaV1Pod``, ``admission.quota.charged``)."""
+    if meta.get("deletionGracePeriodSeconds") is None:
+        return None
+    return ctx.integer(meta.get("deletionGracePeriodSeconds"), "metadata.deletionGracePeriodSeconds")
+
+
 def active_deadline(ctx: ParseContext, spec: Raw) -> int | None:
     """``spec.activeDeadlineSeconds``; validation refuses a value outside [1, 2**31 − 1] (``ValidatePodSpec``,
     pkg/apis/core/validation/validation.go v1.37.2, ``InclusiveRangeError(1, math.MaxInt32)``)."""

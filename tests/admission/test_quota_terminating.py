@@ -1,0 +1,194 @@
+"""Which pods a ResourceQuota charges: finished pods and pods being deleted (``admission.quota.charged``).
+
+Upstream rule, ``QuotaV1Pod`` (kubernetes/kubernetes pkg/quota/v1/evaluator/core/pods.go, read at commit
+05e7cb29dcda163fe2adfc6952f89c164dc061b3; the same body as the pre-v1 ``QuotaPod``, unchanged through the 1.30-1.37
+releases kubegpu supports): a pod in phase Succeeded or Failed is not charged for compute quota; neither is a
+pod with ``metadata.deletionTimestamp`` and ``metadata.deletionGracePeriodSeconds`` once the clock is after the
+one plus the other ("if pods are stuck terminating (for example, a node is lost), we do not want to charge the
+user for that pod in quota"). ``count/pods`` counts every pod whatever its state (``PodUsageFunc``).
+
+The pods below are upstream's own cases, TestPodEvaluatorUsage in pkg/quota/v1/evaluator/core/pods_test.go
+(kubernetes/kubernetes commit 008b3652959ca58af8be3fb5b6ecfe9ae7638282): "terminated generic count still appears",
+"pod deletion timestamp exceeded" (deleted 2 × 30 s before the clock, grace 30 s, reason NodeLost) and "pod
+deletion timestamp not exceeded" (deleted at the clock), with their expected usage; the GPU cases put
+``nvidia.com/gpu`` where a GPU tenant has it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kubegpu.admission.admit import admit_pods
+from kubegpu.admission.quota import charged, namespace_usage, pod_usage
+from kubegpu.explain.findings import find
+from kubegpu.model.parse import parse_pod
+from kubegpu.model.podgroup import rfc3339
+from kubegpu.model.snapshot import build_snapshot
+from tests.conftest import snapshot_of
+
+NOW = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
+GRACE = 30  # terminationGracePeriodSeconds of the upstream cases
+GPU = {"limits": {"nvidia.com/gpu": "1"}}
+
+
+def _pod(name: str, resources: dict[str, Any], *, ns: str = "team-a", deleted: datetime | None = None,
+         grace: int | None = GRACE, phase: str = "Running", created: datetime | None = None,
+         reason: str = "") -> dict[str, Any]:  # fmt: skip
+    meta: dict[str, Any] = {"name": name, "namespace": ns}
+    if created is not None:
+        meta["creationTimestamp"] = rfc3339(created)
+    if deleted is not None:
+        meta["deletionTimestamp"] = rfc3339(deleted)
+        if grace is not None:
+            meta["deletionGracePeriodSeconds"] = grace
+    status: dict[str, Any] = {"phase": phase}
+    if reason:
+        status["reason"] = reason
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"nodeName": "gpu-node-1", "terminationGracePeriodSeconds": GRACE,
+                     "containers": [{"name": "c", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                     "resources": resources}]},
+            "status": status}  # fmt: skip
+
+
+CPU_MEM = {"requests": {"cpu": "1", "memory": "50M"}, "limits": {"cpu": "2", "memory": "100M"}}
+CPU = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+
+
+def test_upstream_terminated_pod_counts_in_count_pods_only() -> None:
+    """Upstream's "terminated generic count still appears": a Succeeded pod with example.com/dongle 3 → count/pods 1."""
+    pod = parse_pod(_pod("done", {"requests": {"example.com/dongle": "3"}, "limits": {"example.com/dongle": "3"}},
+                         phase="Succeeded"))  # fmt: skip
+    assert pod_usage(pod, NOW) == {"count/pods": 1000}
+    failed = parse_pod(_pod("failed", GPU, phase="Failed"))
+    assert pod_usage(failed, NOW) == {"count/pods": 1000}
+
+
+def test_upstream_deletion_timestamp_exceeded_is_not_charged() -> None:
+    """Upstream's "pod deletion timestamp exceeded": deletionTimestamp 60 s before the clock, grace 30 s → count/pods only."""
+    pod = parse_pod(_pod("lost", CPU_MEM, deleted=NOW - timedelta(seconds=2 * GRACE), reason="NodeLost"))
+    assert pod.deletion_grace_period_seconds == GRACE
+    assert pod_usage(pod, NOW) == {"count/pods": 1000}
+
+
+def test_upstream_deletion_timestamp_not_exceeded_is_charged_in_full() -> None:
+    """Upstream's "pod deletion timestamp not exceeded": deleted at the clock, grace 30 s → requests.cpu 1, limits.cpu 2,
+    pods 1, cpu 1, count/pods 1."""
+    pod = parse_pod(_pod("going", CPU, deleted=NOW, reason="NodeLost"))
+    assert pod_usage(pod, NOW) == {
+        "requests.cpu": 1000, "limits.cpu": 2000, "pods": 1000, "cpu": 1000, "count/pods": 1000,
+    }  # fmt: skip
+
+
+def test_grace_boundary_and_missing_grace_follow_now_after() -> None:
+    """``now.After(deletionTime.Add(gracePeriod))`` is strict: at exactly deletion + grace the pod is still
+    charged; one second later it is not. Without deletionGracePeriodSeconds (or without a clock) it is charged."""
+    pod = parse_pod(_pod("g", GPU, deleted=NOW))
+    assert charged(pod, NOW + timedelta(seconds=GRACE))
+    assert not charged(pod, NOW + timedelta(seconds=GRACE + 1))
+    assert charged(parse_pod(_pod("g", GPU, deleted=NOW, grace=None)), NOW + timedelta(days=1))
+    assert charged(pod, None)
+
+
+def _snapshot(deleted_ago: int) -> Any:
+    """team-a: quota gpu (requests.nvidia.com/gpu 1, no status: usage is summed from the pods), pod old-0
+    holding the GPU and deleted ``deleted_ago`` seconds before the newest pod (sleeper, CPU only) was created."""
+    return snapshot_of(
+        _quota("1"),
+        _pod("old-0", GPU, deleted=NOW - timedelta(seconds=deleted_ago), created=NOW - timedelta(hours=1),
+             reason="NodeLost"),
+        _pod("sleeper", CPU, created=NOW),
+    )  # fmt: skip
+
+
+def _quota(hard: str, used: str | None = None) -> dict[str, Any]:
+    """ResourceQuota team-a/gpu on requests.nvidia.com/gpu; ``used``: the status the API server reported."""
+    quota: dict[str, Any] = {"apiVersion": "v1", "kind": "ResourceQuota",
+                             "metadata": {"name": "gpu", "namespace": "team-a"},
+                             "spec": {"hard": {"requests.nvidia.com/gpu": hard}}}  # fmt: skip
+    if used is not None:
+        quota["status"] = {
+            "hard": {"requests.nvidia.com/gpu": hard},
+            "used": {"requests.nvidia.com/gpu": used},
+        }
+    return quota
+
+
+def test_admission_frees_the_quota_of_a_pod_stuck_terminating_past_its_grace() -> None:
+    """The snapshot's time (its newest pod's creation) is past old-0's deletion + grace: the API server no
+    longer charges old-0, so a new 1-GPU pod fits the quota."""
+    snap = _snapshot(deleted_ago=2 * GRACE)
+    assert namespace_usage(snap.quotas[0], snap.pods) == {"requests.nvidia.com/gpu": 0}
+    [adm] = admit_pods(snap, [("new.yaml", _pod("new", GPU))])
+    assert adm.admitted, adm.message
+
+
+def test_admission_still_charges_a_pod_within_its_grace() -> None:
+    """Within the grace period old-0 is charged in full: the new pod is refused with upstream's text
+    (plugin/pkg/admission/resourcequota/controller.go: ``exceeded quota: %s, requested: %s, used: %s,
+    limited: %s`` under ``pods "<name>" is forbidden: ``)."""
+    snap = _snapshot(deleted_ago=GRACE // 3)
+    [adm] = admit_pods(snap, [("new.yaml", _pod("new", GPU))])
+    assert not adm.admitted
+    assert adm.message == (
+        'pods "new" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, '
+        "used: requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1"
+    )
+
+
+def _exhausted(extra: list[dict[str, Any]]) -> Any:
+    """A quota the API server reports full (status.used 2 of 2): one running pod, and ``extra``."""
+    return snapshot_of(_quota("2", used="2"), _pod("run-0", GPU, created=NOW), *extra)
+
+
+def test_diagnose_names_the_terminating_pods_that_hold_an_exhausted_gpu_quota() -> None:
+    deleted = NOW - timedelta(seconds=10)
+    snap = _exhausted(
+        [_pod("old-0", GPU, deleted=deleted, created=NOW - timedelta(hours=1), reason="NodeLost")]
+    )
+    [f] = [f for f in find(snap) if f.title == "GPU quota exhausted in team-a"]
+    assert (
+        f"1 pod(s) being deleted still hold requests.nvidia.com/gpu=1 of it: team-a/old-0 "
+        f"(deletionTimestamp {rfc3339(deleted)}, grace 30s)" in f.detail
+    )
+    assert "gets it back when those pods are gone" in f.detail
+    assert any(".metadata.deletionTimestamp" in c and "-n team-a" in c for c in f.commands)
+
+
+def test_diagnose_does_not_name_a_pod_past_its_grace_or_a_finished_pod() -> None:
+    """Neither is charged by the API server (QuotaV1Pod), so neither holds what the quota reports."""
+    snap = _exhausted([
+        _pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
+        _pod("done", GPU, phase="Succeeded", created=NOW - timedelta(hours=2)),
+    ])  # fmt: skip
+    [f] = [f for f in find(snap) if f.title == "GPU quota exhausted in team-a"]
+    assert "being deleted" not in f.detail
+    assert f.commands == ["kubectl -n team-a describe resourcequota gpu"]
+
+
+def test_failed_create_advice_names_terminating_holders_and_no_longer_says_finished_pods_count() -> None:
+    """The ReplicaSet refusal of ministryofjustice/cloud-platform#590 (tests/realcases/replicaset-exceeded-quota
+    .yaml, verbatim), with one replica of the same ReplicaSet being deleted within its grace: the advice names
+    it, and no longer claims finished pods hold quota (QuotaV1Pod charges them in count/pods only)."""
+    from pathlib import Path
+
+    import yaml
+
+    case = Path(__file__).parent.parent / "realcases" / "replicaset-exceeded-quota.yaml"
+    objects = [o for o in yaml.safe_load_all(case.read_text()) if o]
+    deleted = NOW - timedelta(seconds=5)
+    going = _pod("allocation-manager-6597bc46dc-x7k2q", {"limits": {"cpu": "1", "memory": "2Gi"}},
+                 ns="offender-management-staging", deleted=deleted, created=NOW - timedelta(hours=3))  # fmt: skip
+    snap = build_snapshot(
+        [("rs.yaml", o) for o in [*objects, going, _pod("x", CPU, ns="other", created=NOW)]]
+    )
+    assert not snap.errors, snap.errors
+    [f] = [f for f in find(snap) if "cannot create its pods" in f.title]
+    assert "finished pods still count" not in f.detail
+    assert "a Succeeded or Failed pod counts in count/pods only" in f.detail
+    assert (
+        "1 pod(s) being deleted still hold limits.cpu=1,limits.memory=2Gi of it: "
+        f"offender-management-staging/allocation-manager-6597bc46dc-x7k2q (deletionTimestamp {rfc3339(deleted)}, "
+        "grace 30s)" in f.detail
+    )
