@@ -15,13 +15,21 @@ snapshot's pods. The rejection reads, byte for byte,
 with resources sorted and joined by commas. Lowering a quota rejects new pods and evicts none.
 A quota with ``spec.scopes`` or ``spec.scopeSelector`` counts and limits only the pods every scope selects
 (``selects``).
+
+DRA: a pod that gets GPUs through a ResourceClaim asks for no ``nvidia.com/gpu``, so ``requests.nvidia.com/gpu``
+never counts them. The quota key for those is ``<device-class>.deviceclass.resource.k8s.io/devices``
+(``class_key``, 1.31+), charged per ResourceClaim when the claim is created (``claim_usage``), by quotas
+without scopes only; ``explain.findings_quota`` says when a GPU quota leaves a namespace's claims uncounted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from kubegpu.model.dra import ALLOCATION_RESULTS_MAX, ResourceClaim
+from kubegpu.model.names import DRA_CLAIM_COUNT, DRA_CLASS_QUOTA_SUFFIX
 from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
 from kubegpu.model.podgroup import parse_time, snapshot_time
 from kubegpu.model.quantity import format_milli, saturate
@@ -131,6 +139,11 @@ def scope_note(quota: ResourceQuota, key: str) -> str:
     nothing): QoS reads cpu and memory only (``qos.GetPodQOS``), so a pod asking for an extended resource
     alone is BestEffort and a NotBestEffort quota on ``requests.<extended>`` never counts it."""
     name = resource_unit(key)
+    if quota.scoped and (key == DRA_CLAIM_COUNT or key.endswith(DRA_CLASS_QUOTA_SUFFIX)):
+        return (
+            "scoped: ResourceClaims match no quota scope (resource_claims.go generic.MatchesNoScopeFunc), so "
+            f"this quota never counts or limits {key}; put it in a quota without scopes"
+        )
     if is_extended(name) and any(r.scope == "NotBestEffort" for r in quota.scoped):
         return (
             f"scoped NotBestEffort: a pod asking only for {name} (no cpu or memory request or limit) is "
@@ -169,8 +182,12 @@ def constraint_problem(quota: ResourceQuota, pod: Pod) -> str:
 
 def not_enforced(key: str) -> str:
     """Why the API server never enforces the quota key ``key`` ("" when it does): an extended resource is
-    counted only as ``requests.<name>`` (pods.go ``isExtendedResourceNameForQuota``)."""
+    counted only as ``requests.<name>`` (pods.go ``isExtendedResourceNameForQuota``). Object counts
+    (``count/<resource>``, generic.ObjectCountQuotaResourceNameFor) and DRA device-class keys (``class_key``)
+    are other evaluators' keys, enforced, though they contain a ``/``."""
     name = resource_unit(key)
+    if key.startswith("count/") or key.endswith(DRA_CLASS_QUOTA_SUFFIX):
+        return ""
     if is_extended(name) and not key.startswith("requests."):
         return (
             f"not enforced: the API server counts extended resources only as requests.{name} "
@@ -191,9 +208,38 @@ def usage_time(pods: list[Pod], counted: list[Pod]) -> datetime | None:
     return snapshot_time(pods)
 
 
-def namespace_usage(quota: ResourceQuota, pods: list[Pod], now: datetime | None = None) -> ResourceList:
+def class_key(device_class: str) -> str:
+    """The quota key that bounds the devices ResourceClaims ask for of ``device_class``
+    (``V1ResourceByDeviceClass``: ``gpu.nvidia.com`` → ``gpu.nvidia.com.deviceclass.resource.k8s.io/devices``;
+    Kubernetes 1.31+)."""
+    return device_class + DRA_CLASS_QUOTA_SUFFIX
+
+
+def claim_usage(claim: ResourceClaim) -> ResourceList:
+    """Quota usage of one ResourceClaim (pkg/quota/v1/evaluator/core/resource_claims.go ``Usage``, v1): one
+    ``count/resourceclaims.resource.k8s.io``, and per device class the devices it may get: an exact count as
+    written, ``All`` as ``AllocationResultsMaxSize`` (32), a ``firstAvailable`` request as its largest
+    alternative per class. Charged while the claim exists, allocated or not. Not modelled: where
+    DRAExtendedResource is on (1.36+) the claim also counts as ``requests.<its class's extendedResourceName>``
+    and ``requests.deviceclass.resource.kubernetes.io/<class>`` (``addExtendedResourceQuota``)."""
+    usage: ResourceList = {DRA_CLAIM_COUNT: 1000}
+    for request in claim.requests:
+        most: dict[str, int] = {}
+        for sub in request.alternatives:
+            n = ALLOCATION_RESULTS_MAX if sub.allocation_mode == "All" else sub.count
+            key = class_key(sub.device_class_name)
+            most[key] = max(most.get(key, 0), n * 1000)
+        usage = add(usage, most)
+    return usage
+
+
+def namespace_usage(
+    quota: ResourceQuota, pods: list[Pod], now: datetime | None = None, claims: Iterable[ResourceClaim] = ()
+) -> ResourceList:
     """What counts against ``quota``: its reported ``status.used``, else the pods of its namespace that it
-    selects, each as ``pod_usage`` counts it at ``now`` (default ``usage_time``)."""
+    selects, each as ``pod_usage`` counts it at ``now`` (default ``usage_time``), and, for a quota without
+    scopes, the namespace's ``claims`` (``claim_usage``; the claim evaluator matches no scope,
+    ``generic.MatchesNoScopeFunc``, so a scoped quota counts none)."""
     if quota.used:
         return {r: quota.used.get(r, 0) for r in quota.hard}
     mine = [p for p in pods if p.namespace == quota.namespace and selects(quota, p)]
@@ -201,6 +247,9 @@ def namespace_usage(quota: ResourceQuota, pods: list[Pod], now: datetime | None 
     total: ResourceList = {}
     for p in mine:
         total = add(total, pod_usage(p, at))
+    for c in claims if not quota.scoped else ():
+        if c.namespace == quota.namespace:
+            total = add(total, claim_usage(c))
     return {r: total.get(r, 0) for r in quota.hard}
 
 

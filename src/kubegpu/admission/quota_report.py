@@ -1,7 +1,7 @@
 """``kubegpu quota``: ResourceQuota usage per namespace and resource, and what a changed limit does (R8).
 
-Usage is the quota's ``status.used`` as the API server reported it (else summed from the snapshot's pods
-by ``admission.quota.namespace_usage``). A what-if (``ns/quota:resource=qty``) never evicts: lowering a
+Usage is the quota's ``status.used`` as the API server reported it (else summed from the snapshot's pods,
+and ResourceClaims for DRA keys, by ``admission.quota.namespace_usage``). A what-if (``ns/quota:resource=qty``) never evicts: lowering a
 hard limit below usage only rejects new pods until usage drops below it (R8.2); raising it admits more.
 A key the API server accepts but never enforces (``limits.nvidia.com/gpu``, a bare ``nvidia.com/gpu``)
 carries a ``note`` saying so. A scoped quota's rows name its scopes (it counts only the pods they select).
@@ -37,7 +37,7 @@ def quota_rows(snapshot: ClusterSnapshot, what_if: tuple[str, ...] = ()) -> list
     changes = parse_what_if(what_if)
     rows = []
     for q in sorted(snapshot.quotas, key=lambda q: (q.namespace, q.name)):
-        used = namespace_usage(q, snapshot.pods)
+        used = namespace_usage(q, snapshot.pods, claims=snapshot.dra.claims.values())
         for r, hard in sorted(q.hard.items()):
             u = used.get(r, 0)
             row: dict[str, Any] = {

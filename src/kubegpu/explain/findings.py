@@ -11,8 +11,8 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
 - one pool label value spanning several sharing modes (GFD ``nvidia.com/gpu.sharing-strategy``: none,
   time-slicing, mps; R7.3), fixed with one ``nvidia.com/device-plugin.config`` for the pool;
-- a GPU ResourceQuota at or near its hard limit, and what pods being deleted still hold of it
-  (``findings_quota``; R8);
+- a GPU ResourceQuota at or near its hard limit, and what pods being deleted still hold of it; GPU
+  ResourceClaims no quota of their namespace counts (``findings_quota``; R8);
 - pods asking for a GPU resource name no node advertises (R11.4);
 - pods tolerating the GPU taint without requesting a GPU (R17.4);
 - Pending pods whose GPU request the cluster's free GPUs add up to, but no single node has (R17.5);
@@ -59,6 +59,7 @@ from kubegpu.model.records import CONTROLLER_KINDS
 from kubegpu.model.resources import NVIDIA_GPU, gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.plugins.node_resources_fit import fit_request
+from kubegpu.scheduler.versions import behaviour
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
@@ -102,7 +103,9 @@ def find(
     out += operand_findings(snapshot, chains)
     out += _pool_findings(snapshot, pool_label)
     out += _sharing_findings(snapshot, pool_label)
-    out += quota_findings(snapshot)
+    out += quota_findings(
+        snapshot, (engine.framework.handle.behaviour if engine else behaviour()).dra_extended_resource
+    )
     out += _failed_create_findings(snapshot)
     out += limit_range_findings(snapshot)
     out += _pod_findings(snapshot, dark)

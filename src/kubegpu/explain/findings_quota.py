@@ -4,21 +4,30 @@
   of it, the finding names them: the pod quota evaluator charges a deleted pod until it is gone or until
   ``deletionTimestamp`` + ``deletionGracePeriodSeconds`` has passed (``admission.quota.charged``), so those
   GPUs come back to the quota then, and not before.
+* A namespace whose GPU quota bounds ``requests.nvidia.com/gpu`` while its pods take GPUs through DRA
+  ResourceClaims, which that key never counts: each such claim and its pod are named, with the key that
+  does count them (``<device-class>.deviceclass.resource.k8s.io/devices``, ``admission.quota.class_key``; or,
+  where DRAExtendedResource is on, 1.36+, ``requests.<extendedResourceName>`` of the claim's DeviceClass).
 
 May not import: faces.
 """
 
 from __future__ import annotations
 
-from kubegpu.admission.quota import deleting_holders, pod_usage, pretty, resource_unit
+import json
+from collections import defaultdict
+
+from kubegpu.admission.quota import claim_usage, class_key, deleting_holders, pod_usage, pretty, resource_unit
 from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.gpu_pod import gpu_claim
+from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
 QUOTA_NEAR = 0.9
-SHOWN = 5  # pods named in a finding's detail
+SHOWN = 5  # pods or claims named in a finding's detail
 
 
 def gpu_keys(quota: ResourceQuota) -> list[str]:
@@ -65,8 +74,8 @@ def exceeded_keys(message: str) -> list[str]:
     return [part.partition("=")[0] for part in requested.split(",") if "=" in part]
 
 
-def quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
-    """See the module docstring."""
+def quota_findings(snapshot: ClusterSnapshot, extended: bool = True) -> list[Finding]:
+    """See the module docstring; ``extended`` as for ``dra_quota_findings``."""
     out = []
     for q in snapshot.quotas:
         for r in gpu_keys(q):
@@ -87,10 +96,105 @@ def quota_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 "R8.1, R8.2", [f"kubectl -n {q.namespace} describe resourcequota {q.name}",
                                *([_DELETING_PODS.format(ns=q.namespace)] if held else [])],
             ))  # fmt: skip
-    return out
+    return out + dra_quota_findings(snapshot, extended)
 
 
 _DELETING_PODS = (
     "kubectl -n {ns} get pods -o custom-columns=NAME:.metadata.name,DELETED:.metadata.deletionTimestamp,"
     "GRACE:.metadata.deletionGracePeriodSeconds,NODE:.spec.nodeName,PHASE:.status.phase"
 )
+
+
+def _claim_users(snapshot: ClusterSnapshot) -> dict[str, list[str]]:
+    """ResourceClaim "ns/name" → the pods that name it (``spec.resourceClaims``, generated names from status)."""
+    users: dict[str, list[str]] = defaultdict(list)
+    for pod_key, pc in sorted(snapshot.dra.pod_claims.items()):
+        ns = pod_key.split("/", 1)[0]
+        for ref in pc.refs:
+            name = ref.claim_name or pc.statuses.get(ref.name) or ""
+            if name:
+                users[f"{ns}/{name}"].append(pod_key)
+    return users
+
+
+def _counts_class(keys: set[str], cls: str, snapshot: ClusterSnapshot, extended: bool) -> bool:
+    """Whether a quota holding ``keys`` (without scopes) counts ResourceClaims of DeviceClass ``cls``: its own
+    key, or, where DRAExtendedResource is on (KEP-5004, ``Behaviour.dra_extended_resource``), ``requests.<the
+    class's extendedResourceName>`` (resource_claims.go ``addExtendedResourceQuota``)."""
+    if class_key(cls) in keys:
+        return True
+    dc = snapshot.dra.classes.get(cls)
+    return (
+        extended
+        and dc is not None
+        and bool(dc.extended_resource_name)
+        and (f"requests.{dc.extended_resource_name}" in keys)
+    )
+
+
+def dra_quota_findings(snapshot: ClusterSnapshot, extended: bool = True) -> list[Finding]:
+    """A namespace with a GPU quota whose GPU ResourceClaims no quota counts (see the module docstring);
+    ``extended``: the release counts a claim in its class's extended resource too (DRAExtendedResource)."""
+    dra = snapshot.dra
+    if not dra.claims:
+        return []
+    by_ns: dict[str, list[ResourceQuota]] = defaultdict(list)
+    for q in sorted(snapshot.quotas, key=lambda q: q.name):
+        by_ns[q.namespace].append(q)
+    claims: dict[str, list[ResourceClaim]] = defaultdict(list)
+    for c in sorted(dra.claims.values(), key=lambda c: c.key):
+        if any(gpu_keys(q) for q in by_ns.get(c.namespace, ())) and gpu_claim(c, dra):
+            claims[c.namespace].append(c)
+    users = _claim_users(snapshot) if claims else {}
+    out = []
+    for ns, mine in sorted(claims.items()):
+        counted = {k for q in by_ns[ns] if not q.scoped for k in q.hard}
+        uncounted: list[tuple[ResourceClaim, str, int]] = []  # (claim, class, devices)
+        for c in mine:
+            usage = claim_usage(c)
+            for cls in sorted({s.device_class_name for r in c.requests for s in r.alternatives}):
+                if not _counts_class(counted, cls, snapshot, extended):
+                    uncounted.append((c, cls, usage.get(class_key(cls), 0) // 1000))
+        if uncounted:
+            out.append(_dra_finding(ns, by_ns[ns], uncounted, users))
+    return out
+
+
+def _dra_finding(
+    ns: str, quotas: list[ResourceQuota], uncounted: list[tuple[ResourceClaim, str, int]],
+    users: dict[str, list[str]],
+) -> Finding:  # fmt: skip
+    gpu_quotas = [q for q in quotas if gpu_keys(q)]
+    bounds = "; ".join(f"{q.name} bounds {', '.join(gpu_keys(q))}" for q in gpu_quotas)
+    named = [
+        f"ResourceClaim {c.name}"
+        + (f" (pod {', '.join(k.split('/', 1)[1] for k in users[c.key])})" if users.get(c.key) else " (no pod names it)")
+        + f" asks for {n} {cls} device(s)"
+        for c, cls, n in uncounted
+    ]  # fmt: skip
+    classes = sorted({cls for _, cls, _ in uncounted})
+    keys = ", ".join(class_key(cls) for cls in classes)
+    target = next((q for q in gpu_quotas if not q.scoped), None)
+    commands = [f"kubectl -n {ns} get resourceclaims -o wide", f"kubectl -n {ns} describe resourcequota"]
+    if target is not None:
+        budget = str(target.hard[gpu_keys(target)[0]] // 1000)
+        patch = f"kubectl -n {ns} patch resourcequota {target.name} --type=merge -p " + "'{}'".format(
+            json.dumps({"spec": {"hard": dict.fromkeys((class_key(cls) for cls in classes), budget)}})
+        )
+        remove = [
+            {"op": "remove", "path": "/spec/hard/" + class_key(cls).replace("~", "~0").replace("/", "~1")}
+            for cls in classes
+        ]
+        rollback = f"kubectl -n {ns} patch resourcequota {target.name} --type=json -p '{json.dumps(remove)}'"
+        commands += [f"{patch} --dry-run=server -o yaml", patch, f"{rollback}   # rollback"]
+    return Finding(
+        "warning", "quota", f"GPU quota in {ns} does not count GPUs taken through DRA ResourceClaims",
+        [*(f"resourcequota/{ns}/{q.name}" for q in gpu_quotas),
+         *dict.fromkeys(f"resourceclaim/{ns}/{c.name}" for c, _, _ in uncounted)],
+        f"ResourceQuota {bounds}, which counts pods' GPU resource requests only; a GPU a pod gets through a "
+        f"ResourceClaim is not counted there, and no quota here counts it: {_listed(named)}. Bound those with "
+        f"{keys} in a ResourceQuota without scopes (Kubernetes 1.31+): the API server counts every ResourceClaim of "
+        "the class when it is created and refuses one over the limit (`exceeded quota`). It is a budget apart "
+        "from the nvidia.com/gpu one.",
+        "R8.1", commands,
+    )  # fmt: skip

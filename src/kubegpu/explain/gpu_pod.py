@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from kubegpu.explain.schedulers import wants_gpu_elsewhere
-from kubegpu.model.dra import DeviceRequest, DraObjects
+from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import other_vendor_gpu
@@ -53,11 +53,7 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
         name = ref.claim_name or pc.statuses.get(ref.name) or ""
         claim = dra.claims.get(f"{ns}/{name}") if name else None
         if claim is not None:
-            if claim.allocated is not None:
-                if any(d.driver in GPU_DRA_DRIVERS for d in claim.allocated):
-                    return True
-                continue
-            if _requests_gpu(claim.requests, dra):
+            if gpu_claim(claim, dra):
                 return True
             continue
         if ref.claim_name:
@@ -66,6 +62,14 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
         if template is None or _requests_gpu(template.requests, dra):
             return True
     return False
+
+
+def gpu_claim(claim: ResourceClaim, dra: DraObjects) -> bool:
+    """The claim is for a device of a GPU driver: its allocation names one, or, not allocated, one of its
+    requests asks for one (see the module docstring)."""
+    if claim.allocated is not None:
+        return any(d.driver in GPU_DRA_DRIVERS for d in claim.allocated)
+    return _requests_gpu(claim.requests, dra)
 
 
 def _requests_gpu(requests: tuple[DeviceRequest, ...], dra: DraObjects) -> bool:

@@ -67,6 +67,11 @@ MIG_PAUSED_DEPLOY_VALUE = "paused-for-mig-change"
 # extended resources served by DRA (ExtendedResourceClaimAnnotation), both KEP-5004
 DRA_DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 DRA_EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+# DRA quota (k8s.io/api/core/v1 types.go ResourceClaimsPerClass; pkg/quota/v1/evaluator/core/resource_claims.go
+# from 1.31, KEP-4381): ResourceQuota key ``<device-class>`` + this bounds the devices a namespace's
+# ResourceClaims ask for of that class; the claims themselves count as the object count below
+DRA_CLASS_QUOTA_SUFFIX = ".deviceclass.resource.k8s.io/devices"
+DRA_CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
 # DRAAdminAccess (k8s.io/api/resource/v1 types.go DRAAdminNamespaceLabelKey): adminAccess in a ResourceClaim
 # or ResourceClaimTemplate is allowed only in a namespace carrying this label set to "true"
 DRA_ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
