@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubegpu.admission.dra import namespace_quotas
+from kubegpu.admission.lint import LintContext, lint_object
 from kubegpu.admission.quota import claim_usage, namespace_usage, not_enforced, scope_note
 from kubegpu.admission.quota_report import quota_rows
 from kubegpu.explain.findings import find
@@ -170,3 +172,56 @@ def test_object_count_and_device_class_keys_are_not_called_unenforced() -> None:
     assert not_enforced(COUNT) == ""
     assert not_enforced(GPU_KEY) == ""
     assert not_enforced("limits.nvidia.com/gpu").startswith("not enforced")
+
+
+def _items_with_quota(hard: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu", "namespace": "gpu-test6"},
+             "spec": {"hard": hard}}  # fmt: skip
+    return [("t.yaml", o) for o in [*yaml.safe_load(CASE.read_text())["items"], quota]]
+
+
+def _template(objects: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    return next(o for _, o in objects if o["kind"] == "ResourceClaimTemplate")
+
+
+def test_lint_warns_on_a_claim_template_no_quota_counts() -> None:
+    """NVIDIA's gpu-test6 template in a namespace bounding requests.nvidia.com/gpu only: one warning on the
+    request's deviceClassName, naming the key that would count it."""
+    objects = _items_with_quota({"requests.nvidia.com/gpu": "2"})
+    ctx = LintContext(quotas=namespace_quotas(objects))
+    [v] = [v for v in lint_object(_template(objects), ctx) if v.rule == "dra-quota"]
+    assert v.warning
+    assert v.field == "spec.spec.devices.requests[0].exactly.deviceClassName"
+    assert v.message.startswith(
+        "no ResourceQuota of namespace gpu-test6 counts the gpu.nvidia.com devices of this ResourceClaimTemplate: "
+        "requests.nvidia.com/gpu (gpu) counts pods' GPU requests, not ResourceClaims"
+    )
+    assert f"Fix: add {GPU_KEY}" in v.message
+    claim = next(o for _, o in objects if o["kind"] == "ResourceClaim")
+    assert [v.field for v in lint_object(claim, ctx) if v.rule == "dra-quota"] == [
+        "spec.devices.requests[0].exactly.deviceClassName"
+    ]
+
+
+def test_lint_says_nothing_when_the_class_is_counted_or_the_quotas_are_unknown() -> None:
+    counted = _items_with_quota({"requests.nvidia.com/gpu": "2", GPU_KEY: "2"})
+    assert not [v for v in lint_object(_template(counted), LintContext(quotas=namespace_quotas(counted)))
+                if v.rule == "dra-quota"]  # fmt: skip
+    unknown = _items_with_quota({"requests.nvidia.com/gpu": "2"})
+    assert not [v for v in lint_object(_template(unknown), LintContext()) if v.rule == "dra-quota"]
+
+
+def test_kubegpu_lint_prints_the_warning_and_exits_0(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubegpu.cli.live_cmd import lint as lint_command
+
+    path = tmp_path / "gpu-test6.yaml"
+    path.write_text(yaml.safe_dump_all([o for _, o in _items_with_quota({"requests.nvidia.com/gpu": "2"})]))
+    result = CliRunner().invoke(lint_command, [str(path)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "ResourceClaimTemplate gpu-test6/a100: spec.spec.devices.requests[0].exactly.deviceClassName: "
+        in result.output
+    )
+    assert "[dra-quota, warning]" in result.output

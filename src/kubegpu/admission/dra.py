@@ -12,15 +12,24 @@ ResourceClaims / ResourceClaimTemplates that ask for admin access.
   on by default in 1.34); the finding carries upstream's field path and message. A namespace whose labels
   are not known counts as unlabelled (``kubegpu lint`` knows the Namespaces among its files); the webhook
   sees these objects only where its configuration lists ``resourceclaims`` / ``resourceclaimtemplates``.
+* A ResourceQuota on ``requests.nvidia.com/gpu`` counts no ResourceClaim: a claim's devices count only under
+  ``<device-class>.deviceclass.resource.k8s.io/devices`` of a quota without scopes (``admission.quota``,
+  resource_claims.go). Where the namespace's quotas (``namespace_quotas``: ``kubegpu lint`` reads those among
+  its files) bound a GPU resource but not a class a claim asks for, ``quota_gaps`` says so, one line per
+  request: a warning, since the API server admits the claim (on 1.36+ a DeviceClass whose
+  ``extendedResourceName`` is the bounded resource is counted there, which lint cannot see without it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.admission.quota import class_key, resource_unit
 from kubegpu.admission.shape import mapping
 from kubegpu.model.names import DRA_ADMIN_NAMESPACE_LABEL
+from kubegpu.model.resources import is_gpu
 
 # where each kind keeps its ResourceClaimSpec
 CLAIM_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
@@ -61,3 +70,75 @@ def admin_access_violations(
             if holder.get("adminAccess") is True:
                 return [(f"{path}.adminAccess", ADMIN_ACCESS_FORBIDDEN)]
     return []
+
+
+@dataclass(frozen=True)
+class NamespaceQuotas:
+    """What a namespace's ResourceQuotas bound, for ``quota_gaps``."""
+
+    gpu_keys: tuple[tuple[str, str], ...]  # (quota, key) of each ``requests.<GPU resource>`` key
+    counted: frozenset[str]  # the keys of its quotas without scopes: the only ones that count ResourceClaims
+
+
+def namespace_quotas(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[str, NamespaceQuotas]:
+    """The ResourceQuota objects among ``objects``, by namespace."""
+    gpu: dict[str, list[tuple[str, str]]] = {}
+    counted: dict[str, set[str]] = {}
+    for _, o in objects:
+        if o.get("kind") != "ResourceQuota":
+            continue
+        meta, spec = mapping(o.get("metadata")), mapping(o.get("spec"))
+        ns, name, hard = (
+            str(meta.get("namespace") or "default"),
+            str(meta.get("name") or ""),
+            mapping(spec.get("hard")),
+        )
+        gpu.setdefault(ns, []).extend(
+            (name, str(k))
+            for k in sorted(hard)
+            if str(k).startswith("requests.") and is_gpu(resource_unit(str(k)))
+        )
+        if not spec.get("scopes") and not spec.get("scopeSelector"):
+            counted.setdefault(ns, set()).update(str(k) for k in hard)
+    return {ns: NamespaceQuotas(tuple(keys), frozenset(counted.get(ns, ()))) for ns, keys in gpu.items()}
+
+
+def _device_classes(kind: str, obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field, deviceClassName) of each request and firstAvailable alternative (v1 ``exactly``, v1beta1 flat)."""
+    spec: object = obj
+    for key in CLAIM_SPEC_PATHS[kind]:
+        spec = mapping(spec).get(key)
+    requests = mapping(mapping(spec).get("devices")).get("requests")
+    prefix = ".".join(CLAIM_SPEC_PATHS[kind]) + ".devices.requests"
+    out = []
+    for i, request in enumerate(requests if isinstance(requests, list) else []):
+        request = mapping(request)
+        alternatives = request.get("firstAvailable")
+        holders = [(f"{prefix}[{i}].exactly", mapping(request.get("exactly"))), (f"{prefix}[{i}]", request)]
+        if isinstance(alternatives, list):
+            holders += [
+                (f"{prefix}[{i}].firstAvailable[{j}]", mapping(a)) for j, a in enumerate(alternatives)
+            ]
+        out += [
+            (f"{path}.deviceClassName", str(h["deviceClassName"]))
+            for path, h in holders
+            if h.get("deviceClassName")
+        ]
+    return out
+
+
+def quota_gaps(kind: str, obj: Mapping[str, Any], quotas: NamespaceQuotas | None) -> list[tuple[str, str]]:
+    """(field, message) for each device class the claim asks for that the namespace's GPU quota leaves
+    uncounted (none when the namespace bounds no GPU resource)."""
+    if quotas is None or not quotas.gpu_keys:
+        return []
+    namespace = str(mapping(obj.get("metadata")).get("namespace") or "default")
+    bounds = ", ".join(f"{key} ({quota})" for quota, key in quotas.gpu_keys)
+    return [
+        (field, f"no ResourceQuota of namespace {namespace} counts the {cls} devices of this {kind}: {bounds} "
+                "counts pods' GPU requests, not ResourceClaims (unless, from 1.36, the DeviceClass's "
+                f"extendedResourceName is that resource). Fix: add {class_key(cls)} to a ResourceQuota without "
+                f"scopes in {namespace}.")
+        for field, cls in _device_classes(kind, obj)
+        if class_key(cls) not in quotas.counted
+    ]  # fmt: skip

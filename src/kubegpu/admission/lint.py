@@ -25,6 +25,8 @@ Each rule names the field, says what goes wrong and how to fix it:
   excepted: node agents must run on GPU nodes).
 * ``dra-admin-access``: ``adminAccess`` in a ResourceClaim / ResourceClaimTemplate outside a namespace
   labelled for it (``kubegpu.admission.dra``); a container using a claim counts as requesting a GPU;
+* ``dra-quota`` (warning, where the namespace's ResourceQuotas are known): a ResourceClaim / ResourceClaimTemplate
+  whose device class no quota counts while the namespace bounds a GPU resource (``dra.quota_gaps``);
 * ``invalid``: a field the rules read as an object that is not one (``kubegpu.admission.shape``).
 
 A **GPU namespace** is one labelled ``kubegpu.io/gpu-namespace=true``; when namespace labels are
@@ -38,7 +40,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.admission.dra import CLAIM_SPEC_PATHS, admin_access_violations, references_claims
+from kubegpu.admission.dra import (
+    CLAIM_SPEC_PATHS,
+    NamespaceQuotas,
+    admin_access_violations,
+    quota_gaps,
+    references_claims,
+)
 from kubegpu.admission.gpu_access import (
     DANGEROUS_CAPABILITIES,
     IMEX_CHANNELS,
@@ -126,6 +134,8 @@ class LintContext:
     # (namespace, ConfigMap|Secret, name) -> its keys, for envFrom; None: unknown (the webhook reads none)
     env_sources: Mapping[tuple[str, str, str], frozenset[str]] | None = None
     old_annotations: Mapping[str, str] | None = None  # an UPDATE's stored object's annotations
+    # namespace -> what its ResourceQuotas bound (``dra.namespace_quotas``); None: unknown, ``dra-quota`` off
+    quotas: Mapping[str, NamespaceQuotas] | None = None
 
     @property
     def gpu_nodes(self) -> frozenset[str] | None:
@@ -188,7 +198,10 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     if labels.get(OPT_OUT_LABEL) == OPT_OUT_VALUE:
         return []
     if kind in CLAIM_SPEC_PATHS:
-        return [Violation("dra-admin-access", f, m) for f, m in admin_access_violations(kind, obj, labels)]
+        gaps = quota_gaps(kind, obj, mapping(ctx.quotas).get(namespace))
+        return [
+            Violation("dra-admin-access", f, m) for f, m in admin_access_violations(kind, obj, labels)
+        ] + [Violation("dra-quota", f, m, warning=True) for f, m in gaps]
     prefix = ""
     template: Mapping[str, Any] = obj
     for key in TEMPLATE_PATHS.get(kind, ()):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from kubegpu.admission.dra import namespace_quotas
 from kubegpu.admission.gpu_access import Exemptions
 from kubegpu.admission.lint import (
     INVALID_RULES,
@@ -350,7 +351,8 @@ def lint(files: tuple[Path, ...], output: str, strict: bool) -> None:
             objects.extend(read_path(path, errors))
         except InputError as exc:
             errors.append(exc)
-    ctx = LintContext(namespace_labels(objects), node_facts(objects), env_sources=env_sources(objects))
+    ctx = LintContext(namespace_labels(objects), node_facts(objects), env_sources=env_sources(objects),
+                      quotas=namespace_quotas(objects))  # fmt: skip
     findings = [(source, obj, v) for source, obj in objects for v in lint_object(obj, ctx)]
     if output == "json":
         rows = [{"source": source, "object": describe(obj), "rule": v.rule, "field": v.field, "message": v.message,
