@@ -13,7 +13,9 @@ from kubegpu.errors import InputError
 
 def test_h200_labels_without_sharing(h200: NodeInventory) -> None:
     # Driver "580.159.04" splits into major/minor/rev; cuda_driver 13000 is CUDA 13.0; 150754820096 bytes is
-    # 143771 MiB (query-gpu.csv says "143771 MiB"); compute capability 9.0 is the hopper family.
+    # 143771 MiB (query-gpu.csv says "143771 MiB"); compute capability 9.0 is the hopper family. The reading
+    # predates pci_class and machine_type: gpu.machine and gpu.mode are "unknown", as GFD labels a node whose
+    # DMI product name and PCI class it cannot read (test_gfd_machine_mode.py).
     assert gfd_labels(h200, PluginConfig()) == {
         "nvidia.com/cuda.driver-version.full": "580.159.04",
         "nvidia.com/cuda.driver-version.major": "580",
@@ -31,7 +33,9 @@ def test_h200_labels_without_sharing(h200: NodeInventory) -> None:
         "nvidia.com/gpu.compute.minor": "0",
         "nvidia.com/gpu.count": "1",
         "nvidia.com/gpu.family": "hopper",
+        "nvidia.com/gpu.machine": "unknown",
         "nvidia.com/gpu.memory": "143771",
+        "nvidia.com/gpu.mode": "unknown",
         "nvidia.com/gpu.present": "true",
         "nvidia.com/gpu.product": "NVIDIA-H200",
         "nvidia.com/gpu.replicas": "1",

@@ -14,7 +14,14 @@ keys that a single-GPU VM cannot show, all absent from that file and all read as
 telemetry: ``kubegpu.node.discovery.process_utilization`` describes it), a top-level ``generated`` note
 that marks a synthetic reading, and a top-level ``mig_minors``: the lines of
 ``/proc/driver/nvidia-caps/mig-minors`` as read (``[]`` where the file does not exist; see
-``kubegpu.devices.nvcaps``). Readings store what NVML returned; a failed query is the string ``"ERR:<error>"``.
+``kubegpu.devices.nvcaps``). Two more come from files, for GFD's ``gpu.mode`` and ``gpu.machine`` labels
+(``kubegpu.devices.labels``): per device ``pci_class``, the text of sysfs
+``/sys/bus/pci/devices/<bus id>/class`` (``"0x030200"``; the bus id as sysfs names it, lower case with a
+4-digit domain: ``0000:1a:00.0``), and top-level ``machine_type``, the text of
+``/sys/class/dmi/id/product_name`` (``"Standard PC (Q35 + ICH9, 2009)"``), each without its surrounding
+whitespace (GFD trims both); a reading without them (every one made before they were recorded) leaves both
+labels ``unknown``. Readings store what NVML returned; a failed query (or file read) is the string
+``"ERR:<error>"``.
 
 Must not: call NVML or open files other than the one ``load_reading`` is handed.
 """
@@ -151,6 +158,8 @@ class GpuDevice:
     processes: tuple[Process, ...] = ()
     health: Health = Health.HEALTHY
     health_reason: str = ""
+    # sysfs class of the GPU's PCI function as read ("0x030200"); "ERR:…" when unreadable; None: not recorded
+    pci_class: str | None = None
     telemetry: Mapping[str, object] = field(default_factory=dict, compare=False)
 
     @property
@@ -184,6 +193,8 @@ class NodeInventory:
     source: str = ""
     generated: str = ""  # non-empty for synthetic readings: where their topology comes from
     mig_minors: tuple[str, ...] | None = None  # lines of mig-minors; None: not recorded
+    # the DMI product name (GFD's machine type file) as read; "ERR:…" when unreadable; None: not recorded
+    machine_type: str | None = None
 
     def device(self, uuid: str) -> GpuDevice:
         """The GPU with this UUID; KeyError if the node has none."""
@@ -222,7 +233,13 @@ def parse_reading(raw: object, *, source: str = "") -> NodeInventory:
         source=source,
         generated=top.text("generated", default=""),
         mig_minors=_mig_minors(top),
+        machine_type=_optional_text(top, "machine_type"),
     )
+
+
+def _optional_text(f: _Fields, key: str) -> str | None:
+    """A string key that older readings lack (None then)."""
+    return None if f.get(key) is None else f.text(key)
 
 
 def _mig_minors(top: _Fields) -> tuple[str, ...] | None:
@@ -242,6 +259,8 @@ def inventory_to_reading(inv: NodeInventory) -> dict[str, object]:
     out["devices"] = [_device_to_reading(d) for d in inv.devices]
     if inv.mig_minors is not None:
         out["mig_minors"] = list(inv.mig_minors)
+    if inv.machine_type is not None:
+        out["machine_type"] = inv.machine_type
     return out
 
 
@@ -250,6 +269,8 @@ def _device_to_reading(d: GpuDevice) -> dict[str, object]:
     out.update({k: v for k, v in d.telemetry.items() if k == "serial"})
     out["memory"] = {"total": d.memory_total, "used": d.memory_used, "free": d.memory_total - d.memory_used}
     out["pci_bus_id"] = d.pci_bus_id
+    if d.pci_class is not None:
+        out["pci_class"] = d.pci_class
     out["arch"] = d.arch
     out["cuda_cc"] = list(d.cuda_cc)
     out["mig_mode"] = [int(d.mig_enabled), int(d.mig_pending)] if d.mig_capable else NOT_SUPPORTED
@@ -297,7 +318,8 @@ def _device_to_reading(d: GpuDevice) -> dict[str, object]:
     return out
 
 
-def _is_err(value: object) -> bool:
+def is_recorded_error(value: object) -> bool:
+    """Whether a reading's value is a failed query or file read (``"ERR:<error>"``) rather than an answer."""
     return isinstance(value, str) and value.startswith("ERR:")
 
 
@@ -308,14 +330,14 @@ def _parse_device(raw: object, source: str, position: int) -> GpuDevice:
         raise f.error("index", f"{index} is more than kubegpu models (GPU indexes up to {MAX_GPU_INDEX})")
     f = _Fields(raw, source, f"device {index}", "")
     mig_mode = f.get("mig_mode")
-    if _is_err(mig_mode):
+    if is_recorded_error(mig_mode):
         mig_capable, mig_enabled, mig_pending = False, False, False
     else:
         mode = f.int_list("mig_mode", length=2)
         mig_capable, mig_enabled, mig_pending = True, mode[0] == 1, mode[1] == 1
     numa_raw = f.get("numa")
     # NVML answers NotSupported on VMs and single-socket boards, and sysfs says -1: "no NUMA affinity".
-    numa = None if _is_err(numa_raw) or numa_raw is None else f.integer("numa")
+    numa = None if is_recorded_error(numa_raw) or numa_raw is None else f.integer("numa")
     if numa is not None and numa < 0:
         numa = None
     memory = f.sub("memory")
@@ -344,6 +366,7 @@ def _parse_device(raw: object, source: str, position: int) -> GpuDevice:
         processes=tuple(_parse_process(item) for item in f.items("procs")),
         health=_enum(Health, health_raw, f, "health"),
         health_reason=f.text("health_reason", default=""),
+        pci_class=_optional_text(f, "pci_class"),
         telemetry={k: f.get(k) for k in TELEMETRY_KEYS if f.get(k) is not None},
     )
 

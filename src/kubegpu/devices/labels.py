@@ -17,18 +17,30 @@ has a GPU. With several GPU models on one node upstream labels one of them (map 
 the model of the lowest-index GPU. ``gpu.family`` follows upstream ``getArchFamily`` (8.0-8.8 ampere, 8.9
 ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin; majors it does not list → ``undefined``).
 
+``gpu.machine`` is ``newMachineTypeLabeler`` (``internal/lm/machine-type.go``): the machine type file's
+text (``/sys/class/dmi/id/product_name``, the reading's ``machine_type``), trimmed and sanitised, or ``unknown``
+when it could not be read. ``gpu.mode`` is ``newGPUModeLabeler`` (``internal/lm/nvml.go``) over the GPUs'
+PCI classes (the reading's ``pci_class``): all ``0x030000`` (VGA controller) → ``graphics``, all ``0x030200``
+(3D controller) → ``compute``; classes that differ, another class, or one that could not be read or parsed →
+``unknown`` (since v0.18.0; v0.16.x-v0.17.x failed the whole labeler on an unreadable class). GFD reads the
+class of full GPUs only, MIG-enabled or not (go-nvlib ``GetDevices``); go-nvlib reads the function's
+``vendor``, ``device``, ``numa_node`` and ``resource`` files with it, and GFD says ``unknown`` when one of those
+fails too; kubegpu reads the class alone, so it says ``compute`` where a host lacking one of those (``numa_node``
+needs a kernel built with NUMA) would get ``unknown`` from GFD. A reading made before these keys were
+recorded gives ``unknown`` for both, as GFD gives where it cannot read the files. Both labels come with every
+node that has a GPU, whatever the MIG strategy or sharing (``NewDeviceLabeler`` merges them in always).
+
 ``nfd_feature_text`` writes labels in NFD's local feature file format (one ``name=value`` per line,
 ``#`` comments), the file nfd-worker reads from ``/etc/kubernetes/node-feature-discovery/features.d/``.
 
-Not computed (the reading holds no data for them): ``gpu.mode`` (PCI class), ``gpu.machine``, vGPU,
-IMEX/fabric labels, ``gfd.timestamp``.
+Not computed (the reading holds no data for them): vGPU, IMEX/fabric labels, ``gfd.timestamp``.
 """
 
 from __future__ import annotations
 
 import re
 
-from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory
+from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory, is_recorded_error
 from kubegpu.devices.sharing import (
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
@@ -37,6 +49,7 @@ from kubegpu.devices.sharing import (
     SharingStrategy,
 )
 from kubegpu.errors import InputError
+from kubegpu.model.names import GPU_MACHINE_LABEL, GPU_MODE_LABEL
 
 # getArchFamily (v0.20.0 internal/lm/resource.go): majors 7 and 8 split on the minor (below).
 _FAMILIES = {
@@ -56,15 +69,58 @@ def gfd_labels(inv: NodeInventory, config: PluginConfig) -> dict[str, str]:
     """The ``nvidia.com/*`` labels GFD would put on this node, sorted by key; ``{}`` without GPUs."""
     if not inv.devices:
         return {}
-    labels = {"nvidia.com/gpu.present": "true"}
+    labels = {"nvidia.com/gpu.present": "true", GPU_MACHINE_LABEL: machine_label(inv.machine_type)}
     labels.update(_version_labels(inv))
     labels["nvidia.com/mig.capable"] = _bool(any(g.mig_capable for g in inv.devices))
     labels["nvidia.com/mps.capable"] = _bool(config.sharing_strategy is SharingStrategy.MPS)
     labels.update(_full_gpu_labels(inv, config))
+    labels[GPU_MODE_LABEL] = gpu_mode(inv.devices)
     if config.mig_strategy is not MigStrategy.NONE:
         labels["nvidia.com/mig.strategy"] = str(config.mig_strategy)
         labels.update(_mig_labels(inv, config))
     return dict(sorted(labels.items()))
+
+
+UNKNOWN = "unknown"  # GFD's machineTypeUnknown, and the mode it gives when it cannot tell
+# go-nvlib nvpci PCIVgaControllerClass / PCI3dControllerClass: class, subclass and programming interface
+PCI_VGA_CONTROLLER = 0x030000
+PCI_3D_CONTROLLER = 0x030200
+
+
+def machine_label(machine_type: str | None) -> str:
+    """``gpu.machine``: GFD's ``getMachineType`` (text trimmed) then ``sanitise``; ``unknown`` when unread."""
+    if machine_type is None or is_recorded_error(machine_type):
+        return UNKNOWN
+    return sanitise(machine_type.strip())
+
+
+def gpu_mode(devices: tuple[GpuDevice, ...]) -> str:
+    """``gpu.mode``: GFD's ``getDeviceClasses`` and ``getModeForClasses`` over the GPUs' PCI classes.
+
+    A class other than the two gives ``unknown``, as ``getModeForClasses`` does (its test's NVSwitch case).
+    The GFD binary never gets that far with one: ``nvmlDevice.GetPCIClass`` dereferences the nil that go-nvlib
+    ``GetGPUByPciBusID`` returns for a function that is neither a VGA nor a 3D controller.
+    """
+    classes = {_pci_class(g.pci_class) for g in devices}
+    (only,) = classes if len(classes) == 1 else (None,)
+    if only is None:  # a class not read, or classes that differ
+        return UNKNOWN
+    return {PCI_VGA_CONTROLLER: "graphics", PCI_3D_CONTROLLER: "compute"}.get(only, UNKNOWN)
+
+
+def _pci_class(text: str | None) -> int | None:
+    """go-nvlib's ``strconv.ParseUint(TrimSpace(text), 0, 32)`` of a sysfs class; None where that fails."""
+    if text is None or is_recorded_error(text):
+        return None
+    text = text.strip()
+    if not re.fullmatch(r"[0-9A-Za-z_]+", text):  # no sign, no inner space: ParseUint refuses them
+        return None
+    try:
+        # base 0 as Go reads it: 0x / 0o / 0b prefixes, and a bare leading 0 is octal (Python refuses that)
+        value = int("0o" + text[1:], 0) if re.fullmatch(r"0[0-7_]+", text) else int(text, 0)
+    except ValueError:
+        return None
+    return value if value <= 0xFFFFFFFF else None
 
 
 def _version_labels(inv: NodeInventory) -> dict[str, str]:

@@ -54,6 +54,10 @@ MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 MIG_CAPABLE_LABEL = "nvidia.com/mig.capable"  # GFD: "true" / "false", whether any GPU of the node has MIG
+# GFD (k8s-device-plugin internal/lm machine-type.go, nvml.go newGPUModeLabeler): the sanitised DMI product
+# name of the node, and "compute" / "graphics" / "unknown" from the GPUs' PCI class
+GPU_MACHINE_LABEL = "nvidia.com/gpu.machine"
+GPU_MODE_LABEL = "nvidia.com/gpu.mode"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # the GPU Operator's per-node switch for its device-plugin DaemonSet (one of its nvidia.com/gpu.deploy.*
 # labels; "false" keeps the plugin off the node, as NVIDIA's DRA driver docs want where the DRA driver runs)

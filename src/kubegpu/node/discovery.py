@@ -8,10 +8,15 @@ discover -o json`` on a GPU host writes a file that ``--backend recorded`` reads
 and importing ``kubegpu.node`` must not need ``libnvidia-ml.so``. Every NVML query that fails is
 recorded as ``"ERR:<error class>:<message>"`` instead of aborting the reading, because a node with one
 unsupported query (NUMA on a VM, NVLink on PCIe cards) is still a node to inventory.
+
+Two files are read beside NVML, where GFD reads them for its ``gpu.mode`` and ``gpu.machine`` labels: each
+GPU's sysfs ``class`` and the DMI product name. A file that cannot be read is recorded the same way,
+``"ERR:<exception class>:<message>"``.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +33,10 @@ GI_PROFILE_IDS = range(0x12)
 # How far back a reading asks nvmlDeviceGetProcessUtilization for per-process samples: several of the
 # driver's sample periods (1/6 s to 1 s), so that a process busy right now always has one.
 PROCESS_UTIL_WINDOW_US = 5_000_000
+# go-nvlib nvpci PCIDevicesRoot: GFD reads a GPU's class under it (internal/resource/nvml-device.go GetPCIClass)
+PCI_DEVICES_ROOT = Path("/sys/bus/pci/devices")
+# gpu-feature-discovery's --machine-type-file default (k8s-device-plugin cmd/gpu-feature-discovery/main.go)
+MACHINE_TYPE_FILE = Path("/sys/class/dmi/id/product_name")
 
 
 class DiscoveryBackend(Protocol):
@@ -70,6 +79,7 @@ class NvmlBackend:
                 "devices": devices,
                 # not NVML's: the driver's /proc list of MIG capability minors (MIG devices' /dev nodes)
                 "mig_minors": read_mig_minors(),
+                "machine_type": read_file_text(MACHINE_TYPE_FILE),
             }
         finally:
             nvml.nvmlShutdown()
@@ -99,13 +109,15 @@ def _device(nvml: Any, index: int, h: Any, handles: list[Any]) -> dict[str, obje
     util = q(nvml.nvmlDeviceGetUtilizationRates, h)
     mig_mode = q(nvml.nvmlDeviceGetMigMode, h)
     max_mig = q(nvml.nvmlDeviceGetMaxMigDeviceCount, h)
+    bus_id = text_of(nvml.nvmlDeviceGetPciInfo(h).busId)
     out: dict[str, object] = {
         "index": index,
         "name": text_of(nvml.nvmlDeviceGetName(h)),
         "uuid": text_of(nvml.nvmlDeviceGetUUID(h)),
         "serial": text_of(q(nvml.nvmlDeviceGetSerial, h)),
         "memory": {"total": mem.total, "used": mem.used, "free": mem.free},
-        "pci_bus_id": text_of(nvml.nvmlDeviceGetPciInfo(h).busId),
+        "pci_bus_id": bus_id,
+        "pci_class": read_file_text(PCI_DEVICES_ROOT / sysfs_bus_id(bus_id) / "class"),
         "arch": q(nvml.nvmlDeviceGetArchitecture, h),
         "cuda_cc": list(nvml.nvmlDeviceGetCudaComputeCapability(h)),
         "brand": q(nvml.nvmlDeviceGetBrand, h),
@@ -264,6 +276,26 @@ def process_utilization(nvml: Any, h: Any, since_us: int) -> object:
             for s in samples
         ],
     }
+
+
+def sysfs_bus_id(nvml_bus_id: str) -> str:
+    """The name sysfs gives a PCI function NVML calls ``nvml_bus_id`` (``00000000:1A:00.0`` → ``0000:1a:00.0``).
+
+    go-nvlib ``GetPCIBusID``: lower case, and a domain of eight digits whose first four are zeros loses them.
+    """
+    bus_id = nvml_bus_id.lower()
+    return bus_id[4:] if re.match(r"0{4}[0-9a-f]{4}:", bus_id) else bus_id
+
+
+def read_file_text(path: Path) -> str:
+    """A sysfs file's text without surrounding whitespace (GFD trims it too), or ``"ERR:…"`` when unreadable.
+
+    Bytes that are not UTF-8 become U+FFFD, which GFD's ``sanitise`` drops as it drops Go's invalid bytes.
+    """
+    try:
+        return path.read_bytes().decode("utf-8", "replace").strip()
+    except OSError as exc:
+        return f"ERR:{type(exc).__name__}:{exc}"
 
 
 def text_of(value: object) -> str:
