@@ -194,6 +194,7 @@ def test_both_labels_come_with_every_mig_strategy_and_none_without_gpus(h200: No
     [
         SHARED_H200 / "nvml.json",
         GENERATED / "h200-1gpu-discover.json",
+        GENERATED / "h100-1gpu" / "discover.json",
         GENERATED / "dgx1-8xv100.json",
         GENERATED / "hgx-8xh100-nvswitch.json",
         GENERATED / "pcie-4gpu-2socket.json",
@@ -201,8 +202,8 @@ def test_both_labels_come_with_every_mig_strategy_and_none_without_gpus(h200: No
     ids=lambda p: p.name,
 )
 def test_readings_recorded_before_the_keys_existed_say_unknown(reading: object) -> None:
-    # None of these readings has pci_class or machine_type (the H200 ones were recorded before discovery read
-    # them, the generated ones model no host): both labels are "unknown", as GFD writes where it cannot read
+    # None of these readings has pci_class or machine_type (the H200 and H100 ones were recorded before
+    # discovery read them, the generated ones model no host): both labels are "unknown", as GFD writes where it cannot read
     # the class or the machine type file. A real sysfs reading will pin the "compute" of a recorded node.
     inv = load_reading(reading)  # type: ignore[arg-type]
     assert inv.machine_type is None and all(g.pci_class is None for g in inv.devices)
