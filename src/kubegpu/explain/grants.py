@@ -16,11 +16,11 @@ from kubegpu.devices.plugin_versions import PluginVersion, version_in_use
 from kubegpu.devices.sharing import ResourcePlan, SharingStrategy
 from kubegpu.explain import schedulers
 from kubegpu.explain.explanation import DeviceGrant, Explanation
+from kubegpu.explain.hami_reads import hami_reads
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES, HAMI_SCHEDULER
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
 from kubegpu.scheduler.device_ledger import Assignment, Refusal, choose, container_requests
@@ -115,7 +115,8 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
                 f"hami-scheduler refuses the node (NodeInsufficientDevice) whatever its free vGPU slots. Ask for "
                 f"at most {physical} in one container, or run it where HAMi registered {vgpus} GPUs."
             )
-            if exp.handled_by and _registered_below(engine, vgpus):  # no node HAMi knows could take it
+            # no node HAMi knows could take it (every node's annotation read once per snapshot)
+            if exp.handled_by and hami_reads(engine.snapshot).registered_below(vgpus):
                 schedulers.establish(exp, pod, HAMI_SCHEDULER, (HAMI_VGPUS_OVER_PHYSICAL, exp.notes[-1]))
         else:
             exp.notes.append(f"{rule} {node_name} registered {physical} with HAMi: enough for {vgpus}.")
@@ -130,18 +131,6 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
 
 HAMI_STALE_REFUSAL = "hami-scheduler's last refusal predates the node's state: no GPU on it is held now"
 HAMI_VGPUS_OVER_PHYSICAL = "hami-scheduler: more vGPUs in one container than any node has physical GPUs"
-
-
-def _registered_below(engine: Engine, vgpus: int) -> bool:
-    """Every node HAMi registered (its register annotation, read) lists fewer physical GPUs than ``vgpus``:
-    hami-scheduler refuses the container on all of them (a node without the annotation it calls
-    unregistered; one whose annotation kubegpu cannot read might fit, so it is not counted as refusing)."""
-    registered = [
-        hami_registered_gpus(n)
-        for n in engine.snapshot.nodes
-        if HAMI_NODE_REGISTER_ANNOTATION in n.annotations
-    ]
-    return all(count is not None and count < vgpus for count in registered)
 
 
 # hami-scheduler's extender marks a node whose devices do not fit the pod NodeUnfitPod (HAMi
@@ -159,18 +148,10 @@ def _hami_stale_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation)
         for e in engine.snapshot.records.events_about("Pod", pod.namespace, pod.name)
         if e.component == HAMI_SCHEDULER and HAMI_NODE_UNFIT in e.message
     ]
-    holders = [
-        p
-        for p in engine.snapshot.pods_on(node_name)
-        if p.key != pod.key
-        and p.phase not in ("Succeeded", "Failed")
-        and any(v and (is_gpu(r) or r in HAMI_RESOURCES) for r, v in p.requests.items())
-    ]
-    quota = any(
-        q.namespace == pod.namespace and any(h.split(".", 1)[-1] in HAMI_RESOURCES for h in q.hard)
-        for q in engine.snapshot.quotas
-    )
-    if not events or holders or quota:
+    if not events:
+        return
+    hami = hami_reads(engine.snapshot)  # read once per snapshot, not per pod
+    if hami.held_by_another(node_name, pod.key) or hami.quoted(pod.namespace):
         return
     last = events[-1]
     exp.notes.append(

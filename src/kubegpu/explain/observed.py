@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.explain import kai_events
+from kubegpu.explain.hami_reads import hami_reads
 from kubegpu.explain.preempting import under_way
 from kubegpu.model.names import (
     FAILED_SCHEDULING,
@@ -155,7 +156,7 @@ def compare(
             "scheduler's words and rules"
         )
         if obs.reporter == HAMI_SCHEDULER and "node unregistered" in obs.message:
-            bare = [n.name for n in snapshot.nodes if HAMI_NODE_REGISTER_ANNOTATION not in n.annotations]
+            bare = hami_reads(snapshot).unregistered  # read once per snapshot, not per pod
             obs.why.append(
                 f"hami-scheduler counts only nodes whose HAMi device plugin wrote the {HAMI_NODE_REGISTER_ANNOTATION} "
                 f"annotation; {', '.join(bare) or 'no node'} lack{'s' if len(bare) == 1 else ''} it: the "
