@@ -87,3 +87,24 @@ def test_stale_node_unfit_refusal_hami_1368() -> None:
         )
         data = diagnose(Engine(load_files(path))).to_dict()
     assert "predates" not in " ".join(pending(data, "team-a/train-b-0")["notes"])
+
+
+def test_the_headline_counts_hamis_nvidia_gpu_as_vgpu_slots_not_gpus() -> None:
+    """HAMi's device plugin advertises each physical GPU deviceSplitCount times as nvidia.com/gpu (default 10:
+    the ``nvidia.deviceSplitCount`` of the device configuration HAMi's chart ships; the #591 node: 8 RTX 3090 in its register
+    annotation, nvidia.com/gpu 80). Before, the headline said "80 GPUs allocatable" for that node of 8 GPUs."""
+    from kubegpu.explain.summary import pod_ask, summarize
+
+    snap = load_files(HERE / "hami-591-sixteen-vgpus-eight-gpus.yaml")
+    summary = summarize(
+        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
+    )
+    line = summary.devices_line()
+    assert line.startswith("1 GPU nodes, 0 GPUs allocatable, 0 requested, 0 free; ")
+    assert "80 HAMi vGPU slots allocatable (on 8 physical GPUs HAMi registered), 0 requested, 80 free" in line
+    assert summary.to_dict()["hamiVgpuSlots"] == {
+        "allocatable": 80,
+        "requested": 0,
+        "free": 80,
+        "physicalGpus": 8,
+    }

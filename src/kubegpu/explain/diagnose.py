@@ -44,8 +44,13 @@ from kubegpu.explain.pending import (
     observed_for,
 )
 from kubegpu.model.dra import DraObjects
-from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL
-from kubegpu.model.names import CONTROL_PLANE_LABELS, GPU_REPLICAS_LABEL, NVIDIA_GPU
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, GPU_PRODUCT_LABEL, hami_registered_gpus
+from kubegpu.model.names import (
+    CONTROL_PLANE_LABELS,
+    GPU_REPLICAS_LABEL,
+    HAMI_NODE_REGISTER_ANNOTATION,
+    NVIDIA_GPU,
+)
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import exact_sum
 from kubegpu.model.resources import is_gpu
@@ -112,6 +117,10 @@ MIG_PRODUCT_MARK = "-MIG-"  # in GFD's product label under the single strategy
 # GPU ``replicas`` times, as nvidia.com/gpu (GFD labels nvidia.com/gpu.replicas) or renamed
 # nvidia.com/gpu.shared (renameByDefault): units of a shared GPU, not GPUs
 SHARED_TOTAL = f"{NVIDIA_GPU} (shared replicas)"
+# the totals' key of nvidia.com/gpu on a node HAMi's device plugin registered (hami.io/node-nvidia-register): it
+# advertises each physical GPU deviceSplitCount times (10 by default: 8 GPUs, 80 nvidia.com/gpu), so these are
+# vGPU slots, not GPUs; the entry's "gpus" counts the physical GPUs the annotations list
+HAMI_TOTAL = f"{NVIDIA_GPU} (HAMi vGPU slots)"
 MIG_SINGLE_TOTAL = (
     f"{NVIDIA_GPU} (MIG devices, single strategy)"  # the totals' key for those nodes' nvidia.com/gpu
 )
@@ -135,9 +144,14 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
         # node's capacity then is what kubelet kept of the resource before the rename (0 once its plugin
         # went), not replicas (NVIDIA/k8s-device-plugin#321)
         renamed = NVIDIA_GPU + SHARED_SUFFIX in node.capacity
+        hami = HAMI_NODE_REGISTER_ANNOTATION in node.annotations
         for r, cap in node.capacity.items():
             if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
-                if r == NVIDIA_GPU + SHARED_SUFFIX or (
+                if hami and r == NVIDIA_GPU:
+                    key = HAMI_TOTAL
+                    hami_gpus = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
+                    hami_gpus["gpus"] = hami_gpus.get("gpus", 0) + (hami_registered_gpus(node) or 0)
+                elif r == NVIDIA_GPU + SHARED_SUFFIX or (
                     shared and r == NVIDIA_GPU and not slices and not renamed
                 ):
                     key = SHARED_TOTAL

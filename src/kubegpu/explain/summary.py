@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kubegpu.explain.diagnose import MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
+from kubegpu.explain.diagnose import HAMI_TOTAL, MIG_SINGLE_TOTAL, SHARED_TOTAL, Diagnosis
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.explanation import NodeList
 from kubegpu.explain.findings import Finding
@@ -136,6 +136,9 @@ class Summary:
     mig: tuple[int, int, int] = (0, 0, 0)
     # shared GPU replicas (time-slicing/MPS: diagnose.SHARED_TOTAL), the same three: units of shared GPUs
     shared: tuple[int, int, int] = (0, 0, 0)
+    # HAMi's vGPU slots (diagnose.HAMI_TOTAL), the same three, and the physical GPUs they are made of
+    vgpu: tuple[int, int, int] = (0, 0, 0)
+    vgpu_gpus: int = 0
 
     def headline_causes(self) -> list[tuple[str, int]]:
         """The causes a headline shows: all of them, or the first ``HEADLINE_CAUSES`` where more would follow
@@ -149,6 +152,9 @@ class Summary:
             line += f"; {self.mig[0]} MIG devices allocatable, {self.mig[1]} requested, {self.mig[2]} free"
         if self.shared[0] or self.shared[1]:
             line += f"; {self.shared[0]} shared GPU replicas allocatable, {self.shared[1]} requested, {self.shared[2]} free"
+        if self.vgpu[0] or self.vgpu[1]:
+            on = f" (on {self.vgpu_gpus} physical GPUs HAMi registered)" if self.vgpu_gpus else ""
+            line += f"; {self.vgpu[0]} HAMi vGPU slots allocatable{on}, {self.vgpu[1]} requested, {self.vgpu[2]} free"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,6 +162,8 @@ class Summary:
             "gpuNodes": self.gpu_nodes, "gpus": self.gpus, "requested": self.requested, "free": self.free,
             "migDevices": {"allocatable": self.mig[0], "requested": self.mig[1], "free": self.mig[2]},
             "sharedReplicas": {"allocatable": self.shared[0], "requested": self.shared[1], "free": self.shared[2]},
+            "hamiVgpuSlots": {"allocatable": self.vgpu[0], "requested": self.vgpu[1], "free": self.vgpu[2],
+                              "physicalGpus": self.vgpu_gpus},
             "pendingGpuPods": self.pending, "otherPending": self.other_pending,
             "causes": [{"cause": c, "pods": n} for c, n in self.causes], "firstStep": self.first_step,
             "groups": [g.to_dict() for g in self.groups], "nodeGroups": [g.to_dict() for g in self.node_groups],
@@ -436,7 +444,9 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
     for g in ordered:
         causes[g.cause] += len(g.pods)
     first = _first_step(ordered, causes, report.findings)
-    gpus_total = _sums(t for r, t in report.totals.items() if not _is_mig(r) and r != SHARED_TOTAL)
+    gpus_total = _sums(
+        t for r, t in report.totals.items() if not _is_mig(r) and r not in (SHARED_TOTAL, HAMI_TOTAL)
+    )
     return Summary(
         gpu_nodes=len(report.nodes),
         gpus=gpus_total[0],
@@ -444,6 +454,8 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         free=gpus_total[2],
         mig=_sums(t for r, t in report.totals.items() if _is_mig(r)),
         shared=_sums(t for r, t in report.totals.items() if r == SHARED_TOTAL),
+        vgpu=_sums(t for r, t in report.totals.items() if r == HAMI_TOTAL),
+        vgpu_gpus=report.totals.get(HAMI_TOTAL, {}).get("gpus", 0),
         pending=len(report.pending),
         other_pending=report.other_pending,
         causes=sorted(causes.items(), key=_blocking_first),
