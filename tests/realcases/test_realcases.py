@@ -439,6 +439,8 @@ OTHER_CASES = sorted(
         "mig-single-invalid",
         "hami-admission-devices-unavailable",
         "kubelet-stale-device-count",
+        "topology-affinity-h100-numa",  # (test_bound_pods)
+        "gke-restart-outof-gpu",  # (test_bound_pods)
     )
 )
 

@@ -17,7 +17,11 @@ and the container manager's admit handlers):
   Available: m`` means kubelet's own count of free healthy devices fell short of the scheduler's
   (Project-HAMi/HAMi-core#110);
 * ``OutOf<resource>`` (``InsufficientResourcePrefix``, e.g. ``OutOfnvidia.com/gpu``): kubelet's own fit
-  check found the node's allocatable short of the request (``Node didn't have enough resource: …``).
+  check found the node's allocatable short of the request (``Node didn't have enough resource: …``);
+* ``TopologyAffinityError`` (``Resources cannot be allocated with Topology locality``): the Topology
+  Manager's ``restricted`` or ``single-numa-node`` policy found no NUMA-aligned set of the free devices
+  (and CPUs); the scheduler does not see NUMA, so it placed the pod by the node's total (pytorch/ci-infra#696:
+  4-GPU pods on p5.48xlarge, 2 sockets of 4 H100, ``single-numa-node`` scope pod).
 
 Who brings the workload back follows the pod's controller (its ``ownerReferences``): a bare pod stays
 Failed until deleted and re-created. Pods whose reason, message and fate are alike are one finding.
@@ -29,6 +33,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
+from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
 from kubegpu.explain.findings_base import Finding
 from kubegpu.model.names import DEFAULT_SCHEDULER
 from kubegpu.model.objects import Pod
@@ -49,6 +54,9 @@ SHARED_ONE = "maximum request size for shared resources is 1"  # NVIDIA k8s-devi
 # than the container asks ("requested number of devices unavailable for %s. Requested: %d, Available: %d")
 SHORT_OF_FREE = "requested number of devices unavailable for"
 SHORT_OF_FREE_COUNTS = re.compile(r"unavailable for (\S+?)\. Requested: ?(\d+), Available: ?(\d+)")
+# kubelet's fit failure text (lifecycle/predicate.go): "Node didn't have enough resource: %s, requested: %d,
+# used: %d, capacity: %d"; capacity 0 means no device of the resource was registered at all
+NONE_REGISTERED = re.compile(r"enough resource: \S+, requested: \d+, used: \d+, capacity: 0\b")
 SHOWN = 12  # pods a grouped finding's text names (every one is in its objects)
 
 # What each controller does with a Failed pod it owns (kube-controller-manager).
@@ -67,7 +75,7 @@ def is_rejected(pod: Pod) -> bool:
     reason = pod.status_reason
     return (
         pod.phase == "Failed"
-        and (reason == UNEXPECTED_ADMISSION or reason.startswith(OUT_OF))
+        and (reason in (UNEXPECTED_ADMISSION, TOPOLOGY_AFFINITY_ERROR) or reason.startswith(OUT_OF))
         and any(is_gpu(r) and v for r, v in pod.requests.items())
     )
 
@@ -98,6 +106,24 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
             "Several replicas give no more of the GPU than one. Request 1, or a resource that is not shared "
             "for several GPUs."
         )
+    if reason == TOPOLOGY_AFFINITY_ERROR:
+        return "node", (
+            "kubelet's Topology Manager (policy restricted or single-numa-node) found no set of free devices "
+            "(and exclusive CPUs) on one NUMA node, or as few as the request needs, although the node had enough "
+            "in total: kube-scheduler counts the node's total, not per NUMA node, so it keeps sending such pods "
+            "to nodes whose free GPUs are split across sockets. Read the kubelet's topologyManagerPolicy and "
+            "topologyManagerScope on the node, then keep pods of this size on nodes with a whole NUMA node free "
+            "(separate pools for small and large GPU pods, or a NUMA-aware scheduler plugin such as "
+            "NodeResourceTopologyMatch); `kubegpu plan kubelet-policy` shows what another policy would admit."
+        )
+    if reason.startswith(OUT_OF) and NONE_REGISTERED.search(message):
+        return "driver/device-plugin", (
+            f"kubelet counted no {reason[len(OUT_OF) :]} on the node at all (capacity 0) when it admitted the pod: "
+            "the device plugin had not registered its devices (again) yet, as right after a node restart, when "
+            "kubelet re-admits the pods bound to the node before the plugin is back (GoogleCloudPlatform/"
+            "container-engine-accelerators#100, kubernetes#125579). Check the plugin's pod on the node and the "
+            "node's allocatable now."
+        )
     if reason.startswith(OUT_OF):
         return "node", (
             f"kubelet's own fit check found the node's allocatable {reason[len(OUT_OF) :]} short of what the pods "
@@ -105,6 +131,18 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
             "spec.nodeName past the scheduler)."
         )
     return "node", ""
+
+
+def rejection(pod: Pod) -> tuple[str, str] | None:
+    """(what kubelet said, why and what to do) for a GPU pod it rejected at admission; None for another pod."""
+    if not is_rejected(pod):
+        return None
+    message = pod.status_message.removeprefix(REJECTED_PREFIX)
+    hint = _cause(pod.status_reason, message)[1]
+    return f'status.reason {pod.status_reason}, message "{message}"', (
+        f"The rejection is final: kubelet does not admit the pod again. {_fate(pod)[0].upper()}{_fate(pod)[1:]}."
+        + (f" Why: {hint}" if hint else "")
+    )
 
 
 def _fate(pod: Pod) -> str:
