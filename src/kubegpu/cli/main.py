@@ -123,9 +123,13 @@ def explain(
     target = snap.pod(key)
     if target is None:
         raise click.ClickException(f"pod {key} is not in the snapshot ({snap.description})")
+    stuck = None
     if target.node_name:
         from dataclasses import replace
 
+        from kubegpu.explain.findings_bound import why_not_running
+
+        stuck = why_not_running(snap, target)  # read before the pod is unbound below
         click.echo(
             f"note: {key} is already bound to {target.node_name}; explaining it as if it were pending "
             f"(its own requests and host ports on {target.node_name} left out)",
@@ -138,6 +142,7 @@ def explain(
     engine = make_engine(snap, profile, plugin_configs, seed, scheduler_config=scheduler_config,
                          scheduler_name=target.scheduler_name if scheduler_config else None)  # fmt: skip
     exp = explain_pod(engine, target)
+    exp.bound = stuck.to_dict() if stuck is not None else None
     emit(versioned(exp.to_dict(), snap), output,
          lambda: version_line(snap, render.explanation, exp, every_node=every_node))  # fmt: skip
     report_errors(snap)

@@ -138,6 +138,15 @@ def explanation(exp: Explanation, *, heading: bool = True, every_node: bool = Fa
     """``every_node``: a row for each refused node and every node of each reason group, however many."""
     if heading:
         console.rule(f"[bold]{exp.pod}")
+    if exp.bound:  # bound and not running: the node's cause first; the verdict below is the unbound copy's
+        b = exp.bound
+        console.print(
+            Text(f"bound to {b['node']} and not running: {b['cause']}", style="bold red"), soft_wrap=True
+        )
+        console.print(Text("; ".join(b["evidence"])), soft_wrap=True)
+        console.print(Text(b["why"]), soft_wrap=True)
+        print_commands(b["commands"])
+        console.print(Text("were it pending again, the scheduler's checks below apply:"), style="dim")
     if exp.waiting:
         console.print(Text(f"SchedulingGated — {exp.waiting}", style="yellow"), soft_wrap=True)
         if exp.kueue is not None:

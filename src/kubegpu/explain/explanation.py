@@ -199,6 +199,9 @@ class Explanation:
     autoscaler: dict[str, Any] | None = (
         None  # what a node autoscaler said about the pod (explain.autoscalers)
     )
+    # a pod already bound that does not run: why, from its node (``findings_bound.Stuck.to_dict``); the verdict
+    # below it is then what the scheduler would do were the pod pending, not the pod's problem
+    bound: dict[str, Any] | None = None
     # the pod's name for each of its DRA claims → the ResourceClaim ("ns/name"); the evidence says ``pod claim
     # <name>``, so pods whose claims ask alike share one text (``explain.diagnose.explain_many``)
     claims: dict[str, str] = field(default_factory=dict)
@@ -249,6 +252,7 @@ class Explanation:
             "claims": self.claims,
             "observed": self.observed,
             "autoscaler": self.autoscaler,
+            "bound": self.bound,
             "verified": not self.unverified,
             "unverified": self.unverified,
         }

@@ -19,6 +19,7 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 - privileged containers on GPU nodes without a GPU request: they see every device (R6.1);
 - NotReady GPU nodes;
 - GPU pods kubelet rejected at admission (``findings_admission``);
+- GPU pods bound to a node that do not start there: its runtime, driver or kubelet (``findings_bound``);
 - GPU Workloads Kueue has not admitted, whose jobs it keeps suspended: no pod exists (``findings_kueue``);
 - nodes GFD labels ``<model>-MIG-INVALID`` under ``mig.strategy=single`` (``findings_mig``);
 - GPU stack pods (the operator validator's CUDA and plugin checks, the GPU DaemonSets) failing on a node that
@@ -34,6 +35,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import Finding as Finding
+from kubegpu.explain.findings_bound import bound_findings, runtime_class_advice
 from kubegpu.explain.findings_dra_prepare import prepare_findings
 from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
@@ -110,6 +112,7 @@ def find(
     out += limit_range_findings(snapshot)
     out += _pod_findings(snapshot, dark)
     out += admission_findings(snapshot)
+    out += bound_findings(snapshot)
     out += held_findings(snapshot)
     out += unqueued_findings(snapshot)
     out += prepare_findings(snapshot)
@@ -302,7 +305,7 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 f"until it is gone or past its grace period), or raise the quota.{held}"
             )
         else:
-            advice = "No pod exists for a scheduler to explain."
+            advice = runtime_class_advice(message) or "No pod exists for a scheduler to explain."
         title = (
             ": ResourceQuota exceeded"
             if exceeded

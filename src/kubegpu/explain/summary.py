@@ -27,6 +27,7 @@ from kubegpu.explain.diagnose import HAMI_TOTAL, MIG_SINGLE_TOTAL, SHARED_TOTAL,
 from kubegpu.explain.dra_inventory import DRA_ROWS, claim_phrase
 from kubegpu.explain.explanation import NodeList
 from kubegpu.explain.findings import Finding
+from kubegpu.explain.findings_bound import is_bound_finding
 from kubegpu.explain.findings_volcano import PODGROUP_REF
 from kubegpu.explain.kueue import WORKLOAD_REF
 from kubegpu.explain.kueue import cause as kueue_cause
@@ -497,7 +498,13 @@ def _first_step(ordered: list[PendingGroup], causes: Counter[str], findings: lis
     if not blocked:
         critical = next((f for f in findings if f.severity == "critical"), None)
         if critical is not None:
-            return f"no Pending GPU pod is blocked, but fix the critical finding: {critical.title}"
+            # a pod bound to its node shows as Pending in kubectl (ContainerCreating): it waits for no scheduler
+            lead = (
+                "no GPU pod waits for a scheduler"
+                if is_bound_finding(critical)
+                else "no Pending GPU pod is blocked"
+            )
+            return f"{lead}, but fix the critical finding: {critical.title}"
         # a job Kueue keeps suspended, or a Volcano PodGroup not enqueued, has no pod to be Pending: "nothing
         # is blocked" would hide it
         held = [f for f in findings if f.objects and f.objects[0].startswith((WORKLOAD_REF, PODGROUP_REF))]

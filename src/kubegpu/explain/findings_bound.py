@@ -1,0 +1,271 @@
+"""GPU pods the scheduler already bound that do not run: the cause is on the node, not in scheduling (R3.4,
+R16).
+
+``kubectl get pods`` shows such a pod as Pending (``ContainerCreating``), ``RunContainerError``,
+``CreateContainerError`` or ``CrashLoopBackOff``, or it stays listed on a node that stopped reporting. It
+holds its GPUs on ``spec.nodeName`` and no scheduler looks at it again, so "no Pending GPU pod is blocked"
+above it, or ``explain``'s "schedulable", answers a question nobody asked. What kubelet and the container
+runtime said (the containers' waiting and last-terminated states, the pod's Warning events) names the cause;
+the texts read here, each from its upstream source:
+
+* ``no runtime for "<handler>" is configured``: containerd's CRI (``internal/cri/config/config.go``, wrapped
+  by the sandbox run as ``failed to get sandbox runtime: …``) has no runtime of the name the pod's
+  RuntimeClass hands it; CRI-O says ``failed to find runtime handler <h> from runtime list …``. The GPU
+  Operator's container-toolkit pod writes that runtime into containerd's config once the driver is up, so
+  it shows for minutes on a fresh node (NVIDIA/gpu-operator#413, maintainer) and for good when the toolkit
+  never configured the runtime containerd actually reads (gpu-operator#730, #549);
+* ``nvml error: driver not loaded``: the toolkit's ``nvidia-container-cli`` (the OCI prestart hook) found
+  no NVIDIA kernel module (NVIDIA/nvidia-container-toolkit#1269, #260);
+* ``load library failed: libnvidia-ml.so.1``: it found no driver libraries where it looks (the driver
+  root; NVIDIA/gpu-operator#511);
+* a node kubelet stopped reporting (Ready ``False``/``Unknown``) or that is gone: the pod's status is
+  kubelet's last report; the node lifecycle controller evicts after the pod's ``node.kubernetes.io/
+  unreachable``/``not-ready`` tolerationSeconds (300 by the DefaultTolerationSeconds admission plugin) and
+  a pod deleted there stays Terminating until kubelet confirms it or the Node object is deleted; the pod
+  garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``).
+
+An unresolvable CDI device is ``findings_operands``' (NVIDIA/nvidia-container-toolkit#1239); it is named
+here only for ``explain``. DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from kubegpu.explain import device_plugin
+from kubegpu.explain.findings_admission import rejection
+from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.findings_operands import CDI_UNRESOLVED
+from kubegpu.model.objects import Pod
+from kubegpu.model.quantity import format_milli
+from kubegpu.model.resources import gpu_requests
+from kubegpu.model.snapshot import ClusterSnapshot
+
+# containerd CRI internal/cri/config/config.go (and pkg/cri/server before 2.0); CRI-O's text for the same
+NO_RUNTIME: Final = re.compile(
+    r'no runtime for \\?"([^"\\]+)\\?" is configured|failed to find runtime handler (\S+) from runtime list'
+)
+DRIVER_NOT_LOADED: Final = (
+    "nvml error: driver not loaded"  # libnvidia-container: NVML_ERROR_DRIVER_NOT_LOADED
+)
+NO_NVML_LIBRARY: Final = "load library failed: libnvidia-ml.so.1"  # libnvidia-container dlopen of the driver
+# kubelet's container and sandbox failures (kuberuntime: ErrCreateContainer, ErrRunContainer, the
+# FailedCreatePodSandBox event; StartError is containerd's terminated reason for a container it never started)
+START_FAILURES: Final = ("CreateContainerError", "RunContainerError", "StartError", "FailedCreatePodSandBox")
+TITLE_HEAD, TITLE_MARK = "GPU pod ", " bound to "  # a ``bound_findings`` title: HEAD pod MARK node verb: why
+# admission plugin RuntimeClass (plugin/pkg/admission/runtimeclass): the API server refuses the pod's creation
+RUNTIME_CLASS_MISSING: Final = re.compile(r'pod rejected: RuntimeClass \\?"([^"\\]+)\\?" not found')
+
+
+@dataclass
+class Stuck:
+    """Why a bound GPU pod does not run: ``cause`` a line, ``why`` what it means and the first step."""
+
+    pod: Pod
+    node: str
+    cause: str
+    why: str
+    evidence: list[str]
+    severity: str = "critical"
+    layer: str = "driver/device-plugin"
+    commands: list[str] = field(default_factory=list)
+    verb: str = "does not start"  # the finding's title: "GPU pod P bound to N <verb>: <cause>"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"node": self.node, "cause": self.cause, "why": self.why, "evidence": self.evidence,
+                "commands": self.commands}  # fmt: skip
+
+
+def _operand_pod(snapshot: ClusterSnapshot, node: str, key: str) -> Pod | None:
+    """The GPU stack's DaemonSet pod of that kind (``device_plugin.KNOWN``: driver, toolkit) on ``node``."""
+    for ds in snapshot.records.daemonsets:
+        k = device_plugin.known(ds)
+        if k is not None and k.key == key:
+            pod = device_plugin.pod_of(snapshot, ds, node)
+            if pod is not None:
+                return pod
+    return None
+
+
+def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str) -> tuple[list[str], list[str]]:
+    """(its state lines, a command to read its log) for the GPU Operator's pod of ``key`` on ``node``."""
+    pod = _operand_pod(snapshot, node, key)
+    if pod is None:
+        return [], []
+    lines = device_plugin.pod_state(snapshot, pod)[1]
+    return lines[:2], [f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100"]
+
+
+def _cordon(node: str) -> list[str]:
+    """Keep new GPU pods off a node whose runtime or driver fails every GPU container, dry-run first."""
+    return [
+        f"kubectl cordon {node} --dry-run=server",
+        f"kubectl cordon {node}   # rollback: kubectl uncordon {node}",
+    ]
+
+
+def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
+    node = snapshot.node(pod.node_name)
+    commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
+    if node is None:
+        return Stuck(
+            pod, pod.node_name, f"its node {pod.node_name} is not in the snapshot",
+            "If the Node was deleted, the pod garbage collector deletes the pods bound to it (gcOrphaned, after "
+            "a short quarantine) and their controllers create them again elsewhere; a pod still bound to a "
+            "missing Node means kube-controller-manager has not done so yet, or the snapshot left the Node out "
+            "(take nodes and pods together).",
+            [f"spec.nodeName {pod.node_name}: no such Node in the snapshot"], "warning", "node",
+            [*commands, f"kubectl get node {pod.node_name}"], "is stranded",
+        )  # fmt: skip
+    if node.ready:
+        return None
+    said = next(
+        (f"{s}: {m.rstrip('.')}" if m else s for t, s, m in node.conditions if t == "Ready"), "not reported"
+    )
+    return Stuck(
+        pod, node.name, f"its node {node.name} is NotReady (Ready {said})",
+        f"kubelet on {node.name} stopped reporting, so the pod's status is its last report and nothing new "
+        "starts there. The node lifecycle controller taints the node node.kubernetes.io/unreachable (or "
+        "not-ready) NoExecute and evicts the pod once its toleration for that taint runs out (300 s unless the "
+        "pod sets its own); a pod deleted there stays Terminating, its GPUs still counted on the node, until "
+        "kubelet comes back or the Node object is deleted (a StatefulSet makes no replacement until then). "
+        f"First bring back kubelet on {node.name} (the machine, its kubelet and container runtime); if the "
+        "machine is gone for good, delete its Node object and the pod garbage collector removes its pods.",
+        [f"node {node.name}: Ready {said}"], "critical", "node",
+        [*commands, f"kubectl describe node {node.name}",
+         f"kubectl delete node {node.name} --dry-run=server   # only if the machine is gone for good",
+         f"kubectl delete node {node.name}   # rollback: kubelet registers the Node again when it starts"],
+        "is stranded",
+    )  # fmt: skip
+
+
+def _runtime(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
+    state, lines = device_plugin.pod_state(snapshot, pod)
+    if state != "crash":
+        return None
+    blob = " ".join(lines)
+    node = pod.node_name
+    look = [f"kubectl -n {pod.namespace} describe pod {pod.name}",
+            f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}"]  # fmt: skip
+    m = NO_RUNTIME.search(blob)
+    if m is not None:
+        handler = m.group(1) or m.group(2)
+        toolkit, logs = _operand_lines(snapshot, node, "toolkit")
+        return Stuck(
+            pod, node, f'the container runtime on {node} has no runtime "{handler}" configured',
+            f'The pod\'s RuntimeClass hands the runtime the handler "{handler}", and containerd\'s config on '
+            f"{node} defines no runtime of that name, so no sandbox is created and no container starts. Under "
+            "the GPU Operator the nvidia-container-toolkit pod on the node adds it to containerd's config (and "
+            "restarts containerd) once the driver is ready: for the first minutes on a new node this is expected; "
+            "if it stays, read that pod's log and check that it edits the config this containerd reads (k3s, "
+            "RKE2 and MicroK8s keep their own: the toolkit's CONTAINERD_CONFIG and CONTAINERD_SOCKET). With the "
+            "toolkit installed on the host, run `nvidia-ctk runtime configure --runtime=containerd` there and "
+            "restart containerd. Under CRI-O the toolkit uses a hook, not a handler: a pod there needs no "
+            "nvidia RuntimeClass.",
+            [*lines, *toolkit],
+            commands=[*logs, *look, f"kubectl get runtimeclass {handler} -o yaml",
+                      f"containerd config dump | grep -n 'runtimes.{handler}'   # on {node}", *_cordon(node)],
+        )  # fmt: skip
+    if DRIVER_NOT_LOADED in blob or NO_NVML_LIBRARY in blob:
+        driver, logs = _operand_lines(snapshot, node, "driver")
+        loaded = DRIVER_NOT_LOADED in blob
+        missing = (
+            "no NVIDIA kernel module is loaded"
+            if loaded
+            else "the NVIDIA driver's libraries are not where it looks"
+        )
+        root = (
+            ""
+            if loaded
+            else " It looks under the toolkit's driver root: / for a driver installed on the host, "
+            "/run/nvidia/driver for the GPU Operator's driver container; the two must agree."
+        )
+        return Stuck(
+            pod, node, f"the NVIDIA driver is not usable on {node}: {missing}",
+            f"The NVIDIA container toolkit's hook (nvidia-container-cli) runs before each GPU container starts "
+            f"and stops it: on {node} {missing}. Every GPU container there fails the same way, and the device "
+            "plugin may still advertise the GPUs it registered earlier, so the scheduler keeps sending GPU pods "
+            "there: cordon it until the driver is back. Under the GPU Operator read the driver pod on "
+            "the node (its log says why the module did not load or build, e.g. after a kernel upgrade); with a "
+            "driver installed on the host run `nvidia-smi` and `lsmod | grep nvidia` there." + root,
+            [*lines, *driver],
+            commands=[*logs, *look, f"nvidia-smi; lsmod | grep nvidia; dmesg | grep -i nvrm   # on {node}",
+                      *_cordon(node)],
+        )  # fmt: skip
+    if CDI_UNRESOLVED in blob:
+        cause, why = (
+            f"its CDI device is defined in no CDI spec on {node}",
+            "The runtime found no CDI spec on the node that defines the device name the pod was given: compare "
+            "`nvidia-ctk cdi list` on the node with it and read the log of what generates the spec.",
+        )
+    elif any(f in blob for f in START_FAILURES):
+        cause, why = (
+            f"the container runtime on {node} fails to create its sandbox or containers",
+            "kubelet placed it and the runtime refused; the message above is the runtime's (a GPU pod's usual "
+            "causes: the NVIDIA runtime or CDI configuration, the driver, a device the plugin handed out).",
+        )
+    else:
+        return None  # not started yet, an image pull, a crash of the program itself: not the node's runtime
+    return Stuck(pod, node, cause, why, lines, "warning", commands=look)
+
+
+def why_not_running(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
+    """Why a bound GPU pod does not run, when the snapshot shows a cause on its node: kubelet rejected it at
+    admission (``findings_admission``), its node stopped reporting, or the runtime fails it."""
+    if not pod.node_name or (pod.owner is not None and pod.owner.kind == "DaemonSet"):
+        return None
+    rejected = rejection(pod)
+    if rejected is not None:
+        said, why = rejected
+        return Stuck(pod, pod.node_name, f"kubelet rejected it at admission ({pod.status_reason})", why, [said],
+                     layer="node", commands=[f"kubectl -n {pod.namespace} describe pod {pod.name}"])  # fmt: skip
+    if pod.is_terminal:
+        return None
+    return _node_gone(snapshot, pod) or _runtime(snapshot, pod)
+
+
+def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+    """One finding per bound GPU pod (one asking for a GPU resource) that does not run, the CDI case left to
+    ``findings_operands``."""
+    out = []
+    for pod in snapshot.pods:
+        gpus = gpu_requests(pod.requests)
+        if not gpus or not pod.node_name:
+            continue
+        if pod.is_terminal:
+            continue  # a Failed pod kubelet rejected is ``findings_admission``'s
+        stuck = why_not_running(snapshot, pod)
+        if stuck is None or "CDI" in stuck.cause:
+            continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
+        held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
+        out.append(Finding(
+            stuck.severity, stuck.layer, f"{TITLE_HEAD}{pod.key}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}",
+            [f"pod/{pod.key}", f"node/{stuck.node}"],
+            f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
+            "changing its requests or tolerations does not help: " + "; ".join(stuck.evidence) + ". "
+            + stuck.why,
+            "R3.4, R16", stuck.commands,
+        ))  # fmt: skip
+    return out
+
+
+def is_bound_finding(finding: Finding) -> bool:
+    """A finding ``bound_findings`` made (its title's form)."""
+    return finding.title.startswith(TITLE_HEAD) and TITLE_MARK in finding.title
+
+
+def runtime_class_advice(message: str) -> str:
+    """The advice for a FailedCreate whose message is the RuntimeClass admission plugin's refusal; "" for
+    another message."""
+    m = RUNTIME_CLASS_MISSING.search(message)
+    if m is None:
+        return ""
+    name = m.group(1)
+    return (
+        f'No pod exists: the pod template names runtimeClassName "{name}" and no RuntimeClass of that name exists. '
+        f'Create it (the GPU Operator creates one named by operator.runtimeClass, "nvidia" by default; '
+        f"NVIDIA's device plugin README gives one with handler nvidia) or set the name of one that exists "
+        f"(`kubectl get runtimeclass`); the handler must be a runtime configured in containerd on the GPU nodes."
+    )

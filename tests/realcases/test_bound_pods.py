@@ -1,0 +1,192 @@
+"""GPU pods the scheduler already bound that do not run, on cases rebuilt from public threads (each fixture's
+header cites its thread): kubegpu must name the node's cause and its first step, not "nothing is blocked" nor,
+for ``explain``, a bare "schedulable".
+
+Expected texts come from the threads and the upstream sources they quote: containerd's ``no runtime for %q is
+configured`` (internal/cri/config/config.go; NVIDIA/gpu-operator#730, #759), the toolkit hook's ``nvml error:
+driver not loaded`` (NVIDIA/nvidia-container-toolkit#1269; kubelet's form in NVIDIA/gpu-operator#679), the node
+lifecycle controller's Ready Unknown (aws/karpenter-provider-aws#1476), kubelet's ``TopologyAffinityError``
+(pytorch/ci-infra#696) and the RuntimeClass admission plugin's ``pod rejected: RuntimeClass %q not found``
+(truenas/middleware#11178).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
+from tests.realcases.test_autoscale_init import first_step
+from tests.realcases.test_realcases import case, finding
+
+HERE = Path(__file__).parent
+
+
+def explained(name: str, pod: str) -> dict[str, Any]:
+    """``kubegpu explain POD --snapshot NAME.yaml -o json``."""
+    res = CliRunner().invoke(cli, ["explain", pod, "--snapshot", str(HERE / f"{name}.yaml"), "-o", "json"])
+    assert res.exit_code == 0, res.output
+    out: dict[str, Any] = json.loads(res.stdout)
+    return out
+
+
+def test_containerd_without_the_nvidia_runtime_gpu_operator_759() -> None:
+    """NVIDIA/gpu-operator#759/#730: the RuntimeClass nvidia exists, containerd's config has no runtime
+    "nvidia", every sandbox fails (FailedCreatePodSandBox). The pod is Pending in kubectl with nodeName set:
+    kubegpu must say the runtime on that node lacks the handler, point at the toolkit pod there and at
+    `nvidia-ctk runtime configure`, and not call the cluster unblocked."""
+    data = case("containerd-no-nvidia-runtime")
+    node = "ip-10-0-12-34.ec2.internal"
+    f = finding(
+        data,
+        f'GPU pod ml/infer-0 bound to {node} does not start: the container runtime on {node} has no runtime "nvidia" configured',
+    )
+    assert f["severity"] == "critical" and f["objects"] == ["pod/ml/infer-0", f"node/{node}"]
+    said = [
+        'no runtime for "nvidia" is configured',  # the event, verbatim
+        "event FailedCreatePodSandBox (kubelet, ×10)",
+        "holds 1 nvidia.com/gpu there",
+        "nvidia-ctk runtime configure --runtime=containerd",
+        "for the first minutes on a new node this is expected",  # gpu-operator#413's maintainer
+    ]
+    assert [s for s in said if s not in f["detail"]] == []
+    # the first command reads the toolkit pod on that node, the one that writes containerd's config
+    assert (
+        f["commands"][0]
+        == "kubectl -n gpu-operator logs nvidia-container-toolkit-daemonset-8x2lq --all-containers --tail=100"
+    )
+    assert "kubectl get runtimeclass nvidia -o yaml" in f["commands"]
+    step = first_step("containerd-no-nvidia-runtime")
+    assert step.startswith(
+        "no GPU pod waits for a scheduler, but fix the critical finding: GPU pod ml/infer-0"
+    )
+    # explain leads with the node's cause; its "schedulable" is the unbound copy's, said so
+    exp = explained("containerd-no-nvidia-runtime", "ml/infer-0")
+    assert exp["bound"]["node"] == node and 'no runtime "nvidia"' in exp["bound"]["cause"]
+
+
+def test_driver_not_loaded_gpu_operator_416() -> None:
+    """NVIDIA/gpu-operator#416: the driver container reloads on an operator upgrade; GPU containers on the node
+    fail at the toolkit's hook ("nvml error: driver not loaded") while the node still advertises its GPUs. The
+    cause is the driver, read from the driver pod on that node, not the workload."""
+    data = case("nvml-driver-not-loaded")
+    f = finding(
+        data,
+        "GPU pod research/train-7-abcde bound to gpu-node-3 does not start: the NVIDIA driver is not usable on gpu-node-3: no NVIDIA kernel module is loaded",
+    )
+    assert "nvidia-container-cli: initialization error: nvml error: driver not loaded" in f["detail"]
+    assert "RunContainerError (restarts 2)" in f["detail"]
+    # the driver pod's own state on the node is the evidence beside it
+    assert (
+        "gpu-operator/nvidia-driver-daemonset-q7w2d: init container k8s-driver-manager is still running"
+        in f["detail"]
+    )
+    assert (
+        f["commands"][0]
+        == "kubectl -n gpu-operator logs nvidia-driver-daemonset-q7w2d --all-containers --tail=100"
+    )
+    assert "driver root" not in f["detail"]  # a library path question, not this one
+
+
+def test_gpu_pod_on_an_unreachable_node_karpenter_1476() -> None:
+    """aws/karpenter-provider-aws#1476: the Triton pod stays bound to a g5.xlarge whose kubelet never reported
+    (Ready Unknown, unreachable taints). kubegpu names the pod, the node's Ready condition, the eviction after
+    the toleration (300 s, the pod's own here) and the Node deletion that frees it, dry-run first."""
+    data = case("karpenter-gpu-node-unreachable")
+    node = "ip-10-32-136-67.eu-west-1.compute.internal"
+    f = finding(
+        data,
+        f"GPU pod inference/triton-7d9c8b6f4-x2k9p bound to {node} is stranded: its node {node} is NotReady (Ready Unknown: Kubelet stopped posting node status)",
+    )
+    assert f["layer"] == "node" and "holds 1 nvidia.com/gpu there" in f["detail"]
+    assert "stays Terminating" in f["detail"] and "300 s" in f["detail"]
+    cmds = f["commands"]
+    assert cmds.index(
+        f"kubectl delete node {node} --dry-run=server   # only if the machine is gone for good"
+    ) < cmds.index(
+        f"kubectl delete node {node}   # rollback: kubelet registers the Node again when it starts"
+    )
+    finding(data, "GPU node is NotReady")  # the node's own finding stays
+
+
+def test_pod_bound_to_a_node_not_in_the_snapshot(tmp_path: Path) -> None:
+    """The same pod with its Node gone: the pod garbage collector deletes pods bound to a missing Node
+    (kube-controller-manager podgc gcOrphaned), so a warning, not a NotReady claim."""
+    src = (HERE / "karpenter-gpu-node-unreachable.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "gone.yaml"
+    path.write_text(
+        src.replace(
+            "    name: ip-10-32-136-67.eu-west-1.compute.internal\n",
+            "    name: ip-10-32-1-1.eu-west-1.compute.internal\n",
+            1,
+        )
+    )
+    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    data = json.loads(res.stdout)
+    f = next(f for f in data["findings"] if f["title"].startswith("GPU pod inference/"))
+    assert f["severity"] == "warning" and "is not in the snapshot" in f["title"]
+    assert "gcOrphaned" in f["detail"]
+
+
+def test_runtimeclass_missing_at_creation_truenas_11178() -> None:
+    """truenas/middleware#11178: runtimeClassName nvidia with no such RuntimeClass: the API server refuses the
+    pods, the ReplicaSet's FailedCreate says so; the advice names the RuntimeClass to create, not quota."""
+    data = case("runtimeclass-nvidia-missing")
+    f = finding(data, "ReplicaSet ix-prune-test1/prune-test1-ix-chart-6c6f674cbb cannot create its pods")
+    assert 'pod rejected: RuntimeClass "nvidia" not found' in f["detail"]
+    assert 'names runtimeClassName "nvidia" and no RuntimeClass of that name exists' in f["detail"]
+    assert "No pod exists for a scheduler to explain." not in f["detail"]
+
+
+def test_explain_names_the_admission_rejection_pytorch_ci_infra_696() -> None:
+    """explain on the Failed pod kubelet rejected (TopologyAffinityError) leads with that rejection."""
+    pod = "arc-runners/mt-l-x86iamx-88-900-h100-4-2pfzt-runner-26mj5-workflow"
+    exp = explained("topology-affinity-h100-numa", pod)
+    assert exp["bound"]["cause"] == "kubelet rejected it at admission (TopologyAffinityError)"
+
+
+def test_the_cdi_case_keeps_one_finding_nvidia_container_toolkit_1239() -> None:
+    """The unresolvable CDI device stays findings_operands' finding (no second one), while explain names it."""
+    titles = [f["title"] for f in case("cdi-device-unresolvable")["findings"]]
+    assert titles == ["GPU pod cannot start: its CDI device is unknown on the node"]
+    exp = explained("cdi-device-unresolvable", "default/cuda-test")
+    assert "CDI device" in exp["bound"]["cause"]
+
+
+def edited(tmp_path: Path, name: str, *edits: tuple[str, str]) -> list[str]:
+    text = (HERE / f"{name}.yaml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    return [f["title"] for f in json.loads(res.stdout)["findings"]]
+
+
+def test_a_pod_still_starting_or_pulling_is_not_blamed_on_the_node(tmp_path: Path) -> None:
+    """ContainerCreating with no failure event is a pod still starting, ImagePullBackOff is the image's: neither
+    is a node runtime fault. A GPU pod that runs is not reported either."""
+    # the event turned into kubelet's Normal "Scheduled"-time noise: no Warning says the runtime failed
+    no_event = ("reason: FailedCreatePodSandBox\n  type: Warning", "reason: Pulling\n  type: Normal")
+    assert not [
+        t for t in edited(tmp_path, "containerd-no-nvidia-runtime", no_event) if "does not start" in t
+    ]
+    src = (HERE / "nvml-driver-not-loaded.yaml").read_text(encoding="utf-8")
+    waiting = next(line for line in src.splitlines() if "state: {waiting: {reason: RunContainerError" in line)
+    last = next(line for line in src.splitlines() if "lastState: {terminated: {reason: StartError" in line)
+    pulling = (
+        waiting,
+        '      state: {waiting: {reason: ImagePullBackOff, message: "Back-off pulling image"}}',
+    )
+    start_error = (last, "      lastState: {}")
+    assert not [
+        t for t in edited(tmp_path, "nvml-driver-not-loaded", pulling, start_error) if "does not start" in t
+    ]
+    runs = ("state: {waiting: {reason: ContainerCreating}}", "state: {running: {}}")
+    assert not [
+        t for t in edited(tmp_path, "containerd-no-nvidia-runtime", runs, no_event) if "does not start" in t
+    ]
