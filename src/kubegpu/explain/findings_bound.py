@@ -89,13 +89,24 @@ def _operand_pod(snapshot: ClusterSnapshot, node: str, key: str) -> Pod | None:
     return None
 
 
-def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str) -> tuple[list[str], list[str]]:
-    """(its state lines, a command to read its log) for the GPU Operator's pod of ``key`` on ``node``."""
-    pod = _operand_pod(snapshot, node, key)
-    if pod is None:
-        return [], []
-    lines = device_plugin.pod_state(snapshot, pod)[1]
-    return lines[:2], [f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100"]
+Memo = dict[tuple[str, str], tuple[list[str], list[str]]]
+
+
+def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str, memo: Memo) -> tuple[list[str], list[str]]:
+    """(its state lines, a command to read its log) for the GPU Operator's pod of ``key`` on ``node``; ``memo``
+    keeps each node's answer (every pod on a node whose runtime fails asks the same, and each look reads
+    every pod of the snapshot)."""
+    if (node, key) not in memo:
+        pod = _operand_pod(snapshot, node, key)
+        memo[node, key] = (
+            ([], [])
+            if pod is None
+            else (
+                device_plugin.pod_state(snapshot, pod)[1][:2],
+                [f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100"],
+            )
+        )
+    return memo[node, key]
 
 
 def _cordon(node: str) -> list[str]:
@@ -141,7 +152,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
     )  # fmt: skip
 
 
-def _runtime(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
+def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
     state, lines = device_plugin.pod_state(snapshot, pod)
     if state != "crash":
         return None
@@ -152,7 +163,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
     m = NO_RUNTIME.search(blob)
     if m is not None:
         handler = m.group(1) or m.group(2)
-        toolkit, logs = _operand_lines(snapshot, node, "toolkit")
+        toolkit, logs = _operand_lines(snapshot, node, "toolkit", memo)
         return Stuck(
             pod, node, f'the container runtime on {node} has no runtime "{handler}" configured',
             f'The pod\'s RuntimeClass hands the runtime the handler "{handler}", and containerd\'s config on '
@@ -169,7 +180,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
                       f"containerd config dump | grep -n 'runtimes.{handler}'   # on {node}", *_cordon(node)],
         )  # fmt: skip
     if DRIVER_NOT_LOADED in blob or NO_NVML_LIBRARY in blob:
-        driver, logs = _operand_lines(snapshot, node, "driver")
+        driver, logs = _operand_lines(snapshot, node, "driver", memo)
         loaded = DRIVER_NOT_LOADED in blob
         missing = (
             "no NVIDIA kernel module is loaded"
@@ -211,7 +222,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
     return Stuck(pod, node, cause, why, lines, "warning", commands=look)
 
 
-def why_not_running(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
+def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = None) -> Stuck | None:
     """Why a bound GPU pod does not run, when the snapshot shows a cause on its node: kubelet rejected it at
     admission (``findings_admission``), its node stopped reporting, or the runtime fails it."""
     if not pod.node_name or (pod.owner is not None and pod.owner.kind == "DaemonSet"):
@@ -223,20 +234,21 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
                      layer="node", commands=[f"kubectl -n {pod.namespace} describe pod {pod.name}"])  # fmt: skip
     if pod.is_terminal:
         return None
-    return _node_gone(snapshot, pod) or _runtime(snapshot, pod)
+    return _node_gone(snapshot, pod) or _runtime(snapshot, pod, {} if memo is None else memo)
 
 
 def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     """One finding per bound GPU pod (one asking for a GPU resource) that does not run, the CDI case left to
     ``findings_operands``."""
-    out = []
+    out: list[Finding] = []
+    memo: Memo = {}
     for pod in snapshot.pods:
         gpus = gpu_requests(pod.requests)
         if not gpus or not pod.node_name:
             continue
         if pod.is_terminal:
             continue  # a Failed pod kubelet rejected is ``findings_admission``'s
-        stuck = why_not_running(snapshot, pod)
+        stuck = why_not_running(snapshot, pod, memo)
         if stuck is None or "CDI" in stuck.cause:
             continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
