@@ -68,6 +68,23 @@ def test_containerd_without_the_nvidia_runtime_gpu_operator_759() -> None:
     assert exp["bound"]["node"] == node and 'no runtime "nvidia"' in exp["bound"]["cause"]
 
 
+def test_cri_o_without_the_handler_gpu_operator_1298(tmp_path: Path) -> None:
+    """NVIDIA/gpu-operator#1298: under CRI-O the same pod fails with "failed to find runtime handler nvidia from
+    runtime list map[crun:… runc:…]"; the maintainers: CRI-O uses the toolkit's OCI hook, the nvidia handler is
+    not applicable. No containerd advice for it."""
+    crio = (
+        'failed to get sandbox runtime: no runtime for "nvidia" is configured',
+        "failed to find runtime handler nvidia from runtime list map[crun:0xc0004dd5f0 runc:0xc0004dd790]",
+    )
+    src = (HERE / "containerd-no-nvidia-runtime.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "crio.yaml"
+    path.write_text(src.replace(*crio), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
+    f = next(f for f in json.loads(res.stdout)["findings"] if f["title"].startswith("GPU pod ml/infer-0"))
+    assert f["title"].endswith('CRI-O on ip-10-0-12-34.ec2.internal has no runtime handler "nvidia"')
+    assert "drop runtimeClassName" in f["detail"] and "containerd" not in f["detail"]
+
+
 def test_driver_not_loaded_gpu_operator_416() -> None:
     """NVIDIA/gpu-operator#416: the driver container reloads on an operator upgrade; GPU containers on the node
     fail at the toolkit's hook ("nvml error: driver not loaded") while the node still advertises its GPUs. The

@@ -10,7 +10,8 @@ the texts read here, each from its upstream source:
 
 * ``no runtime for "<handler>" is configured``: containerd's CRI (``internal/cri/config/config.go``, wrapped
   by the sandbox run as ``failed to get sandbox runtime: …``) has no runtime of the name the pod's
-  RuntimeClass hands it; CRI-O says ``failed to find runtime handler <h> from runtime list …``. The GPU
+  RuntimeClass hands it; CRI-O says ``failed to find runtime handler <h> from runtime list …`` and needs no
+  such handler for GPUs (the toolkit is a hook there; NVIDIA/gpu-operator#1298). The GPU
   Operator's container-toolkit pod writes that runtime into containerd's config once the driver is up, so
   it shows for minutes on a fresh node (NVIDIA/gpu-operator#413, maintainer) and for good when the toolkit
   never configured the runtime containerd actually reads (gpu-operator#730, #549);
@@ -161,8 +162,18 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
     look = [f"kubectl -n {pod.namespace} describe pod {pod.name}",
             f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}"]  # fmt: skip
     m = NO_RUNTIME.search(blob)
+    if m is not None and m.group(2):  # CRI-O
+        handler = m.group(2)
+        return Stuck(
+            pod, node, f'CRI-O on {node} has no runtime handler "{handler}"',
+            f'The pod\'s RuntimeClass hands CRI-O the handler "{handler}", which CRI-O on {node} does not define. '
+            "Under CRI-O the NVIDIA container toolkit installs an OCI hook, not a runtime handler (the GPU "
+            "Operator's maintainers, NVIDIA/gpu-operator#1298): drop runtimeClassName from the pod, or name a "
+            "RuntimeClass whose handler CRI-O defines.",
+            lines, commands=[*look, f"kubectl get runtimeclass -o wide   # handlers CRI-O on {node} must define"],
+        )  # fmt: skip
     if m is not None:
-        handler = m.group(1) or m.group(2)
+        handler = m.group(1)
         toolkit, logs = _operand_lines(snapshot, node, "toolkit", memo)
         return Stuck(
             pod, node, f'the container runtime on {node} has no runtime "{handler}" configured',
@@ -173,8 +184,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
             "if it stays, read that pod's log and check that it edits the config this containerd reads (k3s, "
             "RKE2 and MicroK8s keep their own: the toolkit's CONTAINERD_CONFIG and CONTAINERD_SOCKET). With the "
             "toolkit installed on the host, run `nvidia-ctk runtime configure --runtime=containerd` there and "
-            "restart containerd. Under CRI-O the toolkit uses a hook, not a handler: a pod there needs no "
-            "nvidia RuntimeClass.",
+            "restart containerd.",
             [*lines, *toolkit],
             commands=[*logs, *look, f"kubectl get runtimeclass {handler} -o yaml",
                       f"containerd config dump | grep -n 'runtimes.{handler}'   # on {node}", *_cordon(node)],
