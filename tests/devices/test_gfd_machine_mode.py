@@ -194,7 +194,6 @@ def test_both_labels_come_with_every_mig_strategy_and_none_without_gpus(h200: No
     [
         SHARED_H200 / "nvml.json",
         GENERATED / "h200-1gpu-discover.json",
-        GENERATED / "h100-1gpu" / "discover.json",
         GENERATED / "dgx1-8xv100.json",
         GENERATED / "hgx-8xh100-nvswitch.json",
         GENERATED / "pcie-4gpu-2socket.json",
@@ -202,10 +201,29 @@ def test_both_labels_come_with_every_mig_strategy_and_none_without_gpus(h200: No
     ids=lambda p: p.name,
 )
 def test_readings_recorded_before_the_keys_existed_say_unknown(reading: object) -> None:
-    # None of these readings has pci_class or machine_type (the H200 and H100 ones were recorded before
+    # None of these readings has pci_class or machine_type (the H200 ones were recorded before
     # discovery read them, the generated ones model no host): both labels are "unknown", as GFD writes where it cannot read
-    # the class or the machine type file. A real sysfs reading will pin the "compute" of a recorded node.
+    # the class or the machine type file. The real H100 reading (below) has both.
     inv = load_reading(reading)  # type: ignore[arg-type]
     assert inv.machine_type is None and all(g.pci_class is None for g in inv.devices)
     labels = gfd_labels(inv, PluginConfig())
     assert (labels["nvidia.com/gpu.machine"], labels["nvidia.com/gpu.mode"]) == ("unknown", "unknown")
+
+
+def test_the_real_h100_reading_is_compute_on_an_unknown_machine() -> None:
+    """The lent H100 (tests/fixtures/nodes/h100-1gpu, a Firecracker VM): sysfs gives the GPU's PCI class
+    0x030200 (a 3D controller, host.txt: ``0000:00:06.0 class=0x030200 vendor=0x10de device=0x2330``) and the VM
+    has no /sys/class/dmi, so GFD's machine-type file cannot be read: gpu.mode=compute, gpu.machine=unknown
+    (machine-type.go: an unreadable file gives machineTypeUnknown)."""
+    reading = GENERATED / "h100-1gpu" / "discover.json"
+    host = (GENERATED / "h100-1gpu" / "host.txt").read_text()
+    assert "0000:00:06.0 class=0x030200 vendor=0x10de device=0x2330" in host
+    assert "cannot access '/sys/class/dmi/id': No such file or directory" in host
+    inv = load_reading(reading)
+    assert [g.pci_class for g in inv.devices] == ["0x030200"]
+    labels = gfd_labels(inv, PluginConfig())
+    assert (labels["nvidia.com/gpu.machine"], labels["nvidia.com/gpu.mode"]) == ("unknown", "compute")
+    # the PCI device id sysfs read is the catalog's for this product (mig-parted's device-filter form)
+    from kubegpu.devices.mig import CATALOGS
+
+    assert "0x233010DE" in CATALOGS["H100-SXM5-80GB"].pci_device_ids
