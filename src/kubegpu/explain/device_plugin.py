@@ -180,23 +180,23 @@ def _missing_labels(ds: DaemonSet, node: Node) -> list[str]:
 
 def pod_of(snapshot: ClusterSnapshot, ds: DaemonSet, node: str) -> Pod | None:
     """The DaemonSet's pod for ``node``: bound there, or Pending with the controller's
-    ``matchFields metadata.name`` affinity naming it."""
-    for p in snapshot.pods:
-        if (
-            p.owner is None
-            or p.owner.kind != "DaemonSet"
-            or p.owner.name != ds.name
-            or p.namespace != ds.namespace
-        ):
+    ``matchFields metadata.name`` affinity naming it; the first in the snapshot's order. Asked per GPU node and
+    per failing GPU pod's node (``findings_bound``), so every DaemonSet pod is indexed once per snapshot."""
+    return snapshot.derived("daemon-pods", lambda: _daemon_pods(snapshot.pods)).get(
+        (ds.namespace, ds.name, node)
+    )
+
+
+def _daemon_pods(pods: list[Pod]) -> dict[tuple[str, str, str], Pod]:
+    """(namespace, DaemonSet, node) -> ``pod_of``'s answer; an unbound pod answers node "" as well."""
+    out: dict[tuple[str, str, str], Pod] = {}
+    for p in pods:
+        if p.owner is None or p.owner.kind != "DaemonSet" or p.is_terminal:
             continue
-        if p.is_terminal:
-            continue
-        if p.node_name == node:
-            return p
         fields = [v for t in p.required_affinity or () for r in t.match_fields for v in r.values]
-        if not p.node_name and node in fields:
-            return p
-    return None
+        for where in [p.node_name] if p.node_name else ["", *fields]:
+            out.setdefault((p.namespace, p.owner.name, where), p)
+    return out
 
 
 def _events(snapshot: ClusterSnapshot, kind: str, namespace: str, name: str) -> list[str]:
