@@ -225,3 +225,21 @@ def test_kubegpu_lint_prints_the_warning_and_exits_0(tmp_path: Path) -> None:
         in result.output
     )
     assert "[dra-quota, warning]" in result.output
+
+
+def test_kubegpu_lint_reads_a_quota_with_a_number_for_a_key(tmp_path: Path) -> None:
+    """YAML reads ``1: 2`` under spec.hard as a number key; the API server refuses such a quota (a resource
+    name is a string), and lint must still read the file's other keys without a traceback."""
+    from click.testing import CliRunner
+
+    from kubegpu.cli.live_cmd import lint as lint_command
+
+    objects = [o for _, o in _items_with_quota({"requests.nvidia.com/gpu": "2"})]
+    quota = next(o for o in objects if o["kind"] == "ResourceQuota")
+    quota["spec"]["hard"][1] = "2"
+    path = tmp_path / "gpu-test6.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    result = CliRunner().invoke(lint_command, [str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0, result.output
+    assert "[dra-quota, warning]" in result.output

@@ -93,10 +93,9 @@ def namespace_quotas(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[str, 
             str(meta.get("name") or ""),
             mapping(spec.get("hard")),
         )
+        keys = sorted(str(k) for k in hard)  # a YAML key may be a number: sorted as text, as compared
         gpu.setdefault(ns, []).extend(
-            (name, str(k))
-            for k in sorted(hard)
-            if str(k).startswith("requests.") and is_gpu(resource_unit(str(k)))
+            (name, k) for k in keys if k.startswith("requests.") and is_gpu(resource_unit(k))
         )
         if not spec.get("scopes") and not spec.get("scopeSelector"):
             counted.setdefault(ns, set()).update(str(k) for k in hard)
