@@ -16,8 +16,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime
 
-from kubegpu.admission.quota import claim_usage, class_key, deleting_holders, pod_usage, pretty, resource_unit
+from kubegpu.admission.quota import (
+    claim_usage,
+    class_key,
+    deleting_holders,
+    pod_usage,
+    pretty,
+    resource_unit,
+    usage_time,
+)
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.gpu_pod import gpu_claim
 from kubegpu.model.dra import ResourceClaim
@@ -40,13 +49,26 @@ def _listed(items: list[str]) -> str:
     return ", ".join(items[:SHOWN]) + more
 
 
+def _deleting(snapshot: ClusterSnapshot) -> tuple[list[Pod], datetime | None]:
+    """The snapshot's pods being deleted, and the time their charge is judged at (``usage_time``: the newest
+    pod time of the snapshot), read once per snapshot: every full GPU quota and every controller refused for
+    quota asks, and the time alone is a parse of every pod's timestamps."""
+
+    def read() -> tuple[list[Pod], datetime | None]:
+        deleting = [p for p in snapshot.pods if p.deletion_timestamp]
+        return deleting, usage_time(snapshot.pods, deleting)
+
+    return snapshot.derived("quota-deleting-pods", read)
+
+
 def deleting_note(snapshot: ClusterSnapshot, quota: ResourceQuota, keys: list[str]) -> str:
     """ " N pod(s) being deleted still hold …" of ``quota``'s ``keys`` ("" when no such pod holds any)."""
+    deleting, now = _deleting(snapshot)
     holders: list[Pod] = []
     for k in keys:
         if k in quota.hard:
             holders += [
-                p for p in deleting_holders(quota, snapshot.pods, k) if p.key not in {h.key for h in holders}
+                p for p in deleting_holders(quota, deleting, k, now) if p.key not in {h.key for h in holders}
             ]
     if not holders:
         return ""
