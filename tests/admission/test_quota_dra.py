@@ -243,3 +243,16 @@ def test_kubegpu_lint_reads_a_quota_with_a_number_for_a_key(tmp_path: Path) -> N
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 0, result.output
     assert "[dra-quota, warning]" in result.output
+
+
+def test_plan_quota_counts_the_claims_against_a_device_class_key() -> None:
+    """``kubegpu plan quota`` lowering the class key below what the namespace's claims already hold: the API
+    server counts the claim (resource_claims.go Usage: 1 device of gpu.nvidia.com), so usage is 1, over the new
+    limit 0, as ``kubegpu quota`` says; before, plan quota summed pods only and said 0 used, nothing over."""
+    from kubegpu.plan.quota_change import plan_quota
+
+    snap = _snapshot({"requests.nvidia.com/gpu": "2", GPU_KEY: "2"})
+    change = plan_quota(snap, "gpu-test6", "gpu", {GPU_KEY: 0})
+    [row] = [r for r in change.details["scope"]["resources"] if r["resource"] == GPU_KEY]
+    assert (row["used"], row["over_after"]) == ("1", True)
+    assert any(w.startswith(f"usage is above the new limit of {GPU_KEY}") for w in change.warnings)

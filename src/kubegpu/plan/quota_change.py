@@ -219,7 +219,9 @@ def plan_quota(
     old_texts = {str(k): str(v) for k, v in (raw.get("hard") or {}).items()}
     after = replace(quota, hard={**quota.hard, **hard})
     quotas_after = [after if q is quota else q for q in snapshot.quotas]
-    used = namespace_usage(quota, snapshot.pods)
+    # what counts against each key after the change (a key added too; DRA class keys count the claims), as
+    # ``kubegpu quota`` counts it
+    used = namespace_usage(after, snapshot.pods, claims=snapshot.dra.claims.values())
     resources = [
         {
             "resource": r,
