@@ -220,3 +220,23 @@ def test_many_full_quotas_read_the_deleting_pods_and_the_time_once() -> None:
     for i, f in enumerate(found):
         assert f"still hold requests.nvidia.com/gpu=1 of it: t{i}/old-0 (deletionTimestamp" in f.detail
     assert pods.walks <= 2, pods.walks
+
+
+def test_deleting_a_pod_past_its_grace_gives_back_nothing() -> None:
+    """``plan.effect.released_quotas`` (what a quota holds once a pod is deleted, for its replacement's
+    admission): a pod past deletionTimestamp + grace is already not charged (QuotaV1Pod), so its deletion gives
+    nothing back and run-0 still holds 1 of 2. Before, its whole GPU was taken off the usage that did not count
+    it: 0 used."""
+    from kubegpu.plan.effect import released_quotas
+
+    snap = snapshot_of(
+        _quota("2"),
+        _pod("run-0", GPU, created=NOW - timedelta(hours=1)),
+        _pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
+        _pod("sleeper", CPU, created=NOW),
+    )
+    lost, run = snap.pod("team-a/lost"), snap.pod("team-a/run-0")
+    assert lost is not None and run is not None
+    assert released_quotas(snap.quotas, snap.pods, lost)[0].used == {"requests.nvidia.com/gpu": 1000}
+    # a pod charged gives back its GPU
+    assert released_quotas(snap.quotas, snap.pods, run)[0].used == {"requests.nvidia.com/gpu": 0}

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.admission import quota as quota_admission
-from kubegpu.admission.quota import namespace_usage, pod_usage, selects
+from kubegpu.admission.quota import namespace_usage, pod_usage, selects, usage_time
 from kubegpu.explain.findings import scattered
 from kubegpu.model.dra import DraObjects
 from kubegpu.model.names import NVIDIA_PREFIX
@@ -93,8 +93,9 @@ def _node_resources(before: Node, after: Node) -> dict[str, dict[str, tuple[int,
 
 
 def released_quotas(quotas: Sequence[ResourceQuota], pods: Sequence[Pod], pod: Pod) -> list[ResourceQuota]:
-    """The quotas with ``pod``'s usage given back, as after its deletion."""
-    own = pod_usage(pod)
+    """The quotas with ``pod``'s usage given back, as after its deletion: what it is charged when the usage is
+    taken (``usage_time``), nothing for a pod stuck terminating past its grace, which no quota counts still."""
+    own = pod_usage(pod, usage_time(list(pods), [pod]))
     out = []
     for q in quotas:
         used = namespace_usage(q, list(pods))
