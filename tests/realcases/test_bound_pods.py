@@ -58,7 +58,7 @@ def test_containerd_without_the_nvidia_runtime_gpu_operator_759() -> None:
         f["commands"][0]
         == "kubectl -n gpu-operator logs nvidia-container-toolkit-daemonset-8x2lq --all-containers --tail=100"
     )
-    assert "kubectl get runtimeclass nvidia -o yaml" in f["commands"]
+    assert "kubectl -n ml get runtimeclass nvidia -o yaml" in f["commands"]
     step = first_step("containerd-no-nvidia-runtime")
     assert step.startswith(
         "no GPU pod waits for a scheduler, but fix the critical finding: GPU pod ml/infer-0"
@@ -122,9 +122,9 @@ def test_gpu_pod_on_an_unreachable_node_karpenter_1476() -> None:
     assert "stays Terminating" in f["detail"] and "300 s" in f["detail"]
     cmds = f["commands"]
     assert cmds.index(
-        f"kubectl delete node {node} --dry-run=server   # only if the machine is gone for good"
+        f"kubectl -n inference delete node {node} --dry-run=server   # only if the machine is gone for good"
     ) < cmds.index(
-        f"kubectl delete node {node}   # rollback: kubelet registers the Node again when it starts"
+        f"kubectl -n inference delete node {node}   # rollback: kubelet registers the Node again when it starts"
     )
     finding(data, "GPU node is NotReady")  # the node's own finding stays
 
@@ -207,3 +207,20 @@ def test_a_pod_still_starting_or_pulling_is_not_blamed_on_the_node(tmp_path: Pat
     assert not [
         t for t in edited(tmp_path, "containerd-no-nvidia-runtime", runs, no_event) if "does not start" in t
     ]
+
+
+def test_every_kubectl_line_of_a_bound_finding_names_a_namespace() -> None:
+    """The house rule every finding keeps (tests/test_cli.py on the demo): each kubectl line carries ``-n``,
+    a Node's too, and the cordon comes after its server-side dry run, with its rollback."""
+    cases = ("containerd-no-nvidia-runtime", "nvml-driver-not-loaded", "karpenter-gpu-node-unreachable")
+    found = [f for name in cases for f in case(name)["findings"] if f["title"].startswith("GPU pod ")]
+    assert len(found) == len(cases)
+    kubectl = [c for f in found for c in f["commands"] if c.startswith("kubectl")]
+    assert [c for c in kubectl if not c.startswith("kubectl -n ")] == []
+    cordon = [c for c in found[1]["commands"] if " cordon " in c]
+    assert cordon == [
+        "kubectl -n research cordon gpu-node-3 --dry-run=server",
+        "kubectl -n research cordon gpu-node-3   # rollback: kubectl -n research uncordon gpu-node-3",
+    ]
+    stuck = explained("containerd-no-nvidia-runtime", "ml/infer-0")["bound"]["commands"]
+    assert [c for c in stuck if c.startswith("kubectl") and not c.startswith("kubectl -n ")] == []

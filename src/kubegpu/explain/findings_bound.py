@@ -110,11 +110,12 @@ def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str, memo: Memo) -
     return memo[node, key]
 
 
-def _cordon(node: str) -> list[str]:
-    """Keep new GPU pods off a node whose runtime or driver fails every GPU container, dry-run first."""
+def _cordon(ns: str, node: str) -> list[str]:
+    """Keep new GPU pods off a node whose runtime or driver fails every GPU container, dry-run first (``-n``
+    as on every kubectl line, though a Node has no namespace)."""
     return [
-        f"kubectl cordon {node} --dry-run=server",
-        f"kubectl cordon {node}   # rollback: kubectl uncordon {node}",
+        f"kubectl -n {ns} cordon {node} --dry-run=server",
+        f"kubectl -n {ns} cordon {node}   # rollback: kubectl -n {ns} uncordon {node}",
     ]
 
 
@@ -129,7 +130,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
             "missing Node means kube-controller-manager has not done so yet, or the snapshot left the Node out "
             "(take nodes and pods together).",
             [f"spec.nodeName {pod.node_name}: no such Node in the snapshot"], "warning", "node",
-            [*commands, f"kubectl get node {pod.node_name}"], "is stranded",
+            [*commands, f"kubectl -n {pod.namespace} get node {pod.node_name}"], "is stranded",
         )  # fmt: skip
     if node.ready:
         return None
@@ -146,9 +147,9 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
         f"First bring back kubelet on {node.name} (the machine, its kubelet and container runtime); if the "
         "machine is gone for good, delete its Node object and the pod garbage collector removes its pods.",
         [f"node {node.name}: Ready {said}"], "critical", "node",
-        [*commands, f"kubectl describe node {node.name}",
-         f"kubectl delete node {node.name} --dry-run=server   # only if the machine is gone for good",
-         f"kubectl delete node {node.name}   # rollback: kubelet registers the Node again when it starts"],
+        [*commands, f"kubectl -n {pod.namespace} describe node {node.name}",
+         f"kubectl -n {pod.namespace} delete node {node.name} --dry-run=server   # only if the machine is gone for good",
+         f"kubectl -n {pod.namespace} delete node {node.name}   # rollback: kubelet registers the Node again when it starts"],
         "is stranded",
     )  # fmt: skip
 
@@ -160,7 +161,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
     blob = " ".join(lines)
     node = pod.node_name
     look = [f"kubectl -n {pod.namespace} describe pod {pod.name}",
-            f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}"]  # fmt: skip
+            f"kubectl -n {pod.namespace} get pods -A -o wide --field-selector spec.nodeName={node}"]  # fmt: skip
     m = NO_RUNTIME.search(blob)
     if m is not None and m.group(2):  # CRI-O
         handler = m.group(2)
@@ -170,7 +171,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
             "Under CRI-O the NVIDIA container toolkit installs an OCI hook, not a runtime handler (the GPU "
             "Operator's maintainers, NVIDIA/gpu-operator#1298): drop runtimeClassName from the pod, or name a "
             "RuntimeClass whose handler CRI-O defines.",
-            lines, commands=[*look, f"kubectl get runtimeclass -o wide   # handlers CRI-O on {node} must define"],
+            lines, commands=[*look, f"kubectl -n {pod.namespace} get runtimeclass -o wide   # handlers CRI-O on {node} must define"],
         )  # fmt: skip
     if m is not None:
         handler = m.group(1)
@@ -186,8 +187,8 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
             "toolkit installed on the host, run `nvidia-ctk runtime configure --runtime=containerd` there and "
             "restart containerd.",
             [*lines, *toolkit],
-            commands=[*logs, *look, f"kubectl get runtimeclass {handler} -o yaml",
-                      f"containerd config dump | grep -n 'runtimes.{handler}'   # on {node}", *_cordon(node)],
+            commands=[*logs, *look, f"kubectl -n {pod.namespace} get runtimeclass {handler} -o yaml",
+                      f"containerd config dump | grep -n 'runtimes.{handler}'   # on {node}", *_cordon(pod.namespace, node)],
         )  # fmt: skip
     if DRIVER_NOT_LOADED in blob or NO_NVML_LIBRARY in blob:
         driver, logs = _operand_lines(snapshot, node, "driver", memo)
@@ -213,7 +214,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
             "driver installed on the host run `nvidia-smi` and `lsmod | grep nvidia` there." + root,
             [*lines, *driver],
             commands=[*logs, *look, f"nvidia-smi; lsmod | grep nvidia; dmesg | grep -i nvrm   # on {node}",
-                      *_cordon(node)],
+                      *_cordon(pod.namespace, node)],
         )  # fmt: skip
     if CDI_UNRESOLVED in blob:
         cause, why = (
