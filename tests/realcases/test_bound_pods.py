@@ -114,10 +114,10 @@ def test_gpu_pod_on_an_unreachable_node_karpenter_1476() -> None:
     the toleration (300 s, the pod's own here) and the Node deletion that frees it, dry-run first."""
     data = case("karpenter-gpu-node-unreachable")
     node = "ip-10-32-136-67.eu-west-1.compute.internal"
-    f = finding(
-        data,
-        f"GPU pod inference/triton-7d9c8b6f4-x2k9p bound to {node} is stranded: its node {node} is NotReady (Ready Unknown: Kubelet stopped posting node status)",
-    )
+    # one title for every pod on a NotReady node (the node's cause, not the pod's): a large outage is one kind
+    f = finding(data, "GPU pods bound to a NotReady node are stranded")
+    assert f["objects"] == ["pod/inference/triton-7d9c8b6f4-x2k9p", f"node/{node}"]
+    assert f"node {node}: Ready Unknown: Kubelet stopped posting node status" in f["detail"]
     assert f["layer"] == "node" and "holds 1 nvidia.com/gpu there" in f["detail"]
     assert "stays Terminating" in f["detail"] and "300 s" in f["detail"]
     cmds = f["commands"]
@@ -143,8 +143,10 @@ def test_pod_bound_to_a_node_not_in_the_snapshot(tmp_path: Path) -> None:
     )
     res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
     data = json.loads(res.stdout)
-    f = next(f for f in data["findings"] if f["title"].startswith("GPU pod inference/"))
-    assert f["severity"] == "warning" and "is not in the snapshot" in f["title"]
+    f = next(f for f in data["findings"] if f["title"].startswith("GPU pods bound to "))
+    assert f["title"] == "GPU pods bound to a node missing from the snapshot are stranded"
+    assert f["severity"] == "warning" and "pod/inference/triton-7d9c8b6f4-x2k9p" in f["objects"]
+    assert "ip-10-32-136-67.eu-west-1.compute.internal: no such Node in the snapshot" in f["detail"]
     assert "gcOrphaned" in f["detail"]
 
 
@@ -213,7 +215,12 @@ def test_every_kubectl_line_of_a_bound_finding_names_a_namespace() -> None:
     """The house rule every finding keeps (tests/test_cli.py on the demo): each kubectl line carries ``-n``,
     a Node's too, and the cordon comes after its server-side dry run, with its rollback."""
     cases = ("containerd-no-nvidia-runtime", "nvml-driver-not-loaded", "karpenter-gpu-node-unreachable")
-    found = [f for name in cases for f in case(name)["findings"] if f["title"].startswith("GPU pod ")]
+    found = [
+        f
+        for name in cases
+        for f in case(name)["findings"]
+        if f["title"].startswith(("GPU pod ", "GPU pods bound to "))
+    ]
     assert len(found) == len(cases)
     kubectl = [c for f in found for c in f["commands"] if c.startswith("kubectl")]
     assert [c for c in kubectl if not c.startswith("kubectl -n ")] == []

@@ -56,6 +56,9 @@ NO_NVML_LIBRARY: Final = "load library failed: libnvidia-ml.so.1"  # libnvidia-c
 # FailedCreatePodSandBox event; StartError is containerd's terminated reason for a container it never started)
 START_FAILURES: Final = ("CreateContainerError", "RunContainerError", "StartError", "FailedCreatePodSandBox")
 TITLE_HEAD, TITLE_MARK = "GPU pod ", " bound to "  # a ``bound_findings`` title: HEAD pod MARK node verb: why
+# the title of a cause that is the node's, the same for every pod on it (NotReady, gone): one title for all
+# such pods, so a large outage reads as one kind of finding in the summary, not one per node
+GROUP_HEAD = "GPU pods bound to "
 # admission plugin RuntimeClass (plugin/pkg/admission/runtimeclass): the API server refuses the pod's creation
 RUNTIME_CLASS_MISSING: Final = re.compile(r'pod rejected: RuntimeClass \\?"([^"\\]+)\\?" not found')
 
@@ -73,6 +76,7 @@ class Stuck:
     layer: str = "driver/device-plugin"
     commands: list[str] = field(default_factory=list)
     verb: str = "does not start"  # the finding's title: "GPU pod P bound to N <verb>: <cause>"
+    title: str = ""  # a title of its own instead (GROUP_HEAD …): a cause that is the node's, not the pod's
 
     def to_dict(self) -> dict[str, object]:
         return {"node": self.node, "cause": self.cause, "why": self.why, "evidence": self.evidence,
@@ -131,6 +135,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
             "(take nodes and pods together).",
             [f"spec.nodeName {pod.node_name}: no such Node in the snapshot"], "warning", "node",
             [*commands, f"kubectl -n {pod.namespace} get node {pod.node_name}"], "is stranded",
+            f"{GROUP_HEAD}a node missing from the snapshot are stranded",
         )  # fmt: skip
     if node.ready:
         return None
@@ -150,7 +155,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
         [*commands, f"kubectl -n {pod.namespace} describe node {node.name}",
          f"kubectl -n {pod.namespace} delete node {node.name} --dry-run=server   # only if the machine is gone for good",
          f"kubectl -n {pod.namespace} delete node {node.name}   # rollback: kubelet registers the Node again when it starts"],
-        "is stranded",
+        "is stranded", f"{GROUP_HEAD}a NotReady node are stranded",
     )  # fmt: skip
 
 
@@ -264,7 +269,8 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         out.append(Finding(
-            stuck.severity, stuck.layer, f"{TITLE_HEAD}{pod.key}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}",
+            stuck.severity, stuck.layer,
+            stuck.title or f"{TITLE_HEAD}{pod.key}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}",
             [f"pod/{pod.key}", f"node/{stuck.node}"],
             f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
             "changing its requests or tolerations does not help: " + "; ".join(stuck.evidence) + ". "
@@ -276,7 +282,9 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
 
 def is_bound_finding(finding: Finding) -> bool:
     """A finding ``bound_findings`` made (its title's form)."""
-    return finding.title.startswith(TITLE_HEAD) and TITLE_MARK in finding.title
+    return finding.title.startswith(GROUP_HEAD) or (
+        finding.title.startswith(TITLE_HEAD) and TITLE_MARK in finding.title
+    )
 
 
 def runtime_class_advice(message: str) -> str:
