@@ -90,3 +90,18 @@ def test_stale_refusal_reads_the_pods_once_hami_1368() -> None:
     exps, walks = _explained(_copied("hami-node-unfit-stale.yaml", "train-b-0"))
     assert all(exp.established[0] == STALE for exp in exps), [e.established for e in exps]
     assert walks <= 6, walks
+
+
+def test_a_quota_on_a_hami_resource_is_seen_with_or_without_its_prefix() -> None:
+    """A ResourceQuota names an extended resource as ``requests.<name>`` (the API server's quota validation takes
+    extended resources only under that prefix); a manifest's bare name is read too, as the reader's docstring
+    says. Before, the prefix was cut at the first dot, so a bare ``nvidia.com/gpumem`` read as ``com/gpumem``
+    and matched nothing."""
+    from kubegpu.explain.hami_reads import hami_reads
+    from kubegpu.model.objects import ResourceQuota
+
+    for key in ("requests.nvidia.com/gpumem", "requests.nvidia.com/gpucores", "nvidia.com/gpumem"):
+        snap = build_snapshot([])
+        snap.quotas.append(ResourceQuota(namespace="team-a", name="q", hard={key: 1000}, used={}))
+        assert hami_reads(snap).quoted("team-a"), key
+        assert not hami_reads(snap).quoted("team-b")

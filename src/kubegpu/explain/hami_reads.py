@@ -67,7 +67,7 @@ class HamiReads:
         return {
             q.namespace
             for q in self._snapshot.quotas
-            if any(h.split(".", 1)[-1] in HAMI_RESOURCES for h in q.hard)
+            if any(h.removeprefix("requests.").removeprefix("limits.") in HAMI_RESOURCES for h in q.hard)
         }
 
     def quoted(self, namespace: str) -> bool:
