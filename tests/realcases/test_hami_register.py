@@ -108,3 +108,26 @@ def test_the_headline_counts_hamis_nvidia_gpu_as_vgpu_slots_not_gpus() -> None:
         "free": 80,
         "physicalGpus": 8,
     }
+
+
+def test_an_unreadable_register_annotation_makes_the_physical_count_a_lower_bound(tmp_path: Path) -> None:
+    """A second HAMi node whose annotation kubegpu cannot read (not HAMi's form): its GPUs are not counted, so
+    the headline says "at least" (review of the vGPU-slots headline)."""
+    from kubegpu.explain.summary import pod_ask, summarize
+
+    text = (HERE / "hami-591-sixteen-vgpus-eight-gpus.yaml").read_text()
+    second = (
+        text.split("---")[0]
+        .replace("name: k8s-master1", "name: k8s-worker2")
+        .replace('hami.io/node-nvidia-register: "GPU-', 'hami.io/node-nvidia-register: "garbled,GPU-', 1)
+    )
+    path = tmp_path / "two.yaml"
+    path.write_text(text + "\n---\n" + second)
+    snap = load_files(path)
+    summary = summarize(
+        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
+    )
+    assert (
+        "160 HAMi vGPU slots allocatable (on at least 8 physical GPUs HAMi registered)"
+        in summary.devices_line()
+    )

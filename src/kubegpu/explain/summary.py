@@ -140,6 +140,9 @@ class Summary:
     # HAMi's vGPU slots (diagnose.HAMI_TOTAL), the same three, and the physical GPUs they are made of
     vgpu: tuple[int, int, int] = (0, 0, 0)
     vgpu_gpus: int = 0
+    vgpu_unread: int = (
+        0  # HAMi nodes whose register annotation kubegpu could not read: their GPUs not counted
+    )
 
     def headline_causes(self) -> list[tuple[str, int]]:
         """The causes a headline shows: all of them, or the first ``HEADLINE_CAUSES`` where more would follow
@@ -154,7 +157,8 @@ class Summary:
         if self.shared[0] or self.shared[1]:
             line += f"; {self.shared[0]} shared GPU replicas allocatable, {self.shared[1]} requested, {self.shared[2]} free"
         if self.vgpu[0] or self.vgpu[1]:
-            on = f" (on {self.vgpu_gpus} physical GPUs HAMi registered)" if self.vgpu_gpus else ""
+            least = "at least " if self.vgpu_unread else ""
+            on = f" (on {least}{self.vgpu_gpus} physical GPUs HAMi registered)" if self.vgpu_gpus else ""
             line += f"; {self.vgpu[0]} HAMi vGPU slots allocatable{on}, {self.vgpu[1]} requested, {self.vgpu[2]} free"
         return line
 
@@ -457,6 +461,7 @@ def summarize(report: Diagnosis, asks: Mapping[str, PodAsk]) -> Summary:
         shared=_sums(t for r, t in report.totals.items() if r == SHARED_TOTAL),
         vgpu=_sums(t for r, t in report.totals.items() if r == HAMI_TOTAL),
         vgpu_gpus=report.totals.get(HAMI_TOTAL, {}).get("gpus", 0),
+        vgpu_unread=report.totals.get(HAMI_TOTAL, {}).get("unread", 0),
         pending=len(report.pending),
         other_pending=report.other_pending,
         causes=sorted(causes.items(), key=_blocking_first),
