@@ -150,9 +150,9 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
                 if hami and r == NVIDIA_GPU:
                     key = HAMI_TOTAL
                     hami_gpus = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
-                    listed = hami_registered_gpus(node)  # None: an annotation kubegpu cannot read
-                    hami_gpus["gpus"] = hami_gpus.get("gpus", 0) + (listed or 0)
-                    hami_gpus["unread"] = hami_gpus.get("unread", 0) + (listed is None)
+                    registered = hami_registered_gpus(node)  # None: an annotation kubegpu cannot read
+                    hami_gpus["gpus"] = hami_gpus.get("gpus", 0) + (registered or 0)
+                    hami_gpus["unread"] = hami_gpus.get("unread", 0) + (registered is None)
                 elif r == NVIDIA_GPU + SHARED_SUFFIX or (
                     shared and r == NVIDIA_GPU and not slices and not renamed
                 ):
