@@ -1,7 +1,7 @@
 """The embedded demo: each pending pod gets the message a real 1.34 cluster would print (its kubelets report
 v1.34.2, so 1.34 is the release reproduced: one "untolerated taint(s)" text for every taint, kubernetes PR
 #135023; DynamicResources' "no new claims to deallocate" before the preemption text; both as the real
-1.34.4 kube-scheduler printed them in tests/realkube/golden/1.34.4.json and the 1.35/1.36 goldens).
+1.34.4 and 1.34.5 kube-schedulers printed them: tests/realkube/golden/1.34.5.json and the 1.35/1.36 goldens).
 
 Expected texts were derived by hand from the demo's objects (not copied from kubegpu's output):
 - gpu-train-01/02 (pool=training, 8 GPUs, 5 and 6 requested), gpu-reserved-01/02 (pool=training, tainted

@@ -6,7 +6,7 @@ model, so the pod equivalence class cannot see them).
 Expected values by hand: n1 publishes 1 GPU, n2 publishes 2 (``tests.dra.objects.gpu_node``); claim
 ``small`` asks 1 GPU (fits either node), claim ``big`` asks 3 (fits none): kube-scheduler's
 DynamicResources Filter says ``cannot allocate all claims`` on each node (the real scheduler's text is
-pinned in tests/realkube/golden/1.34.4.json, case dra-gpu-count-too-many).
+pinned in tests/realkube/golden/1.34.5.json, case dra-gpu-count-too-many).
 """
 
 from __future__ import annotations

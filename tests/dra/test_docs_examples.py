@@ -8,7 +8,7 @@ on a100-40g-1 and 2 ``NVIDIA A100 80GB PCIe`` (80Gi) on a100-80g-1; the claim's 
 to one ``parentUUID``: 1 free device per value, 2 needed. Case 3 (mixed-double-counting): mixed-1
 advertises ``nvidia.com/gpu: 2`` and publishes 2 GPUs; plugin-job uses the plugin, dra-job the claim.
 The FailedScheduling texts of cases 1 and 2 are what the real kube-scheduler 1.34.4 printed for these files
-(run once through tests/realkube/harness.run_case); tests/realkube/golden/1.34.4.json pins the same texts
+(run once through tests/realkube/harness.run_case); tests/realkube/golden/1.34.5.json pins the same texts
 (``dra-gpu-count-too-many``, ``dra-match-attribute-unsatisfiable``).
 """
 

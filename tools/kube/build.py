@@ -29,7 +29,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Supported minors and the patch built for each: the newest whose modules `go build` needs the module proxy
-# served when last checked (2026-12-04). kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py).
+# served when last checked (2026-12-04; 1.34-1.36 moved on 2026-12-06 to the newest patches the proxy
+# served in full: it lists v1.34.7/.8 of k8s.io/kubernetes but refuses k8s.io/cri-api and k8s.io/externaljwt
+# v0.34.7/.8, and serves no v1.36.6+ or v1.37.3+). kubegpu reproduces 1.30 to 1.37 (src/kubegpu/scheduler/versions.py).
 # 1.31 is built as 1.31.13, not 1.31.14: the proxy refuses k8s.io/kube-scheduler@v0.31.14 ("403 This module
 # version is not available", for its .zip as well as its .info). For 1.31.13 it refuses the .info of
 # k8s.io/cloud-provider@v0.31.13 but serves its .mod and .zip, all that `go mod tidy` fetches for a replace that
@@ -41,9 +43,9 @@ MINORS = {
     "1.31": "1.31.13",
     "1.32": "1.32.13",
     "1.33": "1.33.13",
-    "1.34": "1.34.4",
-    "1.35": "1.35.4",
-    "1.36": "1.36.3",
+    "1.34": "1.34.5",
+    "1.35": "1.35.8",
+    "1.36": "1.36.5",
     "1.37": "1.37.2",
 }
 NEWEST = max(MINORS, key=lambda m: tuple(int(x) for x in m.split(".")))

@@ -124,9 +124,9 @@ BEHAVIOURS: dict[int, Behaviour] = {
     31: _b(31, 13, merged=False, unresolvable=False, dra=False, success=False),
     32: _b(32, 13, merged=False, unresolvable=False, dra=False, success=False),
     33: _b(33, 13, merged=False, unresolvable=False, dra=False, success=False),
-    34: _b(34, 4, merged=True, unresolvable=True, dra=True, success=False),
-    35: _b(35, 4, merged=True, unresolvable=True, dra=True, success=False),
-    36: _b(36, 3, merged=True, unresolvable=True, dra=True, success=False),
+    34: _b(34, 5, merged=True, unresolvable=True, dra=True, success=False),
+    35: _b(35, 8, merged=True, unresolvable=True, dra=True, success=False),
+    36: _b(36, 5, merged=True, unresolvable=True, dra=True, success=False),
     37: _b(37, 2, merged=True, unresolvable=True, dra=False, success=True),
 }
 NEWEST = max(BEHAVIOURS)
