@@ -76,7 +76,7 @@ def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodeP
                 operands.append(_operand_finding(pod, what, lines))
             continue
         gpus = gpu_requests(pod.requests)
-        if gpus:
+        if gpus and device_plugin.may_crash(pod):
             state, lines = device_plugin.pod_state(snapshot, pod)
             if state == "crash" and any(CDI_UNRESOLVED in line for line in lines):
                 cdi.append(_cdi_finding(pod, gpus, lines))
