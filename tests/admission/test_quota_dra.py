@@ -256,3 +256,26 @@ def test_plan_quota_counts_the_claims_against_a_device_class_key() -> None:
     [row] = [r for r in change.details["scope"]["resources"] if r["resource"] == GPU_KEY]
     assert (row["used"], row["over_after"]) == ("1", True)
     assert any(w.startswith(f"usage is above the new limit of {GPU_KEY}") for w in change.warnings)
+
+
+def test_a_nic_class_in_the_same_claim_is_not_named_by_the_gpu_quota_finding() -> None:
+    """A claim asking for a GPU and a NIC (google/dranet's driver ``dra.net``, its DeviceClass selecting
+    ``device.driver == "dra.net"``): the GPU quota's finding names the GPU class only (review: it listed every
+    class the claim asks for under a GPU-quota title)."""
+    objects = [o for o in yaml.safe_load(CASE.read_text())["items"]]
+    for o in objects:
+        if o["kind"] == "ResourceClaim":
+            o["spec"]["devices"]["requests"].append(
+                {
+                    "name": "nic",
+                    "exactly": {"deviceClassName": "dranet", "allocationMode": "ExactCount", "count": 1},
+                }
+            )
+    nic_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dranet"},
+                 "spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.net"'}}]}}  # fmt: skip
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu", "namespace": "gpu-test6"},
+             "spec": {"hard": {"requests.nvidia.com/gpu": "2"}}}  # fmt: skip
+    snap = build_snapshot([("t.yaml", o) for o in [*objects, nic_class, quota]])
+    assert not snap.errors, snap.errors
+    [f] = dra_quota_findings(snap)
+    assert GPU_KEY in f.detail and "dranet" not in f.detail

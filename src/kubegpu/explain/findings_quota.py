@@ -28,7 +28,7 @@ from kubegpu.admission.quota import (
     usage_time,
 )
 from kubegpu.explain.findings_base import Finding
-from kubegpu.explain.gpu_pod import gpu_claim
+from kubegpu.explain.gpu_pod import gpu_claim, gpu_class
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
@@ -174,8 +174,9 @@ def dra_quota_findings(snapshot: ClusterSnapshot, extended: bool = True) -> list
         uncounted: list[tuple[ResourceClaim, str, int]] = []  # (claim, class, devices)
         for c in mine:
             usage = claim_usage(c)
+            # the GPU classes only: a NIC's class in the same claim is no business of a GPU quota's finding
             for cls in sorted({s.device_class_name for r in c.requests for s in r.alternatives}):
-                if not _counts_class(counted, cls, snapshot, extended):
+                if gpu_class(cls, dra) and not _counts_class(counted, cls, snapshot, extended):
                     uncounted.append((c, cls, usage.get(class_key(cls), 0) // 1000))
         if uncounted:
             out.append(_dra_finding(ns, by_ns[ns], uncounted, users))

@@ -72,12 +72,15 @@ def gpu_claim(claim: ResourceClaim, dra: DraObjects) -> bool:
     return _requests_gpu(claim.requests, dra)
 
 
+def gpu_class(name: str, dra: DraObjects) -> bool:
+    """The DeviceClass selects a GPU driver's devices, or is not in the snapshot (it may: counted as one)."""
+    cls = dra.classes.get(name)
+    return cls is None or any(_DRIVER_IS_GPU.search(s) for s in cls.selectors)
+
+
 def _requests_gpu(requests: tuple[DeviceRequest, ...], dra: DraObjects) -> bool:
     for req in requests:
         for sub in req.alternatives:
-            if any(_DRIVER_IS_GPU.search(s) for s in sub.selectors):
-                return True
-            cls = dra.classes.get(sub.device_class_name)
-            if cls is None or any(_DRIVER_IS_GPU.search(s) for s in cls.selectors):
+            if any(_DRIVER_IS_GPU.search(s) for s in sub.selectors) or gpu_class(sub.device_class_name, dra):
                 return True
     return False
