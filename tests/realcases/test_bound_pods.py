@@ -231,3 +231,16 @@ def test_every_kubectl_line_of_a_bound_finding_names_a_namespace() -> None:
     ]
     stuck = explained("containerd-no-nvidia-runtime", "ml/infer-0")["bound"]["commands"]
     assert [c for c in stuck if c.startswith("kubectl") and not c.startswith("kubectl -n ")] == []
+
+
+def test_the_cdi_case_on_a_node_advertising_no_gpu_is_said_here(tmp_path: Path) -> None:
+    """findings_operands reports the unresolvable CDI device only on nodes that advertise GPUs; the same pod on
+    a node whose capacity lists no GPU (its plugin gone since the pod was bound) got no finding (review)."""
+    titles = edited(
+        tmp_path, "cdi-device-unresolvable",
+        ('capacity: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "1"}', 'capacity: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "0"}'),
+        ('allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "1"}', 'allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "0"}'),
+    )  # fmt: skip
+    assert any(t.startswith("GPU pod default/cuda-test bound to rke2-gpu") and "CDI" in t for t in titles), (
+        titles
+    )

@@ -41,7 +41,7 @@ from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import gpu_requests
+from kubegpu.model.resources import gpu_requests, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
 # containerd CRI internal/cri/config/config.go (and pkg/cri/server before 2.0); CRI-O's text for the same
@@ -263,6 +263,8 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     # what can make a running pod's finding: its node not Ready or gone, or a waiting container; read once, so
     # the 21k GPU pods of a 5,000-node cluster that run cost a set lookup and a look at their containers
     ready = {n.name for n in snapshot.nodes if n.ready}
+    # findings_operands reports the CDI case on the nodes that advertise GPUs; on the others it is said here
+    lit = {n.name for n in snapshot.nodes if any(v and is_gpu(r) for r, v in n.capacity.items())}
     for pod in snapshot.pods:
         if not pod.node_name or pod.is_terminal:  # a Failed pod kubelet rejected is ``findings_admission``'s
             continue
@@ -272,7 +274,7 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if not gpus:
             continue
         stuck = why_not_running(snapshot, pod, memo)
-        if stuck is None or "CDI" in stuck.cause:
+        if stuck is None or ("CDI" in stuck.cause and stuck.node in lit):
             continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         out.append(Finding(
