@@ -32,6 +32,7 @@ from kubegpu.explain.kueue_objects import (
     Shortfall,
     as_list,
     conditions,
+    flavor_nodes,
     has_kueue_objects,
     kueue_index,
     kueue_objects,
@@ -259,7 +260,7 @@ def _not_reserved(snapshot: ClusterSnapshot, r: KueueReading) -> None:
     preempting = _PREEMPTING.search(msg)
     if m := _LQ_MISSING.match(msg):
         r.state = "queue-missing"
-        others = sorted(name_of(q) for q in kueue_objects(snapshot, "LocalQueue") if ns_of(q) == r.namespace)
+        others = sorted(kueue_index(snapshot).local_queue_names.get(r.namespace, []))
         have = (
             f"LocalQueues in {r.namespace}: {some_of(others)}"
             if others
@@ -319,8 +320,8 @@ _INACTIVE_FIX = {
 
 def _queue_facts(snapshot: ClusterSnapshot, r: KueueReading) -> None:
     """The LocalQueue → ClusterQueue link and what their own objects say (missing, inactive, flavors)."""
-    lqs = [q for q in kueue_objects(snapshot, "LocalQueue") if ns_of(q) == r.namespace]
-    lq = next((q for q in lqs if name_of(q) == r.local_queue), None)
+    index = kueue_index(snapshot)
+    lq = index.local_queue.get((r.namespace, r.local_queue))
     if lq is not None:
         r.cluster_queue = r.cluster_queue or str(spec_of(lq).get("clusterQueue", ""))
         r.objects.append(f"localqueue.{KUEUE_GROUP}/{r.namespace}/{r.local_queue}")
@@ -338,8 +339,7 @@ def _queue_facts(snapshot: ClusterSnapshot, r: KueueReading) -> None:
             f'ClusterQueue {r.cluster_queue} Active=False ({active.get("reason", "")}): Kueue wrote "{active.get("message", "")}"'
         )
     if kueue_objects(snapshot, "ResourceFlavor"):
-        known = {name_of(f) for f in kueue_objects(snapshot, "ResourceFlavor")}
-        missing = sorted({f for f, _ in _flavor_resources(cq)} - known)
+        missing = sorted({f for f, _ in _flavor_resources(cq)} - index.flavor.keys())
         if missing:
             r.facts.append(
                 f"no ResourceFlavor {', '.join(missing)} in the snapshot, though ClusterQueue {r.cluster_queue} names it"
@@ -347,7 +347,7 @@ def _queue_facts(snapshot: ClusterSnapshot, r: KueueReading) -> None:
 
 
 def _cluster_queue(snapshot: ClusterSnapshot, name: str) -> Mapping[str, Any] | None:
-    return next((q for q in kueue_objects(snapshot, "ClusterQueue") if name and name_of(q) == name), None)
+    return kueue_index(snapshot).cluster_queue.get(name) if name else None
 
 
 def _flavor_resources(cq: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -389,19 +389,6 @@ def _usage(cq: Mapping[str, Any], key: str, flavor: str, resource: str) -> str:
     return ""
 
 
-def _flavor_nodes(snapshot: ClusterSnapshot, flavor: str, resource: str) -> tuple[int, int] | None:
-    """(nodes, allocatable milli) of the nodes the ResourceFlavor's nodeLabels select; None without it."""
-    rf = next((f for f in kueue_objects(snapshot, "ResourceFlavor") if name_of(f) == flavor), None)
-    if rf is None:
-        return None
-    labels = spec_of(rf).get("nodeLabels")
-    labels = labels if isinstance(labels, Mapping) else {}
-    nodes = [n for n in snapshot.nodes if all(n.labels.get(str(k)) == str(v) for k, v in labels.items())]
-    total = sum(n.allocatable.get(resource, 0) for n in nodes)
-    # no node advertising it (served through DRA, or a Kueue resource transformation's output): not comparable
-    return (len(nodes), total) if total else None
-
-
 def _quota_advice(snapshot: ClusterSnapshot, r: KueueReading) -> None:
     """Facts per (flavor, resource) the message names, from the ClusterQueue and the flavor's nodes; advice
     per pod set that can never fit (then the others' waits are moot), else per resource short of unused
@@ -422,7 +409,7 @@ def _quota_advice(snapshot: ClusterSnapshot, r: KueueReading) -> None:
     for s in r.shortfalls:
         if (s.flavor, s.resource) in rooms:
             continue
-        rooms[s.flavor, s.resource] = room = _flavor_nodes(snapshot, s.flavor, s.resource)
+        rooms[s.flavor, s.resource] = room = flavor_nodes(snapshot, s.flavor, s.resource)
         if cq is None:
             r.facts.append(
                 f"ClusterQueue {r.cluster_queue or '?'} is not in the snapshot: its quota is not known here"
@@ -444,7 +431,7 @@ def _quota_advice(snapshot: ClusterSnapshot, r: KueueReading) -> None:
             else (
                 "; no node it selects advertises it (served through DRA, or a Kueue resource transformation's "
                 "output): the quota is not checked against nodes"
-                if any(name_of(f) == s.flavor for f in kueue_objects(snapshot, "ResourceFlavor"))
+                if s.flavor in kueue_index(snapshot).flavor
                 else ""
             )
         )

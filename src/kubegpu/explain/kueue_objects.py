@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.model.objects import Node
 from kubegpu.model.parse import namespace_of
 from kubegpu.model.records import KUEUE_GROUP
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -115,12 +116,18 @@ def ns_of(obj: Mapping[str, Any]) -> str:
 @dataclass
 class KueueIndex:
     """The snapshot's Kueue objects by kind, and its Workloads by (namespace, name) and by (namespace, owner
-    kind, owner name), each key at its first Workload in snapshot order with that Workload's position: read
-    per Pending pod, so a fleet of thousands of Workloads and gated pods is not scanned once per pod."""
+    kind, owner name), each key at its first Workload in snapshot order with that Workload's position; its
+    LocalQueues by (namespace, name) and the names of each namespace's, its ClusterQueues and ResourceFlavors
+    by name (each name at its first object, as a scan finds it): read per Pending pod and per held Workload,
+    so a fleet of thousands of Workloads and gated pods is not scanned once per pod."""
 
     by_kind: dict[str, list[Mapping[str, Any]]]
     by_name: dict[tuple[str, str], tuple[int, Mapping[str, Any]]]
     by_owner: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]]
+    local_queue: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    local_queue_names: dict[str, list[str]] = field(default_factory=dict)  # namespace → names, snapshot order
+    cluster_queue: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    flavor: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def _index(queues: list[Mapping[str, Any]]) -> KueueIndex:
@@ -136,7 +143,15 @@ def _index(queues: list[Mapping[str, Any]]) -> KueueIndex:
         for r in meta(w).get("ownerReferences") or ():
             if isinstance(r, Mapping):
                 by_owner.setdefault((ns, str(r.get("kind")), str(r.get("name"))), (i, w))
-    return KueueIndex(by_kind, by_name, by_owner)
+    index = KueueIndex(by_kind, by_name, by_owner)
+    for q in by_kind.get("LocalQueue", []):
+        ns, name = ns_of(q), name_of(q)
+        index.local_queue.setdefault((ns, name), q)
+        index.local_queue_names.setdefault(ns, []).append(name)
+    for kind, at in (("ClusterQueue", index.cluster_queue), ("ResourceFlavor", index.flavor)):
+        for q in by_kind.get(kind, []):
+            at.setdefault(name_of(q), q)
+    return index
 
 
 def kueue_index(snapshot: ClusterSnapshot) -> KueueIndex:
@@ -152,3 +167,36 @@ def has_kueue_objects(snapshot: ClusterSnapshot) -> bool:
 def kueue_objects(snapshot: ClusterSnapshot, kind: str) -> list[Mapping[str, Any]]:
     """The snapshot's objects of a Kueue kind (kueue.x-k8s.io, any version), in snapshot order."""
     return kueue_index(snapshot).by_kind.get(kind, [])
+
+
+class _LabelIndex:
+    """The snapshot's nodes by label (key, value), to find the nodes a ResourceFlavor's nodeLabels select
+    without reading every node's labels for every flavor and Workload."""
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.at: dict[tuple[str, str], list[int]] = {}
+        for i, n in enumerate(nodes):
+            for k, v in n.labels.items():
+                self.at.setdefault((k, v), []).append(i)
+        self.rooms: dict[tuple[str, str], tuple[int, int] | None] = {}
+
+
+def flavor_nodes(snapshot: ClusterSnapshot, flavor: str, resource: str) -> tuple[int, int] | None:
+    """(nodes, allocatable milli of ``resource``) of the nodes the ResourceFlavor's nodeLabels select; None
+    without the flavor, or when none of them advertises the resource (served through DRA, or a Kueue
+    resource transformation's output: not comparable). Read once per flavor and resource per snapshot."""
+    rf = kueue_index(snapshot).flavor.get(flavor)
+    if rf is None:
+        return None
+    nodes, queues = snapshot.nodes, snapshot.records.queues
+    ends = (id(nodes[0]), id(nodes[-1])) if nodes else ()
+    key = ("kueue-flavor-nodes", id(queues), len(queues), id(nodes), len(nodes), ends)
+    index = snapshot.derived(key, lambda: _LabelIndex(nodes))
+    if (flavor, resource) not in index.rooms:
+        labels = spec_of(rf).get("nodeLabels")
+        labels = labels if isinstance(labels, Mapping) else {}
+        having = [index.at.get((str(k), str(v)), []) for k, v in labels.items()]
+        chosen = set(having[0]).intersection(*having[1:]) if having else range(len(nodes))
+        total = sum(nodes[i].allocatable.get(resource, 0) for i in chosen)
+        index.rooms[flavor, resource] = (len(chosen), total) if total else None
+    return index.rooms[flavor, resource]
