@@ -61,10 +61,12 @@ def unqueued_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             inqueue.setdefault(_queue_of(pg), []).append((pg, got))
     out = []
     for pg in objects.groups:
+        if part(pg, "status").get("phase") != "Pending":
+            continue  # (most groups run: their minResources are not read)
         meta, spec = part(pg, "metadata"), part(pg, "spec")
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name", ""))
         asks = _gpu_asks(spec.get("minResources"))
-        if part(pg, "status").get("phase") != "Pending" or not asks or f"{ns}/{name}" in with_pods:
+        if not asks or f"{ns}/{name}" in with_pods:
             continue
         queue = _queue_of(pg)
         out.append(
