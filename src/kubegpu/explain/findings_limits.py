@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from kubegpu.explain.findings_base import Finding
-from kubegpu.model.objects import LimitRange
+from kubegpu.model.objects import LimitRange, Pod
 from kubegpu.model.parse import LIMIT_REQUIRED
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import is_gpu
@@ -63,8 +63,8 @@ def _default_finding(
     shown = format_milli(r, amount)
     given = [
         p.key
-        for p in snapshot.pods
-        if p.namespace == lr.namespace and f"{r} limit for " in p.annotations.get(LIMIT_RANGER_ANNOTATION, "")
+        for p in _annotated(snapshot).get(lr.namespace, ())
+        if f"{r} limit for " in p.annotations[LIMIT_RANGER_ANNOTATION]
     ]
     evidence = (
         f" {len(given)} pod(s) here got it ({LIMIT_RANGER_ANNOTATION}): {', '.join(given[:SHOWN])}"
@@ -97,6 +97,20 @@ def _default_finding(
          f"{patch('0')} --dry-run=server -o yaml", patch("0"),
          f"{patch(old)}   # rollback (default {shown}, defaultRequest {old})"],
     )  # fmt: skip
+
+
+def _annotated(snapshot: ClusterSnapshot) -> dict[str, list[Pod]]:
+    """Per namespace, the pods LimitRanger wrote its annotation on, in the snapshot's order: read once per
+    snapshot, not once per GPU default of a LimitRange (a fleet has hundreds of namespaces, 20,000 pods)."""
+
+    def index() -> dict[str, list[Pod]]:
+        by_ns: dict[str, list[Pod]] = {}
+        for p in snapshot.pods:
+            if LIMIT_RANGER_ANNOTATION in p.annotations:
+                by_ns.setdefault(p.namespace, []).append(p)
+        return by_ns
+
+    return snapshot.derived("limit-ranger-annotated", index)
 
 
 def _refusing(lr: LimitRange, what: str, detail: str) -> Finding:
