@@ -53,9 +53,8 @@ def _copied(fixture: str, pod_name: str, *, drop_every_other: str = "") -> Clust
 
 
 def _explained(snap: ClusterSnapshot) -> tuple[list[Any], int]:
-    """Every Pending pod explained, and the walks over the snapshot's node, pod and quota lists that made, less
-    one walk of the quotas per pod: every pod's notes (``explain.notes.pod_notes``, its namespace's GPU quota
-    used up) read them, HAMi or not."""
+    """Every Pending pod explained, and the walks over the snapshot's node, pod and quota lists that made (a
+    pod's notes read its namespace's quotas by lookup, ``admission.quota.quotas_in``)."""
     snap.nodes = nodes = CountedList(snap.nodes)
     snap.pods = pods = CountedList(snap.pods)
     snap.quotas = quotas = CountedList(snap.quotas)
@@ -63,7 +62,7 @@ def _explained(snap: ClusterSnapshot) -> tuple[list[Any], int]:
     pending = [p for p in snap.pods if not p.node_name]
     assert len(pending) == COPIES
     nodes.walks = pods.walks = quotas.walks = 0
-    return [explain_pod(engine, p) for p in pending], nodes.walks + pods.walks + quotas.walks - COPIES
+    return [explain_pod(engine, p) for p in pending], nodes.walks + pods.walks + quotas.walks
 
 
 def test_vgpus_over_registered_reads_the_nodes_once_hami_1527() -> None:

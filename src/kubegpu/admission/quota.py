@@ -34,6 +34,7 @@ from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregat
 from kubegpu.model.podgroup import parse_time, snapshot_time
 from kubegpu.model.quantity import format_milli, saturate
 from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages, is_pod_level_resource
+from kubegpu.model.snapshot import ClusterSnapshot
 
 # podComputeUsageHelper: the only resources counted under their bare name and as limits.<r>
 _LIMITED = ("cpu", "memory", "ephemeral-storage")
@@ -308,3 +309,20 @@ def admit(pod: Pod, quotas: list[ResourceQuota], pods: list[Pod]) -> QuotaDecisi
             )
             return QuotaDecision(False, message, quota)
     return QuotaDecision(True)
+
+
+def quotas_in(snapshot: ClusterSnapshot, namespace: str) -> list[ResourceQuota]:
+    """The ResourceQuotas of ``namespace``, in the snapshot's order: a quota bounds its own namespace only,
+    and diagnose asks once per Pending pod (1,000 of them on a fleet of 500 namespaces, a quota each), so the
+    quotas are grouped by namespace once per snapshot (``ClusterSnapshot.derived``, while its pod and quota
+    lists are the ones grouped)."""
+    quotas = snapshot.quotas
+
+    def group() -> dict[str, list[ResourceQuota]]:
+        by_ns: dict[str, list[ResourceQuota]] = {}
+        for q in quotas:
+            by_ns.setdefault(q.namespace, []).append(q)
+        return by_ns
+
+    ends = (id(quotas[0]), id(quotas[-1])) if quotas else ()
+    return snapshot.derived(("quotas-by-namespace", id(quotas), len(quotas), ends), group).get(namespace, [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kubegpu.admission.quota import quotas_in
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
@@ -57,9 +58,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
             "(alpha before 1.34) is on: it is scheduled by its containers' requests alone. If the cluster has the "
             "gate on, `--kube-version 1.34` counts them."
         )
-    for quota in engine.snapshot.quotas:
-        if quota.namespace != pod.namespace:
-            continue
+    for quota in quotas_in(engine.snapshot, pod.namespace):  # (a lookup: 1,000 Pending pods)
         for r, hard in quota.hard.items():
             used = quota.used.get(r, 0)
             if r.startswith("requests.") and is_gpu(r[len("requests.") :]) and hard and used >= hard:
