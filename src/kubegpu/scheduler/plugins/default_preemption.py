@@ -66,7 +66,7 @@ def split_by_pdb(
     """``filterPodsWithPDBViolation``: walk pods in order, spending each matching PDB's allowance; a pod
     that drives any budget below zero is violating. For preemption a PDB with an empty selector matches
     nothing. ``by_namespace``: ``pdbs_by_namespace(pdbs)``, where the caller keeps it."""
-    allowed = [pdb.disruptions_allowed or 0 for pdb in pdbs]
+    allowed: dict[int, int] = {}  # what is left of each budget a pod met (index in ``pdbs``), not of every PDB
     violating: list[Pod] = []
     ok: list[Pod] = []
     if by_namespace is None:
@@ -80,8 +80,8 @@ def split_by_pdb(
                     continue
                 if not sel.matches(pod.labels):
                     continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
+                left = allowed[i] = allowed.get(i, pdb.disruptions_allowed or 0) - 1
+                if left < 0:
                     hit = True
         (violating if hit else ok).append(pod)
     return violating, ok
