@@ -66,7 +66,8 @@ def split_by_pdb(
     """``filterPodsWithPDBViolation``: walk pods in order, spending each matching PDB's allowance; a pod
     that drives any budget below zero is violating. For preemption a PDB with an empty selector matches
     nothing. ``by_namespace``: ``pdbs_by_namespace(pdbs)``, where the caller keeps it."""
-    allowed: dict[int, int] = {}  # what is left of each budget a pod met (index in ``pdbs``), not of every PDB
+    # what is left of each budget a pod met (its index in ``pdbs``), not a list over every PDB
+    allowed: dict[int, int] = {}
     violating: list[Pod] = []
     ok: list[Pod] = []
     if by_namespace is None:
