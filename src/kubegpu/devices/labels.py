@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 
 from kubegpu.devices.inventory import MIB, GpuDevice, NodeInventory, is_recorded_error
+from kubegpu.devices.mig_parted import parse_uint32
 from kubegpu.devices.sharing import (
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
@@ -112,15 +113,7 @@ def _pci_class(text: str | None) -> int | None:
     """go-nvlib's ``strconv.ParseUint(TrimSpace(text), 0, 32)`` of a sysfs class; None where that fails."""
     if text is None or is_recorded_error(text):
         return None
-    text = text.strip()
-    if not re.fullmatch(r"[0-9A-Za-z_]+", text):  # no sign, no inner space: ParseUint refuses them
-        return None
-    try:
-        # base 0 as Go reads it: 0x / 0o / 0b prefixes, and a bare leading 0 is octal (Python refuses that)
-        value = int("0o" + text[1:], 0) if re.fullmatch(r"0[0-7_]+", text) else int(text, 0)
-    except ValueError:
-        return None
-    return value if value <= 0xFFFFFFFF else None
+    return parse_uint32(text.strip())
 
 
 def _version_labels(inv: NodeInventory) -> dict[str, str]:

@@ -12,6 +12,7 @@ a GPU no entry selects is left as it is, and a GPU two entries select gets both,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,19 +32,22 @@ class DeviceFilter:
     @classmethod
     def parse(cls, text: str) -> DeviceFilter:
         parts = text.split(":")
-        values = [_uint32(p) for p in parts]
+        values = [parse_uint32(p) for p in parts]
         if len(parts) > 2 or None in values:
             return cls(text, None)
         return cls(text, values[0], values[1] if len(values) == 2 else None)
 
 
-def _uint32(text: str) -> int | None:
-    """Go ``strconv.ParseUint(s, 0, 32)``: the base from the prefix (``0x``, ``0o``, ``0b``), at most 32 bits."""
+def parse_uint32(text: str) -> int | None:
+    """Go ``strconv.ParseUint(s, 0, 32)``, None where it fails: the base from the prefix (``0x``, ``0o``, ``0b``,
+    and a bare leading ``0`` is octal, which Python's ``int(s, 0)`` refuses), no sign or space, at most 32 bits."""
+    if not re.fullmatch(r"[0-9A-Za-z_]+", text):  # no sign, no space: ParseUint refuses them
+        return None
     try:
-        value = int(text, 0)
+        value = int("0o" + text[1:], 0) if re.fullmatch(r"0[0-7_]+", text) else int(text, 0)
     except ValueError:
         return None
-    return value if 0 <= value < 1 << 32 else None
+    return value if value < 1 << 32 else None
 
 
 @dataclass(frozen=True, slots=True)
