@@ -318,6 +318,11 @@ def _device_to_reading(d: GpuDevice) -> dict[str, object]:
     return out
 
 
+def recorded_error(exc: BaseException) -> str:
+    """How a reading records a failed query or file read: ``"ERR:<exception class>:<message>"``."""
+    return f"ERR:{type(exc).__name__}:{exc}"
+
+
 def is_recorded_error(value: object) -> bool:
     """Whether a reading's value is a failed query or file read (``"ERR:<error>"``) rather than an answer."""
     return isinstance(value, str) and value.startswith("ERR:")

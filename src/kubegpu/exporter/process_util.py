@@ -17,13 +17,14 @@ Must not: call NVML or decide which pod a process belongs to (``attribution`` do
 from __future__ import annotations
 
 from kubegpu.devices import GpuDevice
+from kubegpu.devices.inventory import is_recorded_error
 from kubegpu.errors import InputError
 
 
 def latest_sm(gpu: GpuDevice, *, source: str = "") -> dict[int, float]:
     """PID -> SM utilisation (%) of its newest sample newer than ``since_us``; {} when NVML gave none."""
     raw = gpu.telemetry.get("proc_util")
-    if raw is None or (isinstance(raw, str) and raw.startswith("ERR:")):
+    if raw is None or is_recorded_error(raw):
         return {}
     obj = f"device {gpu.index}"
     if not isinstance(raw, dict) or not isinstance(raw.get("samples"), list):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kubegpu.devices import NodeInventory, load_reading, parse_reading
+from kubegpu.devices.inventory import recorded_error
 from kubegpu.devices.nvcaps import read_mig_minors
 
 # Profile indices NVML defines for GPU-instance profiles, NVML_GPU_INSTANCE_PROFILE_1_SLICE (0) up to
@@ -103,7 +104,7 @@ def _device(nvml: Any, index: int, h: Any, handles: list[Any]) -> dict[str, obje
         try:
             return fn(*args)
         except nvml.NVMLError as exc:
-            return f"ERR:{type(exc).__name__}:{exc}"
+            return recorded_error(exc)
 
     mem = nvml.nvmlDeviceGetMemoryInfo(h)
     util = q(nvml.nvmlDeviceGetUtilizationRates, h)
@@ -260,7 +261,7 @@ def process_utilization(nvml: Any, h: Any, since_us: int) -> object:
     except nvml.NVMLError as exc:
         # pynvml raises its base class with NVML_SUCCESS when the sizing call already found nothing to return.
         if getattr(exc, "value", None) != nvml.NVML_SUCCESS:
-            return f"ERR:{type(exc).__name__}:{exc}"
+            return recorded_error(exc)
         samples = []
     return {
         "since_us": since_us,
@@ -295,7 +296,7 @@ def read_file_text(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8", "replace").strip()
     except OSError as exc:
-        return f"ERR:{type(exc).__name__}:{exc}"
+        return recorded_error(exc)
 
 
 def text_of(value: object) -> str:
