@@ -60,13 +60,6 @@ def cel_lines(
     return out
 
 
-# (expression, id of the slice list) -> (that list, a non-empty answer): every Pending pod of a diagnosis asks the same
-# of the same slices, and an answer found by walking the devices would otherwise walk them once a pod (1,000
-# pods × 40,000 devices on 5,000 nodes); a few entries, the list kept to check its identity
-_ANSWERS: dict[tuple[str, int], tuple[Sequence[ResourceSlice], str]] = {}
-_MAX_ANSWERS = 8
-
-
 def _cannot(expr: str, slices: Sequence[ResourceSlice]) -> str:
     """What of the environment ``expr`` uses that kubegpu cannot evaluate: seen in the text, or met evaluating
     it on one of the devices of ``slices`` (a strings-extension name called on a list: the lists library's
@@ -74,18 +67,10 @@ def _cannot(expr: str, slices: Sequence[ResourceSlice]) -> str:
     what = unsupported(expr)
     if what:
         return what
-    hit = _ANSWERS.get((expr, id(slices)))
-    if hit is not None and hit[0] is slices:
-        return hit[1]
     try:
-        answer = compiled(expr).unevaluated_on((s.driver, d) for s in slices for d in s.devices)
+        return compiled(expr).unevaluated_in(slices)
     except CelError:  # does not compile: the allocator reports that itself
         return ""
-    if answer:  # a device's outcome does not change; "" may, once a later pod's allocation meets one
-        if len(_ANSWERS) >= _MAX_ANSWERS:
-            _ANSWERS.clear()
-        _ANSWERS[expr, id(slices)] = (slices, answer)
-    return answer
 
 
 def gate_off_line(minor: int, has_claims: bool) -> list[str]:

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubegpu.model.dra import Device
+from kubegpu.model.dra import Device, ResourceSlice
 from kubegpu.model.quantity import QuantityError, parse_quantity
 from kubegpu.scheduler.dra_cel_ext import CelUnsupported, string_functions, unsupported
 
@@ -171,6 +171,8 @@ class Selector:
         self._by_device: dict[int, tuple[Device, str, Outcome]] = {}
         # some device's outcome is CelUnsupported (``unevaluated_on`` looks at devices only then)
         self._met_unsupported = False
+        # (slice list, its non-empty ``unevaluated_in`` answer): the last list walked that met one
+        self._walked: tuple[Sequence[ResourceSlice], str] | None = None
         if self.unsupported:
             self._names: frozenset[str] | None = frozenset()
             return
@@ -230,6 +232,18 @@ class Selector:
             except CelError:
                 continue
         return ""
+
+    def unevaluated_in(self, slices: Sequence[ResourceSlice]) -> str:
+        """``unevaluated_on`` over the devices of ``slices``, walked once per list: every Pending pod of a
+        diagnosis asks the same of the same slices (1,000 pods × 40,000 devices on 5,000 nodes). Only a
+        non-empty answer is kept, while ``slices`` is the same object: a device's outcome does not change,
+        but "" may, once a later pod's allocation meets such a device."""
+        if self._walked is not None and self._walked[0] is slices:
+            return self._walked[1]
+        answer = self.unevaluated_on((s.driver, d) for s in slices for d in s.devices)
+        if answer:
+            self._walked = (slices, answer)
+        return answer
 
     def _lookup(self, driver: str, device: Device) -> Outcome:
         key = self._view(driver, device)
