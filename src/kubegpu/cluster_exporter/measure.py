@@ -145,7 +145,6 @@ def _pending(pending: list[Pod], dra: DraObjects, advertised: set[str]) -> dict[
         elif is_gpu_pod(pod, dra) and not any(
             v and r.startswith("nvidia.com/") for r, v in pod.requests.items()
         ):
-            out[""] += (
-                1  # tolerates the GPU taint, gets GPUs through a DRA claim, another scheduler or vendor
-            )
+            # tolerates the GPU taint, gets GPUs through a DRA claim, another scheduler or vendor
+            out[""] += 1
     return dict(out)

@@ -254,9 +254,8 @@ class Selector:
         if hit is None:
             hit = self._evaluate(driver, device)
             if key is not None:
-                if (
-                    len(self._results) >= MAX_MEMO
-                ):  # views naming a per-device attribute (uuid) grow with churn
+                # views naming a per-device attribute (uuid) grow with churn
+                if len(self._results) >= MAX_MEMO:
                     self._results.clear()
                 self._results[key] = hit
         return hit
@@ -271,9 +270,8 @@ class Selector:
             return CelError(_eval_message(exc))
         except CelError as exc:
             return exc
-        except (
-            CelUnsupported
-        ) as exc:  # e.g. indexOf on a list (the lists library): this device's outcome only
+        # e.g. indexOf on a list (the lists library): this device's outcome only
+        except CelUnsupported as exc:
             self._met_unsupported = True
             return exc
         if isinstance(result, CELEvalError):
