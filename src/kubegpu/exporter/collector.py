@@ -118,9 +118,12 @@ class _Target:
     labels: dict[str, str]
     values: dict[str, float]
     health: Health
-    # Whether it is a DCGM entity with series of its own: not a GPU with MIG devices, which dcgm-exporter's
-    # default ``-d f`` monitors through its GPU instances only (device_monitoring.go monitorAllGPUInstances).
-    dcgm: bool = True
+
+    @property
+    def dcgm(self) -> bool:
+        """Whether it is a DCGM entity with series of its own: not a GPU with MIG devices, which dcgm-exporter's
+        default ``-d f`` monitors through its GPU instances only (device_monitoring.go monitorAllGPUInstances)."""
+        return self.uuid != self.gpu.uuid or not self.gpu.mig_devices
 
 
 @dataclass(slots=True)
@@ -261,7 +264,7 @@ class GpuCollector:
             }
             host = {F.LABEL_HOSTNAME: self._hostname} if self._hostname else {}
             values = gpu_values(g, counters)
-            out.append(_Target(g.uuid, g, base | host, values, g.health, dcgm=not g.mig_devices))
+            out.append(_Target(g.uuid, g, base | host, values, g.health))
             for m in g.mig_devices:
                 # dcgm-exporter labels a MIG device with its parent's gpu/UUID plus the GPU-instance profile and id.
                 mig = {F.LABEL_MIG_PROFILE: m.profile, F.LABEL_MIG_ID: str(m.gi_id)}
@@ -324,11 +327,12 @@ def _dcgm_families(
     # dcgm-exporter's render template (rendermetrics/render_metrics.go): the fixed labels, then the label
     # fields of default-counters.csv (DCGM_FI_DRIVER_VERSION), then the attributes (err_*, pod labels).
     driver_label = {LABEL_DRIVER_VERSION: driver} if driver else {}
+    entities = [t for t in targets if t.dcgm]
     families = []
     for f in EXPORTED_FIELDS:
         family = Metric(f.name, f.help, f.type.value)
-        for t in targets:
-            value = t.values.get(f.name) if t.dcgm else None
+        for t in entities:
+            value = t.values.get(f.name)
             if value is None:
                 continue  # NVML cannot give this field on this device: absent, not 0
             base = t.labels | driver_label | (_xid_labels(value) if f is F.XID_ERRORS else {})
