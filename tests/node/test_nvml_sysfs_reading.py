@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from kubegpu.cli.node_cmd import node
 from kubegpu.devices import PluginConfig, gfd_labels, inventory_to_reading, parse_reading
+from kubegpu.devices.labels import machine_label
 from kubegpu.node import discovery
 from kubegpu.node.discovery import NvmlBackend, read_file_text, sysfs_bus_id
 
@@ -155,6 +156,8 @@ def test_read_file_text_keeps_bytes_gfd_would_drop_out_of_the_label(tmp_path: Pa
     inv = parse_reading({"driver": "580.159.04", "nvml": "13.580.159.04", "cuda_driver": 13000,
                          "machine_type": text, "devices": []})  # fmt: skip
     assert inv.machine_type == text
+    # GFD's sanitise (internal/lm/resource.go): U+FFFD is outside [A-Za-z0-9-_. ], dropped; the words joined by "-"
+    assert machine_label(inv.machine_type) == "Box-9000"
 
 
 def test_node_labels_and_the_nfd_feature_file_show_both(h200_nvml: Path) -> None:
