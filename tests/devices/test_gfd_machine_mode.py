@@ -142,10 +142,8 @@ def test_class_text_is_read_as_go_parseuint_base_0_reads_it(h200: NodeInventory)
     ("text", "label"),
     [
         (Q35_PRODUCT_NAME, "Standard-PC-Q35-ICH9-2009"),  # the Lambda node's label
-        (
-            "product-name\n",
-            "product-name",
-        ),  # the machine type file cmd/gpu-feature-discovery/main_test.go writes
+        # the machine type file cmd/gpu-feature-discovery/main_test.go writes
+        ("product-name\n", "product-name"),
         # A Dell node: the kernel's "Hardware name: Dell Inc. PowerEdge R7525/0590KW" is sys_vendor, product_name
         # and board_name (drivers/firmware/dmi_scan.c dmi_format_ids); tests/realcases/kai-mig-mixed-max-node.yaml
         # is a real node GFD labelled nvidia.com/gpu.machine: PowerEdge-R7525.
