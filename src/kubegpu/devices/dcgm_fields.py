@@ -109,13 +109,6 @@ LABEL_HOSTNAME = "Hostname"
 # ``hostname``. kubegpu's exporter writes ``Hostname`` (the 4.5.3-4.8.2 spelling its rules and dashboard use);
 # what reads a scrape or Prometheus accepts both generations (``host_label``).
 LABEL_HOSTNAME_LOWER = "hostname"
-
-
-def host_label(labels: Mapping[str, str]) -> str:
-    """The node a dcgm-exporter series came from, under either spelling of the label ("" when neither)."""
-    return labels.get(LABEL_HOSTNAME) or labels.get(LABEL_HOSTNAME_LOWER) or ""
-
-
 LABEL_POD = "pod"
 LABEL_NAMESPACE = "namespace"
 LABEL_CONTAINER = "container"
@@ -127,3 +120,8 @@ LABEL_DRA_CLAIM_NAMESPACE = "dra_claim_namespace"
 LABEL_DRA_DRIVER_NAME = "dra_driver_name"
 LABEL_DRA_POOL_NAME = "dra_pool_name"
 LABEL_DRA_DEVICE_NAME = "dra_device_name"
+
+
+def host_label(labels: Mapping[str, str]) -> str:
+    """The node a dcgm-exporter series came from, under either spelling of the label ("" when neither)."""
+    return labels.get(LABEL_HOSTNAME) or labels.get(LABEL_HOSTNAME_LOWER) or ""
