@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
 from tests.realcases.test_autoscale_init import first_step
-from tests.realcases.test_realcases import case, finding
+from tests.realcases.test_realcases import case, diagnosed, finding
 
 HERE = Path(__file__).parent
 
@@ -141,10 +141,7 @@ def test_pod_bound_to_a_node_not_in_the_snapshot(tmp_path: Path) -> None:
             1,
         )
     )
-    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    data = json.loads(res.stdout)
-    f = next(f for f in data["findings"] if f["title"].startswith("GPU pods bound to "))
-    assert f["title"] == "GPU pods bound to a node missing from the snapshot are stranded"
+    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
     assert f["severity"] == "warning" and "pod/inference/triton-7d9c8b6f4-x2k9p" in f["objects"]
     assert "ip-10-32-136-67.eu-west-1.compute.internal: no such Node in the snapshot" in f["detail"]
     assert "gcOrphaned" in f["detail"]
