@@ -26,10 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu.admission.quota import class_key, resource_unit
+from kubegpu.admission.quota import class_key, is_gpu_key
 from kubegpu.admission.shape import mapping
 from kubegpu.model.names import DRA_ADMIN_NAMESPACE_LABEL
-from kubegpu.model.resources import is_gpu
 
 # where each kind keeps its ResourceClaimSpec
 CLAIM_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
@@ -94,9 +93,7 @@ def namespace_quotas(objects: list[tuple[str, Mapping[str, Any]]]) -> dict[str, 
             mapping(spec.get("hard")),
         )
         keys = sorted(str(k) for k in hard)  # a YAML key may be a number: sorted as text, as compared
-        gpu.setdefault(ns, []).extend(
-            (name, k) for k in keys if k.startswith("requests.") and is_gpu(resource_unit(k))
-        )
+        gpu.setdefault(ns, []).extend((name, k) for k in keys if is_gpu_key(k))
         if not spec.get("scopes") and not spec.get("scopeSelector"):
             counted.setdefault(ns, set()).update(str(k) for k in hard)
     return {ns: NamespaceQuotas(tuple(keys), frozenset(counted.get(ns, ()))) for ns, keys in gpu.items()}

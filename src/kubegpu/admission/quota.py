@@ -33,7 +33,14 @@ from kubegpu.model.names import DRA_CLAIM_COUNT, DRA_CLASS_QUOTA_SUFFIX
 from kubegpu.model.objects import Pod, ResourceQuota, ScopeRequirement, aggregate_container_limits
 from kubegpu.model.podgroup import parse_time, snapshot_time
 from kubegpu.model.quantity import format_milli, saturate
-from kubegpu.model.resources import ResourceList, add, is_extended, is_hugepages, is_pod_level_resource
+from kubegpu.model.resources import (
+    ResourceList,
+    add,
+    is_extended,
+    is_gpu,
+    is_hugepages,
+    is_pod_level_resource,
+)
 from kubegpu.model.snapshot import ClusterSnapshot
 
 # podComputeUsageHelper: the only resources counted under their bare name and as limits.<r>
@@ -270,6 +277,12 @@ def resource_unit(name: str) -> str:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
+
+
+def is_gpu_key(key: str) -> bool:
+    """The quota key bounds a GPU resource pods request (``requests.nvidia.com/gpu`` …): an extended resource's
+    only enforced form (``not_enforced``); a ResourceClaim's GPUs count under ``class_key`` instead."""
+    return key.startswith("requests.") and is_gpu(resource_unit(key))
 
 
 def pretty(resources: ResourceList) -> str:

@@ -22,9 +22,9 @@ from kubegpu.admission.quota import (
     claim_usage,
     class_key,
     deleting_holders,
+    is_gpu_key,
     pod_usage,
     pretty,
-    resource_unit,
     usage_time,
 )
 from kubegpu.explain.findings_base import Finding
@@ -32,7 +32,6 @@ from kubegpu.explain.gpu_pod import gpu_claim, gpu_class
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
 QUOTA_NEAR = 0.9
@@ -41,7 +40,7 @@ SHOWN = 5  # pods or claims named in a finding's detail
 
 def gpu_keys(quota: ResourceQuota) -> list[str]:
     """The quota's keys that bound a GPU resource requested by pods (``requests.nvidia.com/gpu`` …)."""
-    return [r for r in sorted(quota.hard) if r.startswith("requests.") and is_gpu(resource_unit(r))]
+    return [r for r in sorted(quota.hard) if is_gpu_key(r)]
 
 
 def _listed(items: list[str]) -> str:
