@@ -63,15 +63,16 @@ def _deleting(snapshot: ClusterSnapshot) -> tuple[list[Pod], datetime | None]:
 def deleting_note(snapshot: ClusterSnapshot, quota: ResourceQuota, keys: list[str]) -> str:
     """ " N pod(s) being deleted still hold …" of ``quota``'s ``keys`` ("" when no such pod holds any)."""
     deleting, now = _deleting(snapshot)
-    holders: list[Pod] = []
-    for k in keys:
-        if k in quota.hard:
-            holders += [
-                p for p in deleting_holders(quota, deleting, k, now) if p.key not in {h.key for h in holders}
-            ]
-    if not holders:
+    bounded = [k for k in keys if k in quota.hard]
+    found: dict[str, Pod] = {}  # each pod once, in the order first found
+    for k in bounded:
+        for p in deleting_holders(quota, deleting, k, now):
+            found.setdefault(p.key, p)
+    if not found:
         return ""
-    held = {k: sum(pod_usage(p).get(k, 0) for p in holders) for k in keys if k in quota.hard}
+    holders = list(found.values())
+    usages = [pod_usage(p, now) for p in holders]  # each charged at ``now``: deleting_holders kept only those
+    held = {k: sum(u.get(k, 0) for u in usages) for k in bounded}
     named = [
         f"{p.key} (deletionTimestamp {p.deletion_timestamp}"
         + (
