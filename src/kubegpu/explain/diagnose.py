@@ -149,10 +149,6 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
             if is_gpu(r):  # a GPU: not the network operator's nvidia.com/hostdev or rdma_* NICs
                 if hami and r == NVIDIA_GPU:
                     key = HAMI_TOTAL
-                    hami_gpus = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
-                    registered = hami_registered_gpus(node)  # None: an annotation kubegpu cannot read
-                    hami_gpus["gpus"] = hami_gpus.get("gpus", 0) + (registered or 0)
-                    hami_gpus["unread"] = hami_gpus.get("unread", 0) + (registered is None)
                 elif r == NVIDIA_GPU + SHARED_SUFFIX or (
                     shared and r == NVIDIA_GPU and not slices and not renamed
                 ):
@@ -162,6 +158,10 @@ def gpu_totals(engine: Engine) -> dict[str, dict[str, int]]:
                 t = totals.setdefault(key, {"capacity": 0, "allocatable": 0, "requested": 0})
                 t["capacity"] += cap // 1000
                 t["allocatable"] += node.allocatable.get(r, 0) // 1000
+                if key == HAMI_TOTAL:
+                    registered = hami_registered_gpus(node)  # None: an annotation kubegpu cannot read
+                    t["gpus"] = t.get("gpus", 0) + (registered or 0)
+                    t["unread"] = t.get("unread", 0) + (registered is None)
                 holders.setdefault((key, r), []).append(cluster.index[node.name])
     for (key, r), idxs in holders.items():
         col = cluster.col.get(r)
