@@ -19,6 +19,7 @@ from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.objects import Node
 from kubegpu.sources import load_files
 from tests.realcases.test_realcases import HERE, case, pending
+from tests.summaries import summary_of
 
 # Project-HAMi/HAMi#1565 (hami-device-plugin log, "patch node with the following annos"): two GTX 1050, 9 fields
 COLON_9 = (
@@ -93,12 +94,7 @@ def test_the_headline_counts_hamis_nvidia_gpu_as_vgpu_slots_not_gpus() -> None:
     """HAMi's device plugin advertises each physical GPU deviceSplitCount times as nvidia.com/gpu (default 10:
     the ``nvidia.deviceSplitCount`` of the device configuration HAMi's chart ships; the #591 node: 8 RTX 3090 in its register
     annotation, nvidia.com/gpu 80). Before, the headline said "80 GPUs allocatable" for that node of 8 GPUs."""
-    from kubegpu.explain.summary import pod_ask, summarize
-
-    snap = load_files(HERE / "hami-591-sixteen-vgpus-eight-gpus.yaml")
-    summary = summarize(
-        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
-    )
+    summary = summary_of(load_files(HERE / "hami-591-sixteen-vgpus-eight-gpus.yaml"))
     line = summary.devices_line()
     assert line.startswith("1 GPU nodes, 0 GPUs allocatable, 0 requested, 0 free; ")
     assert "80 HAMi vGPU slots allocatable (on 8 physical GPUs HAMi registered), 0 requested, 80 free" in line
@@ -113,8 +109,6 @@ def test_the_headline_counts_hamis_nvidia_gpu_as_vgpu_slots_not_gpus() -> None:
 def test_an_unreadable_register_annotation_makes_the_physical_count_a_lower_bound(tmp_path: Path) -> None:
     """A second HAMi node whose annotation kubegpu cannot read (not HAMi's form): its GPUs are not counted, so
     the headline says "at least" (review of the vGPU-slots headline)."""
-    from kubegpu.explain.summary import pod_ask, summarize
-
     text = (HERE / "hami-591-sixteen-vgpus-eight-gpus.yaml").read_text()
     second = (
         text.split("---")[0]
@@ -123,10 +117,7 @@ def test_an_unreadable_register_annotation_makes_the_physical_count_a_lower_boun
     )
     path = tmp_path / "two.yaml"
     path.write_text(text + "\n---\n" + second)
-    snap = load_files(path)
-    summary = summarize(
-        diagnose(Engine(snap)), {str(p.key): pod_ask(p, snap.dra) for p in snap.pending_pods()}
-    )
+    summary = summary_of(load_files(path))
     assert (
         "160 HAMi vGPU slots allocatable (on at least 8 physical GPUs HAMi registered)"
         in summary.devices_line()
