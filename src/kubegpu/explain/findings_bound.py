@@ -83,14 +83,15 @@ class Stuck:
                 "commands": self.commands}  # fmt: skip
 
 
-def _operand_pod(snapshot: ClusterSnapshot, node: str, key: str) -> Pod | None:
-    """The GPU stack's DaemonSet pod of that kind (``device_plugin.KNOWN``: driver, toolkit) on ``node``."""
+def _operand_pod(snapshot: ClusterSnapshot, node: str, key: str) -> tuple[device_plugin.Known, Pod] | None:
+    """The GPU stack's DaemonSet pod of that kind (``device_plugin.KNOWN``: driver, toolkit) on ``node``, with
+    its kind."""
     for ds in snapshot.records.daemonsets:
         k = device_plugin.known(ds)
         if k is not None and k.key == key:
             pod = device_plugin.pod_of(snapshot, ds, node)
             if pod is not None:
-                return pod
+                return k, pod
     return None
 
 
@@ -102,14 +103,11 @@ def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str, memo: Memo) -
     keeps each node's answer (every pod on a node whose runtime fails asks the same, and each look reads
     every pod of the snapshot)."""
     if (node, key) not in memo:
-        pod = _operand_pod(snapshot, node, key)
+        found = _operand_pod(snapshot, node, key)
         memo[node, key] = (
             ([], [])
-            if pod is None
-            else (
-                device_plugin.pod_state(snapshot, pod)[1][:2],
-                [f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100"],
-            )
+            if found is None
+            else (device_plugin.pod_state(snapshot, found[1])[1][:2], [device_plugin.plugin_log(*found)])
         )
     return memo[node, key]
 
