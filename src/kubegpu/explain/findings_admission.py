@@ -139,8 +139,9 @@ def rejection(pod: Pod) -> tuple[str, str] | None:
         return None
     message = pod.status_message.removeprefix(REJECTED_PREFIX)
     hint = _cause(pod.status_reason, message)[1]
+    fate = _fate(pod)
     return f'status.reason {pod.status_reason}, message "{message}"', (
-        f"The rejection is final: kubelet does not admit the pod again. {_fate(pod)[0].upper()}{_fate(pod)[1:]}."
+        f"The rejection is final: kubelet does not admit the pod again. {fate[0].upper()}{fate[1:]}."
         + (f" Why: {hint}" if hint else "")
     )
 
