@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kubegpu.admission.quota import quotas_in
 from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
@@ -297,7 +298,7 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         elif exceeded:
             # QuotaV1Pod: a Succeeded or Failed pod counts in count/pods only; a deleted one until it is gone
             # or past its grace (admission.quota.charged)
-            quota = next((q for q in snapshot.quotas if (q.namespace, q.name) == (ns, exceeded)), None)
+            quota = next((q for q in quotas_in(snapshot, ns) if q.name == exceeded), None)
             held = deleting_note(snapshot, quota, exceeded_keys(message)) if quota else ""
             advice = (
                 "No pod exists, so nothing is Pending and no scheduler sees it. Lower the request, free quota in "
