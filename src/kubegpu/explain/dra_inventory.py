@@ -185,7 +185,7 @@ def claim_phrase(pod_key: str, dra: DraObjects) -> str:
     for ref in pc.refs:
         if ref.template_name and not ref.claim_name and ref.name in pc.statuses and not pc.statuses[ref.name]:
             continue  # no claim needed (the controller decided so): no devices asked
-        name = ref.claim_name or pc.statuses.get(ref.name) or ""
+        name = pc.claim_name(ref)
         claim = dra.claims.get(f"{ns}/{name}") if name else None
         template = dra.templates.get(f"{ns}/{ref.template_name}") if ref.template_name else None
         requests = (

@@ -28,7 +28,7 @@ from kubegpu.admission.quota import (
     usage_time,
 )
 from kubegpu.explain.findings_base import Finding
-from kubegpu.explain.gpu_pod import claim_name, gpu_claim, gpu_class
+from kubegpu.explain.gpu_pod import gpu_claim, gpu_class
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
@@ -133,7 +133,7 @@ def _claim_users(snapshot: ClusterSnapshot) -> dict[str, list[str]]:
     for pod_key, pc in sorted(snapshot.dra.pod_claims.items()):
         ns = pod_key.split("/", 1)[0]
         for ref in pc.refs:
-            name = claim_name(pc, ref)
+            name = pc.claim_name(ref)
             if name:
                 users[f"{ns}/{name}"].append(pod_key)
     return users

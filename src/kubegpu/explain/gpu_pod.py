@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from kubegpu.explain.schedulers import wants_gpu_elsewhere
-from kubegpu.model.dra import DeviceRequest, DraObjects, PodClaimRef, PodClaims, ResourceClaim
+from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import other_vendor_gpu
@@ -50,7 +50,7 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
         return False
     ns = pod_key.split("/", 1)[0]
     for ref in pc.refs:
-        name = claim_name(pc, ref)
+        name = pc.claim_name(ref)
         claim = dra.claims.get(f"{ns}/{name}") if name else None
         if claim is not None:
             if gpu_claim(claim, dra):
@@ -62,12 +62,6 @@ def claims_gpu(pod_key: str, dra: DraObjects) -> bool:
         if template is None or _requests_gpu(template.requests, dra):
             return True
     return False
-
-
-def claim_name(pc: PodClaims, ref: PodClaimRef) -> str:
-    """The ResourceClaim a pod's claim entry names: its own ``resourceClaimName``, else the one generated from
-    its template (``status.resourceClaimStatuses``); "" when none is known yet."""
-    return ref.claim_name or pc.statuses.get(ref.name) or ""
 
 
 def gpu_claim(claim: ResourceClaim, dra: DraObjects) -> bool:

@@ -201,6 +201,11 @@ class PodClaims:
     refs: tuple[PodClaimRef, ...]
     statuses: Mapping[str, str | None]  # status.resourceClaimStatuses: pod claim name → generated claim name
 
+    def claim_name(self, ref: PodClaimRef) -> str:
+        """The ResourceClaim a pod's claim entry names: its own ``resourceClaimName``, else the one generated from
+        its template (``status.resourceClaimStatuses``); "" when none is known yet."""
+        return ref.claim_name or self.statuses.get(ref.name) or ""
+
 
 @dataclass
 class DraObjects:
