@@ -20,6 +20,9 @@ class Finding:
     requirement: str
     commands: list[str] = field(default_factory=list)
     pitfall: str = ""  # "R17.n" when the finding is one of the six pitfalls of R17, else ""
+    check: str = (
+        ""  # which check made it, where another view needs to know (``findings_bound.BOUND``); not output
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -59,6 +59,7 @@ TITLE_HEAD, TITLE_MARK = "GPU pod ", " bound to "  # a ``bound_findings`` title:
 # the title of a cause that is the node's, the same for every pod on it (NotReady, gone): one title for all
 # such pods, so a large outage reads as one kind of finding in the summary, not one per node
 GROUP_HEAD = "GPU pods bound to "
+BOUND: Final = "bound-pod"  # ``Finding.check`` of what ``bound_findings`` makes
 # admission plugin RuntimeClass (plugin/pkg/admission/runtimeclass): the API server refuses the pod's creation
 RUNTIME_CLASS_MISSING: Final = re.compile(r'pod rejected: RuntimeClass \\?"([^"\\]+)\\?" not found')
 
@@ -77,6 +78,9 @@ class Stuck:
     commands: list[str] = field(default_factory=list)
     verb: str = "does not start"  # the finding's title: "GPU pod P bound to N <verb>: <cause>"
     title: str = ""  # a title of its own instead (GROUP_HEAD …): a cause that is the node's, not the pod's
+    cdi: bool = (
+        False  # the runtime cannot resolve its CDI device (``findings_operands`` reports it on lit nodes)
+    )
 
     def to_dict(self) -> dict[str, object]:
         return {"node": self.node, "cause": self.cause, "why": self.why, "evidence": self.evidence,
@@ -235,7 +239,7 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
         )
     else:
         return None  # not started yet, an image pull, a crash of the program itself: not the node's runtime
-    return Stuck(pod, node, cause, why, lines, "warning", commands=look)
+    return Stuck(pod, node, cause, why, lines, "warning", commands=look, cdi=CDI_UNRESOLVED in blob)
 
 
 def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = None) -> Stuck | None:
@@ -272,7 +276,7 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if not gpus:
             continue
         stuck = why_not_running(snapshot, pod, memo)
-        if stuck is None or ("CDI" in stuck.cause and stuck.node in lit):
+        if stuck is None or (stuck.cdi and stuck.node in lit):
             continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         out.append(Finding(
@@ -282,16 +286,14 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
             "changing its requests or tolerations does not help: " + "; ".join(stuck.evidence) + ". "
             + stuck.why,
-            "R3.4, R16", stuck.commands,
+            "R3.4, R16", stuck.commands, check=BOUND,
         ))  # fmt: skip
     return out
 
 
 def is_bound_finding(finding: Finding) -> bool:
-    """A finding ``bound_findings`` made (its title's form)."""
-    return finding.title.startswith(GROUP_HEAD) or (
-        finding.title.startswith(TITLE_HEAD) and TITLE_MARK in finding.title
-    )
+    """A finding ``bound_findings`` made."""
+    return finding.check == BOUND
 
 
 def runtime_class_advice(message: str) -> str:
