@@ -77,6 +77,4 @@ class HamiReads:
 
 def hami_reads(snapshot: ClusterSnapshot) -> HamiReads:
     """The snapshot's ``HamiReads``, kept while its pod, node and quota lists are the ones it was read from."""
-    lists = (snapshot.nodes, snapshot.quotas)
-    key = ("hami-reads", *((id(x), len(x), (id(x[0]), id(x[-1])) if x else ()) for x in lists))
-    return snapshot.derived(key, lambda: HamiReads(snapshot))
+    return snapshot.derived("hami-reads", lambda: HamiReads(snapshot), over=(snapshot.nodes, snapshot.quotas))

@@ -50,8 +50,7 @@ def _index(events: list[Event]) -> _KaiIndex:
 
 def _kai_index(snapshot: ClusterSnapshot) -> _KaiIndex:
     events = snapshot.records.events
-    ends = (id(events[0]), id(events[-1])) if events else ()
-    return snapshot.derived(("kai-events", id(events), len(events), ends), lambda: _index(events))
+    return snapshot.derived("kai-events", lambda: _index(events), over=(events,))
 
 
 def group_events(snapshot: ClusterSnapshot, pod: Pod) -> list[Event]:

@@ -157,7 +157,7 @@ def _index(queues: list[Mapping[str, Any]]) -> KueueIndex:
 def kueue_index(snapshot: ClusterSnapshot) -> KueueIndex:
     """``KueueIndex`` of the snapshot, built once while its queue objects stay the same list and length."""
     queues = snapshot.records.queues
-    return snapshot.derived(("kueue-index", id(queues), len(queues)), lambda: _index(queues))
+    return snapshot.derived("kueue-index", lambda: _index(queues), over=(queues,))
 
 
 def has_kueue_objects(snapshot: ClusterSnapshot) -> bool:
@@ -188,10 +188,11 @@ def flavor_nodes(snapshot: ClusterSnapshot, flavor: str, resource: str) -> tuple
     rf = kueue_index(snapshot).flavor.get(flavor)
     if rf is None:
         return None
-    nodes, queues = snapshot.nodes, snapshot.records.queues
-    ends = (id(nodes[0]), id(nodes[-1])) if nodes else ()
-    key = ("kueue-flavor-nodes", id(queues), len(queues), id(nodes), len(nodes), ends)
-    index = snapshot.derived(key, lambda: _LabelIndex(nodes))
+    nodes = snapshot.nodes
+    # (its rooms are per flavor's nodeLabels: made again when the queue objects change too)
+    index = snapshot.derived(
+        "kueue-flavor-nodes", lambda: _LabelIndex(nodes), over=(nodes, snapshot.records.queues)
+    )
     if (flavor, resource) not in index.rooms:
         labels = spec_of(rf).get("nodeLabels")
         labels = labels if isinstance(labels, Mapping) else {}

@@ -233,14 +233,14 @@ def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
     #858 "support n-level queue hierarchy" in v0.13.0). Nothing when the snapshot holds no KAI Queue."""
     if not queue:
         return []
-    records = snapshot.records.queues
     queues = snapshot.derived(  # once per snapshot's queue objects, not per Pending pod
-        ("kai-queues", id(records), len(records)),
+        "kai-queues",
         lambda: {
             str(meta(q).get("name")): q
             for q in snapshot.records.queue_objects("Queue")
             if str(q.get("apiVersion", "")).startswith(f"{KAI_GROUP}/")
         },
+        over=(snapshot.records.queues,),
     )
     if not queues:
         return []
@@ -370,8 +370,7 @@ class _KaiNodes:
 
 def _kai_nodes(snapshot: ClusterSnapshot) -> _KaiNodes:
     nodes = snapshot.nodes
-    key = ("kai-nodes", id(nodes), len(nodes), (id(nodes[0]), id(nodes[-1])) if nodes else ())
-    return snapshot.derived(key, lambda: _KaiNodes(nodes))
+    return snapshot.derived("kai-nodes", lambda: _KaiNodes(nodes), over=(nodes,))
 
 
 def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:

@@ -80,8 +80,7 @@ def _read(snapshot: ClusterSnapshot) -> VolcanoObjects:
 def volcano_objects(snapshot: ClusterSnapshot) -> VolcanoObjects:
     """``VolcanoObjects``, kept on the snapshot while its batch objects and queue objects stay the same lists
     (``ClusterSnapshot.derived``): per Pending pod a lookup, not a scan of every object."""
-    queues = snapshot.records.queues
-    return snapshot.derived(("volcano-objects", id(queues), len(queues)), lambda: _read(snapshot))
+    return snapshot.derived("volcano-objects", lambda: _read(snapshot), over=(snapshot.records.queues,))
 
 
 def over_capability(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | None:

@@ -201,23 +201,27 @@ class ClusterSnapshot:
     # thousands of nodes, so an index instead of a scan each; rebuilt when the list is replaced or resized
     _node_at: _Index[Node] | None = field(default=None, init=False, repr=False, compare=False)
     _pod_at: _Index[Pod] | None = field(default=None, init=False, repr=False, compare=False)
-    # what a higher layer derives from the pods and batch objects (``derived``), with the lists it read
-    _derived: dict[Any, tuple[tuple[_Lists[Pod], _Lists[Any]], Any]] = field(
+    # what a higher layer derives from the pods, the batch objects and the lists it names (``derived``), with
+    # the lists it read
+    _derived: dict[Any, tuple[tuple[_Lists[Any], ...], Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def derived(self, key: Any, make: Callable[[], T]) -> T:
-        """``make()``, kept on the snapshot under ``key`` while its pod and batch-object lists are the ones
-        it was made from (as ``node``'s and ``pod``'s indexes tell: the same lists, lengths and ends): a
-        value a layer above builds from every pod once, then reads per pod (the batch layer's workloads)."""
+    def derived(self, key: Any, make: Callable[[], T], *, over: tuple[list[Any], ...] = ()) -> T:
+        """``make()``, kept on the snapshot under ``key`` while its pod and batch-object lists, and the lists
+        ``over`` names (the nodes, the quotas, the records' events or queue objects it reads), are the ones it
+        was made from (as ``node``'s and ``pod``'s indexes tell: the same lists, lengths and ends): a value a
+        layer above builds from every object once, then reads per pod (the batch layer's workloads). The one
+        place that tells a list has changed: a caller names the lists, it builds no key of ids and lengths."""
+        lists: tuple[list[Any], ...] = (self.pods, self.batch_objects, *over)
         kept = self._derived.get(key)
         if kept is not None:
-            (pods, batch), value = kept
-            if pods.indexes(self.pods) and batch.indexes(self.batch_objects):
+            read, value = kept
+            if len(read) == len(lists) and all(r.indexes(x) for r, x in zip(read, lists, strict=True)):
                 found: T = value
                 return found
         made = make()
-        self._derived[key] = ((_Lists(self.pods), _Lists(self.batch_objects)), made)
+        self._derived[key] = (tuple(_Lists(x) for x in lists), made)
         return made
 
     def node(self, name: str) -> Node | None:
