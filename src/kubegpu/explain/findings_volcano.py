@@ -69,15 +69,12 @@ def unqueued_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if not asks or f"{ns}/{name}" in with_pods:
             continue
         queue = _queue_of(pg)
-        out.append(
-            _finding(snapshot, pg, ns, name, queue, asks, objects.queues, inqueue.get(queue, []), total)
-        )
+        out.append(_finding(snapshot, ns, name, queue, asks, objects.queues, inqueue.get(queue, []), total))
     return out
 
 
 def _finding(
     snapshot: ClusterSnapshot,
-    pg: Mapping[str, Any],
     ns: str,
     name: str,
     queue: str,
