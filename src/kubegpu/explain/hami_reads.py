@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from kubegpu.admission.quota import quotas_in, resource_unit
 from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES
 from kubegpu.model.resources import is_gpu
@@ -61,20 +62,14 @@ class HamiReads:
         """A pod on ``node_name`` other than ``pod_key`` holds a GPU or a HAMi resource."""
         return any(k != pod_key for k in self._holders.get(node_name, ()))
 
-    @cached_property
-    def _quoted(self) -> set[str]:
-        """The namespaces with a ResourceQuota naming a HAMi resource (``requests.nvidia.com/gpumem`` or bare)."""
-        return {
-            q.namespace
-            for q in self._snapshot.quotas
-            if any(h.removeprefix("requests.").removeprefix("limits.") in HAMI_RESOURCES for h in q.hard)
-        }
-
     def quoted(self, namespace: str) -> bool:
-        """A ResourceQuota in ``namespace`` names a HAMi resource."""
-        return namespace in self._quoted
+        """A ResourceQuota in ``namespace`` names a HAMi resource (``requests.nvidia.com/gpumem`` or bare): the
+        namespace's quotas by ``quotas_in``'s lookup, each key read as ``resource_unit`` reads quota keys."""
+        return any(
+            resource_unit(h) in HAMI_RESOURCES for q in quotas_in(self._snapshot, namespace) for h in q.hard
+        )
 
 
 def hami_reads(snapshot: ClusterSnapshot) -> HamiReads:
-    """The snapshot's ``HamiReads``, kept while its pod, node and quota lists are the ones it was read from."""
-    return snapshot.derived("hami-reads", lambda: HamiReads(snapshot), over=(snapshot.nodes, snapshot.quotas))
+    """The snapshot's ``HamiReads``, kept while its pod and node lists are the ones it was read from."""
+    return snapshot.derived("hami-reads", lambda: HamiReads(snapshot), over=(snapshot.nodes,))
