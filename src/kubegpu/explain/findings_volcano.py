@@ -47,6 +47,9 @@ def _queue_of(pg: Mapping[str, Any]) -> str:
 def unqueued_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     """A finding per Volcano PodGroup asking for GPUs that is Pending and has no pod in the snapshot."""
     objects = volcano_objects(snapshot)
+    pending = [pg for pg in objects.groups if part(pg, "status").get("phase") == "Pending"]
+    if not pending:  # (no Volcano, or every group enqueued: the common case reads no pod and no node)
+        return []
     with_pods = {k for k in (group_key(p) for p in snapshot.pods) if k}
     total: dict[str, int] = {}
     for n in snapshot.nodes:
@@ -60,9 +63,7 @@ def unqueued_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         ):
             inqueue.setdefault(_queue_of(pg), []).append((pg, got))
     out = []
-    for pg in objects.groups:
-        if part(pg, "status").get("phase") != "Pending":
-            continue  # (most groups run: their minResources are not read)
+    for pg in pending:  # (most groups run: their minResources are not read)
         meta, spec = part(pg, "metadata"), part(pg, "spec")
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name", ""))
         asks = _gpu_asks(spec.get("minResources"))
