@@ -50,13 +50,14 @@ def _copied(fixture: str, workload: str, pod: str = "") -> ClusterSnapshot:
 
 
 def _counted(snap: ClusterSnapshot) -> list[CountedList]:
-    """The node list and the index's LocalQueue, ClusterQueue and ResourceFlavor lists, counting walks from
-    here on (the index itself is built by the first read)."""
+    """The node list, the snapshot's queue objects and the index's LocalQueue, ClusterQueue and ResourceFlavor
+    lists, counting walks from here on (the index itself is built by the first read)."""
     snap.nodes = CountedList(snap.nodes)
+    snap.records.queues = CountedList(snap.records.queues)
     by_kind = kueue_index(snap).by_kind
     for kind in QUEUE_KINDS:
         by_kind[kind] = CountedList(by_kind.get(kind, []))
-    lists = [snap.nodes, *(by_kind[k] for k in QUEUE_KINDS)]
+    lists = [snap.nodes, snap.records.queues, *(by_kind[k] for k in QUEUE_KINDS)]
     for x in lists:
         x.walks = 0
     return lists
