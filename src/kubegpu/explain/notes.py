@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubegpu.admission.quota import quotas_in
+from kubegpu.admission.quota import is_gpu_key, quotas_in
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.gpu_pod import claims_gpu
 from kubegpu.model.gpu_facts import tolerates_gpu_taint
@@ -61,7 +61,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
     for quota in quotas_in(engine.snapshot, pod.namespace):  # (a lookup: 1,000 Pending pods)
         for r, hard in quota.hard.items():
             used = quota.used.get(r, 0)
-            if r.startswith("requests.") and is_gpu(r[len("requests.") :]) and hard and used >= hard:
+            if is_gpu_key(r) and hard and used >= hard:
                 notes.append(
                     f"ResourceQuota {quota.name} in {quota.namespace}: {r} used {format_milli(r, used)} of "
                     f"{format_milli(r, hard)}: new pods asking for it are rejected at admission, not left Pending."
