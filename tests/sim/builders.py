@@ -1,14 +1,18 @@
-"""Small openb-shaped clusters for the simulator tests: nodes, pods and direct placements."""
+"""Small openb-shaped clusters for the simulator tests: nodes, pods and direct placements, a small trace, and
+the KubegpuCpuFrag plugin as its tests build it (shared by ``test_cpu_frag.py`` and ``test_cpu_frag_state.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from kubegpu.model.objects import Pod
+from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.assembly import SchedulerSpec, assemble
 from kubegpu.scheduler.cluster import ClusterState
+from kubegpu.scheduler.framework import Handle, ReasonTable
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import GpuShape, TypicalPods, pod_shape
+from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation
 from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
 
 
@@ -69,3 +73,42 @@ class Bench:
         result = self.scheduler.schedule_one(p, preempt=False)
         held = self.ledger.held.get(p.key)
         return result.node, held[1] if held else ()
+
+
+def trace() -> list[TracePod]:
+    """20 pods cycling through five GPU shapes (sharing, whole-GPU, CPU-only, 2-GPU, quarter-GPU)."""
+    shapes = [(1, 500), (1, 1000), (0, 0), (2, 1000), (1, 250)]
+    return [TracePod(f"pod-{i:02d}", 2000 + 100 * (i % 3), 1024, *shapes[i % len(shapes)]) for i in range(20)]
+
+
+CPU_FRAG = "KubegpuCpuFrag"
+
+
+def cpu_frag(
+    ledger: GpuShareLedger,
+    weight: float = 0.5,
+    reserve: float = 1.0,
+    quantum: int | None = None,
+    balance: float = 0.0,
+) -> CpuAwareFragmentation:
+    """The plugin with its defaults but without the balance term (β = 0: the tests of the other terms
+    work their scores out without it; the balance tests set it), or with a fixed quantum
+    (``quantumFullAt`` 0: q = ``cpuQuantum`` whatever the target workload's whole-node demand)."""
+    args: dict[str, object] = {
+        "cpuWeight": weight,
+        "reserveWeight": reserve,
+        "balanceWeight": balance,
+    }
+    if quantum is not None:
+        args |= {"cpuQuantum": quantum, "quantumFullAt": 0}
+    return CpuAwareFragmentation(args, Handle(ReasonTable(), sharing=ledger))
+
+
+def use_cpu(b: Bench, row: int, milli_cpu: int) -> None:
+    """Mark ``milli_cpu`` of node ``row``'s CPU requested (as pods without GPU would)."""
+    b.cluster.requested[row, b.cluster.col[CPU]] = milli_cpu
+
+
+def use_memory(b: Bench, row: int, gib: int) -> None:
+    """Mark ``gib`` GiB of node ``row``'s memory requested."""
+    b.cluster.requested[row, b.cluster.col[MEMORY]] = TracePod("", 0, gib * 1024, 0, 0).memory_request

@@ -10,52 +10,18 @@ import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
-from kubegpu.model.resources import CPU, MEMORY
+from kubegpu.model.resources import MEMORY
 from kubegpu.scheduler.framework import CycleState, Handle, ReasonTable
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.scheduler.gpu_shapes import TypicalPods, pod_shape
 from kubegpu.scheduler.plugins.cpu_frag import CpuAwareFragmentation, model_scarcity, whole_node_share
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
-from kubegpu.sim.openb import TracePod, to_node
+from kubegpu.sim.openb import to_node
 from kubegpu.sim.packing import run_packing
-from tests.sim.builders import Bench, node, pod, typical
-from tests.sim.test_packing import trace
+from tests.sim.builders import CPU_FRAG, Bench, cpu_frag, node, pod, trace, typical, use_cpu, use_memory
 
-POLICY = "KubegpuCpuFrag"
 # one typical shape: 1 whole GPU with 8 CPU (popularity 1)
 ONE_GPU_8_CPU = typical((8000, 1, 1000, 1.0))
-
-
-def plugin(
-    ledger: GpuShareLedger,
-    weight: float = 0.5,
-    reserve: float = 1.0,
-    quantum: int | None = None,
-    balance: float = 0.0,
-) -> CpuAwareFragmentation:
-    """The plugin with its defaults but without the balance term (β = 0: the tests of the other terms
-    work their scores out without it; the balance tests set it), or with a fixed quantum
-    (``quantumFullAt`` 0: q = ``cpuQuantum`` whatever the target workload's whole-node demand)."""
-    args: dict[str, object] = {
-        "cpuWeight": weight,
-        "reserveWeight": reserve,
-        "balanceWeight": balance,
-    }
-    if quantum is not None:
-        args |= {"cpuQuantum": quantum, "quantumFullAt": 0}
-    return CpuAwareFragmentation(args, Handle(ReasonTable(), sharing=ledger))
-
-
-def use_cpu(b: Bench, row: int, milli_cpu: int) -> None:
-    """Mark ``milli_cpu`` of node ``row``'s CPU requested (as pods without GPU would)."""
-    b.cluster.requested[row, b.cluster.col[CPU]] = milli_cpu
-
-
-def use_memory(b: Bench, row: int, gib: int) -> None:
-    """Mark ``gib`` GiB of node ``row``'s memory requested."""
-    b.cluster.requested[row, b.cluster.col[MEMORY]] = TracePod("", 0, gib * 1024, 0, 0).memory_request
-
-
 # one typical shape: 1 whole GPU with 8 CPU and 32 GiB
 ONE_GPU_8_CPU_32_GIB = typical((8000, 1, 1000, 1.0), memory_mib=(32 * 1024,))
 
@@ -69,23 +35,23 @@ def test_gpu_that_cpu_cannot_feed_counts_as_fragment() -> None:
     """A node of 4 GPUs and 64 CPUs, 48 CPUs requested, shape {1 GPU, 8 CPU}: 4 copies by GPU, 16/8 = 2
     by CPU, so 2 GPUs (2000 milli) are stranded; λ = 0.5 → 1000. Empty, the node fed all 4 copies (64/8 =
     8), so all 1000 is beyond its empty-state stranding. FGD sees the shape fit and nothing too small: 0."""
-    b = Bench([node("n", 4, cpu=64_000)], POLICY, ONE_GPU_8_CPU)
+    b = Bench([node("n", 4, cpu=64_000)], CPU_FRAG, ONE_GPU_8_CPU)
     use_cpu(b, 0, 48_000)
     row = np.array([0])
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(1000)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(1000)
     assert float(b.ledger.node_frag(row)[0]) == 0
-    assert float(plugin(b.ledger, 1.0).frag(row)[0]) == pytest.approx(2000)
+    assert float(cpu_frag(b.ledger, 1.0).frag(row)[0]) == pytest.approx(2000)
 
 
 def test_a_nodes_own_cpu_per_gpu_is_not_fragment() -> None:
     """The same shape on an EMPTY node of 4 GPUs and 16 CPUs: 2 copies stranded, 1000 at λ = 0.5, but
     that is the node's hardware (its empty-state stranding), so the measure is 0. After an 8-CPU pod
     without GPU, 8 CPUs feed 1 copy: 3 stranded, 1500, 500 beyond the empty state."""
-    b = Bench([node("n", 4, cpu=16_000)], POLICY, ONE_GPU_8_CPU)
+    b = Bench([node("n", 4, cpu=16_000)], CPU_FRAG, ONE_GPU_8_CPU)
     row = np.array([0])
-    assert float(plugin(b.ledger).frag(row)[0]) == 0
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == 0
     use_cpu(b, 0, 8000)
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(500)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(500)
 
 
 def test_gpu_that_memory_cannot_feed_counts_as_fragment() -> None:
@@ -93,24 +59,24 @@ def test_gpu_that_memory_cannot_feed_counts_as_fragment() -> None:
     by GPU, 8 by CPU, ⌊40/32⌋ = 1 by memory, so 3 GPUs are stranded: 0.5 · 3000 = 1500. Empty, 128/32 = 4
     copies by memory fed all 4. FGD, and ours with a target workload that gives no memory: 0."""
     nodes = [node("n", 4, cpu=64_000, memory_mib=128 * 1024)]
-    b = Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB)
+    b = Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU_32_GIB)
     use_memory(b, 0, 88)
     row = np.array([0])
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(1500)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(1500)
     assert float(b.ledger.node_frag(row)[0]) == 0
-    unknown = Bench(nodes, POLICY, ONE_GPU_8_CPU)
+    unknown = Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU)
     use_memory(unknown, 0, 88)
-    assert float(plugin(unknown.ledger).frag(row)[0]) == 0
+    assert float(cpu_frag(unknown.ledger).frag(row)[0]) == 0
 
 
 def test_a_shape_the_free_memory_cannot_hold_does_not_fit() -> None:
     """The same node with 112 of 128 GiB requested: 16 GiB cannot hold the shape's 32, so the shape does
     not fit and all 4000 free milli are its fragment (FGD's rule for a shape that does not fit; no
     stranding is added on top). FGD checks CPU only: the shape fits, 0."""
-    b = Bench([node("n", 4, cpu=64_000, memory_mib=128 * 1024)], POLICY, ONE_GPU_8_CPU_32_GIB)
+    b = Bench([node("n", 4, cpu=64_000, memory_mib=128 * 1024)], CPU_FRAG, ONE_GPU_8_CPU_32_GIB)
     use_memory(b, 0, 112)
     row = np.array([0])
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(4000)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(4000)
     assert float(b.ledger.node_frag(row)[0]) == 0
 
 
@@ -119,11 +85,11 @@ def test_a_shape_asking_no_memory_fits_a_node_with_none_left() -> None:
     still fits and memory feeds any number of its copies, so the measure is FGD's: 0."""
     b = Bench(
         [node("n", 4, cpu=64_000, memory_mib=128 * 1024)],
-        POLICY,
+        CPU_FRAG,
         typical((8000, 1, 1000, 1.0), memory_mib=(0,)),
     )
     use_memory(b, 0, 128)
-    assert float(plugin(b.ledger).frag(np.array([0]))[0]) == 0
+    assert float(cpu_frag(b.ledger).frag(np.array([0]))[0]) == 0
 
 
 def test_memory_heavy_gpu_pod_goes_to_the_memory_rich_node() -> None:
@@ -134,8 +100,8 @@ def test_memory_heavy_gpu_pod_goes_to_the_memory_rich_node() -> None:
     nodes = [node("a", 4, cpu=64_000, memory_mib=128 * 1024), node("b", 4, cpu=64_000, memory_mib=512 * 1024)]
     heavy = pod("p", 1, 1000, cpu=8000, memory_mib=64 * 1024)
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU_32_GIB)).schedule(heavy)[0] == "a"
-    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB))
-    scores = plugin(ours.ledger).score_batch(CycleState(), heavy, ours.cluster, np.array([0, 1]))
+    ours = first_ties(Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU_32_GIB))
+    scores = cpu_frag(ours.ledger).score_batch(CycleState(), heavy, ours.cluster, np.array([0, 1]))
     assert scores.tolist() == [37, 50]
     assert ours.schedule(heavy) == ("b", (0,))
 
@@ -146,13 +112,13 @@ def test_partial_gpus_count_in_copies() -> None:
     by GPU, 20 by CPU, none stranded); plus FGD's part, the 200 on the GPU too small for the shape: 650
     unrounded, which the defaults give (the shape takes 1 of the node's 3 GPUs: no whole-node demand, q =
     0). Rounded to a fixed 500-milli quantum the CPU part is 500: 700."""
-    b = Bench([node("n", 3, cpu=40_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    b = Bench([node("n", 3, cpu=40_000)], CPU_FRAG, typical((2000, 1, 300, 1.0)))
     use_cpu(b, 0, 36_000)
     b.ledger.gpu_left[0] = [1000, 700, 200]
     b.ledger._recount(np.array([0]))
-    assert float(plugin(b.ledger, quantum=1).frag(np.array([0]))[0]) == pytest.approx(650)
-    assert float(plugin(b.ledger).frag(np.array([0]))[0]) == pytest.approx(650)
-    assert float(plugin(b.ledger, quantum=500).frag(np.array([0]))[0]) == pytest.approx(700)
+    assert float(cpu_frag(b.ledger, quantum=1).frag(np.array([0]))[0]) == pytest.approx(650)
+    assert float(cpu_frag(b.ledger).frag(np.array([0]))[0]) == pytest.approx(650)
+    assert float(cpu_frag(b.ledger, quantum=500).frag(np.array([0]))[0]) == pytest.approx(700)
 
 
 def test_small_cpu_part_rounds_away() -> None:
@@ -160,12 +126,12 @@ def test_small_cpu_part_rounds_away() -> None:
     by CPU, 4 stranded × 300 × 0.5 = 600 → one 500 quantum (600/500 = 1.2). With 14 CPUs free: 7 by
     CPU, 2 stranded, 300 → 300/500 = 0.6 → 500 as well; with 16 free: 8 by CPU, 150 → 0.3 → 0. With a
     1000-milli quantum: 600 → 1000, 300 → 0."""
-    b = Bench([node("n", 3, cpu=40_000)], POLICY, typical((2000, 1, 300, 1.0)))
+    b = Bench([node("n", 3, cpu=40_000)], CPU_FRAG, typical((2000, 1, 300, 1.0)))
     row = np.array([0])
     for free, q500, q1000 in ((10_000, 500, 1000), (14_000, 500, 0), (16_000, 0, 0)):
         use_cpu(b, 0, 40_000 - free)
-        assert float(plugin(b.ledger, quantum=500).frag(row)[0]) == q500
-        assert float(plugin(b.ledger, quantum=1000).frag(row)[0]) == q1000
+        assert float(cpu_frag(b.ledger, quantum=500).frag(row)[0]) == q500
+        assert float(cpu_frag(b.ledger, quantum=1000).frag(row)[0]) == q1000
 
 
 def test_cpu_only_pod_goes_where_cpu_is_to_spare() -> None:
@@ -176,8 +142,8 @@ def test_cpu_only_pod_goes_where_cpu_is_to_spare() -> None:
     → b."""
     nodes = [node("a", 4, cpu=16_000), node("b", 4, cpu=64_000)]
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(pod("p", 0, cpu=8000))[0] == "a"
-    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU))
-    scores = plugin(ours.ledger).score_batch(
+    ours = first_ties(Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU))
+    scores = cpu_frag(ours.ledger).score_batch(
         CycleState(), pod("p", 0, cpu=8000), ours.cluster, np.array([0, 1])
     )
     assert scores.tolist() == [37, 50]
@@ -192,7 +158,7 @@ def test_cpu_heavy_gpu_pod_goes_to_the_cpu_rich_node() -> None:
     nodes = [node("a", 4, cpu=32_000), node("b", 4, cpu=64_000)]
     heavy = pod("p", 1, 1000, cpu=16_000)
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(heavy)[0] == "a"
-    assert first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU)).schedule(heavy) == ("b", (0,))
+    assert first_ties(Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU)).schedule(heavy) == ("b", (0,))
 
 
 def test_unfed_gpu_is_what_free_cpu_and_memory_cannot_feed_at_the_workloads_ratio() -> None:
@@ -201,12 +167,12 @@ def test_unfed_gpu_is_what_free_cpu_and_memory_cannot_feed_at_the_workloads_rati
     2000 unfed. With 88 GiB requested too, 40 GiB feed 1250: 2750. Without memory in the target, memory
     is not counted: 2000. Empty, the node feeds all its GPUs: 0."""
     nodes = [node("n", 4, cpu=64_000, memory_mib=128 * 1024)]
-    b = Bench(nodes, POLICY, ONE_GPU_8_CPU_32_GIB)
+    b = Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU_32_GIB)
     row = np.array([0])
 
     def unfed(target: TypicalPods) -> float:
         lg = b.ledger
-        ours = plugin(GpuShareLedger(b.cluster, target))
+        ours = cpu_frag(GpuShareLedger(b.cluster, target))
         free = np.stack((lg.cpu_left(row), lg.left(row, MEMORY)))
         return float(ours.unfed(lg.counts(row)[2], free)[0])
 
@@ -230,9 +196,9 @@ def test_cpu_light_pod_goes_where_cpu_cannot_feed_the_gpus() -> None:
     light = pod("p", 1, 1000, cpu=2000)
     rows = np.array([0, 1])
     assert first_ties(Bench(nodes, "FGD", ONE_GPU_8_CPU)).schedule(light)[0] == "b"
-    ours = first_ties(Bench(nodes, POLICY, ONE_GPU_8_CPU))
-    assert plugin(ours.ledger).score_batch(CycleState(), light, ours.cluster, rows).tolist() == [50, 50]
-    balanced = plugin(ours.ledger, balance=0.25)
+    ours = first_ties(Bench(nodes, CPU_FRAG, ONE_GPU_8_CPU))
+    assert cpu_frag(ours.ledger).score_batch(CycleState(), light, ours.cluster, rows).tolist() == [50, 50]
+    balanced = cpu_frag(ours.ledger, balance=0.25)
     assert balanced.score_batch(CycleState(), light, ours.cluster, rows).tolist() == [50, 54]
     assert ours.schedule(light)[0] == "a"
 
@@ -246,7 +212,7 @@ def random_state(
 ) -> tuple[Bench, np.ndarray]:
     """8-GPU nodes with 8, 10, 12 … CPUs and free milli per GPU drawn from a few values; when given, node
     k's memory (GiB) and CPU (milli) marked requested: ``memory_gib(k)``, ``milli_cpu(k)``."""
-    b = Bench([node(f"n{i}", 8, cpu=8_000 + 2000 * i) for i in range(nodes)], POLICY, target)
+    b = Bench([node(f"n{i}", 8, cpu=8_000 + 2000 * i) for i in range(nodes)], CPU_FRAG, target)
     rng = np.random.default_rng(seed)
     b.ledger.gpu_left[:] = rng.choice([0, 120, 500, 730, 1000], size=b.ledger.gpu_left.shape)
     rows = np.arange(nodes)
@@ -265,7 +231,7 @@ def test_zero_weight_is_fgd() -> None:
     target = typical((1000, 1, 500, 0.4), (4000, 1, 1000, 0.3), (8000, 2, 1000, 0.1), (2000, 0, 0, 0.2))
     b, rows = random_state(target, 20, 5)
     fgd = FragmentationGradientDescent({}, Handle(ReasonTable(), sharing=b.ledger))
-    zero = plugin(b.ledger, 0.0)
+    zero = cpu_frag(b.ledger, 0.0)
     for p in (pod("s", 1, 400, cpu=3000), pod("w", 2, 1000, cpu=6000), pod("c", 0, cpu=5000)):
         assert zero.score_batch(CycleState(), p, b.cluster, rows).tolist() == (
             fgd.score_batch(CycleState(), p, b.cluster, rows).tolist()
@@ -285,7 +251,7 @@ def test_shapes_alike_but_for_their_models_are_measured_as_one() -> None:
     )  # fmt: skip
     models = ("T4", "G2", "A100")
     b = Bench(
-        [node(f"n{i}", 4, cpu=6_000 + 1000 * i, model=models[i % 3]) for i in range(18)], POLICY, target
+        [node(f"n{i}", 4, cpu=6_000 + 1000 * i, model=models[i % 3]) for i in range(18)], CPU_FRAG, target
     )
     rng = np.random.default_rng(11)
     b.ledger.gpu_left[:] = rng.choice([0, 250, 500, 1000], size=b.ledger.gpu_left.shape)
@@ -293,7 +259,7 @@ def test_shapes_alike_but_for_their_models_are_measured_as_one() -> None:
     b.ledger._recount(rows)
     for k in rows.tolist():
         use_cpu(b, k, int(rng.integers(0, 6)) * 1000)
-    zero = plugin(b.ledger, 0.0, reserve=0.0)
+    zero = cpu_frag(b.ledger, 0.0, reserve=0.0)
     assert len(zero._shapes) == 2 and zero._by_pattern is not None  # two groups, three weight patterns
     fgd = FragmentationGradientDescent({}, Handle(ReasonTable(), sharing=b.ledger))
     for p in (pod("s", 1, 500, cpu=1000), pod("w", 1, 1000, cpu=2000), pod("c", 0, cpu=3000)):
@@ -318,7 +284,7 @@ def test_incremental_forms_equal_recomputing_the_node() -> None:
     )  # fmt: skip
     # 4–8 CPUs left on each node: copies go unfed
     b, rows = random_state(target, 25, 9, lambda k: 100 + 20 * k % 150, lambda k: 2000 * k + 1000 * (k % 5))
-    ours = plugin(b.ledger, balance=0.25)
+    ours = cpu_frag(b.ledger, balance=0.25)
     cpu = b.ledger.cpu_left(rows)
     memory_free = b.ledger.left(rows, MEMORY)
     memory = memory_free - pod("s").requests[MEMORY]
@@ -378,11 +344,11 @@ def test_a_nodes_delta_does_not_depend_on_the_rows_computed_with_it() -> None:
     b, rows = random_state(target, 25, 11, lambda k: 50 + 7 * k, lambda k: 1000 * (k % 6))
     for p in (pod("s", 1, 250, cpu=3000), pod("w", 2, 1000), pod("o", 1, 1000), pod("c", 0, cpu=7000)):
         shape = pod_shape(p)
-        together = plugin(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows)
+        together = cpu_frag(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows)
         alone = np.concatenate(
-            [plugin(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows[[k]]) for k in rows]
+            [cpu_frag(b.ledger, quantum=300, balance=0.25).node_delta(shape, rows[[k]]) for k in rows]
         )
-        partly = plugin(b.ledger, quantum=300, balance=0.25)
+        partly = cpu_frag(b.ledger, quantum=300, balance=0.25)
         partly.node_delta(shape, rows[::3])  # brings every third node's cached measure up to date
         assert np.array_equal(together, alone) and np.array_equal(together, partly.node_delta(shape, rows))
         assert len(np.unique(together)) > 1  # the nodes differ, and so do their Δ (values: the test above)
@@ -397,14 +363,14 @@ def test_kept_scores_equal_a_fresh_plugins_after_placements() -> None:
     b, rows = random_state(target, 20, 7)
     pods = (pod("s", 1, 250, cpu=3000), pod("w", 2, 1000, cpu=2000), pod("c", 0, cpu=5000))
     for reserving in (False, True):
-        kept = plugin(b.ledger)
+        kept = cpu_frag(b.ledger)
         kept._reserving = reserving  # (the reserve charge is 0 here: both caches must give the same)
         for p in pods:
             kept.score_batch(CycleState(), p, b.cluster, rows)
         for k in range(len(pods)):
             b.place(pod(f"x{reserving}{k}", 0, cpu=1000), f"n{3 * k + 1}")  # the CPU changes: Δ moves
         for p in pods:
-            fresh = plugin(b.ledger).score_batch(CycleState(), p, b.cluster, rows)
+            fresh = cpu_frag(b.ledger).score_batch(CycleState(), p, b.cluster, rows)
             assert kept.score_batch(CycleState(), p, b.cluster, rows).tolist() == fresh.tolist()
             some = rows[::3]
             assert kept.score_batch(CycleState(), p, b.cluster, some).tolist() == fresh[::3].tolist()
@@ -413,14 +379,14 @@ def test_kept_scores_equal_a_fresh_plugins_after_placements() -> None:
 
 def test_same_seed_same_run() -> None:
     nodes = [to_node(node(f"n{i}", 4, cpu=16_000)) for i in range(3)]
-    one = run_packing(nodes, trace(), POLICY, 42)
-    again = run_packing(nodes, trace(), POLICY, 42)
+    one = run_packing(nodes, trace(), CPU_FRAG, 42)
+    again = run_packing(nodes, trace(), CPU_FRAG, 42)
     assert np.array_equal(one.allocated, again.allocated) and np.array_equal(one.frag, again.frag)
     assert one.failed == again.failed
 
 
 def test_bad_quantum_is_a_config_error() -> None:
-    b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
+    b = Bench([node("n", 2)], CPU_FRAG, ONE_GPU_8_CPU)
     for quantum in (0, 2.5, "500", True):
         with pytest.raises(ConfigError, match="cpuQuantum"):
             CpuAwareFragmentation({"cpuQuantum": quantum}, Handle(ReasonTable(), sharing=b.ledger))
@@ -441,19 +407,19 @@ def test_whole_node_share_sets_the_quantum() -> None:
     def target(p: float, count: int = 4) -> TypicalPods:
         return typical((8000, count, 1000, p), (4000, 1, 1000, 0.9 - p), (2000, 0, 0, 0.1))
 
-    wide = Bench(nodes, POLICY, target(0.1))
+    wide = Bench(nodes, CPU_FRAG, target(0.1))
     assert whole_node_share(target(0.1), wide.ledger) == pytest.approx(1 / 3)
-    assert plugin(wide.ledger).quantum == pytest.approx(500)
-    assert plugin(wide.ledger, balance=0.25).balance == pytest.approx(1 / 6)
-    narrow = Bench(nodes, POLICY, target(0.04))
+    assert cpu_frag(wide.ledger).quantum == pytest.approx(500)
+    assert cpu_frag(wide.ledger, balance=0.25).balance == pytest.approx(1 / 6)
+    narrow = Bench(nodes, CPU_FRAG, target(0.04))
     assert whole_node_share(target(0.04), narrow.ledger) == pytest.approx(8 / 51)
-    assert plugin(narrow.ledger).quantum == pytest.approx(261.4, abs=0.05)
-    assert plugin(narrow.ledger, balance=0.25).balance == pytest.approx(0.25 * 43 / 51)
+    assert cpu_frag(narrow.ledger).quantum == pytest.approx(261.4, abs=0.05)
+    assert cpu_frag(narrow.ledger, balance=0.25).balance == pytest.approx(0.25 * 43 / 51)
     for other in (ONE_GPU_8_CPU, target(0.1, count=2)):
-        b = Bench(nodes, POLICY, other)
+        b = Bench(nodes, CPU_FRAG, other)
         assert whole_node_share(other, b.ledger) == 0
-        assert plugin(b.ledger).quantum == 0
-        assert plugin(b.ledger, balance=0.25).balance == 0.25
+        assert cpu_frag(b.ledger).quantum == 0
+        assert cpu_frag(b.ledger, balance=0.25).balance == 0.25
 
 
 def test_rounding_follows_whole_node_demand() -> None:
@@ -464,20 +430,20 @@ def test_rounding_follows_whole_node_demand() -> None:
     fit, nothing too small). With B asking 2 GPUs instead, no shape takes the whole node: w = 0, q = 0,
     and the measure is the unrounded 540 (B: ⌊3/2⌋ = 1 copy by GPU, 5 by CPU, nothing stranded)."""
     whole = typical((2000, 1, 300, 0.9), (2000, 3, 1000, 0.1))
-    b = Bench([node("n", 3, cpu=40_000)], POLICY, whole)
+    b = Bench([node("n", 3, cpu=40_000)], CPU_FRAG, whole)
     use_cpu(b, 0, 30_000)
     row = np.array([0])
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(500)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(500)
     partial = typical((2000, 1, 300, 0.9), (2000, 2, 1000, 0.1))
-    b = Bench([node("n", 3, cpu=40_000)], POLICY, partial)
+    b = Bench([node("n", 3, cpu=40_000)], CPU_FRAG, partial)
     use_cpu(b, 0, 30_000)
-    assert float(plugin(b.ledger).frag(row)[0]) == pytest.approx(540)
+    assert float(cpu_frag(b.ledger).frag(row)[0]) == pytest.approx(540)
 
 
 @pytest.mark.parametrize("arg", ["cpuWeight", "reserveWeight", "balanceWeight"])
 @pytest.mark.parametrize("weight", [-0.1, 1.5, "half", True])
 def test_bad_weight_is_a_config_error(arg: str, weight: object) -> None:
-    b = Bench([node("n", 2)], POLICY, ONE_GPU_8_CPU)
+    b = Bench([node("n", 2)], CPU_FRAG, ONE_GPU_8_CPU)
     with pytest.raises(ConfigError, match=arg):
         CpuAwareFragmentation({arg: weight}, Handle(ReasonTable(), sharing=b.ledger))
 
@@ -494,7 +460,7 @@ def test_model_scarcity_is_restricted_demand_over_capacity_share() -> None:
         (2000, 0, 0, 0.3),
         models=(frozenset({"T4"}), frozenset({"T4", "G2", "A100"}), None, None),
     )
-    b = Bench([node("a", 2, model="T4"), node("b", 6, model="G2")], POLICY, target)
+    b = Bench([node("a", 2, model="T4"), node("b", 6, model="G2")], CPU_FRAG, target)
     assert b.ledger.model_names == ["T4", "G2"]
     assert model_scarcity(target, b.ledger).tolist() == pytest.approx([1.0, 2 / 9])
     assert model_scarcity(ONE_GPU_8_CPU, b.ledger).tolist() == [0.0, 0.0]  # nothing restricted
@@ -528,22 +494,28 @@ def test_unrestricted_pod_keeps_off_gpus_restricted_pods_need() -> None:
     heavy = pod("p", 1, 1000, cpu=24_000)
     rows = np.array([0, 1])
     assert first_ties(Bench(nodes, "FGD", target)).schedule(heavy)[0] == "g2"
-    b = first_ties(Bench(nodes, POLICY, target))
-    unrounded = plugin(b.ledger, reserve=0.0, quantum=1)
+    b = first_ties(Bench(nodes, CPU_FRAG, target))
+    unrounded = cpu_frag(b.ledger, reserve=0.0, quantum=1)
     assert unrounded.score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 50]
-    assert plugin(b.ledger, quantum=1).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
-    assert plugin(b.ledger).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
-    assert plugin(b.ledger, quantum=500).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
+    assert cpu_frag(b.ledger, quantum=1).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
+        37,
+        32,
+    ]
+    assert cpu_frag(b.ledger).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [37, 32]
+    assert cpu_frag(b.ledger, quantum=500).score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [
         32,
         32,
     ]
-    balanced = plugin(b.ledger, balance=0.25)
+    balanced = cpu_frag(b.ledger, balance=0.25)
     assert balanced.score_batch(CycleState(), heavy, b.cluster, rows).tolist() == [27, 32]
     assert b.schedule(heavy)[0] == "t4"
     t4_only = pod("q", 1, 1000, cpu=24_000, spec=frozenset({"T4"}))
     one = np.array([1])
-    assert plugin(b.ledger).score_batch(CycleState(), t4_only, b.cluster, one).tolist() == [50]
-    share, b = pod("s", 1, 500, cpu=4000), Bench(nodes, POLICY, target)  # before the pod above
-    unrounded = plugin(b.ledger, reserve=0.0, quantum=1)
+    assert cpu_frag(b.ledger).score_batch(CycleState(), t4_only, b.cluster, one).tolist() == [50]
+    share, b = pod("s", 1, 500, cpu=4000), Bench(nodes, CPU_FRAG, target)  # before the pod above
+    unrounded = cpu_frag(b.ledger, reserve=0.0, quantum=1)
     assert unrounded.score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 37]
-    assert plugin(b.ledger, quantum=1).score_batch(CycleState(), share, b.cluster, rows).tolist() == [43, 29]
+    assert cpu_frag(b.ledger, quantum=1).score_batch(CycleState(), share, b.cluster, rows).tolist() == [
+        43,
+        29,
+    ]

@@ -1,11 +1,13 @@
 """KubegpuCpuFrag's kept state and its fast paths (``CpuAwareFragmentation``): the cached per-node columns
 against a recount, the float path's exact quotients, and one empty node computed per kind (FGD too). Split from
-``test_cpu_frag.py`` (the plugin's scores), whose helpers these tests use; expected values are worked out by hand
-in each docstring."""
+``test_cpu_frag.py`` (the plugin's scores), whose helpers (in ``builders``) these tests share; expected values
+are worked out by hand in each docstring."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,14 +16,12 @@ from kubegpu.model.objects import Pod
 from kubegpu.model.resources import CPU, MEMORY
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Handle, ReasonTable
-from kubegpu.scheduler.gpu_ledger import GpuShareLedger
-from kubegpu.scheduler.gpu_shapes import GpuShape, pod_shape
+from kubegpu.scheduler.gpu_shapes import pod_shape
 from kubegpu.scheduler.plugins import cpu_frag as cplugin
 from kubegpu.scheduler.plugins.fgd import FragmentationGradientDescent
 from kubegpu.sim.openb import TraceNode, TracePod, to_node, to_pod
 from kubegpu.sim.packing import packing_scheduler
-from tests.sim.builders import Bench, node, pod, typical
-from tests.sim.test_cpu_frag import POLICY, plugin, use_cpu, use_memory
+from tests.sim.builders import CPU_FRAG, Bench, cpu_frag, node, pod, typical, use_cpu, use_memory
 
 
 def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
@@ -41,8 +41,8 @@ def test_cached_state_equals_a_recount_of_the_ledgers_gpus() -> None:
     )  # fmt: skip
     nodes = [node(f"t{i}", 2 + 2 * (i % 4), cpu=16_000 + 8000 * i) for i in range(6)]
     nodes += [node(f"g{i}", 8, cpu=48_000, model="G2", memory_mib=131_072) for i in range(3)]
-    b = Bench(nodes, POLICY, target)
-    ours = plugin(b.ledger, balance=0.25)
+    b = Bench(nodes, CPU_FRAG, target)
+    ours = cpu_frag(b.ledger, balance=0.25)
     rows = np.arange(len(nodes))
     cl, lg = b.cluster, b.ledger
     assert target.memory is not None
@@ -97,8 +97,8 @@ def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int)
     1.8 · 10¹⁶ milli-bytes, beyond 2**53: there a − 1 is no double and only integer division is exact),
     and with a negative free amount (an over-committed node) in the batch."""
     target = typical((8000, 1, 1000, 0.6), (3000, 1, 500, 0.4), memory_mib=(32 * 1024, 7 * 1024 + 3))
-    b = Bench([node("n", 4, cpu=1 << 40, memory_mib=memory_mib)], POLICY, target)
-    ours = plugin(b.ledger)
+    b = Bench([node("n", 4, cpu=1 << 40, memory_mib=memory_mib)], CPU_FRAG, target)
+    ours = cpu_frag(b.ledger)
     assert target.memory is not None
     cpu_div, memory_div = target.cpu.tolist(), target.memory.tolist()
     top = int(b.cluster.allocatable[0, b.cluster.col[MEMORY]])
@@ -117,25 +117,26 @@ def test_copies_fed_are_exact_floor_quotients_in_the_float_path(memory_mib: int)
         out: list[list[int]] = ours._fed(state)[np.argsort(ours._shapes)].tolist()
         return out
 
-    expected = [
-        [min(c // bc, m // bm) for c, m in zip(cpu, memory, strict=True)]
-        for bc, bm in zip(cpu_div, memory_div, strict=True)
-    ]
-    assert fed(cpu, memory) == expected
+    def floor_quotients(free_cpu: list[int], free_memory: list[int]) -> list[list[int]]:
+        """Per shape, Python's integer ``//``: min(⌊free CPU / cpu⌋, ⌊free memory / memory⌋) per column."""
+        return [
+            [min(c // bc, m // bm) for c, m in zip(free_cpu, free_memory, strict=True)]
+            for bc, bm in zip(cpu_div, memory_div, strict=True)
+        ]
+
+    assert fed(cpu, memory) == floor_quotients(cpu, memory)
     memory[0] = -5  # free memory below 0: integer division (floor towards −∞)
-    expected = [
-        [min(c // bc, m // bm) for c, m in zip(cpu, memory, strict=True)]
-        for bc, bm in zip(cpu_div, memory_div, strict=True)
-    ]
-    assert fed(cpu, memory) == expected
+    assert fed(cpu, memory) == floor_quotients(cpu, memory)
 
 
-def spy(delta: Callable[[GpuShape, np.ndarray], np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
-    """``delta`` noting how many rows each call computes."""
+def spy(compute: Callable[..., np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
+    """``compute`` (the plugin's ``_delta``, or ``fgd_node_scores``) noting how many rows each call computes:
+    the length of its argument ``rows``, however it is passed."""
+    signature = inspect.signature(compute)
 
-    def noted(shape: GpuShape, rows: np.ndarray) -> np.ndarray:
-        sizes.append(len(rows))
-        return delta(shape, rows)
+    def noted(*args: Any, **kwargs: Any) -> np.ndarray:
+        sizes.append(len(signature.bind(*args, **kwargs).arguments["rows"]))
+        return compute(*args, **kwargs)
 
     return noted
 
@@ -152,7 +153,7 @@ def alike_bench() -> Bench:
     nodes += [node(f"g{i}", 8, cpu=64_000, model="G2") for i in range(30)]
     nodes += [node(f"c{i}", 4, cpu=64_000) for i in range(10)]
     nodes += [node(f"u{i}", 4, cpu=32_000) for i in range(12)]
-    b = Bench(nodes, POLICY, target)
+    b = Bench(nodes, CPU_FRAG, target)
     for i in range(12):
         k = 80 + i
         if i % 3 == 0:
@@ -178,12 +179,12 @@ def test_many_rows_compute_one_empty_node_of_each_kind() -> None:
     assert len(rows) >= cplugin.GROUP_FROM
     for p in ALIKE_PODS:
         shape = pod_shape(p)
-        grouped = plugin(b.ledger, balance=0.25)
+        grouped = cpu_frag(b.ledger, balance=0.25)
         computed: list[int] = []
         grouped._delta = spy(grouped._delta, computed)  # type: ignore[method-assign]
         together = grouped.node_delta(shape, rows)
         assert computed == [12 + 3]  # the 12 busy nodes and one of each of the 3 empty kinds
-        alone = plugin(b.ledger, balance=0.25)
+        alone = cpu_frag(b.ledger, balance=0.25)
         assert np.array_equal(together, np.concatenate([alone.node_delta(shape, rows[[k]]) for k in rows]))
         assert len(np.unique(together)) > 1
 
@@ -202,7 +203,7 @@ def test_fgd_scores_many_rows_with_one_empty_node_of_each_kind(monkeypatch: pyte
     for p in ALIKE_PODS:
         shape = pod_shape(p)
         computed: list[int] = []
-        monkeypatch.setattr(fgd_module, "fgd_node_scores", spy_scores(fgd_module.fgd_node_scores, computed))
+        monkeypatch.setattr(fgd_module, "fgd_node_scores", spy(fgd_module.fgd_node_scores, computed))
         together = fgd.node_scores(shape, rows)
         monkeypatch.undo()
         assert computed == [12 + 3]
@@ -211,16 +212,6 @@ def test_fgd_scores_many_rows_with_one_empty_node_of_each_kind(monkeypatch: pyte
         assert together.tolist() == alone.tolist()
         varied += len(np.unique(together)) > 1
     assert varied >= 2  # (a CPU pod changes no GPU: FGD scores it alike everywhere)
-
-
-def spy_scores(scores: Callable[..., np.ndarray], sizes: list[int]) -> Callable[..., np.ndarray]:
-    """``fgd_node_scores`` noting how many rows each call scores."""
-
-    def noted(ledger: GpuShareLedger, rows: np.ndarray, shape: GpuShape) -> np.ndarray:
-        sizes.append(len(rows))
-        return scores(ledger, rows, shape)
-
-    return noted
 
 
 def test_a_shape_asking_no_cpu_scores_the_same_on_the_float_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,7 +231,7 @@ def test_a_shape_asking_no_cpu_scores_the_same_on_the_float_path(monkeypatch: py
 
     def placements() -> list[tuple[str | None, dict[str, int]]]:
         cluster = ClusterState([to_node(n) for n in nodes])
-        sched, _ = packing_scheduler(cluster, trace, POLICY, 1)
+        sched, _ = packing_scheduler(cluster, trace, CPU_FRAG, 1)
         return [
             (r.node, r.scores)
             for r in (sched.schedule_one(to_pod(trace[i % 3], f"p{i}"), preempt=False) for i in range(12))

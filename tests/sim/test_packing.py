@@ -10,12 +10,7 @@ import pytest
 from kubegpu.scheduler.gpu_ledger import GpuShareLedger
 from kubegpu.sim.openb import TracePod, to_node
 from kubegpu.sim.packing import PackingRun, curves, fgd_workload, run_packing
-from tests.sim.builders import node
-
-
-def trace() -> list[TracePod]:
-    shapes = [(1, 500), (1, 1000), (0, 0), (2, 1000), (1, 250)]
-    return [TracePod(f"pod-{i:02d}", 2000 + 100 * (i % 3), 1024, *shapes[i % len(shapes)]) for i in range(20)]
+from tests.sim.builders import node, trace
 
 
 def test_workload_is_name_sorted_then_shuffled_then_topped_up() -> None:
