@@ -21,7 +21,7 @@ from PIL import Image
 from kubegpu.cli.sim_cmd import simulate
 from kubegpu.sim.html_report import FIGURE_DPI, FIGURE_SIZE_IN
 from tests.report.chromium import severe_logs, wait_for
-from tests.sim.test_simulate_batch import node, pod, queue, table, write
+from tests.sim.cli_inputs import node, pod, queue, table, write
 
 PNG_SIZE = (round(FIGURE_SIZE_IN[0] * FIGURE_DPI), round(FIGURE_SIZE_IN[1] * FIGURE_DPI))  # 640 × 400
 

@@ -25,7 +25,7 @@ from kubegpu.sim.replay_report import ReplayReport
 from kubegpu.sim.whatif import Scenario, run
 from kubegpu.testing.builders import make_node
 from tests.dra import objects as o
-from tests.sim.test_simulate_batch import simulate_table, write
+from tests.sim.cli_inputs import simulate_table, write
 
 TEMPLATE: dict[str, Any] = {
     "apiVersion": o.API,

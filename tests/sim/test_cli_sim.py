@@ -8,25 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubegpu.cli.sim_cmd import bench, simulate
-
-NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-    f"openb-node-{i:02d},32000,131072,{g},{m}\n"
-    for i, (g, m) in enumerate([(8, "G2"), (4, "T4"), (2, "P100")] * 4)
-)
-HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
-
-
-def data_folder(tmp_path: Path) -> Path:
-    csv_dir = tmp_path / "data" / "csv"
-    csv_dir.mkdir(parents=True)
-    (csv_dir / "openb_node_list_gpu_node.csv").write_text(NODES)
-    shapes = [(1, 500), (1, 1000), (0, 0), (2, 1000), (1, 300)]
-    rows = "".join(
-        f"openb-pod-{i:03d},{2000 + 500 * (i % 3)},4096,{g},{m},,LS,Running,{10 * i},{10 * i + 35},{10 * i}\n"
-        for i, (g, m) in enumerate(shapes[i % 5] for i in range(24))
-    )
-    (csv_dir / "openb_pod_list_tiny.csv").write_text(HEADER + rows)
-    return tmp_path / "data"
+from tests.sim.cli_inputs import data_folder
 
 
 def test_bench_openb_writes_the_contracted_summary(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from kubegpu.scheduler.registry import PACKING_POLICIES
 from kubegpu.scheduler.status import Code
 from kubegpu.sim.openb import read_pods
 from tests.sim.builders import Bench, node, pod, typical
-from tests.sim.test_cli_sim import data_folder
+from tests.sim.cli_inputs import data_folder
 
 NOT_A_COUNT = "not a GPU count (a whole number from 1)"
 

@@ -1,75 +1,20 @@
 """``kubegpu simulate`` in batch mode: queue objects or pod groups among the inputs send the replay
 through the batch layer (issue 6, item 6).
 
-The clusters and workloads are hand-written here (1-GPU nodes, pods of one ``nvidia.com/gpu``); every
-expected figure is worked out by hand in the test's docstring from the rules in docs/batch.md and
-docs/simulator.md (kube-scheduler's 1 s initial backoff, arrival → first start as pending time,
+The clusters and workloads are hand-written here (1-GPU nodes, pods of one ``nvidia.com/gpu``, built with
+``cli_inputs``); every expected figure is worked out by hand in the test's docstring from the rules in
+docs/batch.md and docs/simulator.md (kube-scheduler's 1 s initial backoff, arrival → first start as pending time,
 numpy's linear percentile, GPU × seconds since the last checkpoint as the cost of an eviction).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
 
-import yaml
 from click.testing import CliRunner
 
 from kubegpu.cli.sim_cmd import simulate
-
-
-def node(name: str, gpus: int = 1) -> dict[str, Any]:
-    res = {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": res, "capacity": res}}  # fmt: skip
-
-
-def pod(
-    name: str, arrive: float, run: float, queue: str = "", group: str = "", checkpoint: int | None = None
-) -> dict[str, Any]:
-    labels = {**({"kubegpu.io/queue": queue} if queue else {}), **({"scheduling.x-k8s.io/pod-group": group} if group else {})}  # fmt: skip
-    annotations = {"kubegpu.io/sim-arrival-seconds": str(arrive), "kubegpu.io/sim-duration-seconds": str(run)}
-    if checkpoint is not None:
-        annotations["kubegpu.io/checkpoint-interval-seconds"] = str(checkpoint)
-    gpu = {"nvidia.com/gpu": "1"}
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", "labels": labels, "annotations": annotations},
-        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": gpu, "limits": gpu}}]},
-    }  # fmt: skip
-
-
-def queue(name: str, gpus: int, cohort: str = "org") -> dict[str, Any]:
-    spec = {"cohort": cohort, "nominalQuota": {"nvidia.com/gpu": str(gpus)}}
-    return {"apiVersion": "kubegpu.io/v1alpha1", "kind": "GpuQueue", "metadata": {"name": name}, "spec": spec}
-
-
-def pod_group(name: str, min_member: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": "ml"}, "spec": {"minMember": min_member},
-    }  # fmt: skip
-
-
-def write(path: Path, *objects: dict[str, Any]) -> str:
-    path.write_text(yaml.safe_dump_all(objects), encoding="utf-8")
-    return str(path)
-
-
-def table(output: str) -> dict[str, list[str]]:
-    """The printed before/after table: metric → values (rich's box characters split the cells)."""
-    rows = {}
-    for line in output.splitlines():
-        cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
-        if len(cells) >= 2 and cells[0]:
-            rows[cells[0]] = cells[1:]
-    return rows
-
-
-def simulate_table(*args: str) -> tuple[str, dict[str, list[str]]]:
-    result = CliRunner().invoke(simulate, list(args), env={"COLUMNS": "250"})
-    assert result.exit_code == 0, result.output
-    return result.output, table(result.output)
+from tests.sim.cli_inputs import node, pod, pod_group, queue, simulate_table, write
 
 
 def test_gang_waits_until_all_its_members_fit(tmp_path: Path) -> None:
