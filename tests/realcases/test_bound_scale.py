@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_bound import bound_findings
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from tests.realcases.test_realcases import HERE
@@ -52,8 +53,9 @@ def _copied() -> ClusterSnapshot:
 
 def test_each_failing_node_names_its_own_toolkit_pod_from_one_walk_of_the_pods() -> None:
     snap = _copied()
+    chains = device_plugin.check_nodes(snap)  # find() reads them once for every check, before this one
     snap.pods = pods = CountedList(snap.pods)
-    found = bound_findings(snap)
+    found = bound_findings(snap, chains)
     assert [f.objects for f in found] == [[f"pod/ml/infer-0-{i}", f"node/n{i}"] for i in range(COPIES)]
     # the log to read first is the toolkit pod on the pod's own node, as in the single-node case
     assert [f.commands[0] for f in found] == [

@@ -98,7 +98,8 @@ def find(
     building another would run the device models again and report each node's config error twice."""
     out: list[Finding] = []
     # every GPU node's device plugin chain, once: the dark nodes, the lit ones' stack pods and the pods
-    # waiting for a plugin's resource all read it (0.1 s at 5,000 nodes)
+    # waiting for a plugin's resource all read it, and bound_findings which nodes findings_operands covers
+    # (0.1 s at 5,000 nodes)
     chains = device_plugin.check_nodes(snapshot)
     dark = [c for c in chains if c.dark]  # (``device_plugin.dark_nodes``)
     out += _node_findings(snapshot, dark)
@@ -113,7 +114,7 @@ def find(
     out += limit_range_findings(snapshot)
     out += _pod_findings(snapshot, dark)
     out += admission_findings(snapshot)
-    out += bound_findings(snapshot)
+    out += bound_findings(snapshot, chains)
     out += held_findings(snapshot)
     out += unqueued_findings(snapshot)
     out += prepare_findings(snapshot)

@@ -25,8 +25,9 @@ the texts read here, each from its upstream source:
   a pod deleted there stays Terminating until kubelet confirms it or the Node object is deleted; the pod
   garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``).
 
-An unresolvable CDI device is ``findings_operands``' (NVIDIA/nvidia-container-toolkit#1239); it is named
-here only for ``explain``. DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
+An unresolvable CDI device (NVIDIA/nvidia-container-toolkit#1239) is ``findings_operands``' on the nodes it
+reads (``findings_operands.covered``) and this module's on every other; ``explain`` names it everywhere.
+DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from typing import Final
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import Finding
-from kubegpu.explain.findings_operands import CDI_UNRESOLVED
+from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
-from kubegpu.model.resources import gpu_requests, is_gpu
+from kubegpu.model.resources import gpu_requests
 from kubegpu.model.snapshot import ClusterSnapshot
 
 # containerd CRI internal/cri/config/config.go (and pkg/cri/server before 2.0); CRI-O's text for the same
@@ -78,9 +79,7 @@ class Stuck:
     commands: list[str] = field(default_factory=list)
     verb: str = "does not start"  # the finding's title: "GPU pod P bound to N <verb>: <cause>"
     title: str = ""  # a title of its own instead (GROUP_HEAD …): a cause that is the node's, not the pod's
-    cdi: bool = (
-        False  # the runtime cannot resolve its CDI device (``findings_operands`` reports it on lit nodes)
-    )
+    cdi: bool = False  # its CDI device is unresolvable (who reports it: ``findings_operands.covered``)
 
     def to_dict(self) -> dict[str, object]:
         return {"node": self.node, "cause": self.cause, "why": self.why, "evidence": self.evidence,
@@ -257,16 +256,16 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = Non
     return _node_gone(snapshot, pod) or _runtime(snapshot, pod, {} if memo is None else memo)
 
 
-def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
+def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
     """One finding per bound GPU pod (one asking for a GPU resource) that does not run, the CDI case left to
-    ``findings_operands``."""
+    ``findings_operands`` on the nodes it covers (``chains``: the device plugin chains it is given too)."""
     out: list[Finding] = []
     memo: Memo = {}
     # what can make a running pod's finding: its node not Ready or gone, or a waiting container; read once, so
     # the 21k GPU pods of a 5,000-node cluster that run cost a set lookup and a look at their containers
     ready = {n.name for n in snapshot.nodes if n.ready}
-    # findings_operands reports the CDI case on the nodes that advertise GPUs; on the others it is said here
-    lit = {n.name for n in snapshot.nodes if any(v and is_gpu(r) for r, v in n.capacity.items())}
+    # findings_operands reports the CDI case on the nodes it covers, by its rule; on the others it is said here
+    lit = covered(chains)
     for pod in snapshot.pods:
         if not pod.node_name or pod.is_terminal:  # a Failed pod kubelet rejected is ``findings_admission``'s
             continue
@@ -277,7 +276,7 @@ def bound_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             continue
         stuck = why_not_running(snapshot, pod, memo)
         if stuck is None or (stuck.cdi and stuck.node in lit):
-            continue  # the CDI case is findings_operands' (NVIDIA/nvidia-container-toolkit#1239)
+            continue  # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         out.append(Finding(
             stuck.severity, stuck.layer,

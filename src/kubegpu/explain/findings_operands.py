@@ -59,13 +59,20 @@ def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
     return ""
 
 
+def covered(chains: list[device_plugin.NodePlugins]) -> set[str]:
+    """The nodes ``operand_findings`` reads: those whose device plugin chain advertises GPUs (a node whose GPUs a
+    DRA driver publishes has no chain, a dark one advertises none). The one rule for who reports a GPU pod's
+    unresolvable CDI device: ``operand_findings`` on these nodes, ``findings_bound`` on every other."""
+    return {c.node for c in chains if not c.dark}
+
+
 def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
-    """On GPU nodes that advertise GPUs, in one pass over the pods: a GPU stack pod in a waiting state
+    """On the ``covered`` nodes, in one pass over the pods: a GPU stack pod in a waiting state
     (CrashLoopBackOff, Error, …), then every GPU pod whose container the runtime cannot create for a CDI device
     no spec defines (the stack pods' findings first, as they are listed)."""
     operands: list[Finding] = []
     cdi: list[Finding] = []
-    lit = {c.node for c in chains if not c.dark}
+    lit = covered(chains)
     for pod in snapshot.pods:
         if pod.node_name not in lit or pod.is_terminal:
             continue
