@@ -40,6 +40,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import gpu_requests
@@ -118,10 +119,9 @@ def _operand_lines(snapshot: ClusterSnapshot, node: str, key: str, memo: Memo) -
 def _cordon(ns: str, node: str) -> list[str]:
     """Keep new GPU pods off a node whose runtime or driver fails every GPU container, dry-run first (``-n``
     as on every kubectl line, though a Node has no namespace)."""
-    return [
-        f"kubectl -n {ns} cordon {node} --dry-run=server",
-        f"kubectl -n {ns} cordon {node}   # rollback: kubectl -n {ns} uncordon {node}",
-    ]
+    dry, cordon = mutate(ns, f"cordon {node}")
+    _, uncordon = mutate(ns, f"uncordon {node}")
+    return [dry, f"{cordon}   # rollback: {uncordon}"]
 
 
 def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
@@ -143,6 +143,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
     said = next(
         (f"{s}: {m.rstrip('.')}" if m else s for t, s, m in node.conditions if t == "Ready"), "not reported"
     )
+    dry, delete = mutate(pod.namespace, f"delete node {node.name}")
     return Stuck(
         pod, node.name, f"its node {node.name} is NotReady (Ready {said})",
         f"kubelet on {node.name} stopped reporting, so the pod's status is its last report and nothing new "
@@ -154,8 +155,8 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
         "machine is gone for good, delete its Node object and the pod garbage collector removes its pods.",
         [f"node {node.name}: Ready {said}"], "critical", "node",
         [*commands, f"kubectl -n {pod.namespace} describe node {node.name}",
-         f"kubectl -n {pod.namespace} delete node {node.name} --dry-run=server   # only if the machine is gone for good",
-         f"kubectl -n {pod.namespace} delete node {node.name}   # rollback: kubelet registers the Node again when it starts"],
+         f"{dry}   # only if the machine is gone for good",
+         f"{delete}   # rollback: kubelet registers the Node again when it starts"],
         "is stranded", f"{GROUP_HEAD}a NotReady node are stranded",
     )  # fmt: skip
 

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from kubegpu.explain.dra import dra_users
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.dra import Device, DraObjects, ResourceSlice, parse_device_class
 from kubegpu.model.gpu_facts import labelled_gpu_count
 from kubegpu.model.names import (
@@ -35,7 +36,7 @@ from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, simulate
 from kubegpu.plan.node_ops import canary_change, checkpoint_warnings, choose_canary, moved_pods, pdb_warnings
-from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, label_node, mutate, uncordon_step
+from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, label_node, uncordon_step
 from kubegpu.scheduler.versions import behaviour, choose
 
 TO_DRA = "to-dra"

@@ -32,11 +32,12 @@ from kubegpu.devices.node_devices import (
 )
 from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
 from kubegpu.errors import InputError
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import kubelet_refusals, simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, moved_pods
-from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate, uncordon_step
+from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, uncordon_step
 from kubegpu.plan.verify_pods import TEST_IMAGE, numa_pod, verify_manifests, verify_step
 from kubegpu.scheduler.assembly import Engine
 from kubegpu.scheduler.device_ledger import Refusal, choose, container_requests

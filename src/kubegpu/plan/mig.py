@@ -34,6 +34,7 @@ from kubegpu.devices.mig_parted import MigConfigEntry, MigPartedConfig
 from kubegpu.devices.node_devices import INVENTORY_ANNOTATION
 from kubegpu.errors import ConfigError, InputError
 from kubegpu.explain.findings_mig import single_strategy_breach
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
 from kubegpu.model.names import MIG_CAPABLE_LABEL
@@ -53,7 +54,6 @@ from kubegpu.plan.procedure import (
     gpu_capacity,
     label_node,
     move_steps,
-    mutate,
     record_steps,
     uncordon_step,
 )

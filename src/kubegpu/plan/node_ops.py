@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.gpu_facts import label_writer, taint_writer
 from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node, Pod, Taint
@@ -32,7 +33,7 @@ from kubegpu.plan.pitfalls import (
     tolerating_without_gpu,
     without_allocatable,
 )
-from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, label_node, mutate
+from kubegpu.plan.procedure import AffectedPod, NodeChange, Step, gpu_capacity, label_node
 
 
 def gpu_pods(snapshot: ClusterSnapshot, node: str) -> list[Pod]:

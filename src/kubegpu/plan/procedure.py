@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import NVIDIA_PREFIX
 from kubegpu.model.objects import Node, Pod
 
@@ -136,12 +137,6 @@ def applyable(obj: Mapping[str, Any]) -> dict[str, Any]:
     applies over whatever changed since it was read (a ``get -o yaml`` backup would conflict)."""
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in SERVER_SET_FIELDS}
     return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
-
-
-def mutate(namespace: str, command: str) -> tuple[str, str]:
-    """A mutating ``kubectl`` command: its server-side dry run, then the real one."""
-    line = f"kubectl -n {namespace} {command}"
-    return f"{line} --dry-run=server", line
 
 
 def label_node(node: str, key: str, value: str | None) -> str:

@@ -31,13 +31,14 @@ from kubegpu.admission import quota as quota_admission
 from kubegpu.admission.admit import admit_pods
 from kubegpu.admission.quota import namespace_usage, not_enforced, resource_unit
 from kubegpu.errors import InputError
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.objects import ResourceQuota
 from kubegpu.model.quantity import format_milli, parse_quantity
 from kubegpu.model.resources import is_extended
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import Effect, released_quotas
 from kubegpu.plan.inputs import qualified_name_problem
-from kubegpu.plan.procedure import NodeChange, Step, applyable, mutate
+from kubegpu.plan.procedure import NodeChange, Step, applyable
 from kubegpu.scheduler.versions import behaviour
 
 # pkg/apis/core/helper/helpers.go standardQuotaResources: the names without a "/" a quota may hold (with the

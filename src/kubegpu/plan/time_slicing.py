@@ -25,6 +25,7 @@ import yaml
 
 from kubegpu.devices.time_slicing import plugin_config_text, time_sliced_node
 from kubegpu.errors import InputError
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_LABEL as CONFIG_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as COUNT_LABEL
 from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
@@ -42,7 +43,6 @@ from kubegpu.plan.procedure import (
     gpu_capacity,
     label_node,
     move_steps,
-    mutate,
     record_steps,
     uncordon_step,
 )

@@ -27,13 +27,14 @@ from datetime import datetime
 
 from kubegpu.errors import InputError
 from kubegpu.explain.inspect import is_device_plugin
+from kubegpu.explain.kubectl import mutate
 from kubegpu.explain.operand_hints import OLD_VALIDATOR_IMAGE, validator_in_operator_image
 from kubegpu.model.names import GPU_PRODUCT_LABEL as PRODUCT_LABEL
 from kubegpu.model.objects import Node, Pod, image_repo_tag
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.plan.effect import simulate
 from kubegpu.plan.node_ops import DRAIN, canary_change, choose_canary, drain_checks, gpu_pods, moved_pods
-from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, mutate, uncordon_step
+from kubegpu.plan.procedure import NodeChange, Step, gpu_capacity, uncordon_step
 from kubegpu.plan.verify_pods import TEST_IMAGE, verify_manifests, verify_step
 
 COMPONENTS = ("device-plugin", "driver", "gpu-operator")

@@ -17,10 +17,11 @@ from typing import Any
 
 import yaml
 
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import GPU_REPLICAS_LABEL as REPLICAS_LABEL
 from kubegpu.model.names import NVIDIA_GPU as GPU
 from kubegpu.model.objects import Node
-from kubegpu.plan.procedure import Step, mutate
+from kubegpu.plan.procedure import Step
 
 SHARED = "nvidia.com/gpu.shared"
 TEST_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"

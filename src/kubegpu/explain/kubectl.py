@@ -1,0 +1,12 @@
+"""The ``kubectl`` line builder every proposed change shares, ``explain``'s findings and ``kubegpu plan``'s
+procedures alike: a mutating command comes as its ``--dry-run=server`` form first, then the real one, each with
+``-n <namespace>`` explicit (on a cluster-scoped object such as a Node kubectl ignores it). It lives here, the
+lowest layer that proposes changes, so ``plan`` (above) imports it rather than keeping a copy."""
+
+from __future__ import annotations
+
+
+def mutate(namespace: str, command: str) -> tuple[str, str]:
+    """A mutating ``kubectl`` command: its server-side dry run, then the real one."""
+    line = f"kubectl -n {namespace} {command}"
+    return f"{line} --dry-run=server", line
