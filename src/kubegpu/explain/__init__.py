@@ -5,7 +5,7 @@ plus its data, never parsed back from text) to attach numbers, the layer at faul
 and the next ``kubectl`` command: ``causes`` holds one module of evidence/advice hooks per plugin,
 ``pending`` runs the cycle and groups nodes, ``explanation`` is the result as data, ``grants`` the
 devices a schedulable pod gets, ``notes`` the pod-level pitfalls. Never decides feasibility on its own. Every kubectl line carries ``-n <namespace>``; every change it
-proposes shows the ``--dry-run=server`` form first and the rollback.
+proposes shows the ``--dry-run=server`` form first (``kubectl.mutate``, ``plan``'s too) and the rollback.
 
 Also owns ``cards``: the per-node GPU cards and per-pool summaries that ``kubegpu.report`` draws and
 ``kubegpu.cluster_exporter`` measures (shared by two faces, so it lives here, below both).
