@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 
 from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.objects import LimitRange, Pod
 from kubegpu.model.parse import LIMIT_REQUIRED
 from kubegpu.model.quantity import format_milli
@@ -81,9 +82,10 @@ def _default_finding(
             {"op": "add", "path": pointer.format(field=f), "value": value}
             for f in ("default", "defaultRequest")
         ]
-        return f"kubectl -n {lr.namespace} patch limitrange {lr.name} --type=json -p '{json.dumps(ops)}'"
+        return f"patch limitrange {lr.name} --type=json -p '{json.dumps(ops)}'"
 
     old = format_milli(r, lr.limits[index].default_request.get(r, amount))
+    _, rollback = mutate(lr.namespace, patch(old))
     return Finding(
         "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} gives every container {shown} {r} by default",
         [f"limitrange/{lr.namespace}/{lr.name}", *(f"pod/{k}" for k in given)],
@@ -94,8 +96,8 @@ def _default_finding(
         f"ResourceQuota on requests.{r} instead).",
         "R8",
         [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml",
-         f"{patch('0')} --dry-run=server -o yaml", patch("0"),
-         f"{patch(old)}   # rollback (default {shown}, defaultRequest {old})"],
+         *mutate(lr.namespace, patch("0"), output="yaml"),
+         f"{rollback}   # rollback (default {shown}, defaultRequest {old})"],
     )  # fmt: skip
 
 

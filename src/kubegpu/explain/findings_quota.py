@@ -29,6 +29,7 @@ from kubegpu.admission.quota import (
 )
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.gpu_pod import gpu_claim, gpu_class
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
@@ -201,15 +202,15 @@ def _dra_finding(
     commands = [f"kubectl -n {ns} get resourceclaims -o wide", f"kubectl -n {ns} describe resourcequota"]
     if target is not None:
         budget = str(target.hard[gpu_keys(target)[0]] // 1000)
-        patch = f"kubectl -n {ns} patch resourcequota {target.name} --type=merge -p " + "'{}'".format(
+        patch = f"patch resourcequota {target.name} --type=merge -p " + "'{}'".format(
             json.dumps({"spec": {"hard": dict.fromkeys((class_key(cls) for cls in classes), budget)}})
         )
         remove = [
             {"op": "remove", "path": "/spec/hard/" + class_key(cls).replace("~", "~0").replace("/", "~1")}
             for cls in classes
         ]
-        rollback = f"kubectl -n {ns} patch resourcequota {target.name} --type=json -p '{json.dumps(remove)}'"
-        commands += [f"{patch} --dry-run=server -o yaml", patch, f"{rollback}   # rollback"]
+        _, rollback = mutate(ns, f"patch resourcequota {target.name} --type=json -p '{json.dumps(remove)}'")
+        commands += [*mutate(ns, patch, output="yaml"), f"{rollback}   # rollback"]
     return Finding(
         "warning", "quota", f"GPU quota in {ns} does not count GPUs taken through DRA ResourceClaims",
         [*(f"resourcequota/{ns}/{q.name}" for q in gpu_quotas),

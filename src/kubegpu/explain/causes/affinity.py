@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
 from kubegpu.explain.explanation import NODE_HAS
+from kubegpu.explain.kubectl import mutate
 from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model import affinity
 from kubegpu.model.gpu_facts import label_writer
@@ -160,9 +161,10 @@ def mismatch_advice(ctx: Context, reason: AffinityMismatch, nodes: list[str]) ->
         node = ctx.engine.snapshot.node(first)
         old = node.labels.get(key) if node else None
         rollback = f"{key}={old} --overwrite" if old is not None else f"{key}-"
+        dry, label = mutate(ctx.pod.namespace, f"label node {first} {key}={value} --overwrite", output="yaml")
         commands += [
-            ctx.cmd(f"label node {first} {key}={value} --overwrite --dry-run=server -o yaml"),
-            ctx.cmd(f"label node {first} {key}={value} --overwrite   # only if {first} belongs in that pool"),
+            dry,
+            f"{label}   # only if {first} belongs in that pool",
             ctx.cmd(f"label node {first} {rollback}   # rollback"),
         ]
     return Advice(
