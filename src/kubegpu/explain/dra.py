@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kubegpu.explain.findings import Finding
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node, Pod
@@ -377,8 +378,7 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
                 requirement="",
                 commands=[
                     f"kubectl -n default get resourceslices --field-selector spec.nodeName={n.name} -o yaml",
-                    f"kubectl -n default {label}=false --overwrite --dry-run=server",
-                    f"kubectl -n default {label}=false --overwrite",
+                    *mutate("default", f"{label}=false --overwrite"),
                     f"kubectl -n default {label}-  # rollback",
                 ],
             )

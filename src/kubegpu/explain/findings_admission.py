@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
 from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import DEFAULT_SCHEDULER
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli, to_milli_text
@@ -229,16 +230,16 @@ def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: 
     commands = [f"kubectl -n {first.namespace} describe pod {first.name}"]
     if bare:
         ns, name = first.namespace, first.name
+        create_dry, create = mutate(ns, f"create -f {name}.yaml")
         commands += [
             f"kubectl -n {ns} get pod {name} -o yaml > {name}.yaml   # the backup, and the pod to create again",
-            f"kubectl -n {ns} delete pod {name} --dry-run=server",
-            f"kubectl -n {ns} delete pod {name}",
+            *mutate(ns, f"delete pod {name}"),
             # the API server refuses a create that sets metadata.resourceVersion (k8s.io/apiserver storage
             # errResourceVersionSetOnCreate); a kept spec.nodeName binds it to the same node past the scheduler
             f"# in {name}.yaml remove metadata.resourceVersion (a create that sets it is refused) and spec.nodeName "
             "(else it is bound to the same node again, past the scheduler)",
-            f"kubectl -n {ns} create -f {name}.yaml --dry-run=server",
-            f"kubectl -n {ns} create -f {name}.yaml   # also the rollback of the delete",
+            create_dry,
+            f"{create}   # also the rollback of the delete",
         ]
     if layer == "driver/device-plugin":
         commands += [f"kubectl get pods -A -o wide --field-selector spec.nodeName={n}" for n in nodes[:3]]

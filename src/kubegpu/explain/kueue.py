@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.explain.kubectl import mutate
 from kubegpu.explain.kueue_objects import (
     Shortfall,
     as_list,
@@ -519,9 +520,10 @@ def _patch(r: KueueReading, cq: Mapping[str, Any], s: Shortfall, room: tuple[int
         # no JSON-patch "test" of the old value: a CRD keeps a quantity as written (2 or "2"), and a test
         # compares JSON values exactly
         ops = [{"op": "replace", "path": path, "value": format_milli(s.resource, value)}]
-        return f"kubectl -n {r.namespace} patch clusterqueues.{KUEUE_GROUP} {r.cluster_queue} --type=json -p '{json.dumps(ops)}'"
+        return f"patch clusterqueues.{KUEUE_GROUP} {r.cluster_queue} --type=json -p '{json.dumps(ops)}'"
 
-    patch = [f"{op(new)} --dry-run=server", op(new), f"# rollback: {op(old)}"]
+    _, rollback = mutate(r.namespace, op(old))
+    patch = [*mutate(r.namespace, op(new)), f"# rollback: {rollback}"]
     if patch[1] not in r.commands:
         r.commands.extend(patch)
 
