@@ -330,7 +330,7 @@ def plan_quota(
         Step("Verify the limits", (describe,), f"expect Hard {want}"),
         Step(
             f"Probe admission with a pod that is never stored ({probe_file})",
-            (f"kubectl -n {ns} create -f {probe_file} --dry-run=server",),
+            mutate(ns, f"create -f {probe_file}")[:1],
             f"expect: {expect_probe}\n{yaml.safe_dump(probe, sort_keys=False)}",
         ),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubegpu.explain.causes.base import Advice, Context, Hooks
+from kubegpu.explain.kubectl import mutate
 from kubegpu.scheduler.reasons import Cordoned, HostPortConflict, NodeNameMismatch, Reason
 
 
@@ -17,7 +18,7 @@ def cordoned_advice(ctx: Context, reason: Cordoned, nodes: list[str]) -> Advice:
         "Cordoning moves nothing: running pods stay until drained.",
         [
             ctx.cmd(f"get node {first} -o jsonpath='{{.spec.unschedulable}}'"),
-            ctx.cmd(f"uncordon {first} --dry-run=server"),
+            mutate(ctx.pod.namespace, f"uncordon {first}")[0],
         ],
     )
 
