@@ -77,8 +77,11 @@ def test_mig_resources_left_at_zero_under_mixed_kai_1120(tmp_path: Path) -> None
     fixture = HERE / "kai-mig-zero-leftover.yaml"
     out = explain(fixture, "default/gpu-sharing")
     assert "gpu-node-01: nvidia.com/mig.strategy=mixed and nvidia.com/mig-* resources left at 0" in out
-    assert "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server" in out
-    assert "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled-" in out
+    assert (
+        "kubectl -n default label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server"
+        in out
+    )
+    assert "kubectl -n default label node gpu-node-01 node-role.kubernetes.io/mig-enabled-" in out
     # the node labelled node-role.kubernetes.io/mig-enabled: KAI reads the label, not the resources
     labelled = tmp_path / "labelled.yaml"
     labelled.write_text(

@@ -28,7 +28,7 @@ def test_exact_fit_refused_by_float_sum_kai_2209(tmp_path: Path) -> None:
     first = data["summary"]["firstStep"]
     assert "0.2 requested + 0.1 already allocated to non-preemptible pods against a quota of 0.3" in first
     assert (
-        "kubectl patch queues.scheduling.run.ai aafa --type merge -p "
+        "kubectl -n aafa patch queues.scheduling.run.ai aafa --type merge -p "
         """'{"spec":{"resources":{"gpu":{"quota":0.31}}}}' --dry-run=server""" in first
     )
     assert "rollback: the same patch with quota 0.3" in first

@@ -86,9 +86,13 @@ def test_chart_affinity_with_no_nfd_or_gfd_k8s_device_plugin_607() -> None:
     assert "none of Node Feature Discovery's worker, GPU Feature Discovery runs in the cluster" in f["detail"]
     assert "label the GPU nodes nvidia.com/gpu.present=true" in f["detail"]
     cmds = f["commands"]
-    dry = cmds.index("kubectl label node node1 nvidia.com/gpu.present=true --dry-run=server")
-    assert cmds[dry + 1] == "kubectl label node node1 nvidia.com/gpu.present=true"
-    assert cmds[dry + 2].startswith("kubectl label node node1 nvidia.com/gpu.present-")
+    dry = cmds.index(
+        "kubectl -n nvidia-device-plugin label node node1 nvidia.com/gpu.present=true --dry-run=server"
+    )
+    assert cmds[dry + 1] == "kubectl -n nvidia-device-plugin label node node1 nvidia.com/gpu.present=true"
+    assert cmds[dry + 2].startswith(
+        "kubectl -n nvidia-device-plugin label node node1 nvidia.com/gpu.present-"
+    )
 
 
 def test_nothing_pending_but_gpu_work_failing_is_the_first_step() -> None:

@@ -38,10 +38,13 @@ def test_kai_mig_off_nodes_lead_kai_1120(tmp_path: Path) -> None:
     s = diagnosed(fixture)["summary"]
     assert s["causes"][0]["cause"].startswith("kai-scheduler takes the MIG-off nodes")
     assert (
-        "kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server"
+        "kubectl -n default label node gpu-node-01 node-role.kubernetes.io/mig-enabled=false --dry-run=server"
         in (s["firstStep"])
     )
-    assert "rollback: `kubectl label node gpu-node-01 node-role.kubernetes.io/mig-enabled-`" in s["firstStep"]
+    assert (
+        "rollback: `kubectl -n default label node gpu-node-01 node-role.kubernetes.io/mig-enabled-`"
+        in s["firstStep"]
+    )
     # its GPU ask is KAI's annotation (gpu-fraction: "0.5"), not a request: the group says so, not ""
     assert s["groups"][0]["shape"] == "gpu-fraction=0.5"
     # a second GPU node without MIG resources: KAI can place the fraction there, so the MIG-off node is not

@@ -25,7 +25,7 @@ def test_gang_over_queue_capability_volcano_1331(tmp_path: Path) -> None:
     first = data["summary"]["firstStep"]
     assert "PodGroup zkzhu/model-transform needs minResources 7 nvidia.com/gtx-1080-ti" in first
     assert (
-        "kubectl patch queues.scheduling.volcano.sh a --type merge -p "
+        "kubectl -n zkzhu patch queues.scheduling.volcano.sh a --type merge -p "
         """'{"spec":{"capability":{"nvidia.com/gtx-1080-ti":"7"}}}' --dry-run=server""" in first
     )
     assert 'rollback: the same patch with "3"' in first

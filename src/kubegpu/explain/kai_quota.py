@@ -16,6 +16,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from kubegpu.explain import kai_events
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
@@ -48,13 +49,14 @@ def over_quota(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | None:
         )
         if requested + allocated <= deserved:
             bumped = deserved + Decimal("0.01")
-            patch = f"kubectl patch queues.scheduling.run.ai {queue} --type merge -p "
+            patch = f"patch queues.scheduling.run.ai {queue} --type merge -p "
+            body = f"""'{{"spec":{{"resources":{{"gpu":{{"quota":{bumped}}}}}}}}}'"""
             return ROUNDING, (
                 f"{said}, which is an exact fit, not over it. KAI compares the float64 sum "
                 f"(quota_check.go: deserved < allocatedNonPreemptible + requested), and a sum of fractions can "
                 f"exceed the quota by rounding (kai-scheduler/KAI-Scheduler#2209, open as of v0.17.0: raising "
-                f"0.30 to 0.31 let the workload schedule). Raise the queue's GPU quota a hair: `{patch}"
-                f"""'{{"spec":{{"resources":{{"gpu":{{"quota":{bumped}}}}}}}}}' --dry-run=server`, then without """
+                f"0.30 to 0.31 let the workload schedule). Raise the queue's GPU quota a hair: "
+                f"`{mutate(pod.namespace, patch + body)[0]}`, then without "
                 f"--dry-run (rollback: the same patch with quota {deserved}); or make the workload preemptible."
             )
         return OVER_QUOTA, (

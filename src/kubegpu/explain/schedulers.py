@@ -26,6 +26,7 @@ from typing import Protocol
 
 from kubegpu.explain import kai_events
 from kubegpu.explain.kai_quota import over_quota
+from kubegpu.explain.kubectl import mutate
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.volcano_queue import over_capability
@@ -393,8 +394,9 @@ def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[st
         'MIG node and refuse this non-MIG GPU ask there ("non MIG jobs cant run on a node with '
         "MigStrategy='mixed'\"); releases that require a count > 0 do not. KAI reads the node label "
         f"{KAI_MIG_ENABLED_LABEL} before the resources: "
-        f"`kubectl label node {first} {KAI_MIG_ENABLED_LABEL}=false --dry-run=server`, then without --dry-run "
-        f"(rollback: `kubectl label node {first} {KAI_MIG_ENABLED_LABEL}-`; remove it before enabling MIG on the "
+        f"`{mutate(pod.namespace, f'label node {first} {KAI_MIG_ENABLED_LABEL}=false')[0]}`, then without "
+        f"--dry-run (rollback: `kubectl -n {pod.namespace} label node {first} {KAI_MIG_ENABLED_LABEL}-`; remove it "
+        "before enabling MIG on the "
         "node again), or upgrade kai-scheduler. kubegpu does not read the kai-scheduler version."
     ]
 

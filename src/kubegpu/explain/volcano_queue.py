@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import VOLCANO_QUEUE_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.model.podgroup import VOLCANO_GROUP_ANNOTATION
@@ -108,13 +109,14 @@ def over_capability(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str] | No
         " for the gang to start"
     )
     first = sorted(need)[0]
-    patch = f"kubectl patch queues.scheduling.volcano.sh {queue} --type merge -p "
     value = format_milli(first, need[first])
+    patch = f"patch queues.scheduling.volcano.sh {queue} --type merge -p "
+    body = f"""'{{"spec":{{"capability":{{"{first}":"{value}"}}}}}}'"""
     return OVER_CAPABILITY, (
         f"Volcano queue {queue}: {said}, more than its spec.capability ({show({r: cap[r] for r in need})}). "
         "Volcano allocates a task only within the queue's capability, and enqueues a gang only when its "
         "minResources fit it, so this job never runs. Lower the job's ask, or raise the queue's capability: "
-        f"""`{patch}'{{"spec":{{"capability":{{"{first}":"{value}"}}}}}}' --dry-run=server`, then without """
+        f"`{mutate(ns, patch + body)[0]}`, then without "
         f'--dry-run (rollback: the same patch with "{format_milli(first, cap[first])}"). kubegpu does not '
         "reproduce the other bounds of Volcano's realCapability (other queues' guarantees, the cluster total)."
     )
