@@ -120,9 +120,9 @@ def grouped(s: Summary, report: Diagnosis) -> None:
     echo("")
     echo(f"Findings ({len(report.findings)}):")
     kinds = finding_kinds(report.findings)
-    for kind in kinds[:MAX_FINDINGS]:
+    for kind in kinds[:MAX_FINDINGS]:  # a check's findings about many objects: one line, a few of them named
         objects = kind.named
-        shown = ", ".join(objects[:3]) + (f" +{len(objects) - 3}" if len(objects) > 3 else "")
+        shown = ", ".join(objects[:3]) + (f", +{len(objects) - 3} more; --all" if len(objects) > 3 else "")
         severity, title = kind.heading()
         echo(f"  {severity}: {title} ({shown})")
     if len(kinds) > MAX_FINDINGS:

@@ -2,6 +2,10 @@
 report list them on a large cluster (400 Pending 8-GPU pods are 400 "needs 8 GPUs on one node; the free
 ones are scattered" findings, each naming every node that holds a free GPU: 873k objects at 5,000 nodes).
 
+Findings one check makes per object whose titles differ only in that object (167 ReplicaSets, each refused
+by its namespace's quota) are one kind too, in the one-line list: by what made them (``Finding.check``,
+``subject``, ``many``), not by their titles' text.
+
 Owns: the grouping, and how a kind's heading reads. May not import: faces.
 """
 
@@ -19,14 +23,19 @@ NAMED_SHOWN = 20  # names a kind's text shows (a view that filters reads every o
 @dataclass
 class FindingKind:
     severity: str
-    title: str  # the first finding's, its pod replaced by ``POD_MARK``
+    title: str  # the first finding's, its pod replaced by ``POD_MARK``; a kind of subjects: their ``many``
     first: Finding
-    named: list[str] = field(default_factory=list)  # the pods the kind's findings name, else their objects
+    named: list[str] = field(default_factory=list)  # the pods the kind's findings name, else their objects;
+    # a kind of subjects: its findings' subjects
     members: list[Finding] = field(default_factory=list)  # the kind's findings, the first first
+    subjects: bool = False  # one check's findings about several objects (``Finding.subject``)
 
     def heading(self) -> tuple[str, str]:
         """(severity, title) to print: ``warning, 400 pods`` and ``the pod needs …`` for a kind of several
-        pods, the finding's own title for one."""
+        pods, ``167 ReplicaSets cannot create their pods: …`` for one of several subjects, the finding's own
+        title for one."""
+        if self.subjects:
+            return self.severity, f"{len(self.named)} {self.title}"
         if POD_MARK not in self.title:
             return self.severity, self.title
         if len(self.named) == 1:
@@ -46,12 +55,23 @@ def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> li
     """In first-seen order; each kind's pods (else objects) each once. ``same_title``: findings whose title
     names no pod are one kind per title too (a one-line list of what is wrong where); else each stays its
     own kind (a view that shows a kind's detail: findings of one title about different nodes or
-    resources say different things)."""
-    kinds: dict[tuple[str, str, int], FindingKind] = {}
-    seen: dict[
-        tuple[str, str, int], set[str]
-    ] = {}  # each kind's names as a set: thousands of nodes share a kind
+    resources say different things). ``same_title`` also makes one kind of a check's findings alike but for
+    their subject (same severity, check and ``many``); one that names a single subject reads as before."""
+    kinds: dict[tuple[str, str, int | str], FindingKind] = {}
+    # each kind's names as a set: thousands of nodes share a kind
+    seen: dict[tuple[str, str, int | str], set[str]] = {}
     for n, f in enumerate(findings):
+        if same_title and f.subject and f.many:
+            key: tuple[str, str, int | str] = (f.severity, f.many, f.check)  # (a str: never a title's key)
+            kind = kinds.get(key)
+            if kind is None:
+                kind = kinds[key] = FindingKind(f.severity, f.many, f, subjects=True)
+                seen[key] = set()
+            kind.members.append(f)
+            if f.subject not in seen[key]:
+                kind.named.append(f.subject)
+                seen[key].add(f.subject)
+            continue
         # exactly the names starting "pod/" ("0" follows "/"): a comparison per object, no call (873k
         # objects on 5,000 nodes)
         pods = [o for o in f.objects if "pod/" <= o < "pod0"]
@@ -68,4 +88,10 @@ def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> li
         new = [o for o in (pods or f.objects) if o not in listed]
         kind.named.extend(new)
         listed.update(new)
-    return list(kinds.values())
+    out = list(kinds.values())
+    for kind in out:
+        if kind.subjects and len(kind.named) == 1:  # one subject: its own title and objects, as any finding
+            kind.subjects, kind.title = False, kind.first.title
+            objects = list(dict.fromkeys(o for f in kind.members for o in f.objects))
+            kind.named = [o for o in objects if "pod/" <= o < "pod0"] or objects
+    return out

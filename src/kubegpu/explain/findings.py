@@ -29,6 +29,7 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Final
 
 from kubegpu.admission.quota import quotas_in
 from kubegpu.devices.sharing import SHARED_SUFFIX
@@ -65,6 +66,7 @@ from kubegpu.scheduler.plugins.node_resources_fit import fit_request
 from kubegpu.scheduler.versions import behaviour
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+FAILED_CREATE: Final = "failed-create"  # ``Finding.check`` of a controller whose pods a quota refuses
 
 
 def exit_code(findings: list[Finding]) -> int:
@@ -323,6 +325,10 @@ def _failed_create_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             "R8.1, R8.2",
             [f"kubectl -n {ns} describe {kind.lower()} {name}",
              *([f"kubectl -n {ns} describe resourcequota {quota_name}"] if quota_name else [])],
+            # controllers a quota refuses alike are one line in the grouped view; any other refusal's cause
+            # is its message, which differs from one to the next: each stays its own
+            check=FAILED_CREATE, subject=f"{ns}/{name}" if title else "",
+            many=f"{kind}s cannot create their pods{title}" if title else "",
         ))  # fmt: skip
     return out
 

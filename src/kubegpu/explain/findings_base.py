@@ -23,6 +23,11 @@ class Finding:
     check: str = (
         ""  # which check made it, where another view needs to know (``findings_bound.BOUND``); not output
     )
+    # Where one check makes a finding per object whose titles differ only in that object (a ReplicaSet per
+    # namespace refused by its quota): the object the title names, and the title of several such findings
+    # after their count. The one-line list shows them as one line (``finding_kinds``); not output.
+    subject: str = ""  # "ns/name", or a namespace
+    many: str = ""  # "ReplicaSets cannot create their pods: ResourceQuota exceeded"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,7 @@ May not import: faces.
 from __future__ import annotations
 
 import json
+from typing import Final
 
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.kubectl import mutate
@@ -28,6 +29,7 @@ from kubegpu.model.snapshot import ClusterSnapshot
 
 LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"  # limitranger admission.go limitRangerAnnotation
 SHOWN = 5  # pods named in a finding's detail
+LIMIT_RANGE: Final = "limitrange-gpu"  # ``Finding.check`` of the findings below (one per LimitRange item)
 
 
 def limit_range_findings(snapshot: ClusterSnapshot) -> list[Finding]:
@@ -40,7 +42,7 @@ def limit_range_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                         out.append(_default_finding(snapshot, lr, i, r, amount, amount == item.max.get(r)))
                 for r, amount in sorted(item.min.items()):
                     if is_gpu(r) and amount > 0 and r not in item.default:
-                        out.append(_refusing(lr, f"makes every container set a {r} limit", (
+                        out.append(_refusing(lr, f"make{{s}} every container set a {r} limit", (
                             f"its Container item has min {r} {format_milli(r, amount)} and no default: LimitRanger "
                             "sets the request alone on a container that sets no limit, which validation refuses for "
                             f'a GPU ("{LIMIT_REQUIRED}"), so every container and init container, CPU-only pods\' '
@@ -49,7 +51,7 @@ def limit_range_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 for r, amount in sorted(item.max.items()):
                     if is_gpu(r):
                         shown = format_milli(r, amount)
-                        out.append(_refusing(lr, f"refuses every pod that sets no {r} limit", (
+                        out.append(_refusing(lr, f"refuse{{s}} every pod that sets no {r} limit", (
                             f"its Pod item bounds {r} at {shown}, and a pod whose containers set no {r} limit is "
                             f'refused at creation: "maximum {r} usage per Pod is {shown}.  No limit is specified" '
                             "(CPU-only pods and their controllers' FailedCreate included). Bound GPUs per namespace "
@@ -86,8 +88,9 @@ def _default_finding(
 
     old = format_milli(r, lr.limits[index].default_request.get(r, amount))
     _, rollback = mutate(lr.namespace, patch(old))
+    gives = f"every container {shown} {r} by default"
     return Finding(
-        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} gives every container {shown} {r} by default",
+        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} gives {gives}",
         [f"limitrange/{lr.namespace}/{lr.name}", *(f"pod/{k}" for k in given)],
         f"its Container item sets the default {r} limit to {shown}{origin}: LimitRanger gives it to every "
         "container and init container that sets no limit of its own, so a pod meant for CPU only asks for "
@@ -98,6 +101,7 @@ def _default_finding(
         [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml",
          *mutate(lr.namespace, patch("0"), output="yaml"),
          f"{rollback}   # rollback (default {shown}, defaultRequest {old})"],
+        check=LIMIT_RANGE, subject=f"{lr.namespace}/{lr.name}", many=f"LimitRanges give {gives}",
     )  # fmt: skip
 
 
@@ -116,8 +120,11 @@ def _annotated(snapshot: ClusterSnapshot) -> dict[str, list[Pod]]:
 
 
 def _refusing(lr: LimitRange, what: str, detail: str) -> Finding:
-    """A LimitRange that makes the API server refuse pods: the finding around ``what`` it does and why."""
+    """A LimitRange that makes the API server refuse pods: the finding around ``what`` it does (its verb's
+    ending ``{s}``: "s" for one LimitRange, "" for several) and why."""
     return Finding(
-        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} {what}", [f"limitrange/{lr.namespace}/{lr.name}"],
-        detail, "R8", [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml"],
+        "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} {what.format(s='s')}",
+        [f"limitrange/{lr.namespace}/{lr.name}"], detail, "R8",
+        [f"kubectl -n {lr.namespace} get limitrange {lr.name} -o yaml"],
+        check=LIMIT_RANGE, subject=f"{lr.namespace}/{lr.name}", many=f"LimitRanges {what.format(s='')}",
     )  # fmt: skip

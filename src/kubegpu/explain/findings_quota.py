@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from datetime import datetime
+from typing import Final
 
 from kubegpu.admission.quota import (
     claim_usage,
@@ -37,6 +38,9 @@ from kubegpu.model.snapshot import ClusterSnapshot
 
 QUOTA_NEAR = 0.9
 SHOWN = 5  # pods or claims named in a finding's detail
+# ``Finding.check`` of the findings below (a namespace each: many namespaces, one line in the grouped view)
+QUOTA_FULL: Final = "gpu-quota-full"
+DRA_UNCOUNTED: Final = "gpu-quota-misses-dra"
 
 
 def gpu_keys(quota: ResourceQuota) -> list[str]:
@@ -108,9 +112,9 @@ def quota_findings(snapshot: ClusterSnapshot, extended: bool = True) -> list[Fin
                 continue
             at_limit = used >= hard
             held = deleting_note(snapshot, q, [r])
+            state = "exhausted" if at_limit else "nearly exhausted"
             out.append(Finding(
-                "warning" if at_limit else "info", "quota",
-                f"GPU quota {'exhausted' if at_limit else 'nearly exhausted'} in {q.namespace}",
+                "warning" if at_limit else "info", "quota", f"GPU quota {state} in {q.namespace}",
                 [f"resourcequota/{q.namespace}/{q.name}"],
                 f"{r}: used {format_milli(r, used)} of {format_milli(r, hard)}. "
                 + ("New pods asking for more are rejected at creation (`exceeded quota`), they never reach Pending; "
@@ -118,6 +122,7 @@ def quota_findings(snapshot: ClusterSnapshot, extended: bool = True) -> list[Fin
                 + held,
                 "R8.1, R8.2", [f"kubectl -n {q.namespace} describe resourcequota {q.name}",
                                *([_DELETING_PODS.format(ns=q.namespace)] if held else [])],
+                check=QUOTA_FULL, subject=q.namespace, many=f"namespaces with their GPU quota {state}",
             ))  # fmt: skip
     return out + dra_quota_findings(snapshot, extended)
 
@@ -220,5 +225,6 @@ def _dra_finding(
         f"{keys} in a ResourceQuota without scopes (Kubernetes 1.31+): the API server counts every ResourceClaim of "
         "the class when it is created and refuses one over the limit (`exceeded quota`). It is a budget apart "
         "from the nvidia.com/gpu one.",
-        "R8.1", commands,
+        "R8.1", commands, check=DRA_UNCOUNTED, subject=ns,
+        many="namespaces whose GPU quota does not count GPUs taken through DRA ResourceClaims",
     )  # fmt: skip
