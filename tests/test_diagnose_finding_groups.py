@@ -1,7 +1,7 @@
-"""diagnose's one-line findings list on a multi-tenant cluster: one check's findings about many objects (a
-ReplicaSet per namespace refused by its namespace's ResourceQuota) are one line with their count and a few
-of them, grouped by what made them (``Finding.check``, ``subject``, ``many``), not by their titles' text;
-``--all`` and ``-o json`` keep every finding.
+"""diagnose's one-line findings list on a multi-tenant cluster (and inspect's past its panels): one check's
+findings about many objects (a ReplicaSet per namespace refused by its namespace's ResourceQuota) are one
+line with their count and a few of them, grouped by what made them (``Finding.check``, ``subject``,
+``many``), not by their titles' text; ``--all`` and ``-o json`` keep every finding.
 
 The refusal's shape is tests/realcases/replicaset-exceeded-quota.yaml's
 (https://github.com/ministryofjustice/cloud-platform/issues/590): the ReplicaSet's status condition
@@ -15,6 +15,7 @@ admission/plugin/resourcequota/controller.go, checkRequest).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from kubegpu.cli.main import cli
 from kubegpu.cli.summary_view import DETAIL_NODES
 from kubegpu.explain.finding_kinds import finding_kinds
 from kubegpu.explain.findings import find
+from kubegpu.explain.inspect import CHANGED, inspect
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node
 
@@ -185,3 +187,29 @@ def test_limitranges_alike_in_namespaces_are_one_line_and_their_amounts_apart() 
     ]  # fmt: skip
     # a view that shows each kind's detail (the HTML report, --node) keeps each finding its own kind
     assert len(finding_kinds(findings, same_title=False)) == 4
+
+
+def test_inspect_changes_about_many_objects_are_one_kind_each() -> None:
+    """``inspect`` against the last snapshot: three GPU nodes whose Ready condition went False (the kubelet's
+    node status, https://kubernetes.io/docs/reference/node/node-status/#condition) and two GPU quotas past
+    90% are, past the panels it shows one by one, a kind each: "3 GPU nodes became NotReady" naming the
+    nodes, "2 quotas crossed 90% of requests.nvidia.com/gpu" naming the quotas."""
+
+    def node(name: str, ready: bool) -> dict[str, Any]:
+        raw = make_node(name).gpus(8).obj()
+        raw["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+        return raw
+
+    names, spaces = ["n1", "n2", "n3"], ["q1", "q2"]
+    before = build_snapshot(
+        [("b", node(n, True)) for n in names] + [("b", _quota(ns, used="0")) for ns in spaces]
+    )
+    after = build_snapshot([("a", node(n, False)) for n in names] + [("a", _quota(ns)) for ns in spaces])
+    report = inspect(after, datetime(2026, 12, 2, 12, 0, tzinfo=UTC), before)
+    kinds = {k.heading(): k.named for k in finding_kinds(report.findings) if k.first.check == CHANGED}
+    assert kinds == {
+        ("critical", "3 GPU nodes became NotReady"): names,
+        ("warning", f"2 quotas crossed 90% of {GPU_KEY}"): [f"{ns}/gpu-quota" for ns in spaces],
+    }
+    # each is still its own finding, as -o json lists them
+    assert sum(f.title.endswith("became NotReady") for f in report.findings) == 3

@@ -322,7 +322,8 @@ def inspection(report: Inspection, everything: bool = False) -> None:
         return
     for kind in finding_kinds(report.findings, same_title=True):
         many = len(kind.members) > 1 and POD_MARK not in kind.title
-        note = f"{len(kind.members)} findings of this title; the first one's detail (--all: each one):"
+        of = "kind" if kind.subjects else "title"  # one check's findings about several objects: alike in kind
+        note = f"{len(kind.members)} findings of this {of}; the first one's detail (--all: each one):"
         _finding_panel(kind.first, kind, note if many else "")
 
 

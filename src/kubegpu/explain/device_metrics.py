@@ -34,7 +34,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from kubegpu.devices import dcgm_fields as F
 from kubegpu.devices.gpu_series import ALLOCATED, HEALTHY, SINCE_PROCESS
@@ -50,6 +50,7 @@ LOW_UTIL = 10
 WINDOW = "15m"
 XID_WINDOW = "1h"
 IDLE_WINDOW = "1h"
+DEVICE: Final = "device-metrics"  # ``Finding.check`` of ``device_findings`` (a GPU each)
 HISTORY_H = 6  # how far back the range query looks for the start of a near-full stretch
 
 Series = tuple[dict[str, str], float]
@@ -234,6 +235,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
                if app else "this code points at the GPU, its memory or the driver: check kubegpu_gpu_healthy and the kernel log")
             + (f". Pods on it: {_requests(snapshot, holders)}" if holders else ""),
             "R13.3, R16", [f"kubectl -n default describe node {host}"],
+            check=DEVICE, subject=_name(labels), many=f"GPUs with Xid {xid}",
         ))  # fmt: skip
     for labels, _ in prom.query(f"{HEALTHY[0]} == 0", at):
         host = F.host_label(labels)
@@ -241,6 +243,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             "critical", "driver/device-plugin", f"{_name(labels)} is Unhealthy", [f"node/{host}"],
             "a critical Xid marked it Unhealthy, as the device plugin does: kubelet stops offering it and allocatable drops",
             "R2.1, R16", [f"kubectl -n default describe node {host}"],
+            check=DEVICE, subject=_name(labels), many="GPUs Unhealthy",
         ))  # fmt: skip
     used, free = F.FB_USED.name, F.FB_FREE.name
     full = _by_device(
@@ -275,7 +278,8 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
                "application, or give them MIG instances or whole GPUs" if shared else ""),
             "R13.3, R16" + (", R17.3" if shared else ""),
             [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
-            pitfall="R17.3" if shared else "",
+            pitfall="R17.3" if shared else "", check=DEVICE, subject=_name(labels),
+            many=f"GPUs with memory over {NEAR_FULL:.0%} for {WINDOW}",
         ))  # fmt: skip
     util, copy = F.GPU_UTIL.name, F.MEM_COPY_UTIL.name
     # joined on UUID alone (unique per GPU): the DCGM series may come from a dcgm-exporter that spells the host
@@ -299,6 +303,7 @@ def device_findings(prom: Prometheus, snapshot: ClusterSnapshot, at: datetime) -
             ": jobs waiting for data, notebooks between cells and cron or batch jobs between runs look the same; "
             "check the application's metrics. The scheduler counts requests, not utilisation, so the GPU is not free",
             "R13.3, R16, R17.2", [f"kubectl -n {p.split('/')[0]} describe pod {p.split('/')[1]}" for p in holders[:3]],
-            pitfall="R17.2",
+            pitfall="R17.2", check=DEVICE, subject=_name(labels),
+            many=f"GPUs requested but nearly idle for {IDLE_WINDOW}",
         ))  # fmt: skip
     return out

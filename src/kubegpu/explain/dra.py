@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Final
 
 from kubegpu.explain.findings import Finding
 from kubegpu.explain.kubectl import mutate
@@ -308,6 +309,7 @@ def fix(r: RequestOnNode) -> str:
     return "fits on its own; the pod's other requests or claims take the devices it needs (all-or-nothing)"
 
 
+DOUBLE_COUNTED: Final = "dra-double-counted"  # ``Finding.check`` of ``double_counting``
 _REFUSAL_HINTS = {
     REFUSED_TAINT: "tolerate the taint in the request (spec.devices.requests[].exactly.tolerations) or clear "
     "it (a driver taints a device it found unhealthy)",
@@ -381,6 +383,9 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
                     *mutate("default", f"{label}=false --overwrite"),
                     f"kubectl -n default {label}-  # rollback",
                 ],
+                check=DOUBLE_COUNTED,
+                subject=n.name,
+                many="GPU nodes advertise their GPUs twice: through the device plugin and through the DRA driver",
             )
         )
     return out

@@ -8,7 +8,7 @@ troubleshooting_jobs.md "Is my Job suspended?"). Each becomes a finding with the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.kueue import KueueReading, cause, read_workload
@@ -18,6 +18,7 @@ from kubegpu.model.snapshot import ClusterSnapshot
 
 # states no wait resolves (a warning; waiting for quota others hold is Kueue working as intended: info)
 STUCK = frozenset({"quota-never", "queue-missing", "queue-inactive"})
+KUEUE_HELD: Final = "kueue-not-admitted"  # ``Finding.check`` of ``held_findings``
 
 
 def held_findings(snapshot: ClusterSnapshot) -> list[Finding]:
@@ -39,7 +40,8 @@ def held_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             f"Kueue has not admitted Workload {r.workload}{f' of {owner}' if owner else ''} ({cause(r)}): its pods "
             "are not created until it is",
             r.objects, f"{where.strip(' ()') or 'no LocalQueue'}: {detail}." + (f" What to do: {advice}" if advice else ""),
-            "R11", r.commands,
+            "R11", r.commands, check=KUEUE_HELD, subject=r.workload,
+            many=f"Workloads Kueue has not admitted ({cause(r)}): their pods are not created until they are",
         ))  # fmt: skip
     return out
 

@@ -16,7 +16,7 @@ queues' guarantees are Volcano's own accounting and are not reproduced: said, no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.volcano_queue import amounts, part, show, volcano_objects
@@ -27,6 +27,7 @@ from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
 PODGROUP_REF = f"podgroup.{VOLCANO_GROUP}/"  # a PodGroup finding's first object
+NOT_ENQUEUED: Final = "volcano-not-enqueued"  # ``Finding.check`` of ``unqueued_findings``
 
 
 def _gpu_resource(name: str) -> bool:
@@ -159,4 +160,8 @@ def _finding(
             f"kubectl get queues.{VOLCANO_GROUP} {queue} -o yaml",
             f"kubectl get podgroups.{VOLCANO_GROUP} -A -o wide",
         ],
+        check=NOT_ENQUEUED,
+        subject=f"{ns}/{name}",
+        many=f"PodGroups Volcano has not enqueued (queue {queue}): they are Pending, so their pods are not "
+        "created until they are Inqueue",
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from kubegpu.explain.device_metrics import Prometheus, device_findings
 from kubegpu.explain.dra import double_counting
@@ -24,6 +24,7 @@ from kubegpu.model.podgroup import parse_time
 from kubegpu.model.snapshot import ClusterSnapshot
 
 DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "device-plugin")
+CHANGED: Final = "changed"  # ``Finding.check`` of a change since the last snapshot that names its object
 
 
 def is_device_plugin(pod: Pod) -> bool:
@@ -98,10 +99,12 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
                     ", ".join(f"{r} {x.get(r, 0)} → {y.get(r, 0)}" for r in sorted({*x, *y}) if x.get(r, 0) != y.get(r, 0))
                     + (": devices dropped out (unhealthy, unregistered, or a sharing/MIG change)" if lost else ""),
                     "R2.1, R16", [f"kubectl -n default describe node {name}"],
+                    check=CHANGED, subject=name, many=f"GPU nodes whose GPU {field_} changed",
                 ))  # fmt: skip
         if a.ready and not b.ready:
             out.append(Finding("critical", "node", f"{name} became NotReady", [f"node/{name}"], "kubelet stopped reporting Ready",
-                               "R16", [f"kubectl -n default describe node {name}"]))  # fmt: skip
+                               "R16", [f"kubectl -n default describe node {name}"],
+                               check=CHANGED, subject=name, many="GPU nodes became NotReady"))  # fmt: skip
     ready_before = sum(1 for p in before.pods if is_device_plugin(p) and p.ready)
     ready_after = sum(1 for p in after.pods if is_device_plugin(p) and p.ready)
     if ready_after < ready_before:
@@ -126,7 +129,9 @@ def _changes(before: ClusterSnapshot, after: ClusterSnapshot, now: datetime) -> 
             if was < 0.9 <= now_used:
                 out.append(Finding("warning", "quota", f"quota {q.namespace}/{q.name} crossed 90% of {r}",
                                    [f"resourcequota/{q.namespace}/{q.name}"], f"{was:.0%} → {now_used:.0%}", "R8, R16",
-                                   [f"kubectl -n {q.namespace} describe resourcequota {q.name}"]))  # fmt: skip
+                                   [f"kubectl -n {q.namespace} describe resourcequota {q.name}"],
+                                   check=CHANGED, subject=f"{q.namespace}/{q.name}",
+                                   many=f"quotas crossed 90% of {r}"))  # fmt: skip
     return out
 
 
@@ -161,6 +166,7 @@ def _recreated_pending(before: ClusterSnapshot, after: ClusterSnapshot) -> list[
             "with the same spec and the cause is still there. Fix what the scheduler's events name (resources, "
             "constraints, quota, device plugin) or the template.",
             "R11, R17.6", [f"kubegpu explain {new[0].key}", f"kubectl -n {ns} get events --field-selector involvedObject.name={new[0].name}"],
-            pitfall="R17.6",
+            pitfall="R17.6", check=CHANGED, subject=f"{ns}/{name}",
+            many=f"{kind}s recreated their deleted Pending pod, Pending again",
         ))  # fmt: skip
     return out
