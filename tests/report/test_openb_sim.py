@@ -28,7 +28,7 @@ from kubegpu.sim.bench import run_grid
 from kubegpu.sim.packed import PackedCluster, PackingSetup, collect_packed, pack
 from tests.conftest import SHARED
 from tests.report.chromium import screenshot, set_filter, severe_logs, visible, wait_for
-from tests.report.test_html import Parsed
+from tests.report.parsed_html import Parsed
 
 DATA = SHARED / "data" / "alibaba-gpu-2023"
 NODE_LIST = DATA / "csv" / "openb_node_list_gpu_node.csv"
