@@ -3,7 +3,6 @@ and the grouped view (headline, groups by shape and cause, bounded output) on a 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -23,17 +22,8 @@ from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, node_pool
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
+from tests.scale_fleet import generator
 from tests.summaries import summary_of
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
-
-
-def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_scale", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
@@ -102,7 +92,7 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
     """20 Pending pods of the generator's fixed mix (j % 20): 8 × 8-GPU train (no node has 8 free: every
     node runs 3-4 GPU pods), 3 for pool "inference" (no such pool), 3 for the tainted batch pool without
     the toleration, 2 asking 300 CPUs (nodes have 207.5), 4 small ones that fit."""
-    data = _generator().generate(40, 20)
+    data = generator().generate(40, 20)
     snap = build_snapshot([("gen.json", o) for o in data["items"]])
     report = diagnose(Engine(snap), pool_label="cloud.google.com/gke-nodepool")
     shapes = {str(p.key): pod_ask(p) for p in snap.pending_pods()}
@@ -138,7 +128,7 @@ def test_grouped_view_counts_pods_by_shape_and_cause() -> None:
 
 
 def test_default_view_of_a_large_cluster_is_bounded_and_json_names_every_pod(tmp_path: Path) -> None:
-    data = _generator().generate(60, 200)
+    data = generator().generate(60, 200)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path)])
@@ -283,7 +273,7 @@ def test_diagnose_all_collapses_alike_nodes_per_pod_and_pod_gives_each(tmp_path:
     nodes in one counted row, as ``explain`` does, naming ``--pod`` for a row per node: a row per node and pod
     is 5M rows on 5,000 nodes with 1,000 Pending pods (the 500-node / 100-pod fleet took 36 CPU s and 98k lines
     that way, 3 s and 7k lines now). ``--pod NS/NAME`` keeps every node."""
-    data = _generator().generate(40, 20)
+    data = generator().generate(40, 20)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     full = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "--all"])
@@ -304,7 +294,7 @@ def test_explain_on_many_nodes_collapses_nodes_that_read_alike(tmp_path: Path) -
     fits nowhere: the batch nodes read alike (the taint), the serve nodes alike (the selector), the train
     nodes by their free GPUs. Above 30 refused nodes ``explain`` shows one row per alike set, counted,
     and the first 12 names of each reason group; ``--all`` a row per node."""
-    data = _generator().generate(40, 20)
+    data = generator().generate(40, 20)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     short = CliRunner().invoke(cli, ["explain", "team-a/train-00000", "--snapshot", str(path)])
@@ -327,7 +317,7 @@ def test_explain_on_many_nodes_collapses_nodes_that_read_alike(tmp_path: Path) -
     assert "alike ones in one row" not in every.output and "more (--all)" not in every.output
     # 28 nodes (7 batch, 14 train, 7 serve): at most 30 refused, nothing is cut, not even a 14-name group
     small = tmp_path / "small.json"
-    small.write_text(json.dumps(_generator().generate(28, 4)))
+    small.write_text(json.dumps(generator().generate(28, 4)))
     few = CliRunner().invoke(cli, ["explain", "team-a/train-00000", "--snapshot", str(small)])
     assert few.exit_code == 0, few.output
     assert "14 node(s): gke-train-" in few.output and "more (--all)" not in few.output
@@ -430,7 +420,7 @@ def test_inspect_on_a_large_cluster_prints_one_panel_per_kind_of_finding(tmp_pat
     for their pod. ``inspect`` prints them as one panel ("warning, 80 pods: the pod needs …") naming 20
     pods and counting the rest; its text names the 12 nodes with the most free GPUs and counts the rest
     (every node and pod stays in ``-o json``). At 5,000 nodes the panels were 273,201 lines."""
-    data = _generator().generate(60, 200)
+    data = generator().generate(60, 200)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     result = CliRunner().invoke(cli, ["inspect", "--snapshot", str(path)])
@@ -450,7 +440,7 @@ def test_diagnose_node_names_findings_alike_but_for_their_pod_once(tmp_path: Pat
     """The 80 scattered-GPU findings of the generated cluster each name every node holding a free GPU, so
     ``diagnose --node`` of such a node printed 80 paragraphs of one text (400 and 811 lines at 5,000 nodes).
     Now one line: the kind's heading, the first 20 pods and how many more, the first finding's detail."""
-    data = _generator().generate(60, 200)
+    data = generator().generate(60, 200)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     as_json = json.loads(CliRunner().invoke(cli, ["inspect", "--snapshot", str(path), "-o", "json"]).output)
@@ -485,7 +475,7 @@ def test_schedule_and_queues_group_a_long_pass_by_outcome(tmp_path: Path) -> Non
     lines at 5,000 nodes / 1,000 Pending); now one row per outcome (each refusal message once, with how
     many pods got it; the bound pods once, naming the first twelve placements), and `--all` or `-o json`
     still a row per pod."""
-    data = _generator().generate(60, 200)
+    data = generator().generate(60, 200)
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps(data))
     runner = CliRunner()

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
 from kubegpu.testing.builders import make_node, make_pod
-from tests.test_explain_causes import explain, group
+from tests.explanations import explain, group
+from tests.scale_fleet import generator
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -123,10 +124,8 @@ def test_the_benchmarks_pinned_fleet_groups_its_distinct_pods(tmp_path: Path) ->
     which has at most 4 free, and tolerates no taint: the 30 batch nodes refuse it by their taint first, the
     89 others by the selector, with one line they share; proj-0001's pod, pinned to a node that is gone, is
     refused by all 120 (90 by the selector)."""
-    from tests.test_diagnose_scale import _generator
-
     path = tmp_path / "pinned.json"
-    path.write_text(json.dumps(_generator().generate_pinned(120, 60)))
+    path.write_text(json.dumps(generator().generate_pinned(120, 60)))
     result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path)])
     assert result.exit_code == 0, result.output
     assert len(result.output.splitlines()) <= 400

@@ -16,7 +16,6 @@ import pytest
 
 from kubegpu import sources
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.explanation import Explanation, ReasonGroup
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.objects import Taint
 from kubegpu.model.snapshot import build_snapshot
@@ -24,20 +23,9 @@ from kubegpu.scheduler.assembly import SchedulerSpec
 from kubegpu.scheduler.reasons import Insufficient, UntoleratedTaint, render
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
+from tests.explanations import explain, group
 
 FRAGMENTATION_TAIL = "Free devices on one node (wait for or move single-GPU pods)"
-
-
-def explain(pod: Any, *objs: Any) -> Explanation:
-    snap = build_snapshot([("t", o) for o in (*objs, pod.obj())])
-    assert not snap.errors
-    found = snap.pod(f"default/{pod.obj()['metadata']['name']}")
-    assert found is not None
-    return explain_pod(Engine(snap), found)
-
-
-def group(exp: Explanation, reason: str) -> ReasonGroup:
-    return next(g for g in exp.groups if g.reason == reason)
 
 
 def two_half_full_nodes() -> list[Any]:
