@@ -11,29 +11,23 @@ Upstream behaviours pinned:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, TOPOLOGY_POLICY_ANNOTATION, node_devices
+from kubegpu.devices.node_devices import INVENTORY_ANNOTATION, node_devices
 from kubegpu.devices.plugin_config import parse_plugin_config
-from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.names import DEVICE_PLUGIN_CONFIG_ANNOTATION as CONFIG_ANNOTATION
 from kubegpu.model.snapshot import build_snapshot
-from kubegpu.scheduler.assembly import SchedulerSpec
-from kubegpu.scheduler.device_ledger import ALLOCATION_ANNOTATION, choose
+from kubegpu.scheduler.device_ledger import choose
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.reasons import render
 from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
+from tests.dgx_placement import UUIDS, dgx_node, engine, holder
 from tests.summaries import summary_of
-
-FIXTURES = Path(__file__).parent / "fixtures" / "nodes"
-DGX1 = json.loads((FIXTURES / "dgx1-8xv100.json").read_text())  # generated: NUMA 0 = GPUs 0-3, NUMA 1 = 4-7
-UUIDS = [d["uuid"] for d in DGX1["devices"]]
 
 TIME_SLICING = """version: v1
 sharing:
@@ -43,28 +37,6 @@ sharing:
     - name: nvidia.com/gpu
       replicas: 4
 """
-
-
-def dgx_node(policy: str = "single-numa-node"):  # type: ignore[no-untyped-def]
-    b = make_node("dgx").gpus(8)
-    raw = b.obj()
-    raw["metadata"]["annotations"] = {
-        INVENTORY_ANNOTATION: json.dumps(DGX1),
-        TOPOLOGY_POLICY_ANNOTATION: policy,
-    }
-    return raw
-
-
-def holder(name: str, ids: list[str]):  # type: ignore[no-untyped-def]
-    raw = make_pod(name).gpu(len(ids)).on("dgx").obj()
-    raw["metadata"]["annotations"] = {ALLOCATION_ANNOTATION: json.dumps({"main": {"nvidia.com/gpu": ids}})}
-    return raw
-
-
-def engine(*objs, profile=None):  # type: ignore[no-untyped-def]
-    snap = build_snapshot([("t", o) for o in objs])
-    assert not snap.errors, snap.errors
-    return Engine(snap, SchedulerSpec(profile or "default"))
 
 
 def test_synthesised_devices_follow_capacity_labels_and_unhealthy_count() -> None:

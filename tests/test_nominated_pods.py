@@ -29,7 +29,7 @@ from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import SUCCESS, Status, unschedulable
 from kubegpu.testing.builders import PodBuilder, make_node, make_pod
 from tests.conftest import scheduler_for
-from tests.test_device_placement import UUIDS, dgx_node, engine, holder
+from tests.dgx_placement import UUIDS, dgx_node, engine, holder
 
 
 def nominated(builder: PodBuilder, node: str) -> dict[str, Any]:
