@@ -20,7 +20,7 @@ from kubegpu.model.volumes import parse_capacity, parse_csidriver
 from kubegpu.testing.builders import make_node, make_pod
 from tests.conftest import scheduler_for, snapshot_of
 from tests.realkube.volume_cases import CAPACITY_DRIVER, capacity, claim, csidriver, storage_class, uses
-from tests.test_volume_score import volume_scores
+from tests.volume_scoring import volume_scores
 
 CPU = {"cpu": "4", "memory": "8Gi"}
 NO_SPACE = "node(s) did not have enough free storage"

@@ -15,12 +15,11 @@ import pytest
 from kubegpu.errors import ConfigError
 from kubegpu.model import parse
 from kubegpu.scheduler import resource_allocation as ra
-from kubegpu.scheduler.framework import CycleState
 from kubegpu.scheduler.kube_config import parse_scheduler_config
-from kubegpu.scheduler.plugins import names
 from kubegpu.testing.builders import make_node, make_pod
 from tests.conftest import scheduler_for
 from tests.realkube.volume_cases import claim, storage_class, uses, volume
+from tests.volume_scoring import volume_scores
 
 CPU = {"cpu": "4", "memory": "8Gi"}
 LOCAL = "kubernetes.io/no-provisioner"
@@ -34,21 +33,6 @@ def cluster(*extra: dict[str, Any]) -> list[dict[str, Any]]:
             storage_class("local", LOCAL, "WaitForFirstConsumer"),
             volume("pv-a", "local", "100Gi", disk="ssd-a"), volume("pv-b", "local", "20Gi", disk="ssd-b"),
             claim("data", "local", "10Gi"), *extra]  # fmt: skip
-
-
-def volume_scores(
-    objects: list[dict[str, Any]], pod: dict[str, Any], version: str, profile: Any = None
-) -> dict[str, int]:
-    s = scheduler_for(*objects, kube_version=version, profile=profile)
-    p = parse.parse_pod(pod, "test")
-    state = CycleState()
-    s.framework.run_pre_filter(state, p, s.cluster)
-    rows = np.arange(len(s.cluster), dtype=np.intp)
-    _, parts = s.framework.run_scores(state, p, s.cluster, rows)
-    got = parts.get(names.VOLUME_BINDING)
-    return (
-        {} if got is None else {s.cluster.nodes[i].name: v for i, v in zip(rows, got.tolist(), strict=True)}
-    )
 
 
 def test_default_shape_prefers_the_emptier_pv_in_1_37() -> None:
