@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.live.conftest import gpu_pod
-from tests.live.test_lint import lint, write
+from tests.live.lint_cli import lint, write
 
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 

@@ -22,11 +22,16 @@ from typing import Any
 from kubegpu.kube.informer import BACKOFF_MAX_S, UNAVAILABLE_MAX_S, backoff_s
 from tests.live.apiserver import Fault, RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_checkpoint_handshake import metric, metrics_of
-from tests.live.test_scheduler import events_for, node_of, scheduled_condition
-
-COSCHEDULING = "podgroups.scheduling.x-k8s.io"
-QUEUES = "gpuqueues.kubegpu.io"
+from tests.live.observe import (
+    COSCHEDULING,
+    QUEUES,
+    events_for,
+    message_of,
+    metric,
+    metrics_of,
+    node_of,
+    scheduled_condition,
+)
 
 
 def gang(api: RunningApiServer, name: str, members: int, min_member: int, gpus: int) -> list[str]:
@@ -49,11 +54,6 @@ def event_of(api: RunningApiServer, name: str, reason: str) -> dict[str, Any]:
         what=f"a {reason} event about {name}",
     )
     return found
-
-
-def message_of(api: RunningApiServer, name: str) -> str:
-    condition = scheduled_condition(api, name) or {}
-    return str(condition.get("message") or "") if condition.get("status") == "False" else ""
 
 
 def test_a_gang_that_only_partly_fits_is_never_partly_bound_and_binds_whole_when_room_appears(

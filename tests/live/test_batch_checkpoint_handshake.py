@@ -24,9 +24,7 @@ from collections.abc import Callable
 
 from tests.live.apiserver import RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_batch_admission import COSCHEDULING, message_of
-from tests.live.test_checkpoint_handshake import metric, metrics_of
-from tests.live.test_scheduler import events_for, node_of
+from tests.live.observe import COSCHEDULING, events_for, message_of, metric, metrics_of, node_of
 
 REQUESTED = "kubegpu.io/checkpoint-requested"
 

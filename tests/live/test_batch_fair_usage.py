@@ -28,9 +28,8 @@ from kubegpu.scheduler.registry import kubegpu_profile
 from kubegpu.testing.builders import make_node, make_pod
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_batch_admission import QUEUES, message_of
-from tests.live.test_deploy import DEPLOY, documents, granted, request_attributes
-from tests.live.test_scheduler import node_of
+from tests.live.deploy_manifests import DEPLOY, documents, granted, request_attributes
+from tests.live.observe import QUEUES, message_of, node_of
 
 COHORTS = "gpucohorts.kubegpu.io"
 GPU = "nvidia.com/gpu"

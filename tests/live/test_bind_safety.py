@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from tests.live.apiserver import Fault, RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import binding_count, events_for, node_of, settled_events
+from tests.live.observe import binding_count, events_for, node_of, settled_events
 
 TIMEOUT_MESSAGE = "Timeout: request did not complete within requested timeout - context deadline exceeded"
 # longer than the tests' --pod-max-backoff (0.4 s): a retry, had one been queued, would have been sent

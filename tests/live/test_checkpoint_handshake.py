@@ -15,13 +15,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 from tests.live.apiserver import RunningApiServer, patch_over_http, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import node_of
+from tests.live.observe import metric, metrics_of, node_of
 
 
 def victim_and_preemptor(api: RunningApiServer) -> dt.datetime:
@@ -41,18 +40,6 @@ def requested(api: RunningApiServer) -> str:
     return str(
         (pod.get("metadata", {}).get("annotations") or {}).get("kubegpu.io/checkpoint-requested") or ""
     )
-
-
-def metrics_of(component: Component) -> str:
-    port = re.search(r"/metrics on port (\d+)", component.output())
-    assert port, component.output()
-    with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/metrics", timeout=5) as r:
-        return str(r.read().decode())
-
-
-def metric(text: str, name: str) -> float:
-    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
 
 
 def annotate(api: RunningApiServer, name: str, annotations: dict[str, Any]) -> None:

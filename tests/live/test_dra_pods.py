@@ -15,7 +15,7 @@ from collections.abc import Callable
 from kubegpu.live.cache import DRA_NOT_ALLOCATED
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import events_for, node_of, scheduled_condition
+from tests.live.observe import events_for, node_of, scheduled_condition
 
 
 def test_a_claim_pod_is_left_unplaced_with_one_event_and_the_condition(

@@ -28,7 +28,7 @@ import pytest
 
 from tests.live.apiserver import Fault, RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import node_of
+from tests.live.observe import node_of
 
 NODES = ("gpu-1", "gpu-2", "gpu-3")
 GPUS_PER_NODE = 8

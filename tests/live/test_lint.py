@@ -12,19 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-from click.testing import CliRunner
-
-from kubegpu.cli.live_cmd import lint as lint_command
 from tests.live.conftest import gpu_node, gpu_pod
-
-
-def lint(*args: str) -> subprocess.CompletedProcess[str]:
-    """``kubegpu lint`` in-process through click (the real command; no interpreter start per call)."""
-    result = CliRunner().invoke(lint_command, list(args))
-    return subprocess.CompletedProcess(
-        ["kubegpu", "lint", *args], result.exit_code, result.stdout, result.stderr
-    )
+from tests.live.lint_cli import lint, write
 
 
 def lint_process(*args: str) -> subprocess.CompletedProcess[str]:
@@ -35,11 +24,6 @@ def lint_process(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
-
-
-def write(path: Path, *docs: dict[str, object]) -> Path:
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
 
 
 def test_findings_exit_1_with_one_line_each_and_opted_out_namespaces_are_skipped(tmp_path: Path) -> None:

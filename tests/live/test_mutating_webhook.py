@@ -23,7 +23,7 @@ from typing import Any
 
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_pod
-from tests.live.test_webhook import admission_review, post, wait_ready
+from tests.live.webhook_calls import admission_review, apply_patch, post, wait_ready
 
 DEFAULT_TOLERATIONS = [  # DefaultTolerationSeconds admission plugin
     {
@@ -41,27 +41,6 @@ DEFAULT_TOLERATIONS = [  # DefaultTolerationSeconds admission plugin
 ]
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 VOID = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
-
-
-def apply_patch(doc: Any, patch: list[dict[str, Any]]) -> Any:
-    """RFC 6902 ``add`` and ``replace`` (all a mutating webhook here may send; anything else fails)."""
-    doc = copy.deepcopy(doc)
-    for op in patch:
-        assert op["op"] in ("add", "replace"), op
-        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-        target = doc
-        for part in parents:
-            target = target[int(part)] if isinstance(target, list) else target[part]
-        if isinstance(target, list):
-            index = len(target) if last == "-" else int(last)
-            if op["op"] == "add":
-                target.insert(index, op["value"])
-            else:
-                target[index] = op["value"]
-        else:
-            assert op["op"] == "add" or last in target, f"replace of a missing member: {op}"
-            target[last] = op["value"]
-    return doc
 
 
 def mutate(port: int, cert: Path, review: dict[str, Any]) -> dict[str, Any]:

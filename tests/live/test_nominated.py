@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import node_of, scheduled_condition
+from tests.live.observe import node_of, scheduled_condition
 
 
 def nominated_pod(name: str, gpus: int, priority: int, node: str) -> dict[str, Any]:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from tests.live.apiserver import Fault, RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.observe import binding_count, events_for, node_of, scheduled_condition, settled_events
 
 # Affinity sorts before taint: "1 node(s) d…" < "1 node(s) h…" as plain text.
 BLOCKED_MESSAGE = (
@@ -23,27 +22,6 @@ BLOCKED_MESSAGE = (
     "1 node(s) had untolerated taint(s). "
     "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 )
-
-
-def node_of(api: RunningApiServer, name: str, namespace: str = "ml") -> str:
-    pod = api.emulator.get("pods", namespace, name)
-    return str((pod or {}).get("spec", {}).get("nodeName") or "")
-
-
-def settled_events(api: RunningApiServer, name: str, count: int) -> list[dict[str, Any]]:
-    """The pod's events once there are ``count`` (the event is written after the binding succeeds)."""
-    return wait_until(
-        lambda: len(events := events_for(api, name)) >= count and events, what=f"{count} events"
-    )  # type: ignore[no-any-return]
-
-
-def events_for(api: RunningApiServer, name: str) -> list[dict[str, Any]]:
-    return [e for e in api.emulator.objects("events") if e["regarding"]["name"] == name]
-
-
-def scheduled_condition(api: RunningApiServer, name: str) -> dict[str, Any] | None:
-    pod = api.emulator.get("pods", "ml", name) or {}
-    return next((c for c in pod.get("status", {}).get("conditions", []) if c["type"] == "PodScheduled"), None)
 
 
 def logged_statuses(api: RunningApiServer, method: str, pattern: str, count: int) -> list[int]:
@@ -58,10 +36,6 @@ def logged_statuses(api: RunningApiServer, method: str, pattern: str, count: int
 def two_node_cluster(api: RunningApiServer) -> None:
     api.emulator.create("nodes", gpu_node("gpu-1"))
     api.emulator.create("nodes", gpu_node("gpu-2", taint=True))
-
-
-def binding_count(api: RunningApiServer) -> Counter[str]:
-    return Counter(key for key, _, _ in api.emulator.bindings)
 
 
 def test_binds_its_pods_and_reports_failures_like_kube_scheduler(

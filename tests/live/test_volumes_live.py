@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
-from tests.live.test_scheduler import node_of, scheduled_condition
+from tests.live.observe import node_of, scheduled_condition
 from tests.realkube.volume_cases import claim, storage_class, volume
 
 

@@ -8,12 +8,7 @@ certificate against its CA, as the API server does with the configuration's ``ca
 
 from __future__ import annotations
 
-import json
-import ssl
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +16,8 @@ from typing import Any
 import pytest
 
 from tests.live.apiserver import RunningApiServer, wait_until
-from tests.live.conftest import Component, free_port, gpu_node, gpu_pod
+from tests.live.conftest import Component, gpu_node, gpu_pod
+from tests.live.webhook_calls import admission_review, post, serve, wait_ready
 
 PRIVILEGED_DENIAL = (
     'spec.containers[0].securityContext.privileged: privileged containers are not allowed in GPU namespace "ml": '
@@ -30,77 +26,10 @@ PRIVILEGED_DENIAL = (
 )
 
 
-def admission_review(
-    obj: dict[str, Any],
-    namespace: str = "ml",
-    operation: str = "CREATE",
-    uid: str = "705ab4f5-6393-11e8-b7cc-42010a800002",
-) -> dict[str, Any]:
-    kind = obj["kind"]
-    group, _, version = obj["apiVersion"].rpartition("/")
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": {"group": group, "version": version, "kind": kind},
-            "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
-            "requestKind": {"group": group, "version": version, "kind": kind},
-            "requestResource": {"group": group, "version": version, "resource": kind.lower() + "s"},
-            "name": obj["metadata"]["name"],
-            "namespace": namespace,
-            "operation": operation,
-            "userInfo": {"username": "alice", "groups": ["system:authenticated"]},
-            "object": obj,
-            "oldObject": None,
-            "dryRun": False,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
-        },
-    }
-
-
-def post(port: int, cert: Path, review: dict[str, Any], path: str = "/validate") -> dict[str, Any]:
-    tls = ssl.create_default_context(cafile=str(cert))
-    request = urllib.request.Request(
-        f"https://127.0.0.1:{port}{path}", data=json.dumps(review).encode(),
-        headers={"Content-Type": "application/json"}, method="POST",
-    )  # fmt: skip
-    with urllib.request.urlopen(request, context=tls, timeout=5) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
-def wait_ready(port: int, cert: Path, component: Component) -> None:
-    tls = ssl.create_default_context(cafile=str(cert))
-
-    def healthy() -> bool:
-        assert component.proc.poll() is None, component.output()
-        try:
-            with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=tls, timeout=2) as r:
-                return bool(r.read() == b"ok")
-        except (urllib.error.URLError, ConnectionError):
-            return False
-
-    wait_until(healthy, what="webhook /healthz")
-
-
 def privileged_gpu_pod(namespace: str = "ml") -> dict[str, Any]:
     pod = {"apiVersion": "v1", "kind": "Pod", **gpu_pod("bypass", 1, namespace=namespace)}
     pod["spec"]["containers"][0]["securityContext"] = {"privileged": True}
     return pod
-
-
-def serve(tls_pair: tuple[Path, Path], log: Path) -> tuple[Component, int]:
-    """A ready ``kubegpu webhook`` without API access (namespace labels and nodes unknown)."""
-    port = free_port()
-    cert, key = tls_pair
-    component = Component(
-        [sys.executable, "-m", "kubegpu.cli.live_cmd", "webhook", "--tls-cert-file", str(cert),
-         "--tls-private-key-file", str(key), "--bind-address", "127.0.0.1", "--port", str(port)],
-        log,
-    )  # fmt: skip
-    wait_ready(port, cert, component)
-    return component, port
 
 
 @pytest.fixture(scope="module")

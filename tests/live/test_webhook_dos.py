@@ -32,7 +32,7 @@ from kubegpu.live.webhook import ClusterFacts, WebhookServer
 from tests.admission.battery import pod
 from tests.admission.upstream import review
 from tests.live.conftest import Component, free_port
-from tests.live.test_webhook import wait_ready
+from tests.live.webhook_calls import wait_ready
 
 LIMIT = 16
 

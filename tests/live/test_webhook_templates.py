@@ -37,8 +37,7 @@ import pytest
 
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component
-from tests.live.test_mutating_webhook import apply_patch
-from tests.live.test_webhook import admission_review, post, serve, wait_ready
+from tests.live.webhook_calls import admission_review, apply_patch, post, serve, wait_ready
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 VOID = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
