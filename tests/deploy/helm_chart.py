@@ -76,3 +76,27 @@ def objects(profile: str) -> list[Doc]:
 def one(docs: list[Doc], kind: str, name: str) -> Doc:
     (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
     return found
+
+
+def container(docs: list[Doc], kind: str, name: str) -> Doc:
+    (c,) = one(docs, kind, name)["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def granted(docs: list[Doc], account: str) -> set[tuple[str, str, str, str]]:
+    """Every (group, resource, verb, name) the bindings in ``docs`` give ServiceAccount ``account``."""
+    roles = {(d["kind"], d["metadata"]["name"]): d for d in docs if d["kind"] in ("Role", "ClusterRole")}
+    out: set[tuple[str, str, str, str]] = set()
+    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
+        subjects = binding["subjects"]
+        if not any(s["kind"] == "ServiceAccount" and s["name"] == account for s in subjects):
+            continue
+        assert all(s["namespace"] == "kubegpu-system" for s in subjects)
+        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
+        for rule in role["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        for name in rule.get("resourceNames") or [""]:
+                            out.add((group, resource, verb, name))
+    return out

@@ -25,7 +25,7 @@ from kubegpu.batch.objects import parse_batch_objects
 from kubegpu.kube.listed_kinds import BATCH_LISTED_KINDS
 from kubegpu.live.fair_usage import status_patch
 from tests.conftest import REPO
-from tests.deploy.test_helm_chart import objects
+from tests.deploy.helm_chart import objects
 
 Doc = dict[str, Any]
 

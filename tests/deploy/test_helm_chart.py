@@ -41,7 +41,8 @@ from tests.deploy.helm_chart import (
     CRD_KINDS,
     K8S_VERSIONS,
     PROFILES,
-    Doc,
+    container,
+    granted,
     objects,
     one,
     render,
@@ -186,25 +187,6 @@ EXPORTER_RULES = {("", "nodes/pods", "get", "")}
 CLUSTER_EXPORTER_RULES = {("", r, v, "") for r in ("nodes", "pods") for v in LIST_WATCH}
 
 
-def granted(docs: list[Doc], account: str) -> set[tuple[str, str, str, str]]:
-    """Every (group, resource, verb, name) the bindings in ``docs`` give ServiceAccount ``account``."""
-    roles = {(d["kind"], d["metadata"]["name"]): d for d in docs if d["kind"] in ("Role", "ClusterRole")}
-    out: set[tuple[str, str, str, str]] = set()
-    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
-        subjects = binding["subjects"]
-        if not any(s["kind"] == "ServiceAccount" and s["name"] == account for s in subjects):
-            continue
-        assert all(s["namespace"] == "kubegpu-system" for s in subjects)
-        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
-        for rule in role["rules"]:
-            for group in rule["apiGroups"]:
-                for resource in rule["resources"]:
-                    for verb in rule["verbs"]:
-                        for name in rule.get("resourceNames") or [""]:
-                            out.add((group, resource, verb, name))
-    return out
-
-
 @pytest.mark.parametrize(
     ("profile", "account", "expected"),
     [
@@ -345,11 +327,6 @@ def test_no_namespace_object_unless_asked() -> None:
 
 
 # -- command lines ----------------------------------------------------------------------------------------
-
-
-def container(docs: list[Doc], kind: str, name: str) -> Doc:
-    (c,) = one(docs, kind, name)["spec"]["template"]["spec"]["containers"]
-    return c
 
 
 @pytest.mark.parametrize("profile", ["all-components", "no-leader-election", "checkpoint-handshake"])

@@ -14,10 +14,10 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.deploy.test_helm_chart import granted, objects
+from tests.deploy.helm_chart import granted, objects
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, extender_process, free_port, gpu_node, gpu_pod
-from tests.live.test_deploy import request_attributes
+from tests.live.deploy_manifests import request_attributes
 
 
 def calls(api: RunningApiServer) -> set[tuple[str, str, str, str]]:

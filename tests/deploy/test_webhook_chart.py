@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kubegpu.admission.gpu_access import DEFAULT_EXEMPT, Exemptions
 from kubegpu.cli.live_cmd import webhook
-from tests.deploy.test_helm_chart import container, objects, one
+from tests.deploy.helm_chart import container, objects, one
 
 
 def test_the_default_exemptions_and_scheduler_user_reach_the_webhook() -> None:
