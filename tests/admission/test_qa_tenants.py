@@ -36,9 +36,9 @@ from tests.admission.battery import (
     with_container,
     with_volume,
 )
-from tests.admission.test_bypass_battery import cluster, post, server  # noqa: F401  (the fixture)
 from tests.admission.upstream import DAEMONSET_CONTROLLER, GPU_NODE, daemonset_pod
 from tests.admission.upstream import review as admission_review
+from tests.admission.webhook_server import cluster, post, server  # noqa: F401  (the fixture)
 from tests.live.conftest import tls_pair  # noqa: F401  (the fixture)
 
 C0 = "spec.containers[0]"
