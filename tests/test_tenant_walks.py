@@ -29,7 +29,7 @@ from kubegpu.explain.findings import find
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.snapshot import ClusterSnapshot
-from tests.admission.test_quota_terminating import GPU, NOW, _pod, _quota
+from tests.admission.quota_pods import GPU, NOW, gpu_quota, quota_pod
 from tests.conftest import snapshot_of
 from tests.walks import CountedList
 
@@ -47,15 +47,17 @@ def _tenants(n: int) -> ClusterSnapshot:
     objects: list[dict[str, Any]] = []
     for i in range(n):
         ns = f"tenant-{i:02d}"
-        quota = _quota("2", used="2")
+        quota = gpu_quota("2", used="2")
         quota["metadata"]["namespace"] = ns
-        waiting = _pod("wait-0", GPU, ns=ns, created=NOW - timedelta(hours=2))
+        waiting = quota_pod("wait-0", GPU, ns=ns, created=NOW - timedelta(hours=2))
         del waiting["spec"]["nodeName"]
         waiting["status"] = {"phase": "Pending"}
         objects += [
             quota,
-            _pod("run-0", GPU, ns=ns, created=NOW),
-            _pod("old-0", GPU, ns=ns, deleted=DELETED, created=NOW - timedelta(hours=1), reason="NodeLost"),
+            quota_pod("run-0", GPU, ns=ns, created=NOW),
+            quota_pod(
+                "old-0", GPU, ns=ns, deleted=DELETED, created=NOW - timedelta(hours=1), reason="NodeLost"
+            ),
             waiting,
         ]
         for stored_object in (limits, web):

@@ -16,7 +16,7 @@ deletion timestamp not exceeded" (deleted at the clock), with their expected usa
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from kubegpu.admission.admit import admit_pods
@@ -25,32 +25,8 @@ from kubegpu.explain.findings import find
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.podgroup import rfc3339
 from kubegpu.model.snapshot import build_snapshot
+from tests.admission.quota_pods import GPU, GRACE, NOW, gpu_quota, quota_pod
 from tests.conftest import snapshot_of
-
-NOW = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
-GRACE = 30  # terminationGracePeriodSeconds of the upstream cases
-GPU = {"limits": {"nvidia.com/gpu": "1"}}
-
-
-def _pod(name: str, resources: dict[str, Any], *, ns: str = "team-a", deleted: datetime | None = None,
-         grace: int | None = GRACE, phase: str = "Running", created: datetime | None = None,
-         reason: str = "") -> dict[str, Any]:  # fmt: skip
-    meta: dict[str, Any] = {"name": name, "namespace": ns}
-    if created is not None:
-        meta["creationTimestamp"] = rfc3339(created)
-    if deleted is not None:
-        meta["deletionTimestamp"] = rfc3339(deleted)
-        if grace is not None:
-            meta["deletionGracePeriodSeconds"] = grace
-    status: dict[str, Any] = {"phase": phase}
-    if reason:
-        status["reason"] = reason
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"nodeName": "gpu-node-1", "terminationGracePeriodSeconds": GRACE,
-                     "containers": [{"name": "c", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                     "resources": resources}]},
-            "status": status}  # fmt: skip
-
 
 CPU_MEM = {"requests": {"cpu": "1", "memory": "50M"}, "limits": {"cpu": "2", "memory": "100M"}}
 CPU = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
@@ -58,16 +34,16 @@ CPU = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
 
 def test_upstream_terminated_pod_counts_in_count_pods_only() -> None:
     """Upstream's "terminated generic count still appears": a Succeeded pod with example.com/dongle 3 → count/pods 1."""
-    pod = parse_pod(_pod("done", {"requests": {"example.com/dongle": "3"}, "limits": {"example.com/dongle": "3"}},
-                         phase="Succeeded"))  # fmt: skip
+    pod = parse_pod(quota_pod("done", {"requests": {"example.com/dongle": "3"}, "limits": {"example.com/dongle": "3"}},
+                              phase="Succeeded"))  # fmt: skip
     assert pod_usage(pod, NOW) == {"count/pods": 1000}
-    failed = parse_pod(_pod("failed", GPU, phase="Failed"))
+    failed = parse_pod(quota_pod("failed", GPU, phase="Failed"))
     assert pod_usage(failed, NOW) == {"count/pods": 1000}
 
 
 def test_upstream_deletion_timestamp_exceeded_is_not_charged() -> None:
     """Upstream's "pod deletion timestamp exceeded": deletionTimestamp 60 s before the clock, grace 30 s → count/pods only."""
-    pod = parse_pod(_pod("lost", CPU_MEM, deleted=NOW - timedelta(seconds=2 * GRACE), reason="NodeLost"))
+    pod = parse_pod(quota_pod("lost", CPU_MEM, deleted=NOW - timedelta(seconds=2 * GRACE), reason="NodeLost"))
     assert pod.deletion_grace_period_seconds == GRACE
     assert pod_usage(pod, NOW) == {"count/pods": 1000}
 
@@ -75,7 +51,7 @@ def test_upstream_deletion_timestamp_exceeded_is_not_charged() -> None:
 def test_upstream_deletion_timestamp_not_exceeded_is_charged_in_full() -> None:
     """Upstream's "pod deletion timestamp not exceeded": deleted at the clock, grace 30 s → requests.cpu 1, limits.cpu 2,
     pods 1, cpu 1, count/pods 1."""
-    pod = parse_pod(_pod("going", CPU, deleted=NOW, reason="NodeLost"))
+    pod = parse_pod(quota_pod("going", CPU, deleted=NOW, reason="NodeLost"))
     assert pod_usage(pod, NOW) == {
         "requests.cpu": 1000, "limits.cpu": 2000, "pods": 1000, "cpu": 1000, "count/pods": 1000,
     }  # fmt: skip
@@ -84,10 +60,10 @@ def test_upstream_deletion_timestamp_not_exceeded_is_charged_in_full() -> None:
 def test_grace_boundary_and_missing_grace_follow_now_after() -> None:
     """``now.After(deletionTime.Add(gracePeriod))`` is strict: at exactly deletion + grace the pod is still
     charged; one second later it is not. Without deletionGracePeriodSeconds (or without a clock) it is charged."""
-    pod = parse_pod(_pod("g", GPU, deleted=NOW))
+    pod = parse_pod(quota_pod("g", GPU, deleted=NOW))
     assert charged(pod, NOW + timedelta(seconds=GRACE))
     assert not charged(pod, NOW + timedelta(seconds=GRACE + 1))
-    assert charged(parse_pod(_pod("g", GPU, deleted=NOW, grace=None)), NOW + timedelta(days=1))
+    assert charged(parse_pod(quota_pod("g", GPU, deleted=NOW, grace=None)), NOW + timedelta(days=1))
     assert charged(pod, None)
 
 
@@ -95,24 +71,11 @@ def _snapshot(deleted_ago: int) -> Any:
     """team-a: quota gpu (requests.nvidia.com/gpu 1, no status: usage is summed from the pods), pod old-0
     holding the GPU and deleted ``deleted_ago`` seconds before the newest pod (sleeper, CPU only) was created."""
     return snapshot_of(
-        _quota("1"),
-        _pod("old-0", GPU, deleted=NOW - timedelta(seconds=deleted_ago), created=NOW - timedelta(hours=1),
-             reason="NodeLost"),
-        _pod("sleeper", CPU, created=NOW),
+        gpu_quota("1"),
+        quota_pod("old-0", GPU, deleted=NOW - timedelta(seconds=deleted_ago), created=NOW - timedelta(hours=1),
+                  reason="NodeLost"),
+        quota_pod("sleeper", CPU, created=NOW),
     )  # fmt: skip
-
-
-def _quota(hard: str, used: str | None = None) -> dict[str, Any]:
-    """ResourceQuota team-a/gpu on requests.nvidia.com/gpu; ``used``: the status the API server reported."""
-    quota: dict[str, Any] = {"apiVersion": "v1", "kind": "ResourceQuota",
-                             "metadata": {"name": "gpu", "namespace": "team-a"},
-                             "spec": {"hard": {"requests.nvidia.com/gpu": hard}}}  # fmt: skip
-    if used is not None:
-        quota["status"] = {
-            "hard": {"requests.nvidia.com/gpu": hard},
-            "used": {"requests.nvidia.com/gpu": used},
-        }
-    return quota
 
 
 def test_admission_frees_the_quota_of_a_pod_stuck_terminating_past_its_grace() -> None:
@@ -120,7 +83,7 @@ def test_admission_frees_the_quota_of_a_pod_stuck_terminating_past_its_grace() -
     longer charges old-0, so a new 1-GPU pod fits the quota."""
     snap = _snapshot(deleted_ago=2 * GRACE)
     assert namespace_usage(snap.quotas[0], snap.pods) == {"requests.nvidia.com/gpu": 0}
-    [adm] = admit_pods(snap, [("new.yaml", _pod("new", GPU))])
+    [adm] = admit_pods(snap, [("new.yaml", quota_pod("new", GPU))])
     assert adm.admitted, adm.message
 
 
@@ -129,7 +92,7 @@ def test_admission_still_charges_a_pod_within_its_grace() -> None:
     (plugin/pkg/admission/resourcequota/controller.go: ``exceeded quota: %s, requested: %s, used: %s,
     limited: %s`` under ``pods "<name>" is forbidden: ``)."""
     snap = _snapshot(deleted_ago=GRACE // 3)
-    [adm] = admit_pods(snap, [("new.yaml", _pod("new", GPU))])
+    [adm] = admit_pods(snap, [("new.yaml", quota_pod("new", GPU))])
     assert not adm.admitted
     assert adm.message == (
         'pods "new" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, '
@@ -139,13 +102,13 @@ def test_admission_still_charges_a_pod_within_its_grace() -> None:
 
 def _exhausted(extra: list[dict[str, Any]]) -> Any:
     """A quota the API server reports full (status.used 2 of 2): one running pod, and ``extra``."""
-    return snapshot_of(_quota("2", used="2"), _pod("run-0", GPU, created=NOW), *extra)
+    return snapshot_of(gpu_quota("2", used="2"), quota_pod("run-0", GPU, created=NOW), *extra)
 
 
 def test_diagnose_names_the_terminating_pods_that_hold_an_exhausted_gpu_quota() -> None:
     deleted = NOW - timedelta(seconds=10)
     snap = _exhausted(
-        [_pod("old-0", GPU, deleted=deleted, created=NOW - timedelta(hours=1), reason="NodeLost")]
+        [quota_pod("old-0", GPU, deleted=deleted, created=NOW - timedelta(hours=1), reason="NodeLost")]
     )
     [f] = [f for f in find(snap) if f.title == "GPU quota exhausted in team-a"]
     assert (
@@ -159,8 +122,8 @@ def test_diagnose_names_the_terminating_pods_that_hold_an_exhausted_gpu_quota() 
 def test_diagnose_does_not_name_a_pod_past_its_grace_or_a_finished_pod() -> None:
     """Neither is charged by the API server (QuotaV1Pod), so neither holds what the quota reports."""
     snap = _exhausted([
-        _pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
-        _pod("done", GPU, phase="Succeeded", created=NOW - timedelta(hours=2)),
+        quota_pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
+        quota_pod("done", GPU, phase="Succeeded", created=NOW - timedelta(hours=2)),
     ])  # fmt: skip
     [f] = [f for f in find(snap) if f.title == "GPU quota exhausted in team-a"]
     assert "being deleted" not in f.detail
@@ -178,10 +141,10 @@ def test_failed_create_advice_names_terminating_holders_and_no_longer_says_finis
     case = Path(__file__).parent.parent / "realcases" / "replicaset-exceeded-quota.yaml"
     objects = [o for o in yaml.safe_load_all(case.read_text()) if o]
     deleted = NOW - timedelta(seconds=5)
-    going = _pod("allocation-manager-6597bc46dc-x7k2q", {"limits": {"cpu": "1", "memory": "2Gi"}},
-                 ns="offender-management-staging", deleted=deleted, created=NOW - timedelta(hours=3))  # fmt: skip
+    going = quota_pod("allocation-manager-6597bc46dc-x7k2q", {"limits": {"cpu": "1", "memory": "2Gi"}},
+                      ns="offender-management-staging", deleted=deleted, created=NOW - timedelta(hours=3))  # fmt: skip
     snap = build_snapshot(
-        [("rs.yaml", o) for o in [*objects, going, _pod("x", CPU, ns="other", created=NOW)]]
+        [("rs.yaml", o) for o in [*objects, going, quota_pod("x", CPU, ns="other", created=NOW)]]
     )
     assert not snap.errors, snap.errors
     [f] = [f for f in find(snap) if "cannot create its pods" in f.title]
@@ -206,12 +169,12 @@ def test_many_full_quotas_read_the_deleting_pods_and_the_time_once() -> None:
     deleted = NOW - timedelta(seconds=10)
     objects: list[dict[str, Any]] = []
     for i in range(tenants):
-        quota = _quota("2", used="2")
+        quota = gpu_quota("2", used="2")
         quota["metadata"]["namespace"] = f"t{i}"
         objects += [
             quota,
-            _pod("run-0", GPU, ns=f"t{i}", created=NOW),
-            _pod("old-0", GPU, ns=f"t{i}", deleted=deleted, created=NOW - timedelta(hours=1)),
+            quota_pod("run-0", GPU, ns=f"t{i}", created=NOW),
+            quota_pod("old-0", GPU, ns=f"t{i}", deleted=deleted, created=NOW - timedelta(hours=1)),
         ]
     snap = snapshot_of(*objects)
     snap.pods = pods = CountedList(snap.pods)
@@ -230,10 +193,10 @@ def test_deleting_a_pod_past_its_grace_gives_back_nothing() -> None:
     from kubegpu.plan.effect import released_quotas
 
     snap = snapshot_of(
-        _quota("2"),
-        _pod("run-0", GPU, created=NOW - timedelta(hours=1)),
-        _pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
-        _pod("sleeper", CPU, created=NOW),
+        gpu_quota("2"),
+        quota_pod("run-0", GPU, created=NOW - timedelta(hours=1)),
+        quota_pod("lost", GPU, deleted=NOW - timedelta(seconds=2 * GRACE), created=NOW - timedelta(hours=1)),
+        quota_pod("sleeper", CPU, created=NOW),
     )
     lost, run = snap.pod("team-a/lost"), snap.pod("team-a/run-0")
     assert lost is not None and run is not None
