@@ -20,28 +20,15 @@ import pytest
 from kubegpu.errors import InputError
 from kubegpu.model.dra import parse_resource_claim
 from kubegpu.model.snapshot import build_snapshot
-from kubegpu.scheduler.assembly import SchedulerSpec, assemble
-from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.dra_extended import ClassResolver, extended_requests
 from kubegpu.scheduler.framework import CycleState
-from kubegpu.scheduler.plugins.dynamic_resources import DynamicResources
 from kubegpu.scheduler.schedule_one import Scheduler
 from kubegpu.scheduler.status import Code
 from kubegpu.testing.builders import make_node, make_pod
 from tests.dra import objects as o
+from tests.dra.schedulers import plugin, scheduler
 
 NOT_HELPFUL = "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-
-
-def scheduler(version: str, *objs: dict[str, Any]) -> tuple[Scheduler, Any]:
-    snap = build_snapshot([("t", x) for x in objs])
-    assert not snap.errors, [e.one_line() for e in snap.errors]
-    spec = SchedulerSpec("default", kube_version=version, pdbs=tuple(snap.pdbs), dra=snap.dra)
-    return assemble(spec, ClusterState(snap.nodes, snap.pods)), snap
-
-
-def plugin(s: Scheduler) -> DynamicResources:
-    return next(p for p in s.framework.plugins if isinstance(p, DynamicResources))
 
 
 def mig_node(node: str, per_gpu: list[int]) -> list[dict[str, Any]]:

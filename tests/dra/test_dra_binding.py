@@ -23,7 +23,7 @@ from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
 from kubegpu.scheduler.dra_allocator import Allocator, SliceIndex
 from kubegpu.scheduler.dra_capacity import Features
 from tests.dra import objects as o
-from tests.dra.test_dra_gates import outcome
+from tests.dra.schedulers import outcome
 
 ATTACH = {
     "bindingConditions": ["Attached"],

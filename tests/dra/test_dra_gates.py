@@ -28,17 +28,10 @@ from kubegpu.scheduler.status import Code
 from kubegpu.scheduler.versions import dra_gate
 from kubegpu.testing.builders import make_node
 from tests.dra import objects as o
-from tests.dra.test_constraints_extended import plugin, scheduler
+from tests.dra.schedulers import outcome, plugin, scheduler
 
 GI = 1 << 30
 MI = 1 << 20
-
-
-def outcome(version: str, *objs: dict[str, Any]) -> str:
-    """The node the pod lands on, or the scheduler's message."""
-    s, snap = scheduler(version, *objs)
-    got = s.schedule_one(snap.pod("default/p"), assume=False)
-    return got.node or got.message
 
 
 def test_gate_defaults_per_minor() -> None:

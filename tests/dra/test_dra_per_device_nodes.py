@@ -24,7 +24,7 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.dra_allocator import SliceIndex
 from kubegpu.testing.builders import make_node
 from tests.dra import objects as o
-from tests.dra.test_dra_gates import outcome
+from tests.dra.schedulers import outcome
 
 ZONE = "topology.kubernetes.io/zone"
 
