@@ -4,27 +4,16 @@ confirmed by applying the change to the snapshot and scheduling again (R5.3, R5.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Any
 
 from tests.plan.confirm import changed, settle
+from tests.plan.snapshots import GPU_TAINT, NOW, snap
 
 from kubegpu import sources
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.objects import Taint
-from kubegpu.model.snapshot import build_snapshot
 from kubegpu.plan.node_ops import plan_drain, plan_label, plan_taint
 from kubegpu.testing.builders import make_node, make_pod
-
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
-
-
-def snap(*objs: dict[str, Any]) -> Any:
-    s = build_snapshot([("t", o) for o in objs])
-    assert not s.errors
-    return s
 
 
 def test_noexecute_taint_evicts_intolerant_pods_and_names_the_daemonset() -> None:

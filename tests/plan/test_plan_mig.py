@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from tests.plan.mig_parted import BLACKWELL_AND_A30
 
 from kubegpu.devices import parse_plugin_config, plan_resources
 from kubegpu.devices.inventory import GpuDevice, GpuUuid, NodeInventory
@@ -246,31 +247,6 @@ def test_cli_plan_mig_and_time_slicing(tmp_path: Path) -> None:
     assert any("two sharing modes" in w for w in ts_data["warnings"])
     missing = runner.invoke(plan, ["mig", "nope", "--config", str(layouts), "--snapshot", str(snapshot)])
     assert isinstance(missing.exception, InputError) and "no node 'nope'" in str(missing.exception)
-
-
-# mig-parted deployments/systemd/config-default.yaml at bd7160f: the all-balanced entries of RTX PRO 6000
-# Blackwell and A30-24GB (by device-filter) and two A30 single-profile entries, copied by hand
-BLACKWELL_AND_A30 = """
-version: v1
-mig-configs:
-  all-balanced:
-    - device-filter: ["0x2BB510DE"]
-      devices: all
-      mig-enabled: true
-      mig-devices: {"1g.24gb": 2, "2g.48gb": 1}
-    - device-filter: "0x20B710DE"
-      devices: all
-      mig-enabled: true
-      mig-devices: {"1g.6gb": 2, "2g.12gb": 1}
-  all-1g.6gb.me:
-    - devices: all
-      mig-enabled: true
-      mig-devices: {"1g.6gb+me": 1}
-  a30-two-media:
-    - devices: all
-      mig-enabled: true
-      mig-devices: {"1g.6gb+me": 1, "2g.12gb+me": 1}
-"""
 
 
 def _mig_node(name: str, product: str, gpus: int) -> Node:

@@ -5,7 +5,7 @@ NVIDIA/go-nvlib, NVIDIA/k8s-device-plugin @1b826ac, pci.ids as go-nvlib vendors 
 from __future__ import annotations
 
 import pytest
-from tests.plan.test_plan_mig import BLACKWELL_AND_A30
+from tests.plan.mig_parted import BLACKWELL_AND_A30
 
 from kubegpu.devices.mig import MigLayoutError, catalog_for
 from kubegpu.devices.mig_parted import parse_mig_parted_config

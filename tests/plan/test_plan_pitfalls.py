@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
-from tests.plan.test_node_ops import GPU_TAINT, NOW, snap
+from tests.plan.snapshots import GPU_TAINT, NOW, snap
 
 from kubegpu import sources
 from kubegpu.cli.main import cli
