@@ -10,55 +10,23 @@ the plugin gone). Every wait is bounded.
 
 from __future__ import annotations
 
-import os
 import queue
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent import futures
 from pathlib import Path
 
 import grpc
 import pytest
+from tests.node.kubelet_registration import TIMEOUT, TestKubelet, start_device_plugin
 
 from kubegpu.node.v1beta1 import api_pb2 as pb
 from kubegpu.node.v1beta1 import api_pb2_grpc as pb_grpc
 
 REPO = Path(__file__).parents[2]
 DGX1 = REPO / "tests" / "fixtures" / "nodes" / "dgx1-8xv100.json"
-TIMEOUT = 20.0
-
-
-class TestKubelet(pb_grpc.RegistrationServicer):  # type: ignore[misc]
-    """kubelet's Registration service on ``<dir>/kubelet.sock``; restartable like the real one."""
-
-    __test__ = False  # a helper, not a pytest test class
-
-    def __init__(self, plugin_dir: Path) -> None:
-        self.plugin_dir = plugin_dir
-        self.requests: queue.Queue[pb.RegisterRequest] = queue.Queue()
-        self._server: grpc.Server | None = None
-
-    def Register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.Empty:
-        self.requests.put(request)
-        return pb.Empty()
-
-    def start(self) -> None:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-        pb_grpc.add_RegistrationServicer_to_server(self, server)
-        server.add_insecure_port(f"unix://{self.plugin_dir / 'kubelet.sock'}")
-        server.start()
-        self._server = server
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop(grace=None).wait()
-            self._server = None
-        (self.plugin_dir / "kubelet.sock").unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -69,21 +37,10 @@ def plugin_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _start(plugin_dir: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.Popen(
-        [sys.executable, "-m", "kubegpu", "node", "device-plugin", "--plugin-dir", str(plugin_dir), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
 def test_contract_command_registers_allocates_reregisters_and_exits_cleanly(plugin_dir: Path) -> None:
     kubelet = TestKubelet(plugin_dir)
     kubelet.start()
-    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    proc = start_device_plugin(plugin_dir, "--nvml-reading", str(DGX1))
     try:
         reg = kubelet.requests.get(timeout=TIMEOUT)
         assert (reg.version, reg.endpoint, reg.resource_name) == (
@@ -138,7 +95,7 @@ def test_renamed_time_sliced_resource_is_served_and_registered_on_its_own_socket
     )
     kubelet = TestKubelet(plugin_dir)
     kubelet.start()
-    proc = _start(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
+    proc = start_device_plugin(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
     try:
         reg = kubelet.requests.get(timeout=TIMEOUT)
         assert (reg.endpoint, reg.resource_name) == ("nvidia-gpu.shared.sock", "nvidia.com/gpu.shared")
@@ -161,7 +118,7 @@ def test_started_before_kubelet_it_waits_registers_when_kubelet_comes_up_and_sto
 ) -> None:
     """The NVIDIA plugin retries a failed start instead of exiting ("Retrying in 30s..."): no kubelet.sock
     for a while, then kubelet starts and gets the registration; SIGTERM then exits 0 and removes the socket."""
-    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    proc = start_device_plugin(plugin_dir, "--nvml-reading", str(DGX1))
     kubelet = TestKubelet(plugin_dir)
     try:
         deadline = time.monotonic() + TIMEOUT
@@ -186,7 +143,7 @@ def test_started_before_kubelet_it_waits_registers_when_kubelet_comes_up_and_sto
 
 
 def _refused_start(plugin_dir: Path) -> tuple[int, str]:
-    proc = _start(plugin_dir, "--nvml-reading", str(DGX1))
+    proc = start_device_plugin(plugin_dir, "--nvml-reading", str(DGX1))
     out, _ = proc.communicate(timeout=TIMEOUT)
     return proc.returncode, out
 
@@ -234,7 +191,7 @@ def test_sighup_rereads_the_config_serves_and_registers_again(plugin_dir: Path) 
     config change. Before, SIGHUP's default action killed the agent (QA t4)."""
     config = plugin_dir / "config.yaml"
     config.write_text("version: v1\n")
-    proc = _start(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
+    proc = start_device_plugin(plugin_dir, "--nvml-reading", str(DGX1), "--config", str(config))
     kubelet = TestKubelet(plugin_dir)
     kubelet.start()
     try:

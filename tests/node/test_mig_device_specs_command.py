@@ -19,7 +19,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from test_device_plugin_command import TIMEOUT, TestKubelet, _start
+from tests.node.kubelet_registration import TIMEOUT, TestKubelet, start_device_plugin
 
 from kubegpu.devices import load_reading
 from kubegpu.devices.inventory import inventory_to_reading
@@ -62,7 +62,9 @@ def test_allocate_of_a_mig_device_passes_its_caps_nodes(plugin_dir: Path) -> Non
     reading = write_reading(plugin_dir, MIG_MINORS)
     kubelet = TestKubelet(plugin_dir)
     kubelet.start()
-    proc = _start(plugin_dir, "--nvml-reading", str(reading), "--config", str(plugin_dir / "config.yaml"))
+    proc = start_device_plugin(
+        plugin_dir, "--nvml-reading", str(reading), "--config", str(plugin_dir / "config.yaml")
+    )
     try:
         reg = kubelet.requests.get(timeout=TIMEOUT)
         assert reg.resource_name == "nvidia.com/mig-3g.71gb"
@@ -91,7 +93,9 @@ def test_allocate_of_a_mig_device_passes_its_caps_nodes(plugin_dir: Path) -> Non
 
 def test_missing_capability_stops_the_command_with_one_line(plugin_dir: Path) -> None:
     reading = write_reading(plugin_dir, MIG_MINORS[:4])  # GI 2's lines missing
-    proc = _start(plugin_dir, "--nvml-reading", str(reading), "--config", str(plugin_dir / "config.yaml"))
+    proc = start_device_plugin(
+        plugin_dir, "--nvml-reading", str(reading), "--config", str(plugin_dir / "config.yaml")
+    )
     try:
         out, _ = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
