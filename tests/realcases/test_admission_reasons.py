@@ -7,7 +7,7 @@ GoogleCloudPlatform/container-engine-accelerators#100). Expected texts come from
 
 from __future__ import annotations
 
-from tests.realcases.test_realcases import case, finding
+from tests.realcases.cases import case, finding
 
 
 def test_topology_affinity_rejection_pytorch_ci_infra_696() -> None:

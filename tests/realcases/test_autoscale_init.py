@@ -5,21 +5,10 @@ threads, not from kubegpu's output."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE, case, finding, fixes, pending
-
-
-def first_step(name: str) -> str:
-    """The summary's first step, as `kubegpu diagnose -o json` gives it."""
-    result = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(HERE / f"{name}.yaml"), "-o", "json"])
-    assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads(result.stdout)
-    return str(data["summary"]["firstStep"])
+from tests.realcases.cases import HERE, case, finding, first_step, fixes, pending
 
 
 def test_gke_nap_driver_installer_blocks_the_plugin_container_engine_accelerators_407() -> None:

@@ -19,8 +19,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_autoscale_init import first_step
-from tests.realcases.test_realcases import case, diagnosed, finding
+from tests.realcases.cases import case, diagnosed, finding, first_step
 
 HERE = Path(__file__).parent
 

@@ -17,7 +17,7 @@ import yaml
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_bound import bound_findings
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
-from tests.realcases.test_realcases import HERE
+from tests.realcases.cases import HERE
 from tests.walks import CountedList
 
 COPIES = 30

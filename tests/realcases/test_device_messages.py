@@ -13,27 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubegpu.explain.engine import Engine
-from kubegpu.explain.explanation import Explanation
-from kubegpu.explain.pending import explain_pod
-from kubegpu.sources import load_files
+from tests.realcases.cases import explain
 
-HERE = Path(__file__).parent
 KUBELET = "Allocate failed due to rpc error: code = Unknown desc = "
-
-
-def explain(tmp_path: Path, name: str, key: str, edits: tuple[tuple[str, str], ...] = ()) -> Explanation:
-    text = (HERE / f"{name}.yaml").read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(text)
-    snap = load_files(path)
-    assert not snap.errors, [e.one_line() for e in snap.errors]
-    pod = snap.pod(key)
-    assert pod is not None
-    return explain_pod(Engine(snap), pod)
 
 
 def release(tag: str) -> tuple[tuple[str, str], ...]:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, case
+from tests.realcases.cases import HERE, case
 from tests.summaries import summary_of
 
 

@@ -22,7 +22,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.explanation import Explanation
 from kubegpu.explain.pending import explain_pod
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, case
+from tests.realcases.cases import HERE, case
 
 
 def _explain(name: str, pod: str, minor: str | None = None) -> Explanation:

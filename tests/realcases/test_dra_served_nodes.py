@@ -17,7 +17,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, case
+from tests.realcases.cases import HERE, case
 
 DEVICE_PLUGIN_FINDINGS = (
     "GPU node advertises no GPU resource",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.realcases.test_device_messages import explain
+from tests.realcases.cases import explain
 
 
 def test_gpu_taint_on_a_pod_without_gpu_request_aibrix_909(tmp_path: Path) -> None:

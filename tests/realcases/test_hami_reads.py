@@ -18,7 +18,7 @@ import yaml
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.pending import explain_pod
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
-from tests.realcases.test_realcases import HERE
+from tests.realcases.cases import HERE
 from tests.walks import CountedList
 
 COPIES = 50

@@ -18,7 +18,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.model.gpu_facts import hami_registered_gpus
 from kubegpu.model.objects import Node
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, case, pending
+from tests.realcases.cases import HERE, case, pending
 from tests.summaries import summary_of
 
 # Project-HAMi/HAMi#1565 (hami-device-plugin log, "patch node with the following annos"): two GTX 1050, 9 fields

@@ -15,7 +15,7 @@ from typing import Any
 
 from kubegpu.explain import kai_events
 from kubegpu.model.snapshot import build_snapshot
-from tests.realcases.test_realcases import HERE, diagnosed
+from tests.realcases.cases import HERE, diagnosed
 from tests.walks import CountedList
 
 FIXTURE = HERE / "kai-mig-mixed-max-node.yaml"

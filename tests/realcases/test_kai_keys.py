@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE
+from tests.realcases.cases import HERE
 
 
 def explain(path: Path, pod: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE, diagnosed
+from tests.realcases.cases import HERE, diagnosed
 
 FIXTURE = HERE / "kai-2209-nonpreemptible-exact-quota.yaml"
 POD = "aafa/aafa-parser-table-detection-6c8f7d9b5-x4q7m"

@@ -16,7 +16,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.kueue import KUEUE_GET
 from kubegpu.explain.kueue_objects import Shortfall, parse_shortfalls
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, case, pending
+from tests.realcases.cases import HERE, case, pending
 from tests.summaries import summary_of
 
 # kueue#3909, the Workload condition as posted (YAML-folded there; one line here)

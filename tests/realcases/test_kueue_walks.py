@@ -18,7 +18,7 @@ from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.kueue import read_pod
 from kubegpu.explain.kueue_objects import kueue_index
 from kubegpu.model.snapshot import ClusterSnapshot, build_snapshot
-from tests.realcases.test_realcases import HERE
+from tests.realcases.cases import HERE
 from tests.walks import CountedList
 
 COPIES = 50

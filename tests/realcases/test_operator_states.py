@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.realcases.test_autoscale_init import first_step
-from tests.realcases.test_realcases import case, finding, fixes, pending
+from tests.realcases.cases import case, finding, first_step, fixes, pending
 
 
 def test_mig_manager_paused_deploy_labels_gpu_operator_2833() -> None:
@@ -219,7 +218,7 @@ def test_operand_and_cdi_findings_of_one_cluster_are_each_case_s_own_stack_pods_
     from kubegpu.explain import device_plugin
     from kubegpu.explain.findings_operands import operand_findings
     from kubegpu.sources import load_files
-    from tests.realcases.test_realcases import HERE
+    from tests.realcases.cases import HERE
 
     def found(*names: str) -> list[Any]:
         snap = load_files(*(HERE / f"{n}.yaml" for n in names))

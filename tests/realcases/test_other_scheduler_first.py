@@ -16,7 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubegpu.cli.main import cli
-from tests.realcases.test_realcases import HERE, diagnosed
+from tests.realcases.cases import HERE, diagnosed
 
 
 def test_kai_max_node_miscount_leads_kai_1876() -> None:

@@ -9,8 +9,6 @@ state and message each thread identified as the cause.
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,51 +21,14 @@ from kubegpu.errors import InputError
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.sources import load_files
-
-HERE = Path(__file__).parent
-WRONG_NAME_CLAIMS = ("the name must match exactly", "Fix the pod template", "Did you mean")
-
-
-@cache
-def case(name: str) -> dict[str, Any]:
-    snap = load_files(HERE / f"{name}.yaml")
-    assert not snap.errors, [e.one_line() for e in snap.errors]
-    data: dict[str, Any] = diagnose(Engine(snap)).to_dict()
-    return data
-
-
-def diagnosed(path: Path) -> dict[str, Any]:
-    """``kubegpu diagnose --snapshot PATH -o json`` through the CLI (its stdout: warnings go to stderr)."""
-    res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    assert res.exit_code in (0, 1), res.output
-    out: dict[str, Any] = json.loads(res.stdout)
-    return out
-
-
-def text(data: dict[str, Any]) -> str:
-    return json.dumps(data)
-
-
-def finding(data: dict[str, Any], title: str) -> dict[str, Any]:
-    found: list[dict[str, Any]] = [f for f in data["findings"] if f["title"] == title]
-    assert found, [f["title"] for f in data["findings"]]
-    return found[0]
-
-
-def pending(data: dict[str, Any], key: str) -> dict[str, Any]:
-    found: dict[str, Any] = next(p for p in data["pending"] if p["pod"] == key)
-    return found
-
-
-def fixes(p: dict[str, Any]) -> str:
-    return " ".join(g["fix"] for g in p["groups"])
-
-
-def assert_no_name_blame(data: dict[str, Any]) -> None:
-    blob = text(data)
-    for claim in WRONG_NAME_CLAIMS:
-        assert claim not in blob, claim
-
+from tests.realcases.cases import (
+    HERE,
+    assert_no_name_blame,
+    case,
+    finding,
+    fixes,
+    pending,
+)
 
 # -- device plugin chain ------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.realcases.test_realcases import HERE, diagnosed
+from tests.realcases.cases import HERE, diagnosed
 
 FIXTURE = HERE / "dp-1228-running-holder-capacity-zero.yaml"
 

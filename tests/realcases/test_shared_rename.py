@@ -11,7 +11,7 @@ from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
-from tests.realcases.test_realcases import assert_no_name_blame, case, fixes, pending
+from tests.realcases.cases import assert_no_name_blame, case, fixes, pending
 
 
 def test_plain_gpu_request_on_renamed_time_slicing_node_bottlerocket_4250() -> None:

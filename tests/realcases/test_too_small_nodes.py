@@ -12,7 +12,7 @@ from kubegpu.explain.summary import pod_ask, summarize
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.sources import load_files
 from kubegpu.testing.builders import make_node, make_pod
-from tests.realcases.test_realcases import HERE, case, pending
+from tests.realcases.cases import HERE, case, pending
 
 
 def _group(p: dict, reason: str) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kubegpu.explain.volcano_queue import OVER_CAPABILITY, over_capability
 from kubegpu.sources import load_files
-from tests.realcases.test_realcases import HERE, diagnosed
+from tests.realcases.cases import HERE, diagnosed
 from tests.walks import CountedList
 
 FIXTURE = HERE / "volcano-1331-task-over-queue-capability.yaml"

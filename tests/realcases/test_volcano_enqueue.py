@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.realcases.test_realcases import case
+from tests.realcases.cases import case
 
 PG_3426 = "podgroup.scheduling.volcano.sh/default/job-1-0b9d2c4e-6f1a-4c7e-9d0e-3a1b2c3d4e5f"
 PG_2814 = "podgroup.scheduling.volcano.sh/default/job-b-7e4d2a90-5b3f-4f8e-8c2d-6a9b0c1d2e3f"
@@ -46,7 +46,7 @@ def test_the_headline_names_the_podgroup_not_nothing_is_blocked_volcano_3426() -
     """With no Pending GPU pod (the PodGroup's pods are never created), the first step names the PodGroup
     Volcano has not enqueued, as it names a Workload Kueue holds, instead of "nothing is blocked"."""
     from kubegpu.sources import load_files
-    from tests.realcases.test_realcases import HERE
+    from tests.realcases.cases import HERE
     from tests.summaries import summary_of
 
     snap = load_files(HERE / "volcano-queue-quota-insufficient.yaml")
