@@ -28,7 +28,7 @@ from tests.realkube.cases import AHEAD_CASES, CASES, Case
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.gpu_cases import GPU_CASES, GPU_INDEX
 from tests.realkube.harness import run_case
-from tests.realkube.test_differential import GOLDEN, cases_for, differences, report, reproduced
+from tests.realkube.verdicts import GOLDEN, cases_for, differences, report, reproduced
 from tests.realkube.volume_cases import VOLUME_CASES
 
 

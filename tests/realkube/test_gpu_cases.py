@@ -19,7 +19,7 @@ import pytest
 from tests.realkube.conftest import kube_version
 from tests.realkube.gpu_cases import GPU_CASES, GPU_INDEX
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.test_differential import GOLDEN, cases_for, kubegpu_verdict, minor_number, reproduced
+from tests.realkube.verdicts import GOLDEN, cases_for, kubegpu_verdict, minor_number, reproduced
 
 GPU_GOLDEN = GOLDEN / "gpu"
 NAMES = [c.name for c in GPU_CASES]

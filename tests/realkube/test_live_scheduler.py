@@ -23,7 +23,7 @@ import pytest
 from kubegpu.testing.builders import make_node
 from tests.realkube.conftest import controlplane
 from tests.realkube.harness import KubegpuProcess, cleanup, create_namespace, create_node, ok
-from tests.realkube.test_differential import minor_of
+from tests.realkube.verdicts import minor_of
 
 SCHEDULER = "kubegpu"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubegpu-scheduler"

@@ -20,7 +20,7 @@ import pytest
 
 from kubegpu.scheduler.versions import BEHAVIOURS, CHECKED_AHEAD, NEWEST
 from tests.realkube.cases import AHEAD_CASES
-from tests.realkube.test_differential import cases_for, differences, reproduced
+from tests.realkube.verdicts import cases_for, differences, reproduced
 from tests.realkube.volume_cases import VOLUME_CASES
 
 PRERELEASE = Path(__file__).resolve().parent / "golden_prerelease"

@@ -15,7 +15,7 @@ import pytest
 from tests.realkube.cases import Case
 from tests.realkube.conftest import kube_version
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.test_differential import GOLDEN, cases_for, differences, golden, kubegpu_verdict, report
+from tests.realkube.verdicts import GOLDEN, cases_for, differences, golden, kubegpu_verdict, report
 from tests.realkube.volume_cases import VOLUME_CASES
 
 VOLUME_GOLDEN = GOLDEN / "volumes"
