@@ -8,10 +8,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,15 +23,7 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler import assembly as engine_mod
 from kubegpu.scheduler import cluster as cluster_mod
 from kubegpu.scheduler.cluster import ClusterState
-
-
-def _bench_scale() -> Any:
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
-    spec = importlib.util.spec_from_file_location("bench_scale", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scale_fleet import generator
 
 
 def test_diagnose_builds_the_state_and_device_models_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,7 +88,7 @@ def test_json_stream_of_pods_sharing_evidence_writes_what_json_dumps_writes(
     objects (``explain.shared_evidence``): the generator's 40-node cluster, 20 Pending pods of its 5
     shapes, plus 20 more each asking its own memory (``varied``). The kept texts are dropped as they go
     (a node-text bound of 10 here, so the dropping runs): the output is still ``json.dumps``'s."""
-    bench = _bench_scale()
+    bench = generator()
     alike = bench.generate(40, 20)
     varied = bench.generate(40, 20, varied=True)
     pending = [o for o in varied["items"] if o["kind"] == "Pod" and not o["spec"].get("nodeName")]
