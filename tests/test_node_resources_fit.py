@@ -124,6 +124,43 @@ def test_balanced_allocation_formula() -> None:
     assert ra.balanced(np.array([[1, 1, 0]]), np.array([[2, 4, 0]])).tolist() == [87]  # (1 − 0.125) × 100
 
 
+def _balance_cluster() -> list[dict]:  # type: ignore[type-arg]
+    """Two 8-CPU, 16Gi nodes: a runs 5 CPU and 8Gi (62.5% and 50%), b 6 CPU and 1Gi (75% and 6.25%)."""
+    return [
+        make_node("a").capacity(cpu="8", memory="16Gi").obj(),
+        make_node("b").capacity(cpu="8", memory="16Gi").obj(),
+        make_pod("ra").requests(cpu="5", memory="8Gi").on("a").obj(),
+        make_pod("rb").requests(cpu="6", memory="1Gi").on("b").obj(),
+    ]
+
+
+def test_balanced_allocation_change_formula() -> None:
+    """kubernetes PR #135573 (1.36; noderesources/balanced_allocation.go balancedResourceScorer, v1.36.5):
+    50 + (50 + balance with the pod − balance without it) / 2, Go int64 division. 100 after, 93 before → 78;
+    71 after, 65 before → 78; no change → 75; perfectly balanced to fully imbalanced (50) → 50."""
+    assert ra.balance_change(np.array([100, 71, 90, 50]), np.array([93, 65, 90, 100])).tolist() == [
+        78,
+        78,
+        75,
+        50,
+    ]
+    assert ra.balance_change(100, 93) == 78
+
+
+@pytest.mark.parametrize(("minor", "node"), [("1.34", "a"), ("1.35", "a"), ("1.36", "b"), ("1.37", "b")])
+def test_balanced_allocation_scores_the_change_from_1_36(minor: str, node: str) -> None:
+    """A pod of 1 CPU and 4Gi on ``_balance_cluster``. NodeResourcesFit (LeastAllocated, non-zero requests):
+    a (2000·100/8000 + 4·100/16)/2 = 25, b (1000·100/8000 = 12 + 11·100/16 = 68)/2 = 40. Balance with the pod:
+    a 75%/75% → 100, b 87.5%/31.25% → (1 − 0.28125)·100 = 71; without: a 62.5%/50% → 93, b 75%/6.25% → 65.
+    Up to 1.35 the balance is the score: a 25 + 100 = 125 > b 40 + 71 = 111. From 1.36 (PR #135573) the change
+    is: a 50 + (50 + 100 − 93)//2 = 78, b 50 + (50 + 71 − 65)//2 = 78, so a 103 < b 118. The real
+    kube-scheduler of each release decides the same (tests/realkube/cases.py balanced-allocation-change)."""
+    s = scheduler_for(*_balance_cluster(), kube_version=minor)
+    result = s.schedule_one(make_pod("p").requests(cpu="1", memory="4Gi").parsed())
+    assert result.node == node
+    assert result.scores["NodeResourcesBalancedAllocation"] == (100 if node == "a" else 78)
+
+
 def test_most_allocated_profile_packs_onto_the_busier_node() -> None:
     """A bin-packing profile (MostAllocated on nvidia.com/gpu) keeps whole nodes free for big jobs (R14.2)."""
     fit_args = {

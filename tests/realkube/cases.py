@@ -111,6 +111,16 @@ def _cases() -> list[Case]:
         make_node("a").gpus(4).obj(), make_pod("lo").gpu(4).priority(100, "low").on("a").obj(),
     ], make_pod("p").gpu(4).priority(1000, "high-never").preemption_policy("Never").obj(),
         "preemptionPolicy: Never", low=100, **{"high-never": 1000})  # fmt: skip
+    # found by a random-cluster comparison with the real scheduler: NodeResourcesBalancedAllocation scores the
+    # change in a node's balance from 1.36 (kubernetes PR #135573), its balance with the pod before. Recorded
+    # from 1.34 only: the 1.30-1.33 binaries were not built when it was added, so their goldens lack it
+    out.append(Case("balanced-allocation-change", (
+        make_node("a").capacity(cpu="8", memory="16Gi").obj(), make_node("b").capacity(cpu="8", memory="16Gi").obj(),
+        make_pod("ra").requests(cpu="5", memory="8Gi").on("a").obj(),
+        make_pod("rb").requests(cpu="6", memory="1Gi").on("b").obj(),
+    ), make_pod("p").requests(cpu="1", memory="4Gi").obj(),
+        "a (62.5% cpu, 50% memory) would become balanced: up to 1.35 a (balance 100) wins, from 1.36 b, whose "
+        "balance the pod improves more (a 125 vs b 111, then a 103 vs b 118)", min_minor=34))  # fmt: skip
     _affinity_cases(add)
     out.extend(_dra_cases())
     _default_spread_cases(add)

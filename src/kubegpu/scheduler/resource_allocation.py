@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ MAX_UTILIZATION = 100
 
 Matrix = npt.NDArray[np.int64]
 Scorer = Callable[[Matrix, Matrix, npt.NDArray[np.int64]], Scores]
+Change = TypeVar("Change", int, Scores)  # one node's balance (the scalar references) or a batch's
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +186,14 @@ def balanced(req: Matrix, alloc: Matrix) -> Scores:
         std = float(np.sqrt(((vals - mean) ** 2).sum() / len(vals)))
         out[i] = int((1 - std) * MAX_NODE_SCORE)
     return out
+
+
+def balance_change(with_pod: Change, without_pod: Change) -> Change:
+    """1.36+ ``balancedResourceScorer`` (kubernetes PR #135573): the change the pod makes to the node's balance,
+    ``MaxNodeScore/2 + (MaxNodeScore/2 + with_pod - without_pod)/2``. Both balances lie in [50, 100] (a std of
+    fractions in [0, 1] is at most 0.5), so the dividend is never negative and ``//`` truncates as Go does."""
+    half = MAX_NODE_SCORE // 2
+    return half + (half + with_pod - without_pod) // 2
 
 
 # --- Scalar references: the Go functions transcribed for one node; the batch versions above must agree. ---

@@ -87,6 +87,11 @@ class Behaviour:
     # (pkg/scheduler/framework/types.go v1.30.14, v1.31.13): sidecars only in the init-container max, not in
     # the sum; 1.32 switched to PodRequests with NonMissingContainerRequests (types.go v1.32.13)
     non_zero_before_1_32: bool = False
+    # NodeResourcesBalancedAllocation scores the change in the node's balance, MaxNodeScore/2 + (MaxNodeScore/2
+    # + balance with the pod - balance without it)/2 (75: no change), where 1.30-1.35 score the balance with
+    # the pod alone (kubernetes PR #135573, 1.36: noderesources/balanced_allocation.go balancedResourceScorer
+    # of v1.36.5 and v1.37.2; v1.35.8's takes only the requests with the pod)
+    balance_change: bool = False
 
     @property
     def name(self) -> str:
@@ -112,6 +117,7 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
         non_csi_volume_limits=minor <= 30,
         pod_level_resources=minor >= 34,
         non_zero_before_1_32=minor <= 31,
+        balance_change=minor >= 36,
     )
 
 
