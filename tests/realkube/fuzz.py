@@ -127,8 +127,13 @@ class Generator:
             b.priority(rng.choice([0, 100, 100, 1000, 10000]))
         if self.chance(0.3):
             b.labels(app=rng.choice(["x", "y"]))
-        if self.chance(0.1):
+        # one pod per node holds the port: the kubelet refuses a second (pkg/kubelet/lifecycle/predicate.go
+        # generalFilter runs the scheduler's AdmissionCheck, nodeports.Fits), and kube-scheduler's HostPortInfo is
+        # a set (k8s.io/kube-scheduler framework/types.go Remove, v0.37.2): a preemption dry run that removes one
+        # of two holders frees the port, which kubegpu does not reproduce for that unreal state
+        if free["port"] and self.chance(0.1):
             b.host_port(8080)
+            free["port"] = 0
         return b.on(node["metadata"]["name"]).obj()
 
     def expression(self, nodes: list[Raw]) -> tuple[str, str, list[str]]:
@@ -234,7 +239,7 @@ class Generator:
         objects: list[Raw] = list(nodes)
         for node in nodes:
             alloc = node["status"]["allocatable"]
-            free = {"gpu": int(alloc.get("nvidia.com/gpu", 0)), "cpu": int(alloc["cpu"]) * 1000}
+            free = {"gpu": int(alloc.get("nvidia.com/gpu", 0)), "cpu": int(alloc["cpu"]) * 1000, "port": 1}
             for _ in range(self.rng.choice([1, 1, 2, 3] if self.preempt else [0, 0, 1, 1, 2, 3])):
                 objects.append(self.running(f"r{len(objects) - len(nodes)}", node, free))
         if self.score and self.chance(0.3):
