@@ -61,7 +61,7 @@ def test_a_too_new_server_or_kubelet_is_warned_with_what_its_pre_release_showed(
     cluster is reproduced as 1.37 and the warning names what 1.38 does differently, for the API server and,
     with none, the newest kubelet."""
     checked = (
-        "1.38.0-beta.0 was checked against the 1.37 rules on 62 recorded cases and differed on 1: "
+        "1.38.0-beta.0 was checked against the 1.37 rules on 63 recorded cases and differed on 1: "
         "spread-empty-selector, a topology spread constraint's labelSelector {} counts every pod of the "
         "namespace where 1.30-1.37 count none (kubernetes/kubernetes#141340)"
     )

@@ -155,7 +155,7 @@ class AheadCheck:
 # v1.38.0-beta.0 (the module proxy's newest 1.38 on 2026-12-05): the 50 base and 11 storage cases gave
 # 1.37.2's texts and verdicts; the one case written for a 1.38 source change did not (docs/realkube.md)
 CHECKED_AHEAD: dict[int, AheadCheck] = {
-    38: AheadCheck("1.38.0-beta.0", 62, (
+    38: AheadCheck("1.38.0-beta.0", 63, (
         ("spread-empty-selector", "a topology spread constraint's labelSelector {} counts every pod of the "
          "namespace where 1.30-1.37 count none (kubernetes/kubernetes#141340)"),
     )),
