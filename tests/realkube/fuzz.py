@@ -41,7 +41,7 @@ from tests.conftest import scheduler_for
 from tests.realkube.cases import Case
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.test_differential import kubegpu_verdict, minor_of
+from tests.realkube.verdicts import kubegpu_verdict, minor_of
 
 Raw = dict[str, Any]
 MODES = ("plain", "heavy", "preempt", "score")
