@@ -8,8 +8,6 @@ nodes' names and kinds, must be what reading every node gives."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,25 +20,16 @@ from kubegpu.explain.pending import explain_pod
 from kubegpu.explain.summary import gpu_free_by_node, nearest_misses, pod_ask
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.testing.builders import make_node, make_pod
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
-
-
-def _module(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scale_fleet import BENCH, script
 
 
 def _fleet(kind: str, nodes: int, pending: int, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The benchmark's fleets (``benchmarks/bench_scale.py``): plain, hostname-pinned, mixed causes."""
     if kind == "mixed":
         monkeypatch.syspath_prepend(str(BENCH.parent))  # (mixed_fleet imports its sibling, as a script)
-        data = _module(BENCH.parent / "mixed_fleet.py").generate_mixed(nodes, pending, 0)
+        data = script(BENCH.parent / "mixed_fleet.py").generate_mixed(nodes, pending, 0)
     else:
-        bench = _module(BENCH)
+        bench = script(BENCH)
         data = bench.generate_pinned(nodes, pending) if kind == "pinned" else bench.generate(nodes, pending)
     return build_snapshot([("gen.json", o) for o in data["items"]])
 
