@@ -328,7 +328,7 @@ def quotas_in(snapshot: ClusterSnapshot, namespace: str) -> list[ResourceQuota]:
     """The ResourceQuotas of ``namespace``, in the snapshot's order: a quota bounds its own namespace only,
     and diagnose asks once per Pending pod (1,000 of them on a fleet of 500 namespaces, a quota each), so the
     quotas are grouped by namespace once per snapshot (``ClusterSnapshot.derived``, while its pod and quota
-    lists are the ones grouped)."""
+    lists are the ones grouped, as ``over`` names them)."""
     quotas = snapshot.quotas
 
     def group() -> dict[str, list[ResourceQuota]]:
@@ -337,5 +337,4 @@ def quotas_in(snapshot: ClusterSnapshot, namespace: str) -> list[ResourceQuota]:
             by_ns.setdefault(q.namespace, []).append(q)
         return by_ns
 
-    ends = (id(quotas[0]), id(quotas[-1])) if quotas else ()
-    return snapshot.derived(("quotas-by-namespace", id(quotas), len(quotas), ends), group).get(namespace, [])
+    return snapshot.derived("quotas-by-namespace", group, over=(quotas,)).get(namespace, [])
