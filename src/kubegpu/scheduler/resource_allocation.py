@@ -47,15 +47,40 @@ def allocatable_and_requested(
     pod: Pod, cluster: ClusterState, rows: Rows, resources: Sequence[ResourceSpec], *, use_requested: bool
 ) -> tuple[Matrix, Matrix]:
     """Per node and scored resource: (allocatable, node requested + pod request); zeros mean "skip"."""
+    alloc, req, _ = _allocatable_requested(pod, cluster, rows, resources, use_requested, allocated=False)
+    return alloc, req
+
+
+def allocatable_requested_and_allocated(
+    pod: Pod, cluster: ClusterState, rows: Rows, resources: Sequence[ResourceSpec], *, use_requested: bool
+) -> tuple[Matrix, Matrix, Matrix]:
+    """``allocatable_and_requested`` and the node's requests before the pod, upstream's ``allocated`` (0 where
+    a resource is skipped): ``calculateNodeAllocatableRequest`` of 1.36+ returns all three."""
+    return _allocatable_requested(pod, cluster, rows, resources, use_requested, allocated=True)
+
+
+def _allocatable_requested(
+    pod: Pod,
+    cluster: ClusterState,
+    rows: Rows,
+    resources: Sequence[ResourceSpec],
+    use_requested: bool,
+    *,
+    allocated: bool,
+) -> tuple[Matrix, Matrix, Matrix]:
+    """The columns of both: ``allocated`` (the third matrix) is built only when asked, since the other scorers
+    read the first two per pod on every node; otherwise the third is ``req`` again."""
     pod_req = pod.requests if use_requested else pod.non_zero_requests
     allocs: list[npt.NDArray[np.int64]] = []
     reqs: list[npt.NDArray[np.int64]] = []
+    befores: list[npt.NDArray[np.int64]] = []
     for spec in resources:
         amount = pod_req.get(spec.name, 0)
         col = cluster.col.get(spec.name)
         if col is None or (amount == 0 and is_scalar(spec.name)):
             allocs.append(np.zeros(len(rows), dtype=np.int64))
             reqs.append(allocs[-1])
+            befores.append(allocs[-1])
             continue
         if spec.name == CPU and not use_requested:
             node_req = cluster.nonzero_cpu[rows]
@@ -67,13 +92,17 @@ def allocatable_and_requested(
         allocs.append(a)
         # saturating (quantity.saturate): a node's total at the int64 bound plus the pod's would wrap
         total = np.minimum(node_req, MAX_MILLI - amount) + amount if amount > 0 else node_req + amount
-        # upstream fills requested only where allocatable is non-zero
-        reqs.append(total if a.all() else np.where(a != 0, total, 0))
+        # upstream fills requested (and allocated) only where allocatable is non-zero
+        full = bool(a.all())
+        reqs.append(total if full else np.where(a != 0, total, 0))
+        if allocated:
+            befores.append(node_req if full else np.where(a != 0, node_req, 0))
     if not allocs:
         empty = np.zeros((len(rows), 0), dtype=np.int64)
-        return empty, empty.copy()
+        return empty, empty.copy(), empty.copy()
     # rows × resources, as transposed views of resources × rows (cheaper to build than np.stack)
-    return np.array(allocs).T, np.array(reqs).T
+    req = np.array(reqs).T
+    return np.array(allocs).T, req, np.array(befores).T if allocated else req
 
 
 def _share(part: Matrix, alloc: Matrix, scale: int) -> Matrix:
@@ -203,15 +232,29 @@ def node_allocatable_and_requested(
     pod: Pod, cluster: ClusterState, idx: int, resources: Sequence[ResourceSpec], *, use_requested: bool
 ) -> tuple[list[int], list[int]]:
     """``calculateResourceAllocatableRequest`` for each scored resource of one node."""
+    alloc, req, _ = node_allocatable_requested_and_allocated(
+        pod, cluster, idx, resources, use_requested=use_requested
+    )
+    return alloc, req
+
+
+def node_allocatable_requested_and_allocated(
+    pod: Pod, cluster: ClusterState, idx: int, resources: Sequence[ResourceSpec], *, use_requested: bool
+) -> tuple[list[int], list[int], list[int]]:
+    """1.36+ ``calculateNodeAllocatableRequest`` for one node: allocatable, requested with the pod, and the
+    node's requests before it (``allocated``), 0 for a skipped resource."""
     pod_req = pod.requests if use_requested else pod.non_zero_requests
     view = cluster.view(idx)
-    alloc, req = [], []
+    alloc: list[int] = []
+    req: list[int] = []
+    before: list[int] = []
     for spec in resources:
         amount = pod_req.get(spec.name, 0)
         a = view.allocatable(spec.name)
         if (amount == 0 and is_scalar(spec.name)) or a == 0:
             alloc.append(0)
             req.append(0)
+            before.append(0)
             continue
         if spec.name == CPU and not use_requested:
             node_req = int(cluster.nonzero_cpu[idx])
@@ -221,7 +264,8 @@ def node_allocatable_and_requested(
             node_req = view.requested(spec.name)
         alloc.append(a)
         req.append(node_req + amount)
-    return alloc, req
+        before.append(node_req)
+    return alloc, req, before
 
 
 def least_allocated_one(req: list[int], alloc: list[int], weights: Sequence[int]) -> int:

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.cluster import ClusterState, NodeView
@@ -38,27 +36,21 @@ class BalancedAllocation:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeView) -> int:
-        alloc, req = ra.node_allocatable_and_requested(
+        if not self._change:
+            alloc, req = ra.node_allocatable_and_requested(
+                pod, node.cluster, node.idx, self.resources, use_requested=True
+            )
+            return ra.balanced_one(req, alloc)
+        alloc, req, before = ra.node_allocatable_requested_and_allocated(
             pod, node.cluster, node.idx, self.resources, use_requested=True
         )
-        with_pod = ra.balanced_one(req, alloc)
-        if not self._change:
-            return with_pod
-        before = [
-            r - self._amount(pod, i) if a else 0 for i, (r, a) in enumerate(zip(req, alloc, strict=True))
-        ]
-        return ra.balance_change(with_pod, ra.balanced_one(before, alloc))
+        return ra.balance_change(ra.balanced_one(req, alloc), ra.balanced_one(before, alloc))
 
     def score_batch(self, state: CycleState, pod: Pod, cluster: ClusterState, rows: Rows) -> Scores:
-        alloc, req = ra.allocatable_and_requested(pod, cluster, rows, self.resources, use_requested=True)
-        with_pod = ra.balanced(req, alloc)
         if not self._change:
-            return with_pod
-        amounts = np.array([self._amount(pod, i) for i in range(len(self.resources))], dtype=np.int64)
-        # the node's requests before the pod: upstream's ``allocated`` (0 where a resource is not scored)
-        before = np.where(alloc != 0, req - amounts, 0)
-        return ra.balance_change(with_pod, ra.balanced(before, alloc))
-
-    def _amount(self, pod: Pod, i: int) -> int:
-        """The pod's request of the i-th scored resource, as ``allocatable_and_requested`` added it."""
-        return int(pod.requests.get(self.resources[i].name, 0))
+            alloc, req = ra.allocatable_and_requested(pod, cluster, rows, self.resources, use_requested=True)
+            return ra.balanced(req, alloc)
+        alloc, req, before = ra.allocatable_requested_and_allocated(
+            pod, cluster, rows, self.resources, use_requested=True
+        )
+        return ra.balance_change(ra.balanced(req, alloc), ra.balanced(before, alloc))
