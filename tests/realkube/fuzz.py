@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.model import parse
+from kubegpu.model.names import GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL
+from kubegpu.scheduler.cluster import ZONE_LABEL
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.testing.builders import PodBuilder, make_node, make_pod
 from tests.conftest import scheduler_for
@@ -45,10 +47,10 @@ from tests.realkube.verdicts import kubegpu_verdict, minor_of
 
 Raw = dict[str, Any]
 MODES = ("plain", "heavy", "preempt", "score")
-ZONE = "topology.kubernetes.io/zone"
+ZONE = ZONE_LABEL
 POOL = "cloud.google.com/gke-nodepool"
-PRODUCT = "nvidia.com/gpu.product"
-GPU_MEMORY = "nvidia.com/gpu.memory"  # GPU feature discovery's label, in MiB: what Gt/Lt terms compare
+PRODUCT = GPU_PRODUCT_LABEL
+GPU_MEMORY = GPU_MEMORY_LABEL  # GPU feature discovery's label, in MiB: what Gt/Lt terms compare
 PRODUCTS = {"NVIDIA-A100-SXM4-80GB": "81920", "NVIDIA-H100-80GB-HBM3": "81920", "Tesla-T4": "15360",
             "NVIDIA-L4": "23034"}  # fmt: skip
 TAINTS = [
