@@ -6,12 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kubegpu.model import parse
 from kubegpu.scheduler import resource_allocation as ra
 from kubegpu.scheduler.framework import PluginSpec, Profile
 from kubegpu.scheduler.registry import default_profile
 from kubegpu.scheduler.status import Code
 from kubegpu.testing.builders import make_node, make_pod
 from tests.conftest import scheduler_for
+from tests.realkube.cases import CASES
 
 
 def fit_status(node, pod):  # type: ignore[no-untyped-def]
@@ -124,14 +126,9 @@ def test_balanced_allocation_formula() -> None:
     assert ra.balanced(np.array([[1, 1, 0]]), np.array([[2, 4, 0]])).tolist() == [87]  # (1 − 0.125) × 100
 
 
-def _balance_cluster() -> list[dict]:  # type: ignore[type-arg]
-    """Two 8-CPU, 16Gi nodes: a runs 5 CPU and 8Gi (62.5% and 50%), b 6 CPU and 1Gi (75% and 6.25%)."""
-    return [
-        make_node("a").capacity(cpu="8", memory="16Gi").obj(),
-        make_node("b").capacity(cpu="8", memory="16Gi").obj(),
-        make_pod("ra").requests(cpu="5", memory="8Gi").on("a").obj(),
-        make_pod("rb").requests(cpu="6", memory="1Gi").on("b").obj(),
-    ]
+# Two 8-CPU, 16Gi nodes: a runs 5 CPU and 8Gi (62.5% and 50%), b 6 CPU and 1Gi (75% and 6.25%); the pending pod
+# asks 1 CPU and 4Gi. The differential case itself, so the cluster checked here is the one the real scheduler decided.
+_BALANCE = next(c for c in CASES if c.name == "balanced-allocation-change")
 
 
 def test_balanced_allocation_change_formula() -> None:
@@ -149,14 +146,14 @@ def test_balanced_allocation_change_formula() -> None:
 
 @pytest.mark.parametrize(("minor", "node"), [("1.34", "a"), ("1.35", "a"), ("1.36", "b"), ("1.37", "b")])
 def test_balanced_allocation_scores_the_change_from_1_36(minor: str, node: str) -> None:
-    """A pod of 1 CPU and 4Gi on ``_balance_cluster``. NodeResourcesFit (LeastAllocated, non-zero requests):
+    """A pod of 1 CPU and 4Gi on ``_BALANCE``'s two nodes. NodeResourcesFit (LeastAllocated, non-zero requests):
     a (2000·100/8000 + 4·100/16)/2 = 25, b (1000·100/8000 = 12 + 11·100/16 = 68)/2 = 40. Balance with the pod:
     a 75%/75% → 100, b 87.5%/31.25% → (1 − 0.28125)·100 = 71; without: a 62.5%/50% → 93, b 75%/6.25% → 65.
     Up to 1.35 the balance is the score: a 25 + 100 = 125 > b 40 + 71 = 111. From 1.36 (PR #135573) the change
     is: a 50 + (50 + 100 − 93)//2 = 78, b 50 + (50 + 71 − 65)//2 = 78, so a 103 < b 118. The real
     kube-scheduler of each release decides the same (tests/realkube/cases.py balanced-allocation-change)."""
-    s = scheduler_for(*_balance_cluster(), kube_version=minor)
-    result = s.schedule_one(make_pod("p").requests(cpu="1", memory="4Gi").parsed())
+    s = scheduler_for(*_BALANCE.objects, kube_version=minor)
+    result = s.schedule_one(parse.parse_pod(_BALANCE.pod, "case"))
     assert result.node == node
     assert result.scores["NodeResourcesBalancedAllocation"] == (100 if node == "a" else 78)
 
