@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.explain.operand_hints import INIT_WAITS, OLD_VALIDATOR_IMAGE, VALIDATOR_FAILS, image_hint
 from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
@@ -482,7 +482,7 @@ def _no_label_setter(node: Node, ds: DaemonSet, setters: list[str], out: NodePlu
     label = f"{GPU_PRESENT_LABEL}={forced[0]}"
     out.commands += [
         *mutate(ds.namespace, f"label node {node.name} {label}"),
-        f"kubectl -n {ds.namespace} label node {node.name} {GPU_PRESENT_LABEL}-   # rollback",
+        f"{kubectl(ds.namespace, f'label node {node.name} {GPU_PRESENT_LABEL}-')}   # rollback",
     ]
     return text + (
         f": deploy Node Feature Discovery (it labels nodes that have an NVIDIA PCI device), or label the GPU "

@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Final
 
 from kubegpu.explain.findings import Finding
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.dra import AttrValue, Device, DeviceSubRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import DEVICE_PLUGIN_DEPLOY_LABEL, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node, Pod
@@ -381,7 +381,7 @@ def double_counting(snapshot: ClusterSnapshot) -> list[Finding]:
                 commands=[
                     f"kubectl -n default get resourceslices --field-selector spec.nodeName={n.name} -o yaml",
                     *mutate("default", f"{label}=false --overwrite"),
-                    f"kubectl -n default {label}-  # rollback",
+                    f"{kubectl('default', f'{label}-')}  # rollback",
                 ],
                 check=DOUBLE_COUNTED,
                 subject=n.name,

@@ -40,7 +40,7 @@ from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import gpu_requests
@@ -120,7 +120,7 @@ def _cordon(ns: str, node: str) -> list[str]:
     """Keep new GPU pods off a node whose runtime or driver fails every GPU container, dry-run first (``-n``
     as on every kubectl line, though a Node has no namespace)."""
     dry, cordon = mutate(ns, f"cordon {node}")
-    _, uncordon = mutate(ns, f"uncordon {node}")
+    uncordon = kubectl(ns, f"uncordon {node}")
     return [dry, f"{cordon}   # rollback: {uncordon}"]
 
 

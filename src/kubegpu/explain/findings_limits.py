@@ -20,7 +20,7 @@ import json
 from typing import Final
 
 from kubegpu.explain.findings_base import Finding
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.objects import LimitRange, Pod
 from kubegpu.model.parse import LIMIT_REQUIRED
 from kubegpu.model.quantity import format_milli
@@ -87,7 +87,7 @@ def _default_finding(
         return f"patch limitrange {lr.name} --type=json -p '{json.dumps(ops)}'"
 
     old = format_milli(r, lr.limits[index].default_request.get(r, amount))
-    _, rollback = mutate(lr.namespace, patch(old))
+    rollback = kubectl(lr.namespace, patch(old))
     gives = f"every container {shown} {r} by default"
     return Finding(
         "warning", "quota", f"LimitRange {lr.namespace}/{lr.name} gives {gives}",

@@ -30,7 +30,7 @@ from kubegpu.admission.quota import (
 )
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.gpu_pod import gpu_claim, gpu_class
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.objects import Pod, ResourceQuota
 from kubegpu.model.quantity import format_milli
@@ -214,7 +214,7 @@ def _dra_finding(
             {"op": "remove", "path": "/spec/hard/" + class_key(cls).replace("~", "~0").replace("/", "~1")}
             for cls in classes
         ]
-        _, rollback = mutate(ns, f"patch resourcequota {target.name} --type=json -p '{json.dumps(remove)}'")
+        rollback = kubectl(ns, f"patch resourcequota {target.name} --type=json -p '{json.dumps(remove)}'")
         commands += [*mutate(ns, patch, output="yaml"), f"{rollback}   # rollback"]
     return Finding(
         "warning", "quota", f"GPU quota in {ns} does not count GPUs taken through DRA ResourceClaims",

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.explain.kueue_objects import (
     Shortfall,
     as_list,
@@ -522,7 +522,7 @@ def _patch(r: KueueReading, cq: Mapping[str, Any], s: Shortfall, room: tuple[int
         ops = [{"op": "replace", "path": path, "value": format_milli(s.resource, value)}]
         return f"patch clusterqueues.{KUEUE_GROUP} {r.cluster_queue} --type=json -p '{json.dumps(ops)}'"
 
-    _, rollback = mutate(r.namespace, op(old))
+    rollback = kubectl(r.namespace, op(old))
     patch = [*mutate(r.namespace, op(new)), f"# rollback: {rollback}"]
     if patch[1] not in r.commands:
         r.commands.extend(patch)

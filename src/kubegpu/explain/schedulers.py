@@ -26,7 +26,7 @@ from typing import Protocol
 
 from kubegpu.explain import kai_events
 from kubegpu.explain.kai_quota import over_quota
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.volcano_queue import over_capability
@@ -395,7 +395,7 @@ def _kai_mig_leftover_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[st
         "MigStrategy='mixed'\"); releases that require a count > 0 do not. KAI reads the node label "
         f"{KAI_MIG_ENABLED_LABEL} before the resources: "
         f"`{mutate(pod.namespace, f'label node {first} {KAI_MIG_ENABLED_LABEL}=false')[0]}`, then without "
-        f"--dry-run (rollback: `kubectl -n {pod.namespace} label node {first} {KAI_MIG_ENABLED_LABEL}-`; remove it "
+        f"--dry-run (rollback: `{kubectl(pod.namespace, f'label node {first} {KAI_MIG_ENABLED_LABEL}-')}`; remove it "
         "before enabling MIG on the "
         "node again), or upgrade kai-scheduler. kubegpu does not read the kai-scheduler version."
     ]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.kubectl import kubectl
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.resources import is_extended
 
@@ -40,7 +41,7 @@ class Context:
 
     def cmd(self, rest: str) -> str:
         """A kubectl command in the pod's namespace."""
-        return f"kubectl -n {self.pod.namespace} {rest}"
+        return kubectl(self.pod.namespace, rest)
 
 
 @dataclass(frozen=True)
