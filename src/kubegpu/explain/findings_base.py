@@ -20,9 +20,8 @@ class Finding:
     requirement: str
     commands: list[str] = field(default_factory=list)
     pitfall: str = ""  # "R17.n" when the finding is one of the six pitfalls of R17, else ""
-    check: str = (
-        ""  # which check made it, where another view needs to know (``findings_bound.BOUND``); not output
-    )
+    # which check made it, where another view needs to know (``findings_bound.BOUND``); not output
+    check: str = ""
     # Where one check makes a finding per object whose titles differ only in that object (a ReplicaSet per
     # namespace refused by its quota): the object the title names, and the title of several such findings
     # after their count. The one-line list shows them as one line (``finding_kinds``); not output.
