@@ -6,7 +6,7 @@ run cannot show it)."""
 
 from __future__ import annotations
 
-from kubegpu.explain.kubectl import mutate
+from kubegpu.explain.kubectl import kubectl, mutate
 
 
 def test_the_dry_run_comes_first_and_the_real_line_is_the_same_command_without_it() -> None:
@@ -19,3 +19,11 @@ def test_output_asks_only_the_dry_run_to_print_the_object_the_server_would_store
     dry, real = mutate("team-a", "patch resourcequota q --type=merge -p '{}'", output="yaml")
     assert dry == "kubectl -n team-a patch resourcequota q --type=merge -p '{}' --dry-run=server -o yaml"
     assert real == "kubectl -n team-a patch resourcequota q --type=merge -p '{}'"
+
+
+def test_a_rollback_line_is_the_real_form_of_its_command_with_the_namespace_explicit() -> None:
+    """``kubectl`` gives the line alone (a rollback shown beside its change); ``mutate``'s real line is it."""
+    assert kubectl("gpu-operator", "label node n1 nvidia.com/gpu.present-") == (
+        "kubectl -n gpu-operator label node n1 nvidia.com/gpu.present-"
+    )
+    assert mutate("gpu-operator", "uncordon n1")[1] == kubectl("gpu-operator", "uncordon n1")
