@@ -169,16 +169,14 @@ def kueue_objects(snapshot: ClusterSnapshot, kind: str) -> list[Mapping[str, Any
     return kueue_index(snapshot).by_kind.get(kind, [])
 
 
-class _LabelIndex:
-    """The snapshot's nodes by label (key, value), to find the nodes a ResourceFlavor's nodeLabels select
-    without reading every node's labels for every flavor and Workload."""
-
-    def __init__(self, nodes: list[Node]) -> None:
-        self.at: dict[tuple[str, str], list[int]] = {}
-        for i, n in enumerate(nodes):
-            for k, v in n.labels.items():
-                self.at.setdefault((k, v), []).append(i)
-        self.rooms: dict[tuple[str, str], tuple[int, int] | None] = {}
+def _by_label(nodes: list[Node]) -> dict[tuple[str, str], list[int]]:
+    """The snapshot's nodes (their positions) by label (key, value), to find the nodes a ResourceFlavor's
+    nodeLabels select without reading every node's labels for every flavor and Workload."""
+    at: dict[tuple[str, str], list[int]] = {}
+    for i, n in enumerate(nodes):
+        for k, v in n.labels.items():
+            at.setdefault((k, v), []).append(i)
+    return at
 
 
 def flavor_nodes(snapshot: ClusterSnapshot, flavor: str, resource: str) -> tuple[int, int] | None:
@@ -189,15 +187,16 @@ def flavor_nodes(snapshot: ClusterSnapshot, flavor: str, resource: str) -> tuple
     if rf is None:
         return None
     nodes = snapshot.nodes
-    # (its rooms are per flavor's nodeLabels: made again when the queue objects change too)
-    index = snapshot.derived(
-        "kueue-flavor-nodes", lambda: _LabelIndex(nodes), over=(nodes, snapshot.records.queues)
+    at = snapshot.derived("kueue-node-labels", lambda: _by_label(nodes), over=(nodes,))
+    # the answers per flavor's nodeLabels: made again when the queue objects change too (the labels are not)
+    rooms: dict[tuple[str, str], tuple[int, int] | None] = snapshot.derived(
+        "kueue-flavor-rooms", dict, over=(nodes, snapshot.records.queues)
     )
-    if (flavor, resource) not in index.rooms:
+    if (flavor, resource) not in rooms:
         labels = spec_of(rf).get("nodeLabels")
         labels = labels if isinstance(labels, Mapping) else {}
-        having = [index.at.get((str(k), str(v)), []) for k, v in labels.items()]
+        having = [at.get((str(k), str(v)), []) for k, v in labels.items()]
         chosen = set(having[0]).intersection(*having[1:]) if having else range(len(nodes))
         total = sum(nodes[i].allocatable.get(resource, 0) for i in chosen)
-        index.rooms[flavor, resource] = (len(chosen), total) if total else None
-    return index.rooms[flavor, resource]
+        rooms[flavor, resource] = (len(chosen), total) if total else None
+    return rooms[flavor, resource]
