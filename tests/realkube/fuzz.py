@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.model import parse
-from kubegpu.model.names import GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL
-from kubegpu.scheduler.cluster import ZONE_LABEL
+from kubegpu.model.names import GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, ZONE_LABEL
 from kubegpu.scheduler.framework import CycleState
 from kubegpu.testing.builders import PodBuilder, make_node, make_pod
 from tests.conftest import scheduler_for

@@ -42,6 +42,11 @@ TAINT_CLOUD_UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 # its NoSchedule taints, cmd/kubeadm/app/constants): workloads are kept off it on purpose
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 TAINT_CLOUD_SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown"
+# the well-known node labels the kubelet and the cloud provider set (k8s.io/api core/v1
+# well_known_labels.go: LabelHostname, LabelTopologyZone): the topology keys the scheduler's default
+# spreading and the node tree read
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
 
 # -- node labels (GFD, GPU Operator, device plugin) ------------------------------------------------------
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"

@@ -32,6 +32,7 @@ from kubegpu.admission.admit import admit_pods
 from kubegpu.admission.quota import namespace_usage, not_enforced, resource_unit
 from kubegpu.errors import InputError
 from kubegpu.explain.kubectl import mutate
+from kubegpu.model.names import HOSTNAME_LABEL
 from kubegpu.model.objects import ResourceQuota
 from kubegpu.model.quantity import format_milli, parse_quantity
 from kubegpu.model.resources import is_extended
@@ -132,7 +133,7 @@ def _scoped_spec(quota: ResourceQuota, priority_classes: Sequence[str]) -> tuple
             req.scope == "CrossNamespacePodAffinity"
         ):  # a preferred term naming a namespace: it constrains nothing
             term = {"labelSelector": {"matchLabels": {"app": PROBE}}, "namespaces": [quota.namespace],
-                    "topologyKey": "kubernetes.io/hostname"}  # fmt: skip
+                    "topologyKey": HOSTNAME_LABEL}  # fmt: skip
             spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": 1, "podAffinityTerm": term}]}}  # fmt: skip
         elif req.scope == "PriorityClass" and req.operator in ("In", "Exists"):

@@ -27,13 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.devices.node_devices import NodeDevices
+from kubegpu.model.names import ZONE_LABEL
 from kubegpu.model.objects import HostPort, Node, Pod, PodKey, Taint
 from kubegpu.model.quantity import WHOLE_MAX, saturate, saturated_total
 from kubegpu.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubegpu.scheduler.device_ledger import Assignment, DeviceLedger
 from kubegpu.scheduler.pod_groups import PodGroups
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
 FIRST_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 CPU_MEMORY_COLUMNS: Final = slice(0, 2)  # FIRST_COLUMNS' first two: the CPU and memory columns, together
 # what one pod takes of ``ClusterState.free``'s pods column (pods are counted in thousandths there, as

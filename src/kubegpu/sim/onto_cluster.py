@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from kubegpu.model.gpu_facts import GPU_PRODUCT_LABEL
+from kubegpu.model.names import HOSTNAME_LABEL
 from kubegpu.model.objects import Node
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -51,7 +52,7 @@ def free_capacity_nodes(snapshot: ClusterSnapshot) -> list[Node]:
             NVIDIA_GPU: gpus * MILLI,
             GPU_MILLI_RESOURCE: gpus * MILLI * MILLI,
         }
-        labels = {"kubernetes.io/hostname": node.name}
+        labels = {HOSTNAME_LABEL: node.name}
         if gpus:
             labels["nvidia.com/gpu.count"] = str(gpus)
             if GPU_PRODUCT_LABEL in node.labels:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from kubegpu.errors import InputError, read_text
-from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL
+from kubegpu.model.names import GPU_COUNT_ANNOTATION, GPU_PRODUCT_LABEL, HOSTNAME_LABEL
 from kubegpu.model.objects import Container, Node, NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from kubegpu.scheduler.gpu_shapes import GPU_MILLI_RESOURCE, MILLI, gpu_request_problem
@@ -187,7 +187,7 @@ def to_node(n: TraceNode) -> Node:
         NVIDIA_GPU: n.gpus * MILLI,
         GPU_MILLI_RESOURCE: n.gpus * MILLI * MILLI,
     }
-    labels = {"kubernetes.io/hostname": n.name}
+    labels = {HOSTNAME_LABEL: n.name}
     if n.gpus:
         labels[GPU_PRODUCT_LABEL] = n.model
         labels["nvidia.com/gpu.count"] = str(n.gpus)

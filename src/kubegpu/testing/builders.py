@@ -11,6 +11,7 @@ import copy
 from typing import Any
 
 from kubegpu.model import parse
+from kubegpu.model.names import HOSTNAME_LABEL
 from kubegpu.model.objects import Node, Pod
 
 Raw = dict[str, Any]
@@ -213,7 +214,7 @@ class NodeBuilder:
         self._raw: Raw = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name}},
             "spec": {},
             "status": {
                 "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"},

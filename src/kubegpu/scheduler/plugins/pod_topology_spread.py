@@ -41,9 +41,10 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ConfigError
+from kubegpu.model.names import HOSTNAME_LABEL, ZONE_LABEL
 from kubegpu.model.objects import LabelSelector, Pod, SpreadConstraint, first_untolerated
 from kubegpu.model.pod_affinity import spread_counts, spread_selector, spread_self_match
-from kubegpu.scheduler.cluster import ZONE_LABEL, ClusterState, NodeView
+from kubegpu.scheduler.cluster import ClusterState, NodeView
 from kubegpu.scheduler.framework import (
     MAX_NODE_SCORE,
     Codes,
@@ -61,14 +62,13 @@ from kubegpu.scheduler.reasons import SpreadLabelMissing, SpreadSkew
 from kubegpu.scheduler.status import SKIP, SUCCESS, Code, Status
 
 Mask = npt.NDArray[np.bool_]
-HOSTNAME: Final = "kubernetes.io/hostname"
 NO_DOMAIN: Final = 2**31 - 1  # upstream's critical path starts at math.MaxInt32
 SCORE_KEY: Final = "PreScorePodTopologySpread"
 SYSTEM: Final = "System"
 LIST: Final = "List"
 # plugin.go systemDefaultConstraints (1.30–1.37), in its order
 SYSTEM_DEFAULTS: Final = (
-    SpreadConstraint(3, HOSTNAME, "ScheduleAnyway", None),
+    SpreadConstraint(3, HOSTNAME_LABEL, "ScheduleAnyway", None),
     SpreadConstraint(5, ZONE_LABEL, "ScheduleAnyway", None),
 )
 ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
@@ -264,7 +264,7 @@ class PodTopologySpread:
         parts = []
         for c, sel in constraints:
             d = Domains(cluster, pod, c, sel)
-            if c.topology_key == HOSTNAME:
+            if c.topology_key == HOSTNAME_LABEL:
                 size = len(kept)
                 per_row = d.per_node[rows]
             else:

@@ -17,6 +17,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar, Final
 
 from kubegpu.model import volumes as vol
+from kubegpu.model.names import ZONE_LABEL
 from kubegpu.model.objects import Pod
 from kubegpu.scheduler.cluster import NodeView
 from kubegpu.scheduler.framework import CycleState, Handle
@@ -35,7 +36,7 @@ from kubegpu.scheduler.status import SKIP, SUCCESS, Status, unresolvable
 STATE_KEY: Final = names.VOLUME_ZONE
 BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION: Final = "failure-domain.beta.kubernetes.io/region"
-ZONE: Final = "topology.kubernetes.io/zone"
+ZONE: Final = ZONE_LABEL
 REGION: Final = "topology.kubernetes.io/region"
 TOPOLOGY_LABELS: Final = (BETA_ZONE, BETA_REGION, ZONE, REGION)
 GA: Final = {BETA_ZONE: ZONE, BETA_REGION: REGION}
