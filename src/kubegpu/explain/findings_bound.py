@@ -25,9 +25,12 @@ the texts read here, each from its upstream source:
   a pod deleted there stays Terminating until kubelet confirms it or the Node object is deleted; the pod
   garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``).
 
-An unresolvable CDI device (NVIDIA/nvidia-container-toolkit#1239) is ``findings_operands``' on the nodes it
-reads (``findings_operands.covered``) and this module's on every other; ``explain`` names it everywhere.
-DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
+A pod on a node that stopped reporting is one finding, the node's: its status is kubelet's last report and
+nothing starts there until kubelet is back, so what the runtime said last (an unresolvable CDI device, a driver
+not loaded) is evidence in that finding, not a second cause. An unresolvable CDI device
+(NVIDIA/nvidia-container-toolkit#1239) is ``findings_operands``' on the nodes it reads
+(``findings_operands.covered``: lit and Ready) and this module's on every other; ``explain`` names it
+everywhere. DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
 """
 
 from __future__ import annotations
@@ -244,7 +247,8 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
 
 def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = None) -> Stuck | None:
     """Why a bound GPU pod does not run, when the snapshot shows a cause on its node: kubelet rejected it at
-    admission (``findings_admission``), its node stopped reporting, or the runtime fails it."""
+    admission (``findings_admission``), its node stopped reporting (what the runtime said last, if it refused
+    the pod, as evidence of that), or the runtime fails it."""
     if not pod.node_name or (pod.owner is not None and pod.owner.kind == "DaemonSet"):
         return None
     rejected = rejection(pod)
@@ -254,7 +258,21 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = Non
                      layer="node", commands=[f"kubectl -n {pod.namespace} describe pod {pod.name}"])  # fmt: skip
     if pod.is_terminal:
         return None
-    return _node_gone(snapshot, pod) or _runtime(snapshot, pod, {} if memo is None else memo)
+    memo = {} if memo is None else memo
+    gone = _node_gone(snapshot, pod)
+    if gone is None:
+        return _runtime(snapshot, pod, memo)
+    last = _runtime(snapshot, pod, memo)
+    if last is not None:  # kubelet's last word on the pod: true then, and to check once kubelet is back
+        gone.evidence += [
+            f"the pod's last status, before kubelet stopped reporting: {last.cause}",
+            *last.evidence,
+        ]
+        gone.why += (
+            f" Once kubelet reports again, check whether the pod still fails as it did ({last.cause}): "
+            + last.why
+        )
+    return gone
 
 
 def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
@@ -266,7 +284,7 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
     # the 21k GPU pods of a 5,000-node cluster that run cost a set lookup and a look at their containers
     ready = {n.name for n in snapshot.nodes if n.ready}
     # findings_operands reports the CDI case on the nodes it covers, by its rule; on the others it is said here
-    lit = covered(chains)
+    lit = covered(snapshot, chains)
     for pod in snapshot.pods:
         if not pod.node_name or pod.is_terminal:  # a Failed pod kubelet rejected is ``findings_admission``'s
             continue

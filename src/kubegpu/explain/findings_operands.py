@@ -59,11 +59,16 @@ def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
     return ""
 
 
-def covered(chains: list[device_plugin.NodePlugins]) -> set[str]:
+def covered(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> set[str]:
     """The nodes ``operand_findings`` reads: those whose device plugin chain advertises GPUs (a node whose GPUs a
-    DRA driver publishes has no chain, a dark one advertises none). The one rule for who reports a GPU pod's
-    unresolvable CDI device: ``operand_findings`` on these nodes, ``findings_bound`` on every other."""
-    return {c.node for c in chains if not c.dark}
+    DRA driver publishes has no chain, a dark one advertises none) and whose kubelet reports Ready. On a node
+    that stopped reporting, its pods' status is kubelet's last report and no pod is placed there (the
+    node.kubernetes.io/unreachable and not-ready taints), so the node is what to fix first: ``findings_bound``
+    names it for each GPU pod there, with the runtime's last refusal as evidence, and the NotReady node has its
+    own finding. The one rule for who reports a GPU pod's unresolvable CDI device: ``operand_findings`` on
+    these nodes, ``findings_bound`` on every other."""
+    ready = {n.name for n in snapshot.nodes if n.ready}
+    return {c.node for c in chains if not c.dark and c.node in ready}
 
 
 def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
@@ -72,7 +77,7 @@ def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodeP
     no spec defines (the stack pods' findings first, as they are listed)."""
     operands: list[Finding] = []
     cdi: list[Finding] = []
-    lit = covered(chains)
+    lit = covered(snapshot, chains)
     for pod in snapshot.pods:
         if pod.node_name not in lit or pod.is_terminal:
             continue
