@@ -171,7 +171,8 @@ def test_the_cdi_case_keeps_one_finding_nvidia_container_toolkit_1239() -> None:
     assert "CDI device" in exp["bound"]["cause"]
 
 
-def edited(tmp_path: Path, name: str, *edits: tuple[str, str]) -> list[str]:
+def edited_findings(tmp_path: Path, name: str, *edits: tuple[str, str]) -> list[dict[str, Any]]:
+    """``kubegpu diagnose -o json`` on the fixture ``name`` with each (old, new) text edit made: its findings."""
     text = (HERE / f"{name}.yaml").read_text(encoding="utf-8")
     for old, new in edits:
         assert old in text, old
@@ -179,7 +180,12 @@ def edited(tmp_path: Path, name: str, *edits: tuple[str, str]) -> list[str]:
     path = tmp_path / f"{name}.yaml"
     path.write_text(text, encoding="utf-8")
     res = CliRunner().invoke(cli, ["diagnose", "--snapshot", str(path), "-o", "json"])
-    return [f["title"] for f in json.loads(res.stdout)["findings"]]
+    found: list[dict[str, Any]] = json.loads(res.stdout)["findings"]
+    return found
+
+
+def edited(tmp_path: Path, name: str, *edits: tuple[str, str]) -> list[str]:
+    return [f["title"] for f in edited_findings(tmp_path, name, *edits)]
 
 
 def test_a_pod_still_starting_or_pulling_is_not_blamed_on_the_node(tmp_path: Path) -> None:

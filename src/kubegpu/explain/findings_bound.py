@@ -30,7 +30,9 @@ nothing starts there until kubelet is back, so what the runtime said last (an un
 not loaded) is evidence in that finding, not a second cause. An unresolvable CDI device
 (NVIDIA/nvidia-container-toolkit#1239) is ``findings_operands``' on the nodes it reads
 (``findings_operands.covered``: lit and Ready) and this module's on every other; ``explain`` names it
-everywhere. DaemonSet pods are the GPU stack's own (``device_plugin``'s chain reads them).
+everywhere. The GPU stack's own DaemonSet pods are left to ``device_plugin``'s chain and ``findings_operands``
+(``findings_operands.stack_daemonset``); another DaemonSet's GPU pod (a monitoring agent asking for a GPU) is
+read here as any bound GPU pod.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Final
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import Finding
-from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered
+from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
 from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -147,13 +149,21 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
         (f"{s}: {m.rstrip('.')}" if m else s for t, s, m in node.conditions if t == "Ready"), "not reported"
     )
     dry, delete = mutate(pod.namespace, f"delete node {node.name}")
+    daemon = pod.owner is not None and pod.owner.kind == "DaemonSet"
+    evicted = (
+        # the DaemonSet controller tolerates both taints with no tolerationSeconds (kubernetes#44458)
+        "The node lifecycle controller taints the node node.kubernetes.io/unreachable (or not-ready) NoExecute, "
+        "which a DaemonSet's pod tolerates for good: it is not evicted, and no other node takes its place. "
+        if daemon
+        else "The node lifecycle controller taints the node node.kubernetes.io/unreachable (or not-ready) NoExecute "
+        "and evicts the pod once its toleration for that taint runs out (300 s unless the pod sets its own); a "
+        "pod deleted there stays Terminating, its GPUs still counted on the node, until kubelet comes back or "
+        "the Node object is deleted (a StatefulSet makes no replacement until then). "
+    )
     return Stuck(
         pod, node.name, f"its node {node.name} is NotReady (Ready {said})",
         f"kubelet on {node.name} stopped reporting, so the pod's status is its last report and nothing new "
-        "starts there. The node lifecycle controller taints the node node.kubernetes.io/unreachable (or "
-        "not-ready) NoExecute and evicts the pod once its toleration for that taint runs out (300 s unless the "
-        "pod sets its own); a pod deleted there stays Terminating, its GPUs still counted on the node, until "
-        "kubelet comes back or the Node object is deleted (a StatefulSet makes no replacement until then). "
+        f"starts there. {evicted}"
         f"First bring back kubelet on {node.name} (the machine, its kubelet and container runtime); if the "
         "machine is gone for good, delete its Node object and the pod garbage collector removes its pods.",
         [f"node {node.name}: Ready {said}"], "critical", "node",
@@ -248,8 +258,8 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
 def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = None) -> Stuck | None:
     """Why a bound GPU pod does not run, when the snapshot shows a cause on its node: kubelet rejected it at
     admission (``findings_admission``), its node stopped reporting (what the runtime said last, if it refused
-    the pod, as evidence of that), or the runtime fails it."""
-    if not pod.node_name or (pod.owner is not None and pod.owner.kind == "DaemonSet"):
+    the pod, as evidence of that), or the runtime fails it. The GPU stack's own DaemonSet pods: None."""
+    if not pod.node_name or stack_daemonset(snapshot, pod) is not None:
         return None
     rejected = rejection(pod)
     if rejected is not None:

@@ -40,23 +40,25 @@ INSUFFICIENT_DRIVER: Final = "CUDA driver version is insufficient for CUDA runti
 CDI_UNRESOLVED: Final = "unresolvable CDI devices"
 
 
+def stack_daemonset(snapshot: ClusterSnapshot, pod: Pod) -> tuple[device_plugin.Known, str] | None:
+    """The GPU stack's DaemonSet (``device_plugin.known``: driver, toolkit, a device plugin, …) that owns
+    ``pod``, as (its kind, ``ns/name``); None for any other pod, a monitoring agent's DaemonSet pod included."""
+    if pod.owner is None or pod.owner.kind != "DaemonSet":
+        return None
+    ds = next(
+        (d for d in snapshot.records.daemonsets if d.name == pod.owner.name and d.namespace == pod.namespace),
+        None,
+    )
+    k = device_plugin.known(ds) if ds is not None else None
+    return None if k is None or ds is None else (k, ds.key)
+
+
 def _what(snapshot: ClusterSnapshot, pod: Pod) -> str:
     app = pod.labels.get("app", "")
     if app in VALIDATOR_WORKLOADS:
         return VALIDATOR_WORKLOADS[app]
-    if pod.owner is not None and pod.owner.kind == "DaemonSet":
-        ds = next(
-            (
-                d
-                for d in snapshot.records.daemonsets
-                if d.name == pod.owner.name and d.namespace == pod.namespace
-            ),
-            None,
-        )
-        k = device_plugin.known(ds) if ds is not None else None
-        if k is not None:
-            return f"{k.title} ({ds.key if ds else pod.owner.name})"
-    return ""
+    stack = stack_daemonset(snapshot, pod)
+    return f"{stack[0].title} ({stack[1]})" if stack is not None else ""
 
 
 def covered(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> set[str]:
