@@ -312,7 +312,7 @@ def inspection(report: Inspection, everything: bool = False) -> None:
     """The findings, those alike but for their pod as one panel (400 Pending 8-GPU pods on 5,000 nodes
     were 400 panels naming the ~2,000 nodes with a free GPU each: 273,201 lines); past ``INSPECT_PANELS``,
     one panel per title unless ``everything``."""
-    from kubegpu.explain.finding_kinds import POD_MARK, finding_kinds
+    from kubegpu.explain.finding_kinds import finding_kinds
 
     console.rule(f"[bold]kubegpu inspect: {len(report.findings)} finding(s), exit code {report.exit_code}")
     kinds = finding_kinds(report.findings, same_title=False)
@@ -321,7 +321,7 @@ def inspection(report: Inspection, everything: bool = False) -> None:
             _finding_panel(kind.first, kind)
         return
     for kind in finding_kinds(report.findings, same_title=True):
-        many = len(kind.members) > 1 and POD_MARK not in kind.title
+        many = len(kind.members) > 1 and not kind.pods  # a kind of pods says "N pods" itself
         of = "kind" if kind.subjects else "title"  # one check's findings about several objects: alike in kind
         note = f"{len(kind.members)} findings of this {of}; the first one's detail (--all: each one):"
         _finding_panel(kind.first, kind, note if many else "")

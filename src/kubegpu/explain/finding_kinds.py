@@ -3,8 +3,9 @@ report list them on a large cluster (400 Pending 8-GPU pods are 400 "needs 8 GPU
 ones are scattered" findings, each naming every node that holds a free GPU: 873k objects at 5,000 nodes).
 
 Findings one check makes per object whose titles differ only in that object (167 ReplicaSets, each refused
-by its namespace's quota) are one kind too, in the one-line list: by what made them (``Finding.check``,
-``subject``, ``many``), not by their titles' text.
+by its namespace's quota) are one kind too, in the one-line list. Both are known by what made them
+(``Finding.check``, ``subject``, ``many``), never by their titles' text; a finding that names no subject is
+one kind per title in the one-line list, its own kind elsewhere.
 
 Owns: the grouping, and how a kind's heading reads. May not import: faces.
 """
@@ -16,19 +17,19 @@ from dataclasses import dataclass, field
 
 from kubegpu.explain.findings import Finding
 
-POD_MARK = "{pod}"  # where a finding's title named its pod
 NAMED_SHOWN = 20  # names a kind's text shows (a view that filters reads every one)
 
 
 @dataclass
 class FindingKind:
     severity: str
-    title: str  # the first finding's, its pod replaced by ``POD_MARK``; a kind of subjects: their ``many``
+    title: str  # the first finding's; a kind of several subjects or pods: their ``many``
     first: Finding
     named: list[str] = field(default_factory=list)  # the pods the kind's findings name, else their objects;
-    # a kind of subjects: its findings' subjects
+    # a kind of subjects or pods: its findings' subjects
     members: list[Finding] = field(default_factory=list)  # the kind's findings, the first first
     subjects: bool = False  # one check's findings about several objects (``Finding.subject``)
+    pods: bool = False  # one check's findings alike but for their pod (``Finding.about_pod``)
 
     def heading(self) -> tuple[str, str]:
         """(severity, title) to print: ``warning, 400 pods`` and ``the pod needs …`` for a kind of several
@@ -36,11 +37,9 @@ class FindingKind:
         title for one."""
         if self.subjects:
             return self.severity, f"{len(self.named)} {self.title}"
-        if POD_MARK not in self.title:
-            return self.severity, self.title
-        if len(self.named) == 1:
-            return self.severity, self.first.title
-        return f"{self.severity}, {len(self.named)} pods", self.title.replace(POD_MARK, "the pod")
+        if self.pods and len(self.named) > 1:
+            return f"{self.severity}, {len(self.named)} pods", self.title
+        return self.severity, self.title
 
     def shown(self) -> tuple[list[str], int]:
         """The first ``NAMED_SHOWN`` names, and how many more there are."""
@@ -52,29 +51,27 @@ class FindingKind:
 
 
 def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> list[FindingKind]:
-    """In first-seen order; each kind's pods (else objects) each once. ``same_title``: findings whose title
-    names no pod are one kind per title too (a one-line list of what is wrong where); else each stays its
-    own kind (a view that shows a kind's detail: findings of one title about different nodes or
-    resources say different things). ``same_title`` also makes one kind of a check's findings alike but for
-    their subject (same severity, check and ``many``); one that names a single subject reads as before."""
+    """In first-seen order; each kind's pods (else objects) each once. A check's findings alike but for their
+    pod (``Finding.about_pod``: same severity, check and ``many``) are one kind in every view. ``same_title``:
+    findings that name no subject are one kind per title too (a one-line list of what is wrong where), and a
+    check's findings alike but for their subject one kind (same severity, check and ``many``); else each
+    stays its own kind (a view that shows a kind's detail: findings of one title about different nodes or
+    resources say different things). A kind that names a single subject or pod reads as its finding."""
     kinds: dict[tuple[str, str, int | str], FindingKind] = {}
     # each kind's names as a set: thousands of nodes share a kind
     seen: dict[tuple[str, str, int | str], set[str]] = {}
     for n, f in enumerate(findings):
-        by_subject = same_title and bool(f.subject and f.many)
-        if by_subject:
+        pods = f.about_pod
+        by_subject = not pods and same_title and bool(f.subject and f.many)
+        if pods or by_subject:
             key: tuple[str, str, int | str] = (f.severity, f.many, f.check)  # (a str: never a title's key)
             title, names = f.many, [f.subject]
         else:
-            pods = _pods(f.objects)
-            title = f.title
-            for obj in pods:
-                title = title.replace(obj[4:], POD_MARK)
-            key = (f.severity, title, 0 if same_title or POD_MARK in title else n + 1)
-            names = pods or f.objects
+            key = (f.severity, f.title, 0 if same_title else n + 1)
+            title, names = f.title, _pods(f.objects) or f.objects
         kind = kinds.get(key)
         if kind is None:
-            kind = kinds[key] = FindingKind(f.severity, title, f, subjects=by_subject)
+            kind = kinds[key] = FindingKind(f.severity, title, f, subjects=by_subject, pods=pods)
             seen[key] = set()
         kind.members.append(f)
         listed = seen[key]
@@ -82,7 +79,7 @@ def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> li
         kind.named.extend(new)
         listed.update(new)
     for kind in kinds.values():
-        if kind.subjects and len(kind.named) == 1:  # one subject: its own title and objects, as any finding
+        if (kind.subjects or kind.pods) and len(kind.named) == 1:  # one subject: as any finding
             kind.subjects, kind.title = False, kind.first.title
             objects = list(dict.fromkeys(o for f in kind.members for o in f.objects))
             kind.named = _pods(objects) or objects

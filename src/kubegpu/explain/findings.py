@@ -36,6 +36,7 @@ from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
+from kubegpu.explain.findings_base import POD_MARK, naming_pod
 from kubegpu.explain.findings_base import Finding as Finding
 from kubegpu.explain.findings_bound import bound_findings, runtime_class_advice
 from kubegpu.explain.findings_dra_prepare import prepare_findings
@@ -67,6 +68,7 @@ from kubegpu.scheduler.versions import behaviour
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 FAILED_CREATE: Final = "failed-create"  # ``Finding.check`` of a controller whose pods a quota refuses
+SCATTERED: Final = "gpus-scattered"  # ``Finding.check`` of a Pending pod whose GPUs no one node holds (R17.5)
 
 
 def exit_code(findings: list[Finding]) -> int:
@@ -538,15 +540,18 @@ def _scattered_findings(snapshot: ClusterSnapshot, engine: Engine | None) -> lis
                     + (f", +{more} more nodes" if more else ""),
                 )
             holding, spread = spreads[r]
+            title, subject, many = naming_pod(
+                f"{POD_MARK} needs {format_milli(r, need)} {r} on one node; the free ones are scattered",
+                pod.key,
+            )
             out.append(Finding(
-                "warning", "scheduling",
-                f"{pod.key} needs {format_milli(r, need)} {r} on one node; the free ones are scattered",
-                [f"pod/{pod.key}", *holding],
+                "warning", "scheduling", title, [f"pod/{pod.key}", *holding],
                 f"{format_milli(r, total)} {r} are free in total ({spread}), but a pod's devices come from ONE node and "
                 f"the most free on any is {format_milli(r, largest)}: free GPUs on different nodes do not add up. "
                 "Fix: free a whole node's worth (move single-GPU pods together, or a pool kept for multi-GPU jobs), "
                 "or split the job into several pods under a job framework; affinity, taints, CPU and "
                 "memory can rule nodes out as well (`kubegpu explain`).",
                 "R9.2, R17.5", [f"kubegpu explain {pod.key}"], pitfall="R17.5",
+                check=SCATTERED, subject=subject, many=many,
             ))  # fmt: skip
     return out

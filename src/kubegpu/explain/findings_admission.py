@@ -32,9 +32,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Final
 
 from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
-from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import DEFAULT_SCHEDULER
 from kubegpu.model.objects import Pod
@@ -59,6 +60,7 @@ SHORT_OF_FREE_COUNTS = re.compile(r"unavailable for (\S+?)\. Requested: ?(\d+), 
 # used: %d, capacity: %d"; capacity 0 means no device of the resource was registered at all
 NONE_REGISTERED = re.compile(r"enough resource: \S+, requested: \d+, used: \d+, capacity: 0\b")
 SHOWN = 12  # pods a grouped finding's text names (every one is in its objects)
+REJECTED: Final = "admission-rejected"  # ``Finding.check`` of the findings below
 
 # What each controller does with a Failed pod it owns (kube-controller-manager).
 REPLACED_BY = {
@@ -215,8 +217,9 @@ def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: 
     hint += stale
     first = pods[0]
     nodes = sorted({p.node_name for p in pods if p.node_name})
+    subject = many = ""  # one pod: alike but for its name with another's of that reason (``naming_pod``)
     if len(pods) == 1:
-        title = f"kubelet rejected {first.key} at admission ({reason})"
+        title, subject, many = naming_pod(f"kubelet rejected {POD_MARK} at admission ({reason})", first.key)
         who = f"{first.key} on {first.node_name or 'an unnamed node'}"
         fate = _fate(first)
     else:
@@ -248,5 +251,5 @@ def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: 
         f"{who}: status.reason {reason}, message \"{message}\". The rejection is final for the pod: kubelet does "
         f"not admit it again, so it is not Pending and no scheduler retries it. {fate[0].upper()}{fate[1:]}."
         + (f" Why: {hint}" if hint else ""),
-        "R3.4, R16", commands,
+        "R3.4, R16", commands, check=REJECTED, subject=subject, many=many,
     )  # fmt: skip

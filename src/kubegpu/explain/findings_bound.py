@@ -43,7 +43,7 @@ from typing import Final
 
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
-from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
 from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.objects import Pod
@@ -307,14 +307,21 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
         if stuck is None or (stuck.cdi and stuck.node in lit):
             continue  # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
+        # a cause that is the pod's own on its node: pods alike but for their name are one kind, by what
+        # made them (a node's cause has one title for every pod: ``Stuck.title``)
+        title, subject, many = (
+            (stuck.title, "", "")
+            if stuck.title
+            else naming_pod(
+                f"{TITLE_HEAD}{POD_MARK}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}", pod.key
+            )
+        )
         out.append(Finding(
-            stuck.severity, stuck.layer,
-            stuck.title or f"{TITLE_HEAD}{pod.key}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}",
-            [f"pod/{pod.key}", f"node/{stuck.node}"],
+            stuck.severity, stuck.layer, title, [f"pod/{pod.key}", f"node/{stuck.node}"],
             f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
             "changing its requests or tolerations does not help: " + "; ".join(stuck.evidence) + ". "
             + stuck.why,
-            "R3.4, R16", stuck.commands, check=BOUND,
+            "R3.4, R16", stuck.commands, check=BOUND, subject=subject, many=many,
         ))  # fmt: skip
     return out
 

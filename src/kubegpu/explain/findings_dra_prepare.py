@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 
-from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 
 PREPARE_FAILED = "FailedPrepareDynamicResources"  # kubelet pkg/kubelet/events/event.go
+UNPREPARED = "dra-unprepared"  # ``Finding.check`` of the findings below (a pod each)
 _UNREGISTERED = re.compile(r"DRA driver (\S+) is not registered")
 _NOT_RESERVED = re.compile(r"is not allowed to use (?:ResourceClaim|resource claim) (\S+?) ?\(")
 
@@ -51,7 +52,7 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             title, detail, more = _not_reserved(snapshot, pod, refused.group(1), e.message, e.count)
             commands += more
         elif m is None:
-            title = f"kubelet on {node} cannot prepare the DRA claims of {key}: the pod does not start"
+            title = f"kubelet on {node} cannot prepare the DRA claims of {POD_MARK}: the pod does not start"
             detail = (
                 f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): the driver\'s kubelet plugin failed '
                 "NodePrepareResources; its log on that node says why. kubelet retries; the pod stays in "
@@ -59,7 +60,7 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             )
         else:
             driver = m.group(1)
-            title = f"DRA driver {driver} is not registered with kubelet on {node}: {key} cannot start"
+            title = f"DRA driver {driver} is not registered with kubelet on {node}: {POD_MARK} cannot start"
             published = [s.name for s in snapshot.dra.slices if s.driver == driver and s.node_name == node]
             slices = (
                 f"ResourceSlice(s) of {driver} for {node} in the snapshot: {', '.join(published)} (published "
@@ -78,6 +79,7 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
                 f"kubectl get resourceslices --field-selector spec.nodeName={node}",
             ]
+        title, subject, many = naming_pod(title, key)  # (its title a template: the pod's name at POD_MARK)
         out.append(
             Finding(
                 "warning",
@@ -87,6 +89,9 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
                 detail + ".",
                 "R16",
                 commands,
+                check=UNPREPARED,
+                subject=subject,
+                many=many,
             )
         )
     return out
@@ -95,9 +100,12 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
 def _not_reserved(
     snapshot: ClusterSnapshot, pod: Pod, claim_name: str, message: str, count: int
 ) -> tuple[str, str, list[str]]:
-    """kubelet refused the pod before any plugin: the claim's reservedFor does not list it."""
-    key, ns = pod.key, pod.namespace
-    title = f"kubelet on {pod.node_name} refuses {key}: ResourceClaim {claim_name} is not reserved for it"
+    """kubelet refused the pod before any plugin: the claim's reservedFor does not list it. (Its title a template
+    that names the pod at ``POD_MARK``.)"""
+    ns = pod.namespace
+    title = (
+        f"kubelet on {pod.node_name} refuses {POD_MARK}: ResourceClaim {claim_name} is not reserved for it"
+    )
     said = (
         f'kubelet wrote "{message}" ({PREPARE_FAILED}, {count}x): before calling any DRA driver it checks that '
         "the claim's status.reservedFor lists the pod, and it does not. "
