@@ -79,3 +79,13 @@ def test_pods_a_node_fails_alike_are_one_kind_whatever_their_titles_say() -> Non
         assert [k.named for k in finding_kinds(reworded, same_title=same_title)] == [pods]
         other = replace(found[0], check="another-check")  # same title, another check: its own kind
         assert len(finding_kinds([*found, other], same_title=same_title)) == 2
+
+
+def test_a_kind_of_pods_a_node_fails_reads_as_a_sentence() -> None:
+    """Its heading counts the pods and says what each one does, without a pod's name and without "GPU pod the
+    pod" (the title's wording with the pod's name swapped for "the pod")."""
+    found = [f for f in _two_pods("nvml-driver-not-loaded", "train-7-abcde") if f.check == BOUND]
+    kind = finding_kinds(found)[0]
+    assert len(kind.named) == 2
+    _, title = kind.heading()
+    assert "train-7" not in title and "pod the pod" not in title, title

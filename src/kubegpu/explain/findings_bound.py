@@ -308,14 +308,13 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
             continue  # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         # a cause that is the pod's own on its node: pods alike but for their name are one kind, by what
-        # made them (a node's cause has one title for every pod: ``Stuck.title``)
+        # made them, read after their count as "the GPU pod bound to …" (a node's cause has one title for
+        # every pod: ``Stuck.title``)
+        said = f"{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}"
         title, subject, many = (
-            (stuck.title, "", "")
-            if stuck.title
-            else naming_pod(
-                f"{TITLE_HEAD}{POD_MARK}{TITLE_MARK}{stuck.node} {stuck.verb}: {stuck.cause}", pod.key
-            )
+            (stuck.title, "", "") if stuck.title else naming_pod(f"{TITLE_HEAD}{POD_MARK}{said}", pod.key)
         )
+        many = many and f"the {TITLE_HEAD.rstrip()}{said}"
         out.append(Finding(
             stuck.severity, stuck.layer, title, [f"pod/{pod.key}", f"node/{stuck.node}"],
             f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
