@@ -402,6 +402,8 @@ OTHER_CASES = sorted(
         "kubelet-stale-device-count",
         "topology-affinity-h100-numa",  # (test_bound_pods)
         "gke-restart-outof-gpu",  # (test_bound_pods)
+        "gpu-operator-validator-gpu-held",  # (test_unseen_cases)
+        "kai-kubelet-outofmemory",  # (test_unseen_cases)
     )
 )
 

@@ -38,7 +38,7 @@ from kubegpu.devices.numa import TOPOLOGY_AFFINITY_ERROR
 from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import DEFAULT_SCHEDULER
-from kubegpu.model.objects import Pod
+from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli, to_milli_text
 from kubegpu.model.resources import is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -127,6 +127,15 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
             "container-engine-accelerators#100, kubernetes#125579). Check the plugin's pod on the node and the "
             "node's allocatable now."
         )
+    if reason.startswith(OUT_OF) and not is_gpu(reason[len(OUT_OF) :]):
+        # memory, cpu, pods...: no device plugin behind it; the pods bound to the node already requested it
+        return "node", (
+            f"kubelet's own fit check found the node's allocatable {reason[len(OUT_OF) :]} short: the pods already "
+            "bound to the node request it (used), and this pod's request does not fit beside them. Whatever bound "
+            "it there counted the node otherwise: a scheduler other than kube-scheduler keeping its own view of "
+            "the node (KAI-Scheduler#306), or spec.nodeName set past any scheduler. Not a GPU fault: free the "
+            "resource on the node or let the pod be scheduled again elsewhere."
+        )
     if reason.startswith(OUT_OF):
         return "node", (
             f"kubelet's own fit check found the node's allocatable {reason[len(OUT_OF) :]} short of what the pods "
@@ -166,10 +175,73 @@ def admission_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if is_rejected(pod):
             message = pod.status_message.removeprefix(REJECTED_PREFIX)
             groups[(pod.status_reason, message, pod.owner is None)].append(pod)
-    return [
-        _finding(reason, message, bare, pods, _stale_count(snapshot, message, pods))
-        for (reason, message, bare), pods in sorted(groups.items())
-    ]
+    out = []
+    for (reason, message, bare), pods in sorted(groups.items()):
+        held = _held_by_others(snapshot, message, pods)
+        out.append(
+            _finding(reason, message, bare, pods, held or _stale_count(snapshot, message, pods), bool(held))
+        )
+    return out
+
+
+def _counted(
+    snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]
+) -> tuple[str, int, int, list[Node]] | None:
+    """For kubelet's "requested number of devices unavailable" message: the resource, what the pod asked and
+    what kubelet said was available (milli-units), and the rejected pods' nodes that advertise the resource;
+    None for another message."""
+    m = SHORT_OF_FREE_COUNTS.search(message)
+    if m is None:
+        return None
+    resource = m.group(1)
+    nodes = [snapshot.node(n) for n in sorted({p.node_name for p in pods if p.node_name})]
+    return (
+        resource,
+        to_milli_text(resource, m.group(2)),
+        to_milli_text(resource, m.group(3)),
+        [n for n in nodes if n is not None and resource in n.allocatable],
+    )
+
+
+def _held_by_others(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -> str:
+    """When kubelet said "Available: m" short of the request and the snapshot agrees, because the pods still
+    bound to the node request all but m of its allocatable devices: nothing is broken, the devices are taken
+    (NVIDIA/gpu-operator#233, #480: the operator's nvidia-device-plugin-validator pod, created on the node
+    directly, refused while a workload held the node's only GPU). Names those pods, the one fact to act on."""
+    counted = _counted(snapshot, message, pods)
+    if counted is None:
+        return ""
+    resource, asked, _, nodes = counted
+    rejected = {p.key for p in pods}
+    out = []
+    for node in nodes:
+        name, alloc = node.name, node.allocatable[resource]
+        holders = [
+            p
+            for p in snapshot.pods
+            if p.node_name == name
+            and not p.is_terminal
+            and p.key not in rejected
+            and p.requests.get(resource, 0)
+        ]
+        held = sum(p.requests.get(resource, 0) for p in holders)
+        if alloc - held >= asked:
+            continue
+        named = ", ".join(
+            f"{p.key} ({format_milli(resource, p.requests[resource])})" for p in holders[:SHOWN]
+        ) + (f", +{len(holders) - SHOWN} more" if len(holders) > SHOWN else "")
+        out.append(
+            f"{name} has {format_milli(resource, alloc)} {resource} allocatable and the pods bound there request "
+            f"{format_milli(resource, held)} of them: {named}"
+        )
+    if not out:
+        return ""
+    return (
+        f"the node's {resource} devices are taken, and kubelet counted right: {'; '.join(out)}. Nothing is "
+        "broken: the pod was bound to a node with none left (spec.nodeName set at creation, as operators do for "
+        "their validation pods, or a scheduler that counted otherwise). Free one there (stop a pod holding it) "
+        "or create the pod again where one is free."
+    )
 
 
 def _stale_count(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -> str:
@@ -179,17 +251,13 @@ def _stale_count(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -
     failing part-way leaves them in its allocatedDevices; the fix, kubernetes#130172, was still open in 2026;
     follow-up #137317), where every later GPU pod on the node was refused until kubelet was restarted. Only for
     pods the default scheduler placed: a scheduler counting by its own rules (HAMi, Volcano) explains a gap too."""
-    m = SHORT_OF_FREE_COUNTS.search(message)
-    if m is None or any(p.scheduler_name != DEFAULT_SCHEDULER for p in pods):
+    counted = _counted(snapshot, message, pods)
+    if counted is None or any(p.scheduler_name != DEFAULT_SCHEDULER for p in pods):
         return ""
-    resource = m.group(1)
-    asked, available = to_milli_text(resource, m.group(2)), to_milli_text(resource, m.group(3))
+    resource, asked, available, nodes = counted
     out = []
-    for name in sorted({p.node_name for p in pods if p.node_name}):
-        node = snapshot.node(name)
-        if node is None or resource not in node.allocatable:
-            continue
-        alloc = node.allocatable[resource]
+    for node in nodes:
+        name, alloc = node.name, node.allocatable[resource]
         if alloc != node.capacity.get(resource):
             continue
         held = sum(
@@ -212,9 +280,15 @@ def _stale_count(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -
     )
 
 
-def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: str = "") -> Finding:
+def _finding(
+    reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: str = "", replaces: bool = False
+) -> Finding:
+    """``stale``: what the snapshot adds to the message's cause; with ``replaces`` it is the cause itself."""
     layer, hint = _cause(reason, message)
-    hint += stale
+    if replaces:
+        layer, hint = "workload", stale[0].upper() + stale[1:]
+    else:
+        hint += stale
     first = pods[0]
     nodes = sorted({p.node_name for p in pods if p.node_name})
     subject = many = ""  # one pod: alike but for its name with another's of that reason (``naming_pod``)

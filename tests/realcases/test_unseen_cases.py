@@ -1,0 +1,52 @@
+"""Public cases kubegpu had not seen (rebuilt as judge, each fixture's header cites its thread): the cause each
+thread found must be the one kubegpu names.
+
+Expected values come from the threads: the pod holding the GPU the GPU Operator's validator was refused
+(NVIDIA/gpu-operator#233, #480), Volcano's one-vGPU-per-physical-GPU rule (Project-HAMi/volcano-vgpu-device-
+plugin#7), kubelet's memory refusal of a KAI-placed pod (kai-scheduler/KAI-Scheduler#306), the device plugin's
+MIG-strategy-single panic (NVIDIA/gpu-operator#460) and the operator's disabled device plugin
+(NVIDIA/gpu-operator#486).
+"""
+
+from __future__ import annotations
+
+from tests.realcases.cases import HERE, case, diagnosed, finding
+
+
+def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233() -> None:
+    data = case("gpu-operator-validator-gpu-held")
+    f = finding(
+        data,
+        "kubelet rejected gpu-operator-resources/nvidia-device-plugin-validator at admission (UnexpectedAdmissionError)",
+    )
+    # the thread's cause: the one GPU is held by the workload pod, kubelet counted right, nothing is broken
+    assert "default/gpu-demo-64894cf985-ff8sj (1)" in f["detail"]
+    assert "Nothing is broken" in f["detail"]
+    # not the generic "the scheduler found room, kubelet's view differed" guess: no scheduler placed it
+    assert "found room" not in f["detail"]
+    assert f["layer"] == "workload"
+
+
+def test_kai_placed_pod_refused_for_memory_kai_306() -> None:
+    data = case("kai-kubelet-outofmemory")
+    f = finding(data, "kubelet rejected default/gpu-job-0 at admission (OutOfmemory)")
+    assert "allocatable memory short" in f["detail"]
+    assert "Not a GPU fault" in f["detail"]
+    # memory has no device plugin: no "devices unregistered or unhealthy" reading
+    assert "devices unregistered" not in f["detail"]
+    assert f["layer"] == "node"
+
+
+def test_mig_single_with_two_profiles_crashes_the_plugin_gpu_operator_460() -> None:
+    data = diagnosed(HERE / "mig-single-mixed-profiles.yaml")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "container nvidia-device-plugin is CrashLoopBackOff (restarts 7)" in f["detail"]
+    assert "More than one MIG device type present on node" in f["detail"]
+    assert "no change to this pod helps" in data["summary"]["firstStep"]
+
+
+def test_operator_device_plugin_disabled_gpu_operator_486() -> None:
+    data = case("gpu-operator-plugin-disabled")
+    f = finding(data, "GPU node advertises no GPU resource")
+    assert "no device plugin DaemonSet is in the cluster" in f["detail"]
+    assert "gpu-worker-1" in f["objects"][0]
