@@ -10,7 +10,9 @@ MIG-strategy-single panic (NVIDIA/gpu-operator#460) and the operator's disabled 
 
 from __future__ import annotations
 
-from tests.realcases.cases import HERE, case, diagnosed, finding
+from pathlib import Path
+
+from tests.realcases.cases import HERE, case, diagnosed, explain, finding, pending
 
 
 def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233() -> None:
@@ -25,6 +27,30 @@ def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233(
     # not the generic "the scheduler found room, kubelet's view differed" guess: no scheduler placed it
     assert "found room" not in f["detail"]
     assert f["layer"] == "workload"
+
+
+def test_volcano_two_vgpus_on_a_one_gpu_node_volcano_vgpu_device_plugin_7(tmp_path: Path) -> None:
+    data = diagnosed(HERE / "volcano-vgpu-two-on-one-card.yaml")
+    p = pending(data, "default/pod2")
+    notes = " ".join(p["notes"])
+    # deviceshare: a container's vgpu-number > the node's registered GPUs -> "no enough gpu cards on node"
+    assert "asks for 2 volcano.sh/vgpu-number" in notes
+    assert "lists 1 physical GPU(s)" in notes
+    assert '"no enough gpu cards on node bjsw-devsrv01"' in notes
+    assert "Ask for at most 1 in one container" in data["summary"]["firstStep"]
+    # with the node's GPUs not listed the limit is said to be unchecked, not passed
+    exp = explain(
+        tmp_path,
+        "volcano-vgpu-two-on-one-card",
+        "default/pod2",
+        (
+            (
+                '    volcano.sh/node-vgpu-register: "GPU-4090a1b2-0000-0000-0000-000000000000,4,24564,NVIDIA-NVIDIA GeForce RTX 4090,true:"\n',
+                "",
+            ),
+        ),
+    )
+    assert any("this limit is not checked" in n for n in exp.notes)
 
 
 def test_kai_placed_pod_refused_for_memory_kai_306() -> None:

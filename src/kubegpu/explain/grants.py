@@ -18,8 +18,15 @@ from kubegpu.explain import schedulers
 from kubegpu.explain.explanation import DeviceGrant, Explanation
 from kubegpu.explain.hami_reads import hami_reads
 from kubegpu.explain.shared_evidence import store_for
-from kubegpu.model.gpu_facts import hami_registered_gpus
-from kubegpu.model.names import HAMI_NODE_REGISTER_ANNOTATION, HAMI_RESOURCES, HAMI_SCHEDULER
+from kubegpu.model.gpu_facts import hami_registered_gpus, volcano_registered_gpus
+from kubegpu.model.names import (
+    HAMI_NODE_REGISTER_ANNOTATION,
+    HAMI_RESOURCES,
+    HAMI_SCHEDULER,
+    VOLCANO_NODE_REGISTER_ANNOTATION,
+    VOLCANO_SCHEDULER,
+    VOLCANO_VGPU_NUMBER,
+)
 from kubegpu.model.objects import Pod
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.assembly import Engine, SchedulerSpec, assemble
@@ -129,6 +136,53 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
     return True
 
 
+def _volcano_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bool:
+    """For a pod asking Volcano's vGPUs: the deviceshare plugin puts each vGPU of one container on a
+    different physical GPU, so a container asking more vgpu-number than the node's registered GPUs is refused
+    there ("no enough gpu cards on node"; Project-HAMi/volcano-vgpu-device-plugin#7, README: "The number of
+    vgpu used by a container can not exceed the number of gpus on that node"). False for another pod."""
+    asks = [
+        (c.name, c.requests[VOLCANO_VGPU_NUMBER] // 1000)
+        for c in (*pod.init_containers, *pod.containers)
+        if c.requests.get(VOLCANO_VGPU_NUMBER)
+    ]
+    if not asks:
+        return False
+    node = engine.snapshot.node(node_name)
+    physical = volcano_registered_gpus(node) if node is not None else None
+    for container, vgpus in asks:
+        if vgpus <= 1:
+            continue
+        rule = (
+            f"Volcano: {container} asks for {vgpus} {VOLCANO_VGPU_NUMBER}; Volcano's deviceshare plugin puts each "
+            "vGPU of one container on a different physical GPU, so the node needs that many physical GPUs (its "
+            f"{VOLCANO_VGPU_NUMBER} count is split slots, not GPUs)."
+        )
+        if physical is None:
+            exp.notes.append(
+                f"{rule} The physical GPUs are listed in {node_name}'s {VOLCANO_NODE_REGISTER_ANNOTATION} "
+                "annotation, which kubegpu could not read here: this limit is not checked."
+            )
+        elif vgpus > physical:
+            exp.notes.append(
+                f"{rule} {node_name}'s {VOLCANO_NODE_REGISTER_ANNOTATION} lists {physical} physical GPU(s): Volcano "
+                f'refuses the node ("no enough gpu cards on node {node_name}") whatever its free slots. Ask for at '
+                f"most {physical} in one container, or run it where {vgpus} GPUs are registered."
+            )
+            # no node the plugin registered could take it
+            most = max((volcano_registered_gpus(n) or 0 for n in engine.snapshot.nodes), default=0)
+            if exp.handled_by and most < vgpus:
+                schedulers.establish(
+                    exp, pod, VOLCANO_SCHEDULER, (VOLCANO_VGPUS_OVER_PHYSICAL, exp.notes[-1])
+                )
+    exp.notes.append(
+        f"Volcano: which GPUs {pod.key} gets on {node_name} is decided by the Volcano scheduler and its vGPU "
+        "device plugin, which kubegpu does not model: no device grant or kubelet device check is shown for it."
+    )
+    return True
+
+
+VOLCANO_VGPUS_OVER_PHYSICAL = "volcano: more vGPUs in one container than the node has physical GPUs"
 HAMI_STALE_REFUSAL = "hami-scheduler's last refusal predates the node's state: no GPU on it is held now"
 HAMI_VGPUS_OVER_PHYSICAL = "hami-scheduler: more vGPUs in one container than any node has physical GPUs"
 
@@ -171,6 +225,8 @@ def explain_devices(
     engine: Engine, pod: Pod, node_name: str, allocation: Assignment | None, exp: Explanation
 ) -> None:
     """Which devices the pod gets on ``node_name`` — or why kubelet would still refuse it there."""
+    if _volcano_note(engine, pod, node_name, exp):
+        return
     idx = engine.cluster.index[node_name]
     model = engine.cluster.devices.models[idx]
     if model is None or not container_requests(pod):

@@ -14,6 +14,7 @@ from kubegpu.model.names import (
     HAMI_NODE_REGISTER_ANNOTATION,
     LABEL_WRITERS,
     TAINT_WRITERS,
+    VOLCANO_NODE_REGISTER_ANNOTATION,
 )
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
@@ -92,7 +93,23 @@ def hami_registered_gpus(node: Node) -> int | None:
     mode]`` entries each ended by ``:`` (EncodeNodeDevices / DecodeNodeDevices). hami-scheduler refuses a node
     for a container asking more vGPUs than this list holds (``pkg/scheduler/score.go``: ``int(k.Nums) >
     len(typeDevices)`` -> NodeInsufficientDevice)."""
-    text = node.annotations.get(HAMI_NODE_REGISTER_ANNOTATION, "").strip()
+    return _registered(node.annotations.get(HAMI_NODE_REGISTER_ANNOTATION, ""), (7, 9))
+
+
+def volcano_registered_gpus(node: Node) -> int | None:
+    """How many physical GPUs Volcano's vGPU device plugin registered on ``node`` (its
+    ``volcano.sh/node-vgpu-register`` annotation), None when absent or unreadable. The Volcano scheduler's
+    deviceshare plugin refuses a node for a container asking more ``volcano.sh/vgpu-number`` than this list
+    holds (volcano pkg/scheduler/api/devices/nvidia/vgpu/utils.go checkNodeGPUSharingPredicateAndScore:
+    ``int(val.Nums) > len(gs.Device)`` -> "no enough gpu cards on node <name>"). Entries: JSON, or
+    ``id,count,mem,type,health[,mode]`` each ended by ``:``."""
+    return _registered(node.annotations.get(VOLCANO_NODE_REGISTER_ANNOTATION, ""), (5, 6, 7))
+
+
+def _registered(text: str, fields: tuple[int, ...]) -> int | None:
+    """The devices a device plugin's register annotation lists: a JSON list, or ``:``-ended entries of
+    ``fields`` comma-separated values each; None when empty or unreadable."""
+    text = text.strip()
     if not text:
         return None
     if text.startswith("["):
@@ -102,6 +119,6 @@ def hami_registered_gpus(node: Node) -> int | None:
             return None
         return len(devices) if isinstance(devices, list) else None
     entries = [e for e in text.split(":") if e]
-    if not entries or any(len(e.split(",")) not in (7, 9) for e in entries):
+    if not entries or any(len(e.split(",")) not in fields for e in entries):
         return None
     return len(entries)

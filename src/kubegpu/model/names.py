@@ -236,6 +236,9 @@ VOLCANO_SCHEDULER = "volcano"
 VOLCANO_VGPU_NUMBER = "volcano.sh/vgpu-number"
 VOLCANO_RESOURCES = ("volcano.sh/vgpu-memory", "volcano.sh/vgpu-memory-percentage", "volcano.sh/vgpu-cores")
 VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
+# the physical GPUs volcano-vgpu-device-plugin registered on a node (volcano pkg/scheduler/api/devices/nvidia/
+# vgpu: decoded by NewGPUDevices; JSON list, or older "id,count,mem,type,health[,mode]:" entries)
+VOLCANO_NODE_REGISTER_ANNOTATION = "volcano.sh/node-vgpu-register"
 # KAI scheduler (kai-scheduler/KAI-Scheduler docs/gpu-sharing): fractions are pod annotations, not resources.
 KAI_SCHEDULER = "kai-scheduler"
 KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
