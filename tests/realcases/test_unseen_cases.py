@@ -5,13 +5,16 @@ Expected values come from the threads: the pod holding the GPU the GPU Operator'
 (NVIDIA/gpu-operator#233, #480), Volcano's one-vGPU-per-physical-GPU rule (Project-HAMi/volcano-vgpu-device-
 plugin#7), kubelet's memory refusal of a KAI-placed pod (kai-scheduler/KAI-Scheduler#306), the device plugin's
 MIG-strategy-single panic (NVIDIA/gpu-operator#460) and the operator's disabled device plugin
-(NVIDIA/gpu-operator#486).
+(NVIDIA/gpu-operator#486), and a pod whose two containers each ask one GPU on one-GPU nodes
+(NVIDIA/k8s-device-plugin#71).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from kubegpu.explain.findings_admission import rejection
+from kubegpu.sources import load_files
 from tests.realcases.cases import HERE, case, diagnosed, explain, finding, pending
 
 
@@ -24,8 +27,8 @@ def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233(
     # the thread's cause: the one GPU is held by the workload pod, kubelet counted right, nothing is broken
     assert "default/gpu-demo-64894cf985-ff8sj (1)" in f["detail"]
     assert "Nothing is broken" in f["detail"]
-    # not the generic "the scheduler found room, kubelet's view differed" guess: no scheduler placed it
-    assert "found room" not in f["detail"]
+    # not the generic list of what could make kubelet's view differ: the snapshot shows which it is
+    assert "kubelet's view differed" not in f["detail"]
     assert f["layer"] == "workload"
 
 
@@ -76,3 +79,22 @@ def test_operator_device_plugin_disabled_gpu_operator_486() -> None:
     f = finding(data, "GPU node advertises no GPU resource")
     assert "no device plugin DaemonSet is in the cluster" in f["detail"]
     assert "gpu-worker-1" in f["objects"][0]
+
+
+def test_validator_explained_alone_names_the_direct_binding_gpu_operator_233() -> None:
+    # explain reads the pod alone: the validator's way onto the node (spec.nodeName, no scheduler) is named
+    snap = load_files(HERE / "gpu-operator-validator-gpu-held.yaml")
+    pod = snap.pod("gpu-operator-resources/nvidia-device-plugin-validator")
+    assert pod is not None
+    rejected = rejection(pod)
+    assert rejected is not None
+    assert "a pod created with spec.nodeName, as the GPU Operator's validator pods are" in rejected[1]
+
+
+def test_two_containers_each_one_gpu_k8s_device_plugin_71() -> None:
+    data = case("two-containers-one-gpu")
+    p = pending(data, "kube-system/gpu-pod")
+    fix = " ".join(g["fix"] for g in p["groups"])
+    # the maintainer's answer: the pod asks 2 GPUs (one per container), the node has 1
+    assert "The 2 is the sum of its containers' requests (cuda-container 1 + digits-container 1)" in fix
+    assert "most free on any one is 1" in fix

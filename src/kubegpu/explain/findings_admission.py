@@ -95,12 +95,13 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
     if SHORT_OF_FREE in message:
         return "driver/device-plugin", (
             "kubelet's device manager counts its own: the healthy devices the plugin registered, less those it "
-            "has already given to pods on the node (its checkpoint), were fewer than the container asks. The "
-            "scheduler counted the node's allocatable against the pods' requests and found room, so kubelet's "
-            "view differed: devices turned unhealthy or the plugin re-registered fewer, devices still held for "
-            "pods kubelet has not cleaned up, or a scheduler that places pods by its own count (HAMi, "
-            "Volcano) sent more than kubelet has. Compare the node's allocatable with the device plugin's log and "
-            "`kubectl get pods -o wide` on the node."
+            "has already given to pods on the node (its checkpoint), were fewer than the container asks. Either "
+            "no scheduler counted at all (a pod created with spec.nodeName, as the GPU Operator's validator pods "
+            "are, on a node whose devices the pods there already request), or a scheduler found room and "
+            "kubelet's view differed: devices turned unhealthy or the plugin re-registered fewer, devices still "
+            "held for pods kubelet has not cleaned up, or a scheduler that places pods by its own count (HAMi, "
+            "Volcano) sent more than kubelet has. Compare the node's allocatable with the requests of the pods on "
+            "it (`kubectl get pods -o wide` on the node) and the device plugin's log."
         )
     if SHARED_ONE in message:
         return "workload", (
