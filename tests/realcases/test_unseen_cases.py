@@ -98,3 +98,12 @@ def test_two_containers_each_one_gpu_k8s_device_plugin_71() -> None:
     # the maintainer's answer: the pod asks 2 GPUs (one per container), the node has 1
     assert "The 2 is the sum of its containers' requests (cuda-container 1 + digits-container 1)" in fix
     assert "most free on any one is 1" in fix
+
+
+def test_kai_share_tolerating_the_gpu_taint_is_no_pitfall_kai_522() -> None:
+    # a KAI share asks its GPU by annotation (KAI docs/gpu-sharing: no nvidia.com/gpu in the container), so
+    # its GPU toleration is not the toleration-without-GPU pitfall
+    data = diagnosed(HERE / "kai-reservation-noexecute.yaml")
+    p = pending(data, "test/gpu-fraction-01")
+    assert "pod tolerates the GPU taint but requests no GPU" not in [f["title"] for f in data["findings"]]
+    assert not any("requests no GPU" in n for n in p["notes"])

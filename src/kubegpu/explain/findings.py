@@ -48,7 +48,7 @@ from kubegpu.explain.findings_operands import operand_findings
 from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
 from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
-from kubegpu.explain.gpu_pod import claims_gpu
+from kubegpu.explain.gpu_pod import asks_for_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
@@ -455,12 +455,7 @@ def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugin
                 "R11.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml"],
             ))  # fmt: skip
         wants_gpu = any(is_gpu(r) for r in asked)
-        if (
-            not wants_gpu
-            and tolerates_gpu_taint(pod)
-            and not is_daemon(pod)
-            and not claims_gpu(pod.key, snapshot.dra)
-        ):
+        if tolerates_gpu_taint(pod) and not is_daemon(pod) and not asks_for_gpu(pod, snapshot.dra):
             out.append(Finding(
                 "warning", "workload", "pod tolerates the GPU taint but requests no GPU", [f"pod/{pod.key}"],
                 "the toleration lets it onto GPU nodes, where it takes CPU and memory GPU pods need, and it gets "

@@ -26,7 +26,7 @@ from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceClaim
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import other_vendor_gpu
+from kubegpu.model.resources import is_gpu, other_vendor_gpu
 
 # ``device.driver == "gpu.nvidia.com"`` (or another GPU driver) in either quote style and either operand order
 _D = "(?:" + "|".join(re.escape(d) for d in GPU_DRA_DRIVERS) + ")"
@@ -40,6 +40,18 @@ def is_gpu_pod(pod: Pod, dra: DraObjects | None = None) -> bool:
         or any(t.key.startswith("nvidia.com/") for t in pod.tolerations)
         or wants_gpu_elsewhere(pod)
         or (dra is not None and claims_gpu(pod.key, dra))
+    )
+
+
+def asks_for_gpu(pod: Pod, dra: DraObjects) -> bool:
+    """The pod is given a GPU some way: a GPU resource, another scheduler's GPU ask (a KAI share annotation,
+    whose container carries no nvidia.com/gpu by design: KAI docs/gpu-sharing; Volcano vGPUs) or a GPU claim.
+    Tolerating the GPU taint without any of them is the toleration-without-GPU pitfall (``findings``,
+    ``notes``)."""
+    return (
+        any(v and is_gpu(r) for r, v in pod.requests.items())
+        or wants_gpu_elsewhere(pod)
+        or claims_gpu(pod.key, dra)
     )
 
 
