@@ -245,6 +245,9 @@ KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 # the pod's PodGroup (scheduling.run.ai), set by KAI's pod-grouper (pkg/common/constants PodGroupAnnotationForPod)
 KAI_POD_GROUP_ANNOTATION = "pod-group-name"
+# where KAI's binder creates the reservation pod holding a whole GPU for shares (pkg/common/constants
+# DefaultResourceReservationName; runai-reservation before KAI v0.6.0)
+KAI_RESERVATION_NAMESPACE = "kai-resource-reservation"
 # KAI's per-node MIG switch (pkg/common/constants DefaultMIGWorkerNodeLabelKey; node_info.go IsMIGEnabled reads it
 # first with strconv.ParseBool, else infers MIG from the node's nvidia.com/mig-* resources)
 KAI_MIG_ENABLED_LABEL = "node-role.kubernetes.io/mig-enabled"
