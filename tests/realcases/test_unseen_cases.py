@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.sources import load_files
-from tests.realcases.cases import HERE, case, diagnosed, explain, finding, pending
+from tests.realcases.cases import HERE, case, diagnosed, explain, finding, fixes, pending
 
 
 def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233() -> None:
@@ -131,3 +131,19 @@ def test_kai_share_with_a_node_without_noexecute_is_not_blamed_on_it(tmp_path: P
         (("  - {key: ai-type, value: strong, effect: NoExecute}\n", ""),),
     )
     assert not any("NoExecute taint" in n for n in exp.notes)
+
+
+def test_dra_slice_with_no_devices_dra_driver_nvidia_gpu_1008() -> None:
+    data = diagnosed(HERE / "dra-empty-slice-gke.yaml")
+    titles = [f["title"] for f in data["findings"]]
+    # the thread's state: the node's gpu.nvidia.com ResourceSlice is published and lists no devices
+    f = finding(data, "GPU node's DRA driver publishes no device")
+    assert (
+        "gke-pool-fe0ddac6-gpu.nvidia.com-x7k2p (gpu.nvidia.com, pool gke-pool-fe0ddac6) lists no devices"
+        in f["detail"]
+    )
+    p = pending(data, "gpu-test1/pod1")
+    assert "lists no devices" in fixes(p)
+    # not "no slice reaches the node", and not a device plugin missing on a node served by DRA
+    assert "No ResourceSlice of a matching driver reaches" not in fixes(p)
+    assert "GPU node advertises no GPU resource" not in titles

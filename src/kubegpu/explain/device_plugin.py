@@ -542,12 +542,11 @@ def check_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
 
 
 def dra_gpu_nodes(snapshot: ClusterSnapshot) -> set[str]:
-    """Nodes with a ResourceSlice of a GPU DRA driver (``names.GPU_DRA_DRIVERS``) listing devices: their GPUs
-    reach pods through claims (the GPU Operator with ``nvidia.com/gpu.deploy.device-plugin=false`` and the
-    DRA driver instead, NVIDIA/k8s-dra-driver-gpu), so no nvidia.com/gpu in status.capacity is expected."""
-    return {
-        s.node_name for s in snapshot.dra.slices if s.node_name and s.driver in GPU_DRA_DRIVERS and s.devices
-    }
+    """Nodes with a ResourceSlice of a GPU DRA driver (``names.GPU_DRA_DRIVERS``): their GPUs reach pods
+    through claims (the GPU Operator with ``nvidia.com/gpu.deploy.device-plugin=false`` and the DRA driver
+    instead, NVIDIA/k8s-dra-driver-gpu), so no nvidia.com/gpu in status.capacity is expected. A slice listing no
+    device counts too: the driver's kubelet plugin runs there; that it offers nothing is ``empty_gpu_slices``."""
+    return {s.node_name for s in snapshot.dra.slices if s.node_name and s.driver in GPU_DRA_DRIVERS}
 
 
 def dark_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:

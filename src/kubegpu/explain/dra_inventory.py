@@ -17,7 +17,8 @@ free devices say so. Imports the model and the scheduler's DRA rules.
 Also ``diagnose``'s view of DRA GPUs: per node its NVIDIA DRA devices counted as the overview rows
 ``gpu (DRA)`` / ``mig (DRA)`` (``node_devices``: a DRA node lists no ``nvidia.com/gpu`` in status.capacity,
 so a cluster served by DRA read as "0 GPU nodes"), and what a Pending pod's claims ask for, in the phrase
-that groups Pending pods (``claim_phrase``).
+that groups Pending pods (``claim_phrase``); and a node whose GPU DRA driver publishes slices listing no device
+(``empty_gpu_slices``, ``empty_slice_text``: the finding and the unschedulable pod's advice say it in one text).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubegpu.explain.engine import Engine
-from kubegpu.model.dra import DeviceRequest, DraObjects
-from kubegpu.model.names import NVIDIA_DRA_DRIVER
+from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceSlice
+from kubegpu.model.names import GPU_DRA_DRIVERS, NVIDIA_DRA_DRIVER
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import SliceIndex
 from kubegpu.scheduler.dra_capacity import CounterSets, counters_left, device_counters_short
@@ -207,3 +208,29 @@ def _request_phrase(request: DeviceRequest) -> str:
     where = "".join(f" where {s}" for s in sub.selectors)
     more = f" or {len(alternatives) - 1} alternative(s)" if len(alternatives) > 1 else ""
     return f"{amount} {sub.device_class_name}{where}{more} (DRA claim)"
+
+
+def empty_gpu_slices(snapshot: ClusterSnapshot) -> dict[str, list[ResourceSlice]]:
+    """Per node, the ResourceSlices of a GPU DRA driver that lists no device on it at all (every slice of that
+    driver for the node empty, counter-only slices aside): the plugin published, yet offers nothing."""
+    by_node: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in snapshot.dra.slices:
+        if s.node_name and s.driver in GPU_DRA_DRIVERS:
+            by_node.setdefault((s.node_name, s.driver), []).append(s)
+    out: dict[str, list[ResourceSlice]] = {}
+    for (node, _), slices in sorted(by_node.items()):
+        if not any(s.devices for s in slices) and not any(s.shared_counters for s in slices):
+            out.setdefault(node, []).extend(slices)
+    return out
+
+
+def empty_slice_text(node: str, slices: list[ResourceSlice]) -> str:
+    """Why no claim for a GPU DRA driver's devices can be allocated on ``node``: its slices list none."""
+    named = ", ".join(f"{s.name} ({s.driver}, pool {s.pool})" for s in slices)
+    return (
+        f"{node}'s ResourceSlice {named} lists no devices: the DRA driver's kubelet plugin runs there and "
+        "published, but offered no GPU, so no claim for its devices can be allocated on the node. "
+        "kubernetes-sigs/dra-driver-nvidia-gpu#1008: on a new node the plugin started while the node's GPU driver "
+        "was still being installed and found none. Read the plugin's log on the node, and restart its pod once "
+        "the GPU driver is ready"
+    )

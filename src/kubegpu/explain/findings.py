@@ -34,6 +34,7 @@ from typing import Final
 from kubegpu.admission.quota import quotas_in
 from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import device_plugin
+from kubegpu.explain.dra_inventory import empty_gpu_slices, empty_slice_text
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import POD_MARK, naming_pod
@@ -149,6 +150,12 @@ def _dark_node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.Node
 
 def _node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
     out = _dark_node_findings(snapshot, dark)
+    for name, slices in empty_gpu_slices(snapshot).items():
+        out.append(Finding(
+            "critical", "driver/device-plugin", "GPU node's DRA driver publishes no device", [f"node/{name}"],
+            empty_slice_text(name, slices) + ".", "R3.4",
+            [f"kubectl get resourceslices --field-selector spec.nodeName={name} -o yaml"],
+        ))  # fmt: skip
     for node in snapshot.nodes:
         gpus = gpu_resources(node)
         # every GPU registered and none allocatable: the host driver may well work, nothing schedules here

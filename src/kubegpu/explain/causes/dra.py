@@ -28,6 +28,7 @@ from kubegpu.explain.dra import (
     nearest,
     own_claims,
 )
+from kubegpu.explain.dra_inventory import empty_gpu_slices, empty_slice_text
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.names import COMPUTE_DOMAIN_CLASS_PREFIX, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
@@ -197,6 +198,14 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     per_node = {name: [r for _, r in _rows(ctx, by_name[name])] for name in nodes}
     best = nearest(per_node)
     if not best:
+        empty = empty_gpu_slices(ctx.engine.snapshot)
+        here = [n for n in nodes if n in empty]
+        if here:
+            return Advice(
+                empty_slice_text(here[0], empty[here[0]]) + ".",
+                "",
+                [ctx.cmd(f"get resourceslices --field-selector spec.nodeName={here[0]} -o yaml")],
+            )
         return Advice(
             "No ResourceSlice of a matching driver reaches these nodes: is the DRA driver's kubelet plugin "
             "running there?",
