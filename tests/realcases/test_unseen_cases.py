@@ -147,3 +147,13 @@ def test_dra_slice_with_no_devices_dra_driver_nvidia_gpu_1008() -> None:
     # not "no slice reaches the node", and not a device plugin missing on a node served by DRA
     assert "No ResourceSlice of a matching driver reaches" not in fixes(p)
     assert "GPU node advertises no GPU resource" not in titles
+
+
+def test_cuda_validator_system_not_yet_initialized_gpu_operator_1043() -> None:
+    # the thread's cause is NVIDIA Fabric Manager not running on an NVSwitch node (maintainer on #545/#375);
+    # kubegpu names the failing check and CUDA's words (cudaErrorSystemNotReady, 802); naming Fabric Manager is
+    # the operand finding's to add (findings_operands, beside its INSUFFICIENT_DRIVER reading)
+    data = case("gpu-operator-cuda-validator-fabricmanager")
+    f = finding(data, "GPU stack pod failing on a node that advertises GPUs")
+    assert "the GPU Operator's CUDA check" in f["detail"] and "poc01-gpu-0" in f["detail"]
+    assert "Failed to allocate device vector A (error code system not yet initialized)!" in f["detail"]
