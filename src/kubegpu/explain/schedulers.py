@@ -329,7 +329,7 @@ def _kai_reservation_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str
         lambda: [
             (n.name, [t for t in n.taints if t.effect in ("NoSchedule", "NoExecute")])
             for n in snapshot.nodes
-            if n.allocatable.get("nvidia.com/gpu")
+            if n.allocatable.get(NVIDIA_GPU)
         ],
         over=(snapshot.nodes,),
     )
