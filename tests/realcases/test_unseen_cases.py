@@ -157,3 +157,15 @@ def test_cuda_validator_system_not_yet_initialized_gpu_operator_1043() -> None:
     f = finding(data, "GPU stack pod failing on a node that advertises GPUs")
     assert "the GPU Operator's CUDA check" in f["detail"] and "poc01-gpu-0" in f["detail"]
     assert "Failed to allocate device vector A (error code system not yet initialized)!" in f["detail"]
+
+
+def test_hami_cards_registered_unsplit_hami_587() -> None:
+    data = case("hami-split-count-one")
+    p = pending(data, "default/gpu-pod-2")
+    note = next(n for n in p["notes"] if "split count 1" in n)
+    # the maintainer's cause: deviceSplitCount set to 1, so one container per card; raise it
+    assert "HAMi registered every card of 10.35.211.17 with split count 1" in note
+    assert "devicePlugin.deviceSplitCount" in note and "raise it" in note
+    # the default-split fixture (HAMi#602, count 10) gets no such note
+    other = case("hami-vgpu-count-over-physical")
+    assert not any("split count 1" in n for q in other["pending"] for n in q["notes"])

@@ -31,9 +31,11 @@ from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.volcano_queue import over_capability
 from kubegpu.explain.wording import some_of
+from kubegpu.model.gpu_facts import hami_split_counts
 from kubegpu.model.names import (
     DEFAULT_SCHEDULER,
     GPU_MEMORY_LABEL,
+    HAMI_NODE_REGISTER_ANNOTATION,
     HAMI_RESOURCES,
     HAMI_SCHEDULER,
     KAI_ANNOTATIONS,
@@ -147,6 +149,8 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
                 "reports (node annotations), not advertised in any node's capacity; they are left out of the checks "
                 "below, which only {expected}'s own filter can evaluate".replace("{expected}", expected)
             )
+            if owner == "HAMi":
+                h.notes.extend(_hami_unsplit_notes(snapshot, asked))
         else:
             hint = (
                 "HAMi's mutating webhook sets schedulerName hami-scheduler on GPU pods; it did not here (the webhook "
@@ -232,6 +236,26 @@ def establish(on: Establishes, pod: Pod, scheduler: str, cause: tuple[str, str] 
     release (KAI taking MIG-off nodes for MIG nodes) or on time (HAMi's refusal predating the node's state)."""
     if cause is not None and pod.scheduler_name == scheduler and on.established is None:
         on.established = cause
+
+
+def _hami_unsplit_notes(snapshot: ClusterSnapshot, asked: str) -> list[str]:
+    """A pod asking HAMi's share resources means to share a card; where HAMi registered every card with split
+    count 1 a card takes one container, so no second pod shares it (Project-HAMi/HAMi#587: the chart's
+    devicePlugin.deviceSplitCount set to 1, "the second Pod can only stay Pending"; raise it)."""
+    unsplit: list[str] = snapshot.derived(  # the nodes' annotations read once per snapshot, not per pod
+        "hami-unsplit-nodes",
+        lambda: [n.name for n in snapshot.nodes if (c := hami_split_counts(n)) and all(x == 1 for x in c)],
+        over=(snapshot.nodes,),
+    )
+    if not unsplit:
+        return []
+    named = ", ".join(unsplit[:5]) + (f" and {len(unsplit) - 5} more" if len(unsplit) > 5 else "")
+    return [
+        f"HAMi registered every card of {named} with split count 1 (the count field of "
+        f"{HAMI_NODE_REGISTER_ANNOTATION}): a card there takes one container, so {asked} shares it with no "
+        "other pod and each such pod needs a card of its own. The count is HAMi's deviceSplitCount (the chart's "
+        "devicePlugin.deviceSplitCount, 10 by default): raise it to share the cards (Project-HAMi/HAMi#587)."
+    ]
 
 
 def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from kubegpu.model.names import (
     AKS_ACCELERATOR_LABEL,
@@ -106,9 +107,33 @@ def volcano_registered_gpus(node: Node) -> int | None:
     return _registered(node.annotations.get(VOLCANO_NODE_REGISTER_ANNOTATION, ""), (5, 6, 7))
 
 
+def hami_split_counts(node: Node) -> list[int] | None:
+    """Per GPU HAMi's device plugin registered on ``node``, its split count: how many containers may share
+    the card (the entry's ``count``, the plugin's deviceSplitCount, 10 by default in the chart's
+    devicePlugin.deviceSplitCount; Project-HAMi/HAMi#587, #602). None when absent or unreadable."""
+    entries = _entries(node.annotations.get(HAMI_NODE_REGISTER_ANNOTATION, ""), (7, 9))
+    if entries is None:
+        return None
+    counts = []
+    for e in entries:
+        if isinstance(e, dict):
+            counts.append(str(e.get("count", "")))
+        elif isinstance(e, list) and len(e) > 1:
+            counts.append(str(e[1]))
+        else:
+            return None  # a JSON list of something else: unreadable
+    return [int(c) for c in counts] if all(c.isdigit() for c in counts) else None
+
+
 def _registered(text: str, fields: tuple[int, ...]) -> int | None:
-    """The devices a device plugin's register annotation lists: a JSON list, or ``:``-ended entries of
-    ``fields`` comma-separated values each; None when empty or unreadable."""
+    """How many devices a device plugin's register annotation lists; None when empty or unreadable."""
+    entries = _entries(text, fields)
+    return None if entries is None else len(entries)
+
+
+def _entries(text: str, fields: tuple[int, ...]) -> list[Any] | None:
+    """A device plugin's register annotation: its JSON list (of objects), or its ``:``-ended entries of
+    ``fields`` comma-separated values each (as lists of strings); None when empty or unreadable."""
     text = text.strip()
     if not text:
         return None
@@ -117,8 +142,8 @@ def _registered(text: str, fields: tuple[int, ...]) -> int | None:
             devices = json.loads(text)
         except ValueError:
             return None
-        return len(devices) if isinstance(devices, list) else None
-    entries = [e for e in text.split(":") if e]
-    if not entries or any(len(e.split(",")) not in fields for e in entries):
+        return devices if isinstance(devices, list) else None
+    entries = [e.split(",") for e in text.split(":") if e]
+    if not entries or any(len(e) not in fields for e in entries):
         return None
-    return len(entries)
+    return entries
