@@ -11,6 +11,8 @@ counted twice as two causes.
   unreachable and not-ready NoExecute taints with no tolerationSeconds (the DaemonSet controller adds them:
   Kubernetes' DaemonSet docs, "Taints and tolerations"; OpenShift's remote-worker docs quote them), so it is never
   evicted from a node that stops reporting (kubernetes/kubernetes#44458).
+* either pod on a node whose nvidia.com/gpu reads 0 (rwlove/home-ops#12525): the refusal's finding is the pod's one
+  account and says what its node no longer advertises; no second finding says the pod holds its GPU and runs.
 """
 
 from __future__ import annotations
@@ -81,3 +83,24 @@ def test_a_daemonset_pod_on_a_node_that_stopped_reporting_is_not_said_to_be_evic
     stranded = [f for f in found if STOPPED in f["detail"]]
     assert len(stranded) == 1, [f["title"] for f in found]
     assert "300" not in stranded[0]["detail"]
+
+
+def test_a_refused_pod_on_a_node_advertising_no_gpu_is_one_finding_never_said_to_run(tmp_path: Path) -> None:
+    """rwlove/home-ops#12525: the node's nvidia.com/gpu read 0 while its GPU containers failed with the unresolvable
+    CDI refusal. #1239's pod with its node's nvidia.com/gpu at 0 as there, and the monitoring DaemonSet's pod of
+    cdi-unresolvable-daemonset-pod.yaml as it is: each pod's container waits in CrashLoopBackOff, never started
+    (StartError), so one finding names the pod (the refusal) and none says it runs. Before, a second finding about
+    the same pod said it "keeps running on the devices it was given". What the node no longer advertises is said
+    in that one finding (a pod asking for it is not placed there); the node has its own finding besides."""
+    zero = [(new, old) for old, new in LIT]  # the node's capacity and allocatable at nvidia.com/gpu 0
+    for name, pod, edits in (
+        ("cdi-device-unresolvable", "pod/default/cuda-test", zero),
+        ("cdi-unresolvable-daemonset-pod", MONITOR, []),
+    ):
+        findings = edited_findings(tmp_path, name, *edits)
+        found = naming(findings, pod)
+        assert len(found) == 1, (name, [f["title"] for f in found])
+        detail = found[0]["detail"]
+        assert REFUSAL in detail and "keeps running" not in detail
+        assert "rke2-gpu advertises no nvidia.com/gpu" in detail, detail
+        assert [f["severity"] for f in findings if f["objects"] == ["node/rke2-gpu"]] == ["critical"]

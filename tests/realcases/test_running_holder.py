@@ -32,3 +32,34 @@ def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
     assert [(f["severity"], f["title"]) for f in about] == [
         ("critical", "pod waits for nvidia.com/gpu, which no node advertises")
     ]
+
+
+def test_a_holder_whose_container_crash_loops_is_not_said_to_run(tmp_path: Path) -> None:
+    """The same pod once its program fails on the node and kubelet backs off restarting it (CrashLoopBackOff, exit
+    code 1, kubelet's back-off text as posted in NVIDIA/nvidia-container-toolkit#1239; a GPU program failing so
+    on a node whose devices went away: "Failed to initialize NVML: Unknown Error", nvidia-container-toolkit#48).
+    Its phase stays Running (Kubernetes' Pod lifecycle: Running while a container is restarting) and it still holds
+    the GPU (kubelet's device manager frees only a terminated pod's devices: UpdateAllocatedDevices), but it does
+    not run: the finding names the back-off and does not say it keeps running."""
+    running = (
+        "containerStatuses: [{name: main, ready: true, restartCount: 0, state: {running: {startedAt: "
+        '"2025-04-08T10:00:00Z"}}}]'
+    )
+    crashing = (
+        "containerStatuses: [{name: main, ready: false, restartCount: 6, state: {waiting: {reason: CrashLoopBackOff, "
+        'message: "back-off 5m0s restarting failed container=main pod=trainer-0_ml(8d0c1a2b-3c4d-4e5f-9a6b-7c8d9e0f1a2b)"}}, '
+        "lastState: {terminated: {reason: Error, exitCode: 1}}}]"
+    )
+    head, pod = FIXTURE.read_text(encoding="utf-8").rsplit("---\n", 1)
+    assert running in pod
+    pod = pod.replace(running, crashing).replace(
+        '{type: Ready, status: "True"}', '{type: Ready, status: "False"}'
+    )
+    path = tmp_path / "crashing.yaml"
+    path.write_text(head + "---\n" + pod, encoding="utf-8")
+    about = [f for f in diagnosed(path)["findings"] if "pod/ml/trainer-0" in f["objects"]]
+    assert [f["title"] for f in about] == [
+        "pod holds nvidia.com/gpu on gpu-node-7, which no node advertises now"
+    ]
+    assert "keeps running" not in about[0]["detail"]
+    assert "CrashLoopBackOff (restarts 6)" in about[0]["detail"]

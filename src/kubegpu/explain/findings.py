@@ -39,7 +39,7 @@ from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import POD_MARK, naming_pod
 from kubegpu.explain.findings_base import Finding as Finding
-from kubegpu.explain.findings_bound import bound_findings, runtime_class_advice
+from kubegpu.explain.findings_bound import bound_findings, explained, runtime_class_advice
 from kubegpu.explain.findings_dra_prepare import prepare_findings
 from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
@@ -354,7 +354,7 @@ def mig_gap(missing: list[str], offered: list[str]) -> str | None:
     )
 
 
-def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
+def _renamed_finding(snapshot: ClusterSnapshot, pod: Pod, renamed: list[str]) -> Finding:
     """The pod asks for plain names whose ``.shared`` twins the nodes advertise: their NVIDIA device plugin
     shares GPUs with renameByDefault: true (NVIDIA/k8s-device-plugin api/config/v1 ReplicatedResources; the
     kubelet keeps the old name at 0, kubernetes/kubernetes#92396). The nodes are GPU nodes, so "add GPU nodes"
@@ -371,7 +371,8 @@ def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
         f"the nodes' device plugin shares GPUs with renameByDefault: true: it registers the replicas as {twins} "
         f"and offers no {names}. "
         + (
-            "It keeps running on the devices kubelet gave it before; recreated, it would stay Pending. "
+            (_not_running(snapshot, pod) or "It keeps running on the devices kubelet gave it before")
+            + "; recreated, it would stay Pending. "
             if bound
             else ""
         )
@@ -384,19 +385,36 @@ def _renamed_finding(pod: Pod, renamed: list[str]) -> Finding:
     )  # fmt: skip
 
 
+def _not_running(snapshot: ClusterSnapshot, pod: Pod) -> str:
+    """What a bound, Running pod's status says when it does not run on the devices kubelet gave it (a container
+    waits: CrashLoopBackOff, an image pull, a config error); "" when it runs. kubelet keeps them for it: the
+    device manager frees only a terminated pod's devices (UpdateAllocatedDevices) and gives a restarted container
+    the ones it had (devicesToAllocate)."""
+    if not device_plugin.may_crash(pod):
+        return ""
+    lines = device_plugin.pod_state(snapshot, pod)[1]
+    return (
+        f"It does not run now ({'; '.join(lines)}), though kubelet keeps the devices it was given for it and "
+        "restarts its containers on them"
+    )
+
+
 def _holds(pod: Pod) -> bool:
-    """Bound and running: kubelet admitted it with the devices it asked for, whatever its node advertises now."""
+    """Bound and in phase Running: kubelet admitted it with the devices it asked for, whatever its node advertises
+    now (a container of it may be restarting all the same: ``_not_running``)."""
     return bool(pod.node_name) and pod.phase == "Running"
 
 
 def _unregistered_holder_finding(
-    pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
+    snapshot: ClusterSnapshot, pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
 ) -> Finding:
     """A running pod holds device plugin resources its node (and every other) now advertises at 0 or not at
     all: kubelet admitted it when a plugin had registered them there, and writes 0 once that plugin's
     registration ends (pkg/kubelet/cm/devicemanager/manager.go GetCapacity's deleted resources; the node
-    status setter sets their capacity to 0). It runs on, and waits for nothing; a pod like it, or it recreated,
-    stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin had allocated GPUs, then the node showed 0)."""
+    status setter sets their capacity to 0). It waits for nothing: it runs on them, or, its containers failing
+    for a cause of their own, kubelet restarts them on them (``_not_running``); a pod like it, or it recreated,
+    stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin had allocated GPUs, then the node showed 0). A pod
+    that does not run for a cause on its node is that cause's finding alone (``findings_bound.explained``)."""
     names = ", ".join(missing)
     mine = [c for c in dark if c.node == pod.node_name]
     return Finding(
@@ -404,10 +422,27 @@ def _unregistered_holder_finding(
         [f"pod/{pod.key}", f"node/{pod.node_name}"],
         f"kubelet gave it {names} on {pod.node_name} when a device plugin had registered it there; the node now "
         f"advertises none (kubelet writes 0 once the plugin's registration ends: the plugin stopped or restarted, "
-        "or kubelet restarted and the plugin did not register again). It keeps running on the devices it was "
-        "given; recreated, or any new pod asking for it, would stay Pending. "
+        "or kubelet restarted and the plugin did not register again). "
+        + (_not_running(snapshot, pod) or "It keeps running on the devices it was given")
+        + "; recreated, or any new pod asking for it, would stay Pending. "
         + (device_plugin.dark_summary(mine) if mine else ""),
         "R3.4, R11.4", list(mine[0].commands) if mine else [f"kubectl get node {pod.node_name} -o yaml"],
+    )  # fmt: skip
+
+
+def _unregistered_finding(
+    snapshot: ClusterSnapshot, pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
+) -> Finding:
+    """A pod asking for device plugin resources no node advertises: it holds them (bound, Running) or waits."""
+    if _holds(pod):
+        return _unregistered_holder_finding(snapshot, pod, missing, dark)
+    return Finding(
+        "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
+        [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],
+        f"{', '.join(missing)} is a device plugin's resource and the name is right; no node has registered it. "
+        + (device_plugin.dark_summary(dark) if dark else
+           "No node in the snapshot looks like a GPU node: add GPU nodes or check the node pool's scale-up."),
+        "R3.4, R11.4", list(dark[0].commands) if dark else [f"kubectl -n {pod.namespace} describe pod {pod.name}"],
     )  # fmt: skip
 
 
@@ -444,16 +479,11 @@ def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugin
                 "R6.3, R11.4", [f"kubectl -n {pod.namespace} get nodes -L {MIG_LAYOUT_LABELS}"],
             ))  # fmt: skip
         elif renamed := [r for r in missing if r + SHARED_SUFFIX in advertised]:
-            out.append(_renamed_finding(pod, renamed))
+            out.append(_renamed_finding(snapshot, pod, renamed))
         elif missing and all(device_plugin.registered_by_plugin(r) for r in missing):
-            out.append(_unregistered_holder_finding(pod, missing, dark) if _holds(pod) else Finding(
-                "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",
-                [f"pod/{pod.key}", *(f"node/{c.node}" for c in dark)],
-                f"{', '.join(missing)} is a device plugin's resource and the name is right; no node has registered it. "
-                + (device_plugin.dark_summary(dark) if dark else
-                   "No node in the snapshot looks like a GPU node: add GPU nodes or check the node pool's scale-up."),
-                "R3.4, R11.4", list(dark[0].commands) if dark else [f"kubectl -n {pod.namespace} describe pod {pod.name}"],
-            ))  # fmt: skip
+            # a bound pod that does not run for a cause on its node: that cause is its one finding (``explained``)
+            if not explained(snapshot, pod):
+                out.append(_unregistered_finding(snapshot, pod, missing, dark))
         elif missing:
             out.append(Finding(
                 "critical", "workload", "pod requests a resource no node advertises", [f"pod/{pod.key}"],

@@ -32,7 +32,9 @@ not loaded) is evidence in that finding, not a second cause. An unresolvable CDI
 (``findings_operands.covered``: lit and Ready) and this module's on every other; ``explain`` names it
 everywhere. The GPU stack's own DaemonSet pods are left to ``device_plugin``'s chain and ``findings_operands``
 (``findings_operands.stack_daemonset``); another DaemonSet's GPU pod (a monitoring agent asking for a GPU) is
-read here as any bound GPU pod.
+read here as any bound GPU pod. Such a pod whose node advertises none of what it holds now (its device plugin's
+registration ended) is one finding too, this module's, which says so (``explained``): ``findings``' "pod holds …,
+which no node advertises now" is for the pods no cause on their node explains.
 """
 
 from __future__ import annotations
@@ -295,6 +297,7 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
     ready = {n.name for n in snapshot.nodes if n.ready}
     # findings_operands reports the CDI case on the nodes it covers, by its rule; on the others it is said here
     lit = covered(snapshot, chains)
+    dark = {c.node for c in chains if c.dark}  # GPU nodes advertising none: each has its own finding
     for pod in snapshot.pods:
         if not pod.node_name or pod.is_terminal:  # a Failed pod kubelet rejected is ``findings_admission``'s
             continue
@@ -307,6 +310,7 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
         if stuck is None or (stuck.cdi and stuck.node in lit):
             continue  # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239)
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
+        why = stuck.why + _unregistered_note(snapshot, stuck.node, gpus, stuck.node in dark)
         # a cause that is the pod's own on its node: pods alike but for their name are one kind, by what
         # made them, read after their count as "the GPU pod bound to …" (a node's cause has one title for
         # every pod: ``Stuck.title``)
@@ -319,10 +323,40 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
             stuck.severity, stuck.layer, title, [f"pod/{pod.key}", f"node/{stuck.node}"],
             f"{pod.key} is bound to {stuck.node} and holds {held} there, so no scheduler tries it again and "
             "changing its requests or tolerations does not help: " + "; ".join(stuck.evidence) + ". "
-            + stuck.why,
+            + why,
             "R3.4, R16", stuck.commands, check=BOUND, subject=subject, many=many,
         ))  # fmt: skip
     return out
+
+
+def explained(snapshot: ClusterSnapshot, pod: Pod) -> bool:
+    """A bound GPU pod that does not run for a cause on its node: ``bound_findings`` reports it (with what its
+    node no longer advertises of what it holds), or ``findings_operands`` (its CDI device, on the nodes it
+    covers). That is the pod's one account: no other check reports it as one that holds its devices and runs."""
+    return bool(pod.node_name) and why_not_running(snapshot, pod) is not None
+
+
+def _unregistered_note(snapshot: ClusterSnapshot, name: str, gpus: dict[str, int], dark: bool) -> str:
+    """What a bound pod's node no longer advertises of the device plugin resources it holds (capacity 0 or
+    absent: kubelet writes 0 once the plugin's registration ends, pkg/kubelet/cm/devicemanager manager.go
+    GetCapacity): kubelet keeps the pod's devices while it is not terminated (the device manager frees only a
+    terminated pod's, UpdateAllocatedDevices), and nothing asking for the resource is placed on the node. ``dark``:
+    the node has its own finding, a GPU node advertising no GPU, which says why."""
+    node = snapshot.node(name)
+    gone = [
+        r
+        for r in gpus
+        if node is not None and not node.capacity.get(r) and device_plugin.registered_by_plugin(r)
+    ]
+    if not gone:
+        return ""
+    names = ", ".join(gone)
+    why = "; the node's own finding says why" if dark else ""
+    return (
+        f" {name} advertises no {names} now (kubelet writes 0 once the device plugin's registration ends{why}): "
+        f"kubelet keeps the devices it gave this pod until the pod ends, and no pod asking for {names}, this one "
+        f"if recreated, is placed on {name} until a device plugin registers it there again."
+    )
 
 
 def is_bound_finding(finding: Finding) -> bool:
