@@ -128,6 +128,11 @@ def test_gpu_pod_on_an_unreachable_node_karpenter_1476() -> None:
     finding(data, "GPU node is NotReady")  # the node's own finding stays
 
 
+# what follows the pod garbage collector's deletion of a pod bound to a Node that no longer exists (kube-controller-
+# manager pkg/controller/podgc gc_controller.go gcOrphaned) for a controller's pod: another, placed elsewhere
+ELSEWHERE = "again elsewhere"
+
+
 def test_pod_bound_to_a_node_not_in_the_snapshot(tmp_path: Path) -> None:
     """The same pod with its Node gone: the pod garbage collector deletes pods bound to a missing Node
     (kube-controller-manager podgc gcOrphaned), so a warning, not a NotReady claim."""
@@ -144,6 +149,39 @@ def test_pod_bound_to_a_node_not_in_the_snapshot(tmp_path: Path) -> None:
     assert f["severity"] == "warning" and "pod/inference/triton-7d9c8b6f4-x2k9p" in f["objects"]
     assert "ip-10-32-136-67.eu-west-1.compute.internal: no such Node in the snapshot" in f["detail"]
     assert "gcOrphaned" in f["detail"]
+    assert ELSEWHERE in f["detail"]  # its ReplicaSet makes another pod, placed on another node
+
+
+def test_a_bare_pod_on_a_deleted_node_is_not_said_to_come_back_kubernetes_23375() -> None:
+    """kubernetes/kubernetes#23375: stuck-pod, with no controller ("Replication Controllers: <none>", no
+    DaemonSet), stays bound to worker1 after the Node was deleted. Once the pod garbage collector deletes it, nothing
+    makes it again (Kubernetes' Pod lifecycle docs: a pod is bound once; only a controller replaces it): the
+    finding may not say a controller creates it elsewhere, and its commands keep its spec before it goes."""
+    f = finding(
+        case("pod-bound-to-deleted-node"), "GPU pods bound to a node missing from the snapshot are stranded"
+    )
+    assert f["objects"] == ["pod/default/stuck-pod", "node/worker1"]
+    assert "spec.nodeName worker1: no such Node in the snapshot" in f["detail"]
+    assert ELSEWHERE not in f["detail"] and "no controller" in f["detail"]
+    assert any(c.startswith("kubectl -n default get pod stuck-pod -o yaml > ") for c in f["commands"])
+
+
+def test_a_daemonset_pod_on_a_deleted_node_is_not_said_to_come_back(tmp_path: Path) -> None:
+    """A DaemonSet runs one pod on each node it selects: "As nodes are removed from the cluster, those Pods are
+    garbage collected" (Kubernetes' DaemonSet docs; kube-controller-manager's log in kars7e's gist
+    https://gist.github.com/kars7e/b1fe9a8a330f2c3fbb3418b6e7613e11: "Found orphaned Pod flannel-… assigned to the
+    Node …. Deleting."). The monitoring DaemonSet's GPU pod of cdi-unresolvable-daemonset-pod.yaml with its Node
+    deleted: no pod takes its place elsewhere, and kubelet on a deleted Node does not report again, so the finding
+    neither promises a replacement nor says to wait for kubelet."""
+    src = (HERE / "cdi-unresolvable-daemonset-pod.yaml").read_text(encoding="utf-8")
+    start = src.index("- apiVersion: v1\n  kind: Node\n  metadata:\n    name: rke2-gpu\n")
+    end = src.index("- apiVersion: v1\n  kind: Node\n  metadata:\n    name: rke2-cpu\n")
+    path = tmp_path / "deleted.yaml"
+    path.write_text(src[:start] + src[end:], encoding="utf-8")
+    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
+    assert f["objects"] == ["pod/monitoring/gpu-node-monitor-7xq2d", "node/rke2-gpu"]
+    assert ELSEWHERE not in f["detail"] and "DaemonSet monitoring/gpu-node-monitor" in f["detail"]
+    assert "kubelet reports again" not in f["detail"]
 
 
 def test_runtimeclass_missing_at_creation_truenas_11178() -> None:

@@ -23,7 +23,9 @@ the texts read here, each from its upstream source:
   kubelet's last report; the node lifecycle controller evicts after the pod's ``node.kubernetes.io/
   unreachable``/``not-ready`` tolerationSeconds (300 by the DefaultTolerationSeconds admission plugin) and
   a pod deleted there stays Terminating until kubelet confirms it or the Node object is deleted; the pod
-  garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``).
+  garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``): a ReplicaSet's, Job's or
+  StatefulSet's pod is made again elsewhere, a DaemonSet's (one pod per node) and a pod without a controller are
+  not.
 
 A pod on a node that stopped reporting is one finding, the node's: its status is kubelet's last report and
 nothing starts there until kubelet is back, so what the runtime said last (an unresolvable CDI device, a driver
@@ -131,6 +133,22 @@ def _cordon(ns: str, node: str) -> list[str]:
     return [dry, f"{cordon}   # rollback: {uncordon}"]
 
 
+def _after_gc(pod: Pod) -> str:
+    """What follows the pod garbage collector's deletion of ``pod``, bound to a deleted Node: a ReplicaSet, Job
+    or StatefulSet makes its pod again and the scheduler places it elsewhere; a DaemonSet runs one pod per
+    eligible node and this one is gone, so it makes none (Kubernetes' DaemonSet docs: "As nodes are removed from
+    the cluster, those Pods are garbage collected"); nothing makes a pod without a controller again (the Pod
+    lifecycle docs: a pod is bound once, and only a controller replaces it)."""
+    if pod.owner is None:
+        return "and nothing creates this one again: it has no controller (save its spec and create it again if needed)"
+    if pod.owner.kind == "DaemonSet":
+        return (
+            f"and DaemonSet {pod.namespace}/{pod.owner.name} creates none in its place: it runs one pod on each "
+            "node it selects, and this node is gone"
+        )
+    return "and their controllers create them again elsewhere"
+
+
 def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
     node = snapshot.node(pod.node_name)
     commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
@@ -138,11 +156,15 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
         return Stuck(
             pod, pod.node_name, f"its node {pod.node_name} is not in the snapshot",
             "If the Node was deleted, the pod garbage collector deletes the pods bound to it (gcOrphaned, after "
-            "a short quarantine) and their controllers create them again elsewhere; a pod still bound to a "
-            "missing Node means kube-controller-manager has not done so yet, or the snapshot left the Node out "
-            "(take nodes and pods together).",
+            f"a short quarantine) {_after_gc(pod)}; a pod still bound to a missing Node means "
+            "kube-controller-manager has not done so yet, or the snapshot left the Node out (take nodes and pods "
+            "together).",
             [f"spec.nodeName {pod.node_name}: no such Node in the snapshot"], "warning", "node",
-            [*commands, f"kubectl -n {pod.namespace} get node {pod.node_name}"], "is stranded",
+            [*commands, f"kubectl -n {pod.namespace} get node {pod.node_name}",
+             # nothing recreates a bare pod: its spec is lost with it unless kept now
+             *([f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml > {pod.name}.yaml   # its spec, to create "
+                "it again without spec.nodeName"] if pod.owner is None else [])],
+            "is stranded",
             f"{GROUP_HEAD}a node missing from the snapshot are stranded",
         )  # fmt: skip
     if node.ready:
@@ -280,10 +302,11 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = Non
             f"the pod's last status, before kubelet stopped reporting: {last.cause}",
             *last.evidence,
         ]
-        gone.why += (
-            f" Once kubelet reports again, check whether the pod still fails as it did ({last.cause}): "
-            + last.why
-        )
+        if snapshot.node(pod.node_name) is not None:  # a deleted Node's kubelet reports no more: its pods go
+            gone.why += (
+                f" Once kubelet reports again, check whether the pod still fails as it did ({last.cause}): "
+                + last.why
+            )
     return gone
 
 
