@@ -21,8 +21,9 @@ Each rule names the field, says what goes wrong and how to fix it:
 * ``pool-sharing-mode`` (R7.3): a pod that targets a pool (``accelerator.example.com/pool`` in its
   nodeSelector or a required ``In`` affinity term) asks for a GPU resource other nodes offer but that
   pool's do not — one sharing mode per pool (``nvidia.com/gpu.sharing-strategy`` is shown);
-* ``toleration-without-gpu`` (R5.3, R17.4): tolerating the GPU taint without requesting a GPU (DaemonSets
-  excepted: node agents must run on GPU nodes).
+* ``toleration-without-gpu`` (R5.3, R17.4): tolerating the GPU taint without asking a GPU (``gpu_facts.asks_gpu``:
+  a GPU resource, a KAI share annotation or Volcano vGPU resources; DaemonSets excepted: node agents must run
+  on GPU nodes).
 * ``dra-admin-access``: ``adminAccess`` in a ResourceClaim / ResourceClaimTemplate outside a namespace
   labelled for it (``kubegpu.admission.dra``); a container using a claim counts as requesting a GPU;
 * ``dra-quota`` (warning, where the namespace's ResourceQuotas are known): a ResourceClaim / ResourceClaimTemplate
@@ -68,7 +69,7 @@ from kubegpu.admission.gpu_access import (
 from kubegpu.admission.shape import mapping, template_shape
 from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
 from kubegpu.errors import InputError
-from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, tolerates_gpu_taint
+from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, asks_gpu, tolerates_gpu_taint
 from kubegpu.model.names import ALLOCATION_ANNOTATION as ALLOCATION_ANNOTATION
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.resources import is_gpu
@@ -263,7 +264,9 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
                         "Node status.capacity exactly or the pod stays Pending. Fix: use an offered name.",
                     ))  # fmt: skip
-    if not gpus and not claims and not daemonset and tolerates:
+    # the rule explain's finding and note read (gpu_facts.asks_gpu: a KAI share or Volcano vGPU template asks its
+    # GPU without nvidia.com/gpu), with the claims read from the containers
+    if tolerates and not daemonset and not asks_gpu(pod) and not claims:
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "

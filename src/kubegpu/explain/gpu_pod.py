@@ -4,7 +4,7 @@ and the cluster exporter reports as a Pending GPU pod.
 A pod is a GPU pod when it asks for any ``nvidia.com/*`` resource (a misspelt one too: it is often the
 point) or another vendor's GPU resource (``resources.other_vendor_gpu``: explained, with the line that kubegpu
 does not model it, rather than counted among the pods without GPUs), tolerates an ``nvidia.com/*`` taint, asks
-another scheduler's GPU (Volcano vGPU, a KAI share: ``schedulers.wants_gpu_elsewhere``), or names a DRA
+another scheduler's GPU (Volcano vGPU, a KAI share: ``gpu_facts.wants_gpu_elsewhere``), or names a DRA
 claim for a device of a GPU driver (``names.GPU_DRA_DRIVERS``: NVIDIA's, AMD's, Intel's, the DRA example
 driver's). A claim is a GPU claim when its allocation's results name such a driver, or, unallocated, when
 one of its requests (or its template's) asks for a DeviceClass (or adds a selector) whose CEL selector
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 
-from kubegpu.explain.schedulers import wants_gpu_elsewhere
 from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceClaim
+from kubegpu.model.gpu_facts import asks_gpu, wants_gpu_elsewhere
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
-from kubegpu.model.resources import is_gpu, other_vendor_gpu
+from kubegpu.model.resources import other_vendor_gpu
 
 # ``device.driver == "gpu.nvidia.com"`` (or another GPU driver) in either quote style and either operand order
 _D = "(?:" + "|".join(re.escape(d) for d in GPU_DRA_DRIVERS) + ")"
@@ -44,15 +44,10 @@ def is_gpu_pod(pod: Pod, dra: DraObjects | None = None) -> bool:
 
 
 def asks_for_gpu(pod: Pod, dra: DraObjects) -> bool:
-    """The pod is given a GPU some way: a GPU resource, another scheduler's GPU ask (a KAI share annotation,
-    whose container carries no nvidia.com/gpu by design: KAI docs/gpu-sharing; Volcano vGPUs) or a GPU claim.
-    Tolerating the GPU taint without any of them is the toleration-without-GPU pitfall (``findings``,
-    ``notes``)."""
-    return (
-        any(v and is_gpu(r) for r, v in pod.requests.items())
-        or wants_gpu_elsewhere(pod)
-        or claims_gpu(pod.key, dra)
-    )
+    """The pod is given a GPU some way: it asks one in its spec (``gpu_facts.asks_gpu``, the rule the admission
+    lint reads too) or names a GPU claim. Tolerating the GPU taint without either is the toleration-without-GPU
+    pitfall (``findings``, ``notes``)."""
+    return asks_gpu(pod) or claims_gpu(pod.key, dra)
 
 
 def claims_gpu(pod_key: str, dra: DraObjects) -> bool:

@@ -31,7 +31,7 @@ from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
 from kubegpu.explain.volcano_queue import over_capability
 from kubegpu.explain.wording import some_of
-from kubegpu.model.gpu_facts import hami_split_counts
+from kubegpu.model.gpu_facts import hami_split_counts, kai_annotations
 from kubegpu.model.names import (
     DEFAULT_SCHEDULER,
     GPU_MEMORY_LABEL,
@@ -69,15 +69,6 @@ SCHEDULER_RESOURCES = (*HAMI_RESOURCES, *VOLCANO_RESOURCES)  # resolved by those
 def own_resources(pod: Pod) -> dict[str, int]:
     """The pod's requests that only HAMi's or Volcano's scheduler understands."""
     return {r: v for r, v in pod.requests.items() if v and is_scheduler_resource(r)}
-
-
-def kai_annotations(pod: Pod) -> dict[str, str]:
-    return {k: v for k, v in pod.annotations.items() if k in KAI_ANNOTATIONS}
-
-
-def wants_gpu_elsewhere(pod: Pod) -> bool:
-    """A GPU ask that is not an nvidia.com/* resource: KAI's fraction annotations, Volcano's vGPUs."""
-    return bool(kai_annotations(pod)) or any(r.startswith("volcano.sh/vgpu") for r in pod.requests)
 
 
 def is_scheduler_resource(name: str) -> bool:

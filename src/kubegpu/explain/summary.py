@@ -33,10 +33,9 @@ from kubegpu.explain.kueue import WORKLOAD_REF
 from kubegpu.explain.kueue import cause as kueue_cause
 from kubegpu.explain.overview import NodeRow
 from kubegpu.explain.pending import Explanation, NodeEvidence
-from kubegpu.explain.schedulers import kai_annotations
 from kubegpu.explain.wording import some_of
 from kubegpu.model.dra import DraObjects
-from kubegpu.model.gpu_facts import tolerates_gpu_taint
+from kubegpu.model.gpu_facts import kai_annotations, tolerates_gpu_taint
 from kubegpu.model.names import MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import NodeSelectorTerm, Pod, Requirement
 from kubegpu.model.quantity import format_milli, format_milli_range

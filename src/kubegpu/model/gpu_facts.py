@@ -1,5 +1,6 @@
 """GPU facts read off pods and nodes that several layers share (R5.1, R5.3, R17.4): the pool of a node
-(configured label, then the providers' own) and whether a pod tolerates the GPU taint. The taint key, GFD
+(configured label, then the providers' own), whether a pod tolerates the GPU taint and whether it asks a GPU
+in its own spec (``asks_gpu``: the one rule explain's findings and notes and the admission lint read). The taint key, GFD
 label keys and the default pool label are defined in ``kubegpu.model.names`` and re-exported here for the
 modules that import them from this one."""
 
@@ -13,9 +14,11 @@ from kubegpu.model.names import (
     AKS_ACCELERATOR_LABEL,
     CLOUD_GPU_LABELS,
     HAMI_NODE_REGISTER_ANNOTATION,
+    KAI_ANNOTATIONS,
     LABEL_WRITERS,
     TAINT_WRITERS,
     VOLCANO_NODE_REGISTER_ANNOTATION,
+    VOLCANO_VGPU_PREFIX,
 )
 from kubegpu.model.names import DEFAULT_POOL_LABEL as DEFAULT_POOL_LABEL
 from kubegpu.model.names import GPU_COUNT_LABEL as GPU_COUNT_LABEL
@@ -23,6 +26,7 @@ from kubegpu.model.names import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
 from kubegpu.model.names import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
 from kubegpu.model.names import GPU_TAINT_KEY as GPU_TAINT_KEY
 from kubegpu.model.objects import Node, Pod
+from kubegpu.model.resources import is_gpu
 
 # The node-pool labels real providers set, in the order they are tried when the configured label is
 # absent: Karpenter (karpenter.sh/nodepool), GKE (cloud.google.com/gke-nodepool), EKS managed node groups
@@ -60,6 +64,25 @@ def node_pool(labels: Mapping[str, str], configured: str = DEFAULT_POOL_LABEL) -
 def tolerates_gpu_taint(pod: Pod) -> bool:
     """Does any toleration cover the GPU-node taint key (or every key)?"""
     return any(t.key == GPU_TAINT_KEY or (not t.key and t.operator == "Exists") for t in pod.tolerations)
+
+
+def kai_annotations(pod: Pod) -> dict[str, str]:
+    """The pod's KAI GPU-share annotations (``gpu-fraction``, ``gpu-memory``: KAI docs/gpu-sharing)."""
+    return {k: v for k, v in pod.annotations.items() if k in KAI_ANNOTATIONS}
+
+
+def wants_gpu_elsewhere(pod: Pod) -> bool:
+    """A GPU ask that is not an nvidia.com/* resource: KAI's share annotations, Volcano's vGPUs."""
+    return bool(kai_annotations(pod)) or any(r.startswith(VOLCANO_VGPU_PREFIX) for r in pod.requests)
+
+
+def asks_gpu(pod: Pod) -> bool:
+    """The pod asks a GPU in its own spec: an NVIDIA GPU resource, or another scheduler's GPU ask (a KAI
+    share, whose container carries no nvidia.com/gpu by design: KAI docs/gpu-sharing; Volcano's
+    ``volcano.sh/vgpu-*``). A DRA claim is the other way a pod is given a GPU; each caller reads it from what
+    it has (explain from the snapshot's claims, the admission lint from the containers' claim references).
+    Tolerating the GPU taint without either is the toleration-without-GPU pitfall (R17.4)."""
+    return any(v and is_gpu(r) for r, v in pod.requests.items()) or wants_gpu_elsewhere(pod)
 
 
 def gpu_signs(node: Node) -> list[str]:

@@ -234,6 +234,7 @@ HAMI_NODE_LABEL_VALUE = "on"
 # the plugin; memory and cores are resolved by the Volcano scheduler only.
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_VGPU_NUMBER = "volcano.sh/vgpu-number"
+VOLCANO_VGPU_PREFIX = "volcano.sh/vgpu"  # every vGPU resource: vgpu-number, vgpu-memory, vgpu-cores …
 VOLCANO_RESOURCES = ("volcano.sh/vgpu-memory", "volcano.sh/vgpu-memory-percentage", "volcano.sh/vgpu-cores")
 VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 # the physical GPUs volcano-vgpu-device-plugin registered on a node (volcano pkg/scheduler/api/devices/nvidia/
