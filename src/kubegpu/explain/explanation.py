@@ -191,6 +191,10 @@ class Explanation:
     # for such a pod, the cause kubegpu established from that scheduler's own rule and the snapshot's objects
     # (its events, node annotations): (cause, what to do). ``summary`` leads with it, not with who handles it
     established: tuple[str, str] | None = None
+    # the established cause accounts for the refusals of the checks every scheduler makes too (their shortage is
+    # its symptom: ``schedulers.establish_if_short``), so ``summary`` leads with it even though they fail; not
+    # part of the output
+    established_from_checks: bool = field(default=False, compare=False, repr=False)
     waiting: str = ""  # "waiting for admission by …" for a pod with scheduling gates (not tried at all)
     kueue: KueueReading | None = None  # what the Kueue objects say, for a pod Kueue gates (``explain.kueue``)
     binding: str = ""  # what its allocated claims' devices wait for in PreBind (explain.dra_binding)

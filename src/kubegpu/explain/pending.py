@@ -126,6 +126,10 @@ def explain_pod(engine: Engine, pod: Pod) -> Explanation:
             f"{exp.nominated_node} for this pod and nominated it there; it binds when they have terminated. Wait "
             "for them: nothing in the per-node advice needs doing for this pod."
         )
+    if who.if_short is not None and not result.scheduled and not exp.nominated_node:
+        exp.established_from_checks = schedulers.establish_if_short(
+            exp, pod, who, _refusals(engine, diag), engine.snapshot
+        )
     if result.nominated_node:
         exp.notes.append(
             f"preemption: the pod would be nominated to {result.nominated_node} after evicting {', '.join(exp.victims)} "
@@ -211,6 +215,15 @@ def _add_node_evidence(engine: Engine, ctx: causes.Context, diag: Diagnosis, exp
         reason, nodes, by_reason, idxs = groups[text]
         advice = causes.advice_group(ctx, reason, nodes, by_reason)
         exp.groups.append(ReasonGroup(text, nodes, advice.fix, advice.pitfall, list(advice.commands), idxs))
+
+
+def _refusals(engine: Engine, diag: Diagnosis) -> dict[str, tuple[Reason, ...]]:
+    """Each node the checks evaluated and refused, with its reasons (for ``schedulers.establish_if_short``)."""
+    rows = diag.codes.nonzero()[0]
+    rows = rows[diag.evaluated[rows]]
+    names = store_for(engine).names
+    fw = engine.framework
+    return {str(names[i]): fw.reason_values(int(diag.reason_ids[i])) for i in rows.tolist()}
 
 
 def _triples(diag: Diagnosis) -> tuple[Rows, list[tuple[int, Rows]]]:

@@ -56,6 +56,7 @@ from kubegpu.model.objects import Container, Node, Pod, Taint
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import KAI_GROUP
 from kubegpu.model.snapshot import ClusterSnapshot
+from kubegpu.scheduler.reasons import Insufficient, Reason
 
 FAMILIES = {
     DEFAULT_SCHEDULER: "kube-scheduler",
@@ -112,6 +113,9 @@ class Handling:
     notes: list[str] = field(default_factory=list)
     # the cause established from that scheduler's own rule (``Explanation.established``): (cause, what to do)
     established: tuple[str, str] | None = None
+    # a cause that holds when the checks every scheduler makes refuse the pod only for want of nvidia.com/gpu,
+    # on these nodes: HAMi registered their every card with split count 1 (``establish_if_short``)
+    if_short: tuple[frozenset[str], tuple[str, str]] | None = None
 
     @property
     def other(self) -> str:
@@ -140,8 +144,10 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
                 "reports (node annotations), not advertised in any node's capacity; they are left out of the checks "
                 "below, which only {expected}'s own filter can evaluate".replace("{expected}", expected)
             )
-            if owner == "HAMi":
-                h.notes.extend(_hami_unsplit_notes(snapshot, asked))
+            unsplit = _hami_unsplit(snapshot) if owner == "HAMi" else []
+            if unsplit:
+                h.notes.append(_hami_unsplit_note(unsplit, asked))
+                h.if_short = (frozenset(unsplit), (HAMI_UNSPLIT, h.notes[-1]))
         else:
             hint = (
                 "HAMi's mutating webhook sets schedulerName hami-scheduler on GPU pods; it did not here (the webhook "
@@ -229,24 +235,61 @@ def establish(on: Establishes, pod: Pod, scheduler: str, cause: tuple[str, str] 
         on.established = cause
 
 
-def _hami_unsplit_notes(snapshot: ClusterSnapshot, asked: str) -> list[str]:
-    """A pod asking HAMi's share resources means to share a card; where HAMi registered every card with split
-    count 1 a card takes one container, so no second pod shares it (Project-HAMi/HAMi#587: the chart's
-    devicePlugin.deviceSplitCount set to 1, "the second Pod can only stay Pending"; raise it)."""
-    unsplit: list[str] = snapshot.derived(  # the nodes' annotations read once per snapshot, not per pod
+def _hami_unsplit(snapshot: ClusterSnapshot) -> list[str]:
+    """The nodes where HAMi registered every card with split count 1 (read once per snapshot, not per pod)."""
+    found: list[str] = snapshot.derived(
         "hami-unsplit-nodes",
         lambda: [n.name for n in snapshot.nodes if (c := hami_split_counts(n)) and all(x == 1 for x in c)],
         over=(snapshot.nodes,),
     )
-    if not unsplit:
-        return []
+    return found
+
+
+def _hami_unsplit_note(unsplit: list[str], asked: str) -> str:
+    """A pod asking HAMi's share resources means to share a card; where HAMi registered every card with split
+    count 1 a card takes one container, so no second pod shares it (Project-HAMi/HAMi#587: the chart's
+    devicePlugin.deviceSplitCount set to 1, "the second Pod can only stay Pending"; raise it)."""
     named = ", ".join(unsplit[:5]) + (f" and {len(unsplit) - 5} more" if len(unsplit) > 5 else "")
-    return [
+    return (
         f"HAMi registered every card of {named} with split count 1 (the count field of "
         f"{HAMI_NODE_REGISTER_ANNOTATION}): a card there takes one container, so {asked} shares it with no "
         "other pod and each such pod needs a card of its own. The count is HAMi's deviceSplitCount (the chart's "
         "devicePlugin.deviceSplitCount, 10 by default): raise it to share the cards (Project-HAMi/HAMi#587)."
-    ]
+    )
+
+
+def establish_if_short(
+    on: Establishes,
+    pod: Pod,
+    h: Handling,
+    refused: Mapping[str, tuple[Reason, ...]],
+    snapshot: ClusterSnapshot,
+) -> bool:
+    """Establish ``h.if_short`` when the checks refuse the pod for want of nvidia.com/gpu only on its nodes.
+
+    HAMi's device plugin advertises nvidia.com/gpu as cards times the split count (docs/config.md
+    devicePlugin.deviceSplitCount, "Maximum tasks assigned to a simple GPU device"; 4paradigm/k8s-vgpu-scheduler
+    #35: split count 5 on 8 cards, allocatable 40). With split count 1 the count is the cards, so a node big
+    enough for the pod that is refused only for nvidia.com/gpu has every card held by a container: the split
+    count is why no card is shared, the shortage its symptom. The candidates are the refused nodes whose
+    allocatable holds the pod's nvidia.com/gpu and whose reasons include that shortage; it is established when
+    there is one and each is such a node, refused for nothing else (a node short of CPU too, or a split card
+    in use, leaves the shortage's own advice). Nodes refused for other reasons (taints, selectors) could not take
+    the pod whatever the split count. True when established."""
+    if h.if_short is None:
+        return False
+    nodes, cause = h.if_short
+    need = pod.requests.get(NVIDIA_GPU, 0)
+    candidates = []
+    for name, reasons in refused.items():
+        node = snapshot.node(name)
+        short = [r for r in reasons if isinstance(r, Insufficient) and r.resource == NVIDIA_GPU]
+        if short and node is not None and node.allocatable.get(NVIDIA_GPU, 0) >= need > 0:
+            candidates.append((name, len(short) == len(reasons)))
+    if not candidates or not all(only and name in nodes for name, only in candidates):
+        return False
+    establish(on, pod, HAMI_SCHEDULER, cause)
+    return on.established == cause
 
 
 def _kai_queue_notes(snapshot: ClusterSnapshot, queue: str) -> list[str]:
@@ -317,6 +360,7 @@ def _kai_key_notes(pod: Pod, kai: Mapping[str, str]) -> list[str]:
 # pkg/scheduler/k8s_internal/predicates/maxNodeResources.go buildUnschedulableMessage)
 _KAI_NO_NODE = re.compile(r"No node in the (\S+) node-pool has (\S+) resources")
 # the established causes (``Handling.established``) these notes give, as the grouped view names them
+HAMI_UNSPLIT = "hami-scheduler: split count 1 on every card of the nodes that could take the pod"
 KAI_MISCOUNT = "kai-scheduler's MaxNodeResources miscount: the nodes advertise what it says no node has"
 KAI_MIG_OFF = (
     "kai-scheduler takes the MIG-off nodes (mig.strategy=mixed, nvidia.com/mig-* at 0) for MIG nodes"

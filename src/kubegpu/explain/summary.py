@@ -295,7 +295,11 @@ def _node_cause(
         return "waiting for admission (scheduling gates)", exp.waiting
     if exp.not_queued:  # PreEnqueue: kube-scheduler does not try it until its claims resolve
         return NOT_QUEUED, exp.not_queued
-    if exp.handled_by and exp.established and (exp.schedulable or not exp.groups):
+    if (
+        exp.handled_by
+        and exp.established
+        and (exp.schedulable or not exp.groups or exp.established_from_checks)
+    ):
         return exp.established  # another scheduler's pod, refused by a rule of its own kubegpu read
     if exp.handled_by and (
         exp.schedulable or not exp.groups
