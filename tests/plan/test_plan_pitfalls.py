@@ -144,3 +144,21 @@ def test_plan_json_carries_the_pitfall_id() -> None:
     )
     assert result.exit_code == 0, result.output
     assert [p["id"] for p in json.loads(result.output)["details"]["pitfalls"]] == ["labels-without-gpus"]
+
+
+def test_r17_4_kai_shares_and_volcano_vgpu_pods_ask_their_gpu_without_nvidia_com_gpu() -> None:
+    """Taint g1 as above. share (a KAI GPU share: annotation gpu-fraction, no GPU resource by design,
+    kai-scheduler/KAI-Scheduler docs/gpu-sharing/gpu-sharing.yaml) and vgpu (Volcano's volcano.sh/vgpu-number,
+    Project-HAMi/volcano-vgpu-device-plugin README) tolerate it and are given GPUs: not flagged, as diagnose
+    and the admission lint do not flag them (kai-scheduler/KAI-Scheduler#522); prep still is."""
+    tol = {"key": "nvidia.com/gpu", "operator": "Exists"}
+    share = make_pod("share").owner("ReplicaSet", "share-1").tolerate(**tol).on("g1").obj()
+    share["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+    share["spec"]["schedulerName"] = "kai-scheduler"
+    vgpu = make_pod("vgpu").owner("Job", "vgpu").tolerate(**tol).obj()
+    vgpu["spec"]["containers"][0]["resources"] = {"limits": {"volcano.sh/vgpu-number": "1"}}
+    vgpu["spec"]["schedulerName"] = "volcano"
+    prep = make_pod("prep").owner("ReplicaSet", "prep-1").tolerate(**tol).on("g1").obj()
+    s = snap(make_node("g1").gpus(2).obj(), share, vgpu, prep)
+    change = plan_taint(s, [s.node("g1")], GPU_TAINT, False, NOW)
+    assert flagged(change) == [("toleration-without-gpu-request", ["pod/default/prep"])]

@@ -7,9 +7,10 @@ Each is appended to the plan's warnings as ``pitfall R17.n: …`` and listed in 
   but that advertises no allocatable GPU — a working host driver is not a registered, healthy plugin;
 - R17.3, ``plan time-slicing``: the pods that will hold replicas of the node's GPUs share each GPU's memory;
   none gets 1/N of it;
-- R17.4, ``plan taint`` adding the GPU taint: pods on the nodes, or Pending, that tolerate it but request
-  no GPU — the toleration lets them stay or land there and gives them no device (DaemonSet node agents
-  excepted, as the admission lint does: they must run on GPU nodes without a GPU);
+- R17.4, ``plan taint`` adding the GPU taint: pods on the nodes, or Pending, that tolerate it but ask no
+  GPU (``gpu_pod.asks_for_gpu``: no GPU resource, KAI share annotation, Volcano vGPU or GPU claim) — the
+  toleration lets them stay or land there and gives them no device (DaemonSet node agents excepted, as the
+  admission lint does: they must run on GPU nodes without a GPU);
 - R17.5, every plan with an effect: pods the change leaves without a node although the free devices of
   the open nodes add up to their GPU request (``Effect.scattered``).
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kubegpu.explain.findings import has_gpu_labels, is_daemon
+from kubegpu.explain.gpu_pod import asks_for_gpu
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Taint
@@ -81,7 +83,7 @@ def tolerating_without_gpu(snapshot: ClusterSnapshot, targets: Sequence[Node], t
         and (p.node_name in names or not p.node_name)
         and p.tolerates(taint)
         and not is_daemon(p)
-        and not gpu_requests(p.requests)
+        and not asks_for_gpu(p, snapshot.dra)  # the rule diagnose and the admission lint read
     ]
     if not pods:
         return []
