@@ -120,7 +120,7 @@ def _cases() -> list[Case]:
         make_pod("rb").requests(cpu="6", memory="1Gi").on("b").obj(),
     ), make_pod("p").requests(cpu="1", memory="4Gi").obj(),
         "a (62.5% cpu, 50% memory) would become balanced: up to 1.35 a (balance 100) wins, from 1.36 b, whose "
-        "balance the pod improves more (a 125 vs b 111, then a 103 vs b 118)", min_minor=34))  # fmt: skip
+        "balance the pod improves more (a 125 vs b 111, then a 103 vs b 118)"))  # fmt: skip
     _affinity_cases(add)
     out.extend(_dra_cases())
     _default_spread_cases(add)
