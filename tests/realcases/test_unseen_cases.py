@@ -11,10 +11,12 @@ MIG-strategy-single panic (NVIDIA/gpu-operator#460) and the operator's disabled 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from kubegpu.explain.findings_admission import rejection
-from kubegpu.sources import load_files
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
 from tests.realcases.cases import HERE, case, diagnosed, explain, finding, fixes, pending
 
 
@@ -81,14 +83,20 @@ def test_operator_device_plugin_disabled_gpu_operator_486() -> None:
     assert "gpu-worker-1" in f["objects"][0]
 
 
-def test_validator_explained_alone_names_the_direct_binding_gpu_operator_233() -> None:
-    # explain reads the pod alone: the validator's way onto the node (spec.nodeName, no scheduler) is named
-    snap = load_files(HERE / "gpu-operator-validator-gpu-held.yaml")
-    pod = snap.pod("gpu-operator-resources/nvidia-device-plugin-validator")
-    assert pod is not None
-    rejected = rejection(pod)
-    assert rejected is not None
-    assert "a pod created with spec.nodeName, as the GPU Operator's validator pods are" in rejected[1]
+def test_validator_explained_names_the_pod_holding_the_gpu_gpu_operator_233() -> None:
+    """`kubegpu explain` on the refused validator says what diagnose says: the thread's cause (#233, #480: a
+    workload pod requests the node's only GPU, kubelet counted right, nothing is broken), the holder named, not
+    the generic list of how kubelet's count could differ from a scheduler's."""
+    res = CliRunner().invoke(
+        cli,
+        ["explain", "gpu-operator-resources/nvidia-device-plugin-validator", "--snapshot",
+         str(HERE / "gpu-operator-validator-gpu-held.yaml"), "-o", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    bound = json.loads(res.stdout)["bound"]
+    assert bound["cause"] == "kubelet rejected it at admission (UnexpectedAdmissionError)"
+    assert "default/gpu-demo-64894cf985-ff8sj (1)" in bound["why"] and "Nothing is broken" in bound["why"]
+    assert "kubelet's view differed" not in bound["why"]
 
 
 def test_two_containers_each_one_gpu_k8s_device_plugin_71() -> None:

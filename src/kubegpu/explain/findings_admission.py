@@ -146,16 +146,20 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
     return "node", ""
 
 
-def rejection(pod: Pod) -> tuple[str, str] | None:
-    """(what kubelet said, why and what to do) for a GPU pod it rejected at admission; None for another pod."""
+def rejection(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, str, str] | None:
+    """(what kubelet said, why and what to do, the layer at fault) for a GPU pod it rejected at admission, read
+    as ``admission_findings`` reads it (``reading``: the snapshot's pods holding the devices); None for another
+    pod. ``explain`` on the pod and ``diagnose`` say the same."""
     if not is_rejected(pod):
         return None
     message = pod.status_message.removeprefix(REJECTED_PREFIX)
-    hint = _cause(pod.status_reason, message)[1]
+    layer, hint = reading(snapshot, pod.status_reason, message, [pod])
     fate = _fate(pod)
-    return f'status.reason {pod.status_reason}, message "{message}"', (
+    return (
+        f'status.reason {pod.status_reason}, message "{message}"',
         f"The rejection is final: kubelet does not admit the pod again. {fate[0].upper()}{fate[1:]}."
-        + (f" Why: {hint}" if hint else "")
+        + (f" Why: {hint}" if hint else ""),
+        layer,
     )
 
 
@@ -176,13 +180,21 @@ def admission_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if is_rejected(pod):
             message = pod.status_message.removeprefix(REJECTED_PREFIX)
             groups[(pod.status_reason, message, pod.owner is None)].append(pod)
-    out = []
-    for (reason, message, bare), pods in sorted(groups.items()):
-        held = _held_by_others(snapshot, message, pods)
-        out.append(
-            _finding(reason, message, bare, pods, held or _stale_count(snapshot, message, pods), bool(held))
-        )
-    return out
+    return [
+        _finding(reason, message, bare, pods, *reading(snapshot, reason, message, pods))
+        for (reason, message, bare), pods in sorted(groups.items())
+    ]
+
+
+def reading(snapshot: ClusterSnapshot, reason: str, message: str, pods: Sequence[Pod]) -> tuple[str, str]:
+    """(the layer at fault, why) of kubelet's refusal of ``pods``: when the snapshot shows the pods bound to the
+    node holding the devices (``_held_by_others``), that is the cause; else the message's (``_cause``) with what
+    the snapshot adds to it (``_stale_count``)."""
+    held = _held_by_others(snapshot, message, pods)
+    if held:
+        return "workload", held[0].upper() + held[1:]
+    layer, hint = _cause(reason, message)
+    return layer, hint + _stale_count(snapshot, message, pods)
 
 
 def _counted(
@@ -281,15 +293,8 @@ def _stale_count(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]) -
     )
 
 
-def _finding(
-    reason: str, message: str, bare: bool, pods: Sequence[Pod], stale: str = "", replaces: bool = False
-) -> Finding:
-    """``stale``: what the snapshot adds to the message's cause; with ``replaces`` it is the cause itself."""
-    layer, hint = _cause(reason, message)
-    if replaces:
-        layer, hint = "workload", stale[0].upper() + stale[1:]
-    else:
-        hint += stale
+def _finding(reason: str, message: str, bare: bool, pods: Sequence[Pod], layer: str, hint: str) -> Finding:
+    """``layer`` and ``hint``: the refusal's ``reading``."""
     first = pods[0]
     nodes = sorted({p.node_name for p in pods if p.node_name})
     subject = many = ""  # one pod: alike but for its name with another's of that reason (``naming_pod``)

@@ -285,11 +285,11 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = Non
     the pod, as evidence of that), or the runtime fails it. The GPU stack's own DaemonSet pods: None."""
     if not pod.node_name or stack_daemonset(snapshot, pod) is not None:
         return None
-    rejected = rejection(pod)
+    rejected = rejection(snapshot, pod)
     if rejected is not None:
-        said, why = rejected
+        said, why, layer = rejected
         return Stuck(pod, pod.node_name, f"kubelet rejected it at admission ({pod.status_reason})", why, [said],
-                     layer="node", commands=[f"kubectl -n {pod.namespace} describe pod {pod.name}"])  # fmt: skip
+                     layer=layer, commands=[f"kubectl -n {pod.namespace} describe pod {pod.name}"])  # fmt: skip
     if pod.is_terminal:
         return None
     memo = {} if memo is None else memo
