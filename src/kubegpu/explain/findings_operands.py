@@ -7,7 +7,9 @@ plugin (``app=nvidia-device-plugin-validator``, ``plugin-validation``), from the
 ``cuda-validation`` and ``plugin-validation`` init containers (gpu-operator ``validator/manifests/
 cuda-workload-validation.yaml``, ``plugin-workload-validation.yaml``, ``cmd/nvidia-validator/main.go``). One
 of them crash-looping means CUDA does not work on the node although the scheduler places GPU pods there
-(NVIDIA/gpu-operator#1947). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
+(NVIDIA/gpu-operator#1947). What CUDA said is read where its cause is known: a driver older than the
+image's CUDA (cudaErrorInsufficientDriver), an NVSwitch fabric NVIDIA Fabric Manager has not set up
+(cudaErrorSystemNotReady, NVIDIA/gpu-operator#1043). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
 this check; the GPU stack's DaemonSets are recognised the same way (``device_plugin.known``).
 """
 
@@ -35,6 +37,10 @@ VALIDATOR_WORKLOADS: Final = {
 }
 # the CUDA runtime's text for cudaErrorInsufficientDriver (error 35), as vectorAdd prints it
 INSUFFICIENT_DRIVER: Final = "CUDA driver version is insufficient for CUDA runtime version"
+# the CUDA runtime's text for cudaErrorSystemNotReady (error 802): on an NVSwitch system CUDA does not start until
+# NVIDIA Fabric Manager has set up the NVSwitch fabric and registered the GPUs with it (NVIDIA Fabric Manager user
+# guide; NVIDIA/gpu-operator#1043, the maintainer on #545 and #375: the service not running on the host)
+SYSTEM_NOT_READY: Final = "system not yet initialized"
 # container-device-interface pkg/cdi/cache.go InjectDevices: a CDI device name no spec in the runtime's spec
 # directories (/etc/cdi, /var/run/cdi) defines stops the container's creation with this text
 CDI_UNRESOLVED: Final = "unresolvable CDI devices"
@@ -113,6 +119,17 @@ def _operand_finding(pod: Pod, what: str, lines: list[str]) -> Finding:
             "libcuda it was given: compare the node's driver (nvidia-smi in the driver pod or on the host) "
             "with the CUDA version of the validator image, and read the driver and toolkit pods' logs."
         )
+    fabric = any(SYSTEM_NOT_READY in line for line in lines)
+    if fabric:
+        detail += (
+            " cudaErrorSystemNotReady (802): on an NVSwitch system (HGX/DGX A100, H100, H200, B200) CUDA does not "
+            "start until NVIDIA Fabric Manager has set up the NVSwitch fabric and registered the GPUs with it: check "
+            f"`systemctl status nvidia-fabricmanager` on {pod.node_name} (its version must match the driver's "
+            "exactly; where the GPU Operator's driver container runs Fabric Manager, read that pod's log), and "
+            "each GPU's fabric state (State Completed once registered, In Progress while Fabric Manager is "
+            "missing). Without NVSwitches, 802 means another daemon the driver needs is not running (CUDA's own "
+            "description of the error)."
+        )
     return Finding(
         "warning",
         "driver/device-plugin",
@@ -124,6 +141,14 @@ def _operand_finding(pod: Pod, what: str, lines: list[str]) -> Finding:
             f"kubectl -n {pod.namespace} logs {pod.name} --all-containers --tail=100",
             f"kubectl -n {pod.namespace} describe pod {pod.name}",
             f"kubectl -n {pod.namespace} get pods -o wide --field-selector spec.nodeName={pod.node_name}",
+            *(
+                [
+                    f"systemctl status nvidia-fabricmanager   # on {pod.node_name}",
+                    f"nvidia-smi -q -i 0 | grep -i -A 2 Fabric   # on {pod.node_name}: State Completed, not In Progress",
+                ]
+                if fabric
+                else []
+            ),
         ],
     )
 
