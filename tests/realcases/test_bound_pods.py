@@ -184,6 +184,31 @@ def test_a_daemonset_pod_on_a_deleted_node_is_not_said_to_come_back(tmp_path: Pa
     assert "kubelet reports again" not in f["detail"]
 
 
+def test_a_static_pod_on_a_deleted_node_is_not_said_to_come_back_elsewhere(tmp_path: Path) -> None:
+    """A static pod is run by the kubelet of its own node from a manifest there, "always bound to one Kubelet on a
+    specific node"; the API server holds only its mirror pod, which "cannot be controlled from there" (Kubernetes'
+    "Create static Pods" and "Static Pods" docs). kubelet marks the mirror with kubernetes.io/config.mirror and
+    makes its Node the controller owner (pkg/kubelet/pod/mirror_client.go CreateMirrorPod, MirrorPodNodeRestriction).
+    kubernetes/kubernetes#23375's stuck-pod on the deleted worker1, filled in as such a mirror (name suffixed with
+    the node, the annotation, the Node owner): nothing makes it elsewhere, and no command keeps a spec that lives in
+    the node's manifest."""
+    src = (HERE / "pod-bound-to-deleted-node.yaml").read_text(encoding="utf-8")
+    old = "  metadata: {name: stuck-pod, namespace: default}\n"
+    assert old in src
+    mirror = (
+        "  metadata:\n    name: stuck-pod-worker1\n    namespace: default\n"
+        "    annotations: {kubernetes.io/config.mirror: 9a3e4f1c0b2d5e6f7a8b9c0d1e2f3a4b}\n"
+        "    ownerReferences: [{apiVersion: v1, kind: Node, name: worker1, controller: true}]\n"
+    )
+    path = tmp_path / "static.yaml"
+    path.write_text(src.replace(old, mirror), encoding="utf-8")
+    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
+    assert f["objects"] == ["pod/default/stuck-pod-worker1", "node/worker1"]
+    assert ELSEWHERE not in f["detail"] and "no controller" not in f["detail"]
+    assert "static pod" in f["detail"] and "only the kubelet of worker1" in f["detail"]
+    assert not any("-o yaml >" in c for c in f["commands"])
+
+
 def test_runtimeclass_missing_at_creation_truenas_11178() -> None:
     """truenas/middleware#11178: runtimeClassName nvidia with no such RuntimeClass: the API server refuses the
     pods, the ReplicaSet's FailedCreate says so; the advice names the RuntimeClass to create, not quota."""

@@ -24,8 +24,8 @@ the texts read here, each from its upstream source:
   unreachable``/``not-ready`` tolerationSeconds (300 by the DefaultTolerationSeconds admission plugin) and
   a pod deleted there stays Terminating until kubelet confirms it or the Node object is deleted; the pod
   garbage collector deletes pods bound to a Node that no longer exists (``gcOrphaned``): a ReplicaSet's, Job's or
-  StatefulSet's pod is made again elsewhere, a DaemonSet's (one pod per node) and a pod without a controller are
-  not.
+  StatefulSet's pod is made again elsewhere, a DaemonSet's (one pod per node), a static pod's mirror (its node's
+  kubelet runs it from a manifest there) and a pod without a controller are not.
 
 A pod on a node that stopped reporting is one finding, the node's: its status is kubelet's last report and
 nothing starts there until kubelet is back, so what the runtime said last (an unresolvable CDI device, a driver
@@ -73,6 +73,10 @@ GROUP_HEAD = "GPU pods bound to "
 BOUND: Final = "bound-pod"  # ``Finding.check`` of what ``bound_findings`` makes
 # admission plugin RuntimeClass (plugin/pkg/admission/runtimeclass): the API server refuses the pod's creation
 RUNTIME_CLASS_MISSING: Final = re.compile(r'pod rejected: RuntimeClass \\?"([^"\\]+)\\?" not found')
+# the annotation kubelet puts on the mirror pod it creates for a static pod (pkg/kubelet/types
+# ConfigMirrorAnnotationKey; pkg/kubelet/pod/mirror_client.go CreateMirrorPod, which also makes the Node its
+# controller owner: kind Node, MirrorPodNodeRestriction, KEP-1314)
+MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
 
 @dataclass
@@ -133,12 +137,26 @@ def _cordon(ns: str, node: str) -> list[str]:
     return [dry, f"{cordon}   # rollback: {uncordon}"]
 
 
+def _is_mirror(pod: Pod) -> bool:
+    """A static pod's mirror: kubelet's annotation, or the Node as its owner (kubelets before MirrorPodNodeRestriction
+    set only the annotation)."""
+    return MIRROR_ANNOTATION in pod.annotations or (pod.owner is not None and pod.owner.kind == "Node")
+
+
 def _after_gc(pod: Pod) -> str:
     """What follows the pod garbage collector's deletion of ``pod``, bound to a deleted Node: a ReplicaSet, Job
     or StatefulSet makes its pod again and the scheduler places it elsewhere; a DaemonSet runs one pod per
     eligible node and this one is gone, so it makes none (Kubernetes' DaemonSet docs: "As nodes are removed from
     the cluster, those Pods are garbage collected"); nothing makes a pod without a controller again (the Pod
-    lifecycle docs: a pod is bound once, and only a controller replaces it)."""
+    lifecycle docs: a pod is bound once, and only a controller replaces it); a static pod's mirror (owned by its
+    Node) is made by the kubelet of that one node from its manifest, never elsewhere (Kubernetes' "Create static
+    Pods": "Static Pods are always bound to one Kubelet on a specific node")."""
+    if _is_mirror(pod):
+        return (
+            f"and nothing creates it elsewhere: it is the mirror of a static pod, which only the kubelet of "
+            f"{pod.node_name} runs, from a manifest on that machine (its staticPodPath); that kubelet makes the "
+            "mirror again if the node registers again"
+        )
     if pod.owner is None:
         return "and nothing creates this one again: it has no controller (save its spec and create it again if needed)"
     if pod.owner.kind == "DaemonSet":
@@ -163,7 +181,7 @@ def _node_gone(snapshot: ClusterSnapshot, pod: Pod) -> Stuck | None:
             [*commands, f"kubectl -n {pod.namespace} get node {pod.node_name}",
              # nothing recreates a bare pod: its spec is lost with it unless kept now
              *([f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml > {pod.name}.yaml   # its spec, to create "
-                "it again without spec.nodeName"] if pod.owner is None else [])],
+                "it again without spec.nodeName"] if pod.owner is None and not _is_mirror(pod) else [])],
             "is stranded",
             f"{GROUP_HEAD}a node missing from the snapshot are stranded",
         )  # fmt: skip
