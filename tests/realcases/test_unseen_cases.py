@@ -171,3 +171,45 @@ def test_cuda_validator_system_not_yet_initialized_gpu_operator_1043() -> None:
     assert "`systemctl status nvidia-fabricmanager` on poc01-gpu-0" in f["detail"]
     assert "must match the driver's" in f["detail"]
     assert "systemctl status nvidia-fabricmanager   # on poc01-gpu-0" in f["commands"]
+
+
+def test_allocatable_zero_with_the_device_plugin_crash_looping_k8s_device_plugin_58() -> None:
+    """NVIDIA/k8s-device-plugin#58: capacity nvidia.com/gpu 16, allocatable 0, nothing schedules; here with the
+    plugin's pod crash-looping (filled in, said in the fixture's header). kubelet marks every device of a plugin
+    whose endpoint stopped unhealthy, keeps them in capacity and drops them from allocatable, for
+    endpointStopGracePeriod, 5 minutes (pkg/kubelet/cm/devicemanager manager.go markResourceUnhealthy,
+    GetCapacity; types.go; kubernetes/kubernetes#99571: "whenever we restart our device plugin, the corresponding
+    device allocatable would scale down to zero immediately"). The finding points at the plugin, not at the
+    devices' health, and is the plugin's one account on the node."""
+    data = case("plugin-crashloop-allocatable-zero")
+    f = finding(data, "GPU node has no allocatable GPU")
+    assert "Fix the device health (Xid, ECC)" not in f["detail"]
+    assert "no device plugin serves them" in f["detail"] and "5 minutes" in f["detail"]
+    assert "kube-system/nvidia-device-plugin-daemonset" in f["detail"] and "CrashLoopBackOff" in f["detail"]
+    assert (
+        "logs nvidia-device-plugin-daemonset-csjxw -c nvidia-device-plugin-ctr --previous" in f["commands"][0]
+    )
+    assert not any("ECC" in c for c in f["commands"])
+    # the plugin's pod is not reported again as a stack pod on a node "so the scheduler keeps placing GPU pods"
+    assert "GPU stack pod failing on a node that advertises GPUs" not in [
+        g["title"] for g in data["findings"]
+    ]
+
+
+def test_allocatable_zero_with_the_device_plugin_ready_stays_a_device_health_reading(tmp_path: Path) -> None:
+    """The same node with its plugin Ready (k8s-device-plugin#58's maintainer: "Allocatable: Number of GPUs in a
+    'Healthy' state"): the plugin registered the devices and reports them unhealthy, so the devices' health is
+    what to read."""
+    src = (HERE / "plugin-crashloop-allocatable-zero.yaml").read_text(encoding="utf-8")
+    start = src.index('    conditions: [{type: Ready, status: "False"}]\n')
+    end = src.index("- apiVersion: v1\n  kind: Event")
+    ready = (
+        '    conditions: [{type: Ready, status: "True"}]\n'
+        "    containerStatuses: [{name: nvidia-device-plugin-ctr, ready: true, restartCount: 0, "
+        'state: {running: {startedAt: "2018-06-26T20:00:00Z"}}}]\n'
+    )
+    path = tmp_path / "ready.yaml"
+    path.write_text(src[:start] + ready + src[end:], encoding="utf-8")
+    f = finding(diagnosed(path), "GPU node has no allocatable GPU")
+    assert "Fix the device health (Xid, ECC)" in f["detail"]
+    assert "no device plugin serves them" not in f["detail"]

@@ -7,7 +7,8 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
   registered (R3.4); host ``nvidia-smi`` working does not make the node schedulable (R17.1), nor does a
   node whose every GPU is registered unhealthy (allocatable 0);
 - ``nvidia.com/gpu.count`` disagrees with capacity, or allocatable is below capacity (devices reported
-  unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones);
+  unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones), or 0 because no
+  device plugin runs there now (kubelet keeps a stopped plugin's capacity a while: ``findings_operands.unregistered``);
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
 - one pool label value spanning several sharing modes (GFD ``nvidia.com/gpu.sharing-strategy``: none,
   time-slicing, mps; R7.3), fixed with one ``nvidia.com/device-plugin.config`` for the pool;
@@ -45,7 +46,7 @@ from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
-from kubegpu.explain.findings_operands import operand_findings
+from kubegpu.explain.findings_operands import operand_findings, plugin_stopped, unregistered
 from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
 from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
@@ -107,7 +108,7 @@ def find(
     # (0.1 s at 5,000 nodes)
     chains = device_plugin.check_nodes(snapshot)
     dark = [c for c in chains if c.dark]  # (``device_plugin.dark_nodes``)
-    out += _node_findings(snapshot, dark)
+    out += _node_findings(snapshot, chains)
     out += mig_invalid_findings(snapshot)
     out += operand_findings(snapshot, chains)
     out += _pool_findings(snapshot, pool_label)
@@ -148,8 +149,10 @@ def _dark_node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.Node
     return out
 
 
-def _node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugins]) -> list[Finding]:
-    out = _dark_node_findings(snapshot, dark)
+def _node_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:
+    out = _dark_node_findings(snapshot, [c for c in chains if c.dark])
+    # nodes whose GPUs no device plugin serves now: their plugin, not their devices' health, is the cause
+    stopped = {c.node: c for c in chains if unregistered(snapshot, c)}
     for name, slices in empty_gpu_slices(snapshot).items():
         out.append(Finding(
             "critical", "driver/device-plugin", "GPU node's DRA driver publishes no device", [f"node/{name}"],
@@ -163,10 +166,13 @@ def _node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugi
         for r, cap in gpus.items():
             alloc = node.allocatable.get(r, 0)
             if alloc < cap:
+                chain = stopped.get(node.name)
                 out.append(Finding(
                     "critical" if none_left else "warning", "driver/device-plugin",
                     "GPU node has no allocatable GPU" if none_left else "allocatable GPUs below capacity",
                     [f"node/{node.name}"],
+                    f"{r}: capacity {format_milli(r, cap)}, allocatable 0: {plugin_stopped(chain)} No GPU pod can "
+                    "schedule here until a plugin registers the devices again." if chain is not None else
                     f"{r}: capacity {format_milli(r, cap)}, allocatable {format_milli(r, alloc)}: "
                     f"{format_milli(r, cap - alloc)} device(s) registered but reported unhealthy (or reserved). "
                     "Allocatable counts healthy registered devices, not idle ones."
@@ -175,6 +181,7 @@ def _node_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugi
                        "checks or allocatable. Fix the device health (Xid, ECC) or the plugin, then check "
                        "allocatable." if none_left else ""),
                     "R2.1, R16" + (", R17.1" if none_left else ""),
+                    [*chain.commands, f"kubectl -n default describe node {node.name}"] if chain is not None else
                     [f"kubectl -n default describe node {node.name}", "nvidia-smi -q -d ECC,PAGE_RETIREMENT   # on the host"],
                     pitfall="R17.1" if none_left else "",
                 ))  # fmt: skip
