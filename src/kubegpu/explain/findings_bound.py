@@ -50,6 +50,7 @@ from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
 from kubegpu.explain.kubectl import kubectl, mutate
+from kubegpu.model.names import MIRROR_ANNOTATION
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import gpu_requests
@@ -73,10 +74,6 @@ GROUP_HEAD = "GPU pods bound to "
 BOUND: Final = "bound-pod"  # ``Finding.check`` of what ``bound_findings`` makes
 # admission plugin RuntimeClass (plugin/pkg/admission/runtimeclass): the API server refuses the pod's creation
 RUNTIME_CLASS_MISSING: Final = re.compile(r'pod rejected: RuntimeClass \\?"([^"\\]+)\\?" not found')
-# the annotation kubelet puts on the mirror pod it creates for a static pod (pkg/kubelet/types
-# ConfigMirrorAnnotationKey; pkg/kubelet/pod/mirror_client.go CreateMirrorPod, which also makes the Node its
-# controller owner: kind Node, MirrorPodNodeRestriction, KEP-1314)
-MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
 
 @dataclass

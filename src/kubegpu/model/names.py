@@ -47,6 +47,10 @@ TAINT_CLOUD_SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown"
 # spreading and the node tree read
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+# the annotation kubelet puts on the mirror pod it creates for a static pod (pkg/kubelet/types
+# ConfigMirrorAnnotationKey; pkg/kubelet/pod/mirror_client.go CreateMirrorPod, which also makes the Node its
+# controller owner: kind Node, MirrorPodNodeRestriction, KEP-1314)
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 # -- node labels (GFD, GPU Operator, device plugin) ------------------------------------------------------
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
