@@ -11,7 +11,9 @@ and limits), node selectors, required and preferred node affinity (In, NotIn, Ex
 tolerations, a priority, a host port, sometimes pod (anti-)affinity. Modes: ``plain``; ``heavy`` adds full GPU
 nodes, PDBs, init and sidecar GPUs, unschedulable tolerations; ``preempt`` is heavy with few taints, so
 preemption decides; ``score`` has several feasible nodes (CPU and memory, preferred affinity, a Service for the
-default spread), so scores decide.
+default spread), so scores decide; ``spread`` (``fuzz_spread.py``) has topology spread constraints of every kind
+over zones and hostnames, with MIG partitions (``nvidia.com/mig-1g.10gb``, ``-3g.40gb``) beside whole GPUs;
+``spread-preempt`` fills GPUs with lower-priority pods the constraints count, so preemption's dry runs decide.
 
 Only what is deterministic is compared (as in ``cases.py``): bound or not; the PodScheduled message byte for byte;
 the node, which counts as equal when it is among the nodes kubegpu scores highest (kube-scheduler breaks ties at
@@ -42,10 +44,10 @@ from tests.conftest import scheduler_for
 from tests.realkube.cases import Case
 from tests.realkube.conftest import build, controlplane
 from tests.realkube.harness import Verdict, run_case
-from tests.realkube.verdicts import kubegpu_verdict, minor_of
+from tests.realkube.verdicts import kubegpu_verdict, minor_of, reproduced
 
 Raw = dict[str, Any]
-MODES = ("plain", "heavy", "preempt", "score")
+MODES = ("plain", "heavy", "preempt", "score", "spread", "spread-preempt")
 ZONE = ZONE_LABEL
 POOL = "cloud.google.com/gke-nodepool"
 PRODUCT = GPU_PRODUCT_LABEL
@@ -277,7 +279,9 @@ _PLACEMENT = re.compile(r"on node \S+, preempting")
 
 def compare(case: Case, real: Verdict, version: str) -> tuple[str, Verdict]:
     """(outcome, kubegpu's verdict): ``bound``, ``bound-tie``, ``unsched``, ``preempt`` agree; ``MISMATCH-*``
-    do not; ``DIFF-*`` differ where the real scheduler may have broken a tie."""
+    do not; ``DIFF-*`` differ where the real scheduler may have broken a tie. A pre-release (1.38.0-beta.0) is
+    compared with the newest supported minor's rules, the ones kubegpu renders for it (``verdicts.reproduced``)."""
+    version = reproduced(version)
     ours = kubegpu_verdict(case, version)
     if real.scheduled != ours.scheduled:
         return "MISMATCH-scheduled", ours
@@ -296,7 +300,7 @@ def compare(case: Case, real: Verdict, version: str) -> tuple[str, Verdict]:
 
 
 def run(version: str, count: int, seed: int, mode: str, out: Path) -> Counter[str]:
-    gen = Generator(seed, mode)
+    gen = _generator(seed, mode)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"fuzz-{version}-{seed}.jsonl"
     cp = controlplane.start(version)
@@ -333,6 +337,14 @@ def run(version: str, count: int, seed: int, mode: str, out: Path) -> Counter[st
         cp.stop()
     print(f"Kubernetes {version}, seed {seed}, mode {mode}: {dict(tally)}; cases in {path}")
     return tally
+
+
+def _generator(seed: int, mode: str) -> Generator:
+    if mode.startswith("spread"):  # its own module: fuzz_spread imports this one
+        from tests.realkube.fuzz_spread import SpreadGenerator
+
+        return SpreadGenerator(seed, preempt=mode == "spread-preempt")
+    return Generator(seed, mode)
 
 
 def _run_with_retry(cp: Any, case: Case, index: int) -> Verdict:
