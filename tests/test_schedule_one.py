@@ -1,8 +1,10 @@
-"""Host selection among equally scored nodes: upstream picks at random (selectHost's reservoir sampling);
-the FGD paper's simulator takes the first in node order. Both are reachable, the default is upstream's."""
+"""Host selection among equally scored nodes: upstream picks at random (selectHost's reservoir sampling) up
+to 1.34, and from 1.35 pops a heap whose tie-breaker is set only for extender scores (``release``); the FGD
+paper's simulator takes the first in node order. All are reachable, the default is upstream's random intent."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kubegpu.errors import ConfigError
@@ -10,14 +12,15 @@ from kubegpu.model.snapshot import build_snapshot
 from kubegpu.scheduler.cluster import ClusterState
 from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.registry import default_profile, in_tree_registry
-from kubegpu.scheduler.schedule_one import Scheduler
+from kubegpu.scheduler.schedule_one import Scheduler, heap_top
 from kubegpu.testing.builders import make_node, make_pod
 
 
-def scheduler(tie_break: str, seed: int) -> Scheduler:
+def scheduler(tie_break: str, seed: int, kube_version: str | None = None) -> Scheduler:
     snap = build_snapshot([("t", make_node(f"n{i}").gpus(8).obj()) for i in range(8)])
+    profile = default_profile(kube_version=kube_version)
     return Scheduler(
-        Framework(default_profile(), in_tree_registry()), ClusterState(snap.nodes), seed, tie_break=tie_break
+        Framework(profile, in_tree_registry()), ClusterState(snap.nodes), seed, tie_break=tie_break
     )
 
 
@@ -29,6 +32,33 @@ def test_first_tie_break_takes_the_first_node_in_order() -> None:
 def test_random_tie_break_spreads_over_equal_nodes() -> None:
     pod = make_pod("p").gpu(1).parsed()
     assert len({scheduler("random", seed).schedule_one(pod, assume=False).node for seed in range(10)}) > 1
+
+
+def test_heap_top_is_what_go_container_heap_pops_first() -> None:
+    """``heap.Init`` then ``heap.Pop`` (go/src/container/heap/heap.go: ``down`` swaps a parent with its larger
+    child only when that child is strictly greater, the left child winning a tie) over a max-heap, as
+    kube-scheduler 1.35+ pops its host (framework/sorted_nodes.go of v1.37.2, ``Less``: the greater
+    TotalScore, then the greater Randomizer, 0 for every node when no extender scored). Hand-worked:
+    [1, 2, 9, 3, 9]: sifting position 1 lifts the 9 at 4 above the 2; sifting 0 compares the 9s at 1 and 2,
+    the left one wins, so the node found fifth is taken, not the third. [1, 9, 9]: the left 9 (position 1)."""
+    assert heap_top(np.array([1, 2, 9, 3, 9])) == 4
+    assert heap_top(np.array([1, 9, 9])) == 1
+    assert heap_top(np.array([7, 7, 7, 7])) == 0
+    assert heap_top(np.array([3, 8, 1, 8, 2])) == 1
+
+
+def test_release_tie_break_follows_each_minor() -> None:
+    """Eight equal GPU nodes, a GPU-only pod (extended resources are not scored by default, so every total is
+    equal): 1.35+ (kubernetes PR #135231, KEP-5598) pops the first node found, whatever the seed, so GPU pods
+    fill the node tree in order; 1.34's selectHost (schedule_one.go of v1.34.5) samples them at random."""
+    pod = make_pod("p").gpu(1).parsed()
+    for minor in ("1.35", "1.37"):
+        got = {scheduler("release", seed, minor).schedule_one(pod, assume=False).node for seed in range(10)}
+        assert got == {"n0"}, minor
+    assert (
+        len({scheduler("release", seed, "1.34").schedule_one(pod, assume=False).node for seed in range(10)})
+        > 1
+    )
 
 
 def test_unknown_tie_break_is_refused() -> None:

@@ -5,7 +5,8 @@ starting where the previous cycle stopped, until ``numFeasibleNodesToFind`` feas
 (adaptive ``percentageOfNodesToScore``: 50% − N/125, at least 5% and at least 100 nodes); if none fits,
 a ``FitError`` whose message is the exact ``FailedScheduling`` text, then PostFilter (preemption); else
 Score the feasible nodes, pick the highest total (ties broken uniformly at random by an injected RNG,
-as upstream's reservoir sampling does), Reserve, Permit, and assume the pod on the node.
+as upstream's reservoir sampling does up to 1.34; ``tie_break="release"`` takes 1.35+'s heap order instead),
+Reserve, Permit, and assume the pod on the node.
 
 Equivalence classes: filter results are cached per pod signature (``Framework.signature``) over all
 nodes with the cluster clock; the next pod of the same class recomputes only nodes whose generation
@@ -40,6 +41,30 @@ from kubegpu.scheduler.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+TIE_BREAKS = ("random", "release", "first")
+
+
+def heap_top(total: npt.NDArray[np.int64]) -> int:
+    """The position Go's ``container/heap`` puts on top of a max-heap of ``total`` built in this order: ``Init``
+    sifts down from ``n/2 - 1`` to 0, a child replacing its parent only when strictly greater and the left child
+    winning a tie between the two. From 1.35 kube-scheduler takes its host so (``Behaviour.heap_tie_break``):
+    among equal totals not always the first in order, e.g. [1, 2, 9, 3, 9] gives 4 (the 9 at 4 rises to 1)."""
+    heap = total.tolist()
+    pos = list(range(len(heap)))
+    n = len(heap)
+    for start in range(n // 2 - 1, -1, -1):
+        i = start
+        while 2 * i + 1 < n:
+            j = 2 * i + 1
+            if j + 1 < n and heap[j + 1] > heap[j]:
+                j += 1
+            if not heap[j] > heap[i]:
+                break
+            heap[i], heap[j], pos[i], pos[j] = heap[j], heap[i], pos[j], pos[i]
+            i = j
+    return pos[0] if n else 0
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> int:
@@ -138,10 +163,12 @@ class Scheduler:
         use_cache: bool = True,
         tie_break: str = "random",
     ) -> None:
-        """``tie_break``: ``random`` is upstream's choice among equally scored nodes; ``first`` takes the
-        first of them in node order, as the FGD paper's simulator (a kube-scheduler fork) evidently does."""
-        if tie_break not in ("random", "first"):
-            raise ConfigError(f"tie_break must be 'random' or 'first', got {tie_break!r}")
+        """``tie_break``: ``random`` is upstream's intent among equally scored nodes (selectHost's reservoir
+        sampling up to 1.34); ``release`` what the minor's binary does without extenders (``heap_top`` of the
+        feasible nodes in the order found from 1.35, ``Behaviour.heap_tie_break``; random before); ``first``
+        takes the first of them in node order, as the FGD paper's simulator (a kube-scheduler fork) evidently does."""
+        if tie_break not in TIE_BREAKS:
+            raise ConfigError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
         self.framework = framework
         self.cluster = cluster
         self.tie_break = tie_break
@@ -494,6 +521,8 @@ class Scheduler:
             total, weighted = self.framework.run_scores(state, pod, self.cluster, feasible)
             if self.tie_break == "first":
                 pick = int(total.argmax())  # the first of the highest
+            elif self.tie_break == "release" and self.framework.handle.behaviour.heap_tie_break:
+                pick = heap_top(total)
             else:
                 best = (total == total.max()).nonzero()[0]
                 pick = int(best[self.rng.integers(len(best))]) if len(best) > 1 else int(best[0])

@@ -92,6 +92,13 @@ class Behaviour:
     # the pod alone (kubernetes PR #135573, 1.36: noderesources/balanced_allocation.go balancedResourceScorer
     # of v1.36.5 and v1.37.2; v1.35.8's takes only the requests with the pod)
     balance_change: bool = False
+    # The host is popped off a max-heap of (TotalScore, Randomizer) (KEP-5598 opportunistic batching, kubernetes
+    # PR #135231, 1.35: schedule_one.go prioritizeNodes of v1.35.8; framework/sorted_nodes.go of v1.37.2 and
+    # v1.38.0-beta.0), where 1.30-1.34's selectHost sampled equal totals at random (schedule_one.go of
+    # v1.34.5). Randomizer is set only for nodes an extender scored, so without extenders equal totals go to
+    # whichever heap.Init puts on top of the feasible nodes in the order found (schedule_one.heap_top); PR
+    # #141024 (open) would set it for every node. Used by ``Scheduler(tie_break="release")``.
+    heap_tie_break: bool = False
 
     @property
     def name(self) -> str:
@@ -118,6 +125,7 @@ def _b(minor: int, patch: int, *, merged: bool, unresolvable: bool, dra: bool, s
         pod_level_resources=minor >= 34,
         non_zero_before_1_32=minor <= 31,
         balance_change=minor >= 36,
+        heap_tie_break=minor >= 35,
     )
 
 
