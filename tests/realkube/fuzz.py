@@ -16,8 +16,9 @@ over zones and hostnames, with MIG partitions (``nvidia.com/mig-1g.10gb``, ``-3g
 ``spread-preempt`` fills GPUs with lower-priority pods the constraints count, so preemption's dry runs decide.
 
 Only what is deterministic is compared (as in ``cases.py``): bound or not; the PodScheduled message byte for byte;
-the node, which counts as equal when it is among the nodes kubegpu scores highest (kube-scheduler breaks ties at
-random, ``selectHost``); the nominated node. A preemption whose message differs only in the node it names is
+the node, which counts as equal when it is among the nodes kubegpu scores highest (kube-scheduler up to 1.34
+breaks ties at random, ``selectHost``; from 1.35 the host heap's order, which filter goroutines may reorder,
+decides: ``Behaviour.heap_tie_break``); the nominated node. A preemption whose message differs only in the node it names is
 reported as ``DIFF-preempt-node``: candidates with equal victims go to whichever ``pickOneNodeForPreemption``
 meets first (its last rule; DryRunPreemption starts at a random offset), so read the case before calling it a bug.
 Every case goes to ``<out>/fuzz-<release>-<seed>.jsonl`` (``--out``, default ``$TMPDIR/kubegpu-fuzz``) with both

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.realkube.fuzz import recheck
+from tests.realkube.cases import Case
+from tests.realkube.fuzz import recheck, top_nodes
 
 FUZZ = Path(__file__).resolve().parent / "golden" / "fuzz"
 
@@ -41,3 +42,30 @@ def test_the_spread_record_holds_preemptions_through_topology_spread() -> None:
     tally = recheck([str(FUZZ / "fuzz-1.37.2-spread.jsonl")])
     assert tally["preempt"] >= 3 and tally["bound-tie"] >= 2
     assert "(missing required label)" in text and "Insufficient nvidia.com/mig-3g.40gb" in text
+
+
+def test_recorded_ties_went_where_the_1_37_host_heap_puts_them() -> None:
+    """Where kubegpu scores several nodes highest, the real v1.37.2 took the node ``heap_top`` names over the
+    feasible nodes in node-tree order (kubernetes PR #135231: the host is popped off a heap whose tie-breaker
+    only extender scores set), which ``tie_break="release"`` reproduces; ``random`` would match by chance."""
+    import json
+
+    from kubegpu.model import parse
+    from tests.conftest import scheduler_for
+
+    ties = 0
+    for name in ("fuzz-1.37.2-11.jsonl", "fuzz-1.37.2-spread.jsonl"):
+        for line in (FUZZ / name).read_text().splitlines():
+            rec = json.loads(line)
+            if not rec["real"]["scheduled"]:
+                continue
+            case = Case(f"fuzz-{rec['index']}", tuple(rec["objects"]), rec["pod"])
+            if len(top_nodes(case, "1.37.2")) < 2:
+                continue
+            s = scheduler_for(*rec["objects"], kube_version="1.37")
+            s.tie_break = "release"
+            assert s.schedule_one(parse.parse_pod(rec["pod"], "case")).node == rec["real"]["node"], rec[
+                "index"
+            ]
+            ties += 1
+    assert ties >= 3
