@@ -68,9 +68,8 @@ class SpreadGenerator(Generator):
             b.label("nvidia.com/mig.strategy", "mixed")
         if self.chance(0.85):
             b.label(ZONE, rng.choice(self.zones))
-        if self.chance(
-            0.2
-        ):  # nodeTaintsPolicy Honor drops NoSchedule / NoExecute nodes, not PreferNoSchedule ones
+        # nodeTaintsPolicy Honor drops NoSchedule / NoExecute nodes, not PreferNoSchedule ones
+        if self.chance(0.2):
             b.taint(*rng.choice(TAINTS))
         if self.chance(0.06):  # counted with nodeTaintsPolicy Ignore (the taint is NoSchedule)
             b.cordon()
@@ -85,14 +84,10 @@ class SpreadGenerator(Generator):
             n = min(rng.choice([1, 1, 2]), free[r])
             b.gpu(n, r)
             free[r] -= n
-        elif free["gpu"] and self.chance(
-            0.9 if self.spread_preempt else 0.5
-        ):  # most nodes keep a GPU free: spreading, not room, decides
-            n = (
-                free["gpu"]
-                if self.spread_preempt and self.chance(0.6)
-                else min(rng.choice([1, 1, 2]), free["gpu"])
-            )
+        # most nodes keep a GPU free, so spreading, not room, decides (spread-preempt fills more of them)
+        elif free["gpu"] and self.chance(0.9 if self.spread_preempt else 0.5):
+            full = self.spread_preempt and self.chance(0.6)
+            n = free["gpu"] if full else min(rng.choice([1, 1, 2]), free["gpu"])
             b.gpu(n)
             free["gpu"] -= n
         cpu = min(rng.choice([0, 500, 2000]), free["cpu"])
