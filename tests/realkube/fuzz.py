@@ -13,7 +13,8 @@ nodes, PDBs, init and sidecar GPUs, unschedulable tolerations; ``preempt`` is he
 preemption decides; ``score`` has several feasible nodes (CPU and memory, preferred affinity, a Service for the
 default spread), so scores decide; ``spread`` (``fuzz_spread.py``) has topology spread constraints of every kind
 over zones and hostnames, with MIG partitions (``nvidia.com/mig-1g.10gb``, ``-3g.40gb``) beside whole GPUs;
-``spread-preempt`` fills GPUs with lower-priority pods the constraints count, so preemption's dry runs decide.
+``spread-preempt`` fills GPUs with lower-priority pods the constraints count, so preemption's dry runs decide;
+``spread-affinity`` adds pod (anti-)affinity, required or preferred, and preferred anti-affinity among replicas.
 
 Only what is deterministic is compared (as in ``cases.py``): bound or not; the PodScheduled message byte for byte;
 the node, which counts as equal when it is among the nodes kubegpu scores highest (kube-scheduler up to 1.34
@@ -50,7 +51,7 @@ from tests.realkube.harness import Verdict, run_case
 from tests.realkube.verdicts import kubegpu_verdict, minor_of, reproduced
 
 Raw = dict[str, Any]
-MODES = ("plain", "heavy", "preempt", "score", "spread", "spread-preempt")
+MODES = ("plain", "heavy", "preempt", "score", "spread", "spread-preempt", "spread-affinity")
 ZONE = ZONE_LABEL
 POOL = "cloud.google.com/gke-nodepool"
 PRODUCT = GPU_PRODUCT_LABEL
@@ -360,7 +361,7 @@ def _generator(seed: int, mode: str) -> Generator:
     if mode.startswith("spread"):  # its own module: fuzz_spread imports this one
         from tests.realkube.fuzz_spread import SpreadGenerator
 
-        return SpreadGenerator(seed, preempt=mode == "spread-preempt")
+        return SpreadGenerator(seed, preempt=mode == "spread-preempt", affinity=mode == "spread-affinity")
     return Generator(seed, mode)
 
 

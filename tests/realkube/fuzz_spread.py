@@ -44,12 +44,15 @@ ZONES = ("us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f")
 class SpreadGenerator(Generator):
     """Clusters where PodTopologySpread decides: filters (DoNotSchedule) and scores (ScheduleAnyway)."""
 
-    def __init__(self, seed: int, preempt: bool = False) -> None:
+    def __init__(self, seed: int, preempt: bool = False, affinity: bool = False) -> None:
         super().__init__(seed, "spread")
         self.zones = ZONES[:2]
         # spread-preempt: GPUs filled by lower-priority pods and a priority-10000 pending pod, so DefaultPreemption's
         # dry runs remove counted pods (PodTopologySpread RemovePod → updateWithPod, filtering.go)
         self.spread_preempt = preempt
+        # spread-affinity: what replicated inference pairs with spreading, pod (anti-)affinity on the pending
+        # pod and preferred anti-affinity among the running app=x replicas (InterPodAffinity filter and score)
+        self.spread_affinity = affinity
 
     def node(self, name: str) -> Raw:
         rng = self.rng
@@ -100,7 +103,12 @@ class SpreadGenerator(Generator):
             b.labels(ver=rng.choice(["1", "2"]))
         if self.chance(0.9 if self.spread_preempt else 0.5):  # below a pending pod's 10000: victims
             b.priority(rng.choice([0, 100, 1000, 20000] if self.spread_preempt else [0, 100, 1000]))
-        return b.on(node["metadata"]["name"]).obj()
+        raw = b.on(node["metadata"]["name"]).obj()
+        if self.spread_affinity and raw["metadata"].get("labels", {}).get("app") == "x" and self.chance(0.3):
+            term = {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": {"app": "x"}}}
+            raw["spec"]["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": term}]}}  # fmt: skip
+        return raw
 
     def constraint(self, key: str, when: str) -> Raw:
         rng = self.rng
@@ -163,6 +171,16 @@ class SpreadGenerator(Generator):
             spec["tolerations"] = [{"key": rng.choice(taints)["key"], "operator": "Exists"}]
         if self.spread_preempt or self.chance(0.4):
             spec["priority"] = rng.choice([100, 10000, 10000])
+        if self.spread_affinity:
+            term: Raw = {"topologyKey": rng.choice([HOSTNAME, ZONE]),
+                         "labelSelector": {"matchLabels": {"app": rng.choice(["x", "x", "y"])}}}  # fmt: skip
+            kind = "podAntiAffinity" if self.chance(0.6) else "podAffinity"
+            if self.chance(0.4):
+                rule: Raw = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            else:
+                weighted = {"weight": rng.choice([10, 50, 100]), "podAffinityTerm": term}
+                rule = {"preferredDuringSchedulingIgnoredDuringExecution": [weighted]}
+            spec.setdefault("affinity", {})[kind] = rule
         return raw
 
     def case(self, index: int) -> Case:

@@ -48,3 +48,21 @@ def test_spread_cases_are_valid_pods_and_reach_every_feature() -> None:
     for feature in ("DoNotSchedule", "ScheduleAnyway", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy",
                     "matchLabelKeys", "mig", "mig-node"):  # fmt: skip
         assert seen[feature] >= 10, (feature, seen)
+
+
+def test_spread_affinity_mode_adds_pod_affinity_of_each_kind() -> None:
+    """``spread-affinity``: required and preferred pod affinity and anti-affinity on the pending pod (weights
+    1-100, as validation.go ``validateWeightedPodAffinityTerms`` requires), preferred anti-affinity on replicas."""
+    gen = SpreadGenerator(5, affinity=True)
+    seen: Counter[str] = Counter()
+    for i in range(100):
+        case = gen.case(1000 + i)
+        affinity = case.pod["spec"].get("affinity", {})
+        for kind in ("podAffinity", "podAntiAffinity"):
+            for how, terms in affinity.get(kind, {}).items():
+                seen[f"{kind}/{how[:8]}"] += 1
+                assert all(1 <= t.get("weight", 1) <= 100 for t in terms)
+        seen["replica"] += any("affinity" in o["spec"] for o in case.objects if o["kind"] == "Pod")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        assert seen[f"{kind}/required"] and seen[f"{kind}/preferre"], seen
+    assert seen["replica"] >= 10
