@@ -30,15 +30,26 @@ the API server vouches for its origin, never on what the pod says about itself (
 
 Any DaemonSet pod (first condition without the namespace) is exempt from ``toleration-without-gpu``
 only: node agents must run on GPU nodes, and the pods of a tenant's DaemonSet keep every other rule.
+
+**GPU container** (``gpu_containers``): one that is given a GPU by an ask of its own, ``gpu_facts.asks_gpu``
+read on the pod cut down to that container: its NVIDIA GPU or Volcano vGPU resources, or, for KAI's share
+container alone, the pod's share annotations. Other schedulers' GPUs reach the container without a pod-spec
+``NVIDIA_VISIBLE_DEVICES`` of kubegpu's device plugin: HAMi's and Volcano's device plugins answer Allocate with
+it, and KAI's admission webhook points the share container's at a ConfigMap its binder fills (``kai_share``).
+A share annotation is only a request, which KAI's webhook turns into that entry when the pod is created: a Pod
+the webhooks see without it was not set up by KAI, and its share container, which the image's
+``NVIDIA_VISIBLE_DEVICES=all`` would give every GPU, is no GPU container (``kai_set_up``).
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kubegpu.model.gpu_facts import asks_gpu, kai_annotations
+from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import QuantityError, parse_quantity
 from kubegpu.model.resources import is_gpu
 
@@ -57,6 +68,16 @@ IMEX_CHANNELS = "NVIDIA_IMEX_CHANNELS"
 # "no GPU, driver only" value.
 NO_GPU_NVIDIA_VALUES = frozenset({"", "none", "void"})
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+# KAI gives a share's GPU to one container (kai-scheduler/KAI-Scheduler d5bc503, pkg/binder/common/gpu_access.go
+# GetFractionContainerRef): the one this annotation names, init containers searched first, else the first
+# regular container.
+KAI_SHARE_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
+# KAI's admission webhook (pkg/admission/webhook/v1alpha2/gpusharing Mutate, on Pod CREATE) writes this annotation
+# (gpusharingconfigmap/config_map.go SetGpuCapabilitiesConfigMapName) and sets that container's
+# NVIDIA_VISIBLE_DEVICES from key NVIDIA_VISIBLE_DEVICES of ConfigMap "<annotation>-<index>" ("-i<index>" for an
+# init container; common/gpu_access.go AddGPUSharingEnvVars), which its binder fills with the reserved GPU before
+# binding (plugins/gpusharing PreBind -> SetNvidiaVisibleDevices).
+KAI_CONFIGMAP_ANNOTATION = "runai/shared-gpu-configmap"
 # Capabilities that lift the device cgroup or everything else (capabilities(7)): with CAP_SYS_ADMIN a
 # container can remount cgroupfs and allow /dev/nvidia*; ALL includes it.
 DANGEROUS_CAPABILITIES = frozenset({"SYS_ADMIN", "ALL"})
@@ -182,6 +203,83 @@ def containers(spec: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Mapp
         for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, Mapping):
                 yield f"{prefix}spec.{key}[{i}]", c
+
+
+def kai_share_container(pod: Pod) -> tuple[str, int] | None:
+    """(kind key, index) of the container a KAI share gives its GPU to; None without a share annotation, or
+    when the annotation names no container (KAI's webhook refuses such a pod)."""
+    if not kai_annotations(pod):
+        return None
+    name = pod.annotations.get(KAI_SHARE_CONTAINER_ANNOTATION)
+    if name is None:
+        return ("containers", 0) if pod.containers else None
+    for key, items in (("initContainers", pod.init_containers), ("containers", pod.containers)):
+        index = next((i for i, c in enumerate(items) if c.name == name), None)
+        if index is not None:
+            return key, index
+    return None
+
+
+def gpu_containers(pod: Pod, kai: bool) -> frozenset[tuple[str, int]]:
+    """(kind key, index) of every GPU container (module docstring): ``gpu_facts.asks_gpu`` of the pod cut down
+    to that one container, the share annotations kept for KAI's share container only, and only when ``kai``:
+    KAI's webhook has set the share up (``kai_set_up``) or is still to see the pods (a workload's template, a
+    manifest linted offline). Ephemeral containers ask no resources."""
+    share = kai_share_container(pod) if kai else None
+    out = set()
+    for key, items in (("initContainers", pod.init_containers), ("containers", pod.containers)):
+        for i, c in enumerate(items):
+            alone = replace(
+                pod, containers=(c,), init_containers=(), overhead={}, pod_level_requests={},
+                pod_level_limits={}, status_requests={}, annotations=pod.annotations if share == (key, i) else {},
+            )  # fmt: skip
+            if asks_gpu(alone):
+                out.add((key, i))
+    return frozenset(out)
+
+
+def kai_share(pod: Pod) -> tuple[str, int, str] | None:
+    """(kind key, index, ConfigMap) of KAI's share: its container and the ConfigMap KAI's webhook points that
+    container's NVIDIA_VISIBLE_DEVICES at (``KAI_CONFIGMAP_ANNOTATION``); None without a share or that annotation.
+    Whether the entry is there is ``kai_set_up``'s question."""
+    share = kai_share_container(pod)
+    prefix = pod.annotations.get(KAI_CONFIGMAP_ANNOTATION)
+    if share is None or not prefix:
+        return None
+    key, index = share
+    return key, index, f"{prefix}-{'i' if key == 'initContainers' else ''}{index}"
+
+
+def kai_set_up(pod: Pod, spec: Mapping[str, Any]) -> bool:
+    """KAI's webhook has set up the pod's share: its share container in ``spec`` carries the entry it writes."""
+    share = kai_share(pod)
+    if share is None:
+        return False
+    key, index, configmap = share
+    items = spec.get(key)
+    container = items[index] if isinstance(items, list) and index < len(items) else None
+    env = container.get("env") if isinstance(container, Mapping) else None
+    return any(
+        isinstance(e, Mapping) and e.get("name") == VISIBLE_DEVICES and kai_visible_devices(e, configmap)
+        for e in (env if isinstance(env, list) else [])
+    )
+
+
+def kai_visible_devices(env: Mapping[str, Any], configmap: str) -> bool:
+    """``env`` is the NVIDIA_VISIBLE_DEVICES entry KAI's webhook writes: no value, only a ``configMapKeyRef`` to
+    key NVIDIA_VISIBLE_DEVICES of ``configmap``, not optional (a missing optional ConfigMap leaves the variable
+    unset, and a CUDA image's ``=all`` would stand)."""
+    source = env.get("valueFrom")
+    ref = source.get("configMapKeyRef") if isinstance(source, Mapping) else None
+    return (
+        not env.get("value")
+        and isinstance(source, Mapping)
+        and list(source) == ["configMapKeyRef"]
+        and isinstance(ref, Mapping)
+        and ref.get("key") == VISIBLE_DEVICES
+        and ref.get("name") == configmap
+        and ref.get("optional") is not True
+    )
 
 
 def gpu_resources(container: Mapping[str, Any]) -> set[str]:

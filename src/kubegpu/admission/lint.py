@@ -8,10 +8,12 @@ Each rule names the field, says what goes wrong and how to fix it:
   ``privileged``, ``capabilities`` (SYS_ADMIN / ALL), ``host-dev`` (normalised hostPaths at, under or
   above GPU device nodes, the driver, CDI spec directories, the kubelet's device-plugin directory and
   runtime sockets, subPath included), ``host-namespaces``, ``device-list-mount``, ``cdi-annotation``,
-  ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` / ``NVIDIA_IMEX_CHANNELS`` by hand or through ``envFrom``;
-  warnings: ``envFrom`` with unknown keys on a GPU container, ``CUDA_VISIBLE_DEVICES`` without a GPU),
-  ``image-visible-devices`` (a container without a GPU next to GPUs, or in a DaemonSet tolerating the GPU
-  taint, that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set ``=all``), and
+  ``visible-devices`` (``NVIDIA_VISIBLE_DEVICES`` / ``NVIDIA_IMEX_CHANNELS`` by hand or through ``envFrom``,
+  but for the ``configMapKeyRef`` KAI's webhook gives a share's container, ``gpu_access.kai_share``; warnings:
+  ``envFrom`` with unknown keys on a GPU container, ``CUDA_VISIBLE_DEVICES`` without a GPU),
+  ``image-visible-devices`` (a container that is not a GPU container, ``gpu_access.gpu_containers``, next to
+  GPUs, or in a DaemonSet tolerating the GPU taint, that does not set ``NVIDIA_VISIBLE_DEVICES``: CUDA images set
+  ``=all``), and
   ``allocation-annotation`` (only the scheduler records allocated devices); every container kind, init,
   regular and ephemeral;
 * ``invalid-resources`` (R4.1): fractional or unequal GPU requests/limits (and any other resource error
@@ -31,7 +33,8 @@ Each rule names the field, says what goes wrong and how to fix it:
 * ``invalid``: a field the rules read as an object that is not one (``kubegpu.admission.shape``).
 
 A **GPU namespace** is one labelled ``kubegpu.io/gpu-namespace=true``; when namespace labels are
-unknown, or the namespace is not labelled, a pod that itself requests a GPU counts as being in one. A
+unknown, or the namespace is not labelled, a pod that itself asks a GPU (``gpu_facts.asks_gpu``, or a claim)
+counts as being in one. A
 namespace labelled ``kubegpu.io/admission=disabled`` opts out of every rule.
 """
 
@@ -59,10 +62,13 @@ from kubegpu.admission.gpu_access import (
     containers,
     control_path,
     exposes_gpus,
-    gpu_resources,
+    gpu_containers,
     host_path_mounts,
     is_daemonset_pod,
     is_exempt,
+    kai_set_up,
+    kai_share,
+    kai_visible_devices,
     steered_to_gpu_nodes,
     under_device_list,
 )
@@ -233,7 +239,10 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
     gpus = sorted(r for r, v in pod.requests.items() if v and is_gpu(r))
     # DRA: a container using a ResourceClaim gets its devices from the claim (kubegpu.admission.dra)
     claims = any(references_claims(c) for _, c in containers(spec, prefix))
-    gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or bool(gpus) or claims
+    # the rule explain's finding and note read (gpu_facts.asks_gpu: a KAI share or a Volcano vGPU pod asks its GPU
+    # without nvidia.com/gpu), with the claims read from the containers
+    asks = asks_gpu(pod) or claims
+    gpu_namespace = labels.get(GPU_NAMESPACE_LABEL) == "true" or asks
     daemonset_pod = is_daemonset_pod(kind, meta, ctx.requester)
     if is_exempt(kind, namespace, meta, spec, ctx.requester, ctx.exemptions):
         return out
@@ -247,7 +256,14 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
         or steered_to_gpu_nodes(spec, ctx.gpu_nodes, match_fields=not daemonset_pod)
         or (daemonset and tolerates)
     )
-    scope = Scope(namespace, gpus, claims, gpu_namespace, steered, steered or tolerates)
+    share = kai_share(pod)
+    kai_pending = kind != "Pod" or ctx.requester is None
+    scope = Scope(
+        namespace, asks, gpu_namespace, steered, steered or tolerates,
+        # a Pod the webhook sees has met KAI's webhook already; a template's pods and a manifest have not
+        frozenset(f"{prefix}spec.{k}[{i}]" for k, i in gpu_containers(pod, kai_pending or kai_set_up(pod, spec))),
+        None if share is None else (f"{prefix}spec.{share[0]}[{share[1]}]", share[2]),
+    )  # fmt: skip
     out.extend(access_violations(prefix, template, spec, scope, ctx))
     offered_anywhere = ctx.offered_resources
     if ctx.nodes is not None and offered_anywhere is not None:
@@ -264,9 +280,7 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
                         "Node status.capacity exactly or the pod stays Pending. Fix: use an offered name.",
                     ))  # fmt: skip
-    # the rule explain's finding and note read (gpu_facts.asks_gpu: a KAI share or Volcano vGPU template asks its
-    # GPU without nvidia.com/gpu), with the claims read from the containers
-    if tolerates and not daemonset and not asks_gpu(pod) and not claims:
+    if tolerates and not daemonset and not asks:
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "
@@ -353,21 +367,20 @@ class Scope:
     """Where a pod can get at GPUs, which decides the rules that apply to it."""
 
     namespace: str
-    gpus: list[str]  # GPU resources it requests (a non-zero amount)
-    claims: bool  # a container uses a ResourceClaim (DRA): taken as a GPU request
-    gpu_namespace: bool  # requests a GPU or is in a namespace labelled a GPU namespace
+    asks: bool  # asks a GPU (gpu_facts.asks_gpu), or a container uses a ResourceClaim (DRA)
+    gpu_namespace: bool  # asks a GPU or is in a namespace labelled a GPU namespace
     steered: bool  # that, or a nodeSelector / affinity / nodeName that picks GPU nodes
     gpu_bound: bool  # that, or it tolerates the GPU taint: it can run on GPU nodes
+    # field paths of the GPU containers (gpu_access.gpu_containers)
+    gpu_containers: frozenset[str] = frozenset()
+    # (field path of KAI's share container, the ConfigMap its NVIDIA_VISIBLE_DEVICES is read from): gpu_access.kai_share
+    kai_share: tuple[str, str] | None = None
 
     @property
     def where(self) -> str:
         if self.gpu_namespace:
             return f'GPU namespace "{self.namespace}"'
         return "a pod that can run on GPU nodes (it tolerates the GPU taint or is steered to GPU nodes)"
-
-    @property
-    def requests_devices(self) -> bool:
-        return bool(self.gpus) or self.claims
 
 
 def access_violations(
@@ -437,7 +450,13 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
     for j, e in enumerate(env):
         name, value = e.get("name"), e.get("value")
         shown = f'"{value}"' if isinstance(value, str) else "a valueFrom reference"
-        if name == VISIBLE_DEVICES and value not in NO_GPU_NVIDIA_VALUES:
+        # KAI's webhook points its share container's at the ConfigMap its binder fills with the reserved GPU
+        kai = (
+            scope.kai_share is not None
+            and scope.kai_share[0] == path
+            and kai_visible_devices(e, scope.kai_share[1])
+        )
+        if name == VISIBLE_DEVICES and value not in NO_GPU_NVIDIA_VALUES and not kai:
             out.append(Violation(
                 "visible-devices", f"{path}.env[{j}]",
                 f"NVIDIA_VISIBLE_DEVICES is set by hand to {shown}: the device plugin sets it to the devices it "
@@ -453,9 +472,7 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
                 "whatever was allocated (nvidia-container-toolkit getImexChannels); channels come from the "
                 "allocation (the DRA driver's compute domains). Fix: remove it.",
             ))  # fmt: skip
-        elif (
-            name == "CUDA_VISIBLE_DEVICES" and not scope.requests_devices and value not in HIDING_CUDA_VALUES
-        ):
+        elif name == "CUDA_VISIBLE_DEVICES" and not scope.asks and value not in HIDING_CUDA_VALUES:
             # CUDA only narrows what the runtime exposed: on a pod without a GPU it selects nothing
             out.append(Violation(
                 "visible-devices", f"{path}.env[{j}]",
@@ -464,7 +481,7 @@ def _container_violations(path: str, c: Mapping[str, Any], scope: Scope, ctx: Li
                 "leave device selection to the device plugin.",
                 warning=True,
             ))  # fmt: skip
-    own_gpu = bool(gpu_resources(c)) or references_claims(c)
+    own_gpu = path in scope.gpu_containers or references_claims(c)
     if VISIBLE_DEVICES not in explicit:  # an explicit env entry takes precedence over envFrom
         out.extend(_env_from_violations(path, c, scope, ctx, own_gpu))
     if scope.steered and not own_gpu and VISIBLE_DEVICES not in explicit:

@@ -14,10 +14,11 @@ Each mutation is an RFC 6902 JSON Patch on the pod spec of a Pod, or of a worklo
   scheduler: ``spec.schedulerName`` is set when it is empty or ``default-scheduler`` (a pod that names
   another scheduler keeps it). Needs the namespace labels (the webhook's API access).
 * ``visible-devices``: in a GPU namespace (labelled ``kubegpu.io/gpu-namespace=true``, or any namespace
-  for a pod that requests a GPU), every container that requests no GPU and sets no
-  ``NVIDIA_VISIBLE_DEVICES`` gets ``NVIDIA_VISIBLE_DEVICES=void``. CUDA images set ``=all`` in their
-  ENV, and with the NVIDIA container runtime that exposes every GPU of the node to a container the
-  device plugin gave none; ``void`` makes the runtime behave as runc (neither GPUs nor driver
+  for a pod that asks a GPU, ``gpu_facts.asks_gpu``), every container that is not a GPU container
+  (``gpu_access.gpu_containers``: its own GPU or Volcano vGPU resources, or a KAI share's container), uses no
+  ResourceClaim and sets no ``NVIDIA_VISIBLE_DEVICES`` gets ``NVIDIA_VISIBLE_DEVICES=void``. CUDA images set
+  ``=all`` in their ENV, and with the NVIDIA container runtime that exposes every GPU of the node to a container
+  the device plugin gave none; ``void`` makes the runtime behave as runc (neither GPUs nor driver
   capabilities), unlike ``none`` (no GPU, driver libraries still mounted). A value set by hand is left
   to the validating rule ``visible-devices``.
 
@@ -53,9 +54,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.admission.dra import references_claims
-from kubegpu.admission.gpu_access import VISIBLE_DEVICES
+from kubegpu.admission.gpu_access import VISIBLE_DEVICES, gpu_containers, kai_set_up
 from kubegpu.admission.gpu_access import gpu_resources as _gpu_resources
 from kubegpu.admission.lint import GPU_NAMESPACE_LABEL, OPT_OUT_LABEL, OPT_OUT_VALUE, TEMPLATE_PATHS
+from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
+from kubegpu.errors import InputError
+from kubegpu.model.gpu_facts import asks_gpu
+from kubegpu.model.parse import parse_pod
 
 SCHEDULER_LABEL = "kubegpu.io/scheduler"
 SCHEDULER_LABEL_VALUE = "enabled"
@@ -91,13 +96,35 @@ EVERYTHING = Mutable()
 TOLERATIONS_ONLY = Mutable(env=False, scheduler_name=False)
 
 
-def _containers(spec: Mapping[str, Any], base: str) -> list[tuple[str, Mapping[str, Any]]]:
+def _containers(spec: Mapping[str, Any], base: str) -> list[tuple[str, tuple[str, int], Mapping[str, Any]]]:
     return [
-        (f"{base}/{key}/{i}", c)
+        (f"{base}/{key}/{i}", (key, i), c)
         for key in ("initContainers", "containers")
         for i, c in enumerate(spec.get(key) or [])
         if isinstance(c, Mapping)
     ]
+
+
+def _gpu_asks(kind: str, meta: Any, spec: Mapping[str, Any]) -> tuple[bool, frozenset[tuple[str, int]]]:
+    """Whether the pod (or template) ``meta`` and ``spec`` describe asks a GPU (``gpu_facts.asks_gpu``), and its GPU
+    containers (``gpu_access.gpu_containers``); neither when it does not parse (the validating side reports why;
+    a mutation never fails a request). A Pod's KAI share container is one only once KAI's webhook has set it up,
+    and then it has its NVIDIA_VISIBLE_DEVICES: before, void is set, and KAI's webhook replaces it
+    (common/env_vars.go AddEnvVarToContainer, since #335, KAI v0.7.10), or the pod is not KAI's and the image's
+    =all would expose every GPU."""
+    metadata = dict(meta) if isinstance(meta, Mapping) else {}
+    # a pod being created may have only generateName; the name plays no part in the answer
+    metadata["name"] = str(metadata.get("name") or metadata.get("generateName") or "pod")
+    metadata["namespace"] = str(metadata.get("namespace") or "default")
+    raw = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    errors = validate_pod_resources(raw)
+    if any(e.detail == OUT_OF_RANGE for e in errors):
+        return False, frozenset()  # as lint_object: no exact arithmetic on a quantity too large to bound
+    try:
+        pod = parse_pod(raw, validate_resources=not errors)
+    except InputError:
+        return False, frozenset()
+    return asks_gpu(pod), gpu_containers(pod, kai=kind != "Pod" or kai_set_up(pod, spec))
 
 
 def _append(patch: Patch, path: str, exists: bool, value: dict[str, Any]) -> None:
@@ -167,7 +194,8 @@ def mutate_object(
     if not isinstance(spec, Mapping):
         return []
     base = "".join(f"/{k}" for k in (*keys, "spec"))
-    return mutate_pod_spec(spec, base, namespace_labels, options, allowed)
+    asks, asking = _gpu_asks(kind, _dig(obj, (*keys, "metadata")), spec)
+    return mutate_pod_spec(spec, base, namespace_labels, options, allowed, asking, asks)
 
 
 def mutate_pod_spec(
@@ -176,13 +204,18 @@ def mutate_pod_spec(
     namespace_labels: Mapping[str, str] | None,
     options: MutationOptions,
     allowed: Mutable = EVERYTHING,
+    asking: frozenset[tuple[str, int]] = frozenset(),
+    asks: bool = False,
 ) -> Patch:
-    """The JSON Patch for the pod spec at JSON pointer ``base``; ``namespace_labels`` None when unknown."""
+    """The JSON Patch for the pod spec at JSON pointer ``base``; ``namespace_labels`` None when unknown;
+    ``asking``: the GPU containers as (kind key, index), beyond those with a GPU resource of their own; ``asks``:
+    the pod asks a GPU some way (``gpu_facts.asks_gpu``)."""
     labels = namespace_labels or {}
     if labels.get(OPT_OUT_LABEL) == OPT_OUT_VALUE:
         return []
     containers = _containers(spec, base)
-    gpus = sorted(set().union(*(_gpu_resources(c) for _, c in containers)))
+    gpus = sorted(set().union(*(_gpu_resources(c) for _, _, c in containers)))
+    asking = asking | {ref for _, ref, c in containers if _gpu_resources(c)}
     patch: Patch = []
     if options.gpu_toleration and allowed.tolerations and gpus:
         present = isinstance(spec.get("tolerations"), list)
@@ -209,15 +242,18 @@ def mutate_pod_spec(
     ):
         op = "replace" if "schedulerName" in spec else "add"
         patch.append({"op": op, "path": f"{base}/schedulerName", "value": options.scheduler_name})
-    if options.visible_devices and allowed.env and (gpus or labels.get(GPU_NAMESPACE_LABEL) == "true"):
-        for path, c in containers:
+    if (
+        options.visible_devices
+        and allowed.env
+        and (asks or asking or labels.get(GPU_NAMESPACE_LABEL) == "true")
+    ):
+        for path, ref, c in containers:
             env = [e for e in c.get("env") or [] if isinstance(e, Mapping)]
-            # a DRA container gets its devices from its claim: void would hide them
-            if (
-                _gpu_resources(c)
-                or references_claims(c)
-                or any(e.get("name") == VISIBLE_DEVICES for e in env)
-            ):
+            # void would hide a GPU container's devices: the device plugin's Allocate envs come first and the pod's
+            # env last (kubelet GenerateRunContainerOptions), so void wins over Volcano's or HAMi's device list; and a
+            # template's KAI share container is left as written (its pods are mutated when created). A DRA container
+            # gets its devices from its claim.
+            if ref in asking or references_claims(c) or any(e.get("name") == VISIBLE_DEVICES for e in env):
                 continue
             _append(
                 patch, f"{path}/env", isinstance(c.get("env"), list), {"name": VISIBLE_DEVICES, "value": VOID}
