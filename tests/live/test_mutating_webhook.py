@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.admission.other_gpu_pods import kai_admitted, kai_doc_pod, volcano_vgpu_pod
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_pod
 from tests.live.webhook_calls import admission_review, apply_patch, post, wait_ready
@@ -192,3 +193,11 @@ def test_namespace_labels_opt_in_to_kubegpu_and_out_of_everything(
         port, cert, admission_review(with_sidecar(api_pod("s", 1, "sandbox")), "sandbox", uid="u-s")
     )
     assert answer["response"] == {"uid": "u-s", "allowed": True}
+    # another scheduler's GPU container in a GPU namespace keeps its device list (KAI's share container as KAI's
+    # webhook leaves it, a Volcano vGPU container: tests/admission/other_gpu_pods.py); their CPU sidecars get void
+    kai = kai_admitted(kai_doc_pod("non-default"), "containers", 1)
+    kai["metadata"]["namespace"] = "teams"
+    out = mutated(port, cert, kai, "teams")["spec"]["containers"]
+    assert [c.get("env") for c in out] == [[VOID], kai["spec"]["containers"][1]["env"], [VOID]]
+    out = mutated(port, cert, volcano_vgpu_pod("teams"), "teams")["spec"]["containers"]
+    assert [c.get("env") for c in out] == [None, [VOID]]

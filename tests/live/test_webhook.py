@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.admission.other_gpu_pods import kai_admitted, kai_doc_pod
 from tests.live.apiserver import RunningApiServer, wait_until
 from tests.live.conftest import Component, gpu_node, gpu_pod
 from tests.live.webhook_calls import admission_review, post, serve, wait_ready
@@ -130,3 +131,20 @@ def test_namespace_opt_out_and_offered_resources_come_from_the_cluster(
     while post(port, tls_pair[0], admission_review(shared))["response"]["allowed"] is not True:
         assert time.monotonic() < deadline, "the node informer never saw gpu-2"
         time.sleep(0.05)
+
+
+def test_a_kai_share_pod_after_kais_webhook_is_allowed_at_create(
+    webhook_port: int, tls_pair: tuple[Path, Path]
+) -> None:
+    # KAI's mutating webhook (Pod CREATE) runs before kubegpu's validating one and sets the share container's
+    # NVIDIA_VISIBLE_DEVICES from the ConfigMap its binder fills (tests/admission/other_gpu_pods.py cites the source)
+    pod = kai_admitted(kai_doc_pod("fraction"))
+    answer = post(webhook_port, tls_pair[0], admission_review(pod, namespace="team-a", uid="u-kai"))
+    assert answer["response"] == {"uid": "u-kai", "allowed": True}
+    # the same value on a pod without any GPU ask is still refused
+    del pod["metadata"]["annotations"]["gpu-fraction"]
+    answer = post(webhook_port, tls_pair[0], admission_review(pod, namespace="team-a", uid="u-esc"))
+    assert answer["response"]["allowed"] is False
+    assert answer["response"]["status"]["message"].startswith(
+        "spec.containers[0].env[0]: NVIDIA_VISIBLE_DEVICES is set by hand to a valueFrom reference"
+    )
