@@ -8,7 +8,7 @@ id (``pitfall``: ``R17.1`` … ``R17.6``). Checks:
   node whose every GPU is registered unhealthy (allocatable 0);
 - ``nvidia.com/gpu.count`` disagrees with capacity, or allocatable is below capacity (devices reported
   unhealthy by the plugin; R2.1: allocatable counts registered healthy devices, not idle ones), or 0 because no
-  device plugin runs there now (kubelet keeps a stopped plugin's capacity a while: ``findings_operands.unregistered``);
+  device plugin runs there now (kubelet keeps a stopped plugin's capacity a while: ``stopped_plugin``);
 - one pool label value spanning several GPU products (R5.1, R7.3, R16);
 - one pool label value spanning several sharing modes (GFD ``nvidia.com/gpu.sharing-strategy``: none,
   time-slicing, mps; R7.3), fixed with one ``nvidia.com/device-plugin.config`` for the pool;
@@ -46,12 +46,13 @@ from kubegpu.explain.findings_kueue import held_findings
 from kubegpu.explain.findings_limits import limit_range_findings
 from kubegpu.explain.findings_mig import MIG_LAYOUT_LABELS as MIG_LAYOUT_LABELS
 from kubegpu.explain.findings_mig import mig_invalid_findings
-from kubegpu.explain.findings_operands import operand_findings, plugin_stopped, unregistered
+from kubegpu.explain.findings_operands import operand_findings
 from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
 from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
 from kubegpu.explain.gpu_pod import asks_for_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
+from kubegpu.explain.stopped_plugin import plugin_stopped, unregistered
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
     GPU_COUNT_LABEL,

@@ -19,6 +19,7 @@ from typing import Final
 
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_base import Finding
+from kubegpu.explain.stopped_plugin import unregistered
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.resources import gpu_requests
@@ -77,34 +78,6 @@ def covered(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) 
     these nodes, ``findings_bound`` on every other."""
     ready = {n.name for n in snapshot.nodes if n.ready}
     return {c.node for c in chains if not c.dark and c.node in ready}
-
-
-def unregistered(snapshot: ClusterSnapshot, chain: device_plugin.NodePlugins) -> bool:
-    """``chain``'s node keeps GPU capacity but has none of it allocatable, and no device plugin of the cluster
-    runs there (``NodePlugins.plugin_down``): kubelet's device manager marks every device of a resource unhealthy
-    when its plugin's endpoint stops and counts them in capacity, not in allocatable, until
-    endpointStopGracePeriod (5 minutes) has passed (pkg/kubelet/cm/devicemanager manager.go
-    markResourceUnhealthy, GetCapacity; types.go). The node's finding says so (``plugin_stopped``), with the
-    chain's causes: the failing pods of the chain are not reported again here."""
-    node = snapshot.node(chain.node)
-    return (
-        chain.plugin_down
-        and not chain.dark
-        and node is not None
-        and not any(node.allocatable.get(r, 0) for r in chain.advertised)
-    )
-
-
-def plugin_stopped(chain: device_plugin.NodePlugins) -> str:
-    """Why an ``unregistered`` node counts none of its GPUs allocatable: its device plugin, from the chain."""
-    return (
-        "no device plugin serves them now. When a plugin's registration with kubelet ends, kubelet marks all its "
-        "devices unhealthy, so allocatable drops to 0 at once, and keeps them in capacity for 5 minutes "
-        "(endpointStopGracePeriod) before it drops the resource; a plugin that crash-loops registers again at each "
-        "start and stops again. Why the plugin does not run: "
-        + "; ".join(chain.causes or ["unknown: see the device plugin pod's log on the node"])
-        + ". Fix the plugin first: this is not the devices' health (Xid, ECC)."
-    )
 
 
 def operand_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlugins]) -> list[Finding]:

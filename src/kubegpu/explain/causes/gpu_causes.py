@@ -3,6 +3,8 @@ each cause the data shows, in a sentence with its own fix, because each has a di
 
 - the nodes are MIG-partitioned and offer slices, not the whole GPU the pod asks for;
 - GPUs are unhealthy (capacity above allocatable), and the pod would fit with them healthy;
+- GPU nodes that keep their GPUs in capacity with none allocatable because no device plugin serves them now
+  (``explain.stopped_plugin``, the node finding's reading): the plugin's state, not the devices' health;
 - GPU nodes by their labels whose device plugin registered none: their GPUs are missing, not taken;
 - the request is the sum of several containers' requests, all of which must land on one node.
 
@@ -15,6 +17,7 @@ from kubegpu.devices.sharing import MIG_RESOURCE_PREFIX
 from kubegpu.explain import device_plugin
 from kubegpu.explain.causes.base import Context
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.explain.stopped_plugin import PLUGIN_FIRST, STOPPED_HOW, plugin_why, stopped_nodes
 from kubegpu.explain.wording import SHOWN, some_of
 from kubegpu.model.gpu_facts import labelled_gpu_count
 from kubegpu.model.names import GPU_COUNT_LABEL, NVIDIA_PREFIX
@@ -63,16 +66,12 @@ def mig_only_among(ctx: Context, nodes: list[str]) -> dict[str, dict[str, int]]:
 def gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
     """One sentence per cause the data shows, each with its own fix; empty when none but fragmentation."""
     r, need = reason.resource, reason.requested
-    unhealthy = _part_unhealthy(ctx, r)
     out = []
     if r == NVIDIA_GPU:
         out += _mig_only_sentences(r, mig_only_among(ctx, nodes))
-    fits_healthy = [  # (most clusters: no node with a device unhealthy)
-        (name, unhealthy[name])
-        for name in (nodes if unhealthy else ())
-        if name in unhealthy and free.get(name, 0) + (unhealthy[name][0] - unhealthy[name][1]) >= need
-    ]
-    out += _unhealthy_sentences(r, fits_healthy)
+    unhealthy, stopped = _fits_healthy(ctx, r, need, nodes, free)
+    out += _unhealthy_sentences(r, unhealthy)
+    out += _stopped_sentences(r, stopped)
     if r == NVIDIA_GPU:
         out += _dark_sentences(ctx, r, need, nodes)
     shares = container_shares(ctx.pod, r)
@@ -84,6 +83,56 @@ def gpu_causes(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[
             "or run the containers as separate pods if they need not share a node."
         )
     return out
+
+
+def _fits_healthy(
+    ctx: Context, r: str, need: int, nodes: list[str], free: dict[str, int]
+) -> tuple[list[tuple[str, tuple[int, int]]], list[tuple[device_plugin.NodePlugins, int]]]:
+    """The ``nodes`` with ``r`` unhealthy where the pod would fit were they all healthy: (name, (capacity,
+    allocatable)) of those whose plugin reports them so, and (chain, capacity) of those no device plugin serves
+    now (kubelet counts a stopped plugin's devices unhealthy: the plugin is the cause there)."""
+    unhealthy = part_unhealthy(ctx, r)
+    fits = [  # (most clusters: no node with a device unhealthy)
+        (name, unhealthy[name])
+        for name in (nodes if unhealthy else ())
+        if name in unhealthy and free.get(name, 0) + (unhealthy[name][0] - unhealthy[name][1]) >= need
+    ]
+    stopped = stopped_checks(ctx) if fits else {}
+    return [f for f in fits if f[0] not in stopped], [(stopped[n], v[0]) for n, v in fits if n in stopped]
+
+
+def stopped_checks(ctx: Context) -> dict[str, device_plugin.NodePlugins]:
+    """The GPU nodes no device plugin serves now, by name (``stopped_plugin.stopped_nodes``): once per engine."""
+    return store_for(ctx.engine).fact((stopped_checks,), lambda: stopped_nodes(ctx.engine.snapshot))
+
+
+def stopped_reads(ctx: Context, reason: Insufficient, nodes: list[str], free: dict[str, int]) -> list[str]:
+    """The first read-only command of the first node ``gpu_causes`` names as one no device plugin serves now
+    (its failing plugin container's previous log, when there is one); empty when it names none."""
+    stopped = _fits_healthy(ctx, reason.resource, reason.requested, nodes, free)[1]
+    return stopped[0][0].commands[:1] if stopped else []
+
+
+def _stopped_sentences(r: str, nodes: list[tuple[device_plugin.NodePlugins, int]]) -> list[str]:
+    """Nodes (chain, capacity) that keep ``r`` in capacity with none allocatable because no device plugin
+    serves them now (``stopped_plugin``), where the pod would fit once their devices are registered again:
+    one sentence for them all, with the node finding's account of kubelet and the plugin's state."""
+    if not nodes:
+        return []
+    if len(nodes) == 1:
+        chain, cap = nodes[0]
+        which = f"{chain.node} keeps its {format_milli(r, cap)} {r} in capacity with none allocatable"
+        fits = "there"
+    else:
+        named = [f"{c.node} {format_milli(r, cap)}" for c, cap in nodes]
+        which = (
+            f"{len(nodes)} of these nodes keep their {r} in capacity with none allocatable ({some_of(named)})"
+        )
+        fits = "on each"
+    return [
+        f"{which}, and the pod would fit {fits} once the devices are registered again: {STOPPED_HOW} "
+        f"{plugin_why([c for c, _ in nodes])} {PLUGIN_FIRST}"
+    ]
 
 
 def _mig_only_sentences(r: str, mig: dict[str, dict[str, int]]) -> list[str]:
@@ -181,11 +230,11 @@ def _dark_sentences(ctx: Context, r: str, need: int, nodes: list[str]) -> list[s
     ]
 
 
-def _part_unhealthy(ctx: Context, resource: str) -> dict[str, tuple[int, int]]:
+def part_unhealthy(ctx: Context, resource: str) -> dict[str, tuple[int, int]]:
     """Node name → (capacity, allocatable) of ``resource`` where capacity is above allocatable (kubelet's
     device manager counts every device in capacity, healthy ones in allocatable): once per engine."""
     return store_for(ctx.engine).fact(
-        (_part_unhealthy, resource),
+        (part_unhealthy, resource),
         lambda: {
             n.name: (n.capacity.get(resource, 0), n.allocatable.get(resource, 0))
             for n in ctx.engine.snapshot.nodes

@@ -1,7 +1,8 @@
 """NodeResourcesFit's reasons (``TooManyPods``, ``Insufficient``): the numbers, and advice by cause.
 
 For a GPU resource the advice names the cause the data shows, because each has a different fix: MIG slices
-where a whole GPU is asked, unhealthy GPUs, GPU nodes whose device plugin registered none, a request summed
+where a whole GPU is asked, unhealthy GPUs, GPU nodes whose device plugin registered none or serves them no
+more (``explain.stopped_plugin``: the node's evidence line names the plugin's state too), a request summed
 over containers (``causes.gpu_causes``); otherwise, when free GPUs add up across the nodes but no single one
 has enough, fragmentation (R9.2), else a shortage; a request above every node's allocatable, a resource no
 node advertises or one another scheduler resolves, each their own advice."""
@@ -24,11 +25,15 @@ from kubegpu.explain.causes.gpu_causes import (
     mig_only_among,
     offer_list,
     offered_gpus,
+    part_unhealthy,
+    stopped_checks,
+    stopped_reads,
 )
 from kubegpu.explain.explanation import NODE_HAS
 from kubegpu.explain.findings import MIG_LAYOUT_LABELS, has_gpu_labels, mig_gap
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.shared_evidence import store_for
+from kubegpu.explain.stopped_plugin import PLUGIN_FIRST, STOPPED, plugin_why
 from kubegpu.model.names import (
     GPU_REPLICAS_LABEL,
     GPU_SHARING_LABEL,
@@ -70,7 +75,9 @@ def insufficient_evidence(ctx: Context, reason: Insufficient, idx: int) -> list[
     alloc, used = view.allocatable(r), view.requested(r)
     held = _resize_holds(ctx, view.node.name, r)
     offers = _offers(ctx, idx) if alloc == 0 else None
-    return list(_lines_once(ctx, reason, view.node, alloc, used, offers, held))
+    # a node no device plugin serves now: its line names the node's plugin (``stopped_plugin``)
+    stopped = view.node.name if alloc == 0 and view.node.name in _stopped(ctx, r) else ""
+    return list(_lines_once(ctx, reason, view.node, alloc, used, offers, held, stopped))
 
 
 def _lines_once(
@@ -81,12 +88,25 @@ def _lines_once(
     used: int,
     offers: tuple[bool, tuple[tuple[str, int], ...]] | None,
     held: tuple[str, ...] = (),
+    stopped: str = "",
 ) -> list[str]:
     """``_insufficient_lines``, made once per pod for what it reads: the reason, the node's allocatable and
-    requested, what a node without the resource offers (``_offers``), the pods a resize holds. Nodes alike
-    share the list (never changed)."""
-    key = (Insufficient, reason, alloc, used, offers, held)
-    return ctx.once(key, partial(_insufficient_lines, ctx, reason, node, alloc, used, held))
+    requested, what a node without the resource offers (``_offers``), the pods a resize holds, the node when no
+    device plugin serves it now (``_stopped``). Nodes alike share the list (never changed)."""
+    key = (Insufficient, reason, alloc, used, offers, held, stopped)
+    return ctx.once(key, partial(_insufficient_lines, ctx, reason, node, alloc, used, held, stopped))
+
+
+def _stopped(ctx: Context, resource: str) -> dict[str, device_plugin.NodePlugins]:
+    """The nodes no device plugin serves now that keep ``resource`` in capacity (``gpu_causes.stopped_checks``),
+    once per engine (asked per node short of it); none traced when no node has ``resource`` in capacity above
+    allocatable."""
+    if not is_gpu(resource) or not part_unhealthy(ctx, resource):
+        return {}
+    return store_for(ctx.engine).fact(
+        (_stopped, resource),
+        lambda: {n: c for n, c in stopped_checks(ctx).items() if resource in c.advertised},
+    )
 
 
 def _resize_holds(ctx: Context, node: str, resource: str) -> tuple[str, ...]:
@@ -144,10 +164,11 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
     # nodes without the resource: their line reads what their labels offer (``_offers``, kept per node), so
     # those alike share one list, made once (a fleet of many GPU kinds has thousands per Pending pod)
     bare: dict[tuple[int, tuple[bool, tuple[tuple[str, int], ...]]], list[str]] = {}
+    stopped = _stopped(ctx, reason.resource)  # each of these is read on its own: its line names its plugin
     for j in (~plain).nonzero()[0].tolist():
         idx = idxs[j]
         node = cluster.nodes[idx]
-        if alloc[j] or (resized and node.name in resized):
+        if alloc[j] or (resized and node.name in resized) or node.name in stopped:
             out[j] = insufficient_evidence(ctx, reason, idx)
             continue
         u, offers = int(used[j]), _offers(ctx, idx)
@@ -170,7 +191,13 @@ def insufficient_evidence_many(ctx: Context, reason: Insufficient, idxs: list[in
 
 
 def _insufficient_lines(
-    ctx: Context, reason: Insufficient, node: Node, alloc: int, used: int, held: tuple[str, ...] = ()
+    ctx: Context,
+    reason: Insufficient,
+    node: Node,
+    alloc: int,
+    used: int,
+    held: tuple[str, ...] = (),
+    stopped: str = "",
 ) -> list[str]:
     r = reason.resource
     line = (
@@ -183,6 +210,12 @@ def _insufficient_lines(
         )
     if reason.requested > alloc:
         line += " — more than the node's whole allocatable: preemption cannot help"
+    if stopped:  # the node keeps the devices in capacity: registered once, not served now
+        chain = _stopped(ctx, r)[stopped]
+        return [
+            f"{line}; capacity {format_milli(r, chain.advertised[r])}, none allocatable: {STOPPED}",
+            f"{plugin_why([chain])} {PLUGIN_FIRST}",
+        ]
     if alloc == 0 and r.startswith(NVIDIA_PREFIX) and has_gpu_labels(node):
         offered = offered_gpus(node)
         if r.startswith(MIG_RESOURCE_PREFIX) and offered:
@@ -480,6 +513,7 @@ def insufficient_advice(ctx: Context, reason: Insufficient, nodes: list[str]) ->
         "Free GPUs on different nodes do not add up for one pod. `describe node` shows requests, "
         "not utilisation: an idle GPU that is requested is taken.",
         [
+            *(stopped_reads(ctx, reason, nodes, free) if causes else ()),  # a plugin to fix: its log first
             ctx.cmd(f"describe node {first}"),
             ctx.cmd(f"get pods -A -o wide --field-selector spec.nodeName={first}"),
         ],
