@@ -118,3 +118,20 @@ def test_plugin_ready_on_every_node_keeps_the_device_health_reading(tmp_path: Pa
     assert DEVICE_HEALTH in p["groups"][0]["fix"]
     assert not any("no device plugin serves them" in " ".join(n["evidence"]) for n in p["nodes"])
     assert "no device plugin serves them" not in data["summary"]["firstStep"]
+
+
+def test_node_with_no_plugin_pod_reads_as_the_plugin_not_the_devices(tmp_path: Path) -> None:
+    """ocio-gpu02 without its plugin pod (a DaemonSet's pod deleted, not yet made again): kubelet keeps the
+    stopped plugin's devices in capacity for endpointStopGracePeriod, so the node reads as capacity 16,
+    allocatable 0; the pod's evidence names the DaemonSet that should run there, not the devices' health."""
+    src = (HERE / f"{FLEET}.yaml").read_text(encoding="utf-8")
+    items = src.split("\n- ")
+    kept = [x for x in items if f"name: {CRASHING['ocio-gpu02']}\n" not in x]
+    assert len(kept) == len(items) - 1
+    path = tmp_path / "no-pod.yaml"
+    path.write_text("\n- ".join(kept), encoding="utf-8")
+    exp = _explained(path)
+    evidence = _evidence(exp, "ocio-gpu02")
+    assert "kube-system/nvidia-device-plugin-daemonset" in evidence and "capacity 16" in evidence
+    assert "has not registered them" not in evidence
+    assert DEVICE_HEALTH not in exp["groups"][0]["fix"]
