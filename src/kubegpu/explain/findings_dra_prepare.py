@@ -14,6 +14,14 @@ pkg/kubelet/cm/dra/manager.go ``IsReservedForPod``), means the claim's status.re
 pod: no scheduler allocated and reserved the claim for it (kube-scheduler running without DRA, google/dranet#30),
 or the claim is still reserved for a pod that is gone, which kube-controller-manager's resource claim
 controller would have removed (Project-HAMi/HAMi-DRA#21: webhook-made claims without ownerReferences).
+kubelet reads each claim from the API server before it calls any plugin (``failed to fetch ResourceClaim <claim>
+referenced by pod <pod>: <err>``, pkg/kubelet/cm/dra/manager.go). The API server's "the server could not find the
+requested resource" names no object: it does not serve the resource.k8s.io version that kubelet asks for. A kubelet
+older than its control plane (the version skew policy allows 3 minors) reads claims through the version of its own
+release, v1beta1 in 1.32-1.33 (``ResourceV1beta1().ResourceClaims``), and a 1.34+ API server serves
+resource.k8s.io/v1 and not v1beta1 unless its --runtime-config enables it (kubernetes-sigs/dra-driver-nvidia-gpu#766:
+kubelet 1.33.1 under a 1.34.1 control plane; intel/intel-resource-drivers-for-kubernetes#47: the same answer for a
+1.34 cluster, fixed by enabling resource.k8s.io/v1beta1 in kube-apiserver).
 Other messages (the plugin's own NodePrepareResources error) are quoted as kubelet wrote them.
 """
 
@@ -29,6 +37,9 @@ PREPARE_FAILED = "FailedPrepareDynamicResources"  # kubelet pkg/kubelet/events/e
 UNPREPARED = "dra-unprepared"  # ``Finding.check`` of the findings below (a pod each)
 _UNREGISTERED = re.compile(r"DRA driver (\S+) is not registered")
 _NOT_RESERVED = re.compile(r"is not allowed to use (?:ResourceClaim|resource claim) (\S+?) ?\(")
+_FETCH_FAILED = re.compile(r"failed to fetch ResourceClaim (\S+) referenced by pod \S+: (.*)")
+# apimachinery's NotFound without a name (StatusReasonNotFound for the request's path): the group version is not served
+_NOT_SERVED = "the server could not find the requested resource"
 
 
 def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
@@ -45,12 +56,18 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if not events:
             continue
         e, node, key = events[-1], pod.node_name, f"{pod.namespace}/{pod.name}"
+        layer = "driver/device-plugin"
         commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
         m = _UNREGISTERED.search(e.message)
         refused = _NOT_RESERVED.search(e.message)
+        fetch = _FETCH_FAILED.search(e.message)
         if refused is not None:
             title, detail, more = _not_reserved(snapshot, pod, refused.group(1), e.message, e.count)
             commands += more
+        elif fetch is not None and _NOT_SERVED in fetch.group(2):
+            title, detail, more = _api_not_served(snapshot, pod, fetch.group(1), e.message, e.count)
+            commands += more
+            layer = "node"  # the kubelet's release against its control plane's, not the driver
         elif m is None:
             title = f"kubelet on {node} cannot prepare the DRA claims of {POD_MARK}: the pod does not start"
             detail = (
@@ -83,7 +100,7 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         out.append(
             Finding(
                 "warning",
-                "driver/device-plugin",
+                layer,
                 title,
                 [f"pod/{key}", f"node/{node}"],
                 detail + ".",
@@ -95,6 +112,42 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _api_not_served(
+    snapshot: ClusterSnapshot, pod: Pod, claim_name: str, message: str, count: int
+) -> tuple[str, str, list[str]]:
+    """kubelet could not read the claim: the API server does not serve the resource.k8s.io version kubelet asks
+    for. (Its title a template that names the pod at ``POD_MARK``.)"""
+    kubelet = next(
+        (
+            str(((raw.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion") or "")
+            for raw in snapshot.raw_objects
+            if raw.get("kind") == "Node" and (raw.get("metadata") or {}).get("name") == pod.node_name
+        ),
+        "",
+    )
+    title = (
+        f"kubelet on {pod.node_name} cannot read {POD_MARK}'s ResourceClaim: the API server does not serve the DRA "
+        "API version it asks for"
+    )
+    exists = (
+        f"ResourceClaim {pod.namespace}/{claim_name} is in the snapshot, so it exists: "
+        if f"{pod.namespace}/{claim_name}" in snapshot.dra.claims
+        else ""
+    )
+    detail = (
+        f'kubelet wrote "{message}" ({PREPARE_FAILED}, {count}x): kubelet itself failed to read the claim, before '
+        f"calling any DRA driver, and the driver is not at fault. {exists}the API server's answer names no object, "
+        "it does not serve the resource.k8s.io version that kubelet asks for. "
+        + (f"This kubelet is {kubelet}; " if kubelet else "")
+        + "a kubelet older than its control plane reads claims through its own release's version (v1beta1 in "
+        "1.32-1.33), and a 1.34+ API server serves resource.k8s.io/v1 and not v1beta1 unless its --runtime-config "
+        "enables it. Upgrade the node's kubelet to the control plane's minor, or add "
+        "resource.k8s.io/v1beta1=true to kube-apiserver's --runtime-config; kubelet retries and the pod stays in "
+        "ContainerCreating until then"
+    )
+    return title, detail, ["kubectl api-versions | grep resource.k8s.io", "kubectl get nodes -o wide"]
 
 
 def _not_reserved(
