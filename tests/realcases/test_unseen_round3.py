@@ -42,3 +42,19 @@ def test_a_claim_fetch_failing_for_another_reason_is_not_called_a_version_skew(t
     f = _finding_about(diagnosed(path), "default/imex-channel-injection")
     assert "imex-channel-injection-imex-channel-0-hlldb" in f["detail"] and "not found" in f["detail"]
     assert "runtime-config" not in f["detail"]
+
+
+def test_cuda_validator_forward_compat_on_unsupported_gpu_gpu_operator_277() -> None:
+    """NVIDIA/gpu-operator#277: "Failed to allocate device vector A (error code forward compatibility was attempted on
+    non supported HW)!" with a host driver 450. The maintainers on #389: the validator image's CUDA forward-compat
+    libraries are newer than the driver, and forward compatibility works only on data center GPUs (CUDA
+    Compatibility guide); error 804 cudaErrorCompatNotSupportedOnDevice. Other CUDA containers run fine (#389's
+    title), so the finding must not say every CUDA program on the node fails."""
+    data = diagnosed(HERE / "gpu-operator-cuda-validator-forward-compat.yaml")
+    f = next(
+        g for g in data["findings"] if g["title"] == "GPU stack pod failing on a node that advertises GPUs"
+    )
+    assert "forward compatibility was attempted on non supported HW" in f["detail"]
+    assert "804" in f["detail"] and "Data Center GPUs" in f["detail"]
+    assert "driver" in f["detail"] and "at least the image's" in f["detail"]
+    assert "CUDA programs placed on this node may fail the same way" not in f["detail"]

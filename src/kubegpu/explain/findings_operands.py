@@ -9,7 +9,8 @@ cuda-workload-validation.yaml``, ``plugin-workload-validation.yaml``, ``cmd/nvid
 of them crash-looping means CUDA does not work on the node although the scheduler places GPU pods there
 (NVIDIA/gpu-operator#1947). What CUDA said is read where its cause is known: a driver older than the
 image's CUDA (cudaErrorInsufficientDriver), an NVSwitch fabric NVIDIA Fabric Manager has not set up
-(cudaErrorSystemNotReady, NVIDIA/gpu-operator#1043). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
+(cudaErrorSystemNotReady, NVIDIA/gpu-operator#1043), CUDA forward-compatibility libraries on a GPU they do not
+cover (cudaErrorCompatNotSupportedOnDevice, NVIDIA/gpu-operator#277, #389). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
 this check; the GPU stack's DaemonSets are recognised the same way (``device_plugin.known``).
 """
 
@@ -42,6 +43,12 @@ INSUFFICIENT_DRIVER: Final = "CUDA driver version is insufficient for CUDA runti
 # NVIDIA Fabric Manager has set up the NVSwitch fabric and registered the GPUs with it (NVIDIA Fabric Manager user
 # guide; NVIDIA/gpu-operator#1043, the maintainer on #545 and #375: the service not running on the host)
 SYSTEM_NOT_READY: Final = "system not yet initialized"
+# the CUDA runtime's text for cudaErrorCompatNotSupportedOnDevice (error 804): the process loaded CUDA's
+# forward-compatibility libraries (newer than the node's driver) on a GPU that forward compatibility does not cover
+# (CUDA Compatibility guide: NVIDIA Data Center GPUs, select NGC Server Ready RTX SKUs, Jetson only); the
+# maintainers on NVIDIA/gpu-operator#389: the validator image's compat libs, newer than the host's driver, on a GPU
+# that does not support them, while other CUDA containers run fine (also #277)
+COMPAT_UNSUPPORTED: Final = "forward compatibility was attempted on non supported HW"
 # container-device-interface pkg/cdi/cache.go InjectDevices: a CDI device name no spec in the runtime's spec
 # directories (/etc/cdi, /var/run/cdi) defines stops the container's creation with this text
 CDI_UNRESOLVED: Final = "unresolvable CDI devices"
@@ -113,16 +120,28 @@ def _operand_finding(pod: Pod, what: str, lines: list[str]) -> Finding:
         f"{what} is failing on {pod.node_name}, which advertises GPUs, so the scheduler keeps placing GPU "
         f"pods there: " + "; ".join(lines) + "."
     )
+    compat = any(COMPAT_UNSUPPORTED in line for line in lines)
     if pod.labels.get("app") in VALIDATOR_WORKLOADS:
         detail += (
             " CUDA programs placed on this node may fail the same way; nvidia-operator-validator waits for "
             "this pod and stays not Ready."
+            if not compat
+            else " nvidia-operator-validator waits for this pod and stays not Ready."
         )
     if any(INSUFFICIENT_DRIVER in line for line in lines):
         detail += (
             " cudaErrorInsufficientDriver: the CUDA runtime in the container needs a newer driver than the "
             "libcuda it was given: compare the node's driver (nvidia-smi in the driver pod or on the host) "
             "with the CUDA version of the validator image, and read the driver and toolkit pods' logs."
+        )
+    if compat:
+        detail += (
+            " cudaErrorCompatNotSupportedOnDevice (804): the container's CUDA is newer than the node's driver and "
+            "brought CUDA's forward-compatibility libraries, which work only on NVIDIA Data Center GPUs (and select "
+            "NGC Server Ready RTX cards, Jetson): this GPU is not one of them. The GPU and the driver are not broken, "
+            "and CUDA containers built for the driver's CUDA version or older run; the ones with a newer CUDA fail "
+            "like this. Install a driver branch whose CUDA version is at least the image's (`nvidia-smi` on the node "
+            "shows the driver's), or use an image built for the driver's CUDA."
         )
     fabric = any(SYSTEM_NOT_READY in line for line in lines)
     if fabric:
