@@ -97,3 +97,23 @@ def test_the_cli_refuses_an_unsupported_version_and_prints_the_one_it_uses() -> 
         cli, ["explain", "ml-train/llm-finetune-0", "--demo", "--kube-version", "1.37"]
     )
     assert table.stdout.splitlines()[0] == "kube-scheduler 1.37 (from --kube-version)"
+
+
+def test_dra_v1_objects_raise_a_release_chosen_from_older_kubelets_dra_driver_nvidia_gpu_766() -> None:
+    """kubernetes-sigs/dra-driver-nvidia-gpu#766: a 1.34.1 control plane, a node on kubelet 1.33.1, the claims in
+    resource.k8s.io/v1. The version skew policy lets kubelets be 3 minors older, and resource.k8s.io/v1 is served
+    from 1.34 (DRA GA, KEP-4381; the driver's chart picks v1 on 1.34+, v1beta1/v1beta2 on 1.32-1.33, #534): the
+    snapshot came from a 1.34+ API server, and 1.33's rules (DRA off by default) are not its scheduler's."""
+    v1 = ["v1", "resource.k8s.io/v1"]
+    chosen, where, warning = choose(None, "", ["v1.33.1"], v1)
+    assert chosen == behaviour(34) and "resource.k8s.io/v1" in where and "served from 1.34" in where
+    assert warning == ""
+    # kubelets older than the supported range: their warning does not hold once the objects set the release
+    chosen, _, warning = choose(None, "", ["v1.29.3+k3s1"], v1)
+    assert chosen == behaviour(34) and warning == ""
+    # a newer kubelet, the API server's own version and --kube-version still decide
+    assert choose(None, "", ["v1.36.3"], v1)[0] == behaviour(36)
+    assert choose(None, "v1.35.0", ["v1.33.1"], v1)[0] == behaviour(35)
+    assert choose("1.33", "", ["v1.33.1"], v1)[0] == behaviour(33)
+    # the beta versions say nothing: 1.32-1.33 serve them, and so may 1.34
+    assert choose(None, "", ["v1.33.1"], ["resource.k8s.io/v1beta1"])[0] == behaviour(33)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.realcases.cases import HERE, case, diagnosed
+from tests.realcases.cases import HERE, case, diagnosed, explain
 
 
 def _finding_about(data: dict[str, Any], pod: str) -> dict[str, Any]:
@@ -58,3 +58,14 @@ def test_cuda_validator_forward_compat_on_unsupported_gpu_gpu_operator_277() -> 
     assert "804" in f["detail"] and "Data Center GPUs" in f["detail"]
     assert "driver" in f["detail"] and "at least the image's" in f["detail"]
     assert "CUDA programs placed on this node may fail the same way" not in f["detail"]
+
+
+def test_explain_reproduces_the_control_plane_not_the_older_kubelet_dra_driver_nvidia_gpu_766(
+    tmp_path: Path,
+) -> None:
+    """The same case through `kubegpu explain`: the claims are resource.k8s.io/v1 objects, so the API server is
+    1.34+ (the thread: "Cluster k8s version: 1.34.1"), and the pod's claims are checked with DRA on, not called
+    unverified because 1.32-1.33 keep DRA off by default."""
+    assert diagnosed(HERE / "dra-kubelet-133-claim-api-not-served.yaml")["kubeVersion"] == "1.34"
+    exp = explain(tmp_path, "dra-kubelet-133-claim-api-not-served", "default/imex-channel-injection")
+    assert not [n for n in exp.notes if "off by default in 1.32-1.33" in n]

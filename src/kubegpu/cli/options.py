@@ -206,7 +206,9 @@ def choose_kube_version(snap: ClusterSnapshot, given: str | None) -> None:
     """``--kube-version``, else the live API server's, else the newest kubelet's, else the newest supported."""
     from kubegpu.scheduler.versions import choose
 
-    chosen, snap.kube_version_from, warning = choose(given, snap.server_version, snap.kubelet_versions())
+    chosen, snap.kube_version_from, warning = choose(
+        given, snap.server_version, snap.kubelet_versions(), snap.api_versions()
+    )
     snap.kube_version = chosen.name
     if warning:
         click.echo(f"warning: {warning}", err=True)

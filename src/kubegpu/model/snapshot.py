@@ -187,6 +187,10 @@ class ClusterSnapshot:
                 return raw
         return {}
 
+    def api_versions(self) -> set[str]:
+        """The ``apiVersion`` of every stored object: which group versions the API server served."""
+        return {str(raw["apiVersion"]) for raw in self.raw_objects if raw.get("apiVersion")}
+
     def kubelet_versions(self) -> list[str]:
         """Every node's ``status.nodeInfo.kubeletVersion`` as stored (vendor suffixes included)."""
         out = []

@@ -183,7 +183,7 @@ def plan_dra_migration(snapshot: ClusterSnapshot, targets: Sequence[Node], direc
     """The plan that moves ``targets`` to DRA (``to-dra``) or back to the device plugin."""
     to_dra = direction == TO_DRA
     release = behaviour(snapshot.kube_version) if snapshot.kube_version else (
-        choose(None, snapshot.server_version, snapshot.kubelet_versions())[0])  # fmt: skip
+        choose(None, snapshot.server_version, snapshot.kubelet_versions(), snapshot.api_versions())[0])  # fmt: skip
     extended = to_dra and release.dra_extended_resource
     changed: dict[str, Node] = {}
     slices = [s for s in snapshot.dra.slices if not (s.driver == NVIDIA_DRA_DRIVER and s.node_name in

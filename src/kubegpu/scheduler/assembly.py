@@ -165,7 +165,7 @@ class Engine:
         self.snapshot = snapshot
         if snapshot.kube_version is None:  # not chosen by the CLI: the same rule, without --kube-version
             chosen_release, snapshot.kube_version_from, _ = choose(
-                None, snapshot.server_version, snapshot.kubelet_versions()
+                None, snapshot.server_version, snapshot.kubelet_versions(), snapshot.api_versions()
             )
             snapshot.kube_version = chosen_release.name
         spec = spec or SchedulerSpec()

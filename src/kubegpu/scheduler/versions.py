@@ -13,6 +13,7 @@ Version strings are read as people and clusters write them: ``1.35``, ``v1.35.4`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubegpu.errors import ConfigError
@@ -255,13 +256,46 @@ def newest_of(versions: list[str]) -> Behaviour | None:
     return BEHAVIOURS[min(max(minors), NEWEST)] if max(minors) >= min(BEHAVIOURS) else None
 
 
-def choose(given: str | None, server_version: str, kubelet_versions: list[str]) -> tuple[Behaviour, str, str]:
+# group versions an API server serves by default from a minor on: a snapshot holding objects of one was read from an
+# API server at least that new, whatever its kubelets report (the version skew policy lets them be 3 minors older).
+# resource.k8s.io/v1: DRA GA in 1.34 (KEP-4381); the NVIDIA DRA driver's chart installs v1 DeviceClasses on 1.34+
+# and v1beta1/v1beta2 on 1.32-1.33 (kubernetes-sigs/dra-driver-nvidia-gpu#534); kubernetes-sigs/dra-driver-nvidia-gpu
+# #766: v1 objects in a 1.34.1 cluster whose node runs kubelet 1.33.1.
+SERVED_FROM = {"resource.k8s.io/v1": 34}
+
+
+def served_floor(api_versions: Iterable[str]) -> tuple[int, str] | None:
+    """The lowest minor that serves every group version in ``api_versions`` by default, with the group version
+    that sets it; None when none of them says."""
+    known = [(SERVED_FROM[a], a) for a in set(api_versions) if a in SERVED_FROM]
+    return max(known) if known else None
+
+
+def choose(
+    given: str | None, server_version: str, kubelet_versions: list[str], api_versions: Iterable[str] = ()
+) -> tuple[Behaviour, str, str]:
     """THE rule for which release a command reproduces: ``given`` (``--kube-version``), else the API server's
-    version, else the newest kubelet's, else the newest supported. Returns (behaviour, where it came from, a
-    warning or ""). ``given`` must be valid (``ConfigError`` otherwise); an unsupported server version is
-    warned about and skipped."""
+    version, else the newest kubelet's raised to what the objects' group versions show the API server serves
+    (``served_floor``), else the newest supported. Returns (behaviour, where it came from, a warning or "").
+    ``given`` must be valid (``ConfigError`` otherwise); an unsupported server version is warned about and
+    skipped."""
     if given is not None:
         return behaviour(given), "--kube-version", ""
+    chosen, source, warning = _from_cluster(server_version, kubelet_versions)
+    floor = served_floor(api_versions)
+    if source.startswith("the API server") or floor is None or chosen.minor >= floor[0]:
+        return chosen, source, warning
+    # the kubelets' release is not what runs the control plane: a warning about it (older or newer than the
+    # supported range) does not hold; one about an unsupported server version does
+    return (
+        BEHAVIOURS[floor[0]],
+        f"{floor[1]} objects, served from 1.{floor[0]} on; the kubelets are older",
+        warning if server_version else "",
+    )
+
+
+def _from_cluster(server_version: str, kubelet_versions: list[str]) -> tuple[Behaviour, str, str]:
+    """``choose`` without ``--kube-version`` and the objects' group versions."""
     warning = ""
     if server_version:
         try:
