@@ -5,9 +5,13 @@ never from kubegpu's output.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from kubegpu.cli.main import cli
 from tests.realcases.cases import HERE, case, diagnosed, explain
 
 
@@ -69,3 +73,23 @@ def test_explain_reproduces_the_control_plane_not_the_older_kubelet_dra_driver_n
     assert diagnosed(HERE / "dra-kubelet-133-claim-api-not-served.yaml")["kubeVersion"] == "1.34"
     exp = explain(tmp_path, "dra-kubelet-133-claim-api-not-served", "default/imex-channel-injection")
     assert not [n for n in exp.notes if "off by default in 1.32-1.33" in n]
+
+
+def test_explain_on_a_pod_whose_claims_kubelet_cannot_prepare_says_why_it_does_not_start() -> None:
+    """`kubegpu explain` on a bound pod stuck in ContainerCreating with kubelet's FailedPrepareDynamicResources
+    said only "kube-scheduler would bind it": the threads' cause (kubernetes-sigs/dra-driver-nvidia-gpu#766: the
+    API server does not serve kubelet's resource.k8s.io version; #814: "DRA driver compute-domain.nvidia.com is not
+    registered") must be the bound pod's cause, as diagnose's finding gives it, and given once in diagnose."""
+    for name, key, said in (
+        ("dra-kubelet-133-claim-api-not-served", "default/imex-channel-injection", "--runtime-config"),
+        ("dra-driver-not-registered", "default/nccl-test-worker-0", "/var/lib/kubelet/plugins_registry"),
+    ):
+        res = CliRunner().invoke(
+            cli, ["explain", key, "--snapshot", str(HERE / f"{name}.yaml"), "-o", "json"]
+        )
+        assert res.exit_code == 0, res.output
+        bound = json.loads(res.stdout)["bound"]
+        assert bound is not None, name
+        assert said in bound["why"] and "Failed to prepare dynamic resources" in bound["evidence"][0]
+        data = diagnosed(HERE / f"{name}.yaml")
+        assert len([f for f in data["findings"] if f"pod/{key}" in f["objects"]]) == 1, name

@@ -48,6 +48,7 @@ from typing import Final
 from kubegpu.explain import device_plugin
 from kubegpu.explain.findings_admission import rejection
 from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
+from kubegpu.explain.findings_dra_prepare import prepare_reading
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
 from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.model.names import MIRROR_ANNOTATION
@@ -91,6 +92,7 @@ class Stuck:
     verb: str = "does not start"  # the finding's title: "GPU pod P bound to N <verb>: <cause>"
     title: str = ""  # a title of its own instead (GROUP_HEAD …): a cause that is the node's, not the pod's
     cdi: bool = False  # its CDI device is unresolvable (who reports it: ``findings_operands.covered``)
+    dra: bool = False  # kubelet cannot prepare its DRA claims (``findings_dra_prepare`` reports it)
 
     def to_dict(self) -> dict[str, object]:
         return {"node": self.node, "cause": self.cause, "why": self.why, "evidence": self.evidence,
@@ -309,6 +311,11 @@ def why_not_running(snapshot: ClusterSnapshot, pod: Pod, memo: Memo | None = Non
         return None
     memo = {} if memo is None else memo
     gone = _node_gone(snapshot, pod)
+    prepared = prepare_reading(snapshot, pod) if gone is None else None
+    if prepared is not None:  # no container is created before kubelet has prepared the pod's claims
+        return Stuck(pod, prepared.node, prepared.title.replace(POD_MARK, "the pod"), prepared.detail,
+                     [prepared.message], severity="warning", layer=prepared.layer, commands=prepared.commands,
+                     dra=True)  # fmt: skip
     if gone is None:
         return _runtime(snapshot, pod, memo)
     last = _runtime(snapshot, pod, memo)
@@ -345,8 +352,10 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
         if not gpus:
             continue
         stuck = why_not_running(snapshot, pod, memo)
-        if stuck is None or (stuck.cdi and stuck.node in lit):
-            continue  # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239)
+        if stuck is None or (stuck.cdi and stuck.node in lit) or stuck.dra:
+            # findings_operands reports this CDI case (NVIDIA/nvidia-container-toolkit#1239), findings_dra_prepare
+            # the DRA one
+            continue
         held = ", ".join(f"{format_milli(k, v)} {k}" for k, v in gpus.items())
         why = stuck.why + _unregistered_note(snapshot, stuck.node, gpus, stuck.node in dark)
         # a cause that is the pod's own on its node: pods alike but for their name are one kind, by what
@@ -369,8 +378,8 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
 
 def explained(snapshot: ClusterSnapshot, pod: Pod) -> bool:
     """A bound GPU pod that does not run for a cause on its node: ``bound_findings`` reports it (with what its
-    node no longer advertises of what it holds), or ``findings_operands`` (its CDI device, on the nodes it
-    covers). That is the pod's one account: no other check reports it as one that holds its devices and runs."""
+    node no longer advertises of what it holds), ``findings_operands`` (its CDI device, on the nodes it
+    covers) or ``findings_dra_prepare`` (kubelet cannot prepare its DRA claims). That is the pod's one account: no other check reports it as one that holds its devices and runs."""
     return bool(pod.node_name) and why_not_running(snapshot, pod) is not None
 
 

@@ -28,6 +28,7 @@ Other messages (the plugin's own NodePrepareResources error) are quoted as kubel
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.model.objects import Pod
@@ -42,70 +43,92 @@ _FETCH_FAILED = re.compile(r"failed to fetch ResourceClaim (\S+) referenced by p
 _NOT_SERVED = "the server could not find the requested resource"
 
 
+@dataclass
+class Prepared:
+    """Why kubelet cannot prepare a bound pod's DRA claims: ``title`` a template naming the pod at ``POD_MARK``."""
+
+    node: str
+    title: str
+    detail: str
+    message: str  # kubelet's event, as it wrote it
+    commands: list[str]
+    layer: str = "driver/device-plugin"
+
+
+def prepare_reading(snapshot: ClusterSnapshot, pod: Pod) -> Prepared | None:
+    """THE reading of a bound, not started pod's last FailedPrepareDynamicResources event (None without one):
+    ``prepare_findings`` reports it for diagnose, ``findings_bound.why_not_running`` for explain."""
+    if not pod.node_name or pod.phase not in ("Pending", ""):
+        return None
+    events = [
+        e for e in snapshot.records.events_about("Pod", pod.namespace, pod.name) if e.reason == PREPARE_FAILED
+    ]
+    if not events:
+        return None
+    e, node = events[-1], pod.node_name
+    layer = "driver/device-plugin"
+    commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
+    m = _UNREGISTERED.search(e.message)
+    refused = _NOT_RESERVED.search(e.message)
+    fetch = _FETCH_FAILED.search(e.message)
+    if refused is not None:
+        title, detail, more = _not_reserved(snapshot, pod, refused.group(1), e.message, e.count)
+        commands += more
+    elif fetch is not None and _NOT_SERVED in fetch.group(2):
+        title, detail, more = _api_not_served(snapshot, pod, fetch.group(1), e.message, e.count)
+        commands += more
+        layer = "node"  # the kubelet's release against its control plane's, not the driver
+    elif m is None:
+        title = f"kubelet on {node} cannot prepare the DRA claims of {POD_MARK}: the pod does not start"
+        detail = (
+            f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): the driver\'s kubelet plugin failed '
+            "NodePrepareResources; its log on that node says why. kubelet retries; the pod stays in "
+            "ContainerCreating until it succeeds"
+        )
+    else:
+        driver = m.group(1)
+        title = f"DRA driver {driver} is not registered with kubelet on {node}: {POD_MARK} cannot start"
+        published = [s.name for s in snapshot.dra.slices if s.driver == driver and s.node_name == node]
+        slices = (
+            f"ResourceSlice(s) of {driver} for {node} in the snapshot: {', '.join(published)} (published "
+            "earlier, or by a plugin that has since stopped)"
+            if published
+            else f"the snapshot holds no ResourceSlice of {driver} for {node}"
+        )
+        detail = (
+            f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): no kubelet plugin of {driver} has '
+            f"registered with this kubelet, so it cannot prepare the pod's claims. The driver's kubelet-plugin "
+            f"pod is not running on {node}, or has not registered its socket under "
+            "/var/lib/kubelet/plugins_registry (look at that pod and its log; a kubelet restart re-registers "
+            f"running plugins). kubelet retries; the pod stays in ContainerCreating until then. {slices}"
+        )
+        commands += [
+            f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+            f"kubectl get resourceslices --field-selector spec.nodeName={node}",
+        ]
+    return Prepared(node, title, detail + ".", e.message, commands, layer)
+
+
 def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
     """A finding per bound, not started pod with kubelet's FailedPrepareDynamicResources event."""
     out = []
     for pod in snapshot.pods:
-        if not pod.node_name or pod.phase not in ("Pending", ""):
+        got = prepare_reading(snapshot, pod)
+        if got is None:
             continue
-        events = [
-            e
-            for e in snapshot.records.events_about("Pod", pod.namespace, pod.name)
-            if e.reason == PREPARE_FAILED
-        ]
-        if not events:
-            continue
-        e, node, key = events[-1], pod.node_name, f"{pod.namespace}/{pod.name}"
-        layer = "driver/device-plugin"
-        commands = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
-        m = _UNREGISTERED.search(e.message)
-        refused = _NOT_RESERVED.search(e.message)
-        fetch = _FETCH_FAILED.search(e.message)
-        if refused is not None:
-            title, detail, more = _not_reserved(snapshot, pod, refused.group(1), e.message, e.count)
-            commands += more
-        elif fetch is not None and _NOT_SERVED in fetch.group(2):
-            title, detail, more = _api_not_served(snapshot, pod, fetch.group(1), e.message, e.count)
-            commands += more
-            layer = "node"  # the kubelet's release against its control plane's, not the driver
-        elif m is None:
-            title = f"kubelet on {node} cannot prepare the DRA claims of {POD_MARK}: the pod does not start"
-            detail = (
-                f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): the driver\'s kubelet plugin failed '
-                "NodePrepareResources; its log on that node says why. kubelet retries; the pod stays in "
-                "ContainerCreating until it succeeds"
-            )
-        else:
-            driver = m.group(1)
-            title = f"DRA driver {driver} is not registered with kubelet on {node}: {POD_MARK} cannot start"
-            published = [s.name for s in snapshot.dra.slices if s.driver == driver and s.node_name == node]
-            slices = (
-                f"ResourceSlice(s) of {driver} for {node} in the snapshot: {', '.join(published)} (published "
-                "earlier, or by a plugin that has since stopped)"
-                if published
-                else f"the snapshot holds no ResourceSlice of {driver} for {node}"
-            )
-            detail = (
-                f'kubelet wrote "{e.message}" ({PREPARE_FAILED}, {e.count}x): no kubelet plugin of {driver} has '
-                f"registered with this kubelet, so it cannot prepare the pod's claims. The driver's kubelet-plugin "
-                f"pod is not running on {node}, or has not registered its socket under "
-                "/var/lib/kubelet/plugins_registry (look at that pod and its log; a kubelet restart re-registers "
-                f"running plugins). kubelet retries; the pod stays in ContainerCreating until then. {slices}"
-            )
-            commands += [
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
-                f"kubectl get resourceslices --field-selector spec.nodeName={node}",
-            ]
-        title, subject, many = naming_pod(title, key)  # (its title a template: the pod's name at POD_MARK)
+        key = f"{pod.namespace}/{pod.name}"
+        title, subject, many = naming_pod(
+            got.title, key
+        )  # (its title a template: the pod's name at POD_MARK)
         out.append(
             Finding(
                 "warning",
-                layer,
+                got.layer,
                 title,
-                [f"pod/{key}", f"node/{node}"],
-                detail + ".",
+                [f"pod/{key}", f"node/{got.node}"],
+                got.detail,
                 "R16",
-                commands,
+                got.commands,
                 check=UNPREPARED,
                 subject=subject,
                 many=many,
