@@ -93,3 +93,17 @@ def test_explain_on_a_pod_whose_claims_kubelet_cannot_prepare_says_why_it_does_n
         assert said in bound["why"] and "Failed to prepare dynamic resources" in bound["evidence"][0]
         data = diagnosed(HERE / f"{name}.yaml")
         assert len([f for f in data["findings"] if f"pod/{key}" in f["objects"]]) == 1, name
+
+
+def test_image_needing_a_newer_cuda_than_the_driver_kserve_4513() -> None:
+    """kserve/kserve#4513: nvidia-container-cli refuses the container, "requirement error: unsatisfied condition:
+    cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"; the reporter: "the
+    container requires CUDA >=12.8, but the host driver doesn't meet this requirement". The finding names that cause
+    (the image's CUDA requirement against the node's driver), not the generic list of runtime causes."""
+    data = case("kserve-cuda-requirement-unsatisfied")
+    key = "default/dbp-9fd2968b-009d-4d9e-9d30-32b9511a1e8e-predictor-7f4b8d4dx6q5"
+    f = _finding_about(data, key)
+    assert "cuda>=12.8" in f["title"] and "driver on gpu-node-a is older" in f["title"]
+    assert "NVIDIA_REQUIRE_CUDA" in f["detail"] and "a CUDA older than 12.8" in f["detail"]
+    assert "usual causes" not in f["detail"]
+    assert any(c.startswith("nvidia-smi") for c in f["commands"])

@@ -65,6 +65,11 @@ DRIVER_NOT_LOADED: Final = (
     "nvml error: driver not loaded"  # libnvidia-container: NVML_ERROR_DRIVER_NOT_LOADED
 )
 NO_NVML_LIBRARY: Final = "load library failed: libnvidia-ml.so.1"  # libnvidia-container dlopen of the driver
+# libnvidia-container's requirement check (nvidia-container-toolkit internal/config/image: NVIDIA_REQUIRE_CUDA,
+# "unsatisfied condition: %s, please update your driver ..."): the image's NVIDIA_REQUIRE_CUDA against the CUDA version the node's driver
+# supports ("requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or
+# use an earlier cuda container", kserve/kserve#4513; huggingface/text-generation-inference#1391 for cuda>=12.1)
+CUDA_REQUIREMENT: Final = re.compile(r"requirement error: unsatisfied condition: (cuda\s*[<>=!]+\s*([\d.]+))")
 # kubelet's container and sandbox failures (kuberuntime: ErrCreateContainer, ErrRunContainer, the
 # FailedCreatePodSandBox event; StartError is containerd's terminated reason for a container it never started)
 START_FAILURES: Final = ("CreateContainerError", "RunContainerError", "StartError", "FailedCreatePodSandBox")
@@ -278,6 +283,18 @@ def _runtime(snapshot: ClusterSnapshot, pod: Pod, memo: Memo) -> Stuck | None:
             [*lines, *driver],
             commands=[*logs, *look, f"nvidia-smi; lsmod | grep nvidia; dmesg | grep -i nvrm   # on {node}",
                       *_cordon(pod.namespace, node)],
+        )  # fmt: skip
+    need = CUDA_REQUIREMENT.search(blob)
+    if need is not None:
+        return Stuck(
+            pod, node, f"its image needs {need.group(1)} and the driver on {node} is older",
+            f"The image sets NVIDIA_REQUIRE_CUDA, and the NVIDIA container toolkit's hook (nvidia-container-cli) "
+            f"checks it before the container starts: the driver on {node} supports a CUDA older than "
+            f"{need.group(2)}, so the container is never created. The GPU and its driver work; CUDA containers "
+            f"built for an older CUDA run there. Install a driver whose CUDA version (`nvidia-smi` on the node shows "
+            f"it) meets {need.group(1)}, place the pod on nodes with such a driver, or use an image built for the "
+            "driver's CUDA. The pod holds its GPU while it restarts.",
+            lines, "warning", commands=[*look, f"nvidia-smi | head -4   # on {node}: the driver's CUDA version"],
         )  # fmt: skip
     if CDI_UNRESOLVED in blob:
         cause, why = (
