@@ -66,9 +66,10 @@ DRIVER_NOT_LOADED: Final = (
 )
 NO_NVML_LIBRARY: Final = "load library failed: libnvidia-ml.so.1"  # libnvidia-container dlopen of the driver
 # libnvidia-container's requirement check (nvidia-container-toolkit internal/config/image: NVIDIA_REQUIRE_CUDA,
-# "unsatisfied condition: %s, please update your driver ..."): the image's NVIDIA_REQUIRE_CUDA against the CUDA version the node's driver
-# supports ("requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or
-# use an earlier cuda container", kserve/kserve#4513; huggingface/text-generation-inference#1391 for cuda>=12.1)
+# "unsatisfied condition: %s, please update your driver ..."): the image's NVIDIA_REQUIRE_CUDA against the CUDA
+# version the node's driver supports ("requirement error: unsatisfied condition: cuda>=12.8, please update your
+# driver to a newer version, or use an earlier cuda container", kserve/kserve#4513;
+# huggingface/text-generation-inference#1391 for cuda>=12.1)
 CUDA_REQUIREMENT: Final = re.compile(r"requirement error: unsatisfied condition: (cuda\s*[<>=!]+\s*([\d.]+))")
 # kubelet's container and sandbox failures (kuberuntime: ErrCreateContainer, ErrRunContainer, the
 # FailedCreatePodSandBox event; StartError is containerd's terminated reason for a container it never started)
@@ -396,7 +397,8 @@ def bound_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
 def explained(snapshot: ClusterSnapshot, pod: Pod) -> bool:
     """A bound GPU pod that does not run for a cause on its node: ``bound_findings`` reports it (with what its
     node no longer advertises of what it holds), ``findings_operands`` (its CDI device, on the nodes it
-    covers) or ``findings_dra_prepare`` (kubelet cannot prepare its DRA claims). That is the pod's one account: no other check reports it as one that holds its devices and runs."""
+    covers) or ``findings_dra_prepare`` (kubelet cannot prepare its DRA claims). That is the pod's one account: no
+    other check reports it as one that holds its devices and runs."""
     return bool(pod.node_name) and why_not_running(snapshot, pod) is not None
 
 

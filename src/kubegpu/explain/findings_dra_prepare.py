@@ -19,8 +19,8 @@ referenced by pod <pod>: <err>``, pkg/kubelet/cm/dra/manager.go). The API server
 requested resource" names no object: it does not serve the resource.k8s.io version that kubelet asks for. A kubelet
 older than its control plane (the version skew policy allows 3 minors) reads claims through the version of its own
 release, v1beta1 in 1.32-1.33 (``ResourceV1beta1().ResourceClaims``), and a 1.34+ API server serves
-resource.k8s.io/v1 and not v1beta1 unless its --runtime-config enables it (kubernetes-sigs/dra-driver-nvidia-gpu#766:
-kubelet 1.33.1 under a 1.34.1 control plane; intel/intel-resource-drivers-for-kubernetes#47: the same answer for a
+resource.k8s.io/v1 and not v1beta1 unless its --runtime-config enables it
+(kubernetes-sigs/dra-driver-nvidia-gpu#766: kubelet 1.33.1 under a 1.34.1 control plane; intel/intel-resource-drivers-for-kubernetes#47: the same answer for a
 1.34 cluster, fixed by enabling resource.k8s.io/v1beta1 in kube-apiserver).
 Other messages (the plugin's own NodePrepareResources error) are quoted as kubelet wrote them.
 """
@@ -39,7 +39,8 @@ UNPREPARED = "dra-unprepared"  # ``Finding.check`` of the findings below (a pod 
 _UNREGISTERED = re.compile(r"DRA driver (\S+) is not registered")
 _NOT_RESERVED = re.compile(r"is not allowed to use (?:ResourceClaim|resource claim) (\S+?) ?\(")
 _FETCH_FAILED = re.compile(r"failed to fetch ResourceClaim (\S+) referenced by pod \S+: (.*)")
-# apimachinery's NotFound without a name (StatusReasonNotFound for the request's path): the group version is not served
+# apimachinery's NotFound without a name (StatusReasonNotFound for the request's path): the group version is not
+# served
 _NOT_SERVED = "the server could not find the requested resource"
 
 
@@ -117,9 +118,8 @@ def prepare_findings(snapshot: ClusterSnapshot) -> list[Finding]:
         if got is None:
             continue
         key = f"{pod.namespace}/{pod.name}"
-        title, subject, many = naming_pod(
-            got.title, key
-        )  # (its title a template: the pod's name at POD_MARK)
+        # its title a template: the pod's name at POD_MARK
+        title, subject, many = naming_pod(got.title, key)
         out.append(
             Finding(
                 "warning",

@@ -10,8 +10,8 @@ of them crash-looping means CUDA does not work on the node although the schedule
 (NVIDIA/gpu-operator#1947). What CUDA said is read where its cause is known: a driver older than the
 image's CUDA (cudaErrorInsufficientDriver), an NVSwitch fabric NVIDIA Fabric Manager has not set up
 (cudaErrorSystemNotReady, NVIDIA/gpu-operator#1043), CUDA forward-compatibility libraries on a GPU they do not
-cover (cudaErrorCompatNotSupportedOnDevice, NVIDIA/gpu-operator#277, #389). A node advertising nothing is ``explain.device_plugin``'s dark-node chain, not
-this check; the GPU stack's DaemonSets are recognised the same way (``device_plugin.known``).
+cover (cudaErrorCompatNotSupportedOnDevice, NVIDIA/gpu-operator#277, #389). A node advertising nothing is
+``explain.device_plugin``'s dark-node chain, not this check; the GPU stack's DaemonSets are recognised the same way (``device_plugin.known``).
 """
 
 from __future__ import annotations
