@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubegpu.model.gpu_facts import asks_gpu, kai_annotations
+from kubegpu.model.names import KAI_CONFIGMAP_ANNOTATION, KAI_SHARE_CONTAINER_ANNOTATION
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import QuantityError, parse_quantity
 from kubegpu.model.resources import is_gpu
@@ -68,16 +69,6 @@ IMEX_CHANNELS = "NVIDIA_IMEX_CHANNELS"
 # "no GPU, driver only" value.
 NO_GPU_NVIDIA_VALUES = frozenset({"", "none", "void"})
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
-# KAI gives a share's GPU to one container (kai-scheduler/KAI-Scheduler d5bc503, pkg/binder/common/gpu_access.go
-# GetFractionContainerRef): the one this annotation names, init containers searched first, else the first
-# regular container.
-KAI_SHARE_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
-# KAI's admission webhook (pkg/admission/webhook/v1alpha2/gpusharing Mutate, on Pod CREATE) writes this annotation
-# (gpusharingconfigmap/config_map.go SetGpuCapabilitiesConfigMapName) and sets that container's
-# NVIDIA_VISIBLE_DEVICES from key NVIDIA_VISIBLE_DEVICES of ConfigMap "<annotation>-<index>" ("-i<index>" for an
-# init container; common/gpu_access.go AddGPUSharingEnvVars), which its binder fills with the reserved GPU before
-# binding (plugins/gpusharing PreBind -> SetNvidiaVisibleDevices).
-KAI_CONFIGMAP_ANNOTATION = "runai/shared-gpu-configmap"
 # Capabilities that lift the device cgroup or everything else (capabilities(7)): with CAP_SYS_ADMIN a
 # container can remount cgroupfs and allow /dev/nvidia*; ALL includes it.
 DANGEROUS_CAPABILITIES = frozenset({"SYS_ADMIN", "ALL"})

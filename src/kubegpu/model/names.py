@@ -247,6 +247,16 @@ VOLCANO_NODE_REGISTER_ANNOTATION = "volcano.sh/node-vgpu-register"
 # KAI scheduler (kai-scheduler/KAI-Scheduler docs/gpu-sharing): fractions are pod annotations, not resources.
 KAI_SCHEDULER = "kai-scheduler"
 KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
+# KAI gives a share's GPU to one container (kai-scheduler/KAI-Scheduler d5bc503, pkg/binder/common/gpu_access.go
+# GetFractionContainerRef): the one this annotation names, init containers searched first, else the first
+# regular container.
+KAI_SHARE_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
+# KAI's admission webhook (pkg/admission/webhook/v1alpha2/gpusharing Mutate, on Pod CREATE) writes this annotation
+# (gpusharingconfigmap/config_map.go SetGpuCapabilitiesConfigMapName) and sets that container's
+# NVIDIA_VISIBLE_DEVICES from key NVIDIA_VISIBLE_DEVICES of ConfigMap "<annotation>-<index>" ("-i<index>" for an
+# init container; common/gpu_access.go AddGPUSharingEnvVars), which its binder fills with the reserved GPU before
+# binding (plugins/gpusharing PreBind -> SetNvidiaVisibleDevices).
+KAI_CONFIGMAP_ANNOTATION = "runai/shared-gpu-configmap"
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 # the pod's PodGroup (scheduling.run.ai), set by KAI's pod-grouper (pkg/common/constants PodGroupAnnotationForPod)
 KAI_POD_GROUP_ANNOTATION = "pod-group-name"
