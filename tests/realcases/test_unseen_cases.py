@@ -68,6 +68,33 @@ def test_kai_placed_pod_refused_for_memory_kai_306() -> None:
     assert f["layer"] == "node"
 
 
+def test_a_device_plugin_resource_refused_beside_the_gpu_is_not_called_no_gpu_fault(tmp_path: Path) -> None:
+    """The same pod refused for an RDMA device it asks beside its GPU (GPUDirect RDMA: Mellanox/k8s-rdma-shared-
+    dev-plugin registers rdma/rdma_shared_device_a; kubelet's admission names the short resource as "OutOf" + its
+    name, pkg/kubelet/lifecycle/predicate.go). A device plugin's resource is short when its devices are
+    unregistered or unhealthy, as a GPU's is: not memory's "Not a GPU fault", which holds for the resources
+    kubelet counts itself (cpu, memory, pods, hugepages)."""
+    src = (HERE / "kai-kubelet-outofmemory.yaml").read_text(encoding="utf-8")
+    edits = (
+        ("nvidia.com/gpu: 1}}}]", "nvidia.com/gpu: 1, rdma/rdma_shared_device_a: 1}}}]"),
+        ("reason: OutOfmemory", "reason: OutOfrdma/rdma_shared_device_a"),
+        (
+            "resource: memory, requested: 2147483648, used: 32290433792, capacity: 32457011200",
+            "resource: rdma/rdma_shared_device_a, requested: 1, used: 1, capacity: 1",
+        ),
+    )
+    for old, new in edits:
+        assert old in src, old
+        src = src.replace(old, new)
+    path = tmp_path / "rdma.yaml"
+    path.write_text(src, encoding="utf-8")
+    f = finding(
+        diagnosed(path), "kubelet rejected default/gpu-job-0 at admission (OutOfrdma/rdma_shared_device_a)"
+    )
+    assert "Not a GPU fault" not in f["detail"]
+    assert "devices unregistered or unhealthy" in f["detail"]
+
+
 def test_mig_single_with_two_profiles_crashes_the_plugin_gpu_operator_460() -> None:
     data = diagnosed(HERE / "mig-single-mixed-profiles.yaml")
     f = finding(data, "GPU node advertises no GPU resource")

@@ -40,7 +40,7 @@ from kubegpu.explain.kubectl import mutate
 from kubegpu.model.names import DEFAULT_SCHEDULER
 from kubegpu.model.objects import Node, Pod
 from kubegpu.model.quantity import format_milli, to_milli_text
-from kubegpu.model.resources import is_gpu
+from kubegpu.model.resources import is_extended, is_gpu
 from kubegpu.model.snapshot import ClusterSnapshot
 
 UNEXPECTED_ADMISSION = "UnexpectedAdmissionError"  # predicate.go UnexpectedAdmissionError
@@ -128,8 +128,9 @@ def _cause(reason: str, message: str) -> tuple[str, str]:
             "container-engine-accelerators#100, kubernetes#125579). Check the plugin's pod on the node and the "
             "node's allocatable now."
         )
-    if reason.startswith(OUT_OF) and not is_gpu(reason[len(OUT_OF) :]):
-        # memory, cpu, pods...: no device plugin behind it; the pods bound to the node already requested it
+    if reason.startswith(OUT_OF) and not is_extended(reason[len(OUT_OF) :]):
+        # memory, cpu, pods, hugepages: no device plugin behind them (an extended resource, another vendor's GPU
+        # or an RDMA device, may be short for unregistered or unhealthy devices: the reading below)
         return "node", (
             f"kubelet's own fit check found the node's allocatable {reason[len(OUT_OF) :]} short: the pods already "
             "bound to the node request it (used), and this pod's request does not fit beside them. Whatever bound "
