@@ -48,6 +48,8 @@ def test_split_count_one_is_the_first_step_hami_587() -> None:
     # the maintainer's fix, first: deviceSplitCount is 1, raise it
     assert "split count 1" in step and "devicePlugin.deviceSplitCount" in step and "raise it" in step
     assert GENERIC_SHORTAGE not in step
+    # the pod shares no card (the thread's "only one Pod"), said of the pod, not of its resource list
+    assert "a pod asking nvidia.com/gpumem=3000 shares its card with no other pod" in step
     assert "Insufficient nvidia.com/gpu" not in causes(data)
     assert data["pending"][0]["establishedCause"]["fix"] in step
     # the checks' evidence is kept: the node is still shown refused for nvidia.com/gpu

@@ -252,9 +252,10 @@ def _hami_unsplit_note(unsplit: list[str], asked: str) -> str:
     named = ", ".join(unsplit[:5]) + (f" and {len(unsplit) - 5} more" if len(unsplit) > 5 else "")
     return (
         f"HAMi registered every card of {named} with split count 1 (the count field of "
-        f"{HAMI_NODE_REGISTER_ANNOTATION}): a card there takes one container, so {asked} shares it with no "
-        "other pod and each such pod needs a card of its own. The count is HAMi's deviceSplitCount (the chart's "
-        "devicePlugin.deviceSplitCount, 10 by default): raise it to share the cards (Project-HAMi/HAMi#587)."
+        f"{HAMI_NODE_REGISTER_ANNOTATION}): a card there takes one container, so a pod asking {asked} shares "
+        "its card with no other pod and each such pod needs a card of its own. The count is HAMi's "
+        "deviceSplitCount (the chart's devicePlugin.deviceSplitCount, 10 by default): raise it to share the cards "
+        "(Project-HAMi/HAMi#587)."
     )
 
 
