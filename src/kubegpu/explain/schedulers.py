@@ -39,6 +39,8 @@ from kubegpu.model.names import (
     HAMI_RESOURCES,
     HAMI_SCHEDULER,
     KAI_ANNOTATIONS,
+    KAI_FRACTION,
+    KAI_MEMORY,
     KAI_MIG_ENABLED_LABEL,
     KAI_QUEUE_LABELS,
     KAI_RESERVATION_NAMESPACE,
@@ -183,7 +185,7 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
             establish(h, pod, KAI_SCHEDULER, (KAI_MIG_OFF, leftover[0]))
     if kai:
         ann = ", ".join(f"{k}={v}" for k, v in sorted(kai.items()))
-        if pod.scheduler_name == KAI_SCHEDULER and "gpu-memory" in kai:
+        if pod.scheduler_name == KAI_SCHEDULER and KAI_MEMORY in kai:
             h.notes.extend(_kai_memory_notes(snapshot))
         if pod.scheduler_name == KAI_SCHEDULER:
             h.notes.append(
@@ -344,10 +346,10 @@ def _kai_key_notes(pod: Pod, kai: Mapping[str, str]) -> list[str]:
         )
         notes.append(
             f"annotation {key}={value} is {what}, not a KAI annotation: kai-scheduler reads only {name} "
-            f"(exactly that key{', an integer of MiB' if name == 'gpu-memory' else ''}), so this pod asks for no GPU "
+            f"(exactly that key{', an integer of MiB' if name == KAI_MEMORY else ''}), so this pod asks for no GPU "
             f"and gets none; annotate {name} instead"
         )
-    mem = kai.get("gpu-memory")
+    mem = kai.get(KAI_MEMORY)
     if mem is not None and not (mem.isdigit() and int(mem) > 0):
         notes.append(
             f"gpu-memory={mem}: KAI takes a positive integer of MiB without a unit (e.g. 2000); its admission "
@@ -381,7 +383,7 @@ def _kai_reservation_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str
     on such nodes the binder fails "waiting for GPU reservation pod to allocate" and the share stays Pending
     (KAI-Scheduler#1986, the maintainers' reading: the workaround is to drop the NoExecute effect; #522 shows the
     binder error on an EKS L40S node)."""
-    if not ({"gpu-fraction", "gpu-memory"} & kai.keys()):
+    if not ({KAI_FRACTION, KAI_MEMORY} & kai.keys()):
         return []
     # the GPU nodes and their hard taints, read once per snapshot (not once per KAI pod)
     gpu_nodes: list[tuple[str, list[Taint]]] = snapshot.derived(

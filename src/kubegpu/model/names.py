@@ -185,7 +185,7 @@ LABEL_WRITERS = (
     ("nvidia.com/mps.capable", "GPU Feature Discovery"),
     ("nvidia.com/mig.config.state", "NVIDIA's MIG manager"),
     ("feature.node.kubernetes.io/", "Node Feature Discovery"),
-    ("kubernetes.io/hostname", "the kubelet"),
+    (HOSTNAME_LABEL, "the kubelet"),
     ("kubernetes.io/os", "the kubelet"),
     ("kubernetes.io/arch", "the kubelet"),
     ("topology.kubernetes.io/", "the cloud provider"),
@@ -246,7 +246,9 @@ VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 VOLCANO_NODE_REGISTER_ANNOTATION = "volcano.sh/node-vgpu-register"
 # KAI scheduler (kai-scheduler/KAI-Scheduler docs/gpu-sharing): fractions are pod annotations, not resources.
 KAI_SCHEDULER = "kai-scheduler"
-KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "gpu-fraction-num-devices")
+KAI_FRACTION = "gpu-fraction"  # a share as a fraction of one GPU
+KAI_MEMORY = "gpu-memory"  # a share as MiB of one GPU's memory
+KAI_ANNOTATIONS = (KAI_FRACTION, KAI_MEMORY, "gpu-fraction-num-devices")
 # KAI gives a share's GPU to one container (kai-scheduler/KAI-Scheduler d5bc503, pkg/binder/common/gpu_access.go
 # GetFractionContainerRef): the one this annotation names, init containers searched first, else the first
 # regular container.
