@@ -20,6 +20,12 @@ def test_running_holder_is_not_told_it_waits_dp_1228(tmp_path: Path) -> None:
         ("warning", "pod holds nvidia.com/gpu on gpu-node-7, which no node advertises now")
     ]
     assert "It keeps running on the devices it was given; recreated" in about[0]["detail"]
+    # capacity drops to 0 only once the stopped plugin's endpointStopGracePeriod (5 minutes) has passed
+    # (pkg/kubelet/cm/devicemanager types.go, manager.go GetCapacity): not as soon as its registration ends
+    assert (
+        "five minutes (endpointStopGracePeriod) after the device plugin's registration ends"
+        in about[0]["detail"]
+    )
     assert about[0]["objects"] == ["pod/ml/trainer-0", "node/gpu-node-7"]
     # the same pod not yet bound does wait for it
     pending = tmp_path / "pending.yaml"

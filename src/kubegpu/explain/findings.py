@@ -52,7 +52,7 @@ from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_f
 from kubegpu.explain.findings_volcano import unqueued_findings
 from kubegpu.explain.gpu_pod import asks_for_gpu
 from kubegpu.explain.schedulers import is_scheduler_resource
-from kubegpu.explain.stopped_plugin import plugin_stopped, unregistered
+from kubegpu.explain.stopped_plugin import CAPACITY_ZEROED, plugin_stopped, unregistered
 from kubegpu.model.gpu_facts import (
     DEFAULT_POOL_LABEL,
     GPU_COUNT_LABEL,
@@ -418,18 +418,18 @@ def _unregistered_holder_finding(
 ) -> Finding:
     """A running pod holds device plugin resources its node (and every other) now advertises at 0 or not at
     all: kubelet admitted it when a plugin had registered them there, and writes 0 once that plugin's
-    registration ends (pkg/kubelet/cm/devicemanager/manager.go GetCapacity's deleted resources; the node
-    status setter sets their capacity to 0). It waits for nothing: it runs on them, or, its containers failing
-    for a cause of their own, kubelet restarts them on them (``_not_running``); a pod like it, or it recreated,
-    stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin had allocated GPUs, then the node showed 0). A pod
-    that does not run for a cause on its node is that cause's finding alone (``findings_bound.explained``)."""
+    registration has ended for endpointStopGracePeriod (``stopped_plugin.CAPACITY_ZEROED``). It waits for
+    nothing: it runs on them, or, its containers failing for a cause of their own, kubelet restarts them on them
+    (``_not_running``); a pod like it, or it recreated, stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin
+    had allocated GPUs, then the node showed 0). A pod that does not run for a cause on its node is that cause's
+    finding alone (``findings_bound.explained``)."""
     names = ", ".join(missing)
     mine = [c for c in dark if c.node == pod.node_name]
     return Finding(
         "warning", "driver/device-plugin", f"pod holds {names} on {pod.node_name}, which no node advertises now",
         [f"pod/{pod.key}", f"node/{pod.node_name}"],
         f"kubelet gave it {names} on {pod.node_name} when a device plugin had registered it there; the node now "
-        f"advertises none (kubelet writes 0 once the plugin's registration ends: the plugin stopped or restarted, "
+        f"advertises none ({CAPACITY_ZEROED}: the plugin stopped or restarted, "
         "or kubelet restarted and the plugin did not register again). "
         + (_not_running(snapshot, pod) or "It keeps running on the devices it was given")
         + "; recreated, or any new pod asking for it, would stay Pending. "

@@ -51,6 +51,7 @@ from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.findings_dra_prepare import prepare_reading
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
 from kubegpu.explain.kubectl import kubectl, mutate
+from kubegpu.explain.stopped_plugin import CAPACITY_ZEROED
 from kubegpu.model.names import MIRROR_ANNOTATION
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli
@@ -404,10 +405,10 @@ def explained(snapshot: ClusterSnapshot, pod: Pod) -> bool:
 
 def _unregistered_note(snapshot: ClusterSnapshot, name: str, gpus: dict[str, int], dark: bool) -> str:
     """What a bound pod's node no longer advertises of the device plugin resources it holds (capacity 0 or
-    absent: kubelet writes 0 once the plugin's registration ends, pkg/kubelet/cm/devicemanager manager.go
-    GetCapacity): kubelet keeps the pod's devices while it is not terminated (the device manager frees only a
-    terminated pod's, UpdateAllocatedDevices), and nothing asking for the resource is placed on the node. ``dark``:
-    the node has its own finding, a GPU node advertising no GPU, which says why."""
+    absent: ``stopped_plugin.CAPACITY_ZEROED``): kubelet keeps the pod's devices while it is not terminated
+    (the device manager frees only a terminated pod's, UpdateAllocatedDevices), and nothing asking for the
+    resource is placed on the node. ``dark``: the node has its own finding, a GPU node advertising no GPU, which
+    says why."""
     node = snapshot.node(name)
     gone = [
         r
@@ -419,7 +420,7 @@ def _unregistered_note(snapshot: ClusterSnapshot, name: str, gpus: dict[str, int
     names = ", ".join(gone)
     why = "; the node's own finding says why" if dark else ""
     return (
-        f" {name} advertises no {names} now (kubelet writes 0 once the device plugin's registration ends{why}): "
+        f" {name} advertises no {names} now ({CAPACITY_ZEROED}{why}): "
         f"kubelet keeps the devices it gave this pod until the pod ends, and no pod asking for {names}, this one "
         f"if recreated, is placed on {name} until a device plugin registers it there again."
     )

@@ -25,6 +25,11 @@ STOPPED_HOW = (
     "start and stops again."
 )
 PLUGIN_FIRST = "Fix the plugin first: this is not the devices' health (Xid, ECC)."
+# once STOPPED_HOW's grace period has passed, GetCapacity lists the resource among the deleted ones and the node
+# status setter writes its capacity 0 (manager.go): the one wording of it, for the pods that hold such a resource
+CAPACITY_ZEROED = (
+    "kubelet writes 0 five minutes (endpointStopGracePeriod) after the device plugin's registration ends"
+)
 _UNKNOWN = "unknown: see the device plugin pod's log on the node"
 
 
