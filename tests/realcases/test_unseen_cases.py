@@ -58,6 +58,26 @@ def test_volcano_two_vgpus_on_a_one_gpu_node_volcano_vgpu_device_plugin_7(tmp_pa
     assert any("this limit is not checked" in n for n in exp.notes)
 
 
+def test_volcano_limit_not_established_while_another_nodes_gpus_cannot_be_read(tmp_path: Path) -> None:
+    """The #7 pod where a second node's volcano.sh/node-vgpu-register cannot be read (not the
+    id,count,mem,type,health entries volcano's decodeNodeDevices reads): that node may list 2 GPUs, so "no
+    node has enough physical GPUs" is not established; the one-card node's own limit is still said."""
+    exp = explain(
+        tmp_path,
+        "volcano-vgpu-two-on-one-card",
+        "default/pod2",
+        (
+            (
+                "  name: bjsw-devsrv02\n  labels: {kubernetes.io/hostname: bjsw-devsrv02}\n",
+                "  name: bjsw-devsrv02\n  labels: {kubernetes.io/hostname: bjsw-devsrv02}\n"
+                "  annotations: {volcano.sh/node-vgpu-register: 'GPU-a,4,24564:GPU-b,4,24564:'}\n",
+            ),
+        ),
+    )
+    assert any("lists 1 physical GPU(s)" in n for n in exp.notes)
+    assert exp.established is None
+
+
 def test_kai_placed_pod_refused_for_memory_kai_306() -> None:
     data = case("kai-kubelet-outofmemory")
     f = finding(data, "kubelet rejected default/gpu-job-0 at admission (OutOfmemory)")

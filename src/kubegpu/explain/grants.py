@@ -169,9 +169,15 @@ def _volcano_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) ->
                 f'refuses the node ("no enough gpu cards on node {node_name}") whatever its free slots. Ask for at '
                 f"most {physical} in one container, or run it where {vgpus} GPUs are registered."
             )
-            # no node the plugin registered could take it
-            most = max((volcano_registered_gpus(n) or 0 for n in engine.snapshot.nodes), default=0)
-            if exp.handled_by and most < vgpus:
+            # no node the plugin registered could take it; one whose annotation kubegpu cannot read might, so
+            # it is not counted as refusing (the rule HAMi's pods are read by: hami_reads.registered_below)
+            listed = [
+                volcano_registered_gpus(n)
+                for n in engine.snapshot.nodes
+                if VOLCANO_NODE_REGISTER_ANNOTATION in n.annotations
+            ]
+            read = [c for c in listed if c is not None]
+            if exp.handled_by and len(read) == len(listed) and max(read, default=0) < vgpus:
                 schedulers.establish(
                     exp, pod, VOLCANO_SCHEDULER, (VOLCANO_VGPUS_OVER_PHYSICAL, exp.notes[-1])
                 )
