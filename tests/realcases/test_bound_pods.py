@@ -184,6 +184,27 @@ def test_a_daemonset_pod_on_a_deleted_node_is_not_said_to_come_back(tmp_path: Pa
     assert "kubelet reports again" not in f["detail"]
 
 
+def test_a_pod_of_an_unmodelled_controller_on_a_deleted_node_is_not_promised_a_replacement(
+    tmp_path: Path,
+) -> None:
+    """kubernetes/kubernetes#23375's stuck-pod owned by a KubeRay RayCluster (ray.io/v1: the operator creates
+    the worker pods itself, owned by the RayCluster; ray-project/kuberay ray-operator controllers/ray
+    raycluster_controller.go). Whether such an owner makes a deleted pod again is its own logic, which kubegpu
+    does not model (as findings_admission says of a rejected pod's owner): no promise either way."""
+    src = (HERE / "pod-bound-to-deleted-node.yaml").read_text(encoding="utf-8")
+    old = "  metadata: {name: stuck-pod, namespace: default}\n"
+    assert old in src
+    owned = (
+        "  metadata:\n    name: stuck-pod\n    namespace: default\n"
+        "    ownerReferences: [{apiVersion: ray.io/v1, kind: RayCluster, name: raycluster-gpu, controller: true}]\n"
+    )
+    path = tmp_path / "owned.yaml"
+    path.write_text(src.replace(old, owned), encoding="utf-8")
+    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
+    assert ELSEWHERE not in f["detail"] and "no controller" not in f["detail"]
+    assert "RayCluster default/raycluster-gpu, which kubegpu does not model" in f["detail"]
+
+
 def test_a_static_pod_on_a_deleted_node_is_not_said_to_come_back_elsewhere(tmp_path: Path) -> None:
     """A static pod is run by the kubelet of its own node from a manifest there, "always bound to one Kubelet on a
     specific node"; the API server holds only its mirror pod, which "cannot be controlled from there" (Kubernetes'

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kubegpu.explain import device_plugin
-from kubegpu.explain.findings_admission import rejection
+from kubegpu.explain.findings_admission import REPLACED_BY, rejection
 from kubegpu.explain.findings_base import POD_MARK, Finding, naming_pod
 from kubegpu.explain.findings_dra_prepare import prepare_reading
 from kubegpu.explain.findings_operands import CDI_UNRESOLVED, covered, stack_daemonset
@@ -151,7 +151,8 @@ def _is_mirror(pod: Pod) -> bool:
 
 def _after_gc(pod: Pod) -> str:
     """What follows the pod garbage collector's deletion of ``pod``, bound to a deleted Node: a ReplicaSet, Job
-    or StatefulSet makes its pod again and the scheduler places it elsewhere; a DaemonSet runs one pod per
+    or StatefulSet (``findings_admission.REPLACED_BY``: the controllers kubegpu knows replace their pods) makes its
+    pod again and the scheduler places it elsewhere; another owner (an operator's custom resource) may or may not; a DaemonSet runs one pod per
     eligible node and this one is gone, so it makes none (Kubernetes' DaemonSet docs: "As nodes are removed from
     the cluster, those Pods are garbage collected"); nothing makes a pod without a controller again (the Pod
     lifecycle docs: a pod is bound once, and only a controller replaces it); a static pod's mirror (owned by its
@@ -169,6 +170,12 @@ def _after_gc(pod: Pod) -> str:
         return (
             f"and DaemonSet {pod.namespace}/{pod.owner.name} creates none in its place: it runs one pod on each "
             "node it selects, and this node is gone"
+        )
+    # a controller kubegpu does not model (an operator's custom resource): whether it replaces a pod is its own
+    if pod.owner.kind not in REPLACED_BY:
+        return (
+            f"and whether {pod.owner.kind} {pod.namespace}/{pod.owner.name}, which kubegpu does not model, makes "
+            "another in its place is that controller's own"
         )
     return "and their controllers create them again elsewhere"
 
