@@ -34,6 +34,36 @@ def test_validator_refused_while_a_workload_holds_the_only_gpu_gpu_operator_233(
     assert f["layer"] == "workload"
 
 
+def test_validators_refused_alike_where_one_node_has_its_gpu_free_are_not_all_nothing_broken(
+    tmp_path: Path,
+) -> None:
+    """The #233 validator and a second one, refused with the same message on a node whose GPU no pod requests
+    (kubelet's count is then not explained by the pods there: the device plugin's registration or health is in
+    question). The two are one finding (one reason, one message), so "the GPU is taken, nothing is broken", true
+    of gpu-node-1 only, is not said of both."""
+    src = (HERE / "gpu-operator-validator-gpu-held.yaml").read_text(encoding="utf-8")
+    node = src[src.index("apiVersion: v1\nkind: Node\n") : src.index("---\n")]
+    validator = src[
+        src.index("apiVersion: v1\nkind: Pod\nmetadata:\n  name: nvidia-device-plugin-validator") :
+    ]
+    validator = validator[: validator.index("---\n")]
+    second = "---\n" + node.replace("gpu-node-1", "gpu-node-2") + "---\n"
+    second += validator.replace("gpu-node-1", "gpu-node-2").replace(
+        "name: nvidia-device-plugin-validator\n", "name: nvidia-device-plugin-validator-2\n"
+    )
+    path = tmp_path / "two.yaml"
+    path.write_text(src + second, encoding="utf-8")
+    found = [
+        f
+        for f in diagnosed(path)["findings"]
+        if "pod/gpu-operator-resources/nvidia-device-plugin-validator-2" in f["objects"]
+    ]
+    assert (
+        len(found) == 1 and "pod/gpu-operator-resources/nvidia-device-plugin-validator" in found[0]["objects"]
+    )
+    assert "Nothing is broken" not in found[0]["detail"]
+
+
 def test_volcano_two_vgpus_on_a_one_gpu_node_volcano_vgpu_device_plugin_7(tmp_path: Path) -> None:
     data = diagnosed(HERE / "volcano-vgpu-two-on-one-card.yaml")
     p = pending(data, "default/pod2")

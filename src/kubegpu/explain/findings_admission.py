@@ -221,7 +221,8 @@ def _held_by_others(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]
     """When kubelet said "Available: m" short of the request and the snapshot agrees, because the pods still
     bound to the node request all but m of its allocatable devices: nothing is broken, the devices are taken
     (NVIDIA/gpu-operator#233, #480: the operator's nvidia-device-plugin-validator pod, created on the node
-    directly, refused while a workload held the node's only GPU). Names those pods, the one fact to act on."""
+    directly, refused while a workload held the node's only GPU). Names those pods, the one fact to act on; ""
+    unless it holds on every node of ``pods`` (a finding reads one group of pods)."""
     counted = _counted(snapshot, message, pods)
     if counted is None:
         return ""
@@ -248,7 +249,7 @@ def _held_by_others(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]
             f"{name} has {format_milli(resource, alloc)} {resource} allocatable and the pods bound there request "
             f"{format_milli(resource, held)} of them: {named}"
         )
-    if not out:
+    if not out or len(out) < len(nodes):  # a node of the group with devices left: not this reading for all
         return ""
     return (
         f"the node's {resource} devices are taken, and kubelet counted right: {'; '.join(out)}. Nothing is "
