@@ -247,6 +247,9 @@ def test_cuda_validator_system_not_yet_initialized_gpu_operator_1043() -> None:
     assert "Fabric Manager" in f["detail"] and "NVSwitch" in f["detail"]
     assert "`systemctl status nvidia-fabricmanager` on poc01-gpu-0" in f["detail"]
     assert "must match the driver's" in f["detail"]
+    # the fabric state reads so from Hopper on (an A100 reports N/A: bottlerocket-os/bottlerocket#3873 on p4d);
+    # Blackwell's Fabric Manager needs NVLSM (Fabric Manager user guide, quoted in siderolabs/extensions#717)
+    assert "an A100 shows N/A" in f["detail"] and "NVLink Subnet Manager" in f["detail"]
     assert "systemctl status nvidia-fabricmanager   # on poc01-gpu-0" in f["commands"]
 
 

@@ -150,8 +150,9 @@ def _operand_finding(pod: Pod, what: str, lines: list[str]) -> Finding:
             "start until NVIDIA Fabric Manager has set up the NVSwitch fabric and registered the GPUs with it: check "
             f"`systemctl status nvidia-fabricmanager` on {pod.node_name} (its version must match the driver's "
             "exactly; where the GPU Operator's driver container runs Fabric Manager, read that pod's log), and "
-            "each GPU's fabric state (State Completed once registered, In Progress while Fabric Manager is "
-            "missing). Without NVSwitches, 802 means another daemon the driver needs is not running (CUDA's own "
+            "each GPU's fabric state (from H100 on: State Completed once registered, In Progress while Fabric "
+            "Manager, or on B200 and later the NVLink Subnet Manager it needs, is missing; an A100 shows N/A). "
+            "Without NVSwitches, 802 means another daemon the driver needs is not running (CUDA's own "
             "description of the error)."
         )
     return Finding(
