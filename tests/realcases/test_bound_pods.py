@@ -184,6 +184,17 @@ def test_a_daemonset_pod_on_a_deleted_node_is_not_said_to_come_back(tmp_path: Pa
     assert "kubelet reports again" not in f["detail"]
 
 
+def stranded_as(tmp_path: Path, metadata: str) -> dict[str, Any]:
+    """kubernetes/kubernetes#23375's stuck-pod on the deleted worker1 with ``metadata`` (its YAML lines) for its
+    own: the finding that names it stranded."""
+    src = (HERE / "pod-bound-to-deleted-node.yaml").read_text(encoding="utf-8")
+    old = "  metadata: {name: stuck-pod, namespace: default}\n"
+    assert old in src
+    path = tmp_path / "stranded.yaml"
+    path.write_text(src.replace(old, metadata), encoding="utf-8")
+    return finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
+
+
 def test_a_pod_of_an_unmodelled_controller_on_a_deleted_node_is_not_promised_a_replacement(
     tmp_path: Path,
 ) -> None:
@@ -191,16 +202,11 @@ def test_a_pod_of_an_unmodelled_controller_on_a_deleted_node_is_not_promised_a_r
     the worker pods itself, owned by the RayCluster; ray-project/kuberay ray-operator controllers/ray
     raycluster_controller.go). Whether such an owner makes a deleted pod again is its own logic, which kubegpu
     does not model (as findings_admission says of a rejected pod's owner): no promise either way."""
-    src = (HERE / "pod-bound-to-deleted-node.yaml").read_text(encoding="utf-8")
-    old = "  metadata: {name: stuck-pod, namespace: default}\n"
-    assert old in src
-    owned = (
+    f = stranded_as(
+        tmp_path,
         "  metadata:\n    name: stuck-pod\n    namespace: default\n"
-        "    ownerReferences: [{apiVersion: ray.io/v1, kind: RayCluster, name: raycluster-gpu, controller: true}]\n"
+        "    ownerReferences: [{apiVersion: ray.io/v1, kind: RayCluster, name: raycluster-gpu, controller: true}]\n",
     )
-    path = tmp_path / "owned.yaml"
-    path.write_text(src.replace(old, owned), encoding="utf-8")
-    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
     assert ELSEWHERE not in f["detail"] and "no controller" not in f["detail"]
     assert "RayCluster default/raycluster-gpu, which kubegpu does not model" in f["detail"]
 
@@ -213,17 +219,12 @@ def test_a_static_pod_on_a_deleted_node_is_not_said_to_come_back_elsewhere(tmp_p
     kubernetes/kubernetes#23375's stuck-pod on the deleted worker1, filled in as such a mirror (name suffixed with
     the node, the annotation, the Node owner): nothing makes it elsewhere, and no command keeps a spec that lives in
     the node's manifest."""
-    src = (HERE / "pod-bound-to-deleted-node.yaml").read_text(encoding="utf-8")
-    old = "  metadata: {name: stuck-pod, namespace: default}\n"
-    assert old in src
-    mirror = (
+    f = stranded_as(
+        tmp_path,
         "  metadata:\n    name: stuck-pod-worker1\n    namespace: default\n"
         "    annotations: {kubernetes.io/config.mirror: 9a3e4f1c0b2d5e6f7a8b9c0d1e2f3a4b}\n"
-        "    ownerReferences: [{apiVersion: v1, kind: Node, name: worker1, controller: true}]\n"
+        "    ownerReferences: [{apiVersion: v1, kind: Node, name: worker1, controller: true}]\n",
     )
-    path = tmp_path / "static.yaml"
-    path.write_text(src.replace(old, mirror), encoding="utf-8")
-    f = finding(diagnosed(path), "GPU pods bound to a node missing from the snapshot are stranded")
     assert f["objects"] == ["pod/default/stuck-pod-worker1", "node/worker1"]
     assert ELSEWHERE not in f["detail"] and "no controller" not in f["detail"]
     assert "static pod" in f["detail"] and "only the kubelet of worker1" in f["detail"]
