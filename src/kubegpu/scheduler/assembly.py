@@ -69,9 +69,8 @@ class SchedulerSpec:
     # the PostFilter: replaces the profile's own (default, kubegpu) or is added (packing, which has none)
     preemption: str | None = None
     seed: int = 0  # upstream's random tie-breaks and the plugins' random choices
-    tie_break: str = (
-        "random"  # or ``release`` (1.35+'s heap order), ``first`` (the FGD simulator's): ``Scheduler``
-    )
+    # ``random``, ``release`` (1.35+'s heap order) or ``first`` (the FGD simulator's): ``Scheduler``
+    tie_break: str = "random"
     use_cache: bool = True  # the per-equivalence-class filter cache
     pdbs: tuple[PodDisruptionBudget, ...] = ()  # Engine: the snapshot's
     dra: DraObjects | None = None  # DynamicResources' objects (Engine: the snapshot's)
