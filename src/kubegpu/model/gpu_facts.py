@@ -125,9 +125,17 @@ def volcano_registered_gpus(node: Node) -> int | None:
     ``volcano.sh/node-vgpu-register`` annotation), None when absent or unreadable. The Volcano scheduler's
     deviceshare plugin refuses a node for a container asking more ``volcano.sh/vgpu-number`` than this list
     holds (volcano pkg/scheduler/api/devices/nvidia/vgpu/utils.go checkNodeGPUSharingPredicateAndScore:
-    ``int(val.Nums) > len(gs.Device)`` -> "no enough gpu cards on node <name>"). Entries: JSON, or
-    ``id,count,mem,type,health[,mode]`` each ended by ``:``."""
-    return _registered(node.annotations.get(VOLCANO_NODE_REGISTER_ANNOTATION, ""), (5, 6, 7))
+    ``int(val.Nums) > len(gs.Device)`` -> "no enough gpu cards on node <name>").
+
+    Project-HAMi/volcano-vgpu-device-plugin's EncodeNodeDevices writes one ``id,count,devmem,type,health:``
+    entry per GPU up to v1.9.4 and ``id,count,devmem,type,health,mode:`` from v1.10.0 (commit b24d45a), never
+    JSON; volcano's decodeNodeDevices reads nothing from a value without ``:``, reads five fields before v1.12.0
+    and refuses an entry of fewer than six from then (commit 4b8409bf4). So exactly entries of five or six
+    fields are read; any other shape (JSON, other field counts) is unreadable."""
+    text = node.annotations.get(VOLCANO_NODE_REGISTER_ANNOTATION, "").strip()
+    if ":" not in text or text.startswith(("[", "{")):
+        return None
+    return _registered(text, (5, 6))
 
 
 def hami_split_counts(node: Node) -> list[int] | None:

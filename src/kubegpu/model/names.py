@@ -242,7 +242,7 @@ VOLCANO_VGPU_PREFIX = "volcano.sh/vgpu"  # every vGPU resource: vgpu-number, vgp
 VOLCANO_RESOURCES = ("volcano.sh/vgpu-memory", "volcano.sh/vgpu-memory-percentage", "volcano.sh/vgpu-cores")
 VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 # the physical GPUs volcano-vgpu-device-plugin registered on a node (volcano pkg/scheduler/api/devices/nvidia/
-# vgpu: decoded by NewGPUDevices; JSON list, or older "id,count,mem,type,health[,mode]:" entries)
+# vgpu: decoded by NewGPUDevices; "id,count,devmem,type,health[,mode]:" entries, never JSON)
 VOLCANO_NODE_REGISTER_ANNOTATION = "volcano.sh/node-vgpu-register"
 # KAI scheduler (kai-scheduler/KAI-Scheduler docs/gpu-sharing): fractions are pod annotations, not resources.
 KAI_SCHEDULER = "kai-scheduler"
