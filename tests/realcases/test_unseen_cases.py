@@ -194,30 +194,6 @@ def test_kai_share_tolerating_the_gpu_taint_is_no_pitfall_kai_522() -> None:
     assert not any("requests no GPU" in n for n in p["notes"])
 
 
-def test_kai_share_on_noexecute_gpu_nodes_kai_1986() -> None:
-    data = diagnosed(HERE / "kai-reservation-noexecute.yaml")
-    p = pending(data, "test/gpu-fraction-01")
-    # the maintainers' cause: the reservation pod lacks the share pod's tolerations and a NoExecute taint
-    # keeps it off the node (the binder: "failed waiting for GPU reservation pod to allocate")
-    note = next(n for n in p["notes"] if "NoExecute" in n)
-    assert "ip-10-0-3-143.eu-central-1.compute.internal: ai-type=strong:NoExecute" in note
-    assert "kai-resource-reservation" in note and "failed waiting for GPU reservation pod to allocate" in note
-    assert data["summary"]["firstStep"].startswith(
-        "KAI: every GPU node this pod tolerates carries a NoExecute taint"
-    )
-
-
-def test_kai_share_with_a_node_without_noexecute_is_not_blamed_on_it(tmp_path: Path) -> None:
-    # the same share where the node's NoExecute taint is gone (the maintainers' workaround): no such cause
-    exp = explain(
-        tmp_path,
-        "kai-reservation-noexecute",
-        "test/gpu-fraction-01",
-        (("  - {key: ai-type, value: strong, effect: NoExecute}\n", ""),),
-    )
-    assert not any("NoExecute taint" in n for n in exp.notes)
-
-
 def test_dra_slice_with_no_devices_dra_driver_nvidia_gpu_1008() -> None:
     data = diagnosed(HERE / "dra-empty-slice-gke.yaml")
     titles = [f["title"] for f in data["findings"]]

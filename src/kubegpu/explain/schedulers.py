@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from kubegpu.explain import kai_events
+from kubegpu.explain import kai_events, kai_reservation
 from kubegpu.explain.kai_quota import over_quota
+from kubegpu.explain.kai_reservation import KAI_RESERVATION_NOEXECUTE
 from kubegpu.explain.kubectl import kubectl, mutate
 from kubegpu.explain.kueue import KueueReading, read_pod
 from kubegpu.explain.kueue_objects import meta
@@ -43,7 +44,6 @@ from kubegpu.model.names import (
     KAI_MEMORY,
     KAI_MIG_ENABLED_LABEL,
     KAI_QUEUE_LABELS,
-    KAI_RESERVATION_NAMESPACE,
     KAI_SCHEDULER,
     KUEUE_ADMISSION_GATE,
     KUEUE_QUEUE_LABEL,
@@ -54,7 +54,7 @@ from kubegpu.model.names import (
     VOLCANO_RESOURCES,
     VOLCANO_SCHEDULER,
 )
-from kubegpu.model.objects import Container, Node, Pod, Taint
+from kubegpu.model.objects import Container, Node, Pod
 from kubegpu.model.quantity import format_milli
 from kubegpu.model.records import KAI_GROUP
 from kubegpu.model.snapshot import ClusterSnapshot
@@ -175,12 +175,11 @@ def handling(snapshot: ClusterSnapshot, pod: Pod, modelled: str) -> Handling:
         if max_node:  # KAI itself refused the pod, naming a resource the nodes advertise
             establish(h, pod, KAI_SCHEDULER, (KAI_MISCOUNT, max_node[0]))
         establish(h, pod, KAI_SCHEDULER, quota)  # KAI's own quota verdict, with its numbers
-        reservation = _kai_reservation_notes(snapshot, pod, kai)
-        h.notes.extend(reservation)
-        if reservation and reservation[0].startswith(
-            KAI_EVERY_NODE_NOEXECUTE
-        ):  # KAI releases before PR #2000
-            establish(h, pod, KAI_SCHEDULER, (KAI_RESERVATION_NOEXECUTE, reservation[0]))
+        if {KAI_FRACTION, KAI_MEMORY} & kai.keys():
+            reserved = kai_reservation.reservation(snapshot, pod)
+            h.notes.extend(reserved.notes)
+            if reserved.cause:  # only where the snapshot shows it: it depends on KAI's release
+                establish(h, pod, KAI_SCHEDULER, (KAI_RESERVATION_NOEXECUTE, reserved.cause))
         if leftover and _kai_nodes(snapshot).only_mig_off:  # holds only on some KAI releases: last
             establish(h, pod, KAI_SCHEDULER, (KAI_MIG_OFF, leftover[0]))
     if kai:
@@ -368,61 +367,6 @@ KAI_MISCOUNT = "kai-scheduler's MaxNodeResources miscount: the nodes advertise w
 KAI_MIG_OFF = (
     "kai-scheduler takes the MIG-off nodes (mig.strategy=mixed, nvidia.com/mig-* at 0) for MIG nodes"
 )
-
-
-KAI_RESERVATION_NOEXECUTE = "KAI's GPU reservation pod cannot stay on the GPU nodes: their NoExecute taints"
-KAI_EVERY_NODE_NOEXECUTE = "KAI: every GPU node this pod tolerates"
-
-
-def _kai_reservation_notes(snapshot: ClusterSnapshot, pod: Pod, kai: Mapping[str, str]) -> list[str]:
-    """A KAI GPU share is bound only once KAI's binder has a reservation pod holding a whole GPU on the node
-    (namespace kai-resource-reservation, created with spec.nodeName). Before kai-scheduler PR #2000 (backport
-    #2006 to v0.16) that pod did not carry the share pod's tolerations: NoSchedule taints do not stop a pod
-    bound by spec.nodeName, but kubelet admits no pod that does not tolerate the node's NoExecute taints
-    (pkg/kubelet/lifecycle/predicate.go generalFilter: "Kubelet is only interested in the NoExecute taint"), so
-    on such nodes the binder fails "waiting for GPU reservation pod to allocate" and the share stays Pending
-    (KAI-Scheduler#1986, the maintainers' reading: the workaround is to drop the NoExecute effect; #522 shows the
-    binder error on an EKS L40S node)."""
-    if not ({KAI_FRACTION, KAI_MEMORY} & kai.keys()):
-        return []
-    # the GPU nodes and their hard taints, read once per snapshot (not once per KAI pod)
-    gpu_nodes: list[tuple[str, list[Taint]]] = snapshot.derived(
-        "kai-gpu-node-taints",
-        lambda: [
-            (n.name, [t for t in n.taints if t.effect in ("NoSchedule", "NoExecute")])
-            for n in snapshot.nodes
-            if n.allocatable.get(NVIDIA_GPU)
-        ],
-        over=(snapshot.nodes,),
-    )
-    tainted: dict[str, list[str]] = {}
-    reachable = 0
-    for name, hard in gpu_nodes:
-        if any(not any(tol.tolerates(t) for tol in pod.tolerations) for t in hard):
-            continue  # the share pod itself may not go there
-        reachable += 1
-        noexec = [
-            str(t) for t in hard if t.effect == "NoExecute" and not t.key.startswith("node.kubernetes.io/")
-        ]
-        if noexec:
-            tainted[name] = noexec
-    if not tainted:
-        return []
-    shown = "; ".join(f"{n}: {', '.join(t)}" for n, t in sorted(tainted.items())[:5])
-    head = (
-        f"{KAI_EVERY_NODE_NOEXECUTE} carries a NoExecute taint"
-        if len(tainted) == reachable
-        else f"KAI: {len(tainted)} of the {reachable} GPU nodes this pod tolerates carry a NoExecute taint"
-    )
-    return [
-        f"{head} ({shown}). The pod tolerates it, but KAI's reservation pod (namespace "
-        f"{KAI_RESERVATION_NAMESPACE}), which must hold a whole GPU there before the share is bound, does not get "
-        "the pod's tolerations before kai-scheduler PR #2000 (v0.16 backport #2006), and kubelet admits no pod "
-        'that does not tolerate a NoExecute taint: the binder then logs "failed waiting for GPU reservation pod to '
-        'allocate" and the pod stays Pending (KAI-Scheduler#1986). Upgrade KAI, or drop the NoExecute effect from '
-        "those taints; "
-        f"`kubectl -n {KAI_RESERVATION_NAMESPACE} get pods,events` shows the reservation pods."
-    ]
 
 
 def _kai_max_node_notes(snapshot: ClusterSnapshot, pod: Pod) -> list[str]:
