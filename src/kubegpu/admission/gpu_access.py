@@ -28,8 +28,8 @@ the API server vouches for its origin, never on what the pod says about itself (
 * a **DaemonSet object** in an exempt namespace whose template's service account is allowed there
   (writing into that namespace is what RBAC guards; its pods are checked again when created).
 
-Any DaemonSet pod (first condition without the namespace) is exempt from ``toleration-without-gpu``
-only: node agents must run on GPU nodes, and the pods of a tenant's DaemonSet keep every other rule.
+Any DaemonSet pod (first condition without the namespace), and any pod in kube-system, is exempt from
+``toleration-without-gpu`` only (``model.gpu_toleration`` says why); they keep every other rule.
 
 **GPU container** (``gpu_containers``): one that is given a GPU by an ask of its own, ``gpu_facts.asks_gpu``
 read on the pod cut down to that container: its NVIDIA GPU or Volcano vGPU resources, or, for KAI's share

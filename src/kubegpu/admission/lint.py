@@ -24,8 +24,8 @@ Each rule names the field, says what goes wrong and how to fix it:
   nodeSelector or a required ``In`` affinity term) asks for a GPU resource other nodes offer but that
   pool's do not — one sharing mode per pool (``nvidia.com/gpu.sharing-strategy`` is shown);
 * ``toleration-without-gpu`` (R5.3, R17.4): tolerating the GPU taint without asking a GPU (``gpu_facts.asks_gpu``:
-  a GPU resource, a KAI share annotation or Volcano vGPU resources; DaemonSets excepted: node agents must run
-  on GPU nodes).
+  a GPU resource, a KAI share annotation or Volcano vGPU resources; DaemonSets and kube-system excepted:
+  ``model.gpu_toleration``, the rule ``diagnose`` reads too).
 * ``dra-admin-access``: ``adminAccess`` in a ResourceClaim / ResourceClaimTemplate outside a namespace
   labelled for it (``kubegpu.admission.dra``); a container using a claim counts as requesting a GPU;
 * ``dra-quota`` (warning, where the namespace's ResourceQuotas are known): a ResourceClaim / ResourceClaimTemplate
@@ -76,6 +76,7 @@ from kubegpu.admission.shape import mapping, template_shape
 from kubegpu.admission.validation import OUT_OF_RANGE, validate_pod_resources
 from kubegpu.errors import InputError
 from kubegpu.model.gpu_facts import DEFAULT_POOL_LABEL, asks_gpu, tolerates_gpu_taint
+from kubegpu.model.gpu_toleration import tolerates_without_gpu
 from kubegpu.model.names import ALLOCATION_ANNOTATION as ALLOCATION_ANNOTATION
 from kubegpu.model.parse import parse_pod
 from kubegpu.model.resources import is_gpu
@@ -280,7 +281,9 @@ def lint_object(obj: Mapping[str, Any], ctx: LintContext) -> list[Violation]:
                         f"{r} is not offered by any node (GPU resources offered: {offered}); the name must match "
                         "Node status.capacity exactly or the pod stays Pending. Fix: use an offered name.",
                     ))  # fmt: skip
-    if tolerates and not daemonset and not asks:
+    # the rule explain's finding and note and plan's pitfall read; ``asks`` is what ``gpu_containers`` cuts down
+    # to each container (with every share annotation kept: a KAI share the webhook has not set up is still an ask)
+    if tolerates_without_gpu(tolerates=tolerates, given_gpu=asks, namespace=namespace, daemonset=daemonset):
         out.append(Violation(
             "toleration-without-gpu", f"{prefix}spec.tolerations",
             "tolerates the GPU taint but requests no GPU: a toleration only allows, it neither attracts nor allocates, "

@@ -50,7 +50,7 @@ from kubegpu.explain.findings_operands import operand_findings
 from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
 from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
-from kubegpu.explain.gpu_pod import asks_for_gpu
+from kubegpu.explain.gpu_pod import idle_gpu_toleration
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.stopped_plugin import CAPACITY_ZEROED, plugin_stopped, unregistered
 from kubegpu.model.gpu_facts import (
@@ -58,7 +58,6 @@ from kubegpu.model.gpu_facts import (
     GPU_COUNT_LABEL,
     GPU_PRODUCT_LABEL,
     gpu_signs,
-    tolerates_gpu_taint,
 )
 from kubegpu.model.names import GPU_REPLICAS_LABEL, GPU_SHARING_LABEL, MIG_RESOURCE_PREFIX
 from kubegpu.model.objects import Node, Pod
@@ -88,10 +87,6 @@ def gpu_resources(node: Node) -> dict[str, int]:
 def has_gpu_labels(node: Node) -> bool:
     """GFD labels, a provider's GPU label or the GPU taint say the node has GPUs (``gpu_facts.gpu_signs``)."""
     return bool(gpu_signs(node))
-
-
-def is_daemon(pod: Pod) -> bool:
-    return pod.owner is not None and pod.owner.kind == "DaemonSet"
 
 
 def pool_of(node: Node, pool_label: str) -> str:
@@ -500,7 +495,7 @@ def _pod_findings(snapshot: ClusterSnapshot, dark: list[device_plugin.NodePlugin
                 "R11.4", [f"kubectl -n {pod.namespace} get pod {pod.name} -o yaml"],
             ))  # fmt: skip
         wants_gpu = any(is_gpu(r) for r in asked)
-        if tolerates_gpu_taint(pod) and not is_daemon(pod) and not asks_for_gpu(pod, snapshot.dra):
+        if idle_gpu_toleration(pod, snapshot.dra):
             out.append(Finding(
                 "warning", "workload", "pod tolerates the GPU taint but requests no GPU", [f"pod/{pod.key}"],
                 "the toleration lets it onto GPU nodes, where it takes CPU and memory GPU pods need, and it gets "

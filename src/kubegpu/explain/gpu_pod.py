@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceClaim
-from kubegpu.model.gpu_facts import asks_gpu, wants_gpu_elsewhere
+from kubegpu.model.gpu_facts import asks_gpu, tolerates_gpu_taint, wants_gpu_elsewhere
+from kubegpu.model.gpu_toleration import tolerates_without_gpu
 from kubegpu.model.names import GPU_DRA_DRIVERS
 from kubegpu.model.objects import Pod
 from kubegpu.model.resources import other_vendor_gpu
@@ -48,6 +49,18 @@ def asks_for_gpu(pod: Pod, dra: DraObjects) -> bool:
     lint reads too) or names a GPU claim. Tolerating the GPU taint without either is the toleration-without-GPU
     pitfall (``findings``, ``notes``)."""
     return asks_gpu(pod) or claims_gpu(pod.key, dra)
+
+
+def idle_gpu_toleration(pod: Pod, dra: DraObjects, tolerates: bool | None = None) -> bool:
+    """R17.4 (``gpu_toleration.tolerates_without_gpu``) for a parsed pod: it tolerates the GPU taint (``tolerates``,
+    else ``gpu_facts.tolerates_gpu_taint``), ``asks_for_gpu`` is false, and it is neither a DaemonSet's pod nor in
+    kube-system."""
+    return tolerates_without_gpu(
+        tolerates=tolerates_gpu_taint(pod) if tolerates is None else tolerates,
+        given_gpu=asks_for_gpu(pod, dra),
+        namespace=pod.namespace,
+        daemonset=pod.owner is not None and pod.owner.kind == "DaemonSet",
+    )
 
 
 def claims_gpu(pod_key: str, dra: DraObjects) -> bool:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from kubegpu.admission.quota import is_gpu_key, quotas_in
 from kubegpu.explain.engine import Engine
-from kubegpu.explain.gpu_pod import asks_for_gpu
-from kubegpu.model.gpu_facts import tolerates_gpu_taint
+from kubegpu.explain.gpu_pod import idle_gpu_toleration
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import format_milli, is_saturated, saturated_total
 
@@ -19,11 +18,7 @@ def pod_notes(engine: Engine, pod: Pod) -> list[str]:
         for r, v in pod.requests.items()
         if is_saturated(r, v) and sum(1 for c in parts if c.requests.get(r)) + bool(pod.overhead.get(r)) > 1
     )
-    daemon_or_system = (
-        pod.owner is not None and pod.owner.kind == "DaemonSet"
-    ) or pod.namespace == "kube-system"
-    # (node agents must run on GPU nodes; a pod whose GPUs come from DRA claims asks for no resource)
-    if tolerates_gpu_taint(pod) and not daemon_or_system and not asks_for_gpu(pod, engine.snapshot.dra):
+    if idle_gpu_toleration(pod, engine.snapshot.dra):
         notes.append(
             "the pod tolerates the GPU taint but requests no GPU: it may land on a GPU node yet gets no device, "
             "and takes CPU and memory that GPU pods need. Request nvidia.com/gpu in limits, or drop the toleration."

@@ -300,3 +300,8 @@ NODE_AUTOSCALER_EVENTS = {
 # node annotation HAMi's device plugin writes with the node's GPUs; hami-scheduler reads only this, and a
 # node without it is "unregistered" in hami-scheduler's FailedScheduling messages
 HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
+
+# -- namespaces ----------------------------------------------------------------------------------------
+# "the namespace for objects created by the Kubernetes system" (kubernetes.io docs, Concepts > Namespaces,
+# Initial namespaces)
+SYSTEM_NAMESPACE = "kube-system"

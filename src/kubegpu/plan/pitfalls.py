@@ -9,8 +9,8 @@ Each is appended to the plan's warnings as ``pitfall R17.n: …`` and listed in 
   none gets 1/N of it;
 - R17.4, ``plan taint`` adding the GPU taint: pods on the nodes, or Pending, that tolerate it but ask no
   GPU (``gpu_pod.asks_for_gpu``: no GPU resource, KAI share annotation, Volcano vGPU or GPU claim) — the
-  toleration lets them stay or land there and gives them no device (DaemonSet node agents excepted, as the
-  admission lint does: they must run on GPU nodes without a GPU);
+  toleration lets them stay or land there and gives them no device (DaemonSet node agents and kube-system
+  add-ons excepted: ``model.gpu_toleration``, the rule diagnose and the admission lint read);
 - R17.5, every plan with an effect: pods the change leaves without a node although the free devices of
   the open nodes add up to their GPU request (``Effect.scattered``).
 
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubegpu.explain.findings import has_gpu_labels, is_daemon
-from kubegpu.explain.gpu_pod import asks_for_gpu
+from kubegpu.explain.findings import has_gpu_labels
+from kubegpu.explain.gpu_pod import idle_gpu_toleration
 from kubegpu.model.gpu_facts import GPU_TAINT_KEY
 from kubegpu.model.names import pitfall_name
 from kubegpu.model.objects import Node, Taint
@@ -81,9 +81,9 @@ def tolerating_without_gpu(snapshot: ClusterSnapshot, targets: Sequence[Node], t
         for p in snapshot.pods
         if not p.is_terminal
         and (p.node_name in names or not p.node_name)
-        and p.tolerates(taint)
-        and not is_daemon(p)
-        and not asks_for_gpu(p, snapshot.dra)  # the rule diagnose and the admission lint read
+        and idle_gpu_toleration(
+            p, snapshot.dra, p.tolerates(taint)
+        )  # the rule diagnose and the admission lint read
     ]
     if not pods:
         return []
