@@ -69,3 +69,43 @@ def test_a_holder_whose_container_crash_loops_is_not_said_to_run(tmp_path: Path)
     ]
     assert "keeps running" not in about[0]["detail"]
     assert "CrashLoopBackOff (restarts 6)" in about[0]["detail"]
+
+
+def _waiting(tmp_path: Path, state: str) -> str:
+    """The detail of the holder's one finding once its container ``main`` waits in ``state`` (after a restart)."""
+    running = (
+        "containerStatuses: [{name: main, ready: true, restartCount: 0, state: {running: {startedAt: "
+        '"2025-04-08T10:00:00Z"}}}]'
+    )
+    head, pod = FIXTURE.read_text(encoding="utf-8").rsplit("---\n", 1)
+    assert running in pod
+    waiting = (
+        f"containerStatuses: [{{name: main, ready: false, restartCount: 2, state: {{waiting: {state}}}}}]"
+    )
+    path = tmp_path / "waiting.yaml"
+    path.write_text(head + "---\n" + pod.replace(running, waiting), encoding="utf-8")
+    about = [f for f in diagnosed(path)["findings"] if "pod/ml/trainer-0" in f["objects"]]
+    assert len(about) == 1, [f["title"] for f in about]
+    detail: str = about[0]["detail"]
+    return detail
+
+
+def test_a_holder_waiting_for_its_image_or_its_config_is_not_said_to_be_restarted(tmp_path: Path) -> None:
+    """kubelet restarts a container that exited only as the pod's restartPolicy allows (CrashLoopBackOff is that
+    restart's back-off), but starts one not running for a cause before it starts whatever the policy: an image it
+    cannot pull it retries with back-off (Kubernetes docs, Images: ImagePullBackOff, "Kubernetes will keep trying
+    to pull the image, with an increasing back-off delay"); a container it cannot create it tries again (kubernetes
+    pkg/kubelet/container/helpers.go ShouldContainerBeRestarted: "If the container was never started before, we
+    should start it"). Before, both were said to be restarted, as a crash-looping one is."""
+    pulls = _waiting(
+        tmp_path, '{reason: ImagePullBackOff, message: "Back-off pulling image \\"pytorch/pytorch\\""}'
+    )
+    assert "restarts its containers" not in pulls and "retries the image pull with back-off" in pulls
+    config = _waiting(
+        tmp_path, '{reason: CreateContainerConfigError, message: "configmap \\"trainer\\" not found"}'
+    )
+    assert "restarts its containers" not in config and "tries again to start its containers" in config
+    crash = _waiting(
+        tmp_path, '{reason: CrashLoopBackOff, message: "back-off 40s restarting failed container"}'
+    )
+    assert "restarts its containers on them" in crash

@@ -51,6 +51,7 @@ from kubegpu.explain.findings_quota import QUOTA_NEAR as QUOTA_NEAR
 from kubegpu.explain.findings_quota import deleting_note, exceeded_keys, quota_findings
 from kubegpu.explain.findings_volcano import unqueued_findings
 from kubegpu.explain.gpu_pod import idle_gpu_toleration
+from kubegpu.explain.held_devices import holds, not_running
 from kubegpu.explain.schedulers import is_scheduler_resource
 from kubegpu.explain.stopped_plugin import CAPACITY_ZEROED, plugin_stopped, unregistered
 from kubegpu.model.gpu_facts import (
@@ -364,7 +365,7 @@ def _renamed_finding(snapshot: ClusterSnapshot, pod: Pod, renamed: list[str]) ->
     is wrong (NVIDIA/k8s-device-plugin#321); a pod already bound runs on what kubelet gave it before the rename."""
     names = ", ".join(renamed)
     twins = ", ".join(r + SHARED_SUFFIX for r in renamed)
-    bound = _holds(pod)
+    bound = holds(pod)
     title = (
         f"pod holds {names}, which its node now advertises only as {twins}"
         if bound
@@ -374,7 +375,7 @@ def _renamed_finding(snapshot: ClusterSnapshot, pod: Pod, renamed: list[str]) ->
         f"the nodes' device plugin shares GPUs with renameByDefault: true: it registers the replicas as {twins} "
         f"and offers no {names}. "
         + (
-            (_not_running(snapshot, pod) or "It keeps running on the devices kubelet gave it before")
+            (not_running(snapshot, pod) or "It keeps running on the devices kubelet gave it before")
             + "; recreated, it would stay Pending. "
             if bound
             else ""
@@ -388,35 +389,15 @@ def _renamed_finding(snapshot: ClusterSnapshot, pod: Pod, renamed: list[str]) ->
     )  # fmt: skip
 
 
-def _not_running(snapshot: ClusterSnapshot, pod: Pod) -> str:
-    """What a bound, Running pod's status says when it does not run on the devices kubelet gave it (a container
-    waits: CrashLoopBackOff, an image pull, a config error); "" when it runs. kubelet keeps them for it: the
-    device manager frees only a terminated pod's devices (UpdateAllocatedDevices) and gives a restarted container
-    the ones it had (devicesToAllocate)."""
-    if not device_plugin.may_crash(pod):
-        return ""
-    lines = device_plugin.pod_state(snapshot, pod)[1]
-    return (
-        f"It does not run now ({'; '.join(lines)}), though kubelet keeps the devices it was given for it and "
-        "restarts its containers on them"
-    )
-
-
-def _holds(pod: Pod) -> bool:
-    """Bound and in phase Running: kubelet admitted it with the devices it asked for, whatever its node advertises
-    now (a container of it may be restarting all the same: ``_not_running``)."""
-    return bool(pod.node_name) and pod.phase == "Running"
-
-
 def _unregistered_holder_finding(
     snapshot: ClusterSnapshot, pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
 ) -> Finding:
     """A running pod holds device plugin resources its node (and every other) now advertises at 0 or not at
     all: kubelet admitted it when a plugin had registered them there, and writes 0 once that plugin's
     registration has ended for endpointStopGracePeriod (``stopped_plugin.CAPACITY_ZEROED``). It waits for
-    nothing: it runs on them, or, its containers failing for a cause of their own, kubelet restarts them on them
-    (``_not_running``); a pod like it, or it recreated, stays Pending (NVIDIA/k8s-device-plugin#1228: the plugin
-    had allocated GPUs, then the node showed 0). A pod that does not run for a cause on its node is that cause's
+    nothing: it runs on them, or, its containers failing for a cause of their own, kubelet starts them again on
+    them as their reason allows (``held_devices.not_running``); a pod like it, or it recreated, stays Pending
+    (NVIDIA/k8s-device-plugin#1228: the plugin had allocated GPUs, then the node showed 0). A pod that does not run for a cause on its node is that cause's
     finding alone (``findings_bound.explained``)."""
     names = ", ".join(missing)
     mine = [c for c in dark if c.node == pod.node_name]
@@ -426,7 +407,7 @@ def _unregistered_holder_finding(
         f"kubelet gave it {names} on {pod.node_name} when a device plugin had registered it there; the node now "
         f"advertises none ({CAPACITY_ZEROED}: the plugin stopped or restarted, "
         "or kubelet restarted and the plugin did not register again). "
-        + (_not_running(snapshot, pod) or "It keeps running on the devices it was given")
+        + (not_running(snapshot, pod) or "It keeps running on the devices it was given")
         + "; recreated, or any new pod asking for it, would stay Pending. "
         + (device_plugin.dark_summary(mine) if mine else ""),
         "R3.4, R11.4", list(mine[0].commands) if mine else [f"kubectl get node {pod.node_name} -o yaml"],
@@ -437,7 +418,7 @@ def _unregistered_finding(
     snapshot: ClusterSnapshot, pod: Pod, missing: list[str], dark: list[device_plugin.NodePlugins]
 ) -> Finding:
     """A pod asking for device plugin resources no node advertises: it holds them (bound, Running) or waits."""
-    if _holds(pod):
+    if holds(pod):
         return _unregistered_holder_finding(snapshot, pod, missing, dark)
     return Finding(
         "critical", "driver/device-plugin", f"pod waits for {', '.join(missing)}, which no node advertises",

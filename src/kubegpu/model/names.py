@@ -305,3 +305,9 @@ HAMI_NODE_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
 # "the namespace for objects created by the Kubernetes system" (kubernetes.io docs, Concepts > Namespaces,
 # Initial namespaces)
 SYSTEM_NAMESPACE = "kube-system"
+
+# -- container states ----------------------------------------------------------------------------------
+# the waiting reasons kubelet gives a container whose image it cannot pull: ErrImagePull, then
+# ImagePullBackOff while it backs off before the next try (kubernetes.io docs, Concepts > Containers > Images,
+# "ImagePullBackOff")
+IMAGE_PULL_WAITS = frozenset({"ErrImagePull", "ImagePullBackOff"})
