@@ -210,6 +210,27 @@ def test_dra_slice_with_no_devices_dra_driver_nvidia_gpu_1008() -> None:
     assert "GPU node advertises no GPU resource" not in titles
 
 
+def test_dra_slice_with_no_devices_on_a_node_nothing_marks_as_a_gpu_node(tmp_path: Path) -> None:
+    """#1008's node without its GKE accelerator label and the GPU taint: nothing says it has a GPU. The driver's
+    chart runs the kubelet plugin on nodes NFD or GFD labels as NVIDIA's (NVIDIA/k8s-dra-driver-gpu
+    deployments/helm/nvidia-dra-driver-gpu/values.yaml kubeletPlugin.affinity: pci-10de.present, cpu-model.vendor_id
+    NVIDIA, nvidia.com/gpu.present), but a nodeSelector of one's own can put it on a CPU node, which offers no GPU
+    rightly. Before, the finding called it a GPU node all the same."""
+    text = (HERE / "dra-empty-slice-gke.yaml").read_text(encoding="utf-8")
+    for old in (
+        " cloud.google.com/gke-accelerator: nvidia-l4,",
+        "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}]",
+    ):
+        assert old in text, old
+        text = text.replace(old, "" if old.startswith(" ") else "[]")
+    path = tmp_path / "cpu-node.yaml"
+    path.write_text(text, encoding="utf-8")
+    found = [f for f in diagnosed(path)["findings"] if "lists no devices" in f["detail"]]
+    assert len(found) == 1, [f["title"] for f in diagnosed(path)["findings"]]
+    assert not found[0]["title"].startswith("GPU node") and found[0]["severity"] == "warning"
+    assert "No label or taint marks gke-pool-fe0ddac6 as a GPU node" in found[0]["detail"]
+
+
 def test_cuda_validator_system_not_yet_initialized_gpu_operator_1043() -> None:
     """The thread's cause (NVIDIA/gpu-operator#1043, the reporter's resolution; the maintainer on #545 and #375:
     "this error will happen if nvidia-fabricmanager service is not running on the host"): CUDA's "system not yet

@@ -18,7 +18,8 @@ Also ``diagnose``'s view of DRA GPUs: per node its NVIDIA DRA devices counted as
 ``gpu (DRA)`` / ``mig (DRA)`` (``node_devices``: a DRA node lists no ``nvidia.com/gpu`` in status.capacity,
 so a cluster served by DRA read as "0 GPU nodes"), and what a Pending pod's claims ask for, in the phrase
 that groups Pending pods (``claim_phrase``); and a node whose GPU DRA driver publishes slices listing no device
-(``empty_gpu_slices``, ``empty_slice_text``: the finding and the unschedulable pod's advice say it in one text).
+(``empty_gpu_slices``, ``empty_slice_text``: the finding, ``empty_slice_finding``, and the unschedulable pod's
+advice say it in one text).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubegpu.explain.engine import Engine
+from kubegpu.explain.findings_base import Finding
 from kubegpu.model.dra import DeviceRequest, DraObjects, ResourceSlice
+from kubegpu.model.gpu_facts import gpu_signs
 from kubegpu.model.names import GPU_DRA_DRIVERS, NVIDIA_DRA_DRIVER
 from kubegpu.model.snapshot import ClusterSnapshot
 from kubegpu.scheduler.dra_allocator import SliceIndex
@@ -234,3 +237,27 @@ def empty_slice_text(node: str, slices: list[ResourceSlice]) -> str:
         "was still being installed and found none. Read the plugin's log on the node, and restart its pod once "
         "the GPU driver is ready"
     )
+
+
+def empty_slice_finding(snapshot: ClusterSnapshot, name: str, slices: list[ResourceSlice]) -> Finding:
+    """A GPU DRA driver's kubelet plugin published no device on ``name``. Its chart runs the plugin only on nodes
+    NFD or GFD labels as NVIDIA's (NVIDIA/k8s-dra-driver-gpu, now kubernetes-sigs/dra-driver-nvidia-gpu,
+    deployments/helm/nvidia-dra-driver-gpu/values.yaml ``kubeletPlugin.affinity``:
+    ``feature.node.kubernetes.io/pci-10de.present``, ``cpu-model.vendor_id=NVIDIA``,
+    ``nvidia.com/gpu.present``), but a nodeSelector or affinity of one's own can put it on any node: a node
+    nothing marks as a GPU node is not called one, and offering no GPU there may be right."""
+    node = snapshot.node(name)
+    command = [f"kubectl get resourceslices --field-selector spec.nodeName={name} -o yaml"]
+    if node is not None and gpu_signs(node):
+        return Finding(
+            "critical", "driver/device-plugin", "GPU node's DRA driver publishes no device", [f"node/{name}"],
+            empty_slice_text(name, slices) + ".", "R3.4", command,
+        )  # fmt: skip
+    return Finding(
+        "warning", "driver/device-plugin", "GPU DRA driver publishes no device on a node not marked as a GPU node",
+        [f"node/{name}"],
+        empty_slice_text(name, slices) + f". No label or taint marks {name} as a GPU node (GPU Feature Discovery's, "
+        "NFD's PCI vendor label, a provider's GPU label, the nvidia.com/gpu taint): if it has no GPU, the plugin's "
+        "DaemonSet selects it by mistake; narrow its nodeSelector or affinity to GPU nodes.",
+        "R3.4", command,
+    )  # fmt: skip

@@ -35,7 +35,7 @@ from typing import Final
 from kubegpu.admission.quota import quotas_in
 from kubegpu.devices.sharing import SHARED_SUFFIX
 from kubegpu.explain import device_plugin
-from kubegpu.explain.dra_inventory import empty_gpu_slices, empty_slice_text
+from kubegpu.explain.dra_inventory import empty_gpu_slices, empty_slice_finding
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.findings_admission import admission_findings
 from kubegpu.explain.findings_base import POD_MARK, naming_pod
@@ -150,12 +150,9 @@ def _node_findings(snapshot: ClusterSnapshot, chains: list[device_plugin.NodePlu
     out = _dark_node_findings(snapshot, [c for c in chains if c.dark])
     # nodes whose GPUs no device plugin serves now: their plugin, not their devices' health, is the cause
     stopped = {c.node: c for c in chains if unregistered(snapshot, c)}
-    for name, slices in empty_gpu_slices(snapshot).items():
-        out.append(Finding(
-            "critical", "driver/device-plugin", "GPU node's DRA driver publishes no device", [f"node/{name}"],
-            empty_slice_text(name, slices) + ".", "R3.4",
-            [f"kubectl get resourceslices --field-selector spec.nodeName={name} -o yaml"],
-        ))  # fmt: skip
+    out.extend(
+        empty_slice_finding(snapshot, name, slices) for name, slices in empty_gpu_slices(snapshot).items()
+    )
     for node in snapshot.nodes:
         gpus = gpu_resources(node)
         # every GPU registered and none allocatable: the host driver may well work, nothing schedules here
