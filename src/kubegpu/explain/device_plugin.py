@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kubegpu.explain.kubectl import kubectl, mutate
+from kubegpu.explain.mig_paused import mig_paused, mig_paused_why
 from kubegpu.explain.operand_hints import INIT_WAITS, OLD_VALIDATOR_IMAGE, VALIDATOR_FAILS, image_hint
 from kubegpu.explain.wording import some_of
 from kubegpu.model.affinity import required_matches
@@ -34,8 +35,6 @@ from kubegpu.model.names import (
     GPU_MILLI,
     GPU_PRESENT_LABEL,
     MIG_CONFIG_LABEL,
-    MIG_CONFIG_STATE_LABEL,
-    MIG_PAUSED_DEPLOY_VALUE,
     MIG_STRATEGY_LABEL,
     NFD_NVIDIA_PCI_LABELS,
     VOLCANO_VGPU_NUMBER,
@@ -442,8 +441,8 @@ def _explain_not_selected(
                 f": {k.title} never runs there, so the node registers no GPU. Add a toleration for {keys}"
                 " to the DaemonSet's pod template (Helm: its `tolerations` value)"
             )
-        elif paused := _mig_paused(ds, node):
-            line += _mig_paused_why(snapshot, node, paused, out)
+        elif paused := mig_paused(ds, node):
+            line += mig_paused_why(snapshot, node, paused, out.commands)
         else:
             missing = _missing_labels(ds, node)
             setters = [LABEL_SETTERS[m] for m in missing if m in LABEL_SETTERS]
@@ -490,50 +489,6 @@ def _no_label_setter(node: Node, ds: DaemonSet, setters: list[str], out: NodePlu
         f": deploy Node Feature Discovery (it labels nodes that have an NVIDIA PCI device), or label the GPU "
         f"nodes {label}, which the selector accepts to force the plugin there"
     )
-
-
-def _mig_paused(ds: DaemonSet, node: Node) -> list[str]:
-    """The template's nodeSelector keys the node holds at ``paused-for-mig-change``."""
-    sel = ds.template.node_selector
-    return [
-        k
-        for k, v in sel.items()
-        if node.labels.get(k) == MIG_PAUSED_DEPLOY_VALUE and v != MIG_PAUSED_DEPLOY_VALUE
-    ]
-
-
-def _mig_paused_why(snapshot: ClusterSnapshot, node: Node, keys: list[str], out: NodePlugins) -> str:
-    """Why a GPU Operator deploy label reads paused-for-mig-change, and where to look. NVIDIA's MIG manager
-    (mig-parted pkg/mig/reconfigure/reconfigure.go Run) sets mig.config.state=pending, pauses the GPU
-    clients' deploy labels (shutdownKubernetesGPUClients), waits for their pods to go, re-partitions, then
-    sets the labels back to true and the state to success or failed (setState). A return between the pause
-    and setState (waitForPodsToBeDeleted timing out) leaves them paused with the state pending for good,
-    NVIDIA/gpu-operator#2833, as the manager then waits for a new nvidia.com/mig.config value."""
-    config = node.labels.get(MIG_CONFIG_LABEL, "?")
-    state = node.labels.get(MIG_CONFIG_STATE_LABEL, "unset")
-    managers = [
-        p
-        for p in snapshot.pods
-        if p.node_name == node.name
-        and p.owner is not None
-        and "mig-manager" in p.owner.name
-        and not p.is_terminal
-    ]
-    if managers:
-        out.commands.insert(0, f"kubectl -n {managers[0].namespace} logs {managers[0].name} --tail=200")
-    where = f"pod {managers[0].key}" if managers else "the nvidia-mig-manager pod on the node"
-    text = (
-        f": {', '.join(keys)}={MIG_PAUSED_DEPLOY_VALUE} is NVIDIA's MIG manager keeping the GPU clients off "
-        f"{node.name} while it applies {MIG_CONFIG_LABEL}={config} ({MIG_CONFIG_STATE_LABEL}={state}); it sets "
-        "them back to true when the change ends, success or failed"
-    )
-    if state == "pending":
-        text += (
-            f". Still pending: either the change is running or the MIG manager stopped half-way and waits for a new "
-            f"{MIG_CONFIG_LABEL} value (after a failed GPU-client shutdown it never restores the labels, "
-            f"NVIDIA/gpu-operator#2833). Read {where}'s log before changing any label"
-        )
-    return text
 
 
 def check_nodes(snapshot: ClusterSnapshot) -> list[NodePlugins]:
