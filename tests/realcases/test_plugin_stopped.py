@@ -135,3 +135,44 @@ def test_node_with_no_plugin_pod_reads_as_the_plugin_not_the_devices(tmp_path: P
     assert "kube-system/nvidia-device-plugin-daemonset" in evidence and "capacity 16" in evidence
     assert "has not registered them" not in evidence
     assert DEVICE_HEALTH not in exp["groups"][0]["fix"]
+
+
+UNRECOGNISED = "plugin-unrecognised-all-unhealthy"
+
+
+def test_node_no_known_plugin_selects_is_not_told_no_plugin_serves_it() -> None:
+    """NVIDIA/k8s-device-plugin#33: the node `gpu` keeps its one GPU in capacity with none allocatable, its
+    plugin having marked the GPU unhealthy ("too old to support healtchecking ... Marking it unhealthy"); here
+    that plugin runs by hand (k8s-device-plugin README, "Run locally") and the one known plugin DaemonSet, NVIDIA's
+    chart with #607's required node affinity, does not select the node (filled in: the fixture's header). The
+    snapshot does not show that no plugin serves the node, so neither the node's finding nor the Pending pod's
+    reading says so: the finding says no known plugin is meant to run there, why, and where to read the rest."""
+    data = diagnosed(HERE / f"{UNRECOGNISED}.yaml")
+    f = finding(data, "allocatable GPUs below capacity")
+    assert f["objects"] == ["node/gpu"]
+    assert "no device plugin serves them" not in f["detail"] and "Fix the plugin first" not in f["detail"]
+    assert "no known device plugin is meant to run on gpu" in f["detail"]
+    assert "DaemonSet nvidia-device-plugin/nvdp-nvidia-device-plugin does not select gpu" in f["detail"]
+    # what kubegpu cannot see: a plugin it does not recognise, reporting every device unhealthy or stopped
+    assert "does not recognise" in f["detail"] and "every device unhealthy" in f["detail"]
+    p = pending(data, "default/cuda-vector-add")
+    assert not any("no device plugin serves them" in " ".join(n["evidence"]) for n in p["nodes"])
+    assert "no device plugin serves them" not in p["groups"][0]["fix"]
+    assert "no device plugin serves them" not in data["summary"]["firstStep"]
+
+
+def test_plugin_selected_but_absent_stays_the_plugin_reading(tmp_path: Path) -> None:
+    """The same node labelled nvidia.com/gpu.present=true, which the chart's affinity accepts (#607's fix): the
+    DaemonSet now selects `gpu` and no pod of it is there, so what the snapshot shows is the plugin meant to run
+    there not running: the node's finding says no device plugin serves the GPUs now."""
+    src = (HERE / f"{UNRECOGNISED}.yaml").read_text(encoding="utf-8")
+    text = src.replace(
+        "labels: {kubernetes.io/hostname: gpu}",
+        'labels: {kubernetes.io/hostname: gpu, nvidia.com/gpu.present: "true"}',
+    )
+    assert text != src
+    path = tmp_path / "selected.yaml"
+    path.write_text(text, encoding="utf-8")
+    f = finding(diagnosed(path), "GPU node has no allocatable GPU")
+    assert "no device plugin serves them now" in f["detail"] and "Fix the plugin first" in f["detail"]
+    assert "selects gpu but no pod of it is there" in f["detail"]

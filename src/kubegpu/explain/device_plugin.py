@@ -133,7 +133,9 @@ class NodePlugins:
     causes: list[str] = field(default_factory=list)  # sentences, most specific first
     blocking_taints: list[Taint] = field(default_factory=list)  # taints keeping every plugin off
     commands: list[str] = field(default_factory=list)
-    plugin_down: bool = False  # a known plugin DaemonSet exists, and no pod of one runs on the node
+    plugin_down: bool = False  # a known plugin DaemonSet selects the node and no pod of one runs there
+    # known plugin DaemonSets exist and none selects the node: a plugin kubegpu does not recognise may serve it
+    unselected: bool = False
 
     @property
     def dark(self) -> bool:
@@ -342,7 +344,8 @@ def check_node(snapshot: ClusterSnapshot, node: Node) -> NodePlugins:
         f"kubectl -n default get node {node.name} -o jsonpath='{{.spec.taints}} {{.metadata.labels}}'",
     ]
     running = [(k, lk) for (k, _), lk in zip(plugins, out.links, strict=True) if lk.runs_here]
-    out.plugin_down = not any(lk.state in ("ready", "not-ready") for _, lk in running)
+    out.plugin_down = bool(running) and not any(lk.state in ("ready", "not-ready") for _, lk in running)
+    out.unselected = not running
     if not running:
         _explain_not_selected(snapshot, node, plugins, out, by_kind, titles)
         return out
