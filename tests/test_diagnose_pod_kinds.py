@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 import yaml
 
+from kubegpu.cli import render
 from kubegpu.explain.diagnose import diagnose
 from kubegpu.explain.engine import Engine
 from kubegpu.explain.finding_kinds import finding_kinds
 from kubegpu.explain.findings_base import Finding
 from kubegpu.explain.findings_bound import BOUND
+from kubegpu.explain.inspect import Inspection
 from kubegpu.model.snapshot import build_snapshot
 from kubegpu.sources import load_files
 
@@ -89,3 +91,24 @@ def test_a_kind_of_pods_a_node_fails_reads_as_a_sentence() -> None:
     assert len(kind.named) == 2
     _, title = kind.heading()
     assert "train-7" not in title and "pod the pod" not in title, title
+
+
+def test_a_kind_of_one_pod_with_several_findings_says_how_many_it_stands_for() -> None:
+    """Two findings of one check about the one pod of nvml-driver-not-loaded (NVIDIA/gpu-operator#416), the second
+    worded apart: one kind, which names its one pod like any finding's kind (no "N pods" heading), so past
+    ``INSPECT_PANELS`` kinds inspect's panel for it says that it stands for 2 findings, as a title's kind does
+    (failed before: the kind kept ``pods`` and printed no count); "of this kind", the two titles being apart."""
+    found = [f for f in _findings(CASES / "nvml-driver-not-loaded.yaml") if f.check == BOUND][:1]
+    assert found and found[0].subject == "pod/research/train-7-abcde"
+    twice = [found[0], replace(found[0], title=found[0].title + " (second container)")]
+    (kind,) = finding_kinds(twice, same_title=True)
+    assert kind.named == ["pod/research/train-7-abcde"] and len(kind.members) == 2
+    assert kind.heading() == (found[0].severity, found[0].title)
+    # other findings, one title each, so that inspect groups its panels by kind
+    others = [
+        replace(found[0], title=f"other finding {i}", objects=[f"node/n{i}"], check="", subject="", many="")
+        for i in range(render.INSPECT_PANELS)
+    ]
+    with render.console.capture() as out:
+        render.inspection(Inspection([*twice, *others]))
+    assert "2 findings of this kind; the first one's detail" in out.get()

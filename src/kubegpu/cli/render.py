@@ -322,7 +322,9 @@ def inspection(report: Inspection, everything: bool = False) -> None:
         return
     for kind in finding_kinds(report.findings, same_title=True):
         many = len(kind.members) > 1 and not kind.pods  # a kind of pods says "N pods" itself
-        of = "kind" if kind.subjects else "title"  # one check's findings about several objects: alike in kind
+        # one check's findings about several objects, or worded apart about one: alike in kind, not in title
+        apart = kind.subjects or any(m.title != kind.first.title for m in kind.members)
+        of = "kind" if apart else "title"
         note = f"{len(kind.members)} findings of this {of}; the first one's detail (--all: each one):"
         _finding_panel(kind.first, kind, note if many else "")
 

@@ -29,7 +29,7 @@ class FindingKind:
     # a kind of subjects or pods: its findings' subjects
     members: list[Finding] = field(default_factory=list)  # the kind's findings, the first first
     subjects: bool = False  # one check's findings about several objects (``Finding.subject``)
-    pods: bool = False  # one check's findings alike but for their pod (``Finding.about_pod``)
+    pods: bool = False  # one check's findings alike but for their pod, about several (``Finding.about_pod``)
 
     def heading(self) -> tuple[str, str]:
         """(severity, title) to print: ``warning, 400 pods`` and ``the pod needs …`` for a kind of several
@@ -79,8 +79,9 @@ def finding_kinds(findings: Iterable[Finding], *, same_title: bool = True) -> li
         kind.named.extend(new)
         listed.update(new)
     for kind in kinds.values():
-        if (kind.subjects or kind.pods) and len(kind.named) == 1:  # one subject: as any finding
-            kind.subjects, kind.title = False, kind.first.title
+        if (kind.subjects or kind.pods) and len(kind.named) == 1:  # one subject or pod: as any finding
+            # (a kind of one pod that stands for several findings says how many, as a title's kind does)
+            kind.subjects, kind.pods, kind.title = False, False, kind.first.title
             objects = list(dict.fromkeys(o for f in kind.members for o in f.objects))
             kind.named = _pods(objects) or objects
     return list(kinds.values())
