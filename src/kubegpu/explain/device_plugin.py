@@ -34,6 +34,7 @@ from kubegpu.model.names import (
     GPU_DRA_DRIVERS,
     GPU_MILLI,
     GPU_PRESENT_LABEL,
+    IMAGE_PULL_WAITS,
     MIG_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
     NFD_NVIDIA_PCI_LABELS,
@@ -252,7 +253,7 @@ def pod_state(snapshot: ClusterSnapshot, pod: Pod) -> tuple[str, list[str]]:
         for c in waiting:
             kind = "init container" if c.init else "container"
             tail = f": {c.message}" if c.message else ""
-            if c.waiting in ("ImagePullBackOff", "ErrImagePull"):
+            if c.waiting in IMAGE_PULL_WAITS:
                 tail += image_hint(images.get(c.name, ""))
             out.append(f"pod {pod.key}: {kind} {c.name} is {c.waiting} (restarts {c.restarts}){tail}")
         return "crash", [*out, *lines]
