@@ -45,10 +45,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from kubegpu.model.gpu_facts import asks_gpu, kai_annotations
+from kubegpu.model.gpu_facts import kai_annotations, requests_ask_gpu
 from kubegpu.model.names import KAI_CONFIGMAP_ANNOTATION, KAI_SHARE_CONTAINER_ANNOTATION
 from kubegpu.model.objects import Pod
 from kubegpu.model.quantity import QuantityError, parse_quantity
@@ -216,17 +216,15 @@ def gpu_containers(pod: Pod, kai: bool) -> frozenset[tuple[str, int]]:
     to that one container, the share annotations kept for KAI's share container only, and only when ``kai``:
     KAI's webhook has set the share up (``kai_set_up``) or is still to see the pods (a workload's template, a
     manifest linted offline). Ephemeral containers ask no resources."""
+    # a pod of that one container requests what the container does (objects._pod_requests), and the share
+    # container is found only where the pod has share annotations (kai_share_container)
     share = kai_share_container(pod) if kai else None
-    out = set()
-    for key, items in (("initContainers", pod.init_containers), ("containers", pod.containers)):
-        for i, c in enumerate(items):
-            alone = replace(
-                pod, containers=(c,), init_containers=(), overhead={}, pod_level_requests={},
-                pod_level_limits={}, status_requests={}, annotations=pod.annotations if share == (key, i) else {},
-            )  # fmt: skip
-            if asks_gpu(alone):
-                out.add((key, i))
-    return frozenset(out)
+    return frozenset(
+        (key, i)
+        for key, items in (("initContainers", pod.init_containers), ("containers", pod.containers))
+        for i, c in enumerate(items)
+        if share == (key, i) or requests_ask_gpu(c.requests)
+    )
 
 
 def kai_share(pod: Pod) -> tuple[str, int, str] | None:

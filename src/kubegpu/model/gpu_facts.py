@@ -76,13 +76,19 @@ def wants_gpu_elsewhere(pod: Pod) -> bool:
     return bool(kai_annotations(pod)) or any(r.startswith(VOLCANO_VGPU_PREFIX) for r in pod.requests)
 
 
+def requests_ask_gpu(requests: Mapping[str, int]) -> bool:
+    """``requests`` (a pod's or one container's) ask a GPU: a non-zero NVIDIA GPU resource or a Volcano vGPU
+    resource; the resource half of ``asks_gpu``, which ``gpu_access.gpu_containers`` reads per container."""
+    return any((v and is_gpu(r)) or r.startswith(VOLCANO_VGPU_PREFIX) for r, v in requests.items())
+
+
 def asks_gpu(pod: Pod) -> bool:
     """The pod asks a GPU in its own spec: an NVIDIA GPU resource, or another scheduler's GPU ask (a KAI
     share, whose container carries no nvidia.com/gpu by design: KAI docs/gpu-sharing; Volcano's
     ``volcano.sh/vgpu-*``). A DRA claim is the other way a pod is given a GPU; each caller reads it from what
     it has (explain from the snapshot's claims, the admission lint from the containers' claim references).
     Tolerating the GPU taint without either is the toleration-without-GPU pitfall (R17.4)."""
-    return any(v and is_gpu(r) for r, v in pod.requests.items()) or wants_gpu_elsewhere(pod)
+    return requests_ask_gpu(pod.requests) or bool(kai_annotations(pod))
 
 
 def gpu_signs(node: Node) -> list[str]:
