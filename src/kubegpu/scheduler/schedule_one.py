@@ -51,9 +51,12 @@ def heap_top(total: npt.NDArray[np.int64]) -> int:
     sifts down from ``n/2 - 1`` to 0, a child replacing its parent only when strictly greater and the left child
     winning a tie between the two. From 1.35 kube-scheduler takes its host so (``Behaviour.heap_tie_break``):
     among equal totals not always the first in order, e.g. [1, 2, 9, 3, 9] gives 4 (the 9 at 4 rises to 1)."""
+    n = len(total)
+    best = (total == total.max()).nonzero()[0] if n else total
+    if len(best) == 1:  # the top holds a highest total: a sole one needs no sifting (the common case per pod)
+        return int(best[0])
     heap = total.tolist()
-    pos = list(range(len(heap)))
-    n = len(heap)
+    pos = list(range(n))
     for start in range(n // 2 - 1, -1, -1):
         i = start
         while 2 * i + 1 < n:
