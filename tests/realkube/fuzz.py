@@ -290,9 +290,9 @@ _PLACEMENT = re.compile(r"on node \S+, preempting")
 
 def compare(case: Case, real: Verdict, version: str) -> tuple[str, Verdict]:
     """(outcome, kubegpu's verdict): ``bound``, ``bound-tie``, ``unsched``, ``preempt`` agree; ``MISMATCH-*``
-        do not; ``DIFF-*`` differ where the real scheduler may have broken a tie (``DIFF-tie-order``: 1.35+ took
+    do not; ``DIFF-*`` differ where the real scheduler may have broken a tie (``DIFF-tie-order``: 1.35+ took
     another of the best nodes than its host heap's top). A pre-release (1.38.0-beta.0) is
-        compared with the newest supported minor's rules, the ones kubegpu renders for it (``verdicts.reproduced``)."""
+    compared with the newest supported minor's rules, the ones kubegpu renders for it (``verdicts.reproduced``)."""
     version = reproduced(version)
     ours = kubegpu_verdict(case, version)
     if real.scheduled != ours.scheduled:
