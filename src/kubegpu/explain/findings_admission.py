@@ -231,14 +231,7 @@ def _held_by_others(snapshot: ClusterSnapshot, message: str, pods: Sequence[Pod]
     out = []
     for node in nodes:
         name, alloc = node.name, node.allocatable[resource]
-        holders = [
-            p
-            for p in snapshot.pods
-            if p.node_name == name
-            and not p.is_terminal
-            and p.key not in rejected
-            and p.requests.get(resource, 0)
-        ]
+        holders = [p for p in snapshot.pods_on(name) if p.key not in rejected and p.requests.get(resource, 0)]
         held = sum(p.requests.get(resource, 0) for p in holders)
         if alloc - held >= asked:
             continue
