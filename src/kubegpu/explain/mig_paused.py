@@ -31,12 +31,7 @@ def mig_paused_why(snapshot: ClusterSnapshot, node: Node, keys: list[str], comma
     config = node.labels.get(MIG_CONFIG_LABEL, "?")
     state = node.labels.get(MIG_CONFIG_STATE_LABEL, "unset")
     managers = [
-        p
-        for p in snapshot.pods
-        if p.node_name == node.name
-        and p.owner is not None
-        and "mig-manager" in p.owner.name
-        and not p.is_terminal
+        p for p in snapshot.pods_on(node.name) if p.owner is not None and "mig-manager" in p.owner.name
     ]
     if managers:
         commands.insert(0, f"kubectl -n {managers[0].namespace} logs {managers[0].name} --tail=200")
