@@ -97,7 +97,7 @@ def reservation(snapshot: ClusterSnapshot, pod: Pod) -> Reservation:
     tainted: dict[str, list[Taint]] = {}
     reachable = 0
     for name, hard in cluster.gpu_nodes:
-        if any(not any(tol.tolerates(t) for tol in pod.tolerations) for t in hard):
+        if not all(pod.tolerates(t) for t in hard):
             continue  # the share pod itself may not go there
         reachable += 1
         noexec = [t for t in hard if t.effect == "NoExecute" and not t.key.startswith("node.kubernetes.io/")]
@@ -121,7 +121,7 @@ def reservation(snapshot: ClusterSnapshot, pod: Pod) -> Reservation:
     see = f"`kubectl -n {KAI_RESERVATION_NAMESPACE} get pods,events` shows the reservation pods."
     for node, taints in sorted(tainted.items()):
         for rp in cluster.reservation_pods.get(node, []):
-            kept_off = [t for t in taints if not any(tol.tolerates(t) for tol in rp.tolerations)]
+            kept_off = [t for t in taints if not rp.tolerates(t)]
             if kept_off:
                 note = f"{head}. KAI's reservation pod {rp.key} on {node} does not tolerate {kept_off[0]}: {rule}; {see}"
                 return Reservation([note], note)
