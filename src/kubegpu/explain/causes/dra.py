@@ -29,6 +29,7 @@ from kubegpu.explain.dra import (
     own_claims,
 )
 from kubegpu.explain.dra_inventory import empty_gpu_slices, empty_slice_text
+from kubegpu.explain.shared_evidence import store_for
 from kubegpu.model.dra import ResourceClaim
 from kubegpu.model.names import COMPUTE_DOMAIN_CLASS_PREFIX, NVIDIA_DRA_DRIVER
 from kubegpu.model.objects import Node
@@ -198,7 +199,8 @@ def advice(ctx: Context, reason: Message, nodes: list[str]) -> Advice:
     per_node = {name: [r for _, r in _rows(ctx, by_name[name])] for name in nodes}
     best = nearest(per_node)
     if not best:
-        empty = empty_gpu_slices(ctx.engine.snapshot)
+        # a fact of the snapshot, asked for each Pending pod's reason: read once per engine
+        empty = store_for(ctx.engine).fact((empty_gpu_slices,), lambda: empty_gpu_slices(ctx.engine.snapshot))
         here = [n for n in nodes if n in empty]
         if here:
             return Advice(
