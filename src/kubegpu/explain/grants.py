@@ -136,6 +136,22 @@ def _hami_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bo
     return True
 
 
+def _volcano_registered(snapshot: ClusterSnapshot) -> tuple[int, bool]:
+    """The most physical GPUs Volcano's device plugin registered on any node (``volcano.sh/node-vgpu-register``),
+    and whether every node carrying that annotation could be read: once per snapshot, not per refused pod."""
+
+    def make() -> tuple[int, bool]:
+        listed = [
+            volcano_registered_gpus(n)
+            for n in snapshot.nodes
+            if VOLCANO_NODE_REGISTER_ANNOTATION in n.annotations
+        ]
+        read = [c for c in listed if c is not None]
+        return max(read, default=0), len(read) == len(listed)
+
+    return snapshot.derived(_volcano_registered, make, over=(snapshot.nodes,))
+
+
 def _volcano_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) -> bool:
     """For a pod asking Volcano's vGPUs: the deviceshare plugin puts each vGPU of one container on a
     different physical GPU, so a container asking more vgpu-number than the node's registered GPUs is refused
@@ -171,13 +187,8 @@ def _volcano_note(engine: Engine, pod: Pod, node_name: str, exp: Explanation) ->
             )
             # no node the plugin registered could take it; one whose annotation kubegpu cannot read might, so
             # it is not counted as refusing (the rule HAMi's pods are read by: hami_reads.registered_below)
-            listed = [
-                volcano_registered_gpus(n)
-                for n in engine.snapshot.nodes
-                if VOLCANO_NODE_REGISTER_ANNOTATION in n.annotations
-            ]
-            read = [c for c in listed if c is not None]
-            if exp.handled_by and len(read) == len(listed) and max(read, default=0) < vgpus:
+            most, all_read = _volcano_registered(engine.snapshot)
+            if exp.handled_by and all_read and most < vgpus:
                 schedulers.establish(
                     exp, pod, VOLCANO_SCHEDULER, (VOLCANO_VGPUS_OVER_PHYSICAL, exp.notes[-1])
                 )
